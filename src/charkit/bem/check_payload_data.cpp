@@ -1,0 +1,7 @@
+#include "charkit/bem/context.h"
+
+namespace charkit::bem {
+
+void check_payload_data(Context& /*ctx*/) {}  // placeholder until this pass lands
+
+}  // namespace charkit::bem

@@ -1,0 +1,152 @@
+// BEM containers: the binary container (§2) and the ZIP container (§14).
+// A Package is a view over the file bytes (memory-mapped by the caller):
+// opening it checks the container structure; payloads are decoded one at a
+// time on request, and nothing copies the whole file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "charkit/core/bytes.h"
+#include "charkit/core/report.h"
+#include "charkit/core/result.h"
+
+namespace charkit::bem {
+
+using core::Bytes;
+
+inline constexpr std::uint8_t kMagic[8] = {0x42, 0x45, 0x4D, 0x00, 0x50, 0x4B, 0x47, 0x00};
+inline constexpr std::uint32_t kHeaderSize = 40;
+inline constexpr std::uint32_t kDirectoryEntrySize = 32;
+inline constexpr std::uint64_t kMaxFileSize = 2ull << 30;           // 2 GiB (§2)
+inline constexpr std::uint64_t kMaxManifestSize = 4ull << 20;       // 4 MiB (§2)
+inline constexpr std::uint64_t kMaxPayloadSize = 512ull << 20;      // 512 MiB (§2)
+inline constexpr int kMaxMinor = 5;
+
+enum class ContainerKind { kBinary, kZip, kCollection };
+const char* container_kind_name(ContainerKind k);
+
+/// Payload codecs as they appear in the binary directory (§2) and, for ZIP
+/// members, the ZIP compression method.
+enum class Codec : std::uint32_t {
+  kRaw = 0,
+  kZstd = 1,
+  kZipStored = 0x100,
+  kZipDeflate = 0x108,
+};
+const char* codec_name(Codec c);
+
+struct Header {
+  std::uint16_t major = 0;
+  std::uint16_t minor = 0;
+  std::uint32_t header_size = 0;
+  std::uint64_t file_size = 0;
+  std::uint64_t manifest_size = 0;
+  std::uint32_t payload_count = 0;
+  std::uint32_t flags = 0;
+};
+
+struct PayloadInfo {
+  bool present = true;           ///< false: a ZIP package lacks this payload number
+  Codec codec = Codec::kRaw;
+  std::uint64_t offset = 0;      ///< binary: absolute file offset; ZIP: local header offset
+  std::uint64_t stored_size = 0;
+  std::uint64_t decoded_size = 0;
+  std::uint64_t entry_offset = 0;  ///< binary: offset of the directory entry
+  std::string member;            ///< ZIP: entry name
+};
+
+/// Decoded payload bytes: a view into the mapped file (raw payloads) or an
+/// owned buffer (decoded ones).
+class PayloadData {
+ public:
+  PayloadData() = default;
+  explicit PayloadData(Bytes view) : view_(view) {}
+  explicit PayloadData(std::vector<std::uint8_t> owned) : owned_(std::move(owned)), view_(owned_) {}
+  PayloadData(PayloadData&& o) noexcept { *this = std::move(o); }
+  PayloadData& operator=(PayloadData&& o) noexcept {
+    bool own = o.view_.data() == o.owned_.data() && !o.owned_.empty();
+    owned_ = std::move(o.owned_);
+    view_ = own ? Bytes(owned_) : o.view_;
+    return *this;
+  }
+  Bytes bytes() const { return view_; }
+  std::size_t size() const { return view_.size(); }
+
+ private:
+  std::vector<std::uint8_t> owned_;
+  Bytes view_;
+};
+
+/// A member of a collection bundle (a .bem inside a ZIP).
+struct CollectionMember {
+  std::string name;              ///< entry name in the ZIP (never used as a path)
+  std::uint64_t local_offset = 0;
+  std::uint64_t stored_size = 0;
+  std::uint64_t decoded_size = 0;
+};
+
+class Package {
+ public:
+  virtual ~Package() = default;
+
+  /// Open any container by its first bytes: "BEM\0PKG\0" binary, "PK\3\4" ZIP
+  /// (single package or collection). Structural problems go to report; returns
+  /// nullptr when nothing more can be read (the report then has errors).
+  static std::unique_ptr<Package> open(Bytes file, core::Report& report);
+
+  virtual ContainerKind kind() const = 0;
+  /// Binary: the header's minor. ZIP: the manifest's "format_version" hint
+  /// if any (set by the validator once the manifest is parsed).
+  std::optional<int> declared_minor() const { return declared_minor_; }
+  void set_declared_minor(std::optional<int> m) { declared_minor_ = m; }
+
+  /// UTF-8 manifest text (binary: a view of the file; ZIP: manifest.json).
+  std::string_view manifest_text() const { return manifest_text_; }
+  /// Byte offset of the manifest in the file (binary), 0 for ZIP.
+  std::uint64_t manifest_offset() const { return manifest_offset_; }
+  /// ZIP: the entry name of the manifest ("manifest.json" or "dir/manifest.json").
+  const std::string& manifest_member() const { return manifest_member_; }
+
+  const std::vector<PayloadInfo>& payloads() const { return payloads_; }
+  std::uint32_t payload_count() const { return static_cast<std::uint32_t>(payloads_.size()); }
+  /// Binary header (kind() == kBinary only).
+  const Header& header() const { return header_; }
+  /// Collection bundles: the .bem members.
+  const std::vector<CollectionMember>& members() const { return members_; }
+  /// Bytes of the whole file.
+  Bytes file() const { return file_; }
+
+  /// Decode payload id and check its integrity (zstd: exactly one frame over
+  /// the stored range with content size == decoded_size, no dictionary; ZIP:
+  /// CRC and sizes). Errors carry the location of the payload.
+  virtual core::Result<PayloadData> read_payload(std::uint32_t id) const = 0;
+  /// Collection bundles: the bytes of member i (decompressed).
+  virtual core::Result<PayloadData> read_member(std::size_t i) const;
+
+ protected:
+  Bytes file_;
+  std::optional<int> declared_minor_;
+  std::string_view manifest_text_;
+  std::string manifest_owned_;
+  std::uint64_t manifest_offset_ = 0;
+  std::string manifest_member_;
+  std::vector<PayloadInfo> payloads_;
+  std::vector<CollectionMember> members_;
+  Header header_;
+};
+
+/// Binary container (§2). Exposed for tests and tools.
+std::unique_ptr<Package> open_binary(Bytes file, core::Report& report);
+/// ZIP container (§14), single package or collection bundle.
+std::unique_ptr<Package> open_zip(Bytes file, core::Report& report);
+
+/// Check one zstd payload frame and decode it into out (out.size() == decoded_size).
+/// Error codes: BEM_ZSTD_FRAME, BEM_ZSTD_SIZE, BEM_ZSTD_DICTIONARY, BEM_ZSTD_TRAILING, BEM_ZSTD_DATA.
+core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size, std::vector<std::uint8_t>& out);
+
+}  // namespace charkit::bem

@@ -1,0 +1,130 @@
+// Validation driver: open the container, parse the manifest strictly, pick
+// the version whose rules apply, run the passes in order.
+#include "charkit/bem/validate.h"
+
+#include "charkit/bem/context.h"
+#include "charkit/core/json.h"
+
+namespace charkit::bem {
+
+bool ValidationResult::valid() const {
+  if (report.has_errors()) return false;
+  for (const auto& m : summary.members)
+    if (m.report.has_errors()) return false;
+  return true;
+}
+
+namespace {
+
+std::optional<int> parse_format_version(const Json& j) {
+  if (!j.is_string()) return std::nullopt;
+  const auto& s = j.get_ref<const std::string&>();
+  if (s.size() == 3 && s[0] == '1' && s[1] == '.' && s[2] >= '0' && s[2] <= '0' + kMaxMinor)
+    return s[2] - '0';
+  return std::nullopt;
+}
+
+void validate_single(Package& pkg, const ValidateOptions& options, core::Report& report,
+                     ValidationSummary& summary) {
+  std::string_view text = pkg.manifest_text();
+  core::Location manifest_loc;
+  manifest_loc.member = pkg.manifest_member();
+
+  auto parsed = core::parse_json_strict(text, core::JsonLimits{48});
+  if (!parsed) {
+    core::Error err = std::move(parsed).error();
+    core::Location loc = err.location;
+    loc.member = pkg.manifest_member();
+    if (loc.offset && pkg.kind() == ContainerKind::kBinary) *loc.offset += pkg.manifest_offset();
+    report.error("BEM_MANIFEST_" + err.code, "§3", loc, "manifest: " + err.message);
+    return;
+  }
+  const Json& manifest = *parsed;
+  if (!manifest.is_object()) {
+    report.error("BEM_MANIFEST_NOT_OBJECT", "§3", manifest_loc, "manifest must be a JSON object");
+    return;
+  }
+
+  // Which version's rules apply.
+  std::optional<int> declared = pkg.declared_minor();
+  if (auto it = manifest.find("format_version"); it != manifest.end()) {
+    if (pkg.kind() == ContainerKind::kBinary) {
+      report.warning("BEM_FORMAT_VERSION_IN_BINARY", "§14", core::Location::at_pointer("/format_version"),
+                     "\"format_version\" is a ZIP container hint; binary packages take the version "
+                     "from the header and writers drop this key");
+    } else if (auto v = parse_format_version(*it)) {
+      declared = *v;
+      pkg.set_declared_minor(declared);
+    } else {
+      report.error("BEM_FORMAT_VERSION", "§14", core::Location::at_pointer("/format_version"),
+                   "\"format_version\" must be one of \"1.0\" .. \"1.5\"");
+    }
+  }
+  bool v10_structure = (manifest.contains("appearances") || manifest.contains("default_appearance_id")) &&
+                       !manifest.contains("option_groups");
+  int effective = declared ? *declared : (v10_structure ? 0 : kMaxMinor);
+
+  Context ctx(manifest, pkg, report, options, effective, declared.has_value());
+  ctx.structure_v10 = v10_structure;
+  check_top_level(ctx);
+  check_target(ctx);
+  check_options(ctx);
+  check_textures(ctx);
+  check_meshes(ctx);
+  check_morphs(ctx);
+  check_v15(ctx);
+  if (options.check_payloads) check_payload_data(ctx);
+  check_final(ctx);
+
+  summary.declared_minor = declared;
+  summary.effective_minor = effective;
+  summary.needed_minor = ctx.needed_minor();
+  if (!declared)
+    report.info("BEM_VERSION_INFERRED", "§14", manifest_loc,
+                "ZIP package without \"format_version\": content needs BEM 1." +
+                    std::to_string(ctx.needed_minor()));
+}
+
+void validate_into(core::Bytes file, const ValidateOptions& options, core::Report& report,
+                   ValidationSummary& summary, bool inside_collection) {
+  auto pkg = Package::open(file, report);
+  if (!pkg) return;
+  summary.kind = pkg->kind();
+  summary.payload_count = pkg->payload_count();
+  summary.declared_minor = pkg->declared_minor();
+
+  if (pkg->kind() != ContainerKind::kCollection) {
+    validate_single(*pkg, options, report, summary);
+    return;
+  }
+  if (inside_collection) {
+    report.error("BEM_COLLECTION_NESTED", "§14", {},
+                 "a collection bundle inside a collection bundle is not a BEM package");
+    return;
+  }
+  for (std::size_t i = 0; i < pkg->members().size(); ++i) {
+    const auto& m = pkg->members()[i];
+    ValidationSummary::Member member{m.name, core::Report(options.max_issues), 0};
+    auto bytes = pkg->read_member(i);
+    if (!bytes) {
+      core::Error err = std::move(bytes).error();
+      err.location.member = m.name;
+      member.report.error(err.code, "§14", err.location, err.message);
+    } else {
+      ValidationSummary inner;
+      validate_into(bytes->bytes(), options, member.report, inner, /*inside_collection=*/true);
+      member.effective_minor = inner.effective_minor;
+    }
+    summary.members.push_back(std::move(member));
+  }
+}
+
+}  // namespace
+
+ValidationResult validate_package(core::Bytes file, const ValidateOptions& options) {
+  ValidationResult r{core::Report(options.max_issues), {}};
+  validate_into(file, options, r.report, r.summary, false);
+  return r;
+}
+
+}  // namespace charkit::bem

@@ -1,0 +1,50 @@
+// BEM validation: every rule of the BEM 1.0–1.5 spec (seed 000) and the 1.4
+// explicit-target rules, over both containers. The result is a Report.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "charkit/bem/container.h"
+#include "charkit/core/report.h"
+
+namespace charkit::bem {
+
+struct ValidateOptions {
+  /// The user's "disable model validation" switch: relaxes exactly what §12,
+  /// §12 root offset and the 1.4 note allow (docs/bem.md lists it).
+  bool skip_validation = false;
+  /// Keep at most this many issues in the report (counts stay exact).
+  std::size_t max_issues = 200;
+  /// Decode payloads and check their contents (indices, skin weights, deltas).
+  bool check_payloads = true;
+};
+
+/// What validation learnt about a package, besides its issues.
+struct ValidationSummary {
+  ContainerKind kind = ContainerKind::kBinary;
+  std::optional<int> declared_minor;  ///< header minor / ZIP format_version
+  int effective_minor = 0;            ///< the version whose rules were applied
+  int needed_minor = 0;               ///< the lowest version that expresses the content
+  std::uint32_t payload_count = 0;
+  /// Collection bundles: one summary + report per member.
+  struct Member {
+    std::string name;
+    core::Report report;
+    int effective_minor = 0;
+  };
+  std::vector<Member> members;
+};
+
+struct ValidationResult {
+  core::Report report;
+  ValidationSummary summary;
+  bool valid() const;  ///< no errors here and in any member
+};
+
+/// Validate a whole file given as bytes (binary, ZIP or collection bundle).
+ValidationResult validate_package(core::Bytes file, const ValidateOptions& options = {});
+
+}  // namespace charkit::bem
