@@ -156,6 +156,8 @@ class Context {
   std::set<std::string> texture_slot_ids;
   /// slot id -> original_name its non-null candidates replace ("" if only null).
   std::map<std::string, std::string> texture_slot_original;
+  /// (component, mesh) pairs: every "replace" in appearances and component rules.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> replacements;
   std::set<std::string> parameter_ids;
   /// Total candidates across the package (§11: component + draw + slot candidates).
   std::uint64_t total_candidates = 0;
@@ -191,6 +193,13 @@ void check_morphs(Context& ctx);
 /// §12 material overrides (draw field is checked by check_meshes through
 /// check_material_overrides), root offset; §13 drivers.
 void check_v15(Context& ctx);
+/// §7/§9: a draw's or a keep override's "textures" list. Entries are texture
+/// indices or (1.2+, capability texture-slots) {"slot": id}; the same texture
+/// twice, or two entries replacing the same original texture name, is an error.
+void check_texture_list(Context& ctx, const Json& list, const std::string& ptr);
+/// §10: the bytes of one sparse-position-f32 frame payload.
+void check_deformation_payload(Context& ctx, std::uint32_t id, core::Bytes bytes,
+                               const PayloadUse& use);
 /// §12: one draw's "material_overrides" object.
 void check_material_overrides(Context& ctx, const Json& overrides, const std::string& ptr);
 /// Decode every payload once and run the queued content checks.

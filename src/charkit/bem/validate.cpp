@@ -68,8 +68,8 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   ctx.structure_v10 = v10_structure;
   check_top_level(ctx);
   check_target(ctx);
-  check_options(ctx);
   check_textures(ctx);
+  check_options(ctx);
   check_meshes(ctx);
   check_morphs(ctx);
   check_v15(ctx);
