@@ -16,8 +16,6 @@ class BinaryPackage final : public Package {
   friend std::unique_ptr<Package> bem::open_binary(Bytes file, core::Report& report);
 };
 
-std::string hex32(std::uint64_t v) { return std::to_string(v); }
-
 core::Result<PayloadData> BinaryPackage::read_payload(std::uint32_t id) const {
   if (id >= payloads_.size())
     return core::make_error("BEM_PAYLOAD_ID", "payload " + std::to_string(id) + " does not exist");
@@ -111,8 +109,8 @@ std::unique_ptr<Package> open_binary(Bytes file, core::Report& report) {
   if (dir_offset > file.size() || dir_end > file.size()) {
     err("BEM_DIRECTORY_TRUNCATED", dir_offset > file.size() ? kHeaderSize : dir_offset,
         "manifest and payload directory (" + std::to_string(dir_end) +
-            " bytes with the header) run past the end of the file (" +
-            std::to_string(file.size()) + " bytes)");
+            " bytes with the header) run past the end of the file (" + std::to_string(file.size()) +
+            " bytes)");
     return nullptr;
   }
 
@@ -139,12 +137,14 @@ std::unique_ptr<Package> open_binary(Bytes file, core::Report& report) {
     (void)r.read(p.decoded_size);
     std::string who = "payload " + std::to_string(i) + ": ";
     if (codec > 1) {
-      err("BEM_PAYLOAD_CODEC", at, who + "codec is " + std::to_string(codec) + ", expected 0 (raw) or 1 (zstd)");
+      err("BEM_PAYLOAD_CODEC", at,
+          who + "codec is " + std::to_string(codec) + ", expected 0 (raw) or 1 (zstd)");
       ok = false;
     }
     p.codec = codec == 1 ? Codec::kZstd : Codec::kRaw;
     if (reserved != 0) {
-      err("BEM_PAYLOAD_RESERVED", at + 4, who + "reserved field is " + std::to_string(reserved) + ", expected 0");
+      err("BEM_PAYLOAD_RESERVED", at + 4,
+          who + "reserved field is " + std::to_string(reserved) + ", expected 0");
       ok = false;
     }
     if (p.decoded_size < 1 || p.decoded_size > kMaxPayloadSize) {
@@ -164,7 +164,8 @@ std::unique_ptr<Package> open_binary(Bytes file, core::Report& report) {
       ok = false;
     }
     if (p.offset != expected) {
-      const char* what = p.offset < expected ? "overlaps the previous data" : "leaves a gap after the previous data";
+      const char* what = p.offset < expected ? "overlaps the previous data"
+                                             : "leaves a gap after the previous data";
       err(p.offset < expected ? "BEM_PAYLOAD_OVERLAP" : "BEM_PAYLOAD_GAP", at + 8,
           who + "offset " + std::to_string(p.offset) + " " + what + " (expected " +
               std::to_string(expected) + ")");
@@ -172,8 +173,9 @@ std::unique_ptr<Package> open_binary(Bytes file, core::Report& report) {
     }
     if (p.offset > file.size() || p.stored_size > file.size() - p.offset) {
       err("BEM_PAYLOAD_OUT_OF_RANGE", at + 8,
-          who + "bytes " + std::to_string(p.offset) + ".." + std::to_string(p.offset + p.stored_size) +
-              " lie outside the file (" + std::to_string(file.size()) + " bytes)");
+          who + "bytes " + std::to_string(p.offset) + ".." +
+              std::to_string(p.offset + p.stored_size) + " lie outside the file (" +
+              std::to_string(file.size()) + " bytes)");
       ok = false;
       break;
     }
@@ -185,7 +187,6 @@ std::unique_ptr<Package> open_binary(Bytes file, core::Report& report) {
         std::to_string(file.size() - expected) + " bytes follow the last payload");
     ok = false;
   }
-  (void)hex32;
   if (!ok) return nullptr;
   return pkg;
 }

@@ -1,7 +1,332 @@
+// Payload pass: decode every payload exactly once, in id order, and run the
+// content checks the manifest passes queued for it (§7 indices and skin
+// weights, §10 deformation frames, §5 preview PNG). One buffer at a time:
+// peak memory is the largest decoded payload.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
 #include "charkit/bem/context.h"
 
 namespace charkit::bem {
+namespace {
 
-void check_payload_data(Context& /*ctx*/) {}  // placeholder until this pass lands
+// §7 / reference note: UNorm16 weights sum to 65535 ± 1 % (64880..66190).
+constexpr std::uint32_t kUNormSumLo = 64880;
+constexpr std::uint32_t kUNormSumHi = 66190;
+// §7: Float32 weights sum to 1 ± 0.01.
+constexpr double kFloatSumLo = 0.99;
+constexpr double kFloatSumHi = 1.01;
+
+template <typename T>
+inline T load(const std::uint8_t* p) {
+  if constexpr (std::endian::native == std::endian::little) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  } else {
+    return core::load_le<T>(p);
+  }
+}
+inline float load_f32(const std::uint8_t* p) {
+  return std::bit_cast<float>(load<std::uint32_t>(p));
+}
+
+// ---- kernels: one pass each, branch-light, no allocation ----------------
+
+/// Largest index of an index buffer (count = bytes / index_size).
+template <typename T>
+std::uint32_t max_index(const std::uint8_t* p, std::size_t count) {
+  T m = 0;
+  for (std::size_t i = 0; i < count; ++i) m = std::max(m, load<T>(p + i * sizeof(T)));
+  return static_cast<std::uint32_t>(m);
+}
+
+/// Statistics of a skin stream that do not depend on the palette size.
+struct SkinStats {
+  std::uint32_t max_index = 0;
+  std::size_t bad_sum = 0;    ///< vertices whose weights do not sum to 1 ± 0.01
+  std::size_t bad_value = 0;  ///< 32-byte: vertices with a negative or non-finite weight
+};
+
+/// 4 bytes per vertex: UInt8×4 indices; rigid, only the first index is used (§7).
+SkinStats scan_skin4(const std::uint8_t* p, std::size_t vertices) {
+  std::uint8_t m = 0;
+  for (std::size_t v = 0; v < vertices; ++v) m = std::max(m, p[v * 4]);
+  return {m, 0, 0};
+}
+
+/// 12 bytes per vertex: UNorm16×4 weights, UInt8×4 indices.
+SkinStats scan_skin12(const std::uint8_t* p, std::size_t vertices) {
+  std::uint8_t m = 0;
+  std::size_t bad = 0;
+  for (std::size_t v = 0; v < vertices; ++v) {
+    const std::uint8_t* q = p + v * 12;
+    std::uint32_t sum = std::uint32_t{load<std::uint16_t>(q)} + load<std::uint16_t>(q + 2) +
+                        load<std::uint16_t>(q + 4) + load<std::uint16_t>(q + 6);
+    bad += static_cast<std::size_t>((sum < kUNormSumLo) | (sum > kUNormSumHi));
+    m = std::max({m, q[8], q[9], q[10], q[11]});
+  }
+  return {m, bad, 0};
+}
+
+bool float_weights_ok(const std::uint8_t* q, bool& value_ok) {
+  float w0 = load_f32(q), w1 = load_f32(q + 4), w2 = load_f32(q + 8), w3 = load_f32(q + 12);
+  // NaN fails every comparison; +Inf makes the sum fail.
+  value_ok = (w0 >= 0.f) & (w1 >= 0.f) & (w2 >= 0.f) & (w3 >= 0.f) & std::isfinite(w0) &
+             std::isfinite(w1) & std::isfinite(w2) & std::isfinite(w3);
+  double sum = double{w0} + double{w1} + double{w2} + double{w3};
+  return (sum >= kFloatSumLo) & (sum <= kFloatSumHi);
+}
+
+/// 32 bytes per vertex: Float32×4 weights, UInt32×4 indices (§9).
+SkinStats scan_skin32(const std::uint8_t* p, std::size_t vertices) {
+  std::uint32_t m = 0;
+  std::size_t bad_sum = 0, bad_value = 0;
+  for (std::size_t v = 0; v < vertices; ++v) {
+    const std::uint8_t* q = p + v * 32;
+    bool value_ok = true;
+    bool sum_ok = float_weights_ok(q, value_ok);
+    bad_sum += static_cast<std::size_t>(!sum_ok);
+    bad_value += static_cast<std::size_t>(!value_ok);
+    m = std::max({m, load<std::uint32_t>(q + 16), load<std::uint32_t>(q + 20),
+                  load<std::uint32_t>(q + 24), load<std::uint32_t>(q + 28)});
+  }
+  return {m, bad_sum, bad_value};
+}
+
+std::uint32_t skin_index(const std::uint8_t* q, std::uint32_t stride, int k) {
+  if (stride == 32) return load<std::uint32_t>(q + 16 + 4 * k);
+  return q[(stride == 12 ? 8 : 0) + k];
+}
+
+// ---- reports: at most one issue per kind, with the first offender and a count ----
+
+void report_indices(Context& ctx, std::uint32_t id, Bytes b, const PayloadUse& use) {
+  std::size_t n = b.size() / use.index_size;
+  std::size_t bad = 0, first = 0;
+  std::uint32_t first_value = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t v = use.index_size == 2 ? load<std::uint16_t>(b.data() + 2 * i)
+                                          : load<std::uint32_t>(b.data() + 4 * i);
+    if (v >= use.vertex_count) {
+      if (bad++ == 0) {
+        first = i;
+        first_value = v;
+      }
+    }
+  }
+  ctx.error("BEM_INDEX_RANGE", "§7", use.pointer,
+            "payload " + std::to_string(id) + ": index " + std::to_string(first) + " is " +
+                std::to_string(first_value) + " but the mesh has " +
+                std::to_string(use.vertex_count) + " vertices (" + std::to_string(bad) +
+                " indices out of range)");
+}
+
+void report_skin_index(Context& ctx, std::uint32_t id, Bytes b, const PayloadUse& use) {
+  std::uint32_t stride = use.skin_stride;
+  int slots = stride == 4 ? 1 : 4;  // rigid skin uses only the first index
+  std::size_t bad = 0, first = 0;
+  std::uint32_t first_value = 0;
+  for (std::size_t v = 0; v < b.size() / stride; ++v)
+    for (int k = 0; k < slots; ++k) {
+      std::uint32_t idx = skin_index(b.data() + v * stride, stride, k);
+      if (idx >= use.palette_size && bad++ == 0) {
+        first = v;
+        first_value = idx;
+      }
+    }
+  ctx.error("BEM_SKIN_INDEX", "§7", use.pointer,
+            "payload " + std::to_string(id) + ": vertex " + std::to_string(first) + " uses bone " +
+                std::to_string(first_value) + " but the palette has " +
+                std::to_string(use.palette_size) + " bones (" + std::to_string(bad) +
+                " bone indices out of range)");
+}
+
+void report_skin_weights(Context& ctx, std::uint32_t id, Bytes b, const PayloadUse& use,
+                         const SkinStats& s) {
+  std::uint32_t stride = use.skin_stride;
+  std::size_t first_sum = 0, first_value = 0;
+  bool found_sum = false, found_value = false;
+  for (std::size_t v = 0; v < b.size() / stride && !(found_sum && found_value); ++v) {
+    const std::uint8_t* q = b.data() + v * stride;
+    bool sum_ok = true, value_ok = true;
+    if (stride == 12) {
+      std::uint32_t sum = std::uint32_t{load<std::uint16_t>(q)} + load<std::uint16_t>(q + 2) +
+                          load<std::uint16_t>(q + 4) + load<std::uint16_t>(q + 6);
+      sum_ok = sum >= kUNormSumLo && sum <= kUNormSumHi;
+    } else {
+      sum_ok = float_weights_ok(q, value_ok);
+    }
+    if (!sum_ok && !found_sum) {
+      found_sum = true;
+      first_sum = v;
+    }
+    if (!value_ok && !found_value) {
+      found_value = true;
+      first_value = v;
+    }
+  }
+  std::string head = "payload " + std::to_string(id) + ": ";
+  if (s.bad_value)
+    ctx.error("BEM_SKIN_WEIGHT_VALUE", "§7", use.pointer,
+              head + "vertex " + std::to_string(first_value) +
+                  " has a negative or non-finite Float32 weight (" + std::to_string(s.bad_value) +
+                  " vertices); weights must be finite and non-negative");
+  if (s.bad_sum)
+    ctx.error("BEM_SKIN_WEIGHT_SUM", "§7", use.pointer,
+              head + "the weights of vertex " + std::to_string(first_sum) +
+                  " do not sum to 1 ± 0.01" + (stride == 12 ? " (UNorm16: 64880..66190)" : "") +
+                  " (" + std::to_string(s.bad_sum) + " vertices)");
+}
+
+SkinStats scan_skin(Bytes b, std::uint32_t stride) {
+  std::size_t vertices = b.size() / stride;
+  switch (stride) {
+    case 4:
+      return scan_skin4(b.data(), vertices);
+    case 12:
+      return scan_skin12(b.data(), vertices);
+    default:
+      return scan_skin32(b.data(), vertices);
+  }
+}
+
+bool is_png(Bytes b) {
+  static constexpr std::uint8_t kSig[8] = {0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A};
+  return b.size() >= 8 && std::memcmp(b.data(), kSig, 8) == 0;
+}
+
+/// Run the queued checks of one payload over its decoded bytes.
+void check_uses(Context& ctx, std::uint32_t id, Bytes b, const std::vector<PayloadUse>& uses) {
+  std::map<std::uint32_t, std::uint32_t> max_by_index_size;  // computed once per payload
+  std::map<std::uint32_t, SkinStats> skin_by_stride;
+  // One report per distinct (size, limit): a payload shared by many draws or
+  // meshes is neither rescanned nor reported once per reference.
+  std::set<std::pair<std::uint32_t, std::uint32_t>> reported;
+  bool weights_reported = false;
+  for (const auto& use : uses) {
+    switch (use.role) {
+      case PayloadRole::kIndices: {
+        if (use.index_size != 2 && use.index_size != 4) break;
+        if (b.size() % use.index_size != 0) break;  // the size check reported it
+        auto it = max_by_index_size.find(use.index_size);
+        if (it == max_by_index_size.end()) {
+          std::size_t n = b.size() / use.index_size;
+          std::uint32_t m = use.index_size == 2 ? max_index<std::uint16_t>(b.data(), n)
+                                                : max_index<std::uint32_t>(b.data(), n);
+          it = max_by_index_size.emplace(use.index_size, m).first;
+        }
+        // §7: every index < vertex_count.
+        if (it->second >= use.vertex_count &&
+            reported.emplace(use.index_size, use.vertex_count).second)
+          report_indices(ctx, id, b, use);
+        break;
+      }
+      case PayloadRole::kSkinStream: {
+        std::uint32_t stride = use.skin_stride;
+        if (stride != 4 && stride != 12 && stride != 32) break;
+        if (b.size() != std::uint64_t{use.vertex_count} * stride) break;
+        auto it = skin_by_stride.find(stride);
+        if (it == skin_by_stride.end())
+          it = skin_by_stride.emplace(stride, scan_skin(b, stride)).first;
+        const SkinStats& s = it->second;
+        if (s.max_index >= use.palette_size &&
+            reported.emplace(100 + stride, use.palette_size).second)
+          report_skin_index(ctx, id, b, use);
+        if ((s.bad_sum || s.bad_value) && !weights_reported) {
+          report_skin_weights(ctx, id, b, use, s);
+          weights_reported = true;
+        }
+        break;
+      }
+      case PayloadRole::kDeformation:
+        check_deformation_payload(ctx, id, b, use);
+        break;
+      case PayloadRole::kPreview:
+        if (!is_png(b))
+          ctx.error(
+              "BEM_PREVIEW_PNG", "§5", use.pointer,
+              "preview payload " + std::to_string(id) + " is not a PNG file (no PNG signature)");
+        break;
+      case PayloadRole::kVertexStream:
+      case PayloadRole::kTexture:
+      case PayloadRole::kSound:
+        break;  // size only; checked when the manifest referenced it
+    }
+  }
+}
+
+core::Location payload_location(const PayloadInfo& info) {
+  core::Location loc = core::Location::at_offset(info.offset);
+  loc.member = info.member;
+  return loc;
+}
+
+}  // namespace
+
+void check_payload_data(Context& ctx) {
+  const auto& table = ctx.package.payloads();
+  const char* section = ctx.package.kind() == ContainerKind::kZip ? "§14" : "§2";
+  // Hot path: binary zstd payloads are decoded into one buffer reused for the
+  // whole package. Its capacity only grows (to the largest payload), so pages
+  // are faulted in once and only growth is zero-filled, instead of a fresh
+  // zero-filled allocation per payload (docs/bem/mesh.md).
+  std::vector<std::uint8_t> buffer;
+  for (std::uint32_t id = 0; id < table.size(); ++id) {
+    const PayloadInfo& info = table[id];
+    if (!info.present) continue;  // a missing ZIP payload is reported where it is referenced
+    auto uses = ctx.payload_uses.find(id);
+    bool referenced = uses != ctx.payload_uses.end() && !uses->second.empty();
+    // Q5: unreferenced payloads and zstd without gain are writer duties: reported, not errors.
+    if (!referenced)
+      ctx.report.warning("BEM_PAYLOAD_UNREFERENCED", "§2", payload_location(info),
+                         "payload " + std::to_string(id) + " is not referenced by the manifest");
+    if (info.codec == Codec::kZstd && info.stored_size >= info.decoded_size)
+      ctx.report.info("BEM_PAYLOAD_ZSTD_NO_GAIN", "§2", payload_location(info),
+                      "payload " + std::to_string(id) + " is zstd-compressed to " +
+                          std::to_string(info.stored_size) + " bytes from " +
+                          std::to_string(info.decoded_size) + "; writers store it raw");
+
+    // Decode once (integrity: zstd frame rules, ZIP CRC); the decoded bytes are
+    // dropped before the next payload is decoded.
+    auto report_decode_error = [&](core::Error err) {
+      core::Location loc = err.location;
+      if (!loc.offset) loc.offset = info.offset;
+      if (loc.member.empty()) loc.member = info.member;
+      ctx.report.error(err.code, section, loc, err.message);
+    };
+    Bytes bytes;
+    std::optional<core::Result<PayloadData>> data;
+    if (ctx.package.kind() == ContainerKind::kBinary && info.codec == Codec::kZstd) {
+      // Same rules and error locations as BinaryPackage::read_payload; the
+      // container already checked that the stored range lies in the file.
+      Bytes stored = ctx.package.file().subspan(info.offset, info.stored_size);
+      auto st = decode_zstd_payload(stored, info.decoded_size, buffer);
+      if (!st) {
+        core::Error err = std::move(st).error();
+        err.message = "payload " + std::to_string(id) + ": " + err.message;
+        err.location = core::Location::at_offset(info.offset + err.location.offset.value_or(0));
+        report_decode_error(std::move(err));
+        continue;
+      }
+      bytes = Bytes(buffer.data(), buffer.size());
+    } else {
+      data.emplace(ctx.package.read_payload(id));
+      if (!*data) {
+        report_decode_error(std::move(*data).error());
+        continue;
+      }
+      bytes = (*data)->bytes();
+    }
+    if (referenced && bytes.size() == info.decoded_size) check_uses(ctx, id, bytes, uses->second);
+  }
+}
 
 }  // namespace charkit::bem

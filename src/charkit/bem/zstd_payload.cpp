@@ -1,11 +1,44 @@
 // zstd payload rules (§2): one standalone frame spanning the whole stored
 // range, no dictionary, exact content size.
-#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader, ZSTD_isFrame
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader, ZSTD_isFrame, ZSTD_decompressBound
 #include <zstd.h>
+
+#include <memory>
 
 #include "charkit/bem/container.h"
 
 namespace charkit::bem {
+namespace {
+
+// Upper bound of the bytes a well-formed frame's blocks can produce: raw and
+// RLE blocks state their size, a compressed block yields at most
+// blockSizeMax. Returns 0 if the block headers do not parse.
+std::uint64_t frame_output_bound(Bytes frame, std::size_t pos, std::uint64_t block_max) {
+  std::uint64_t total = 0;
+  while (pos + 3 <= frame.size()) {
+    std::uint32_t bh = static_cast<std::uint32_t>(frame[pos]) |
+                       static_cast<std::uint32_t>(frame[pos + 1]) << 8 |
+                       static_cast<std::uint32_t>(frame[pos + 2]) << 16;
+    pos += 3;
+    std::uint32_t type = (bh >> 1) & 3u, size = bh >> 3;
+    if (type == 0) {
+      total += size;
+      pos += size;
+    } else if (type == 1) {
+      total += size;
+      pos += 1;
+    } else if (type == 2) {
+      total += block_max;
+      pos += size;
+    } else {
+      return 0;
+    }
+    if (bh & 1u) return total;
+  }
+  return 0;
+}
+
+}  // namespace
 
 core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size,
                                  std::vector<std::uint8_t>& out) {
@@ -14,7 +47,7 @@ core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size,
   if (stored.size() < 4 || ZSTD_isFrame(stored.data(), stored.size()) == 0)
     return make_error("BEM_ZSTD_FRAME", "zstd payload does not start with a zstd frame",
                       Location::at_offset(0));
-  // Skippable frames are not "one standalone frame" (docs/bem.md).
+  // Skippable frames are not "one standalone frame" (§2; docs/bem/zip.md Q22).
   unsigned magic = static_cast<unsigned>(stored[0]) | static_cast<unsigned>(stored[1]) << 8 |
                    static_cast<unsigned>(stored[2]) << 16 | static_cast<unsigned>(stored[3]) << 24;
   if ((magic & 0xFFFFFFF0u) == 0x184D2A50u)
@@ -36,21 +69,42 @@ core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size,
   if (fh.frameContentSize != decoded_size)
     return make_error("BEM_ZSTD_SIZE",
                       "zstd frame declares " + std::to_string(fh.frameContentSize) +
-                          " bytes but the directory says decoded_size " + std::to_string(decoded_size),
+                          " bytes but the directory says decoded_size " +
+                          std::to_string(decoded_size),
                       Location::at_offset(0));
   std::size_t frame = ZSTD_findFrameCompressedSize(stored.data(), stored.size());
   if (ZSTD_isError(frame))
-    return make_error("BEM_ZSTD_DATA", std::string("zstd frame is corrupt: ") + ZSTD_getErrorName(frame),
+    return make_error("BEM_ZSTD_DATA",
+                      std::string("zstd frame is corrupt: ") + ZSTD_getErrorName(frame),
                       Location::at_offset(0));
   if (frame != stored.size())
     return make_error("BEM_ZSTD_TRAILING",
                       "zstd frame ends after " + std::to_string(frame) + " of " +
                           std::to_string(stored.size()) + " stored bytes",
                       Location::at_offset(frame));
-  // decoded_size was bounded (≤ 512 MiB) by the directory check before we allocate.
+  if (decoded_size < 1 || decoded_size > kMaxPayloadSize)
+    return make_error("BEM_ZSTD_SIZE",
+                      "decoded_size " + std::to_string(decoded_size) + " is outside 1..536870912",
+                      Location::at_offset(0));
+  // A frame whose blocks cannot produce decoded_size bytes is rejected before
+  // the output buffer is allocated (a tiny corrupt frame may claim 512 MiB).
+  std::uint64_t bound = frame_output_bound(stored, fh.headerSize, fh.blockSizeMax);
+  if (bound < decoded_size)
+    return make_error("BEM_ZSTD_DATA",
+                      "zstd frame blocks can produce at most " + std::to_string(bound) +
+                          " bytes, fewer than its declared content size " +
+                          std::to_string(decoded_size),
+                      Location::at_offset(0));
+  struct DCtxFree {
+    void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+  };
+  thread_local std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx(ZSTD_createDCtx());
+  if (!dctx)
+    return make_error("BEM_ZSTD_DATA", "cannot allocate a zstd decoder", Location::at_offset(0));
   out.resize(decoded_size);
-  thread_local ZSTD_DCtx* dctx = ZSTD_createDCtx();
-  std::size_t n = ZSTD_decompressDCtx(dctx, out.data(), out.size(), stored.data(), stored.size());
+  // The frame's optional content checksum is verified by the decoder (docs/bem/zip.md).
+  std::size_t n =
+      ZSTD_decompressDCtx(dctx.get(), out.data(), out.size(), stored.data(), stored.size());
   if (ZSTD_isError(n))
     return make_error("BEM_ZSTD_DATA", std::string("zstd data is corrupt: ") + ZSTD_getErrorName(n),
                       Location::at_offset(0));

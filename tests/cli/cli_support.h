@@ -1,0 +1,66 @@
+// Test support for the CLI tests: a scratch folder per test and a runner for
+// the built `charkit` program that captures stdout and the exit status.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace charkit::clitest {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;  ///< stdout
+};
+
+/// Run `charkit ARGS` (ARGS is shell text; quote paths with quote()).
+inline RunResult run_charkit(const std::string& args, bool keep_stderr = false) {
+  std::string cmd =
+      std::string("'") + CHARKIT_BIN + "' " + args + (keep_stderr ? " 2>&1" : " 2>/dev/null");
+  RunResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+inline std::string quote(const std::filesystem::path& p) {
+  return "'" + p.string() + "'";
+}
+
+/// A fresh scratch folder for one test, removed afterwards.
+class ScratchDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("charkit_cli_" + std::to_string(getpid()) + "_" + info->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::filesystem::path write(const std::string& name, const std::vector<std::uint8_t>& bytes) {
+    auto path = dir_ / name;
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+    return path;
+  }
+  std::filesystem::path dir_;
+};
+
+}  // namespace charkit::clitest
