@@ -108,6 +108,8 @@ FileOutcome validate_one(const std::string& path, const ValidateArgs& args, Json
   bem::ValidateOptions options;
   options.skip_validation = args.skip_validation;
   options.max_issues = args.max_issues;
+  const core::MappedFile& mapped = *file;
+  options.on_consumed = [&mapped](core::Bytes range) { mapped.drop_pages(range); };
   bem::ValidationResult r = bem::validate_package(file->bytes(), options);
   const bem::ValidationSummary& s = r.summary;
 

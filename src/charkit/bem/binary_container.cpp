@@ -12,25 +12,33 @@ using core::Location;
 class BinaryPackage final : public Package {
  public:
   ContainerKind kind() const override { return ContainerKind::kBinary; }
-  core::Result<PayloadData> read_payload(std::uint32_t id) const override;
+  core::Result<Bytes> read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const override;
   friend std::unique_ptr<Package> bem::open_binary(Bytes file, core::Report& report);
 };
 
-core::Result<PayloadData> BinaryPackage::read_payload(std::uint32_t id) const {
+core::Result<Bytes> BinaryPackage::read_payload_into(std::uint32_t id,
+                                                    PayloadBuffer& scratch) const {
   if (id >= payloads_.size())
     return core::make_error("BEM_PAYLOAD_ID", "payload " + std::to_string(id) + " does not exist");
   const PayloadInfo& p = payloads_[id];
+  // open_binary checked that the stored range lies inside the file.
   Bytes stored = file_.subspan(p.offset, p.stored_size);
-  if (p.codec == Codec::kRaw) return PayloadData(stored);
-  std::vector<std::uint8_t> out;
-  auto st = decode_zstd_payload(stored, p.decoded_size, out);
+  if (p.codec == Codec::kRaw) return stored;
+  // decoded_size ≤ 512 MiB was checked by open_binary; the frame is checked
+  // against it before any byte is written.
+  auto st = check_zstd_frame(stored, p.decoded_size);
+  std::span<std::uint8_t> out;
+  if (st) {
+    out = scratch.get(static_cast<std::size_t>(p.decoded_size));
+    st = decode_zstd_payload(stored, out);
+  }
   if (!st) {
     core::Error e = std::move(st).error();
     e.message = "payload " + std::to_string(id) + ": " + e.message;
     e.location = Location::at_offset(p.offset + e.location.offset.value_or(0));
     return e;
   }
-  return PayloadData(std::move(out));
+  return Bytes(out);
 }
 
 }  // namespace

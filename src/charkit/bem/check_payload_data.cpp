@@ -274,11 +274,9 @@ core::Location payload_location(const PayloadInfo& info) {
 void check_payload_data(Context& ctx) {
   const auto& table = ctx.package.payloads();
   const char* section = ctx.package.kind() == ContainerKind::kZip ? "§14" : "§2";
-  // Hot path: binary zstd payloads are decoded into one buffer reused for the
-  // whole package. Its capacity only grows (to the largest payload), so pages
-  // are faulted in once and only growth is zero-filled, instead of a fresh
-  // zero-filled allocation per payload (docs/bem/mesh.md).
-  std::vector<std::uint8_t> buffer;
+  // One scratch buffer for the whole package: it grows to the largest
+  // payload and is never zero-filled, so pages are faulted in once.
+  PayloadBuffer scratch;
   for (std::uint32_t id = 0; id < table.size(); ++id) {
     const PayloadInfo& info = table[id];
     if (!info.present) continue;  // a missing ZIP payload is reported where it is referenced
@@ -302,30 +300,16 @@ void check_payload_data(Context& ctx) {
       if (loc.member.empty()) loc.member = info.member;
       ctx.report.error(err.code, section, loc, err.message);
     };
-    Bytes bytes;
-    std::optional<core::Result<PayloadData>> data;
-    if (ctx.package.kind() == ContainerKind::kBinary && info.codec == Codec::kZstd) {
-      // Same rules and error locations as BinaryPackage::read_payload; the
-      // container already checked that the stored range lies in the file.
-      Bytes stored = ctx.package.file().subspan(info.offset, info.stored_size);
-      auto st = decode_zstd_payload(stored, info.decoded_size, buffer);
-      if (!st) {
-        core::Error err = std::move(st).error();
-        err.message = "payload " + std::to_string(id) + ": " + err.message;
-        err.location = core::Location::at_offset(info.offset + err.location.offset.value_or(0));
-        report_decode_error(std::move(err));
-        continue;
-      }
-      bytes = Bytes(buffer.data(), buffer.size());
-    } else {
-      data.emplace(ctx.package.read_payload(id));
-      if (!*data) {
-        report_decode_error(std::move(*data).error());
-        continue;
-      }
-      bytes = (*data)->bytes();
+    auto read = ctx.package.read_payload_into(id, scratch);
+    if (!read) {
+      report_decode_error(std::move(read).error());
+      continue;
     }
+    Bytes bytes = *read;
     if (referenced && bytes.size() == info.decoded_size) check_uses(ctx, id, bytes, uses->second);
+    // The stored bytes are not read again: a memory-mapped caller may drop them.
+    if (ctx.options.on_consumed && ctx.package.kind() == ContainerKind::kBinary)
+      ctx.options.on_consumed(ctx.package.file().subspan(info.offset, info.stored_size));
   }
 }
 

@@ -30,6 +30,15 @@ const char* codec_name(Codec c) {
   return "?";
 }
 
+core::Result<PayloadData> Package::read_payload(std::uint32_t id) const {
+  PayloadBuffer buf;
+  auto r = read_payload_into(id, buf);
+  if (!r) return std::move(r).error();
+  Bytes view = *r;
+  if (buf.holds(view)) return PayloadData(std::move(buf), view);
+  return PayloadData(view);
+}
+
 core::Result<PayloadData> Package::read_member(std::size_t) const {
   return core::make_error("BEM_NOT_COLLECTION", "not a collection bundle");
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,25 +61,39 @@ struct PayloadInfo {
   std::string member;            ///< ZIP: entry name
 };
 
+/// Reusable output buffer for decoded payloads. It grows to the largest
+/// request and never zero-fills, so decoding a whole package faults each
+/// page in once instead of once per payload.
+class PayloadBuffer {
+ public:
+  /// n writable, uninitialised bytes (valid until the next call).
+  std::span<std::uint8_t> get(std::size_t n) {
+    if (n > capacity_) {
+      data_ = std::make_unique_for_overwrite<std::uint8_t[]>(n);
+      capacity_ = n;
+    }
+    return {data_.get(), n};
+  }
+  /// Whether b points into this buffer.
+  bool holds(Bytes b) const { return data_ && b.data() >= data_.get() && b.data() < data_.get() + capacity_; }
+
+ private:
+  std::unique_ptr<std::uint8_t[]> data_;
+  std::size_t capacity_ = 0;
+};
+
 /// Decoded payload bytes: a view into the mapped file (raw payloads) or an
 /// owned buffer (decoded ones).
 class PayloadData {
  public:
   PayloadData() = default;
   explicit PayloadData(Bytes view) : view_(view) {}
-  explicit PayloadData(std::vector<std::uint8_t> owned) : owned_(std::move(owned)), view_(owned_) {}
-  PayloadData(PayloadData&& o) noexcept { *this = std::move(o); }
-  PayloadData& operator=(PayloadData&& o) noexcept {
-    bool own = o.view_.data() == o.owned_.data() && !o.owned_.empty();
-    owned_ = std::move(o.owned_);
-    view_ = own ? Bytes(owned_) : o.view_;
-    return *this;
-  }
+  PayloadData(PayloadBuffer owned, Bytes view) : owned_(std::move(owned)), view_(view) {}
   Bytes bytes() const { return view_; }
   std::size_t size() const { return view_.size(); }
 
  private:
-  std::vector<std::uint8_t> owned_;
+  PayloadBuffer owned_;  // moving a unique_ptr keeps view_ valid
   Bytes view_;
 };
 
@@ -123,8 +138,11 @@ class Package {
 
   /// Decode payload id and check its integrity (zstd: exactly one frame over
   /// the stored range with content size == decoded_size, no dictionary; ZIP:
-  /// CRC and sizes). Errors carry the location of the payload.
-  virtual core::Result<PayloadData> read_payload(std::uint32_t id) const = 0;
+  /// CRC and sizes). The bytes are a view of the file (raw payloads) or live
+  /// in scratch until its next use. Errors carry the location of the payload.
+  virtual core::Result<Bytes> read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const = 0;
+  /// read_payload_into with a buffer of its own.
+  core::Result<PayloadData> read_payload(std::uint32_t id) const;
   /// Collection bundles: the bytes of member i (decompressed).
   virtual core::Result<PayloadData> read_member(std::size_t i) const;
 
@@ -148,5 +166,10 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report);
 /// Check one zstd payload frame and decode it into out (out.size() == decoded_size).
 /// Error codes: BEM_ZSTD_FRAME, BEM_ZSTD_SIZE, BEM_ZSTD_DICTIONARY, BEM_ZSTD_TRAILING, BEM_ZSTD_DATA.
 core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size, std::vector<std::uint8_t>& out);
+/// The frame rules that need no decoding (first part of decode_zstd_payload).
+core::Status check_zstd_frame(Bytes stored, std::uint64_t decoded_size);
+/// The same into caller memory: out.size() must equal decoded_size, which is
+/// checked against the frame before anything is written.
+core::Status decode_zstd_payload(Bytes stored, std::span<std::uint8_t> out);
 
 }  // namespace charkit::bem

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,10 @@ struct ValidateOptions {
   std::size_t max_issues = 200;
   /// Decode payloads and check their contents (indices, skin weights, deltas).
   bool check_payloads = true;
+  /// Called with ranges of the input that validation will not read again
+  /// (payloads already checked), so a memory-mapped caller can drop their
+  /// pages and keep peak memory near the largest decoded payload.
+  std::function<void(core::Bytes)> on_consumed;
 };
 
 /// What validation learnt about a package, besides its issues.

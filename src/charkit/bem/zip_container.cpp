@@ -114,12 +114,12 @@ std::string method_name(std::uint16_t m) {
 class ZipPackage final : public Package {
  public:
   ContainerKind kind() const override { return kind_; }
-  core::Result<PayloadData> read_payload(std::uint32_t id) const override;
+  core::Result<Bytes> read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const override;
   core::Result<PayloadData> read_member(std::size_t i) const override;
 
   /// Read entry e completely into a buffer of its declared size (bounded by
   /// the caller), checking that it ends there and that its CRC matches.
-  core::Result<std::vector<std::uint8_t>> read_entry(const Entry& e) const;
+  core::Status read_entry(const Entry& e, std::span<std::uint8_t> buf) const;
 
   ContainerKind kind_ = ContainerKind::kZip;
   ZipHandle zip_;
@@ -130,7 +130,7 @@ class ZipPackage final : public Package {
   friend std::unique_ptr<Package> bem::open_zip(Bytes file, core::Report& report);
 };
 
-core::Result<std::vector<std::uint8_t>> ZipPackage::read_entry(const Entry& e) const {
+core::Status ZipPackage::read_entry(const Entry& e, std::span<std::uint8_t> buf) const {
   std::lock_guard<std::mutex> lock(mutex_);
   Location loc;
   loc.member = e.name;
@@ -142,7 +142,6 @@ core::Result<std::vector<std::uint8_t>> ZipPackage::read_entry(const Entry& e) c
     zip_error_t* ze = zip_get_error(zip_.get());
     return fail("BEM_ZIP_READ", std::string("cannot open the entry: ") + zip_error_strerror(ze));
   }
-  std::vector<std::uint8_t> buf(static_cast<std::size_t>(e.size));
   std::uint64_t got = 0;
   while (got < e.size) {
     zip_int64_t n = zip_fread(f.get(), buf.data() + got, e.size - got);
@@ -170,10 +169,10 @@ core::Result<std::vector<std::uint8_t>> ZipPackage::read_entry(const Entry& e) c
                 std::string(crc ? "CRC-32 mismatch: " : "entry data is corrupt: ") +
                     zip_file_strerror(f.get()));
   }
-  return buf;
+  return core::Ok{};
 }
 
-core::Result<PayloadData> ZipPackage::read_payload(std::uint32_t id) const {
+core::Result<Bytes> ZipPackage::read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const {
   if (id >= payloads_.size() || !payloads_[id].present)
     return core::make_error("BEM_ZIP_MISSING_PAYLOAD",
                             "ZIP package is missing payload " + std::to_string(id));
@@ -185,9 +184,10 @@ core::Result<PayloadData> ZipPackage::read_payload(std::uint32_t id) const {
         "BEM_PAYLOAD_DECODED_SIZE",
         e.name + ": payload is " + std::to_string(e.size) + " bytes, allowed 1..536870912", loc);
   }
-  auto data = read_entry(e);
-  if (!data) return std::move(data).error();
-  return PayloadData(std::move(*data));
+  auto out = scratch.get(static_cast<std::size_t>(e.size));
+  auto st = read_entry(e, out);
+  if (!st) return std::move(st).error();
+  return Bytes(out);
 }
 
 core::Result<PayloadData> ZipPackage::read_member(std::size_t i) const {
@@ -202,9 +202,11 @@ core::Result<PayloadData> ZipPackage::read_member(std::size_t i) const {
         e.name + ": member is " + std::to_string(e.size) + " bytes, a BEM package is at most 2 GiB",
         loc);
   }
-  auto data = read_entry(e);
-  if (!data) return std::move(data).error();
-  return PayloadData(std::move(*data));
+  PayloadBuffer buf;
+  auto out = buf.get(static_cast<std::size_t>(e.size));
+  auto st = read_entry(e, out);
+  if (!st) return std::move(st).error();
+  return PayloadData(std::move(buf), out);
 }
 
 }  // namespace
@@ -429,13 +431,15 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report) {
     return nullptr;
   }
   if (!ok) return nullptr;
-  auto text = pkg->read_entry(*manifest);
+  pkg->manifest_owned_.resize(static_cast<std::size_t>(manifest->size));
+  auto text = pkg->read_entry(
+      *manifest, std::span(reinterpret_cast<std::uint8_t*>(pkg->manifest_owned_.data()),
+                           pkg->manifest_owned_.size()));
   if (!text) {
     const core::Error& e = text.error();
     report.error(e.code, "§14", e.location, e.message);
     return nullptr;
   }
-  pkg->manifest_owned_.assign(text->begin(), text->end());
   pkg->manifest_text_ = pkg->manifest_owned_;
 
   // payloads_[n] for n in 0..max; numbers without a file stay present=false

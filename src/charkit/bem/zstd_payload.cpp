@@ -40,8 +40,9 @@ std::uint64_t frame_output_bound(Bytes frame, std::size_t pos, std::uint64_t blo
 
 }  // namespace
 
-core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size,
-                                 std::vector<std::uint8_t>& out) {
+// Every frame rule that can be checked without decoding (§2), so that a bad
+// frame is rejected before any output buffer exists.
+core::Status check_zstd_frame(Bytes stored, std::uint64_t decoded_size) {
   using core::Location;
   using core::make_error;
   if (stored.size() < 4 || ZSTD_isFrame(stored.data(), stored.size()) == 0)
@@ -95,13 +96,21 @@ core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size,
                           " bytes, fewer than its declared content size " +
                           std::to_string(decoded_size),
                       Location::at_offset(0));
+  return core::Ok{};
+}
+
+namespace {
+
+core::Status decompress_checked_frame(Bytes stored, std::span<std::uint8_t> out) {
+  using core::Location;
+  using core::make_error;
+  const std::uint64_t decoded_size = out.size();
   struct DCtxFree {
     void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
   };
   thread_local std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx(ZSTD_createDCtx());
   if (!dctx)
     return make_error("BEM_ZSTD_DATA", "cannot allocate a zstd decoder", Location::at_offset(0));
-  out.resize(decoded_size);
   // The frame's optional content checksum is verified by the decoder (docs/bem/zip.md).
   std::size_t n =
       ZSTD_decompressDCtx(dctx.get(), out.data(), out.size(), stored.data(), stored.size());
@@ -114,6 +123,22 @@ core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size,
                           std::to_string(decoded_size),
                       Location::at_offset(0));
   return core::Ok{};
+}
+
+}  // namespace
+
+core::Status decode_zstd_payload(Bytes stored, std::span<std::uint8_t> out) {
+  auto st = check_zstd_frame(stored, out.size());
+  if (!st) return st;
+  return decompress_checked_frame(stored, out);
+}
+
+core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size,
+                                 std::vector<std::uint8_t>& out) {
+  auto st = check_zstd_frame(stored, decoded_size);
+  if (!st) return st;
+  out.resize(decoded_size);
+  return decompress_checked_frame(stored, out);
 }
 
 }  // namespace charkit::bem

@@ -32,6 +32,17 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
   return *this;
 }
 
+void MappedFile::drop_pages(Bytes range) const {
+  if (!data_ || data_ == &kEmpty || range.empty()) return;
+  if (range.data() < data_ || range.data() + range.size() > data_ + size_) return;
+  const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(range.data());
+  std::uintptr_t end = begin + range.size();
+  begin = (begin + page - 1) / page * page;  // only pages wholly inside the range
+  end = end / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 Result<MappedFile> MappedFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error("IO_OPEN", "cannot open " + path + ": " + std::strerror(errno));

@@ -24,6 +24,10 @@ class MappedFile {
   static Result<MappedFile> open(const std::string& path);
 
   Bytes bytes() const { return {data_, size_}; }
+  /// Tell the kernel that the whole pages inside range (a part of bytes())
+  /// will not be read again soon: their memory is released and re-read from
+  /// the file only if touched. Ranges outside the mapping are ignored.
+  void drop_pages(Bytes range) const;
   std::size_t size() const { return size_; }
 
  private:
