@@ -108,8 +108,7 @@ FileOutcome validate_one(const std::string& path, const ValidateArgs& args, Json
   bem::ValidateOptions options;
   options.skip_validation = args.skip_validation;
   options.max_issues = args.max_issues;
-  const core::MappedFile& mapped = *file;
-  options.on_consumed = [&mapped](core::Bytes range) { mapped.drop_pages(range); };
+  options.input_hints = &*file;
   bem::ValidationResult r = bem::validate_package(file->bytes(), options);
   const bem::ValidationSummary& s = r.summary;
 

@@ -300,6 +300,10 @@ void check_payload_data(Context& ctx) {
       if (loc.member.empty()) loc.member = info.member;
       ctx.report.error(err.code, section, loc, err.message);
     };
+    const bool mapped_range = ctx.options.input_hints && ctx.package.kind() == ContainerKind::kBinary;
+    const Bytes stored_range =
+        mapped_range ? ctx.package.file().subspan(info.offset, info.stored_size) : Bytes{};
+    if (mapped_range) ctx.options.input_hints->will_read(stored_range);
     auto read = ctx.package.read_payload_into(id, scratch);
     if (!read) {
       report_decode_error(std::move(read).error());
@@ -308,8 +312,7 @@ void check_payload_data(Context& ctx) {
     Bytes bytes = *read;
     if (referenced && bytes.size() == info.decoded_size) check_uses(ctx, id, bytes, uses->second);
     // The stored bytes are not read again: a memory-mapped caller may drop them.
-    if (ctx.options.on_consumed && ctx.package.kind() == ContainerKind::kBinary)
-      ctx.options.on_consumed(ctx.package.file().subspan(info.offset, info.stored_size));
+    if (mapped_range) ctx.options.input_hints->done_reading(stored_range);
   }
 }
 

@@ -67,13 +67,7 @@ struct PayloadInfo {
 class PayloadBuffer {
  public:
   /// n writable, uninitialised bytes (valid until the next call).
-  std::span<std::uint8_t> get(std::size_t n) {
-    if (n > capacity_) {
-      data_ = std::make_unique_for_overwrite<std::uint8_t[]>(n);
-      capacity_ = n;
-    }
-    return {data_.get(), n};
-  }
+  std::span<std::uint8_t> get(std::size_t n);
   /// Whether b points into this buffer.
   bool holds(Bytes b) const { return data_ && b.data() >= data_.get() && b.data() < data_.get() + capacity_; }
 

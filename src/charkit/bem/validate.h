@@ -3,12 +3,12 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "charkit/bem/container.h"
+#include "charkit/core/mapped_file.h"
 #include "charkit/core/report.h"
 
 namespace charkit::bem {
@@ -21,10 +21,11 @@ struct ValidateOptions {
   std::size_t max_issues = 200;
   /// Decode payloads and check their contents (indices, skin weights, deltas).
   bool check_payloads = true;
-  /// Called with ranges of the input that validation will not read again
-  /// (payloads already checked), so a memory-mapped caller can drop their
-  /// pages and keep peak memory near the largest decoded payload.
-  std::function<void(core::Bytes)> on_consumed;
+  /// Optional hints to the owner of the input bytes (a core::MappedFile):
+  /// each payload's stored range is announced before it is decoded and
+  /// released after it is checked, so pages are mapped in bulk and peak
+  /// memory stays near the largest decoded payload.
+  const core::InputHints* input_hints = nullptr;
 };
 
 /// What validation learnt about a package, besides its issues.

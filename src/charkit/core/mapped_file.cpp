@@ -32,15 +32,41 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
   return *this;
 }
 
-void MappedFile::drop_pages(Bytes range) const {
-  if (!data_ || data_ == &kEmpty || range.empty()) return;
-  if (range.data() < data_ || range.data() + range.size() > data_ + size_) return;
+namespace {
+// Page-aligned [begin, end) of range; inner=true keeps only whole pages inside it.
+bool page_span(const std::uint8_t* base, std::size_t size, Bytes range, bool inner,
+               std::uintptr_t& begin, std::uintptr_t& end) {
+  if (!base || base == &kEmpty || range.empty()) return false;
+  if (range.data() < base || range.data() + range.size() > base + size) return false;
   const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(range.data());
-  std::uintptr_t end = begin + range.size();
-  begin = (begin + page - 1) / page * page;  // only pages wholly inside the range
-  end = end / page * page;
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  begin = reinterpret_cast<std::uintptr_t>(range.data());
+  end = begin + range.size();
+  if (inner) {
+    begin = (begin + page - 1) / page * page;
+    end = end / page * page;
+  } else {
+    begin = begin / page * page;
+    end = (end + page - 1) / page * page;
+  }
+  return end > begin;
+}
+}  // namespace
+
+void MappedFile::will_read(Bytes range) const {
+  std::uintptr_t begin = 0, end = 0;
+#ifdef MADV_POPULATE_READ
+  // Older kernels answer EINVAL; the pages then fault in one by one as before.
+  if (page_span(data_, size_, range, false, begin, end))
+    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
+#else
+  (void)range;
+#endif
+}
+
+void MappedFile::done_reading(Bytes range) const {
+  std::uintptr_t begin = 0, end = 0;
+  if (page_span(data_, size_, range, true, begin, end))
+    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 Result<MappedFile> MappedFile::open(const std::string& path) {

@@ -11,7 +11,17 @@
 
 namespace charkit::core {
 
-class MappedFile {
+/// Hints from a decoder to whoever owns its input bytes: which ranges it is
+/// about to read and which it will not read again. A memory mapping uses them
+/// to map pages in bulk and to release them early; plain buffers ignore them.
+class InputHints {
+ public:
+  virtual ~InputHints() = default;
+  virtual void will_read(Bytes /*range*/) const {}
+  virtual void done_reading(Bytes /*range*/) const {}
+};
+
+class MappedFile final : public InputHints {
  public:
   MappedFile() = default;
   ~MappedFile();
@@ -24,10 +34,12 @@ class MappedFile {
   static Result<MappedFile> open(const std::string& path);
 
   Bytes bytes() const { return {data_, size_}; }
-  /// Tell the kernel that the whole pages inside range (a part of bytes())
-  /// will not be read again soon: their memory is released and re-read from
-  /// the file only if touched. Ranges outside the mapping are ignored.
-  void drop_pages(Bytes range) const;
+  /// Map the pages of range (a part of bytes()) in one call instead of one
+  /// page fault at a time. Ranges outside the mapping are ignored.
+  void will_read(Bytes range) const override;
+  /// The whole pages inside range will not be read again soon: their memory
+  /// is released and re-read from the file only if touched.
+  void done_reading(Bytes range) const override;
   std::size_t size() const { return size_; }
 
  private:
