@@ -1,5 +1,6 @@
 // Binary container (§2): 40-byte header, manifest, 32-byte directory entries,
 // contiguous payloads.
+#include <algorithm>
 #include <string>
 
 #include "charkit/bem/container.h"
@@ -43,6 +44,20 @@ core::Result<Bytes> BinaryPackage::read_payload_into(std::uint32_t id,
 
 }  // namespace
 
+bool decode_header(Bytes file, Header& h) {
+  if (file.size() < kHeaderSize || !std::equal(kMagic, kMagic + 8, file.begin())) return false;
+  core::ByteReader r(file.subspan(8, kHeaderSize - 8));
+  return r.read(h.major) && r.read(h.minor) && r.read(h.header_size) && r.read(h.file_size) &&
+         r.read(h.manifest_size) && r.read(h.payload_count) && r.read(h.flags);
+}
+
+bool decode_directory_entry(Bytes file, std::uint64_t at, DirectoryEntry& e) {
+  if (at > file.size() || file.size() - at < kDirectoryEntrySize) return false;
+  core::ByteReader r(file.subspan(at, kDirectoryEntrySize));
+  return r.read(e.codec) && r.read(e.reserved) && r.read(e.offset) && r.read(e.stored_size) &&
+         r.read(e.decoded_size);
+}
+
 std::unique_ptr<Package> open_binary(Bytes file, core::Report& report) {
   auto err = [&](const char* code, std::uint64_t off, std::string msg) {
     report.error(code, "§2", Location::at_offset(off), std::move(msg));
@@ -52,22 +67,11 @@ std::unique_ptr<Package> open_binary(Bytes file, core::Report& report) {
         "file is " + std::to_string(file.size()) + " bytes, shorter than the 40-byte header");
     return nullptr;
   }
-  core::ByteReader r(file);
-  Bytes magic;
-  (void)r.read_bytes(8, magic);
-  for (int i = 0; i < 8; ++i)
-    if (magic[i] != kMagic[i]) {
-      err("BEM_HEADER_MAGIC", 0, "magic is not \"BEM\\0PKG\\0\"");
-      return nullptr;
-    }
   Header h;
-  (void)r.read(h.major);
-  (void)r.read(h.minor);
-  (void)r.read(h.header_size);
-  (void)r.read(h.file_size);
-  (void)r.read(h.manifest_size);
-  (void)r.read(h.payload_count);
-  (void)r.read(h.flags);
+  if (!decode_header(file, h)) {
+    err("BEM_HEADER_MAGIC", 0, "magic is not \"BEM\\0PKG\\0\"");
+    return nullptr;
+  }
 
   bool fatal = false;
   if (h.major != 1) {
@@ -129,20 +133,19 @@ std::unique_ptr<Package> open_binary(Bytes file, core::Report& report) {
   pkg->manifest_offset_ = kHeaderSize;
   pkg->manifest_text_ = core::as_chars(file.subspan(kHeaderSize, h.manifest_size));
 
-  (void)r.seek(dir_offset);
   std::uint64_t expected = dir_end;  // payloads start right after the directory
   bool ok = true;
   pkg->payloads_.reserve(h.payload_count);
   for (std::uint32_t i = 0; i < h.payload_count; ++i) {
-    std::uint64_t at = r.offset();
-    std::uint32_t codec = 0, reserved = 0;
+    const std::uint64_t at = dir_offset + std::uint64_t{i} * kDirectoryEntrySize;
+    DirectoryEntry e;
+    (void)decode_directory_entry(file, at, e);  // inside the file: checked above
+    const std::uint32_t codec = e.codec, reserved = e.reserved;
     PayloadInfo p;
     p.entry_offset = at;
-    (void)r.read(codec);
-    (void)r.read(reserved);
-    (void)r.read(p.offset);
-    (void)r.read(p.stored_size);
-    (void)r.read(p.decoded_size);
+    p.offset = e.offset;
+    p.stored_size = e.stored_size;
+    p.decoded_size = e.decoded_size;
     std::string who = "payload " + std::to_string(i) + ": ";
     if (codec > 1) {
       err("BEM_PAYLOAD_CODEC", at,

@@ -152,6 +152,21 @@ class Package {
   Header header_;
 };
 
+/// One 32-byte directory entry as stored (§2), before any rule is checked.
+struct DirectoryEntry {
+  std::uint32_t codec = 0;
+  std::uint32_t reserved = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t stored_size = 0;
+  std::uint64_t decoded_size = 0;
+};
+/// Decode the 40-byte header without checking its rules; false when the file
+/// is shorter than a header or does not start with the magic.
+bool decode_header(Bytes file, Header& out);
+/// Decode the directory entry at byte offset `at` without checking its
+/// rules; false when it does not lie inside the file.
+bool decode_directory_entry(Bytes file, std::uint64_t at, DirectoryEntry& out);
+
 /// Binary container (§2). Exposed for tests and tools.
 std::unique_ptr<Package> open_binary(Bytes file, core::Report& report);
 /// ZIP container (§14), single package or collection bundle.

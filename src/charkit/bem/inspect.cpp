@@ -458,17 +458,8 @@ Json header_json(const Header& h) {
 // entry …): show the header, the manifest and the directory entries that lie
 // inside the file, so a creator can see what the tool wrote.
 void describe_broken_binary(Json& out, core::Bytes file) {
-  if (file.size() < kHeaderSize || !std::equal(kMagic, kMagic + 8, file.begin())) return;
   Header h;
-  core::ByteReader r(file);
-  (void)r.skip(8);
-  (void)r.read(h.major);
-  (void)r.read(h.minor);
-  (void)r.read(h.header_size);
-  (void)r.read(h.file_size);
-  (void)r.read(h.manifest_size);
-  (void)r.read(h.payload_count);
-  (void)r.read(h.flags);
+  if (!decode_header(file, h)) return;
   out["header"] = header_json(h);
   if (h.minor <= kMaxMinor) out["declaredVersion"] = version_string(h.minor);
   if (h.manifest_size < 1 || h.manifest_size > kMaxManifestSize ||
@@ -480,15 +471,14 @@ void describe_broken_binary(Json& out, core::Bytes file) {
   std::uint64_t fit = (file.size() - dir) / kDirectoryEntrySize;
   std::uint64_t n = std::min<std::uint64_t>({h.payload_count, fit, 16384});
   Json rows = Json::array();
-  core::ByteReader d(file.subspan(dir), dir);
   for (std::uint32_t i = 0; i < n; ++i) {
-    std::uint32_t codec = 0, reserved = 0;
+    DirectoryEntry e;
+    if (!decode_directory_entry(file, dir + std::uint64_t{i} * kDirectoryEntrySize, e)) break;
+    const std::uint32_t codec = e.codec;
     PayloadInfo p;
-    (void)d.read(codec);
-    (void)d.read(reserved);
-    (void)d.read(p.offset);
-    (void)d.read(p.stored_size);
-    (void)d.read(p.decoded_size);
+    p.offset = e.offset;
+    p.stored_size = e.stored_size;
+    p.decoded_size = e.decoded_size;
     Json row = payload_row(i, p);
     row["codec"] = codec == 0   ? "raw"
                    : codec == 1 ? "zstd"
