@@ -303,7 +303,7 @@ void collect_pointers(const Json& j, const std::string& ptr, std::vector<std::st
 // Every node of every baseline replaced by every JSON type: validation reports
 // errors (or accepts), never crashes or throws.
 TEST(TopLevel, TypeConfusionNeverCrashes) {
-  const Json replacements[] = {nullptr, 0, -1, 1.5, 4294967296.0, "x", Json::array(),
+  const Json replacements[] = {nullptr,        0,   -1, 1.5, 4294967296.0, "x", Json::array(),
                                Json::object(), true};
   std::vector<TestPackage> bases;
   for (int minor = 0; minor <= 5; ++minor) bases.push_back(testkit::make_valid_package(minor));

@@ -18,8 +18,12 @@ void put32(ByteVec& b, std::uint32_t v) {
 void put64(ByteVec& b, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
-void append(ByteVec& b, const ByteVec& d) { b.insert(b.end(), d.begin(), d.end()); }
-void append(ByteVec& b, const std::string& s) { b.insert(b.end(), s.begin(), s.end()); }
+void append(ByteVec& b, const ByteVec& d) {
+  b.insert(b.end(), d.begin(), d.end());
+}
+void append(ByteVec& b, const std::string& s) {
+  b.insert(b.end(), s.begin(), s.end());
+}
 
 ByteVec raw_deflate(const ByteVec& data) {
   z_stream zs{};
@@ -46,9 +50,12 @@ ByteVec zstd_frame(const ByteVec& data, int level) {
   return out;
 }
 
-std::uint64_t directory_offset(const BinaryLayout& l) { return 40 + l.manifest.size(); }
+std::uint64_t directory_offset(const BinaryLayout& l) {
+  return 40 + l.manifest.size();
+}
 
-ByteVec build_binary(const BinaryLayout& l, const std::optional<std::vector<DirectoryEntry>>& entries) {
+ByteVec build_binary(const BinaryLayout& l,
+                     const std::optional<std::vector<DirectoryEntry>>& entries) {
   std::vector<ByteVec> stored;
   std::vector<DirectoryEntry> dir;
   std::uint64_t payload_start = directory_offset(l) + 32ull * l.payloads.size();
@@ -92,8 +99,8 @@ ByteVec build_zip(const std::vector<ZipEntry>& entries, const ZipOptions& option
   const std::uint16_t kTime = 0x6000, kDate = 0x5A21;  // a fixed DOS date/time
   for (const auto& e : entries) {
     ByteVec data = e.method == 8 ? raw_deflate(e.data) : e.data;
-    std::uint32_t crc = static_cast<std::uint32_t>(
-        crc32(0, e.data.data(), static_cast<uInt>(e.data.size())));
+    std::uint32_t crc =
+        static_cast<std::uint32_t>(crc32(0, e.data.data(), static_cast<uInt>(e.data.size())));
     std::uint64_t local_offset = out.size();
     std::uint16_t needed = e.zip64 ? 45 : 20;
     // Local file header.
@@ -129,9 +136,9 @@ ByteVec build_zip(const std::vector<ZipEntry>& entries, const ZipOptions& option
     put32(central, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(e.data.size()));
     put16(central, static_cast<std::uint16_t>(e.name.size()));
     put16(central, e.zip64 ? 28 : 0);
-    put16(central, 0);  // comment
-    put16(central, 0);  // disk
-    put16(central, 0);  // internal attributes
+    put16(central, 0);               // comment
+    put16(central, 0);               // disk
+    put16(central, 0);               // internal attributes
     put32(central, 0100644u << 16);  // external attributes: regular file
     put32(central, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(local_offset));
     append(central, e.name);
@@ -234,29 +241,30 @@ Json base_target_components() {
 }
 
 Json base_mesh() {
-  return Json{{"vertex_count", 3},
-              {"index_size", 2},
-              {"streams", Json::array({Json{{"stride", 12}, {"payload", 0}},
-                                       Json{{"stride", 8}, {"payload", 1}},
-                                       Json{{"stride", 4}, {"payload", 2}}})},
-              {"attributes", Json::array({Json::array({0, 0, 3, 0, 0}), Json::array({4, 0, 2, 1, 0}),
-                                          Json::array({13, 6, 4, 2, 0})})},
-              {"bones", Json::array({Json{{"component", 0}, {"index", 0}, {"name", "Bip001_Pelvis"}}})}};
+  return Json{
+      {"vertex_count", 3},
+      {"index_size", 2},
+      {"streams",
+       Json::array({Json{{"stride", 12}, {"payload", 0}}, Json{{"stride", 8}, {"payload", 1}},
+                    Json{{"stride", 4}, {"payload", 2}}})},
+      {"attributes", Json::array({Json::array({0, 0, 3, 0, 0}), Json::array({4, 0, 2, 1, 0}),
+                                  Json::array({13, 6, 4, 2, 0})})},
+      {"bones", Json::array({Json{{"component", 0}, {"index", 0}, {"name", "Bip001_Pelvis"}}})}};
 }
 
 Json base_texture() {
-  return Json{{"width", 4},      {"height", 4},       {"mips", 1},
-              {"format", 4},     {"srgb", true},      {"original_name", "T_actor_example_body_01_d"},
+  return Json{{"width", 4},  {"height", 4},  {"mips", 1},
+              {"format", 4}, {"srgb", true}, {"original_name", "T_actor_example_body_01_d"},
               {"payload", 4}};
 }
 
 std::vector<ByteVec> base_payloads() {
   return {
-      f32_bytes({0, 0, 0, 1, 0, 0, 0, 1, 0}),  // 0: positions (3 × Float32×3)
-      f32_bytes({0, 0, 1, 0, 0, 1}),           // 1: uv (3 × Float32×2)
+      f32_bytes({0, 0, 0, 1, 0, 0, 0, 1, 0}),       // 0: positions (3 × Float32×3)
+      f32_bytes({0, 0, 1, 0, 0, 1}),                // 1: uv (3 × Float32×2)
       ByteVec{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  // 2: rigid skin, bone 0
-      u16_bytes({0, 1, 2}),                    // 3: indices
-      ByteVec(64, 0x80),                       // 4: 4×4 RGBA32
+      u16_bytes({0, 1, 2}),                         // 3: indices
+      ByteVec(64, 0x80),                            // 4: 4×4 RGBA32
   };
 }
 
@@ -302,25 +310,25 @@ TestPackage make_valid_package(int minor) {
   m["textures"] = Json::array({base_texture()});
   if (minor == 0) {
     m["default_appearance_id"] = "outfit-a";
-    m["appearances"] = Json::array(
-        {Json{{"id", "outfit-a"},
-              {"name", "Outfit A"},
-              {"components", Json::array({Json{{"target", 0}, {"operation", "replace"}, {"mesh", 0}},
-                                          Json{{"target", 1}, {"operation", "keep"}}})}}});
+    m["appearances"] = Json::array({Json{
+        {"id", "outfit-a"},
+        {"name", "Outfit A"},
+        {"components", Json::array({Json{{"target", 0}, {"operation", "replace"}, {"mesh", 0}},
+                                    Json{{"target", 1}, {"operation", "keep"}}})}}});
   } else {
-    m["option_groups"] = Json::array(
-        {Json{{"id", "outfit"},
-              {"name", "Outfit"},
-              {"default", "a"},
-              {"choices", Json::array({Json{{"id", "a"}, {"name", "A"}}, Json{{"id", "b"}, {"name", "B"}}})}}});
+    m["option_groups"] =
+        Json::array({Json{{"id", "outfit"},
+                          {"name", "Outfit"},
+                          {"default", "a"},
+                          {"choices", Json::array({Json{{"id", "a"}, {"name", "A"}},
+                                                   Json{{"id", "b"}, {"name", "B"}}})}}});
     m["component_rules"] = Json::array(
         {Json{{"target", 0},
-              {"candidates",
-               Json::array({Json{{"when", Json{{"eq", Json::array({"outfit", "a"})}}},
-                                 {"operation", "replace"},
-                                 {"mesh", 0}},
-                            Json{{"when", Json{{"eq", Json::array({"outfit", "b"})}}},
-                                 {"operation", "keep"}}})}},
+              {"candidates", Json::array({Json{{"when", Json{{"eq", Json::array({"outfit", "a"})}}},
+                                               {"operation", "replace"},
+                                               {"mesh", 0}},
+                                          Json{{"when", Json{{"eq", Json::array({"outfit", "b"})}}},
+                                               {"operation", "keep"}}})}},
          Json{{"target", 1},
               {"candidates", Json::array({Json{{"when", true}, {"operation", "keep"}}})}}});
   }
@@ -340,19 +348,20 @@ TestPackage make_valid_package_v14() {
   }
   comps[0]["renderer_path"] = "Mesh_all/lod0/body";
   comps[1]["renderer_path"] = "Mesh_all/lod0/hair";
-  m["target"] = Json{{"kind", "character"},
-                     {"id", "chr_0013_aglina"},
-                     {"platform", "windows-x64"},
-                     {"profile_id", "aglina.windows"},
-                     {"revision", "20260918"},
-                     {"snapshot", "snapshot-1"},
-                     {"resources",
-                      Json::array({Json{{"id", "world"},
-                                        {"name", "chr_0013_aglina_postmodel"},
-                                        {"asset_path", "assets/characters/chr_0013_aglina_postmodel.prefab"},
-                                        {"platforms", Json::array({"windows-x64", "android-arm64"})},
-                                        {"lod", 0}}})},
-                     {"components", comps}};
+  m["target"] =
+      Json{{"kind", "character"},
+           {"id", "chr_0013_aglina"},
+           {"platform", "windows-x64"},
+           {"profile_id", "aglina.windows"},
+           {"revision", "20260918"},
+           {"snapshot", "snapshot-1"},
+           {"resources",
+            Json::array({Json{{"id", "world"},
+                              {"name", "chr_0013_aglina_postmodel"},
+                              {"asset_path", "assets/characters/chr_0013_aglina_postmodel.prefab"},
+                              {"platforms", Json::array({"windows-x64", "android-arm64"})},
+                              {"lod", 0}}})},
+           {"components", comps}};
   m["meshes"][0]["renderer_kind"] = "skinned";
   return p;
 }

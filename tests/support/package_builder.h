@@ -18,8 +18,8 @@ using core::Json;
 
 /// One payload as it is to be stored in a binary container.
 struct StoredPayload {
-  ByteVec decoded;     ///< the payload bytes
-  bool zstd = false;   ///< store as a zstd frame (content size set)
+  ByteVec decoded;    ///< the payload bytes
+  bool zstd = false;  ///< store as a zstd frame (content size set)
 };
 
 /// Everything of a binary container that a test may want to break.

@@ -18,7 +18,7 @@ class BinaryPackage final : public Package {
 };
 
 core::Result<Bytes> BinaryPackage::read_payload_into(std::uint32_t id,
-                                                    PayloadBuffer& scratch) const {
+                                                     PayloadBuffer& scratch) const {
   if (id >= payloads_.size())
     return core::make_error("BEM_PAYLOAD_ID", "payload " + std::to_string(id) + " does not exist");
   const PayloadInfo& p = payloads_[id];

@@ -300,7 +300,8 @@ void check_payload_data(Context& ctx) {
       if (loc.member.empty()) loc.member = info.member;
       ctx.report.error(err.code, section, loc, err.message);
     };
-    const bool mapped_range = ctx.options.input_hints && ctx.package.kind() == ContainerKind::kBinary;
+    const bool mapped_range =
+        ctx.options.input_hints && ctx.package.kind() == ContainerKind::kBinary;
     const Bytes stored_range =
         mapped_range ? ctx.package.file().subspan(info.offset, info.stored_size) : Bytes{};
     if (mapped_range) ctx.options.input_hints->will_read(stored_range);

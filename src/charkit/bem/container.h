@@ -23,9 +23,9 @@ using core::Bytes;
 inline constexpr std::uint8_t kMagic[8] = {0x42, 0x45, 0x4D, 0x00, 0x50, 0x4B, 0x47, 0x00};
 inline constexpr std::uint32_t kHeaderSize = 40;
 inline constexpr std::uint32_t kDirectoryEntrySize = 32;
-inline constexpr std::uint64_t kMaxFileSize = 2ull << 30;           // 2 GiB (§2)
-inline constexpr std::uint64_t kMaxManifestSize = 4ull << 20;       // 4 MiB (§2)
-inline constexpr std::uint64_t kMaxPayloadSize = 512ull << 20;      // 512 MiB (§2)
+inline constexpr std::uint64_t kMaxFileSize = 2ull << 30;       // 2 GiB (§2)
+inline constexpr std::uint64_t kMaxManifestSize = 4ull << 20;   // 4 MiB (§2)
+inline constexpr std::uint64_t kMaxPayloadSize = 512ull << 20;  // 512 MiB (§2)
 inline constexpr int kMaxMinor = 5;
 
 enum class ContainerKind { kBinary, kZip, kCollection };
@@ -52,13 +52,13 @@ struct Header {
 };
 
 struct PayloadInfo {
-  bool present = true;           ///< false: a ZIP package lacks this payload number
+  bool present = true;  ///< false: a ZIP package lacks this payload number
   Codec codec = Codec::kRaw;
-  std::uint64_t offset = 0;      ///< binary: absolute file offset; ZIP: local header offset
+  std::uint64_t offset = 0;  ///< binary: absolute file offset; ZIP: local header offset
   std::uint64_t stored_size = 0;
   std::uint64_t decoded_size = 0;
   std::uint64_t entry_offset = 0;  ///< binary: offset of the directory entry
-  std::string member;            ///< ZIP: entry name
+  std::string member;              ///< ZIP: entry name
 };
 
 /// Reusable output buffer for decoded payloads. It grows to the largest
@@ -69,7 +69,9 @@ class PayloadBuffer {
   /// n writable, uninitialised bytes (valid until the next call).
   std::span<std::uint8_t> get(std::size_t n);
   /// Whether b points into this buffer.
-  bool holds(Bytes b) const { return data_ && b.data() >= data_.get() && b.data() < data_.get() + capacity_; }
+  bool holds(Bytes b) const {
+    return data_ && b.data() >= data_.get() && b.data() < data_.get() + capacity_;
+  }
 
  private:
   std::unique_ptr<std::uint8_t[]> data_;
@@ -93,7 +95,7 @@ class PayloadData {
 
 /// A member of a collection bundle (a .bem inside a ZIP).
 struct CollectionMember {
-  std::string name;              ///< entry name in the ZIP (never used as a path)
+  std::string name;  ///< entry name in the ZIP (never used as a path)
   std::uint64_t local_offset = 0;
   std::uint64_t stored_size = 0;
   std::uint64_t decoded_size = 0;
@@ -173,8 +175,10 @@ std::unique_ptr<Package> open_binary(Bytes file, core::Report& report);
 std::unique_ptr<Package> open_zip(Bytes file, core::Report& report);
 
 /// Check one zstd payload frame and decode it into out (out.size() == decoded_size).
-/// Error codes: BEM_ZSTD_FRAME, BEM_ZSTD_SIZE, BEM_ZSTD_DICTIONARY, BEM_ZSTD_TRAILING, BEM_ZSTD_DATA.
-core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size, std::vector<std::uint8_t>& out);
+/// Error codes: BEM_ZSTD_FRAME, BEM_ZSTD_SIZE, BEM_ZSTD_DICTIONARY, BEM_ZSTD_TRAILING,
+/// BEM_ZSTD_DATA.
+core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size,
+                                 std::vector<std::uint8_t>& out);
 /// The frame rules that need no decoding (first part of decode_zstd_payload).
 core::Status check_zstd_frame(Bytes stored, std::uint64_t decoded_size);
 /// The same into caller memory: out.size() must equal decoded_size, which is

@@ -11,13 +11,20 @@ struct CapabilityInfo {
 };
 // §1 table: capabilities and the version that introduced each.
 constexpr CapabilityInfo kCapabilities[] = {
-    {"native-materials", 0},      {"palette-u8", 0},
-    {"indices-u32", 0},           {"fixed-appearances", 0},
-    {"composable-options", 1},    {"keep-material-textures", 1},
-    {"texture-slots", 2},         {"resource-bone-aliases", 2},
-    {"body-parameters", 3},       {"mesh-position-deltas", 3},
-    {"multi-resource-targets", 4}, {"static-meshes", 4},
-    {"material-overrides-v1", 5}, {"root-offset-v1", 5},
+    {"native-materials", 0},
+    {"palette-u8", 0},
+    {"indices-u32", 0},
+    {"fixed-appearances", 0},
+    {"composable-options", 1},
+    {"keep-material-textures", 1},
+    {"texture-slots", 2},
+    {"resource-bone-aliases", 2},
+    {"body-parameters", 3},
+    {"mesh-position-deltas", 3},
+    {"multi-resource-targets", 4},
+    {"static-meshes", 4},
+    {"material-overrides-v1", 5},
+    {"root-offset-v1", 5},
     {"dynamic-drivers-v1", 5},
 };
 }  // namespace
@@ -50,7 +57,11 @@ const std::vector<std::string>& known_capabilities() {
 
 Context::Context(const Json& m, const Package& p, core::Report& r, const ValidateOptions& o,
                  int effective_minor, bool minor_known)
-    : manifest(m), package(p), report(r), options(o), minor_(effective_minor),
+    : manifest(m),
+      package(p),
+      report(r),
+      options(o),
+      minor_(effective_minor),
       minor_known_(minor_known) {}
 
 void Context::need_minor(int m, const std::string& what, const std::string& pointer,
@@ -110,8 +121,9 @@ std::optional<std::uint32_t> Context::get_u32(const Json& obj, const char* key,
   std::string ptr = core::json_pointer_join(obj_ptr, key);
   auto v = core::json_uint32(*j);
   if (!v) {
-    error("BEM_FIELD_TYPE", "§3", ptr,
-          std::string("\"") + key + "\" must be a UInt32 integer, found " + core::json_type_name(*j));
+    error(
+        "BEM_FIELD_TYPE", "§3", ptr,
+        std::string("\"") + key + "\" must be a UInt32 integer, found " + core::json_type_name(*j));
     return std::nullopt;
   }
   if (*v < lo || *v > hi) {
@@ -185,8 +197,9 @@ std::optional<double> Context::get_number(const Json& obj, const char* key,
   std::string ptr = core::json_pointer_join(obj_ptr, key);
   auto v = core::json_finite_number(*j);
   if (!v) {
-    error("BEM_FIELD_TYPE", section, ptr,
-          std::string("\"") + key + "\" must be a finite number, found " + core::json_type_name(*j));
+    error(
+        "BEM_FIELD_TYPE", section, ptr,
+        std::string("\"") + key + "\" must be a finite number, found " + core::json_type_name(*j));
     return std::nullopt;
   }
   if (!(*v >= lo && *v <= hi)) {
@@ -199,8 +212,7 @@ std::optional<double> Context::get_number(const Json& obj, const char* key,
 }
 
 const Json* Context::get_array(const Json& obj, const char* key, const std::string& obj_ptr,
-                               bool required, std::size_t lo, std::size_t hi,
-                               const char* section) {
+                               bool required, std::size_t lo, std::size_t hi, const char* section) {
   const Json* j = field(obj, key, obj_ptr, required, section);
   if (!j) return nullptr;
   std::string ptr = core::json_pointer_join(obj_ptr, key);
@@ -240,8 +252,9 @@ bool Context::use_payload(std::uint32_t id, std::uint64_t min_size, std::uint64_
   }
   std::uint64_t size = table[id].decoded_size;
   if (size < min_size || size > max_size) {
-    std::string want = min_size == max_size ? std::to_string(min_size)
-                                            : std::to_string(min_size) + ".." + std::to_string(max_size);
+    std::string want = min_size == max_size
+                           ? std::to_string(min_size)
+                           : std::to_string(min_size) + ".." + std::to_string(max_size);
     error("BEM_PAYLOAD_SIZE", "§2", use.pointer,
           "payload " + std::to_string(id) + " decodes to " + std::to_string(size) +
               " bytes, expected " + want);

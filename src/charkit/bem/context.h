@@ -23,23 +23,23 @@ using core::Json;
 
 /// What a payload is used as; the payload pass checks its bytes accordingly.
 enum class PayloadRole {
-  kVertexStream,   ///< stream 0/1: size only
-  kSkinStream,     ///< stream 2: weights sum, indices < palette
-  kIndices,        ///< index buffer: each index < vertex_count
-  kTexture,        ///< size only (full mip chain)
-  kDeformation,    ///< sparse-position-f32 frame (§10)
-  kPreview,        ///< PNG ≤ 8 MiB
-  kSound,          ///< 16 B .. 32 MiB
+  kVertexStream,  ///< stream 0/1: size only
+  kSkinStream,    ///< stream 2: weights sum, indices < palette
+  kIndices,       ///< index buffer: each index < vertex_count
+  kTexture,       ///< size only (full mip chain)
+  kDeformation,   ///< sparse-position-f32 frame (§10)
+  kPreview,       ///< PNG ≤ 8 MiB
+  kSound,         ///< 16 B .. 32 MiB
 };
 
 struct PayloadUse {
   PayloadRole role = PayloadRole::kVertexStream;
-  std::string pointer;               ///< where the manifest references it
-  std::uint32_t vertex_count = 0;    ///< indices, skin, deformation
-  std::uint32_t index_size = 0;      ///< indices: 2 or 4
-  std::uint32_t skin_stride = 0;     ///< skin: 4, 12 or 32
-  std::uint32_t palette_size = 0;    ///< skin: number of bones in the palette
-  std::uint32_t count = 0;           ///< deformation: records N declared in the manifest
+  std::string pointer;             ///< where the manifest references it
+  std::uint32_t vertex_count = 0;  ///< indices, skin, deformation
+  std::uint32_t index_size = 0;    ///< indices: 2 or 4
+  std::uint32_t skin_stride = 0;   ///< skin: 4, 12 or 32
+  std::uint32_t palette_size = 0;  ///< skin: number of bones in the palette
+  std::uint32_t count = 0;         ///< deformation: records N declared in the manifest
 };
 
 /// Facts one pass leaves for the next ones.
@@ -130,8 +130,8 @@ class Context {
   std::optional<double> get_number(const Json& obj, const char* key, const std::string& obj_ptr,
                                    bool required, double lo, double hi, const char* section);
   /// Array member with size in [lo, hi]; nullptr on error or absence.
-  const Json* get_array(const Json& obj, const char* key, const std::string& obj_ptr,
-                        bool required, std::size_t lo, std::size_t hi, const char* section);
+  const Json* get_array(const Json& obj, const char* key, const std::string& obj_ptr, bool required,
+                        std::size_t lo, std::size_t hi, const char* section);
   /// Check that j is an object; BEM_FIELD_TYPE if not.
   bool expect_object(const Json& j, const std::string& ptr, const char* section);
 

@@ -49,7 +49,8 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   std::optional<int> declared = pkg.declared_minor();
   if (auto it = manifest.find("format_version"); it != manifest.end()) {
     if (pkg.kind() == ContainerKind::kBinary) {
-      report.warning("BEM_FORMAT_VERSION_IN_BINARY", "§14", core::Location::at_pointer("/format_version"),
+      report.warning("BEM_FORMAT_VERSION_IN_BINARY", "§14",
+                     core::Location::at_pointer("/format_version"),
                      "\"format_version\" is a ZIP container hint; binary packages take the version "
                      "from the header and writers drop this key");
     } else if (auto v = parse_format_version(*it)) {
@@ -60,8 +61,9 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
                    "\"format_version\" must be one of \"1.0\" .. \"1.5\"");
     }
   }
-  bool v10_structure = (manifest.contains("appearances") || manifest.contains("default_appearance_id")) &&
-                       !manifest.contains("option_groups");
+  bool v10_structure =
+      (manifest.contains("appearances") || manifest.contains("default_appearance_id")) &&
+      !manifest.contains("option_groups");
   int effective = declared ? *declared : (v10_structure ? 0 : kMaxMinor);
 
   Context ctx(manifest, pkg, report, options, effective, declared.has_value());

@@ -40,7 +40,8 @@ inline float load_f32_le(const std::uint8_t* p) {
 /// leave the position unchanged.
 class ByteReader {
  public:
-  explicit ByteReader(Bytes data, std::uint64_t base_offset = 0) : data_(data), base_(base_offset) {}
+  explicit ByteReader(Bytes data, std::uint64_t base_offset = 0)
+      : data_(data), base_(base_offset) {}
 
   std::size_t position() const { return pos_; }
   /// Absolute offset of the current position (base + position), for error locations.
@@ -91,7 +92,8 @@ class ByteWriter {
   template <typename T>
   void write(T v) {
     static_assert(std::is_unsigned_v<T>);
-    for (std::size_t i = 0; i < sizeof(T); ++i) buf_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      buf_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
   }
   void write_f32(float f) { write(std::bit_cast<std::uint32_t>(f)); }
   void write_bytes(Bytes b) { buf_.insert(buf_.end(), b.begin(), b.end()); }
@@ -102,7 +104,8 @@ class ByteWriter {
   /// Overwrite an already written little-endian value at pos (for back-patching sizes).
   template <typename T>
   void patch(std::size_t pos, T v) {
-    for (std::size_t i = 0; i < sizeof(T); ++i) buf_.at(pos + i) = static_cast<std::uint8_t>(v >> (8 * i));
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      buf_.at(pos + i) = static_cast<std::uint8_t>(v >> (8 * i));
   }
   std::size_t size() const { return buf_.size(); }
   const std::vector<std::uint8_t>& bytes() const& { return buf_; }

@@ -63,7 +63,8 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
       std::string msg = ex.what();
       // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
       if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-      error_ = make_error("JSON_SYNTAX", msg, Location::at_offset(position == 0 ? 0 : position - 1));
+      error_ =
+          make_error("JSON_SYNTAX", msg, Location::at_offset(position == 0 ? 0 : position - 1));
     }
     return false;
   }
@@ -86,7 +87,8 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
   bool enter() {
     if (frames_.size() + 1 > limits_.max_depth)
       return fail("JSON_TOO_DEEP",
-                  "nesting deeper than " + std::to_string(limits_.max_depth) + " levels", pointer());
+                  "nesting deeper than " + std::to_string(limits_.max_depth) + " levels",
+                  pointer());
     return true;
   }
   std::string pointer() const {
@@ -162,15 +164,23 @@ std::optional<double> json_finite_number(const Json& j) {
 
 const char* json_type_name(const Json& j) {
   switch (j.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::object: return "object";
-    case Json::value_t::array: return "array";
-    case Json::value_t::string: return "string";
-    case Json::value_t::boolean: return "boolean";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::object:
+      return "object";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::boolean:
+      return "boolean";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "integer";
-    case Json::value_t::number_float: return "number";
-    default: return "value";
+    case Json::value_t::number_unsigned:
+      return "integer";
+    case Json::value_t::number_float:
+      return "number";
+    default:
+      return "value";
   }
 }
 

@@ -8,9 +8,12 @@ namespace charkit::core {
 
 const char* severity_name(Severity s) {
   switch (s) {
-    case Severity::kError: return "error";
-    case Severity::kWarning: return "warning";
-    case Severity::kInfo: return "info";
+    case Severity::kError:
+      return "error";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kInfo:
+      return "info";
   }
   return "error";
 }
@@ -30,13 +33,14 @@ void Report::merge(const Report& other) {
   for (const auto& i : other.issues_) add(i);
   // Issues the other report counted but did not keep still count here.
   for (int s = 0; s < 3; ++s) {
-    std::size_t kept = static_cast<std::size_t>(std::count_if(
-        other.issues_.begin(), other.issues_.end(),
-        [s](const Issue& i) { return static_cast<int>(i.severity) == s; }));
+    std::size_t kept = static_cast<std::size_t>(
+        std::count_if(other.issues_.begin(), other.issues_.end(),
+                      [s](const Issue& i) { return static_cast<int>(i.severity) == s; }));
     counts_[s] += other.counts_[s] - kept;
   }
   for (const auto& c : other.codes_seen_)
-    if (std::find(codes_seen_.begin(), codes_seen_.end(), c) == codes_seen_.end()) codes_seen_.push_back(c);
+    if (std::find(codes_seen_.begin(), codes_seen_.end(), c) == codes_seen_.end())
+      codes_seen_.push_back(c);
   if (other.truncated_) truncated_ = true;
 }
 

@@ -18,7 +18,7 @@ enum class Severity : std::uint8_t { kError = 0, kWarning = 1, kInfo = 2 };
 const char* severity_name(Severity s);
 
 struct Issue {
-  std::string code;     ///< stable machine code, e.g. "BEM_HEADER_MAGIC"
+  std::string code;  ///< stable machine code, e.g. "BEM_HEADER_MAGIC"
   Severity severity = Severity::kError;
   std::string section;  ///< spec section, e.g. "§2"
   Location location;
@@ -31,10 +31,12 @@ class Report {
 
   void add(Issue issue);
   void error(std::string code, std::string section, Location loc, std::string message) {
-    add({std::move(code), Severity::kError, std::move(section), std::move(loc), std::move(message)});
+    add({std::move(code), Severity::kError, std::move(section), std::move(loc),
+         std::move(message)});
   }
   void warning(std::string code, std::string section, Location loc, std::string message) {
-    add({std::move(code), Severity::kWarning, std::move(section), std::move(loc), std::move(message)});
+    add({std::move(code), Severity::kWarning, std::move(section), std::move(loc),
+         std::move(message)});
   }
   void info(std::string code, std::string section, Location loc, std::string message) {
     add({std::move(code), Severity::kInfo, std::move(section), std::move(loc), std::move(message)});
