@@ -582,3 +582,21 @@ TEST(ZipContainer, ExtensionIsIrrelevant) {
   EXPECT_TRUE(check(zip).valid());
   EXPECT_TRUE(check(bin).valid());
 }
+
+// §11: more than 4096 payload numbers need BEM 1.2, as a binary directory does.
+TEST(ZipContainer, MoreThan4096PayloadsNeed12) {
+  for (int minor : {1, 2}) {
+    auto p = testkit::make_valid_package(minor);
+    testkit::Json m = p.manifest;
+    m["format_version"] = "1." + std::to_string(minor);
+    std::string text = m.dump();
+    std::vector<testkit::ZipEntry> entries;
+    entries.push_back({"manifest.json", testkit::ByteVec(text.begin(), text.end())});
+    for (std::size_t i = 0; i < p.payloads.size(); ++i)
+      entries.push_back({"payloads/" + std::to_string(i) + ".bin", p.payloads[i]});
+    entries.push_back({"payloads/4096.bin", {1, 2, 3}});  // unreferenced: a warning only
+    auto r = bem::validate_package(testkit::build_zip(entries));
+    EXPECT_EQ(r.report.has_code("BEM_VERSION_TOO_LOW"), minor == 1) << r.report.to_text("zip");
+    EXPECT_EQ(r.valid(), minor == 2) << r.report.to_text("zip");
+  }
+}

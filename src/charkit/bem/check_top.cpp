@@ -197,6 +197,12 @@ void check_final(Context& ctx) {
       ctx.need_minor(2, std::to_string(total) + " candidates (more than 512)", "", "§11");
   }
 
+  // §11: payload directory entries, 4096 before 1.2. The binary reader checks
+  // its header count; a ZIP's payload numbers count the same way.
+  if (ctx.package.kind() == ContainerKind::kZip && ctx.package.payload_count() > 4096)
+    ctx.need_minor(2, std::to_string(ctx.package.payload_count()) + " payloads (more than 4096)",
+                   "", "§11");
+
   // §5/§6: a ZIP without format_version is judged as 1.0 when it has the
   // appearance structure; content of a later version cannot be combined with it.
   if (ctx.structure_v10 && !ctx.minor_known() && ctx.needed_minor() > 0)
