@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "charkit/bem/validate.h"
 #include "package_builder.h"
@@ -19,6 +21,49 @@ inline bem::ValidationResult validate(const testkit::TestPackage& p, Form form =
                            : form == Form::kBinaryZstd ? p.binary(true)
                                                        : p.binary();
   return bem::validate_package(bytes, options);
+}
+
+inline testkit::Json& mesh0(testkit::TestPackage& p) {
+  return p.manifest["meshes"][0];
+}
+inline testkit::Json& attrs(testkit::TestPackage& p) {
+  return p.manifest["meshes"][0]["attributes"];
+}
+
+/// The baseline with a 12-byte skin stream (§7): per vertex UNorm16×4
+/// weights, then UInt8×4 bone indices.
+inline testkit::TestPackage with_skin12(int minor, std::vector<std::uint16_t> w = {65535, 0, 0, 0},
+                                        std::vector<std::uint8_t> idx = {0, 0, 0, 0}) {
+  testkit::TestPackage p = testkit::make_valid_package(minor);
+  mesh0(p)["streams"][2]["stride"] = 12;
+  attrs(p)[2] = testkit::Json::array({12, 4, 4, 2, 0});
+  attrs(p).push_back(testkit::Json::array({13, 6, 4, 2, 8}));
+  testkit::ByteVec skin;
+  for (int v = 0; v < 3; ++v) {
+    testkit::ByteVec wb = testkit::u16_bytes(w);
+    skin.insert(skin.end(), wb.begin(), wb.end());
+    skin.insert(skin.end(), idx.begin(), idx.end());
+  }
+  p.payloads[2] = skin;
+  return p;
+}
+
+/// The baseline with a 32-byte skin stream (§9, 1.2+): per vertex Float32×4
+/// weights, then UInt32×4 bone indices.
+inline testkit::TestPackage with_skin32(int minor, std::vector<float> w = {1, 0, 0, 0},
+                                        std::vector<std::uint32_t> idx = {0, 0, 0, 0}) {
+  testkit::TestPackage p = testkit::make_valid_package(minor);
+  mesh0(p)["streams"][2]["stride"] = 32;
+  attrs(p)[2] = testkit::Json::array({12, 0, 4, 2, 0});
+  attrs(p).push_back(testkit::Json::array({13, 10, 4, 2, 16}));
+  testkit::ByteVec skin;
+  for (int v = 0; v < 3; ++v) {
+    testkit::ByteVec a = testkit::f32_bytes(w), b = testkit::u32_bytes(idx);
+    skin.insert(skin.end(), a.begin(), a.end());
+    skin.insert(skin.end(), b.begin(), b.end());
+  }
+  p.payloads[2] = skin;
+  return p;
 }
 
 inline std::size_t count_code(const bem::ValidationResult& r, const std::string& code) {

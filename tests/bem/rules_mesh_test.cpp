@@ -5,55 +5,19 @@
 #include "mesh_test_util.h"
 
 using namespace charkit;
+using rules_test::attrs;
+using rules_test::mesh0;
+using rules_test::with_skin12;
+using rules_test::with_skin32;
 using testkit::ByteVec;
 using testkit::Json;
 using testkit::TestPackage;
 
 namespace {
 
-Json& mesh0(TestPackage& p) {
-  return p.manifest["meshes"][0];
-}
 Json& draw0(TestPackage& p) {
   return p.manifest["meshes"][0]["draws"][0];
 }
-Json& attrs(TestPackage& p) {
-  return p.manifest["meshes"][0]["attributes"];
-}
-
-/// Baseline whose skin stream is 12 bytes: UNorm16 weights + UInt8 indices.
-TestPackage with_skin12(int minor, std::uint16_t w0 = 65535, std::uint8_t i0 = 0) {
-  TestPackage p = testkit::make_valid_package(minor);
-  mesh0(p)["streams"][2]["stride"] = 12;
-  attrs(p)[2] = Json::array({12, 4, 4, 2, 0});
-  attrs(p).push_back(Json::array({13, 6, 4, 2, 8}));
-  ByteVec skin;
-  for (int v = 0; v < 3; ++v) {
-    ByteVec w = testkit::u16_bytes({w0, 0, 0, 0});
-    skin.insert(skin.end(), w.begin(), w.end());
-    skin.insert(skin.end(), {i0, 0, 0, 0});
-  }
-  p.payloads[2] = skin;
-  return p;
-}
-
-/// Baseline whose skin stream is 32 bytes: Float32 weights + UInt32 indices (1.2+).
-TestPackage with_skin32(int minor, std::vector<float> w = {1, 0, 0, 0},
-                        std::vector<std::uint32_t> idx = {0, 0, 0, 0}) {
-  TestPackage p = testkit::make_valid_package(minor);
-  mesh0(p)["streams"][2]["stride"] = 32;
-  attrs(p)[2] = Json::array({12, 0, 4, 2, 0});
-  attrs(p).push_back(Json::array({13, 10, 4, 2, 16}));
-  ByteVec skin;
-  for (int v = 0; v < 3; ++v) {
-    ByteVec a = testkit::f32_bytes(w), b = testkit::u32_bytes(idx);
-    skin.insert(skin.end(), a.begin(), a.end());
-    skin.insert(skin.end(), b.begin(), b.end());
-  }
-  p.payloads[2] = skin;
-  return p;
-}
-
 }  // namespace
 
 TEST(MeshRules, BaselineValidInEveryVersionAndContainer) {

@@ -8,19 +8,16 @@
 #include "mesh_test_util.h"
 
 using namespace charkit;
+using rules_test::attrs;
 using rules_test::Form;
+using rules_test::mesh0;
+using rules_test::with_skin12;
+using rules_test::with_skin32;
 using testkit::ByteVec;
 using testkit::Json;
 using testkit::TestPackage;
 
 namespace {
-
-Json& mesh0(TestPackage& p) {
-  return p.manifest["meshes"][0];
-}
-Json& attrs(TestPackage& p) {
-  return p.manifest["meshes"][0]["attributes"];
-}
 
 void expect_in_all_forms(const TestPackage& p, const std::string& code) {
   for (auto form : {Form::kBinary, Form::kBinaryZstd, Form::kZip}) {
@@ -28,37 +25,6 @@ void expect_in_all_forms(const TestPackage& p, const std::string& code) {
     EXPECT_TRUE(r.report.has_code(code)) << code << "\n" << r.report.to_text("pkg");
     EXPECT_FALSE(r.valid());
   }
-}
-
-/// 12-byte skin: per vertex weights (UNorm16×4) and indices (UInt8×4).
-TestPackage with_skin12(int minor, std::vector<std::uint16_t> w, std::vector<std::uint8_t> idx) {
-  TestPackage p = testkit::make_valid_package(minor);
-  mesh0(p)["streams"][2]["stride"] = 12;
-  attrs(p)[2] = Json::array({12, 4, 4, 2, 0});
-  attrs(p).push_back(Json::array({13, 6, 4, 2, 8}));
-  ByteVec skin;
-  for (int v = 0; v < 3; ++v) {
-    ByteVec wb = testkit::u16_bytes(w);
-    skin.insert(skin.end(), wb.begin(), wb.end());
-    skin.insert(skin.end(), idx.begin(), idx.end());
-  }
-  p.payloads[2] = skin;
-  return p;
-}
-
-TestPackage with_skin32(int minor, std::vector<float> w, std::vector<std::uint32_t> idx) {
-  TestPackage p = testkit::make_valid_package(minor);
-  mesh0(p)["streams"][2]["stride"] = 32;
-  attrs(p)[2] = Json::array({12, 0, 4, 2, 0});
-  attrs(p).push_back(Json::array({13, 10, 4, 2, 16}));
-  ByteVec skin;
-  for (int v = 0; v < 3; ++v) {
-    ByteVec a = testkit::f32_bytes(w), b = testkit::u32_bytes(idx);
-    skin.insert(skin.end(), a.begin(), a.end());
-    skin.insert(skin.end(), b.begin(), b.end());
-  }
-  p.payloads[2] = skin;
-  return p;
 }
 
 }  // namespace
