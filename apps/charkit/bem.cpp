@@ -518,6 +518,10 @@ void add_bem_commands(CLI::App& app, int& exit_code) {
   inspect->callback([inspect_path, inspect_json, &exit_code] {
     exit_code = run_inspect(*inspect_path, *inspect_json);
   });
+
+  add_bem_select_command(*bem, exit_code);
+  add_bem_convert_commands(*bem, exit_code);
+  add_bem_export_command(*bem, exit_code);
 }
 
 }  // namespace charkit::app

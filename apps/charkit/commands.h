@@ -14,4 +14,13 @@ inline constexpr int kExitUsage = 2;
 /// `charkit bem …`: validate and inspect BEM packages.
 void add_bem_commands(CLI::App& app, int& exit_code);
 
+// The other `charkit bem` sub-commands, one file each, registered on the
+// `bem` group by add_bem_commands.
+/// `charkit bem select` (bem_select.cpp): the plan of one selection.
+void add_bem_select_command(CLI::App& bem, int& exit_code);
+/// `charkit bem convert` and `charkit bem unpack` (bem_convert.cpp).
+void add_bem_convert_commands(CLI::App& bem, int& exit_code);
+/// `charkit bem export` (bem_export.cpp): one selection as glTF 2.0.
+void add_bem_export_command(CLI::App& bem, int& exit_code);
+
 }  // namespace charkit::app

@@ -1,0 +1,8 @@
+// `charkit bem convert`: registered by add_bem_commands (not implemented yet).
+#include "commands.h"
+
+namespace charkit::app {
+
+void add_bem_convert_commands(CLI::App& /*bem*/, int& /*exit_code*/) {}
+
+}  // namespace charkit::app
