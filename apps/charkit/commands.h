@@ -14,6 +14,9 @@ inline constexpr int kExitUsage = 2;
 /// `charkit bem …`: validate and inspect BEM packages.
 void add_bem_commands(CLI::App& app, int& exit_code);
 
+/// `charkit motion …` and `charkit model …` (motion.cpp): motion to keypoints, model intake.
+void add_motion_commands(CLI::App& app, int& exit_code);
+
 // The other `charkit bem` sub-commands, one file each, registered on the
 // `bem` group by add_bem_commands.
 /// `charkit bem select` (bem_select.cpp): the plan of one selection.
