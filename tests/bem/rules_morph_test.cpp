@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -127,6 +128,18 @@ TEST(MorphParameters, VersionTooLow) {
     auto p = with_morph(minor);
     expect_rule(p, "BEM_VERSION_TOO_LOW");
   }
+}
+
+// The field and its capability need the same version: one line says so.
+TEST(MorphParameters, VersionTooLowReportedOncePerField) {
+  auto p = with_morph(2);
+  auto bytes = p.binary();
+  auto r = bem::validate_package(bytes);
+  std::map<std::string, int> per_pointer;
+  for (const auto& issue : r.report.issues())
+    if (issue.code == "BEM_VERSION_TOO_LOW") ++per_pointer[issue.location.pointer];
+  EXPECT_EQ(per_pointer["/parameters"], 1) << r.report.to_text("pkg");
+  EXPECT_EQ(per_pointer["/mesh_deformations"], 1) << r.report.to_text("pkg");
 }
 
 TEST(MorphParameters, DeformationsAloneVersionTooLow) {

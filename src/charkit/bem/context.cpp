@@ -67,7 +67,9 @@ Context::Context(const Json& m, const Package& p, core::Report& r, const Validat
 void Context::need_minor(int m, const std::string& what, const std::string& pointer,
                          const char* section) {
   if (m > needed_minor_) needed_minor_ = m;
-  if (minor_known_ && minor_ < m)
+  // One report per location: a field's presence and its capability both
+  // need the same version (e.g. /parameters), and one line says it.
+  if (minor_known_ && minor_ < m && version_reported_.insert(pointer).second)
     error("BEM_VERSION_TOO_LOW", section, pointer,
           what + " needs BEM 1." + std::to_string(m) + " but the package declares 1." +
               std::to_string(minor_));

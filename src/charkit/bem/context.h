@@ -166,6 +166,7 @@ class Context {
   int minor_;
   bool minor_known_;
   int needed_minor_ = 0;
+  std::set<std::string> version_reported_;  ///< pointers with a BEM_VERSION_TOO_LOW
 };
 
 /// Does s match the stable-ID rule [A-Za-z0-9][A-Za-z0-9_.-]{0,95}?
