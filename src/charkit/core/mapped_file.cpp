@@ -16,16 +16,20 @@ namespace {
 const std::uint8_t kEmpty = 0;
 }  // namespace
 
-MappedFile::~MappedFile() {
+void MappedFile::unmap() noexcept {
   if (data_ && data_ != &kEmpty) munmap(const_cast<std::uint8_t*>(data_), size_);
+  data_ = nullptr;
+  size_ = 0;
 }
+
+MappedFile::~MappedFile() { unmap(); }
 
 MappedFile::MappedFile(MappedFile&& o) noexcept
     : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
   if (this != &o) {
-    this->~MappedFile();
+    unmap();  // not this->~MappedFile(): the object has a virtual base (InputHints)
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
   }

@@ -43,6 +43,7 @@ class MappedFile final : public InputHints {
   std::size_t size() const { return size_; }
 
  private:
+  void unmap() noexcept;
   const std::uint8_t* data_ = nullptr;
   std::size_t size_ = 0;
 };
