@@ -1,8 +1,295 @@
-// `charkit motion …` and `charkit model …` (not implemented yet).
+// `charkit motion convert` and `charkit motion inspect`: BVH motion to
+// MediaPipe-33 keypoint NDJSON (docs/motion.md, docs/contracts/keypoints.md).
+// The work is in charkit::motion; this file maps files to text and results
+// to exit codes.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "charkit/core/json.h"
+#include "charkit/core/mapped_file.h"
+#include "charkit/motion/convert.h"
 #include "commands.h"
 
 namespace charkit::app {
+namespace {
 
-void add_motion_commands(CLI::App& /*app*/, int& /*exit_code*/) {}
+using core::Json;
+
+// Joint names come from the file: escape control characters before printing.
+std::string printable(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string number_text(double v) {
+  std::ostringstream os;
+  os.precision(10);
+  os << v;
+  return os.str();
+}
+
+struct MotionArgs {
+  std::string input;
+  std::string output;
+  std::string joint_map;
+  std::string up = "y";
+  double fps = 0;
+  bool json = false;
+};
+
+// Reads --joint-map into the table; prints the error and returns the exit code on failure.
+int load_table(const MotionArgs& a, motion::JointTable& table) {
+  table = motion::default_joint_table();
+  if (a.joint_map.empty()) return kExitOk;
+  std::ifstream in(a.joint_map, std::ios::binary);
+  if (!in) {
+    std::cerr << printable(a.joint_map) << ": error IO_OPEN: cannot open the joint map\n";
+    return kExitUsage;
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.size() > (1u << 20)) {
+    std::cerr << printable(a.joint_map) << ": error JOINT_MAP: joint map larger than 1 MiB\n";
+    return kExitInvalid;
+  }
+  auto t = motion::apply_joint_map(std::move(table), text);
+  if (!t) {
+    std::cerr << printable(a.joint_map) << ": error " << printable(t.error().to_string()) << "\n";
+    return kExitInvalid;
+  }
+  table = std::move(*t);
+  return kExitOk;
+}
+
+Json warnings_json(const std::vector<motion::BvhWarning>& ws) {
+  Json arr = Json::array();
+  for (const auto& w : ws) arr.push_back(Json{{"code", w.code}, {"message", w.message}});
+  return arr;
+}
+
+Json points_json(const motion::ConvertSummary& s) {
+  Json arr = Json::array();
+  for (std::size_t i = 0; i < motion::kPointCount; ++i) {
+    const auto& pm = s.mapping.points[i];
+    Json p{{"index", i},
+           {"name", std::string(motion::point_name(i))},
+           {"source", motion::point_source_name(pm.source)}};
+    p["joint"] = pm.joint >= 0 ? Json(s.header.joints[static_cast<std::size_t>(pm.joint)].name) : Json(nullptr);
+    arr.push_back(std::move(p));
+  }
+  return arr;
+}
+
+Json pelvis_json(const motion::ConvertSummary& s) {
+  if (s.mapping.pelvis_joint < 0) return Json("midpoint of left_hip and right_hip");
+  return Json(s.header.joints[static_cast<std::size_t>(s.mapping.pelvis_joint)].name);
+}
+
+void print_warnings(const std::string& subject, const std::vector<motion::BvhWarning>& ws) {
+  for (const auto& w : ws)
+    std::cerr << printable(subject) << ": warning " << w.code << ": " << printable(w.message) << "\n";
+}
+
+int run_convert(const MotionArgs& a) {
+  motion::JointTable table;
+  if (int rc = load_table(a, table); rc != kExitOk) return rc;
+  auto file = core::MappedFile::open(a.input);
+  if (!file) {
+    std::cerr << printable(a.input) << ": error " << printable(file.error().to_string()) << "\n";
+    return kExitUsage;
+  }
+  motion::ConvertOptions options;
+  options.table = std::move(table);
+  options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
+  if (a.fps > 0) options.fps = a.fps;
+  options.hints = &*file;
+
+  const bool to_stdout = a.output == "-";
+  std::FILE* out = to_stdout ? stdout : std::fopen(a.output.c_str(), "wb");
+  if (!out) {
+    std::cerr << printable(a.output) << ": error IO_OPEN: cannot create the output file\n";
+    return kExitUsage;
+  }
+  auto sink = [out](std::string_view chunk) {
+    return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size();
+  };
+  auto r = motion::convert_bvh(core::as_chars(file->bytes()), options, sink);
+  bool flushed = std::fflush(out) == 0;
+  if (!to_stdout) flushed = (std::fclose(out) == 0) && flushed;
+  if (!r || !flushed) {
+    if (!to_stdout) std::remove(a.output.c_str());
+    if (!r) {
+      std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
+      return r.error().code == "IO_WRITE" ? kExitUsage : kExitInvalid;
+    }
+    std::cerr << printable(a.output) << ": error IO_WRITE: cannot write the output\n";
+    return kExitUsage;
+  }
+  print_warnings(a.input, r->warnings);
+  if (a.json) {
+    Json j{{"input", a.input},
+           {"output", a.output},
+           {"frames", r->frames},
+           {"fps", r->fps},
+           {"scale", r->scale},
+           {"pelvis", pelvis_json(*r)},
+           {"points", points_json(*r)},
+           {"warnings", warnings_json(r->warnings)}};
+    (to_stdout ? std::cerr : std::cout) << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  } else {
+    std::cerr << printable(a.input) << ": " << r->frames << " frames at " << number_text(r->fps)
+              << " fps written to " << printable(a.output) << "\n";
+  }
+  return kExitOk;
+}
+
+void print_tree(std::ostream& os, const motion::BvhHeader& h) {
+  std::vector<int> depth(h.joints.size(), 0);
+  for (std::size_t i = 0; i < h.joints.size(); ++i) {
+    const auto& j = h.joints[i];
+    if (j.parent >= 0) depth[i] = depth[static_cast<std::size_t>(j.parent)] + 1;
+    os << "  " << std::string(static_cast<std::size_t>(depth[i]) * 2, ' ') << printable(j.name);
+    if (j.channel_count) {
+      os << " [";
+      for (std::uint8_t c = 0; c < j.channel_count; ++c)
+        os << (c ? " " : "") << motion::channel_name(j.channels[c]);
+      os << "]";
+    }
+    os << " offset (" << number_text(j.offset[0]) << ", " << number_text(j.offset[1]) << ", "
+       << number_text(j.offset[2]) << ")\n";
+  }
+}
+
+int run_inspect(const MotionArgs& a) {
+  motion::JointTable table;
+  if (int rc = load_table(a, table); rc != kExitOk) return rc;
+  auto file = core::MappedFile::open(a.input);
+  if (!file) {
+    std::cerr << printable(a.input) << ": error " << printable(file.error().to_string()) << "\n";
+    return kExitUsage;
+  }
+  motion::ConvertOptions options;
+  options.table = table;
+  options.hints = &*file;
+  auto r = motion::analyse_bvh(core::as_chars(file->bytes()), options);
+  if (!r) {
+    if (a.json) {
+      Json j{{"file", a.input},
+             {"valid", false},
+             {"error", Json{{"code", r.error().code}, {"message", r.error().message}}}};
+      std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    } else {
+      std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
+    }
+    return kExitInvalid;
+  }
+  const motion::BvhHeader& h = r->header;
+  std::size_t end_sites = 0;
+  for (const auto& j : h.joints) end_sites += j.end_site ? 1 : 0;
+  if (a.json) {
+    Json joints = Json::array();
+    for (const auto& j : h.joints) {
+      Json ch = Json::array();
+      for (std::uint8_t c = 0; c < j.channel_count; ++c) ch.push_back(motion::channel_name(j.channels[c]));
+      joints.push_back(Json{{"name", j.name},
+                            {"parent", j.parent},
+                            {"endSite", j.end_site},
+                            {"offset", Json::array({j.offset[0], j.offset[1], j.offset[2]})},
+                            {"channels", std::move(ch)}});
+    }
+    Json doc{{"file", a.input},
+             {"valid", true},
+             {"roots", h.root_count},
+             {"joints", std::move(joints)},
+             {"channelCount", h.channel_count},
+             {"declaredFrames", h.declared_frames},
+             {"frames", r->frames},
+             {"frameTime", h.frame_time},
+             {"fps", r->fps},
+             {"pelvis", pelvis_json(*r)},
+             {"points", points_json(*r)},
+             {"warnings", warnings_json(r->warnings)}};
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  std::ostream& os = std::cout;
+  os << printable(a.input) << ": BVH, " << h.root_count << " root(s), " << h.joints.size() - end_sites
+     << " joints + " << end_sites << " End Sites, " << h.channel_count << " channels\n";
+  os << "frames: " << r->frames << " (declared " << h.declared_frames << "), frame time "
+     << number_text(h.frame_time) << " s, " << number_text(r->fps) << " fps\n";
+  os << "skeleton:\n";
+  print_tree(os, h);
+  os << "pelvis (origin): " << printable(pelvis_json(*r).get<std::string>()) << "\n";
+  os << "MediaPipe points:\n";
+  for (std::size_t i = 0; i < motion::kPointCount; ++i) {
+    const auto& pm = r->mapping.points[i];
+    char line[64];
+    std::snprintf(line, sizeof line, "  %2zu %-17s %-9s ", i, std::string(motion::point_name(i)).c_str(),
+                  motion::point_source_name(pm.source));
+    os << line;
+    if (pm.joint >= 0) os << printable(h.joints[static_cast<std::size_t>(pm.joint)].name);
+    else if (pm.source == motion::PointSource::kMissing) os << "(no joint; confidence 0, parent's position)";
+    else os << "(from its parents; confidence 0.5)";
+    os << "\n";
+  }
+  for (const auto& w : r->warnings) os << "warning " << w.code << ": " << printable(w.message) << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_motion_commands(CLI::App& app, int& exit_code) {
+  CLI::App* motion = app.add_subcommand("motion", "Motion data (BVH) to MediaPipe-33 keypoints");
+  motion->require_subcommand(1);
+
+  auto conv = std::make_shared<MotionArgs>();
+  CLI::App* convert = motion->add_subcommand(
+      "convert",
+      "Convert a BVH motion to MediaPipe-33 keypoint NDJSON (one frame per line: frame, timeMs, "
+      "33 points [x,y,z,confidence], 9 joint-angle cosines)");
+  convert->add_option("input", conv->input, "BVH file")->required()->type_name("IN");
+  convert->add_option("-o,--output", conv->output, "Output NDJSON file, '-' for stdout")
+      ->required()
+      ->type_name("OUT");
+  convert->add_option("--joint-map", conv->joint_map,
+                      "JSON object: MediaPipe point name or index -> [joint names], tried before "
+                      "the default table")
+      ->type_name("FILE");
+  convert->add_option("--up", conv->up, "Up axis of the source: y (default) or z (rotated -90 deg about X)")
+      ->check(CLI::IsMember({"y", "z"}))
+      ->type_name("AXIS");
+  convert->add_option("--fps", conv->fps, "Frame rate for timeMs (default: from Frame Time, else 30)")
+      ->check(CLI::Range(0.001, 1000.0))
+      ->type_name("N");
+  convert->add_flag("--json", conv->json, "Print a JSON summary (stdout; stderr with -o -)");
+  convert->footer(
+      "Exit status: 0 converted, 1 invalid BVH or joint map, 2 usage or I/O error.\n"
+      "Formats and rules: docs/contracts/keypoints.md, docs/contracts/skeleton-topology.md.");
+  convert->callback([conv, &exit_code] { exit_code = run_convert(*conv); });
+
+  auto insp = std::make_shared<MotionArgs>();
+  CLI::App* inspect = motion->add_subcommand(
+      "inspect",
+      "Show a BVH file's skeleton tree, channels, frames and fps, and which MediaPipe points are "
+      "mapped from which joints, missing or estimated");
+  inspect->add_option("input", insp->input, "BVH file")->required()->type_name("IN");
+  inspect->add_option("--joint-map", insp->joint_map, "Joint map as for convert")->type_name("FILE");
+  inspect->add_flag("--json", insp->json, "Print the inspection as JSON");
+  inspect->footer("Exit status: 0 inspected, 1 invalid BVH or joint map, 2 usage or I/O error.");
+  inspect->callback([insp, &exit_code] { exit_code = run_inspect(*insp); });
+}
 
 }  // namespace charkit::app

@@ -1,0 +1,139 @@
+#include "charkit/motion/convert.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "charkit/motion/forward_kinematics.h"
+#include "charkit/motion/ndjson.h"
+
+namespace charkit::motion {
+
+std::optional<double> fps_from_frame_time(double frame_time) {
+  if (!(frame_time > 0.0001) || !(frame_time <= 3600.0)) return std::nullopt;
+  const double fps = 1.0 / frame_time;
+  const double n = std::round(fps);
+  if (n >= 1 && std::abs(fps - n) <= 0.001 * n) return n;
+  return std::round(fps * 1000.0) / 1000.0;
+}
+
+namespace {
+
+// Buffers of one frame; allocated once per conversion, not per frame.
+struct FramePipeline {
+  const BvhHeader& header;
+  const JointMapping& mapping;
+  UpAxis up;
+  std::vector<double> values;
+  std::vector<Mat3> rotations;
+  std::vector<Vec3> positions;
+  std::array<Keypoint, kPointCount> points{};
+  std::array<double, kAngleCount> angles{};
+
+  FramePipeline(const BvhHeader& h, const JointMapping& m, UpAxis u)
+      : header(h), mapping(m), up(u), values(h.channel_count), rotations(h.joints.size()),
+        positions(h.joints.size()) {}
+
+  ForwardKinematicsJob fk() {
+    return ForwardKinematicsJob{header.joints, values, rotations, positions};
+  }
+  PoseJob pose() { return PoseJob{&mapping, positions, up, points, angles}; }
+};
+
+struct Pass1 {
+  std::uint64_t frames = 0;
+  double max_abs = 0;
+  std::vector<BvhWarning> warnings;
+};
+
+core::Result<Pass1> run_pass1(std::string_view text, const BvhHeader& header, const ConvertOptions& o,
+                              FramePipeline& fp) {
+  Pass1 r;
+  const ForwardKinematicsJob fk = fp.fk();
+  const PoseJob pose = fp.pose();
+  if (!fk.validate() || !pose.validate())
+    return core::make_error("MOTION_INTERNAL", "inconsistent skeleton buffers");
+  FrameReader reader(header, text, o.limits, o.hints);
+  for (;;) {
+    auto got = reader.next(fp.values);
+    if (!got) return got.error();
+    if (!*got) break;
+    fk.run();
+    pose.run();
+    for (const Keypoint& k : fp.points) {
+      const double m = std::max({std::abs(k.x), std::abs(k.y), std::abs(k.z)});
+      if (!std::isfinite(m))
+        return core::make_error("MOTION_NOT_FINITE",
+                                "frame " + std::to_string(reader.frames_read() - 1) +
+                                    ": joint positions overflow (values too large)");
+      r.max_abs = std::max(r.max_abs, m);
+    }
+  }
+  r.frames = reader.frames_read();
+  r.warnings = reader.warnings();
+  return r;
+}
+
+core::Result<ConvertSummary> analyse(std::string_view text, const ConvertOptions& o) {
+  auto header = parse_bvh_header(text, o.limits);
+  if (!header) return header.error();
+  ConvertSummary s;
+  s.header = std::move(*header);
+  s.mapping = map_joints(s.header.joints, o.table);
+  if (o.fps) {
+    s.fps = *o.fps;
+  } else if (auto f = fps_from_frame_time(s.header.frame_time)) {
+    s.fps = *f;
+  } else {
+    s.fps = kDefaultFps;
+    s.warnings.push_back(BvhWarning{"BVH_FRAME_TIME", "Frame Time is not a usable duration; using " +
+                                                          std::to_string(static_cast<int>(kDefaultFps)) + " fps"});
+  }
+  FramePipeline fp(s.header, s.mapping, o.up);
+  auto p1 = run_pass1(text, s.header, o, fp);
+  if (!p1) return p1.error();
+  s.frames = p1->frames;
+  s.max_abs = p1->max_abs;
+  s.scale = projection_scale(s.max_abs);
+  for (auto& w : p1->warnings) s.warnings.push_back(std::move(w));
+  return s;
+}
+
+}  // namespace
+
+core::Result<ConvertSummary> analyse_bvh(std::string_view text, const ConvertOptions& options) {
+  return analyse(text, options);
+}
+
+core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOptions& options,
+                                         const OutputSink& sink) {
+  auto analysed = analyse(text, options);
+  if (!analysed) return analysed;
+  ConvertSummary& s = *analysed;
+  auto fp = std::make_unique<FramePipeline>(s.header, s.mapping, options.up);
+  const ForwardKinematicsJob fk = fp->fk();
+  const PoseJob pose = fp->pose();
+
+  constexpr std::size_t kFlushBytes = 64 * 1024;
+  std::string out;
+  out.reserve(kFlushBytes + 4096);
+  std::array<Keypoint, kPointCount> projected{};
+  FrameReader reader(s.header, text, options.limits, options.hints);
+  for (std::uint64_t frame = 0;; ++frame) {
+    auto got = reader.next(fp->values);
+    if (!got) return got.error();  // cannot happen after pass 1; kept for safety
+    if (!*got) break;
+    fk.run();
+    pose.run();
+    for (std::size_t i = 0; i < kPointCount; ++i) projected[i] = project(fp->points[i], s.scale);
+    append_frame_line(out, frame, frame_time_ms(frame, s.fps), projected, fp->angles);
+    if (out.size() >= kFlushBytes) {
+      if (!sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
+      out.clear();
+    }
+  }
+  if (!out.empty() && !sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
+  return analysed;
+}
+
+}  // namespace charkit::motion

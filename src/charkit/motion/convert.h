@@ -1,0 +1,57 @@
+// BVH → MediaPipe-33 NDJSON, streaming in two passes over the text
+// (docs/contracts/keypoints.md): pass 1 runs FK on every frame to find the
+// projection scale (seed §2.1: 0.35 / max |coordinate| over the whole
+// motion); pass 2 runs FK again, projects and writes the lines. Memory is the
+// hierarchy plus one frame and a 64 KiB output buffer, whatever the length.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "charkit/core/mapped_file.h"
+#include "charkit/core/result.h"
+#include "charkit/motion/bvh.h"
+#include "charkit/motion/mediapipe33.h"
+
+namespace charkit::motion {
+
+inline constexpr double kDefaultFps = 30.0;
+
+/// fps from a BVH Frame Time: 1 / frame_time, snapped to the nearest integer
+/// when within 0.1 % of it (0.0333333 → 30), else rounded to 0.001 fps;
+/// nullopt when frame_time is not in (0.0001 s, 3600 s].
+std::optional<double> fps_from_frame_time(double frame_time);
+
+struct ConvertOptions {
+  UpAxis up = UpAxis::kY;
+  std::optional<double> fps;  ///< overrides the Frame Time
+  JointTable table = default_joint_table();
+  BvhLimits limits;
+  const core::InputHints* hints = nullptr;  ///< e.g. the MappedFile holding the text
+};
+
+struct ConvertSummary {
+  BvhHeader header;
+  JointMapping mapping;
+  std::uint64_t frames = 0;
+  double fps = kDefaultFps;
+  double max_abs = 0;  ///< largest |coordinate| before projection
+  double scale = 1;
+  std::vector<BvhWarning> warnings;
+};
+
+/// Receives the output in chunks of whole lines; returns false on a write error.
+using OutputSink = std::function<bool(std::string_view)>;
+
+/// Errors: those of parse_bvh_header and FrameReader, MOTION_NOT_FINITE,
+/// IO_WRITE (the sink failed).
+core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOptions& options,
+                                         const OutputSink& sink);
+
+/// Pass 1 only: header, mapping, frames, fps, scale and warnings (used by
+/// `motion inspect`).
+core::Result<ConvertSummary> analyse_bvh(std::string_view text, const ConvertOptions& options);
+
+}  // namespace charkit::motion

@@ -1,0 +1,40 @@
+// Forward kinematics of a BVH skeleton for one frame: a job struct
+// (validate() then run(); spans in and out, no allocation in run()).
+//
+// Conventions (docs/contracts/skeleton-topology.md §3):
+// - A joint's local rotation is the product of its rotation channels in the
+//   order they are listed, applied intrinsically: CHANNELS Zrotation Xrotation
+//   Yrotation gives R = Rz · Rx · Ry; angles in degrees, right-handed.
+// - Its local translation is OFFSET; where the joint has position channels
+//   (on any joint, not only the root) their values *replace* the matching
+//   OFFSET components, as three.js BVHLoader and Blender's importer do and as
+//   files with 6 channels on every joint (Bandai-Namco style) expect.
+// - world rotation = parent world rotation · local rotation;
+//   world position = parent world position + parent world rotation · translation.
+#pragma once
+
+#include <array>
+#include <span>
+
+#include "charkit/motion/bvh.h"
+
+namespace charkit::motion {
+
+using Vec3 = std::array<double, 3>;
+using Mat3 = std::array<double, 9>;  ///< row-major
+
+/// Local rotation of one joint from its channel values (the joint's slice of a frame row).
+Mat3 local_rotation(const BvhJoint& joint, std::span<const double> frame);
+
+struct ForwardKinematicsJob {
+  std::span<const BvhJoint> joints;      ///< parents before children
+  std::span<const double> frame;         ///< one frame row (all channels)
+  std::span<Mat3> world_rotations;       ///< scratch, one per joint
+  std::span<Vec3> world_positions;       ///< output, one per joint
+
+  /// Sizes agree, every parent index precedes its joint, channels lie in frame.
+  bool validate() const;
+  void run() const;
+};
+
+}  // namespace charkit::motion
