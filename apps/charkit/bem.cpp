@@ -13,6 +13,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "commands.h"
+#include "package_input.h"
 
 #ifndef CHARKIT_VERSION
 #define CHARKIT_VERSION "0.0.0"
@@ -94,9 +95,58 @@ struct ValidateArgs {
 
 enum class FileOutcome { kValid, kInvalid, kIoError };
 
+// ---- the selection proof (docs/bem/proof.md) ----------------------------
+
+/// 5400 -> "5,400".
+std::string grouped(std::uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string mib(std::uint64_t bytes) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+/// "selections: 12 legal combinations; worst case: 7 draws (outfit:b), …"
+std::string selections_text(const bem::ProofSummary& p) {
+  std::string t = "selections: " + p.combinations + " legal combination" +
+                  (p.combinations == "1" ? "" : "s") + "; " + grouped(p.nodes) +
+                  " decision-graph nodes";
+  if (!p.has_worst_cases) return t + "\n";
+  auto w = [](const bem::WorstCase& c) { return " (" + printable(c.witness) + ")"; };
+  t += "; worst case: " + grouped(p.draws.value) + " draws" + w(p.draws) + ", " +
+       grouped(p.indices.value) + " indices" + w(p.indices) + ", " +
+       grouped(p.texture_bindings.value) + " texture bindings" + w(p.texture_bindings) +
+       ", decoded " + mib(p.decoded_bytes.value) + w(p.decoded_bytes) + ", resident " +
+       mib(p.resident_bytes.value) + w(p.resident_bytes);
+  return t + "\n";
+}
+
+Json selections_json(const bem::ProofSummary& p) {
+  Json j{{"combinations", p.combinations}, {"nodes", p.nodes}, {"states", p.states}};
+  if (!p.has_worst_cases) return j;
+  auto w = [](const bem::WorstCase& c) {
+    return Json{{"value", c.value},
+                {"limit", c.limit ? Json(*c.limit) : Json(nullptr)},
+                {"witness", c.witness}};
+  };
+  j["draws"] = w(p.draws);
+  j["indices"] = w(p.indices);
+  j["textureBindings"] = w(p.texture_bindings);
+  j["decodedBytes"] = w(p.decoded_bytes);
+  j["residentBytes"] = w(p.resident_bytes);
+  return j;
+}
+
 FileOutcome validate_one(const std::string& path, const ValidateArgs& args, Json& json_out,
                          std::string& text_out) {
-  auto file = core::MappedFile::open(path);
+  auto file = PackageInput::open(path);
   if (!file) {
     const core::Error& e = file.error();
     json_out = Json{{"uri", path},
@@ -108,7 +158,7 @@ FileOutcome validate_one(const std::string& path, const ValidateArgs& args, Json
   bem::ValidateOptions options;
   options.skip_validation = args.skip_validation;
   options.max_issues = args.max_issues;
-  options.input_hints = &*file;
+  options.input_hints = file->hints();
   bem::ValidationResult r = bem::validate_package(file->bytes(), options);
   const bem::ValidationSummary& s = r.summary;
 
@@ -138,14 +188,20 @@ FileOutcome validate_one(const std::string& path, const ValidateArgs& args, Json
   std::string subject = printable(path);
   // Issue messages quote manifest strings: escape them like everything else.
   std::string text = printable(r.report.to_text(subject), true);
+  if (s.proof) {
+    j["selections"] = selections_json(*s.proof);
+    text += subject + ": " + selections_text(*s.proof);
+  }
   for (const auto& m : s.members) {
     bool ok = !m.report.has_errors();
     members.push_back(Json{{"name", m.name},
                            {"effectiveVersion", "1." + std::to_string(m.effective_minor)},
                            {"valid", ok},
                            {"issues", Json::parse(m.report.to_json_issues())}});
+    if (m.proof) members.back()["selections"] = selections_json(*m.proof);
     std::string msub = subject + "[" + printable(m.name) + "]";
     text += printable(m.report.to_text(msub), true);
+    if (m.proof) text += msub + ": " + selections_text(*m.proof);
     text += msub + ": " + (ok ? "valid" : "invalid") + " (member, BEM 1." +
             std::to_string(m.effective_minor) + "; " + counts_text(m.report) + ")\n";
   }
@@ -457,11 +513,11 @@ void print_inspection(std::ostream& os, const std::string& subject, const Json& 
 }
 
 int run_inspect(const std::string& path, bool json) {
-  auto file = core::MappedFile::open(path);
+  auto file = PackageInput::open(path);
   if (!file) {
     std::cerr << printable(path) << ": error " << file.error().code << ": "
               << printable(file.error().message) << "\n";
-    return kExitUsage;
+    return input_error_exit_code(file.error());
   }
   Json info = bem::inspect_package(file->bytes());
   if (json) {

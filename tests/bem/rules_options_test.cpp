@@ -360,7 +360,12 @@ TEST_P(OptionsComposableMinors, ConditionDepth) {
   EXPECT_TRUE(has_error(p, "BEM_CONDITION_DEPTH"));
   cand(p, 0, 0)["when"] = Json{{"not", Json{{"not", nest(7)}}}};  // 16 ops + leaf = 17
   EXPECT_TRUE(has_error(p, "BEM_CONDITION_DEPTH"));
-  cand(p, 0, 0)["when"] = Json{{"not", Json{{"not", Json{{"not", nest(6)}}}}}};  // 15 + leaf
+  // 15 operators + leaf = 16: the deepest allowed. An odd number of "not"s
+  // around eq(outfit, b) means outfit == a, so the candidates still cover
+  // every combination exactly once (the selection proof checks that).
+  Json deepest = Json{{"not", eq("outfit", "b")}};
+  for (int i = 0; i < 7; ++i) deepest = Json{{"not", Json{{"not", deepest}}}};
+  cand(p, 0, 0)["when"] = deepest;
   EXPECT_TRUE(is_valid(p));
 }
 

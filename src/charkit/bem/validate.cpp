@@ -3,6 +3,8 @@
 #include "charkit/bem/validate.h"
 
 #include "charkit/bem/context.h"
+#include "charkit/bem/model.h"
+#include "charkit/bem/proof.h"
 #include "charkit/core/json.h"
 
 namespace charkit::bem {
@@ -22,6 +24,40 @@ std::optional<int> parse_format_version(const Json& j) {
   if (s.size() == 3 && s[0] == '1' && s[1] == '.' && s[2] >= '0' && s[2] <= '0' + kMaxMinor)
     return s[2] - '0';
   return std::nullopt;
+}
+
+/// §6/§9/§11: the exact selection proof, once every other rule holds (the
+/// typed model is only defined for a valid manifest).
+void run_selection_proof(const Json& manifest, const Package& pkg, int effective,
+                         core::Report& report, ValidationSummary& summary) {
+  auto located = [&](const std::string& pointer) {
+    core::Location loc = core::Location::at_pointer(pointer);
+    loc.member = pkg.manifest_member();
+    return loc;
+  };
+  auto model = build_model(manifest, pkg, effective);
+  if (!model) {
+    const core::Error& e = model.error();
+    report.error(e.code, "§6", located(e.location.pointer),
+                 "the selection proof could not read the manifest: " + e.message);
+    return;
+  }
+  ProofOptions options;
+  options.max_issues = report.max_issues();
+  auto proof = prove_selections(*model, options);
+  if (!proof) {
+    const core::Error& e = proof.error();
+    report.error(e.code, "§6", located("/option_groups"), e.message);
+    return;
+  }
+  for (const auto& issue : proof->issues) {
+    // check_options already reports an illegal default, per constraint.
+    if (issue.code == "BEM_SELECTION_DEFAULT_ILLEGAL" &&
+        report.has_code("BEM_DEFAULT_SELECTION_INVALID"))
+      continue;
+    report.error(issue.code, issue.section, located(issue.pointer), issue.message);
+  }
+  summary.proof = std::move(*proof);
 }
 
 void validate_single(Package& pkg, const ValidateOptions& options, core::Report& report,
@@ -77,6 +113,7 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   check_v15(ctx);
   if (options.check_payloads) check_payload_data(ctx);
   check_final(ctx);
+  if (!report.has_errors()) run_selection_proof(manifest, pkg, effective, report, summary);
 
   summary.declared_minor = declared;
   summary.effective_minor = effective;
@@ -106,7 +143,7 @@ void validate_into(core::Bytes file, const ValidateOptions& options, core::Repor
   }
   for (std::size_t i = 0; i < pkg->members().size(); ++i) {
     const auto& m = pkg->members()[i];
-    ValidationSummary::Member member{m.name, core::Report(options.max_issues), 0};
+    ValidationSummary::Member member{m.name, core::Report(options.max_issues), 0, std::nullopt};
     auto bytes = pkg->read_member(i);
     if (!bytes) {
       core::Error err = std::move(bytes).error();
@@ -116,6 +153,7 @@ void validate_into(core::Bytes file, const ValidateOptions& options, core::Repor
       ValidationSummary inner;
       validate_into(bytes->bytes(), options, member.report, inner, /*inside_collection=*/true);
       member.effective_minor = inner.effective_minor;
+      member.proof = std::move(inner.proof);
     }
     summary.members.push_back(std::move(member));
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "charkit/bem/container.h"
+#include "charkit/bem/proof.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/core/report.h"
 
@@ -35,11 +36,16 @@ struct ValidationSummary {
   int effective_minor = 0;            ///< the version whose rules were applied
   int needed_minor = 0;               ///< the lowest version that expresses the content
   std::uint32_t payload_count = 0;
+  /// The §6 selection proof (docs/bem/proof.md): present when the package
+  /// passed every other check and the proof ran (its failures are errors in
+  /// the report too).
+  std::optional<ProofSummary> proof;
   /// Collection bundles: one summary + report per member.
   struct Member {
     std::string name;
     core::Report report;
     int effective_minor = 0;
+    std::optional<ProofSummary> proof;
   };
   std::vector<Member> members;
 };
