@@ -1,0 +1,247 @@
+// Package folders (§14 layout on disk) and unpack. A folder is read by
+// packing its manifest and payload files into a STORED ZIP in memory and
+// handing that to the ZIP reader, so folders follow exactly the ZIP rules
+// (payload names, duplicates, gaps) without a second reader.
+#include "charkit/bem/folder.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+
+#include "charkit/bem/container.h"
+#include "charkit/bem/writer.h"
+
+namespace charkit::bem {
+namespace {
+
+namespace fs = std::filesystem;
+using core::make_error;
+
+constexpr std::uint32_t kMaxPayloadNumber = 16383;  // §11: 16384 directory entries
+
+/// §14 / Q20: "0007.bin" (four digits) or "7.bin" (no leading zeros).
+std::optional<std::uint32_t> payload_number(std::string_view file) {
+  if (file.size() < 5 || file.substr(file.size() - 4) != ".bin") return std::nullopt;
+  std::string_view digits = file.substr(0, file.size() - 4);
+  if (digits.empty() || digits.size() > 5) return std::nullopt;
+  for (char c : digits)
+    if (c < '0' || c > '9') return std::nullopt;
+  if (digits.size() != 4 && digits.size() > 1 && digits[0] == '0') return std::nullopt;
+  std::uint32_t v = 0;
+  for (char c : digits) v = v * 10 + static_cast<std::uint32_t>(c - '0');
+  if (v > kMaxPayloadNumber) return std::nullopt;
+  return v;
+}
+
+struct FileCloser {
+  int fd = -1;
+  ~FileCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+core::Error io_error(const char* code, const fs::path& p, const std::string& what) {
+  return make_error(code, p.string() + ": " + what);
+}
+
+/// Read a regular file of at most max_size bytes; never through a symlink.
+core::Result<std::vector<std::uint8_t>> read_file(const fs::path& p, std::uint64_t max_size,
+                                                  const char* size_code) {
+  FileCloser f{::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)};
+  if (f.fd < 0)
+    return io_error(errno == ELOOP ? "BEM_FOLDER_SYMLINK" : "IO_OPEN", p,
+                    errno == ELOOP ? "symbolic links are not followed" : std::strerror(errno));
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return io_error("IO_NOT_REGULAR", p, "not a regular file");
+  auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > max_size)
+    return io_error(
+        size_code, p,
+        std::to_string(size) + " bytes; at most " + std::to_string(max_size) + " allowed");
+  std::vector<std::uint8_t> data(static_cast<std::size_t>(size));
+  std::size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = ::read(f.fd, data.data() + got, data.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return io_error("IO_READ", p, "short read");
+    got += static_cast<std::size_t>(n);
+  }
+  return data;
+}
+
+core::Status write_file(const fs::path& p, core::Bytes data) {
+  FileCloser f{::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)};
+  if (f.fd < 0) return io_error("IO_WRITE", p, std::strerror(errno));
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(f.fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return io_error("IO_WRITE", p, std::strerror(errno));
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(f.fd) != 0) {
+    f.fd = -1;
+    return io_error("IO_WRITE", p, std::strerror(errno));
+  }
+  f.fd = -1;
+  return core::Ok{};
+}
+
+struct FoundPayload {
+  std::uint32_t number = 0;
+  std::string member;  ///< name inside the archive: "payloads/0001.bin" or "1.bin"
+  fs::path path;
+  std::uint64_t size = 0;
+};
+
+/// The payload-named entries of one folder level (no recursion).
+core::Status scan(const fs::path& dir, const std::string& prefix, std::vector<FoundPayload>& out) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) return io_error("IO_OPEN", dir, ec.message());
+  for (const auto& entry : it) {
+    std::string name = entry.path().filename().string();
+    auto number = payload_number(name);
+    if (!number) continue;
+    auto st = entry.symlink_status(ec);
+    if (ec) return io_error("IO_OPEN", entry.path(), ec.message());
+    if (fs::is_symlink(st))
+      return io_error("BEM_FOLDER_SYMLINK", entry.path(), "symbolic links are not followed");
+    if (!fs::is_regular_file(st)) return io_error("IO_NOT_REGULAR", entry.path(), "not a file");
+    auto size = entry.file_size(ec);
+    if (ec) return io_error("IO_OPEN", entry.path(), ec.message());
+    out.push_back({*number, prefix + name, entry.path(), size});
+  }
+  return core::Ok{};
+}
+
+std::string payload_file_name(std::size_t id) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04zu.bin", id);
+  return buf;
+}
+
+}  // namespace
+
+bool is_package_folder(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec);
+}
+
+core::Result<std::vector<std::uint8_t>> read_package_folder(const std::string& dir_name) {
+  const fs::path dir(dir_name);
+  if (!is_package_folder(dir_name)) return io_error("IO_OPEN", dir, "not a directory");
+  std::error_code ec;
+  const fs::path manifest_path = dir / "manifest.json";
+  auto mst = fs::symlink_status(manifest_path, ec);
+  if (ec || !fs::exists(mst))
+    return io_error("BEM_FOLDER_NO_MANIFEST", dir, "no manifest.json in the folder (§14)");
+  auto manifest = read_file(manifest_path, kMaxManifestSize, "BEM_MANIFEST_SIZE");
+  if (!manifest) return std::move(manifest).error();
+
+  std::vector<FoundPayload> found;
+  if (auto st = scan(dir, "", found); !st) return std::move(st).error();
+  const fs::path sub = dir / "payloads";
+  auto sst = fs::symlink_status(sub, ec);
+  if (!ec && fs::is_symlink(sst))
+    return io_error("BEM_FOLDER_SYMLINK", sub, "symbolic links are not followed");
+  if (!ec && fs::is_directory(sst))
+    if (auto st = scan(sub, "payloads/", found); !st) return std::move(st).error();
+
+  std::uint64_t total = manifest->size();
+  for (const auto& f : found) {
+    if (f.size > kMaxPayloadSize)
+      return io_error("BEM_PAYLOAD_DECODED_SIZE", f.path,
+                      std::to_string(f.size) + " bytes; §2 allows at most 512 MiB");
+    total += f.size;
+    if (total > kMaxFileSize)
+      return io_error("BEM_FILE_TOO_LARGE", dir, "the folder's package files exceed 2 GiB");
+  }
+  // Deterministic archive order; the ZIP reader reports duplicate numbers.
+  std::sort(found.begin(), found.end(), [](const FoundPayload& a, const FoundPayload& b) {
+    return a.number != b.number ? a.number < b.number : a.member < b.member;
+  });
+  std::vector<std::vector<std::uint8_t>> data;
+  data.reserve(found.size());
+  for (const auto& f : found) {
+    auto bytes = read_file(f.path, kMaxPayloadSize, "BEM_PAYLOAD_DECODED_SIZE");
+    if (!bytes) return std::move(bytes).error();
+    data.push_back(std::move(*bytes));
+  }
+  std::vector<ZipFileInput> files;
+  files.push_back({"manifest.json", *manifest});
+  for (std::size_t i = 0; i < found.size(); ++i) files.push_back({found[i].member, data[i]});
+  return build_stored_zip(files);
+}
+
+core::Result<UnpackStats> unpack_package(core::Bytes file, const std::string& dir_name,
+                                         const UnpackOptions& options) {
+  core::Report rep;
+  auto pkg = Package::open(file, rep);
+  if (!pkg || rep.has_errors()) {
+    for (const auto& i : rep.issues())
+      if (i.severity == core::Severity::kError) return make_error(i.code, i.message, i.location);
+    return make_error("BEM_CONTAINER", "the package cannot be read");
+  }
+  if (pkg->kind() == ContainerKind::kCollection)
+    return make_error("BEM_UNPACK_COLLECTION",
+                      "a collection bundle holds several packages; unpack its .bem members");
+
+  const fs::path dir(dir_name);
+  std::error_code ec;
+  auto st = fs::symlink_status(dir, ec);
+  if (fs::exists(st)) {
+    if (!fs::is_directory(st)) return io_error("IO_WRITE", dir, "exists and is not a directory");
+    if (!fs::is_empty(dir, ec) && !options.force)
+      return io_error("BEM_UNPACK_NOT_EMPTY", dir,
+                      "the directory is not empty (use --force to replace its package files)");
+  } else if (!fs::create_directories(dir, ec)) {
+    return io_error("IO_WRITE", dir, ec.message());
+  }
+  const fs::path payload_dir = dir / "payloads";
+  if (options.force) {
+    // Stale payload files would become part of the package when the folder
+    // is read back; remove those (links themselves, never their targets).
+    std::vector<fs::path> stale;
+    auto pst = fs::symlink_status(payload_dir, ec);
+    if (fs::is_directory(pst))
+      for (const auto& e : fs::directory_iterator(payload_dir, ec))
+        if (payload_number(e.path().filename().string())) stale.push_back(e.path());
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (payload_number(e.path().filename().string())) stale.push_back(e.path());
+    for (const auto& p : stale) fs::remove(p, ec);
+    if (fs::is_symlink(pst)) fs::remove(payload_dir, ec);
+    if (fs::is_symlink(fs::symlink_status(dir / "manifest.json", ec)))
+      fs::remove(dir / "manifest.json", ec);
+  }
+  fs::create_directory(payload_dir, ec);
+  if (ec) return io_error("IO_WRITE", payload_dir, ec.message());
+
+  UnpackStats stats;
+  auto text = pkg->manifest_text();
+  if (auto w = write_file(dir / "manifest.json", core::as_bytes(text)); !w)
+    return std::move(w).error();
+  stats.manifest_bytes = text.size();
+  PayloadBuffer scratch;
+  for (std::uint32_t id = 0; id < pkg->payload_count(); ++id) {
+    if (!pkg->payloads()[id].present) continue;
+    auto data = pkg->read_payload_into(id, scratch);
+    if (!data) return std::move(data).error();
+    if (auto w = write_file(payload_dir / payload_file_name(id), *data); !w)
+      return std::move(w).error();
+    ++stats.payloads;
+    stats.payload_bytes += data->size();
+  }
+  return stats;
+}
+
+}  // namespace charkit::bem
