@@ -1,8 +1,216 @@
-// `charkit bem export`: registered by add_bem_commands (not implemented yet).
+// `charkit bem export`: one selection of a valid package as glTF 2.0 (GLB, or
+// .gltf + .bin). Data comes from the library (bem::load_package,
+// bem::parse_settings, bem::export_glb); this file handles files and output.
+// What is exported: docs/bem/export.md.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "charkit/bem/export_gltf.h"
+#include "charkit/bem/load.h"
+#include "charkit/bem/settings.h"
+#include "charkit/core/json.h"
+#include "charkit/core/mapped_file.h"
+#include "charkit/scene/gltf_writer.h"
 #include "commands.h"
+#include "package_input.h"
 
 namespace charkit::app {
+namespace {
 
-void add_bem_export_command(CLI::App& /*bem*/, int& /*exit_code*/) {}
+using core::Json;
+
+struct ExportArgs {
+  std::string file;
+  std::string output;
+  std::string options;
+  std::string parameters;
+  std::string resource;
+  std::string platform;
+  bool json = false;
+  bool skip_validation = false;
+  bool raw_axes = false;
+};
+
+// Manifest strings go to a terminal: escape control characters.
+std::string printable(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+int fail(const ExportArgs& a, int exit, const std::string& code, const std::string& message,
+         const core::Location& loc = {}) {
+  if (a.json) {
+    Json e = Json{{"code", code}, {"message", message}};
+    if (loc.offset) e["offset"] = *loc.offset;
+    if (!loc.pointer.empty()) e["pointer"] = loc.pointer;
+    std::cout << Json{{"file", a.file}, {"error", std::move(e)}}.dump(2) << "\n";
+  } else {
+    std::cerr << printable(a.file) << ": error " << code << ": " << printable(message);
+    if (!loc.pointer.empty()) std::cerr << " (" << printable(loc.pointer) << ")";
+    std::cerr << "\n";
+  }
+  return exit;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool write_file(const std::string& path, const void* data, std::size_t size) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  out.close();
+  return static_cast<bool>(out);
+}
+
+int run_export(const ExportArgs& a) {
+  auto file = PackageInput::open(a.file);
+  if (!file)
+    return fail(a, input_error_exit_code(file.error()), file.error().code, file.error().message);
+  bem::ValidateOptions vo;
+  vo.skip_validation = a.skip_validation;
+  vo.input_hints = file->hints();
+  bem::LoadedPackage loaded = bem::load_package(file->bytes(), vo);
+  if (!loaded.ok()) {
+    if (!a.json) {
+      // The report is one issue per line; escape within lines only.
+      const std::string text = loaded.validation.report.to_text(a.file);
+      std::size_t begin = 0;
+      while (begin < text.size()) {
+        std::size_t end = text.find('\n', begin);
+        if (end == std::string::npos) end = text.size();
+        std::cerr << printable(std::string_view(text).substr(begin, end - begin)) << "\n";
+        begin = end + 1;
+      }
+    }
+    return fail(a, kExitInvalid, "BEM_EXPORT_INVALID_PACKAGE", loaded.error);
+  }
+  const bem::Model& model = *loaded.model;
+  auto settings = bem::parse_settings(model, a.options, a.parameters);
+  if (!settings) return fail(a, kExitUsage, settings.error().code, settings.error().message, settings.error().location);
+
+  bem::ExportOptions eo;
+  eo.plan = bem::PlanOptions{a.resource, a.platform};
+  eo.unity_to_gltf = !a.raw_axes;
+  eo.generator = std::string("charkit ") + CHARKIT_VERSION;
+  // .gltf output: the same document with the buffer in a .bin beside it.
+  const bool separate = ends_with(a.output, ".gltf");
+  auto exported = bem::export_glb(model, *loaded.package, *settings, eo);
+  if (!exported) {
+    const core::Error& e = exported.error();
+    const bool usage = e.code == "BEM_PLAN_RESOURCE" || e.code == "BEM_PLAN_PLATFORM";
+    return fail(a, usage ? kExitUsage : kExitInvalid, e.code, e.message, e.location);
+  }
+  std::uint64_t bytes = 0;
+  std::string bin_path;
+  if (separate) {
+    const std::string stem = a.output.substr(0, a.output.size() - 5);
+    bin_path = stem + ".bin";
+    const std::size_t slash = bin_path.find_last_of('/');
+    const std::string uri = slash == std::string::npos ? bin_path : bin_path.substr(slash + 1);
+    scene::GltfOptions go;
+    go.generator = eo.generator;
+    auto files = scene::write_gltf(exported->result.scene, uri, go);
+    if (!files) return fail(a, kExitInvalid, files.error().code, files.error().message, files.error().location);
+    if (!write_file(a.output, files->json.data(), files->json.size()) ||
+        !write_file(bin_path, files->bin.data(), files->bin.size()))
+      return fail(a, kExitUsage, "IO_WRITE", "cannot write " + a.output + " / " + bin_path);
+    bytes = files->json.size() + files->bin.size();
+  } else {
+    if (!write_file(a.output, exported->glb.data(), exported->glb.size()))
+      return fail(a, kExitUsage, "IO_WRITE", "cannot write " + a.output);
+    bytes = exported->glb.size();
+  }
+
+  const scene::Scene& s = exported->result.scene;
+  std::size_t primitives = 0;
+  for (const scene::Mesh& m : s.meshes) primitives += m.primitives.size();
+  if (a.json) {
+    Json j = Json::object();
+    j["file"] = a.file;
+    j["output"] = a.output;
+    if (separate) j["buffer"] = bin_path;
+    j["bytes"] = bytes;
+    j["settings"] = bem::format_options(model, *settings);
+    j["parameters_settings"] = bem::format_parameters(model, *settings);
+    Json meshes = Json::array();
+    for (const scene::Mesh& m : s.meshes)
+      meshes.push_back(Json{{"name", m.name}, {"vertices", m.vertex_count()}, {"primitives", m.primitives.size()}});
+    j["meshes"] = std::move(meshes);
+    Json nodes = Json::array();
+    for (const scene::Node& n : s.nodes) nodes.push_back(n.name);
+    j["nodes"] = std::move(nodes);
+    Json materials = Json::array();
+    for (const scene::Material& m : s.materials) materials.push_back(m.name);
+    j["materials"] = std::move(materials);
+    j["images"] = s.images.size();
+    j["joints"] = s.skeleton ? s.skeleton->joint_count() : 0;
+    Json warns = Json::array();
+    for (const bem::SettingsWarning& w : settings->warnings)
+      warns.push_back(Json{{"code", w.code}, {"message", w.message}});
+    for (const bem::ExportWarning& w : exported->result.warnings)
+      warns.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
+    j["warnings"] = std::move(warns);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    for (const bem::SettingsWarning& w : settings->warnings)
+      std::cerr << printable(a.file) << ": warning " << w.code << ": " << printable(w.message) << "\n";
+    for (const bem::ExportWarning& w : exported->result.warnings)
+      std::cerr << printable(a.file) << ": warning " << w.code << ": " << printable(w.message) << "\n";
+    std::cout << printable(a.output) << ": " << s.meshes.size() << " meshes, " << primitives << " primitives, "
+              << s.nodes.size() << " nodes, " << s.materials.size() << " materials, " << s.images.size()
+              << " images, " << (s.skeleton ? s.skeleton->joint_count() : 0) << " joints, " << bytes
+              << " bytes\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_bem_export_command(CLI::App& bem, int& exit_code) {
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* cmd = bem.add_subcommand(
+      "export",
+      "Export one selection of a valid package as glTF 2.0: the replacement meshes with morphs applied, "
+      "the palette bones as a skin, one primitive per selected draw, textures decoded to PNG");
+  cmd->add_option("file", args->file, "Package file (.bem, .zip)")->required()->type_name("FILE");
+  cmd->add_option("-o,--output", args->output,
+                  "Output file: .glb (one binary file) or .gltf (JSON with a .bin buffer beside it)")
+      ->required()
+      ->type_name("OUT");
+  cmd->add_option("--options", args->options,
+                  "Saved option string 'group:choice&group:choice' (1.0: an appearance id); "
+                  "missing groups take their default")
+      ->type_name("S");
+  cmd->add_option("--parameters", args->parameters,
+                  "Saved parameter string 'id:tick&id:tick'; missing parameters take their default")
+      ->type_name("S");
+  cmd->add_option("--resource", args->resource, "1.4: export only the components of this resource id")
+      ->type_name("R");
+  cmd->add_option("--platform", args->platform, "1.4: the platform the resource is planned for")->type_name("P");
+  cmd->add_flag("--json", args->json, "Print a JSON summary (meshes, nodes, materials, warnings)");
+  cmd->add_flag("--skip-validation", args->skip_validation,
+                "Apply the user's 'disable model validation' switch while validating");
+  cmd->add_flag("--raw-axes", args->raw_axes,
+                "Keep Unity's conventions (left-handed axes, bottom-row-first images) instead of "
+                "converting to glTF's");
+  cmd->footer(
+      "Textures that cannot be decoded are left out with a warning; the material stays.\n"
+      "Exit status: 0 exported, 1 invalid package or selection, 2 usage or I/O error.");
+  cmd->callback([args, &exit_code] { exit_code = run_export(*args); });
+}
 
 }  // namespace charkit::app

@@ -1,0 +1,477 @@
+#include "charkit/bem/export_gltf.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "charkit/core/bytes.h"
+#include "charkit/scene/gltf_writer.h"
+#include "charkit/scene/image.h"
+
+namespace charkit::bem {
+namespace {
+
+using core::make_error;
+
+/// §7: element bytes of VertexAttributeFormat 0..11.
+constexpr std::uint32_t kFormatBytes[12] = {4, 2, 1, 1, 2, 2, 1, 1, 2, 2, 4, 4};
+
+enum Semantic : std::uint32_t {
+  kPosition = 0,
+  kNormal = 1,
+  kTangent = 2,
+  kColor = 3,
+  kTexCoord0 = 4,
+  kTexCoord7 = 11,
+  kBlendWeight = 12,
+  kBlendIndices = 13,
+};
+
+std::string mesh_ptr(std::uint32_t mesh) { return "/meshes/" + std::to_string(mesh); }
+
+float half_to_float(std::uint16_t h) {
+  const int exponent = (h >> 10) & 0x1F;
+  const int mantissa = h & 0x3FF;
+  float v = 0.0F;
+  if (exponent == 0) {
+    v = std::ldexp(static_cast<float>(mantissa), -24);  // subnormal
+  } else if (exponent == 31) {
+    v = mantissa != 0 ? std::numeric_limits<float>::quiet_NaN()
+                      : std::numeric_limits<float>::infinity();
+  } else {
+    v = std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
+  }
+  return (h & 0x8000) != 0 ? -v : v;
+}
+
+/// One component of Unity format `format` as a number: normalised formats
+/// map to [0,1] / [-1,1] (SNorm clamped at -1), integer formats keep their value.
+double read_component(const std::uint8_t* p, std::uint32_t format) {
+  switch (format) {
+    case 0: return std::bit_cast<float>(core::load_le<std::uint32_t>(p));
+    case 1: return half_to_float(core::load_le<std::uint16_t>(p));
+    case 2: return p[0] / 255.0;
+    case 3: return std::max(static_cast<std::int8_t>(p[0]) / 127.0, -1.0);
+    case 4: return core::load_le<std::uint16_t>(p) / 65535.0;
+    case 5: return std::max(static_cast<std::int16_t>(core::load_le<std::uint16_t>(p)) / 32767.0, -1.0);
+    case 6: return p[0];
+    case 7: return static_cast<std::int8_t>(p[0]);
+    case 8: return core::load_le<std::uint16_t>(p);
+    case 9: return static_cast<std::int16_t>(core::load_le<std::uint16_t>(p));
+    case 10: return core::load_le<std::uint32_t>(p);
+    default: return static_cast<std::int32_t>(core::load_le<std::uint32_t>(p));
+  }
+}
+
+/// A declared attribute over its stream bytes, checked to fit every vertex.
+struct AttributeView {
+  const std::uint8_t* base = nullptr;
+  std::uint32_t stride = 0;
+  std::uint32_t offset = 0;
+  std::uint32_t format = 0;
+  std::uint32_t dimension = 0;
+
+  double get(std::uint32_t vertex, std::uint32_t component) const {
+    if (component >= dimension) {
+      return 0.0;
+    }
+    return read_component(
+        base + std::size_t{vertex} * stride + offset + component * kFormatBytes[format], format);
+  }
+  float getf(std::uint32_t vertex, std::uint32_t component) const {
+    return static_cast<float>(get(vertex, component));
+  }
+};
+
+core::Result<AttributeView> view_of(const Mesh& mesh, const SelectedMesh& sel, std::uint32_t mesh_index,
+                                    std::size_t attribute) {
+  const VertexAttribute& a = mesh.attributes[attribute];
+  const std::string where = mesh_ptr(mesh_index) + "/attributes/" + std::to_string(attribute);
+  if (a.format > 11 || a.dimension < 1 || a.dimension > 4 || a.stream >= mesh.streams.size() ||
+      a.stream >= sel.streams.size() || !sel.streams[a.stream]) {
+    return make_error("BEM_EXPORT_ATTRIBUTE", "attribute format, dimension or stream not usable",
+                      core::Location::at_pointer(where));
+  }
+  const std::uint32_t stride = mesh.streams[a.stream].stride;
+  const std::uint64_t end = std::uint64_t{a.offset} + std::uint64_t{kFormatBytes[a.format]} * a.dimension;
+  const std::uint64_t needed = std::uint64_t{mesh.vertex_count} * stride;
+  if (end > stride || sel.streams[a.stream]->size() < needed) {
+    return make_error("BEM_EXPORT_ATTRIBUTE", "attribute does not fit its stream",
+                      core::Location::at_pointer(where));
+  }
+  return AttributeView{sel.streams[a.stream]->bytes().data(), stride, a.offset, a.format, a.dimension};
+}
+
+/// Shared state while building one export.
+class SceneBuilder {
+ public:
+  SceneBuilder(const Model& model, const Plan& plan, const Selection& selection,
+               const ExportOptions& options)
+      : model_(model), plan_(plan), selection_(selection), options_(options) {
+    for (const TextureBinding& b : plan.textures) {
+      if (b.source == TextureBinding::Source::kDraw) {
+        draw_bindings_[{b.mesh, b.draw}].push_back(&b);
+      }
+    }
+  }
+
+  core::Result<ExportResult> build() {
+    result_.scene.name = "bem export";
+    std::map<std::uint32_t, std::uint32_t> scene_mesh_of;  // BEM mesh -> scene mesh
+    for (std::size_t i = 0; i < plan_.meshes.size() && i < selection_.meshes.size(); ++i) {
+      const PlannedMesh& pm = plan_.meshes[i];
+      if (pm.segments.empty()) {
+        warn("BEM_EXPORT_NO_DRAWS", "mesh " + std::to_string(pm.mesh) +
+                                        " has no selected draw; glTF needs one primitive, not exported",
+             mesh_ptr(pm.mesh));
+        continue;
+      }
+      auto mesh = build_mesh(pm, selection_.meshes[i]);
+      if (!mesh) {
+        return std::move(mesh).error();
+      }
+      scene_mesh_of[pm.mesh] = static_cast<std::uint32_t>(result_.scene.meshes.size());
+      result_.scene.meshes.push_back(std::move(*mesh));
+    }
+    for (const PlannedComponent& pc : plan_.components) {
+      if (pc.op != Operation::kReplace) {
+        continue;
+      }
+      auto it = scene_mesh_of.find(pc.mesh);
+      if (it == scene_mesh_of.end()) {
+        continue;
+      }
+      scene::Node node;
+      node.name = model_.components[pc.target].mesh_name;
+      node.mesh = it->second;
+      result_.scene.nodes.push_back(std::move(node));
+    }
+    if (!joint_names_.empty()) {
+      scene::Skeleton skeleton;
+      skeleton.name = "palette";
+      skeleton.joint_names = joint_names_;
+      skeleton.parents.assign(joint_names_.size(), -1);  // flat: the package has no hierarchy
+      result_.scene.skeleton = std::move(skeleton);
+    }
+    return std::move(result_);
+  }
+
+ private:
+  void warn(std::string code, std::string message, std::string pointer) {
+    result_.warnings.push_back({std::move(code), std::move(message), std::move(pointer)});
+  }
+
+  core::Result<scene::Mesh> build_mesh(const PlannedMesh& pm, const SelectedMesh& sel) {
+    const Mesh& mesh = model_.meshes[pm.mesh];
+    const std::uint32_t vc = mesh.vertex_count;
+    const bool convert = options_.unity_to_gltf;
+    const float sx = convert ? -1.0F : 1.0F;  // mirror X: Unity left-handed -> glTF right-handed
+    scene::Mesh out;
+    out.name = "mesh_" + std::to_string(pm.mesh);
+
+    std::map<std::uint32_t, AttributeView> attrs;  // by semantic
+    for (std::size_t a = 0; a < mesh.attributes.size(); ++a) {
+      auto view = view_of(mesh, sel, pm.mesh, a);
+      if (!view) {
+        return std::move(view).error();
+      }
+      attrs[mesh.attributes[a].semantic] = *view;
+    }
+
+    out.positions.resize(vc);
+    if (sel.positions.size() == std::size_t{vc} * 3) {  // §10: morphed positions
+      for (std::uint32_t v = 0; v < vc; ++v) {
+        out.positions[v] = {sx * sel.positions[3 * v], sel.positions[3 * v + 1], sel.positions[3 * v + 2]};
+      }
+    } else if (auto it = attrs.find(kPosition); it != attrs.end()) {
+      for (std::uint32_t v = 0; v < vc; ++v) {
+        out.positions[v] = {sx * it->second.getf(v, 0), it->second.getf(v, 1), it->second.getf(v, 2)};
+      }
+    } else {
+      return make_error("BEM_EXPORT_ATTRIBUTE", "mesh has no position attribute",
+                        core::Location::at_pointer(mesh_ptr(pm.mesh) + "/attributes"));
+    }
+    if (auto it = attrs.find(kNormal); it != attrs.end()) {
+      out.normals.resize(vc);
+      for (std::uint32_t v = 0; v < vc; ++v) {
+        out.normals[v] = {sx * it->second.getf(v, 0), it->second.getf(v, 1), it->second.getf(v, 2)};
+      }
+    }
+    if (auto it = attrs.find(kTangent); it != attrs.end()) {
+      out.tangents.resize(vc);
+      const AttributeView& t = it->second;
+      for (std::uint32_t v = 0; v < vc; ++v) {
+        const float w = t.dimension >= 4 ? t.getf(v, 3) : 1.0F;
+        // Mirroring flips the bitangent's handedness, hence w negated too.
+        out.tangents[v] = {sx * t.getf(v, 0), t.getf(v, 1), t.getf(v, 2), sx * w};
+      }
+    }
+    if (auto it = attrs.find(kColor); it != attrs.end()) {
+      out.colors.resize(vc);
+      const AttributeView& c = it->second;
+      for (std::uint32_t v = 0; v < vc; ++v) {
+        out.colors[v] = {c.getf(v, 0), c.getf(v, 1), c.getf(v, 2), c.dimension >= 4 ? c.getf(v, 3) : 1.0F};
+      }
+    }
+    for (std::uint32_t s = kTexCoord0; s <= kTexCoord7; ++s) {
+      auto it = attrs.find(s);
+      if (it == attrs.end()) {
+        continue;  // sets are renumbered consecutively (TEXCOORD_n has no gaps)
+      }
+      std::vector<scene::Vec2> uv(vc);
+      for (std::uint32_t v = 0; v < vc; ++v) {
+        const float u = it->second.getf(v, 0);
+        const float w = it->second.getf(v, 1);
+        uv[v] = {u, convert ? 1.0F - w : w};
+      }
+      out.texcoords.push_back(std::move(uv));
+    }
+    if (auto it = attrs.find(kBlendIndices); it != attrs.end()) {
+      auto st = read_skin(pm.mesh, mesh, it->second, attrs, out);
+      if (!st) {
+        return std::move(st).error();
+      }
+    }
+
+    for (const IndexSegment& seg : pm.segments) {
+      scene::Primitive prim;
+      if (std::uint64_t{seg.start} + seg.count > sel.indices.size()) {
+        return make_error("BEM_EXPORT_INDEX", "segment outside the index stream",
+                          core::Location::at_pointer(mesh_ptr(pm.mesh) + "/draws/" +
+                                                     std::to_string(seg.draw)));
+      }
+      prim.indices.assign(sel.indices.begin() + seg.start, sel.indices.begin() + seg.start + seg.count);
+      if (convert) {  // a mirror reverses the winding
+        for (std::size_t t = 0; t + 2 < prim.indices.size(); t += 3) {
+          std::swap(prim.indices[t + 1], prim.indices[t + 2]);
+        }
+      }
+      prim.material = material_for(pm.mesh, seg.draw);
+      out.primitives.push_back(std::move(prim));
+    }
+    return out;
+  }
+
+  core::Status read_skin(std::uint32_t mesh_index, const Mesh& mesh, const AttributeView& indices,
+                         const std::map<std::uint32_t, AttributeView>& attrs, scene::Mesh& out) {
+    if (mesh.bones.empty() || joint_names_.size() + mesh.bones.size() > 0xFFFF) {
+      return make_error("BEM_EXPORT_JOINT", "skinned mesh without palette bones, or too many bones",
+                        core::Location::at_pointer(mesh_ptr(mesh_index) + "/bones"));
+    }
+    const auto weights_it = attrs.find(kBlendWeight);
+    const AttributeView* weights = weights_it == attrs.end() ? nullptr : &weights_it->second;
+    // Palette index -> skeleton joint (bones shared by name across meshes).
+    std::vector<std::uint16_t> joint_of(mesh.bones.size());
+    for (std::size_t b = 0; b < mesh.bones.size(); ++b) {
+      joint_of[b] = joint_for(mesh.bones[b].name);
+    }
+    const std::uint32_t vc = mesh.vertex_count;
+    out.joints.resize(vc);
+    out.weights.resize(vc);
+    for (std::uint32_t v = 0; v < vc; ++v) {
+      std::array<std::uint16_t, 4> j{};
+      scene::Vec4 w{};
+      // §7: the 4-byte layout is rigid: first index, weight 1.
+      const std::uint32_t influences = weights != nullptr ? 4 : 1;
+      float sum = 0.0F;
+      for (std::uint32_t k = 0; k < influences; ++k) {
+        const float wk = weights != nullptr ? std::max(weights->getf(v, k), 0.0F) : 1.0F;
+        if (wk <= 0.0F || !std::isfinite(wk)) {
+          continue;
+        }
+        const double raw = indices.get(v, k);
+        if (!(raw >= 0.0) || raw >= static_cast<double>(mesh.bones.size())) {
+          return make_error("BEM_EXPORT_JOINT",
+                            "vertex " + std::to_string(v) + " uses bone " +
+                                std::to_string(static_cast<long long>(raw)) +
+                                " outside the palette of " + std::to_string(mesh.bones.size()),
+                            core::Location::at_pointer(mesh_ptr(mesh_index) + "/bones"));
+        }
+        j[k] = joint_of[static_cast<std::size_t>(raw)];
+        w[k] = wk;
+        sum += wk;
+      }
+      if (sum > 0.0F) {  // §7 allows 1 ± 0.01; glTF wants the sum at 1
+        for (float& x : w) {
+          x /= sum;
+        }
+      } else {
+        w = {1.0F, 0.0F, 0.0F, 0.0F};
+        j = {joint_of.empty() ? std::uint16_t{0} : joint_of[0], 0, 0, 0};
+      }
+      out.joints[v] = j;
+      out.weights[v] = w;
+    }
+    return core::Ok{};
+  }
+
+  std::uint16_t joint_for(const std::string& name) {
+    auto [it, inserted] = joint_index_.try_emplace(name, static_cast<std::uint16_t>(joint_names_.size()));
+    if (inserted) {
+      joint_names_.push_back(name);
+    }
+    return it->second;
+  }
+
+  std::optional<std::uint32_t> material_for(std::uint32_t mesh, std::uint32_t draw) {
+    const Draw& d = model_.meshes[mesh].draws[draw];
+    std::optional<std::uint32_t> base;
+    std::optional<std::uint32_t> normal;
+    const std::string where = mesh_ptr(mesh) + "/draws/" + std::to_string(draw) + "/textures";
+    auto found = draw_bindings_.find({mesh, draw});
+    if (found != draw_bindings_.end()) {
+      for (const TextureBinding* b : found->second) {
+        if (!b->texture) {
+          continue;  // a slot keeping the original texture: nothing in the package
+        }
+        const Texture& tex = model_.textures[*b->texture];
+        const bool is_normal = tex.semantic == "normal";
+        std::optional<std::uint32_t>& target = is_normal ? normal : base;
+        if (target) {
+          warn("BEM_EXPORT_TEXTURE_EXTRA",
+               "texture " + std::to_string(*b->texture) + " (" + tex.original_name +
+                   ") not attached: the glTF material has one " +
+                   (is_normal ? "normal" : "base colour") + " texture",
+               where);
+          continue;
+        }
+        target = texture_for(*b->texture);
+      }
+    }
+    const auto key = std::make_tuple(d.material_name, base, normal);
+    if (auto it = materials_.find(key); it != materials_.end()) {
+      return it->second;
+    }
+    scene::Material m;
+    m.name = d.material_name;
+    m.base_color_texture = base;
+    m.normal_texture = normal;
+    const auto index = static_cast<std::uint32_t>(result_.scene.materials.size());
+    result_.scene.materials.push_back(std::move(m));
+    materials_.emplace(key, index);
+    return index;
+  }
+
+  /// The scene texture of a model texture, decoded and encoded once; nullopt
+  /// (with a warning) when it cannot be decoded.
+  std::optional<std::uint32_t> texture_for(std::uint32_t t) {
+    if (auto it = textures_.find(t); it != textures_.end()) {
+      return it->second;
+    }
+    std::optional<std::uint32_t> out = make_texture(t);
+    textures_.emplace(t, out);
+    return out;
+  }
+
+  std::optional<std::uint32_t> make_texture(std::uint32_t t) {
+    const Texture& tex = model_.textures[t];
+    const std::string where = "/textures/" + std::to_string(t);
+    const SharedPayload* data = nullptr;
+    for (const SelectedTexture& st : selection_.textures) {
+      if (st.texture == t && st.data) {
+        data = &st.data;
+      }
+    }
+    if (data == nullptr) {
+      warn("BEM_EXPORT_TEXTURE_MISSING", "texture " + std::to_string(t) + " was not read", where);
+      return std::nullopt;
+    }
+    auto image = scene::decode_top_mip(tex.format, tex.width, tex.height, tex.srgb, (*data)->bytes(),
+                                       options_.texture_limits);
+    if (!image) {
+      warn("BEM_EXPORT_TEXTURE_DECODE",
+           "texture " + std::to_string(t) + " (" + tex.original_name + ", " +
+               scene::texture_format_name(tex.format) + ") not exported: " + image.error().code + ": " +
+               image.error().message,
+           where);
+      return std::nullopt;
+    }
+    if (tex.semantic == "normal" &&
+        (tex.normal_encoding == "xy-unorm" || tex.format == scene::texture_format::kBC5)) {
+      reconstruct_normal_z(*image);
+    }
+    if (options_.unity_to_gltf) {
+      scene::flip_rows(*image);  // Unity stores the bottom row first; PNG the top row
+    }
+    const bool grey = tex.format == scene::texture_format::kR8 || tex.format == scene::texture_format::kBC4;
+    core::Result<std::vector<std::uint8_t>> png = grey ? encode_grey(*image) : scene::encode_png(*image);
+    if (!png) {
+      warn("BEM_EXPORT_TEXTURE_DECODE",
+           "texture " + std::to_string(t) + " not exported: " + png.error().message, where);
+      return std::nullopt;
+    }
+    const std::string name = tex.original_name.empty() ? "texture_" + std::to_string(t) : tex.original_name;
+    scene::Scene& s = result_.scene;
+    s.images.push_back({name, std::move(*png)});
+    s.textures.push_back({name, static_cast<std::uint32_t>(s.images.size() - 1)});
+    return static_cast<std::uint32_t>(s.textures.size() - 1);
+  }
+
+  static core::Result<std::vector<std::uint8_t>> encode_grey(const scene::RgbaImage& image) {
+    std::vector<std::uint8_t> grey(std::size_t{image.width} * image.height);
+    for (std::size_t i = 0; i < grey.size(); ++i) {
+      grey[i] = image.pixels[4 * i];
+    }
+    return scene::encode_png_grey(image.width, image.height, grey);
+  }
+
+  /// Two-channel normal maps store x, y (unorm); z = sqrt(1 - x² - y²) goes to blue.
+  static void reconstruct_normal_z(scene::RgbaImage& image) {
+    for (std::size_t i = 0; i + 3 < image.pixels.size(); i += 4) {
+      const double x = image.pixels[i] / 255.0 * 2.0 - 1.0;
+      const double y = image.pixels[i + 1] / 255.0 * 2.0 - 1.0;
+      const double z = std::sqrt(std::max(0.0, 1.0 - x * x - y * y));
+      image.pixels[i + 2] = static_cast<std::uint8_t>(std::lround((z * 0.5 + 0.5) * 255.0));
+      image.pixels[i + 3] = 255;
+    }
+  }
+
+  const Model& model_;
+  const Plan& plan_;
+  const Selection& selection_;
+  const ExportOptions& options_;
+  ExportResult result_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const TextureBinding*>> draw_bindings_;
+  std::map<std::tuple<std::string, std::optional<std::uint32_t>, std::optional<std::uint32_t>>, std::uint32_t>
+      materials_;
+  std::map<std::uint32_t, std::optional<std::uint32_t>> textures_;
+  std::map<std::string, std::uint16_t> joint_index_;
+  std::vector<std::string> joint_names_;
+};
+
+}  // namespace
+
+core::Result<ExportResult> build_export_scene(const Model& model, const Plan& plan,
+                                              const Selection& selection, const ExportOptions& options) {
+  return SceneBuilder(model, plan, selection, options).build();
+}
+
+core::Result<GlbExport> export_glb(const Model& model, const Package& package, const Settings& settings,
+                                   const ExportOptions& options) {
+  auto plan = make_plan(model, settings, options.plan);
+  if (!plan) {
+    return std::move(plan).error();
+  }
+  PackagePayloadSource source(package);
+  auto selection = read_selection(model, *plan, source);
+  if (!selection) {
+    return std::move(selection).error();
+  }
+  auto built = build_export_scene(model, *plan, *selection, options);
+  if (!built) {
+    return std::move(built).error();
+  }
+  scene::GltfOptions gltf;
+  gltf.generator = options.generator;
+  auto glb = scene::write_glb(built->scene, gltf);
+  if (!glb) {
+    return std::move(glb).error();
+  }
+  return GlbExport{std::move(*glb), std::move(*built), std::move(*plan)};
+}
+
+}  // namespace charkit::bem

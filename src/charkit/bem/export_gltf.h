@@ -1,0 +1,66 @@
+// glTF 2.0 export of one selection of a BEM package (docs/bem/export.md):
+// the replacement meshes the selection uses, with the declared vertex
+// attributes converted to glTF's, positions after morph evaluation (§10),
+// the palette bones as a flat skeleton, one primitive per selected draw,
+// materials named after material_name and the bound textures decoded (top
+// mip) to PNG. Kept and hidden components have no geometry in the package
+// and are not exported.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "charkit/bem/model.h"
+#include "charkit/bem/plan.h"
+#include "charkit/bem/selection.h"
+#include "charkit/bem/settings.h"
+#include "charkit/core/result.h"
+#include "charkit/scene/scene.h"
+#include "charkit/scene/texture_decode.h"
+
+namespace charkit::bem {
+
+struct ExportOptions {
+  PlanOptions plan;  ///< 1.4 resource / platform ("" = whole package)
+  /// Convert Unity's left-handed, bottom-row-first conventions to glTF's:
+  /// x negated in positions, normals and tangents, tangent w negated,
+  /// triangle winding reversed, v' = 1 - v, image rows flipped. Off: data as stored.
+  bool unity_to_gltf = true;
+  scene::DecodeLimits texture_limits;
+  std::string generator = "charkit";
+};
+
+/// Something exported differently than asked (a texture that could not be
+/// decoded, a texture without a material slot, ...). Not an error.
+struct ExportWarning {
+  std::string code;     ///< BEM_EXPORT_TEXTURE_DECODE, BEM_EXPORT_TEXTURE_EXTRA, ...
+  std::string message;
+  std::string pointer;  ///< manifest JSON pointer of what it concerns ("" = none)
+};
+
+struct ExportResult {
+  scene::Scene scene;
+  std::vector<ExportWarning> warnings;
+};
+
+/// Build the scene of a planned and read selection. Errors:
+/// BEM_EXPORT_ATTRIBUTE (an attribute that does not fit its stream or has an
+/// unknown format), BEM_EXPORT_JOINT (a bone index outside the palette).
+core::Result<ExportResult> build_export_scene(const Model& model, const Plan& plan,
+                                              const Selection& selection,
+                                              const ExportOptions& options = {});
+
+struct GlbExport {
+  std::vector<std::uint8_t> glb;
+  ExportResult result;
+  Plan plan;
+};
+
+/// Plan, read (only the payloads the selection uses), build and write GLB.
+/// Errors: make_plan's, read_selection's, build_export_scene's and the
+/// scene writer's (SCENE_*).
+core::Result<GlbExport> export_glb(const Model& model, const Package& package,
+                                   const Settings& settings, const ExportOptions& options = {});
+
+}  // namespace charkit::bem

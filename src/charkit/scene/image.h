@@ -1,0 +1,33 @@
+// 8-bit images and their PNG encoding (stb_image_write, zlib inside).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "charkit/core/result.h"
+
+namespace charkit::scene {
+
+/// Width x height pixels, rows top to bottom as stored, RGBA8 per pixel.
+struct RgbaImage {
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+  std::vector<std::uint8_t> pixels;  ///< width * height * 4 bytes
+
+  std::size_t pixel_offset(std::uint32_t x, std::uint32_t y) const {
+    return (std::size_t{y} * width + x) * 4;
+  }
+};
+
+/// Reverse the row order in place (Unity stores the bottom row first).
+void flip_rows(RgbaImage& image);
+
+/// PNG of an RGBA8 image (colour type 6). Errors: SCENE_PNG_SIZE (empty,
+/// pixel count mismatch or too large for stb), SCENE_PNG_ENCODE.
+core::Result<std::vector<std::uint8_t>> encode_png(const RgbaImage& image);
+
+/// PNG of a one-channel image (colour type 0, grey), width * height bytes.
+core::Result<std::vector<std::uint8_t>> encode_png_grey(std::uint32_t width, std::uint32_t height,
+                                                        const std::vector<std::uint8_t>& grey);
+
+}  // namespace charkit::scene

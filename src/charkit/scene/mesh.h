@@ -1,0 +1,44 @@
+// Scene meshes: vertex attributes as plain arrays, one index list per
+// primitive. The general shape every exporter and renderer in charkit fills
+// (BEM export today; motion, deformer and render tools later). Attributes a
+// mesh does not have stay empty; the ones it has hold one entry per vertex.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace charkit::scene {
+
+using Vec2 = std::array<float, 2>;
+using Vec3 = std::array<float, 3>;
+using Vec4 = std::array<float, 4>;
+/// Column-major 4x4 matrix, as glTF stores it.
+using Mat4 = std::array<float, 16>;
+
+inline constexpr Mat4 kIdentity4 = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+
+/// One triangle list drawn with one material.
+struct Primitive {
+  std::vector<std::uint32_t> indices;     ///< triangles; every index < vertex count
+  std::optional<std::uint32_t> material;  ///< index into Scene::materials
+};
+
+struct Mesh {
+  std::string name;
+  std::vector<Vec3> positions;  ///< required, defines the vertex count
+  std::vector<Vec3> normals;
+  std::vector<Vec4> tangents;  ///< xyz + handedness sign in w
+  std::vector<std::vector<Vec2>> texcoords;  ///< set n -> TEXCOORD_n
+  std::vector<Vec4> colors;                  ///< linear RGBA, 0..1
+  std::vector<std::array<std::uint16_t, 4>> joints;  ///< indices into the skin's joints
+  std::vector<Vec4> weights;
+  std::vector<Primitive> primitives;
+
+  std::size_t vertex_count() const { return positions.size(); }
+};
+
+}  // namespace charkit::scene

@@ -1,0 +1,15 @@
+// tinygltf (libtinygltf-dev, header-only use) and stb_image for tests that
+// read our glTF output back. Exactly one test source per test program defines
+// CHARKIT_TINYGLTF_IMPLEMENTATION before including this (the Debian shared
+// libtinygltf is not linked: the test CMake only links charkit libraries).
+#pragma once
+
+#ifdef CHARKIT_TINYGLTF_IMPLEMENTATION
+#define STB_IMAGE_IMPLEMENTATION
+#define TINYGLTF_IMPLEMENTATION
+#endif
+#define TINYGLTF_NO_STB_IMAGE_WRITE
+#define TINYGLTF_NO_INCLUDE_STB_IMAGE
+#define TINYGLTF_NO_EXTERNAL_IMAGE
+#include <stb/stb_image.h>
+#include <tiny_gltf.h>
