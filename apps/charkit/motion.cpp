@@ -1,5 +1,7 @@
-// `charkit motion convert` and `charkit motion inspect`: BVH motion to
-// MediaPipe-33 keypoint NDJSON (docs/motion.md, docs/contracts/keypoints.md).
+// `charkit motion convert` and `charkit motion inspect`: BVH motion or
+// keypoint JSON (mediapipe33@0.1.0) to MediaPipe-33 keypoint NDJSON
+// (docs/motion.md, docs/contracts/keypoints.md). The input format is detected
+// from the content, not the file name.
 // The work is in charkit::motion; this file maps files to text and results
 // to exit codes.
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/convert.h"
+#include "charkit/motion/keypoint_json.h"
 #include "commands.h"
 
 namespace charkit::app {
@@ -103,6 +106,95 @@ void print_warnings(const std::string& subject, const std::vector<motion::BvhWar
     std::cerr << printable(subject) << ": warning " << w.code << ": " << printable(w.message) << "\n";
 }
 
+int unknown_format(const MotionArgs& a) {
+  std::cerr << printable(a.input)
+            << ": error MOTION_FORMAT: not a BVH file (HIERARCHY) nor keypoint JSON ({)\n";
+  return kExitInvalid;
+}
+
+Json keypoint_summary_json(const MotionArgs& a, const motion::KeypointJsonSummary& s) {
+  return Json{{"input", a.input},
+              {"format", std::string(motion::kKeypointFormatTag)},
+              {"frames", s.frames},
+              {"fps", s.fps},
+              {"fpsInFile", s.fps_in_file},
+              {"computedTimes", s.computed_times},
+              {"computedAngles", s.computed_angles},
+              {"clampedValues", s.clamped_values},
+              {"warnings", warnings_json(s.warnings)}};
+}
+
+// Keypoint JSON (keypoints.md §6): --joint-map and --up concern skeletons, so
+// they do not apply; the points are already MediaPipe-33.
+int run_convert_keypoints(const MotionArgs& a, std::string_view text) {
+  if (!a.joint_map.empty() || a.up != "y")
+    std::cerr << printable(a.input) << ": warning: --joint-map and --up apply to BVH input only; ignored\n";
+  motion::KeypointJsonOptions options;
+  if (a.fps > 0) options.fps = a.fps;
+  const bool to_stdout = a.output == "-";
+  std::FILE* out = to_stdout ? stdout : std::fopen(a.output.c_str(), "wb");
+  if (!out) {
+    std::cerr << printable(a.output) << ": error IO_OPEN: cannot create the output file\n";
+    return kExitUsage;
+  }
+  auto sink = [out](std::string_view chunk) {
+    return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size();
+  };
+  auto r = motion::convert_keypoint_json(text, options, sink);
+  bool flushed = std::fflush(out) == 0;
+  if (!to_stdout) flushed = (std::fclose(out) == 0) && flushed;
+  if (!r || !flushed) {
+    if (!to_stdout) std::remove(a.output.c_str());
+    if (!r) {
+      std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
+      return r.error().code == "IO_WRITE" ? kExitUsage : kExitInvalid;
+    }
+    std::cerr << printable(a.output) << ": error IO_WRITE: cannot write the output\n";
+    return kExitUsage;
+  }
+  print_warnings(a.input, r->warnings);
+  if (a.json) {
+    Json j = keypoint_summary_json(a, *r);
+    j["output"] = a.output;
+    (to_stdout ? std::cerr : std::cout) << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  } else {
+    std::cerr << printable(a.input) << ": keypoint JSON, " << r->frames << " frames at " << number_text(r->fps)
+              << " fps written to " << printable(a.output) << "\n";
+  }
+  return kExitOk;
+}
+
+int run_inspect_keypoints(const MotionArgs& a, std::string_view text) {
+  auto r = motion::analyse_keypoint_json(text, {});
+  if (!r) {
+    if (a.json) {
+      Json err{{"code", r.error().code}, {"message", r.error().message}};
+      if (r.error().location.offset) err["offset"] = *r.error().location.offset;
+      else err["pointer"] = r.error().location.pointer;
+      Json j{{"file", a.input}, {"format", std::string(motion::kKeypointFormatTag)}, {"valid", false}, {"error", err}};
+      std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    } else {
+      std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
+    }
+    return kExitInvalid;
+  }
+  if (a.json) {
+    Json j = keypoint_summary_json(a, *r);
+    j.erase("input");
+    Json doc{{"file", a.input}, {"valid", true}};
+    for (auto& [k, v] : j.items()) doc[k] = v;
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  std::ostream& os = std::cout;
+  os << printable(a.input) << ": keypoint JSON (" << motion::kKeypointFormatTag << "), " << r->frames
+     << " frames, " << number_text(r->fps) << " fps" << (r->fps_in_file ? "" : " (default)") << "\n";
+  os << "timeMs computed for " << r->computed_times << " frame(s); angles computed for " << r->computed_angles
+     << " frame(s); " << r->clamped_values << " value(s) clamped\n";
+  for (const auto& w : r->warnings) os << "warning " << w.code << ": " << printable(w.message) << "\n";
+  return kExitOk;
+}
+
 int run_convert(const MotionArgs& a) {
   motion::JointTable table;
   if (int rc = load_table(a, table); rc != kExitOk) return rc;
@@ -111,6 +203,10 @@ int run_convert(const MotionArgs& a) {
     std::cerr << printable(a.input) << ": error " << printable(file.error().to_string()) << "\n";
     return kExitUsage;
   }
+  const std::string_view text = core::as_chars(file->bytes());
+  const motion::MotionFormat format = motion::detect_motion_format(text);
+  if (format == motion::MotionFormat::kUnknown) return unknown_format(a);
+  if (format == motion::MotionFormat::kKeypointJson) return run_convert_keypoints(a, text);
   motion::ConvertOptions options;
   options.table = std::move(table);
   options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
@@ -126,7 +222,7 @@ int run_convert(const MotionArgs& a) {
   auto sink = [out](std::string_view chunk) {
     return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size();
   };
-  auto r = motion::convert_bvh(core::as_chars(file->bytes()), options, sink);
+  auto r = motion::convert_bvh(text, options, sink);
   bool flushed = std::fflush(out) == 0;
   if (!to_stdout) flushed = (std::fclose(out) == 0) && flushed;
   if (!r || !flushed) {
@@ -142,6 +238,7 @@ int run_convert(const MotionArgs& a) {
   if (a.json) {
     Json j{{"input", a.input},
            {"output", a.output},
+           {"format", "bvh"},
            {"frames", r->frames},
            {"fps", r->fps},
            {"scale", r->scale},
@@ -181,10 +278,14 @@ int run_inspect(const MotionArgs& a) {
     std::cerr << printable(a.input) << ": error " << printable(file.error().to_string()) << "\n";
     return kExitUsage;
   }
+  const std::string_view text = core::as_chars(file->bytes());
+  const motion::MotionFormat format = motion::detect_motion_format(text);
+  if (format == motion::MotionFormat::kUnknown) return unknown_format(a);
+  if (format == motion::MotionFormat::kKeypointJson) return run_inspect_keypoints(a, text);
   motion::ConvertOptions options;
   options.table = table;
   options.hints = &*file;
-  auto r = motion::analyse_bvh(core::as_chars(file->bytes()), options);
+  auto r = motion::analyse_bvh(text, options);
   if (!r) {
     if (a.json) {
       Json j{{"file", a.input},
@@ -212,6 +313,7 @@ int run_inspect(const MotionArgs& a) {
     }
     Json doc{{"file", a.input},
              {"valid", true},
+             {"format", "bvh"},
              {"roots", h.root_count},
              {"joints", std::move(joints)},
              {"channelCount", h.channel_count},
@@ -252,31 +354,32 @@ int run_inspect(const MotionArgs& a) {
 }  // namespace
 
 void add_motion_commands(CLI::App& app, int& exit_code) {
-  CLI::App* motion = app.add_subcommand("motion", "Motion data (BVH) to MediaPipe-33 keypoints");
+  CLI::App* motion = app.add_subcommand("motion", "Motion data (BVH, keypoint JSON) to MediaPipe-33 keypoints");
   motion->require_subcommand(1);
 
   auto conv = std::make_shared<MotionArgs>();
   CLI::App* convert = motion->add_subcommand(
       "convert",
-      "Convert a BVH motion to MediaPipe-33 keypoint NDJSON (one frame per line: frame, timeMs, "
-      "33 points [x,y,z,confidence], 9 joint-angle cosines)");
-  convert->add_option("input", conv->input, "BVH file")->required()->type_name("IN");
+      "Convert a BVH motion or mediapipe33@0.1.0 keypoint JSON to MediaPipe-33 keypoint NDJSON "
+      "(one frame per line: frame, timeMs, 33 points [x,y,z,confidence], 9 joint-angle cosines); "
+      "the format is detected from the content");
+  convert->add_option("input", conv->input, "BVH file or keypoint JSON file")->required()->type_name("IN");
   convert->add_option("-o,--output", conv->output, "Output NDJSON file, '-' for stdout")
       ->required()
       ->type_name("OUT");
   convert->add_option("--joint-map", conv->joint_map,
                       "JSON object: MediaPipe point name or index -> [joint names], tried before "
-                      "the default table")
+                      "the default table (BVH only)")
       ->type_name("FILE");
-  convert->add_option("--up", conv->up, "Up axis of the source: y (default) or z (rotated -90 deg about X)")
+  convert->add_option("--up", conv->up, "Up axis of a BVH source: y (default) or z (rotated -90 deg about X)")
       ->check(CLI::IsMember({"y", "z"}))
       ->type_name("AXIS");
-  convert->add_option("--fps", conv->fps, "Frame rate for timeMs (default: from Frame Time, else 30)")
+  convert->add_option("--fps", conv->fps, "Frame rate for timeMs (default: BVH Frame Time or the JSON's fps, else 30)")
       ->check(CLI::Range(0.001, 1000.0))
       ->type_name("N");
   convert->add_flag("--json", conv->json, "Print a JSON summary (stdout; stderr with -o -)");
   convert->footer(
-      "Exit status: 0 converted, 1 invalid BVH or joint map, 2 usage or I/O error.\n"
+      "Exit status: 0 converted, 1 invalid BVH, keypoint JSON or joint map, 2 usage or I/O error.\n"
       "Formats and rules: docs/contracts/keypoints.md, docs/contracts/skeleton-topology.md.");
   convert->callback([conv, &exit_code] { exit_code = run_convert(*conv); });
 
@@ -284,11 +387,12 @@ void add_motion_commands(CLI::App& app, int& exit_code) {
   CLI::App* inspect = motion->add_subcommand(
       "inspect",
       "Show a BVH file's skeleton tree, channels, frames and fps, and which MediaPipe points are "
-      "mapped from which joints, missing or estimated");
-  inspect->add_option("input", insp->input, "BVH file")->required()->type_name("IN");
+      "mapped from which joints, missing or estimated; for keypoint JSON: validity (errors with a "
+      "JSON pointer), frames, fps and what would be computed or clamped");
+  inspect->add_option("input", insp->input, "BVH file or keypoint JSON file")->required()->type_name("IN");
   inspect->add_option("--joint-map", insp->joint_map, "Joint map as for convert")->type_name("FILE");
   inspect->add_flag("--json", insp->json, "Print the inspection as JSON");
-  inspect->footer("Exit status: 0 inspected, 1 invalid BVH or joint map, 2 usage or I/O error.");
+  inspect->footer("Exit status: 0 inspected, 1 invalid BVH, keypoint JSON or joint map, 2 usage or I/O error.");
   inspect->callback([insp, &exit_code] { exit_code = run_inspect(*insp); });
 }
 

@@ -1,5 +1,6 @@
 #include "charkit/motion/mediapipe33.h"
 
+#include <cassert>
 #include <algorithm>
 #include <cmath>
 
@@ -408,6 +409,11 @@ void PoseJob::run() const {
     points[i].z = p[i][2];
   }
 
+  joint_angles(p, angles);
+}
+
+void joint_angles(std::span<const Vec3> p, std::span<double> angles) {
+  assert(p.size() == kPointCount && angles.size() == kAngleCount);
   // §5: cosine at vertex B between B→A and B→C.
   auto at = [&](std::size_t b, std::size_t a, std::size_t c) {
     return angle_cosine(sub(p[a], p[b]), sub(p[c], p[b]));

@@ -96,6 +96,12 @@ struct PoseJob {
 /// vector is shorter than 1e-9 (skeleton-topology.md §5).
 double angle_cosine(const Vec3& a, const Vec3& b);
 
+/// The 9 joint-angle cosines of skeleton-topology.md §5 from 33 points in a
+/// Y-up, right-handed frame (any origin and uniform scale): PoseJob uses it on
+/// the pelvis-centred points, the keypoint-JSON reader on un-projected points.
+/// p: 33, angles: 9.
+void joint_angles(std::span<const Vec3> p, std::span<double> angles);
+
 /// The projection scale: 0.35 / max_abs, or 1 when max_abs is 0.
 double projection_scale(double max_abs);
 /// x = 0.5 + x·s, y = 0.5 − y·s, z = −z·s (seed §2.1), clamped to the ranges
