@@ -15,13 +15,13 @@
 
 namespace {
 
+using namespace charkit::bem;
+
 Condition never() {
   Condition c;
   c.op = Condition::Op::kFalse;
   return c;
 }
-
-using namespace charkit::bem;
 
 class Input {
  public:
