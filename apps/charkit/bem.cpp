@@ -13,6 +13,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "commands.h"
+#include "printable.h"
 #include "package_input.h"
 
 #ifndef CHARKIT_VERSION
@@ -23,24 +24,6 @@ namespace charkit::app {
 namespace {
 
 using core::Json;
-
-// Text from a package goes to a terminal: control characters are escaped so
-// a crafted name cannot move the cursor or clear the screen.
-std::string printable(std::string_view s, bool keep_newlines = false) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && !(keep_newlines && c == '\n')) || u == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string version_text(const std::optional<int>& minor) {
   return minor ? "1." + std::to_string(*minor) : std::string("?");

@@ -18,27 +18,12 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "commands.h"
+#include "printable.h"
 
 namespace charkit::app {
 namespace {
 
 using core::Json;
-
-// Messages may quote package strings: escape control characters.
-std::string printable(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\n') || u == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 /// I/O problems are exit 2; anything about the package's content is exit 1.
 int exit_for(const core::Error& e) {

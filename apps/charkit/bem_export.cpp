@@ -15,6 +15,7 @@
 #include "charkit/core/mapped_file.h"
 #include "charkit/scene/gltf_writer.h"
 #include "commands.h"
+#include "printable.h"
 #include "package_input.h"
 
 namespace charkit::app {
@@ -33,22 +34,6 @@ struct ExportArgs {
   bool skip_validation = false;
   bool raw_axes = false;
 };
-
-// Manifest strings go to a terminal: escape control characters.
-std::string printable(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 int fail(const ExportArgs& a, int exit, const std::string& code, const std::string& message,
          const core::Location& loc = {}) {

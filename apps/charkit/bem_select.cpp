@@ -14,6 +14,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "commands.h"
+#include "printable.h"
 #include "package_input.h"
 
 namespace charkit::app {
@@ -30,22 +31,6 @@ struct SelectArgs {
   bool json = false;
   bool skip_validation = false;
 };
-
-// Manifest strings go to a terminal: escape control characters.
-std::string printable(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 Json error_json(const std::string& file, const std::string& code, const std::string& message,
                 const core::Location& loc = {}) {

@@ -16,27 +16,12 @@
 #include "charkit/motion/convert.h"
 #include "charkit/motion/keypoint_json.h"
 #include "commands.h"
+#include "printable.h"
 
 namespace charkit::app {
 namespace {
 
 using core::Json;
-
-// Joint names come from the file: escape control characters before printing.
-std::string printable(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string number_text(double v) {
   std::ostringstream os;
