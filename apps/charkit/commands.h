@@ -14,8 +14,14 @@ inline constexpr int kExitUsage = 2;
 /// `charkit bem …`: validate and inspect BEM packages.
 void add_bem_commands(CLI::App& app, int& exit_code);
 
-/// `charkit motion …` and `charkit model …` (motion.cpp): motion to keypoints, model intake.
+/// `charkit motion …` (motion.cpp): motion to MediaPipe-33 keypoints.
 void add_motion_commands(CLI::App& app, int& exit_code);
+
+/// `charkit model …` (model.cpp): model intake (format, VRM version, skin, counts).
+void add_model_commands(CLI::App& app, int& exit_code);
+
+/// `charkit deformer …` (deformer.cpp): pose-driven deformer models.
+void add_deformer_commands(CLI::App& app, int& exit_code);
 
 // The other `charkit bem` sub-commands, one file each, registered on the
 // `bem` group by add_bem_commands.

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   int exit_code = charkit::app::kExitOk;
   charkit::app::add_bem_commands(app, exit_code);
   charkit::app::add_motion_commands(app, exit_code);
+  charkit::app::add_model_commands(app, exit_code);
+  charkit::app::add_deformer_commands(app, exit_code);
 
   try {
     app.parse(argc, argv);
