@@ -32,4 +32,11 @@ void add_bem_convert_commands(CLI::App& bem, int& exit_code);
 /// `charkit bem export` (bem_export.cpp): one selection as glTF 2.0.
 void add_bem_export_command(CLI::App& bem, int& exit_code);
 
+// The `charkit deformer` sub-commands, registered by add_deformer_commands.
+/// `charkit deformer info` and `run` (deformer_run.cpp): any model file's
+/// inputs/outputs/layers; a batch of raw features through a model.
+void add_deformer_run_commands(CLI::App& deformer, int& exit_code);
+/// `charkit deformer sample|train|eval|…` (deformer_train.cpp): datasets and training.
+void add_deformer_train_commands(CLI::App& deformer, int& exit_code);
+
 }  // namespace charkit::app
