@@ -39,8 +39,8 @@ Model make_model(std::uint32_t outfits, std::uint32_t parts) {
   for (std::uint32_t p = 0; p < parts; ++p) {
     // Part p exists with two outfits (§6 chained availability).
     Condition avail = any2(Condition::eq(0, p % outfits), Condition::eq(0, (p + 5) % outfits));
-    m.groups.push_back(Group{"part" + std::to_string(p), "Part", {"off", "v1", "v2", "v3"}, 0,
-                             avail});
+    m.groups.push_back(
+        Group{"part" + std::to_string(p), "Part", {"off", "v1", "v2", "v3"}, 0, avail});
   }
   const std::uint32_t meshes = 64, slots = 8, textures = 32;
   for (std::uint32_t t = 0; t < textures; ++t) {

@@ -3,14 +3,15 @@
 //
 //   bvh_bench --benchmark_repetitions=5      frames/s of the full convert
 //   bvh_bench --write-bvh FILE [FRAMES]      write the file, e.g. for
-//                                            /usr/bin/time -v charkit motion convert FILE -o /dev/null
+//                                            /usr/bin/time -v charkit motion convert FILE -o
+//                                            /dev/null
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <unistd.h>
 
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/convert.h"
@@ -25,17 +26,25 @@ struct JointSpec {
 };
 
 // The mocapbank hierarchy of tests/data/bvh/test_mocapbank.bvh (offsets rounded).
-constexpr JointSpec kJoints[] = {
-    {"Hips", 0, 0, 0, 0, false},           {"Chest", 1, -0.17, 10.29, 0.13, false},
-    {"Chest2", 2, 0.32, 15.82, -2.64, false}, {"LeftCollar", 3, -0.07, 16.88, 0.30, false},
-    {"LeftShoulder", 4, 16.01, -3.08, 2.05, false}, {"LeftElbow", 5, 2.62, -25.42, 1.72, false},
-    {"LeftWrist", 6, 2.36, -22.47, 1.05, true}, {"RightCollar", 3, -0.07, 16.88, 0.30, false},
-    {"RightShoulder", 4, -16.01, -3.08, 2.05, false}, {"RightElbow", 5, -2.62, -25.42, 1.72, false},
-    {"RightWrist", 6, -2.36, -22.47, 1.05, true}, {"Neck", 3, 0.0, 20.0, 0.5, false},
-    {"Head", 4, 0.0, 10.0, 1.0, true},     {"LeftHip", 1, 9.5, -2.0, 0.5, false},
-    {"LeftKnee", 2, 0.5, -42.0, 1.0, false}, {"LeftAnkle", 3, 0.3, -40.0, -2.0, true},
-    {"RightHip", 1, -9.5, -2.0, 0.5, false}, {"RightKnee", 2, -0.5, -42.0, 1.0, false},
-    {"RightAnkle", 3, -0.3, -40.0, -2.0, true}};
+constexpr JointSpec kJoints[] = {{"Hips", 0, 0, 0, 0, false},
+                                 {"Chest", 1, -0.17, 10.29, 0.13, false},
+                                 {"Chest2", 2, 0.32, 15.82, -2.64, false},
+                                 {"LeftCollar", 3, -0.07, 16.88, 0.30, false},
+                                 {"LeftShoulder", 4, 16.01, -3.08, 2.05, false},
+                                 {"LeftElbow", 5, 2.62, -25.42, 1.72, false},
+                                 {"LeftWrist", 6, 2.36, -22.47, 1.05, true},
+                                 {"RightCollar", 3, -0.07, 16.88, 0.30, false},
+                                 {"RightShoulder", 4, -16.01, -3.08, 2.05, false},
+                                 {"RightElbow", 5, -2.62, -25.42, 1.72, false},
+                                 {"RightWrist", 6, -2.36, -22.47, 1.05, true},
+                                 {"Neck", 3, 0.0, 20.0, 0.5, false},
+                                 {"Head", 4, 0.0, 10.0, 1.0, true},
+                                 {"LeftHip", 1, 9.5, -2.0, 0.5, false},
+                                 {"LeftKnee", 2, 0.5, -42.0, 1.0, false},
+                                 {"LeftAnkle", 3, 0.3, -40.0, -2.0, true},
+                                 {"RightHip", 1, -9.5, -2.0, 0.5, false},
+                                 {"RightKnee", 2, -0.5, -42.0, 1.0, false},
+                                 {"RightAnkle", 3, -0.3, -40.0, -2.0, true}};
 
 std::string hierarchy() {
   std::string s = "HIERARCHY\n";
@@ -44,16 +53,18 @@ std::string hierarchy() {
   for (const auto& j : kJoints) {
     while (open > j.depth) s += indent(--open) + "}\n";
     char line[160];
-    s += indent(j.depth) + (j.depth == 0 ? "ROOT " : "JOINT ") + j.name + "\n" + indent(j.depth) + "{\n";
-    std::snprintf(line, sizeof line, "%sOFFSET %.4f %.4f %.4f\n", indent(j.depth + 1).c_str(), j.x, j.y, j.z);
+    s += indent(j.depth) + (j.depth == 0 ? "ROOT " : "JOINT ") + j.name + "\n" + indent(j.depth) +
+         "{\n";
+    std::snprintf(line, sizeof line, "%sOFFSET %.4f %.4f %.4f\n", indent(j.depth + 1).c_str(), j.x,
+                  j.y, j.z);
     s += line;
     s += indent(j.depth + 1) +
          (j.depth == 0 ? "CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
                        : "CHANNELS 3 Zrotation Xrotation Yrotation\n");
     open = j.depth + 1;
     if (j.end_site_after)
-      s += indent(open) + "End Site\n" + indent(open) + "{\n" + indent(open + 1) + "OFFSET 0.0000 -5.0000 0.0000\n" +
-           indent(open) + "}\n";
+      s += indent(open) + "End Site\n" + indent(open) + "{\n" + indent(open + 1) +
+           "OFFSET 0.0000 -5.0000 0.0000\n" + indent(open) + "}\n";
   }
   while (open > 0) s += indent(--open) + "}\n";
   return s;
@@ -99,10 +110,11 @@ void BM_ConvertBvh(benchmark::State& state) {
     charkit::motion::ConvertOptions o;
     o.hints = &*file;
     bytes = 0;
-    auto r = charkit::motion::convert_bvh(charkit::core::as_chars(file->bytes()), o, [&](std::string_view s) {
-      bytes += s.size();
-      return true;
-    });
+    auto r = charkit::motion::convert_bvh(charkit::core::as_chars(file->bytes()), o,
+                                          [&](std::string_view s) {
+                                            bytes += s.size();
+                                            return true;
+                                          });
     if (!r || r->frames != frames) state.SkipWithError("conversion failed");
     benchmark::DoNotOptimize(bytes);
   }

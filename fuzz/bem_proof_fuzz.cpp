@@ -64,7 +64,8 @@ Model make_model(Input& in) {
     if (g > 0 && in.below(2)) grp.available_when = condition(in, m, g, 3);
     m.groups.push_back(grp);
   }
-  for (std::uint32_t k = in.below(3); k > 0; --k) m.constraints.push_back(condition(in, m, groups, 3));
+  for (std::uint32_t k = in.below(3); k > 0; --k)
+    m.constraints.push_back(condition(in, m, groups, 3));
   for (int p = 0; p < 8; ++p) m.payload_sizes.push_back(std::uint64_t{in.byte()} << in.below(24));
   for (std::uint32_t t = 1 + in.below(3), i = 0; i < t; ++i) {
     Texture tex;

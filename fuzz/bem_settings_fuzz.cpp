@@ -22,7 +22,8 @@ Model make_model(bool v10) {
   m.appearance_structure = v10;
   m.payload_sizes.assign(8, 64);
   if (v10) {
-    m.groups.push_back(Group{"appearance", "appearance", {"outfit-a", "outfit-b"}, 1, std::nullopt});
+    m.groups.push_back(
+        Group{"appearance", "appearance", {"outfit-a", "outfit-b"}, 1, std::nullopt});
   } else {
     m.groups.push_back(Group{"outfit", "Outfit", {"a", "b"}, 0, std::nullopt});
     m.groups.push_back(Group{"colour", "Colour", {"red", "blue"}, 0, std::nullopt});
@@ -87,7 +88,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view in(reinterpret_cast<const char*>(data), size);
   const std::size_t nl = in.find('\n');
   std::string_view options = in.substr(0, nl);
-  std::string_view parameters = nl == std::string_view::npos ? std::string_view() : in.substr(nl + 1);
+  std::string_view parameters =
+      nl == std::string_view::npos ? std::string_view() : in.substr(nl + 1);
   check(v13, options, parameters);
   check(v10, options, parameters);
   return 0;

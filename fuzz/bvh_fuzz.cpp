@@ -44,7 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     pose.run();
     for (auto& p : points) p = project(p, 0.01);
     line.clear();
-    append_frame_line(line, reader.frames_read(), frame_time_ms(reader.frames_read(), 30), points, angles);
+    append_frame_line(line, reader.frames_read(), frame_time_ms(reader.frames_read(), 30), points,
+                      angles);
     for (double a : angles)
       if (!(a >= -1.0 && a <= 1.0)) __builtin_trap();  // §5: always a clamped cosine
   }

@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto& e = r.error();
     (void)e.to_string();
     // Our own errors always carry a pointer (the root is ""), never an offset.
-    if (e.code.starts_with("KEYPOINTS_") && e.code != "KEYPOINTS_LIMIT" && e.location.offset) __builtin_trap();
+    if (e.code.starts_with("KEYPOINTS_") && e.code != "KEYPOINTS_LIMIT" && e.location.offset)
+      __builtin_trap();
     if (!out.empty()) __builtin_trap();  // nothing written for an invalid document
     return 0;
   }
@@ -40,8 +41,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto j = core::parse_json_strict(std::string_view(out).substr(start, end - start));
     if (!j || !(*j)["points"].is_array() || (*j)["points"].size() != kPointCount) __builtin_trap();
     for (const auto& p : (*j)["points"]) {
-      const double x = p[0].get<double>(), y = p[1].get<double>(), z = p[2].get<double>(), c = p[3].get<double>();
-      if (!(x >= 0 && x <= 1 && y >= 0 && y <= 1 && z >= -1 && z <= 1 && c >= 0 && c <= 1)) __builtin_trap();
+      const double x = p[0].get<double>(), y = p[1].get<double>(), z = p[2].get<double>(),
+                   c = p[3].get<double>();
+      if (!(x >= 0 && x <= 1 && y >= 0 && y <= 1 && z >= -1 && z <= 1 && c >= 0 && c <= 1))
+        __builtin_trap();
     }
     for (const auto& a : (*j)["angles"])
       if (!(a.get<double>() >= -1 && a.get<double>() <= 1)) __builtin_trap();

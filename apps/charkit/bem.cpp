@@ -13,8 +13,8 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "commands.h"
-#include "printable.h"
 #include "package_input.h"
+#include "printable.h"
 
 #ifndef CHARKIT_VERSION
 #define CHARKIT_VERSION "0.0.0"

@@ -15,8 +15,8 @@
 #include "charkit/core/mapped_file.h"
 #include "charkit/scene/gltf_writer.h"
 #include "commands.h"
-#include "printable.h"
 #include "package_input.h"
+#include "printable.h"
 
 namespace charkit::app {
 namespace {
@@ -51,7 +51,8 @@ int fail(const ExportArgs& a, int exit, const std::string& code, const std::stri
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 bool write_file(const std::string& path, const void* data, std::size_t size) {
@@ -85,7 +86,9 @@ int run_export(const ExportArgs& a) {
   }
   const bem::Model& model = *loaded.model;
   auto settings = bem::parse_settings(model, a.options, a.parameters);
-  if (!settings) return fail(a, kExitUsage, settings.error().code, settings.error().message, settings.error().location);
+  if (!settings)
+    return fail(a, kExitUsage, settings.error().code, settings.error().message,
+                settings.error().location);
 
   bem::ExportOptions eo;
   eo.plan = bem::PlanOptions{a.resource, a.platform};
@@ -109,7 +112,9 @@ int run_export(const ExportArgs& a) {
     scene::GltfOptions go;
     go.generator = eo.generator;
     auto files = scene::write_gltf(exported->result.scene, uri, go);
-    if (!files) return fail(a, kExitInvalid, files.error().code, files.error().message, files.error().location);
+    if (!files)
+      return fail(a, kExitInvalid, files.error().code, files.error().message,
+                  files.error().location);
     if (!write_file(a.output, files->json.data(), files->json.size()) ||
         !write_file(bin_path, files->bin.data(), files->bin.size()))
       return fail(a, kExitUsage, "IO_WRITE", "cannot write " + a.output + " / " + bin_path);
@@ -133,7 +138,8 @@ int run_export(const ExportArgs& a) {
     j["parameters_settings"] = bem::format_parameters(model, *settings);
     Json meshes = Json::array();
     for (const scene::Mesh& m : s.meshes)
-      meshes.push_back(Json{{"name", m.name}, {"vertices", m.vertex_count()}, {"primitives", m.primitives.size()}});
+      meshes.push_back(Json{
+          {"name", m.name}, {"vertices", m.vertex_count()}, {"primitives", m.primitives.size()}});
     j["meshes"] = std::move(meshes);
     Json nodes = Json::array();
     for (const scene::Node& n : s.nodes) nodes.push_back(n.name);
@@ -152,13 +158,15 @@ int run_export(const ExportArgs& a) {
     std::cout << j.dump(2) << "\n";
   } else {
     for (const bem::SettingsWarning& w : settings->warnings)
-      std::cerr << printable(a.file) << ": warning " << w.code << ": " << printable(w.message) << "\n";
+      std::cerr << printable(a.file) << ": warning " << w.code << ": " << printable(w.message)
+                << "\n";
     for (const bem::ExportWarning& w : exported->result.warnings)
-      std::cerr << printable(a.file) << ": warning " << w.code << ": " << printable(w.message) << "\n";
-    std::cout << printable(a.output) << ": " << s.meshes.size() << " meshes, " << primitives << " primitives, "
-              << s.nodes.size() << " nodes, " << s.materials.size() << " materials, " << s.images.size()
-              << " images, " << (s.skeleton ? s.skeleton->joint_count() : 0) << " joints, " << bytes
-              << " bytes\n";
+      std::cerr << printable(a.file) << ": warning " << w.code << ": " << printable(w.message)
+                << "\n";
+    std::cout << printable(a.output) << ": " << s.meshes.size() << " meshes, " << primitives
+              << " primitives, " << s.nodes.size() << " nodes, " << s.materials.size()
+              << " materials, " << s.images.size() << " images, "
+              << (s.skeleton ? s.skeleton->joint_count() : 0) << " joints, " << bytes << " bytes\n";
   }
   return kExitOk;
 }
@@ -169,11 +177,13 @@ void add_bem_export_command(CLI::App& bem, int& exit_code) {
   auto args = std::make_shared<ExportArgs>();
   CLI::App* cmd = bem.add_subcommand(
       "export",
-      "Export one selection of a valid package as glTF 2.0: the replacement meshes with morphs applied, "
+      "Export one selection of a valid package as glTF 2.0: the replacement meshes with morphs "
+      "applied, "
       "the palette bones as a skin, one primitive per selected draw, textures decoded to PNG");
   cmd->add_option("file", args->file, "Package file (.bem, .zip)")->required()->type_name("FILE");
-  cmd->add_option("-o,--output", args->output,
-                  "Output file: .glb (one binary file) or .gltf (JSON with a .bin buffer beside it)")
+  cmd->add_option(
+         "-o,--output", args->output,
+         "Output file: .glb (one binary file) or .gltf (JSON with a .bin buffer beside it)")
       ->required()
       ->type_name("OUT");
   cmd->add_option("--options", args->options,
@@ -183,9 +193,11 @@ void add_bem_export_command(CLI::App& bem, int& exit_code) {
   cmd->add_option("--parameters", args->parameters,
                   "Saved parameter string 'id:tick&id:tick'; missing parameters take their default")
       ->type_name("S");
-  cmd->add_option("--resource", args->resource, "1.4: export only the components of this resource id")
+  cmd->add_option("--resource", args->resource,
+                  "1.4: export only the components of this resource id")
       ->type_name("R");
-  cmd->add_option("--platform", args->platform, "1.4: the platform the resource is planned for")->type_name("P");
+  cmd->add_option("--platform", args->platform, "1.4: the platform the resource is planned for")
+      ->type_name("P");
   cmd->add_flag("--json", args->json, "Print a JSON summary (meshes, nodes, materials, warnings)");
   cmd->add_flag("--skip-validation", args->skip_validation,
                 "Apply the user's 'disable model validation' switch while validating");

@@ -14,8 +14,8 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "commands.h"
-#include "printable.h"
 #include "package_input.h"
+#include "printable.h"
 
 namespace charkit::app {
 namespace {
@@ -53,12 +53,9 @@ int fail(const SelectArgs& a, int exit, const std::string& code, const std::stri
 }
 
 Json frame_json(const bem::PlannedFrame& f) {
-  return Json{{"frame", f.frame},
-              {"value", f.value},
-              {"neutral", f.neutral},
-              {"payload", f.neutral ? Json(nullptr) : Json(f.payload)},
-              {"count", f.count},
-              {"weight", f.weight}};
+  return Json{{"frame", f.frame},     {"value", f.value},
+              {"neutral", f.neutral}, {"payload", f.neutral ? Json(nullptr) : Json(f.payload)},
+              {"count", f.count},     {"weight", f.weight}};
 }
 
 Json plan_json(const SelectArgs& a, const bem::Model& model, const bem::Settings& s,
@@ -136,7 +133,8 @@ Json plan_json(const SelectArgs& a, const bem::Model& model, const bem::Settings
   j["textures"] = std::move(tex);
 
   Json params = Json::object();
-  for (std::size_t i = 0; i < model.parameters.size(); ++i) params[model.parameters[i].id] = plan.parameter_ticks[i];
+  for (std::size_t i = 0; i < model.parameters.size(); ++i)
+    params[model.parameters[i].id] = plan.parameter_ticks[i];
   j["parameters"] = std::move(params);
 
   Json defs = Json::array();
@@ -169,7 +167,9 @@ std::string plan_text(const SelectArgs& a, const bem::Model& model, const bem::S
   std::string t;
   auto line = [&t](const std::string& x) { t += x + "\n"; };
   line(printable(a.file) + ": BEM 1." + std::to_string(model.minor) +
-       (plan.resource.empty() ? "" : ", resource " + printable(plan.resource) + " on " + printable(plan.platform)));
+       (plan.resource.empty()
+            ? ""
+            : ", resource " + printable(plan.resource) + " on " + printable(plan.platform)));
   for (const bem::SettingsWarning& w : s.warnings)
     line("warning " + w.code + " (" + (w.in_parameters ? "parameters" : "options") + ", column " +
          std::to_string(w.column) + "): " + printable(w.message));
@@ -177,12 +177,14 @@ std::string plan_text(const SelectArgs& a, const bem::Model& model, const bem::S
   line("parameters: " + printable(bem::format_parameters(model, s)));
   for (std::size_t g = 0; g < model.groups.size(); ++g)
     line("  group " + printable(model.groups[g].id) + " = " +
-         (s.effective[g] ? printable(model.groups[g].choices[*s.effective[g]])
-                         : "(unavailable; saved " + printable(model.groups[g].choices[s.saved[g]]) + ")"));
+         (s.effective[g]
+              ? printable(model.groups[g].choices[*s.effective[g]])
+              : "(unavailable; saved " + printable(model.groups[g].choices[s.saved[g]]) + ")"));
   line("components:");
   for (const bem::PlannedComponent& pc : plan.components) {
-    std::string x = "  " + std::to_string(pc.target) + " " + printable(model.components[pc.target].mesh_name) +
-                    ": " + bem::operation_name(pc.op);
+    std::string x = "  " + std::to_string(pc.target) + " " +
+                    printable(model.components[pc.target].mesh_name) + ": " +
+                    bem::operation_name(pc.op);
     if (pc.op == bem::Operation::kReplace) {
       x += " with mesh " + std::to_string(pc.mesh) + ", draws";
       for (std::uint32_t d : pc.draws) x += " " + std::to_string(d);
@@ -192,11 +194,12 @@ std::string plan_text(const SelectArgs& a, const bem::Model& model, const bem::S
   for (const bem::PlannedMesh& pm : plan.meshes) {
     line("mesh " + std::to_string(pm.mesh) + ": " + std::to_string(pm.index_count) + " indices");
     for (const bem::IndexSegment& sg : pm.segments)
-      line("  draw " + std::to_string(sg.draw) + ": start " + std::to_string(sg.start) + ", count " +
-           std::to_string(sg.count) + " (payload " + std::to_string(sg.payload) + ")");
+      line("  draw " + std::to_string(sg.draw) + ": start " + std::to_string(sg.start) +
+           ", count " + std::to_string(sg.count) + " (payload " + std::to_string(sg.payload) + ")");
     for (const bem::PlannedChannel& ch : pm.channels) {
-      std::string x = "  morph " + printable(model.parameters[ch.parameter].id) + " at " + std::to_string(ch.tick) +
-                      (ch.available ? "" : " (unavailable: neutral)") + ":";
+      std::string x = "  morph " + printable(model.parameters[ch.parameter].id) + " at " +
+                      std::to_string(ch.tick) + (ch.available ? "" : " (unavailable: neutral)") +
+                      ":";
       for (const bem::PlannedFrame& f : ch.frames)
         x += " frame " + std::to_string(f.value) + " × " + std::to_string(f.weight);
       line(x);
@@ -214,7 +217,8 @@ std::string plan_text(const SelectArgs& a, const bem::Model& model, const bem::S
   }
   std::string p = "payloads:";
   for (std::uint32_t id : plan.payloads) p += " " + std::to_string(id);
-  line(p + " (" + std::to_string(plan.payloads.size()) + " of " + std::to_string(model.payload_sizes.size()) + ")");
+  line(p + " (" + std::to_string(plan.payloads.size()) + " of " +
+       std::to_string(model.payload_sizes.size()) + ")");
   return t;
 }
 
@@ -269,18 +273,26 @@ void add_bem_select_command(CLI::App& bem, int& exit_code) {
       "select",
       "Plan one selection of a valid package: normalise the saved settings, then list the "
       "components, selected draws, texture bindings, deformations and the payloads they use");
-  select->add_option("file", args->file, "Package file (.bem, .zip)")->required()->type_name("FILE");
-  select->add_option("--options", args->options,
-                     "Saved option string 'group:choice&group:choice' (1.0: an appearance id); "
-                     "missing groups take their default")
+  select->add_option("file", args->file, "Package file (.bem, .zip)")
+      ->required()
+      ->type_name("FILE");
+  select
+      ->add_option("--options", args->options,
+                   "Saved option string 'group:choice&group:choice' (1.0: an appearance id); "
+                   "missing groups take their default")
       ->type_name("S");
-  select->add_option("--parameters", args->parameters,
-                     "Saved parameter string 'id:tick&id:tick'; missing parameters take their default")
+  select
+      ->add_option(
+          "--parameters", args->parameters,
+          "Saved parameter string 'id:tick&id:tick'; missing parameters take their default")
       ->type_name("S");
-  select->add_option("--resource", args->resource, "1.4: plan only the components of this resource id")
+  select
+      ->add_option("--resource", args->resource,
+                   "1.4: plan only the components of this resource id")
       ->type_name("R");
-  select->add_option("--platform", args->platform,
-                     "1.4: the platform the resource is planned for (windows-x64, android-arm64)")
+  select
+      ->add_option("--platform", args->platform,
+                   "1.4: the platform the resource is planned for (windows-x64, android-arm64)")
       ->type_name("P");
   select->add_flag("--json", args->json, "Print the plan as JSON (schema in docs/bem.md)");
   select->add_flag("--skip-validation", args->skip_validation,

@@ -15,11 +15,11 @@ TEST(DecisionGraph, CountsIncludeNoneValues) {
   G g({2, 3});
   EXPECT_EQ(g.count(G::kTrue), 12);
   EXPECT_EQ(g.count(G::kFalse), 0);
-  EXPECT_EQ(g.count(g.eq(0, 1)), 4);                                // x0 = 1, x1 any of 4
-  EXPECT_EQ(g.count(g.eq(1, 2)), 3);                                // x1 = 2, x0 any of 3
-  EXPECT_EQ(g.count(g.land(g.available(0), g.available(1))), 6);    // 2 × 3
-  EXPECT_EQ(g.count(g.lnot(g.available(1))), 3);                    // x1 = NONE
-  EXPECT_EQ(g.count(g.lor(g.eq(0, 0), g.eq(1, 0))), 4 + 3 - 1);     // inclusion–exclusion
+  EXPECT_EQ(g.count(g.eq(0, 1)), 4);                              // x0 = 1, x1 any of 4
+  EXPECT_EQ(g.count(g.eq(1, 2)), 3);                              // x1 = 2, x0 any of 3
+  EXPECT_EQ(g.count(g.land(g.available(0), g.available(1))), 6);  // 2 × 3
+  EXPECT_EQ(g.count(g.lnot(g.available(1))), 3);                  // x1 = NONE
+  EXPECT_EQ(g.count(g.lor(g.eq(0, 0), g.eq(1, 0))), 4 + 3 - 1);   // inclusion–exclusion
 }
 
 TEST(DecisionGraph, ReducedAndHashConsed) {
@@ -106,10 +106,8 @@ TEST(DecisionGraph, MaximizeWeightedSum) {
   // x2=0 gives 7+1+2 = 10, the maximum.
   G g({2, 2, 2});
   NodeId domain = g.land(g.available(0), g.land(g.available(1), g.available(2)));
-  std::vector<WeightedTerm> terms{{g.eq(0, 1), 5},
-                                  {g.land(g.eq(0, 0), g.eq(1, 1)), 7},
-                                  {g.eq(1, 1), 1},
-                                  {g.eq(2, 0), 2}};
+  std::vector<WeightedTerm> terms{
+      {g.eq(0, 1), 5}, {g.land(g.eq(0, 0), g.eq(1, 1)), 7}, {g.eq(1, 1), 1}, {g.eq(2, 0), 2}};
   auto r = maximize_sum(g, domain, terms);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->value, 10u);

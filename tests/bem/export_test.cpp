@@ -37,15 +37,17 @@ testkit::TestPackage export_package() {
   Json& m = p.manifest;
   m["required_capabilities"].push_back("body-parameters");
   m["required_capabilities"].push_back("mesh-position-deltas");
-  m["option_groups"].push_back(Json{{"id", "sleeves"},
-                                    {"name", "Sleeves"},
-                                    {"default", "on"},
-                                    {"choices", Json::array({Json{{"id", "on"}, {"name", "On"}},
-                                                             Json{{"id", "off"}, {"name", "Off"}}})}});
+  m["option_groups"].push_back(Json{
+      {"id", "sleeves"},
+      {"name", "Sleeves"},
+      {"default", "on"},
+      {"choices",
+       Json::array({Json{{"id", "on"}, {"name", "On"}}, Json{{"id", "off"}, {"name", "Off"}}})}});
   Json& mesh = m["meshes"][0];
   mesh["vertex_count"] = 4;
-  mesh["streams"] = Json::array({Json{{"stride", 24}, {"payload", 0}}, Json{{"stride", 8}, {"payload", 1}},
-                                 Json{{"stride", 12}, {"payload", 2}}});
+  mesh["streams"] =
+      Json::array({Json{{"stride", 24}, {"payload", 0}}, Json{{"stride", 8}, {"payload", 1}},
+                   Json{{"stride", 12}, {"payload", 2}}});
   mesh["attributes"] = Json::array({Json::array({0, 0, 3, 0, 0}), Json::array({1, 0, 3, 0, 12}),
                                     Json::array({4, 0, 2, 1, 0}), Json::array({12, 4, 4, 2, 0}),
                                     Json::array({13, 6, 4, 2, 8})});
@@ -65,11 +67,14 @@ testkit::TestPackage export_package() {
   tex1["original_name"] = "T_actor_example_body_01_b";
   m["textures"] = Json::array({tex0, tex1});
   m["parameters"] = Json::array({morphtest::body_parameter()});
-  m["mesh_deformations"] = Json::array({Json{
-      {"mesh", 0},
-      {"parameter", "body"},
-      {"frames", Json::array({Json{{"value", 0}, {"neutral", true}},
-                              Json{{"value", 1000}, {"payload", 7}, {"count", 2}, {"encoding", "sparse-position-f32"}}})}}});
+  m["mesh_deformations"] =
+      Json::array({Json{{"mesh", 0},
+                        {"parameter", "body"},
+                        {"frames", Json::array({Json{{"value", 0}, {"neutral", true}},
+                                                Json{{"value", 1000},
+                                                     {"payload", 7},
+                                                     {"count", 2},
+                                                     {"encoding", "sparse-position-f32"}}})}}});
 
   // Quad: v0 (0,0,0), v1 (1,0,0), v2 (1,1,0), v3 (0,1,0); every normal (0,0,1).
   ByteVec s0;
@@ -78,22 +83,22 @@ testkit::TestPackage export_package() {
     s0 = cat({s0, testkit::f32_bytes(v), testkit::f32_bytes({0, 0, 1})});
   }
   // Skin (UNorm16 x4 weights, UInt8 x4 bones): v0 bone 0; v1, v3 bone 1; v2 half and half.
-  ByteVec skin = cat({testkit::u16_bytes({65535, 0, 0, 0}), {0, 0, 0, 0},
-                      testkit::u16_bytes({65535, 0, 0, 0}), {1, 0, 0, 0},
-                      testkit::u16_bytes({32768, 32767, 0, 0}), {0, 1, 0, 0},
-                      testkit::u16_bytes({65535, 0, 0, 0}), {1, 0, 0, 0}});
+  ByteVec skin = cat({testkit::u16_bytes({65535, 0, 0, 0}),
+                      {0, 0, 0, 0},
+                      testkit::u16_bytes({65535, 0, 0, 0}),
+                      {1, 0, 0, 0},
+                      testkit::u16_bytes({32768, 32767, 0, 0}),
+                      {0, 1, 0, 0},
+                      testkit::u16_bytes({65535, 0, 0, 0}),
+                      {1, 0, 0, 0}});
   // RGBA32 2x2, rows bottom first (Unity): red, green / blue, white.
   ByteVec rgba = {255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 255, 255, 255, 255};
   // BC1: c0 = c1 = 0x07E0 (pure green), all indices 0.
   ByteVec bc1 = {0xE0, 0x07, 0xE0, 0x07, 0, 0, 0, 0};
-  p.payloads = {s0,
-                testkit::f32_bytes({0, 0, 1, 0, 1, 1, 0, 1}),
-                skin,
-                testkit::u16_bytes({0, 1, 2}),
-                rgba,
-                testkit::u16_bytes({0, 2, 3}),
-                bc1,
-                morphtest::deformation_payload({{1, 0.5f, 0, 0}, {3, 0, -1, 0.25f}})};
+  p.payloads = {s0,   testkit::f32_bytes({0, 0, 1, 0, 1, 1, 0, 1}),
+                skin, testkit::u16_bytes({0, 1, 2}),
+                rgba, testkit::u16_bytes({0, 2, 3}),
+                bc1,  morphtest::deformation_payload({{1, 0.5f, 0, 0}, {3, 0, -1, 0.25f}})};
   return p;
 }
 
@@ -121,7 +126,8 @@ tinygltf::Model read_back(const ByteVec& glb) {
   tinygltf::Model model;
   std::string err;
   std::string warn;
-  EXPECT_TRUE(loader.LoadBinaryFromMemory(&model, &err, &warn, glb.data(), static_cast<unsigned>(glb.size())))
+  EXPECT_TRUE(loader.LoadBinaryFromMemory(&model, &err, &warn, glb.data(),
+                                          static_cast<unsigned>(glb.size())))
       << err;
   EXPECT_TRUE(err.empty()) << err;
   return model;
@@ -133,7 +139,8 @@ std::vector<T> accessor(const tinygltf::Model& m, int index, std::size_t compone
   const auto& view = m.bufferViews[static_cast<std::size_t>(acc.bufferView)];
   const auto& buf = m.buffers[static_cast<std::size_t>(view.buffer)];
   std::vector<T> out(acc.count * components);
-  std::memcpy(out.data(), buf.data.data() + view.byteOffset + acc.byteOffset, out.size() * sizeof(T));
+  std::memcpy(out.data(), buf.data.data() + view.byteOffset + acc.byteOffset,
+              out.size() * sizeof(T));
   return out;
 }
 
@@ -192,13 +199,17 @@ TEST(BemExport, MeshesMorphsSkinMaterialsAndTextures) {
   EXPECT_EQ(prims[1].material, 1);
   ASSERT_EQ(m.images.size(), 2u);
   const auto& img0 = m.images[static_cast<std::size_t>(
-      m.textures[static_cast<std::size_t>(m.materials[0].pbrMetallicRoughness.baseColorTexture.index)].source)];
+      m.textures[static_cast<std::size_t>(
+                     m.materials[0].pbrMetallicRoughness.baseColorTexture.index)]
+          .source)];
   EXPECT_EQ(img0.name, "T_actor_example_body_01_d");
   // Rows flipped: PNG top row = Unity's last row (blue, white), then (red, green).
-  EXPECT_EQ(img0.image, (std::vector<unsigned char>{0, 0, 255, 255, 255, 255, 255, 255, 255, 0, 0, 255, 0, 255,
-                                                    0, 255}));
+  EXPECT_EQ(img0.image, (std::vector<unsigned char>{0, 0, 255, 255, 255, 255, 255, 255, 255, 0, 0,
+                                                    255, 0, 255, 0, 255}));
   const auto& img1 = m.images[static_cast<std::size_t>(
-      m.textures[static_cast<std::size_t>(m.materials[1].pbrMetallicRoughness.baseColorTexture.index)].source)];
+      m.textures[static_cast<std::size_t>(
+                     m.materials[1].pbrMetallicRoughness.baseColorTexture.index)]
+          .source)];
   ASSERT_EQ(img1.image.size(), 64u);
   for (std::size_t i = 0; i < 64; i += 4) {
     EXPECT_EQ((std::vector<unsigned char>(img1.image.begin() + static_cast<std::ptrdiff_t>(i),

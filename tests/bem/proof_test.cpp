@@ -28,10 +28,18 @@ Condition never() {
 using testkit::Json;
 using testkit::TestPackage;
 
-Json eq(const char* g, const char* c) { return Json{{"eq", Json::array({g, c})}}; }
-Json all(Json a, Json b) { return Json{{"all", Json::array({std::move(a), std::move(b)})}}; }
-Json any_of(Json list) { return Json{{"any", std::move(list)}}; }
-Json not_(Json a) { return Json{{"not", std::move(a)}}; }
+Json eq(const char* g, const char* c) {
+  return Json{{"eq", Json::array({g, c})}};
+}
+Json all(Json a, Json b) {
+  return Json{{"all", Json::array({std::move(a), std::move(b)})}};
+}
+Json any_of(Json list) {
+  return Json{{"any", std::move(list)}};
+}
+Json not_(Json a) {
+  return Json{{"not", std::move(a)}};
+}
 
 Json group(const char* id, std::vector<std::string> choices, const char* def,
            std::optional<Json> available_when = std::nullopt) {
@@ -127,10 +135,9 @@ TEST(Proof, ChainedAvailabilityCountsEffectiveStates) {
   // outfit a/b/c; part on/off only with outfit b; trim x/y only with part on.
   // a: 1, b: (on: 2 trims) + (off: 1) = 3, c: 1 → 5 effective states.
   TestPackage p = testkit::make_valid_package(1);
-  p.manifest["option_groups"] =
-      Json::array({group("outfit", {"a", "b", "c"}, "a"),
-                   group("part", {"on", "off"}, "on", eq("outfit", "b")),
-                   group("trim", {"x", "y"}, "x", eq("part", "on"))});
+  p.manifest["option_groups"] = Json::array({group("outfit", {"a", "b", "c"}, "a"),
+                                             group("part", {"on", "off"}, "on", eq("outfit", "b")),
+                                             group("trim", {"x", "y"}, "x", eq("part", "on"))});
   rules(p, 0)[1]["when"] = not_(eq("outfit", "a"));
   auto c = check(p);
   ASSERT_TRUE(c.result.valid()) << error_codes(c.result.report);
@@ -161,7 +168,7 @@ TEST(Proof, AppearanceStructureCountsAppearances) {
   EXPECT_EQ(s.combinations, "2");
   // outfit-a replaces component 0 with the one draw; outfit-b keeps it.
   EXPECT_EQ(s.draws.value, 1u);
-  EXPECT_EQ(s.draws.witness, "outfit-a");  // 1.0: the appearance id alone
+  EXPECT_EQ(s.draws.witness, "outfit-a");   // 1.0: the appearance id alone
   EXPECT_FALSE(s.draws.limit.has_value());  // §11: "—" for 1.0
   EXPECT_EQ(s.texture_bindings.limit, 32u);
   EXPECT_EQ(s.decoded_bytes.limit, 512u * 1024 * 1024);
@@ -195,8 +202,8 @@ TEST(Proof, TwoTrueCandidatesFailWithARealWitness) {
 TEST(Proof, GapHasNoCandidate) {
   TestPackage p = testkit::make_valid_package(1);
   p.manifest["option_groups"].push_back(group("colour", {"c0", "c1", "c2"}, "c0"));
-  rules(p, 1) = Json::array(
-      {candidate(eq("colour", "c0"), "keep"), candidate(eq("colour", "c1"), "hide")});
+  rules(p, 1) =
+      Json::array({candidate(eq("colour", "c0"), "keep"), candidate(eq("colour", "c1"), "hide")});
   auto c = check(p);
   auto errs = errors_with(c.result.report, "BEM_SELECTION_NO_CANDIDATE");
   ASSERT_EQ(errs.size(), 1u) << error_codes(c.result.report);
@@ -248,8 +255,9 @@ TestPackage with_slot(Json candidates) {
 
 TEST(Proof, SlotExactlyOne) {
   // c0 keeps the original (null), c1 and c2 bind texture 0.
-  auto ok = check(with_slot(Json::array({Json{{"when", eq("colour", "c0")}, {"texture", nullptr}},
-                                         Json{{"when", not_(eq("colour", "c0"))}, {"texture", 0}}})));
+  auto ok =
+      check(with_slot(Json::array({Json{{"when", eq("colour", "c0")}, {"texture", nullptr}},
+                                   Json{{"when", not_(eq("colour", "c0"))}, {"texture", 0}}})));
   ASSERT_TRUE(ok.result.valid()) << error_codes(ok.result.report);
   // Worst case: outfit a (mesh selected) with colour c1 or c2: one binding.
   EXPECT_EQ(ok.result.summary.proof->texture_bindings.value, 1u);
@@ -457,7 +465,8 @@ class RandomModel {
     for (std::uint32_t g = 0; g < groups; ++g) {
       Group grp;
       grp.id = "g" + std::to_string(g);
-      for (std::uint32_t c = pick(1, 3), k = 0; k < c; ++k) grp.choices.push_back("c" + std::to_string(k));
+      for (std::uint32_t c = pick(1, 3), k = 0; k < c; ++k)
+        grp.choices.push_back("c" + std::to_string(k));
       grp.default_choice = pick(0, static_cast<std::uint32_t>(grp.choices.size()) - 1);
       if (g > 0 && pick(0, 2) == 0) grp.available_when = condition(m, g, 2);
       m.groups.push_back(grp);
@@ -702,7 +711,8 @@ TEST(Proof, MatchesBruteForceOnRandomModels) {
       if (is.code == "BEM_SELECTION_DEFAULT_ILLEGAL") continue;
       EffectiveValues v = parse_settings(m, is.witness);
       for (const auto& c : m.constraints) EXPECT_TRUE(evaluate(c, v)) << key;
-      if (is.code == "BEM_SELECTION_MULTIPLE_CANDIDATES" || is.code == "BEM_SELECTION_NO_CANDIDATE") {
+      if (is.code == "BEM_SELECTION_MULTIPLE_CANDIDATES" ||
+          is.code == "BEM_SELECTION_NO_CANDIDATE") {
         std::size_t c = std::stoul(key.substr(key.rfind(' ') + 1));
         int n = 0;
         for (const auto& cand : m.components[c].candidates) n += evaluate(cand.when, v) ? 1 : 0;
@@ -724,7 +734,8 @@ TEST(Proof, MatchesBruteForceOnRandomModels) {
     // Each witness reaches its maximum.
     EXPECT_EQ(sums_at(m, parse_settings(m, proof->draws.witness)).draws, best.draws);
     EXPECT_EQ(sums_at(m, parse_settings(m, proof->indices.witness)).indices, best.indices);
-    EXPECT_EQ(sums_at(m, parse_settings(m, proof->texture_bindings.witness)).bindings, best.bindings);
+    EXPECT_EQ(sums_at(m, parse_settings(m, proof->texture_bindings.witness)).bindings,
+              best.bindings);
     EXPECT_EQ(sums_at(m, parse_settings(m, proof->decoded_bytes.witness)).decoded, best.decoded);
     EXPECT_EQ(sums_at(m, parse_settings(m, proof->resident_bytes.witness)).resident, best.resident);
   }

@@ -110,19 +110,19 @@ testkit::TestPackage fixture() {
   p.minor = 3;
   p.manifest = core::Json::parse(kManifest);
   p.payloads = {
-      f32_bytes({0, 0, 0, 1, 0, 0, 0, 1, 0}),           // 0
-      f32_bytes({0, 0, 1, 0, 0, 1}),                    // 1
-      ByteVec(12, 0),                                   // 2
-      u16_bytes({0, 1, 2}),                             // 3
-      u16_bytes({2, 1, 0}),                             // 4
-      f32_bytes({0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0}),  // 5
-      f32_bytes({0, 0, 1, 0, 0, 1, 1, 1}),              // 6
-      ByteVec(16, 0),                                   // 7
-      u16_bytes({0, 1, 2, 1, 3, 2}),                    // 8
-      u16_bytes({0, 1, 3}),                             // 9
-      ByteVec(64, 0x10),                                // 10
-      ByteVec(64, 0x20),                                // 11
-      ByteVec(64, 0x30),                                // 12
+      f32_bytes({0, 0, 0, 1, 0, 0, 0, 1, 0}),             // 0
+      f32_bytes({0, 0, 1, 0, 0, 1}),                      // 1
+      ByteVec(12, 0),                                     // 2
+      u16_bytes({0, 1, 2}),                               // 3
+      u16_bytes({2, 1, 0}),                               // 4
+      f32_bytes({0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0}),    // 5
+      f32_bytes({0, 0, 1, 0, 0, 1, 1, 1}),                // 6
+      ByteVec(16, 0),                                     // 7
+      u16_bytes({0, 1, 2, 1, 3, 2}),                      // 8
+      u16_bytes({0, 1, 3}),                               // 9
+      ByteVec(64, 0x10),                                  // 10
+      ByteVec(64, 0x20),                                  // 11
+      ByteVec(64, 0x30),                                  // 12
       deformation_payload({{0, 0, 0, 1}, {2, 2, 0, 0}}),  // 13 body @1000
       deformation_payload({{3, 0, 0, -4}}),               // 14 slim @0
       deformation_payload({{3, 0, 0, 8}, {1, 4, 0, 0}}),  // 15 slim @1000
@@ -156,7 +156,8 @@ Settings settings(const Model& m, const std::string& opt, const std::string& par
   return s.ok() ? *s : Settings{};
 }
 
-Plan plan(const Model& m, const std::string& opt, const std::string& par = "", PlanOptions po = {}) {
+Plan plan(const Model& m, const std::string& opt, const std::string& par = "",
+          PlanOptions po = {}) {
   auto p = make_plan(m, settings(m, opt, par), po);
   EXPECT_TRUE(p.ok()) << p.error().to_string();
   return p.ok() ? *p : Plan{};
@@ -216,18 +217,18 @@ TEST(SelectSettings, SyntaxErrorsCarryTheColumn) {
     EXPECT_EQ(s.error().code, "BEM_SETTINGS_SYNTAX");
     return s.error().location.offset ? static_cast<long>(*s.error().location.offset) : -2;
   };
-  EXPECT_EQ(column("outfit:a&"), 9);            // empty pair at the end
-  EXPECT_EQ(column("&outfit:a"), 0);            // empty pair at the start
+  EXPECT_EQ(column("outfit:a&"), 9);  // empty pair at the end
+  EXPECT_EQ(column("&outfit:a"), 0);  // empty pair at the start
   EXPECT_EQ(column("outfit:a&&colour:red"), 9);
-  EXPECT_EQ(column("outfit"), 0);               // no ':'
-  EXPECT_EQ(column("outfit:"), 7);              // empty value
-  EXPECT_EQ(column(":a"), 0);                   // empty key
-  EXPECT_EQ(column("outfit:a b"), 8);           // space
-  EXPECT_EQ(column("outfit:a:b"), 8);           // second ':'
+  EXPECT_EQ(column("outfit"), 0);                     // no ':'
+  EXPECT_EQ(column("outfit:"), 7);                    // empty value
+  EXPECT_EQ(column(":a"), 0);                         // empty key
+  EXPECT_EQ(column("outfit:a b"), 8);                 // space
+  EXPECT_EQ(column("outfit:a:b"), 8);                 // second ':'
   EXPECT_EQ(column("colour:red&out\xC3\xA9:a"), 14);  // non-ASCII byte
-  EXPECT_EQ(column("outfit:a&_x:y"), 9);        // ID must start with a letter/digit
-  EXPECT_EQ(column("outfit:a&outfit:b"), 9);    // same group twice
-  EXPECT_EQ(column("", "body:1&body:2"), 7);    // same parameter twice
+  EXPECT_EQ(column("outfit:a&_x:y"), 9);              // ID must start with a letter/digit
+  EXPECT_EQ(column("outfit:a&outfit:b"), 9);          // same group twice
+  EXPECT_EQ(column("", "body:1&body:2"), 7);          // same parameter twice
   EXPECT_EQ(column("", "body:abc"), 5);
   EXPECT_EQ(column("", "body:1.5"), 6);
   EXPECT_EQ(column("", "body:4294967296"), 5);  // not a UInt32
@@ -275,8 +276,8 @@ TEST(SelectSettings, IllegalCombinationFallsBackToDefaults) {
 TEST(SelectSettings, ParameterNormalisation) {
   Opened o = open(fixture());
   Settings s = settings(o.model, "colour:blue&outfit:b", "slim:750&foo:1&body:1001");
-  EXPECT_EQ(warning_codes(s),
-            (std::vector<std::string>{"BEM_SETTINGS_UNKNOWN_PARAMETER", "BEM_SETTINGS_INVALID_TICK"}));
+  EXPECT_EQ(warning_codes(s), (std::vector<std::string>{"BEM_SETTINGS_UNKNOWN_PARAMETER",
+                                                        "BEM_SETTINGS_INVALID_TICK"}));
   EXPECT_TRUE(s.warnings[0].in_parameters);
   EXPECT_EQ(s.warnings[0].column, 9u);
   EXPECT_EQ(s.warnings[1].column, 20u);
@@ -484,8 +485,9 @@ TEST(SelectPlan, V14ResourceAndPlatform) {
   EXPECT_EQ(make_plan(o.model, s, {}).value().components.size(), 2u);
 
   Opened legacy = open(fixture());
-  EXPECT_EQ(make_plan(legacy.model, settings(legacy.model, ""), {"world", "windows-x64"}).error().code,
-            "BEM_PLAN_RESOURCE");
+  EXPECT_EQ(
+      make_plan(legacy.model, settings(legacy.model, ""), {"world", "windows-x64"}).error().code,
+      "BEM_PLAN_RESOURCE");
 }
 
 // ---- lazy reading ----------------------------------------------------------
@@ -548,7 +550,8 @@ TEST(SelectRead, DeformedPositions) {
   EXPECT_EQ(positions("outfit:b&colour:blue", "slim:0"),
             (std::vector<float>{0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, -4}));
   // slim unavailable with colour red: neutral, whatever was saved.
-  EXPECT_EQ(positions("outfit:b", "slim:0"), (std::vector<float>{0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0}));
+  EXPECT_EQ(positions("outfit:b", "slim:0"),
+            (std::vector<float>{0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0}));
 }
 
 TEST(SelectRead, V10SegmentsReadFromTheMeshIndexPayload) {

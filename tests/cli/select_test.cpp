@@ -54,7 +54,7 @@ testkit::TestPackage select_package() {
   m["mesh_deformations"] = Json::parse(
       R"([{"mesh": 0, "parameter": "body", "frames": [{"value": 0, "neutral": true},
           {"value": 1000, "payload": 6, "count": 1, "encoding": "sparse-position-f32"}]}])");
-  p.payloads.push_back(testkit::u16_bytes({2, 1, 0}));         // 5
+  p.payloads.push_back(testkit::u16_bytes({2, 1, 0}));       // 5
   p.payloads.push_back(delta_payload({{1, {0.5f, 0, 0}}}));  // 6
   return p;
 }
@@ -147,7 +147,8 @@ TEST_F(SelectCli, SyntaxErrorExits2WithColumn) {
   j = select_json(select_package(), "--parameters " + quote("body:x"), 2);
   EXPECT_EQ(j["error"]["column"], 5);
   auto path = write("q.bem", select_package().binary());
-  auto r = run_charkit("bem select " + quote(path) + " --options " + quote("outfit:a&outfit:b"), true);
+  auto r =
+      run_charkit("bem select " + quote(path) + " --options " + quote("outfit:a&outfit:b"), true);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("column 9"), std::string::npos) << r.out;
 }

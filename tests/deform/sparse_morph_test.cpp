@@ -185,7 +185,8 @@ void fast_equals_reference(bool sorted, int unsorted_frame) {
   for (int c = 0; c < 6; ++c) {
     const float w = 0.5f + 0.5f * val(rng);
     ch[static_cast<std::size_t>(c)].frames[0] = {frames[static_cast<std::size_t>(2 * c)], w};
-    ch[static_cast<std::size_t>(c)].frames[1] = {frames[static_cast<std::size_t>(2 * c + 1)], 1.0f - w};
+    ch[static_cast<std::size_t>(c)].frames[1] = {frames[static_cast<std::size_t>(2 * c + 1)],
+                                                 1.0f - w};
     ch[static_cast<std::size_t>(c)].frame_count = c == 5 ? 1u : 2u;
   }
   std::vector<float> d(xyz.size()), ref(xyz.size()), fast(xyz.size());
@@ -205,9 +206,15 @@ void fast_equals_reference(bool sorted, int unsorted_frame) {
   }
 }
 
-TEST(SparseMorph, FastEqualsReferenceUnsorted) { fast_equals_reference(false, -1); }
-TEST(SparseMorph, FastEqualsReferenceSorted) { fast_equals_reference(true, -1); }
-TEST(SparseMorph, FastEqualsReferenceOneFrameUnsorted) { fast_equals_reference(true, 7); }
+TEST(SparseMorph, FastEqualsReferenceUnsorted) {
+  fast_equals_reference(false, -1);
+}
+TEST(SparseMorph, FastEqualsReferenceSorted) {
+  fast_equals_reference(true, -1);
+}
+TEST(SparseMorph, FastEqualsReferenceOneFrameUnsorted) {
+  fast_equals_reference(true, 7);
+}
 
 TEST(SparseMorph, ManyChannelsSpanBatches) {
   // 100 channels (more than one batch of cursors) on 20,000 vertices, sorted.
@@ -220,7 +227,8 @@ TEST(SparseMorph, ManyChannelsSpanBatches) {
   std::vector<ByteVec> frames;
   for (int k = 0; k < 100; ++k) {
     std::vector<Rec> rs;
-    for (std::uint32_t v = static_cast<std::uint32_t>(k); v < n; v += 37) rs.push_back({v, val(rng), val(rng), val(rng)});
+    for (std::uint32_t v = static_cast<std::uint32_t>(k); v < n; v += 37)
+      rs.push_back({v, val(rng), val(rng), val(rng)});
     frames.push_back(records(rs));
   }
   std::vector<SparseChannel> ch(100);
@@ -268,13 +276,16 @@ TEST(SparseDeltas, RejectsMalformedBytes) {
   past[0] = static_cast<std::uint8_t>(json.size() + 1);  // J runs past the end
   EXPECT_EQ(code(past), "BEM_DELTA_SIZE");
   EXPECT_EQ(code(payload(R"({"count":1})", one)), "BEM_DELTA_JSON");
-  EXPECT_EQ(code(payload(R"({"count":1,"encoding":"sparse-position-f16"})", one)), "BEM_DELTA_JSON");
+  EXPECT_EQ(code(payload(R"({"count":1,"encoding":"sparse-position-f16"})", one)),
+            "BEM_DELTA_JSON");
   EXPECT_EQ(code(payload(R"({"count":1,"encoding":"sparse-position-f32","x":1})", one)),
             "BEM_DELTA_JSON");
-  EXPECT_EQ(code(payload(R"({"count":-1,"encoding":"sparse-position-f32"})", one)), "BEM_DELTA_JSON");
+  EXPECT_EQ(code(payload(R"({"count":-1,"encoding":"sparse-position-f32"})", one)),
+            "BEM_DELTA_JSON");
   EXPECT_EQ(code(payload(R"({"count":1,"count":1,"encoding":"sparse-position-f32"})", one)),
             "BEM_DELTA_JSON");
-  EXPECT_EQ(code(payload(json, records({{0, 1, 2, 3}, {1, 1, 1, 1}}))), "BEM_DELTA_SIZE");  // 4+J+16N
+  EXPECT_EQ(code(payload(json, records({{0, 1, 2, 3}, {1, 1, 1, 1}}))),
+            "BEM_DELTA_SIZE");  // 4+J+16N
   ByteVec trunc = payload(json, one);
   trunc.pop_back();
   EXPECT_EQ(code(trunc), "BEM_DELTA_SIZE");

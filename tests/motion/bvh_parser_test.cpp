@@ -51,12 +51,13 @@ TEST(BvhNumber, RejectsNonNumbers) {
 }
 
 TEST(BvhParser, NamesWithSpacesColonsAndDotsAndTabs) {
-  std::string text = bvh_lines({"HIERARCHY", "ROOT Bip01 Pelvis", "{", "\tOFFSET\t1\t2\t3",
-                                "\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation",
-                                "\tJOINT mixamorig:Left Up.Leg", "\t{", "\t\tOFFSET .5 -.5 1e-05",
-                                "\t\tCHANNELS 3 Xrotation Yrotation Zrotation", "\t\tEnd Site",
-                                "\t\t{", "\t\t\tOFFSET 0 -1 0", "\t\t}", "\t}", "}", "MOTION",
-                                "Frames:\t1", "Frame Time:\t.0083333", "0 0 0 0 0 0 0 0 0"});
+  std::string text =
+      bvh_lines({"HIERARCHY", "ROOT Bip01 Pelvis", "{", "\tOFFSET\t1\t2\t3",
+                 "\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation",
+                 "\tJOINT mixamorig:Left Up.Leg", "\t{", "\t\tOFFSET .5 -.5 1e-05",
+                 "\t\tCHANNELS 3 Xrotation Yrotation Zrotation", "\t\tEnd Site", "\t\t{",
+                 "\t\t\tOFFSET 0 -1 0", "\t\t}", "\t}", "}", "MOTION", "Frames:\t1",
+                 "Frame Time:\t.0083333", "0 0 0 0 0 0 0 0 0"});
   auto h = parse_bvh_header(text);
   ASSERT_TRUE(h.ok()) << h.error().to_string();
   ASSERT_EQ(h->joints.size(), 3u);
@@ -78,10 +79,26 @@ TEST(BvhParser, NamesWithSpacesColonsAndDotsAndTabs) {
 }
 
 TEST(BvhParser, SeveralRootsKeepTheirOwnChannels) {
-  std::string text = bvh_lines({"HIERARCHY", "ROOT A", "{", "OFFSET 0 0 0", "CHANNELS 3 Xposition Yposition Zposition",
-                                "}", "ROOT B", "{", "OFFSET 1 0 0", "CHANNELS 3 Zrotation Yrotation Xrotation",
-                                "End Site", "{", "OFFSET 0 1 0", "}", "}", "MOTION", "Frames: 2",
-                                "Frame Time: 0.04", "1 2 3 4 5 6", "7 8 9 10 11 12"});
+  std::string text = bvh_lines({"HIERARCHY",
+                                "ROOT A",
+                                "{",
+                                "OFFSET 0 0 0",
+                                "CHANNELS 3 Xposition Yposition Zposition",
+                                "}",
+                                "ROOT B",
+                                "{",
+                                "OFFSET 1 0 0",
+                                "CHANNELS 3 Zrotation Yrotation Xrotation",
+                                "End Site",
+                                "{",
+                                "OFFSET 0 1 0",
+                                "}",
+                                "}",
+                                "MOTION",
+                                "Frames: 2",
+                                "Frame Time: 0.04",
+                                "1 2 3 4 5 6",
+                                "7 8 9 10 11 12"});
   auto h = parse_bvh_header(text);
   ASSERT_TRUE(h.ok()) << h.error().to_string();
   EXPECT_EQ(h->root_count, 2u);
@@ -218,16 +235,19 @@ struct ErrorCase {
 
 TEST(BvhParser, ErrorsNameLineAndColumn) {
   const std::vector<ErrorCase> cases = {
-      {"bad offset", bvh_lines({"HIERARCHY", "ROOT Hips", "{", "  OFFSET 0 0 x"}), "BVH_NUMBER", "4:14"},
+      {"bad offset", bvh_lines({"HIERARCHY", "ROOT Hips", "{", "  OFFSET 0 0 x"}), "BVH_NUMBER",
+       "4:14"},
       {"unknown channel",
-       bvh_lines({"HIERARCHY", "ROOT Hips", "{", "  OFFSET 0 0 0", "  CHANNELS 3 Xrotation Yrot Zrotation"}),
+       bvh_lines({"HIERARCHY", "ROOT Hips", "{", "  OFFSET 0 0 0",
+                  "  CHANNELS 3 Xrotation Yrot Zrotation"}),
        "BVH_CHANNEL", "5:24"},
       {"channel twice",
        bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0", "CHANNELS 2 Xrotation xrotation"}),
        "BVH_CHANNEL", "5:22"},
       {"channel count 7", bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0", "CHANNELS 7"}),
        "BVH_CHANNEL", "5:10"},
-      {"missing brace", bvh_lines({"HIERARCHY", "ROOT Hips", "  OFFSET 0 0 0"}), "BVH_SYNTAX", "3:3"},
+      {"missing brace", bvh_lines({"HIERARCHY", "ROOT Hips", "  OFFSET 0 0 0"}), "BVH_SYNTAX",
+       "3:3"},
       {"no HIERARCHY", bvh_lines({"ROOT Hips"}), "BVH_SYNTAX", "1:1"},
       {"BOM then typo", "\xEF\xBB\xBFHIERARCHX\n", "BVH_SYNTAX", "1:4"},
       {"no MOTION", bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0", "}", "Frames: 1"}),
@@ -240,9 +260,11 @@ TEST(BvhParser, ErrorsNameLineAndColumn) {
                   "Frame Time: fast"}),
        "BVH_NUMBER", "8:13"},
       {"End Site with channels",
-       bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0", "End Site", "{", "  CHANNELS 1 Xrotation"}),
+       bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0", "End Site", "{",
+                  "  CHANNELS 1 Xrotation"}),
        "BVH_SYNTAX", "7:3"},
-      {"eof inside joint", bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0"}), "BVH_SYNTAX", "5:1"},
+      {"eof inside joint", bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0"}), "BVH_SYNTAX",
+       "5:1"},
       {"no offset", bvh_lines({"HIERARCHY", "ROOT Hips", "{", "}", "MOTION"}), "BVH_SYNTAX", "2:1"},
       {"empty name", bvh_lines({"HIERARCHY", "ROOT   ", "{"}), "BVH_SYNTAX", "2:8"},
   };
@@ -259,8 +281,8 @@ TEST(BvhParser, ErrorsNameLineAndColumn) {
 TEST(BvhLimits, RefusesAbsurdSizesBeforeReading) {
   BvhLimits small;
   small.max_joints = 2;
-  std::string text = bvh_lines({"HIERARCHY", "ROOT A", "{", "OFFSET 0 0 0", "JOINT B", "{", "OFFSET 0 0 0",
-                                "JOINT C", "{"});
+  std::string text = bvh_lines(
+      {"HIERARCHY", "ROOT A", "{", "OFFSET 0 0 0", "JOINT B", "{", "OFFSET 0 0 0", "JOINT C", "{"});
   auto h = parse_bvh_header(text, small);
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.error().code, "BVH_LIMIT");
@@ -274,7 +296,8 @@ TEST(BvhLimits, RefusesAbsurdSizesBeforeReading) {
 
   // Nesting is bounded (the parser recurses): 200 nested joints are refused.
   std::string deep = "HIERARCHY\n";
-  for (int i = 0; i < 200; ++i) deep += (i ? "JOINT J" : "ROOT J") + std::to_string(i) + "\n{\nOFFSET 0 1 0\n";
+  for (int i = 0; i < 200; ++i)
+    deep += (i ? "JOINT J" : "ROOT J") + std::to_string(i) + "\n{\nOFFSET 0 1 0\n";
   auto h4 = parse_bvh_header(deep);
   ASSERT_FALSE(h4.ok());
   EXPECT_EQ(h4.error().code, "BVH_LIMIT");
@@ -294,14 +317,14 @@ TEST(BvhLimits, RefusesAbsurdSizesBeforeReading) {
 }
 
 TEST(BvhFrames, NoChannelsUsesTheDeclaredCount) {
-  std::string text = bvh_lines({"HIERARCHY", "ROOT A", "{", "OFFSET 0 0 0", "}", "MOTION", "Frames: 3",
-                                "Frame Time: 0.5", "", "", ""});
+  std::string text = bvh_lines({"HIERARCHY", "ROOT A", "{", "OFFSET 0 0 0", "}", "MOTION",
+                                "Frames: 3", "Frame Time: 0.5", "", "", ""});
   auto h = parse_bvh_header(text);
   ASSERT_TRUE(h.ok()) << h.error().to_string();
   EXPECT_EQ(read_all(*h, text).frames.size(), 3u);
   // A huge `Frames:` without the lines costs nothing: one line, one frame.
-  std::string huge = bvh_lines({"HIERARCHY", "ROOT A", "{", "OFFSET 0 0 0", "}", "MOTION", "Frames: 40000000",
-                                "Frame Time: 0.5", ""});
+  std::string huge = bvh_lines({"HIERARCHY", "ROOT A", "{", "OFFSET 0 0 0", "}", "MOTION",
+                                "Frames: 40000000", "Frame Time: 0.5", ""});
   auto h2 = parse_bvh_header(huge);
   ASSERT_TRUE(h2.ok());
   auto all = read_all(*h2, huge);

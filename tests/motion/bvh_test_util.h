@@ -13,7 +13,8 @@
 namespace charkit::motion::testing {
 
 /// Lines joined with eol (line N of the result is lines[N-1]).
-inline std::string bvh_lines(std::initializer_list<std::string_view> lines, std::string_view eol = "\n") {
+inline std::string bvh_lines(std::initializer_list<std::string_view> lines,
+                             std::string_view eol = "\n") {
   std::string out;
   for (auto l : lines) {
     out += l;

@@ -43,17 +43,20 @@ std::string convert(const std::string& text, const KeypointJsonOptions& o = {}) 
 // A valid two-frame document; tests break one part of it.
 std::string valid_doc() {
   return R"({"format":"mediapipe33@0.1.0","fps":25,"frames":[)"
-         R"({"timeMs":0,"points":)" + points_of("[0.25,0.5,0,1]") + R"(,"angles":)" + nine("0.5") + "}," +
-         R"({"points":)" + points_of(R"({"x":0.75,"y":0.125,"z":-0.5,"visibility":0.25})") +
-         R"(,"angles":)" + nine("-1") + "}]}";
+         R"({"timeMs":0,"points":)" +
+         points_of("[0.25,0.5,0,1]") + R"(,"angles":)" + nine("0.5") + "}," + R"({"points":)" +
+         points_of(R"({"x":0.75,"y":0.125,"z":-0.5,"visibility":0.25})") + R"(,"angles":)" +
+         nine("-1") + "}]}";
 }
 
 TEST(KeypointJson, ValidDocumentGivesTheNdjsonWrittenByHand) {
   // Frame 0 as given; frame 1: objects, visibility as confidence, timeMs =
   // 1 × 1000 / 25 = 40.
-  std::string expected = "{\"frame\":0,\"timeMs\":0.0,\"points\":" + points_of("[0.25,0.5,0.0,1.0]") +
-                         ",\"angles\":" + nine("0.5") + "}\n" + "{\"frame\":1,\"timeMs\":40.0,\"points\":" +
-                         points_of("[0.75,0.125,-0.5,0.25]") + ",\"angles\":" + nine("-1.0") + "}\n";
+  std::string expected =
+      "{\"frame\":0,\"timeMs\":0.0,\"points\":" + points_of("[0.25,0.5,0.0,1.0]") +
+      ",\"angles\":" + nine("0.5") + "}\n" +
+      "{\"frame\":1,\"timeMs\":40.0,\"points\":" + points_of("[0.75,0.125,-0.5,0.25]") +
+      ",\"angles\":" + nine("-1.0") + "}\n";
   EXPECT_EQ(convert(valid_doc()), expected);
   auto s = analyse_keypoint_json(valid_doc());
   ASSERT_TRUE(s.ok());
@@ -67,11 +70,13 @@ TEST(KeypointJson, ValidDocumentGivesTheNdjsonWrittenByHand) {
 
 TEST(KeypointJson, DefaultsAndOverrides) {
   // No fps: 30; frame 1 at 1000/30 ms. [x,y,z] without confidence: 1.0.
-  const std::string doc = R"({"format":"mediapipe33@0.1.0","frames":[{"points":)" + points_of("[0.5,0.5,0]") +
-                          R"(,"angles":)" + nine("1") + R"(},{"frame":1,"points":)" + points_of("[0.5,0.5,0]") +
-                          R"(,"angles":)" + nine("1") + "}]}";
+  const std::string doc = R"({"format":"mediapipe33@0.1.0","frames":[{"points":)" +
+                          points_of("[0.5,0.5,0]") + R"(,"angles":)" + nine("1") +
+                          R"(},{"frame":1,"points":)" + points_of("[0.5,0.5,0]") + R"(,"angles":)" +
+                          nine("1") + "}]}";
   const std::string pts = points_of("[0.5,0.5,0.0,1.0]");
-  EXPECT_EQ(convert(doc), "{\"frame\":0,\"timeMs\":0.0,\"points\":" + pts + ",\"angles\":" + nine("1.0") +
+  EXPECT_EQ(convert(doc), "{\"frame\":0,\"timeMs\":0.0,\"points\":" + pts +
+                              ",\"angles\":" + nine("1.0") +
                               "}\n{\"frame\":1,\"timeMs\":33.333333333333336,\"points\":" + pts +
                               ",\"angles\":" + nine("1.0") + "}\n");
   KeypointJsonOptions o;
@@ -95,44 +100,68 @@ std::string with_frame0(const std::string& frame0_members) {
 TEST(KeypointJson, EachBadInputNamesItsPointer) {
   const std::string p33 = points_of("[0.5,0.5,0,1]");
   std::string p_bad_at_7 = "[";
-  for (std::size_t i = 0; i < kPointCount; ++i) p_bad_at_7 += std::string(i ? "," : "") + (i == 7 ? "[0.5,\"a\",0]" : "[0.5,0.5,0]");
+  for (std::size_t i = 0; i < kPointCount; ++i)
+    p_bad_at_7 += std::string(i ? "," : "") + (i == 7 ? "[0.5,\"a\",0]" : "[0.5,0.5,0]");
   p_bad_at_7 += "]";
   std::string p_obj_12 = "[";
-  for (std::size_t i = 0; i < kPointCount; ++i) p_obj_12 += std::string(i ? "," : "") + (i == 12 ? R"({"x":0.5})" : "[0.5,0.5,0]");
+  for (std::size_t i = 0; i < kPointCount; ++i)
+    p_obj_12 += std::string(i ? "," : "") + (i == 12 ? R"({"x":0.5})" : "[0.5,0.5,0]");
   p_obj_12 += "]";
   const BadCase cases[] = {
       {"not an object", "[1]", "KEYPOINTS_TYPE", ""},
       {"no format", R"({"frames":[]})", "KEYPOINTS_MEMBER", ""},
-      {"wrong format", R"({"format":"mediapipe33@0.2.0","frames":[]})", "KEYPOINTS_FORMAT", "/format"},
-      {"unknown top member", R"({"format":"mediapipe33@0.1.0","frames":[],"a/b":1})", "KEYPOINTS_MEMBER", "/a~1b"},
-      {"fps string", R"({"format":"mediapipe33@0.1.0","fps":"30","frames":[]})", "KEYPOINTS_TYPE", "/fps"},
-      {"fps zero", R"({"format":"mediapipe33@0.1.0","fps":0,"frames":[]})", "KEYPOINTS_RANGE", "/fps"},
+      {"wrong format", R"({"format":"mediapipe33@0.2.0","frames":[]})", "KEYPOINTS_FORMAT",
+       "/format"},
+      {"unknown top member", R"({"format":"mediapipe33@0.1.0","frames":[],"a/b":1})",
+       "KEYPOINTS_MEMBER", "/a~1b"},
+      {"fps string", R"({"format":"mediapipe33@0.1.0","fps":"30","frames":[]})", "KEYPOINTS_TYPE",
+       "/fps"},
+      {"fps zero", R"({"format":"mediapipe33@0.1.0","fps":0,"frames":[]})", "KEYPOINTS_RANGE",
+       "/fps"},
       {"no frames", R"({"format":"mediapipe33@0.1.0"})", "KEYPOINTS_MEMBER", ""},
-      {"frames object", R"({"format":"mediapipe33@0.1.0","frames":{}})", "KEYPOINTS_TYPE", "/frames"},
-      {"frame not object", R"({"format":"mediapipe33@0.1.0","frames":[[]]})", "KEYPOINTS_TYPE", "/frames/0"},
+      {"frames object", R"({"format":"mediapipe33@0.1.0","frames":{}})", "KEYPOINTS_TYPE",
+       "/frames"},
+      {"frame not object", R"({"format":"mediapipe33@0.1.0","frames":[[]]})", "KEYPOINTS_TYPE",
+       "/frames/0"},
       {"no points", with_frame0(R"("timeMs":0)"), "KEYPOINTS_MEMBER", "/frames/0"},
-      {"unknown frame member", with_frame0(R"("points":)" + p33 + R"(,"time":0)"), "KEYPOINTS_MEMBER", "/frames/0/time"},
-      {"1 point", with_frame0(R"("points":[)" + std::string("[0.5,0.5,0]") + "]"), "KEYPOINTS_COUNT", "/frames/0/points"},
-      {"point of 2", with_frame0(R"("points":)" + points_of("[0.5,0.5]")), "KEYPOINTS_COUNT", "/frames/0/points/0"},
-      {"point string", with_frame0(R"("points":)" + points_of("\"p\"")), "KEYPOINTS_TYPE", "/frames/0/points/0"},
-      {"coordinate string", with_frame0(R"("points":)" + p_bad_at_7), "KEYPOINTS_TYPE", "/frames/0/points/7/1"},
-      {"object without y", with_frame0(R"("points":)" + p_obj_12), "KEYPOINTS_MEMBER", "/frames/0/points/12"},
-      {"pixel coordinates", with_frame0(R"("points":)" + points_of("[640,360,0]")), "KEYPOINTS_RANGE", "/frames/0/points/0/0"},
-      {"both confidences", with_frame0(R"("points":)" + points_of(R"({"x":0,"y":0,"confidence":1,"visibility":1})")),
+      {"unknown frame member", with_frame0(R"("points":)" + p33 + R"(,"time":0)"),
+       "KEYPOINTS_MEMBER", "/frames/0/time"},
+      {"1 point", with_frame0(R"("points":[)" + std::string("[0.5,0.5,0]") + "]"),
+       "KEYPOINTS_COUNT", "/frames/0/points"},
+      {"point of 2", with_frame0(R"("points":)" + points_of("[0.5,0.5]")), "KEYPOINTS_COUNT",
+       "/frames/0/points/0"},
+      {"point string", with_frame0(R"("points":)" + points_of("\"p\"")), "KEYPOINTS_TYPE",
+       "/frames/0/points/0"},
+      {"coordinate string", with_frame0(R"("points":)" + p_bad_at_7), "KEYPOINTS_TYPE",
+       "/frames/0/points/7/1"},
+      {"object without y", with_frame0(R"("points":)" + p_obj_12), "KEYPOINTS_MEMBER",
+       "/frames/0/points/12"},
+      {"pixel coordinates", with_frame0(R"("points":)" + points_of("[640,360,0]")),
+       "KEYPOINTS_RANGE", "/frames/0/points/0/0"},
+      {"both confidences",
+       with_frame0(R"("points":)" + points_of(R"({"x":0,"y":0,"confidence":1,"visibility":1})")),
        "KEYPOINTS_MEMBER", "/frames/0/points/0/visibility"},
       {"unknown point member", with_frame0(R"("points":)" + points_of(R"({"x":0,"y":0,"w":1})")),
        "KEYPOINTS_MEMBER", "/frames/0/points/0/w"},
-      {"8 angles", with_frame0(R"("points":)" + p33 + R"(,"angles":[1,1,1,1,1,1,1,1])"), "KEYPOINTS_COUNT", "/frames/0/angles"},
-      {"angle above 1", with_frame0(R"("points":)" + p33 + R"(,"angles":[1,1,1,1,1,1,1,1.5,1])"), "KEYPOINTS_RANGE", "/frames/0/angles/7"},
-      {"angle null", with_frame0(R"("points":)" + p33 + R"(,"angles":[null,1,1,1,1,1,1,1,1])"), "KEYPOINTS_TYPE", "/frames/0/angles/0"},
-      {"negative time", with_frame0(R"("points":)" + p33 + R"(,"timeMs":-1)"), "KEYPOINTS_RANGE", "/frames/0/timeMs"},
-      {"time string", with_frame0(R"("points":)" + p33 + R"(,"timeMs":"0")"), "KEYPOINTS_TYPE", "/frames/0/timeMs"},
-      {"frame index wrong", with_frame0(R"("points":)" + p33 + R"(,"frame":1)"), "KEYPOINTS_FRAME", "/frames/0/frame"},
+      {"8 angles", with_frame0(R"("points":)" + p33 + R"(,"angles":[1,1,1,1,1,1,1,1])"),
+       "KEYPOINTS_COUNT", "/frames/0/angles"},
+      {"angle above 1", with_frame0(R"("points":)" + p33 + R"(,"angles":[1,1,1,1,1,1,1,1.5,1])"),
+       "KEYPOINTS_RANGE", "/frames/0/angles/7"},
+      {"angle null", with_frame0(R"("points":)" + p33 + R"(,"angles":[null,1,1,1,1,1,1,1,1])"),
+       "KEYPOINTS_TYPE", "/frames/0/angles/0"},
+      {"negative time", with_frame0(R"("points":)" + p33 + R"(,"timeMs":-1)"), "KEYPOINTS_RANGE",
+       "/frames/0/timeMs"},
+      {"time string", with_frame0(R"("points":)" + p33 + R"(,"timeMs":"0")"), "KEYPOINTS_TYPE",
+       "/frames/0/timeMs"},
+      {"frame index wrong", with_frame0(R"("points":)" + p33 + R"(,"frame":1)"), "KEYPOINTS_FRAME",
+       "/frames/0/frame"},
       {"time going back",
-       R"({"format":"mediapipe33@0.1.0","frames":[{"timeMs":100,"points":)" + p33 + R"(},{"timeMs":50,"points":)" + p33 + "}]}",
+       R"({"format":"mediapipe33@0.1.0","frames":[{"timeMs":100,"points":)" + p33 +
+           R"(},{"timeMs":50,"points":)" + p33 + "}]}",
        "KEYPOINTS_TIME", "/frames/1/timeMs"},
       {"computed time before given",  // frame 1 computed as 33.3 ms after 100 ms
-       R"({"format":"mediapipe33@0.1.0","frames":[{"timeMs":100,"points":)" + p33 + R"(},{"points":)" + p33 + "}]}",
+       R"({"format":"mediapipe33@0.1.0","frames":[{"timeMs":100,"points":)" + p33 +
+           R"(},{"points":)" + p33 + "}]}",
        "KEYPOINTS_TIME", "/frames/1"},
   };
   for (const BadCase& c : cases) {
@@ -164,7 +193,9 @@ TEST(KeypointJson, SyntaxAndLimitErrors) {
   o = {};
   o.limits.max_frames = 1;
   const std::string p = points_of("[0.5,0.5,0]");
-  r = analyse_keypoint_json(R"({"format":"mediapipe33@0.1.0","frames":[{"points":)" + p + R"(},{"points":)" + p + "}]}", o);
+  r = analyse_keypoint_json(
+      R"({"format":"mediapipe33@0.1.0","frames":[{"points":)" + p + R"(},{"points":)" + p + "}]}",
+      o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "KEYPOINTS_LIMIT");
   EXPECT_EQ(r.error().location.pointer, "/frames");
@@ -182,7 +213,8 @@ TEST(KeypointJson, ValuesAreClampedIntoTheirRanges) {
   std::string expect_pts = "[[0.0,1.0,-1.0,1.0],[1.0,0.0,1.0,0.0]";
   for (std::size_t i = 2; i < kPointCount; ++i) expect_pts += ",[0.5,0.5,0.5,0.5]";
   expect_pts += "]";
-  EXPECT_EQ(convert(doc), "{\"frame\":0,\"timeMs\":0.0,\"points\":" + expect_pts + ",\"angles\":" + nine("0.0") + "}\n");
+  EXPECT_EQ(convert(doc), "{\"frame\":0,\"timeMs\":0.0,\"points\":" + expect_pts +
+                              ",\"angles\":" + nine("0.0") + "}\n");
   auto s = analyse_keypoint_json(doc);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->clamped_values, 8u);
@@ -196,15 +228,15 @@ TEST(KeypointJson, ValuesAreClampedIntoTheirRanges) {
 std::array<Keypoint, kPointCount> hand_pose() {
   std::array<Keypoint, kPointCount> p{};
   for (auto& k : p) k = Keypoint{0.5, 0.5, 0, 1};
-  p[11] = {0.6, 0.3, 0, 1};   // left shoulder
-  p[12] = {0.4, 0.3, 0, 1};   // right shoulder
-  p[13] = {0.6, 0.5, 0, 1};   // left elbow: below the shoulder
-  p[15] = {0.8, 0.5, 0, 1};   // left wrist: out to the side → 90° at the elbow
-  p[14] = {0.4, 0.5, 0, 1};   // right elbow
-  p[16] = {0.4, 0.7, 0, 1};   // right wrist: straight arm → cos at elbow = −1
-  p[23] = {0.6, 0.7, 0, 1};   // left hip, below the shoulder
+  p[11] = {0.6, 0.3, 0, 1};  // left shoulder
+  p[12] = {0.4, 0.3, 0, 1};  // right shoulder
+  p[13] = {0.6, 0.5, 0, 1};  // left elbow: below the shoulder
+  p[15] = {0.8, 0.5, 0, 1};  // left wrist: out to the side → 90° at the elbow
+  p[14] = {0.4, 0.5, 0, 1};  // right elbow
+  p[16] = {0.4, 0.7, 0, 1};  // right wrist: straight arm → cos at elbow = −1
+  p[23] = {0.6, 0.7, 0, 1};  // left hip, below the shoulder
   p[24] = {0.4, 0.7, 0, 1};
-  p[25] = {0.6, 0.8, 0, 1};   // knees, ankles straight down
+  p[25] = {0.6, 0.8, 0, 1};  // knees, ankles straight down
   p[26] = {0.4, 0.8, 0, 1};
   p[27] = {0.6, 0.9, 0, 1};
   p[28] = {0.4, 0.9, 0, 1};
@@ -219,7 +251,8 @@ TEST(KeypointJson, ComputedAnglesFollowSkeletonTopologySection5) {
   EXPECT_NEAR(a[3], -1.0, 1e-12);  // elbow_R: straight
   EXPECT_NEAR(a[4], -1.0, 1e-12);  // hip_L: shoulder above, knee below
   EXPECT_NEAR(a[6], -1.0, 1e-12);  // knee_L: straight
-  EXPECT_NEAR(a[8], 1.0, 1e-12);   // spine: shoulders straight above the hips (image y down = world up)
+  EXPECT_NEAR(a[8], 1.0,
+              1e-12);  // spine: shoulders straight above the hips (image y down = world up)
 }
 
 TEST(KeypointJson, MissingAnglesEqualTheBvhPath) {
@@ -228,19 +261,25 @@ TEST(KeypointJson, MissingAnglesEqualTheBvhPath) {
   // line's angles (the projection is a scale and a rotation, which keep
   // cosines).
   std::string bvh =
-      "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+      "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation "
+      "Xrotation Yrotation\n"
       "JOINT LeftUpLeg\n{\nOFFSET 10 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
       "JOINT LeftLeg\n{\nOFFSET 0 -40 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
-      "JOINT LeftFoot\n{\nOFFSET 0 -40 5\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET 0 0 10\n}\n}\n}\n}\n"
+      "JOINT LeftFoot\n{\nOFFSET 0 -40 5\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd "
+      "Site\n{\nOFFSET 0 0 10\n}\n}\n}\n}\n"
       "JOINT RightUpLeg\n{\nOFFSET -10 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
-      "JOINT RightLeg\n{\nOFFSET 0 -40 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET 0 -40 0\n}\n}\n}\n"
+      "JOINT RightLeg\n{\nOFFSET 0 -40 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd "
+      "Site\n{\nOFFSET 0 -40 0\n}\n}\n}\n"
       "JOINT Spine\n{\nOFFSET 0 20 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
       "JOINT LeftArm\n{\nOFFSET 15 30 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
       "JOINT LeftForeArm\n{\nOFFSET 25 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
-      "JOINT LeftHand\n{\nOFFSET 25 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET 5 0 0\n}\n}\n}\n}\n"
+      "JOINT LeftHand\n{\nOFFSET 25 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd "
+      "Site\n{\nOFFSET 5 0 0\n}\n}\n}\n}\n"
       "JOINT RightArm\n{\nOFFSET -15 30 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
-      "JOINT RightForeArm\n{\nOFFSET -25 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET -25 0 0\n}\n}\n}\n"
-      "JOINT Head\n{\nOFFSET 0 40 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET 0 10 0\n}\n}\n}\n}\n"
+      "JOINT RightForeArm\n{\nOFFSET -25 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd "
+      "Site\n{\nOFFSET -25 0 0\n}\n}\n}\n"
+      "JOINT Head\n{\nOFFSET 0 40 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET "
+      "0 10 0\n}\n}\n}\n}\n"
       "MOTION\nFrames: 3\nFrame Time: 0.0333333\n";
   // 42 channels; frame 0 the rest pose (only a root height), then two bent
   // poses with values that differ per channel.
@@ -277,7 +316,8 @@ TEST(KeypointJson, MissingAnglesEqualTheBvhPath) {
     ASSERT_TRUE(j.ok());
     ASSERT_LT(f, bvh_angles.size());
     for (std::size_t k = 0; k < kAngleCount; ++k)
-      EXPECT_NEAR((*j)["angles"][k].get<double>(), bvh_angles[f][k].get<double>(), 1e-9) << "frame " << f << " angle " << k;
+      EXPECT_NEAR((*j)["angles"][k].get<double>(), bvh_angles[f][k].get<double>(), 1e-9)
+          << "frame " << f << " angle " << k;
   }
   EXPECT_EQ(f, 3u);
 }

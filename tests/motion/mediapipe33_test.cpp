@@ -105,9 +105,16 @@ TEST(JointMapping, CandidatesInOrderExactBeforeNormalised) {
 }
 
 TEST(JointMapping, BipedPoserAndBandaiNamesMapThroughTheNormaliser) {
-  auto biped = skeleton({{"Bip01", -1}, {"Bip01 Pelvis", 0}, {"Bip01 L Thigh", 1}, {"Bip01 L Calf", 2},
-                         {"Bip01 L Foot", 3}, {"Bip01 L Toe0", 4}, {"Bip01 R Thigh", 1},
-                         {"Bip01 L UpperArm", 1}, {"Bip01 L Forearm", 7}, {"Bip01 L Hand", 8},
+  auto biped = skeleton({{"Bip01", -1},
+                         {"Bip01 Pelvis", 0},
+                         {"Bip01 L Thigh", 1},
+                         {"Bip01 L Calf", 2},
+                         {"Bip01 L Foot", 3},
+                         {"Bip01 L Toe0", 4},
+                         {"Bip01 R Thigh", 1},
+                         {"Bip01 L UpperArm", 1},
+                         {"Bip01 L Forearm", 7},
+                         {"Bip01 L Hand", 8},
                          {"Bip01 Head", 1}});
   JointMapping m = map_joints(biped, default_joint_table());
   EXPECT_EQ(m.points[23].joint, 2);
@@ -121,7 +128,8 @@ TEST(JointMapping, BipedPoserAndBandaiNamesMapThroughTheNormaliser) {
   EXPECT_EQ(m.points[0].joint, 10);
   EXPECT_EQ(m.pelvis_joint, -1);  // both hips mapped: their midpoint
 
-  auto poser = skeleton({{"hip", -1}, {"lThigh", 0}, {"lShin", 1}, {"lFoot", 2}, {"rShldr", 0}, {"rForeArm", 4}});
+  auto poser = skeleton(
+      {{"hip", -1}, {"lThigh", 0}, {"lShin", 1}, {"lFoot", 2}, {"rShldr", 0}, {"rForeArm", 4}});
   JointMapping mp = map_joints(poser, default_joint_table());
   EXPECT_EQ(mp.points[23].joint, 1);
   EXPECT_EQ(mp.points[25].joint, 2);
@@ -130,8 +138,16 @@ TEST(JointMapping, BipedPoserAndBandaiNamesMapThroughTheNormaliser) {
   EXPECT_EQ(mp.points[14].joint, 5);
   EXPECT_EQ(mp.pelvis_joint, 0);
 
-  auto bandai = skeleton({{"joint_Root", -1}, {"Hips", 0}, {"UpperLeg_L", 1}, {"LowerLeg_L", 2}, {"Foot_L", 3},
-                          {"Toes_L", 4}, {"Shoulder_L", 1}, {"UpperArm_L", 6}, {"LowerArm_L", 7}, {"Hand_L", 8}});
+  auto bandai = skeleton({{"joint_Root", -1},
+                          {"Hips", 0},
+                          {"UpperLeg_L", 1},
+                          {"LowerLeg_L", 2},
+                          {"Foot_L", 3},
+                          {"Toes_L", 4},
+                          {"Shoulder_L", 1},
+                          {"UpperArm_L", 6},
+                          {"LowerArm_L", 7},
+                          {"Hand_L", 8}});
   JointMapping mb = map_joints(bandai, default_joint_table());
   EXPECT_EQ(mb.points[23].joint, 2);
   EXPECT_EQ(mb.points[25].joint, 3);
@@ -203,13 +219,24 @@ struct PoseFixture {
 // A T-pose-like figure in Y-up world units; hip centre at (0, 100, 0).
 PoseFixture figure() {
   PoseFixture f;
-  f.joints = skeleton({{"Hips", -1}, {"LeftUpLeg", 0}, {"RightUpLeg", 0}, {"LeftLeg", 1}, {"RightLeg", 2},
-                       {"LeftFoot", 3}, {"RightFoot", 4}, {"LeftArm", 0}, {"RightArm", 0},
-                       {"LeftForeArm", 7}, {"RightForeArm", 8}, {"LeftHand", 9}, {"RightHand", 10},
-                       {"Head", 0}, {"LeftToeBase", 5}});
-  f.world = {{0, 100, 0},  {10, 100, 0},  {-10, 100, 0}, {10, 50, 0},  {-10, 50, 0},
-             {10, 10, 0},  {-10, 10, 0},  {20, 150, 0},  {-20, 150, 0}, {45, 150, 0},
-             {-20, 125, 0}, {70, 150, 0}, {-20, 125, 25}, {0, 170, 0},  {10, 0, 15}};
+  f.joints = skeleton({{"Hips", -1},
+                       {"LeftUpLeg", 0},
+                       {"RightUpLeg", 0},
+                       {"LeftLeg", 1},
+                       {"RightLeg", 2},
+                       {"LeftFoot", 3},
+                       {"RightFoot", 4},
+                       {"LeftArm", 0},
+                       {"RightArm", 0},
+                       {"LeftForeArm", 7},
+                       {"RightForeArm", 8},
+                       {"LeftHand", 9},
+                       {"RightHand", 10},
+                       {"Head", 0},
+                       {"LeftToeBase", 5}});
+  f.world = {{0, 100, 0},   {10, 100, 0}, {-10, 100, 0},  {10, 50, 0},   {-10, 50, 0},
+             {10, 10, 0},   {-10, 10, 0}, {20, 150, 0},   {-20, 150, 0}, {45, 150, 0},
+             {-20, 125, 0}, {70, 150, 0}, {-20, 125, 25}, {0, 170, 0},   {10, 0, 15}};
   f.mapping = map_joints(f.joints, default_joint_table());
   return f;
 }
@@ -245,7 +272,8 @@ TEST(PoseJob, MissingPointTakesTheNearestAvailableParentWithConfidenceZero) {
 TEST(PoseJob, EstimatedPointsFollowTheRules) {
   PoseFixture f = figure();
   f.run();
-  for (std::size_t i : {1u, 5u, 10u, 17u, 22u, 29u, 30u}) EXPECT_EQ(f.points[i].confidence, 0.5) << i;
+  for (std::size_t i : {1u, 5u, 10u, 17u, 22u, 29u, 30u})
+    EXPECT_EQ(f.points[i].confidence, 0.5) << i;
   // Shoulder width 40 (left_shoulder x 20, right x −20), nose at (0,70,0),
   // shoulder centre (0,50,0): up = +y, left = +x.
   // left_eye = nose + 0.10·40·up + 0.10·40·left = (4, 74, 0).
@@ -284,7 +312,8 @@ TEST(PoseJob, DegenerateVectorGivesZero) {
   EXPECT_NEAR(angle_cosine({1, 1, 0}, {2, 2, 0}), 1.0, 1e-15);
   EXPECT_EQ(angle_cosine({1, 0, 0}, {-3, 0, 0}), -1.0);
   PoseFixture f = figure();
-  f.mapping.points[13] = PointMapping{PointSource::kMissing, -1};  // left elbow collapses onto the shoulder
+  f.mapping.points[13] =
+      PointMapping{PointSource::kMissing, -1};  // left elbow collapses onto the shoulder
   f.run();
   EXPECT_EQ(f.angles[0], 0.0);
   EXPECT_EQ(f.angles[2], 0.0);

@@ -26,7 +26,8 @@ TEST(NdjsonNumber, ShortestRoundTripWithAFractionPart) {
   EXPECT_EQ(number(1e-7), "1e-07");
   EXPECT_EQ(number(1e300 * 1e300), "0.0");  // never produced; still valid JSON
   // Round trip: the text reads back as the same double.
-  for (double v : {0.123456789012345678, 0.85, 1.0 / 3.0, -2.5e-5}) EXPECT_EQ(std::stod(number(v)), v);
+  for (double v : {0.123456789012345678, 0.85, 1.0 / 3.0, -2.5e-5})
+    EXPECT_EQ(std::stod(number(v)), v);
 }
 
 TEST(NdjsonLine, MatchesTheSeedShape) {
@@ -39,7 +40,8 @@ TEST(NdjsonLine, MatchesTheSeedShape) {
   std::string line;
   append_frame_line(line, 3, 100.0, pts, ang);
 
-  std::string want = "{\"frame\":3,\"timeMs\":100.0,\"points\":[[0.5,0.5,0.0,1.0],[0.25,0.75,-0.125,0.5]";
+  std::string want =
+      "{\"frame\":3,\"timeMs\":100.0,\"points\":[[0.5,0.5,0.0,1.0],[0.25,0.75,-0.125,0.5]";
   for (int i = 2; i < 33; ++i) want += ",[0.5,0.5,0.0,1.0]";
   want += "],\"angles\":[1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,-0.5]}\n";
   EXPECT_EQ(line, want);

@@ -19,7 +19,9 @@
 namespace charkit::motion {
 namespace {
 
-std::string data_path(const char* name) { return std::string(CHARKIT_TEST_DATA) + "/bvh/" + name; }
+std::string data_path(const char* name) {
+  return std::string(CHARKIT_TEST_DATA) + "/bvh/" + name;
+}
 
 struct Converted {
   core::MappedFile file;
@@ -121,7 +123,8 @@ TEST_P(PublicFile, NdjsonIsInRangeAndTimed) {
   EXPECT_NEAR(max_dev, 0.35, 1e-12);
 }
 
-INSTANTIATE_TEST_SUITE_P(Bvh, PublicFile, ::testing::Values("test_freebvh.bvh", "test_mocapbank.bvh"));
+INSTANTIATE_TEST_SUITE_P(Bvh, PublicFile,
+                         ::testing::Values("test_freebvh.bvh", "test_mocapbank.bvh"));
 
 std::string mapped_name(const ConvertSummary& s, std::size_t point) {
   int j = s.mapping.points[point].joint;
@@ -131,11 +134,14 @@ std::string mapped_name(const ConvertSummary& s, std::size_t point) {
 TEST(PublicFiles, MixamoNamesMap) {
   Converted c = convert_file("test_freebvh.bvh");
   const std::map<std::size_t, std::string> want = {
-      {0, "mixamorig:Head"},          {11, "mixamorig:LeftShoulder"}, {12, "mixamorig:RightShoulder"},
-      {13, "mixamorig:LeftForeArm"},  {14, "mixamorig:RightForeArm"}, {15, "mixamorig:LeftHand"},
-      {16, "mixamorig:RightHand"},    {23, "mixamorig:LeftUpLeg"},    {24, "mixamorig:RightUpLeg"},
-      {25, "mixamorig:LeftLeg"},      {26, "mixamorig:RightLeg"},     {27, "mixamorig:LeftFoot"},
-      {28, "mixamorig:RightFoot"},    {31, "mixamorig:LeftToeBase"},  {32, "mixamorig:RightToeBase"}};
+      {0, "mixamorig:Head"},           {11, "mixamorig:LeftShoulder"},
+      {12, "mixamorig:RightShoulder"}, {13, "mixamorig:LeftForeArm"},
+      {14, "mixamorig:RightForeArm"},  {15, "mixamorig:LeftHand"},
+      {16, "mixamorig:RightHand"},     {23, "mixamorig:LeftUpLeg"},
+      {24, "mixamorig:RightUpLeg"},    {25, "mixamorig:LeftLeg"},
+      {26, "mixamorig:RightLeg"},      {27, "mixamorig:LeftFoot"},
+      {28, "mixamorig:RightFoot"},     {31, "mixamorig:LeftToeBase"},
+      {32, "mixamorig:RightToeBase"}};
   for (const auto& [p, name] : want) EXPECT_EQ(mapped_name(c.summary, p), name) << p;
   EXPECT_EQ(c.summary.mapping.pelvis_joint, -1);
   for (const auto& line : c.lines)
@@ -156,12 +162,24 @@ Eigen::Vector3d eigen_world(const BvhHeader& h, std::span<const double> frame, s
     for (std::uint8_t k = 0; k < jt.channel_count; ++k) {
       double value = frame[jt.first_channel + k];
       switch (jt.channels[k]) {
-        case Channel::kXposition: offset.x() = value; break;
-        case Channel::kYposition: offset.y() = value; break;
-        case Channel::kZposition: offset.z() = value; break;
-        case Channel::kXrotation: r = r * Eigen::AngleAxisd(value * std::numbers::pi / 180, Eigen::Vector3d::UnitX()); break;
-        case Channel::kYrotation: r = r * Eigen::AngleAxisd(value * std::numbers::pi / 180, Eigen::Vector3d::UnitY()); break;
-        case Channel::kZrotation: r = r * Eigen::AngleAxisd(value * std::numbers::pi / 180, Eigen::Vector3d::UnitZ()); break;
+        case Channel::kXposition:
+          offset.x() = value;
+          break;
+        case Channel::kYposition:
+          offset.y() = value;
+          break;
+        case Channel::kZposition:
+          offset.z() = value;
+          break;
+        case Channel::kXrotation:
+          r = r * Eigen::AngleAxisd(value * std::numbers::pi / 180, Eigen::Vector3d::UnitX());
+          break;
+        case Channel::kYrotation:
+          r = r * Eigen::AngleAxisd(value * std::numbers::pi / 180, Eigen::Vector3d::UnitY());
+          break;
+        case Channel::kZrotation:
+          r = r * Eigen::AngleAxisd(value * std::numbers::pi / 180, Eigen::Vector3d::UnitZ());
+          break;
       }
     }
     t.translate(offset);  // t = t · T(offset)
@@ -190,7 +208,8 @@ TEST(PublicFiles, MocapbankMappedJointsAgreeWithAnIndependentFk) {
         0.5 * (eigen_world(s.header, v, static_cast<std::size_t>(s.mapping.points[23].joint)) +
                eigen_world(s.header, v, static_cast<std::size_t>(s.mapping.points[24].joint)));
     for (const auto& [p, name] : want) {
-      Eigen::Vector3d w = eigen_world(s.header, v, static_cast<std::size_t>(s.mapping.points[p].joint)) - pelvis;
+      Eigen::Vector3d w =
+          eigen_world(s.header, v, static_cast<std::size_t>(s.mapping.points[p].joint)) - pelvis;
       ASSERT_NEAR(pts[p][0].get<double>(), 0.5 + w.x() * s.scale, 1e-9) << name << " frame " << f;
       ASSERT_NEAR(pts[p][1].get<double>(), 0.5 - w.y() * s.scale, 1e-9) << name << " frame " << f;
       ASSERT_NEAR(pts[p][2].get<double>(), -w.z() * s.scale, 1e-9) << name << " frame " << f;
@@ -216,8 +235,8 @@ TEST(Convert, OptionsFpsAndZeroMotion) {
   // One joint that never moves: every coordinate is 0, the scale guard keeps
   // the points at the centre; Frame Time 0 falls back to 30 fps with a warning.
   std::string text = testing::bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0",
-                                          "CHANNELS 3 Xposition Yposition Zposition", "}", "MOTION",
-                                          "Frames: 2", "Frame Time: 0", "0 0 0", "0 0 0"});
+                                         "CHANNELS 3 Xposition Yposition Zposition", "}", "MOTION",
+                                         "Frames: 2", "Frame Time: 0", "0 0 0", "0 0 0"});
   std::string out;
   auto r = convert_bvh(text, ConvertOptions{}, [&](std::string_view s) {
     out += s;
@@ -228,7 +247,8 @@ TEST(Convert, OptionsFpsAndZeroMotion) {
   EXPECT_EQ(r->scale, 1.0);
   ASSERT_EQ(r->warnings.size(), 1u);
   EXPECT_EQ(r->warnings[0].code, "BVH_FRAME_TIME");
-  EXPECT_NE(out.find("{\"frame\":1,\"timeMs\":33.333333333333336,\"points\":[[0.5,0.5,0.0,0.0],"), std::string::npos)
+  EXPECT_NE(out.find("{\"frame\":1,\"timeMs\":33.333333333333336,\"points\":[[0.5,0.5,0.0,0.0],"),
+            std::string::npos)
       << out.substr(0, 200);
 
   ConvertOptions o;
@@ -244,8 +264,8 @@ TEST(Convert, OptionsFpsAndZeroMotion) {
 
 TEST(Convert, BadRowFailsBeforeAnyOutput) {
   std::string text = testing::bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0",
-                                          "CHANNELS 3 Xposition Yposition Zposition", "}", "MOTION",
-                                          "Frames: 3", "Frame Time: 0.1", "0 0 0", "1 1", "0 0 0"});
+                                         "CHANNELS 3 Xposition Yposition Zposition", "}", "MOTION",
+                                         "Frames: 3", "Frame Time: 0.1", "0 0 0", "1 1", "0 0 0"});
   bool wrote = false;
   auto r = convert_bvh(text, ConvertOptions{}, [&](std::string_view) {
     wrote = true;
@@ -259,9 +279,9 @@ TEST(Convert, BadRowFailsBeforeAnyOutput) {
 
 TEST(Convert, HugeValuesAreRefusedNotPrinted) {
   std::string text = testing::bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 1e308 0 0",
-                                          "CHANNELS 3 Zrotation Xrotation Yrotation", "JOINT LeftHand", "{",
-                                          "OFFSET 1e308 0 0", "}", "}", "MOTION", "Frames: 1",
-                                          "Frame Time: 0.1", "0 0 0"});
+                                         "CHANNELS 3 Zrotation Xrotation Yrotation",
+                                         "JOINT LeftHand", "{", "OFFSET 1e308 0 0", "}", "}",
+                                         "MOTION", "Frames: 1", "Frame Time: 0.1", "0 0 0"});
   auto r = convert_bvh(text, ConvertOptions{}, [](std::string_view) { return true; });
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "MOTION_NOT_FINITE");
@@ -276,8 +296,8 @@ class CountingHints : public core::InputHints {
 
 TEST(Convert, ReaderReleasesWhatItHasRead) {
   std::string text = testing::bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0",
-                                          "CHANNELS 3 Xposition Yposition Zposition", "}", "MOTION",
-                                          "Frames: 200000", "Frame Time: 0.1"});
+                                         "CHANNELS 3 Xposition Yposition Zposition", "}", "MOTION",
+                                         "Frames: 200000", "Frame Time: 0.1"});
   const std::size_t header = text.size();
   for (int i = 0; i < 200000; ++i) text += "1 2 3\n";
   CountingHints hints;

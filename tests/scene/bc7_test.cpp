@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <random>
 
+#include "block_writer.h"
 #include "charkit/scene/bc7.h"
 #include "charkit/scene/bc7_tables.h"
-#include "block_writer.h"
 
 namespace charkit::scene {
 namespace {
@@ -75,13 +75,13 @@ TEST(Bc7Tables, Partition3MatchesPackedForm) {
 TEST(Bc7, Mode6SolidColour) {
   // Mode 6: 7-bit RGBA endpoints + one p-bit each, 4-bit indices (anchor 3).
   BlockWriter w;
-  w.put(0x40, 7);               // mode 6
-  w.put(64, 7).put(64, 7);      // R0 R1
-  w.put(16, 7).put(16, 7);      // G0 G1
-  w.put(127, 7).put(127, 7);    // B0 B1
-  w.put(127, 7).put(127, 7);    // A0 A1
-  w.put(1, 1).put(1, 1);        // p0 p1
-  w.put(0, 3).put(0, 4 * 15);   // all indices 0
+  w.put(0x40, 7);              // mode 6
+  w.put(64, 7).put(64, 7);     // R0 R1
+  w.put(16, 7).put(16, 7);     // G0 G1
+  w.put(127, 7).put(127, 7);   // B0 B1
+  w.put(127, 7).put(127, 7);   // A0 A1
+  w.put(1, 1).put(1, 1);       // p0 p1
+  w.put(0, 3).put(0, 4 * 15);  // all indices 0
   const Pixels px = decode(w);
   // R = 64<<1|1 = 129, G = 16<<1|1 = 33, B = A = 127<<1|1 = 255; index 0 -> e0.
   for (int i = 0; i < 16; ++i) {
@@ -114,14 +114,14 @@ TEST(Bc7, Mode5WithRotation) {
   // Mode 5: rotation 2 bits, 7-bit colour, 8-bit alpha, no p-bits, 2-bit
   // colour and 2-bit alpha indices (anchor 1 bit each).
   BlockWriter w;
-  w.put(0x20, 6);              // mode 5
-  w.put(1, 2);                 // rotation 1: swap A and R
-  w.put(127, 7).put(127, 7);   // R -> 255
-  w.put(0, 7).put(0, 7);       // G -> 0
-  w.put(64, 7).put(64, 7);     // B: 64<<1 | 64>>6 = 129
-  w.put(32, 8).put(32, 8);     // A = 32
-  w.put(0, 1).put(0, 30);      // colour indices
-  w.put(0, 1).put(0, 30);      // alpha indices
+  w.put(0x20, 6);             // mode 5
+  w.put(1, 2);                // rotation 1: swap A and R
+  w.put(127, 7).put(127, 7);  // R -> 255
+  w.put(0, 7).put(0, 7);      // G -> 0
+  w.put(64, 7).put(64, 7);    // B: 64<<1 | 64>>6 = 129
+  w.put(32, 8).put(32, 8);    // A = 32
+  w.put(0, 1).put(0, 30);     // colour indices
+  w.put(0, 1).put(0, 30);     // alpha indices
   const Pixels px = decode(w);
   // Before rotation (255, 0, 129, 32); after swapping A and R: (32, 0, 129, 255).
   for (int i = 0; i < 16; ++i) {
@@ -166,8 +166,8 @@ TEST(Bc7, Mode1PartitionWithAnchor) {
   w.put(63, 6).put(63, 6).put(0, 6).put(0, 6);  // R
   w.put(0, 6).put(0, 6).put(0, 6).put(63, 6);   // G
   w.put(0, 6).put(0, 6).put(0, 6).put(0, 6);    // B
-  w.put(0, 1);  // shared p-bit subset 0
-  w.put(1, 1);  // shared p-bit subset 1
+  w.put(0, 1);                                  // shared p-bit subset 0
+  w.put(1, 1);                                  // shared p-bit subset 1
   // Indices: pixel 0 (2 bits) 0; 1: 7; 2 (anchor, 2 bits): 3; 3: 7; 4..6: 0; 7: 7; 8..15: 0.
   w.put(0, 2).put(7, 3).put(3, 2).put(7, 3).put(0, 9).put(7, 3).put(0, 24);
   const Pixels px = decode(w);
@@ -187,8 +187,8 @@ TEST(Bc7, Mode0ThreeSubsets) {
   // Mode 0, partition 0: subsets 0,0,1,1 / 0,0,1,1 / 0,2,2,1 / 2,2,2,2; anchors
   // pixel 0, 3 (subset 1) and 15 (subset 2). 4-bit endpoints, p-bit per endpoint, 3-bit indices.
   BlockWriter w;
-  w.put(1, 1);   // mode 0
-  w.put(0, 4);   // partition 0
+  w.put(1, 1);  // mode 0
+  w.put(0, 4);  // partition 0
   // R: s0 = 15,15; s1 = 0,0; s2 = 0,0. G: s1 = 15,15. B: s2 = 15,15.
   w.put(15, 4).put(15, 4).put(0, 4).put(0, 4).put(0, 4).put(0, 4);
   w.put(0, 4).put(0, 4).put(15, 4).put(15, 4).put(0, 4).put(0, 4);

@@ -41,8 +41,8 @@ RgbaImage decode_ok(std::uint32_t format, std::uint32_t w, std::uint32_t h, cons
 TEST(TextureDecode, TopMipBytes) {
   EXPECT_EQ(top_mip_bytes(tf::kRGBA32, 3, 5), 60u);
   EXPECT_EQ(top_mip_bytes(tf::kR8, 3, 3), 9u);
-  EXPECT_EQ(top_mip_bytes(tf::kBC1, 8, 8), 32u);   // 4 blocks of 8
-  EXPECT_EQ(top_mip_bytes(tf::kBC3, 8, 8), 64u);   // 4 blocks of 16
+  EXPECT_EQ(top_mip_bytes(tf::kBC1, 8, 8), 32u);  // 4 blocks of 8
+  EXPECT_EQ(top_mip_bytes(tf::kBC3, 8, 8), 64u);  // 4 blocks of 16
   EXPECT_EQ(top_mip_bytes(tf::kBC4, 4, 8), 16u);
   EXPECT_EQ(top_mip_bytes(tf::kBC5, 4, 8), 32u);
   EXPECT_EQ(top_mip_bytes(tf::kBC7, 8, 4), 32u);
@@ -52,7 +52,8 @@ TEST(TextureDecode, TopMipBytes) {
 }
 
 TEST(TextureDecode, Rgba32IsCopiedAndLaterMipsIgnored) {
-  Bytes data = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24};
+  Bytes data = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+                13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24};
   data.insert(data.end(), {99, 99, 99, 99});  // 1x1 mip after the 3x2 top mip... (ignored)
   const RgbaImage img = decode_ok(tf::kRGBA32, 3, 2, data);
   ASSERT_EQ(img.pixels.size(), 24u);
@@ -123,7 +124,7 @@ TEST(TextureDecode, Bc4SixValueModeHasZeroAndOne) {
 }
 
 TEST(TextureDecode, Bc5RedAndGreen) {
-  Bytes data = alpha_block(255, 0, 0, 0);        // red: all index 0 -> 255
+  Bytes data = alpha_block(255, 0, 0, 0);          // red: all index 0 -> 255
   const Bytes green = alpha_block(100, 50, 0, 0);  // green: all index 0 -> 100
   data.insert(data.end(), green.begin(), green.end());
   const RgbaImage img = decode_ok(tf::kBC5, 4, 4, data);

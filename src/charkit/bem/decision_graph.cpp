@@ -51,8 +51,7 @@ core::Status DecisionGraph::status() const {
 
 NodeId DecisionGraph::make(std::size_t v, std::span<const NodeId> children) {
   if (exhausted_) return kFalse;
-  if (std::all_of(children.begin(), children.end(),
-                  [&](NodeId c) { return c == children[0]; }))
+  if (std::all_of(children.begin(), children.end(), [&](NodeId c) { return c == children[0]; }))
     return children[0];
   // Append the node tentatively: the unique table hashes nodes by their
   // stored children, so the candidate has to live in the pool to be looked up.

@@ -31,7 +31,9 @@ enum Semantic : std::uint32_t {
   kBlendIndices = 13,
 };
 
-std::string mesh_ptr(std::uint32_t mesh) { return "/meshes/" + std::to_string(mesh); }
+std::string mesh_ptr(std::uint32_t mesh) {
+  return "/meshes/" + std::to_string(mesh);
+}
 
 float half_to_float(std::uint16_t h) {
   const int exponent = (h >> 10) & 0x1F;
@@ -52,18 +54,30 @@ float half_to_float(std::uint16_t h) {
 /// map to [0,1] / [-1,1] (SNorm clamped at -1), integer formats keep their value.
 double read_component(const std::uint8_t* p, std::uint32_t format) {
   switch (format) {
-    case 0: return std::bit_cast<float>(core::load_le<std::uint32_t>(p));
-    case 1: return half_to_float(core::load_le<std::uint16_t>(p));
-    case 2: return p[0] / 255.0;
-    case 3: return std::max(static_cast<std::int8_t>(p[0]) / 127.0, -1.0);
-    case 4: return core::load_le<std::uint16_t>(p) / 65535.0;
-    case 5: return std::max(static_cast<std::int16_t>(core::load_le<std::uint16_t>(p)) / 32767.0, -1.0);
-    case 6: return p[0];
-    case 7: return static_cast<std::int8_t>(p[0]);
-    case 8: return core::load_le<std::uint16_t>(p);
-    case 9: return static_cast<std::int16_t>(core::load_le<std::uint16_t>(p));
-    case 10: return core::load_le<std::uint32_t>(p);
-    default: return static_cast<std::int32_t>(core::load_le<std::uint32_t>(p));
+    case 0:
+      return std::bit_cast<float>(core::load_le<std::uint32_t>(p));
+    case 1:
+      return half_to_float(core::load_le<std::uint16_t>(p));
+    case 2:
+      return p[0] / 255.0;
+    case 3:
+      return std::max(static_cast<std::int8_t>(p[0]) / 127.0, -1.0);
+    case 4:
+      return core::load_le<std::uint16_t>(p) / 65535.0;
+    case 5:
+      return std::max(static_cast<std::int16_t>(core::load_le<std::uint16_t>(p)) / 32767.0, -1.0);
+    case 6:
+      return p[0];
+    case 7:
+      return static_cast<std::int8_t>(p[0]);
+    case 8:
+      return core::load_le<std::uint16_t>(p);
+    case 9:
+      return static_cast<std::int16_t>(core::load_le<std::uint16_t>(p));
+    case 10:
+      return core::load_le<std::uint32_t>(p);
+    default:
+      return static_cast<std::int32_t>(core::load_le<std::uint32_t>(p));
   }
 }
 
@@ -87,8 +101,8 @@ struct AttributeView {
   }
 };
 
-core::Result<AttributeView> view_of(const Mesh& mesh, const SelectedMesh& sel, std::uint32_t mesh_index,
-                                    std::size_t attribute) {
+core::Result<AttributeView> view_of(const Mesh& mesh, const SelectedMesh& sel,
+                                    std::uint32_t mesh_index, std::size_t attribute) {
   const VertexAttribute& a = mesh.attributes[attribute];
   const std::string where = mesh_ptr(mesh_index) + "/attributes/" + std::to_string(attribute);
   if (a.format > 11 || a.dimension < 1 || a.dimension > 4 || a.stream >= mesh.streams.size() ||
@@ -97,13 +111,15 @@ core::Result<AttributeView> view_of(const Mesh& mesh, const SelectedMesh& sel, s
                       core::Location::at_pointer(where));
   }
   const std::uint32_t stride = mesh.streams[a.stream].stride;
-  const std::uint64_t end = std::uint64_t{a.offset} + std::uint64_t{kFormatBytes[a.format]} * a.dimension;
+  const std::uint64_t end =
+      std::uint64_t{a.offset} + std::uint64_t{kFormatBytes[a.format]} * a.dimension;
   const std::uint64_t needed = std::uint64_t{mesh.vertex_count} * stride;
   if (end > stride || sel.streams[a.stream]->size() < needed) {
     return make_error("BEM_EXPORT_ATTRIBUTE", "attribute does not fit its stream",
                       core::Location::at_pointer(where));
   }
-  return AttributeView{sel.streams[a.stream]->bytes().data(), stride, a.offset, a.format, a.dimension};
+  return AttributeView{sel.streams[a.stream]->bytes().data(), stride, a.offset, a.format,
+                       a.dimension};
 }
 
 /// Shared state while building one export.
@@ -125,8 +141,9 @@ class SceneBuilder {
     for (std::size_t i = 0; i < plan_.meshes.size() && i < selection_.meshes.size(); ++i) {
       const PlannedMesh& pm = plan_.meshes[i];
       if (pm.segments.empty()) {
-        warn("BEM_EXPORT_NO_DRAWS", "mesh " + std::to_string(pm.mesh) +
-                                        " has no selected draw; glTF needs one primitive, not exported",
+        warn("BEM_EXPORT_NO_DRAWS",
+             "mesh " + std::to_string(pm.mesh) +
+                 " has no selected draw; glTF needs one primitive, not exported",
              mesh_ptr(pm.mesh));
         continue;
       }
@@ -185,11 +202,13 @@ class SceneBuilder {
     out.positions.resize(vc);
     if (sel.positions.size() == std::size_t{vc} * 3) {  // §10: morphed positions
       for (std::uint32_t v = 0; v < vc; ++v) {
-        out.positions[v] = {sx * sel.positions[3 * v], sel.positions[3 * v + 1], sel.positions[3 * v + 2]};
+        out.positions[v] = {sx * sel.positions[3 * v], sel.positions[3 * v + 1],
+                            sel.positions[3 * v + 2]};
       }
     } else if (auto it = attrs.find(kPosition); it != attrs.end()) {
       for (std::uint32_t v = 0; v < vc; ++v) {
-        out.positions[v] = {sx * it->second.getf(v, 0), it->second.getf(v, 1), it->second.getf(v, 2)};
+        out.positions[v] = {sx * it->second.getf(v, 0), it->second.getf(v, 1),
+                            it->second.getf(v, 2)};
       }
     } else {
       return make_error("BEM_EXPORT_ATTRIBUTE", "mesh has no position attribute",
@@ -214,7 +233,8 @@ class SceneBuilder {
       out.colors.resize(vc);
       const AttributeView& c = it->second;
       for (std::uint32_t v = 0; v < vc; ++v) {
-        out.colors[v] = {c.getf(v, 0), c.getf(v, 1), c.getf(v, 2), c.dimension >= 4 ? c.getf(v, 3) : 1.0F};
+        out.colors[v] = {c.getf(v, 0), c.getf(v, 1), c.getf(v, 2),
+                         c.dimension >= 4 ? c.getf(v, 3) : 1.0F};
       }
     }
     for (std::uint32_t s = kTexCoord0; s <= kTexCoord7; ++s) {
@@ -240,11 +260,12 @@ class SceneBuilder {
     for (const IndexSegment& seg : pm.segments) {
       scene::Primitive prim;
       if (std::uint64_t{seg.start} + seg.count > sel.indices.size()) {
-        return make_error("BEM_EXPORT_INDEX", "segment outside the index stream",
-                          core::Location::at_pointer(mesh_ptr(pm.mesh) + "/draws/" +
-                                                     std::to_string(seg.draw)));
+        return make_error(
+            "BEM_EXPORT_INDEX", "segment outside the index stream",
+            core::Location::at_pointer(mesh_ptr(pm.mesh) + "/draws/" + std::to_string(seg.draw)));
       }
-      prim.indices.assign(sel.indices.begin() + seg.start, sel.indices.begin() + seg.start + seg.count);
+      prim.indices.assign(sel.indices.begin() + seg.start,
+                          sel.indices.begin() + seg.start + seg.count);
       if (convert) {  // a mirror reverses the winding
         for (std::size_t t = 0; t + 2 < prim.indices.size(); t += 3) {
           std::swap(prim.indices[t + 1], prim.indices[t + 2]);
@@ -310,7 +331,8 @@ class SceneBuilder {
   }
 
   std::uint16_t joint_for(const std::string& name) {
-    auto [it, inserted] = joint_index_.try_emplace(name, static_cast<std::uint16_t>(joint_names_.size()));
+    auto [it, inserted] =
+        joint_index_.try_emplace(name, static_cast<std::uint16_t>(joint_names_.size()));
     if (inserted) {
       joint_names_.push_back(name);
     }
@@ -380,13 +402,13 @@ class SceneBuilder {
       warn("BEM_EXPORT_TEXTURE_MISSING", "texture " + std::to_string(t) + " was not read", where);
       return std::nullopt;
     }
-    auto image = scene::decode_top_mip(tex.format, tex.width, tex.height, tex.srgb, (*data)->bytes(),
-                                       options_.texture_limits);
+    auto image = scene::decode_top_mip(tex.format, tex.width, tex.height, tex.srgb,
+                                       (*data)->bytes(), options_.texture_limits);
     if (!image) {
       warn("BEM_EXPORT_TEXTURE_DECODE",
            "texture " + std::to_string(t) + " (" + tex.original_name + ", " +
-               scene::texture_format_name(tex.format) + ") not exported: " + image.error().code + ": " +
-               image.error().message,
+               scene::texture_format_name(tex.format) + ") not exported: " + image.error().code +
+               ": " + image.error().message,
            where);
       return std::nullopt;
     }
@@ -397,14 +419,17 @@ class SceneBuilder {
     if (options_.unity_to_gltf) {
       scene::flip_rows(*image);  // Unity stores the bottom row first; PNG the top row
     }
-    const bool grey = tex.format == scene::texture_format::kR8 || tex.format == scene::texture_format::kBC4;
-    core::Result<std::vector<std::uint8_t>> png = grey ? encode_grey(*image) : scene::encode_png(*image);
+    const bool grey =
+        tex.format == scene::texture_format::kR8 || tex.format == scene::texture_format::kBC4;
+    core::Result<std::vector<std::uint8_t>> png =
+        grey ? encode_grey(*image) : scene::encode_png(*image);
     if (!png) {
       warn("BEM_EXPORT_TEXTURE_DECODE",
            "texture " + std::to_string(t) + " not exported: " + png.error().message, where);
       return std::nullopt;
     }
-    const std::string name = tex.original_name.empty() ? "texture_" + std::to_string(t) : tex.original_name;
+    const std::string name =
+        tex.original_name.empty() ? "texture_" + std::to_string(t) : tex.original_name;
     scene::Scene& s = result_.scene;
     s.images.push_back({name, std::move(*png)});
     s.textures.push_back({name, static_cast<std::uint32_t>(s.images.size() - 1)});
@@ -435,8 +460,10 @@ class SceneBuilder {
   const Selection& selection_;
   const ExportOptions& options_;
   ExportResult result_;
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const TextureBinding*>> draw_bindings_;
-  std::map<std::tuple<std::string, std::optional<std::uint32_t>, std::optional<std::uint32_t>>, std::uint32_t>
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const TextureBinding*>>
+      draw_bindings_;
+  std::map<std::tuple<std::string, std::optional<std::uint32_t>, std::optional<std::uint32_t>>,
+           std::uint32_t>
       materials_;
   std::map<std::uint32_t, std::optional<std::uint32_t>> textures_;
   std::map<std::string, std::uint16_t> joint_index_;
@@ -446,12 +473,13 @@ class SceneBuilder {
 }  // namespace
 
 core::Result<ExportResult> build_export_scene(const Model& model, const Plan& plan,
-                                              const Selection& selection, const ExportOptions& options) {
+                                              const Selection& selection,
+                                              const ExportOptions& options) {
   return SceneBuilder(model, plan, selection, options).build();
 }
 
-core::Result<GlbExport> export_glb(const Model& model, const Package& package, const Settings& settings,
-                                   const ExportOptions& options) {
+core::Result<GlbExport> export_glb(const Model& model, const Package& package,
+                                   const Settings& settings, const ExportOptions& options) {
   auto plan = make_plan(model, settings, options.plan);
   if (!plan) {
     return std::move(plan).error();

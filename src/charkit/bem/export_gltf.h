@@ -34,7 +34,7 @@ struct ExportOptions {
 /// Something exported differently than asked (a texture that could not be
 /// decoded, a texture without a material slot, ...). Not an error.
 struct ExportWarning {
-  std::string code;     ///< BEM_EXPORT_TEXTURE_DECODE, BEM_EXPORT_TEXTURE_EXTRA, ...
+  std::string code;  ///< BEM_EXPORT_TEXTURE_DECODE, BEM_EXPORT_TEXTURE_EXTRA, ...
   std::string message;
   std::string pointer;  ///< manifest JSON pointer of what it concerns ("" = none)
 };

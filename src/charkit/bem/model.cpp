@@ -58,9 +58,15 @@ int find_by_id(const std::vector<T>& v, std::string_view id) {
 
 }  // namespace
 
-int Model::find_group(std::string_view id) const { return find_by_id(groups, id); }
-int Model::find_parameter(std::string_view id) const { return find_by_id(parameters, id); }
-int Model::find_slot(std::string_view id) const { return find_by_id(slots, id); }
+int Model::find_group(std::string_view id) const {
+  return find_by_id(groups, id);
+}
+int Model::find_parameter(std::string_view id) const {
+  return find_by_id(parameters, id);
+}
+int Model::find_slot(std::string_view id) const {
+  return find_by_id(slots, id);
+}
 
 namespace {
 
@@ -124,7 +130,8 @@ std::vector<std::string> string_array(const Json& obj, const char* key, const st
   if (!j) return out;
   if (!j->is_array()) fail(json_pointer_join(ptr, key), "expected an array");
   for (std::size_t i = 0; i < j->size(); ++i) {
-    if (!(*j)[i].is_string()) fail(json_pointer_join(json_pointer_join(ptr, key), i), "expected a string");
+    if (!(*j)[i].is_string())
+      fail(json_pointer_join(json_pointer_join(ptr, key), i), "expected a string");
     out.push_back((*j)[i].get<std::string>());
   }
   return out;
@@ -285,7 +292,8 @@ class Builder {
       const Json& choices = array_field(g, "choices", ptr);
       if (choices.empty()) fail(ptr + "/choices", "a group needs at least one choice");
       for (std::size_t k = 0; k < choices.size(); ++k)
-        out.choices.push_back(string_field(choices[k], "id", json_pointer_join(ptr + "/choices", k)));
+        out.choices.push_back(
+            string_field(choices[k], "id", json_pointer_join(ptr + "/choices", k)));
       std::string def = string_field(g, "default", ptr);
       auto it = std::find(out.choices.begin(), out.choices.end(), def);
       if (it == out.choices.end()) fail(ptr + "/default", "default is not a choice");

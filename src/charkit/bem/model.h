@@ -28,8 +28,8 @@ class Package;
 struct Condition {
   enum class Op : std::uint8_t { kTrue, kFalse, kEq, kAll, kAny, kNot };
   Op op = Op::kTrue;
-  std::uint32_t group = 0;   ///< kEq: index into Model::groups
-  std::uint32_t choice = 0;  ///< kEq: index into that group's choices
+  std::uint32_t group = 0;          ///< kEq: index into Model::groups
+  std::uint32_t choice = 0;         ///< kEq: index into that group's choices
   std::vector<Condition> operands;  ///< kAll/kAny: 1..32; kNot: exactly 1
 
   static Condition always() { return {}; }
@@ -53,8 +53,8 @@ bool evaluate(const Condition& c, const EffectiveValues& values);
 struct Group {
   std::string id;
   std::string name;
-  std::vector<std::string> choices;  ///< choice ids, in manifest order
-  std::uint32_t default_choice = 0;  ///< index into choices
+  std::vector<std::string> choices;         ///< choice ids, in manifest order
+  std::uint32_t default_choice = 0;         ///< index into choices
   std::optional<Condition> available_when;  ///< refers only to earlier groups
 };
 
@@ -78,9 +78,9 @@ struct KeepOverride {
 struct Candidate {
   Condition when;
   Operation op = Operation::kKeep;
-  std::uint32_t mesh = 0;  ///< kReplace: index into Model::meshes
+  std::uint32_t mesh = 0;               ///< kReplace: index into Model::meshes
   std::vector<KeepOverride> overrides;  ///< kKeep only
-  std::string pointer;  ///< JSON pointer of the candidate (or 1.0 appearance entry)
+  std::string pointer;                  ///< JSON pointer of the candidate (or 1.0 appearance entry)
 };
 
 struct Component {
@@ -88,13 +88,13 @@ struct Component {
   std::uint32_t original_index_count = 0;
   std::vector<std::string> bone_names;
   std::vector<std::string> materials;
-  std::string resource;       ///< 1.4 explicit targets: resource id ("" otherwise)
-  std::string renderer_kind;  ///< 1.4: "skinned" / "static" ("" otherwise)
+  std::string resource;               ///< 1.4 explicit targets: resource id ("" otherwise)
+  std::string renderer_kind;          ///< 1.4: "skinned" / "static" ("" otherwise)
   std::vector<Candidate> candidates;  ///< component_rules[i].candidates
 };
 
 struct Draw {
-  Condition when;  ///< 1.1+: absent "when" is true; 1.0: always true
+  Condition when;             ///< 1.1+: absent "when" is true; 1.0: always true
   std::uint32_t indices = 0;  ///< 1.1+: index payload id; 1.0: the mesh's index payload
   std::uint32_t start = 0;    ///< 1.0: first index in the mesh index payload; 1.1+: 0
   std::uint32_t count = 0;    ///< number of indices (multiple of 3)
@@ -127,7 +127,7 @@ struct PaletteBone {
 
 struct Mesh {
   std::uint32_t vertex_count = 0;
-  std::uint32_t index_size = 4;  ///< 2 or 4
+  std::uint32_t index_size = 4;       ///< 2 or 4
   std::vector<VertexStream> streams;  ///< 3 entries (1.4 static: 1..3)
   std::vector<VertexAttribute> attributes;
   std::vector<PaletteBone> bones;
@@ -179,7 +179,7 @@ struct DeformationFrame {
 /// One §10 deformation channel.
 struct Deformation {
   std::uint32_t mesh = 0;
-  std::uint32_t parameter = 0;  ///< index into Model::parameters
+  std::uint32_t parameter = 0;           ///< index into Model::parameters
   std::vector<DeformationFrame> frames;  ///< strictly increasing values
 };
 

@@ -11,7 +11,9 @@ core::Error plan_error(const char* code, std::string message, std::string pointe
   return core::make_error(code, std::move(message), core::Location::at_pointer(std::move(pointer)));
 }
 
-std::string mesh_ptr(std::uint32_t m) { return "/meshes/" + std::to_string(m); }
+std::string mesh_ptr(std::uint32_t m) {
+  return "/meshes/" + std::to_string(m);
+}
 
 struct Builder {
   const Model& model;
@@ -27,13 +29,13 @@ struct Builder {
   core::Status bind(const TextureRef& ref, TextureBinding b, const std::string& where) {
     if (!ref.is_slot) {
       if (ref.texture >= model.textures.size())
-        return plan_error("BEM_PLAN_RANGE", "texture " + std::to_string(ref.texture) + " does not exist",
-                          where);
+        return plan_error("BEM_PLAN_RANGE",
+                          "texture " + std::to_string(ref.texture) + " does not exist", where);
       b.texture = ref.texture;
     } else {
       if (ref.slot >= model.slots.size())
-        return plan_error("BEM_PLAN_RANGE", "texture slot " + std::to_string(ref.slot) + " does not exist",
-                          where);
+        return plan_error("BEM_PLAN_RANGE",
+                          "texture slot " + std::to_string(ref.slot) + " does not exist", where);
       const TextureSlot& slot = model.slots[ref.slot];
       b.slot = ref.slot;
       int held = -1;
@@ -41,16 +43,17 @@ struct Builder {
         if (!evaluate(slot.candidates[c].when, settings.effective)) continue;
         if (held >= 0)
           return plan_error("BEM_PLAN_CANDIDATES",
-                            "texture slot '" + slot.id + "' has more than one candidate holding", where);
+                            "texture slot '" + slot.id + "' has more than one candidate holding",
+                            where);
         held = static_cast<int>(c);
       }
       if (held < 0)
-        return plan_error("BEM_PLAN_CANDIDATES", "no candidate of texture slot '" + slot.id + "' holds",
-                          where);
+        return plan_error("BEM_PLAN_CANDIDATES",
+                          "no candidate of texture slot '" + slot.id + "' holds", where);
       b.texture = slot.candidates[static_cast<std::size_t>(held)].texture;
       if (b.texture && *b.texture >= model.textures.size())
-        return plan_error("BEM_PLAN_RANGE", "texture slot '" + slot.id + "' names a missing texture",
-                          where);
+        return plan_error("BEM_PLAN_RANGE",
+                          "texture slot '" + slot.id + "' names a missing texture", where);
       // §9: all non-null candidates replace the same original texture; a null
       // one keeps it, so it is named by any non-null candidate.
       if (!b.texture) {
@@ -64,7 +67,8 @@ struct Builder {
     if (b.texture) {
       const Texture& t = model.textures[*b.texture];
       if (!payload_ok(t.payload))
-        return plan_error("BEM_PLAN_RANGE", "texture payload " + std::to_string(t.payload) + " does not exist",
+        return plan_error("BEM_PLAN_RANGE",
+                          "texture payload " + std::to_string(t.payload) + " does not exist",
                           "/textures/" + std::to_string(*b.texture));
       b.original_name = t.original_name;
       payloads.push_back(t.payload);
@@ -113,7 +117,8 @@ struct Builder {
         b.material_slot = draw.material_slot;
         b.material_name = draw.material_name;
         b.entry = static_cast<std::uint32_t>(e);
-        if (auto st = bind(draw.textures[e], std::move(b), where + "/textures/" + std::to_string(e));
+        if (auto st =
+                bind(draw.textures[e], std::move(b), where + "/textures/" + std::to_string(e));
             !st.ok())
           return st;
       }
@@ -141,7 +146,8 @@ struct Builder {
         return plan_error("BEM_PLAN_RANGE", "frame payload does not exist",
                           where + "/frames/" + std::to_string(f));
       ch.frames.push_back(PlannedFrame{static_cast<std::uint32_t>(f), fr.value, fr.neutral,
-                                       fr.neutral ? 0u : fr.payload, fr.neutral ? 0u : fr.count, w});
+                                       fr.neutral ? 0u : fr.payload, fr.neutral ? 0u : fr.count,
+                                       w});
       if (!fr.neutral) payloads.push_back(fr.payload);
       return core::Ok{};
     };
@@ -150,7 +156,8 @@ struct Builder {
       if (def.frames[f].value == v) {
         if (auto st = frame(f, 1.0f); !st.ok()) return st;
         found = true;
-      } else if (f + 1 < def.frames.size() && def.frames[f].value < v && v < def.frames[f + 1].value) {
+      } else if (f + 1 < def.frames.size() && def.frames[f].value < v &&
+                 v < def.frames[f + 1].value) {
         const double a = def.frames[f].value;
         const double b = def.frames[f + 1].value;
         if (auto st = frame(f, static_cast<float>((b - v) / (b - a))); !st.ok()) return st;
@@ -167,7 +174,8 @@ struct Builder {
 
 }  // namespace
 
-core::Result<Plan> make_plan(const Model& model, const Settings& settings, const PlanOptions& options) {
+core::Result<Plan> make_plan(const Model& model, const Settings& settings,
+                             const PlanOptions& options) {
   if (settings.saved.size() != model.groups.size() ||
       settings.effective.size() != model.groups.size() ||
       settings.ticks.size() != model.parameters.size() ||
@@ -196,8 +204,8 @@ core::Result<Plan> make_plan(const Model& model, const Settings& settings, const
       std::string served;
       for (const std::string& p : resource->platforms) served += (served.empty() ? "" : ", ") + p;
       return plan_error("BEM_PLAN_PLATFORM",
-                        "resource '" + resource->id + "' does not serve platform '" + options.platform +
-                            "' (it serves: " + served + ")",
+                        "resource '" + resource->id + "' does not serve platform '" +
+                            options.platform + "' (it serves: " + served + ")",
                         "/target/resources");
     }
   }
@@ -217,12 +225,13 @@ core::Result<Plan> make_plan(const Model& model, const Settings& settings, const
       if (!evaluate(comp.candidates[c].when, settings.effective)) continue;
       if (held >= 0)
         return plan_error("BEM_PLAN_CANDIDATES",
-                          "component " + std::to_string(t) + " has more than one candidate holding", where);
+                          "component " + std::to_string(t) + " has more than one candidate holding",
+                          where);
       held = static_cast<int>(c);
     }
     if (held < 0)
-      return plan_error("BEM_PLAN_CANDIDATES", "no candidate of component " + std::to_string(t) + " holds",
-                        where);
+      return plan_error("BEM_PLAN_CANDIDATES",
+                        "no candidate of component " + std::to_string(t) + " holds", where);
     const Candidate& cand = comp.candidates[static_cast<std::size_t>(held)];
     PlannedComponent pc;
     pc.target = static_cast<std::uint32_t>(t);
@@ -271,7 +280,8 @@ core::Result<Plan> make_plan(const Model& model, const Settings& settings, const
         tb.entry = static_cast<std::uint32_t>(e);
         const std::string where = cand.pointer + "/material_overrides/" + std::to_string(o) +
                                   "/textures/" + std::to_string(e);
-        if (auto st = b.bind(ov.textures[e], std::move(tb), where); !st.ok()) return std::move(st).error();
+        if (auto st = b.bind(ov.textures[e], std::move(tb), where); !st.ok())
+          return std::move(st).error();
       }
     }
   }

@@ -51,9 +51,9 @@ struct IndexSegment {
 
 /// One frame used by a channel at the evaluated tick, with its weight.
 struct PlannedFrame {
-  std::uint32_t frame = 0;  ///< index into Deformation::frames
-  std::uint32_t value = 0;  ///< the frame's tick
-  bool neutral = false;     ///< neutral frame: no payload, zero deltas
+  std::uint32_t frame = 0;    ///< index into Deformation::frames
+  std::uint32_t value = 0;    ///< the frame's tick
+  bool neutral = false;       ///< neutral frame: no payload, zero deltas
   std::uint32_t payload = 0;  ///< !neutral: sparse-position-f32 payload id
   std::uint32_t count = 0;    ///< !neutral: records N
   float weight = 1.0f;
@@ -74,11 +74,11 @@ struct PlannedChannel {
 /// A mesh used by at least one replace in the plan (each mesh once, even
 /// when it replaces several components).
 struct PlannedMesh {
-  std::uint32_t mesh = 0;                   ///< index into Model::meshes
-  std::vector<std::uint32_t> components;    ///< targets it replaces (ascending)
-  std::vector<std::uint32_t> draws;         ///< selected draws (manifest order)
-  std::vector<IndexSegment> segments;       ///< one per selected draw, same order
-  std::uint32_t index_count = 0;            ///< total of the concatenated stream
+  std::uint32_t mesh = 0;                 ///< index into Model::meshes
+  std::vector<std::uint32_t> components;  ///< targets it replaces (ascending)
+  std::vector<std::uint32_t> draws;       ///< selected draws (manifest order)
+  std::vector<IndexSegment> segments;     ///< one per selected draw, same order
+  std::uint32_t index_count = 0;          ///< total of the concatenated stream
   /// Vertex stream payloads, per stream (nullopt: empty stream, stride 0).
   std::vector<std::optional<std::uint32_t>> stream_payloads;
   /// Active channels of this mesh (Model::deformations order).
@@ -89,13 +89,13 @@ struct PlannedMesh {
 struct TextureBinding {
   enum class Source : std::uint8_t { kDraw, kKeepOverride };
   Source source = Source::kDraw;
-  std::uint32_t mesh = 0;       ///< kDraw: index into Model::meshes
-  std::uint32_t draw = 0;       ///< kDraw: index into Mesh::draws
-  std::uint32_t component = 0;  ///< kKeepOverride: target; kDraw: material_component
+  std::uint32_t mesh = 0;            ///< kDraw: index into Model::meshes
+  std::uint32_t draw = 0;            ///< kDraw: index into Mesh::draws
+  std::uint32_t component = 0;       ///< kKeepOverride: target; kDraw: material_component
   std::uint32_t override_index = 0;  ///< kKeepOverride: index into Candidate::overrides
   std::uint32_t material_slot = 0;
   std::string material_name;
-  std::uint32_t entry = 0;  ///< index in the textures list it came from
+  std::uint32_t entry = 0;            ///< index in the textures list it came from
   std::optional<std::uint32_t> slot;  ///< set when written as {"slot": …}
   /// The texture bound: nullopt = a slot's null candidate, keep the original.
   std::optional<std::uint32_t> texture;

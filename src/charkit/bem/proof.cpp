@@ -49,8 +49,7 @@ std::string mib_text(std::uint64_t bytes) {
 
 class Prover {
  public:
-  Prover(const Model& m, const ProofOptions& o)
-      : m_(m), o_(o), g_(domain_sizes(m), o.node_limit) {}
+  Prover(const Model& m, const ProofOptions& o) : m_(m), o_(o), g_(domain_sizes(m), o.node_limit) {}
 
   core::Result<ProofSummary> run() {
     build_legal();
@@ -129,7 +128,8 @@ class Prover {
   void compile_rules() {
     cand_.resize(m_.components.size());
     for (std::size_t c = 0; c < m_.components.size(); ++c)
-      for (const auto& cand : m_.components[c].candidates) cand_[c].push_back(g_.compile(cand.when));
+      for (const auto& cand : m_.components[c].candidates)
+        cand_[c].push_back(g_.compile(cand.when));
     draw_.resize(m_.meshes.size());
     any_draw_.assign(m_.meshes.size(), DecisionGraph::kFalse);
     for (std::size_t mi = 0; mi < m_.meshes.size(); ++mi)
@@ -204,8 +204,7 @@ class Prover {
                   "no candidate of texture slot \"" + id + "\" is true", x);
           },
           [&](std::size_t j, std::size_t k, const Assignment& x) {
-            issue("BEM_SLOT_MULTIPLE_CANDIDATES", "§9",
-                  ptr + "/candidates/" + std::to_string(k),
+            issue("BEM_SLOT_MULTIPLE_CANDIDATES", "§9", ptr + "/candidates/" + std::to_string(k),
                   "candidates " + std::to_string(j) + " and " + std::to_string(k) +
                       " of texture slot \"" + id + "\" are both true",
                   x);
@@ -292,7 +291,8 @@ class Prover {
       }
     }
     for (const auto& [p, f] : payload_used) decoded.push_back({f, payload_size(p)});
-    for (const auto& [t, f] : texture_used) resident.push_back({f, payload_size(m_.textures[t].payload)});
+    for (const auto& [t, f] : texture_used)
+      resident.push_back({f, payload_size(m_.textures[t].payload)});
     for (const auto& [p, f] : frame_used) resident.push_back({f, payload_size(p)});
     if (g_.exhausted()) return g_.status();
 
@@ -322,12 +322,11 @@ class Prover {
                  "selected index limit exceeded: " + std::to_string(out_.indices.value) +
                      " indices are selected at once");
     report_limit(out_.texture_bindings, "BEM_TEXTURE_BINDING_LIMIT",
-                 "texture binding limit exceeded: " +
-                     std::to_string(out_.texture_bindings.value) +
+                 "texture binding limit exceeded: " + std::to_string(out_.texture_bindings.value) +
                      " textures are bound at once");
-    report_limit(out_.decoded_bytes, "BEM_DECODED_BYTES_LIMIT",
-                 "decoded data limit exceeded: one selection decodes " +
-                     mib_text(out_.decoded_bytes.value));
+    report_limit(
+        out_.decoded_bytes, "BEM_DECODED_BYTES_LIMIT",
+        "decoded data limit exceeded: one selection decodes " + mib_text(out_.decoded_bytes.value));
     report_limit(out_.resident_bytes, "BEM_RESIDENT_BYTES_LIMIT",
                  "resident resource limit exceeded: one selection keeps " +
                      mib_text(out_.resident_bytes.value) + " resident");

@@ -45,11 +45,15 @@ class Cache {
   std::map<std::uint32_t, SharedPayload> cache_;
 };
 
-std::string mesh_ptr(std::uint32_t m) { return "/meshes/" + std::to_string(m); }
+std::string mesh_ptr(std::uint32_t m) {
+  return "/meshes/" + std::to_string(m);
+}
 
-core::Status read_indices(const Mesh& mesh, const PlannedMesh& pm, Cache& cache, SelectedMesh& out) {
+core::Status read_indices(const Mesh& mesh, const PlannedMesh& pm, Cache& cache,
+                          SelectedMesh& out) {
   if (mesh.index_size != 2 && mesh.index_size != 4)
-    return select_error("BEM_SELECT_SIZE", "index_size must be 2 or 4", mesh_ptr(pm.mesh) + "/index_size");
+    return select_error("BEM_SELECT_SIZE", "index_size must be 2 or 4",
+                        mesh_ptr(pm.mesh) + "/index_size");
   out.indices.resize(pm.index_count);
   for (const IndexSegment& seg : pm.segments) {
     const std::string where = mesh_ptr(pm.mesh) + "/draws/" + std::to_string(seg.draw);
@@ -58,7 +62,8 @@ core::Status read_indices(const Mesh& mesh, const PlannedMesh& pm, Cache& cache,
     const core::Bytes bytes = (*p)->bytes();
     const std::uint64_t first = static_cast<std::uint64_t>(seg.source_start) * mesh.index_size;
     const std::uint64_t len = static_cast<std::uint64_t>(seg.count) * mesh.index_size;
-    if (first + len > bytes.size() || static_cast<std::uint64_t>(seg.start) + seg.count > pm.index_count)
+    if (first + len > bytes.size() ||
+        static_cast<std::uint64_t>(seg.start) + seg.count > pm.index_count)
       return select_error("BEM_SELECT_SIZE",
                           "index payload " + std::to_string(seg.payload) + " holds " +
                               std::to_string(bytes.size()) + " bytes, draw needs " +
@@ -92,7 +97,8 @@ core::Status morph(const Mesh& mesh, const PlannedMesh& pm, Cache& cache, unsign
   for (const VertexAttribute& a : mesh.attributes)
     if (a.semantic == 0 && a.format == 0 && a.dimension == 3) pos = &a;
   if (!pos || pos->stream >= out.streams.size() || !out.streams[pos->stream])
-    return select_error("BEM_SELECT_POSITION", "deformed mesh has no Float32 XYZ position attribute",
+    return select_error("BEM_SELECT_POSITION",
+                        "deformed mesh has no Float32 XYZ position attribute",
                         mesh_ptr(pm.mesh) + "/attributes");
   const std::uint32_t stride = mesh.streams[pos->stream].stride;
   const core::Bytes stream = out.streams[pos->stream]->bytes();
@@ -106,8 +112,8 @@ core::Status morph(const Mesh& mesh, const PlannedMesh& pm, Cache& cache, unsign
     deform::SparseChannel sc;
     for (const PlannedFrame& f : ch.frames) {
       if (f.neutral) continue;  // the neutral frame has zero deltas
-      const std::string where = "/mesh_deformations/" + std::to_string(ch.deformation) + "/frames/" +
-                                std::to_string(f.frame);
+      const std::string where = "/mesh_deformations/" + std::to_string(ch.deformation) +
+                                "/frames/" + std::to_string(f.frame);
       auto p = cache.get(f.payload);
       if (!p.ok()) return std::move(p).error();
       auto d = deform::parse_sparse_deltas((*p)->bytes(), mesh.vertex_count, f.count);
@@ -139,7 +145,8 @@ core::Status morph(const Mesh& mesh, const PlannedMesh& pm, Cache& cache, unsign
 
 }  // namespace
 
-core::Result<Selection> read_selection(const Model& model, const Plan& plan, const PayloadSource& source,
+core::Result<Selection> read_selection(const Model& model, const Plan& plan,
+                                       const PayloadSource& source,
                                        const SelectionOptions& options) {
   Selection sel;
   Cache cache(source, sel.decoded);
@@ -157,11 +164,13 @@ core::Result<Selection> read_selection(const Model& model, const Plan& plan, con
       auto p = cache.get(*pm.stream_payloads[s]);
       if (!p.ok()) return std::move(p).error();
       const std::uint64_t want =
-          s < mesh.streams.size() ? static_cast<std::uint64_t>(mesh.vertex_count) * mesh.streams[s].stride : 0;
+          s < mesh.streams.size()
+              ? static_cast<std::uint64_t>(mesh.vertex_count) * mesh.streams[s].stride
+              : 0;
       if ((*p)->size() != want)
         return select_error("BEM_SELECT_SIZE",
-                            "vertex stream payload is " + std::to_string((*p)->size()) + " bytes, expected " +
-                                std::to_string(want),
+                            "vertex stream payload is " + std::to_string((*p)->size()) +
+                                " bytes, expected " + std::to_string(want),
                             mesh_ptr(pm.mesh) + "/streams/" + std::to_string(s));
       sm.streams.push_back(std::move(*p));
     }

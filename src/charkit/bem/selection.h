@@ -62,8 +62,8 @@ struct SelectedTexture {
 };
 
 struct Selection {
-  std::vector<SelectedMesh> meshes;        ///< Plan::meshes order
-  std::vector<SelectedTexture> textures;   ///< every bound texture once, ascending
+  std::vector<SelectedMesh> meshes;       ///< Plan::meshes order
+  std::vector<SelectedTexture> textures;  ///< every bound texture once, ascending
   /// Payload ids decoded, in decode order (each once; equals Plan::payloads as a set).
   std::vector<std::uint32_t> decoded;
 };

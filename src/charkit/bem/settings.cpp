@@ -17,8 +17,8 @@ bool is_alnum(char c) {
 }
 
 core::Error syntax(std::string message, std::size_t column) {
-  return core::make_error("BEM_SETTINGS_SYNTAX", std::move(message) + " at column " +
-                                                     std::to_string(column),
+  return core::make_error("BEM_SETTINGS_SYNTAX",
+                          std::move(message) + " at column " + std::to_string(column),
                           core::Location::at_offset(column));
 }
 
@@ -162,10 +162,9 @@ core::Result<Settings> parse_settings(const Model& model, std::string_view optio
       if (auto c = find_choice(model.groups[0], options)) {
         s.saved[0] = *c;
       } else {
-        s.warnings.push_back(warn("BEM_SETTINGS_UNKNOWN_APPEARANCE",
-                                  "unknown appearance '" + std::string(options) +
-                                      "', using the default",
-                                  0, false));
+        s.warnings.push_back(
+            warn("BEM_SETTINGS_UNKNOWN_APPEARANCE",
+                 "unknown appearance '" + std::string(options) + "', using the default", 0, false));
       }
     }
   } else {
@@ -216,13 +215,12 @@ core::Result<Settings> parse_settings(const Model& model, std::string_view optio
     }
     const Parameter& par = model.parameters[static_cast<std::size_t>(k)];
     if (!tick_on_grid(par, parsed_ticks[i])) {
-      s.warnings.push_back(warn("BEM_SETTINGS_INVALID_TICK",
-                                "parameter '" + pair.key + "': tick " + pair.value +
-                                    " is outside [" + std::to_string(par.min) + "," +
-                                    std::to_string(par.max) + "] or off step " +
-                                    std::to_string(par.step) + "; using its default " +
-                                    std::to_string(par.default_value),
-                                pair.column + pair.key.size() + 1, true));
+      s.warnings.push_back(warn(
+          "BEM_SETTINGS_INVALID_TICK",
+          "parameter '" + pair.key + "': tick " + pair.value + " is outside [" +
+              std::to_string(par.min) + "," + std::to_string(par.max) + "] or off step " +
+              std::to_string(par.step) + "; using its default " + std::to_string(par.default_value),
+          pair.column + pair.key.size() + 1, true));
       continue;
     }
     s.saved_ticks[static_cast<std::size_t>(k)] = parsed_ticks[i];

@@ -46,9 +46,9 @@ core::Result<std::vector<SettingsPair>> parse_settings_pairs(std::string_view te
 
 /// A normalisation note (the input was accepted but not used as written).
 struct SettingsWarning {
-  std::string code;     ///< BEM_SETTINGS_UNKNOWN_GROUP, ..._UNKNOWN_CHOICE, ...
+  std::string code;  ///< BEM_SETTINGS_UNKNOWN_GROUP, ..._UNKNOWN_CHOICE, ...
   std::string message;
-  std::size_t column = 0;  ///< byte column in the string it came from
+  std::size_t column = 0;      ///< byte column in the string it came from
   bool in_parameters = false;  ///< false: options string; true: parameters string
 };
 

@@ -37,8 +37,8 @@ inline Record load_record(const std::uint8_t* p) {
 
 core::Error vertex_error(std::size_t offset, std::uint32_t vertex, std::uint32_t vertex_count) {
   return core::make_error("BEM_MORPH_VERTEX",
-                          "delta record names vertex " + std::to_string(vertex) +
-                              ", mesh has " + std::to_string(vertex_count),
+                          "delta record names vertex " + std::to_string(vertex) + ", mesh has " +
+                              std::to_string(vertex_count),
                           core::Location::at_offset(offset));
 }
 
@@ -109,7 +109,6 @@ core::Status run_range(const SparseMorphJob& job, std::uint32_t lo, std::uint32_
   return core::Ok{};
 }
 
-
 // ---- the tiled fast path -------------------------------------------------
 //
 // Writers emit records sorted by vertex (the usual case). Then the delta
@@ -124,7 +123,7 @@ core::Status run_range(const SparseMorphJob& job, std::uint32_t lo, std::uint32_
 // scanning path, which reports errors exactly as run() does.
 
 constexpr std::uint32_t kTileVertices = 8192;  // 128 KiB of 4-float accumulators: L2-resident
-constexpr std::size_t kPrefetchBytes = 1024;    // how far ahead in a record stream
+constexpr std::size_t kPrefetchBytes = 1024;   // how far ahead in a record stream
 
 struct FrameRef {
   const std::uint8_t* p = nullptr;
@@ -187,7 +186,8 @@ inline bool accumulate_run(const FrameRef& fr, std::size_t i, std::size_t end, s
     const std::uint8_t* rec = fr.p + i * kSparseRecordSize;
     // One prefetch per 64-byte line, kPrefetchBytes ahead: 128 interleaved
     // record streams are more than the hardware prefetcher follows.
-    if ((i & 3) == 0) _mm_prefetch(reinterpret_cast<const char*>(rec) + kPrefetchBytes, _MM_HINT_T0);
+    if ((i & 3) == 0)
+      _mm_prefetch(reinterpret_cast<const char*>(rec) + kPrefetchBytes, _MM_HINT_T0);
     std::uint32_t off = 0;
     std::memcpy(&off, rec, 4);
     off -= a;
@@ -298,7 +298,8 @@ core::Status SparseMorphJob::run() const {
       const std::size_t n = fr.records.size() / kSparseRecordSize;
       for (std::size_t i = 0; i < n; ++i) {
         const Record r = load_record(fr.records.data() + i * kSparseRecordSize);
-        if (r.vertex >= vertex_count) return vertex_error(i * kSparseRecordSize, r.vertex, vertex_count);
+        if (r.vertex >= vertex_count)
+          return vertex_error(i * kSparseRecordSize, r.vertex, vertex_count);
         const std::size_t o = static_cast<std::size_t>(r.vertex) * 3;
         deltas[o] += fr.weight * r.d[0];
         deltas[o + 1] += fr.weight * r.d[1];
@@ -364,7 +365,9 @@ core::Status SparseMorphJob::run_fast(unsigned threads) const {
     std::vector<std::thread> pool;
     pool.reserve(t - 1);
     for (unsigned k = 0; k + 1 < t; ++k)
-      pool.emplace_back([this, k, &bounds, &results] { results[k] = run_range(*this, bounds[k], bounds[k + 1]); });
+      pool.emplace_back([this, k, &bounds, &results] {
+        results[k] = run_range(*this, bounds[k], bounds[k + 1]);
+      });
     results[t - 1] = run_range(*this, bounds[t - 1], bounds[t]);
     for (std::thread& th : pool) th.join();
   }
@@ -403,8 +406,8 @@ core::Result<SparseDeltas> parse_sparse_deltas(std::span<const std::uint8_t> pay
   const std::uint64_t want = 4ull + j + 16ull * *count;
   if (payload.size() != want)
     return err("BEM_DELTA_SIZE",
-               "delta payload is " + std::to_string(payload.size()) + " bytes, expected 4 + J + 16N = " +
-                   std::to_string(want),
+               "delta payload is " + std::to_string(payload.size()) +
+                   " bytes, expected 4 + J + 16N = " + std::to_string(want),
                0);
   SparseDeltas out;
   out.count = *count;
@@ -421,7 +424,8 @@ core::Result<SparseDeltas> parse_sparse_deltas(std::span<const std::uint8_t> pay
                    off);
       if (seen[r.vertex])
         return err("BEM_DELTA_VERTEX",
-                   "record " + std::to_string(i) + " repeats vertex " + std::to_string(r.vertex), off);
+                   "record " + std::to_string(i) + " repeats vertex " + std::to_string(r.vertex),
+                   off);
       seen[r.vertex] = true;
     }
     if (!std::isfinite(r.d[0]) || !std::isfinite(r.d[1]) || !std::isfinite(r.d[2]))

@@ -10,10 +10,16 @@ namespace charkit::motion {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -124,9 +130,11 @@ core::Status HeaderParser::expect(std::string_view keyword) {
 core::Status HeaderParser::read_number(double& out) {
   std::size_t at = 0;
   std::string_view tok = cur_.token(at);
-  if (tok.empty()) return error_at("BVH_SYNTAX", cur_.where(at), "expected a number, found end of file", at);
+  if (tok.empty())
+    return error_at("BVH_SYNTAX", cur_.where(at), "expected a number, found end of file", at);
   if (!parse_bvh_number(tok, out))
-    return error_at("BVH_NUMBER", cur_.where(at), "expected a finite number, found " + quote(tok), at);
+    return error_at("BVH_NUMBER", cur_.where(at), "expected a finite number, found " + quote(tok),
+                    at);
   return core::Ok{};
 }
 
@@ -136,7 +144,8 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
                                        std::uint32_t depth) {
   if (depth >= limits_.max_depth)
     return error_at("BVH_LIMIT", cur_.where(keyword_pos),
-                    "joints nested deeper than " + std::to_string(limits_.max_depth) + " levels", keyword_pos);
+                    "joints nested deeper than " + std::to_string(limits_.max_depth) + " levels",
+                    keyword_pos);
   if (h_.joints.size() >= limits_.max_joints)
     return error_at("BVH_LIMIT", cur_.where(keyword_pos),
                     "more than " + std::to_string(limits_.max_joints) + " joints", keyword_pos);
@@ -160,7 +169,8 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
     if (name.empty()) return error_at("BVH_SYNTAX", cur_.where(at), "joint name missing", at);
     if (name.size() > limits_.max_name_bytes)
       return error_at("BVH_LIMIT", cur_.where(at),
-                      "joint name longer than " + std::to_string(limits_.max_name_bytes) + " bytes", at);
+                      "joint name longer than " + std::to_string(limits_.max_name_bytes) + " bytes",
+                      at);
     j.name = std::string(name);
   }
   if (!brace_on_name_line) {
@@ -174,15 +184,18 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
     std::string_view tok = cur_.token(at);
     if (tok == "}") break;
     if (iequals(tok, "OFFSET")) {
-      if (have_offset) return error_at("BVH_SYNTAX", cur_.where(at), "second OFFSET in one joint", at);
+      if (have_offset)
+        return error_at("BVH_SYNTAX", cur_.where(at), "second OFFSET in one joint", at);
       have_offset = true;
       std::array<double, 3> off{};
       for (double& v : off)
         if (auto s = read_number(v); !s) return s;
       h_.joints[self].offset = off;
     } else if (iequals(tok, "CHANNELS")) {
-      if (end_site) return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have CHANNELS", at);
-      if (have_channels) return error_at("BVH_SYNTAX", cur_.where(at), "second CHANNELS in one joint", at);
+      if (end_site)
+        return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have CHANNELS", at);
+      if (have_channels)
+        return error_at("BVH_SYNTAX", cur_.where(at), "second CHANNELS in one joint", at);
       have_channels = true;
       std::size_t nat = 0;
       std::string_view ntok = cur_.token(nat);
@@ -206,15 +219,18 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
           return error_at("BVH_CHANNEL", cur_.where(cat), "unknown channel " + quote(ctok), cat);
         unsigned bit = 1u << static_cast<unsigned>(*c);
         if (seen & bit)
-          return error_at("BVH_CHANNEL", cur_.where(cat), "channel " + quote(ctok) + " listed twice", cat);
+          return error_at("BVH_CHANNEL", cur_.where(cat),
+                          "channel " + quote(ctok) + " listed twice", cat);
         seen |= bit;
         self_j.channels[i] = *c;
       }
     } else if (iequals(tok, "JOINT")) {
-      if (end_site) return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have children", at);
+      if (end_site)
+        return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have children", at);
       if (auto s = parse_joint(self, false, at, depth + 1); !s) return s;
     } else if (iequals(tok, "End")) {
-      if (end_site) return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have children", at);
+      if (end_site)
+        return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have children", at);
       if (auto s = expect("Site"); !s) return s;
       if (auto s = parse_joint(self, true, at, depth + 1); !s) return s;
     } else {
@@ -240,10 +256,14 @@ core::Result<BvhHeader> HeaderParser::parse() {
     tok = cur_.token(at);
   }
   if (h_.root_count == 0)
-    return error_at("BVH_SYNTAX", cur_.where(at), "expected ROOT, found " + (tok.empty() ? std::string("end of file") : quote(tok)), at);
+    return error_at(
+        "BVH_SYNTAX", cur_.where(at),
+        "expected ROOT, found " + (tok.empty() ? std::string("end of file") : quote(tok)), at);
   if (!iequals(tok, "MOTION"))
-    return error_at("BVH_SYNTAX", cur_.where(at),
-                    "expected ROOT or MOTION, found " + (tok.empty() ? std::string("end of file") : quote(tok)), at);
+    return error_at(
+        "BVH_SYNTAX", cur_.where(at),
+        "expected ROOT or MOTION, found " + (tok.empty() ? std::string("end of file") : quote(tok)),
+        at);
 
   // "Frames: N" (also "Frames:N").
   tok = cur_.token(at);
@@ -255,7 +275,8 @@ core::Result<BvhHeader> HeaderParser::parse() {
   std::uint64_t frames = 0;
   auto [p, ec] = std::from_chars(count.data(), count.data() + count.size(), frames);
   if (ec != std::errc{} || p != count.data() + count.size() || count.empty())
-    return error_at("BVH_NUMBER", cur_.where(count_at), "expected a frame count, found " + quote(count), count_at);
+    return error_at("BVH_NUMBER", cur_.where(count_at),
+                    "expected a frame count, found " + quote(count), count_at);
   if (frames > limits_.max_frames ||
       (h_.channel_count && frames > limits_.max_values / h_.channel_count))
     return error_at("BVH_LIMIT", cur_.where(count_at),
@@ -271,11 +292,13 @@ core::Result<BvhHeader> HeaderParser::parse() {
   std::size_t ft_at = at + 5;
   if (ft.empty()) ft = cur_.token(ft_at);
   if (!parse_bvh_number(ft, h_.frame_time))
-    return error_at("BVH_NUMBER", cur_.where(ft_at), "expected the frame time, found " + quote(ft), ft_at);
+    return error_at("BVH_NUMBER", cur_.where(ft_at), "expected the frame time, found " + quote(ft),
+                    ft_at);
   std::size_t rest_at = 0;
   std::string_view rest = cur_.rest_of_line(rest_at);
   if (!rest.empty())
-    return error_at("BVH_SYNTAX", cur_.where(rest_at), "unexpected " + quote(rest) + " after the frame time", rest_at);
+    return error_at("BVH_SYNTAX", cur_.where(rest_at),
+                    "unexpected " + quote(rest) + " after the frame time", rest_at);
   // The first frame row starts on the next line.
   h_.motion_offset = std::min(cur_.pos() + 1, text_.size());
   h_.motion_line = cur_.line() + 1;
@@ -301,7 +324,8 @@ bool parse_bvh_number(std::string_view tok, double& out) {
   char first = tok[0] == '-' && tok.size() > 1 ? tok[1] : tok[0];
   if (!((first >= '0' && first <= '9') || first == '.')) return false;
   double v = 0;
-  auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v, std::chars_format::general);
+  auto [p, ec] =
+      std::from_chars(tok.data(), tok.data() + tok.size(), v, std::chars_format::general);
   if (ec != std::errc{} || p != tok.data() + tok.size() || !std::isfinite(v)) return false;
   out = v;
   return true;
@@ -352,10 +376,11 @@ void FrameReader::finish() {
   done_ = true;
   release_pages(true);
   if (frames_ < header_.declared_frames) {
-    warnings_.push_back(BvhWarning{
-        "BVH_MISSING_FRAMES", line_column(text_, text_.size()) + ": 'Frames:' declares " +
-                                  std::to_string(header_.declared_frames) + " frames, the file has " +
-                                  std::to_string(frames_) + "; the complete frames are kept"});
+    warnings_.push_back(BvhWarning{"BVH_MISSING_FRAMES",
+                                   line_column(text_, text_.size()) + ": 'Frames:' declares " +
+                                       std::to_string(header_.declared_frames) +
+                                       " frames, the file has " + std::to_string(frames_) +
+                                       "; the complete frames are kept"});
   }
 }
 
@@ -377,7 +402,8 @@ core::Result<bool> FrameReader::next(std::span<double> values) {
       return false;
     }
     const void* nl = std::memchr(text_.data() + pos_, '\n', text_.size() - pos_);
-    pos_ = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text_.data()) + 1 : text_.size();
+    pos_ = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text_.data()) + 1
+              : text_.size();
     ++line_;
     ++frames_;
     return true;
@@ -385,7 +411,8 @@ core::Result<bool> FrameReader::next(std::span<double> values) {
   while (pos_ < text_.size()) {
     const char* base = text_.data() + pos_;
     const void* nl = std::memchr(base, '\n', text_.size() - pos_);
-    std::size_t eol = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text_.data()) : text_.size();
+    std::size_t eol =
+        nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text_.data()) : text_.size();
     const std::size_t line_start = pos_;
     const std::uint32_t line = line_;
     pos_ = nl ? eol + 1 : eol;
@@ -395,7 +422,8 @@ core::Result<bool> FrameReader::next(std::span<double> values) {
     };
     if (eol - line_start > limits_.max_line_bytes)
       return error_at("BVH_LIMIT", where(line_start),
-                      "line longer than " + std::to_string(limits_.max_line_bytes) + " bytes", line_start);
+                      "line longer than " + std::to_string(limits_.max_line_bytes) + " bytes",
+                      line_start);
     std::uint32_t count = 0;
     std::size_t i = line_start;
     while (true) {
@@ -408,7 +436,8 @@ core::Result<bool> FrameReader::next(std::span<double> values) {
                         "frame row has more than " + std::to_string(n) + " values", tstart);
       std::string_view tok = text_.substr(tstart, i - tstart);
       if (!parse_bvh_number(tok, values[count]))
-        return error_at("BVH_NUMBER", where(tstart), "expected a finite number, found " + quote(tok), tstart);
+        return error_at("BVH_NUMBER", where(tstart),
+                        "expected a finite number, found " + quote(tok), tstart);
       ++count;
     }
     if (count == 0) continue;  // blank line
@@ -421,21 +450,22 @@ core::Result<bool> FrameReader::next(std::span<double> values) {
           break;
         }
       if (!last)
-        return error_at("BVH_ROW", where(eol),
-                        "frame row has " + std::to_string(count) + " of " + std::to_string(n) + " values",
-                        eol);
+        return error_at(
+            "BVH_ROW", where(eol),
+            "frame row has " + std::to_string(count) + " of " + std::to_string(n) + " values", eol);
       warnings_.push_back(BvhWarning{"BVH_TRUNCATED_ROW",
-                                     where(eol) + ": last frame row has " + std::to_string(count) + " of " +
-                                         std::to_string(n) + " values; it is dropped"});
+                                     where(eol) + ": last frame row has " + std::to_string(count) +
+                                         " of " + std::to_string(n) + " values; it is dropped"});
       pos_ = text_.size();
       break;
     }
     if (frames_ >= limits_.max_frames || frames_ + 1 > limits_.max_values / n)
       return error_at("BVH_LIMIT", where(line_start), "more frames than the limit", line_start);
     if (frames_ == header_.declared_frames)
-      warnings_.push_back(BvhWarning{"BVH_EXTRA_FRAMES", where(line_start) + ": rows beyond the " +
-                                                             std::to_string(header_.declared_frames) +
-                                                             " declared frames are kept"});
+      warnings_.push_back(
+          BvhWarning{"BVH_EXTRA_FRAMES", where(line_start) + ": rows beyond the " +
+                                             std::to_string(header_.declared_frames) +
+                                             " declared frames are kept"});
     ++frames_;
     release_pages(false);
     return true;

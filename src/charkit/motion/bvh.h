@@ -19,12 +19,23 @@
 
 namespace charkit::motion {
 
-enum class Channel : std::uint8_t { kXposition, kYposition, kZposition, kXrotation, kYrotation, kZrotation };
+enum class Channel : std::uint8_t {
+  kXposition,
+  kYposition,
+  kZposition,
+  kXrotation,
+  kYrotation,
+  kZrotation
+};
 
 const char* channel_name(Channel c);
-inline bool is_rotation(Channel c) { return c >= Channel::kXrotation; }
+inline bool is_rotation(Channel c) {
+  return c >= Channel::kXrotation;
+}
 /// 0 for X, 1 for Y, 2 for Z.
-inline int channel_axis(Channel c) { return static_cast<int>(c) % 3; }
+inline int channel_axis(Channel c) {
+  return static_cast<int>(c) % 3;
+}
 
 /// One ROOT, JOINT or End Site, in file order: a parent always comes before
 /// its children (parent < own index; -1 for a ROOT).
@@ -40,8 +51,8 @@ struct BvhJoint {
 };
 
 struct BvhLimits {
-  std::uint32_t max_joints = 4096;         ///< ROOTs + JOINTs + End Sites
-  std::uint32_t max_depth = 128;           ///< nesting of JOINT blocks (real rigs: < 40)
+  std::uint32_t max_joints = 4096;  ///< ROOTs + JOINTs + End Sites
+  std::uint32_t max_depth = 128;    ///< nesting of JOINT blocks (real rigs: < 40)
   std::uint32_t max_name_bytes = 256;
   std::uint32_t max_line_bytes = 1u << 20;  ///< a frame row (4096 joints × 6 values × ~40 bytes)
   std::uint64_t max_frames = 50'000'000;
@@ -58,9 +69,9 @@ struct BvhHeader {
   std::vector<BvhJoint> joints;
   std::uint32_t channel_count = 0;  ///< values per frame row
   std::uint64_t declared_frames = 0;
-  double frame_time = 0;            ///< seconds, as written
-  std::size_t motion_offset = 0;    ///< byte offset of the first frame row
-  std::uint32_t motion_line = 0;    ///< its line number
+  double frame_time = 0;          ///< seconds, as written
+  std::size_t motion_offset = 0;  ///< byte offset of the first frame row
+  std::uint32_t motion_line = 0;  ///< its line number
   std::size_t root_count = 0;
 };
 

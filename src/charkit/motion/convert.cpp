@@ -31,7 +31,11 @@ struct FramePipeline {
   std::array<double, kAngleCount> angles{};
 
   FramePipeline(const BvhHeader& h, const JointMapping& m, UpAxis u)
-      : header(h), mapping(m), up(u), values(h.channel_count), rotations(h.joints.size()),
+      : header(h),
+        mapping(m),
+        up(u),
+        values(h.channel_count),
+        rotations(h.joints.size()),
         positions(h.joints.size()) {}
 
   ForwardKinematicsJob fk() {
@@ -46,8 +50,8 @@ struct Pass1 {
   std::vector<BvhWarning> warnings;
 };
 
-core::Result<Pass1> run_pass1(std::string_view text, const BvhHeader& header, const ConvertOptions& o,
-                              FramePipeline& fp) {
+core::Result<Pass1> run_pass1(std::string_view text, const BvhHeader& header,
+                              const ConvertOptions& o, FramePipeline& fp) {
   Pass1 r;
   const ForwardKinematicsJob fk = fp.fk();
   const PoseJob pose = fp.pose();
@@ -86,8 +90,9 @@ core::Result<ConvertSummary> analyse(std::string_view text, const ConvertOptions
     s.fps = *f;
   } else {
     s.fps = kDefaultFps;
-    s.warnings.push_back(BvhWarning{"BVH_FRAME_TIME", "Frame Time is not a usable duration; using " +
-                                                          std::to_string(static_cast<int>(kDefaultFps)) + " fps"});
+    s.warnings.push_back(
+        BvhWarning{"BVH_FRAME_TIME", "Frame Time is not a usable duration; using " +
+                                         std::to_string(static_cast<int>(kDefaultFps)) + " fps"});
   }
   FramePipeline fp(s.header, s.mapping, o.up);
   auto p1 = run_pass1(text, s.header, o, fp);

@@ -7,7 +7,9 @@ namespace charkit::motion {
 
 namespace {
 
-Mat3 identity() { return {1, 0, 0, 0, 1, 0, 0, 0, 1}; }
+Mat3 identity() {
+  return {1, 0, 0, 0, 1, 0, 0, 0, 1};
+}
 
 Mat3 mul(const Mat3& a, const Mat3& b) {
   Mat3 r{};
@@ -27,9 +29,12 @@ Mat3 axis_rotation(int axis, double deg) {
   const double r = deg * (std::numbers::pi / 180.0);
   const double c = std::cos(r), s = std::sin(r);
   switch (axis) {
-    case 0: return {1, 0, 0, 0, c, -s, 0, s, c};
-    case 1: return {c, 0, s, 0, 1, 0, -s, 0, c};
-    default: return {c, -s, 0, s, c, 0, 0, 0, 1};
+    case 0:
+      return {1, 0, 0, 0, c, -s, 0, s, c};
+    case 1:
+      return {c, 0, s, 0, 1, 0, -s, 0, c};
+    default:
+      return {c, -s, 0, s, c, 0, 0, 0, 1};
   }
 }
 
@@ -45,7 +50,8 @@ Mat3 local_rotation(const BvhJoint& joint, std::span<const double> frame) {
 }
 
 bool ForwardKinematicsJob::validate() const {
-  if (world_rotations.size() != joints.size() || world_positions.size() != joints.size()) return false;
+  if (world_rotations.size() != joints.size() || world_positions.size() != joints.size())
+    return false;
   for (std::size_t j = 0; j < joints.size(); ++j) {
     const BvhJoint& jt = joints[j];
     if (jt.parent >= static_cast<int>(j) || jt.parent < -1) return false;
@@ -61,7 +67,8 @@ void ForwardKinematicsJob::run() const {
     Vec3 t = jt.offset;
     for (std::uint8_t i = 0; i < jt.channel_count; ++i) {
       Channel c = jt.channels[i];
-      if (!is_rotation(c)) t[static_cast<std::size_t>(channel_axis(c))] = frame[jt.first_channel + i];
+      if (!is_rotation(c))
+        t[static_cast<std::size_t>(channel_axis(c))] = frame[jt.first_channel + i];
     }
     const Mat3 local = local_rotation(jt, frame);
     if (jt.parent < 0) {

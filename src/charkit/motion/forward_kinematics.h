@@ -27,10 +27,10 @@ using Mat3 = std::array<double, 9>;  ///< row-major
 Mat3 local_rotation(const BvhJoint& joint, std::span<const double> frame);
 
 struct ForwardKinematicsJob {
-  std::span<const BvhJoint> joints;      ///< parents before children
-  std::span<const double> frame;         ///< one frame row (all channels)
-  std::span<Mat3> world_rotations;       ///< scratch, one per joint
-  std::span<Vec3> world_positions;       ///< output, one per joint
+  std::span<const BvhJoint> joints;  ///< parents before children
+  std::span<const double> frame;     ///< one frame row (all channels)
+  std::span<Mat3> world_rotations;   ///< scratch, one per joint
+  std::span<Vec3> world_positions;   ///< output, one per joint
 
   /// Sizes agree, every parent index precedes its joint, channels lie in frame.
   bool validate() const;

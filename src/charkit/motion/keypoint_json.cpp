@@ -13,7 +13,9 @@ namespace charkit::motion {
 MotionFormat detect_motion_format(std::string_view text) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   std::size_t i = 0;
-  while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
+  while (i < text.size() &&
+         (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+    ++i;
   text.remove_prefix(i);
   if (text.starts_with('{')) return MotionFormat::kKeypointJson;
   constexpr std::string_view kHierarchy = "hierarchy";
@@ -64,8 +66,9 @@ class Walker {
   template <typename Emit>
   core::Status walk(const Json& doc, Emit&& emit) {
     if (!doc.is_object())
-      return fail("KEYPOINTS_TYPE", "", std::string("the document must be an object, found ") +
-                                            core::json_type_name(doc));
+      return fail(
+          "KEYPOINTS_TYPE", "",
+          std::string("the document must be an object, found ") + core::json_type_name(doc));
     for (const auto& [key, value] : doc.items()) {
       (void)value;
       if (key != "format" && key != "fps" && key != "frames")
@@ -79,8 +82,11 @@ class Walker {
     summary_.fps = kDefaultFps;
     if (auto f = doc.find("fps"); f != doc.end()) {
       auto v = core::json_finite_number(*f);
-      if (!v) return fail("KEYPOINTS_TYPE", "/fps", std::string("must be a number, found ") + core::json_type_name(*f));
-      if (!(*v >= 0.001 && *v <= 1000.0)) return fail("KEYPOINTS_RANGE", "/fps", "must be in [0.001, 1000]");
+      if (!v)
+        return fail("KEYPOINTS_TYPE", "/fps",
+                    std::string("must be a number, found ") + core::json_type_name(*f));
+      if (!(*v >= 0.001 && *v <= 1000.0))
+        return fail("KEYPOINTS_RANGE", "/fps", "must be in [0.001, 1000]");
       summary_.fps = *v;
       summary_.fps_in_file = true;
     }
@@ -88,7 +94,8 @@ class Walker {
     auto frames = doc.find("frames");
     if (frames == doc.end()) return fail("KEYPOINTS_MEMBER", "", "missing member \"frames\"");
     if (!frames->is_array())
-      return fail("KEYPOINTS_TYPE", "/frames", std::string("must be an array, found ") + core::json_type_name(*frames));
+      return fail("KEYPOINTS_TYPE", "/frames",
+                  std::string("must be an array, found ") + core::json_type_name(*frames));
     if (frames->size() > options_.limits.max_frames)
       return fail("KEYPOINTS_LIMIT", "/frames",
                   "more than " + std::to_string(options_.limits.max_frames) + " frames");
@@ -99,11 +106,14 @@ class Walker {
       const std::string ptr = json_pointer_join("/frames", f);
       if (auto st = frame((*frames)[f], f, ptr, out); !st) return st;
       if (out.time_ms < previous_time)
-        return fail("KEYPOINTS_TIME", out.time_given ? ptr + "/timeMs" : ptr,
-                    out.time_given ? "earlier than the previous frame's timeMs"
-                                   : "the computed timeMs (frame x 1000 / fps) is earlier than the previous frame's");
+        return fail(
+            "KEYPOINTS_TIME", out.time_given ? ptr + "/timeMs" : ptr,
+            out.time_given
+                ? "earlier than the previous frame's timeMs"
+                : "the computed timeMs (frame x 1000 / fps) is earlier than the previous frame's");
       previous_time = out.time_ms;
-      if (!emit(static_cast<std::uint64_t>(f), out)) return core::make_error("IO_WRITE", "cannot write the output");
+      if (!emit(static_cast<std::uint64_t>(f), out))
+        return core::make_error("IO_WRITE", "cannot write the output");
     }
     return core::Ok{};
   }
@@ -111,7 +121,8 @@ class Walker {
  private:
   core::Status frame(const Json& j, std::size_t index, const std::string& ptr, FrameOut& out) {
     if (!j.is_object())
-      return fail("KEYPOINTS_TYPE", ptr, std::string("a frame must be an object, found ") + core::json_type_name(j));
+      return fail("KEYPOINTS_TYPE", ptr,
+                  std::string("a frame must be an object, found ") + core::json_type_name(j));
     for (const auto& [key, value] : j.items()) {
       (void)value;
       if (key != "frame" && key != "timeMs" && key != "points" && key != "angles")
@@ -120,22 +131,28 @@ class Walker {
     if (auto n = j.find("frame"); n != j.end()) {
       auto v = core::json_uint32(*n);
       if (!v || *v != index)
-        return fail("KEYPOINTS_FRAME", ptr + "/frame", "must be the frame's index " + std::to_string(index));
+        return fail("KEYPOINTS_FRAME", ptr + "/frame",
+                    "must be the frame's index " + std::to_string(index));
     }
     auto pts = j.find("points");
     if (pts == j.end()) return fail("KEYPOINTS_MEMBER", ptr, "missing member \"points\"");
     const std::string pts_ptr = ptr + "/points";
     if (!pts->is_array())
-      return fail("KEYPOINTS_TYPE", pts_ptr, std::string("must be an array, found ") + core::json_type_name(*pts));
+      return fail("KEYPOINTS_TYPE", pts_ptr,
+                  std::string("must be an array, found ") + core::json_type_name(*pts));
     if (pts->size() != kPointCount)
-      return fail("KEYPOINTS_COUNT", pts_ptr, "must have 33 points, found " + std::to_string(pts->size()));
+      return fail("KEYPOINTS_COUNT", pts_ptr,
+                  "must have 33 points, found " + std::to_string(pts->size()));
     for (std::size_t i = 0; i < kPointCount; ++i)
       if (auto st = point((*pts)[i], json_pointer_join(pts_ptr, i), out.points[i]); !st) return st;
 
     if (auto t = j.find("timeMs"); t != j.end()) {
       auto v = core::json_finite_number(*t);
-      if (!v) return fail("KEYPOINTS_TYPE", ptr + "/timeMs", std::string("must be a number, found ") + core::json_type_name(*t));
-      if (!(*v >= 0 && *v <= kMaxTimeMs)) return fail("KEYPOINTS_RANGE", ptr + "/timeMs", "must be in [0, 1e12]");
+      if (!v)
+        return fail("KEYPOINTS_TYPE", ptr + "/timeMs",
+                    std::string("must be a number, found ") + core::json_type_name(*t));
+      if (!(*v >= 0 && *v <= kMaxTimeMs))
+        return fail("KEYPOINTS_RANGE", ptr + "/timeMs", "must be in [0, 1e12]");
       out.time_ms = *v == 0 ? 0.0 : *v;
       out.time_given = true;
     } else {
@@ -147,14 +164,19 @@ class Walker {
     if (auto a = j.find("angles"); a != j.end()) {
       const std::string a_ptr = ptr + "/angles";
       if (!a->is_array())
-        return fail("KEYPOINTS_TYPE", a_ptr, std::string("must be an array, found ") + core::json_type_name(*a));
+        return fail("KEYPOINTS_TYPE", a_ptr,
+                    std::string("must be an array, found ") + core::json_type_name(*a));
       if (a->size() != kAngleCount)
-        return fail("KEYPOINTS_COUNT", a_ptr, "must have 9 angles, found " + std::to_string(a->size()));
+        return fail("KEYPOINTS_COUNT", a_ptr,
+                    "must have 9 angles, found " + std::to_string(a->size()));
       for (std::size_t k = 0; k < kAngleCount; ++k) {
         const std::string v_ptr = json_pointer_join(a_ptr, k);
         auto v = core::json_finite_number((*a)[k]);
-        if (!v) return fail("KEYPOINTS_TYPE", v_ptr, std::string("must be a number, found ") + core::json_type_name((*a)[k]));
-        if (!(*v >= -1.0 && *v <= 1.0)) return fail("KEYPOINTS_RANGE", v_ptr, "an angle cosine must be in [-1, 1]");
+        if (!v)
+          return fail("KEYPOINTS_TYPE", v_ptr,
+                      std::string("must be a number, found ") + core::json_type_name((*a)[k]));
+        if (!(*v >= -1.0 && *v <= 1.0))
+          return fail("KEYPOINTS_RANGE", v_ptr, "an angle cosine must be in [-1, 1]");
         out.angles[k] = *v;
       }
     } else {
@@ -167,8 +189,11 @@ class Walker {
   // A number within ±kMaxAbs, clamped to [lo, hi] (counted when moved).
   core::Status number(const Json& j, const std::string& ptr, double lo, double hi, double& out) {
     auto v = core::json_finite_number(j);
-    if (!v) return fail("KEYPOINTS_TYPE", ptr, std::string("must be a number, found ") + core::json_type_name(j));
-    if (!(std::abs(*v) <= kMaxAbs)) return fail("KEYPOINTS_RANGE", ptr, "must be in [-10, 10] (normalised, not pixels)");
+    if (!v)
+      return fail("KEYPOINTS_TYPE", ptr,
+                  std::string("must be a number, found ") + core::json_type_name(j));
+    if (!(std::abs(*v) <= kMaxAbs))
+      return fail("KEYPOINTS_RANGE", ptr, "must be in [-10, 10] (normalised, not pixels)");
     out = std::clamp(*v, lo, hi);
     if (out != *v) {
       if (summary_.clamped_values == 0) first_clamped_ = ptr;
@@ -181,23 +206,27 @@ class Walker {
     k = Keypoint{0, 0, 0, 1.0};
     if (j.is_array()) {
       if (j.size() != 3 && j.size() != 4)
-        return fail("KEYPOINTS_COUNT", ptr, "a point array must be [x, y, z] or [x, y, z, confidence], found " +
-                                                std::to_string(j.size()) + " items");
+        return fail("KEYPOINTS_COUNT", ptr,
+                    "a point array must be [x, y, z] or [x, y, z, confidence], found " +
+                        std::to_string(j.size()) + " items");
       double* dst[4] = {&k.x, &k.y, &k.z, &k.confidence};
       for (std::size_t c = 0; c < j.size(); ++c)
-        if (auto st = number(j[c], json_pointer_join(ptr, c), kLo[c], kHi[c], *dst[c]); !st) return st;
+        if (auto st = number(j[c], json_pointer_join(ptr, c), kLo[c], kHi[c], *dst[c]); !st)
+          return st;
       return core::Ok{};
     }
     if (!j.is_object())
-      return fail("KEYPOINTS_TYPE", ptr, std::string("a point must be an array or an object, found ") +
-                                             core::json_type_name(j));
+      return fail(
+          "KEYPOINTS_TYPE", ptr,
+          std::string("a point must be an array or an object, found ") + core::json_type_name(j));
     for (const auto& [key, value] : j.items()) {
       (void)value;
       if (key != "x" && key != "y" && key != "z" && key != "confidence" && key != "visibility")
         return fail("KEYPOINTS_MEMBER", json_pointer_join(ptr, key), "unknown member");
     }
     if (j.contains("confidence") && j.contains("visibility"))
-      return fail("KEYPOINTS_MEMBER", ptr + "/visibility", "give either confidence or visibility, not both");
+      return fail("KEYPOINTS_MEMBER", ptr + "/visibility",
+                  "give either confidence or visibility, not both");
     struct Field {
       const char* name;
       std::size_t c;
@@ -212,10 +241,13 @@ class Walker {
     for (const Field& fd : fields) {
       auto it = j.find(fd.name);
       if (it == j.end()) {
-        if (fd.required) return fail("KEYPOINTS_MEMBER", ptr, std::string("missing member \"") + fd.name + "\"");
+        if (fd.required)
+          return fail("KEYPOINTS_MEMBER", ptr, std::string("missing member \"") + fd.name + "\"");
         continue;
       }
-      if (auto st = number(*it, json_pointer_join(ptr, fd.name), kLo[fd.c], kHi[fd.c], *fd.dst); !st) return st;
+      if (auto st = number(*it, json_pointer_join(ptr, fd.name), kLo[fd.c], kHi[fd.c], *fd.dst);
+          !st)
+        return st;
     }
     return core::Ok{};
   }
@@ -234,9 +266,10 @@ class Walker {
 
 core::Result<Json> parse(std::string_view text, const KeypointJsonOptions& options) {
   if (text.size() > options.limits.max_bytes)
-    return core::make_error("KEYPOINTS_LIMIT",
-                            "keypoint JSON larger than " + std::to_string(options.limits.max_bytes) + " bytes",
-                            core::Location::at_offset(0));
+    return core::make_error(
+        "KEYPOINTS_LIMIT",
+        "keypoint JSON larger than " + std::to_string(options.limits.max_bytes) + " bytes",
+        core::Location::at_offset(0));
   core::JsonLimits jl;
   jl.max_depth = 8;  // document, frames, frame, points, point, and slack
   return core::parse_json_strict(text, jl);
@@ -244,14 +277,15 @@ core::Result<Json> parse(std::string_view text, const KeypointJsonOptions& optio
 
 void add_clamp_warning(const Walker& w, KeypointJsonSummary& s) {
   if (s.clamped_values == 0) return;
-  s.warnings.push_back(BvhWarning{"KEYPOINTS_CLAMPED", std::to_string(s.clamped_values) +
-                                                           " value(s) clamped into range (first at " +
-                                                           w.first_clamped_ + ")"});
+  s.warnings.push_back(BvhWarning{
+      "KEYPOINTS_CLAMPED", std::to_string(s.clamped_values) +
+                               " value(s) clamped into range (first at " + w.first_clamped_ + ")"});
 }
 
 }  // namespace
 
-core::Result<KeypointJsonSummary> analyse_keypoint_json(std::string_view text, const KeypointJsonOptions& options) {
+core::Result<KeypointJsonSummary> analyse_keypoint_json(std::string_view text,
+                                                        const KeypointJsonOptions& options) {
   if (options.fps && !(*options.fps >= 0.001 && *options.fps <= 1000.0))
     return core::make_error("KEYPOINTS_RANGE", "fps override must be in [0.001, 1000]");
   auto doc = parse(text, options);
@@ -264,7 +298,8 @@ core::Result<KeypointJsonSummary> analyse_keypoint_json(std::string_view text, c
   return s;
 }
 
-core::Result<KeypointJsonSummary> convert_keypoint_json(std::string_view text, const KeypointJsonOptions& options,
+core::Result<KeypointJsonSummary> convert_keypoint_json(std::string_view text,
+                                                        const KeypointJsonOptions& options,
                                                         const OutputSink& sink) {
   if (options.fps && !(*options.fps >= 0.001 && *options.fps <= 1000.0))
     return core::make_error("KEYPOINTS_RANGE", "fps override must be in [0.001, 1000]");

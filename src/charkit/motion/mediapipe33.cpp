@@ -1,7 +1,7 @@
 #include "charkit/motion/mediapipe33.h"
 
-#include <cassert>
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 #include "charkit/core/json.h"
@@ -11,16 +11,17 @@ namespace charkit::motion {
 namespace {
 
 constexpr std::array<std::string_view, kPointCount> kPointNames = {
-    "nose",           "left_eye_inner", "left_eye",        "left_eye_outer", "right_eye_inner",
-    "right_eye",      "right_eye_outer", "left_ear",       "right_ear",      "mouth_left",
-    "mouth_right",    "left_shoulder",  "right_shoulder",  "left_elbow",     "right_elbow",
-    "left_wrist",     "right_wrist",    "left_pinky",      "right_pinky",    "left_index",
-    "right_index",    "left_thumb",     "right_thumb",     "left_hip",       "right_hip",
-    "left_knee",      "right_knee",     "left_ankle",      "right_ankle",    "left_heel",
-    "right_heel",     "left_foot_index", "right_foot_index"};
+    "nose",        "left_eye_inner",  "left_eye",        "left_eye_outer", "right_eye_inner",
+    "right_eye",   "right_eye_outer", "left_ear",        "right_ear",      "mouth_left",
+    "mouth_right", "left_shoulder",   "right_shoulder",  "left_elbow",     "right_elbow",
+    "left_wrist",  "right_wrist",     "left_pinky",      "right_pinky",    "left_index",
+    "right_index", "left_thumb",      "right_thumb",     "left_hip",       "right_hip",
+    "left_knee",   "right_knee",      "left_ankle",      "right_ankle",    "left_heel",
+    "right_heel",  "left_foot_index", "right_foot_index"};
 
 constexpr std::array<std::string_view, kAngleCount> kAngleNames = {
-    "shoulder_L", "shoulder_R", "elbow_L", "elbow_R", "hip_L", "hip_R", "knee_L", "knee_R", "spine"};
+    "shoulder_L", "shoulder_R", "elbow_L", "elbow_R", "hip_L",
+    "hip_R",      "knee_L",     "knee_R",  "spine"};
 
 // The default joint table: seed contracts/model-formats.md §2.2, verbatim.
 // This is the only place it is written down in code.
@@ -52,23 +53,31 @@ struct Synonym {
   std::string_view from, to;
 };
 constexpr Synonym kPartSynonyms[] = {
-    {"thigh", "upleg"},     {"upperleg", "upleg"}, {"femur", "upleg"},   {"calf", "leg"},
-    {"shin", "leg"},        {"lowerleg", "leg"},   {"tibia", "leg"},     {"upperarm", "arm"},
-    {"shldr", "arm"},       {"humerus", "arm"},    {"lowerarm", "forearm"}, {"radius", "forearm"},
-    {"toe0", "toebase"},    {"toes", "toebase"},   {"ball", "toebase"},
+    {"thigh", "upleg"},  {"upperleg", "upleg"}, {"femur", "upleg"},      {"calf", "leg"},
+    {"shin", "leg"},     {"lowerleg", "leg"},   {"tibia", "leg"},        {"upperarm", "arm"},
+    {"shldr", "arm"},    {"humerus", "arm"},    {"lowerarm", "forearm"}, {"radius", "forearm"},
+    {"toe0", "toebase"}, {"toes", "toebase"},   {"ball", "toebase"},
 };
 
 // Parts that may follow a bare "l"/"r" in all-lower-case names ("lhumerus").
 constexpr std::string_view kSidedParts[] = {
-    "shoulder", "arm",  "forearm", "hand",  "wrist", "elbow", "upleg", "leg",     "knee",
-    "foot",     "ankle", "toe",    "toebase", "hip", "thigh", "calf",  "shin",    "clavicle",
-    "collar",   "humerus", "radius", "femur", "tibia", "toes", "shldr", "upperarm", "lowerarm",
-    "upperleg", "lowerleg", "fingers", "thumb", "hipjoint"};
+    "shoulder", "arm",      "forearm",  "hand",     "wrist",    "elbow",   "upleg", "leg",
+    "knee",     "foot",     "ankle",    "toe",      "toebase",  "hip",     "thigh", "calf",
+    "shin",     "clavicle", "collar",   "humerus",  "radius",   "femur",   "tibia", "toes",
+    "shldr",    "upperarm", "lowerarm", "upperleg", "lowerleg", "fingers", "thumb", "hipjoint"};
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
-bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+char lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+bool is_upper(char c) {
+  return c >= 'A' && c <= 'Z';
+}
+bool is_lower(char c) {
+  return c >= 'a' && c <= 'z';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 std::string to_lower(std::string_view s) {
   std::string out(s);
@@ -125,8 +134,12 @@ std::string_view fold_part(std::string_view part) {
 
 }  // namespace
 
-std::string_view point_name(std::size_t i) { return i < kPointCount ? kPointNames[i] : std::string_view{}; }
-std::string_view angle_name(std::size_t i) { return i < kAngleCount ? kAngleNames[i] : std::string_view{}; }
+std::string_view point_name(std::size_t i) {
+  return i < kPointCount ? kPointNames[i] : std::string_view{};
+}
+std::string_view angle_name(std::size_t i) {
+  return i < kAngleCount ? kAngleNames[i] : std::string_view{};
+}
 
 std::optional<std::size_t> point_index(std::string_view s) {
   for (std::size_t i = 0; i < kPointCount; ++i)
@@ -146,9 +159,12 @@ bool is_estimated_point(std::size_t i) {
 
 const char* point_source_name(PointSource s) {
   switch (s) {
-    case PointSource::kMapped: return "mapped";
-    case PointSource::kMissing: return "missing";
-    case PointSource::kEstimated: return "estimated";
+    case PointSource::kMapped:
+      return "mapped";
+    case PointSource::kMissing:
+      return "missing";
+    case PointSource::kEstimated:
+      return "estimated";
   }
   return "?";
 }
@@ -202,9 +218,10 @@ core::Result<JointTable> apply_joint_map(JointTable table, std::string_view json
     return core::make_error("JOINT_MAP", ptr + ": " + msg, core::Location::at_pointer(ptr));
   };
   if (!j.is_object())
-    return core::make_error("JOINT_MAP", "the joint map must be a JSON object, found " +
-                                             std::string(core::json_type_name(j)),
-                            core::Location::at_pointer(""));
+    return core::make_error(
+        "JOINT_MAP",
+        "the joint map must be a JSON object, found " + std::string(core::json_type_name(j)),
+        core::Location::at_pointer(""));
   constexpr std::size_t kMaxNames = 64;
   std::array<std::vector<std::string>, kPointCount> added;
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -252,7 +269,8 @@ JointMapping map_joints(std::span<const BvhJoint> joints, const JointTable& tabl
   for (std::size_t p = 0; p < kPointCount; ++p) {
     const auto& cands = table.candidates[p];
     PointMapping pm;
-    pm.source = cands.empty() && is_estimated_point(p) ? PointSource::kEstimated : PointSource::kMissing;
+    pm.source =
+        cands.empty() && is_estimated_point(p) ? PointSource::kEstimated : PointSource::kMissing;
     for (const auto& c : cands) {
       int j = find(lower_names, to_lower(c));
       if (j < 0) j = find(norm_names, normalise_joint_name(c));
@@ -279,11 +297,21 @@ JointMapping map_joints(std::span<const BvhJoint> joints, const JointTable& tabl
 
 namespace {
 
-Vec3 sub(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
-Vec3 add(const Vec3& a, const Vec3& b) { return {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
-Vec3 scale(const Vec3& a, double s) { return {a[0] * s, a[1] * s, a[2] * s}; }
-Vec3 mid(const Vec3& a, const Vec3& b) { return scale(add(a, b), 0.5); }
-double norm(const Vec3& a) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
+Vec3 sub(const Vec3& a, const Vec3& b) {
+  return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+}
+Vec3 add(const Vec3& a, const Vec3& b) {
+  return {a[0] + b[0], a[1] + b[1], a[2] + b[2]};
+}
+Vec3 scale(const Vec3& a, double s) {
+  return {a[0] * s, a[1] * s, a[2] * s};
+}
+Vec3 mid(const Vec3& a, const Vec3& b) {
+  return scale(add(a, b), 0.5);
+}
+double norm(const Vec3& a) {
+  return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+}
 Vec3 unit_or(const Vec3& a, const Vec3& fallback) {
   double n = norm(a);
   return n > 1e-9 ? scale(a, 1.0 / n) : fallback;
@@ -294,15 +322,15 @@ constexpr int kShoulderCentre = -2;  // virtual topology node (see parent_of)
 // Parent of each point in the topology (skeleton-topology.md §2):
 // -1 = pelvis (the origin), -2 = shoulder centre (midpoint of 11 and 12).
 constexpr std::array<int, kPointCount> kParent = {
-    -2, 0,  0,  0,  0,  0,  0,  0,  0,  0,  0,   // 0 nose, 1-10 face
-    -1, -1, 11, 12, 13, 14,                      // shoulders, elbows, wrists
-    15, 16, 15, 16, 15, 16,                      // pinky, index, thumb
-    -1, -1, 23, 24, 25, 26,                      // hips, knees, ankles
-    27, 28, 27, 28};                             // heels, foot index
+    -2, 0,  0,  0,  0,  0,  0, 0, 0, 0, 0,  // 0 nose, 1-10 face
+    -1, -1, 11, 12, 13, 14,                 // shoulders, elbows, wrists
+    15, 16, 15, 16, 15, 16,                 // pinky, index, thumb
+    -1, -1, 23, 24, 25, 26,                 // hips, knees, ankles
+    27, 28, 27, 28};                        // heels, foot index
 
 // Resolution order: every parent before its children.
 constexpr std::array<std::size_t, kPointCount> kOrder = {
-    11, 12, 23, 24, 13, 14, 15, 16, 25, 26, 27, 28, 31, 32, 0, 1, 2,
+    11, 12, 23, 24, 13, 14, 15, 16, 25, 26, 27, 28, 31, 32, 0,  1, 2,
     3,  4,  5,  6,  7,  8,  9,  10, 17, 18, 19, 20, 21, 22, 29, 30};
 
 }  // namespace
@@ -315,7 +343,9 @@ double angle_cosine(const Vec3& a, const Vec3& b) {
   return std::clamp(c, -1.0, 1.0);
 }
 
-double projection_scale(double max_abs) { return max_abs > 0 ? 0.35 / max_abs : 1.0; }
+double projection_scale(double max_abs) {
+  return max_abs > 0 ? 0.35 / max_abs : 1.0;
+}
 
 Keypoint project(const Keypoint& p, double s) {
   return Keypoint{std::clamp(0.5 + p.x * s, 0.15, 0.85), std::clamp(0.5 - p.y * s, 0.15, 0.85),

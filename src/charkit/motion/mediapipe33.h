@@ -85,8 +85,8 @@ struct PoseJob {
   const JointMapping* mapping = nullptr;
   std::span<const Vec3> world_positions;  ///< one per joint
   UpAxis up = UpAxis::kY;
-  std::span<Keypoint> points;             ///< output, 33
-  std::span<double> angles;               ///< output, 9
+  std::span<Keypoint> points;  ///< output, 33
+  std::span<double> angles;    ///< output, 9
 
   bool validate() const;
   void run() const;

@@ -16,15 +16,15 @@ struct ModeInfo {
 };
 
 constexpr ModeInfo kModes[8] = {
-    {3, 4, 0, 0, 4, 0, 1, 0, 3, 0}, {2, 6, 0, 0, 6, 0, 0, 1, 3, 0},
-    {3, 6, 0, 0, 5, 0, 0, 0, 2, 0}, {2, 6, 0, 0, 7, 0, 1, 0, 2, 0},
-    {1, 0, 2, 1, 5, 6, 0, 0, 2, 3}, {1, 0, 2, 0, 7, 8, 0, 0, 2, 2},
+    {3, 4, 0, 0, 4, 0, 1, 0, 3, 0}, {2, 6, 0, 0, 6, 0, 0, 1, 3, 0}, {3, 6, 0, 0, 5, 0, 0, 0, 2, 0},
+    {2, 6, 0, 0, 7, 0, 1, 0, 2, 0}, {1, 0, 2, 1, 5, 6, 0, 0, 2, 3}, {1, 0, 2, 0, 7, 8, 0, 0, 2, 2},
     {1, 0, 0, 0, 7, 7, 1, 0, 4, 0}, {2, 6, 0, 0, 5, 5, 1, 0, 2, 0},
 };
 
 constexpr std::uint8_t kWeights2[4] = {0, 21, 43, 64};
 constexpr std::uint8_t kWeights3[8] = {0, 9, 18, 27, 37, 46, 55, 64};
-constexpr std::uint8_t kWeights4[16] = {0, 4, 9, 13, 17, 21, 26, 30, 34, 38, 43, 47, 51, 55, 60, 64};
+constexpr std::uint8_t kWeights4[16] = {0,  4,  9,  13, 17, 21, 26, 30,
+                                        34, 38, 43, 47, 51, 55, 60, 64};
 
 /// Reads the 128-bit block LSB first (bit 0 = least significant bit of byte 0).
 class BitReader {
@@ -51,7 +51,9 @@ std::uint8_t expand(std::uint32_t v, int bits) {
 }
 
 std::uint8_t interpolate(std::uint8_t e0, std::uint8_t e1, std::uint32_t index, int bits) {
-  const std::uint32_t w = bits == 2 ? kWeights2[index] : bits == 3 ? kWeights3[index] : kWeights4[index];
+  const std::uint32_t w = bits == 2   ? kWeights2[index]
+                          : bits == 3 ? kWeights3[index]
+                                      : kWeights4[index];
   return static_cast<std::uint8_t>(((64 - w) * e0 + w * e1 + 32) >> 6);
 }
 

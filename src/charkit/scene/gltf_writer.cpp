@@ -349,8 +349,7 @@ void put_transform(Json& node, const Transform& t) {
     node["translation"] = Json::array({t.translation[0], t.translation[1], t.translation[2]});
   }
   if (t.rotation != Vec4{0.0F, 0.0F, 0.0F, 1.0F}) {
-    node["rotation"] =
-        Json::array({t.rotation[0], t.rotation[1], t.rotation[2], t.rotation[3]});
+    node["rotation"] = Json::array({t.rotation[0], t.rotation[1], t.rotation[2], t.rotation[3]});
   }
   if (t.scale != Vec3{1.0F, 1.0F, 1.0F}) {
     node["scale"] = Json::array({t.scale[0], t.scale[1], t.scale[2]});
@@ -509,8 +508,8 @@ core::Result<Json> build_document(const Scene& scene, const GltfOptions& options
     }
     root["textures"] = std::move(textures);
     // LINEAR / LINEAR_MIPMAP_LINEAR / REPEAT: the usual sampling of game textures.
-    root["samplers"] = Json::array(
-        {Json::object({{"magFilter", 9729}, {"minFilter", 9987}, {"wrapS", 10497}, {"wrapT", 10497}})});
+    root["samplers"] = Json::array({Json::object(
+        {{"magFilter", 9729}, {"minFilter", 9987}, {"wrapS", 10497}, {"wrapT", 10497}})});
   }
   if (!scene.images.empty()) {
     Json images = Json::array();
@@ -533,10 +532,9 @@ core::Result<Json> build_document(const Scene& scene, const GltfOptions& options
     }
     // Absent inverseBindMatrices would mean identity (glTF 2.0 skin.schema),
     // but some loaders (tinygltf 2.7) reject that, so identity is written out.
-    skin["inverseBindMatrices"] =
-        doc.add_matrices(s.inverse_bind_matrices.empty()
-                             ? std::vector<Mat4>(s.joint_count(), kIdentity4)
-                             : s.inverse_bind_matrices);
+    skin["inverseBindMatrices"] = doc.add_matrices(
+        s.inverse_bind_matrices.empty() ? std::vector<Mat4>(s.joint_count(), kIdentity4)
+                                        : s.inverse_bind_matrices);
     Json joints = Json::array();
     for (std::size_t j = 0; j < s.joint_count(); ++j) {
       joints.push_back(first_joint + j);

@@ -35,7 +35,7 @@ core::Status validate_scene(const Scene& scene);
 /// The scene as a GLB file. Fails (validate_scene's errors, or SCENE_TOO_LARGE
 /// when the file would exceed the 4 GiB GLB limit) without partial output.
 core::Result<std::vector<std::uint8_t>> write_glb(const Scene& scene,
-                                                   const GltfOptions& options = {});
+                                                  const GltfOptions& options = {});
 
 struct GltfFiles {
   std::string json;               ///< the .gltf document
@@ -49,9 +49,9 @@ core::Result<GltfFiles> write_gltf(const Scene& scene, const std::string& bin_ur
 
 /// glTF constants used by the writer (and by tests that read its output).
 namespace gltf {
-inline constexpr std::uint32_t kGlbMagic = 0x46546C67;      // "glTF"
-inline constexpr std::uint32_t kChunkJson = 0x4E4F534A;     // "JSON"
-inline constexpr std::uint32_t kChunkBin = 0x004E4942;      // "BIN\0"
+inline constexpr std::uint32_t kGlbMagic = 0x46546C67;   // "glTF"
+inline constexpr std::uint32_t kChunkJson = 0x4E4F534A;  // "JSON"
+inline constexpr std::uint32_t kChunkBin = 0x004E4942;   // "BIN\0"
 inline constexpr int kUnsignedShort = 5123;
 inline constexpr int kUnsignedInt = 5125;
 inline constexpr int kFloat = 5126;

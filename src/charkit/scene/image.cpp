@@ -19,16 +19,18 @@ void append_bytes(void* context, void* data, int size) {
 
 core::Result<std::vector<std::uint8_t>> encode(std::uint32_t width, std::uint32_t height,
                                                int channels, const std::vector<std::uint8_t>& px) {
-  const std::uint64_t expected = std::uint64_t{width} * height * static_cast<std::uint64_t>(channels);
+  const std::uint64_t expected =
+      std::uint64_t{width} * height * static_cast<std::uint64_t>(channels);
   // stb takes int sizes and the row stride as int.
   const std::uint64_t int_max = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
   if (width == 0 || height == 0 || px.size() != expected || expected > int_max) {
-    return core::make_error("SCENE_PNG_SIZE", "image size does not match its pixels or is too large");
+    return core::make_error("SCENE_PNG_SIZE",
+                            "image size does not match its pixels or is too large");
   }
   std::vector<std::uint8_t> out;
-  const int ok = stbi_write_png_to_func(append_bytes, &out, static_cast<int>(width),
-                                        static_cast<int>(height), channels, px.data(),
-                                        static_cast<int>(width) * channels);
+  const int ok =
+      stbi_write_png_to_func(append_bytes, &out, static_cast<int>(width), static_cast<int>(height),
+                             channels, px.data(), static_cast<int>(width) * channels);
   if (ok == 0 || out.empty()) {
     return core::make_error("SCENE_PNG_ENCODE", "stb_image_write could not encode the PNG");
   }

@@ -31,9 +31,9 @@ struct Mesh {
   std::string name;
   std::vector<Vec3> positions;  ///< required, defines the vertex count
   std::vector<Vec3> normals;
-  std::vector<Vec4> tangents;  ///< xyz + handedness sign in w
-  std::vector<std::vector<Vec2>> texcoords;  ///< set n -> TEXCOORD_n
-  std::vector<Vec4> colors;                  ///< linear RGBA, 0..1
+  std::vector<Vec4> tangents;                        ///< xyz + handedness sign in w
+  std::vector<std::vector<Vec2>> texcoords;          ///< set n -> TEXCOORD_n
+  std::vector<Vec4> colors;                          ///< linear RGBA, 0..1
   std::vector<std::array<std::uint16_t, 4>> joints;  ///< indices into the skin's joints
   std::vector<Vec4> weights;
   std::vector<Primitive> primitives;

@@ -32,7 +32,9 @@ bool is_astc(std::uint32_t format) {
   return format == tf::kASTC4x4 || format == tf::kASTC5x5 || format == tf::kASTC6x6;
 }
 
-std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint64_t div_up(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
 
 /// Writes a decoded 4x4 block into the image (BC sizes are multiples of 4).
 void put_block(RgbaImage& image, std::uint32_t bx, std::uint32_t by, const std::uint8_t* rgba16) {
@@ -103,9 +105,8 @@ core::Status decode_astc(std::uint32_t format, bool srgb, std::span<const std::u
                          RgbaImage& image) {
   const std::uint32_t dim = astc_block_dim(format);
   astcenc_config config{};
-  astcenc_error status =
-      astcenc_config_init(srgb ? ASTCENC_PRF_LDR_SRGB : ASTCENC_PRF_LDR, dim, dim, 1, 0.0F,
-                          ASTCENC_FLG_DECOMPRESS_ONLY, &config);
+  astcenc_error status = astcenc_config_init(srgb ? ASTCENC_PRF_LDR_SRGB : ASTCENC_PRF_LDR, dim,
+                                             dim, 1, 0.0F, ASTCENC_FLG_DECOMPRESS_ONLY, &config);
   if (status != ASTCENC_SUCCESS) {
     return make_error("SCENE_TEXTURE_DECODE",
                       std::string("astcenc_config_init: ") + astcenc_get_error_string(status));
@@ -132,17 +133,28 @@ core::Status decode_astc(std::uint32_t format, bool srgb, std::span<const std::u
 
 const char* texture_format_name(std::uint32_t format) {
   switch (format) {
-    case tf::kRGBA32: return "RGBA32";
-    case tf::kBC1: return "BC1";
-    case tf::kBC3: return "BC3";
-    case tf::kBC7: return "BC7";
-    case tf::kBC4: return "BC4";
-    case tf::kBC5: return "BC5";
-    case tf::kASTC4x4: return "ASTC 4x4";
-    case tf::kASTC5x5: return "ASTC 5x5";
-    case tf::kASTC6x6: return "ASTC 6x6";
-    case tf::kR8: return "R8";
-    default: return "unsupported format";
+    case tf::kRGBA32:
+      return "RGBA32";
+    case tf::kBC1:
+      return "BC1";
+    case tf::kBC3:
+      return "BC3";
+    case tf::kBC7:
+      return "BC7";
+    case tf::kBC4:
+      return "BC4";
+    case tf::kBC5:
+      return "BC5";
+    case tf::kASTC4x4:
+      return "ASTC 4x4";
+    case tf::kASTC5x5:
+      return "ASTC 5x5";
+    case tf::kASTC6x6:
+      return "ASTC 6x6";
+    case tf::kR8:
+      return "R8";
+    default:
+      return "unsupported format";
   }
 }
 
@@ -176,17 +188,17 @@ core::Result<RgbaImage> decode_top_mip(std::uint32_t format, std::uint32_t width
                       "texture format " + std::to_string(format) + " cannot be decoded");
   }
   if (width == 0 || height == 0 || (is_bc(format) && (width % 4 != 0 || height % 4 != 0))) {
-    return make_error("SCENE_TEXTURE_DIMENSIONS",
-                      std::to_string(width) + "x" + std::to_string(height) + " is not a valid " +
-                          texture_format_name(format) + " size");
+    return make_error("SCENE_TEXTURE_DIMENSIONS", std::to_string(width) + "x" +
+                                                      std::to_string(height) + " is not a valid " +
+                                                      texture_format_name(format) + " size");
   }
   if (std::uint64_t{width} * height > limits.max_pixels) {
     return make_error("SCENE_TEXTURE_TOO_LARGE", "texture larger than the decode limit");
   }
   if (data.size() < *needed) {
-    return make_error("SCENE_TEXTURE_DATA_SHORT",
-                      "top mip needs " + std::to_string(*needed) + " bytes, payload has " +
-                          std::to_string(data.size()));
+    return make_error("SCENE_TEXTURE_DATA_SHORT", "top mip needs " + std::to_string(*needed) +
+                                                      " bytes, payload has " +
+                                                      std::to_string(data.size()));
   }
   RgbaImage image;
   image.width = width;
