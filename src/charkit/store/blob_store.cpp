@@ -1,0 +1,438 @@
+#include "charkit/store/blob_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <system_error>
+#include <vector>
+
+#include "charkit/core/sha256.h"
+
+namespace charkit::store {
+namespace fs = std::filesystem;
+using core::Error;
+using core::make_error;
+using core::Result;
+using core::Status;
+
+namespace {
+
+constexpr std::array<std::string_view, 4> kModelExts{"vrm", "glb", "gltf", "fbx"};
+constexpr std::array<std::string_view, 5> kMotionExts{"bvh", "fbx", "gltf", "glb", "json"};
+constexpr std::array<std::string_view, 2> kPackageExts{"bem", "zip"};
+constexpr std::array<std::string_view, 1> kKeypointExts{"ndjson"};
+constexpr std::array<Kind, 4> kAllKinds{Kind::model, Kind::motion, Kind::package, Kind::keypoints};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+bool is_hex_lower(std::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+bool is_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+Error io_error(std::string what, int err) {
+  return make_error("STORE_IO", std::move(what) + ": " + std::strerror(err));
+}
+
+// fsync a directory so that a rename or link inside it survives a crash.
+void sync_dir(const fs::path& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+Result<std::optional<std::string>> find_in(const fs::path& root, std::string_view sha) {
+  if (sha.size() != 64 || !is_hex_lower(sha))
+    return make_error("STORE_BAD_DIGEST", "not a lower-case SHA-256 hex digest");
+  // Directory iteration reports most errors through `ec`, but increments may
+  // still throw; no exception leaves the module.
+  try {
+    std::error_code ec;
+    const std::string prefix(sha.substr(0, 2));
+    const std::string stem = std::string(sha) + ".";
+    for (Kind kind : kAllKinds) {
+      const fs::path kdir = root / std::string(kind_name(kind));
+      if (!fs::is_directory(kdir, ec)) continue;
+      // {yyyy}/{mm}: a few hundred folders at most, so a scan is cheap.
+      for (const auto& year : fs::directory_iterator(kdir, ec)) {
+        if (!year.is_directory(ec)) continue;
+        for (const auto& month : fs::directory_iterator(year.path(), ec)) {
+          const fs::path pdir = month.path() / prefix;
+          if (!fs::is_directory(pdir, ec)) continue;
+          for (const auto& f : fs::directory_iterator(pdir, ec)) {
+            const std::string name = f.path().filename().string();
+            if (name.size() > stem.size() && name.compare(0, stem.size(), stem) == 0) {
+              std::string key = fs::relative(f.path(), root, ec).generic_string();
+              if (!ec && BlobStore::valid_key(key)) return std::optional<std::string>(key);
+            }
+          }
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    return make_error("STORE_IO", std::string("scan for an existing blob: ") + e.what());
+  }
+  return std::optional<std::string>();
+}
+
+}  // namespace
+
+std::string_view kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::model:
+      return "models";
+    case Kind::motion:
+      return "motions";
+    case Kind::package:
+      return "packages";
+    case Kind::keypoints:
+      return "keypoints";
+  }
+  return "models";
+}
+
+std::optional<Kind> parse_kind(std::string_view name) {
+  for (Kind k : kAllKinds)
+    if (kind_name(k) == name) return k;
+  return std::nullopt;
+}
+
+std::span<const std::string_view> allowed_extensions(Kind kind) {
+  switch (kind) {
+    case Kind::model:
+      return kModelExts;
+    case Kind::motion:
+      return kMotionExts;
+    case Kind::package:
+      return kPackageExts;
+    case Kind::keypoints:
+      return kKeypointExts;
+  }
+  return {};
+}
+
+bool extension_allowed(Kind kind, std::string_view ext) {
+  const std::string e = lower(ext);
+  for (std::string_view a : allowed_extensions(kind))
+    if (a == e) return true;
+  return false;
+}
+
+std::string extension_of(std::string_view file_name) {
+  const auto slash = file_name.find_last_of("/\\");
+  if (slash != std::string_view::npos) file_name.remove_prefix(slash + 1);
+  const auto dot = file_name.rfind('.');
+  if (dot == std::string_view::npos || dot == 0) return {};
+  return lower(file_name.substr(dot + 1));
+}
+
+// ---------------------------------------------------------------- BlobReader
+
+BlobReader::BlobReader(BlobReader&& other) noexcept : fd_(other.fd_), size_(other.size_) {
+  other.fd_ = -1;
+}
+BlobReader& BlobReader::operator=(BlobReader&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    size_ = other.size_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+BlobReader::~BlobReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::size_t> BlobReader::read_at(std::uint64_t offset, std::span<std::uint8_t> out) const {
+  if (fd_ < 0) return make_error("STORE_IO", "blob is not open");
+  if (offset >= size_ || out.empty()) return std::size_t{0};
+  std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), size_ - offset));
+  std::size_t got = 0;
+  while (got < want) {
+    ssize_t n = ::pread(fd_, out.data() + got, want - got, static_cast<off_t>(offset + got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error("read", errno);
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  return got;
+}
+
+// ---------------------------------------------------------------- Upload
+
+struct Upload::State {
+  fs::path root;
+  Kind kind = Kind::model;
+  std::string ext;
+  fs::path tmp;
+  int fd = -1;
+  core::Sha256 hasher;
+  std::uint64_t written = 0;
+  std::uint64_t max_bytes = 0;
+  std::chrono::system_clock::time_point started;
+
+  void drop() {
+    if (fd >= 0) {
+      ::close(fd);
+      fd = -1;
+    }
+    if (!tmp.empty()) {
+      ::unlink(tmp.c_str());
+      tmp.clear();
+    }
+  }
+};
+
+Upload::Upload(std::unique_ptr<State> state) : s_(std::move(state)) {}
+Upload::Upload(Upload&& other) noexcept = default;
+Upload& Upload::operator=(Upload&& other) noexcept {
+  if (this != &other) {
+    abort();
+    s_ = std::move(other.s_);
+  }
+  return *this;
+}
+Upload::~Upload() {
+  abort();
+}
+
+void Upload::abort() {
+  if (s_) {
+    s_->drop();
+    s_.reset();
+  }
+}
+
+bool Upload::open() const {
+  return s_ && s_->fd >= 0;
+}
+std::uint64_t Upload::bytes_written() const {
+  return s_ ? s_->written : 0;
+}
+
+Status Upload::write(core::Bytes data) {
+  if (!open())
+    return make_error("STORE_UPLOAD_CLOSED", "the upload was already committed or aborted");
+  if (data.size() > s_->max_bytes - s_->written) {
+    const std::uint64_t limit = s_->max_bytes;
+    abort();
+    return make_error("STORE_TOO_LARGE",
+                      "upload exceeds the limit of " + std::to_string(limit) + " bytes",
+                      core::Location::at_offset(limit));
+  }
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(s_->fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      abort();
+      return io_error("write to temporary file", err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  s_->hasher.update(data);
+  s_->written += data.size();
+  return core::Ok{};
+}
+
+Result<StoredBlob> Upload::commit() {
+  if (!open())
+    return make_error("STORE_UPLOAD_CLOSED", "the upload was already committed or aborted");
+  State& s = *s_;
+  if (::fsync(s.fd) != 0) {
+    const int err = errno;
+    abort();
+    return io_error("fsync", err);
+  }
+  ::close(s.fd);
+  s.fd = -1;
+
+  StoredBlob blob;
+  blob.sha256 = core::to_hex(s.hasher.finish());
+  blob.size = s.written;
+  blob.kind = s.kind;
+  blob.ext = s.ext;
+
+  // Identical content stored before (any month, kind or extension): reuse it.
+  auto existing = find_in(s.root, blob.sha256);
+  if (!existing) {
+    abort();
+    return std::move(existing).error();
+  }
+  if (existing->has_value()) {
+    blob.key = **existing;
+    blob.reused = true;
+    abort();
+    return blob;
+  }
+
+  const std::time_t t = std::chrono::system_clock::to_time_t(s.started);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char ym[16];
+  std::snprintf(ym, sizeof ym, "%04d/%02d", tm.tm_year + 1900, tm.tm_mon + 1);
+  blob.key = std::string(kind_name(s.kind)) + "/" + ym + "/" + blob.sha256.substr(0, 2) + "/" +
+             blob.sha256 + "." + s.ext;
+  const fs::path target = s.root / blob.key;
+  // link() never replaces: when two identical uploads race, exactly one
+  // publishes and the other finds EEXIST and reuses that file. A remove()
+  // of the last file in the folder may delete the folder between
+  // create_directories and link, hence a second try on ENOENT.
+  int link_rc = -1;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    if (ec) {
+      abort();
+      return make_error("STORE_IO",
+                        "create " + target.parent_path().string() + ": " + ec.message());
+    }
+    link_rc = ::link(s.tmp.c_str(), target.c_str());
+    if (link_rc == 0 || errno != ENOENT) break;
+  }
+  if (link_rc != 0) {
+    const int err = errno;
+    if (err != EEXIST) {
+      abort();
+      return io_error("publish " + blob.key, err);
+    }
+    blob.reused = true;
+  } else {
+    sync_dir(target.parent_path());
+  }
+  abort();  // removes the temporary name
+  return blob;
+}
+
+// ---------------------------------------------------------------- BlobStore
+
+Result<BlobStore> BlobStore::open(const fs::path& root, BlobStoreOptions options) {
+  std::error_code ec;
+  fs::create_directories(root / "tmp", ec);
+  if (ec) return make_error("STORE_IO", "create " + (root / "tmp").string() + ": " + ec.message());
+  fs::path abs = fs::absolute(root, ec);
+  if (ec) abs = root;
+  if (!options.now) options.now = [] { return std::chrono::system_clock::now(); };
+  return BlobStore(abs, std::move(options));
+}
+
+Result<Upload> BlobStore::begin_upload(Kind kind, std::string_view ext) const {
+  if (!extension_allowed(kind, ext)) {
+    std::string list;
+    for (std::string_view a : allowed_extensions(kind))
+      list += (list.empty() ? "" : ", ") + std::string(a);
+    return make_error("STORE_KIND_EXTENSION",
+                      "extension '" + std::string(ext) + "' is not accepted for " +
+                          std::string(kind_name(kind)) + " (allowed: " + list + ")");
+  }
+  auto st = std::make_unique<Upload::State>();
+  st->root = root_;
+  st->kind = kind;
+  st->ext = lower(ext);
+  st->max_bytes = options_.max_bytes;
+  st->started = options_.now();
+  std::string tmpl = (root_ / "tmp" / "upload-XXXXXX").string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  int fd = ::mkstemp(buf.data());
+  if (fd < 0) return io_error("create temporary file in " + (root_ / "tmp").string(), errno);
+  st->fd = fd;
+  st->tmp = buf.data();
+  return Upload(std::move(st));
+}
+
+Result<StoredBlob> BlobStore::put(Kind kind, std::string_view ext, core::Bytes data) const {
+  auto up = begin_upload(kind, ext);
+  if (!up) return std::move(up).error();
+  if (auto w = up->write(data); !w) return std::move(w).error();
+  return up->commit();
+}
+
+Result<std::optional<std::string>> BlobStore::find(std::string_view sha256) const {
+  return find_in(root_, sha256);
+}
+
+bool BlobStore::valid_key(std::string_view key) {
+  // {kind}/{yyyy}/{mm}/{xx}/{sha256}.{ext}
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto slash = key.find('/', start);
+    parts.push_back(key.substr(start, slash == std::string_view::npos ? slash : slash - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  if (parts.size() != 5) return false;
+  const auto kind = parse_kind(parts[0]);
+  if (!kind) return false;
+  if (parts[1].size() != 4 || !is_digits(parts[1])) return false;
+  if (parts[2].size() != 2 || !is_digits(parts[2])) return false;
+  if (parts[3].size() != 2 || !is_hex_lower(parts[3])) return false;
+  const std::string_view file = parts[4];
+  if (file.size() < 66 || file[64] != '.') return false;
+  const std::string_view sha = file.substr(0, 64);
+  if (!is_hex_lower(sha) || sha.substr(0, 2) != parts[3]) return false;
+  const std::string_view ext = file.substr(65);
+  // The extension of any kind (content is shared across kinds), exactly as stored.
+  for (Kind k : kAllKinds)
+    for (std::string_view a : allowed_extensions(k))
+      if (a == ext) return true;
+  return false;
+}
+
+Result<BlobReader> BlobStore::open_blob(std::string_view key) const {
+  if (!valid_key(key))
+    return make_error("STORE_BAD_KEY", "not a blob key: '" + std::string(key) + "'");
+  const fs::path p = path_of(key);
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return make_error("STORE_NOT_FOUND", "no blob " + std::string(key));
+    return io_error("open " + std::string(key), errno);
+  }
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    return make_error("STORE_IO", "not a regular file: " + std::string(key));
+  }
+  BlobReader r;
+  r.fd_ = fd;
+  r.size_ = static_cast<std::uint64_t>(sb.st_size);
+  return r;
+}
+
+Status BlobStore::remove(std::string_view key) const {
+  if (!valid_key(key))
+    return make_error("STORE_BAD_KEY", "not a blob key: '" + std::string(key) + "'");
+  fs::path p = path_of(key);
+  if (::unlink(p.c_str()) != 0 && errno != ENOENT)
+    return io_error("remove " + std::string(key), errno);
+  // Tidy the now-empty {xx}, {mm} and {yyyy} folders; rmdir fails harmlessly when not empty.
+  p = p.parent_path();
+  for (int i = 0; i < 3; ++i, p = p.parent_path())
+    if (::rmdir(p.c_str()) != 0) break;
+  return core::Ok{};
+}
+
+}  // namespace charkit::store

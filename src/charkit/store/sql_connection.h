@@ -1,0 +1,52 @@
+// Internal: the one seam between the catalogue's SQL and the two database
+// client libraries (SQLite, libpq). Not installed, not for other modules.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "charkit/core/result.h"
+
+namespace charkit::store::detail {
+
+enum class Dialect { sqlite, postgresql };
+
+/// A statement parameter: NULL, integer, real or text.
+using Value = std::variant<std::monostate, std::int64_t, double, std::string>;
+/// A result row: one text cell per column (NULL = nullopt). Reals come as
+/// the shortest text that reads back to the same double.
+using Row = std::vector<std::optional<std::string>>;
+
+struct Rows {
+  std::vector<Row> rows;
+  std::int64_t changes = 0;  ///< rows changed by INSERT/UPDATE/DELETE
+};
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  virtual Dialect dialect() const = 0;
+  /// Runs one statement written with '?' placeholders (the PostgreSQL
+  /// connection renumbers them to $1…). Parameters are always bound, never
+  /// spliced into the text.
+  virtual core::Result<Rows> exec(std::string_view sql, std::span<const Value> params = {}) = 0;
+  /// Starts a write transaction (SQLite: BEGIN IMMEDIATE, so the write lock
+  /// is taken up front and the busy timeout applies; PostgreSQL: BEGIN).
+  virtual core::Status begin_write() = 0;
+  virtual core::Status commit() = 0;
+  virtual void rollback() = 0;
+};
+
+core::Result<std::unique_ptr<Connection>> open_sqlite(const std::string& path,
+                                                      std::chrono::milliseconds busy_timeout);
+core::Result<std::unique_ptr<Connection>> open_postgresql(const std::string& url,
+                                                          const std::string& schema);
+
+}  // namespace charkit::store::detail
