@@ -10,35 +10,41 @@
 namespace charkit::bem {
 
 namespace {
-// The computed cache is only a speed-up: past this size it starts over, so
-// its memory stays bounded whatever the package.
-constexpr std::size_t kComputedCacheMax = std::size_t{1} << 22;
+// The computed cache is only a speed-up: direct-mapped and lossy, its size
+// follows the graph up to 2^20 entries, so its memory stays bounded whatever
+// the package.
+constexpr unsigned kComputedCacheMinBits = 12;
+constexpr unsigned kComputedCacheMaxBits = 20;  // 16 MiB of entries
 }  // namespace
 
-std::size_t DecisionGraph::NodeHash::operator()(NodeId n) const {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ g->vars_[n];
-  const std::uint32_t a = g->arity_[g->vars_[n]];
-  for (std::uint32_t i = 0; i < a; ++i) {
-    h ^= g->pool_[g->first_[n] + i] + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-  }
-  return static_cast<std::size_t>(h);
+std::uint64_t DecisionGraph::hash_node(std::size_t var, std::span<const NodeId> children) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ var;
+  for (NodeId c : children) h = (h ^ c) * 0x100000001B3ull + (h >> 29);
+  return h ^ (h >> 32);
 }
 
-bool DecisionGraph::NodeEq::operator()(NodeId a, NodeId b) const {
-  if (g->vars_[a] != g->vars_[b]) return false;
-  const std::uint32_t k = g->arity_[g->vars_[a]];
-  return std::equal(g->pool_.begin() + g->first_[a], g->pool_.begin() + g->first_[a] + k,
-                    g->pool_.begin() + g->first_[b]);
+void DecisionGraph::grow_unique() {
+  std::vector<NodeId> table(unique_.empty() ? 1024 : unique_.size() * 2, 0);
+  const std::size_t mask = table.size() - 1;
+  for (NodeId n : unique_) {
+    if (n == 0) continue;
+    std::size_t i = hash_[n] & mask;
+    while (table[i] != 0) i = (i + 1) & mask;
+    table[i] = n;
+  }
+  unique_ = std::move(table);
 }
 
 DecisionGraph::DecisionGraph(std::vector<std::uint32_t> choices, std::size_t node_limit)
-    : limit_(node_limit), unique_(1024, NodeHash{this}, NodeEq{this}) {
+    : limit_(node_limit) {
   arity_.reserve(choices.size());
   for (std::uint32_t k : choices) arity_.push_back(k + 1);
   // Terminals: variable index num_vars, no children.
   const auto terminal_var = static_cast<std::uint32_t>(arity_.size());
   vars_ = {terminal_var, terminal_var};
   first_ = {0, 0};
+  hash_ = {0, 0};
+  grow_unique();
 }
 
 core::Status DecisionGraph::status() const {
@@ -53,28 +59,26 @@ NodeId DecisionGraph::make(std::size_t v, std::span<const NodeId> children) {
   if (exhausted_) return kFalse;
   if (std::all_of(children.begin(), children.end(), [&](NodeId c) { return c == children[0]; }))
     return children[0];
-  // Append the node tentatively: the unique table hashes nodes by their
-  // stored children, so the candidate has to live in the pool to be looked up.
+  const std::uint64_t h = hash_node(v, children);
+  const std::size_t mask = unique_.size() - 1;
+  std::size_t i = h & mask;
+  for (; unique_[i] != 0; i = (i + 1) & mask) {
+    const NodeId n = unique_[i];
+    if (hash_[n] == h && vars_[n] == v &&
+        std::equal(children.begin(), children.end(), pool_.begin() + first_[n]))
+      return n;
+  }
+  if (vars_.size() >= limit_) {
+    exhausted_ = true;
+    return kFalse;
+  }
   const auto id = static_cast<NodeId>(vars_.size());
   vars_.push_back(static_cast<std::uint32_t>(v));
   first_.push_back(static_cast<std::uint32_t>(pool_.size()));
   pool_.insert(pool_.end(), children.begin(), children.end());
-  auto drop = [&] {
-    pool_.resize(first_.back());
-    vars_.pop_back();
-    first_.pop_back();
-  };
-  if (auto it = unique_.find(id); it != unique_.end()) {
-    NodeId found = *it;
-    drop();
-    return found;
-  }
-  if (vars_.size() > limit_) {
-    drop();
-    exhausted_ = true;
-    return kFalse;
-  }
-  unique_.insert(id);
+  hash_.push_back(h);
+  unique_[i] = id;
+  if (++unique_count_ * 2 > unique_.size()) grow_unique();
   return id;
 }
 
@@ -121,18 +125,35 @@ NodeId DecisionGraph::apply_rec(Op op, NodeId a, NodeId b) {
   if (a > b) std::swap(a, b);  // all three operations commute
   const std::uint64_t key = (static_cast<std::uint64_t>(op) << 62) |
                             (static_cast<std::uint64_t>(a) << 31) | static_cast<std::uint64_t>(b);
-  if (auto it = computed_.find(key); it != computed_.end()) return it->second;
-
-  const std::size_t v = std::min(var(a), var(b));
-  std::vector<NodeId> ch(arity_[v]);
-  for (std::uint32_t x = 0; x < arity_[v]; ++x) {
-    ch[x] = apply_rec(op, cofactor(a, v, x), cofactor(b, v, x));
-    if (exhausted_) return kFalse;
+  // Grow the cache with the graph (dropping its entries: it is only a cache).
+  if (computed_bits_ < kComputedCacheMaxBits &&
+      (computed_.empty() || vars_.size() * 2 > computed_.size())) {
+    computed_bits_ = std::max(kComputedCacheMinBits, computed_bits_ + 1);
+    computed_.assign(std::size_t{1} << computed_bits_, CacheEntry{});
   }
-  NodeId r = make(v, ch);
+  CacheEntry& slot = computed_[(key * 0x9E3779B97F4A7C15ull) >> (64 - computed_bits_)];
+  if (slot.key == key) return slot.result;
+
+  // The children are collected on scratch_, a stack shared by the recursion
+  // (indices, not pointers: deeper calls may grow it).
+  const std::size_t v = std::min(var(a), var(b));
+  const std::size_t base = scratch_.size();
+  scratch_.resize(base + arity_[v]);
+  for (std::uint32_t x = 0; x < arity_[v]; ++x) {
+    const NodeId r = apply_rec(op, cofactor(a, v, x), cofactor(b, v, x));
+    if (exhausted_) {
+      scratch_.resize(base);
+      return kFalse;
+    }
+    scratch_[base + x] = r;
+  }
+  const NodeId r = make(v, std::span<const NodeId>(scratch_.data() + base, arity_[v]));
+  scratch_.resize(base);
   if (exhausted_) return kFalse;
-  if (computed_.size() >= kComputedCacheMax) computed_.clear();
-  computed_.emplace(key, r);
+  // Re-index: the cache may have grown during the recursion.
+  CacheEntry& fresh = computed_[(key * 0x9E3779B97F4A7C15ull) >> (64 - computed_bits_)];
+  fresh.key = key;
+  fresh.result = r;
   return r;
 }
 

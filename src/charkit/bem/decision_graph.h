@@ -103,14 +103,8 @@ class DecisionGraph {
   NodeId apply(Op op, NodeId a, NodeId b);
   NodeId apply_rec(Op op, NodeId a, NodeId b);
 
-  struct NodeHash {
-    const DecisionGraph* g;
-    std::size_t operator()(NodeId n) const;
-  };
-  struct NodeEq {
-    const DecisionGraph* g;
-    bool operator()(NodeId a, NodeId b) const;
-  };
+  static std::uint64_t hash_node(std::size_t var, std::span<const NodeId> children);
+  void grow_unique();
 
   std::vector<std::uint32_t> arity_;
   std::size_t limit_;
@@ -118,8 +112,20 @@ class DecisionGraph {
   std::vector<std::uint32_t> vars_;   ///< per node: variable (num_vars for terminals)
   std::vector<std::uint32_t> first_;  ///< per node: first child in pool_
   std::vector<NodeId> pool_;          ///< children of every node, back to back
-  std::unordered_set<NodeId, NodeHash, NodeEq> unique_;
-  std::unordered_map<std::uint64_t, NodeId> computed_;
+  std::vector<std::uint64_t> hash_;   ///< per node: hash_node of its variable and children
+  /// The unique table: open addressing with linear probing over node ids
+  /// (0 = empty: kFalse is never stored), at most half full.
+  std::vector<NodeId> unique_;
+  std::size_t unique_count_ = 0;
+  /// The computed table of apply(): direct-mapped and lossy, as in BDD
+  /// packages (an evicted entry is only recomputed); a power-of-two size that
+  /// grows with the graph up to 2^20 entries (decision_graph.cpp).
+  struct CacheEntry {
+    std::uint64_t key = ~std::uint64_t{0};  ///< never a valid key (op < 3)
+    NodeId result = 0;
+  };
+  std::vector<CacheEntry> computed_;
+  unsigned computed_bits_ = 0;
   std::vector<NodeId> scratch_;
 };
 
