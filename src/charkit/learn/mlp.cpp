@@ -1,0 +1,309 @@
+#include "charkit/learn/mlp.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+
+#include "charkit/learn/prng.h"
+
+namespace charkit::learn {
+
+using core::make_error;
+
+namespace {
+
+using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MapW = Eigen::Map<const MatF>;
+
+bool all_finite(std::span<const float> v) {
+  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+}
+
+/// a = act(z), elementwise.
+void apply(Activation act, MatF& z) {
+  switch (act) {
+    case Activation::kIdentity:
+      break;
+    case Activation::kReLU:
+      z = z.cwiseMax(0.0F);
+      break;
+    case Activation::kELU:
+      z = z.unaryExpr([](float x) { return activate(Activation::kELU, x); });
+      break;
+    case Activation::kTanh:
+      z = z.array().tanh().matrix();
+      break;
+  }
+}
+
+/// d(act)/dz given z and a = act(z).
+MatF derivative(Activation act, const MatF& z, const MatF& a) {
+  switch (act) {
+    case Activation::kIdentity:
+      return MatF::Ones(z.rows(), z.cols());
+    case Activation::kReLU:
+      return (z.array() > 0.0F).cast<float>().matrix();
+    case Activation::kELU:
+      return (z.array() > 0.0F).select(1.0F, a.array() + 1.0F).matrix();
+    case Activation::kTanh:
+      return (1.0F - a.array().square()).matrix();
+  }
+  return MatF::Ones(z.rows(), z.cols());
+}
+
+core::Result<Mlp> init_with(std::size_t inputs, std::size_t outputs, const MlpOptions& o,
+                            Rng& rng) {
+  if (inputs == 0 || outputs == 0) return make_error("MLP_SHAPE", "inputs and outputs must be > 0");
+  Mlp m;
+  m.hidden_activation = o.hidden_activation;
+  m.output_activation = o.output_activation;
+  m.input_mean.assign(inputs, 0.0F);
+  m.input_std.assign(inputs, 1.0F);
+  std::vector<std::size_t> widths = {inputs};
+  for (std::size_t h : o.hidden) {
+    if (h == 0) return make_error("MLP_SHAPE", "hidden layer widths must be > 0");
+    widths.push_back(h);
+  }
+  widths.push_back(outputs);
+  for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
+    DenseLayer d;
+    d.inputs = widths[l];
+    d.outputs = widths[l + 1];
+    const double a = std::sqrt(6.0 / static_cast<double>(d.inputs + d.outputs));
+    d.weights.resize(d.inputs * d.outputs);
+    for (float& w : d.weights) w = static_cast<float>(rng.uniform(-a, a));
+    d.biases.assign(d.outputs, 0.0F);
+    m.layers.push_back(std::move(d));
+  }
+  return m;
+}
+
+/// Forward pass over rows of standardised input; keeps z and a per layer.
+void forward(const Mlp& mlp, const MatF& x0, std::vector<MatF>& z, std::vector<MatF>& a) {
+  const std::size_t n = mlp.layers.size();
+  z.resize(n);
+  a.resize(n + 1);
+  a[0] = x0;
+  for (std::size_t l = 0; l < n; ++l) {
+    const DenseLayer& d = mlp.layers[l];
+    MapW w(d.weights.data(), static_cast<Eigen::Index>(d.inputs),
+           static_cast<Eigen::Index>(d.outputs));
+    Eigen::Map<const Eigen::RowVectorXf> b(d.biases.data(), static_cast<Eigen::Index>(d.outputs));
+    z[l] = a[l] * w;
+    z[l].rowwise() += b;
+    a[l + 1] = z[l];
+    apply(l + 1 == n ? mlp.output_activation : mlp.hidden_activation, a[l + 1]);
+  }
+}
+
+MatF standardised(const Mlp& mlp, std::span<const float> x, std::size_t rows) {
+  const auto f = static_cast<Eigen::Index>(mlp.input_count());
+  MatF x0 = Eigen::Map<const MatF>(x.data(), static_cast<Eigen::Index>(rows), f);
+  Eigen::Map<const Eigen::RowVectorXf> mean(mlp.input_mean.data(), f);
+  Eigen::Map<const Eigen::RowVectorXf> sd(mlp.input_std.data(), f);
+  x0.rowwise() -= mean;
+  x0.array().rowwise() /= sd.array();
+  return x0;
+}
+
+}  // namespace
+
+float activate(Activation a, float x) {
+  switch (a) {
+    case Activation::kIdentity:
+      return x;
+    case Activation::kReLU:
+      return x > 0.0F ? x : 0.0F;
+    case Activation::kELU:
+      return x > 0.0F ? x : std::expm1(x);
+    case Activation::kTanh:
+      return std::tanh(x);
+  }
+  return x;
+}
+
+core::Status validate(const Mlp& m) {
+  if (m.layers.empty()) return make_error("MLP_SHAPE", "the network has no layers");
+  for (std::size_t l = 0; l < m.layers.size(); ++l) {
+    const DenseLayer& d = m.layers[l];
+    const std::string which = "layer " + std::to_string(l);
+    if (d.inputs == 0 || d.outputs == 0 || d.outputs > d.weights.max_size() / d.inputs ||
+        d.weights.size() != d.inputs * d.outputs || d.biases.size() != d.outputs)
+      return make_error("MLP_SHAPE", which + ": sizes do not match");
+    if (l > 0 && d.inputs != m.layers[l - 1].outputs)
+      return make_error("MLP_SHAPE", which + ": takes " + std::to_string(d.inputs) +
+                                         " inputs; the previous layer gives " +
+                                         std::to_string(m.layers[l - 1].outputs));
+    if (!all_finite(d.weights) || !all_finite(d.biases))
+      return make_error("MLP_NOT_FINITE", which + ": NaN or infinity");
+  }
+  if (m.input_mean.size() != m.input_count() || m.input_std.size() != m.input_count())
+    return make_error("MLP_SHAPE", "standardisation needs one mean and std per input");
+  if (!all_finite(m.input_mean) || !all_finite(m.input_std) ||
+      !std::all_of(m.input_std.begin(), m.input_std.end(), [](float s) { return s > 0.0F; }))
+    return make_error("MLP_NOT_FINITE", "standardisation: finite means and positive stds needed");
+  return core::Ok{};
+}
+
+MlpEvaluator::MlpEvaluator(const Mlp& mlp) : mlp_(&mlp) {
+  std::size_t width = mlp.input_count();
+  for (const DenseLayer& d : mlp.layers) width = std::max(width, d.outputs);
+  a_.resize(width);
+  b_.resize(width);
+}
+
+bool MlpEvaluator::evaluate(std::span<const float> input, std::span<float> output) {
+  const Mlp& m = *mlp_;
+  if (m.layers.empty() || input.size() != m.input_count() || output.size() != m.output_count())
+    return false;
+  for (std::size_t i = 0; i < input.size(); ++i)
+    a_[i] = (input[i] - m.input_mean[i]) / m.input_std[i];
+  for (std::size_t l = 0; l < m.layers.size(); ++l) {
+    const DenseLayer& d = m.layers[l];
+    const Activation act = l + 1 == m.layers.size() ? m.output_activation : m.hidden_activation;
+    std::copy(d.biases.begin(), d.biases.end(), b_.begin());
+    const float* w = d.weights.data();
+    for (std::size_t i = 0; i < d.inputs; ++i, w += d.outputs) {
+      const float xi = a_[i];
+      for (std::size_t o = 0; o < d.outputs; ++o) b_[o] += xi * w[o];
+    }
+    for (std::size_t o = 0; o < d.outputs; ++o) b_[o] = activate(act, b_[o]);
+    std::swap(a_, b_);  // swaps buffers, no allocation
+  }
+  std::copy(a_.begin(), a_.begin() + static_cast<std::ptrdiff_t>(output.size()), output.begin());
+  return true;
+}
+
+void adam_update(std::span<float> params, std::span<const float> grads, std::span<float> m,
+                 std::span<float> v, std::uint64_t step, const AdamOptions& o) {
+  const double t = static_cast<double>(step);
+  const double c1 = 1.0 - std::pow(o.beta1, t);
+  const double c2 = 1.0 - std::pow(o.beta2, t);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const double g = grads[i];
+    const double mi = o.beta1 * m[i] + (1.0 - o.beta1) * g;
+    const double vi = o.beta2 * v[i] + (1.0 - o.beta2) * g * g;
+    m[i] = static_cast<float>(mi);
+    v[i] = static_cast<float>(vi);
+    const double mhat = mi / c1;
+    const double vhat = vi / c2;
+    params[i] =
+        static_cast<float>(params[i] - o.learning_rate * mhat / (std::sqrt(vhat) + o.epsilon));
+  }
+}
+
+core::Result<Mlp> init_mlp(std::size_t inputs, std::size_t outputs, const MlpOptions& options) {
+  Rng rng(options.seed);
+  return init_with(inputs, outputs, options, rng);
+}
+
+core::Result<double> mlp_loss(const Mlp& mlp, std::span<const float> x, std::span<const float> y,
+                              std::size_t rows, std::vector<DenseLayer>* grads) {
+  if (auto st = validate(mlp); !st) return std::move(st).error();
+  const std::size_t f = mlp.input_count();
+  const std::size_t o = mlp.output_count();
+  if (rows == 0 || x.size() != rows * f || y.size() != rows * o)
+    return make_error("MLP_SHAPE", "x must be rows x inputs and y rows x outputs");
+  std::vector<MatF> z, a;
+  forward(mlp, standardised(mlp, x, rows), z, a);
+  Eigen::Map<const MatF> target(y.data(), static_cast<Eigen::Index>(rows),
+                                static_cast<Eigen::Index>(o));
+  const MatF diff = a.back() - target;
+  const double denom = static_cast<double>(rows) * static_cast<double>(o);
+  const double loss = static_cast<double>(diff.cast<double>().squaredNorm()) / denom;
+  if (grads == nullptr) return loss;
+  const std::size_t n = mlp.layers.size();
+  grads->resize(n);
+  MatF da = diff * static_cast<float>(2.0 / denom);
+  for (std::size_t l = n; l-- > 0;) {
+    const DenseLayer& d = mlp.layers[l];
+    const Activation act = l + 1 == n ? mlp.output_activation : mlp.hidden_activation;
+    const MatF dz = da.cwiseProduct(derivative(act, z[l], a[l + 1]));
+    DenseLayer& g = (*grads)[l];
+    g.inputs = d.inputs;
+    g.outputs = d.outputs;
+    g.weights.resize(d.weights.size());
+    g.biases.resize(d.biases.size());
+    Eigen::Map<MatF>(g.weights.data(), static_cast<Eigen::Index>(d.inputs),
+                     static_cast<Eigen::Index>(d.outputs)) = a[l].transpose() * dz;
+    Eigen::Map<Eigen::RowVectorXf>(g.biases.data(), static_cast<Eigen::Index>(d.outputs)) =
+        dz.colwise().sum();
+    if (l > 0) {
+      MapW w(d.weights.data(), static_cast<Eigen::Index>(d.inputs),
+             static_cast<Eigen::Index>(d.outputs));
+      da = dz * w.transpose();
+    }
+  }
+  return loss;
+}
+
+core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, std::size_t samples,
+                            std::size_t features, std::size_t outputs, const MlpOptions& options,
+                            MlpTrainStats* stats) {
+  if (samples == 0 || features == 0 || outputs == 0 || x.size() / features != samples ||
+      x.size() != samples * features || y.size() / outputs != samples ||
+      y.size() != samples * outputs)
+    return make_error("MLP_SHAPE", "x must be samples x features and y samples x outputs");
+  if (options.batch_size == 0) return make_error("MLP_SHAPE", "batch_size must be > 0");
+  if (!all_finite(x) || !all_finite(y))
+    return make_error("MLP_NOT_FINITE", "training data holds NaN or infinity");
+  Rng rng(options.seed);
+  auto init = init_with(features, outputs, options, rng);
+  if (!init) return init;
+  Mlp mlp = std::move(init).value();
+  if (options.standardize_inputs) {
+    for (std::size_t j = 0; j < features; ++j) {
+      double sum = 0.0, sq = 0.0;
+      for (std::size_t i = 0; i < samples; ++i) sum += x[i * features + j];
+      const double mean = sum / static_cast<double>(samples);
+      for (std::size_t i = 0; i < samples; ++i) {
+        const double d = x[i * features + j] - mean;
+        sq += d * d;
+      }
+      const double sd = std::sqrt(sq / static_cast<double>(samples));
+      mlp.input_mean[j] = static_cast<float>(mean);
+      mlp.input_std[j] = sd < 1e-8 ? 1.0F : static_cast<float>(sd);
+    }
+  }
+  if (stats != nullptr) {
+    auto l0 = mlp_loss(mlp, x, y, samples);
+    if (!l0) return std::move(l0).error();
+    stats->initial_loss = *l0;
+  }
+  std::vector<std::vector<float>> mw, vw, mb, vb;
+  for (const DenseLayer& d : mlp.layers) {
+    mw.emplace_back(d.weights.size(), 0.0F);
+    vw.emplace_back(d.weights.size(), 0.0F);
+    mb.emplace_back(d.biases.size(), 0.0F);
+    vb.emplace_back(d.biases.size(), 0.0F);
+  }
+  const std::size_t b = options.batch_size;
+  std::vector<float> bx(b * features), by(b * outputs);
+  std::vector<DenseLayer> grads;
+  for (std::size_t it = 0; it < options.iterations; ++it) {
+    for (std::size_t k = 0; k < b; ++k) {
+      auto row = static_cast<std::size_t>(rng.uniform() * static_cast<double>(samples));
+      row = std::min(row, samples - 1);
+      std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(row * features), features,
+                  bx.begin() + static_cast<std::ptrdiff_t>(k * features));
+      std::copy_n(y.begin() + static_cast<std::ptrdiff_t>(row * outputs), outputs,
+                  by.begin() + static_cast<std::ptrdiff_t>(k * outputs));
+    }
+    auto loss = mlp_loss(mlp, bx, by, b, &grads);
+    if (!loss) return std::move(loss).error();
+    if (!std::isfinite(*loss))
+      return make_error("MLP_NOT_FINITE", "training diverged (lower the learning rate)");
+    for (std::size_t l = 0; l < mlp.layers.size(); ++l) {
+      adam_update(mlp.layers[l].weights, grads[l].weights, mw[l], vw[l], it + 1, options.adam);
+      adam_update(mlp.layers[l].biases, grads[l].biases, mb[l], vb[l], it + 1, options.adam);
+    }
+  }
+  if (stats != nullptr) {
+    auto l1 = mlp_loss(mlp, x, y, samples);
+    if (!l1) return std::move(l1).error();
+    stats->final_loss = *l1;
+  }
+  return mlp;
+}
+
+}  // namespace charkit::learn

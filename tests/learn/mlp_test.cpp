@@ -1,0 +1,149 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "charkit/learn/mlp.h"
+#include "charkit/learn/prng.h"
+
+using namespace charkit::learn;
+
+TEST(Mlp, Activations) {
+  EXPECT_EQ(activate(Activation::kReLU, -2.0F), 0.0F);
+  EXPECT_EQ(activate(Activation::kReLU, 3.0F), 3.0F);
+  EXPECT_EQ(activate(Activation::kELU, 3.0F), 3.0F);
+  EXPECT_NEAR(activate(Activation::kELU, -1.0F), std::exp(-1.0F) - 1.0F, 1e-7);  // -0.6321
+  EXPECT_NEAR(activate(Activation::kTanh, 0.5F), 0.46211716F, 1e-7);
+  EXPECT_EQ(activate(Activation::kIdentity, -7.5F), -7.5F);
+}
+
+TEST(Mlp, AdamStepsByHand) {
+  // lr 0.1, b1 0.9, b2 0.999, eps 1e-8; p = 1, g = 0.5 each step.
+  // t=1: m = 0.05, v = 0.00025, m^ = 0.5, v^ = 0.25: p -= 0.1 * 0.5 / 0.5 -> 0.9.
+  // t=2: m = 0.095, v = 0.00049975, m^ = 0.095/0.19 = 0.5, v^ = 0.00049975/0.001999 = 0.25 -> 0.8.
+  // t=3 with g = -0.5: m = 0.0855 - 0.05 = 0.0355, m^ = 0.0355/0.271 = 0.1309963,
+  //   v^ = 0.25 still (g^2 unchanged) -> p = 0.8 - 0.1 * 0.1309963 / 0.5 = 0.7738007.
+  // The second parameter (g = -4) moves by +lr per step at first: -2 -> -1.9 -> -1.8.
+  AdamOptions o;
+  o.learning_rate = 0.1;
+  std::vector<float> p = {1.0F, -2.0F}, m(2, 0.0F), v(2, 0.0F);
+  adam_update(p, std::vector<float>{0.5F, -4.0F}, m, v, 1, o);
+  EXPECT_NEAR(p[0], 0.9F, 1e-6);
+  EXPECT_NEAR(p[1], -1.9F, 1e-6);
+  EXPECT_NEAR(m[0], 0.05F, 1e-7);
+  EXPECT_NEAR(v[0], 0.00025F, 1e-9);
+  adam_update(p, std::vector<float>{0.5F, -4.0F}, m, v, 2, o);
+  EXPECT_NEAR(p[0], 0.8F, 1e-6);
+  EXPECT_NEAR(p[1], -1.8F, 1e-6);
+  adam_update(p, std::vector<float>{-0.5F, -4.0F}, m, v, 3, o);
+  EXPECT_NEAR(p[0], 0.7738007F, 2e-6);
+}
+
+TEST(Mlp, GradientsOfATinyNetworkByHand) {
+  // 1 -> 1 (ReLU) -> 1: w1 = 2, b1 = -1, w2 = 3, b2 = 0.5; x = 1, y = 0.
+  // z1 = 1, a1 = 1, out = 3.5, L = 3.5^2 = 12.25. dL/dout = 7: dw2 = 7 * a1 = 7,
+  // db2 = 7, da1 = 7 * 3 = 21, dz1 = 21 (z1 > 0), dw1 = 21 * x = 21, db1 = 21.
+  Mlp m;
+  m.hidden_activation = Activation::kReLU;
+  m.input_mean = {0.0F};
+  m.input_std = {1.0F};
+  m.layers = {DenseLayer{1, 1, {2.0F}, {-1.0F}}, DenseLayer{1, 1, {3.0F}, {0.5F}}};
+  std::vector<DenseLayer> g;
+  auto loss = mlp_loss(m, std::vector<float>{1.0F}, std::vector<float>{0.0F}, 1, &g);
+  ASSERT_TRUE(loss.ok()) << loss.error().to_string();
+  EXPECT_NEAR(*loss, 12.25, 1e-6);
+  ASSERT_EQ(g.size(), 2U);
+  EXPECT_NEAR(g[1].weights[0], 7.0F, 1e-5);
+  EXPECT_NEAR(g[1].biases[0], 7.0F, 1e-5);
+  EXPECT_NEAR(g[0].weights[0], 21.0F, 1e-5);
+  EXPECT_NEAR(g[0].biases[0], 21.0F, 1e-5);
+  // With x = 0: z1 = -1, ReLU closed, no gradient reaches layer 0.
+  loss = mlp_loss(m, std::vector<float>{0.0F}, std::vector<float>{0.0F}, 1, &g);
+  ASSERT_TRUE(loss.ok());
+  EXPECT_NEAR(*loss, 0.25, 1e-7);
+  EXPECT_EQ(g[0].weights[0], 0.0F);
+  // Standardisation: mean 1, std 2 turns x = 3 into 1 -> the same 12.25.
+  m.input_mean = {1.0F};
+  m.input_std = {2.0F};
+  loss = mlp_loss(m, std::vector<float>{3.0F}, std::vector<float>{0.0F}, 1, &g);
+  EXPECT_NEAR(*loss, 12.25, 1e-6);
+}
+
+TEST(Mlp, GradientsMatchFiniteDifferences) {
+  for (Activation act : {Activation::kELU, Activation::kTanh}) {
+    MlpOptions o;
+    o.hidden = {5, 4};
+    o.hidden_activation = act;
+    o.seed = 3;
+    auto init = init_mlp(3, 2, o);
+    ASSERT_TRUE(init.ok());
+    Mlp m = *init;
+    Rng r(11);
+    std::vector<float> x(4 * 3), y(4 * 2);
+    for (float& v : x) v = static_cast<float>(r.uniform(-1.0, 1.0));
+    for (float& v : y) v = static_cast<float>(r.uniform(-1.0, 1.0));
+    std::vector<DenseLayer> g;
+    ASSERT_TRUE(mlp_loss(m, x, y, 4, &g).ok());
+    for (std::size_t l = 0; l < m.layers.size(); ++l) {
+      for (std::size_t k = 0; k < m.layers[l].weights.size(); k += 3) {
+        Mlp plus = m, minus = m;
+        const float h = 1e-2F;
+        plus.layers[l].weights[k] += h;
+        minus.layers[l].weights[k] -= h;
+        const double num = (*mlp_loss(plus, x, y, 4) - *mlp_loss(minus, x, y, 4)) / (2.0 * h);
+        EXPECT_NEAR(g[l].weights[k], num, 2e-3 + 2e-2 * std::fabs(num)) << l << " " << k;
+      }
+    }
+  }
+}
+
+TEST(Mlp, EvaluatorMatchesTheBatchForward) {
+  MlpOptions o;
+  o.hidden = {8};
+  o.hidden_activation = Activation::kReLU;
+  auto m = init_mlp(4, 3, o);
+  ASSERT_TRUE(m.ok());
+  m->input_mean = {0.5F, 0.0F, -1.0F, 2.0F};
+  m->input_std = {1.0F, 2.0F, 0.5F, 4.0F};
+  MlpEvaluator ev(*m);
+  const std::vector<float> x = {0.3F, -1.0F, 2.0F, 0.0F};
+  std::vector<float> out(3);
+  ASSERT_TRUE(ev.evaluate(x, out));
+  // loss against y = 0 is mean(out^2): ties the evaluator to the batch path.
+  auto loss = mlp_loss(*m, x, std::vector<float>(3, 0.0F), 1);
+  ASSERT_TRUE(loss.ok());
+  EXPECT_NEAR(*loss, (out[0] * out[0] + out[1] * out[1] + out[2] * out[2]) / 3.0, 1e-5);
+  std::vector<float> wrong(2);
+  EXPECT_FALSE(ev.evaluate(x, wrong));
+}
+
+TEST(Mlp, TrainingFitsASmoothFunctionAndIsSeeded) {
+  // y = (sin(x0) + x1^2, x0 * x1) on 200 samples.
+  const std::size_t n = 200;
+  Rng r(5);
+  std::vector<float> x(n * 2), y(n * 2);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float a = static_cast<float>(r.uniform(-2.0, 2.0));
+    const float b = static_cast<float>(r.uniform(-1.0, 1.0));
+    x[2 * i] = a;
+    x[2 * i + 1] = b;
+    y[2 * i] = std::sin(a) + b * b;
+    y[2 * i + 1] = a * b;
+  }
+  MlpOptions o;
+  o.hidden = {32, 32};
+  o.hidden_activation = Activation::kTanh;
+  o.iterations = 1500;
+  o.batch_size = 32;
+  o.adam.learning_rate = 3e-3;
+  MlpTrainStats stats;
+  auto m = train_mlp(x, y, n, 2, 2, o, &stats);
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  EXPECT_LT(stats.final_loss, 0.05 * stats.initial_loss);
+  EXPECT_LT(stats.final_loss, 0.01);
+  EXPECT_NEAR(m->input_mean[0], 0.0F, 0.3F);  // standardisation measured from the data
+  auto again = train_mlp(x, y, n, 2, 2, o);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->layers[1].weights, m->layers[1].weights);  // same seed, same bits
+  EXPECT_EQ(train_mlp(x, y, n, 3, 2, o).error().code, "MLP_SHAPE");
+}
