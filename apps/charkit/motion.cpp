@@ -1,5 +1,6 @@
-// `charkit motion convert` and `charkit motion inspect`: BVH motion or
-// keypoint JSON (mediapipe33@0.1.0) to MediaPipe-33 keypoint NDJSON
+// `charkit motion convert` and `charkit motion inspect`: BVH motion, FBX /
+// glTF / GLB animations (Assimp) or keypoint JSON (mediapipe33@0.1.0) to
+// MediaPipe-33 keypoint NDJSON
 // (docs/motion.md, docs/contracts/keypoints.md). The input format is detected
 // from the content, not the file name.
 // The work is in charkit::motion; this file maps files to text and results
@@ -13,6 +14,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/motion/assimp_motion.h"
 #include "charkit/motion/convert.h"
 #include "charkit/motion/keypoint_json.h"
 #include "commands.h"
@@ -34,7 +36,8 @@ struct MotionArgs {
   std::string input;
   std::string output;
   std::string joint_map;
-  std::string up = "y";
+  std::string up;  ///< "" = not given: y for BVH, the file's own for FBX/glTF
+  std::string animation;
   double fps = 0;
   bool json = false;
 };
@@ -93,7 +96,7 @@ void print_warnings(const std::string& subject, const std::vector<motion::BvhWar
 
 int unknown_format(const MotionArgs& a) {
   std::cerr << printable(a.input)
-            << ": error MOTION_FORMAT: not a BVH file (HIERARCHY) nor keypoint JSON ({)\n";
+            << ": error MOTION_FORMAT: not a BVH file (HIERARCHY), FBX, glTF, GLB nor keypoint JSON ({)\n";
   return kExitInvalid;
 }
 
@@ -112,8 +115,10 @@ Json keypoint_summary_json(const MotionArgs& a, const motion::KeypointJsonSummar
 // Keypoint JSON (keypoints.md §6): --joint-map and --up concern skeletons, so
 // they do not apply; the points are already MediaPipe-33.
 int run_convert_keypoints(const MotionArgs& a, std::string_view text) {
-  if (!a.joint_map.empty() || a.up != "y")
-    std::cerr << printable(a.input) << ": warning: --joint-map and --up apply to BVH input only; ignored\n";
+  if (!a.joint_map.empty() || !a.up.empty())
+    std::cerr << printable(a.input) << ": warning: --joint-map and --up apply to skeleton input only; ignored\n";
+  if (!a.animation.empty())
+    std::cerr << printable(a.input) << ": warning: --animation applies to FBX/glTF/GLB input only; ignored\n";
   motion::KeypointJsonOptions options;
   if (a.fps > 0) options.fps = a.fps;
   const bool to_stdout = a.output == "-";
@@ -180,6 +185,177 @@ int run_inspect_keypoints(const MotionArgs& a, std::string_view text) {
   return kExitOk;
 }
 
+void print_tree(std::ostream& os, const motion::BvhHeader& h) {
+  std::vector<int> depth(h.joints.size(), 0);
+  for (std::size_t i = 0; i < h.joints.size(); ++i) {
+    const auto& j = h.joints[i];
+    if (j.parent >= 0) depth[i] = depth[static_cast<std::size_t>(j.parent)] + 1;
+    os << "  " << std::string(static_cast<std::size_t>(depth[i]) * 2, ' ') << printable(j.name);
+    if (j.channel_count) {
+      os << " [";
+      for (std::uint8_t c = 0; c < j.channel_count; ++c)
+        os << (c ? " " : "") << motion::channel_name(j.channels[c]);
+      os << "]";
+    }
+    os << " offset (" << number_text(j.offset[0]) << ", " << number_text(j.offset[1]) << ", "
+       << number_text(j.offset[2]) << ")\n";
+  }
+}
+
+void print_points(std::ostream& os, const motion::ConvertSummary& s) {
+  os << "MediaPipe points:\n";
+  for (std::size_t i = 0; i < motion::kPointCount; ++i) {
+    const auto& pm = s.mapping.points[i];
+    char line[64];
+    std::snprintf(line, sizeof line, "  %2zu %-17s %-9s ", i, std::string(motion::point_name(i)).c_str(),
+                  motion::point_source_name(pm.source));
+    os << line;
+    if (pm.joint >= 0) os << printable(s.header.joints[static_cast<std::size_t>(pm.joint)].name);
+    else if (pm.source == motion::PointSource::kMissing) os << "(no joint; confidence 0, parent's position)";
+    else os << "(from its parents; confidence 0.5)";
+    os << "\n";
+  }
+}
+
+// ---- FBX / glTF / GLB (docs/motion.md §FBX, glTF and GLB animations) ----------
+
+core::Result<motion::AssimpMotion> load_assimp(const MotionArgs& a) {
+  motion::AssimpMotionOptions mo;
+  mo.animation = a.animation;
+  if (a.fps > 0) mo.fps = a.fps;
+  mo.auto_up = a.up.empty();  // --up given: the user's axis instead of the file's
+  return motion::load_assimp_motion_file(a.input, mo);
+}
+
+Json animation_json(const motion::AssimpMotion& m) {
+  Json arr = Json::array();
+  for (std::size_t i = 0; i < m.animations.size(); ++i) {
+    const auto& an = m.animations[i];
+    arr.push_back(Json{{"index", i},
+                       {"name", an.name},
+                       {"durationTicks", an.duration_ticks},
+                       {"ticksPerSecond", an.ticks_per_second},
+                       {"channels", an.channels},
+                       {"chosen", i == m.animation}});
+  }
+  return arr;
+}
+
+Json assimp_json(const MotionArgs& a, const motion::AssimpMotion& m, const motion::ConvertSummary& s) {
+  return Json{{"format", motion::assimp_format_name(m.format)},
+              {"animation", m.animation},
+              {"animations", animation_json(m)},
+              {"durationSeconds", m.duration_seconds},
+              {"frames", s.frames},
+              {"fps", s.fps},
+              {"fpsSource", m.fps_source},
+              {"upAxis", a.up.empty() ? m.up_axis : "--up " + a.up},
+              {"skeletonFrom", m.skinned ? "skin" : "animated nodes"},
+              {"animatedJoints", m.animated_joints},
+              {"scale", s.scale},
+              {"pelvis", pelvis_json(s)},
+              {"points", points_json(s)},
+              {"warnings", warnings_json(s.warnings)}};
+}
+
+int assimp_error(const MotionArgs& a, const core::Error& e) {
+  std::cerr << printable(a.input) << ": error " << printable(e.to_string()) << "\n";
+  return e.code == "IO_OPEN" ? kExitUsage : kExitInvalid;
+}
+
+int run_convert_assimp(const MotionArgs& a, motion::JointTable table) {
+  auto m = load_assimp(a);
+  if (!m) return assimp_error(a, m.error());
+  motion::ConvertOptions options;
+  options.table = std::move(table);
+  options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
+  const bool to_stdout = a.output == "-";
+  std::FILE* out = to_stdout ? stdout : std::fopen(a.output.c_str(), "wb");
+  if (!out) {
+    std::cerr << printable(a.output) << ": error IO_OPEN: cannot create the output file\n";
+    return kExitUsage;
+  }
+  auto sink = [out](std::string_view chunk) {
+    return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size();
+  };
+  auto r = motion::convert_assimp_motion(*m, options, sink);
+  bool flushed = std::fflush(out) == 0;
+  if (!to_stdout) flushed = (std::fclose(out) == 0) && flushed;
+  if (!r || !flushed) {
+    if (!to_stdout) std::remove(a.output.c_str());
+    if (!r) {
+      std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
+      return r.error().code == "IO_WRITE" ? kExitUsage : kExitInvalid;
+    }
+    std::cerr << printable(a.output) << ": error IO_WRITE: cannot write the output\n";
+    return kExitUsage;
+  }
+  print_warnings(a.input, r->warnings);
+  if (a.json) {
+    Json j{{"input", a.input}, {"output", a.output}};
+    const Json details = assimp_json(a, *m, *r);
+    for (const auto& [k, v] : details.items()) j[k] = v;
+    (to_stdout ? std::cerr : std::cout) << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  } else {
+    std::cerr << printable(a.input) << ": " << motion::assimp_format_name(m->format) << " animation "
+              << m->animation << ", " << r->frames << " frames at " << number_text(r->fps)
+              << " fps written to " << printable(a.output) << "\n";
+  }
+  return kExitOk;
+}
+
+int run_inspect_assimp(const MotionArgs& a, const motion::JointTable& table) {
+  auto m = load_assimp(a);
+  core::Result<motion::ConvertSummary> r = core::make_error("", "");
+  if (m) {
+    motion::ConvertOptions options;
+    options.table = table;
+    options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
+    r = motion::analyse_assimp_motion(*m, options);
+  }
+  if (!m || !r) {
+    const core::Error& e = !m ? m.error() : r.error();
+    if (a.json && e.code != "IO_OPEN") {
+      Json j{{"file", a.input}, {"valid", false}, {"error", Json{{"code", e.code}, {"message", e.message}}}};
+      std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+      return kExitInvalid;
+    }
+    return assimp_error(a, e);
+  }
+  if (a.json) {
+    Json doc{{"file", a.input}, {"valid", true}};
+    const Json details = assimp_json(a, *m, *r);
+    for (const auto& [k, v] : details.items()) doc[k] = v;
+    Json joints = Json::array();
+    for (const auto& j : m->joints)
+      joints.push_back(Json{{"name", j.name},
+                            {"parent", j.parent},
+                            {"offset", Json::array({j.offset[0], j.offset[1], j.offset[2]})}});
+    doc["joints"] = std::move(joints);
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  std::ostream& os = std::cout;
+  os << printable(a.input) << ": " << motion::assimp_format_name(m->format) << ", " << m->animations.size()
+     << " animation(s), skeleton of " << m->joints.size() << " joints (" << m->root_count << " root(s)) from "
+     << (m->skinned ? "the skin's bones" : "the animated nodes") << ", " << m->animated_joints << " animated\n";
+  for (std::size_t i = 0; i < m->animations.size(); ++i) {
+    const auto& an = m->animations[i];
+    os << (i == m->animation ? "* " : "  ") << "animation " << i << " \"" << printable(an.name) << "\": "
+       << number_text(an.duration_ticks) << " ticks at " << number_text(an.ticks_per_second) << " ticks/s, "
+       << an.channels << " channels\n";
+  }
+  os << "frames: " << r->frames << " (" << number_text(m->duration_seconds) << " s), " << number_text(r->fps)
+     << " fps (" << m->fps_source << ")\n";
+  os << "up axis: " << (a.up.empty() ? m->up_axis : "--up " + a.up) << "\n";
+  os << "skeleton:\n";
+  print_tree(os, r->header);
+  os << "pelvis (origin): " << printable(pelvis_json(*r).get<std::string>()) << "\n";
+  print_points(os, *r);
+  for (const auto& w : r->warnings) os << "warning " << w.code << ": " << printable(w.message) << "\n";
+  return kExitOk;
+}
+
 int run_convert(const MotionArgs& a) {
   motion::JointTable table;
   if (int rc = load_table(a, table); rc != kExitOk) return rc;
@@ -189,9 +365,13 @@ int run_convert(const MotionArgs& a) {
     return kExitUsage;
   }
   const std::string_view text = core::as_chars(file->bytes());
+  if (motion::detect_assimp_format(text) != motion::AssimpFormat::kUnknown)
+    return run_convert_assimp(a, std::move(table));
   const motion::MotionFormat format = motion::detect_motion_format(text);
   if (format == motion::MotionFormat::kUnknown) return unknown_format(a);
   if (format == motion::MotionFormat::kKeypointJson) return run_convert_keypoints(a, text);
+  if (!a.animation.empty())
+    std::cerr << printable(a.input) << ": warning: --animation applies to FBX/glTF/GLB input only; ignored\n";
   motion::ConvertOptions options;
   options.table = std::move(table);
   options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
@@ -238,23 +418,6 @@ int run_convert(const MotionArgs& a) {
   return kExitOk;
 }
 
-void print_tree(std::ostream& os, const motion::BvhHeader& h) {
-  std::vector<int> depth(h.joints.size(), 0);
-  for (std::size_t i = 0; i < h.joints.size(); ++i) {
-    const auto& j = h.joints[i];
-    if (j.parent >= 0) depth[i] = depth[static_cast<std::size_t>(j.parent)] + 1;
-    os << "  " << std::string(static_cast<std::size_t>(depth[i]) * 2, ' ') << printable(j.name);
-    if (j.channel_count) {
-      os << " [";
-      for (std::uint8_t c = 0; c < j.channel_count; ++c)
-        os << (c ? " " : "") << motion::channel_name(j.channels[c]);
-      os << "]";
-    }
-    os << " offset (" << number_text(j.offset[0]) << ", " << number_text(j.offset[1]) << ", "
-       << number_text(j.offset[2]) << ")\n";
-  }
-}
-
 int run_inspect(const MotionArgs& a) {
   motion::JointTable table;
   if (int rc = load_table(a, table); rc != kExitOk) return rc;
@@ -264,12 +427,14 @@ int run_inspect(const MotionArgs& a) {
     return kExitUsage;
   }
   const std::string_view text = core::as_chars(file->bytes());
+  if (motion::detect_assimp_format(text) != motion::AssimpFormat::kUnknown) return run_inspect_assimp(a, table);
   const motion::MotionFormat format = motion::detect_motion_format(text);
   if (format == motion::MotionFormat::kUnknown) return unknown_format(a);
   if (format == motion::MotionFormat::kKeypointJson) return run_inspect_keypoints(a, text);
   motion::ConvertOptions options;
   options.table = table;
   options.hints = &*file;
+  if (a.fps > 0) options.fps = a.fps;
   auto r = motion::analyse_bvh(text, options);
   if (!r) {
     if (a.json) {
@@ -320,18 +485,7 @@ int run_inspect(const MotionArgs& a) {
   os << "skeleton:\n";
   print_tree(os, h);
   os << "pelvis (origin): " << printable(pelvis_json(*r).get<std::string>()) << "\n";
-  os << "MediaPipe points:\n";
-  for (std::size_t i = 0; i < motion::kPointCount; ++i) {
-    const auto& pm = r->mapping.points[i];
-    char line[64];
-    std::snprintf(line, sizeof line, "  %2zu %-17s %-9s ", i, std::string(motion::point_name(i)).c_str(),
-                  motion::point_source_name(pm.source));
-    os << line;
-    if (pm.joint >= 0) os << printable(h.joints[static_cast<std::size_t>(pm.joint)].name);
-    else if (pm.source == motion::PointSource::kMissing) os << "(no joint; confidence 0, parent's position)";
-    else os << "(from its parents; confidence 0.5)";
-    os << "\n";
-  }
+  print_points(os, *r);
   for (const auto& w : r->warnings) os << "warning " << w.code << ": " << printable(w.message) << "\n";
   return kExitOk;
 }
@@ -339,45 +493,66 @@ int run_inspect(const MotionArgs& a) {
 }  // namespace
 
 void add_motion_commands(CLI::App& app, int& exit_code) {
-  CLI::App* motion = app.add_subcommand("motion", "Motion data (BVH, keypoint JSON) to MediaPipe-33 keypoints");
+  CLI::App* motion = app.add_subcommand("motion", "Motion data (BVH, FBX, glTF, GLB, keypoint JSON) to MediaPipe-33 keypoints");
   motion->require_subcommand(1);
 
   auto conv = std::make_shared<MotionArgs>();
   CLI::App* convert = motion->add_subcommand(
       "convert",
-      "Convert a BVH motion or mediapipe33@0.1.0 keypoint JSON to MediaPipe-33 keypoint NDJSON "
+      "Convert a BVH motion, an FBX/glTF/GLB animation (skeleton + one animation, resampled at a "
+      "fixed rate) or mediapipe33@0.1.0 keypoint JSON to MediaPipe-33 keypoint NDJSON "
       "(one frame per line: frame, timeMs, 33 points [x,y,z,confidence], 9 joint-angle cosines); "
-      "the format is detected from the content");
-  convert->add_option("input", conv->input, "BVH file or keypoint JSON file")->required()->type_name("IN");
+      "the format is detected from the content, not the file name");
+  convert->add_option("input", conv->input, "BVH, FBX, glTF, GLB or keypoint JSON file")->required()->type_name("IN");
   convert->add_option("-o,--output", conv->output, "Output NDJSON file, '-' for stdout")
       ->required()
       ->type_name("OUT");
   convert->add_option("--joint-map", conv->joint_map,
                       "JSON object: MediaPipe point name or index -> [joint names], tried before "
-                      "the default table (BVH only)")
+                      "the default table (BVH, FBX, glTF, GLB)")
       ->type_name("FILE");
-  convert->add_option("--up", conv->up, "Up axis of a BVH source: y (default) or z (rotated -90 deg about X)")
+  convert->add_option("--up", conv->up,
+                      "Up axis of the source: y or z (rotated -90 deg about X). Default: y for BVH; for FBX "
+                      "the file's UpAxis setting, for glTF/GLB y")
       ->check(CLI::IsMember({"y", "z"}))
       ->type_name("AXIS");
-  convert->add_option("--fps", conv->fps, "Frame rate for timeMs (default: BVH Frame Time or the JSON's fps, else 30)")
+  convert->add_option("--animation", conv->animation,
+                      "FBX/glTF/GLB: the animation to convert, by index (0 = first, the default) or by name")
+      ->type_name("N|NAME");
+  convert->add_option("--fps", conv->fps,
+                      "Frame rate for timeMs (default: BVH Frame Time, the JSON's fps, an FBX's frame rate or a "
+                      "glTF's key spacing, else 30); FBX/glTF/GLB are resampled at this rate")
       ->check(CLI::Range(0.001, 1000.0))
       ->type_name("N");
   convert->add_flag("--json", conv->json, "Print a JSON summary (stdout; stderr with -o -)");
   convert->footer(
-      "Exit status: 0 converted, 1 invalid BVH, keypoint JSON or joint map, 2 usage or I/O error.\n"
-      "Formats and rules: docs/contracts/keypoints.md, docs/contracts/skeleton-topology.md.");
+      "Exit status: 0 converted, 1 invalid input (BVH, a file Assimp cannot read, no animation, keypoint "
+      "JSON) or joint map, 2 usage or I/O error.\n"
+      "Example: charkit motion convert walk.glb -o walk.ndjson --animation Walk --fps 30\n"
+      "Formats and rules: docs/motion.md, docs/contracts/keypoints.md, docs/contracts/skeleton-topology.md.");
   convert->callback([conv, &exit_code] { exit_code = run_convert(*conv); });
 
   auto insp = std::make_shared<MotionArgs>();
   CLI::App* inspect = motion->add_subcommand(
       "inspect",
       "Show a BVH file's skeleton tree, channels, frames and fps, and which MediaPipe points are "
-      "mapped from which joints, missing or estimated; for keypoint JSON: validity (errors with a "
-      "JSON pointer), frames, fps and what would be computed or clamped");
-  inspect->add_option("input", insp->input, "BVH file or keypoint JSON file")->required()->type_name("IN");
+      "mapped from which joints, missing or estimated; for FBX/glTF/GLB also the animations, the "
+      "chosen one, its duration, the up-axis handling and where the fps comes from; for keypoint "
+      "JSON: validity (errors with a JSON pointer), frames, fps and what would be computed or clamped");
+  inspect->add_option("input", insp->input, "BVH, FBX, glTF, GLB or keypoint JSON file")->required()->type_name("IN");
   inspect->add_option("--joint-map", insp->joint_map, "Joint map as for convert")->type_name("FILE");
+  inspect->add_option("--animation", insp->animation, "FBX/glTF/GLB: animation index or name (default 0)")
+      ->type_name("N|NAME");
+  inspect->add_option("--fps", insp->fps, "FBX/glTF/GLB: resampling rate, as for convert")
+      ->check(CLI::Range(0.001, 1000.0))
+      ->type_name("N");
+  inspect->add_option("--up", insp->up, "FBX/glTF/GLB: up axis, as for convert")
+      ->check(CLI::IsMember({"y", "z"}))
+      ->type_name("AXIS");
   inspect->add_flag("--json", insp->json, "Print the inspection as JSON");
-  inspect->footer("Exit status: 0 inspected, 1 invalid BVH, keypoint JSON or joint map, 2 usage or I/O error.");
+  inspect->footer(
+      "Exit status: 0 inspected, 1 invalid input (BVH, a file Assimp cannot read, no animation, keypoint "
+      "JSON) or joint map, 2 usage or I/O error.");
   inspect->callback([insp, &exit_code] { exit_code = run_inspect(*insp); });
 }
 

@@ -1,0 +1,871 @@
+#include "charkit/motion/assimp_motion.h"
+
+#include <assimp/MemoryIOWrapper.h>
+#include <assimp/config.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+#include <assimp/IOStream.hpp>
+#include <assimp/IOSystem.hpp>
+#include <assimp/Importer.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "charkit/core/bytes.h"
+#include "charkit/core/mapped_file.h"
+#include "charkit/motion/ndjson.h"
+
+namespace charkit::motion {
+
+// ---- format detection ------------------------------------------------------------
+
+namespace {
+
+// Stops at the first top-level key: "asset" → glTF; "format" or "frames"
+// (keypoint JSON, keypoints.md §6) → not glTF. Never builds a DOM.
+class TopLevelKeys : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool gltf = false;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    ++depth_;
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    return depth_ > 1;  // a top-level array is neither
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth_ != 1) return true;
+    if (k == "asset") {
+      gltf = true;
+      return false;
+    }
+    return k != "format" && k != "frames";
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  int depth_ = 0;
+};
+
+bool json_has_top_level_asset(std::string_view text) {
+  TopLevelKeys sax;
+  try {
+    (void)nlohmann::json::sax_parse(text.begin(), text.end(), &sax,
+                                    nlohmann::json::input_format_t::json, true);
+  } catch (...) {
+    return false;
+  }
+  return sax.gltf;
+}
+
+}  // namespace
+
+AssimpFormat detect_assimp_format(std::string_view b) {
+  if (b.size() >= 12 && b.substr(0, 4) == "glTF") return AssimpFormat::kGlb;
+  if (b.substr(0, 18) == "Kaydara FBX Binary") return AssimpFormat::kFbxBinary;
+  std::string_view t = b;
+  if (t.substr(0, 3) == "\xEF\xBB\xBF") t.remove_prefix(3);
+  while (!t.empty() && (t[0] == ' ' || t[0] == '\t' || t[0] == '\r' || t[0] == '\n'))
+    t.remove_prefix(1);
+  if (t.substr(0, 5) == "; FBX" || t.substr(0, 18) == "FBXHeaderExtension")
+    return AssimpFormat::kFbxAscii;
+  if (!t.empty() && t[0] == '{' && json_has_top_level_asset(t)) return AssimpFormat::kGltf;
+  return AssimpFormat::kUnknown;
+}
+
+const char* assimp_format_name(AssimpFormat f) {
+  switch (f) {
+    case AssimpFormat::kGlb:
+      return "glb";
+    case AssimpFormat::kGltf:
+      return "gltf";
+    case AssimpFormat::kFbxBinary:
+      return "fbx";
+    case AssimpFormat::kFbxAscii:
+      return "fbx-ascii";
+    case AssimpFormat::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+// ---- maths -----------------------------------------------------------------------
+
+namespace {
+
+using Quat = std::array<double, 4>;  // w, x, y, z
+
+struct Affine {  // x' = m·x + t
+  Mat3 m{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  Vec3 t{};
+};
+
+Mat3 mul(const Mat3& a, const Mat3& b) {
+  Mat3 r{};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      r[static_cast<std::size_t>(i * 3 + j)] =
+          a[static_cast<std::size_t>(i * 3)] * b[static_cast<std::size_t>(j)] +
+          a[static_cast<std::size_t>(i * 3 + 1)] * b[static_cast<std::size_t>(3 + j)] +
+          a[static_cast<std::size_t>(i * 3 + 2)] * b[static_cast<std::size_t>(6 + j)];
+  return r;
+}
+
+Vec3 mul(const Mat3& a, const Vec3& v) {
+  return {a[0] * v[0] + a[1] * v[1] + a[2] * v[2], a[3] * v[0] + a[4] * v[1] + a[5] * v[2],
+          a[6] * v[0] + a[7] * v[1] + a[8] * v[2]};
+}
+
+Affine compose(const Affine& a, const Affine& b) {
+  Affine r;
+  r.m = mul(a.m, b.m);
+  const Vec3 bt = mul(a.m, b.t);
+  r.t = {bt[0] + a.t[0], bt[1] + a.t[1], bt[2] + a.t[2]};
+  return r;
+}
+
+Affine from_ai(const aiMatrix4x4& a) {
+  Affine r;
+  r.m = {a.a1, a.a2, a.a3, a.b1, a.b2, a.b3, a.c1, a.c2, a.c3};
+  r.t = {a.a4, a.b4, a.c4};
+  return r;
+}
+
+Quat normalised(const Quat& q) {
+  const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  if (!(n > 1e-12) || !std::isfinite(n)) return n > 1e-12 ? q : Quat{1, 0, 0, 0};
+  return {q[0] / n, q[1] / n, q[2] / n, q[3] / n};
+}
+
+// Rotation · diag(scale), translation t.
+Affine trs(const Vec3& t, const Quat& q, const Vec3& s) {
+  const double w = q[0], x = q[1], y = q[2], z = q[3];
+  const Mat3 r{1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
+               2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+               2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
+  Affine a;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j) a.m[i * 3 + j] = r[i * 3 + j] * s[j];
+  a.t = t;
+  return a;
+}
+
+Quat slerp(Quat a, Quat b, double f) {
+  double d = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+  if (d < 0) {  // the shorter way round
+    for (double& c : b) c = -c;
+    d = -d;
+  }
+  double wa = 1 - f, wb = f;
+  if (d < 0.9995) {
+    const double theta = std::acos(std::min(d, 1.0));
+    const double st = std::sin(theta);
+    wa = std::sin((1 - f) * theta) / st;
+    wb = std::sin(f * theta) / st;
+  }
+  return normalised(
+      {wa * a[0] + wb * b[0], wa * a[1] + wb * b[1], wa * a[2] + wb * b[2], wa * a[3] + wb * b[3]});
+}
+
+}  // namespace
+
+// ---- tracks ----------------------------------------------------------------------
+
+struct AssimpTracks {
+  template <typename V>
+  struct Key {
+    double t;  // ticks
+    V v;
+  };
+  struct Track {
+    std::vector<Key<Vec3>> position, scaling;
+    std::vector<Key<Quat>> rotation;
+  };
+  struct Node {
+    int parent = -1;  // index in nodes, parents first
+    Affine rest;
+    Vec3 rest_t{}, rest_s{1, 1, 1};
+    Quat rest_r{1, 0, 0, 0};
+    int track = -1;
+  };
+  std::vector<Node> nodes;
+  std::vector<Track> tracks;
+  std::vector<std::uint32_t> joint_node;  // joint → node
+  Mat3 up{1, 0, 0, 0, 1, 0, 0, 0, 1};     // applied to world positions
+  double ticks_per_second = 30;
+};
+
+namespace {
+
+template <typename V, typename Lerp>
+V interpolate(const std::vector<AssimpTracks::Key<V>>& keys, double t, const V& rest, Lerp lerp) {
+  if (keys.empty()) return rest;
+  if (!(t > keys.front().t)) return keys.front().v;  // also NaN
+  if (t >= keys.back().t) return keys.back().v;
+  auto it = std::upper_bound(keys.begin(), keys.end(), t,
+                             [](double x, const AssimpTracks::Key<V>& k) { return x < k.t; });
+  const auto& k1 = *it;
+  const auto& k0 = *(it - 1);
+  const double span = k1.t - k0.t;
+  if (!(span > 0)) return k1.v;
+  return lerp(k0.v, k1.v, (t - k0.t) / span);
+}
+
+Vec3 lerp3(const Vec3& a, const Vec3& b, double f) {
+  return {a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f, a[2] + (b[2] - a[2]) * f};
+}
+
+}  // namespace
+
+void AssimpMotion::sample_at(double seconds, std::span<Vec3> out) const {
+  if (!tracks || out.size() != joints.size()) return;
+  const AssimpTracks& tr = *tracks;
+  const double ticks = seconds * tr.ticks_per_second;
+  std::vector<Affine> world(tr.nodes.size());
+  for (std::size_t i = 0; i < tr.nodes.size(); ++i) {
+    const auto& n = tr.nodes[i];
+    Affine local = n.rest;
+    if (n.track >= 0) {
+      const auto& k = tr.tracks[static_cast<std::size_t>(n.track)];
+      local = trs(interpolate(k.position, ticks, n.rest_t, lerp3),
+                  interpolate(k.rotation, ticks, n.rest_r, slerp),
+                  interpolate(k.scaling, ticks, n.rest_s, lerp3));
+    }
+    world[i] = n.parent >= 0 ? compose(world[static_cast<std::size_t>(n.parent)], local) : local;
+  }
+  for (std::size_t j = 0; j < joints.size(); ++j) out[j] = mul(tr.up, world[tr.joint_node[j]].t);
+}
+
+void AssimpMotion::sample(std::uint64_t frame, std::span<Vec3> out) const {
+  sample_at(static_cast<double>(frame) / fps, out);
+}
+
+// ---- import ----------------------------------------------------------------------
+
+namespace {
+
+// The importer's only file access: files under `dir` (none when dir is
+// empty), regular files, read whole into memory within a byte budget.
+class BoundedIOSystem : public Assimp::IOSystem {
+ public:
+  BoundedIOSystem(std::filesystem::path dir, std::uint64_t budget)
+      : dir_(std::move(dir)), budget_(budget) {}
+
+  bool Exists(const char* file) const override { return !resolve(file).empty(); }
+  char getOsSeparator() const override { return '/'; }
+  Assimp::IOStream* Open(const char* file, const char* mode) override {
+    if (!mode || std::strchr(mode, 'w') || std::strchr(mode, 'a') || std::strchr(mode, '+'))
+      return nullptr;
+    const std::filesystem::path p = resolve(file);
+    if (p.empty()) return nullptr;
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(p, ec);
+    if (ec || size > budget_) return nullptr;
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return nullptr;
+    auto* buf = new (std::nothrow) std::uint8_t[size ? size : 1];
+    if (!buf) return nullptr;
+    in.read(reinterpret_cast<char*>(buf), static_cast<std::streamsize>(size));
+    if (static_cast<std::uint64_t>(in.gcount()) != size) {
+      delete[] buf;
+      return nullptr;
+    }
+    budget_ -= size;
+    return new Assimp::MemoryIOStream(buf, static_cast<std::size_t>(size), true);
+  }
+  void Close(Assimp::IOStream* s) override { delete s; }
+
+ private:
+  std::filesystem::path resolve(const char* file) const {
+    if (dir_.empty() || !file || !*file) return {};
+    std::error_code ec;
+    std::filesystem::path p(file);
+    if (p.is_relative()) p = dir_ / p;
+    p = std::filesystem::weakly_canonical(p, ec);
+    if (ec) return {};
+    // Inside dir_ (or below it) and a regular file.
+    auto rel = p.lexically_relative(dir_);
+    if (rel.empty() || *rel.begin() == "..") return {};
+    if (!std::filesystem::is_regular_file(p, ec) || ec) return {};
+    return p;
+  }
+
+  std::filesystem::path dir_;
+  std::uint64_t budget_;
+};
+
+core::Error fail(std::string code, std::string message) {
+  return core::make_error(std::move(code), std::move(message));
+}
+
+bool is_helper(const aiString& name) {
+  return std::strstr(name.C_Str(), "_$AssimpFbx$_") != nullptr;
+}
+
+std::string safe_name(const aiString& s) {
+  // aiString holds at most 1023 bytes; length is trusted only within that.
+  const std::size_t n = std::min<std::size_t>(s.length, MAXLEN - 1);
+  return std::string(s.data, ::strnlen(s.data, n));
+}
+
+core::Result<std::size_t> choose_animation(const aiScene& scene, const std::string& want) {
+  const std::size_t n = scene.mNumAnimations;
+  auto list = [&] {
+    std::string s;
+    for (std::size_t i = 0; i < n && i < 8; ++i) {
+      s += (i ? ", " : "") + std::to_string(i);
+      const std::string name = safe_name(scene.mAnimations[i]->mName);
+      if (!name.empty()) s += " \"" + name + "\"";
+    }
+    if (n > 8) s += ", …";
+    return s;
+  };
+  if (want.empty()) return std::size_t{0};
+  if (std::all_of(want.begin(), want.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      want.size() < 10) {
+    const std::size_t i = std::stoul(want);
+    if (i < n) return i;
+    return fail("MOTION_ANIMATION_NOT_FOUND", "no animation " + want + " (the file has " +
+                                                  std::to_string(n) + ": " + list() + ")");
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (safe_name(scene.mAnimations[i]->mName) == want) return i;
+  return fail("MOTION_ANIMATION_NOT_FOUND",
+              "no animation named \"" + want + "\" (the file has " + list() + ")");
+}
+
+template <typename AiKey, typename V, typename Conv>
+void copy_keys(const AiKey* keys, unsigned count, std::vector<AssimpTracks::Key<V>>& out,
+               Conv conv) {
+  if (!keys) return;
+  out.reserve(count);
+  for (unsigned i = 0; i < count; ++i)
+    if (std::isfinite(keys[i].mTime)) out.push_back({keys[i].mTime, conv(keys[i].mValue)});
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.t < b.t; });
+}
+
+// Up axis of the file: glTF is Y-up (glTF 2.0 §3.4); FBX says so in its
+// GlobalSettings (Assimp's metadata UpAxis 0/1/2, UpAxisSign ±1), which
+// Assimp 5.2 reports but does not apply.
+Mat3 up_rotation(const aiScene& scene, AssimpFormat format, std::string& words) {
+  const Mat3 identity{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  if (format == AssimpFormat::kGlb || format == AssimpFormat::kGltf) {
+    words = "Y-up (glTF)";
+    return identity;
+  }
+  int axis = 1, sign = 1;
+  if (scene.mMetaData) {
+    std::int32_t v = 0;
+    if (scene.mMetaData->Get("UpAxis", v)) axis = v;
+    if (scene.mMetaData->Get("UpAxisSign", v)) sign = v < 0 ? -1 : 1;
+  }
+  if (axis < 0 || axis > 2) {
+    words = "FBX UpAxis " + std::to_string(axis) + " not understood; used as Y-up";
+    return identity;
+  }
+  static const char* kNames[] = {"X", "Y", "Z"};
+  words = std::string("FBX UpAxis ") + (sign < 0 ? "-" : "+") + kNames[axis];
+  // Rotations taking the file's up vector to +Y (rows of a row-major matrix).
+  if (axis == 1 && sign > 0) return identity;
+  words += ", rotated to +Y";
+  if (axis == 1) return {1, 0, 0, 0, -1, 0, 0, 0, -1};  // 180° about X
+  if (axis == 2 && sign > 0)
+    return {1, 0, 0, 0, 0, 1, 0, -1, 0};               // −90° about X: (x,y,z) → (x,z,−y)
+  if (axis == 2) return {1, 0, 0, 0, 0, -1, 0, 1, 0};  // +90° about X: (x,y,z) → (x,−z,y)
+  if (sign > 0) return {0, -1, 0, 1, 0, 0, 0, 0, 1};   // +90° about Z: (x,y,z) → (−y,x,z)
+  return {0, 1, 0, -1, 0, 0, 0, 0, 1};                 // −90° about Z: (x,y,z) → (y,−x,z)
+}
+
+core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat format,
+                                        const AssimpMotionOptions& o) {
+  const AssimpLimits& lim = o.limits;
+  if (o.fps && !(std::isfinite(*o.fps) && *o.fps > 0))
+    return fail("MOTION_FPS", "the frame rate must be a positive number");
+  if (!scene.mRootNode) return fail("MOTION_NO_SKELETON", "the file has no node hierarchy");
+  if (scene.mNumAnimations == 0 || !scene.mAnimations)
+    return fail("MOTION_NO_ANIMATION", "the file holds no animation");
+  auto chosen = choose_animation(scene, o.animation);
+  if (!chosen) return chosen.error();
+  const aiAnimation* anim = scene.mAnimations[*chosen];
+  if (!anim) return fail("MOTION_NO_ANIMATION", "the chosen animation is empty");
+
+  // All nodes in depth-first pre-order, without recursion.
+  struct N {
+    const aiNode* node;
+    int parent;
+    std::size_t end = 0;  // one past the last node of its subtree
+  };
+  std::vector<N> nodes;
+  {
+    std::vector<std::pair<const aiNode*, int>> stack{{scene.mRootNode, -1}};
+    while (!stack.empty()) {
+      auto [node, parent] = stack.back();
+      stack.pop_back();
+      if (nodes.size() >= lim.max_nodes)
+        return fail("MOTION_LIMIT", "more than " + std::to_string(lim.max_nodes) + " nodes");
+      const int self = static_cast<int>(nodes.size());
+      nodes.push_back({node, parent});
+      if (node->mChildren)
+        for (unsigned c = node->mNumChildren; c-- > 0;)
+          if (node->mChildren[c]) stack.emplace_back(node->mChildren[c], self);
+    }
+    for (std::size_t i = nodes.size(); i-- > 0;) {
+      if (nodes[i].end < i + 1) nodes[i].end = i + 1;
+      if (nodes[i].parent >= 0) {
+        auto& p = nodes[static_cast<std::size_t>(nodes[i].parent)];
+        p.end = std::max(p.end, nodes[i].end);
+      }
+    }
+  }
+  std::unordered_map<std::string, std::size_t> by_name;
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    by_name.emplace(safe_name(nodes[i].node->mName), i);
+  auto find = [&](const aiString& name) -> int {
+    auto it = by_name.find(safe_name(name));
+    return it == by_name.end() ? -1 : static_cast<int>(it->second);
+  };
+
+  // Targets: the bones of skinned meshes, else the animated nodes.
+  std::vector<char> target(nodes.size(), 0);
+  bool any = false;
+  if (scene.mMeshes)
+    for (unsigned m = 0; m < scene.mNumMeshes; ++m) {
+      const aiMesh* mesh = scene.mMeshes[m];
+      if (!mesh || !mesh->mBones) continue;
+      for (unsigned b = 0; b < mesh->mNumBones; ++b)
+        if (mesh->mBones[b])
+          if (int i = find(mesh->mBones[b]->mName); i >= 0)
+            target[static_cast<std::size_t>(i)] = any = true;
+    }
+  AssimpMotion out;
+  out.skinned = any;
+  if (!any && anim->mChannels)
+    for (unsigned c = 0; c < anim->mNumChannels; ++c)
+      if (anim->mChannels[c])
+        if (int i = find(anim->mChannels[c]->mNodeName); i >= 0)
+          target[static_cast<std::size_t>(i)] = any = true;
+  if (!any)
+    return fail(
+        "MOTION_NO_SKELETON",
+        "no skinned mesh bones and no animated node found in the node hierarchy (nothing to move)");
+
+  // The lowest common ancestor of the targets (pre-order: a is an ancestor
+  // of b when a <= b < end(a)).
+  std::size_t lca = 0;
+  {
+    bool first = true;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (!target[i]) continue;
+      if (first) {
+        lca = i;
+        first = false;
+        continue;
+      }
+      while (!(lca <= i && i < nodes[lca].end)) lca = static_cast<std::size_t>(nodes[lca].parent);
+    }
+  }
+  // Included nodes in the LCA's subtree: targets, their ancestors, and
+  // mesh-free descendants of targets (end effectors such as HeadTop_End).
+  std::vector<char> on_path(nodes.size(), 0), under_target(nodes.size(), 0),
+      include(nodes.size(), 0);
+  for (std::size_t i = lca; i < nodes[lca].end; ++i)
+    if (target[i])
+      for (std::size_t k = i; !on_path[k]; k = static_cast<std::size_t>(nodes[k].parent)) {
+        on_path[k] = 1;
+        if (k == lca) break;
+      }
+  for (std::size_t i = lca; i < nodes[lca].end; ++i) {
+    const bool root = i == lca;
+    const auto parent = static_cast<std::size_t>(root ? 0 : nodes[i].parent);
+    under_target[i] = target[i] || (!root && under_target[parent]);
+    include[i] = on_path[i] || (!root && include[parent] && under_target[parent] &&
+                                nodes[i].node->mNumMeshes == 0);
+  }
+
+  // Evaluation chain: the LCA's ancestors (root first), then the included nodes.
+  auto tr = std::make_shared<AssimpTracks>();
+  std::vector<int> eval_of(nodes.size(), -1);
+  std::vector<char> eval_helper;
+  {
+    std::vector<std::size_t> chain;
+    for (int k = nodes[lca].parent; k >= 0; k = nodes[static_cast<std::size_t>(k)].parent)
+      chain.push_back(static_cast<std::size_t>(k));
+    std::reverse(chain.begin(), chain.end());
+    for (std::size_t i = lca; i < nodes[lca].end; ++i)
+      if (include[i]) chain.push_back(i);
+    for (std::size_t i : chain) {
+      AssimpTracks::Node n;
+      n.parent = nodes[i].parent >= 0 ? eval_of[static_cast<std::size_t>(nodes[i].parent)] : -1;
+      const aiMatrix4x4& m = nodes[i].node->mTransformation;
+      n.rest = from_ai(m);
+      aiVector3D s, t;
+      aiQuaternion r;
+      m.Decompose(s, r, t);
+      n.rest_t = {t.x, t.y, t.z};
+      n.rest_s = {s.x, s.y, s.z};
+      n.rest_r = normalised({r.w, r.x, r.y, r.z});
+      eval_of[i] = static_cast<int>(tr->nodes.size());
+      eval_helper.push_back(is_helper(nodes[i].node->mName) ? 1 : 0);
+      tr->nodes.push_back(n);
+    }
+  }
+
+  // Joints: included nodes that are not `$AssimpFbx$` helpers; a helper's
+  // transform stays in the chain, folded into the joint below it.
+  std::vector<int> eval_joint(tr->nodes.size(), -1);
+  for (std::size_t i = lca; i < nodes[lca].end; ++i) {
+    if (!include[i] || is_helper(nodes[i].node->mName)) continue;
+    if (out.joints.size() >= lim.max_joints)
+      return fail("MOTION_LIMIT",
+                  "more than " + std::to_string(lim.max_joints) + " skeleton joints");
+    BvhJoint j;
+    j.name = safe_name(nodes[i].node->mName);
+    int parent_joint = -1;
+    Affine rel = tr->nodes[static_cast<std::size_t>(eval_of[i])].rest;
+    for (int k = nodes[i].parent; k >= 0 && static_cast<std::size_t>(k) >= lca;
+         k = nodes[static_cast<std::size_t>(k)].parent) {
+      const auto ku = static_cast<std::size_t>(k);
+      if (!include[ku]) break;
+      if (!is_helper(nodes[ku].node->mName)) {
+        parent_joint = eval_joint[static_cast<std::size_t>(eval_of[ku])];
+        break;
+      }
+      rel = compose(tr->nodes[static_cast<std::size_t>(eval_of[ku])].rest, rel);
+    }
+    j.parent = parent_joint;
+    j.offset = rel.t;
+    if (parent_joint < 0) ++out.root_count;
+    eval_joint[static_cast<std::size_t>(eval_of[i])] = static_cast<int>(out.joints.size());
+    out.joints.push_back(std::move(j));
+    tr->joint_node.push_back(static_cast<std::uint32_t>(eval_of[i]));
+  }
+  if (out.joints.empty()) return fail("MOTION_NO_SKELETON", "the skeleton has no joints");
+
+  // Tracks of the chosen animation on the evaluated nodes.
+  double max_key = 0;
+  std::size_t densest = 0;
+  double densest_span = 0;
+  if (anim->mChannels)
+    for (unsigned c = 0; c < anim->mNumChannels; ++c) {
+      const aiNodeAnim* ch = anim->mChannels[c];
+      if (!ch) continue;
+      const int ni = find(ch->mNodeName);
+      if (ni < 0) {
+        out.warnings.push_back(
+            {"MOTION_CHANNEL_UNKNOWN_NODE",
+             "animation channel for unknown node \"" + safe_name(ch->mNodeName) + "\" ignored"});
+        continue;
+      }
+      const int e = eval_of[static_cast<std::size_t>(ni)];
+      if (e < 0) continue;  // moves nothing of the skeleton
+      auto& en = tr->nodes[static_cast<std::size_t>(e)];
+      if (en.track >= 0) {
+        out.warnings.push_back(
+            {"MOTION_CHANNEL_DUPLICATE",
+             "second channel for node \"" + safe_name(ch->mNodeName) + "\" ignored"});
+        continue;
+      }
+      AssimpTracks::Track t;
+      copy_keys(ch->mPositionKeys, ch->mNumPositionKeys, t.position, [](const aiVector3D& v) {
+        return Vec3{v.x, v.y, v.z};
+      });
+      copy_keys(ch->mScalingKeys, ch->mNumScalingKeys, t.scaling, [](const aiVector3D& v) {
+        return Vec3{v.x, v.y, v.z};
+      });
+      copy_keys(ch->mRotationKeys, ch->mNumRotationKeys, t.rotation, [](const aiQuaternion& q) {
+        return normalised({q.w, q.x, q.y, q.z});
+      });
+      auto note = [&](const auto& keys) {
+        if (keys.empty()) return;
+        max_key = std::max(max_key, keys.back().t);
+        if (keys.size() > densest) {
+          densest = keys.size();
+          densest_span = keys.back().t - keys.front().t;
+        }
+      };
+      note(t.position);
+      note(t.rotation);
+      note(t.scaling);
+      en.track = static_cast<int>(tr->tracks.size());
+      tr->tracks.push_back(std::move(t));
+    }
+  for (std::size_t j = 0; j < out.joints.size(); ++j) {
+    // The joint's node or a helper folded into it.
+    int k = static_cast<int>(tr->joint_node[j]);
+    bool moved = false;
+    for (bool first = true; k >= 0 && (first || eval_helper[static_cast<std::size_t>(k)]);
+         first = false) {
+      moved = moved || tr->nodes[static_cast<std::size_t>(k)].track >= 0;
+      k = tr->nodes[static_cast<std::size_t>(k)].parent;
+    }
+    out.animated_joints += moved ? 1 : 0;
+  }
+
+  // Time base, rate and length (docs/motion.md).
+  const double tps_in = anim->mTicksPerSecond;
+  const bool tps_given = std::isfinite(tps_in) && tps_in > 0;
+  tr->ticks_per_second = tps_given ? tps_in : kDefaultFps;
+  if (!tps_given)
+    out.warnings.push_back(
+        {"MOTION_TICKS_PER_SECOND", "the animation gives no ticks per second; using 30"});
+  if (o.fps) {
+    out.fps = *o.fps;
+    out.fps_source = "option";
+  } else if (tps_given && tps_in >= 1 && tps_in <= 240) {
+    out.fps = tps_in;
+    out.fps_source = "ticks per second";
+  } else {
+    std::optional<double> f;
+    if (densest >= 2 && densest_span > 0)
+      f = fps_from_frame_time(densest_span / static_cast<double>(densest - 1) /
+                              tr->ticks_per_second);
+    if (f && *f >= 10 && *f <= 240) {
+      out.fps = *f;
+      out.fps_source = "key spacing";
+    } else {
+      out.fps = kDefaultFps;
+      out.fps_source = "default";
+    }
+  }
+  const double dur_ticks =
+      std::isfinite(anim->mDuration) && anim->mDuration > 0 ? anim->mDuration : max_key;
+  out.duration_seconds = std::max(0.0, dur_ticks / tr->ticks_per_second);
+  const double span_frames = out.duration_seconds * out.fps;
+  if (!std::isfinite(span_frames) || span_frames + 1 > static_cast<double>(lim.max_frames))
+    return fail("MOTION_LIMIT", "the animation is " + std::to_string(out.duration_seconds) +
+                                    " s long: more than " + std::to_string(lim.max_frames) +
+                                    " frames at " + std::to_string(out.fps) + " fps");
+  out.frames = static_cast<std::uint64_t>(std::llround(span_frames)) + 1;
+  if (static_cast<double>(out.frames) * static_cast<double>(tr->nodes.size()) >
+      static_cast<double>(lim.max_work))
+    return fail("MOTION_LIMIT",
+                std::to_string(out.frames) + " frames × " + std::to_string(tr->nodes.size()) +
+                    " nodes is more work than the limit of " + std::to_string(lim.max_work));
+
+  if (o.auto_up) {
+    tr->up = up_rotation(scene, format, out.up_axis);
+  } else {
+    out.up_axis = "as stored (--up given)";
+  }
+  out.format = format;
+  for (unsigned a = 0; a < scene.mNumAnimations; ++a) {
+    const aiAnimation* an = scene.mAnimations[a];
+    if (!an) continue;
+    out.animations.push_back(
+        {safe_name(an->mName), an->mDuration, an->mTicksPerSecond, an->mNumChannels});
+  }
+  out.animation = *chosen;
+  out.tracks = std::move(tr);
+  return out;
+}
+
+std::uint32_t le32(std::span<const std::uint8_t> b, std::size_t at) {
+  return static_cast<std::uint32_t>(b[at]) | static_cast<std::uint32_t>(b[at + 1]) << 8 |
+         static_cast<std::uint32_t>(b[at + 2]) << 16 | static_cast<std::uint32_t>(b[at + 3]) << 24;
+}
+
+// The GLB container (glTF 2.0 §4.4) checked before Assimp sees it: Assimp
+// 5.2 allocates and clears a chunk's declared length before comparing it with
+// the file, so a corrupt length would cost gigabytes and minutes.
+std::string glb_problem(std::span<const std::uint8_t> b) {
+  if (b.size() < 20) return "shorter than the 12-byte header and one chunk header";
+  if (le32(b, 4) != 2) return "version " + std::to_string(le32(b, 4)) + ", not 2";
+  const std::uint64_t length = le32(b, 8);
+  if (length > b.size())
+    return "header length " + std::to_string(length) + " is past the end of the file";
+  std::uint64_t at = 12;
+  for (int chunk = 0; at < length; ++chunk) {
+    if (length - at < 8) return "truncated chunk header at byte " + std::to_string(at);
+    const std::uint64_t n = le32(b, static_cast<std::size_t>(at));
+    if (n > length - at - 8)
+      return "chunk " + std::to_string(chunk) + " at byte " + std::to_string(at) + " declares " +
+             std::to_string(n) + " bytes, past the end of the file";
+    if (chunk == 0 && le32(b, static_cast<std::size_t>(at + 4)) != 0x4E4F534Au)
+      return "the first chunk is not JSON";
+    at += 8 + n;
+  }
+  return {};
+}
+
+const char* hint_of(AssimpFormat f) {
+  switch (f) {
+    case AssimpFormat::kGlb:
+      return "glb";
+    case AssimpFormat::kGltf:
+      return "gltf";
+    default:
+      return "fbx";
+  }
+}
+
+core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
+                                  const std::filesystem::path& dir, const AssimpMotionOptions& o) {
+  if (bytes.size() > o.limits.max_bytes)
+    return fail("MOTION_LIMIT",
+                "the file is larger than " + std::to_string(o.limits.max_bytes) + " bytes");
+  const AssimpFormat format = detect_assimp_format(core::as_chars(bytes));
+  if (format == AssimpFormat::kUnknown)
+    return fail("MOTION_FORMAT",
+                "not a glTF (JSON with \"asset\"), GLB (glTF magic) or FBX (binary or ASCII) file");
+  if (format == AssimpFormat::kGlb)
+    if (std::string problem = glb_problem(bytes); !problem.empty())
+      return fail("MOTION_IMPORT_FAILED", "not a valid GLB container: " + problem);
+  try {
+    Assimp::Importer importer;
+    importer.SetIOHandler(new BoundedIOSystem(dir, o.limits.max_bytes - bytes.size()));
+    importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_READ_MATERIALS, false);
+    importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_READ_TEXTURES, false);
+    importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_READ_CAMERAS, false);
+    importer.SetPropertyBool(AI_CONFIG_IMPORT_FBX_READ_LIGHTS, false);
+    // No post-processing that changes the hierarchy (no PreTransformVertices,
+    // OptimizeGraph); the structure is validated.
+    const aiScene* scene = importer.ReadFileFromMemory(
+        bytes.data(), bytes.size(), aiProcess_ValidateDataStructure, hint_of(format));
+    if (!scene) {
+      std::string msg = importer.GetErrorString();
+      if (msg.empty()) msg = "unknown reason";
+      return fail("MOTION_IMPORT_FAILED", std::string("Assimp cannot read this ") +
+                                              assimp_format_name(format) + " file: " + msg);
+    }
+    return build_motion(*scene, format, o);
+  } catch (const std::bad_alloc&) {
+    return fail("MOTION_IMPORT_FAILED", "out of memory while importing");
+  } catch (const std::exception& e) {
+    return fail("MOTION_IMPORT_FAILED", std::string("Assimp failed: ") + e.what());
+  } catch (...) {
+    return fail("MOTION_IMPORT_FAILED", "Assimp failed with an unknown exception");
+  }
+}
+
+}  // namespace
+
+core::Result<AssimpMotion> load_assimp_motion(std::span<const std::uint8_t> bytes,
+                                              const AssimpMotionOptions& options) {
+  return import(bytes, {}, options);
+}
+
+core::Result<AssimpMotion> load_assimp_motion_file(const std::string& path,
+                                                   const AssimpMotionOptions& options) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return fail("IO_OPEN", "cannot open the file: " + ec.message());
+  if (size > options.limits.max_bytes)
+    return fail("MOTION_LIMIT",
+                "the file is larger than " + std::to_string(options.limits.max_bytes) + " bytes");
+  auto file = core::MappedFile::open(path);
+  if (!file) return file.error();
+  auto dir =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).parent_path();
+  if (ec) dir.clear();
+  return import(file->bytes(), dir, options);
+}
+
+// ---- conversion ------------------------------------------------------------------
+
+namespace {
+
+ConvertSummary summary_of(const AssimpMotion& m, const ConvertOptions& o) {
+  ConvertSummary s;
+  s.header.joints = m.joints;
+  s.header.root_count = m.root_count;
+  s.header.declared_frames = m.frames;
+  s.header.frame_time = 1.0 / m.fps;
+  s.mapping = map_joints(s.header.joints, o.table);
+  s.frames = m.frames;
+  s.fps = m.fps;
+  s.warnings = m.warnings;
+  return s;
+}
+
+struct Frames {
+  const AssimpMotion& m;
+  std::vector<Vec3> positions;
+  std::array<Keypoint, kPointCount> points{};
+  std::array<double, kAngleCount> angles{};
+  PoseJob pose;
+  Frames(const AssimpMotion& motion, const JointMapping& mapping, UpAxis up)
+      : m(motion), positions(motion.joints.size()), pose{&mapping, positions, up, points, angles} {}
+  void run(std::uint64_t f) {
+    m.sample(f, positions);
+    pose.run();
+  }
+};
+
+core::Result<ConvertSummary> analyse(const AssimpMotion& m, const ConvertOptions& o) {
+  if (!m.tracks || m.joints.empty() || !(m.fps > 0))
+    return core::make_error("MOTION_INTERNAL", "not a loaded animation");
+  ConvertSummary s = summary_of(m, o);
+  Frames fr(m, s.mapping, o.up);
+  if (!fr.pose.validate())
+    return core::make_error("MOTION_INTERNAL", "inconsistent skeleton buffers");
+  for (std::uint64_t f = 0; f < m.frames; ++f) {
+    fr.run(f);
+    for (const Keypoint& k : fr.points) {
+      const double v = std::max({std::abs(k.x), std::abs(k.y), std::abs(k.z)});
+      if (!std::isfinite(v))
+        return core::make_error(
+            "MOTION_NOT_FINITE",
+            "frame " + std::to_string(f) + ": joint positions are not finite numbers");
+      s.max_abs = std::max(s.max_abs, v);
+    }
+  }
+  s.scale = projection_scale(s.max_abs);
+  return s;
+}
+
+}  // namespace
+
+core::Result<ConvertSummary> analyse_assimp_motion(const AssimpMotion& motion,
+                                                   const ConvertOptions& options) {
+  return analyse(motion, options);
+}
+
+core::Result<ConvertSummary> convert_assimp_motion(const AssimpMotion& motion,
+                                                   const ConvertOptions& options,
+                                                   const OutputSink& sink) {
+  auto analysed = analyse(motion, options);
+  if (!analysed) return analysed;
+  const ConvertSummary& s = *analysed;
+  Frames fr(motion, s.mapping, options.up);
+  constexpr std::size_t kFlushBytes = 64 * 1024;
+  std::string out;
+  out.reserve(kFlushBytes + 4096);
+  std::array<Keypoint, kPointCount> projected{};
+  for (std::uint64_t f = 0; f < motion.frames; ++f) {
+    fr.run(f);
+    for (std::size_t i = 0; i < kPointCount; ++i) projected[i] = project(fr.points[i], s.scale);
+    append_frame_line(out, f, frame_time_ms(f, s.fps), projected, fr.angles);
+    if (out.size() >= kFlushBytes) {
+      if (!sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
+      out.clear();
+    }
+  }
+  if (!out.empty() && !sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
+  return analysed;
+}
+
+}  // namespace charkit::motion
