@@ -1,0 +1,1048 @@
+// Model intake (docs/model.md): detection from content, the GLB chunk walk,
+// the glTF / VRM JSON survey, glTF-in-zip resolution and FBX through Assimp.
+#include "charkit/scene/intake.h"
+
+#include <zip.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_set>
+
+#include <assimp/scene.h>
+#include <assimp/Importer.hpp>
+
+#include "charkit/core/json.h"
+#include "charkit/core/mapped_file.h"
+
+namespace charkit::scene {
+namespace {
+
+using core::Bytes;
+using core::Error;
+using core::Json;
+using core::Location;
+using core::make_error;
+using core::Result;
+
+constexpr std::uint32_t kGlbMagic = 0x46546C67;   // "glTF"
+constexpr std::uint32_t kChunkJson = 0x4E4F534A;  // "JSON"
+constexpr std::uint32_t kChunkBin = 0x004E4942;   // "BIN\0"
+constexpr std::string_view kFbxBinaryMagic{"Kaydara FBX Binary  \0", 21};
+
+bool starts_with(Bytes b, std::string_view s) {
+  return b.size() >= s.size() && std::memcmp(b.data(), s.data(), s.size()) == 0;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+bool ends_with_ci(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && lower(s.substr(s.size() - suffix.size())) == suffix;
+}
+
+Error at_ptr(std::string code, std::string message, std::string pointer) {
+  return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
+}
+Error at_byte(std::string code, std::string message, std::uint64_t offset) {
+  return make_error(std::move(code), std::move(message), Location::at_offset(offset));
+}
+
+// ---------------------------------------------------------------------------
+// glTF JSON survey
+
+/// What the glTF survey needs from the container: how long the GLB BIN chunk
+/// is (buffer 0 without a uri) and how to check a relative URI.
+struct Container {
+  std::optional<std::uint64_t> glb_bin_length;  ///< set for GLB; nullopt = no BIN chunk
+  bool is_glb = false;
+  /// For a zip: the size of the entry a URI resolves to, or an Error.
+  /// Unset: URIs are not resolved (a standalone glTF, whose files we do not open).
+  std::function<Result<std::uint64_t>(const std::string& uri, const std::string& pointer)> resolve;
+};
+
+class Survey {
+ public:
+  Survey(const Json& root, const IntakeOptions& o, ModelInfo& info)
+      : root_(root), o_(o), info_(info) {}
+
+  std::optional<Error> run(const Container& c);
+
+ private:
+  // An optional top-level array; an absent member is an empty array.
+  Result<const Json*> array_member(const Json& parent, const std::string& parent_ptr,
+                                   const char* key) {
+    static const Json kEmpty = Json::array();
+    auto it = parent.find(key);
+    if (it == parent.end()) return &kEmpty;
+    const std::string ptr = core::json_pointer_join(parent_ptr, key);
+    if (!it->is_array())
+      return at_ptr("GLTF_TYPE",
+                    std::string(key) + " must be an array, not " + core::json_type_name(*it), ptr);
+    if (it->size() > o_.max_count)
+      return at_ptr("GLTF_TOO_MANY",
+                    std::string(key) + " has " + std::to_string(it->size()) + " entries (limit " +
+                        std::to_string(o_.max_count) + ")",
+                    ptr);
+    return &*it;
+  }
+  std::optional<Error> need_object(const Json& j, const std::string& ptr) {
+    if (j.is_object()) return std::nullopt;
+    return at_ptr("GLTF_TYPE", std::string("expected an object, not ") + core::json_type_name(j),
+                  ptr);
+  }
+  // An index member that must point into an array of `size` entries.
+  Result<std::optional<std::uint32_t>> index_member(const Json& obj, const std::string& obj_ptr,
+                                                    const char* key, std::size_t size,
+                                                    const char* what, bool required = false) {
+    auto it = obj.find(key);
+    const std::string ptr = core::json_pointer_join(obj_ptr, key);
+    if (it == obj.end()) {
+      if (required) return at_ptr("GLTF_VALUE", std::string(key) + " is required", ptr);
+      return std::optional<std::uint32_t>{};
+    }
+    return index_value(*it, ptr, size, what);
+  }
+  Result<std::optional<std::uint32_t>> index_value(const Json& j, const std::string& ptr,
+                                                   std::size_t size, const char* what) {
+    auto v = core::json_uint32(j);
+    if (!v)
+      return at_ptr("GLTF_TYPE", std::string("index of ") + what + " must be an integer >= 0", ptr);
+    if (*v >= size)
+      return at_ptr("GLTF_INDEX",
+                    std::string("index ") + std::to_string(*v) +
+                        " is out of range: " + std::to_string(size) + " " + what,
+                    ptr);
+    return std::optional<std::uint32_t>{*v};
+  }
+  Result<std::uint64_t> uint_member(const Json& obj, const std::string& obj_ptr, const char* key,
+                                    bool required, std::uint64_t fallback = 0) {
+    auto it = obj.find(key);
+    const std::string ptr = core::json_pointer_join(obj_ptr, key);
+    if (it == obj.end()) {
+      if (required) return at_ptr("GLTF_VALUE", std::string(key) + " is required", ptr);
+      return fallback;
+    }
+    auto v = core::json_uint32(*it);
+    if (!v) return at_ptr("GLTF_TYPE", std::string(key) + " must be an integer in 0..2^32-1", ptr);
+    return std::uint64_t{*v};
+  }
+
+  std::optional<Error> asset();
+  std::optional<Error> buffers(const Container& c);
+  std::optional<Error> buffer_views();
+  std::optional<Error> accessors();
+  std::optional<Error> meshes();
+  std::optional<Error> skins();
+  std::optional<Error> images(const Container& c);
+  std::optional<Error> vrm();
+  std::optional<Error> vrm0(const Json& ext);
+  std::optional<Error> vrm1(const Json& ext);
+
+  void warn(std::string code, std::string message) {
+    info_.warnings.push_back(IntakeWarning{std::move(code), std::move(message)});
+  }
+
+  const Json& root_;
+  const IntakeOptions& o_;
+  ModelInfo& info_;
+  const Json* buffers_ = nullptr;
+  const Json* views_ = nullptr;
+  const Json* accessors_ = nullptr;
+  const Json* nodes_ = nullptr;
+  std::vector<std::uint64_t> buffer_lengths_;
+  std::vector<std::uint64_t> view_lengths_;
+  std::vector<std::uint64_t> accessor_counts_;
+};
+
+#define CHARKIT_TRY_ARRAY(var, parent, ptr, key)   \
+  auto var##_r = array_member(parent, ptr, key);   \
+  if (!var##_r) return std::move(var##_r).error(); \
+  const Json& var = **var##_r
+
+std::optional<Error> Survey::asset() {
+  auto it = root_.find("asset");
+  if (it == root_.end())
+    return at_ptr("GLTF_ASSET", "glTF needs an asset object with a version", "/asset");
+  if (!it->is_object()) return at_ptr("GLTF_ASSET", "asset must be an object", "/asset");
+  auto v = it->find("version");
+  if (v == it->end() || !v->is_string())
+    return at_ptr("GLTF_ASSET", "asset.version must be a string such as \"2.0\"", "/asset/version");
+  info_.gltf_version = v->get<std::string>();
+  // glTF 2.0 §3.2: "<major>.<minor>"; this reader understands major version 2.
+  const std::string& ver = info_.gltf_version;
+  const auto dot = ver.find('.');
+  if (dot == std::string::npos || ver.substr(0, dot) != "2")
+    return at_ptr("GLTF_VERSION", "glTF asset version " + ver + " is not supported (need 2.x)",
+                  "/asset/version");
+  if (auto g = it->find("generator"); g != it->end() && g->is_string())
+    info_.generator = g->get<std::string>();
+  return std::nullopt;
+}
+
+std::optional<Error> Survey::buffers(const Container& c) {
+  CHARKIT_TRY_ARRAY(arr, root_, "", "buffers");
+  buffers_ = &arr;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string ptr = core::json_pointer_join("/buffers", i);
+    if (auto e = need_object(arr[i], ptr)) return e;
+    auto len = uint_member(arr[i], ptr, "byteLength", true);
+    if (!len) return std::move(len).error();
+    buffer_lengths_.push_back(*len);
+    auto uri = arr[i].find("uri");
+    if (uri == arr[i].end()) {
+      // glTF 2.0 §4.4.3.3: buffer 0 without a uri is the GLB-stored BIN chunk.
+      if (!c.is_glb || i != 0)
+        return at_ptr("GLTF_VALUE", "a buffer without a uri is allowed only as buffer 0 of a GLB",
+                      ptr);
+      if (!c.glb_bin_length)
+        return at_ptr("GLB_BIN_MISSING", "buffer 0 refers to the BIN chunk, but the GLB has none",
+                      ptr);
+      if (*len > *c.glb_bin_length)
+        return at_ptr("GLTF_LENGTH",
+                      "byteLength " + std::to_string(*len) + " exceeds the BIN chunk (" +
+                          std::to_string(*c.glb_bin_length) + " bytes)",
+                      ptr + "/byteLength");
+      continue;
+    }
+    if (!uri->is_string()) return at_ptr("GLTF_TYPE", "uri must be a string", ptr + "/uri");
+    const auto& u = uri->get_ref<const std::string&>();
+    if (u.rfind("data:", 0) == 0) {
+      // base64 holds 3 bytes per 4 characters.
+      const auto comma = u.find(',');
+      const std::uint64_t payload = comma == std::string::npos ? 0 : (u.size() - comma - 1) / 4 * 3;
+      if (*len > payload + 2)
+        return at_ptr("GLTF_LENGTH", "byteLength " + std::to_string(*len) + " exceeds the data URI",
+                      ptr);
+      continue;
+    }
+    if (c.resolve) {
+      auto size = c.resolve(u, ptr + "/uri");
+      if (!size) return std::move(size).error();
+      if (*len > *size)
+        return at_ptr("GLTF_LENGTH",
+                      "byteLength " + std::to_string(*len) + " exceeds the file " + u + " (" +
+                          std::to_string(*size) + " bytes)",
+                      ptr + "/byteLength");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> Survey::buffer_views() {
+  CHARKIT_TRY_ARRAY(arr, root_, "", "bufferViews");
+  views_ = &arr;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string ptr = core::json_pointer_join("/bufferViews", i);
+    if (auto e = need_object(arr[i], ptr)) return e;
+    auto b = index_member(arr[i], ptr, "buffer", buffers_->size(), "buffers", true);
+    if (!b) return std::move(b).error();
+    auto off = uint_member(arr[i], ptr, "byteOffset", false);
+    if (!off) return std::move(off).error();
+    auto len = uint_member(arr[i], ptr, "byteLength", true);
+    if (!len) return std::move(len).error();
+    const std::uint64_t buf_len = buffer_lengths_[**b];
+    if (*off + *len > buf_len)
+      return at_ptr("GLTF_LENGTH",
+                    "byteOffset + byteLength = " + std::to_string(*off + *len) +
+                        " exceeds buffer " + std::to_string(**b) + " (" + std::to_string(buf_len) +
+                        " bytes)",
+                    ptr);
+    view_lengths_.push_back(*len);
+  }
+  return std::nullopt;
+}
+
+unsigned component_size(std::uint64_t type) {
+  switch (type) {
+    case 5120:
+    case 5121:
+      return 1;  // BYTE, UNSIGNED_BYTE
+    case 5122:
+    case 5123:
+      return 2;  // SHORT, UNSIGNED_SHORT
+    case 5125:
+    case 5126:
+      return 4;  // UNSIGNED_INT, FLOAT
+    default:
+      return 0;
+  }
+}
+
+unsigned component_count(std::string_view type) {
+  static constexpr std::array<std::pair<std::string_view, unsigned>, 7> kTypes{{{"SCALAR", 1},
+                                                                                {"VEC2", 2},
+                                                                                {"VEC3", 3},
+                                                                                {"VEC4", 4},
+                                                                                {"MAT2", 4},
+                                                                                {"MAT3", 9},
+                                                                                {"MAT4", 16}}};
+  for (const auto& [name, n] : kTypes)
+    if (name == type) return n;
+  return 0;
+}
+
+std::optional<Error> Survey::accessors() {
+  CHARKIT_TRY_ARRAY(arr, root_, "", "accessors");
+  accessors_ = &arr;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string ptr = core::json_pointer_join("/accessors", i);
+    if (auto e = need_object(arr[i], ptr)) return e;
+    auto count = uint_member(arr[i], ptr, "count", true);
+    if (!count) return std::move(count).error();
+    if (*count == 0) return at_ptr("GLTF_VALUE", "count must be at least 1", ptr + "/count");
+    auto ct = uint_member(arr[i], ptr, "componentType", true);
+    if (!ct) return std::move(ct).error();
+    const unsigned csize = component_size(*ct);
+    if (csize == 0)
+      return at_ptr("GLTF_VALUE", "unknown componentType " + std::to_string(*ct),
+                    ptr + "/componentType");
+    auto type = arr[i].find("type");
+    const unsigned ncomp =
+        (type != arr[i].end() && type->is_string()) ? component_count(type->get<std::string>()) : 0;
+    if (ncomp == 0) return at_ptr("GLTF_VALUE", "type must be SCALAR, VEC2 … MAT4", ptr + "/type");
+    accessor_counts_.push_back(*count);
+    auto view = index_member(arr[i], ptr, "bufferView", view_lengths_.size(), "bufferViews");
+    if (!view) return std::move(view).error();
+    if (!*view) continue;  // all zeros (or sparse only): no bytes to check
+    auto off = uint_member(arr[i], ptr, "byteOffset", false);
+    if (!off) return std::move(off).error();
+    std::uint64_t stride = std::uint64_t{csize} * ncomp;
+    const std::uint64_t elem = stride;
+    if (auto s = (*views_)[**view].find("byteStride"); s != (*views_)[**view].end()) {
+      auto sv = core::json_uint32(*s);
+      if (!sv)
+        return at_ptr("GLTF_TYPE", "byteStride must be an integer",
+                      "/bufferViews/" + std::to_string(**view));
+      if (*sv != 0) stride = *sv;
+    }
+    const std::uint64_t need = *off + stride * (*count - 1) + elem;
+    if (need > view_lengths_[**view])
+      return at_ptr("GLTF_LENGTH",
+                    "accessor needs " + std::to_string(need) + " bytes, bufferView " +
+                        std::to_string(**view) + " has " + std::to_string(view_lengths_[**view]),
+                    ptr);
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> Survey::meshes() {
+  CHARKIT_TRY_ARRAY(arr, root_, "", "meshes");
+  info_.meshes = arr.size();
+  for (std::size_t m = 0; m < arr.size(); ++m) {
+    const std::string mptr = core::json_pointer_join("/meshes", m);
+    if (auto e = need_object(arr[m], mptr)) return e;
+    CHARKIT_TRY_ARRAY(prims, arr[m], mptr, "primitives");
+    if (prims.empty())
+      return at_ptr("GLTF_VALUE", "a mesh needs at least one primitive", mptr + "/primitives");
+    std::size_t mesh_targets = 0;
+    for (std::size_t p = 0; p < prims.size(); ++p) {
+      const std::string pptr = core::json_pointer_join(mptr + "/primitives", p);
+      const Json& prim = prims[p];
+      if (auto e = need_object(prim, pptr)) return e;
+      ++info_.primitives;
+      auto attrs = prim.find("attributes");
+      if (attrs == prim.end() || !attrs->is_object())
+        return at_ptr("GLTF_TYPE", "attributes must be an object", pptr + "/attributes");
+      for (auto it = attrs->begin(); it != attrs->end(); ++it) {
+        auto a = index_value(it.value(), core::json_pointer_join(pptr + "/attributes", it.key()),
+                             accessor_counts_.size(), "accessors");
+        if (!a) return std::move(a).error();
+      }
+      std::uint64_t vertex_count = 0;
+      if (auto pos = attrs->find("POSITION"); pos != attrs->end()) {
+        vertex_count = accessor_counts_[*core::json_uint32(*pos)];
+        info_.vertices += vertex_count;
+      }
+      auto idx = index_member(prim, pptr, "indices", accessor_counts_.size(), "accessors");
+      if (!idx) return std::move(idx).error();
+      const std::uint64_t n = *idx ? accessor_counts_[**idx] : vertex_count;
+      auto mode = uint_member(prim, pptr, "mode", false, 4);
+      if (!mode) return std::move(mode).error();
+      if (*mode > 6) return at_ptr("GLTF_VALUE", "mode must be 0..6", pptr + "/mode");
+      if (*mode == 4) info_.triangles += n / 3;                            // TRIANGLES
+      if ((*mode == 5 || *mode == 6) && n >= 3) info_.triangles += n - 2;  // STRIP, FAN
+      CHARKIT_TRY_ARRAY(targets, prim, pptr, "targets");
+      for (std::size_t t = 0; t < targets.size(); ++t) {
+        const std::string tptr = core::json_pointer_join(pptr + "/targets", t);
+        if (auto e = need_object(targets[t], tptr)) return e;
+        for (auto it = targets[t].begin(); it != targets[t].end(); ++it) {
+          auto a = index_value(it.value(), core::json_pointer_join(tptr, it.key()),
+                               accessor_counts_.size(), "accessors");
+          if (!a) return std::move(a).error();
+        }
+      }
+      mesh_targets = std::max(mesh_targets, targets.size());
+    }
+    info_.morph_targets += mesh_targets;
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> Survey::skins() {
+  CHARKIT_TRY_ARRAY(arr, root_, "", "skins");
+  info_.skins = arr.size();
+  info_.skinned = !arr.empty();
+  std::unordered_set<std::uint32_t> joints;
+  for (std::size_t s = 0; s < arr.size(); ++s) {
+    const std::string sptr = core::json_pointer_join("/skins", s);
+    if (auto e = need_object(arr[s], sptr)) return e;
+    CHARKIT_TRY_ARRAY(js, arr[s], sptr, "joints");
+    if (js.empty())
+      return at_ptr("GLTF_VALUE", "a skin needs at least one joint", sptr + "/joints");
+    for (std::size_t j = 0; j < js.size(); ++j) {
+      auto n =
+          index_value(js[j], core::json_pointer_join(sptr + "/joints", j), nodes_->size(), "nodes");
+      if (!n) return std::move(n).error();
+      joints.insert(**n);
+    }
+    auto ibm =
+        index_member(arr[s], sptr, "inverseBindMatrices", accessor_counts_.size(), "accessors");
+    if (!ibm) return std::move(ibm).error();
+    if (*ibm && accessor_counts_[**ibm] < js.size())
+      return at_ptr("GLTF_LENGTH", "inverseBindMatrices has fewer entries than joints",
+                    sptr + "/inverseBindMatrices");
+  }
+  info_.joints = joints.size();
+  return std::nullopt;
+}
+
+std::optional<Error> Survey::images(const Container& c) {
+  CHARKIT_TRY_ARRAY(arr, root_, "", "images");
+  info_.images = arr.size();
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string ptr = core::json_pointer_join("/images", i);
+    if (auto e = need_object(arr[i], ptr)) return e;
+    auto view = index_member(arr[i], ptr, "bufferView", view_lengths_.size(), "bufferViews");
+    if (!view) return std::move(view).error();
+    auto uri = arr[i].find("uri");
+    if (uri == arr[i].end()) continue;
+    if (!uri->is_string()) return at_ptr("GLTF_TYPE", "uri must be a string", ptr + "/uri");
+    const auto& u = uri->get_ref<const std::string&>();
+    if (u.rfind("data:", 0) == 0 || !c.resolve) continue;
+    auto size = c.resolve(u, ptr + "/uri");
+    if (!size) {
+      // Unsafe paths are errors; a missing picture still leaves a model to report.
+      if (size.error().code != "GLTF_URI_MISSING") return std::move(size).error();
+      warn("IMAGE_MISSING", "image " + std::to_string(i) + " (" + u + ") is not in the archive");
+    }
+  }
+  CHARKIT_TRY_ARRAY(textures, root_, "", "textures");
+  info_.textures = textures.size();
+  for (std::size_t t = 0; t < textures.size(); ++t) {
+    const std::string ptr = core::json_pointer_join("/textures", t);
+    if (auto e = need_object(textures[t], ptr)) return e;
+    auto src = index_member(textures[t], ptr, "source", arr.size(), "images");
+    if (!src) return std::move(src).error();
+  }
+  return std::nullopt;
+}
+
+// VRM 0.x humanoid (vrm-specification 0.0, humanoid.humanBones: bones that
+// must be mapped) and VRM 1.0 (VRMC_vrm-1.0 humanoid.md, "Required"). 1.0
+// made chest and neck optional.
+const std::vector<std::string_view> kRequiredVrm0{
+    "hips",     "leftUpperLeg", "rightUpperLeg", "leftLowerLeg", "rightLowerLeg",
+    "leftFoot", "rightFoot",    "spine",         "chest",        "neck",
+    "head",     "leftUpperArm", "rightUpperArm", "leftLowerArm", "rightLowerArm",
+    "leftHand", "rightHand"};
+const std::vector<std::string_view> kRequiredVrm1{
+    "hips",         "spine",         "head",          "leftUpperLeg",  "leftLowerLeg",
+    "leftFoot",     "rightUpperLeg", "rightLowerLeg", "rightFoot",     "leftUpperArm",
+    "leftLowerArm", "leftHand",      "rightUpperArm", "rightLowerArm", "rightHand"};
+
+std::string string_member(const Json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return (it != obj.end() && it->is_string()) ? it->get<std::string>() : std::string();
+}
+
+std::optional<Error> Survey::vrm0(const Json& ext) {
+  VrmInfo v;
+  v.version = "0.x";
+  v.spec_version = string_member(ext, "specVersion");
+  v.exporter_version = string_member(ext, "exporterVersion");
+  if (auto meta = ext.find("meta"); meta != ext.end()) {
+    v.title = string_member(*meta, "title");
+    v.author = string_member(*meta, "author");
+    v.model_version = string_member(*meta, "version");
+  }
+  std::set<std::string> present;
+  if (auto hum = ext.find("humanoid"); hum != ext.end()) {
+    if (!hum->is_object())
+      return at_ptr("VRM_TYPE", "humanoid must be an object", "/extensions/VRM/humanoid");
+    if (auto bones = hum->find("humanBones"); bones != hum->end()) {
+      const std::string bptr = "/extensions/VRM/humanoid/humanBones";
+      if (!bones->is_array())
+        return at_ptr("VRM_TYPE", "VRM 0.x humanBones must be an array", bptr);
+      for (std::size_t i = 0; i < bones->size(); ++i) {
+        const Json& b = (*bones)[i];
+        const std::string ptr = core::json_pointer_join(bptr, i);
+        if (!b.is_object()) return at_ptr("VRM_TYPE", "a humanBones entry must be an object", ptr);
+        const std::string name = string_member(b, "bone");
+        if (name.empty())
+          return at_ptr("VRM_TYPE", "bone must be a non-empty string", ptr + "/bone");
+        auto node = index_member(b, ptr, "node", nodes_->size(), "nodes", true);
+        if (!node) return std::move(node).error();
+        if (!present.insert(name).second)
+          warn("VRM_DUPLICATE_BONE", "humanoid bone " + name + " is mapped twice");
+      }
+      v.humanoid_bones = bones->size();
+    }
+  }
+  for (auto req : kRequiredVrm0)
+    if (!present.count(std::string(req))) v.missing_bones.emplace_back(req);
+  info_.vrm = std::move(v);
+  return std::nullopt;
+}
+
+std::optional<Error> Survey::vrm1(const Json& ext) {
+  VrmInfo v;
+  v.version = "1.0";
+  v.spec_version = string_member(ext, "specVersion");
+  if (auto meta = ext.find("meta"); meta != ext.end() && meta->is_object()) {
+    v.title = string_member(*meta, "name");
+    v.model_version = string_member(*meta, "version");
+    if (auto authors = meta->find("authors"); authors != meta->end() && authors->is_array()) {
+      for (const auto& a : *authors) {
+        if (!a.is_string()) continue;
+        if (!v.author.empty()) v.author += ", ";
+        v.author += a.get<std::string>();
+      }
+    }
+  }
+  std::set<std::string> present;
+  if (auto hum = ext.find("humanoid"); hum != ext.end()) {
+    if (!hum->is_object())
+      return at_ptr("VRM_TYPE", "humanoid must be an object", "/extensions/VRMC_vrm/humanoid");
+    if (auto bones = hum->find("humanBones"); bones != hum->end()) {
+      const std::string bptr = "/extensions/VRMC_vrm/humanoid/humanBones";
+      if (!bones->is_object())
+        return at_ptr("VRM_TYPE", "VRM 1.0 humanBones must be an object", bptr);
+      for (auto it = bones->begin(); it != bones->end(); ++it) {
+        const std::string ptr = core::json_pointer_join(bptr, it.key());
+        if (!it.value().is_object())
+          return at_ptr("VRM_TYPE", "a human bone must be an object", ptr);
+        auto node = index_member(it.value(), ptr, "node", nodes_->size(), "nodes", true);
+        if (!node) return std::move(node).error();
+        present.insert(it.key());
+      }
+      v.humanoid_bones = bones->size();
+    }
+  }
+  for (auto req : kRequiredVrm1)
+    if (!present.count(std::string(req))) v.missing_bones.emplace_back(req);
+  info_.vrm = std::move(v);
+  return std::nullopt;
+}
+
+std::optional<Error> Survey::vrm() {
+  auto exts = root_.find("extensions");
+  if (exts == root_.end()) return std::nullopt;
+  if (!exts->is_object()) return at_ptr("GLTF_TYPE", "extensions must be an object", "/extensions");
+  auto v1 = exts->find("VRMC_vrm");
+  auto v0 = exts->find("VRM");
+  std::optional<Error> e;
+  if (v1 != exts->end()) {
+    if (!v1->is_object())
+      return at_ptr("VRM_TYPE", "VRMC_vrm must be an object", "/extensions/VRMC_vrm");
+    if (v0 != exts->end())
+      warn("VRM_BOTH_VERSIONS", "both VRM (0.x) and VRMC_vrm (1.0) are present; reporting 1.0");
+    e = vrm1(*v1);
+  } else if (v0 != exts->end()) {
+    if (!v0->is_object()) return at_ptr("VRM_TYPE", "VRM must be an object", "/extensions/VRM");
+    e = vrm0(*v0);
+  } else {
+    return std::nullopt;
+  }
+  if (e) return e;
+  info_.format = ModelFormat::kVrm;
+  const std::string ext_name = info_.vrm->version == "1.0" ? "VRMC_vrm" : "VRM";
+  bool listed = false;
+  if (auto used = root_.find("extensionsUsed"); used != root_.end() && used->is_array())
+    for (const auto& u : *used)
+      listed = listed || (u.is_string() && u.get<std::string>() == ext_name);
+  if (!listed) warn("VRM_NOT_IN_EXTENSIONS_USED", ext_name + " is not listed in extensionsUsed");
+  if (!info_.vrm->missing_bones.empty())
+    warn("VRM_REQUIRED_BONES_MISSING", std::to_string(info_.vrm->missing_bones.size()) +
+                                           " required humanoid bones are not mapped");
+  return std::nullopt;
+}
+
+std::optional<Error> Survey::run(const Container& c) {
+  if (!root_.is_object())
+    return at_ptr(
+        "GLTF_NOT_OBJECT",
+        std::string("the glTF JSON must be an object, not ") + core::json_type_name(root_), "");
+  if (auto e = asset()) return e;
+  CHARKIT_TRY_ARRAY(nodes, root_, "", "nodes");
+  nodes_ = &nodes;
+  info_.nodes = nodes.size();
+  if (auto e = buffers(c)) return e;
+  if (auto e = buffer_views()) return e;
+  if (auto e = accessors()) return e;
+  if (auto e = meshes()) return e;
+  if (auto e = skins()) return e;
+  if (auto e = images(c)) return e;
+  CHARKIT_TRY_ARRAY(materials, root_, "", "materials");
+  info_.materials = materials.size();
+  CHARKIT_TRY_ARRAY(animations, root_, "", "animations");
+  info_.animations = animations.size();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const std::string ptr = core::json_pointer_join("/nodes", i);
+    if (auto e = need_object(nodes[i], ptr)) return e;
+    auto mesh = index_member(nodes[i], ptr, "mesh", info_.meshes, "meshes");
+    if (!mesh) return std::move(mesh).error();
+    auto skin = index_member(nodes[i], ptr, "skin", info_.skins, "skins");
+    if (!skin) return std::move(skin).error();
+  }
+  return vrm();
+}
+
+#undef CHARKIT_TRY_ARRAY
+
+// Parses the JSON text (offset = where it starts in the file) and surveys it.
+Result<ModelInfo> survey_json(std::string_view text, std::uint64_t offset, const IntakeOptions& o,
+                              ModelInfo info, const Container& c) {
+  if (text.size() > o.max_json_bytes)
+    return at_byte("GLTF_TOO_MANY",
+                   "glTF JSON of " + std::to_string(text.size()) + " bytes is over the limit of " +
+                       std::to_string(o.max_json_bytes),
+                   offset);
+  auto json = core::parse_json_strict(text);
+  if (!json) {
+    Error e = std::move(json).error();
+    if (e.location.offset) e.location.offset = *e.location.offset + offset;
+    return e;
+  }
+  Survey s(*json, o, info);
+  if (auto e = s.run(c)) return std::move(*e);
+  return info;
+}
+
+// ---------------------------------------------------------------------------
+// Containers
+
+// glTF 2.0 §4.4 (GLB): header magic/version/length, chunk 0 JSON, then
+// optional BIN; every chunk length checked against the declared length.
+Result<ModelInfo> inspect_glb(Bytes b, const IntakeOptions& o) {
+  ModelInfo info;
+  info.container = ModelContainer::kGlb;
+  if (b.size() < 12) return at_byte("GLB_TRUNCATED", "the GLB header needs 12 bytes", b.size());
+  const std::uint32_t version = core::load_le<std::uint32_t>(b.data() + 4);
+  const std::uint32_t length = core::load_le<std::uint32_t>(b.data() + 8);
+  if (version != 2)
+    return at_byte("GLB_VERSION", "GLB version " + std::to_string(version) + " (need 2)", 4);
+  if (length > b.size())
+    return at_byte("GLB_TRUNCATED",
+                   "the header declares " + std::to_string(length) + " bytes, the file has " +
+                       std::to_string(b.size()),
+                   8);
+  if (length < 20)
+    return at_byte("GLB_LENGTH", "declared length " + std::to_string(length) + " < 20", 8);
+  if (length < b.size())
+    info.warnings.push_back(
+        {"GLB_TRAILING_BYTES",
+         std::to_string(b.size() - length) + " bytes after the declared GLB length are ignored"});
+  const Bytes glb = b.first(length);
+  const std::uint32_t json_len = core::load_le<std::uint32_t>(glb.data() + 12);
+  const std::uint32_t json_type = core::load_le<std::uint32_t>(glb.data() + 16);
+  if (json_type != kChunkJson) return at_byte("GLB_CHUNK_TYPE", "the first chunk must be JSON", 16);
+  if (json_len > length - 20)
+    return at_byte("GLB_CHUNK_LENGTH",
+                   "JSON chunk length " + std::to_string(json_len) + " runs past the end (" +
+                       std::to_string(length - 20) + " bytes left)",
+                   12);
+  if (json_len % 4 != 0)
+    info.warnings.push_back({"GLB_ALIGNMENT", "the JSON chunk length is not a multiple of 4"});
+  std::string_view text = core::as_chars(glb.subspan(20, json_len));
+  // Padding is spaces (§4.4.3.2); some writers pad with NUL bytes.
+  std::size_t end = text.size();
+  while (end > 0 && text[end - 1] == '\0') --end;
+  if (end != text.size())
+    info.warnings.push_back({"GLB_JSON_NUL_PADDING", "the JSON chunk is padded with NUL bytes"});
+  text = text.substr(0, end);
+
+  Container c;
+  c.is_glb = true;
+  std::size_t at = 20 + std::size_t{json_len};
+  bool first = true;
+  while (at < length) {
+    if (length - at < 8) return at_byte("GLB_TRUNCATED", "a chunk header needs 8 bytes", at);
+    const std::uint32_t len = core::load_le<std::uint32_t>(glb.data() + at);
+    const std::uint32_t type = core::load_le<std::uint32_t>(glb.data() + at + 4);
+    if (len > length - at - 8)
+      return at_byte("GLB_CHUNK_LENGTH",
+                     "chunk length " + std::to_string(len) + " runs past the end (" +
+                         std::to_string(length - at - 8) + " bytes left)",
+                     at);
+    if (type == kChunkBin) {
+      if (!first)
+        return at_byte("GLB_CHUNK_TYPE", "the BIN chunk must directly follow the JSON chunk",
+                       at + 4);
+      c.glb_bin_length = len;
+    } else if (type == kChunkJson) {
+      return at_byte("GLB_CHUNK_TYPE", "a second JSON chunk", at + 4);
+    } else {
+      info.warnings.push_back({"GLB_UNKNOWN_CHUNK",
+                               "chunk at byte " + std::to_string(at) + " of unknown type skipped"});
+    }
+    first = false;
+    at += 8 + std::size_t{len};
+  }
+  return survey_json(text, 20, o, std::move(info), c);
+}
+
+// Resolves a relative URI of the .gltf inside the archive (RFC 3986 path,
+// percent-decoded), refusing absolute paths, schemes and "..".
+Result<std::string> zip_member_for_uri(const std::string& gltf_dir, const std::string& uri,
+                                       const std::string& ptr) {
+  std::string path;
+  for (std::size_t i = 0; i < uri.size(); ++i) {
+    if (uri[i] == '%' && i + 2 < uri.size() &&
+        std::isxdigit(static_cast<unsigned char>(uri[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(uri[i + 2]))) {
+      path += static_cast<char>(std::stoi(uri.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      path += uri[i];
+    }
+  }
+  if (path.empty()) return at_ptr("GLTF_URI_UNSAFE", "empty uri", ptr);
+  if (path.find('\0') != std::string::npos)
+    return at_ptr("GLTF_URI_UNSAFE", "uri holds a NUL byte", ptr);
+  if (path[0] == '/' || path[0] == '\\')
+    return at_ptr("GLTF_URI_UNSAFE", "absolute path " + uri + " is not allowed in a zip", ptr);
+  const auto colon = path.find(':');
+  const auto slash = path.find('/');
+  if (colon != std::string::npos && (slash == std::string::npos || colon < slash))
+    return at_ptr("GLTF_URI_UNSAFE",
+                  "uri " + uri + " has a scheme or drive; only relative paths resolve in a zip",
+                  ptr);
+  std::string out = gltf_dir;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t stop = path.find_first_of("/\\", start);
+    if (stop == std::string::npos) stop = path.size();
+    const std::string seg = path.substr(start, stop - start);
+    if (seg == "..")
+      return at_ptr("GLTF_URI_UNSAFE", "uri " + uri + " leaves its folder (..)", ptr);
+    if (!seg.empty() && seg != ".") {
+      if (!out.empty()) out += '/';
+      out += seg;
+    }
+    start = stop + 1;
+  }
+  return out;
+}
+
+struct ZipCloser {
+  void operator()(zip_t* z) const { zip_discard(z); }
+};
+
+Result<ModelInfo> inspect_zip(Bytes b, const IntakeOptions& o) {
+  zip_error_t zerr;
+  zip_error_init(&zerr);
+  zip_source_t* src = zip_source_buffer_create(b.data(), b.size(), 0, &zerr);
+  if (!src) {
+    zip_error_fini(&zerr);
+    return at_byte("ZIP_OPEN", "cannot read the archive", 0);
+  }
+  std::unique_ptr<zip_t, ZipCloser> z(zip_open_from_source(src, ZIP_RDONLY, &zerr));
+  if (!z) {
+    std::string msg = zip_error_strerror(&zerr);
+    zip_source_free(src);
+    zip_error_fini(&zerr);
+    return at_byte("ZIP_OPEN", "not a readable zip archive: " + msg, 0);
+  }
+  zip_error_fini(&zerr);
+  const zip_int64_t n = zip_get_num_entries(z.get(), 0);
+  if (n < 0 || static_cast<std::uint64_t>(n) > o.max_zip_entries)
+    return at_byte("ZIP_TOO_MANY_ENTRIES",
+                   "the archive has " + std::to_string(n) + " entries (limit " +
+                       std::to_string(o.max_zip_entries) + ")",
+                   0);
+  std::map<std::string, std::pair<zip_uint64_t, std::uint64_t>> entries;  // name -> (index, size)
+  std::vector<std::string> gltfs;
+  std::uint64_t total = 0;
+  for (zip_int64_t i = 0; i < n; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(z.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 ||
+        !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE))
+      return make_error("ZIP_READ", "cannot read the directory entry " + std::to_string(i));
+    const std::string name = st.name;
+    total += st.size;
+    if (total > o.max_zip_total_bytes)
+      return make_error("ZIP_TOO_LARGE", "the archive unpacks to more than " +
+                                             std::to_string(o.max_zip_total_bytes) + " bytes");
+    if (name.empty() || name.back() == '/') continue;
+    if (name.rfind("__MACOSX/", 0) == 0) continue;  // Finder's resource forks
+    entries.emplace(name, std::make_pair(static_cast<zip_uint64_t>(i), st.size));
+    if (ends_with_ci(name, ".gltf")) gltfs.push_back(name);
+  }
+  if (gltfs.empty()) return make_error("ZIP_NO_GLTF", "the archive holds no .gltf file");
+  if (gltfs.size() > 1)
+    return make_error("ZIP_MANY_GLTF", "the archive holds " + std::to_string(gltfs.size()) +
+                                           " .gltf files (" + gltfs[0] + ", " + gltfs[1] +
+                                           " …); expected one");
+  const std::string gltf_name = gltfs[0];
+  const auto [gltf_index, gltf_size] = entries.at(gltf_name);
+  auto member_error = [&](std::string code, std::string msg) {
+    Error e = make_error(std::move(code), std::move(msg));
+    e.location.member = gltf_name;
+    return e;
+  };
+  if (gltf_size > o.max_json_bytes)
+    return member_error("GLTF_TOO_MANY", "the .gltf is " + std::to_string(gltf_size) +
+                                             " bytes (limit " + std::to_string(o.max_json_bytes) +
+                                             ")");
+  std::string text(static_cast<std::size_t>(gltf_size), '\0');
+  {
+    zip_file_t* f = zip_fopen_index(z.get(), gltf_index, 0);
+    if (!f) return member_error("ZIP_READ", "cannot open the entry");
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const zip_int64_t r = zip_fread(f, text.data() + got, text.size() - got);
+      if (r <= 0) break;
+      got += static_cast<std::size_t>(r);
+    }
+    const bool ok = got == text.size();
+    zip_fclose(f);  // also checks the CRC once the whole entry has been read
+    if (!ok)
+      return member_error("ZIP_READ", "the entry is damaged or shorter than its directory says");
+  }
+  const auto slash = gltf_name.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string() : gltf_name.substr(0, slash);
+  Container c;
+  c.resolve = [&](const std::string& uri, const std::string& ptr) -> Result<std::uint64_t> {
+    auto member = zip_member_for_uri(dir, uri, ptr);
+    if (!member) return std::move(member).error();
+    auto it = entries.find(*member);
+    if (it == entries.end())
+      return at_ptr("GLTF_URI_MISSING",
+                    "uri " + uri + " names " + *member + ", which is not in the archive", ptr);
+    return it->second.second;
+  };
+  ModelInfo info;
+  info.container = ModelContainer::kZip;
+  info.zip_gltf_entry = gltf_name;
+  auto r = survey_json(text, 0, o, std::move(info), c);
+  if (!r) {
+    Error e = std::move(r).error();
+    e.location.member = gltf_name;
+    return e;
+  }
+  return r;
+}
+
+// FBX binary header (23 bytes of magic incl. 0x1A 0x00, then the UInt32 version).
+Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
+  ModelInfo info;
+  info.format = ModelFormat::kFbx;
+  info.container = binary ? ModelContainer::kFbxBinary : ModelContainer::kFbxAscii;
+  if (binary) {
+    if (b.size() < 27)
+      return at_byte("FBX_HEADER", "the FBX binary header needs 27 bytes", b.size());
+    if (b[21] != 0x1A || b[22] != 0x00)
+      return at_byte("FBX_HEADER", "bytes 21..22 must be 1A 00", 21);
+    info.fbx_version = core::load_le<std::uint32_t>(b.data() + 23);
+  } else {
+    // "; FBX 7.4.0 project file" → 7400; else the FBXVersion: property.
+    const std::string_view head = core::as_chars(b.first(std::min<std::size_t>(b.size(), 8192)));
+    auto digits_at = [&](std::size_t p, int parts) {
+      std::uint32_t v = 0;
+      int got = 0;
+      while (p < head.size() && got < parts) {
+        if (head[p] >= '0' && head[p] <= '9') {
+          v = v * 10 + static_cast<std::uint32_t>(head[p] - '0');
+          if (v > 1000000) return std::uint32_t{0};
+        } else if (head[p] == '.') {
+          ++got;
+        } else {
+          break;
+        }
+        ++p;
+      }
+      return v;
+    };
+    if (auto p = head.find("; FBX "); p != std::string_view::npos) {
+      // x.y.z → x*1000 + y*100 + z*10 (7.4.0 → 7400)
+      std::size_t q = p + 6;
+      std::uint32_t parts[3] = {0, 0, 0};
+      for (int k = 0; k < 3 && q < head.size(); ++k) {
+        while (q < head.size() && head[q] >= '0' && head[q] <= '9' && parts[k] < 100000)
+          parts[k] = parts[k] * 10 + static_cast<std::uint32_t>(head[q++] - '0');
+        if (q < head.size() && head[q] == '.')
+          ++q;
+        else
+          break;
+      }
+      info.fbx_version = parts[0] * 1000 + parts[1] * 100 + parts[2] * 10;
+    } else if (auto v = head.find("FBXVersion:"); v != std::string_view::npos) {
+      std::size_t q = v + 11;
+      while (q < head.size() && head[q] == ' ') ++q;
+      info.fbx_version = digits_at(q, 0);
+    }
+  }
+  if (!o.use_assimp) return info;
+  if (b.size() > o.max_fbx_bytes)
+    return at_byte("FBX_TOO_LARGE",
+                   "FBX of " + std::to_string(b.size()) + " bytes is over the limit", 0);
+  try {
+    Assimp::Importer importer;
+    const aiScene* s = importer.ReadFileFromMemory(b.data(), b.size(), 0, "fbx");
+    if (!s)
+      return at_byte("FBX_IMPORT",
+                     std::string("Assimp cannot read the FBX: ") + importer.GetErrorString(), 0);
+    info.meshes = s->mNumMeshes;
+    info.primitives = s->mNumMeshes;
+    info.materials = s->mNumMaterials;
+    info.textures = s->mNumTextures;
+    info.animations = s->mNumAnimations;
+    std::set<std::string> bones;
+    for (unsigned m = 0; m < s->mNumMeshes; ++m) {
+      const aiMesh* mesh = s->mMeshes[m];
+      info.vertices += mesh->mNumVertices;
+      for (unsigned f = 0; f < mesh->mNumFaces; ++f)
+        if (mesh->mFaces[f].mNumIndices >= 3) info.triangles += mesh->mFaces[f].mNumIndices - 2;
+      for (unsigned k = 0; k < mesh->mNumBones; ++k) bones.insert(mesh->mBones[k]->mName.C_Str());
+      info.morph_targets += mesh->mNumAnimMeshes;
+    }
+    info.joints = bones.size();
+    info.skinned = !bones.empty();
+    info.skins = 0;
+    for (unsigned m = 0; m < s->mNumMeshes; ++m) info.skins += s->mMeshes[m]->mNumBones > 0 ? 1 : 0;
+    std::function<std::size_t(const aiNode*, int)> count_nodes = [&](const aiNode* n,
+                                                                     int depth) -> std::size_t {
+      if (!n || depth > 1000) return 0;
+      std::size_t c = 1;
+      for (unsigned k = 0; k < n->mNumChildren; ++k) c += count_nodes(n->mChildren[k], depth + 1);
+      return c;
+    };
+    info.nodes = count_nodes(s->mRootNode, 0);
+    if (s->mMetaData) {
+      aiString app;
+      if (s->mMetaData->Get("Original_ApplicationName", app)) info.generator = app.C_Str();
+    }
+  } catch (const std::exception& e) {
+    return at_byte("FBX_IMPORT", std::string("Assimp failed: ") + e.what(), 0);
+  } catch (...) {
+    return at_byte("FBX_IMPORT", "Assimp failed", 0);
+  }
+  return info;
+}
+
+bool looks_like_fbx_ascii(Bytes b) {
+  std::string_view head = core::as_chars(b.first(std::min<std::size_t>(b.size(), 4096)));
+  if (head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);
+  const auto first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return false;
+  if (head.substr(first, 6) == "; FBX ") return true;
+  // Only comments and blank lines may precede FBXHeaderExtension.
+  return head[first] == ';' ? head.find("\nFBXHeaderExtension") != std::string_view::npos
+                            : head.substr(first, 18) == "FBXHeaderExtension";
+}
+
+void name_warnings(const IntakeOptions& o, ModelInfo& info) {
+  if (o.name.empty()) return;
+  const bool is_vrm = info.format == ModelFormat::kVrm;
+  if (ends_with_ci(o.name, ".vrm") && !is_vrm)
+    info.warnings.push_back(
+        {"VRM_EXTENSION_MISSING",
+         "the file is named .vrm but has neither extensions.VRM nor extensions.VRMC_vrm"});
+  if (is_vrm && info.container != ModelContainer::kGlb)
+    info.warnings.push_back(
+        {"VRM_NOT_GLB", "VRM is defined as a GLB file; this one is a glTF JSON document"});
+  const bool named_glb = ends_with_ci(o.name, ".glb");
+  const bool named_gltf = ends_with_ci(o.name, ".gltf");
+  const bool named_fbx = ends_with_ci(o.name, ".fbx");
+  if ((named_glb && info.container != ModelContainer::kGlb) ||
+      (named_gltf && info.container != ModelContainer::kGltfJson) ||
+      (named_fbx && info.format != ModelFormat::kFbx))
+    info.warnings.push_back(
+        {"NAME_MISMATCH", "the file name's extension does not match its content (" +
+                              std::string(container_name(info.container)) + ")"});
+}
+
+}  // namespace
+
+std::string_view format_name(ModelFormat f) {
+  switch (f) {
+    case ModelFormat::kGltf:
+      return "gltf";
+    case ModelFormat::kVrm:
+      return "vrm";
+    case ModelFormat::kFbx:
+      return "fbx";
+  }
+  return "?";
+}
+
+std::string_view container_name(ModelContainer c) {
+  switch (c) {
+    case ModelContainer::kGlb:
+      return "glb";
+    case ModelContainer::kGltfJson:
+      return "gltf-json";
+    case ModelContainer::kZip:
+      return "zip";
+    case ModelContainer::kFbxBinary:
+      return "fbx-binary";
+    case ModelContainer::kFbxAscii:
+      return "fbx-ascii";
+  }
+  return "?";
+}
+
+const std::vector<std::string_view>& required_humanoid_bones(std::string_view vrm_version) {
+  return vrm_version == "1.0" ? kRequiredVrm1 : kRequiredVrm0;
+}
+
+Result<ModelInfo> inspect_model(Bytes b, const IntakeOptions& o) {
+  Result<ModelInfo> r = make_error("MODEL_FORMAT_UNKNOWN", "", {});
+  if (b.size() >= 4 && core::load_le<std::uint32_t>(b.data()) == kGlbMagic) {
+    r = inspect_glb(b, o);
+  } else if (starts_with(b, "PK\x03\x04") || starts_with(b, "PK\x05\x06")) {
+    r = inspect_zip(b, o);
+  } else if (starts_with(b, kFbxBinaryMagic)) {
+    r = inspect_fbx(b, true, o);
+  } else if (looks_like_fbx_ascii(b)) {
+    r = inspect_fbx(b, false, o);
+  } else {
+    const std::string_view text = core::as_chars(b);
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
+      ModelInfo info;
+      info.container = ModelContainer::kGltfJson;
+      r = survey_json(text, 0, o, std::move(info), Container{});
+    } else {
+      return at_byte("MODEL_FORMAT_UNKNOWN",
+                     "not a model this tool knows: expected GLB (glTF magic), glTF JSON, a zip "
+                     "with a .gltf, or FBX",
+                     0);
+    }
+  }
+  if (r) name_warnings(o, *r);
+  return r;
+}
+
+Result<ModelInfo> inspect_model_file(const std::string& path, IntakeOptions options) {
+  auto file = core::MappedFile::open(path);
+  if (!file) return std::move(file).error();
+  if (options.name.empty()) options.name = path;
+  return inspect_model(file->bytes(), options);
+}
+
+}  // namespace charkit::scene
