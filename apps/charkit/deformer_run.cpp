@@ -1,8 +1,358 @@
-// `charkit deformer` sub-commands (see commands.h).
+// `charkit deformer info MODEL` and `charkit deformer run MODEL --input IN.npy
+// -o OUT.npy`: what a model file holds, and a batch of raw features through
+// it (docs/learn/nmn.md). The model kind is detected from the content; today
+// Unreal `.nmn` networks, later the own format and ONNX (one entry each in
+// detect_kind() and the two switch statements below).
+// The work is in charkit::learn; this file maps files to text and results to
+// exit codes.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "charkit/core/json.h"
+#include "charkit/core/mapped_file.h"
+#include "charkit/learn/nmn.h"
+#include "charkit/learn/nmn_sidecar.h"
+#include "charkit/learn/npy.h"
 #include "commands.h"
+#include "printable.h"
 
 namespace charkit::app {
+namespace {
 
-void add_deformer_run_commands(CLI::App& /*deformer*/, int& /*exit_code*/) {}
+using core::Json;
+
+struct RunArgs {
+  std::string model;
+  std::string input;
+  std::string output;
+  std::string sidecar;
+  bool clamp = false;
+  bool json = false;
+};
+
+enum class ModelKind { kUnknown, kNmn };
+
+ModelKind detect_kind(core::Bytes b) {
+  if (b.size() >= 4 && core::load_le<std::uint32_t>(b.data()) == learn::kNmnMagic)
+    return ModelKind::kNmn;
+  return ModelKind::kUnknown;
+}
+
+// charkit: FILE: LOCATION: CODE: message
+int fail(const std::string& file, const core::Error& e, int code) {
+  std::cerr << "charkit: " << printable(file) << ": ";
+  std::string where = e.location.to_string();
+  if (!where.empty()) std::cerr << printable(where) << ": ";
+  std::cerr << e.code << ": " << printable(e.message) << "\n";
+  return code;
+}
+
+int fail_io(const std::string& file, const core::Error& e) {
+  return fail(file, e, kExitUsage);
+}
+
+const char* mode_name(learn::NmnMode m) {
+  return m == learn::NmnMode::kGlobal ? "global" : "local";
+}
+
+// The sidecar: --sidecar FILE (must exist), else MODEL.bmd_ue.json if present.
+// Returns the exit code on failure; sets path to "" when there is none.
+int load_sidecar(const RunArgs& a, const learn::NmnNetwork& n,
+                 std::optional<learn::NmnSidecar>& out, std::string& path) {
+  path = a.sidecar.empty() ? learn::nmn_sidecar_path(a.model) : a.sidecar;
+  std::error_code ec;
+  if (a.sidecar.empty() && !std::filesystem::is_regular_file(path, ec)) {
+    path.clear();
+    return kExitOk;
+  }
+  auto file = core::MappedFile::open(path);
+  if (!file) return fail_io(path, file.error());
+  if (file->size() > (std::size_t{64} << 20))
+    return fail(path, core::make_error("SIDECAR_TOO_LARGE", "sidecar larger than 64 MiB"),
+                kExitInvalid);
+  auto s = learn::read_nmn_sidecar(core::as_chars(file->bytes()));
+  if (!s) return fail(path, s.error(), kExitInvalid);
+  if (auto st = learn::check_nmn_sidecar(*s, n); !st) return fail(path, st.error(), kExitInvalid);
+  out = std::move(*s);
+  return kExitOk;
+}
+
+Json layer_json(const learn::NmnLayer& l) {
+  Json j{{"type", std::string(learn::nmn_layer_name(static_cast<std::uint32_t>(l.type)))},
+         {"inputs", l.in},
+         {"outputs", l.out},
+         {"parameters", l.parameter_count()}};
+  if (l.type == learn::NmnLayerType::kMultiLinear) {
+    j["blocks"] = l.blocks;
+    j["rows"] = l.rows;
+    j["cols"] = l.cols;
+  }
+  if (l.type == learn::NmnLayerType::kSequence) {
+    Json arr = Json::array();
+    for (const auto& c : l.children) arr.push_back(layer_json(c));
+    j["layers"] = std::move(arr);
+  }
+  return j;
+}
+
+void print_layer(std::ostream& os, const learn::NmnLayer& l, int depth) {
+  os << std::string(static_cast<std::size_t>(2 * depth), ' ')
+     << learn::nmn_layer_name(static_cast<std::uint32_t>(l.type));
+  switch (l.type) {
+    case learn::NmnLayerType::kSequence:
+      os << " (" << l.children.size() << " layers, " << l.in << " -> " << l.out << ")\n";
+      for (const auto& c : l.children) print_layer(os, c, depth + 1);
+      return;
+    case learn::NmnLayerType::kMultiLinear:
+      os << " " << l.blocks << " blocks x (" << l.rows << " -> " << l.cols << ") = " << l.in
+         << " -> " << l.out;
+      break;
+    case learn::NmnLayerType::kLinear:
+    case learn::NmnLayerType::kCompressedLinear:
+      os << " " << l.in << " -> " << l.out;
+      break;
+    default:
+      os << " " << l.in;
+      break;
+  }
+  if (l.parameter_count() > 0) os << " (" << l.parameter_count() << " parameters)";
+  os << "\n";
+}
+
+std::uint64_t parameters(const learn::NmnNetwork& n) {
+  return n.main.root.parameter_count() + (n.group ? n.group->root.parameter_count() : 0) +
+         n.input_mean.size() + n.input_std.size();
+}
+
+int info_nmn(const RunArgs& a, core::Bytes bytes) {
+  auto n = learn::read_nmn(bytes);
+  if (!n) return fail(a.model, n.error(), kExitInvalid);
+  std::optional<learn::NmnSidecar> sidecar;
+  std::string sidecar_path;
+  if (int rc = load_sidecar(a, *n, sidecar, sidecar_path); rc != kExitOk) return rc;
+  if (a.json) {
+    Json doc{{"file", a.model},
+             {"kind", "nmn"},
+             {"fileSize", bytes.size()},
+             {"mode", mode_name(n->mode)},
+             {"runtimeName", n->runtime_name},
+             {"inputs", n->input_count()},
+             {"outputs", n->output_count()},
+             {"header",
+              {{"numMorphs", n->num_morphs},
+               {"numMorphsPerBone", n->num_morphs_per_bone},
+               {"numBones", n->num_bones},
+               {"numCurves", n->num_curves},
+               {"numGroups", n->num_groups},
+               {"numItemsPerGroup", n->num_items_per_group},
+               {"numFloatsPerCurve", n->num_floats_per_curve}}},
+             {"parameters", parameters(*n)},
+             {"mainModel", layer_json(n->main.root)}};
+    doc["groupModel"] = n->group ? layer_json(n->group->root) : Json(nullptr);
+    if (sidecar) {
+      doc["sidecar"] = Json{{"file", sidecar_path},
+                            {"bones", sidecar->bones},
+                            {"curves", sidecar->curves},
+                            {"morphTargets", sidecar->morph_targets}};
+    } else {
+      doc["sidecar"] = nullptr;
+    }
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  std::ostream& os = std::cout;
+  os << printable(a.model) << ": Unreal ML Deformer network (.nmn), " << mode_name(n->mode)
+     << " mode, " << bytes.size() << " bytes\n";
+  os << "runtime name: \"" << printable(n->runtime_name) << "\"\n";
+  os << "inputs: " << n->input_count() << " (" << n->num_bones << " bones x 6 + " << n->num_curves
+     << " curves x " << n->num_floats_per_curve << "), normalised by the file's mean and std\n";
+  os << "outputs: " << n->output_count();
+  if (n->group)
+    os << " (" << n->main.output_size << " main + " << n->group->output_size << " group)";
+  os << "\n";
+  os << "header: NumMorphs " << n->num_morphs << ", NumMorphsPerBone " << n->num_morphs_per_bone
+     << ", NumGroups " << n->num_groups << ", NumItemsPerGroup " << n->num_items_per_group << "\n";
+  os << "parameters: " << parameters(*n) << " (including " << 2 * n->input_count()
+     << " normalisation values)\n";
+  os << "main model:\n";
+  print_layer(os, n->main.root, 1);
+  if (n->group) {
+    os << "group model:\n";
+    print_layer(os, n->group->root, 1);
+  }
+  if (sidecar)
+    os << "sidecar: " << printable(sidecar_path) << " (" << sidecar->bones.size() << " bones, "
+       << sidecar->curves.size() << " curves, " << sidecar->morph_targets.size()
+       << " morph targets)\n";
+  else
+    os << "sidecar: none (inputs and outputs are known by position only)\n";
+  return kExitOk;
+}
+
+int run_info(const RunArgs& a) {
+  auto file = core::MappedFile::open(a.model);
+  if (!file) return fail_io(a.model, file.error());
+  switch (detect_kind(file->bytes())) {
+    case ModelKind::kNmn:
+      return info_nmn(a, file->bytes());
+    case ModelKind::kUnknown:
+      break;
+  }
+  return fail(
+      a.model,
+      core::make_error("MODEL_KIND", "not a model file charkit knows (supported: Unreal .nmn)",
+                       core::Location::at_offset(0)),
+      kExitInvalid);
+}
+
+// Reads IN.npy as a 2-D float32 array with `columns` columns.
+int load_input(const RunArgs& a, std::size_t columns, std::size_t outputs,
+               std::vector<float>& values, std::size_t& rows) {
+  auto file = core::MappedFile::open(a.input);
+  if (!file) return fail_io(a.input, file.error());
+  auto arr = learn::read_npy(file->bytes());
+  if (!arr) return fail(a.input, arr.error(), kExitInvalid);
+  if (arr->dtype != learn::NpyDType::kF4 || arr->shape.size() != 2)
+    return fail(a.input,
+                core::make_error("INPUT_SHAPE",
+                                 "the input must be a 2-D float32 ('<f4') array, one row "
+                                 "of raw features per sample"),
+                kExitInvalid);
+  if (arr->shape[1] != columns)
+    return fail(a.input,
+                core::make_error("INPUT_SHAPE", "rows have " + std::to_string(arr->shape[1]) +
+                                                    " features, the model takes " +
+                                                    std::to_string(columns)),
+                kExitInvalid);
+  // A zero-column input carries no data, so its row count bounds nothing: cap the output.
+  if (arr->shape[0] > (std::uint64_t{1} << 30) / std::max<std::uint64_t>(outputs, 1))
+    return fail(
+        a.input,
+        core::make_error("INPUT_TOO_LARGE", std::to_string(arr->shape[0]) +
+                                                " rows would give more than 2^30 output values"),
+        kExitInvalid);
+  rows = static_cast<std::size_t>(arr->shape[0]);
+  values = arr->to_f32();
+  return kExitOk;
+}
+
+int run_nmn(const RunArgs& a, core::Bytes bytes) {
+  auto n = learn::read_nmn(bytes);
+  if (!n) return fail(a.model, n.error(), kExitInvalid);
+  std::optional<learn::NmnSidecar> sidecar;
+  std::string sidecar_path;
+  if (int rc = load_sidecar(a, *n, sidecar, sidecar_path); rc != kExitOk) return rc;
+  std::vector<std::uint32_t> items;
+  if (n->group) {
+    if (!sidecar)
+      return fail(
+          a.model,
+          core::make_error("NMN_GROUP_ITEMS",
+                           "the network has a group model; its groups' bones and curves come from "
+                           "the sidecar's \"groups\" (pass --sidecar FILE)"),
+          kExitInvalid);
+    items = learn::nmn_sidecar_group_items(*sidecar);
+  }
+  auto runner = learn::NmnRunner::create(*n, items);
+  if (!runner) return fail(a.model, runner.error(), kExitInvalid);
+  std::vector<float> in;
+  std::size_t rows = 0;
+  if (int rc = load_input(a, runner->input_count(), runner->output_count(), in, rows);
+      rc != kExitOk)
+    return rc;
+  std::vector<float> out(rows * runner->output_count());
+  runner->run_batch(in, out, rows);
+  // --clamp: morph weights to [0, 1] (the range the Blender-side tools use).
+  if (a.clamp)
+    for (float& v : out) v = std::clamp(v, 0.0f, 1.0f);
+  auto arr = learn::NpyArray::from_f32({rows, runner->output_count()}, out);
+  auto bytes_out = learn::write_npy(arr);
+  if (!bytes_out) return fail(a.output, bytes_out.error(), kExitUsage);
+  if (auto st = learn::write_file_bytes(a.output, *bytes_out); !st)
+    return fail_io(a.output, st.error());
+  if (a.json) {
+    Json doc{{"model", a.model},
+             {"kind", "nmn"},
+             {"input", a.input},
+             {"output", a.output},
+             {"rows", rows},
+             {"inputs", runner->input_count()},
+             {"outputs", runner->output_count()},
+             {"clamped", a.clamp}};
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  }
+  return kExitOk;
+}
+
+int run_run(const RunArgs& a) {
+  auto file = core::MappedFile::open(a.model);
+  if (!file) return fail_io(a.model, file.error());
+  switch (detect_kind(file->bytes())) {
+    case ModelKind::kNmn:
+      return run_nmn(a, file->bytes());
+    case ModelKind::kUnknown:
+      break;
+  }
+  return fail(
+      a.model,
+      core::make_error("MODEL_KIND", "not a model file charkit knows (supported: Unreal .nmn)",
+                       core::Location::at_offset(0)),
+      kExitInvalid);
+}
+
+}  // namespace
+
+void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
+  auto ia = std::make_shared<RunArgs>();
+  CLI::App* info_cmd = deformer.add_subcommand(
+      "info",
+      "Show what a model file holds: kind, mode, inputs and outputs (and what they stand for), the "
+      "layers with their types and sizes, the parameter count and the file size. The kind is "
+      "detected from the content; supported: Unreal ML Deformer networks (.nmn, global and local "
+      "mode). A sidecar MODEL.bmd_ue.json next to the file (bone, curve and morph-target names) is "
+      "read and checked against the network.");
+  info_cmd->add_option("model", ia->model, "Model file (.nmn)")->required()->type_name("MODEL");
+  info_cmd
+      ->add_option("--sidecar", ia->sidecar, "Sidecar JSON (default: MODEL.bmd_ue.json if present)")
+      ->type_name("FILE");
+  info_cmd->add_flag("--json", ia->json, "Print the description as JSON");
+  info_cmd->footer(
+      "Exit status: 0 described, 1 invalid model or sidecar, 2 usage or I/O error.\n"
+      "Format and rules: docs/learn/nmn.md.");
+  info_cmd->callback([ia, &exit_code] { exit_code = run_info(*ia); });
+
+  auto ra = std::make_shared<RunArgs>();
+  CLI::App* run_cmd = deformer.add_subcommand(
+      "run",
+      "Run a model on a batch: IN.npy is a 2-D float32 array with one row of raw, un-normalised "
+      "input features per sample (for .nmn: 6 floats per bone, the first two rows of its local "
+      "rotation matrix, then the curve values); the model applies its own normalisation and the "
+      "raw outputs (morph weights) are written to OUT.npy as rows x outputs float32.");
+  run_cmd->add_option("model", ra->model, "Model file (.nmn)")->required()->type_name("MODEL");
+  run_cmd->add_option("--input", ra->input, "Input features, 2-D float32 .npy")
+      ->required()
+      ->type_name("IN.npy");
+  run_cmd->add_option("-o,--output", ra->output, "Output file (.npy, float32)")
+      ->required()
+      ->type_name("OUT.npy");
+  run_cmd->add_flag("--clamp", ra->clamp,
+                    "Clamp the outputs to [0, 1] (default: raw network outputs)");
+  run_cmd
+      ->add_option("--sidecar", ra->sidecar,
+                   "Sidecar JSON (default: MODEL.bmd_ue.json if present); local-mode networks with "
+                   "groups need its \"groups\"")
+      ->type_name("FILE");
+  run_cmd->add_flag("--json", ra->json, "Print a JSON summary (rows, inputs, outputs)");
+  run_cmd->footer(
+      "Exit status: 0 written, 1 invalid model, sidecar or input array, 2 usage or I/O error.\n"
+      "Example: charkit deformer run model.nmn --input poses.npy -o weights.npy\n"
+      "Format and execution rules: docs/learn/nmn.md.");
+  run_cmd->callback([ra, &exit_code] { exit_code = run_run(*ra); });
+}
 
 }  // namespace charkit::app
