@@ -198,11 +198,15 @@ void fast_equals_reference(bool sorted, int unsorted_frame) {
   j.out = ref;
   ASSERT_TRUE(j.validate());
   ASSERT_TRUE(j.run().ok());
+  const std::vector<float> ref_deltas = d;
   j.out = fast;
   for (unsigned threads : {1u, 2u, 3u}) {
     std::fill(fast.begin(), fast.end(), 0.0f);
+    std::fill(d.begin(), d.end(), 7.0f);
     ASSERT_TRUE(j.run_fast(threads).ok());
     EXPECT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * 4)) << threads << " threads";
+    // The summed deltas are an output too (§10: summed, then added once).
+    EXPECT_EQ(0, std::memcmp(ref_deltas.data(), d.data(), d.size() * 4)) << threads << " threads";
   }
 }
 

@@ -169,53 +169,56 @@ std::size_t lower_bound_vertex(const FrameRef& f, std::size_t first, std::uint32
   return first;
 }
 
-// acc[4·(v − a) + 1..3] += w · delta for records [i, end), which must all
-// name vertices in [a, a + span); returns false if one does not (its
-// contribution then lands on a clamped slot and the caller discards the
-// tile). A record is 16 bytes: u32 vertex then 3 floats, so one 128-bit
-// load holds the delta in lanes 1–3; lane 0 (the vertex bits) is masked to
-// zero. Same operations per component, in the same order, as run():
-// bit-identical.
-inline bool accumulate_run(const FrameRef& fr, std::size_t i, std::size_t end, std::uint32_t a,
+// acc[4·(v − a) + 1..3] += w · delta for the records from *cursor on whose
+// vertex lies in the tile [a, a + span); stops at the first record at or
+// past the tile's end (the frame's run for this tile when it is sorted) and
+// advances *cursor. Returns false on a record below the tile (an unsorted
+// frame): the caller then discards the job. A record is 16 bytes: u32 vertex
+// then 3 floats, so one 128-bit load holds the delta in lanes 1–3; lane 0
+// (the vertex bits) is masked to zero. Same operations per component, in the
+// same order, as run(): bit-identical. A linear scan, not a binary search
+// for the run's end: the search's far probes miss the cache, the scan's
+// compare is one predictable branch on a line that is read anyway.
+inline bool accumulate_run(const FrameRef& fr, std::size_t* cursor, std::uint32_t a,
                            std::uint32_t span, float* acc) {
-  std::uint32_t bad = 0;
+  std::size_t i = *cursor;
+  bool ok = true;
 #if defined(__SSE2__)
   const __m128 w = _mm_set1_ps(fr.w);
   const __m128 mask = _mm_castsi128_ps(_mm_set_epi32(-1, -1, -1, 0));
-  for (; i < end; ++i) {
+#endif
+  for (; i < fr.n; ++i) {
     const std::uint8_t* rec = fr.p + i * kSparseRecordSize;
+    std::uint32_t v = 0;
+    std::memcpy(&v, rec, 4);
+    const std::uint32_t off = v - a;
+    if (off >= span) {
+      ok = v >= a;  // past the tile: the run ends; below it: unsorted
+      break;
+    }
+    float* d = acc + static_cast<std::size_t>(off) * 4;
+#if defined(__SSE2__)
     // One prefetch per 64-byte line, kPrefetchBytes ahead: 128 interleaved
     // record streams are more than the hardware prefetcher follows.
     if ((i & 3) == 0)
       _mm_prefetch(reinterpret_cast<const char*>(rec) + kPrefetchBytes, _MM_HINT_T0);
-    std::uint32_t off = 0;
-    std::memcpy(&off, rec, 4);
-    off -= a;
-    bad |= static_cast<std::uint32_t>(off >= span);
-    off = off < span ? off : span - 1;
-    float* d = acc + static_cast<std::size_t>(off) * 4;
     const __m128 delta = _mm_and_ps(_mm_loadu_ps(reinterpret_cast<const float*>(rec)), mask);
     _mm_store_ps(d, _mm_add_ps(_mm_load_ps(d), _mm_mul_ps(w, delta)));
-  }
 #else
-  for (; i < end; ++i) {
-    const Record r = load_record(fr.p + i * kSparseRecordSize);
-    std::uint32_t off = r.vertex - a;
-    bad |= static_cast<std::uint32_t>(off >= span);
-    off = off < span ? off : span - 1;
-    float* d = acc + static_cast<std::size_t>(off) * 4;
+    const Record r = load_record(rec);
     d[1] += fr.w * r.d[0];
     d[2] += fr.w * r.d[1];
     d[3] += fr.w * r.d[2];
-  }
 #endif
-  return bad == 0;
+  }
+  *cursor = i;
+  return ok;
 }
 
 // The job on vertices [lo, hi) by tiles: for each tile, every frame (in
 // channel/frame order) adds its run of records that fall in the tile into a
 // tile-local accumulator; then the tile's deltas and outputs are written.
-// Each frame's run end is found by binary search. whole: lo == 0 and
+// whole: lo == 0 and
 // hi == vertex_count, cursors start at 0 and must reach the end; otherwise
 // the start and end cursor of every frame is stored in starts/ends for the
 // caller to check that the threads' runs partition each frame.
@@ -241,14 +244,9 @@ bool run_tiled(const SparseMorphJob& job, std::uint32_t lo, std::uint32_t hi, bo
     std::fill(acc, acc + static_cast<std::size_t>(t1 - a) * 4, 0.0f);
     for (std::size_t f = 0; f < nf; ++f) {
       const FrameRef& fr = frames[f];
-      const std::size_t i = cur[f];
-      if (i == fr.n) continue;
-      // The run ends at the first record ≥ t1 when the frame is sorted; every
-      // record of the run is checked to lie in the tile, and the cursors
-      // must reach the frame's end, so an unsorted frame is caught.
-      const std::size_t end = lower_bound_vertex(fr, i, t1);
-      if (!accumulate_run(fr, i, end, a, t1 - a, acc)) return false;
-      cur[f] = end;
+      // Every record consumed lies in the tile, and the cursors must reach
+      // the frame's end, so an unsorted frame is caught.
+      if (!accumulate_run(fr, &cur[f], a, t1 - a, acc)) return false;
     }
     for (std::uint32_t v = a; v < t1; ++v) {
       const float* d = acc + static_cast<std::size_t>(v - a) * 4;
