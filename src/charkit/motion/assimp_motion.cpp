@@ -20,6 +20,7 @@
 #include "charkit/core/bytes.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/ndjson.h"
+#include "charkit/scene/intake.h"
 
 namespace charkit::motion {
 
@@ -734,6 +735,15 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
   if (format == AssimpFormat::kGlb)
     if (std::string problem = glb_problem(bytes); !problem.empty())
       return fail("MOTION_IMPORT_FAILED", "not a valid GLB container: " + problem);
+  // Assimp 5.2 does not survive every malformed glTF (a fuzzed GLB with
+  // ill-formed UTF-8 in its JSON crashed it inside its glTF 2 importer), so
+  // glTF and GLB go through our own strict, bounded glTF checks first
+  // (scene/intake: JSON, every index and byte range) and reach Assimp only
+  // when those hold.
+  if (format == AssimpFormat::kGlb || format == AssimpFormat::kGltf)
+    if (auto checked = scene::inspect_model(bytes); !checked)
+      return fail("MOTION_IMPORT_FAILED", std::string("not a valid ") + assimp_format_name(format) +
+                                              " file: " + checked.error().to_string());
   try {
     Assimp::Importer importer;
     importer.SetIOHandler(new BoundedIOSystem(dir, o.limits.max_bytes - bytes.size()));
