@@ -9,8 +9,10 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
@@ -78,7 +80,8 @@ Json points_json(const motion::ConvertSummary& s) {
     Json p{{"index", i},
            {"name", std::string(motion::point_name(i))},
            {"source", motion::point_source_name(pm.source)}};
-    p["joint"] = pm.joint >= 0 ? Json(s.header.joints[static_cast<std::size_t>(pm.joint)].name) : Json(nullptr);
+    p["joint"] = pm.joint >= 0 ? Json(s.header.joints[static_cast<std::size_t>(pm.joint)].name)
+                               : Json(nullptr);
     arr.push_back(std::move(p));
   }
   return arr;
@@ -91,12 +94,14 @@ Json pelvis_json(const motion::ConvertSummary& s) {
 
 void print_warnings(const std::string& subject, const std::vector<motion::BvhWarning>& ws) {
   for (const auto& w : ws)
-    std::cerr << printable(subject) << ": warning " << w.code << ": " << printable(w.message) << "\n";
+    std::cerr << printable(subject) << ": warning " << w.code << ": " << printable(w.message)
+              << "\n";
 }
 
 int unknown_format(const MotionArgs& a) {
   std::cerr << printable(a.input)
-            << ": error MOTION_FORMAT: not a BVH file (HIERARCHY), FBX, glTF, GLB nor keypoint JSON ({)\n";
+            << ": error MOTION_FORMAT: not a BVH file (HIERARCHY), FBX, glTF, GLB nor keypoint "
+               "JSON ({)\n";
   return kExitInvalid;
 }
 
@@ -114,42 +119,65 @@ Json keypoint_summary_json(const MotionArgs& a, const motion::KeypointJsonSummar
 
 // Keypoint JSON (keypoints.md §6): --joint-map and --up concern skeletons, so
 // they do not apply; the points are already MediaPipe-33.
-int run_convert_keypoints(const MotionArgs& a, std::string_view text) {
-  if (!a.joint_map.empty() || !a.up.empty())
-    std::cerr << printable(a.input) << ": warning: --joint-map and --up apply to skeleton input only; ignored\n";
-  if (!a.animation.empty())
-    std::cerr << printable(a.input) << ": warning: --animation applies to FBX/glTF/GLB input only; ignored\n";
-  motion::KeypointJsonOptions options;
-  if (a.fps > 0) options.fps = a.fps;
+// Runs convert(sink) with a sink that writes to a.output ("-": stdout).
+// Returns the converter's summary; on failure prints the error, removes a
+// partial output file, stores the exit status in rc and returns nullopt.
+template <typename Convert>
+auto write_ndjson(const MotionArgs& a, Convert&& convert, int& rc)
+    -> std::optional<std::decay_t<decltype(convert(motion::OutputSink{}).value())>> {
   const bool to_stdout = a.output == "-";
   std::FILE* out = to_stdout ? stdout : std::fopen(a.output.c_str(), "wb");
   if (!out) {
     std::cerr << printable(a.output) << ": error IO_OPEN: cannot create the output file\n";
-    return kExitUsage;
+    rc = kExitUsage;
+    return std::nullopt;
   }
-  auto sink = [out](std::string_view chunk) {
+  auto r = convert(motion::OutputSink([out](std::string_view chunk) {
     return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size();
-  };
-  auto r = motion::convert_keypoint_json(text, options, sink);
+  }));
   bool flushed = std::fflush(out) == 0;
   if (!to_stdout) flushed = (std::fclose(out) == 0) && flushed;
   if (!r || !flushed) {
     if (!to_stdout) std::remove(a.output.c_str());
     if (!r) {
       std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
-      return r.error().code == "IO_WRITE" ? kExitUsage : kExitInvalid;
+      rc = r.error().code == "IO_WRITE" ? kExitUsage : kExitInvalid;
+    } else {
+      std::cerr << printable(a.output) << ": error IO_WRITE: cannot write the output\n";
+      rc = kExitUsage;
     }
-    std::cerr << printable(a.output) << ": error IO_WRITE: cannot write the output\n";
-    return kExitUsage;
+    return std::nullopt;
   }
+  return std::move(r).value();
+}
+
+int run_convert_keypoints(const MotionArgs& a, std::string_view text) {
+  if (!a.joint_map.empty() || !a.up.empty())
+    std::cerr << printable(a.input)
+              << ": warning: --joint-map and --up apply to skeleton input only; ignored\n";
+  if (!a.animation.empty())
+    std::cerr << printable(a.input)
+              << ": warning: --animation applies to FBX/glTF/GLB input only; ignored\n";
+  motion::KeypointJsonOptions options;
+  if (a.fps > 0) options.fps = a.fps;
+  const bool to_stdout = a.output == "-";
+  int rc = kExitOk;
+  auto r = write_ndjson(
+      a,
+      [&](const motion::OutputSink& sink) {
+        return motion::convert_keypoint_json(text, options, sink);
+      },
+      rc);
+  if (!r) return rc;
   print_warnings(a.input, r->warnings);
   if (a.json) {
     Json j = keypoint_summary_json(a, *r);
     j["output"] = a.output;
-    (to_stdout ? std::cerr : std::cout) << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    (to_stdout ? std::cerr : std::cout)
+        << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
-    std::cerr << printable(a.input) << ": keypoint JSON, " << r->frames << " frames at " << number_text(r->fps)
-              << " fps written to " << printable(a.output) << "\n";
+    std::cerr << printable(a.input) << ": keypoint JSON, " << r->frames << " frames at "
+              << number_text(r->fps) << " fps written to " << printable(a.output) << "\n";
   }
   return kExitOk;
 }
@@ -159,9 +187,14 @@ int run_inspect_keypoints(const MotionArgs& a, std::string_view text) {
   if (!r) {
     if (a.json) {
       Json err{{"code", r.error().code}, {"message", r.error().message}};
-      if (r.error().location.offset) err["offset"] = *r.error().location.offset;
-      else err["pointer"] = r.error().location.pointer;
-      Json j{{"file", a.input}, {"format", std::string(motion::kKeypointFormatTag)}, {"valid", false}, {"error", err}};
+      if (r.error().location.offset)
+        err["offset"] = *r.error().location.offset;
+      else
+        err["pointer"] = r.error().location.pointer;
+      Json j{{"file", a.input},
+             {"format", std::string(motion::kKeypointFormatTag)},
+             {"valid", false},
+             {"error", err}};
       std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     } else {
       std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
@@ -177,11 +210,13 @@ int run_inspect_keypoints(const MotionArgs& a, std::string_view text) {
     return kExitOk;
   }
   std::ostream& os = std::cout;
-  os << printable(a.input) << ": keypoint JSON (" << motion::kKeypointFormatTag << "), " << r->frames
-     << " frames, " << number_text(r->fps) << " fps" << (r->fps_in_file ? "" : " (default)") << "\n";
-  os << "timeMs computed for " << r->computed_times << " frame(s); angles computed for " << r->computed_angles
-     << " frame(s); " << r->clamped_values << " value(s) clamped\n";
-  for (const auto& w : r->warnings) os << "warning " << w.code << ": " << printable(w.message) << "\n";
+  os << printable(a.input) << ": keypoint JSON (" << motion::kKeypointFormatTag << "), "
+     << r->frames << " frames, " << number_text(r->fps) << " fps"
+     << (r->fps_in_file ? "" : " (default)") << "\n";
+  os << "timeMs computed for " << r->computed_times << " frame(s); angles computed for "
+     << r->computed_angles << " frame(s); " << r->clamped_values << " value(s) clamped\n";
+  for (const auto& w : r->warnings)
+    os << "warning " << w.code << ": " << printable(w.message) << "\n";
   return kExitOk;
 }
 
@@ -207,12 +242,15 @@ void print_points(std::ostream& os, const motion::ConvertSummary& s) {
   for (std::size_t i = 0; i < motion::kPointCount; ++i) {
     const auto& pm = s.mapping.points[i];
     char line[64];
-    std::snprintf(line, sizeof line, "  %2zu %-17s %-9s ", i, std::string(motion::point_name(i)).c_str(),
-                  motion::point_source_name(pm.source));
+    std::snprintf(line, sizeof line, "  %2zu %-17s %-9s ", i,
+                  std::string(motion::point_name(i)).c_str(), motion::point_source_name(pm.source));
     os << line;
-    if (pm.joint >= 0) os << printable(s.header.joints[static_cast<std::size_t>(pm.joint)].name);
-    else if (pm.source == motion::PointSource::kMissing) os << "(no joint; confidence 0, parent's position)";
-    else os << "(from its parents; confidence 0.5)";
+    if (pm.joint >= 0)
+      os << printable(s.header.joints[static_cast<std::size_t>(pm.joint)].name);
+    else if (pm.source == motion::PointSource::kMissing)
+      os << "(no joint; confidence 0, parent's position)";
+    else
+      os << "(from its parents; confidence 0.5)";
     os << "\n";
   }
 }
@@ -241,7 +279,8 @@ Json animation_json(const motion::AssimpMotion& m) {
   return arr;
 }
 
-Json assimp_json(const MotionArgs& a, const motion::AssimpMotion& m, const motion::ConvertSummary& s) {
+Json assimp_json(const MotionArgs& a, const motion::AssimpMotion& m,
+                 const motion::ConvertSummary& s) {
   return Json{{"format", motion::assimp_format_name(m.format)},
               {"animation", m.animation},
               {"animations", animation_json(m)},
@@ -270,36 +309,25 @@ int run_convert_assimp(const MotionArgs& a, motion::JointTable table) {
   options.table = std::move(table);
   options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
   const bool to_stdout = a.output == "-";
-  std::FILE* out = to_stdout ? stdout : std::fopen(a.output.c_str(), "wb");
-  if (!out) {
-    std::cerr << printable(a.output) << ": error IO_OPEN: cannot create the output file\n";
-    return kExitUsage;
-  }
-  auto sink = [out](std::string_view chunk) {
-    return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size();
-  };
-  auto r = motion::convert_assimp_motion(*m, options, sink);
-  bool flushed = std::fflush(out) == 0;
-  if (!to_stdout) flushed = (std::fclose(out) == 0) && flushed;
-  if (!r || !flushed) {
-    if (!to_stdout) std::remove(a.output.c_str());
-    if (!r) {
-      std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
-      return r.error().code == "IO_WRITE" ? kExitUsage : kExitInvalid;
-    }
-    std::cerr << printable(a.output) << ": error IO_WRITE: cannot write the output\n";
-    return kExitUsage;
-  }
+  int rc = kExitOk;
+  auto r = write_ndjson(
+      a,
+      [&](const motion::OutputSink& sink) {
+        return motion::convert_assimp_motion(*m, options, sink);
+      },
+      rc);
+  if (!r) return rc;
   print_warnings(a.input, r->warnings);
   if (a.json) {
     Json j{{"input", a.input}, {"output", a.output}};
     const Json details = assimp_json(a, *m, *r);
     for (const auto& [k, v] : details.items()) j[k] = v;
-    (to_stdout ? std::cerr : std::cout) << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    (to_stdout ? std::cerr : std::cout)
+        << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
-    std::cerr << printable(a.input) << ": " << motion::assimp_format_name(m->format) << " animation "
-              << m->animation << ", " << r->frames << " frames at " << number_text(r->fps)
-              << " fps written to " << printable(a.output) << "\n";
+    std::cerr << printable(a.input) << ": " << motion::assimp_format_name(m->format)
+              << " animation " << m->animation << ", " << r->frames << " frames at "
+              << number_text(r->fps) << " fps written to " << printable(a.output) << "\n";
   }
   return kExitOk;
 }
@@ -316,7 +344,9 @@ int run_inspect_assimp(const MotionArgs& a, const motion::JointTable& table) {
   if (!m || !r) {
     const core::Error& e = !m ? m.error() : r.error();
     if (a.json && e.code != "IO_OPEN") {
-      Json j{{"file", a.input}, {"valid", false}, {"error", Json{{"code", e.code}, {"message", e.message}}}};
+      Json j{{"file", a.input},
+             {"valid", false},
+             {"error", Json{{"code", e.code}, {"message", e.message}}}};
       std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
       return kExitInvalid;
     }
@@ -336,23 +366,26 @@ int run_inspect_assimp(const MotionArgs& a, const motion::JointTable& table) {
     return kExitOk;
   }
   std::ostream& os = std::cout;
-  os << printable(a.input) << ": " << motion::assimp_format_name(m->format) << ", " << m->animations.size()
-     << " animation(s), skeleton of " << m->joints.size() << " joints (" << m->root_count << " root(s)) from "
-     << (m->skinned ? "the skin's bones" : "the animated nodes") << ", " << m->animated_joints << " animated\n";
+  os << printable(a.input) << ": " << motion::assimp_format_name(m->format) << ", "
+     << m->animations.size() << " animation(s), skeleton of " << m->joints.size() << " joints ("
+     << m->root_count << " root(s)) from "
+     << (m->skinned ? "the skin's bones" : "the animated nodes") << ", " << m->animated_joints
+     << " animated\n";
   for (std::size_t i = 0; i < m->animations.size(); ++i) {
     const auto& an = m->animations[i];
-    os << (i == m->animation ? "* " : "  ") << "animation " << i << " \"" << printable(an.name) << "\": "
-       << number_text(an.duration_ticks) << " ticks at " << number_text(an.ticks_per_second) << " ticks/s, "
-       << an.channels << " channels\n";
+    os << (i == m->animation ? "* " : "  ") << "animation " << i << " \"" << printable(an.name)
+       << "\": " << number_text(an.duration_ticks) << " ticks at "
+       << number_text(an.ticks_per_second) << " ticks/s, " << an.channels << " channels\n";
   }
-  os << "frames: " << r->frames << " (" << number_text(m->duration_seconds) << " s), " << number_text(r->fps)
-     << " fps (" << m->fps_source << ")\n";
+  os << "frames: " << r->frames << " (" << number_text(m->duration_seconds) << " s), "
+     << number_text(r->fps) << " fps (" << m->fps_source << ")\n";
   os << "up axis: " << (a.up.empty() ? m->up_axis : "--up " + a.up) << "\n";
   os << "skeleton:\n";
   print_tree(os, r->header);
   os << "pelvis (origin): " << printable(pelvis_json(*r).get<std::string>()) << "\n";
   print_points(os, *r);
-  for (const auto& w : r->warnings) os << "warning " << w.code << ": " << printable(w.message) << "\n";
+  for (const auto& w : r->warnings)
+    os << "warning " << w.code << ": " << printable(w.message) << "\n";
   return kExitOk;
 }
 
@@ -371,7 +404,8 @@ int run_convert(const MotionArgs& a) {
   if (format == motion::MotionFormat::kUnknown) return unknown_format(a);
   if (format == motion::MotionFormat::kKeypointJson) return run_convert_keypoints(a, text);
   if (!a.animation.empty())
-    std::cerr << printable(a.input) << ": warning: --animation applies to FBX/glTF/GLB input only; ignored\n";
+    std::cerr << printable(a.input)
+              << ": warning: --animation applies to FBX/glTF/GLB input only; ignored\n";
   motion::ConvertOptions options;
   options.table = std::move(table);
   options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
@@ -379,26 +413,11 @@ int run_convert(const MotionArgs& a) {
   options.hints = &*file;
 
   const bool to_stdout = a.output == "-";
-  std::FILE* out = to_stdout ? stdout : std::fopen(a.output.c_str(), "wb");
-  if (!out) {
-    std::cerr << printable(a.output) << ": error IO_OPEN: cannot create the output file\n";
-    return kExitUsage;
-  }
-  auto sink = [out](std::string_view chunk) {
-    return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size();
-  };
-  auto r = motion::convert_bvh(text, options, sink);
-  bool flushed = std::fflush(out) == 0;
-  if (!to_stdout) flushed = (std::fclose(out) == 0) && flushed;
-  if (!r || !flushed) {
-    if (!to_stdout) std::remove(a.output.c_str());
-    if (!r) {
-      std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
-      return r.error().code == "IO_WRITE" ? kExitUsage : kExitInvalid;
-    }
-    std::cerr << printable(a.output) << ": error IO_WRITE: cannot write the output\n";
-    return kExitUsage;
-  }
+  int rc = kExitOk;
+  auto r = write_ndjson(
+      a, [&](const motion::OutputSink& sink) { return motion::convert_bvh(text, options, sink); },
+      rc);
+  if (!r) return rc;
   print_warnings(a.input, r->warnings);
   if (a.json) {
     Json j{{"input", a.input},
@@ -410,7 +429,8 @@ int run_convert(const MotionArgs& a) {
            {"pelvis", pelvis_json(*r)},
            {"points", points_json(*r)},
            {"warnings", warnings_json(r->warnings)}};
-    (to_stdout ? std::cerr : std::cout) << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    (to_stdout ? std::cerr : std::cout)
+        << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
     std::cerr << printable(a.input) << ": " << r->frames << " frames at " << number_text(r->fps)
               << " fps written to " << printable(a.output) << "\n";
@@ -427,7 +447,8 @@ int run_inspect(const MotionArgs& a) {
     return kExitUsage;
   }
   const std::string_view text = core::as_chars(file->bytes());
-  if (motion::detect_assimp_format(text) != motion::AssimpFormat::kUnknown) return run_inspect_assimp(a, table);
+  if (motion::detect_assimp_format(text) != motion::AssimpFormat::kUnknown)
+    return run_inspect_assimp(a, table);
   const motion::MotionFormat format = motion::detect_motion_format(text);
   if (format == motion::MotionFormat::kUnknown) return unknown_format(a);
   if (format == motion::MotionFormat::kKeypointJson) return run_inspect_keypoints(a, text);
@@ -454,7 +475,8 @@ int run_inspect(const MotionArgs& a) {
     Json joints = Json::array();
     for (const auto& j : h.joints) {
       Json ch = Json::array();
-      for (std::uint8_t c = 0; c < j.channel_count; ++c) ch.push_back(motion::channel_name(j.channels[c]));
+      for (std::uint8_t c = 0; c < j.channel_count; ++c)
+        ch.push_back(motion::channel_name(j.channels[c]));
       joints.push_back(Json{{"name", j.name},
                             {"parent", j.parent},
                             {"endSite", j.end_site},
@@ -478,22 +500,25 @@ int run_inspect(const MotionArgs& a) {
     return kExitOk;
   }
   std::ostream& os = std::cout;
-  os << printable(a.input) << ": BVH, " << h.root_count << " root(s), " << h.joints.size() - end_sites
-     << " joints + " << end_sites << " End Sites, " << h.channel_count << " channels\n";
+  os << printable(a.input) << ": BVH, " << h.root_count << " root(s), "
+     << h.joints.size() - end_sites << " joints + " << end_sites << " End Sites, "
+     << h.channel_count << " channels\n";
   os << "frames: " << r->frames << " (declared " << h.declared_frames << "), frame time "
      << number_text(h.frame_time) << " s, " << number_text(r->fps) << " fps\n";
   os << "skeleton:\n";
   print_tree(os, h);
   os << "pelvis (origin): " << printable(pelvis_json(*r).get<std::string>()) << "\n";
   print_points(os, *r);
-  for (const auto& w : r->warnings) os << "warning " << w.code << ": " << printable(w.message) << "\n";
+  for (const auto& w : r->warnings)
+    os << "warning " << w.code << ": " << printable(w.message) << "\n";
   return kExitOk;
 }
 
 }  // namespace
 
 void add_motion_commands(CLI::App& app, int& exit_code) {
-  CLI::App* motion = app.add_subcommand("motion", "Motion data (BVH, FBX, glTF, GLB, keypoint JSON) to MediaPipe-33 keypoints");
+  CLI::App* motion = app.add_subcommand(
+      "motion", "Motion data (BVH, FBX, glTF, GLB, keypoint JSON) to MediaPipe-33 keypoints");
   motion->require_subcommand(1);
 
   auto conv = std::make_shared<MotionArgs>();
@@ -503,33 +528,44 @@ void add_motion_commands(CLI::App& app, int& exit_code) {
       "fixed rate) or mediapipe33@0.1.0 keypoint JSON to MediaPipe-33 keypoint NDJSON "
       "(one frame per line: frame, timeMs, 33 points [x,y,z,confidence], 9 joint-angle cosines); "
       "the format is detected from the content, not the file name");
-  convert->add_option("input", conv->input, "BVH, FBX, glTF, GLB or keypoint JSON file")->required()->type_name("IN");
+  convert->add_option("input", conv->input, "BVH, FBX, glTF, GLB or keypoint JSON file")
+      ->required()
+      ->type_name("IN");
   convert->add_option("-o,--output", conv->output, "Output NDJSON file, '-' for stdout")
       ->required()
       ->type_name("OUT");
-  convert->add_option("--joint-map", conv->joint_map,
-                      "JSON object: MediaPipe point name or index -> [joint names], tried before "
-                      "the default table (BVH, FBX, glTF, GLB)")
+  convert
+      ->add_option("--joint-map", conv->joint_map,
+                   "JSON object: MediaPipe point name or index -> [joint names], tried before "
+                   "the default table (BVH, FBX, glTF, GLB)")
       ->type_name("FILE");
-  convert->add_option("--up", conv->up,
-                      "Up axis of the source: y or z (rotated -90 deg about X). Default: y for BVH; for FBX "
-                      "the file's UpAxis setting, for glTF/GLB y")
+  convert
+      ->add_option(
+          "--up", conv->up,
+          "Up axis of the source: y or z (rotated -90 deg about X). Default: y for BVH; for FBX "
+          "the file's UpAxis setting, for glTF/GLB y")
       ->check(CLI::IsMember({"y", "z"}))
       ->type_name("AXIS");
-  convert->add_option("--animation", conv->animation,
-                      "FBX/glTF/GLB: the animation to convert, by index (0 = first, the default) or by name")
+  convert
+      ->add_option(
+          "--animation", conv->animation,
+          "FBX/glTF/GLB: the animation to convert, by index (0 = first, the default) or by name")
       ->type_name("N|NAME");
-  convert->add_option("--fps", conv->fps,
-                      "Frame rate for timeMs (default: BVH Frame Time, the JSON's fps, an FBX's frame rate or a "
-                      "glTF's key spacing, else 30); FBX/glTF/GLB are resampled at this rate")
+  convert
+      ->add_option("--fps", conv->fps,
+                   "Frame rate for timeMs (default: BVH Frame Time, the JSON's fps, an FBX's frame "
+                   "rate or a "
+                   "glTF's key spacing, else 30); FBX/glTF/GLB are resampled at this rate")
       ->check(CLI::Range(0.001, 1000.0))
       ->type_name("N");
   convert->add_flag("--json", conv->json, "Print a JSON summary (stdout; stderr with -o -)");
   convert->footer(
-      "Exit status: 0 converted, 1 invalid input (BVH, a file Assimp cannot read, no animation, keypoint "
+      "Exit status: 0 converted, 1 invalid input (BVH, a file Assimp cannot read, no animation, "
+      "keypoint "
       "JSON) or joint map, 2 usage or I/O error.\n"
       "Example: charkit motion convert walk.glb -o walk.ndjson --animation Walk --fps 30\n"
-      "Formats and rules: docs/motion.md, docs/contracts/keypoints.md, docs/contracts/skeleton-topology.md.");
+      "Formats and rules: docs/motion.md, docs/contracts/keypoints.md, "
+      "docs/contracts/skeleton-topology.md.");
   convert->callback([conv, &exit_code] { exit_code = run_convert(*conv); });
 
   auto insp = std::make_shared<MotionArgs>();
@@ -538,10 +574,16 @@ void add_motion_commands(CLI::App& app, int& exit_code) {
       "Show a BVH file's skeleton tree, channels, frames and fps, and which MediaPipe points are "
       "mapped from which joints, missing or estimated; for FBX/glTF/GLB also the animations, the "
       "chosen one, its duration, the up-axis handling and where the fps comes from; for keypoint "
-      "JSON: validity (errors with a JSON pointer), frames, fps and what would be computed or clamped");
-  inspect->add_option("input", insp->input, "BVH, FBX, glTF, GLB or keypoint JSON file")->required()->type_name("IN");
-  inspect->add_option("--joint-map", insp->joint_map, "Joint map as for convert")->type_name("FILE");
-  inspect->add_option("--animation", insp->animation, "FBX/glTF/GLB: animation index or name (default 0)")
+      "JSON: validity (errors with a JSON pointer), frames, fps and what would be computed or "
+      "clamped");
+  inspect->add_option("input", insp->input, "BVH, FBX, glTF, GLB or keypoint JSON file")
+      ->required()
+      ->type_name("IN");
+  inspect->add_option("--joint-map", insp->joint_map, "Joint map as for convert")
+      ->type_name("FILE");
+  inspect
+      ->add_option("--animation", insp->animation,
+                   "FBX/glTF/GLB: animation index or name (default 0)")
       ->type_name("N|NAME");
   inspect->add_option("--fps", insp->fps, "FBX/glTF/GLB: resampling rate, as for convert")
       ->check(CLI::Range(0.001, 1000.0))
@@ -551,7 +593,8 @@ void add_motion_commands(CLI::App& app, int& exit_code) {
       ->type_name("AXIS");
   inspect->add_flag("--json", insp->json, "Print the inspection as JSON");
   inspect->footer(
-      "Exit status: 0 inspected, 1 invalid input (BVH, a file Assimp cannot read, no animation, keypoint "
+      "Exit status: 0 inspected, 1 invalid input (BVH, a file Assimp cannot read, no animation, "
+      "keypoint "
       "JSON) or joint map, 2 usage or I/O error.");
   inspect->callback([insp, &exit_code] { exit_code = run_inspect(*insp); });
 }
