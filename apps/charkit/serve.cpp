@@ -1,8 +1,182 @@
-// `charkit serve` and `charkit worker`: the HTTP + WebSocket server.
+// `charkit serve` and `charkit worker`: the HTTP server with its job
+// workers, and a job-only process for other hosts (docs/server.md,
+// docs/api.md). The work is in charkit::server; this file parses options,
+// waits for SIGINT/SIGTERM and shuts down gracefully.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <pthread.h>
+
+#include "charkit/server/server.h"
+#include "charkit/server/worker.h"
 #include "commands.h"
+#include "printable.h"
 
 namespace charkit::app {
+namespace {
 
-void add_serve_commands(CLI::App& /*app*/, int& /*exit_code*/) {}
+struct ServeArgs {
+  std::string listen = "127.0.0.1:8080";
+  std::string data = "charkit-data";
+  std::string db;
+  unsigned workers = 2;
+  unsigned http_threads = 4;
+  std::uint64_t max_upload = store::kDefaultMaxUploadBytes;
+};
+
+/// Blocks SIGINT and SIGTERM in this thread (and so in every thread started
+/// after it) so that wait_for_signal() receives them.
+sigset_t block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+int wait_for_signal(const sigset_t& set) {
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+/// "HOST:PORT", "[V6]:PORT" or ":PORT" (loopback).
+bool split_listen(const std::string& text, std::string& host, std::uint16_t& port) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos) return false;
+  host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "127.0.0.1";
+  std::string p = text.substr(colon + 1);
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  unsigned long v = std::stoul(p);
+  if (v > 65535) return false;
+  port = static_cast<std::uint16_t>(v);
+  return true;
+}
+
+int run_serve(const ServeArgs& a) {
+  server::ServerOptions o;
+  if (!split_listen(a.listen, o.address, o.port)) {
+    std::cerr << "charkit: --listen: expected HOST:PORT, got '" << printable(a.listen) << "'\n";
+    return kExitUsage;
+  }
+  o.data_dir = a.data;
+  o.db_url = a.db;
+  o.job_workers = a.workers;
+  o.http_threads = a.http_threads;
+  o.max_upload_bytes = a.max_upload;
+  sigset_t signals = block_stop_signals();
+  auto srv = server::Server::create(o);
+  if (!srv) {
+    std::cerr << "charkit: serve: " << printable(srv.error().to_string()) << "\n";
+    return kExitUsage;
+  }
+  auto port = (*srv)->start();
+  if (!port) {
+    std::cerr << "charkit: serve: " << printable(port.error().to_string()) << "\n";
+    return kExitUsage;
+  }
+  std::string host = o.address.find(':') != std::string::npos ? "[" + o.address + "]" : o.address;
+  std::cerr << "charkit: listening on http://" << host << ":" << *port << "/ (data "
+            << printable(o.data_dir.string()) << ", database "
+            << printable(server::resolved_db_url(o)) << ", " << a.workers
+            << " job workers); Ctrl-C stops" << std::endl;
+  int sig = wait_for_signal(signals);
+  std::cerr << "charkit: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
+            << ": stopping (in-flight uploads are discarded, running jobs finish)" << std::endl;
+  (*srv)->stop();
+  std::cerr << "charkit: stopped" << std::endl;
+  return kExitOk;
+}
+
+int run_worker(const ServeArgs& a) {
+  server::ServerOptions o;
+  o.data_dir = a.data;
+  o.db_url = a.db;
+  sigset_t signals = block_stop_signals();
+  server::WorkerPoolOptions w;
+  w.db_url = server::resolved_db_url(o);
+  w.blob_root = server::resolved_blob_root(o);
+  w.max_upload_bytes = a.max_upload;
+  w.threads = a.workers ? a.workers : 1;
+  w.log = [](std::string_view line) {
+    std::cerr << "charkit: " << printable(std::string(line)) << std::endl;
+  };
+  auto pool = server::WorkerPool::start(w);
+  if (!pool) {
+    std::cerr << "charkit: worker: " << printable(pool.error().to_string()) << "\n";
+    return kExitUsage;
+  }
+  std::cerr << "charkit: worker running " << w.threads << " threads on " << printable(w.db_url)
+            << "; Ctrl-C stops" << std::endl;
+  wait_for_signal(signals);
+  std::cerr << "charkit: stopping (running jobs finish)" << std::endl;
+  (*pool)->stop();
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_serve_commands(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* serve = app.add_subcommand("serve",
+                                       "Run the HTTP server: REST API for models, motions and "
+                                       "packages, background jobs, a web page");
+  serve
+      ->add_option("--listen", args->listen,
+                   "Address and port to listen on (HOST:PORT; port 0 picks a free one, printed "
+                   "on stderr)")
+      ->capture_default_str();
+  serve
+      ->add_option("--data", args->data,
+                   "Data folder: SQLite catalogue DIR/charkit.sqlite3, blobs DIR/blobs")
+      ->capture_default_str();
+  serve->add_option("--db", args->db,
+                    "Catalogue URL instead of the SQLite file: sqlite:PATH or "
+                    "postgresql://USER@HOST/DB (several servers and workers may share one)");
+  serve
+      ->add_option("--workers", args->workers,
+                   "Job worker threads in this process (0: leave jobs to `charkit worker`)")
+      ->capture_default_str();
+  serve->add_option("--http-threads", args->http_threads, "Threads serving HTTP requests")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 256u));
+  serve->add_option("--max-upload", args->max_upload, "Largest upload in bytes (larger: 413)")
+      ->capture_default_str();
+  serve->footer(
+      "Open http://HOST:PORT/ in a browser for the upload page; the API is in docs/api.md.\n"
+      "Uploads: curl --data-binary @walk.bvh "
+      "'http://127.0.0.1:8080/api/motions?filename=walk.bvh'\n"
+      "The server binds to loopback unless --listen says otherwise. One line per request goes to\n"
+      "stderr. SIGINT/SIGTERM stop it gracefully: no new connections, uploads in flight are\n"
+      "discarded (no temporary file stays), running jobs finish.\n"
+      "Exit status: 0 after a clean stop, 2 when the database, data folder or port cannot be "
+      "used.");
+  serve->callback([args, &exit_code] { exit_code = run_serve(*args); });
+
+  auto wargs = std::make_shared<ServeArgs>();
+  CLI::App* worker = app.add_subcommand(
+      "worker",
+      "Run background jobs only (motion preprocessing, package validation, model intake)");
+  worker->add_option("--db", wargs->db,
+                     "Catalogue URL shared with the server (default: sqlite:DIR/charkit.sqlite3)");
+  worker
+      ->add_option("--data", wargs->data, "Data folder shared with the server (blobs in DIR/blobs)")
+      ->capture_default_str();
+  worker->add_option("--workers", wargs->workers, "Job threads")->capture_default_str();
+  worker->footer(
+      "Claims jobs from the catalogue's queue; several workers (processes or hosts sharing a\n"
+      "PostgreSQL catalogue and the data folder) never run the same job at once. SIGINT/SIGTERM\n"
+      "stop it after the running jobs finish.\n"
+      "Exit status: 0 after a clean stop, 2 when the database or data folder cannot be used.");
+  worker->callback([wargs, &exit_code] { exit_code = run_worker(*wargs); });
+}
 
 }  // namespace charkit::app

@@ -1,0 +1,78 @@
+// GET /: one self-contained page; the upload forms post the raw file with fetch().
+#include "charkit/server/page.h"
+
+namespace charkit::server {
+
+std::string_view index_html() {
+  static constexpr std::string_view kPage = R"HTML(<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>charkit</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2em; max-width: 70em; }
+table { border-collapse: collapse; margin-bottom: 1em; }
+td, th { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; }
+.failed, .invalid { color: #b00; } .done, .valid { color: #070; }
+</style>
+</head>
+<body>
+<h1>charkit</h1>
+<p>Upload a file: models (.vrm .glb .gltf .fbx), motions (.bvh .fbx .gltf .glb .json),
+packages (.bem .zip). The API is described in docs/api.md.</p>
+<form id="upload">
+<select id="kind"><option>models</option><option>motions</option><option>packages</option></select>
+<input type="file" id="file"> <button>Upload</button> <span id="status"></span>
+</form>
+<div id="lists"></div>
+<script>
+const esc = s => String(s ?? "").replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;"}[c]));
+const cols = {
+  models: ["id", "originalName", "format", "intakeState", "vrmVersion", "skinned", "error"],
+  motions: ["id", "originalName", "format", "preprocessState", "frames", "fps", "error"],
+  packages: ["id", "originalName", "container", "bemVersion", "validity"]
+};
+async function refresh() {
+  let html = "";
+  for (const kind of Object.keys(cols)) {
+    const r = await fetch("/api/" + kind + "?limit=100");
+    const page = await r.json();
+    html += "<h2>" + kind + " (" + esc(page.total) + ")</h2><table><tr>";
+    for (const c of cols[kind]) html += "<th>" + esc(c) + "</th>";
+    html += "<th>links</th></tr>";
+    for (const it of page.items || []) {
+      html += "<tr>";
+      for (const c of cols[kind]) html += "<td class=\"" + esc(it[c]) + "\">" + esc(it[c]) + "</td>";
+      let links = "<a href=\"" + esc(it.contentUrl) + "\">file</a>";
+      if (it.keypointsUrl) links += " <a href=\"" + esc(it.keypointsUrl) + "\">keypoints</a>";
+      if (it.reportUrl) links += " <a href=\"" + esc(it.reportUrl) + "\">report</a>";
+      html += "<td>" + links + "</td></tr>";
+    }
+    html += "</table>";
+  }
+  document.getElementById("lists").innerHTML = html;
+}
+document.getElementById("upload").addEventListener("submit", async ev => {
+  ev.preventDefault();
+  const f = document.getElementById("file").files[0];
+  const kind = document.getElementById("kind").value;
+  const status = document.getElementById("status");
+  if (!f) { status.textContent = "choose a file"; return; }
+  status.textContent = "uploading…";
+  const r = await fetch("/api/" + kind + "?filename=" + encodeURIComponent(f.name),
+                        {method: "POST", body: f});
+  const j = await r.json();
+  status.textContent = r.ok ? (j.created ? "stored as " : "already stored as ") + kind + " " + j.id
+                            : r.status + " " + j.error + ": " + j.message;
+  refresh();
+});
+refresh();
+setInterval(refresh, 3000);
+</script>
+</body>
+</html>
+)HTML";
+  return kPage;
+}
+
+}  // namespace charkit::server

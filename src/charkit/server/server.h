@@ -1,0 +1,68 @@
+// The charkit HTTP server (`charkit serve`): REST API over the blob store
+// and catalogue, uploads streamed into the store, background jobs, a small
+// HTML page. HTTP/1.1 on Boost.Beast + Asio (kept out of this header).
+// Routes, status codes, JSON shapes and limits: docs/api.md; start,
+// configuration and shutdown: docs/server.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "charkit/core/result.h"
+#include "charkit/store/blob_store.h"
+
+namespace charkit::server {
+
+struct ServerOptions {
+  std::string address = "127.0.0.1";  ///< IPv4 or IPv6 literal to bind
+  std::uint16_t port = 8080;          ///< 0: any free port (start() returns it)
+  std::filesystem::path data_dir = "charkit-data";
+  /// Catalogue URL; "" = SQLite at data_dir/charkit.sqlite3.
+  std::string db_url;
+  /// Blob store root; "" = data_dir/blobs.
+  std::filesystem::path blob_root;
+  unsigned http_threads = 4;
+  unsigned job_workers = 2;  ///< 0: enqueue only (a `charkit worker` runs the jobs)
+  std::uint64_t max_upload_bytes = store::kDefaultMaxUploadBytes;
+  std::uint32_t max_header_bytes = 16 * 1024;  ///< request line + header fields
+  std::uint64_t max_request_body = 64 * 1024;  ///< bodies of non-upload requests
+  std::chrono::seconds read_timeout{30};       ///< header, and each body read
+  /// One line per request and per job; stderr when empty.
+  std::function<void(std::string_view)> log;
+  bool quiet = false;  ///< no log lines at all
+};
+
+/// The catalogue URL and blob root the options resolve to.
+std::string resolved_db_url(const ServerOptions& options);
+std::filesystem::path resolved_blob_root(const ServerOptions& options);
+
+class Server {
+ public:
+  /// Opens (and migrates) the catalogue and the blob store; binds nothing yet.
+  static core::Result<std::unique_ptr<Server>> create(ServerOptions options);
+  ~Server();  ///< stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Binds, listens and starts the HTTP threads and job workers; returns the bound port.
+  core::Result<std::uint16_t> start();
+  /// Graceful shutdown: stop accepting, close every connection (uploads in
+  /// flight are discarded, their temporary files removed), let running jobs
+  /// finish, join all threads. Safe to call twice.
+  void stop();
+  /// The port start() bound (0 before).
+  std::uint16_t port() const;
+
+  struct Impl;  ///< internal (server.cpp)
+
+ private:
+  Server() = default;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace charkit::server
