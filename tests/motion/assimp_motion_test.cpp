@@ -10,6 +10,7 @@
 #include <assimp/Exporter.hpp>
 #include <assimp/Importer.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -317,6 +318,109 @@ TEST(AssimpMotion, CorruptFilesFailClearly) {
   r = load_assimp_motion(bytes_of(std::string("Kaydara FBX Binary  \0\x1a\0\xe8\x1c\0\0", 27)));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "MOTION_IMPORT_FAILED") << r.error().to_string();
+}
+
+// The GLB container around new JSON text (padded with spaces), keeping the
+// BIN chunk of `glb`.
+std::vector<std::uint8_t> with_json(const std::vector<std::uint8_t>& glb, std::string json) {
+  auto u32 = [&](std::size_t at) {
+    return static_cast<std::uint32_t>(glb[at]) | static_cast<std::uint32_t>(glb[at + 1]) << 8 |
+           static_cast<std::uint32_t>(glb[at + 2]) << 16 |
+           static_cast<std::uint32_t>(glb[at + 3]) << 24;
+  };
+  const std::size_t json_len = u32(12);
+  const std::vector<std::uint8_t> rest(glb.begin() + 20 + static_cast<std::ptrdiff_t>(json_len),
+                                       glb.end());
+  while (json.size() % 4 != 0) json += ' ';
+  std::vector<std::uint8_t> out;
+  auto put = [&](std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  out.insert(out.end(), {'g', 'l', 'T', 'F'});
+  put(2);
+  put(static_cast<std::uint32_t>(20 + json.size() + rest.size()));
+  put(static_cast<std::uint32_t>(json.size()));
+  out.insert(out.end(), {'J', 'S', 'O', 'N'});
+  out.insert(out.end(), json.begin(), json.end());
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
+// libassimp 5.2 dereferences a missing inverseBindMatrices accessor and
+// crashes (found by assimp_motion_fuzz). The file is valid glTF (the member
+// is optional, glTF 2.0 §5.28), so our checks pass it; the import runs in a
+// child process and the crash becomes an error.
+TEST(AssimpMotion, AnAssimpCrashBecomesAnError) {
+  const auto glb = read_file(model_path("RiggedSimple.glb"));
+  const std::size_t json_len = glb[12] | glb[13] << 8 | glb[14] << 16 | glb[15] << 24;
+  auto json = core::Json::parse(std::string(glb.begin() + 20, glb.begin() + 20 + json_len));
+  ASSERT_TRUE(json["skins"][0].contains("inverseBindMatrices"));
+  json["skins"][0].erase("inverseBindMatrices");
+  const auto crashing = with_json(glb, json.dump());
+  auto r = load_assimp_motion(crashing);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "MOTION_IMPORT_FAILED") << r.error().to_string();
+  EXPECT_NE(r.error().message.find("Assimp could not read this glb file: the Assimp import "
+                                   "crashed"),
+            std::string::npos)
+      << r.error().message;
+  // And the process goes on: the unmodified file still loads.
+  auto ok = load_assimp_motion(glb);
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+}
+
+// A hang or a runaway import is stopped by the child's time limit.
+TEST(AssimpMotion, TheImportTimeLimitHolds) {
+  AssimpMotionOptions o;
+  o.isolation.timeout = std::chrono::milliseconds(1);
+  const auto glb = read_file(model_path("CesiumMan.glb"));
+  auto r = load_assimp_motion(glb, o);
+  // 1 ms is too short for CesiumMan's import in any build of ours.
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "MOTION_IMPORT_FAILED");
+  EXPECT_NE(r.error().message.find("ran longer than 1 ms"), std::string::npos) << r.error().message;
+}
+
+// The motion carried back from the child equals the one built in process:
+// every field and every sampled position.
+TEST(AssimpMotion, IsolatedImportEqualsInProcess) {
+  for (const char* name : {"CesiumMan.glb", "RiggedSimple.glb", "RiggedFigure.glb"}) {
+    SCOPED_TRACE(name);
+    AssimpMotionOptions inproc;
+    inproc.isolate = false;
+    auto a = load_assimp_motion_file(model_path(name));
+    auto b = load_assimp_motion_file(model_path(name), inproc);
+    ASSERT_TRUE(a.ok()) << a.error().to_string();
+    ASSERT_TRUE(b.ok()) << b.error().to_string();
+    EXPECT_EQ(a->format, b->format);
+    ASSERT_EQ(a->joints.size(), b->joints.size());
+    for (std::size_t j = 0; j < a->joints.size(); ++j) {
+      EXPECT_EQ(a->joints[j].name, b->joints[j].name);
+      EXPECT_EQ(a->joints[j].parent, b->joints[j].parent);
+      EXPECT_EQ(a->joints[j].offset, b->joints[j].offset);
+    }
+    EXPECT_EQ(a->root_count, b->root_count);
+    EXPECT_EQ(a->skinned, b->skinned);
+    ASSERT_EQ(a->animations.size(), b->animations.size());
+    for (std::size_t i = 0; i < a->animations.size(); ++i) {
+      EXPECT_EQ(a->animations[i].name, b->animations[i].name);
+      EXPECT_EQ(a->animations[i].duration_ticks, b->animations[i].duration_ticks);
+      EXPECT_EQ(a->animations[i].channels, b->animations[i].channels);
+    }
+    EXPECT_EQ(a->duration_seconds, b->duration_seconds);
+    EXPECT_EQ(a->fps, b->fps);
+    EXPECT_EQ(a->fps_source, b->fps_source);
+    EXPECT_EQ(a->frames, b->frames);
+    EXPECT_EQ(a->up_axis, b->up_axis);
+    EXPECT_EQ(a->animated_joints, b->animated_joints);
+    EXPECT_EQ(a->warnings.size(), b->warnings.size());
+    std::vector<Vec3> pa(a->joints.size()), pb(b->joints.size());
+    for (std::uint64_t f = 0; f < a->frames; ++f) {
+      a->sample(f, pa);
+      b->sample(f, pb);
+      ASSERT_EQ(pa, pb) << "frame " << f;  // bit-identical: the codec carries doubles whole
+    }
+  }
 }
 
 TEST(AssimpMotion, TextFileIsNotAModel) {

@@ -9,6 +9,7 @@
 #include <assimp/Importer.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <unordered_map>
 
 #include "charkit/core/bytes.h"
+#include "charkit/core/isolated.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/ndjson.h"
 #include "charkit/scene/intake.h"
@@ -684,6 +686,228 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
   return out;
 }
 
+// ---- the isolated import's answer --------------------------------------------------
+//
+// Assimp runs in a child process (core::run_isolated): libassimp 5.2 crashes
+// on some malformed files that no check of ours filters out, and a crash
+// must end as an error, not take the CLI or a server worker with it. The
+// child builds the AssimpMotion and sends it back in this little-endian
+// form; the parent checks every count and index as it reads, as for any
+// other input.
+
+class Encoder {
+ public:
+  void u8(std::uint8_t v) { w_.write(v); }
+  void u32(std::uint32_t v) { w_.write(v); }
+  void u64(std::uint64_t v) { w_.write(v); }
+  void f64(double v) { w_.write(std::bit_cast<std::uint64_t>(v)); }
+  void i32(int v) { w_.write(static_cast<std::uint32_t>(v)); }
+  void str(const std::string& s) {
+    u32(static_cast<std::uint32_t>(s.size()));
+    w_.write_string(s);
+  }
+  template <std::size_t N>
+  void arr(const std::array<double, N>& a) {
+    for (double d : a) f64(d);
+  }
+  std::vector<std::uint8_t> take() && { return std::move(w_).take(); }
+
+ private:
+  core::ByteWriter w_;
+};
+
+class Decoder {
+ public:
+  explicit Decoder(core::Bytes b) : r_(b) {}
+  bool ok() const { return ok_; }
+  bool at_end() const { return r_.at_end(); }
+  std::uint8_t u8() {
+    std::uint8_t v = 0;
+    ok_ = ok_ && r_.read(v);
+    return v;
+  }
+  std::uint32_t u32() {
+    std::uint32_t v = 0;
+    ok_ = ok_ && r_.read(v);
+    return v;
+  }
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    ok_ = ok_ && r_.read(v);
+    return v;
+  }
+  double f64() { return std::bit_cast<double>(u64()); }
+  int i32() { return static_cast<int>(static_cast<std::int32_t>(u32())); }
+  std::string str() {
+    const std::uint32_t n = u32();
+    core::Bytes b;
+    ok_ = ok_ && r_.read_bytes(n, b);
+    return ok_ ? std::string(core::as_chars(b)) : std::string();
+  }
+  template <std::size_t N>
+  void arr(std::array<double, N>& a) {
+    for (double& d : a) d = f64();
+  }
+  /// A count of items of at least min_bytes each, checked against what is left.
+  std::size_t count(std::size_t min_bytes, std::uint64_t max) {
+    const std::uint64_t n = u64();
+    if (n > max || n > r_.remaining() / std::max<std::size_t>(min_bytes, 1)) ok_ = false;
+    return ok_ ? static_cast<std::size_t>(n) : 0;
+  }
+
+ private:
+  core::ByteReader r_;
+  bool ok_ = true;
+};
+
+template <typename V>
+void encode_keys(Encoder& e, const std::vector<AssimpTracks::Key<V>>& keys) {
+  e.u64(keys.size());
+  for (const auto& k : keys) {
+    e.f64(k.t);
+    e.arr(k.v);
+  }
+}
+
+template <typename V>
+void decode_keys(Decoder& d, std::vector<AssimpTracks::Key<V>>& keys) {
+  const std::size_t n = d.count(8 * (1 + std::tuple_size_v<V>), ~0ull);
+  keys.resize(n);
+  for (auto& k : keys) {
+    k.t = d.f64();
+    d.arr(k.v);
+  }
+}
+
+std::vector<std::uint8_t> encode_motion(const AssimpMotion& m) {
+  Encoder e;
+  e.u8(static_cast<std::uint8_t>(m.format));
+  e.u64(m.joints.size());
+  for (const BvhJoint& j : m.joints) {
+    e.str(j.name);
+    e.i32(j.parent);
+    e.arr(j.offset);
+  }
+  e.u64(m.root_count);
+  e.u8(m.skinned ? 1 : 0);
+  e.u64(m.animations.size());
+  for (const auto& a : m.animations) {
+    e.str(a.name);
+    e.f64(a.duration_ticks);
+    e.f64(a.ticks_per_second);
+    e.u32(a.channels);
+  }
+  e.u64(m.animation);
+  e.f64(m.duration_seconds);
+  e.f64(m.fps);
+  e.str(m.fps_source);
+  e.u64(m.frames);
+  e.str(m.up_axis);
+  e.u32(m.animated_joints);
+  e.u64(m.warnings.size());
+  for (const auto& w : m.warnings) {
+    e.str(w.code);
+    e.str(w.message);
+  }
+  const AssimpTracks& t = *m.tracks;
+  e.u64(t.nodes.size());
+  for (const auto& n : t.nodes) {
+    e.i32(n.parent);
+    e.arr(n.rest.m);
+    e.arr(n.rest.t);
+    e.arr(n.rest_t);
+    e.arr(n.rest_s);
+    e.arr(n.rest_r);
+    e.i32(n.track);
+  }
+  e.u64(t.tracks.size());
+  for (const auto& k : t.tracks) {
+    encode_keys(e, k.position);
+    encode_keys(e, k.rotation);
+    encode_keys(e, k.scaling);
+  }
+  e.u64(t.joint_node.size());
+  for (std::uint32_t j : t.joint_node) e.u32(j);
+  e.arr(t.up);
+  e.f64(t.ticks_per_second);
+  return std::move(e).take();
+}
+
+core::Result<AssimpMotion> decode_motion(core::Bytes bytes, const AssimpLimits& lim) {
+  auto bad = [](const std::string& what) {
+    return fail("MOTION_IMPORT_FAILED",
+                "the import process sent an inconsistent answer (" + what + ")");
+  };
+  Decoder d(bytes);
+  AssimpMotion m;
+  const std::uint8_t format = d.u8();
+  if (format > static_cast<std::uint8_t>(AssimpFormat::kUnknown)) return bad("format");
+  m.format = static_cast<AssimpFormat>(format);
+  m.joints.resize(d.count(4 + 4 + 24, lim.max_joints));
+  for (std::size_t i = 0; i < m.joints.size(); ++i) {
+    BvhJoint& j = m.joints[i];
+    j.name = d.str();
+    j.parent = d.i32();
+    d.arr(j.offset);
+    if (j.parent < -1 || j.parent >= static_cast<int>(i)) return bad("joint parent");
+  }
+  m.root_count = static_cast<std::size_t>(d.u64());
+  m.skinned = d.u8() != 0;
+  m.animations.resize(d.count(4 + 8 + 8 + 4, ~0ull));
+  for (auto& a : m.animations) {
+    a.name = d.str();
+    a.duration_ticks = d.f64();
+    a.ticks_per_second = d.f64();
+    a.channels = d.u32();
+  }
+  m.animation = static_cast<std::size_t>(d.u64());
+  m.duration_seconds = d.f64();
+  m.fps = d.f64();
+  m.fps_source = d.str();
+  m.frames = d.u64();
+  m.up_axis = d.str();
+  m.animated_joints = d.u32();
+  m.warnings.resize(d.count(8, ~0ull));
+  for (auto& w : m.warnings) {
+    w.code = d.str();
+    w.message = d.str();
+  }
+  auto t = std::make_shared<AssimpTracks>();
+  t->nodes.resize(d.count(4 + 9 * 8 + 3 * 8 * 3 + 4 * 8 + 4, lim.max_nodes));
+  for (auto& n : t->nodes) {
+    n.parent = d.i32();
+    d.arr(n.rest.m);
+    d.arr(n.rest.t);
+    d.arr(n.rest_t);
+    d.arr(n.rest_s);
+    d.arr(n.rest_r);
+    n.track = d.i32();
+  }
+  t->tracks.resize(d.count(24, t->nodes.size()));
+  for (auto& k : t->tracks) {
+    decode_keys(d, k.position);
+    decode_keys(d, k.rotation);
+    decode_keys(d, k.scaling);
+  }
+  t->joint_node.resize(d.count(4, lim.max_joints));
+  for (auto& j : t->joint_node) j = d.u32();
+  d.arr(t->up);
+  t->ticks_per_second = d.f64();
+  if (!d.ok() || !d.at_end()) return bad("length");
+  for (std::size_t i = 0; i < t->nodes.size(); ++i) {
+    const auto& n = t->nodes[i];
+    if (n.parent < -1 || n.parent >= static_cast<int>(i)) return bad("node parent");
+    if (n.track < -1 || n.track >= static_cast<int>(t->tracks.size())) return bad("node track");
+  }
+  if (t->joint_node.size() != m.joints.size()) return bad("joint count");
+  for (std::uint32_t j : t->joint_node)
+    if (j >= t->nodes.size()) return bad("joint node");
+  if (m.animation >= m.animations.size() && !m.animations.empty()) return bad("animation index");
+  if (!(m.fps > 0) || !std::isfinite(m.fps) || m.frames > lim.max_frames) return bad("frames");
+  m.tracks = std::move(t);
+  return m;
+}
+
 std::uint32_t le32(std::span<const std::uint8_t> b, std::size_t at) {
   return static_cast<std::uint32_t>(b[at]) | static_cast<std::uint32_t>(b[at + 1]) << 8 |
          static_cast<std::uint32_t>(b[at + 2]) << 16 | static_cast<std::uint32_t>(b[at + 3]) << 24;
@@ -723,27 +947,10 @@ const char* hint_of(AssimpFormat f) {
   }
 }
 
-core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
-                                  const std::filesystem::path& dir, const AssimpMotionOptions& o) {
-  if (bytes.size() > o.limits.max_bytes)
-    return fail("MOTION_LIMIT",
-                "the file is larger than " + std::to_string(o.limits.max_bytes) + " bytes");
-  const AssimpFormat format = detect_assimp_format(core::as_chars(bytes));
-  if (format == AssimpFormat::kUnknown)
-    return fail("MOTION_FORMAT",
-                "not a glTF (JSON with \"asset\"), GLB (glTF magic) or FBX (binary or ASCII) file");
-  if (format == AssimpFormat::kGlb)
-    if (std::string problem = glb_problem(bytes); !problem.empty())
-      return fail("MOTION_IMPORT_FAILED", "not a valid GLB container: " + problem);
-  // Assimp 5.2 does not survive every malformed glTF (a fuzzed GLB with
-  // ill-formed UTF-8 in its JSON crashed it inside its glTF 2 importer), so
-  // glTF and GLB go through our own strict, bounded glTF checks first
-  // (scene/intake: JSON, every index and byte range) and reach Assimp only
-  // when those hold.
-  if (format == AssimpFormat::kGlb || format == AssimpFormat::kGltf)
-    if (auto checked = scene::inspect_model(bytes); !checked)
-      return fail("MOTION_IMPORT_FAILED", std::string("not a valid ") + assimp_format_name(format) +
-                                              " file: " + checked.error().to_string());
+// The import proper, run in the child process.
+core::Result<AssimpMotion> import_in_process(std::span<const std::uint8_t> bytes,
+                                             const std::filesystem::path& dir, AssimpFormat format,
+                                             const AssimpMotionOptions& o) {
   try {
     Assimp::Importer importer;
     importer.SetIOHandler(new BoundedIOSystem(dir, o.limits.max_bytes - bytes.size()));
@@ -769,6 +976,46 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
   } catch (...) {
     return fail("MOTION_IMPORT_FAILED", "Assimp failed with an unknown exception");
   }
+}
+
+core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
+                                  const std::filesystem::path& dir, const AssimpMotionOptions& o) {
+  if (bytes.size() > o.limits.max_bytes)
+    return fail("MOTION_LIMIT",
+                "the file is larger than " + std::to_string(o.limits.max_bytes) + " bytes");
+  const AssimpFormat format = detect_assimp_format(core::as_chars(bytes));
+  if (format == AssimpFormat::kUnknown)
+    return fail("MOTION_FORMAT",
+                "not a glTF (JSON with \"asset\"), GLB (glTF magic) or FBX (binary or ASCII) file");
+  if (format == AssimpFormat::kGlb)
+    if (std::string problem = glb_problem(bytes); !problem.empty())
+      return fail("MOTION_IMPORT_FAILED", "not a valid GLB container: " + problem);
+  // Assimp 5.2 does not survive every malformed glTF (a fuzzed GLB with
+  // ill-formed UTF-8 in its JSON crashed it inside its glTF 2 importer), so
+  // glTF and GLB go through our own strict, bounded glTF checks first
+  // (scene/intake: JSON, every index and byte range) and reach Assimp only
+  // when those hold.
+  if (format == AssimpFormat::kGlb || format == AssimpFormat::kGltf)
+    if (auto checked = scene::inspect_model(bytes); !checked)
+      return fail("MOTION_IMPORT_FAILED", std::string("not a valid ") + assimp_format_name(format) +
+                                              " file: " + checked.error().to_string());
+  if (!o.isolate) return import_in_process(bytes, dir, format, o);
+  // Assimp itself runs in a child process (see the answer's codec above).
+  auto answer = core::run_isolated(
+      [&]() -> core::Result<std::vector<std::uint8_t>> {
+        auto m = import_in_process(bytes, dir, format, o);
+        if (!m) return m.error();
+        return encode_motion(*m);
+      },
+      o.isolation, "the Assimp import");
+  if (!answer) {
+    const core::Error& e = answer.error();
+    if (e.code.starts_with("ISOLATED_"))
+      return fail("MOTION_IMPORT_FAILED", std::string("Assimp could not read this ") +
+                                              assimp_format_name(format) + " file: " + e.message);
+    return e;
+  }
+  return decode_motion(*answer, o.limits);
 }
 
 }  // namespace

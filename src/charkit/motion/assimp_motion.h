@@ -6,10 +6,12 @@
 // every frame gives world joint positions in the form the BVH path hands to
 // map_joints / PoseJob / project.
 //
-// Untrusted input: the size is bounded before Assimp sees it, every exception
-// is caught here, the importer may open no file other than the input itself
-// and files in the input's folder (glTF buffers, bounded too), and the frame
-// and joint counts are bounded before any sampling.
+// Untrusted input: the size is bounded before Assimp sees it; Assimp runs in
+// a child process whose crash, hang (timeout) or runaway allocation (address
+// space limit) becomes an error; every exception is caught; the importer may
+// open no file other than the input itself and files in the input's folder
+// (glTF buffers, bounded too); and the frame and joint counts are bounded
+// before any sampling.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "charkit/core/isolated.h"
 #include "charkit/core/result.h"
 #include "charkit/motion/bvh.h"
 #include "charkit/motion/convert.h"
@@ -55,6 +58,11 @@ struct AssimpMotionOptions {
   /// coordinates as imported (the caller's UpAxis then applies).
   bool auto_up = true;
   AssimpLimits limits;
+  /// Run Assimp in a child process (core::run_isolated), so that a crash,
+  /// hang or runaway allocation inside libassimp on a malformed file ends as
+  /// MOTION_IMPORT_FAILED. False: in this process — only for trusted files.
+  bool isolate = true;
+  core::IsolationLimits isolation;  ///< time and memory of the child
 };
 
 struct AssimpAnimationInfo {

@@ -19,6 +19,8 @@
 #include <assimp/scene.h>
 #include <assimp/Importer.hpp>
 
+#include "charkit/core/bytes.h"
+#include "charkit/core/isolated.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 
@@ -900,47 +902,76 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
   if (b.size() > o.max_fbx_bytes)
     return at_byte("FBX_TOO_LARGE",
                    "FBX of " + std::to_string(b.size()) + " bytes is over the limit", 0);
-  try {
-    Assimp::Importer importer;
-    const aiScene* s = importer.ReadFileFromMemory(b.data(), b.size(), 0, "fbx");
-    if (!s)
-      return at_byte("FBX_IMPORT",
-                     std::string("Assimp cannot read the FBX: ") + importer.GetErrorString(), 0);
-    info.meshes = s->mNumMeshes;
-    info.primitives = s->mNumMeshes;
-    info.materials = s->mNumMaterials;
-    info.textures = s->mNumTextures;
-    info.animations = s->mNumAnimations;
-    std::set<std::string> bones;
-    for (unsigned m = 0; m < s->mNumMeshes; ++m) {
-      const aiMesh* mesh = s->mMeshes[m];
-      info.vertices += mesh->mNumVertices;
-      for (unsigned f = 0; f < mesh->mNumFaces; ++f)
-        if (mesh->mFaces[f].mNumIndices >= 3) info.triangles += mesh->mFaces[f].mNumIndices - 2;
-      for (unsigned k = 0; k < mesh->mNumBones; ++k) bones.insert(mesh->mBones[k]->mName.C_Str());
-      info.morph_targets += mesh->mNumAnimMeshes;
-    }
-    info.joints = bones.size();
-    info.skinned = !bones.empty();
-    info.skins = 0;
-    for (unsigned m = 0; m < s->mNumMeshes; ++m) info.skins += s->mMeshes[m]->mNumBones > 0 ? 1 : 0;
-    std::function<std::size_t(const aiNode*, int)> count_nodes = [&](const aiNode* n,
-                                                                     int depth) -> std::size_t {
-      if (!n || depth > 1000) return 0;
-      std::size_t c = 1;
-      for (unsigned k = 0; k < n->mNumChildren; ++k) c += count_nodes(n->mChildren[k], depth + 1);
-      return c;
-    };
-    info.nodes = count_nodes(s->mRootNode, 0);
-    if (s->mMetaData) {
-      aiString app;
-      if (s->mMetaData->Get("Original_ApplicationName", app)) info.generator = app.C_Str();
-    }
-  } catch (const std::exception& e) {
-    return at_byte("FBX_IMPORT", std::string("Assimp failed: ") + e.what(), 0);
-  } catch (...) {
-    return at_byte("FBX_IMPORT", "Assimp failed", 0);
+  // Assimp runs in a child process (core::run_isolated): libassimp 5.2 is
+  // not hardened against malformed files, and its crash must end as an
+  // FBX_IMPORT error, not end the caller. The counts come back as u64s and
+  // the generator as text.
+  auto answer = core::run_isolated(
+      [&]() -> core::Result<std::vector<std::uint8_t>> {
+        Assimp::Importer importer;
+        const aiScene* s = importer.ReadFileFromMemory(b.data(), b.size(), 0, "fbx");
+        if (!s)
+          return core::make_error("FBX_IMPORT", std::string("Assimp cannot read the FBX: ") +
+                                                    importer.GetErrorString());
+        std::uint64_t vertices = 0, triangles = 0, morphs = 0, skins = 0;
+        std::set<std::string> bones;
+        for (unsigned m = 0; m < s->mNumMeshes; ++m) {
+          const aiMesh* mesh = s->mMeshes[m];
+          vertices += mesh->mNumVertices;
+          for (unsigned f = 0; f < mesh->mNumFaces; ++f)
+            if (mesh->mFaces[f].mNumIndices >= 3) triangles += mesh->mFaces[f].mNumIndices - 2;
+          for (unsigned k = 0; k < mesh->mNumBones; ++k)
+            bones.insert(mesh->mBones[k]->mName.C_Str());
+          morphs += mesh->mNumAnimMeshes;
+          skins += mesh->mNumBones > 0 ? 1 : 0;
+        }
+        std::function<std::size_t(const aiNode*, int)> count_nodes = [&](const aiNode* n,
+                                                                         int depth) -> std::size_t {
+          if (!n || depth > 1000) return 0;
+          std::size_t c = 1;
+          for (unsigned k = 0; k < n->mNumChildren; ++k)
+            c += count_nodes(n->mChildren[k], depth + 1);
+          return c;
+        };
+        std::string generator;
+        if (s->mMetaData) {
+          aiString app;
+          if (s->mMetaData->Get("Original_ApplicationName", app)) generator = app.C_Str();
+        }
+        core::ByteWriter w;
+        for (std::uint64_t v : {std::uint64_t{s->mNumMeshes}, std::uint64_t{s->mNumMaterials},
+                                std::uint64_t{s->mNumTextures}, std::uint64_t{s->mNumAnimations},
+                                vertices, triangles, morphs, std::uint64_t{bones.size()}, skins,
+                                std::uint64_t{count_nodes(s->mRootNode, 0)}})
+          w.write(v);
+        w.write_string(generator.substr(0, 4096));
+        return std::move(w).take();
+      },
+      core::IsolationLimits{}, "the Assimp FBX import");
+  if (!answer) {
+    if (answer.error().code.starts_with("ISOLATED_"))
+      return at_byte("FBX_IMPORT", "Assimp could not read the FBX: " + answer.error().message, 0);
+    return at_byte(answer.error().code, answer.error().message, 0);
   }
+  core::ByteReader r(*answer);
+  std::uint64_t v[10] = {};
+  for (auto& x : v)
+    if (!r.read(x)) return at_byte("FBX_IMPORT", "the FBX import process sent a short answer", 0);
+  auto size = [](std::uint64_t x) { return static_cast<std::size_t>(x); };
+  info.meshes = size(v[0]);
+  info.primitives = size(v[0]);
+  info.materials = size(v[1]);
+  info.textures = size(v[2]);
+  info.animations = size(v[3]);
+  info.vertices = v[4];
+  info.triangles = v[5];
+  info.morph_targets = size(v[6]);
+  info.joints = size(v[7]);
+  info.skinned = v[7] > 0;
+  info.skins = size(v[8]);
+  info.nodes = size(v[9]);
+  core::Bytes rest;
+  if (r.read_bytes(r.remaining(), rest)) info.generator = std::string(core::as_chars(rest));
   return info;
 }
 
