@@ -25,6 +25,11 @@
 #endif
 #endif
 
+// Sanitizer runtimes (and libFuzzer through them) call a death callback on
+// a report; in the child that would be the caller's (libFuzzer writing a
+// crash artifact for a crash we expect and report as an error).
+extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
 namespace charkit::core {
 
 namespace {
@@ -49,9 +54,13 @@ bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
 
 [[noreturn]] void child_main(int fd, const IsolatedWork& work,
                              [[maybe_unused]] const IsolationLimits& limits) {
-  // No core files for a crash we expect and report.
+  // No core files for a crash we expect and report, and the default action
+  // for fatal signals: the caller's handlers (a sanitizer's, libFuzzer's)
+  // would treat the child's crash as their own.
   rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) ::signal(sig, SIG_DFL);
+  if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(nullptr);
 #ifndef CHARKIT_ISOLATED_SANITIZED
   if (limits.address_space_bytes != 0) {
     rlimit as{limits.address_space_bytes, limits.address_space_bytes};
