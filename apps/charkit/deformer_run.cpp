@@ -1,8 +1,10 @@
 // `charkit deformer info MODEL` and `charkit deformer run MODEL --input IN.npy
 // -o OUT.npy`: what a model file holds, and a batch of raw features through
-// it (docs/learn/nmn.md). The model kind is detected from the content; today
-// Unreal `.nmn` networks, later the own format and ONNX (one entry each in
-// detect_kind() and the two switch statements below).
+// it (docs/learn/nmn.md, docs/learn/onnx.md). The model kind is detected from
+// the content: Unreal `.nmn` networks by their magic, ONNX models by the
+// protobuf field tag they start with (falling back to the `.onnx` extension);
+// later the own format (one entry each in detect_kind() and the two switch
+// statements below).
 // The work is in charkit::learn; this file maps files to text and results to
 // exit codes.
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/learn/nmn.h"
+#include "charkit/learn/onnx.h"
 #include "charkit/learn/nmn_sidecar.h"
 #include "charkit/learn/npy.h"
 #include "commands.h"
@@ -35,11 +38,15 @@ struct RunArgs {
   bool json = false;
 };
 
-enum class ModelKind { kUnknown, kNmn };
+enum class ModelKind { kUnknown, kNmn, kOnnx };
 
-ModelKind detect_kind(core::Bytes b) {
+ModelKind detect_kind(core::Bytes b, const std::string& path) {
   if (b.size() >= 4 && core::load_le<std::uint32_t>(b.data()) == learn::kNmnMagic)
     return ModelKind::kNmn;
+  // A ModelProto's first byte is a field tag (0x08: ir_version); a wrong
+  // guess only means a parse error from load_onnx().
+  if (learn::looks_like_onnx(b)) return ModelKind::kOnnx;
+  if (std::filesystem::path(path).extension() == ".onnx") return ModelKind::kOnnx;
   return ModelKind::kUnknown;
 }
 
@@ -194,18 +201,22 @@ int info_nmn(const RunArgs& a, core::Bytes bytes) {
   return kExitOk;
 }
 
+int info_onnx(const RunArgs& a, core::Bytes bytes);  // below, with run_onnx
+
 int run_info(const RunArgs& a) {
   auto file = core::MappedFile::open(a.model);
   if (!file) return fail_io(a.model, file.error());
-  switch (detect_kind(file->bytes())) {
+  switch (detect_kind(file->bytes(), a.model)) {
     case ModelKind::kNmn:
       return info_nmn(a, file->bytes());
+    case ModelKind::kOnnx:
+      return info_onnx(a, file->bytes());
     case ModelKind::kUnknown:
       break;
   }
   return fail(
       a.model,
-      core::make_error("MODEL_KIND", "not a model file charkit knows (supported: Unreal .nmn)",
+      core::make_error("MODEL_KIND", "not a model file charkit knows (supported: Unreal .nmn, ONNX .onnx)",
                        core::Location::at_offset(0)),
       kExitInvalid);
 }
@@ -289,18 +300,191 @@ int run_nmn(const RunArgs& a, core::Bytes bytes) {
   return kExitOk;
 }
 
+// "x: float32 [batch, 3]"
+std::string value_text(const learn::OnnxValueInfo& v) {
+  std::string s = v.name + ": " +
+                  (v.elem_type == 1 ? "float32" : v.elem_type == 7 ? "int64" : "unknown type");
+  if (!v.has_shape) return s + " (shape unknown)";
+  s += " [";
+  for (std::size_t k = 0; k < v.shape.size(); ++k) {
+    if (k) s += ", ";
+    const auto& d = v.shape[k];
+    s += !d.symbol.empty() ? d.symbol : d.value >= 0 ? std::to_string(d.value) : "?";
+  }
+  return s + "]";
+}
+
+Json value_json(const learn::OnnxValueInfo& v) {
+  Json dims = Json::array();
+  for (const auto& d : v.shape) {
+    if (!d.symbol.empty())
+      dims.push_back(d.symbol);
+    else if (d.value >= 0)
+      dims.push_back(d.value);
+    else
+      dims.push_back(nullptr);
+  }
+  return Json{{"name", v.name},
+              {"type", v.elem_type == 1 ? "float32" : v.elem_type == 7 ? "int64" : "unknown"},
+              {"shape", v.has_shape ? dims : Json(nullptr)}};
+}
+
+int info_onnx(const RunArgs& a, core::Bytes bytes) {
+  auto m = learn::load_onnx(bytes);
+  if (!m) return fail(a.model, m.error(), kExitInvalid);
+  const auto& d = m->description();
+  if (a.json) {
+    Json ins = Json::array(), outs = Json::array(), ops = Json::object();
+    for (const auto& v : m->inputs()) ins.push_back(value_json(v));
+    for (const auto& v : m->outputs()) outs.push_back(value_json(v));
+    for (const auto& [op, n] : d.ops) ops[op] = n;
+    Json doc{{"file", a.model},     {"kind", "onnx"},          {"fileSize", bytes.size()},
+             {"irVersion", d.ir_version}, {"opset", d.opset}, {"producer", d.producer},
+             {"graph", d.graph_name}, {"nodes", d.node_count}, {"ops", ops},
+             {"parameters", d.parameters}, {"initializers", d.initializers},
+             {"inputs", ins},       {"outputs", outs}};
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  std::ostream& os = std::cout;
+  os << printable(a.model) << ": ONNX model, IR version " << d.ir_version << ", opset " << d.opset
+     << ", " << bytes.size() << " bytes\n";
+  if (!d.producer.empty()) os << "producer: " << printable(d.producer) << "\n";
+  os << "inputs:\n";
+  for (const auto& v : m->inputs()) os << "  " << printable(value_text(v)) << "\n";
+  os << "outputs:\n";
+  for (const auto& v : m->outputs()) os << "  " << printable(value_text(v)) << "\n";
+  os << "nodes: " << d.node_count << " (";
+  bool first = true;
+  for (const auto& [op, n] : d.ops) {
+    os << (first ? "" : ", ") << op << " " << n;
+    first = false;
+  }
+  os << ")\n";
+  os << "parameters: " << d.parameters << " (" << d.initializers << " initializers)\n";
+  return kExitOk;
+}
+
+// ONNX run: the model's single graph input gets the batch as [rows, columns]
+// when its first dim is symbolic or equals rows; a declared [1, columns] or
+// [columns] input is fed one row at a time. Output 0 is written, one row of
+// its values per sample.
+int run_onnx(const RunArgs& a, core::Bytes bytes) {
+  auto m = learn::load_onnx(bytes);
+  if (!m) return fail(a.model, m.error(), kExitInvalid);
+  if (m->inputs().size() != 1 || m->outputs().empty())
+    return fail(a.model,
+                core::make_error("ONNX_RUN_INPUTS",
+                                 "deformer run needs a model with exactly one graph input (has " +
+                                     std::to_string(m->inputs().size()) + ")"),
+                kExitInvalid);
+  const auto& in_info = m->inputs()[0];
+  const bool typed_ok = in_info.elem_type == 0 || in_info.elem_type == 1;
+  const auto rank = in_info.shape.size();
+  if (!typed_ok || (in_info.has_shape && rank != 1 && rank != 2))
+    return fail(a.model,
+                core::make_error("ONNX_RUN_INPUTS",
+                                 "the model input must be float32 of rank 1 or 2, is " +
+                                     value_text(in_info)),
+                kExitInvalid);
+  // Feature count: the last declared dim when known; else whatever the input has.
+  std::int64_t columns = -1;
+  if (in_info.has_shape && in_info.shape.back().symbol.empty())
+    columns = in_info.shape.back().value;
+  // Read the input (with its own column count when the model does not fix it).
+  auto file = core::MappedFile::open(a.input);
+  if (!file) return fail_io(a.input, file.error());
+  auto peek = learn::read_npy(file->bytes());
+  if (!peek) return fail(a.input, peek.error(), kExitInvalid);
+  if (peek->shape.size() != 2)
+    return fail(a.input, core::make_error("INPUT_SHAPE", "the input must be a 2-D float32 array"),
+                kExitInvalid);
+  if (columns < 0) columns = static_cast<std::int64_t>(peek->shape[1]);
+  std::vector<float> values;
+  std::size_t rows = 0;
+  if (int rc = load_input(a, static_cast<std::size_t>(columns), 1, values, rows); rc != kExitOk)
+    return rc;
+  const auto cols = static_cast<std::size_t>(columns);
+  // Whole batch at once, or one row per run.
+  bool batch = false;
+  if (!in_info.has_shape) {
+    batch = true;
+  } else if (rank == 2) {
+    const auto& d0 = in_info.shape[0];
+    batch = !d0.symbol.empty() || d0.value < 0 || d0.value == static_cast<std::int64_t>(rows);
+    if (!batch && d0.value != 1)
+      return fail(a.model,
+                  core::make_error("ONNX_RUN_INPUTS",
+                                   "the model takes batches of exactly " +
+                                       std::to_string(d0.value) + " rows, the input has " +
+                                       std::to_string(rows)),
+                  kExitInvalid);
+  }
+  std::vector<float> out;
+  std::size_t outputs = 0;
+  auto take = [&](const learn::OnnxTensor& t, std::size_t per_row) -> bool {
+    if (t.type != learn::OnnxType::kFloat) return false;
+    if (outputs == 0) outputs = per_row;
+    if (per_row != outputs) return false;
+    out.insert(out.end(), t.f.begin(), t.f.end());
+    return true;
+  };
+  auto bad_output = [&] {
+    return fail(a.model,
+                core::make_error("ONNX_RUN_OUTPUTS",
+                                 "output 0 is not float32 with one row of values per sample"),
+                kExitInvalid);
+  };
+  std::vector<learn::OnnxTensor> in(1);
+  if (batch) {
+    in[0] = learn::OnnxTensor::from_f32({static_cast<std::int64_t>(rows), columns},
+                                        std::move(values));
+    if (!in_info.has_shape && rows == 1) in[0].shape = {columns};
+    auto r = m->run(in);
+    if (!r) return fail(a.model, r.error(), kExitInvalid);
+    const auto& t = (*r)[0];
+    if (rows > 0 && (t.f.size() % rows != 0 || !take(t, t.f.size() / rows))) return bad_output();
+  } else {
+    in[0] = learn::OnnxTensor::from_f32(
+        rank == 2 ? std::vector<std::int64_t>{1, columns} : std::vector<std::int64_t>{columns},
+        std::vector<float>(cols));
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(r * cols), cols, in[0].f.begin());
+      auto res = m->run(in);
+      if (!res) return fail(a.model, res.error(), kExitInvalid);
+      if (!take((*res)[0], (*res)[0].f.size())) return bad_output();
+    }
+  }
+  if (a.clamp)
+    for (float& v : out) v = std::clamp(v, 0.0f, 1.0f);
+  auto arr = learn::NpyArray::from_f32({rows, outputs}, out);
+  auto bytes_out = learn::write_npy(arr);
+  if (!bytes_out) return fail(a.output, bytes_out.error(), kExitUsage);
+  if (auto st = learn::write_file_bytes(a.output, *bytes_out); !st)
+    return fail_io(a.output, st.error());
+  if (a.json) {
+    Json doc{{"model", a.model},   {"kind", "onnx"},   {"input", a.input},
+             {"output", a.output}, {"rows", rows},     {"inputs", columns},
+             {"outputs", outputs}, {"clamped", a.clamp}};
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  }
+  return kExitOk;
+}
+
 int run_run(const RunArgs& a) {
   auto file = core::MappedFile::open(a.model);
   if (!file) return fail_io(a.model, file.error());
-  switch (detect_kind(file->bytes())) {
+  switch (detect_kind(file->bytes(), a.model)) {
     case ModelKind::kNmn:
       return run_nmn(a, file->bytes());
+    case ModelKind::kOnnx:
+      return run_onnx(a, file->bytes());
     case ModelKind::kUnknown:
       break;
   }
   return fail(
       a.model,
-      core::make_error("MODEL_KIND", "not a model file charkit knows (supported: Unreal .nmn)",
+      core::make_error("MODEL_KIND", "not a model file charkit knows (supported: Unreal .nmn, ONNX .onnx)",
                        core::Location::at_offset(0)),
       kExitInvalid);
 }
@@ -314,16 +498,17 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
       "Show what a model file holds: kind, mode, inputs and outputs (and what they stand for), the "
       "layers with their types and sizes, the parameter count and the file size. The kind is "
       "detected from the content; supported: Unreal ML Deformer networks (.nmn, global and local "
-      "mode). A sidecar MODEL.bmd_ue.json next to the file (bone, curve and morph-target names) is "
+      "mode) and ONNX models (.onnx: recognised by the protobuf field tag they start with, or by "
+      "the .onnx extension; see docs/learn/onnx.md for the supported ops). A .nmn sidecar MODEL.bmd_ue.json next to the file (bone, curve and morph-target names) is "
       "read and checked against the network.");
-  info_cmd->add_option("model", ia->model, "Model file (.nmn)")->required()->type_name("MODEL");
+  info_cmd->add_option("model", ia->model, "Model file (.nmn or .onnx)")->required()->type_name("MODEL");
   info_cmd
       ->add_option("--sidecar", ia->sidecar, "Sidecar JSON (default: MODEL.bmd_ue.json if present)")
       ->type_name("FILE");
   info_cmd->add_flag("--json", ia->json, "Print the description as JSON");
   info_cmd->footer(
       "Exit status: 0 described, 1 invalid model or sidecar, 2 usage or I/O error.\n"
-      "Format and rules: docs/learn/nmn.md.");
+      "Format and rules: docs/learn/nmn.md, docs/learn/onnx.md.");
   info_cmd->callback([ia, &exit_code] { exit_code = run_info(*ia); });
 
   auto ra = std::make_shared<RunArgs>();
@@ -332,8 +517,10 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
       "Run a model on a batch: IN.npy is a 2-D float32 array with one row of raw, un-normalised "
       "input features per sample (for .nmn: 6 floats per bone, the first two rows of its local "
       "rotation matrix, then the curve values); the model applies its own normalisation and the "
-      "raw outputs (morph weights) are written to OUT.npy as rows x outputs float32.");
-  run_cmd->add_option("model", ra->model, "Model file (.nmn)")->required()->type_name("MODEL");
+      "raw outputs (morph weights) are written to OUT.npy as rows x outputs float32. An ONNX "
+      "model (detected by content, or by the .onnx extension) must have one float32 input of "
+      "shape [batch, features] or [features]; its first output is written.");
+  run_cmd->add_option("model", ra->model, "Model file (.nmn or .onnx)")->required()->type_name("MODEL");
   run_cmd->add_option("--input", ra->input, "Input features, 2-D float32 .npy")
       ->required()
       ->type_name("IN.npy");
@@ -351,7 +538,7 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
   run_cmd->footer(
       "Exit status: 0 written, 1 invalid model, sidecar or input array, 2 usage or I/O error.\n"
       "Example: charkit deformer run model.nmn --input poses.npy -o weights.npy\n"
-      "Format and execution rules: docs/learn/nmn.md.");
+      "Format and execution rules: docs/learn/nmn.md, docs/learn/onnx.md.");
   run_cmd->callback([ra, &exit_code] { exit_code = run_run(*ra); });
 }
 

@@ -56,7 +56,9 @@ core::Result<std::uint32_t> get_count(const Json& j, const std::string& ptr) {
   return *v;
 }
 
-core::Result<InputSpec> parse_spec(const Json& j, const std::string& ptr) {
+}  // namespace
+
+core::Result<InputSpec> parse_input_spec(const core::Json& j, const std::string& ptr) {
   if (auto st = check_keys(j, ptr, {{"bones", true}, {"curves", true}}); !st)
     return std::move(st).error();
   InputSpec spec;
@@ -117,7 +119,7 @@ core::Result<InputSpec> parse_spec(const Json& j, const std::string& ptr) {
   return spec;
 }
 
-Json spec_json(const InputSpec& spec) {
+core::Json input_spec_json(const InputSpec& spec) {
   Json bones = Json::array();
   for (const BoneInput& b : spec.bones) {
     Json axes = Json::array();
@@ -130,8 +132,6 @@ Json spec_json(const InputSpec& spec) {
     curves.push_back(Json{{"name", c.name}, {"min", c.min}, {"max", c.max}});
   return Json{{"bones", std::move(bones)}, {"curves", std::move(curves)}};
 }
-
-}  // namespace
 
 core::Status validate(const Dataset& d) {
   if (auto st = validate(d.spec); !st) return st;
@@ -207,7 +207,7 @@ core::Result<DatasetFiles> encode_dataset(const Dataset& d) {
   j["sample_count"] = d.sample_count;
   j["feature_count"] = d.feature_count();
   j["vertex_count"] = d.vertex_count;
-  j["inputs"] = spec_json(d.spec);
+  j["inputs"] = input_spec_json(d.spec);
   j["sample_names"] = d.sample_names;
   return DatasetFiles{std::move(npz).value(), j.dump(2) + "\n"};
 }
@@ -256,7 +256,7 @@ core::Result<Dataset> decode_dataset(core::Bytes npz, std::string_view json,
   if (!f) return std::move(f).error();
   auto v = get_count(j["vertex_count"], "/vertex_count");
   if (!v) return std::move(v).error();
-  auto spec = parse_spec(j["inputs"], "/inputs");
+  auto spec = parse_input_spec(j["inputs"], "/inputs");
   if (!spec) return std::move(spec).error();
   d.spec = std::move(spec).value();
   d.sample_count = *n;

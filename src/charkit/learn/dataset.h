@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "charkit/core/bytes.h"
+#include "charkit/core/json.h"
 #include "charkit/core/result.h"
 #include "charkit/learn/npy.h"
 #include "charkit/learn/pose.h"
@@ -32,6 +33,14 @@ struct Dataset {
     return layout == FeatureLayout::kEngine ? spec.engine_feature_count() : spec.feature_count();
   }
 };
+
+/// The input spec as JSON ({"bones": [{"name", "axes": [{"enabled",
+/// "min_deg", "max_deg"} x3]}], "curves": [{"name", "min", "max"}]}), as the
+/// dataset and model files hold it (docs/learn/datasets.md).
+core::Json input_spec_json(const InputSpec& spec);
+/// Parse it back; errors carry JSON pointers under `pointer`. Errors:
+/// DATASET_JSON, and validate(InputSpec)'s.
+core::Result<InputSpec> parse_input_spec(const core::Json& j, const std::string& pointer);
 
 /// Sizes agree, spec valid, values finite. Errors: DATASET_SHAPE,
 /// DATASET_NOT_FINITE and validate(InputSpec)'s.

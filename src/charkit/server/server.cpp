@@ -20,8 +20,10 @@
 
 #include "charkit/core/json.h"
 #include "charkit/server/http_glue.h"
+#include "charkit/server/metrics.h"
 #include "charkit/server/page.h"
 #include "charkit/server/worker.h"
+#include "charkit/server/ws.h"
 #include "charkit/store/catalogue.h"
 #include "charkit/store/jobs.h"
 
@@ -147,6 +149,8 @@ struct Server::Impl {
   std::unique_ptr<store::JobQueue> queue;
   std::unique_ptr<WorkerPool> workers;
   // Declared before the io_context: handlers it destroys may still unregister sessions.
+  Metrics metrics;
+  ws::Hub hub{metrics};
   std::mutex sessions_mutex;
   std::map<Session*, std::weak_ptr<Session>> sessions;
   std::mutex log_mutex;
@@ -181,6 +185,10 @@ struct Server::Impl {
   Reply handle_get(store::Kind kind, std::int64_t id);
   Reply handle_delete(store::Kind kind, std::int64_t id);
   Reply handle_asset(const store::Asset& asset, const http::request<http::string_body>& req);
+  StringResponse handle_metrics();
+  /// The keypoint frames of a done motion (shared while streamed), or the HTTP refusal.
+  std::variant<std::shared_ptr<const ws::MotionFrames>, StringResponse> stream_frames(
+      std::int64_t motion_id);
   /// After an upload committed: asset row, record, job. 201 created, 200 existing.
   StringResponse finish_upload(store::Kind kind, const store::StoredBlob& blob,
                                const std::string& original_name);
@@ -206,6 +214,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   /// Called by Server::stop on the session's strand.
   void shutdown() {
+    if (handed_off_) return;  // the socket now belongs to a WebSocket session
     if (upload_) upload_->abort();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -274,9 +283,62 @@ class Session : public std::enable_shared_from_this<Session> {
           true);
     if (ec) return close();
     auto req = body_parser_->release();
+    srv_.metrics.request_bytes.fetch_add(req.body().size());
+    const auto& seg = target_.segments;
+    if (seg.size() >= 3 && seg[0] == "api" &&
+        ((seg.size() == 4 && seg[1] == "motions" && seg[3] == "stream") ||
+         (seg.size() == 3 && seg[1] == "live")))
+      return websocket_route(std::move(req));
     bool keep = req.keep_alive();
     Reply reply = srv_.handle(req, target_);
     std::visit([&](auto& r) { send(std::move(r), !keep); }, reply);
+  }
+
+  // ---- WebSocket routes: checked here, then the socket moves to a ws::WsSession ----
+  void websocket_route(http::request<http::string_body>&& req) {
+    if (req.method() != http::verb::get) {
+      auto res = error_reply(http::status::method_not_allowed, "METHOD_NOT_ALLOWED",
+                             "allowed here: GET (a WebSocket upgrade)");
+      res.set(http::field::allow, "GET");
+      return send(std::move(res), true);
+    }
+    if (!beast::iequals(req[http::field::upgrade], "websocket")) {
+      auto res = error_reply(http::status::upgrade_required, "UPGRADE_REQUIRED",
+                             "this route is a WebSocket: send Upgrade: websocket");
+      res.set(http::field::upgrade, "websocket");
+      res.set(http::field::connection, "Upgrade");
+      return send(std::move(res), true);
+    }
+    const auto& seg = target_.segments;
+    if (seg[1] == "motions") {
+      auto id = parse_id(seg[2]);
+      if (!id)
+        return send(
+            error_reply(http::status::bad_request, "BAD_ID", "'" + seg[2] + "' is not a record id"),
+            true);
+      auto frames = srv_.stream_frames(*id);
+      if (auto* refusal = std::get_if<StringResponse>(&frames))
+        return send(std::move(*refusal), true);
+      handed_off_ = true;
+      ws::start_motion_stream(srv_.hub, std::move(stream_), std::move(req),
+                              std::get<0>(std::move(frames)), *id);
+      return;
+    }
+    if (!ws::valid_channel_name(seg[2]))
+      return send(error_reply(http::status::bad_request, "BAD_CHANNEL",
+                              "a channel name is 1.." + std::to_string(ws::kMaxChannelName) +
+                                  " characters of A-Z a-z 0-9 _ -"),
+                  true);
+    auto params = parse_query(target_.query);
+    std::optional<std::string> role;
+    if (params) role = query_value(*params, "role");
+    if (!role || (*role != "publish" && *role != "view"))
+      return send(error_reply(http::status::bad_request, "BAD_ROLE",
+                              "a live connection needs ?role=publish or ?role=view"),
+                  true);
+    handed_off_ = true;
+    ws::start_live(srv_.hub, std::move(stream_), std::move(req), seg[2],
+                   *role == "publish" ? ws::LiveRole::publish : ws::LiveRole::view);
   }
 
   // ---- uploads: streamed into the blob store ----
@@ -318,6 +380,7 @@ class Session : public std::enable_shared_from_this<Session> {
     auto up = srv_.blobs->begin_upload(kind, ext);
     if (!up) return send(store_error_reply(up.error()), true);
     upload_.emplace(std::move(*up));
+    upload_gauge_.emplace(srv_.metrics.uploads_in_flight);
     bool expect_continue =
         beast::iequals(header_parser_->get()[http::field::expect], "100-continue");
     upload_parser_.emplace(std::move(*header_parser_));
@@ -362,6 +425,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return close();
     }
     std::size_t n = chunk_.size() - upload_parser_->get().body().size;
+    srv_.metrics.request_bytes.fetch_add(n);
     if (n > 0) {
       auto w = upload_->write(core::Bytes(chunk_.data(), n));
       if (!w) {
@@ -376,6 +440,7 @@ class Session : public std::enable_shared_from_this<Session> {
     bool keep = upload_parser_->get().keep_alive();
     auto blob = upload_->commit();
     upload_.reset();
+    upload_gauge_.reset();
     if (!blob) return send(store_error_reply(blob.error()), true);
     send(srv_.finish_upload(kind_, *blob, file_name_), !keep);
   }
@@ -399,6 +464,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void log_request(unsigned status, std::uint64_t bytes, beast::error_code ec) {
+    srv_.metrics.count_request(method_, status);
+    if (!ec) srv_.metrics.response_bytes.fetch_add(bytes);
     auto ms = std::chrono::duration_cast<std::chrono::microseconds>(
                   std::chrono::steady_clock::now() - start_)
                   .count();
@@ -411,6 +478,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void close() {
+    upload_gauge_.reset();
+    if (handed_off_) return;
     if (upload_) upload_->abort();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -424,6 +493,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> body_parser_;
   std::optional<http::request_parser<http::buffer_body>> upload_parser_;
   std::optional<store::Upload> upload_;
+  std::optional<GaugeToken> upload_gauge_;
+  bool handed_off_ = false;
   std::array<std::uint8_t, 64 * 1024> chunk_{};
   store::Kind kind_ = store::Kind::model;
   std::string file_name_;
@@ -735,6 +806,10 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
         http::status::ok,
         Json{{"status", "ok"}, {"database", catalogue->backend()}, {"schemaVersion", *v}});
   }
+  if (seg.size() == 1 && seg[0] == "metrics") {
+    if (method != http::verb::get) return not_allowed("GET");
+    return handle_metrics();
+  }
   if (seg[0] != "api" || seg.size() < 2) return not_found();
 
   if (seg[1] == "assets") {
@@ -794,6 +869,69 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
     return res;
   }
   return not_found();
+}
+
+StringResponse Server::Impl::handle_metrics() {
+  std::vector<std::pair<std::string, std::int64_t>> jobs;
+  for (auto st : {store::JobState::pending, store::JobState::running, store::JobState::done,
+                  store::JobState::failed}) {
+    auto n = queue->count(st);
+    jobs.emplace_back(std::string(store::job_state_name(st)), n ? *n : -1);
+  }
+  StringResponse res{http::status::ok, 11};
+  res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+  res.set(http::field::cache_control, "no-store");
+  res.body() = metrics.render(jobs);
+  res.prepare_payload();
+  return res;
+}
+
+std::variant<std::shared_ptr<const ws::MotionFrames>, StringResponse> Server::Impl::stream_frames(
+    std::int64_t motion_id) {
+  auto m = catalogue->get_motion(motion_id);
+  if (!m) return store_error_reply(m.error());
+  if (!*m) return error_reply(http::status::not_found, "NOT_FOUND", "no such motion");
+  if ((*m)->preprocess_state != store::PreprocessState::done || !(*m)->keypoints_asset_id)
+    return error_reply(http::status::conflict, "NOT_READY", "the motion's keypoints are not ready",
+                       Json{{"preprocessState", store::state_name((*m)->preprocess_state)},
+                            {"error", (*m)->error}});
+  auto a = catalogue->get_asset(*(*m)->keypoints_asset_id);
+  if (!a) return store_error_reply(a.error());
+  if (!*a) return error_reply(http::status::not_found, "NOT_FOUND", "keypoint asset missing");
+  const std::string sha = (*a)->sha256;
+  {
+    std::lock_guard lock(hub.mutex);
+    if (auto it = hub.cache.find(sha); it != hub.cache.end()) {
+      if (auto f = it->second.lock()) return f;
+      hub.cache.erase(it);
+    }
+  }
+  auto reader = blobs->open_blob((*a)->storage_key);
+  if (!reader) return store_error_reply(reader.error());
+  if (reader->size() > ws::kMaxNdjsonBytes)
+    return error_reply(http::status::payload_too_large, "KEYPOINTS_TOO_LARGE",
+                       "the keypoint file is too large to stream");
+  std::string text(static_cast<std::size_t>(reader->size()), '\0');
+  std::uint64_t done = 0;
+  while (done < text.size()) {
+    auto r = reader->read_at(
+        done, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(text.data()) + done,
+                                      text.size() - done));
+    if (!r) return store_error_reply(r.error());
+    if (*r == 0) break;
+    done += *r;
+  }
+  text.resize(static_cast<std::size_t>(done));
+  double fps = (*m)->fps > 0 ? (*m)->fps : 30.0;
+  auto frames = ws::frames_from_ndjson(text, fps);
+  if (!frames)
+    return error_reply(http::status::internal_server_error, "KEYPOINTS_INVALID",
+                       frames.error().message);
+  std::lock_guard lock(hub.mutex);
+  // Entries of motions nobody streams any more go when a new one is added.
+  std::erase_if(hub.cache, [](const auto& kv) { return kv.second.expired(); });
+  hub.cache[sha] = *frames;
+  return *frames;
 }
 
 // ---- Server ------------------------------------------------------------------------
@@ -883,6 +1021,7 @@ void Server::stop() {
   }
   for (auto& s : live) net::post(s->stream().get_executor(), [s] { s->shutdown(); });
   live.clear();
+  ws::shutdown_all(impl.hub);
   impl.guard.reset();
   for (auto& t : impl.threads)
     if (t.joinable()) t.join();

@@ -1,0 +1,518 @@
+// ONNX loading: protobuf parse, graph check, node preparation
+// (docs/learn/onnx.md). Execution of the prepared nodes is in onnx_run.cpp.
+#include "charkit/learn/onnx.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "charkit/learn/onnx_graph.h"
+
+namespace charkit::learn {
+
+using core::make_error;
+using core::Result;
+using core::Status;
+
+std::int64_t OnnxTensor::numel() const {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+OnnxTensor OnnxTensor::from_f32(std::vector<std::int64_t> shape, std::vector<float> data) {
+  OnnxTensor t;
+  t.type = OnnxType::kFloat;
+  t.shape = std::move(shape);
+  t.f = std::move(data);
+  return t;
+}
+
+OnnxTensor OnnxTensor::from_i64(std::vector<std::int64_t> shape, std::vector<std::int64_t> data) {
+  OnnxTensor t;
+  t.type = OnnxType::kInt64;
+  t.shape = std::move(shape);
+  t.i = std::move(data);
+  return t;
+}
+
+namespace onnx_detail {
+
+std::string node_label(const Node& n) {
+  std::string s = "node " + std::to_string(n.index);
+  if (!n.name.empty()) s += " '" + n.name + "'";
+  return s + " (" + n.type + ")";
+}
+
+core::Error node_error(const Node& n, std::string code, const std::string& msg) {
+  return make_error(std::move(code), node_label(n) + ": " + msg,
+                    core::Location::at_pointer("/graph/node/" + std::to_string(n.index)));
+}
+
+bool checked_numel(std::span<const std::int64_t> shape, std::int64_t& n) {
+  n = 1;
+  for (auto d : shape) {
+    if (d < 0) return false;
+    if (d == 0) {
+      n = 0;
+      continue;
+    }
+    if (n > kOnnxMaxElements / d) {
+      // Keep scanning: a later 0 makes the tensor empty, hence fine.
+      for (auto e : shape)
+        if (e == 0) {
+          n = 0;
+          return true;
+        }
+      return false;
+    }
+    n *= d;
+  }
+  return n <= kOnnxMaxElements;
+}
+
+}  // namespace onnx_detail
+
+using namespace onnx_detail;
+
+namespace {
+
+const char* type_name(std::int32_t t) {
+  switch (t) {
+    case 1: return "float32";
+    case 2: return "uint8";
+    case 3: return "int8";
+    case 4: return "uint16";
+    case 5: return "int16";
+    case 6: return "int32";
+    case 7: return "int64";
+    case 8: return "string";
+    case 9: return "bool";
+    case 10: return "float16";
+    case 11: return "float64";
+    case 16: return "bfloat16";
+    default: return "other";
+  }
+}
+
+// Fills `out` from a TensorProto; "" on success, else the reason.
+std::string tensor_from_proto(const onnx::TensorProto& p, OnnxTensor& out) {
+  if (p.data_location() == onnx::TensorProto::EXTERNAL || p.external_data_size() > 0)
+    return "external data is not supported (the model must carry its weights)";
+  if (p.has_segment()) return "segmented tensors are not supported";
+  if (p.dims_size() > static_cast<int>(kOnnxMaxRank))
+    return "rank " + std::to_string(p.dims_size()) + " exceeds " + std::to_string(kOnnxMaxRank);
+  out.shape.assign(p.dims().begin(), p.dims().end());
+  std::int64_t n = 0;
+  if (!checked_numel(out.shape, n))
+    return "dims are negative or hold more than " + std::to_string(kOnnxMaxElements) +
+           " elements";
+  const auto count = static_cast<std::size_t>(n);
+  const std::string& raw = p.raw_data();
+  if (p.data_type() == onnx::TensorProto::FLOAT) {
+    out.type = OnnxType::kFloat;
+    out.i.clear();
+    if (!raw.empty() || p.float_data_size() == 0) {
+      if (raw.size() != count * 4)
+        return "raw_data has " + std::to_string(raw.size()) + " bytes, dims need " +
+               std::to_string(count * 4);
+      out.f.resize(count);
+      if (count) std::memcpy(out.f.data(), raw.data(), count * 4);  // little-endian host
+    } else {
+      if (static_cast<std::size_t>(p.float_data_size()) != count)
+        return "float_data has " + std::to_string(p.float_data_size()) + " values, dims need " +
+               std::to_string(count);
+      out.f.assign(p.float_data().begin(), p.float_data().end());
+    }
+    return {};
+  }
+  if (p.data_type() == onnx::TensorProto::INT64) {
+    out.type = OnnxType::kInt64;
+    out.f.clear();
+    if (!raw.empty() || p.int64_data_size() == 0) {
+      if (raw.size() != count * 8)
+        return "raw_data has " + std::to_string(raw.size()) + " bytes, dims need " +
+               std::to_string(count * 8);
+      out.i.resize(count);
+      if (count) std::memcpy(out.i.data(), raw.data(), count * 8);
+    } else {
+      if (static_cast<std::size_t>(p.int64_data_size()) != count)
+        return "int64_data has " + std::to_string(p.int64_data_size()) + " values, dims need " +
+               std::to_string(count);
+      out.i.assign(p.int64_data().begin(), p.int64_data().end());
+    }
+    return {};
+  }
+  return std::string("element type ") + type_name(p.data_type()) +
+         " is not supported (float32 and int64 only)";
+}
+
+struct OpInfo {
+  Op op;
+  int min_in, max_in;
+};
+
+const std::unordered_map<std::string_view, OpInfo>& op_table() {
+  static const std::unordered_map<std::string_view, OpInfo> t{
+      {"Gemm", {Op::kGemm, 2, 3}},          {"MatMul", {Op::kMatMul, 2, 2}},
+      {"Add", {Op::kAdd, 2, 2}},            {"Sub", {Op::kSub, 2, 2}},
+      {"Mul", {Op::kMul, 2, 2}},            {"Div", {Op::kDiv, 2, 2}},
+      {"Relu", {Op::kRelu, 1, 1}},          {"Elu", {Op::kElu, 1, 1}},
+      {"Sigmoid", {Op::kSigmoid, 1, 1}},    {"Tanh", {Op::kTanh, 1, 1}},
+      {"LeakyRelu", {Op::kLeakyRelu, 1, 1}}, {"Clip", {Op::kClip, 1, 3}},
+      {"Constant", {Op::kConstant, 0, 0}},  {"Identity", {Op::kIdentity, 1, 1}},
+      {"Reshape", {Op::kReshape, 1, 2}},    {"Flatten", {Op::kFlatten, 1, 1}},
+      {"Transpose", {Op::kTranspose, 1, 1}}, {"Concat", {Op::kConcat, 1, 1 << 16}},
+      {"Unsqueeze", {Op::kUnsqueeze, 1, 2}}, {"Squeeze", {Op::kSqueeze, 1, 2}},
+  };
+  return t;
+}
+
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& p, std::string_view name) {
+  for (const auto& a : p.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+// Reads the attributes each op uses; unknown attributes are ignored (older
+// opsets carry e.g. `consumed_inputs`, which changes nothing here).
+Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
+                       std::vector<OnnxTensor>& consts, int out_id) {
+  auto get_f = [&](std::string_view name, float& v) -> Status {
+    const auto* a = find_attr(p, name);
+    if (!a) return core::Ok{};
+    if (a->type() != onnx::AttributeProto::FLOAT)
+      return node_error(n, "ONNX_ATTRIBUTE", "attribute " + std::string(name) + " must be a float");
+    v = a->f();
+    return core::Ok{};
+  };
+  auto get_i = [&](std::string_view name, std::int64_t& v, bool* has = nullptr) -> Status {
+    const auto* a = find_attr(p, name);
+    if (!a) return core::Ok{};
+    if (a->type() != onnx::AttributeProto::INT)
+      return node_error(n, "ONNX_ATTRIBUTE", "attribute " + std::string(name) + " must be an int");
+    v = a->i();
+    if (has) *has = true;
+    return core::Ok{};
+  };
+  auto get_ints = [&](std::string_view name) -> Status {
+    const auto* a = find_attr(p, name);
+    if (!a) return core::Ok{};
+    if (a->type() != onnx::AttributeProto::INTS)
+      return node_error(n, "ONNX_ATTRIBUTE",
+                        "attribute " + std::string(name) + " must be a list of ints");
+    if (a->ints_size() > static_cast<int>(kOnnxMaxRank) * 2)
+      return node_error(n, "ONNX_ATTRIBUTE", "attribute " + std::string(name) + " is too long");
+    n.has_ints = true;
+    n.ints.assign(a->ints().begin(), a->ints().end());
+    return core::Ok{};
+  };
+  Status st = core::Ok{};
+  std::int64_t tmp = 0;
+  switch (n.op) {
+    case Op::kGemm:
+      n.alpha = 1.0f;
+      n.beta = 1.0f;
+      if (!(st = get_f("alpha", n.alpha))) return st;
+      if (!(st = get_f("beta", n.beta))) return st;
+      if (!(st = get_i("transA", tmp))) return st;
+      n.trans_a = tmp != 0;
+      tmp = 0;
+      if (!(st = get_i("transB", tmp))) return st;
+      n.trans_b = tmp != 0;
+      return core::Ok{};
+    case Op::kAdd:
+    case Op::kSub:
+    case Op::kMul:
+    case Op::kDiv:
+      // Opset < 7: no implicit broadcasting; `broadcast=1` lets B broadcast
+      // onto A, aligned at `axis` (default: trailing dims).
+      if (opset < 7) {
+        n.legacy = true;
+        if (!(st = get_i("broadcast", tmp))) return st;
+        n.legacy_broadcast = tmp != 0;
+        if (!(st = get_i("axis", n.axis, &n.has_axis))) return st;
+      }
+      return core::Ok{};
+    case Op::kElu:
+      n.alpha = 1.0f;
+      return get_f("alpha", n.alpha);
+    case Op::kLeakyRelu:
+      n.alpha = 0.01f;
+      return get_f("alpha", n.alpha);
+    case Op::kClip:
+      // Opset < 11: bounds are attributes; from 11 they are optional inputs.
+      n.clip_min = -std::numeric_limits<float>::infinity();
+      n.clip_max = std::numeric_limits<float>::infinity();
+      if (!(st = get_f("min", n.clip_min))) return st;
+      return get_f("max", n.clip_max);
+    case Op::kFlatten:
+      n.axis = 1;
+      return get_i("axis", n.axis);
+    case Op::kConcat:
+      if (!(st = get_i("axis", n.axis, &n.has_axis))) return st;
+      if (!n.has_axis && opset >= 4)
+        return node_error(n, "ONNX_ATTRIBUTE", "attribute axis is required");
+      if (!n.has_axis) n.axis = 1;  // opset 1-3 default
+      return core::Ok{};
+    case Op::kReshape:
+      if (!(st = get_i("allowzero", tmp))) return st;
+      n.allowzero = tmp != 0;
+      return get_ints("shape");  // opset < 5
+    case Op::kTranspose:
+      return get_ints("perm");
+    case Op::kSqueeze:
+    case Op::kUnsqueeze:
+      return get_ints("axes");  // opset < 13
+    case Op::kConstant: {
+      OnnxTensor& t = consts[static_cast<std::size_t>(out_id)];
+      if (p.attribute_size() != 1)
+        return node_error(n, "ONNX_ATTRIBUTE", "a Constant needs exactly one value attribute");
+      const auto& a = p.attribute(0);
+      if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
+        std::string why = tensor_from_proto(a.t(), t);
+        if (!why.empty()) return node_error(n, "ONNX_INITIALIZER", "value: " + why);
+      } else if (a.name() == "value_float" && a.type() == onnx::AttributeProto::FLOAT) {
+        t = OnnxTensor::from_f32({}, {a.f()});
+      } else if (a.name() == "value_floats" && a.type() == onnx::AttributeProto::FLOATS) {
+        t = OnnxTensor::from_f32({a.floats_size()}, {a.floats().begin(), a.floats().end()});
+      } else if (a.name() == "value_int" && a.type() == onnx::AttributeProto::INT) {
+        t = OnnxTensor::from_i64({}, {a.i()});
+      } else if (a.name() == "value_ints" && a.type() == onnx::AttributeProto::INTS) {
+        t = OnnxTensor::from_i64({a.ints_size()}, {a.ints().begin(), a.ints().end()});
+      } else {
+        return node_error(n, "ONNX_ATTRIBUTE",
+                          "Constant attribute '" + a.name() +
+                              "' is not supported (value, value_float(s), value_int(s))");
+      }
+      return core::Ok{};
+    }
+    default:
+      return core::Ok{};
+  }
+}
+
+Result<OnnxValueInfo> value_info(const onnx::ValueInfoProto& v, const std::string& where) {
+  OnnxValueInfo info;
+  info.name = v.name();
+  if (!v.has_type()) return info;
+  if (!v.type().has_tensor_type())
+    return make_error("ONNX_TYPE", "'" + v.name() + "' is not a tensor (sequences, maps and "
+                                       "optionals are not supported)",
+                      core::Location::at_pointer(where));
+  const auto& tt = v.type().tensor_type();
+  info.elem_type = tt.elem_type();
+  if (info.elem_type != 0 && info.elem_type != 1 && info.elem_type != 7)
+    return make_error("ONNX_TYPE",
+                      "'" + v.name() + "' has element type " + type_name(info.elem_type) +
+                          " (float32 and int64 only)",
+                      core::Location::at_pointer(where));
+  if (tt.has_shape()) {
+    info.has_shape = true;
+    if (tt.shape().dim_size() > static_cast<int>(kOnnxMaxRank))
+      return make_error("ONNX_SHAPE", "'" + v.name() + "' has too many dimensions",
+                        core::Location::at_pointer(where));
+    for (const auto& d : tt.shape().dim()) {
+      OnnxDim dim;
+      if (d.has_dim_value()) dim.value = d.dim_value();
+      if (d.has_dim_param()) dim.symbol = d.dim_param();
+      info.shape.push_back(std::move(dim));
+    }
+  }
+  return info;
+}
+
+}  // namespace
+
+OnnxModel::OnnxModel() = default;
+OnnxModel::OnnxModel(OnnxModel&&) noexcept = default;
+OnnxModel& OnnxModel::operator=(OnnxModel&&) noexcept = default;
+OnnxModel::~OnnxModel() = default;
+
+const std::vector<OnnxValueInfo>& OnnxModel::inputs() const { return g_->inputs; }
+const std::vector<OnnxValueInfo>& OnnxModel::outputs() const { return g_->outputs; }
+const OnnxDescription& OnnxModel::description() const { return g_->desc; }
+
+Result<OnnxTensor> parse_onnx_tensor(core::Bytes bytes) {
+  if (bytes.size() > kOnnxMaxBytes)
+    return make_error("ONNX_TOO_LARGE", "tensor file larger than 1 GiB");
+  onnx::TensorProto p;
+  if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return make_error("ONNX_PARSE", "not a valid TensorProto");
+  OnnxTensor t;
+  std::string why = tensor_from_proto(p, t);
+  if (!why.empty()) return make_error("ONNX_TENSOR", why);
+  return t;
+}
+
+bool looks_like_onnx(core::Bytes b) {
+  if (b.size() < 2) return false;
+  switch (b[0]) {
+    case 0x08:  // 1 ir_version (varint)
+    case 0x12:  // 2 producer_name
+    case 0x1a:  // 3 producer_version
+    case 0x22:  // 4 domain
+    case 0x28:  // 5 model_version (varint)
+    case 0x32:  // 6 doc_string
+    case 0x3a:  // 7 graph
+    case 0x42:  // 8 opset_import
+    case 0x72:  // 14 metadata_props
+      return true;
+    default:
+      return false;
+  }
+}
+
+Result<OnnxModel> load_onnx(core::Bytes bytes) {
+  if (bytes.size() > kOnnxMaxBytes)
+    return make_error("ONNX_TOO_LARGE", "model larger than 1 GiB");
+  onnx::ModelProto m;
+  // ParseFromArray keeps protobuf's default recursion limit (100).
+  if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return make_error("ONNX_PARSE", "not a valid ONNX ModelProto (protobuf parse failed)",
+                      core::Location::at_offset(0));
+  auto g = std::make_unique<OnnxGraph>();
+  OnnxDescription& d = g->desc;
+  d.ir_version = m.ir_version();
+  d.opset = 1;  // IR < 3 models carry no opset_import: opset 1
+  for (const auto& o : m.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") d.opset = o.version();
+  d.producer = m.producer_name();
+  if (!m.producer_version().empty()) d.producer += " " + m.producer_version();
+  if (!m.has_graph())
+    return make_error("ONNX_GRAPH", "the model has no graph", core::Location::at_pointer("/graph"));
+  const auto& gp = m.graph();
+  d.graph_name = gp.name();
+  d.node_count = static_cast<std::size_t>(gp.node_size());
+
+  std::unordered_map<std::string, int> ids;
+  auto define = [&](const std::string& name, const std::string& where) -> Result<int> {
+    if (name.empty())
+      return make_error("ONNX_GRAPH", "a value has an empty name", core::Location::at_pointer(where));
+    auto [it, fresh] = ids.emplace(name, static_cast<int>(g->names.size()));
+    if (!fresh)
+      return make_error("ONNX_GRAPH", "value '" + name + "' is defined twice",
+                        core::Location::at_pointer(where));
+    g->names.push_back(name);
+    g->consts.emplace_back();
+    g->is_const.push_back(0);
+    return it->second;
+  };
+
+  // Initializers first: in IR < 4 they are also listed as graph inputs, as
+  // defaults; here they are constants and not asked from the caller.
+  for (int k = 0; k < gp.initializer_size(); ++k) {
+    const auto& t = gp.initializer(k);
+    std::string where = "/graph/initializer/" + std::to_string(k);
+    auto id = define(t.name(), where);
+    if (!id) return std::move(id).error();
+    std::string why = tensor_from_proto(t, g->consts[static_cast<std::size_t>(*id)]);
+    if (!why.empty())
+      return make_error("ONNX_INITIALIZER", "initializer '" + t.name() + "': " + why,
+                        core::Location::at_pointer(where));
+    g->is_const[static_cast<std::size_t>(*id)] = 1;
+    d.parameters += static_cast<std::uint64_t>(g->consts[static_cast<std::size_t>(*id)].numel());
+  }
+  d.initializers = static_cast<std::size_t>(gp.initializer_size());
+  if (gp.sparse_initializer_size() > 0)
+    return make_error("ONNX_INITIALIZER", "sparse initializers are not supported",
+                      core::Location::at_pointer("/graph/sparse_initializer/0"));
+  for (int k = 0; k < gp.input_size(); ++k) {
+    const auto& v = gp.input(k);
+    std::string where = "/graph/input/" + std::to_string(k);
+    if (ids.count(v.name())) continue;  // an initializer's default
+    auto info = value_info(v, where);
+    if (!info) return std::move(info).error();
+    auto id = define(v.name(), where);
+    if (!id) return std::move(id).error();
+    g->input_ids.push_back(*id);
+    g->inputs.push_back(std::move(*info));
+  }
+
+  const auto& table = op_table();
+  g->nodes.reserve(static_cast<std::size_t>(gp.node_size()));
+  for (int k = 0; k < gp.node_size(); ++k) {
+    const auto& p = gp.node(k);
+    Node n;
+    n.index = static_cast<std::size_t>(k);
+    n.name = p.name();
+    n.type = p.op_type();
+    auto it = table.find(p.op_type());
+    if ((!p.domain().empty() && p.domain() != "ai.onnx") || it == table.end()) {
+      std::string dom = p.domain().empty() ? "" : " in domain '" + p.domain() + "'";
+      return node_error(n, "ONNX_UNSUPPORTED_OP",
+                        "op type '" + p.op_type() + "'" + dom +
+                            " is not supported (see docs/learn/onnx.md for the supported ops)");
+    }
+    n.op = it->second.op;
+    // Optional inputs may be given as "" (absent); trailing ones may be left out.
+    if (p.input_size() < it->second.min_in || p.input_size() > it->second.max_in)
+      return node_error(n, "ONNX_NODE",
+                        "has " + std::to_string(p.input_size()) + " inputs, the op takes " +
+                            std::to_string(it->second.min_in) + " to " +
+                            std::to_string(it->second.max_in));
+    for (int j = 0; j < p.input_size(); ++j) {
+      const std::string& in = p.input(j);
+      if (in.empty()) {
+        if (j < it->second.min_in)
+          return node_error(n, "ONNX_NODE", "required input " + std::to_string(j) + " is empty");
+        n.in.push_back(-1);
+        continue;
+      }
+      auto found = ids.find(in);
+      if (found == ids.end()) {
+        // Defined by a later node: the graph is not in topological order
+        // (or has a cycle); defined nowhere: a missing value.
+        bool later = false;
+        for (int q = k; q < gp.node_size() && !later; ++q)
+          for (const auto& o : gp.node(q).output()) later = later || o == in;
+        if (later)
+          return node_error(n, "ONNX_GRAPH_ORDER",
+                            "input '" + in +
+                                "' is produced by this or a later node: the graph has a cycle or "
+                                "is not topologically sorted");
+        return node_error(n, "ONNX_MISSING_VALUE",
+                          "input '" + in +
+                              "' is not a graph input, initializer or earlier node output");
+      }
+      n.in.push_back(found->second);
+    }
+    if (p.output_size() != 1 || p.output(0).empty())
+      return node_error(n, "ONNX_NODE", "must have exactly one output");
+    auto out = define(p.output(0), "/graph/node/" + std::to_string(k));
+    if (!out) return node_error(n, "ONNX_GRAPH", out.error().message);
+    n.out = *out;
+    if (auto st = read_attributes(p, n, d.opset, g->consts, n.out); !st) return std::move(st).error();
+    if (n.op == Op::kConstant) {
+      g->is_const[static_cast<std::size_t>(n.out)] = 1;
+      d.parameters += static_cast<std::uint64_t>(g->consts[static_cast<std::size_t>(n.out)].numel());
+    }
+    ++d.ops[p.op_type()];
+    g->nodes.push_back(std::move(n));
+  }
+  for (int k = 0; k < gp.output_size(); ++k) {
+    const auto& v = gp.output(k);
+    std::string where = "/graph/output/" + std::to_string(k);
+    auto info = value_info(v, where);
+    if (!info) return std::move(info).error();
+    auto found = ids.find(v.name());
+    if (found == ids.end())
+      return make_error("ONNX_MISSING_VALUE",
+                        "graph output '" + v.name() + "' is not produced by any node",
+                        core::Location::at_pointer(where));
+    g->output_ids.push_back(found->second);
+    g->outputs.push_back(std::move(*info));
+  }
+  g->work.resize(g->names.size());
+  g->ref.assign(g->names.size(), nullptr);
+  OnnxModel model;
+  model.g_ = std::move(g);
+  return model;
+}
+
+}  // namespace charkit::learn

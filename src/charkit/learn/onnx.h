@@ -1,0 +1,113 @@
+// ONNX models (`.onnx`): load a ModelProto (Debian's libonnx protobuf
+// classes), check its graph and execute it on the CPU for the small operator
+// set that pose-driven deformer networks use (docs/learn/onnx.md).
+//
+// The header is free of protobuf types so that users (CLI, a later pybind11
+// wrapper) need not see them. No global state: a model owns its graph and its
+// scratch buffers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "charkit/core/bytes.h"
+#include "charkit/core/result.h"
+
+namespace charkit::learn {
+
+/// Largest model file load_onnx() accepts.
+inline constexpr std::size_t kOnnxMaxBytes = std::size_t{1} << 30;
+/// Largest element count of any one tensor the executor makes: bounds what a
+/// hostile graph (e.g. a broadcast of [n,1] against [1,n]) can allocate.
+inline constexpr std::int64_t kOnnxMaxElements = std::int64_t{1} << 26;
+/// Highest tensor rank the executor handles.
+inline constexpr std::size_t kOnnxMaxRank = 12;
+
+/// Element types the executor handles, by their ONNX TensorProto.DataType code.
+enum class OnnxType : std::int32_t { kFloat = 1, kInt64 = 7 };
+
+/// A dense tensor: float32 data in `f` or int64 data in `i` (row-major).
+struct OnnxTensor {
+  OnnxType type = OnnxType::kFloat;
+  std::vector<std::int64_t> shape;
+  std::vector<float> f;
+  std::vector<std::int64_t> i;
+
+  std::int64_t numel() const;
+  static OnnxTensor from_f32(std::vector<std::int64_t> shape, std::vector<float> data);
+  static OnnxTensor from_i64(std::vector<std::int64_t> shape, std::vector<std::int64_t> data);
+};
+
+/// One dimension of a declared input or output shape: a number, a symbol
+/// ("batch") or unknown (value -1, symbol "").
+struct OnnxDim {
+  std::int64_t value = -1;
+  std::string symbol;
+};
+
+/// A graph input or output as the file declares it.
+struct OnnxValueInfo {
+  std::string name;
+  std::int32_t elem_type = 0;  ///< TensorProto.DataType code (1 float, 7 int64, 0 undeclared)
+  bool has_shape = false;      ///< false: rank unknown
+  std::vector<OnnxDim> shape;
+};
+
+/// What `deformer info` prints.
+struct OnnxDescription {
+  std::int64_t ir_version = 0;
+  std::int64_t opset = 0;  ///< of the default ("" / "ai.onnx") domain
+  std::string producer;    ///< producer_name and version
+  std::string graph_name;
+  std::size_t node_count = 0;
+  std::map<std::string, std::size_t> ops;  ///< op type -> node count
+  std::uint64_t parameters = 0;            ///< elements of initializers and Constant tensors
+  std::size_t initializers = 0;
+};
+
+struct OnnxGraph;  // the checked graph (onnx.cpp)
+
+/// A loaded model with its executor. Moveable, not copyable; run() reuses
+/// scratch buffers, so one model must not run on two threads at once.
+class OnnxModel {
+ public:
+  OnnxModel();
+  OnnxModel(OnnxModel&&) noexcept;
+  OnnxModel& operator=(OnnxModel&&) noexcept;
+  ~OnnxModel();
+
+  const std::vector<OnnxValueInfo>& inputs() const;
+  const std::vector<OnnxValueInfo>& outputs() const;
+  const OnnxDescription& description() const;
+
+  /// Runs the graph: one tensor per inputs() entry, in that order; returns
+  /// one per outputs() entry. Shapes are checked against the declared ones
+  /// (symbolic dims match anything). After the first call with given input
+  /// shapes, intermediate buffers are reused without allocating.
+  core::Result<std::vector<OnnxTensor>> run(std::span<const OnnxTensor> inputs);
+
+ private:
+  friend core::Result<OnnxModel> load_onnx(core::Bytes bytes);
+  std::unique_ptr<OnnxGraph> g_;
+};
+
+/// Parses and checks a serialized ModelProto: size ≤ kOnnxMaxBytes, no
+/// external data, supported ops only (error names the node and op), every
+/// node input defined before use (topological order), initializer data
+/// matching declared dims.
+core::Result<OnnxModel> load_onnx(core::Bytes bytes);
+
+/// Parses a serialized TensorProto (the conformance suite's input_N.pb /
+/// output_N.pb) into a float32 or int64 tensor.
+core::Result<OnnxTensor> parse_onnx_tensor(core::Bytes bytes);
+
+/// True when the bytes look like a serialized ModelProto: the first field is
+/// a known ModelProto field tag (ir_version varint 0x08, or another field).
+bool looks_like_onnx(core::Bytes bytes);
+
+}  // namespace charkit::learn

@@ -1,0 +1,89 @@
+// A skinned mesh and its skeleton from glTF / GLB / VRM, the input of the
+// pose-driven deformer (docs/learn/rig.md §1). The file is first checked by
+// inspect_model (bounded lengths and indices), then parsed with tinygltf, then
+// every accessor the rig uses is range-checked again here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "charkit/core/bytes.h"
+#include "charkit/core/result.h"
+#include "charkit/scene/intake.h"
+#include "charkit/scene/skeleton.h"
+
+namespace charkit::scene {
+
+struct RigMorphTarget {
+  std::string name;                    ///< mesh.extras.targetNames[i], or "target_<i>"
+  std::vector<float> position_deltas;  ///< 3 per vertex
+};
+
+/// One skinned mesh: all triangle primitives of the chosen glTF mesh,
+/// concatenated in primitive order (indices offset accordingly).
+struct Rig {
+  std::string mesh_name;  ///< glTF mesh name ("" if none)
+  std::size_t mesh_index = 0;
+  std::size_t node_index = 0;  ///< the node that instantiates the mesh with the skin
+  std::size_t skin_index = 0;
+  std::vector<float> positions;          ///< 3 per vertex, bind space
+  std::vector<float> normals;            ///< 3 per vertex, or empty (a primitive had none)
+  std::vector<std::uint32_t> triangles;  ///< 3 vertex indices per triangle
+  std::vector<std::uint32_t> joints;     ///< 4 per vertex: indices into skeleton joints
+  std::vector<float> weights;            ///< 4 per vertex, normalised to sum 1 (or all 0)
+  std::vector<RigMorphTarget> morph_targets;
+  /// Joints in parents-first order (the skin's order where it already is),
+  /// with local rest TRS and inverse bind matrices (identity when the skin
+  /// has none). joints[] above index this order.
+  Skeleton skeleton;
+  std::vector<std::size_t> joint_nodes;  ///< glTF node of each joint
+  /// Per joint, the product of the non-joint nodes between its parent joint
+  /// (or the scene root) and the joint: world = parent_world × offset × local.
+  /// Identity in most files.
+  std::vector<Mat4> joint_parent_offsets;
+  Mat4 mesh_world = kIdentity4;  ///< the mesh node's world transform (glTF skinning ignores it)
+
+  std::size_t vertex_count() const { return positions.size() / 3; }
+};
+
+struct RigOptions {
+  /// Pick the first node whose mesh has this name (or whose node name is
+  /// this); "" = the first node (in index order) with both a mesh and a skin.
+  std::string mesh_name;
+  IntakeOptions intake;
+  std::size_t max_vertices = std::size_t{1} << 22;
+  std::size_t max_joints = 4096;
+  std::size_t max_morph_targets = 1024;
+  std::size_t max_morph_floats = std::size_t{1} << 28;  ///< targets × vertices × 3
+};
+
+/// Errors: inspect_model's; RIG_FORMAT (FBX), RIG_CONTAINER (zip: not
+/// supported here), RIG_PARSE (tinygltf refused it); then with a JSON pointer:
+/// RIG_NO_SKINNED_MESH, RIG_PRIMITIVE (not triangles, or missing POSITION /
+/// JOINTS_0 / WEIGHTS_0), RIG_ACCESSOR (type, component type, range, sparse),
+/// RIG_INDEX (vertex index out of range), RIG_JOINT_INDEX (a weighted joint
+/// index past the skin's joints), RIG_WEIGHT (negative / non-finite weight),
+/// RIG_JOINT (bad or repeated joint node), RIG_NODE_TREE (node with two
+/// parents or a cycle), RIG_MORPH (target counts differ between primitives),
+/// RIG_LIMIT (vertices, joints or targets above the options' limits).
+core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options = {});
+/// Map the file and load it. Adds IO_* errors.
+core::Result<Rig> load_rig_file(const std::string& path, const RigOptions& options = {});
+
+/// Column-major 4x4 of a TRS transform.
+Mat4 transform_matrix(const Transform& t);
+
+/// World matrices of every joint for the given local transforms (one per
+/// joint, parents-first as in rig.skeleton). Errors: RIG_POSE (size).
+core::Result<std::vector<Mat4>> joint_world_matrices(const Rig& rig,
+                                                     std::span<const Transform> locals);
+
+/// Skinning matrices (world × inverse bind), 16 floats per joint, column-major,
+/// for the given local transforms. Errors: RIG_POSE.
+core::Result<std::vector<float>> skinning_matrices(const Rig& rig,
+                                                   std::span<const Transform> locals);
+
+}  // namespace charkit::scene

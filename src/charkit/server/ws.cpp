@@ -1,0 +1,767 @@
+// WebSocket keypoint streaming (ws.h, docs/contracts/websocket-keypoints.md).
+// One WsSession per connection, on its own strand. Outgoing binary frames
+// follow a "latest wins" policy: one write in flight, at most one frame
+// queued behind it; a newer frame replaces the queued one and the old one
+// is counted as skipped, so a slow client costs a bounded amount of memory.
+#include "charkit/server/ws.h"
+
+#include <bit>
+#include <boost/asio.hpp>
+#include <boost/beast/websocket.hpp>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "charkit/core/json.h"
+
+namespace charkit::server::ws {
+namespace {
+
+namespace net = boost::asio;
+namespace websocket = beast::websocket;
+using Clock = std::chrono::steady_clock;
+using Msg = std::shared_ptr<const std::string>;
+using core::Json;
+
+void put_u32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xffu));
+}
+std::uint32_t get_u32(const unsigned char* p) {
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+         (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
+/// SAX reader of one NDJSON line: keeps each number's text so that it is
+/// rounded once, straight to float32 (a detour through double could round twice).
+struct LineSax {
+  using json = nlohmann::json;
+  int depth = 0;
+  std::string cur_key;
+  bool in_points = false, in_angles = false;
+  bool have_frame = false, have_time = false;
+  std::uint64_t frame = 0;
+  float time_ms = 0;
+  std::vector<float> points, angles;
+  std::string error;
+
+  bool number(float f, std::optional<std::uint64_t> integral) {
+    if (depth == 1 && cur_key == "frame") {
+      if (!integral || *integral > 0xffffffffu) return fail("frame must be an integer < 2^32");
+      frame = *integral;
+      have_frame = true;
+      return true;
+    }
+    if (depth == 1 && cur_key == "timeMs") {
+      time_ms = f;
+      have_time = true;
+      return true;
+    }
+    if (in_points && depth == 3) {
+      if (points.size() >= kPoints * 4) return fail("more than 33 points");
+      points.push_back(f);
+      return true;
+    }
+    if (in_angles && depth == 2) {
+      if (angles.size() >= kAngles) return fail("more than 9 angles");
+      angles.push_back(f);
+      return true;
+    }
+    return fail("unexpected number");
+  }
+  bool fail(std::string m) {
+    error = std::move(m);
+    return false;
+  }
+  bool null() { return fail("unexpected null"); }
+  bool boolean(bool) { return fail("unexpected boolean"); }
+  bool number_integer(json::number_integer_t v) {
+    return number(
+        static_cast<float>(v),
+        v >= 0 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(v)) : std::nullopt);
+  }
+  bool number_unsigned(json::number_unsigned_t v) {
+    return number(static_cast<float>(v), static_cast<std::uint64_t>(v));
+  }
+  bool number_float(json::number_float_t, const std::string& text) {
+    float f = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), f);
+    if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(f))
+      return fail("number '" + text + "' does not fit a float32");
+    return number(f, std::nullopt);
+  }
+  bool string(std::string&) { return fail("unexpected string"); }
+  bool binary(json::binary_t&) { return fail("unexpected binary"); }
+  bool start_object(std::size_t) {
+    if (depth != 0) return fail("unexpected object");
+    ++depth;
+    return true;
+  }
+  bool key(std::string& k) {
+    cur_key = k;
+    return true;
+  }
+  bool end_object() {
+    --depth;
+    return true;
+  }
+  bool start_array(std::size_t) {
+    ++depth;
+    if (depth == 2 && cur_key == "points" && points.empty()) return in_points = true;
+    if (depth == 2 && cur_key == "angles" && angles.empty()) return in_angles = true;
+    if (depth == 3 && in_points) return points.size() % 4 == 0 || fail("a point has 4 values");
+    return fail("unexpected array");
+  }
+  bool end_array() {
+    if (depth == 3 && in_points && points.size() % 4 != 0) return fail("a point has 4 values");
+    if (depth == 2) in_points = in_angles = false;
+    --depth;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    return fail(e.what());
+  }
+};
+
+Json error_body(std::string_view code, std::string_view message) {
+  return Json{{"error", code}, {"message", message}, {"detail", nullptr}};
+}
+
+}  // namespace
+
+std::string encode_frame(const FrameValues& v) {
+  std::string out;
+  out.reserve(kFrameBytes);
+  put_u32(out, v.frame);
+  put_u32(out, std::bit_cast<std::uint32_t>(v.time_ms));
+  for (float f : v.points) put_u32(out, std::bit_cast<std::uint32_t>(f));
+  for (float f : v.angles) put_u32(out, std::bit_cast<std::uint32_t>(f));
+  return out;
+}
+
+core::Result<FrameValues> decode_frame(std::string_view bytes) {
+  if (bytes.size() != kFrameBytes)
+    return core::make_error("WS_FRAME_SIZE", "a frame is " + std::to_string(kFrameBytes) +
+                                                 " bytes, this one " +
+                                                 std::to_string(bytes.size()));
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  FrameValues v;
+  v.frame = get_u32(p);
+  auto f32 = [&](std::size_t index) {  // index-th float after the u32 frame
+    return std::bit_cast<float>(get_u32(p + 4 + 4 * index));
+  };
+  v.time_ms = f32(0);
+  for (std::size_t i = 0; i < v.points.size(); ++i) v.points[i] = f32(1 + i);
+  for (std::size_t i = 0; i < v.angles.size(); ++i) v.angles[i] = f32(1 + v.points.size() + i);
+  if (!std::isfinite(v.time_ms))
+    return core::make_error("WS_FRAME_VALUE", "timeMs is not finite (byte offset 4)");
+  for (std::size_t i = 0; i < v.points.size(); ++i)
+    if (!std::isfinite(v.points[i]))
+      return core::make_error("WS_FRAME_VALUE", "point " + std::to_string(i / 4) + " value " +
+                                                    std::to_string(i % 4) + " is not finite");
+  for (std::size_t i = 0; i < v.angles.size(); ++i)
+    if (!std::isfinite(v.angles[i]))
+      return core::make_error("WS_FRAME_VALUE", "angle " + std::to_string(i) + " is not finite");
+  return v;
+}
+
+core::Result<FrameValues> parse_ndjson_line(std::string_view line) {
+  LineSax sax;
+  bool ok = nlohmann::json::sax_parse(line.begin(), line.end(), &sax);
+  if (!ok || !sax.error.empty())
+    return core::make_error("KEYPOINTS_LINE", sax.error.empty() ? "bad line" : sax.error);
+  if (!sax.have_frame || !sax.have_time)
+    return core::make_error("KEYPOINTS_LINE", "frame or timeMs missing");
+  if (sax.points.size() != kPoints * 4 || sax.angles.size() != kAngles)
+    return core::make_error("KEYPOINTS_LINE", "a line holds 33 points and 9 angles");
+  FrameValues v;
+  v.frame = static_cast<std::uint32_t>(sax.frame);
+  v.time_ms = sax.time_ms;
+  std::copy(sax.points.begin(), sax.points.end(), v.points.begin());
+  std::copy(sax.angles.begin(), sax.angles.end(), v.angles.begin());
+  return v;
+}
+
+core::Result<std::shared_ptr<const MotionFrames>> frames_from_ndjson(std::string_view text,
+                                                                     double fps) {
+  if (!(fps > 0 && fps <= 1000))
+    return core::make_error("KEYPOINTS_FPS", "fps " + std::to_string(fps) + " out of range");
+  auto out = std::make_shared<MotionFrames>();
+  out->fps = fps;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    if (line.empty()) continue;
+    if (out->frames.size() >= kMaxStreamFrames)
+      return core::make_error("KEYPOINTS_TOO_LONG",
+                              "more than " + std::to_string(kMaxStreamFrames) + " frames");
+    auto v = parse_ndjson_line(line);
+    if (!v) {
+      auto e = std::move(v).error();
+      e.message = "line " + std::to_string(line_no) + ": " + e.message;
+      return e;
+    }
+    out->frames.push_back(std::make_shared<const std::string>(encode_frame(*v)));
+  }
+  if (out->frames.empty()) return core::make_error("KEYPOINTS_EMPTY", "no frames");
+  return std::shared_ptr<const MotionFrames>(std::move(out));
+}
+
+bool valid_channel_name(std::string_view name) {
+  if (name.empty() || name.size() > kMaxChannelName) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-'))
+      return false;
+  return true;
+}
+
+// ---- one WebSocket connection ---------------------------------------------------------
+
+class WsSession : public std::enable_shared_from_this<WsSession> {
+ public:
+  enum class Mode { motion, publish, view };
+
+  WsSession(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req, Mode mode)
+      : hub_(hub),
+        ws_(std::move(stream)),
+        timer_(ws_.get_executor()),
+        req_(std::move(req)),
+        mode_(mode) {}
+
+  ~WsSession() {
+    std::lock_guard lock(hub_.mutex);
+    hub_.sessions.erase(this);
+    if (channel_.empty()) return;
+    auto it = hub_.channels.find(channel_);
+    if (it == hub_.channels.end()) return;
+    Channel& c = it->second;
+    if (mode_ == Mode::publish && c.has_publisher && c.publisher.expired()) c.has_publisher = false;
+    std::erase_if(c.viewers, [](const std::weak_ptr<WsSession>& w) { return w.expired(); });
+    if (!c.has_publisher && c.viewers.empty()) hub_.channels.erase(it);
+  }
+
+  void set_motion(std::shared_ptr<const MotionFrames> frames, std::int64_t id) {
+    motion_ = std::move(frames);
+    motion_id_ = id;
+  }
+  void set_channel(std::string name) { channel_ = std::move(name); }
+
+  void start() {
+    net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->begin(); });
+  }
+
+  /// On the strand: drop the connection now (server shutdown).
+  void shutdown() {
+    closing_ = true;
+    ++gen_;
+    timer_.cancel();
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().shutdown(net::ip::tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(ws_).close();
+  }
+
+  /// On the strand: the latest-wins frame queue.
+  void offer_frame(Msg frame) {
+    if (!open_ || closing_) return;
+    if (!writing_) {
+      ++offer_seq_;
+      return write(std::move(frame), true);
+    }
+    if (pending_) {
+      ++skipped_;
+      hub_.metrics.frames_skipped.fetch_add(1);
+    }
+    pending_ = std::move(frame);
+    pending_seq_ = ++offer_seq_;
+    hub_.metrics.note_queue_depth(pending_ ? 1 : 0);
+  }
+
+  void notify_text(std::string text) {
+    if (!open_ || closing_) return;
+    send_text(std::move(text));
+  }
+
+  net::any_io_executor executor() { return ws_.get_executor(); }
+
+ private:
+  void begin() {
+    std::optional<std::pair<http::status, Json>> refusal;
+    {
+      std::lock_guard lock(hub_.mutex);
+      if (hub_.stopping)
+        refusal.emplace(http::status::service_unavailable,
+                        error_body("SHUTTING_DOWN", "the server is stopping"));
+      else
+        hub_.sessions[this] = weak_from_this();
+      if (!refusal && mode_ != Mode::motion) refusal = claim_channel();
+    }
+    if (refusal) return refuse(refusal->first, refusal->second);
+    beast::error_code ec;
+    // A small kernel send buffer: a stalled client makes writes wait soon, so
+    // frames are skipped instead of piling up seconds of latency in the kernel.
+    beast::get_lowest_layer(ws_).socket().set_option(net::socket_base::send_buffer_size(16384), ec);
+    beast::get_lowest_layer(ws_).expires_never();
+    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& res) { res.set(http::field::server, "charkit"); }));
+    ws_.read_message_max(kMaxClientMessage);
+    ws_.async_accept(req_,
+                     [self = shared_from_this()](beast::error_code e) { self->on_accept(e); });
+  }
+
+  /// Under hub_.mutex: takes the publisher slot or a viewer slot.
+  std::optional<std::pair<http::status, Json>> claim_channel() {
+    auto it = hub_.channels.find(channel_);
+    if (it == hub_.channels.end() && hub_.channels.size() >= kMaxChannels)
+      return std::pair{http::status::service_unavailable,
+                       error_body("TOO_MANY_CHANNELS", "at most " + std::to_string(kMaxChannels) +
+                                                           " live channels at once")};
+    Channel& c = hub_.channels[channel_];
+    if (mode_ == Mode::publish) {
+      if (c.has_publisher && !c.publisher.expired()) {
+        return std::pair{
+            http::status::conflict,
+            error_body("CHANNEL_BUSY", "channel '" + channel_ + "' already has a publisher")};
+      }
+      c.publisher = weak_from_this();
+      c.has_publisher = true;
+      return std::nullopt;
+    }
+    std::erase_if(c.viewers, [](const std::weak_ptr<WsSession>& w) { return w.expired(); });
+    if (c.viewers.size() >= kMaxViewersPerChannel)
+      return std::pair{
+          http::status::service_unavailable,
+          error_body("TOO_MANY_VIEWERS",
+                     "at most " + std::to_string(kMaxViewersPerChannel) + " viewers per channel")};
+    c.viewers.push_back(weak_from_this());
+    return std::nullopt;
+  }
+
+  void refuse(http::status status, const Json& body) {
+    channel_.clear();  // nothing claimed (or the claim is released by the destructor's cleanup)
+    auto res = std::make_shared<http::response<http::string_body>>(status, 11);
+    res->set(http::field::server, "charkit");
+    res->set(http::field::content_type, "application/json");
+    res->body() = body.dump() + "\n";
+    res->keep_alive(false);
+    res->prepare_payload();
+    hub_.metrics.count_request("GET", res->result_int());
+    hub_.metrics.response_bytes.fetch_add(res->body().size());
+    http::async_write(ws_.next_layer(), *res,
+                      [self = shared_from_this(), res](beast::error_code, std::size_t) {
+                        beast::error_code ec;
+                        beast::get_lowest_layer(self->ws_).socket().shutdown(
+                            net::ip::tcp::socket::shutdown_send, ec);
+                        beast::get_lowest_layer(self->ws_).close();
+                      });
+  }
+
+  void on_accept(beast::error_code ec) {
+    // A failed handshake was answered by Beast (400 and the like).
+    hub_.metrics.count_request("GET", ec ? 400u : 101u);
+    if (ec || closing_) return;
+    open_ = true;
+    client_.emplace(hub_.metrics.stream_clients);
+    Json header{{"type", "header"},
+                {"format", kFormat},
+                {"encoding", kEncoding},
+                {"frameBytes", kFrameBytes}};
+    if (mode_ == Mode::motion) {
+      header["mode"] = "motion";
+      header["motionId"] = motion_id_;
+      header["fps"] = motion_->fps;
+      header["frames"] = motion_->frames.size();
+      header["durationMs"] = static_cast<double>(motion_->frames.size()) * 1000.0 / motion_->fps;
+    } else {
+      header["mode"] = "live";
+      header["role"] = mode_ == Mode::publish ? "publish" : "view";
+      header["channel"] = channel_;
+      header["fps"] = nullptr;
+      header["frames"] = nullptr;
+    }
+    send_text(header.dump());
+    if (mode_ == Mode::motion) {
+      anchor_time_ = Clock::now();
+      anchor_pos_ = 0;
+      playing_ = true;
+      schedule();
+    }
+    do_read();
+  }
+
+  // ---- reading client messages ----
+  void do_read() {
+    ws_.async_read(rbuf_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      self->on_read(ec);
+    });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec) {  // closed by the peer, or a protocol error Beast already answered (1007, 1009…)
+      release_publisher();
+      closing_ = true;
+      ++gen_;
+      timer_.cancel();
+      return;
+    }
+    const bool binary = ws_.got_binary();
+    std::string msg = beast::buffers_to_string(rbuf_.data());
+    rbuf_.consume(rbuf_.size());
+    if (closing_) return;
+    switch (mode_) {
+      case Mode::motion: {
+        if (binary)
+          return close_with(websocket::close_code::unknown_data,
+                            "binary messages are not accepted on a motion stream");
+        std::string err = command(msg);
+        if (!err.empty()) return close_with(websocket::close_code::policy_error, err);
+        break;
+      }
+      case Mode::publish: {
+        if (!binary)
+          return close_with(websocket::close_code::unknown_data,
+                            "a publisher sends binary frames only");
+        auto v = decode_frame(msg);
+        if (!v) return close_with(websocket::close_code::bad_payload, v.error().message);
+        broadcast(std::make_shared<const std::string>(std::move(msg)));
+        ++received_;
+        break;
+      }
+      case Mode::view:
+        return close_with(websocket::close_code::policy_error, "viewers send no messages");
+    }
+    do_read();
+  }
+
+  void broadcast(Msg frame) {
+    std::vector<std::shared_ptr<WsSession>> viewers;
+    {
+      std::lock_guard lock(hub_.mutex);
+      auto it = hub_.channels.find(channel_);
+      if (it == hub_.channels.end()) return;
+      for (auto& w : it->second.viewers)
+        if (auto v = w.lock()) viewers.push_back(std::move(v));
+    }
+    for (auto& v : viewers) net::post(v->executor(), [v, frame] { v->offer_frame(frame); });
+  }
+
+  // ---- motion playback ----
+  /// "" when done, else the reason to close with 1008.
+  std::string command(const std::string& text) {
+    std::string cmd;
+    std::optional<double> arg;
+    std::optional<bool> flag;
+    auto trimmed = std::string_view(text);
+    while (!trimmed.empty() && (trimmed.front() == ' ' || trimmed.front() == '\t'))
+      trimmed.remove_prefix(1);
+    if (!trimmed.empty() && trimmed.front() == '{') {
+      auto j = core::parse_json_strict(trimmed);
+      if (!j || !j->is_object() || !(*j)["cmd"].is_string())
+        return "a JSON command is an object with a string \"cmd\"";
+      cmd = (*j)["cmd"].get<std::string>();
+      for (const char* k : {"frame", "factor"})
+        if (j->contains(k)) {
+          if (!(*j)[k].is_number()) return std::string("\"") + k + "\" must be a number";
+          arg = (*j)[k].get<double>();
+        }
+      if (j->contains("on")) {
+        if (!(*j)["on"].is_boolean()) return "\"on\" must be true or false";
+        flag = (*j)["on"].get<bool>();
+      }
+    } else {
+      auto sp = trimmed.find(' ');
+      cmd = std::string(trimmed.substr(0, sp));
+      std::string rest;
+      if (sp != std::string_view::npos) rest = std::string(trimmed.substr(sp + 1));
+      while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\n' || rest.back() == '\r'))
+        rest.pop_back();
+      while (!cmd.empty() && (cmd.back() == '\n' || cmd.back() == '\r')) cmd.pop_back();
+      if (cmd == "loop") {
+        if (rest == "on")
+          flag = true;
+        else if (rest == "off")
+          flag = false;
+        else
+          return "loop takes on or off";
+      } else if (!rest.empty()) {
+        double d = 0;
+        auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), d);
+        if (ec != std::errc() || p != rest.data() + rest.size())
+          return "'" + rest.substr(0, 32) + "' is not a number";
+        arg = d;
+      }
+    }
+    const auto n = static_cast<double>(motion_->frames.size());
+    if (cmd == "play") {
+      if (!playing_) {
+        if (last_ + 1 >= static_cast<std::int64_t>(n)) last_ = -1;  // replay from the start
+        anchor_pos_ = static_cast<double>(last_ + 1);
+        anchor_time_ = Clock::now();
+        playing_ = true;
+        ended_ = false;
+        schedule();
+      }
+    } else if (cmd == "pause") {
+      if (playing_) {
+        anchor_pos_ = position();
+        playing_ = false;
+        ++gen_;
+        timer_.cancel();
+      }
+    } else if (cmd == "seek") {
+      if (!arg || *arg != std::floor(*arg) || *arg < 0 || *arg >= n)
+        return "seek takes a frame number in 0.." + std::to_string(motion_->frames.size() - 1);
+      ended_ = false;
+      last_ = static_cast<std::int64_t>(*arg) - 1;
+      anchor_pos_ = *arg;
+      anchor_time_ = Clock::now();
+      if (playing_) {
+        schedule();
+      } else {  // paused: show the frame once
+        last_ = static_cast<std::int64_t>(*arg);
+        offer_frame(motion_->frames[static_cast<std::size_t>(*arg)]);
+      }
+    } else if (cmd == "speed") {
+      if (!arg || !(*arg >= 0.0625 && *arg <= 16)) return "speed takes a factor in 0.0625..16";
+      if (playing_) {
+        anchor_pos_ = position();
+        anchor_time_ = Clock::now();
+      }
+      speed_ = *arg;
+      if (playing_) schedule();
+    } else if (cmd == "loop") {
+      if (!flag) return "loop takes on or off";
+      loop_ = *flag;
+    } else if (cmd != "status") {
+      return "unknown command '" + cmd.substr(0, 32) + "'";
+    }
+    send_status();
+    return {};
+  }
+
+  /// Fractional frame position now (playing) from the anchor: no accumulated drift.
+  double position() const {
+    if (!playing_) return anchor_pos_;
+    std::chrono::duration<double> dt = Clock::now() - anchor_time_;
+    return anchor_pos_ + dt.count() * motion_->fps * speed_;
+  }
+
+  void schedule() {
+    const std::uint64_t my = ++gen_;
+    // The next whole frame after the last one offered, due at a time derived
+    // from the anchor (not from the previous tick).
+    const double next = std::max(static_cast<double>(last_ + 1), anchor_pos_);
+    const double wait_s = (next - anchor_pos_) / (motion_->fps * speed_);
+    timer_.expires_at(anchor_time_ + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(wait_s)));
+    timer_.async_wait([self = shared_from_this(), my](beast::error_code ec) {
+      if (ec || my != self->gen_) return;
+      self->tick();
+    });
+  }
+
+  void tick() {
+    if (!playing_ || closing_ || !open_) return;
+    const auto n = static_cast<std::int64_t>(motion_->frames.size());
+    double pos = position();
+    if (pos >= static_cast<double>(n) && loop_) {
+      // Move the anchor by whole passes: the schedule stays exact across loops.
+      while (pos >= static_cast<double>(n)) {
+        anchor_time_ += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+            (static_cast<double>(n) - anchor_pos_) / (motion_->fps * speed_)));
+        anchor_pos_ = 0;
+        if (last_ < n - 1) count_skips(n - 1 - last_);
+        last_ = -1;
+        pos = position();
+      }
+    }
+    auto idx = static_cast<std::int64_t>(std::floor(pos));
+    if (idx >= n) {  // the end, not looping: the last frame, then stop
+      if (last_ < n - 1) {
+        count_skips(n - 2 - last_);
+        last_ = n - 1;
+        offer_frame(motion_->frames.back());
+      }
+      playing_ = false;
+      ended_ = true;
+      anchor_pos_ = static_cast<double>(n);
+      send_status();
+      return;
+    }
+    if (idx > last_) {
+      count_skips(idx - last_ - 1);  // a late tick: frames whose time passed unsent
+      last_ = idx;
+      offer_frame(motion_->frames[static_cast<std::size_t>(idx)]);
+    }
+    schedule();
+  }
+
+  void count_skips(std::int64_t k) {
+    if (k <= 0) return;
+    skipped_ += static_cast<std::uint64_t>(k);
+    hub_.metrics.frames_skipped.fetch_add(static_cast<std::uint64_t>(k));
+  }
+
+  void send_status() {
+    Json j{{"type", "status"},
+           {"state", playing_ ? "playing"
+                     : ended_ ? "ended"
+                              : "paused"},
+           {"frame", last_ >= 0 ? Json(last_) : Json(nullptr)},
+           {"frames", motion_->frames.size()},
+           {"speed", speed_},
+           {"loop", loop_},
+           {"sent", sent_},
+           {"skipped", skipped_}};
+    send_text(j.dump());
+  }
+
+  // ---- writing ----
+  void send_text(std::string text) {
+    // Status messages answer commands (one each, commands are read one at a
+    // time); the bound only guards against a client that never reads.
+    if (texts_.size() >= 16) texts_.pop_front();
+    texts_.push_back({std::make_shared<const std::string>(std::move(text)), offer_seq_});
+    pump();
+  }
+
+  void pump() {
+    if (writing_) return;
+    if (closing_) {
+      if (close_pending_) {
+        close_pending_ = false;
+        do_close();
+      }
+      return;
+    }
+    // In the order offered: a frame queued before a status message goes first.
+    if (!texts_.empty() && !(pending_ && pending_seq_ <= texts_.front().second)) {
+      Msg m = std::move(texts_.front().first);
+      texts_.pop_front();
+      return write(std::move(m), false);
+    }
+    if (pending_) {
+      Msg m = std::move(pending_);
+      pending_.reset();
+      return write(std::move(m), true);
+    }
+  }
+
+  void write(Msg m, bool binary) {
+    writing_ = true;
+    ws_.binary(binary);
+    ws_.async_write(net::buffer(*m),
+                    [self = shared_from_this(), m, binary](beast::error_code ec, std::size_t) {
+                      self->writing_ = false;
+                      if (ec) {
+                        self->closing_ = true;
+                        ++self->gen_;
+                        self->timer_.cancel();
+                        return;
+                      }
+                      if (binary) {
+                        ++self->sent_;
+                        self->hub_.metrics.frames_sent.fetch_add(1);
+                      }
+                      self->pump();
+                    });
+  }
+
+  /// A closing publisher frees its channel at once, so a reconnect is not
+  /// refused while the old connection finishes its close handshake.
+  void release_publisher() {
+    if (mode_ != Mode::publish || channel_.empty()) return;
+    std::lock_guard lock(hub_.mutex);
+    auto it = hub_.channels.find(channel_);
+    if (it == hub_.channels.end()) return;
+    if (it->second.publisher.lock().get() == this) {
+      it->second.publisher.reset();
+      it->second.has_publisher = false;
+    }
+  }
+
+  void close_with(websocket::close_code code, std::string reason) {
+    if (closing_) return;
+    release_publisher();
+    closing_ = true;
+    ++gen_;
+    timer_.cancel();
+    std::string tail = "; sent " + std::to_string(sent_) + ", skipped " + std::to_string(skipped_);
+    if (reason.size() + tail.size() <= 123) reason += tail;
+    if (reason.size() > 123) reason.resize(123);  // a close frame's reason fits 123 bytes
+    close_reason_ = websocket::close_reason(code, reason);
+    if (writing_) {
+      close_pending_ = true;
+      return;
+    }
+    do_close();
+  }
+
+  void do_close() {
+    writing_ = true;  // no more writes after the close frame
+    ws_.async_close(close_reason_, [self = shared_from_this()](beast::error_code) {});
+  }
+
+  Hub& hub_;
+  websocket::stream<beast::tcp_stream> ws_;
+  net::steady_timer timer_;
+  http::request<http::string_body> req_;
+  Mode mode_;
+  std::string channel_;
+  std::shared_ptr<const MotionFrames> motion_;
+  std::int64_t motion_id_ = 0;
+  beast::flat_buffer rbuf_;
+  std::optional<GaugeToken> client_;
+  bool open_ = false, closing_ = false, close_pending_ = false, writing_ = false;
+  websocket::close_reason close_reason_;
+  std::deque<std::pair<Msg, std::uint64_t>> texts_;  ///< (text, offer_seq_ when queued)
+  Msg pending_;                                      ///< the one queued frame (latest wins)
+  std::uint64_t offer_seq_ = 0, pending_seq_ = 0;
+  std::uint64_t sent_ = 0, skipped_ = 0, received_ = 0;
+  // Playback: position = anchor_pos_ + (now - anchor_time_) × fps × speed_.
+  bool playing_ = false, ended_ = false, loop_ = false;
+  double speed_ = 1;
+  double anchor_pos_ = 0;
+  Clock::time_point anchor_time_;
+  std::int64_t last_ = -1;  ///< last frame offered
+  std::uint64_t gen_ = 0;   ///< timer generation: a stale wake-up is ignored
+};
+
+void start_motion_stream(Hub& hub, beast::tcp_stream&& stream,
+                         http::request<http::string_body>&& req,
+                         std::shared_ptr<const MotionFrames> frames, std::int64_t motion_id) {
+  auto s =
+      std::make_shared<WsSession>(hub, std::move(stream), std::move(req), WsSession::Mode::motion);
+  s->set_motion(std::move(frames), motion_id);
+  s->start();
+}
+
+void start_live(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
+                std::string channel, LiveRole role) {
+  auto s = std::make_shared<WsSession>(
+      hub, std::move(stream), std::move(req),
+      role == LiveRole::publish ? WsSession::Mode::publish : WsSession::Mode::view);
+  s->set_channel(std::move(channel));
+  s->start();
+}
+
+void shutdown_all(Hub& hub) {
+  std::vector<std::shared_ptr<WsSession>> live;
+  {
+    std::lock_guard lock(hub.mutex);
+    hub.stopping = true;
+    for (auto& [p, w] : hub.sessions)
+      if (auto s = w.lock()) live.push_back(std::move(s));
+  }
+  for (auto& s : live) net::post(s->executor(), [s] { s->shutdown(); });
+}
+
+}  // namespace charkit::server::ws

@@ -1,0 +1,104 @@
+// WebSocket keypoint streaming (docs/contracts/websocket-keypoints.md):
+// GET /api/motions/{id}/stream plays a preprocessed motion's frames at its
+// fps, /api/live/{channel} relays a publisher's frames to viewers.
+// Internal to the server module: only server.cpp and ws.cpp include this
+// (it pulls in Beast); WebSocket headers stay inside ws.cpp.
+#pragma once
+
+#include <array>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "charkit/core/result.h"
+#include "charkit/server/metrics.h"
+
+namespace charkit::server::ws {
+
+inline constexpr std::string_view kFormat = "mediapipe33@0.1.0";
+inline constexpr std::string_view kEncoding = "f32le-frame-v1";
+inline constexpr std::size_t kPoints = 33;
+inline constexpr std::size_t kAngles = 9;
+/// u32 frame + f32 timeMs + 33×4 f32 + 9 f32.
+inline constexpr std::size_t kFrameBytes = 4 + 4 + kPoints * 4 * 4 + kAngles * 4;
+static_assert(kFrameBytes == 572);
+/// Largest client message read (control commands; a live frame is 572 bytes).
+inline constexpr std::size_t kMaxClientMessage = 4096;
+inline constexpr std::size_t kMaxChannels = 64;
+inline constexpr std::size_t kMaxViewersPerChannel = 256;
+inline constexpr std::size_t kMaxChannelName = 64;
+/// A streamed motion is held in memory (572 bytes a frame): bound it.
+inline constexpr std::size_t kMaxStreamFrames = 400000;
+inline constexpr std::uint64_t kMaxNdjsonBytes = 512ull << 20;
+
+/// One frame's values, as on the wire.
+struct FrameValues {
+  std::uint32_t frame = 0;
+  float time_ms = 0;
+  std::array<float, kPoints * 4> points{};  ///< x, y, z, confidence per point
+  std::array<float, kAngles> angles{};
+};
+
+/// The 572-byte little-endian encoding.
+std::string encode_frame(const FrameValues& v);
+/// Decodes and validates (exact size, every float finite).
+core::Result<FrameValues> decode_frame(std::string_view bytes);
+/// One keypoints NDJSON line; numbers are read straight to float32 (from their text).
+core::Result<FrameValues> parse_ndjson_line(std::string_view line);
+
+/// Frames of a motion, encoded, shared by every client streaming it.
+struct MotionFrames {
+  std::vector<std::shared_ptr<const std::string>> frames;  ///< shared with the write queues
+  double fps = 30;
+};
+/// Parses a whole keypoints NDJSON asset (bounded by kMaxStreamFrames).
+core::Result<std::shared_ptr<const MotionFrames>> frames_from_ndjson(std::string_view text,
+                                                                     double fps);
+
+/// [A-Za-z0-9_-], 1..kMaxChannelName characters.
+bool valid_channel_name(std::string_view name);
+
+class WsSession;
+
+struct Channel {
+  std::weak_ptr<WsSession> publisher;
+  bool has_publisher = false;
+  std::vector<std::weak_ptr<WsSession>> viewers;
+};
+
+/// The server's WebSocket state: live channels, open sessions, frame cache.
+struct Hub {
+  explicit Hub(Metrics& m) : metrics(m) {}
+  Metrics& metrics;
+  std::mutex mutex;
+  bool stopping = false;  ///< under mutex: no new sessions once shutdown_all ran
+  std::map<WsSession*, std::weak_ptr<WsSession>> sessions;
+  std::map<std::string, Channel> channels;
+  /// Decoded motions by keypoint sha256, while some client streams them.
+  std::map<std::string, std::weak_ptr<const MotionFrames>> cache;
+};
+
+enum class LiveRole { publish, view };
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+/// Upgrades and plays `frames` (the route already checked the motion is done).
+void start_motion_stream(Hub& hub, beast::tcp_stream&& stream,
+                         http::request<http::string_body>&& req,
+                         std::shared_ptr<const MotionFrames> frames, std::int64_t motion_id);
+/// Joins a live channel: answers the upgrade, or an HTTP error (409 a second
+/// publisher, 503 too many channels or viewers).
+void start_live(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
+                std::string channel, LiveRole role);
+/// Server::stop: closes every WebSocket connection (posted to their strands).
+void shutdown_all(Hub& hub);
+
+}  // namespace charkit::server::ws

@@ -1,0 +1,347 @@
+// ONNX loading and execution: the ONNX backend conformance cases copied into
+// tests/data/onnx/ (each a model.onnx with test_data_set_*/input_N.pb and
+// output_N.pb TensorProtos; upstream's expected outputs, not ours), and
+// small models built here with the protobuf API for the error paths.
+#include "charkit/learn/onnx.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace charkit::learn {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::uint8_t> read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+core::Bytes bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+// Every case directory (one holding model.onnx) under tests/data/onnx/.
+std::vector<std::string> case_dirs() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const char* suite : {"node", "pytorch-converted"}) {
+    fs::path root = fs::path(CHARKIT_TEST_DATA) / "onnx" / suite;
+    for (const auto& e : fs::directory_iterator(root, ec))
+      if (fs::is_regular_file(e.path() / "model.onnx")) out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(OnnxConformance, CasesFound) {
+  // Both suites copied: 98 operator cases and 8 PyTorch models.
+  EXPECT_GE(case_dirs().size(), 100u);
+}
+
+class OnnxCase : public ::testing::TestWithParam<std::string> {};
+
+void expect_close(const OnnxTensor& want, const OnnxTensor& got, const std::string& what) {
+  ASSERT_EQ(static_cast<int>(want.type), static_cast<int>(got.type)) << what;
+  ASSERT_EQ(want.shape, got.shape) << what;
+  if (want.type == OnnxType::kInt64) {
+    EXPECT_EQ(want.i, got.i) << what;
+    return;
+  }
+  ASSERT_EQ(want.f.size(), got.f.size()) << what;
+  std::size_t bad = 0;
+  for (std::size_t k = 0; k < want.f.size(); ++k) {
+    const double w = want.f[k], g = got.f[k];
+    if (!(std::abs(w - g) <= 1e-6 + 1e-5 * std::abs(w))) {
+      if (++bad <= 5) ADD_FAILURE() << what << " element " << k << ": want " << w << " got " << g;
+    }
+  }
+  EXPECT_EQ(bad, 0u) << what;
+}
+
+TEST_P(OnnxCase, MatchesReference) {
+  const fs::path dir = GetParam();
+  const auto model_bytes = read_all(dir / "model.onnx");
+  auto model = load_onnx(model_bytes);
+  ASSERT_TRUE(model.ok()) << model.error().to_string();
+  int sets = 0;
+  for (int s = 0;; ++s) {
+    const fs::path set = dir / ("test_data_set_" + std::to_string(s));
+    if (!fs::is_directory(set)) break;
+    ++sets;
+    std::vector<OnnxTensor> inputs, want;
+    for (std::size_t k = 0; fs::exists(set / ("input_" + std::to_string(k) + ".pb")); ++k) {
+      auto t = parse_onnx_tensor(read_all(set / ("input_" + std::to_string(k) + ".pb")));
+      ASSERT_TRUE(t.ok()) << t.error().to_string();
+      inputs.push_back(std::move(*t));
+    }
+    for (std::size_t k = 0; fs::exists(set / ("output_" + std::to_string(k) + ".pb")); ++k) {
+      auto t = parse_onnx_tensor(read_all(set / ("output_" + std::to_string(k) + ".pb")));
+      ASSERT_TRUE(t.ok()) << t.error().to_string();
+      want.push_back(std::move(*t));
+    }
+    // Twice: the second run reuses the planned buffers and must agree.
+    for (int pass = 0; pass < 2; ++pass) {
+      auto got = model->run(inputs);
+      ASSERT_TRUE(got.ok()) << got.error().to_string();
+      ASSERT_EQ(got->size(), want.size());
+      for (std::size_t k = 0; k < want.size(); ++k)
+        expect_close(want[k], (*got)[k], set.filename().string() + " output " + std::to_string(k));
+    }
+  }
+  EXPECT_GT(sets, 0);
+}
+
+std::string case_name(const ::testing::TestParamInfo<std::string>& info) {
+  fs::path p(info.param);
+  std::string s = p.parent_path().filename().string() + "_" + p.filename().string();
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Onnx, OnnxCase, ::testing::ValuesIn(case_dirs()), case_name);
+
+// ---- Hand-built models -------------------------------------------------
+
+void add_io(onnx::ValueInfoProto* v, const std::string& name, std::vector<std::int64_t> dims) {
+  v->set_name(name);
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op,
+                          std::vector<std::string> in, const std::string& out,
+                          const std::string& name = "") {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto& s : in) n->add_input(s);
+  n->add_output(out);
+  return n;
+}
+
+onnx::ModelProto base_model(std::int64_t opset = 13) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_domain("");
+  o->set_version(opset);
+  m.mutable_graph()->set_name("g");
+  return m;
+}
+
+TEST(OnnxModel, GemmReluByHand) {
+  // y = relu(x W^T + b), x [1,2], W [2,2] (transB), b [2]:
+  // x = (1, -2), W rows (1, 1) and (2, 0.5), b = (0.5, 0):
+  // row 0: 1 - 2 + 0.5 = -0.5 -> 0; row 1: 2 - 1 + 0 = 1.
+  auto m = base_model();
+  auto* g = m.mutable_graph();
+  add_io(g->add_input(), "x", {1, 2});
+  add_io(g->add_output(), "y", {1, 2});
+  auto* w = g->add_initializer();
+  w->set_name("W");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(2);
+  w->add_dims(2);
+  for (float f : {1.0f, 1.0f, 2.0f, 0.5f}) w->add_float_data(f);
+  auto* b = g->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::FLOAT);
+  b->add_dims(2);
+  const float bv[2] = {0.5f, 0.0f};
+  b->set_raw_data(std::string(reinterpret_cast<const char*>(bv), sizeof bv));
+  auto* gemm = add_node(g, "Gemm", {"x", "W", "b"}, "h");
+  auto* tb = gemm->add_attribute();
+  tb->set_name("transB");
+  tb->set_type(onnx::AttributeProto::INT);
+  tb->set_i(1);
+  add_node(g, "Relu", {"h"}, "y");
+  auto model = load_onnx(bytes_of(m.SerializeAsString()));
+  ASSERT_TRUE(model.ok()) << model.error().to_string();
+  EXPECT_EQ(model->inputs().size(), 1u);
+  EXPECT_EQ(model->description().parameters, 6u);
+  EXPECT_EQ(model->description().ops.at("Gemm"), 1u);
+  EXPECT_EQ(model->description().opset, 13);
+  OnnxTensor x = OnnxTensor::from_f32({1, 2}, {1, -2});
+  auto y = model->run({&x, 1});
+  ASSERT_TRUE(y.ok()) << y.error().to_string();
+  ASSERT_EQ((*y)[0].f.size(), 2u);
+  EXPECT_FLOAT_EQ((*y)[0].f[0], 0.0f);
+  EXPECT_FLOAT_EQ((*y)[0].f[1], 1.0f);
+  // A wrongly shaped input is refused with the input named.
+  OnnxTensor bad = OnnxTensor::from_f32({1, 3}, {1, 2, 3});
+  auto e = model->run({&bad, 1});
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("'x'"), std::string::npos);
+}
+
+TEST(OnnxModel, UnsupportedOpNamesTheNode) {
+  auto m = base_model();
+  auto* g = m.mutable_graph();
+  add_io(g->add_input(), "x", {2});
+  add_io(g->add_output(), "y", {2});
+  add_node(g, "Relu", {"x"}, "h");
+  add_node(g, "Softmax", {"h"}, "y", "my_softmax");
+  auto model = load_onnx(bytes_of(m.SerializeAsString()));
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.error().code, "ONNX_UNSUPPORTED_OP");
+  EXPECT_NE(model.error().message.find("node 1 'my_softmax'"), std::string::npos)
+      << model.error().message;
+  EXPECT_NE(model.error().message.find("Softmax"), std::string::npos);
+}
+
+TEST(OnnxModel, BadInitializerSize) {
+  auto m = base_model();
+  auto* g = m.mutable_graph();
+  add_io(g->add_input(), "x", {3});
+  add_io(g->add_output(), "y", {3});
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  w->set_raw_data(std::string(8, '\0'));  // 2 floats for 3 declared
+  add_node(g, "Add", {"x", "w"}, "y");
+  auto model = load_onnx(bytes_of(m.SerializeAsString()));
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.error().code, "ONNX_INITIALIZER");
+  EXPECT_NE(model.error().message.find("'w'"), std::string::npos);
+  EXPECT_EQ(model.error().location.pointer, "/graph/initializer/0");
+  // Typed field with too many values is refused too.
+  w->clear_raw_data();
+  for (int k = 0; k < 4; ++k) w->add_float_data(1.0f);
+  EXPECT_FALSE(load_onnx(bytes_of(m.SerializeAsString())).ok());
+  // Dims whose product overflows are refused before anything is allocated.
+  w->clear_float_data();
+  w->add_dims(std::int64_t{1} << 40);
+  w->add_dims(std::int64_t{1} << 40);
+  EXPECT_FALSE(load_onnx(bytes_of(m.SerializeAsString())).ok());
+}
+
+TEST(OnnxModel, CycleIsRefused) {
+  // a = Relu(b); b = Relu(a): each consumes the other's output.
+  auto m = base_model();
+  auto* g = m.mutable_graph();
+  add_io(g->add_input(), "x", {2});
+  add_io(g->add_output(), "b", {2});
+  add_node(g, "Add", {"x", "b"}, "a", "first");
+  add_node(g, "Relu", {"a"}, "b");
+  auto model = load_onnx(bytes_of(m.SerializeAsString()));
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.error().code, "ONNX_GRAPH_ORDER");
+  EXPECT_NE(model.error().message.find("'first'"), std::string::npos);
+}
+
+TEST(OnnxModel, MissingInputIsRefused) {
+  auto m = base_model();
+  auto* g = m.mutable_graph();
+  add_io(g->add_input(), "x", {2});
+  add_io(g->add_output(), "y", {2});
+  add_node(g, "Mul", {"x", "nowhere"}, "y");
+  auto model = load_onnx(bytes_of(m.SerializeAsString()));
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.error().code, "ONNX_MISSING_VALUE");
+  EXPECT_NE(model.error().message.find("'nowhere'"), std::string::npos);
+  // A graph output nobody produces.
+  auto m2 = base_model();
+  add_io(m2.mutable_graph()->add_input(), "x", {2});
+  add_io(m2.mutable_graph()->add_output(), "z", {2});
+  EXPECT_FALSE(load_onnx(bytes_of(m2.SerializeAsString())).ok());
+}
+
+TEST(OnnxModel, ExternalDataAndGarbageRefused) {
+  auto m = base_model();
+  auto* g = m.mutable_graph();
+  add_io(g->add_input(), "x", {2});
+  add_io(g->add_output(), "y", {2});
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(2);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = w->add_external_data();
+  kv->set_key("location");
+  kv->set_value("weights.bin");
+  add_node(g, "Add", {"x", "w"}, "y");
+  auto model = load_onnx(bytes_of(m.SerializeAsString()));
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.error().message.find("external"), std::string::npos);
+  const std::string junk = "\x08\xff\xff\xff";
+  EXPECT_FALSE(load_onnx(bytes_of(junk)).ok());
+}
+
+TEST(OnnxModel, LegacyOpsetVariants) {
+  // Opset 6: Clip bounds as attributes, Add with broadcast=1 and axis=0
+  // (B [2] aligned with A's first dim), Unsqueeze axes as attribute.
+  auto m = base_model(6);
+  auto* g = m.mutable_graph();
+  add_io(g->add_input(), "x", {2, 2});
+  add_io(g->add_output(), "y", {1, 2, 2});
+  auto* b = g->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::FLOAT);
+  b->add_dims(2);
+  b->add_float_data(10.0f);
+  b->add_float_data(20.0f);
+  auto* add = add_node(g, "Add", {"x", "b"}, "s");
+  auto* a1 = add->add_attribute();
+  a1->set_name("broadcast");
+  a1->set_type(onnx::AttributeProto::INT);
+  a1->set_i(1);
+  auto* a2 = add->add_attribute();
+  a2->set_name("axis");
+  a2->set_type(onnx::AttributeProto::INT);
+  a2->set_i(0);
+  auto* clip = add_node(g, "Clip", {"s"}, "c");
+  auto* mn = clip->add_attribute();
+  mn->set_name("min");
+  mn->set_type(onnx::AttributeProto::FLOAT);
+  mn->set_f(11.0f);
+  auto* mx = clip->add_attribute();
+  mx->set_name("max");
+  mx->set_type(onnx::AttributeProto::FLOAT);
+  mx->set_f(21.5f);
+  auto* un = add_node(g, "Unsqueeze", {"c"}, "y");
+  auto* ax = un->add_attribute();
+  ax->set_name("axes");
+  ax->set_type(onnx::AttributeProto::INTS);
+  ax->add_ints(0);
+  auto model = load_onnx(bytes_of(m.SerializeAsString()));
+  ASSERT_TRUE(model.ok()) << model.error().to_string();
+  // x = [[0, 2], [1, 3]]: + [[10, 10], [20, 20]] = [[10, 12], [21, 23]],
+  // clipped to [11, 21.5]: [[11, 12], [21, 21.5]].
+  OnnxTensor x = OnnxTensor::from_f32({2, 2}, {0, 2, 1, 3});
+  auto y = model->run({&x, 1});
+  ASSERT_TRUE(y.ok()) << y.error().to_string();
+  EXPECT_EQ((*y)[0].shape, (std::vector<std::int64_t>{1, 2, 2}));
+  EXPECT_EQ((*y)[0].f, (std::vector<float>{11, 12, 21, 21.5f}));
+}
+
+TEST(OnnxModel, HugeBroadcastIsRefused) {
+  // [n,1] + [1,n] with n = 2^14 gives 2^28 elements, above kOnnxMaxElements.
+  auto m = base_model();
+  auto* g = m.mutable_graph();
+  add_io(g->add_input(), "a", {16384, 1});
+  add_io(g->add_input(), "b", {1, 16384});
+  add_io(g->add_output(), "y", {16384, 16384});
+  add_node(g, "Add", {"a", "b"}, "y");
+  auto model = load_onnx(bytes_of(m.SerializeAsString()));
+  ASSERT_TRUE(model.ok());
+  std::vector<OnnxTensor> in{OnnxTensor::from_f32({16384, 1}, std::vector<float>(16384)),
+                             OnnxTensor::from_f32({1, 16384}, std::vector<float>(16384))};
+  auto y = model->run(in);
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.error().code, "ONNX_SHAPE");
+}
+
+}  // namespace
+}  // namespace charkit::learn

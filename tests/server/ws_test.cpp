@@ -1,0 +1,636 @@
+// WebSocket keypoint streaming and /metrics, end to end: a Server on
+// 127.0.0.1:0 driven by a Beast WebSocket client. The expected frame values
+// come from the motion's NDJSON text, read here with strtof (independent of
+// the server's SAX reader), and frames are decoded by hand from the wire
+// layout in docs/contracts/websocket-keypoints.md.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "charkit/core/json.h"
+#include "charkit/server/server.h"
+
+namespace charkit::server {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using core::Json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+const fs::path kData = CHARKIT_TEST_DATA;
+constexpr std::size_t kFrameBytes = 572;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+struct Response {
+  unsigned status = 0;
+  std::string body;
+  std::string content_type;
+  Json json() const { return Json::parse(body); }
+};
+
+Response request(std::uint16_t port, http::verb method, const std::string& target,
+                 const std::string& body = {}) {
+  net::io_context ioc;
+  tcp::socket sock(ioc);
+  sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  http::request<http::string_body> req{method, target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  if (!body.empty() || method == http::verb::post) {
+    req.body() = body;
+    req.prepare_payload();
+  }
+  http::write(sock, req);
+  beast::flat_buffer buf;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64u << 20);
+  http::read(sock, buf, parser);
+  Response r;
+  r.status = parser.get().result_int();
+  r.body = parser.get().body();
+  r.content_type = std::string(parser.get()[http::field::content_type]);
+  return r;
+}
+
+/// The HTTP status a WebSocket upgrade request gets when the server refuses it
+/// before the handshake (Beast's client keeps no refused response for us).
+unsigned upgrade_status(std::uint16_t port, const std::string& target) {
+  net::io_context ioc;
+  tcp::socket sock(ioc);
+  sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.set(http::field::upgrade, "websocket");
+  req.set(http::field::connection, "Upgrade");
+  req.set(http::field::sec_websocket_key, "dGhlIHNhbXBsZSBub25jZQ==");
+  req.set(http::field::sec_websocket_version, "13");
+  http::write(sock, req);
+  beast::flat_buffer buf;
+  http::response_parser<http::string_body> parser;
+  beast::error_code ec;
+  http::read_header(sock, buf, parser, ec);
+  return ec ? 0 : parser.get().result_int();
+}
+
+/// The decoded values of one frame (wire or NDJSON): frame, then 142 floats
+/// (timeMs, 33×4 point values, 9 angles).
+struct Values {
+  std::uint32_t frame = 0;
+  std::vector<float> f;
+};
+
+Values decode_wire(const std::string& b) {
+  auto u32 = [&](std::size_t off) {
+    std::uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[off + i]);
+    return v;
+  };
+  Values v;
+  v.frame = u32(0);
+  for (std::size_t off = 4; off + 4 <= b.size(); off += 4) {
+    std::uint32_t bits = u32(off);
+    float x;
+    std::memcpy(&x, &bits, 4);
+    v.f.push_back(x);
+  }
+  return v;
+}
+
+/// Numbers of an NDJSON line in order (the keys hold no digits): frame, timeMs,
+/// 132 point values, 9 angles; each text rounded once to float32 by strtof.
+Values parse_line(const std::string& line) {
+  Values v;
+  std::vector<std::string> tokens;
+  std::string cur;
+  for (char c : line) {
+    if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+      cur.push_back(c);
+    } else {
+      if (!cur.empty() && cur != "e" && cur != "E") tokens.push_back(cur);
+      cur.clear();
+    }
+  }
+  // "frame" and "timeMs" hold an 'e': the scan above keeps only tokens with a digit.
+  std::vector<std::string> nums;
+  for (auto& t : tokens)
+    if (t.find_first_of("0123456789") != std::string::npos) nums.push_back(t);
+  if (nums.empty()) return v;
+  v.frame = static_cast<std::uint32_t>(std::strtoul(nums[0].c_str(), nullptr, 10));
+  for (std::size_t i = 1; i < nums.size(); ++i)
+    v.f.push_back(std::strtof(nums[i].c_str(), nullptr));
+  return v;
+}
+
+struct Message {
+  bool ok = false;
+  bool timed_out = false;
+  bool binary = false;
+  std::string data;
+  beast::error_code ec;
+};
+
+class WsClient {
+ public:
+  /// Handshake; returns the HTTP status of the answer (101 when upgraded).
+  unsigned connect(std::uint16_t port, const std::string& target, int rcvbuf = 0) {
+    auto& sock = beast::get_lowest_layer(ws_).socket();
+    sock.open(tcp::v4());
+    if (rcvbuf > 0) sock.set_option(net::socket_base::receive_buffer_size(rcvbuf));
+    sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    websocket::response_type res;
+    beast::error_code ec;
+    ws_.handshake(res, "127.0.0.1", target, ec);
+    ws_.read_message_max(1 << 20);
+    return res.result_int();
+  }
+  Message read(std::chrono::milliseconds timeout = 5000ms) {
+    Message m;
+    bool done = false;
+    ws_.async_read(buf_, [&](beast::error_code ec, std::size_t) {
+      m.ec = ec;
+      done = true;
+    });
+    ioc_.restart();
+    ioc_.run_for(timeout);
+    if (!done) {
+      m.timed_out = true;
+      beast::get_lowest_layer(ws_).socket().cancel();
+      ioc_.restart();
+      ioc_.run_for(2000ms);
+      return m;
+    }
+    m.ok = !m.ec;
+    m.binary = ws_.got_binary();
+    m.data = beast::buffers_to_string(buf_.data());
+    buf_.consume(buf_.size());
+    return m;
+  }
+  void text(const std::string& s) {
+    ws_.text(true);
+    ws_.write(net::buffer(s));
+  }
+  void binary(const std::string& s) {
+    ws_.binary(true);
+    ws_.write(net::buffer(s));
+  }
+  websocket::close_reason reason() const { return ws_.reason(); }
+  /// Reads until the server's close arrives; the close code (0 if none came).
+  unsigned wait_close() {
+    for (int i = 0; i < 2000; ++i) {
+      auto m = read();
+      if (m.timed_out) return 0;
+      if (!m.ok) return m.ec == websocket::error::closed ? ws_.reason().code : 0;
+    }
+    return 0;
+  }
+
+ private:
+  net::io_context ioc_;
+  websocket::stream<beast::tcp_stream> ws_{ioc_};
+  beast::flat_buffer buf_;
+};
+
+/// Sample lines "name{labels} value" (comments skipped); a malformed line fails the test.
+bool sample_line(const std::string& line, std::string& key, double& value) {
+  auto sp = line.rfind(' ');
+  if (sp == std::string::npos || sp == 0) return false;
+  key = line.substr(0, sp);
+  const std::string num = line.substr(sp + 1);
+  char* end = nullptr;
+  value = std::strtod(num.c_str(), &end);
+  if (num.empty() || end != num.c_str() + num.size()) return false;
+  auto brace = key.find('{');
+  const std::string name = key.substr(0, brace);
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':')) return false;
+  return brace == std::string::npos || key.back() == '}';
+}
+
+std::map<std::string, double> parse_metrics(const std::string& text) {
+  std::map<std::string, double> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::string key;
+    double v = 0;
+    EXPECT_TRUE(sample_line(line, key, v)) << "not a sample line: " << line;
+    out[key] = v;
+  }
+  return out;
+}
+
+class WsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    dir_ = fs::temp_directory_path() /
+           ("charkit_ws_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(dir_);
+    ServerOptions o;
+    o.port = 0;
+    o.data_dir = dir_;
+    o.http_threads = 2;
+    o.job_workers = 1;
+    o.quiet = true;
+    auto s = Server::create(o);
+    ASSERT_TRUE(s.ok()) << s.error().to_string();
+    server_ = std::move(*s);
+    auto p = server_->start();
+    ASSERT_TRUE(p.ok()) << p.error().to_string();
+    port_ = *p;
+  }
+  void TearDown() override {
+    server_.reset();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  Json wait_for(const std::string& url) {
+    Json j;
+    for (int i = 0; i < 400; ++i) {
+      j = request(port_, http::verb::get, url).json();
+      std::string s = j.value("preprocessState", "");
+      if (s != "pending" && s != "running") return j;
+      std::this_thread::sleep_for(25ms);
+    }
+    return j;
+  }
+  /// Uploads the test BVH, waits for preprocessing; returns the id and fills lines_.
+  std::int64_t bvh_motion() {
+    std::string bvh = read_file(kData / "bvh" / "test_freebvh.bvh");
+    auto r = request(port_, http::verb::post, "/api/motions?filename=walk.bvh", bvh);
+    EXPECT_EQ(r.status, 201u) << r.body;
+    std::int64_t id = r.json()["id"];
+    Json m = wait_for("/api/motions/" + std::to_string(id));
+    EXPECT_EQ(m["preprocessState"], "done") << m.dump();
+    fps_ = m["fps"].get<double>();
+    auto nd =
+        request(port_, http::verb::get, "/api/motions/" + std::to_string(id) + "/keypoints.ndjson");
+    EXPECT_EQ(nd.status, 200u);
+    std::istringstream in(nd.body);
+    std::string line;
+    lines_.clear();
+    while (std::getline(in, line))
+      if (!line.empty()) lines_.push_back(parse_line(line));
+    return id;
+  }
+  std::map<std::string, double> metrics() {
+    auto r = request(port_, http::verb::get, "/metrics");
+    EXPECT_EQ(r.status, 200u);
+    return parse_metrics(r.body);
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Server> server_;
+  std::uint16_t port_ = 0;
+  std::vector<Values> lines_;
+  double fps_ = 0;
+};
+
+TEST_F(WsTest, MetricsExpositionAndCountersMove) {
+  auto r = request(port_, http::verb::get, "/metrics");
+  ASSERT_EQ(r.status, 200u);
+  EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  for (std::string name : {"charkit_http_requests_total", "charkit_http_request_bytes_total",
+                           "charkit_http_response_bytes_total", "charkit_jobs",
+                           "charkit_stream_clients", "charkit_uploads_in_flight"}) {
+    EXPECT_NE(r.body.find("# HELP " + name + " "), std::string::npos) << name;
+    EXPECT_NE(r.body.find("# TYPE " + name + " "), std::string::npos) << name;
+  }
+  EXPECT_NE(r.body.find("# TYPE charkit_http_requests_total counter"), std::string::npos);
+  EXPECT_NE(r.body.find("# TYPE charkit_jobs gauge"), std::string::npos);
+  auto m0 = parse_metrics(r.body);
+  const std::string get200 = "charkit_http_requests_total{method=\"GET\",code=\"200\"}";
+  const double before = m0.count(get200) ? m0[get200] : 0;
+  EXPECT_EQ(m0["charkit_uploads_in_flight"], 0);
+  EXPECT_EQ(m0["charkit_stream_clients"], 0);
+  EXPECT_EQ(m0["charkit_jobs{state=\"pending\"}"] + m0["charkit_jobs{state=\"running\"}"], 0);
+
+  const std::string body = "{\"not keypoints\": 1}";
+  ASSERT_EQ(request(port_, http::verb::post, "/api/motions?filename=a.json", body).status, 201u);
+  EXPECT_EQ(request(port_, http::verb::get, "/nope").status, 404u);
+  EXPECT_EQ(request(port_, http::verb::get, "/healthz").status, 200u);
+  // The count is taken when a response is written: poll briefly.
+  std::map<std::string, double> m1;
+  for (int i = 0; i < 100; ++i) {
+    m1 = metrics();
+    if (m1[get200] >= before + 2 && m1.count("charkit_http_requests_total{method=\"POST\","
+                                             "code=\"201\"}"))
+      break;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_GE(m1[get200], before + 2);  // the first /metrics and /healthz at least
+  EXPECT_EQ(m1["charkit_http_requests_total{method=\"POST\",code=\"201\"}"], 1);
+  EXPECT_EQ(m1["charkit_http_requests_total{method=\"GET\",code=\"404\"}"], 1);
+  EXPECT_GE(m1["charkit_http_request_bytes_total"] - m0["charkit_http_request_bytes_total"],
+            static_cast<double>(body.size()));
+  EXPECT_GE(m1["charkit_http_response_bytes_total"] - m0["charkit_http_response_bytes_total"],
+            static_cast<double>(r.body.size()));
+  double jobs = 0;
+  for (auto s : {"pending", "running", "done", "failed"})
+    jobs += m1["charkit_jobs{state=\"" + std::string(s) + "\"}"];
+  EXPECT_EQ(jobs, 1);  // the upload's preprocessing job, in some state
+}
+
+TEST_F(WsTest, MotionStreamHeaderThenFramesEqualNdjson) {
+  auto id = bvh_motion();
+  ASSERT_GT(lines_.size(), 10u);
+  WsClient c;
+  ASSERT_EQ(c.connect(port_, "/api/motions/" + std::to_string(id) + "/stream"), 101u);
+  auto h = c.read();
+  ASSERT_TRUE(h.ok);
+  ASSERT_FALSE(h.binary);
+  Json header = Json::parse(h.data);
+  EXPECT_EQ(header["format"], "mediapipe33@0.1.0");
+  EXPECT_EQ(header["encoding"], "f32le-frame-v1");
+  EXPECT_EQ(header["frames"], lines_.size());
+  EXPECT_EQ(header["fps"].get<double>(), fps_);
+  EXPECT_EQ(header["frameBytes"], 572);
+  EXPECT_GE(metrics()["charkit_stream_clients"], 1);
+
+  std::vector<std::uint32_t> got;
+  auto first = std::chrono::steady_clock::now(), last = first;
+  for (int i = 0; i < 1000; ++i) {
+    auto m = c.read();
+    ASSERT_TRUE(m.ok) << m.ec.message();
+    if (!m.binary) {
+      Json s = Json::parse(m.data);
+      ASSERT_EQ(s["type"], "status");
+      if (s["state"] == "ended") break;
+      continue;
+    }
+    ASSERT_EQ(m.data.size(), kFrameBytes);
+    Values v = decode_wire(m.data);
+    ASSERT_LT(v.frame, lines_.size());
+    const Values& want = lines_[v.frame];
+    ASSERT_EQ(want.f.size(), 142u);
+    ASSERT_EQ(v.f.size(), 142u);
+    for (std::size_t k = 0; k < 142; ++k)
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(v.f[k]), std::bit_cast<std::uint32_t>(want.f[k]))
+          << "frame " << v.frame << " value " << k << ": " << v.f[k] << " vs " << want.f[k];
+    if (got.empty()) first = std::chrono::steady_clock::now();
+    last = std::chrono::steady_clock::now();
+    if (!got.empty()) {
+      ASSERT_GT(v.frame, got.back());
+    }
+    got.push_back(v.frame);
+  }
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got.front(), 0u);
+  EXPECT_EQ(got.back(), lines_.size() - 1);
+  EXPECT_GE(got.size(), lines_.size() / 2);  // a loaded machine may skip a few late frames
+  // Paced at the motion's fps: frame 0 to the last takes (n-1)/fps seconds.
+  const double expect_s = static_cast<double>(lines_.size() - 1) / fps_;
+  const double took_s = std::chrono::duration<double>(last - first).count();
+  EXPECT_GT(took_s, expect_s * 0.8);
+  EXPECT_LT(took_s, expect_s + 1.0);
+}
+
+TEST_F(WsTest, PauseSeekSpeedLoop) {
+  auto id = bvh_motion();
+  WsClient c;
+  ASSERT_EQ(c.connect(port_, "/api/motions/" + std::to_string(id) + "/stream"), 101u);
+  ASSERT_TRUE(c.read().ok);  // header
+  c.text("pause");
+  Json st;
+  for (int i = 0; i < 200; ++i) {
+    auto m = c.read();
+    ASSERT_TRUE(m.ok);
+    if (!m.binary) {
+      st = Json::parse(m.data);
+      break;
+    }
+  }
+  EXPECT_EQ(st["state"], "paused");
+  c.text("seek 10");
+  auto f = c.read();
+  ASSERT_TRUE(f.ok);
+  ASSERT_TRUE(f.binary);
+  EXPECT_EQ(decode_wire(f.data).frame, 10u);
+  auto s2 = c.read();
+  ASSERT_TRUE(s2.ok);
+  EXPECT_EQ(Json::parse(s2.data)["frame"], 10);
+  c.text("{\"cmd\":\"speed\",\"factor\":2}");
+  auto s3 = Json::parse(c.read().data);
+  EXPECT_EQ(s3["speed"], 2.0);
+  EXPECT_EQ(s3["state"], "paused");
+  c.text("loop on");
+  EXPECT_EQ(Json::parse(c.read().data)["loop"], true);
+  c.text("play");
+  EXPECT_EQ(Json::parse(c.read().data)["state"], "playing");
+  // At 2× and looping: frames after 10 arrive, wrap to 0 and keep going.
+  std::vector<std::uint32_t> frames;
+  auto t0 = std::chrono::steady_clock::now();
+  bool wrapped = false;
+  while (std::chrono::steady_clock::now() - t0 < 6s && !wrapped) {
+    auto m = c.read();
+    ASSERT_TRUE(m.ok);
+    if (!m.binary) continue;
+    auto fr = decode_wire(m.data).frame;
+    if (!frames.empty() && fr < frames.back()) wrapped = true;
+    frames.push_back(fr);
+  }
+  ASSERT_FALSE(frames.empty());
+  EXPECT_GT(frames.front(), 10u);
+  EXPECT_TRUE(wrapped);
+  // 2×: the remaining frames (10..n-1) take about (n-11)/(2·fps) s.
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, static_cast<double>(lines_.size()) / fps_);
+  // Paused: nothing more after the status.
+  c.text("pause");
+  for (int i = 0; i < 200; ++i) {
+    auto m = c.read();
+    ASSERT_TRUE(m.ok);
+    if (!m.binary) break;
+  }
+  auto quiet = c.read(400ms);
+  EXPECT_TRUE(quiet.timed_out);
+}
+
+TEST_F(WsTest, SlowClientSkipsFramesQueueBounded) {
+  auto id = bvh_motion();
+  WsClient c;
+  // A small receive window: the server's writes stall while we do not read.
+  ASSERT_EQ(c.connect(port_, "/api/motions/" + std::to_string(id) + "/stream", 4096), 101u);
+  c.text("speed 16");
+  c.text("loop on");
+  std::this_thread::sleep_for(3s);  // not reading
+  auto m = metrics();
+  EXPECT_GT(m["charkit_stream_frames_skipped_total"], 0);
+  EXPECT_LE(m["charkit_stream_queue_max"], 1);
+  EXPECT_EQ(m["charkit_stream_queue_max"], 1);
+  c.text("pause");
+  std::size_t received = 0;
+  Json st;
+  for (int i = 0; i < 100000; ++i) {
+    auto r = c.read();
+    ASSERT_TRUE(r.ok);
+    if (r.binary) {
+      ++received;
+      continue;
+    }
+    Json j = Json::parse(r.data);
+    if (j["type"] == "status" && j["state"] == "paused") {
+      st = j;
+      break;
+    }
+  }
+  ASSERT_TRUE(st.is_object());
+  const auto sent = st["sent"].get<std::uint64_t>();
+  const auto skipped = st["skipped"].get<std::uint64_t>();
+  EXPECT_GT(skipped, 0u);
+  // About 3 s × 30 fps × 16 frames were due; far fewer reached us.
+  EXPECT_LT(received, sent + skipped);
+  EXPECT_LT(received, 3u * 30u * 16u / 2u);
+  EXPECT_LE(metrics()["charkit_stream_queue_max"], 1);
+}
+
+TEST_F(WsTest, MalformedClientMessagesClose) {
+  auto id = bvh_motion();
+  const std::string target = "/api/motions/" + std::to_string(id) + "/stream";
+  {
+    WsClient c;
+    ASSERT_EQ(c.connect(port_, target), 101u);
+    c.binary("xyz");
+    EXPECT_EQ(c.wait_close(), 1003u);
+  }
+  {
+    WsClient c;
+    ASSERT_EQ(c.connect(port_, target), 101u);
+    c.text("dance");
+    EXPECT_EQ(c.wait_close(), 1008u);
+    const std::string why(c.reason().reason.data(), c.reason().reason.size());
+    EXPECT_NE(why.find("unknown command"), std::string::npos) << why;
+  }
+  {
+    WsClient c;
+    ASSERT_EQ(c.connect(port_, target), 101u);
+    c.text("seek 99999");
+    EXPECT_EQ(c.wait_close(), 1008u);
+  }
+  {
+    WsClient c;
+    ASSERT_EQ(c.connect(port_, target), 101u);
+    c.text("{\"cmd\":");
+    EXPECT_EQ(c.wait_close(), 1008u);
+  }
+  {
+    WsClient c;
+    ASSERT_EQ(c.connect(port_, target), 101u);
+    c.text(std::string(5000, 'a'));  // over the 4 KiB message limit
+    EXPECT_EQ(c.wait_close(), 1009u);
+  }
+  // Not a WebSocket request, a bad id, a motion that is not done.
+  EXPECT_EQ(request(port_, http::verb::get, target).status, 426u);
+  EXPECT_EQ(upgrade_status(port_, "/api/motions/999/stream"), 404u);
+  EXPECT_EQ(upgrade_status(port_, target), 101u);
+  auto r = request(port_, http::verb::post, "/api/motions?filename=x.json", "{\"a\":1}");
+  std::int64_t failed = r.json()["id"];
+  EXPECT_EQ(wait_for("/api/motions/" + std::to_string(failed))["preprocessState"], "failed");
+  EXPECT_EQ(upgrade_status(port_, "/api/motions/" + std::to_string(failed) + "/stream"), 409u);
+}
+
+std::string make_frame(std::uint32_t n, float base) {
+  std::string b;
+  auto put = [&](std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) b.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  put(n);
+  for (int i = 0; i < 142; ++i) put(std::bit_cast<std::uint32_t>(base + static_cast<float>(i)));
+  return b;
+}
+
+TEST_F(WsTest, LivePublishTwoViewersIdenticalBytes) {
+  WsClient pub, v1, v2;
+  ASSERT_EQ(pub.connect(port_, "/api/live/cam_1?role=publish"), 101u);
+  ASSERT_EQ(v1.connect(port_, "/api/live/cam_1?role=view"), 101u);
+  ASSERT_EQ(v2.connect(port_, "/api/live/cam_1?role=view"), 101u);
+  for (WsClient* c : {&pub, &v1, &v2}) {
+    auto h = c->read();
+    ASSERT_TRUE(h.ok);
+    Json j = Json::parse(h.data);
+    EXPECT_EQ(j["mode"], "live");
+    EXPECT_EQ(j["channel"], "cam_1");
+  }
+  EXPECT_EQ(metrics()["charkit_stream_clients"], 3);
+  EXPECT_EQ(upgrade_status(port_, "/api/live/cam_1?role=publish"), 409u);
+  std::vector<std::string> sent;
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    sent.push_back(make_frame(i, 0.25f * static_cast<float>(i)));
+    pub.binary(sent.back());
+    std::this_thread::sleep_for(60ms);  // viewers keep up: nothing is skipped
+  }
+  for (WsClient* c : {&v1, &v2})
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+      auto m = c->read();
+      ASSERT_TRUE(m.ok);
+      ASSERT_TRUE(m.binary);
+      EXPECT_EQ(m.data, sent[i]);
+    }
+  // A viewer must not send.
+  v2.text("hello");
+  EXPECT_EQ(v2.wait_close(), 1008u);
+}
+
+TEST_F(WsTest, LiveRefusesBadFramesAndNames) {
+  {
+    WsClient pub;
+    ASSERT_EQ(pub.connect(port_, "/api/live/a?role=publish"), 101u);
+    ASSERT_TRUE(pub.read().ok);
+    pub.binary(std::string(571, '\0'));
+    EXPECT_EQ(pub.wait_close(), 1007u);
+  }
+  {
+    WsClient pub;
+    ASSERT_EQ(pub.connect(port_, "/api/live/a?role=publish"), 101u);
+    ASSERT_TRUE(pub.read().ok);
+    std::string f = make_frame(0, 1.0f);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    auto bits = std::bit_cast<std::uint32_t>(nan);
+    for (int i = 0; i < 4; ++i) f[8 + 4 * 7 + i] = static_cast<char>((bits >> (8 * i)) & 0xff);
+    pub.binary(f);
+    EXPECT_EQ(pub.wait_close(), 1007u);
+  }
+  {
+    WsClient pub;
+    ASSERT_EQ(pub.connect(port_, "/api/live/a?role=publish"), 101u);
+    ASSERT_TRUE(pub.read().ok);
+    pub.text("hi");
+    EXPECT_EQ(pub.wait_close(), 1003u);
+  }
+  EXPECT_EQ(upgrade_status(port_, "/api/live/a.b?role=view"), 400u);
+  EXPECT_EQ(upgrade_status(port_, "/api/live/" + std::string(65, 'x') + "?role=view"), 400u);
+  EXPECT_EQ(upgrade_status(port_, "/api/live/" + std::string(64, 'x') + "?role=view"), 101u);
+  EXPECT_EQ(upgrade_status(port_, "/api/live/a"), 400u);
+}
+
+}  // namespace
+}  // namespace charkit::server
