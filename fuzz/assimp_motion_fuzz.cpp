@@ -4,7 +4,8 @@
 // limits bound the work of one input. The import runs in a child process
 // (core::run_isolated): a crash inside libassimp is an error there, and what
 // this target checks in the fuzzer's own process is everything after it —
-// the answer's decoder, sampling and conversion.
+// the answer's decoder, sampling and conversion. Coverage inside the child
+// does not reach libFuzzer, so mutations are guided by the parent's code.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
