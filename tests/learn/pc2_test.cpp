@@ -120,5 +120,19 @@ TEST(RigPc2, TrailingBytesMagicVersionCountAndNan) {
   EXPECT_EQ(c.error().location.offset, 36u);
 }
 
+// Found by pc2_fuzz: zero points with a huge sample count is a valid, empty
+// cache; the writer must write it back (it used to refuse it as PC2_SHAPE).
+TEST(RigPc2, ZeroPointsManySamplesRoundTrips) {
+  const auto b = header(0, 0x29293dff);
+  auto c = read_pc2(b);
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_EQ(c->point_count, 0u);
+  EXPECT_EQ(c->sample_count, 0x29293dffu);
+  EXPECT_TRUE(c->positions.empty());
+  auto w = write_pc2(*c);
+  ASSERT_TRUE(w) << w.error().to_string();
+  EXPECT_EQ(*w, b);
+}
+
 }  // namespace
 }  // namespace charkit::learn

@@ -75,9 +75,11 @@ core::Result<PointCache> read_pc2(core::Bytes bytes, const Pc2Limits& limits) {
 
 core::Result<std::vector<std::uint8_t>> write_pc2(const PointCache& c) {
   constexpr auto kMax = static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max());
+  // Both counts below 2^31: the product times 3 fits in 64 bits. A cache of
+  // zero points may declare any number of (empty) samples.
   if (c.point_count > kMax || c.sample_count > kMax ||
-      c.positions.size() / 3 / (c.point_count == 0 ? 1 : c.point_count) != c.sample_count ||
-      c.positions.size() != c.point_count * c.sample_count * 3)
+      c.positions.size() != static_cast<std::uint64_t>(c.point_count) *
+                                static_cast<std::uint64_t>(c.sample_count) * 3)
     return make_error("PC2_SHAPE", "positions must be sample_count × point_count × 3 floats");
   if (!std::isfinite(c.start_frame) || !std::isfinite(c.sample_rate))
     return make_error("PC2_NOT_FINITE", "start frame or sample rate is not finite");
