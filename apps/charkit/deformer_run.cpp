@@ -18,9 +18,9 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/learn/nmn.h"
-#include "charkit/learn/onnx.h"
 #include "charkit/learn/nmn_sidecar.h"
 #include "charkit/learn/npy.h"
+#include "charkit/learn/onnx.h"
 #include "commands.h"
 #include "printable.h"
 
@@ -216,7 +216,8 @@ int run_info(const RunArgs& a) {
   }
   return fail(
       a.model,
-      core::make_error("MODEL_KIND", "not a model file charkit knows (supported: Unreal .nmn, ONNX .onnx)",
+      core::make_error("MODEL_KIND",
+                       "not a model file charkit knows (supported: Unreal .nmn, ONNX .onnx)",
                        core::Location::at_offset(0)),
       kExitInvalid);
 }
@@ -303,7 +304,9 @@ int run_nmn(const RunArgs& a, core::Bytes bytes) {
 // "x: float32 [batch, 3]"
 std::string value_text(const learn::OnnxValueInfo& v) {
   std::string s = v.name + ": " +
-                  (v.elem_type == 1 ? "float32" : v.elem_type == 7 ? "int64" : "unknown type");
+                  (v.elem_type == 1   ? "float32"
+                   : v.elem_type == 7 ? "int64"
+                                      : "unknown type");
   if (!v.has_shape) return s + " (shape unknown)";
   s += " [";
   for (std::size_t k = 0; k < v.shape.size(); ++k) {
@@ -325,7 +328,9 @@ Json value_json(const learn::OnnxValueInfo& v) {
       dims.push_back(nullptr);
   }
   return Json{{"name", v.name},
-              {"type", v.elem_type == 1 ? "float32" : v.elem_type == 7 ? "int64" : "unknown"},
+              {"type", v.elem_type == 1   ? "float32"
+                       : v.elem_type == 7 ? "int64"
+                                          : "unknown"},
               {"shape", v.has_shape ? dims : Json(nullptr)}};
 }
 
@@ -338,11 +343,19 @@ int info_onnx(const RunArgs& a, core::Bytes bytes) {
     for (const auto& v : m->inputs()) ins.push_back(value_json(v));
     for (const auto& v : m->outputs()) outs.push_back(value_json(v));
     for (const auto& [op, n] : d.ops) ops[op] = n;
-    Json doc{{"file", a.model},     {"kind", "onnx"},          {"fileSize", bytes.size()},
-             {"irVersion", d.ir_version}, {"opset", d.opset}, {"producer", d.producer},
-             {"graph", d.graph_name}, {"nodes", d.node_count}, {"ops", ops},
-             {"parameters", d.parameters}, {"initializers", d.initializers},
-             {"inputs", ins},       {"outputs", outs}};
+    Json doc{{"file", a.model},
+             {"kind", "onnx"},
+             {"fileSize", bytes.size()},
+             {"irVersion", d.ir_version},
+             {"opset", d.opset},
+             {"producer", d.producer},
+             {"graph", d.graph_name},
+             {"nodes", d.node_count},
+             {"ops", ops},
+             {"parameters", d.parameters},
+             {"initializers", d.initializers},
+             {"inputs", ins},
+             {"outputs", outs}};
     std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
@@ -382,11 +395,11 @@ int run_onnx(const RunArgs& a, core::Bytes bytes) {
   const bool typed_ok = in_info.elem_type == 0 || in_info.elem_type == 1;
   const auto rank = in_info.shape.size();
   if (!typed_ok || (in_info.has_shape && rank != 1 && rank != 2))
-    return fail(a.model,
-                core::make_error("ONNX_RUN_INPUTS",
-                                 "the model input must be float32 of rank 1 or 2, is " +
-                                     value_text(in_info)),
-                kExitInvalid);
+    return fail(
+        a.model,
+        core::make_error("ONNX_RUN_INPUTS", "the model input must be float32 of rank 1 or 2, is " +
+                                                value_text(in_info)),
+        kExitInvalid);
   // Feature count: the last declared dim when known; else whatever the input has.
   std::int64_t columns = -1;
   if (in_info.has_shape && in_info.shape.back().symbol.empty())
@@ -413,12 +426,12 @@ int run_onnx(const RunArgs& a, core::Bytes bytes) {
     const auto& d0 = in_info.shape[0];
     batch = !d0.symbol.empty() || d0.value < 0 || d0.value == static_cast<std::int64_t>(rows);
     if (!batch && d0.value != 1)
-      return fail(a.model,
-                  core::make_error("ONNX_RUN_INPUTS",
-                                   "the model takes batches of exactly " +
-                                       std::to_string(d0.value) + " rows, the input has " +
-                                       std::to_string(rows)),
-                  kExitInvalid);
+      return fail(
+          a.model,
+          core::make_error("ONNX_RUN_INPUTS", "the model takes batches of exactly " +
+                                                  std::to_string(d0.value) +
+                                                  " rows, the input has " + std::to_string(rows)),
+          kExitInvalid);
   }
   std::vector<float> out;
   std::size_t outputs = 0;
@@ -437,8 +450,8 @@ int run_onnx(const RunArgs& a, core::Bytes bytes) {
   };
   std::vector<learn::OnnxTensor> in(1);
   if (batch) {
-    in[0] = learn::OnnxTensor::from_f32({static_cast<std::int64_t>(rows), columns},
-                                        std::move(values));
+    in[0] =
+        learn::OnnxTensor::from_f32({static_cast<std::int64_t>(rows), columns}, std::move(values));
     if (!in_info.has_shape && rows == 1) in[0].shape = {columns};
     auto r = m->run(in);
     if (!r) return fail(a.model, r.error(), kExitInvalid);
@@ -463,9 +476,8 @@ int run_onnx(const RunArgs& a, core::Bytes bytes) {
   if (auto st = learn::write_file_bytes(a.output, *bytes_out); !st)
     return fail_io(a.output, st.error());
   if (a.json) {
-    Json doc{{"model", a.model},   {"kind", "onnx"},   {"input", a.input},
-             {"output", a.output}, {"rows", rows},     {"inputs", columns},
-             {"outputs", outputs}, {"clamped", a.clamp}};
+    Json doc{{"model", a.model}, {"kind", "onnx"},    {"input", a.input},   {"output", a.output},
+             {"rows", rows},     {"inputs", columns}, {"outputs", outputs}, {"clamped", a.clamp}};
     std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   }
   return kExitOk;
@@ -484,7 +496,8 @@ int run_run(const RunArgs& a) {
   }
   return fail(
       a.model,
-      core::make_error("MODEL_KIND", "not a model file charkit knows (supported: Unreal .nmn, ONNX .onnx)",
+      core::make_error("MODEL_KIND",
+                       "not a model file charkit knows (supported: Unreal .nmn, ONNX .onnx)",
                        core::Location::at_offset(0)),
       kExitInvalid);
 }
@@ -499,9 +512,12 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
       "layers with their types and sizes, the parameter count and the file size. The kind is "
       "detected from the content; supported: Unreal ML Deformer networks (.nmn, global and local "
       "mode) and ONNX models (.onnx: recognised by the protobuf field tag they start with, or by "
-      "the .onnx extension; see docs/learn/onnx.md for the supported ops). A .nmn sidecar MODEL.bmd_ue.json next to the file (bone, curve and morph-target names) is "
+      "the .onnx extension; see docs/learn/onnx.md for the supported ops). A .nmn sidecar "
+      "MODEL.bmd_ue.json next to the file (bone, curve and morph-target names) is "
       "read and checked against the network.");
-  info_cmd->add_option("model", ia->model, "Model file (.nmn or .onnx)")->required()->type_name("MODEL");
+  info_cmd->add_option("model", ia->model, "Model file (.nmn or .onnx)")
+      ->required()
+      ->type_name("MODEL");
   info_cmd
       ->add_option("--sidecar", ia->sidecar, "Sidecar JSON (default: MODEL.bmd_ue.json if present)")
       ->type_name("FILE");
@@ -520,7 +536,9 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
       "raw outputs (morph weights) are written to OUT.npy as rows x outputs float32. An ONNX "
       "model (detected by content, or by the .onnx extension) must have one float32 input of "
       "shape [batch, features] or [features]; its first output is written.");
-  run_cmd->add_option("model", ra->model, "Model file (.nmn or .onnx)")->required()->type_name("MODEL");
+  run_cmd->add_option("model", ra->model, "Model file (.nmn or .onnx)")
+      ->required()
+      ->type_name("MODEL");
   run_cmd->add_option("--input", ra->input, "Input features, 2-D float32 .npy")
       ->required()
       ->type_name("IN.npy");

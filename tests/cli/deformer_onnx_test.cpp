@@ -85,8 +85,8 @@ Tensor decode_tensor(const std::string& s) {
 }
 
 std::vector<std::uint8_t> npy2d(std::size_t rows, std::size_t cols, const std::vector<float>& v) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                     std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) +
+                     ", " + std::to_string(cols) + "), }";
   while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
   dict += '\n';
   std::string b = "\x93NUMPY";

@@ -119,9 +119,8 @@ void add_io(onnx::ValueInfoProto* v, const std::string& name, std::vector<std::i
   for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op,
-                          std::vector<std::string> in, const std::string& out,
-                          const std::string& name = "") {
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                          const std::string& out, const std::string& name = "") {
   auto* n = g->add_node();
   n->set_op_type(op);
   n->set_name(name);

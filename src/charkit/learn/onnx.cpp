@@ -84,19 +84,32 @@ namespace {
 
 const char* type_name(std::int32_t t) {
   switch (t) {
-    case 1: return "float32";
-    case 2: return "uint8";
-    case 3: return "int8";
-    case 4: return "uint16";
-    case 5: return "int16";
-    case 6: return "int32";
-    case 7: return "int64";
-    case 8: return "string";
-    case 9: return "bool";
-    case 10: return "float16";
-    case 11: return "float64";
-    case 16: return "bfloat16";
-    default: return "other";
+    case 1:
+      return "float32";
+    case 2:
+      return "uint8";
+    case 3:
+      return "int8";
+    case 4:
+      return "uint16";
+    case 5:
+      return "int16";
+    case 6:
+      return "int32";
+    case 7:
+      return "int64";
+    case 8:
+      return "string";
+    case 9:
+      return "bool";
+    case 10:
+      return "float16";
+    case 11:
+      return "float64";
+    case 16:
+      return "bfloat16";
+    default:
+      return "other";
   }
 }
 
@@ -110,8 +123,7 @@ std::string tensor_from_proto(const onnx::TensorProto& p, OnnxTensor& out) {
   out.shape.assign(p.dims().begin(), p.dims().end());
   std::int64_t n = 0;
   if (!checked_numel(out.shape, n))
-    return "dims are negative or hold more than " + std::to_string(kOnnxMaxElements) +
-           " elements";
+    return "dims are negative or hold more than " + std::to_string(kOnnxMaxElements) + " elements";
   const auto count = static_cast<std::size_t>(n);
   const std::string& raw = p.raw_data();
   if (p.data_type() == onnx::TensorProto::FLOAT) {
@@ -159,16 +171,26 @@ struct OpInfo {
 
 const std::unordered_map<std::string_view, OpInfo>& op_table() {
   static const std::unordered_map<std::string_view, OpInfo> t{
-      {"Gemm", {Op::kGemm, 2, 3}},          {"MatMul", {Op::kMatMul, 2, 2}},
-      {"Add", {Op::kAdd, 2, 2}},            {"Sub", {Op::kSub, 2, 2}},
-      {"Mul", {Op::kMul, 2, 2}},            {"Div", {Op::kDiv, 2, 2}},
-      {"Relu", {Op::kRelu, 1, 1}},          {"Elu", {Op::kElu, 1, 1}},
-      {"Sigmoid", {Op::kSigmoid, 1, 1}},    {"Tanh", {Op::kTanh, 1, 1}},
-      {"LeakyRelu", {Op::kLeakyRelu, 1, 1}}, {"Clip", {Op::kClip, 1, 3}},
-      {"Constant", {Op::kConstant, 0, 0}},  {"Identity", {Op::kIdentity, 1, 1}},
-      {"Reshape", {Op::kReshape, 1, 2}},    {"Flatten", {Op::kFlatten, 1, 1}},
-      {"Transpose", {Op::kTranspose, 1, 1}}, {"Concat", {Op::kConcat, 1, 1 << 16}},
-      {"Unsqueeze", {Op::kUnsqueeze, 1, 2}}, {"Squeeze", {Op::kSqueeze, 1, 2}},
+      {"Gemm", {Op::kGemm, 2, 3}},
+      {"MatMul", {Op::kMatMul, 2, 2}},
+      {"Add", {Op::kAdd, 2, 2}},
+      {"Sub", {Op::kSub, 2, 2}},
+      {"Mul", {Op::kMul, 2, 2}},
+      {"Div", {Op::kDiv, 2, 2}},
+      {"Relu", {Op::kRelu, 1, 1}},
+      {"Elu", {Op::kElu, 1, 1}},
+      {"Sigmoid", {Op::kSigmoid, 1, 1}},
+      {"Tanh", {Op::kTanh, 1, 1}},
+      {"LeakyRelu", {Op::kLeakyRelu, 1, 1}},
+      {"Clip", {Op::kClip, 1, 3}},
+      {"Constant", {Op::kConstant, 0, 0}},
+      {"Identity", {Op::kIdentity, 1, 1}},
+      {"Reshape", {Op::kReshape, 1, 2}},
+      {"Flatten", {Op::kFlatten, 1, 1}},
+      {"Transpose", {Op::kTranspose, 1, 1}},
+      {"Concat", {Op::kConcat, 1, 1 << 16}},
+      {"Unsqueeze", {Op::kUnsqueeze, 1, 2}},
+      {"Squeeze", {Op::kSqueeze, 1, 2}},
   };
   return t;
 }
@@ -302,8 +324,10 @@ Result<OnnxValueInfo> value_info(const onnx::ValueInfoProto& v, const std::strin
   info.name = v.name();
   if (!v.has_type()) return info;
   if (!v.type().has_tensor_type())
-    return make_error("ONNX_TYPE", "'" + v.name() + "' is not a tensor (sequences, maps and "
-                                       "optionals are not supported)",
+    return make_error("ONNX_TYPE",
+                      "'" + v.name() +
+                          "' is not a tensor (sequences, maps and "
+                          "optionals are not supported)",
                       core::Location::at_pointer(where));
   const auto& tt = v.type().tensor_type();
   info.elem_type = tt.elem_type();
@@ -334,9 +358,15 @@ OnnxModel::OnnxModel(OnnxModel&&) noexcept = default;
 OnnxModel& OnnxModel::operator=(OnnxModel&&) noexcept = default;
 OnnxModel::~OnnxModel() = default;
 
-const std::vector<OnnxValueInfo>& OnnxModel::inputs() const { return g_->inputs; }
-const std::vector<OnnxValueInfo>& OnnxModel::outputs() const { return g_->outputs; }
-const OnnxDescription& OnnxModel::description() const { return g_->desc; }
+const std::vector<OnnxValueInfo>& OnnxModel::inputs() const {
+  return g_->inputs;
+}
+const std::vector<OnnxValueInfo>& OnnxModel::outputs() const {
+  return g_->outputs;
+}
+const OnnxDescription& OnnxModel::description() const {
+  return g_->desc;
+}
 
 Result<OnnxTensor> parse_onnx_tensor(core::Bytes bytes) {
   if (bytes.size() > kOnnxMaxBytes)
@@ -369,8 +399,7 @@ bool looks_like_onnx(core::Bytes b) {
 }
 
 Result<OnnxModel> load_onnx(core::Bytes bytes) {
-  if (bytes.size() > kOnnxMaxBytes)
-    return make_error("ONNX_TOO_LARGE", "model larger than 1 GiB");
+  if (bytes.size() > kOnnxMaxBytes) return make_error("ONNX_TOO_LARGE", "model larger than 1 GiB");
   onnx::ModelProto m;
   // ParseFromArray keeps protobuf's default recursion limit (100).
   if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
@@ -393,7 +422,8 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
   std::unordered_map<std::string, int> ids;
   auto define = [&](const std::string& name, const std::string& where) -> Result<int> {
     if (name.empty())
-      return make_error("ONNX_GRAPH", "a value has an empty name", core::Location::at_pointer(where));
+      return make_error("ONNX_GRAPH", "a value has an empty name",
+                        core::Location::at_pointer(where));
     auto [it, fresh] = ids.emplace(name, static_cast<int>(g->names.size()));
     if (!fresh)
       return make_error("ONNX_GRAPH", "value '" + name + "' is defined twice",
@@ -476,9 +506,9 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
                             "input '" + in +
                                 "' is produced by this or a later node: the graph has a cycle or "
                                 "is not topologically sorted");
-        return node_error(n, "ONNX_MISSING_VALUE",
-                          "input '" + in +
-                              "' is not a graph input, initializer or earlier node output");
+        return node_error(
+            n, "ONNX_MISSING_VALUE",
+            "input '" + in + "' is not a graph input, initializer or earlier node output");
       }
       n.in.push_back(found->second);
     }
@@ -487,10 +517,12 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
     auto out = define(p.output(0), "/graph/node/" + std::to_string(k));
     if (!out) return node_error(n, "ONNX_GRAPH", out.error().message);
     n.out = *out;
-    if (auto st = read_attributes(p, n, d.opset, g->consts, n.out); !st) return std::move(st).error();
+    if (auto st = read_attributes(p, n, d.opset, g->consts, n.out); !st)
+      return std::move(st).error();
     if (n.op == Op::kConstant) {
       g->is_const[static_cast<std::size_t>(n.out)] = 1;
-      d.parameters += static_cast<std::uint64_t>(g->consts[static_cast<std::size_t>(n.out)].numel());
+      d.parameters +=
+          static_cast<std::uint64_t>(g->consts[static_cast<std::size_t>(n.out)].numel());
     }
     ++d.ops[p.op_type()];
     g->nodes.push_back(std::move(n));

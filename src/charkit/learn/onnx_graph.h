@@ -12,8 +12,26 @@
 namespace charkit::learn {
 
 enum class Op {
-  kGemm, kMatMul, kAdd, kSub, kMul, kDiv, kRelu, kElu, kSigmoid, kTanh, kLeakyRelu,
-  kClip, kConstant, kIdentity, kReshape, kFlatten, kTranspose, kConcat, kUnsqueeze, kSqueeze,
+  kGemm,
+  kMatMul,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kRelu,
+  kElu,
+  kSigmoid,
+  kTanh,
+  kLeakyRelu,
+  kClip,
+  kConstant,
+  kIdentity,
+  kReshape,
+  kFlatten,
+  kTranspose,
+  kConcat,
+  kUnsqueeze,
+  kSqueeze,
 };
 
 // One node with its attributes read once at load time.
@@ -43,14 +61,14 @@ struct Scratch {
 struct OnnxGraph {
   std::vector<OnnxValueInfo> inputs, outputs;
   OnnxDescription desc;
-  std::vector<std::string> names;     // value id -> name
-  std::vector<OnnxTensor> consts;     // value id -> initializer / Constant data
+  std::vector<std::string> names;  // value id -> name
+  std::vector<OnnxTensor> consts;  // value id -> initializer / Constant data
   std::vector<std::uint8_t> is_const;
   std::vector<int> input_ids, output_ids;
   std::vector<Node> nodes;
   // Run state, reused between calls.
-  std::vector<OnnxTensor> work;       // value id -> node output buffer
-  std::vector<const OnnxTensor*> ref; // value id -> where its data is in this run
+  std::vector<OnnxTensor> work;        // value id -> node output buffer
+  std::vector<const OnnxTensor*> ref;  // value id -> where its data is in this run
   Scratch scratch;
   std::vector<const OnnxTensor*> list;  // Concat's inputs
 };

@@ -25,20 +25,27 @@ using Idx = std::array<std::int64_t, kOnnxMaxRank>;
 template <typename T>
 std::vector<T>& data(OnnxTensor& t);
 template <>
-std::vector<float>& data<float>(OnnxTensor& t) { return t.f; }
+std::vector<float>& data<float>(OnnxTensor& t) {
+  return t.f;
+}
 template <>
-std::vector<std::int64_t>& data<std::int64_t>(OnnxTensor& t) { return t.i; }
+std::vector<std::int64_t>& data<std::int64_t>(OnnxTensor& t) {
+  return t.i;
+}
 template <typename T>
-const std::vector<T>& cdata(const OnnxTensor& t) { return data<T>(const_cast<OnnxTensor&>(t)); }
+const std::vector<T>& cdata(const OnnxTensor& t) {
+  return data<T>(const_cast<OnnxTensor&>(t));
+}
 
 // Gives `out` a type and shape, sizing its data (no allocation when the
 // capacity is already there).
 Status shape_out(const Node& n, OnnxTensor& out, OnnxType type, std::span<const std::int64_t> s) {
   std::int64_t count = 0;
   if (s.size() > kOnnxMaxRank || !checked_numel(s, count))
-    return node_error(n, "ONNX_SHAPE", "output would exceed " + std::to_string(kOnnxMaxElements) +
-                                           " elements or " + std::to_string(kOnnxMaxRank) +
-                                           " dimensions (or has a negative dimension)");
+    return node_error(n, "ONNX_SHAPE",
+                      "output would exceed " + std::to_string(kOnnxMaxElements) + " elements or " +
+                          std::to_string(kOnnxMaxRank) +
+                          " dimensions (or has a negative dimension)");
   out.type = type;
   out.shape.assign(s.begin(), s.end());
   if (type == OnnxType::kFloat) {
@@ -111,7 +118,6 @@ void for_each_bcast(std::span<const std::int64_t> os, const Idx& sa, const Idx& 
   }
 }
 
-
 Status binary(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTensor& out,
               Scratch& sc) {
   if (auto st = need_float(n, a); !st) return st;
@@ -122,8 +128,9 @@ Status binary(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
     // aligned at `axis` when given (B's dims then sit at A[axis...]).
     if (!n.legacy_broadcast) {
       if (a.shape != b.shape)
-        return node_error(n, "ONNX_SHAPE", "shapes " + shape_str(a.shape) + " and " +
-                                               shape_str(b.shape) + " differ and broadcast=0");
+        return node_error(n, "ONNX_SHAPE",
+                          "shapes " + shape_str(a.shape) + " and " + shape_str(b.shape) +
+                              " differ and broadcast=0");
     } else if (n.has_axis) {
       std::int64_t ax = n.axis < 0 ? n.axis + static_cast<std::int64_t>(a.shape.size()) : n.axis;
       if (ax < 0 || ax + static_cast<std::int64_t>(b.shape.size()) >
@@ -135,8 +142,9 @@ Status binary(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
     }
   }
   if (!broadcast(a.shape, bs, sc.s1) || sc.s1.size() > kOnnxMaxRank)
-    return node_error(n, "ONNX_SHAPE", "shapes " + shape_str(a.shape) + " and " +
-                                           shape_str(b.shape) + " do not broadcast");
+    return node_error(
+        n, "ONNX_SHAPE",
+        "shapes " + shape_str(a.shape) + " and " + shape_str(b.shape) + " do not broadcast");
   if (n.legacy && sc.s1 != a.shape)
     return node_error(n, "ONNX_SHAPE", "legacy broadcast must keep A's shape");
   if (auto st = shape_out(n, out, OnnxType::kFloat, sc.s1); !st) return st;
@@ -152,17 +160,24 @@ Status binary(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
     } else if (b.f.size() == 1) {
       for (std::size_t k = 0; k < out.f.size(); ++k) po[k] = op(pa[k], pb[0]);
     } else {
-      for_each_bcast(sc.s1, sa, sb,
-                     [&](std::int64_t e, std::int64_t ia, std::int64_t ib) {
-                       po[e] = op(pa[ia], pb[ib]);
-                     });
+      for_each_bcast(sc.s1, sa, sb, [&](std::int64_t e, std::int64_t ia, std::int64_t ib) {
+        po[e] = op(pa[ia], pb[ib]);
+      });
     }
   };
   switch (n.op) {
-    case Op::kAdd: run([](float x, float y) { return x + y; }); break;
-    case Op::kSub: run([](float x, float y) { return x - y; }); break;
-    case Op::kMul: run([](float x, float y) { return x * y; }); break;
-    default: run([](float x, float y) { return x / y; }); break;
+    case Op::kAdd:
+      run([](float x, float y) { return x + y; });
+      break;
+    case Op::kSub:
+      run([](float x, float y) { return x - y; });
+      break;
+    case Op::kMul:
+      run([](float x, float y) { return x * y; });
+      break;
+    default:
+      run([](float x, float y) { return x / y; });
+      break;
   }
   return core::Ok{};
 }
@@ -176,9 +191,9 @@ Status unary(const Node& n, const OnnxTensor& a, OnnxTensor& out, F f) {
 }
 
 // C[m,n] (+)= sum_k A[m,k] B[k,n] with strides for optional transposes.
-void gemm_kernel(const float* a, std::int64_t am, std::int64_t ak, const float* b,
-                 std::int64_t bk, std::int64_t bn, float* c, std::int64_t M, std::int64_t N,
-                 std::int64_t K, float alpha) {
+void gemm_kernel(const float* a, std::int64_t am, std::int64_t ak, const float* b, std::int64_t bk,
+                 std::int64_t bn, float* c, std::int64_t M, std::int64_t N, std::int64_t K,
+                 float alpha) {
   for (std::int64_t i = 0; i < M; ++i) {
     float* row = c + i * N;
     for (std::int64_t k = 0; k < K; ++k) {
@@ -194,15 +209,17 @@ Status gemm(const Node& n, const OnnxTensor& a, const OnnxTensor& b, const OnnxT
   if (auto st = need_float(n, a); !st) return st;
   if (auto st = need_float(n, b); !st) return st;
   if (a.shape.size() != 2 || b.shape.size() != 2)
-    return node_error(n, "ONNX_SHAPE", "A and B must be 2-D, got " + shape_str(a.shape) + " and " +
-                                           shape_str(b.shape));
+    return node_error(
+        n, "ONNX_SHAPE",
+        "A and B must be 2-D, got " + shape_str(a.shape) + " and " + shape_str(b.shape));
   const std::int64_t M = n.trans_a ? a.shape[1] : a.shape[0];
   const std::int64_t K = n.trans_a ? a.shape[0] : a.shape[1];
   const std::int64_t K2 = n.trans_b ? b.shape[1] : b.shape[0];
   const std::int64_t N = n.trans_b ? b.shape[0] : b.shape[1];
   if (K != K2)
-    return node_error(n, "ONNX_SHAPE", "inner dimensions differ: " + shape_str(a.shape) + " x " +
-                                           shape_str(b.shape));
+    return node_error(
+        n, "ONNX_SHAPE",
+        "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
   sc.s1 = {M, N};
   if (auto st = shape_out(n, out, OnnxType::kFloat, sc.s1); !st) return st;
   std::fill(out.f.begin(), out.f.end(), 0.0f);
@@ -238,14 +255,16 @@ Status matmul(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
   const std::int64_t K2 = b1 ? b.shape[0] : b.shape[b.shape.size() - 2];
   const std::int64_t N = b1 ? 1 : b.shape.back();
   if (K != K2)
-    return node_error(n, "ONNX_SHAPE", "inner dimensions differ: " + shape_str(a.shape) + " x " +
-                                           shape_str(b.shape));
+    return node_error(
+        n, "ONNX_SHAPE",
+        "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
   std::span<const std::int64_t> ab(a.shape.data(), a1 ? 0 : a.shape.size() - 2);
   std::span<const std::int64_t> bb(b.shape.data(), b1 ? 0 : b.shape.size() - 2);
   Shape batch;
   if (!broadcast(ab, bb, batch) || batch.size() + 2 > kOnnxMaxRank)
-    return node_error(n, "ONNX_SHAPE", "batch dimensions of " + shape_str(a.shape) + " and " +
-                                           shape_str(b.shape) + " do not broadcast");
+    return node_error(n, "ONNX_SHAPE",
+                      "batch dimensions of " + shape_str(a.shape) + " and " + shape_str(b.shape) +
+                          " do not broadcast");
   sc.s1 = batch;
   if (!a1) sc.s1.push_back(M);
   if (!b1) sc.s1.push_back(N);
@@ -260,8 +279,8 @@ Status matmul(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
     return core::Ok{};
   }
   for_each_bcast(batch, sa, sb, [&](std::int64_t e, std::int64_t ia, std::int64_t ib) {
-    gemm_kernel(a.f.data() + ia * mk, K, 1, b.f.data() + ib * kn, N, 1, out.f.data() + e * mn, M,
-                N, K, 1.0f);
+    gemm_kernel(a.f.data() + ia * mk, K, 1, b.f.data() + ib * kn, N, 1, out.f.data() + e * mn, M, N,
+                K, 1.0f);
   });
   return core::Ok{};
 }
@@ -277,8 +296,8 @@ Status reshape_to(const Node& n, const OnnxTensor& in, OnnxTensor& out,
                   std::span<const std::int64_t> s) {
   if (auto st = shape_out(n, out, in.type, s); !st) return st;
   if (out.numel() != in.numel())
-    return node_error(n, "ONNX_SHAPE", "cannot reshape " + shape_str(in.shape) + " to " +
-                                           shape_str(s));
+    return node_error(n, "ONNX_SHAPE",
+                      "cannot reshape " + shape_str(in.shape) + " to " + shape_str(s));
   if (in.type == OnnxType::kFloat)
     copy_data<float>(in, out);
   else
@@ -311,8 +330,8 @@ Status reshape(const Node& n, const OnnxTensor& in, const OnnxTensor* shape_t, O
     std::int64_t& d = sc.s1[k];
     if (d == 0 && !n.allowzero) {
       if (k >= in.shape.size())
-        return node_error(n, "ONNX_SHAPE", "0 at position " + std::to_string(k) +
-                                               " has no input dimension to copy");
+        return node_error(n, "ONNX_SHAPE",
+                          "0 at position " + std::to_string(k) + " has no input dimension to copy");
       d = in.shape[k];
     }
     if (d == -1) {
@@ -327,8 +346,9 @@ Status reshape(const Node& n, const OnnxTensor& in, const OnnxTensor* shape_t, O
   }
   if (infer >= 0) {
     if (known == 0 || in.numel() % known != 0)
-      return node_error(n, "ONNX_SHAPE", "cannot infer -1 reshaping " + shape_str(in.shape) +
-                                             " to " + shape_str(sc.s1));
+      return node_error(
+          n, "ONNX_SHAPE",
+          "cannot infer -1 reshaping " + shape_str(in.shape) + " to " + shape_str(sc.s1));
     sc.s1[static_cast<std::size_t>(infer)] = in.numel() / known;
   }
   return reshape_to(n, in, out, sc.s1);
@@ -336,8 +356,9 @@ Status reshape(const Node& n, const OnnxTensor& in, const OnnxTensor* shape_t, O
 
 Status normalize_axis(const Node& n, std::int64_t& axis, std::int64_t rank) {
   if (axis < -rank || axis >= rank)
-    return node_error(n, "ONNX_ATTRIBUTE", "axis " + std::to_string(axis) +
-                                               " out of range for rank " + std::to_string(rank));
+    return node_error(
+        n, "ONNX_ATTRIBUTE",
+        "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   if (axis < 0) axis += rank;
   return core::Ok{};
 }
@@ -399,8 +420,7 @@ void concat_data(std::span<const OnnxTensor* const> ins, OnnxTensor& out, std::s
     }
 }
 
-Status concat(const Node& n, std::span<const OnnxTensor* const> ins, OnnxTensor& out,
-              Scratch& sc) {
+Status concat(const Node& n, std::span<const OnnxTensor* const> ins, OnnxTensor& out, Scratch& sc) {
   const OnnxTensor& first = *ins[0];
   const auto r = static_cast<std::int64_t>(first.shape.size());
   std::int64_t axis = n.axis;
@@ -413,8 +433,9 @@ Status concat(const Node& n, std::span<const OnnxTensor* const> ins, OnnxTensor&
       return node_error(n, "ONNX_SHAPE", "inputs differ in type or rank");
     for (std::size_t k = 0; k < first.shape.size(); ++k)
       if (k != ax && t->shape[k] != first.shape[k])
-        return node_error(n, "ONNX_SHAPE", "shapes " + shape_str(first.shape) + " and " +
-                                               shape_str(t->shape) + " differ off the axis");
+        return node_error(n, "ONNX_SHAPE",
+                          "shapes " + shape_str(first.shape) + " and " + shape_str(t->shape) +
+                              " differ off the axis");
     if (sc.s1[ax] > kOnnxMaxElements) return node_error(n, "ONNX_SHAPE", "output too large");
     sc.s1[ax] += t->shape[ax];
   }
@@ -473,8 +494,9 @@ Status squeeze(const Node& n, const OnnxTensor& in, const OnnxTensor* axes_t, On
   for (std::int64_t a : sc.s2) {
     if (auto st = normalize_axis(n, a, r); !st) return st;
     if (in.shape[static_cast<std::size_t>(a)] != 1)
-      return node_error(n, "ONNX_SHAPE", "cannot squeeze axis " + std::to_string(a) + " of " +
-                                             shape_str(in.shape) + " (not 1)");
+      return node_error(
+          n, "ONNX_SHAPE",
+          "cannot squeeze axis " + std::to_string(a) + " of " + shape_str(in.shape) + " (not 1)");
     drop[static_cast<std::size_t>(a)] = true;
   }
   sc.s1.clear();
@@ -513,41 +535,54 @@ const OnnxTensor* arg(const std::vector<const OnnxTensor*>& ref, const Node& n, 
   return ref[static_cast<std::size_t>(n.in[k])];
 }
 
-Status exec(const Node& n, const std::vector<const OnnxTensor*>& ref, OnnxTensor& out,
-            Scratch& sc, std::vector<const OnnxTensor*>& list) {
+Status exec(const Node& n, const std::vector<const OnnxTensor*>& ref, OnnxTensor& out, Scratch& sc,
+            std::vector<const OnnxTensor*>& list) {
   const OnnxTensor& x = *arg(ref, n, 0);
   switch (n.op) {
-    case Op::kGemm: return gemm(n, x, *arg(ref, n, 1), arg(ref, n, 2), out, sc);
-    case Op::kMatMul: return matmul(n, x, *arg(ref, n, 1), out, sc);
+    case Op::kGemm:
+      return gemm(n, x, *arg(ref, n, 1), arg(ref, n, 2), out, sc);
+    case Op::kMatMul:
+      return matmul(n, x, *arg(ref, n, 1), out, sc);
     case Op::kAdd:
     case Op::kSub:
     case Op::kMul:
-    case Op::kDiv: return binary(n, x, *arg(ref, n, 1), out, sc);
-    case Op::kRelu: return unary(n, x, out, [](float v) { return v > 0 ? v : 0.0f; });
+    case Op::kDiv:
+      return binary(n, x, *arg(ref, n, 1), out, sc);
+    case Op::kRelu:
+      return unary(n, x, out, [](float v) { return v > 0 ? v : 0.0f; });
     case Op::kElu: {
       const float al = n.alpha;
       return unary(n, x, out, [al](float v) { return v >= 0 ? v : al * std::expm1(v); });
     }
     case Op::kSigmoid:
       return unary(n, x, out, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
-    case Op::kTanh: return unary(n, x, out, [](float v) { return std::tanh(v); });
+    case Op::kTanh:
+      return unary(n, x, out, [](float v) { return std::tanh(v); });
     case Op::kLeakyRelu: {
       const float al = n.alpha;
       return unary(n, x, out, [al](float v) { return v >= 0 ? v : al * v; });
     }
-    case Op::kClip: return clip(n, x, arg(ref, n, 1), arg(ref, n, 2), out);
-    case Op::kIdentity: return reshape_to(n, x, out, x.shape);
-    case Op::kReshape: return reshape(n, x, arg(ref, n, 1), out, sc);
-    case Op::kFlatten: return flatten(n, x, out, sc);
-    case Op::kTranspose: return transpose(n, x, out, sc);
+    case Op::kClip:
+      return clip(n, x, arg(ref, n, 1), arg(ref, n, 2), out);
+    case Op::kIdentity:
+      return reshape_to(n, x, out, x.shape);
+    case Op::kReshape:
+      return reshape(n, x, arg(ref, n, 1), out, sc);
+    case Op::kFlatten:
+      return flatten(n, x, out, sc);
+    case Op::kTranspose:
+      return transpose(n, x, out, sc);
     case Op::kConcat:
       list.clear();
       for (std::size_t k = 0; k < n.in.size(); ++k)
         if (const OnnxTensor* t = arg(ref, n, k)) list.push_back(t);
       return concat(n, list, out, sc);
-    case Op::kUnsqueeze: return unsqueeze(n, x, arg(ref, n, 1), out, sc);
-    case Op::kSqueeze: return squeeze(n, x, arg(ref, n, 1), out, sc);
-    case Op::kConstant: return core::Ok{};  // evaluated at load time
+    case Op::kUnsqueeze:
+      return unsqueeze(n, x, arg(ref, n, 1), out, sc);
+    case Op::kSqueeze:
+      return squeeze(n, x, arg(ref, n, 1), out, sc);
+    case Op::kConstant:
+      return core::Ok{};  // evaluated at load time
   }
   return core::Ok{};
 }
@@ -563,8 +598,7 @@ Status check_input(const OnnxValueInfo& info, const OnnxTensor& t, std::size_t k
   if (have != static_cast<std::size_t>(n))
     return err(std::to_string(have) + " values for shape " + shape_str(t.shape));
   if (info.elem_type != 0 && info.elem_type != static_cast<std::int32_t>(t.type))
-    return err(std::string("element type must be ") +
-               (info.elem_type == 1 ? "float32" : "int64"));
+    return err(std::string("element type must be ") + (info.elem_type == 1 ? "float32" : "int64"));
   if (info.has_shape) {
     if (info.shape.size() != t.shape.size())
       return err("rank " + std::to_string(t.shape.size()) + ", the model declares " +
