@@ -17,6 +17,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/sha256.h"
 #include "charkit/server/server.h"
+#include "test_server.h"
 
 namespace charkit::server {
 namespace {
@@ -110,19 +111,10 @@ class ServerTest : public ::testing::Test {
   }
   void start_server(std::uint64_t max_upload) {
     server_.reset();
-    ServerOptions o;
-    o.port = 0;
-    o.data_dir = dir_;
-    o.http_threads = 2;
-    o.job_workers = 1;
-    o.max_upload_bytes = max_upload;
-    o.quiet = true;
-    auto s = Server::create(o);
-    ASSERT_TRUE(s.ok()) << s.error().to_string();
-    server_ = std::move(*s);
-    auto p = server_->start();
-    ASSERT_TRUE(p.ok()) << p.error().to_string();
-    port_ = *p;
+    auto t = start_test_server(dir_, max_upload);
+    ASSERT_TRUE(t.ok()) << t.error().to_string();
+    server_ = std::move(t->server);
+    port_ = t->port;
     ASSERT_NE(port_, 0);
   }
   Response upload(const std::string& kind, const std::string& name, const std::string& body) {

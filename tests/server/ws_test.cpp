@@ -28,6 +28,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/server/server.h"
+#include "test_server.h"
 
 namespace charkit::server {
 namespace {
@@ -255,18 +256,10 @@ class WsTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() /
            ("charkit_ws_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     fs::remove_all(dir_);
-    ServerOptions o;
-    o.port = 0;
-    o.data_dir = dir_;
-    o.http_threads = 2;
-    o.job_workers = 1;
-    o.quiet = true;
-    auto s = Server::create(o);
-    ASSERT_TRUE(s.ok()) << s.error().to_string();
-    server_ = std::move(*s);
-    auto p = server_->start();
-    ASSERT_TRUE(p.ok()) << p.error().to_string();
-    port_ = *p;
+    auto t = start_test_server(dir_);
+    ASSERT_TRUE(t.ok()) << t.error().to_string();
+    server_ = std::move(t->server);
+    port_ = t->port;
   }
   void TearDown() override {
     server_.reset();
