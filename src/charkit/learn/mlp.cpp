@@ -251,7 +251,13 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   auto init = init_with(features, outputs, options, rng);
   if (!init) return init;
   Mlp mlp = std::move(init).value();
-  if (options.standardize_inputs) {
+  if (!options.fixed_input_mean.empty() || !options.fixed_input_std.empty()) {
+    if (options.fixed_input_mean.size() != features || options.fixed_input_std.size() != features)
+      return make_error("MLP_SHAPE", "fixed standardisation needs one mean and std per input");
+    mlp.input_mean = options.fixed_input_mean;
+    mlp.input_std = options.fixed_input_std;
+    if (auto st = validate(mlp); !st) return std::move(st).error();
+  } else if (options.standardize_inputs) {
     for (std::size_t j = 0; j < features; ++j) {
       double sum = 0.0, sq = 0.0;
       for (std::size_t i = 0; i < samples; ++i) sum += x[i * features + j];
@@ -297,6 +303,9 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       adam_update(mlp.layers[l].weights, grads[l].weights, mw[l], vw[l], it + 1, options.adam);
       adam_update(mlp.layers[l].biases, grads[l].biases, mb[l], vb[l], it + 1, options.adam);
     }
+    if (options.progress && options.progress_every > 0 &&
+        ((it + 1) % options.progress_every == 0 || it + 1 == options.iterations))
+      options.progress(it + 1, options.iterations, *loss);
   }
   if (stats != nullptr) {
     auto l1 = mlp_loss(mlp, x, y, samples);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -76,6 +77,15 @@ struct MlpOptions {
   std::size_t batch_size = 128;  ///< samples per step, drawn with replacement
   std::uint64_t seed = 777;
   bool standardize_inputs = true;
+  /// When not empty (one value per input each): the standardisation to use
+  /// instead of the per-feature mean/std of the training data — e.g. the
+  /// engine's averaged std for `.nmn` export. Overrides standardize_inputs.
+  std::vector<float> fixed_input_mean;
+  std::vector<float> fixed_input_std;
+  /// Called every progress_every steps and after the last one with (steps
+  /// done, total steps, the last mini-batch's loss).
+  std::function<void(std::size_t, std::size_t, double)> progress;
+  std::size_t progress_every = 250;
 };
 
 /// Glorot-uniform weights (U(-a, a), a = sqrt(6 / (in + out))) drawn from

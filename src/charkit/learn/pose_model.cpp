@@ -326,7 +326,9 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
         }
     }
     MlpTrainStats ts;
-    auto net = train_mlp(x, targets, nt, f, outputs, o.mlp, &ts);
+    MlpOptions mo = o.mlp;
+    if (progress && !mo.progress) mo.progress = progress;
+    auto net = train_mlp(x, targets, nt, f, outputs, mo, &ts);
     if (!net) return std::move(net).error();
     m.mlp = std::move(*net);
     m.stats.final_loss = ts.final_loss;
@@ -336,7 +338,6 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
     m.hyper["learning_rate"] = o.mlp.adam.learning_rate;
     m.hyper["seed"] = o.mlp.seed;
     m.hyper["clamp"] = clamp_name(o.clamp);
-    if (progress) progress(o.mlp.iterations, o.mlp.iterations, ts.final_loss);
   }
   if (auto st = validate(m); !st) return std::move(st).error();
 
