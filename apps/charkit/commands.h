@@ -41,5 +41,7 @@ void add_bem_export_command(CLI::App& bem, int& exit_code);
 void add_deformer_run_commands(CLI::App& deformer, int& exit_code);
 /// `charkit deformer sample|train|eval|…` (deformer_train.cpp): datasets and training.
 void add_deformer_train_commands(CLI::App& deformer, int& exit_code);
+/// `charkit deformer export-nmn|import|bake` (deformer_bridge.cpp): engine files and shape keys.
+void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code);
 
 }  // namespace charkit::app

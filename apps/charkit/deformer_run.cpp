@@ -2,9 +2,8 @@
 // -o OUT.npy`: what a model file holds, and a batch of raw features through
 // it (docs/learn/nmn.md, docs/learn/onnx.md). The model kind is detected from
 // the content: Unreal `.nmn` networks by their magic, ONNX models by the
-// protobuf field tag they start with (falling back to the `.onnx` extension);
-// later the own format (one entry each in detect_kind() and the two switch
-// statements below).
+// protobuf field tag they start with (falling back to the `.onnx` extension),
+// charkit's own pose_model.json by its extension and opening brace.
 // The work is in charkit::learn; this file maps files to text and results to
 // exit codes.
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include "charkit/learn/nmn_sidecar.h"
 #include "charkit/learn/npy.h"
 #include "charkit/learn/onnx.h"
+#include "charkit/learn/pose_model.h"
 #include "commands.h"
 #include "printable.h"
 
@@ -35,10 +35,11 @@ struct RunArgs {
   std::string output;
   std::string sidecar;
   bool clamp = false;
+  bool offsets = false;
   bool json = false;
 };
 
-enum class ModelKind { kUnknown, kNmn, kOnnx };
+enum class ModelKind { kUnknown, kNmn, kOnnx, kOwn };
 
 ModelKind detect_kind(core::Bytes b, const std::string& path) {
   if (b.size() >= 4 && core::load_le<std::uint32_t>(b.data()) == learn::kNmnMagic)
@@ -47,6 +48,9 @@ ModelKind detect_kind(core::Bytes b, const std::string& path) {
   // guess only means a parse error from load_onnx().
   if (learn::looks_like_onnx(b)) return ModelKind::kOnnx;
   if (std::filesystem::path(path).extension() == ".onnx") return ModelKind::kOnnx;
+  // charkit's own pose_model.json (+ .npz beside it).
+  if (std::filesystem::path(path).extension() == ".json" && !b.empty() && b[0] == '{')
+    return ModelKind::kOwn;
   return ModelKind::kUnknown;
 }
 
@@ -203,6 +207,154 @@ int info_nmn(const RunArgs& a, core::Bytes bytes) {
 
 int info_onnx(const RunArgs& a, core::Bytes bytes);  // below, with run_onnx
 
+int load_input(const RunArgs& a, std::size_t columns, std::size_t outputs,
+               std::vector<float>& values, std::size_t& rows);
+int write_outputs(const RunArgs& a, const char* kind, std::size_t rows, std::size_t inputs,
+                  std::size_t outputs, std::vector<float>& out, bool clamp_to_unit);
+
+const char* layout_name(learn::FeatureLayout l) {
+  return l == learn::FeatureLayout::kEngine ? "engine" : "axis-angle";
+}
+const char* activation_name(learn::Activation act) {
+  switch (act) {
+    case learn::Activation::kReLU:
+      return "ReLU";
+    case learn::Activation::kELU:
+      return "ELU";
+    case learn::Activation::kTanh:
+      return "tanh";
+    case learn::Activation::kIdentity:
+      break;
+  }
+  return "identity";
+}
+
+// charkit's own model: inputs (bones and their axes, curves), what it
+// outputs, the network or the linear map, and the training statistics.
+int info_own(const RunArgs& a) {
+  auto m = learn::load_pose_model(a.model);
+  if (!m) return fail(a.model, m.error(), kExitInvalid);
+  const bool neural = m->kind == learn::ModelKind::kNeural;
+  std::uint64_t params = 0;
+  Json layers = Json::array();
+  if (neural) {
+    for (std::size_t l = 0; l < m->mlp.layers.size(); ++l) {
+      const auto& d = m->mlp.layers[l];
+      params += d.weights.size() + d.biases.size();
+      const bool last = l + 1 == m->mlp.layers.size();
+      layers.push_back(Json{{"type", "Dense"},
+                            {"inputs", d.inputs},
+                            {"outputs", d.outputs},
+                            {"activation", activation_name(last ? m->mlp.output_activation
+                                                                : m->mlp.hidden_activation)}});
+    }
+  } else {
+    params = m->linear.weights().size();
+    layers.push_back(Json{{"type", "Linear (no bias)"},
+                          {"inputs", m->linear.feature_count()},
+                          {"outputs", m->linear.output_count()}});
+  }
+  const std::size_t outputs = neural ? m->morph_count() : 3 * m->vertex_count;
+  if (a.json) {
+    Json bones = Json::array(), curves = Json::array();
+    for (const auto& b : m->spec.bones) bones.push_back(b.name);
+    for (const auto& c : m->spec.curves) curves.push_back(c.name);
+    Json doc{{"model", a.model},
+             {"kind", "charkit"},
+             {"model_kind", learn::model_kind_name(m->kind)},
+             {"layout", layout_name(m->layout)},
+             {"inputs", m->feature_count()},
+             {"outputs", outputs},
+             {"bones", bones},
+             {"curves", curves},
+             {"vertices", m->vertex_count},
+             {"morphs", m->morph_names},
+             {"clamp", learn::clamp_name(m->clamp)},
+             {"layers", layers},
+             {"parameters", params},
+             {"holdout_mean_error", m->stats.holdout.mean},
+             {"uncorrected_holdout_mean_error", m->stats.uncorrected_holdout.mean}};
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  std::ostream& os = std::cout;
+  os << printable(a.model) << ": charkit pose model (" << learn::model_kind_name(m->kind)
+     << "), mesh \"" << printable(m->mesh_name) << "\", " << m->vertex_count << " vertices\n"
+     << "inputs: " << m->feature_count() << " (" << layout_name(m->layout)
+     << " layout: " << m->spec.bones.size() << " bones x "
+     << (m->layout == learn::FeatureLayout::kEngine ? 6 : 3) << " + " << m->spec.curves.size()
+     << " curves)\n";
+  for (const auto& b : m->spec.bones) {
+    os << "  bone " << printable(b.name) << ":";
+    for (std::size_t k = 0; k < 3; ++k) {
+      const auto& ax = b.axes[k];
+      os << " " << static_cast<char>('x' + k);
+      if (ax.enabled)
+        os << " [" << ax.min_deg << ", " << ax.max_deg << "]";
+      else
+        os << " off";
+    }
+    os << "\n";
+  }
+  for (const auto& c : m->spec.curves)
+    os << "  curve " << printable(c.name) << ": [" << c.min << ", " << c.max << "]\n";
+  if (neural)
+    os << "outputs: " << outputs << " morph weights (" << m->predicted_weights() << " predicted"
+       << (m->fixed_first_morph ? ", morph 0 fixed at 1" : "") << "; clamp "
+       << learn::clamp_name(m->clamp) << ")\n";
+  else
+    os << "outputs: " << outputs << " vertex offsets (x y z per vertex, bind space)\n";
+  os << "layers:\n";
+  for (const auto& l : layers) {
+    os << "  " << l["type"].get<std::string>() << " " << l["inputs"].get<std::size_t>() << " -> "
+       << l["outputs"].get<std::size_t>();
+    if (l.contains("activation")) os << ", " << l["activation"].get<std::string>();
+    os << "\n";
+  }
+  os << "parameters: " << params << "\n"
+     << "held-out mean vertex error: " << m->stats.holdout.mean << " (uncorrected "
+     << m->stats.uncorrected_holdout.mean << ")\n";
+  return kExitOk;
+}
+
+// Own model on a batch: neural models write their morph weights (raw network
+// outputs, the fixed morph 0 included; the model's own clamping with
+// --clamp), linear models and --offsets write the 3V bind-space offsets.
+int run_own(const RunArgs& a) {
+  auto m = learn::load_pose_model(a.model);
+  if (!m) return fail(a.model, m.error(), kExitInvalid);
+  const bool weights = m->kind == learn::ModelKind::kNeural && !a.offsets;
+  const std::size_t outputs = weights ? m->morph_count() : 3 * m->vertex_count;
+  std::vector<float> in;
+  std::size_t rows = 0;
+  if (int rc = load_input(a, m->feature_count(), outputs, in, rows); rc != kExitOk) return rc;
+  std::vector<float> out(rows * outputs);
+  learn::PoseModelEvaluator eval(*m);
+  learn::MlpEvaluator raw(m->mlp);
+  const std::size_t f = m->feature_count();
+  const std::size_t first = m->fixed_first_morph ? 1 : 0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::span<const float> x(in.data() + r * f, f);
+    std::span<float> y(out.data() + r * outputs, outputs);
+    bool ok = false;
+    if (!weights) {
+      ok = eval.offsets(x, y);
+    } else if (a.clamp) {
+      ok = eval.weights(x, y);
+    } else {
+      if (first == 1) y[0] = 1.0F;
+      ok = raw.evaluate(x, y.subspan(first));
+    }
+    if (!ok)
+      return fail(
+          a.model,
+          core::make_error("MODEL_RUN", "the model could not run on row " + std::to_string(r)),
+          kExitInvalid);
+  }
+  // --clamp was the model's own clamping, done above.
+  return write_outputs(a, "charkit", rows, f, outputs, out, /*clamp_to_unit=*/false);
+}
+
 int run_info(const RunArgs& a) {
   auto file = core::MappedFile::open(a.model);
   if (!file) return fail_io(a.model, file.error());
@@ -211,13 +363,16 @@ int run_info(const RunArgs& a) {
       return info_nmn(a, file->bytes());
     case ModelKind::kOnnx:
       return info_onnx(a, file->bytes());
+    case ModelKind::kOwn:
+      return info_own(a);
     case ModelKind::kUnknown:
       break;
   }
   return fail(
       a.model,
       core::make_error("MODEL_KIND",
-                       "not a model file charkit knows (supported: Unreal .nmn, ONNX .onnx)",
+                       "not a model file charkit knows (supported: charkit pose_model.json, Unreal "
+                       ".nmn, ONNX .onnx)",
                        core::Location::at_offset(0)),
       kExitInvalid);
 }
@@ -253,6 +408,25 @@ int load_input(const RunArgs& a, std::size_t columns, std::size_t outputs,
   return kExitOk;
 }
 
+// Writes rows x outputs to OUT.npy (clamped to [0, 1] with --clamp: the
+// range the Blender-side tools use for morph weights) and the --json summary.
+int write_outputs(const RunArgs& a, const char* kind, std::size_t rows, std::size_t inputs,
+                  std::size_t outputs, std::vector<float>& out, bool clamp_to_unit) {
+  if (clamp_to_unit)
+    for (float& v : out) v = std::clamp(v, 0.0f, 1.0f);
+  auto arr = learn::NpyArray::from_f32({rows, outputs}, out);
+  auto bytes_out = learn::write_npy(arr);
+  if (!bytes_out) return fail(a.output, bytes_out.error(), kExitUsage);
+  if (auto st = learn::write_file_bytes(a.output, *bytes_out); !st)
+    return fail_io(a.output, st.error());
+  if (a.json) {
+    Json doc{{"model", a.model}, {"kind", kind},     {"input", a.input},   {"output", a.output},
+             {"rows", rows},     {"inputs", inputs}, {"outputs", outputs}, {"clamped", a.clamp}};
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  }
+  return kExitOk;
+}
+
 int run_nmn(const RunArgs& a, core::Bytes bytes) {
   auto n = learn::read_nmn(bytes);
   if (!n) return fail(a.model, n.error(), kExitInvalid);
@@ -279,26 +453,7 @@ int run_nmn(const RunArgs& a, core::Bytes bytes) {
     return rc;
   std::vector<float> out(rows * runner->output_count());
   runner->run_batch(in, out, rows);
-  // --clamp: morph weights to [0, 1] (the range the Blender-side tools use).
-  if (a.clamp)
-    for (float& v : out) v = std::clamp(v, 0.0f, 1.0f);
-  auto arr = learn::NpyArray::from_f32({rows, runner->output_count()}, out);
-  auto bytes_out = learn::write_npy(arr);
-  if (!bytes_out) return fail(a.output, bytes_out.error(), kExitUsage);
-  if (auto st = learn::write_file_bytes(a.output, *bytes_out); !st)
-    return fail_io(a.output, st.error());
-  if (a.json) {
-    Json doc{{"model", a.model},
-             {"kind", "nmn"},
-             {"input", a.input},
-             {"output", a.output},
-             {"rows", rows},
-             {"inputs", runner->input_count()},
-             {"outputs", runner->output_count()},
-             {"clamped", a.clamp}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-  }
-  return kExitOk;
+  return write_outputs(a, "nmn", rows, runner->input_count(), runner->output_count(), out, a.clamp);
 }
 
 // "x: float32 [batch, 3]"
@@ -468,19 +623,7 @@ int run_onnx(const RunArgs& a, core::Bytes bytes) {
       if (!take((*res)[0], (*res)[0].f.size())) return bad_output();
     }
   }
-  if (a.clamp)
-    for (float& v : out) v = std::clamp(v, 0.0f, 1.0f);
-  auto arr = learn::NpyArray::from_f32({rows, outputs}, out);
-  auto bytes_out = learn::write_npy(arr);
-  if (!bytes_out) return fail(a.output, bytes_out.error(), kExitUsage);
-  if (auto st = learn::write_file_bytes(a.output, *bytes_out); !st)
-    return fail_io(a.output, st.error());
-  if (a.json) {
-    Json doc{{"model", a.model}, {"kind", "onnx"},    {"input", a.input},   {"output", a.output},
-             {"rows", rows},     {"inputs", columns}, {"outputs", outputs}, {"clamped", a.clamp}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-  }
-  return kExitOk;
+  return write_outputs(a, "onnx", rows, cols, outputs, out, a.clamp);
 }
 
 int run_run(const RunArgs& a) {
@@ -491,13 +634,16 @@ int run_run(const RunArgs& a) {
       return run_nmn(a, file->bytes());
     case ModelKind::kOnnx:
       return run_onnx(a, file->bytes());
+    case ModelKind::kOwn:
+      return run_own(a);
     case ModelKind::kUnknown:
       break;
   }
   return fail(
       a.model,
       core::make_error("MODEL_KIND",
-                       "not a model file charkit knows (supported: Unreal .nmn, ONNX .onnx)",
+                       "not a model file charkit knows (supported: charkit pose_model.json, Unreal "
+                       ".nmn, ONNX .onnx)",
                        core::Location::at_offset(0)),
       kExitInvalid);
 }
@@ -510,12 +656,13 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
       "info",
       "Show what a model file holds: kind, mode, inputs and outputs (and what they stand for), the "
       "layers with their types and sizes, the parameter count and the file size. The kind is "
-      "detected from the content; supported: Unreal ML Deformer networks (.nmn, global and local "
+      "detected from the content; supported: charkit's own models (pose_model.json + .npz, from "
+      "`deformer train`), Unreal ML Deformer networks (.nmn, global and local "
       "mode) and ONNX models (.onnx: recognised by the protobuf field tag they start with, or by "
       "the .onnx extension; see docs/learn/onnx.md for the supported ops). A .nmn sidecar "
       "MODEL.bmd_ue.json next to the file (bone, curve and morph-target names) is "
       "read and checked against the network.");
-  info_cmd->add_option("model", ia->model, "Model file (.nmn or .onnx)")
+  info_cmd->add_option("model", ia->model, "Model file (pose_model.json, .nmn or .onnx)")
       ->required()
       ->type_name("MODEL");
   info_cmd
@@ -524,7 +671,7 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
   info_cmd->add_flag("--json", ia->json, "Print the description as JSON");
   info_cmd->footer(
       "Exit status: 0 described, 1 invalid model or sidecar, 2 usage or I/O error.\n"
-      "Format and rules: docs/learn/nmn.md, docs/learn/onnx.md.");
+      "Format and rules: docs/learn/pose_model.md, docs/learn/nmn.md, docs/learn/onnx.md.");
   info_cmd->callback([ia, &exit_code] { exit_code = run_info(*ia); });
 
   auto ra = std::make_shared<RunArgs>();
@@ -535,8 +682,10 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
       "rotation matrix, then the curve values); the model applies its own normalisation and the "
       "raw outputs (morph weights) are written to OUT.npy as rows x outputs float32. An ONNX "
       "model (detected by content, or by the .onnx extension) must have one float32 input of "
-      "shape [batch, features] or [features]; its first output is written.");
-  run_cmd->add_option("model", ra->model, "Model file (.nmn or .onnx)")
+      "shape [batch, features] or [features]; its first output is written. A charkit model "
+      "(pose_model.json) takes its own features (axis-angle: 3 per bone, or the engine layout) and "
+      "writes its morph weights (neural) or vertex offsets (linear, or --offsets).");
+  run_cmd->add_option("model", ra->model, "Model file (pose_model.json, .nmn or .onnx)")
       ->required()
       ->type_name("MODEL");
   run_cmd->add_option("--input", ra->input, "Input features, 2-D float32 .npy")
@@ -546,7 +695,11 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
       ->required()
       ->type_name("OUT.npy");
   run_cmd->add_flag("--clamp", ra->clamp,
-                    "Clamp the outputs to [0, 1] (default: raw network outputs)");
+                    "Clamp the outputs: .nmn and ONNX to [0, 1]; a charkit model as it says "
+                    "(default: raw network outputs)");
+  run_cmd->add_flag("--offsets", ra->offsets,
+                    "charkit models: write the 3V bind-space vertex offsets instead of the morph "
+                    "weights (linear models always do)");
   run_cmd
       ->add_option("--sidecar", ra->sidecar,
                    "Sidecar JSON (default: MODEL.bmd_ue.json if present); local-mode networks with "

@@ -25,6 +25,7 @@ struct ServeArgs {
   unsigned workers = 2;
   unsigned http_threads = 4;
   std::uint64_t max_upload = store::kDefaultMaxUploadBytes;
+  bool quiet = false;
 };
 
 /// Blocks SIGINT and SIGTERM in this thread (and so in every thread started
@@ -72,6 +73,7 @@ int run_serve(const ServeArgs& a) {
   o.job_workers = a.workers;
   o.http_threads = a.http_threads;
   o.max_upload_bytes = a.max_upload;
+  o.quiet = a.quiet;
   sigset_t signals = block_stop_signals();
   auto srv = server::Server::create(o);
   if (!srv) {
@@ -90,7 +92,9 @@ int run_serve(const ServeArgs& a) {
             << " job workers); Ctrl-C stops" << std::endl;
   int sig = wait_for_signal(signals);
   std::cerr << "charkit: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
-            << ": stopping (in-flight uploads are discarded, running jobs finish)" << std::endl;
+            << ": stopping (in-flight uploads are discarded, stream clients get a close frame, "
+               "running jobs go back to the queue)"
+            << std::endl;
   (*srv)->stop();
   std::cerr << "charkit: stopped" << std::endl;
   return kExitOk;
@@ -116,8 +120,9 @@ int run_worker(const ServeArgs& a) {
   }
   std::cerr << "charkit: worker running " << w.threads << " threads on " << printable(w.db_url)
             << "; Ctrl-C stops" << std::endl;
-  wait_for_signal(signals);
-  std::cerr << "charkit: stopping (running jobs finish)" << std::endl;
+  int sig = wait_for_signal(signals);
+  std::cerr << "charkit: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
+            << ": stopping (running jobs go back to the queue)" << std::endl;
   (*pool)->stop();
   return kExitOk;
 }
@@ -150,13 +155,17 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1u, 256u));
   serve->add_option("--max-upload", args->max_upload, "Largest upload in bytes (larger: 413)")
       ->capture_default_str();
+  serve->add_flag("--quiet", args->quiet,
+                  "No line per request and per job on stderr (start and stop lines stay)");
   serve->footer(
       "Open http://HOST:PORT/ in a browser for the upload page; the API is in docs/api.md.\n"
       "Uploads: curl --data-binary @walk.bvh "
       "'http://127.0.0.1:8080/api/motions?filename=walk.bvh'\n"
       "The server binds to loopback unless --listen says otherwise. One line per request goes to\n"
       "stderr. SIGINT/SIGTERM stop it gracefully: no new connections, uploads in flight are\n"
-      "discarded (no temporary file stays), running jobs finish.\n"
+      "discarded (no temporary file stays), WebSocket clients get a close frame (1001), running\n"
+      "jobs are cancelled and go back to the queue (pending) for the next start or another "
+      "worker.\n"
       "Exit status: 0 after a clean stop, 2 when the database, data folder or port cannot be "
       "used.");
   serve->callback([args, &exit_code] { exit_code = run_serve(*args); });
@@ -174,7 +183,7 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
   worker->footer(
       "Claims jobs from the catalogue's queue; several workers (processes or hosts sharing a\n"
       "PostgreSQL catalogue and the data folder) never run the same job at once. SIGINT/SIGTERM\n"
-      "stop it after the running jobs finish.\n"
+      "stop it: running jobs are cancelled and go back to the queue (pending).\n"
       "Exit status: 0 after a clean stop, 2 when the database or data folder cannot be used.");
   worker->callback([wargs, &exit_code] { exit_code = run_worker(*wargs); });
 }

@@ -1,7 +1,7 @@
 // ONNX loading and execution: the ONNX backend conformance cases copied into
-// tests/data/onnx/ (each a model.onnx with test_data_set_*/input_N.pb and
-// output_N.pb TensorProtos; upstream's expected outputs, not ours), and
-// small models built here with the protobuf API for the error paths.
+// tests/data/onnx/ (plus PyTorch exports made by pytorch-exported/make_cases.py) (each a model.onnx
+// with test_data_set_*/input_N.pb and output_N.pb TensorProtos; upstream's expected outputs, not
+// ours), and small models built here with the protobuf API for the error paths.
 #include "charkit/learn/onnx.h"
 
 #include <onnx/onnx_pb.h>
@@ -33,7 +33,9 @@ core::Bytes bytes_of(const std::string& s) {
 std::vector<std::string> case_dirs() {
   std::vector<std::string> out;
   std::error_code ec;
-  for (const char* suite : {"node", "pytorch-converted"}) {
+  // pytorch-exported: networks exported by Debian's PyTorch 1.13 with outputs
+  // PyTorch computed (tests/data/onnx/pytorch-exported/make_cases.py).
+  for (const char* suite : {"node", "pytorch-converted", "pytorch-exported"}) {
     fs::path root = fs::path(CHARKIT_TEST_DATA) / "onnx" / suite;
     for (const auto& e : fs::directory_iterator(root, ec))
       if (fs::is_regular_file(e.path() / "model.onnx")) out.push_back(e.path().string());
@@ -43,8 +45,9 @@ std::vector<std::string> case_dirs() {
 }
 
 TEST(OnnxConformance, CasesFound) {
-  // Both suites copied: 98 operator cases and 8 PyTorch models.
-  EXPECT_GE(case_dirs().size(), 100u);
+  // Both suites copied (98 operator cases and 8 PyTorch models) and the 6
+  // exports made here.
+  EXPECT_GE(case_dirs().size(), 112u);
 }
 
 class OnnxCase : public ::testing::TestWithParam<std::string> {};

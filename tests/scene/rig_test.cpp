@@ -45,7 +45,9 @@ TEST_P(RigModels, MatchesItsGltfJson) {
   const auto& mesh = j["meshes"][j["nodes"][node]["mesh"].get<std::size_t>()];
   const auto& skin = j["skins"][j["nodes"][node]["skin"].get<std::size_t>()];
   std::size_t vertices = 0, indices = 0;
+  std::vector<std::size_t> offsets;
   for (const auto& p : mesh["primitives"]) {
+    offsets.push_back(vertices);
     vertices +=
         j["accessors"][p["attributes"]["POSITION"].get<std::size_t>()]["count"].get<std::size_t>();
     indices += j["accessors"][p["indices"].get<std::size_t>()]["count"].get<std::size_t>();
@@ -60,6 +62,7 @@ TEST_P(RigModels, MatchesItsGltfJson) {
   ASSERT_TRUE(rig) << rig.error().to_string();
   EXPECT_EQ(rig->node_index, node);
   EXPECT_EQ(rig->vertex_count(), vertices);
+  EXPECT_EQ(rig->primitive_vertex_offsets, offsets);
   EXPECT_EQ(rig->triangles.size(), indices);
   bool normals = true;
   for (const auto& p : mesh["primitives"]) normals = normals && p["attributes"].contains("NORMAL");

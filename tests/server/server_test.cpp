@@ -11,12 +11,17 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "charkit/core/json.h"
 #include "charkit/core/sha256.h"
+#include "charkit/server/multipart.h"
 #include "charkit/server/server.h"
+#include "charkit/store/catalogue.h"
+#include "charkit/store/jobs.h"
 #include "test_server.h"
 
 namespace charkit::server {
@@ -95,13 +100,18 @@ std::size_t count_files(const fs::path& dir) {
   return n;
 }
 
-class ServerTest : public ::testing::Test {
+/// Every API test runs on SQLite and on PostgreSQL (a fresh schema each;
+/// skipped without CHARKIT_TEST_PG_URL).
+class ServerTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
     static std::atomic<int> counter{0};
     dir_ = fs::temp_directory_path() /
            ("charkit_server_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     fs::remove_all(dir_);
+    auto [db, skip] = test_db(GetParam());
+    if (!skip.empty()) GTEST_SKIP() << skip;
+    db_ = db;
     start_server(1u << 20);
   }
   void TearDown() override {
@@ -111,7 +121,7 @@ class ServerTest : public ::testing::Test {
   }
   void start_server(std::uint64_t max_upload) {
     server_.reset();
-    auto t = start_test_server(dir_, max_upload);
+    auto t = start_test_server(dir_, max_upload, db_);
     ASSERT_TRUE(t.ok()) << t.error().to_string();
     server_ = std::move(t->server);
     port_ = t->port;
@@ -132,23 +142,41 @@ class ServerTest : public ::testing::Test {
     return j;
   }
 
+  /// Another connection to the test's catalogue (for jobs and rows).
+  std::unique_ptr<store::Catalogue> open_catalogue() {
+    auto o = test_server_options(dir_, 1u << 20, db_);
+    store::CatalogueOptions co;
+    co.pg_schema = db_.schema;
+    auto c = store::Catalogue::open(resolved_db_url(o), co);
+    EXPECT_TRUE(c) << c.error().to_string();
+    return c ? std::move(*c) : nullptr;
+  }
+
   fs::path dir_;
+  TestDb db_;
   std::unique_ptr<Server> server_;
   std::uint16_t port_ = 0;
 };
 
+INSTANTIATE_TEST_SUITE_P(Catalogue, ServerTest,
+                         ::testing::Values(Backend::sqlite, Backend::postgresql),
+                         [](const ::testing::TestParamInfo<Backend>& i) {
+                           return i.param == Backend::sqlite ? std::string("sqlite")
+                                                             : std::string("postgresql");
+                         });
+
 const fs::path kData = CHARKIT_TEST_DATA;
 
-TEST_F(ServerTest, Healthz) {
+TEST_P(ServerTest, Healthz) {
   auto r = request(port_, http::verb::get, "/healthz");
   EXPECT_EQ(r.status, 200u);
   auto j = r.json();
   EXPECT_EQ(j["status"], "ok");
-  EXPECT_EQ(j["database"], "sqlite");
+  EXPECT_EQ(j["database"], GetParam() == Backend::sqlite ? "sqlite" : "postgresql");
   EXPECT_GE(j["schemaVersion"].get<int>(), 1);
 }
 
-TEST_F(ServerTest, UnknownRouteAndMethod) {
+TEST_P(ServerTest, UnknownRouteAndMethod) {
   auto r = request(port_, http::verb::get, "/nope");
   EXPECT_EQ(r.status, 404u);
   EXPECT_EQ(r.json()["error"], "NOT_FOUND");
@@ -160,7 +188,7 @@ TEST_F(ServerTest, UnknownRouteAndMethod) {
   EXPECT_EQ(request(port_, http::verb::get, "/api/motions/99").status, 404u);
 }
 
-TEST_F(ServerTest, BvhUploadDedupPreprocessKeypoints) {
+TEST_P(ServerTest, BvhUploadDedupPreprocessKeypoints) {
   std::string bvh = read_file(kData / "bvh" / "test_freebvh.bvh");
   ASSERT_FALSE(bvh.empty());
   auto r1 = upload("motions", "walk.bvh", bvh);
@@ -207,7 +235,7 @@ TEST_F(ServerTest, BvhUploadDedupPreprocessKeypoints) {
   EXPECT_EQ(none["total"], 0);
 }
 
-TEST_F(ServerTest, ListPaging) {
+TEST_P(ServerTest, ListPaging) {
   std::vector<std::int64_t> ids;
   for (int i = 0; i < 3; ++i) {
     auto r = upload("motions", "k" + std::to_string(i) + ".json",
@@ -236,7 +264,7 @@ TEST_F(ServerTest, ListPaging) {
             409u);
 }
 
-TEST_F(ServerTest, WrongExtensionIs422) {
+TEST_P(ServerTest, WrongExtensionIs422) {
   auto r = upload("motions", "notes.txt", "hello");
   EXPECT_EQ(r.status, 422u);
   EXPECT_EQ(r.json()["error"], "UNSUPPORTED_EXTENSION");
@@ -247,7 +275,7 @@ TEST_F(ServerTest, WrongExtensionIs422) {
   EXPECT_EQ(count_files(dir_ / "blobs"), 0u);
 }
 
-TEST_F(ServerTest, ContentLengthOverLimitIs413BeforeReading) {
+TEST_P(ServerTest, ContentLengthOverLimitIs413BeforeReading) {
   start_server(1000);
   // Only the header: the server must answer without waiting for the body.
   auto r = raw_request(port_,
@@ -269,7 +297,7 @@ TEST_F(ServerTest, ContentLengthOverLimitIs413BeforeReading) {
   EXPECT_EQ(list["total"], 0);
 }
 
-TEST_F(ServerTest, HugeHeaderRefused) {
+TEST_P(ServerTest, HugeHeaderRefused) {
   std::string req =
       "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(100 * 1024, 'a') + "\r\n\r\n";
   auto r = raw_request(port_, req);
@@ -279,7 +307,7 @@ TEST_F(ServerTest, HugeHeaderRefused) {
   EXPECT_EQ(request(port_, http::verb::get, "/healthz").status, 200u);
 }
 
-TEST_F(ServerTest, PathTraversalInFilenameStaysInTheStore) {
+TEST_P(ServerTest, PathTraversalInFilenameStaysInTheStore) {
   std::string bvh = read_file(kData / "bvh" / "test_freebvh.bvh");
   auto r = upload("motions", "..%2F..%2F..%2Fescape.bvh", bvh);
   ASSERT_EQ(r.status, 201u) << r.body;
@@ -297,7 +325,7 @@ TEST_F(ServerTest, PathTraversalInFilenameStaysInTheStore) {
   EXPECT_EQ(request(port_, http::verb::get, "/api/%2e%2e/healthz").status, 400u);
 }
 
-TEST_F(ServerTest, RangeAndDelete) {
+TEST_P(ServerTest, RangeAndDelete) {
   std::string bvh = read_file(kData / "bvh" / "test_freebvh.bvh");
   auto r = upload("motions", "walk.bvh", bvh);
   ASSERT_EQ(r.status, 201u);
@@ -327,7 +355,7 @@ TEST_F(ServerTest, RangeAndDelete) {
   EXPECT_EQ(request(port_, http::verb::delete_, "/api/motions/" + std::to_string(id)).status, 404u);
 }
 
-TEST_F(ServerTest, PackageReport) {
+TEST_P(ServerTest, PackageReport) {
   std::string bem = read_file(kData / "examples" / "example-1.5.bem");
   auto r = upload("packages", "example-1.5.bem", bem);
   ASSERT_EQ(r.status, 201u) << r.body;
@@ -353,14 +381,14 @@ TEST_F(ServerTest, PackageReport) {
   EXPECT_GT(brep.json()["issues"]["numErrors"].get<int>(), 0);
 }
 
-TEST_F(ServerTest, IndexPage) {
+TEST_P(ServerTest, IndexPage) {
   auto r = request(port_, http::verb::get, "/");
   EXPECT_EQ(r.status, 200u);
   EXPECT_NE(r.body.find("<form"), std::string::npos);
   EXPECT_EQ(r.headers["Content-Type"], "text/html; charset=utf-8");
 }
 
-TEST_F(ServerTest, StopDiscardsUploadInFlight) {
+TEST_P(ServerTest, StopDiscardsUploadInFlight) {
   net::io_context ioc;
   tcp::socket sock(ioc);
   sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_));
@@ -377,6 +405,271 @@ TEST_F(ServerTest, StopDiscardsUploadInFlight) {
   EXPECT_TRUE(tmp_seen);
   server_->stop();
   EXPECT_EQ(count_files(dir_ / "blobs"), 0u);
+}
+
+// ---- multipart/form-data uploads ------------------------------------------------
+
+const std::string kBoundary = "----formBoundary7MA4YWxk";
+
+/// A browser-shaped form body: a text field, then the file part; `close`
+/// false leaves out the closing boundary.
+std::string form_body(const std::string& part_name, const std::string& content, bool close = true) {
+  std::string b = "--" + kBoundary +
+                  "\r\nContent-Disposition: form-data; name=\"comment\"\r\n\r\nfrom a form\r\n"
+                  "--" +
+                  kBoundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" +
+                  part_name + "\"\r\nContent-Type: application/octet-stream\r\n\r\n" + content;
+  if (close) b += "\r\n--" + kBoundary + "--\r\n";
+  return b;
+}
+
+std::string form_head(const std::string& target, std::size_t length) {
+  return "POST " + target +
+         " HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=" + kBoundary +
+         "\r\nContent-Length: " + std::to_string(length) + "\r\n\r\n";
+}
+
+/// Sends head + body in pieces of the given sizes (cycled) with a short
+/// pause after each, so the server's reads end at those places; then reads
+/// the answer (status 0 when the connection closed without one).
+Response send_in_pieces(std::uint16_t port, const std::string& head, const std::string& body,
+                        const std::vector<std::size_t>& pieces) {
+  net::io_context ioc;
+  tcp::socket sock(ioc);
+  sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  sock.set_option(tcp::no_delay(true));
+  beast::error_code ec;
+  net::write(sock, net::buffer(head), ec);
+  std::size_t pos = 0, k = 0;
+  while (pos < body.size() && !ec) {
+    std::size_t n = std::min(pieces[k++ % pieces.size()], body.size() - pos);
+    net::write(sock, net::buffer(body.data() + pos, n), ec);
+    pos += n;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  Response r;
+  beast::flat_buffer buf;
+  http::response_parser<http::string_body> parser;
+  http::read(sock, buf, parser, ec);
+  if (ec) return r;
+  r.status = parser.get().result_int();
+  r.body = parser.get().body();
+  for (const auto& f : parser.get())
+    r.headers[std::string(f.name_string())] = std::string(f.value());
+  return r;
+}
+
+TEST_P(ServerTest, MultipartUploadSplitAtAwkwardPlaces) {
+  // CRLFs and a boundary-like line inside the file: only CRLF "--" + the
+  // exact boundary ends the part.
+  std::string bvh = read_file(kData / "bvh" / "test_freebvh.bvh");
+  std::string content =
+      bvh.substr(0, 200) + "\r\n--" + kBoundary.substr(0, 12) + "\r\n\r\n" + bvh.substr(200);
+  const std::string body = form_body("walk.bvh", content);
+  const auto boundary_at = body.find("\r\n--" + kBoundary + "--");
+  // Pieces that cut the part headers, the CRLF before the closing boundary
+  // and the boundary itself.
+  const std::vector<std::size_t> pieces{1, 3, 17, 64, 5, 1000, 2, 4093};
+  auto r = send_in_pieces(port_, form_head("/api/motions", body.size()), body, pieces);
+  ASSERT_EQ(r.status, 201u) << r.body;
+  auto j = r.json();
+  EXPECT_EQ(j["originalName"], "walk.bvh");
+  EXPECT_EQ(j["size"], content.size());
+  EXPECT_EQ(j["sha256"],
+            core::to_hex(core::sha256(core::Bytes(
+                reinterpret_cast<const std::uint8_t*>(content.data()), content.size()))));
+  auto got = request(port_, http::verb::get, j["contentUrl"].get<std::string>());
+  EXPECT_EQ(got.body, content);
+  ASSERT_NE(boundary_at, std::string::npos);
+  // The same body cut exactly inside "\r\n--boundary--": same record (dedup).
+  auto again = send_in_pieces(port_, form_head("/api/motions", body.size()), body,
+                              {boundary_at + 1, 3, 3, 100});
+  ASSERT_EQ(again.status, 200u) << again.body;
+  EXPECT_EQ(again.json()["id"], j["id"]);
+}
+
+TEST_P(ServerTest, MultipartQueryFilenameWins) {
+  const std::string body = form_body("notes.txt", "{\"x\":1}");
+  auto r = raw_request(port_, form_head("/api/motions?filename=take1.json", body.size()) + body);
+  ASSERT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(Json::parse(r.body)["originalName"], "take1.json");
+  EXPECT_EQ(Json::parse(r.body)["format"], "json");
+}
+
+TEST_P(ServerTest, MultipartRefusalsLeaveNothing) {
+  struct Case {
+    std::string body;
+    unsigned status;
+    std::string code;
+  };
+  const std::string file_part = "--" + kBoundary +
+                                "\r\nContent-Disposition: form-data; name=\"f\"; "
+                                "filename=\"a.bvh\"\r\n\r\nHIERARCHY\r\n";
+  const std::vector<Case> cases{
+      {form_body("walk.bvh", "HIERARCHY\r\n", false), 400, "MULTIPART_TRUNCATED"},
+      {form_body("notes.txt", "hello"), 422, "UNSUPPORTED_EXTENSION"},
+      {form_body("", "x"), 400, "MISSING_FILENAME"},
+      {form_body("walk.bvh", ""), 400, "EMPTY_BODY"},
+      {file_part + file_part + "--" + kBoundary + "--\r\n", 400, "MULTIPART_TWO_FILES"},
+      {"--" + kBoundary + "\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n--" +
+           kBoundary + "--\r\n",
+       400, "MULTIPART_NO_FILE"},
+      {"--" + kBoundary + "\r\nBroken header\r\n\r\nv\r\n--" + kBoundary + "--\r\n", 400,
+       "MULTIPART_BAD_HEADER"},
+  };
+  for (const auto& c : cases) {
+    auto r = send_in_pieces(port_, form_head("/api/motions", c.body.size()), c.body, {7});
+    ASSERT_EQ(r.status, c.status) << c.code << ": " << r.body;
+    auto j = Json::parse(r.body);
+    EXPECT_EQ(j["error"], c.code);
+    EXPECT_TRUE(j.contains("message") && j.contains("detail"));
+  }
+  // Content-Type problems are answered before the body.
+  auto nb = raw_request(port_,
+                        "POST /api/motions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                        "multipart/form-data\r\nContent-Length: 3\r\n\r\nabc");
+  EXPECT_EQ(nb.status, 400u);
+  EXPECT_EQ(Json::parse(nb.body)["error"], "MULTIPART_BAD_BOUNDARY");
+  EXPECT_EQ(count_files(dir_ / "blobs"), 0u);
+  EXPECT_EQ(request(port_, http::verb::get, "/api/motions").json()["total"], 0);
+}
+
+TEST_P(ServerTest, MultipartOverTheLimitIs413) {
+  start_server(1000);
+  // The file part alone passes the limit; the body is within the framing margin.
+  const std::string body = form_body("big.bvh", std::string(1001, 'a'));
+  auto r = raw_request(port_, form_head("/api/motions", body.size()) + body);
+  EXPECT_EQ(r.status, 413u);
+  EXPECT_EQ(Json::parse(r.body)["error"], "UPLOAD_TOO_LARGE");
+  // Exactly the limit is fine.
+  const std::string ok = form_body("fits.bvh", std::string(1000, 'b'));
+  EXPECT_EQ(raw_request(port_, form_head("/api/motions", ok.size()) + ok).status, 201u);
+  // Content-Length past limit + margin: refused before reading.
+  auto early = raw_request(port_, form_head("/api/motions", 1000 + kMultipartOverheadBytes + 1));
+  EXPECT_EQ(early.status, 413u);
+  auto list = request(port_, http::verb::get, "/api/motions").json();
+  EXPECT_EQ(list["total"], 1);
+  EXPECT_EQ(list["items"][0]["originalName"], "fits.bvh");
+}
+
+// ---- jobs and interrupted uploads, on both catalogues ------------------------------
+
+TEST_P(ServerTest, JobOfAKilledWorkerIsRetried) {
+  // A server that only enqueues; a "worker" claims the job with a short
+  // lease and dies (never completes). Once the lease has run out, a real
+  // worker takes the job again and finishes it.
+  server_.reset();
+  auto o = test_server_options(dir_, 1u << 20, db_);
+  o.job_workers = 0;
+  auto t = start_test_server(o);
+  ASSERT_TRUE(t) << t.error().to_string();
+  server_ = std::move(t->server);
+  port_ = t->port;
+  std::string bvh = read_file(kData / "bvh" / "test_freebvh.bvh");
+  auto r = upload("motions", "walk.bvh", bvh);
+  ASSERT_EQ(r.status, 201u) << r.body;
+  std::int64_t id = r.json()["id"];
+  auto cat = open_catalogue();
+  ASSERT_TRUE(cat);
+  store::JobQueue queue(*cat);
+  auto dead = queue.claim("killed-worker", std::chrono::milliseconds(300));
+  ASSERT_TRUE(dead && dead->has_value());
+  EXPECT_EQ((*dead)->attempts, 1);
+
+  WorkerPoolOptions w;
+  w.db_url = resolved_db_url(o);
+  w.pg_schema = db_.schema;
+  w.blob_root = resolved_blob_root(o);
+  w.threads = 1;
+  w.idle_poll = std::chrono::milliseconds(50);
+  auto pool = WorkerPool::start(w);
+  ASSERT_TRUE(pool) << pool.error().to_string();
+  Json m = wait_for("/api/motions/" + std::to_string(id), "preprocessState");
+  EXPECT_EQ(m["preprocessState"], "done") << m.dump();
+  (*pool)->stop();
+  auto job = queue.get((*dead)->id);
+  ASSERT_TRUE(job && job->has_value());
+  EXPECT_EQ((*job)->state, store::JobState::done);
+  EXPECT_EQ((*job)->attempts, 2);  // the dead claim, then the retry
+  EXPECT_NE((*job)->worker, "killed-worker");
+  EXPECT_FALSE(*queue.complete(**dead));  // the dead claim is void
+}
+
+TEST_P(ServerTest, TwoServersNeverShareAJob) {
+  // Two servers with two job threads each on one catalogue and one data
+  // folder; every job is a runner that notes who runs it and whether another
+  // thread holds the same job at that moment.
+  server_.reset();
+  constexpr int kJobs = 24;
+  std::mutex mu;
+  std::map<std::int64_t, int> active, runs;
+  std::atomic<int> overlaps{0};
+  auto runner = [&](const store::Job& j, const std::atomic<bool>&) -> core::Status {
+    {
+      std::lock_guard lock(mu);
+      if (active[j.id]++ > 0) ++overlaps;
+      ++runs[j.id];
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    std::lock_guard lock(mu);
+    --active[j.id];
+    return core::Ok{};
+  };
+  std::vector<std::unique_ptr<Server>> servers;
+  for (int i = 0; i < 2; ++i) {
+    auto o = test_server_options(dir_, 1u << 20, db_);
+    o.job_workers = 2;
+    o.job_runner = runner;
+    auto t = start_test_server(o);
+    ASSERT_TRUE(t) << t.error().to_string();
+    servers.push_back(std::move(t->server));
+  }
+  auto cat = open_catalogue();
+  ASSERT_TRUE(cat);
+  store::JobQueue queue(*cat);
+  for (int i = 0; i < kJobs; ++i) ASSERT_TRUE(queue.enqueue("test.job", job_payload(i + 1)));
+  std::int64_t done = 0;
+  for (int i = 0; i < 1000 && done < kJobs; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    done = *queue.count(store::JobState::done);
+  }
+  servers.clear();
+  EXPECT_EQ(done, kJobs);
+  EXPECT_EQ(overlaps.load(), 0);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(runs.size(), static_cast<std::size_t>(kJobs));
+  for (const auto& [id, n] : runs) EXPECT_EQ(n, 1) << "job " << id;
+}
+
+TEST_P(ServerTest, UploadCutOffMidBodyLeavesNothing) {
+  for (bool multipart : {false, true}) {
+    {
+      net::io_context ioc;
+      tcp::socket sock(ioc);
+      sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_));
+      std::string head =
+          multipart ? form_head("/api/motions", 100000) +
+                          form_body("cut.bvh", std::string(2000, 'y'), false)
+                    : "POST /api/motions?filename=cut.bvh HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                      "100000\r\n\r\n" +
+                          std::string(2000, 'x');
+      net::write(sock, net::buffer(head));
+      // Wait (bounded) until the server holds a temporary file, then hang up.
+      for (int i = 0; i < 500 && count_files(dir_ / "blobs" / "tmp") == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      EXPECT_EQ(count_files(dir_ / "blobs" / "tmp"), 1u) << multipart;
+    }  // the socket closes here, mid-body
+    std::size_t left = 1;
+    for (int i = 0; i < 500 && left != 0; ++i) {
+      left = count_files(dir_ / "blobs");
+      if (left) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(left, 0u) << multipart;
+  }
+  EXPECT_EQ(request(port_, http::verb::get, "/api/motions").json()["total"], 0);
+  auto cat = open_catalogue();
+  ASSERT_TRUE(cat);
+  EXPECT_EQ(*store::JobQueue(*cat).count(store::JobState::pending), 0);
 }
 
 }  // namespace

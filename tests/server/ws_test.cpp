@@ -625,5 +625,30 @@ TEST_F(WsTest, LiveRefusesBadFramesAndNames) {
   EXPECT_EQ(upgrade_status(port_, "/api/live/a"), 400u);
 }
 
+TEST_F(WsTest, StopSendsGoingAwayCloseToStreamAndLiveClients) {
+  auto id = bvh_motion();
+  WsClient stream;
+  ASSERT_EQ(stream.connect(port_, "/api/motions/" + std::to_string(id) + "/stream"), 101u);
+  ASSERT_TRUE(stream.read().ok);  // the header
+  WsClient viewer;
+  ASSERT_EQ(viewer.connect(port_, "/api/live/lobby?role=view"), 101u);
+  ASSERT_TRUE(viewer.read().ok);
+  // stop() waits for the close handshakes, which need the clients to read:
+  // it runs on another thread while the clients read here.
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread stopper([this] { server_->stop(); });
+  const unsigned stream_code = stream.wait_close();
+  const auto reason = stream.reason().reason;
+  const std::string stream_reason(reason.data(), reason.size());
+  const unsigned viewer_code = viewer.wait_close();
+  stopper.join();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(stream_code, 1001u);  // RFC 6455 §7.4.1 "going away"
+  EXPECT_EQ(viewer_code, 1001u);
+  EXPECT_EQ(stream_reason.rfind("server shutting down", 0), 0u) << stream_reason;
+  // Both clients answered the close: no wait for the 2 s fallback.
+  EXPECT_LT(took, 1900ms);
+}
+
 }  // namespace
 }  // namespace charkit::server

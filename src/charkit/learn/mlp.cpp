@@ -28,7 +28,9 @@ void apply(Activation act, MatF& z) {
       z = z.cwiseMax(0.0F);
       break;
     case Activation::kELU:
-      z = z.unaryExpr([](float x) { return activate(Activation::kELU, x); });
+      // Vectorised exp(x) - 1 on the negative side (training only; the
+      // evaluator uses activate(), i.e. expm1).
+      z = (z.array() > 0.0F).select(z.array(), z.array().min(0.0F).exp() - 1.0F).matrix();
       break;
     case Activation::kTanh:
       z = z.array().tanh().matrix();
@@ -276,37 +278,114 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     if (!l0) return std::move(l0).error();
     stats->initial_loss = *l0;
   }
-  std::vector<std::vector<float>> mw, vw, mb, vb;
-  for (const DenseLayer& d : mlp.layers) {
-    mw.emplace_back(d.weights.size(), 0.0F);
-    vw.emplace_back(d.weights.size(), 0.0F);
-    mb.emplace_back(d.biases.size(), 0.0F);
-    vb.emplace_back(d.biases.size(), 0.0F);
+  // The training loop works in preallocated Eigen matrices (no allocation
+  // per step): the batch is gathered already standardised, activations and
+  // their derivatives are computed in place, and Adam runs vectorised in
+  // float with the bias corrections folded into the step size:
+  // lr m^ / (sqrt(v^) + eps) = (lr sqrt(c2) / c1) m / (sqrt(v) + eps sqrt(c2)).
+  const std::size_t n = mlp.layers.size();
+  const auto bi = static_cast<Eigen::Index>(options.batch_size);
+  const auto fi = static_cast<Eigen::Index>(features);
+  const auto oi = static_cast<Eigen::Index>(outputs);
+  std::vector<MatF> z(n), a(n + 1), gw(n);
+  std::vector<Eigen::RowVectorXf> gb(n);
+  std::vector<Eigen::ArrayXf> mw(n), vw(n), mb(n), vb(n);
+  a[0].resize(bi, fi);
+  for (std::size_t l = 0; l < n; ++l) {
+    const DenseLayer& d = mlp.layers[l];
+    const auto in = static_cast<Eigen::Index>(d.inputs);
+    const auto out = static_cast<Eigen::Index>(d.outputs);
+    z[l].resize(bi, out);
+    a[l + 1].resize(bi, out);
+    gw[l].resize(in, out);
+    gb[l].resize(out);
+    mw[l] = Eigen::ArrayXf::Zero(in * out);
+    vw[l] = Eigen::ArrayXf::Zero(in * out);
+    mb[l] = Eigen::ArrayXf::Zero(out);
+    vb[l] = Eigen::ArrayXf::Zero(out);
   }
-  const std::size_t b = options.batch_size;
-  std::vector<float> bx(b * features), by(b * outputs);
-  std::vector<DenseLayer> grads;
+  MatF yb(bi, oi), da, dz;
+  Eigen::RowVectorXf inv_sd(fi), mean(fi);
+  for (Eigen::Index j = 0; j < fi; ++j) {
+    mean[j] = mlp.input_mean[static_cast<std::size_t>(j)];
+    inv_sd[j] = 1.0F / mlp.input_std[static_cast<std::size_t>(j)];
+  }
+  const double denom = static_cast<double>(options.batch_size) * static_cast<double>(outputs);
+  const auto b1 = static_cast<float>(options.adam.beta1);
+  const auto b2 = static_cast<float>(options.adam.beta2);
+  auto adam = [&](float* p, const float* g, Eigen::ArrayXf& m, Eigen::ArrayXf& v, float step,
+                  float eps) {
+    Eigen::Map<Eigen::ArrayXf> pa(p, m.size());
+    Eigen::Map<const Eigen::ArrayXf> ga(g, m.size());
+    m = b1 * m + (1.0F - b1) * ga;
+    v = b2 * v + (1.0F - b2) * ga.square();
+    pa -= step * m / (v.sqrt() + eps);
+  };
   for (std::size_t it = 0; it < options.iterations; ++it) {
-    for (std::size_t k = 0; k < b; ++k) {
+    for (Eigen::Index k = 0; k < bi; ++k) {
       auto row = static_cast<std::size_t>(rng.uniform() * static_cast<double>(samples));
       row = std::min(row, samples - 1);
-      std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(row * features), features,
-                  bx.begin() + static_cast<std::ptrdiff_t>(k * features));
-      std::copy_n(y.begin() + static_cast<std::ptrdiff_t>(row * outputs), outputs,
-                  by.begin() + static_cast<std::ptrdiff_t>(k * outputs));
+      a[0].row(k) = (Eigen::Map<const Eigen::RowVectorXf>(x.data() + row * features, fi) - mean)
+                        .cwiseProduct(inv_sd);
+      yb.row(k) = Eigen::Map<const Eigen::RowVectorXf>(y.data() + row * outputs, oi);
     }
-    auto loss = mlp_loss(mlp, bx, by, b, &grads);
-    if (!loss) return std::move(loss).error();
-    if (!std::isfinite(*loss))
+    for (std::size_t l = 0; l < n; ++l) {
+      const DenseLayer& d = mlp.layers[l];
+      MapW w(d.weights.data(), static_cast<Eigen::Index>(d.inputs),
+             static_cast<Eigen::Index>(d.outputs));
+      z[l].noalias() = a[l] * w;
+      z[l].rowwise() += Eigen::Map<const Eigen::RowVectorXf>(d.biases.data(), z[l].cols());
+      a[l + 1] = z[l];
+      apply(l + 1 == n ? mlp.output_activation : mlp.hidden_activation, a[l + 1]);
+    }
+    da = a[n] - yb;
+    const double loss = static_cast<double>(da.squaredNorm()) / denom;
+    if (!std::isfinite(loss))
       return make_error("MLP_NOT_FINITE", "training diverged (lower the learning rate)");
-    for (std::size_t l = 0; l < mlp.layers.size(); ++l) {
-      adam_update(mlp.layers[l].weights, grads[l].weights, mw[l], vw[l], it + 1, options.adam);
-      adam_update(mlp.layers[l].biases, grads[l].biases, mb[l], vb[l], it + 1, options.adam);
+    da *= static_cast<float>(2.0 / denom);
+    for (std::size_t l = n; l-- > 0;) {
+      const DenseLayer& d = mlp.layers[l];
+      const Activation act = l + 1 == n ? mlp.output_activation : mlp.hidden_activation;
+      switch (act) {
+        case Activation::kIdentity:
+          dz = da;
+          break;
+        case Activation::kReLU:
+          dz = (z[l].array() > 0.0F).select(da.array(), 0.0F).matrix();
+          break;
+        case Activation::kELU:
+          dz = (z[l].array() > 0.0F)
+                   .select(da.array(), da.array() * (a[l + 1].array() + 1.0F))
+                   .matrix();
+          break;
+        case Activation::kTanh:
+          dz = (da.array() * (1.0F - a[l + 1].array().square())).matrix();
+          break;
+      }
+      gw[l].noalias() = a[l].transpose() * dz;
+      gb[l] = dz.colwise().sum();
+      if (l > 0) {
+        MapW w(d.weights.data(), static_cast<Eigen::Index>(d.inputs),
+               static_cast<Eigen::Index>(d.outputs));
+        da.noalias() = dz * w.transpose();
+      }
+    }
+    const double t = static_cast<double>(it + 1);
+    const double c1 = 1.0 - std::pow(options.adam.beta1, t);
+    const double c2 = 1.0 - std::pow(options.adam.beta2, t);
+    const auto step = static_cast<float>(options.adam.learning_rate * std::sqrt(c2) / c1);
+    const auto eps = static_cast<float>(options.adam.epsilon * std::sqrt(c2));
+    for (std::size_t l = 0; l < n; ++l) {
+      adam(mlp.layers[l].weights.data(), gw[l].data(), mw[l], vw[l], step, eps);
+      adam(mlp.layers[l].biases.data(), gb[l].data(), mb[l], vb[l], step, eps);
     }
     if (options.progress && options.progress_every > 0 &&
         ((it + 1) % options.progress_every == 0 || it + 1 == options.iterations))
-      options.progress(it + 1, options.iterations, *loss);
+      options.progress(it + 1, options.iterations, loss);
   }
+  for (const DenseLayer& d : mlp.layers)
+    if (!all_finite(d.weights) || !all_finite(d.biases))
+      return make_error("MLP_NOT_FINITE", "training diverged (lower the learning rate)");
   if (stats != nullptr) {
     auto l1 = mlp_loss(mlp, x, y, samples);
     if (!l1) return std::move(l1).error();

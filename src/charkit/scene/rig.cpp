@@ -438,6 +438,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
     if (!pos) return std::move(pos).error();
     const std::size_t base = rig.vertex_count();
     const std::size_t n = pos->size() / 3;
+    rig.primitive_vertex_offsets.push_back(base);
     if (base + n > options.max_vertices)
       return err("RIG_LIMIT", "more than " + std::to_string(options.max_vertices) + " vertices",
                  pp + "/attributes/POSITION");

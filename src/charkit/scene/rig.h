@@ -35,6 +35,10 @@ struct Rig {
   std::vector<std::uint32_t> joints;     ///< 4 per vertex: indices into skeleton joints
   std::vector<float> weights;            ///< 4 per vertex, normalised to sum 1 (or all 0)
   std::vector<RigMorphTarget> morph_targets;
+  /// First vertex of each glTF primitive (in primitive order) in the merged
+  /// arrays above: primitive p holds vertices [offsets[p], offsets[p + 1])
+  /// (the last one up to vertex_count()).
+  std::vector<std::size_t> primitive_vertex_offsets;
   /// Joints in parents-first order (the skin's order where it already is),
   /// with local rest TRS and inverse bind matrices (identity when the skin
   /// has none). joints[] above index this order.

@@ -1,4 +1,4 @@
-// GET /: one self-contained page; the upload forms post the raw file with fetch().
+// GET /: one self-contained page; the upload form posts multipart/form-data with fetch().
 #include "charkit/server/page.h"
 
 namespace charkit::server {
@@ -59,8 +59,10 @@ document.getElementById("upload").addEventListener("submit", async ev => {
   const status = document.getElementById("status");
   if (!f) { status.textContent = "choose a file"; return; }
   status.textContent = "uploading…";
-  const r = await fetch("/api/" + kind + "?filename=" + encodeURIComponent(f.name),
-                        {method: "POST", body: f});
+  // multipart/form-data: the server streams the file part into the store.
+  const form = new FormData();
+  form.append("file", f, f.name);
+  const r = await fetch("/api/" + kind, {method: "POST", body: form});
   const j = await r.json();
   status.textContent = r.ok ? (j.created ? "stored as " : "already stored as ") + kind + " " + j.id
                             : r.status + " " + j.error + ": " + j.message;

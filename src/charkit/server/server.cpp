@@ -21,6 +21,7 @@
 #include "charkit/core/json.h"
 #include "charkit/server/http_glue.h"
 #include "charkit/server/metrics.h"
+#include "charkit/server/multipart.h"
 #include "charkit/server/page.h"
 #include "charkit/server/worker.h"
 #include "charkit/server/ws.h"
@@ -342,33 +343,64 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // ---- uploads: streamed into the blob store ----
+
+  /// 422 when the extension is not on the kind's list.
+  std::optional<StringResponse> extension_refusal(const std::string& ext) const {
+    if (store::extension_allowed(kind_, ext)) return std::nullopt;
+    Json allowed = Json::array();
+    for (auto e : store::allowed_extensions(kind_)) allowed.push_back(e);
+    return error_reply(
+        http::status::unprocessable_entity, "UNSUPPORTED_EXTENSION",
+        "'" + ext + "' files are not accepted as " + std::string(store::kind_name(kind_)),
+        Json{{"extension", ext}, {"allowed", allowed}});
+  }
+
+  StringResponse too_large_reply() const {
+    const std::uint64_t max = srv_.blobs->max_bytes();
+    return error_reply(http::status::payload_too_large, "UPLOAD_TOO_LARGE",
+                       "uploads are limited to " + std::to_string(max) + " bytes",
+                       Json{{"limit", max}});
+  }
+
   void begin_upload(store::Kind kind) {
     kind_ = kind;
+    reader_.reset();
+    refusal_.reset();
     auto params = parse_query(target_.query);
     if (!params)
       return send(
           error_reply(http::status::bad_request, params.error().code, params.error().message),
           true);
     auto raw = query_value(*params, "filename");
-    if (!raw || raw->empty())
+    const std::string_view content_type = sv(header_parser_->get()[http::field::content_type]);
+    const bool multipart = is_multipart_form_data(content_type);
+    std::string boundary;
+    if (multipart) {
+      auto b = multipart_boundary(content_type);
+      if (!b)
+        return send(error_reply(http::status::bad_request, b.error().code, b.error().message),
+                    true);
+      boundary = std::move(*b);
+    }
+    // A ?filename= query names the file; in a multipart body the file part's
+    // own filename is used when there is none.
+    query_name_ = raw && !raw->empty();
+    if (!query_name_ && !multipart)
       return send(error_reply(http::status::bad_request, "MISSING_FILENAME",
                               "POST /api/" + std::string(store::kind_name(kind)) +
                                   " needs ?filename=NAME (the extension picks the format)"),
                   true);
-    file_name_ = clean_file_name(*raw);
-    std::string ext = store::extension_of(file_name_);
-    if (!store::extension_allowed(kind, ext)) {
-      Json allowed = Json::array();
-      for (auto e : store::allowed_extensions(kind)) allowed.push_back(e);
-      return send(error_reply(http::status::unprocessable_entity, "UNSUPPORTED_EXTENSION",
-                              "'" + ext + "' files are not accepted as " +
-                                  std::string(store::kind_name(kind)),
-                              Json{{"extension", ext}, {"allowed", allowed}}),
-                  true);
+    std::string ext;
+    if (query_name_) {
+      file_name_ = clean_file_name(*raw);
+      ext = store::extension_of(file_name_);
+      if (auto refusal = extension_refusal(ext)) return send(std::move(*refusal), true);
     }
     auto length = header_parser_->content_length();
     const std::uint64_t max = srv_.blobs->max_bytes();
-    if (length && *length > max)
+    // A multipart body carries framing besides the file: allow a bounded margin.
+    const std::uint64_t body_max = multipart ? max + kMultipartOverheadBytes : max;
+    if (length && *length > body_max)
       return send(error_reply(http::status::payload_too_large, "UPLOAD_TOO_LARGE",
                               "uploads are limited to " + std::to_string(max) + " bytes",
                               Json{{"limit", max}, {"contentLength", *length}}),
@@ -377,14 +409,32 @@ class Session : public std::enable_shared_from_this<Session> {
       return send(error_reply(http::status::bad_request, "EMPTY_BODY",
                               "the request body must hold the file"),
                   true);
-    auto up = srv_.blobs->begin_upload(kind, ext);
-    if (!up) return send(store_error_reply(up.error()), true);
-    upload_.emplace(std::move(*up));
+    if (multipart) {
+      // The store upload begins when the file part's headers have arrived
+      // (its extension may come from there).
+      MultipartReader::Events ev;
+      ev.on_file_begin = [this](std::string_view name) { return multipart_file_begin(name); };
+      ev.on_file_data = [this](std::string_view bytes) -> core::Status {
+        auto w = upload_->write(
+            core::Bytes(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+        if (!w) {
+          refusal_ = w.error().code == "STORE_TOO_LARGE" ? too_large_reply()
+                                                         : store_error_reply(w.error());
+          return std::move(w).error();
+        }
+        return core::Ok{};
+      };
+      reader_.emplace(std::move(boundary), std::move(ev));
+    } else {
+      auto up = srv_.blobs->begin_upload(kind, ext);
+      if (!up) return send(store_error_reply(up.error()), true);
+      upload_.emplace(std::move(*up));
+    }
     upload_gauge_.emplace(srv_.metrics.uploads_in_flight);
     bool expect_continue =
         beast::iequals(header_parser_->get()[http::field::expect], "100-continue");
     upload_parser_.emplace(std::move(*header_parser_));
-    upload_parser_->body_limit(max);
+    upload_parser_->body_limit(body_max);
     if (expect_continue) {
       auto res = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
       http::async_write(stream_, *res,
@@ -405,32 +455,74 @@ class Session : public std::enable_shared_from_this<Session> {
     body.size = chunk_.size();
     body.more = true;
     stream_.expires_after(srv_.options.read_timeout);
-    http::async_read(
+    // read_some: the bytes are handed on as they arrive (a multipart file part
+    // begins its store upload at once), not when 64 KiB have gathered.
+    http::async_read_some(
         stream_, buffer_, *upload_parser_,
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_chunk(ec); });
+  }
+
+  /// The multipart file part's headers are complete: name, extension, store upload.
+  core::Status multipart_file_begin(std::string_view part_name) {
+    if (!query_name_) {
+      file_name_ = clean_file_name(part_name);
+      if (file_name_.empty()) {
+        refusal_ = error_reply(http::status::bad_request, "MISSING_FILENAME",
+                               "the file part has no filename and the target no ?filename=");
+        return core::make_error("MISSING_FILENAME", "no file name");
+      }
+    }
+    std::string ext = store::extension_of(file_name_);
+    if (auto refusal = extension_refusal(ext)) {
+      refusal_ = std::move(*refusal);
+      return core::make_error("UNSUPPORTED_EXTENSION", "extension not accepted");
+    }
+    auto up = srv_.blobs->begin_upload(kind_, ext);
+    if (!up) {
+      refusal_ = store_error_reply(up.error());
+      return std::move(up).error();
+    }
+    upload_.emplace(std::move(*up));
+    return core::Ok{};
+  }
+
+  /// A multipart body was refused: the callback's reply, else 400 with the reader's error.
+  void refuse_multipart(const core::Error& e) {
+    if (upload_) upload_->abort();
+    upload_.reset();
+    if (refusal_) {
+      auto r = std::move(*refusal_);
+      refusal_.reset();
+      return send(std::move(r), true);
+    }
+    Json detail = nullptr;
+    if (e.location.offset) detail = Json{{"offset", *e.location.offset}};
+    send(error_reply(http::status::bad_request, e.code, e.message, detail), true);
   }
 
   void on_chunk(beast::error_code ec) {
     if (ec == http::error::need_buffer) ec = {};
     if (ec == http::error::body_limit) {
-      upload_->abort();
-      return send(error_reply(http::status::payload_too_large, "UPLOAD_TOO_LARGE",
-                              "uploads are limited to " + std::to_string(srv_.blobs->max_bytes()) +
-                                  " bytes"),
-                  true);
+      if (upload_) upload_->abort();
+      return send(too_large_reply(), true);
     }
     if (ec) {  // the client went away, a timeout, or shutdown: nothing is kept
-      upload_->abort();
+      if (upload_) upload_->abort();
       srv_.log(method_ + " " + target_text_ + " aborted: " + ec.message());
       return close();
     }
     std::size_t n = chunk_.size() - upload_parser_->get().body().size;
     srv_.metrics.request_bytes.fetch_add(n);
     if (n > 0) {
-      auto w = upload_->write(core::Bytes(chunk_.data(), n));
-      if (!w) {
-        upload_->abort();
-        return send(store_error_reply(w.error()), true);
+      if (reader_) {
+        auto s = reader_->feed(std::string_view(reinterpret_cast<const char*>(chunk_.data()), n));
+        if (!s) return refuse_multipart(s.error());
+      } else {
+        auto w = upload_->write(core::Bytes(chunk_.data(), n));
+        if (!w) {
+          upload_->abort();
+          return send(store_error_reply(w.error()), true);
+        }
       }
     }
     read_chunk();
@@ -438,6 +530,19 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void commit_upload() {
     bool keep = upload_parser_->get().keep_alive();
+    if (reader_) {
+      auto s = reader_->finish();
+      if (!s) return refuse_multipart(s.error());
+      const bool empty = reader_->file_bytes() == 0;
+      reader_.reset();
+      if (empty) {
+        if (upload_) upload_->abort();
+        upload_.reset();
+        upload_gauge_.reset();
+        return send(error_reply(http::status::bad_request, "EMPTY_BODY", "the file part is empty"),
+                    true);
+      }
+    }
     auto blob = upload_->commit();
     upload_.reset();
     upload_gauge_.reset();
@@ -494,6 +599,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::buffer_body>> upload_parser_;
   std::optional<store::Upload> upload_;
   std::optional<GaugeToken> upload_gauge_;
+  std::optional<MultipartReader> reader_;  ///< set for a multipart/form-data upload
+  std::optional<StringResponse> refusal_;  ///< a reader callback's HTTP answer
+  bool query_name_ = false;                ///< the file name came from ?filename=
   bool handed_off_ = false;
   std::array<std::uint8_t, 64 * 1024> chunk_{};
   store::Kind kind_ = store::Kind::model;
@@ -951,7 +1059,9 @@ core::Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {
   auto blobs = store::BlobStore::open(resolved_blob_root(impl.options), bo);
   if (!blobs) return std::move(blobs).error();
   impl.blobs.emplace(std::move(*blobs));
-  auto cat = store::Catalogue::open(resolved_db_url(impl.options));
+  store::CatalogueOptions co;
+  co.pg_schema = impl.options.db_schema;
+  auto cat = store::Catalogue::open(resolved_db_url(impl.options), co);
   if (!cat) return std::move(cat).error();
   impl.catalogue = std::move(*cat);
   impl.queue = std::make_unique<store::JobQueue>(*impl.catalogue);
@@ -991,6 +1101,9 @@ core::Result<std::uint16_t> Server::start() {
     wo.blob_root = resolved_blob_root(impl.options);
     wo.max_upload_bytes = impl.options.max_upload_bytes;
     wo.threads = impl.options.job_workers;
+    wo.lease = impl.options.job_lease;
+    wo.pg_schema = impl.options.db_schema;
+    wo.runner = impl.options.job_runner;
     wo.name = "serve";
     if (!impl.options.quiet) wo.log = [&impl](std::string_view l) { impl.log(l); };
     auto pool = WorkerPool::start(std::move(wo));
@@ -1009,6 +1122,8 @@ void Server::stop() {
   if (!impl_ || !impl_->started) return;
   Impl& impl = *impl_;
   if (impl.stopping.exchange(true)) return;
+  // Running jobs see the cancel flag now, while connections close.
+  if (impl.workers) impl.workers->request_stop();
   net::post(impl.ioc, [&impl] {
     beast::error_code ec;
     impl.acceptor->close(ec);

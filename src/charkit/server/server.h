@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "charkit/core/result.h"
+#include "charkit/server/worker.h"
 #include "charkit/store/blob_store.h"
 
 namespace charkit::server {
@@ -24,10 +25,17 @@ struct ServerOptions {
   std::filesystem::path data_dir = "charkit-data";
   /// Catalogue URL; "" = SQLite at data_dir/charkit.sqlite3.
   std::string db_url;
+  /// PostgreSQL only: keep the tables in this schema (created when missing;
+  /// tests use one schema each). "" = the connection's default.
+  std::string db_schema;
   /// Blob store root; "" = data_dir/blobs.
   std::filesystem::path blob_root;
   unsigned http_threads = 4;
   unsigned job_workers = 2;  ///< 0: enqueue only (a `charkit worker` runs the jobs)
+  /// How long a claimed job is held before another worker may take it again
+  /// (a worker that died mid-job).
+  std::chrono::milliseconds job_lease{10 * 60 * 1000};
+  JobRunner job_runner;  ///< replaces run_job in the worker threads when set (tests)
   std::uint64_t max_upload_bytes = store::kDefaultMaxUploadBytes;
   std::uint32_t max_header_bytes = 16 * 1024;  ///< request line + header fields
   std::uint64_t max_request_body = 64 * 1024;  ///< bodies of non-upload requests
@@ -51,9 +59,11 @@ class Server {
 
   /// Binds, listens and starts the HTTP threads and job workers; returns the bound port.
   core::Result<std::uint16_t> start();
-  /// Graceful shutdown: stop accepting, close every connection (uploads in
-  /// flight are discarded, their temporary files removed), let running jobs
-  /// finish, join all threads. Safe to call twice.
+  /// Graceful shutdown: stop accepting, close every HTTP connection (uploads
+  /// in flight are discarded: no file, no row), send every WebSocket client a
+  /// close frame 1001 "going away" (the socket is dropped if the close
+  /// handshake has not finished within 2 s), cancel the running jobs (they go
+  /// back to `pending`, see WorkerPool::stop), join all threads. Safe to call twice.
   void stop();
   /// The port start() bound (0 before).
   std::uint16_t port() const;

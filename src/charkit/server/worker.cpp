@@ -58,8 +58,9 @@ struct NdjsonOut {
 
 /// Converts the motion file into the upload; the format decides the path.
 core::Result<NdjsonOut> convert_motion(const std::string& path, const std::string& format,
-                                       store::Upload& up) {
-  motion::OutputSink sink = [&up](std::string_view chunk) {
+                                       store::Upload& up, const std::atomic<bool>* cancel) {
+  motion::OutputSink sink = [&up, cancel](std::string_view chunk) {
+    if (cancel && cancel->load()) return false;  // the pool is stopping: end the conversion
     auto s =
         up.write(core::Bytes(reinterpret_cast<const std::uint8_t*>(chunk.data()), chunk.size()));
     return s.ok();
@@ -91,7 +92,16 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
   return core::make_error("MOTION_FORMAT", "no preprocessing for motion format '" + format + "'");
 }
 
-Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::Catalogue& cat) {
+bool cancelled(const std::atomic<bool>* cancel) {
+  return cancel && cancel->load();
+}
+
+Status cancelled_error() {
+  return core::make_error(std::string(kJobCancelled), "the worker is stopping");
+}
+
+Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::Catalogue& cat,
+                         const std::atomic<bool>* cancel) {
   auto got = cat.get_motion(id);
   if (!got) return std::move(got).error();
   if (!*got) return core::Ok{};  // deleted meanwhile: nothing to do
@@ -99,9 +109,17 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
   auto asset = asset_of(cat, m.asset_id);
   if (!asset) return std::move(asset).error();
 
+  if (cancelled(cancel)) return cancelled_error();
   m.preprocess_state = store::PreprocessState::running;
   m.error.clear();
   if (auto u = cat.update_motion(m); !u) return std::move(u).error();
+  // Stopped mid-way: the motion is back to pending, as its job will be.
+  auto back_to_pending = [&]() -> Status {
+    m.preprocess_state = store::PreprocessState::pending;
+    m.error.clear();
+    if (auto u = cat.update_motion(m); !u) return std::move(u).error();
+    return cancelled_error();
+  };
 
   auto fail = [&](const core::Error& e) -> Status {
     m.preprocess_state = store::PreprocessState::failed;
@@ -114,10 +132,15 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
 
   auto up = blobs.begin_upload(store::Kind::keypoints, "ndjson");
   if (!up) return fail(up.error());
-  auto out = convert_motion(blobs.path_of(asset->storage_key).string(), m.format, *up);
+  auto out = convert_motion(blobs.path_of(asset->storage_key).string(), m.format, *up, cancel);
   if (!out) {
     up->abort();
+    if (cancelled(cancel)) return back_to_pending();
     return fail(out.error());
+  }
+  if (cancelled(cancel)) {  // converted, but stop() came first: keep nothing half-recorded
+    up->abort();
+    return back_to_pending();
   }
   auto blob = up->commit();
   if (!blob) return fail(blob.error());
@@ -226,11 +249,12 @@ std::string job_payload(std::int64_t id) {
 }
 
 Status run_job(std::string_view kind, std::string_view payload, const store::BlobStore& blobs,
-               store::Catalogue& catalogue) {
+               store::Catalogue& catalogue, const std::atomic<bool>* cancel) {
   auto id = payload_id(payload);
   if (!id) return std::move(id).error();
+  if (cancelled(cancel)) return cancelled_error();
   try {
-    if (kind == kJobMotionPreprocess) return preprocess_motion(*id, blobs, catalogue);
+    if (kind == kJobMotionPreprocess) return preprocess_motion(*id, blobs, catalogue, cancel);
     if (kind == kJobPackageValidate) return validate_package(*id, blobs, catalogue);
     if (kind == kJobModelIntake) return intake_model(*id, blobs, catalogue);
   } catch (const std::exception& e) {
@@ -266,10 +290,18 @@ struct WorkerPool::Impl {
       auto job = queue.claim(worker, options.lease);
       if (job && *job) {
         const store::Job& j = **job;
-        Status s = run_job(j.kind, j.payload, blobs, *cat);
+        Status s = options.runner ? options.runner(j, stopping)
+                                  : run_job(j.kind, j.payload, blobs, *cat, &stopping);
         if (s) {
           (void)queue.complete(j);
           log("job " + std::to_string(j.id) + " " + j.kind + " done");
+        } else if (s.error().code == kJobCancelled) {
+          // Graceful stop: back to the queue, the attempt not counted.
+          auto r = queue.release(j);
+          if (r)
+            log("job " + std::to_string(j.id) + " " + j.kind + " returned to the queue");
+          else
+            log("job " + std::to_string(j.id) + " release failed: " + error_text(r.error()));
         } else {
           (void)queue.fail(j, error_text(s.error()));
           log("job " + std::to_string(j.id) + " " + j.kind + " failed: " + error_text(s.error()));
@@ -295,7 +327,9 @@ core::Result<std::unique_ptr<WorkerPool>> WorkerPool::start(WorkerPoolOptions op
   auto blobs = store::BlobStore::open(impl.options.blob_root, bo);
   if (!blobs) return std::move(blobs).error();
   for (unsigned i = 0; i < impl.options.threads; ++i) {
-    auto cat = store::Catalogue::open(impl.options.db_url);
+    store::CatalogueOptions co;
+    co.pg_schema = impl.options.pg_schema;
+    auto cat = store::Catalogue::open(impl.options.db_url, co);
     if (!cat) {
       pool->stop();
       return std::move(cat).error();
@@ -320,10 +354,18 @@ void WorkerPool::notify() {
   impl_->wake.notify_all();
 }
 
+void WorkerPool::request_stop() {
+  if (!impl_) return;
+  {
+    std::lock_guard lock(impl_->mutex);  // no lost wake-up between a check and the wait
+    impl_->stopping.store(true);
+  }
+  impl_->wake.notify_all();
+}
+
 void WorkerPool::stop() {
   if (!impl_) return;
-  impl_->stopping.store(true);
-  impl_->wake.notify_all();
+  request_stop();
   for (auto& t : impl_->threads)
     if (t.joinable()) t.join();
   impl_->threads.clear();

@@ -233,6 +233,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
       : hub_(hub),
         ws_(std::move(stream)),
         timer_(ws_.get_executor()),
+        stop_timer_(ws_.get_executor()),
         req_(std::move(req)),
         mode_(mode) {}
 
@@ -258,8 +259,23 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->begin(); });
   }
 
-  /// On the strand: drop the connection now (server shutdown).
+  /// On the strand, server shutdown: an open connection gets a close frame
+  /// 1001 "going away" and 2 s for the close handshake; anything else (a
+  /// handshake in progress, a close already under way that stalls) is dropped.
   void shutdown() {
+    if (open_ && !closing_) close_with(websocket::close_code::going_away, "server shutting down");
+    if (!open_) return drop();
+    stop_timer_.expires_after(std::chrono::seconds(2));
+    // A weak reference: a session that finishes its close in time is destroyed
+    // at once, and its timer with it (so stop() does not wait the 2 s).
+    stop_timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+      if (ec) return;
+      if (auto self = weak.lock()) self->drop();
+    });
+  }
+
+  /// On the strand: close the socket now.
+  void drop() {
     closing_ = true;
     ++gen_;
     timer_.cancel();
@@ -713,6 +729,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   Hub& hub_;
   websocket::stream<beast::tcp_stream> ws_;
   net::steady_timer timer_;
+  net::steady_timer stop_timer_;  ///< bounds the close handshake at shutdown
   http::request<http::string_body> req_;
   Mode mode_;
   std::string channel_;

@@ -1,0 +1,384 @@
+// `charkit deformer export-nmn`, `import` and `bake`: the engine bridge of
+// the pose-driven deformer (docs/learn/workflow.md, nmn.md, bake.md).
+// export-nmn retrains the model in the engine's layout and writes the
+// `.nmn` + sidecar + morph targets; import turns an engine network (`.nmn`
+// or `.onnx`) into a charkit pose model. The work is in charkit::learn.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "charkit/core/json.h"
+#include "charkit/core/mapped_file.h"
+#include "charkit/learn/bake.h"
+#include "charkit/learn/dataset.h"
+#include "charkit/learn/engine_import.h"
+#include "charkit/learn/nmn_export.h"
+#include "charkit/learn/nmn_sidecar.h"
+#include "charkit/learn/pose_model.h"
+#include "charkit/scene/rig.h"
+#include "cli_errors.h"
+#include "commands.h"
+#include "deformer_common.h"
+#include "printable.h"
+
+namespace charkit::app {
+namespace {
+
+using core::Json;
+
+// A progress reporter on stderr: one rewritten line on a terminal, a line
+// per report otherwise.
+std::function<void(std::size_t, std::size_t, double)> progress_reporter(bool quiet) {
+  if (quiet) return {};
+  const bool tty = isatty(fileno(stderr)) != 0;
+  return [tty](std::size_t done, std::size_t total, double loss) {
+    std::fprintf(stderr, "%straining: step %zu of %zu, batch loss %.6g%s", tty ? "\r" : "", done,
+                 total, loss, tty && done < total ? "   " : "\n");
+    std::fflush(stderr);
+  };
+}
+
+// ------------------------------------------------------------ export-nmn ----
+
+struct ExportArgs {
+  std::string dataset;
+  std::string rig;
+  std::string output;
+  std::string model_output;
+  std::string hidden = "128,128";
+  std::size_t morphs = 128;
+  std::size_t iterations = 5000;
+  std::size_t batch = 128;
+  double learning_rate = 1e-3;
+  std::uint64_t seed = 777;
+  bool quiet = false;
+  bool json = false;
+};
+
+int run_export(const ExportArgs& a) {
+  auto d = learn::load_dataset(a.dataset);
+  if (!d) return report_error(a.dataset, d.error(), kExitInvalid);
+  scene::RigOptions ro;
+  ro.mesh_name = d->mesh_name;
+  auto rig = scene::load_rig_file(a.rig, ro);
+  if (!rig) return report_error(a.rig, rig.error(), kExitInvalid);
+  learn::NmnExportOptions o;
+  if (!parse_widths(a.hidden, o.hidden))
+    return report_error(a.hidden, usage_error("--hidden is a list of widths, e.g. 128,128"),
+                        kExitUsage);
+  o.morphs = a.morphs;
+  o.iterations = a.iterations;
+  o.batch_size = a.batch;
+  o.learning_rate = a.learning_rate;
+  o.seed = a.seed;
+  o.progress = progress_reporter(a.quiet);
+  auto e = learn::export_nmn(*rig, *d, o);
+  if (!e) return report_error(a.dataset, e.error(), kExitInvalid);
+  if (auto st = learn::save_nmn_export(*e, a.output); !st)
+    return report_error(a.output, st.error(), kExitUsage);
+  if (!a.model_output.empty())
+    if (auto st = learn::save_pose_model(e->model, a.model_output); !st)
+      return report_error(a.model_output, st.error(), kExitUsage);
+  const std::string sidecar = learn::nmn_sidecar_path(a.output);
+  const std::string morphs = learn::nmn_morphs_path(a.output).string();
+  const learn::PoseModelStats& s = e->model.stats;
+  if (a.json) {
+    Json doc{{"nmn", a.output},
+             {"sidecar", sidecar},
+             {"morphs_file", morphs},
+             {"inputs", e->network.input_count()},
+             {"outputs", e->network.output_count()},
+             {"bones", e->network.num_bones},
+             {"curves", e->network.num_curves},
+             {"num_morphs", e->network.num_morphs},
+             {"reimport_max_abs_diff", e->reimport_max_abs_diff},
+             {"train_error", {{"mean", s.train.mean}, {"max", s.train.max}}},
+             {"uncorrected_error",
+              {{"mean", s.uncorrected_train.mean}, {"max", s.uncorrected_train.max}}}};
+    if (!a.model_output.empty()) doc["model"] = a.model_output;
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  std::cout << "wrote " << printable(a.output) << ": global-mode network, "
+            << e->network.input_count() << " inputs (" << e->network.num_bones << " bones x 6 + "
+            << e->network.num_curves << " curves) -> " << e->network.num_morphs
+            << " morph weights, Linear+ELU on every layer\n"
+            << "      " << printable(sidecar) << ": bone, curve and morph names\n"
+            << "      " << printable(morphs) << ": the " << e->network.num_morphs + 1
+            << " morph targets (morph 0 = the mean delta, weight 1)\n";
+  if (!a.model_output.empty())
+    std::cout << "      " << printable(a.model_output)
+              << ": the same network as a charkit model (eval, bake, run)\n";
+  std::cout << "re-read check: max |network - file| = " << e->reimport_max_abs_diff << " (limit "
+            << learn::kNmnExportTolerance << ")\n"
+            << "training error: mean " << s.train.mean << ", max " << s.train.max
+            << " (uncorrected: mean " << s.uncorrected_train.mean << ")\n"
+            << "The engine's editor looks for <Intermediate>/<ClassName>/<ClassName>.nmn.\n";
+  return kExitOk;
+}
+
+// ---------------------------------------------------------------- import ----
+
+struct ImportArgs {
+  std::string network;
+  std::string rig;
+  std::string mesh;
+  std::string output;
+  std::string spec;
+  std::string bones;
+  std::string axes = "xyz";
+  double range = 45.0;
+  std::string sidecar;
+  std::string clamp = "unit";
+  bool json = false;
+};
+
+int run_import(const ImportArgs& a) {
+  auto file = core::MappedFile::open(a.network);
+  if (!file) return report_error(a.network, file.error(), kExitUsage);
+  scene::RigOptions ro;
+  ro.mesh_name = a.mesh;
+  auto rig = scene::load_rig_file(a.rig, ro);
+  if (!rig) return report_error(a.rig, rig.error(), kExitInvalid);
+  // The sidecar: --sidecar, else NETWORK.bmd_ue.json when present.
+  std::optional<learn::NmnSidecar> sidecar;
+  std::string sidecar_path = a.sidecar.empty() ? learn::nmn_sidecar_path(a.network) : a.sidecar;
+  std::error_code ec;
+  if (!a.sidecar.empty() || std::filesystem::is_regular_file(sidecar_path, ec)) {
+    auto bytes = learn::read_file_bytes(sidecar_path, std::size_t{64} << 20);
+    if (!bytes) return report_error(sidecar_path, bytes.error(), kExitUsage);
+    auto s = learn::read_nmn_sidecar(core::as_chars(core::Bytes(*bytes)));
+    if (!s) return report_error(sidecar_path, s.error(), kExitInvalid);
+    sidecar = std::move(*s);
+  }
+  // The inputs: --spec / --bones, else the sidecar's bones and curves.
+  learn::InputSpec spec;
+  if (a.spec.empty() && a.bones.empty() && sidecar) {
+    for (const std::string& b : sidecar->bones) spec.bones.push_back({b, {}});
+    for (const std::string& c : sidecar->curves) spec.curves.push_back({c, 0.0, 1.0});
+  } else {
+    auto s = input_spec_from(a.spec, a.bones, a.axes, a.range, *rig);
+    if (!s) return report_error(a.spec.empty() ? a.network : a.spec, s.error(), kExitUsage);
+    spec = std::move(*s);
+  }
+  learn::EngineImportOptions o;
+  if (a.clamp == "unit")
+    o.clamp = learn::WeightClamp::kUnit;
+  else if (a.clamp == "none")
+    o.clamp = learn::WeightClamp::kNone;
+  else
+    return report_error(a.clamp, usage_error("--clamp is unit or none"), kExitUsage);
+  auto m = learn::import_engine_network(file->bytes(), a.network, sidecar, *rig, spec, o);
+  if (!m) return report_error(a.network, m.error(), kExitInvalid);
+  if (auto st = learn::save_pose_model(*m, a.output); !st)
+    return report_error(a.output, st.error(), kExitUsage);
+  if (a.json) {
+    Json doc{{"model", a.output},
+             {"network", a.network},
+             {"inputs", m->feature_count()},
+             {"morphs", m->morph_names},
+             {"clamp", learn::clamp_name(m->clamp)},
+             {"sidecar", sidecar ? Json(sidecar_path) : Json(nullptr)}};
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  std::cout << "wrote " << printable(a.output) << " (+ .npz): " << printable(a.network) << " as a "
+            << "charkit model, " << m->feature_count() << " inputs (" << spec.bones.size()
+            << " bones x 6 + " << spec.curves.size() << " curves) -> " << m->morph_count()
+            << " morph targets of the mesh" << (m->fixed_first_morph ? " (morph 0 fixed at 1)" : "")
+            << ", weights clamped " << learn::clamp_name(m->clamp) << "\n";
+  return kExitOk;
+}
+
+// ------------------------------------------------------------------ bake ----
+
+struct BakeArgs {
+  std::string model;
+  std::string rig;
+  std::string output;
+  std::string library_out;
+  std::string poses;
+  std::size_t sample = 0;
+  std::uint64_t seed = 777;
+  std::string prefix;
+  float epsilon = 0.0F;
+  bool json = false;
+};
+
+int run_bake(const BakeArgs& a) {
+  auto m = learn::load_pose_model(a.model);
+  if (!m) return report_error(a.model, m.error(), kExitInvalid);
+  auto file = core::MappedFile::open(a.rig);
+  if (!file) return report_error(a.rig, file.error(), kExitUsage);
+  scene::RigOptions ro;
+  ro.mesh_name = m->mesh_name;
+  auto rig = scene::load_rig(file->bytes(), ro);
+  if (!rig) return report_error(a.rig, rig.error(), kExitInvalid);
+  // The pose library: a file, or sampled poses (without the rest pose,
+  // whose shape key would be all zero).
+  std::vector<learn::PoseLibraryEntry> poses;
+  if (!a.poses.empty()) {
+    if (a.sample > 0)
+      return report_error(a.poses, usage_error("give --poses or --sample, not both"), kExitUsage);
+    auto bytes = learn::read_file_bytes(a.poses, std::size_t{64} << 20);
+    if (!bytes) return report_error(a.poses, bytes.error(), kExitUsage);
+    auto lib = learn::read_pose_library(core::as_chars(core::Bytes(*bytes)), m->spec);
+    if (!lib) return report_error(a.poses, lib.error(), kExitInvalid);
+    poses = std::move(*lib);
+  } else if (a.sample > 0) {
+    learn::SampleOptions so;
+    so.random_poses = a.sample;
+    so.seed = a.seed;
+    auto sampled = learn::sample_poses(m->spec, so);
+    if (!sampled) return report_error(a.model, sampled.error(), kExitUsage);
+    const int digits = static_cast<int>(std::to_string(a.sample).size());
+    for (std::size_t i = 1; i < sampled->size(); ++i) {
+      std::string n = std::to_string(i);
+      n.insert(0, static_cast<std::size_t>(std::max(0, digits - static_cast<int>(n.size()))), '0');
+      poses.push_back({"pose_" + n, std::move((*sampled)[i])});
+    }
+  } else {
+    return report_error(a.model,
+                        usage_error("give the poses to bake: --poses LIBRARY.json or --sample N"),
+                        kExitUsage);
+  }
+  learn::BakeOptions o;
+  o.prefix = a.prefix;
+  o.epsilon = a.epsilon;
+  const std::string ext = std::filesystem::path(a.output).extension().string();
+  o.glb = ext != ".gltf";
+  auto r = learn::bake_shape_keys(file->bytes(), *rig, *m, poses, o);
+  if (!r) return report_error(a.rig, r.error(), kExitInvalid);
+  const std::string library =
+      a.library_out.empty()
+          ? std::filesystem::path(a.output).replace_extension(".poses.json").string()
+          : a.library_out;
+  if (auto st = learn::write_file_bytes(a.output, r->gltf); !st)
+    return report_error(a.output, st.error(), kExitUsage);
+  const auto* lj = reinterpret_cast<const std::uint8_t*>(r->pose_library_json.data());
+  if (auto st = learn::write_file_bytes(library, std::span(lj, r->pose_library_json.size())); !st)
+    return report_error(library, st.error(), kExitUsage);
+  if (a.json) {
+    Json doc{{"output", a.output},
+             {"pose_library", library},
+             {"shape_keys", r->shape_keys},
+             {"vertices", rig->vertex_count()}};
+    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return kExitOk;
+  }
+  std::cout << "wrote " << printable(a.output) << ": " << r->shape_keys.size()
+            << " relative shape keys on mesh \"" << printable(rig->mesh_name) << "\" ("
+            << rig->vertex_count() << " vertices), everything else of " << printable(a.rig)
+            << " kept\n"
+            << "      " << printable(library) << ": the pose of each shape key\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
+  auto ea = std::make_shared<ExportArgs>();
+  CLI::App* ex = deformer.add_subcommand(
+      "export-nmn",
+      "Export to Unreal's ML Deformer (Neural Morph Model, global mode). The engine runs its own "
+      "network in its own input layout (6 floats per bone: the first two rows of the bone's "
+      "local rotation matrix), so the model is retrained on the dataset the engine's way: "
+      "engine features, one averaged input std for the bones and one for the curves, Linear+ELU "
+      "on every layer, outputs = weights of a learned basis (the mean delta, always 1, plus the "
+      "top principal components). The file is written, read back and run: it must match the "
+      "trained network within 1e-5. Writes NAME.nmn, NAME.bmd_ue.json (names) and "
+      "NAME.morphs.npz (the morph targets the weights drive).");
+  ex->add_option("dataset", ea->dataset, "Dataset from `deformer sample`")
+      ->required()
+      ->type_name("DATASET.npz");
+  ex->add_option("rig", ea->rig, "The rig the dataset was sampled from (rest rotations)")
+      ->required()
+      ->type_name("RIG");
+  ex->add_option("-o,--output", ea->output, "Network file to write")
+      ->required()
+      ->type_name("NAME.nmn");
+  ex->add_option("--model", ea->model_output,
+                 "Also save the network as a charkit model (for eval, bake, run)")
+      ->type_name("MODEL.json");
+  ex->add_option("--hidden", ea->hidden, "Hidden layer widths")->capture_default_str();
+  ex->add_option("--morphs", ea->morphs, "Network outputs: principal components of the deltas")
+      ->capture_default_str();
+  ex->add_option("--iterations", ea->iterations, "Adam steps")->capture_default_str();
+  ex->add_option("--batch", ea->batch, "Samples per step")->capture_default_str();
+  ex->add_option("--lr", ea->learning_rate, "Learning rate")->capture_default_str();
+  ex->add_option("--seed", ea->seed, "Initialisation and batch seed")->capture_default_str();
+  ex->add_flag("-q,--quiet", ea->quiet, "No progress line");
+  ex->add_flag("--json", ea->json, "Print a JSON summary");
+  ex->footer(
+      "Exit status: 0 written, 1 invalid dataset or rig, or the check failed, 2 usage or I/O "
+      "error.\nExample: charkit deformer export-nmn arm.npz hero.glb -o MLD_Arm.nmn\n"
+      "Layout: docs/learn/nmn.md.");
+  ex->callback([ea, &exit_code] { exit_code = run_export(*ea); });
+
+  auto ia = std::make_shared<ImportArgs>();
+  CLI::App* im = deformer.add_subcommand(
+      "import",
+      "Import an engine network (.nmn in global mode, or an ONNX MLP) as a charkit model, to "
+      "evaluate, bake and run it like a trained one. Its inputs are the engine layout (6 floats "
+      "per bone + curves) of the bones given by --spec or --bones, else by the sidecar "
+      "(NETWORK.bmd_ue.json); the counts must agree. Its outputs weigh morph targets of the "
+      "rig's mesh: those the sidecar names, else the mesh's first ones in order. Weights are "
+      "clamped to [0, 1] unless --clamp none.");
+  im->add_option("network", ia->network, "Engine network")->required()->type_name("NET.nmn|.onnx");
+  im->add_option("rig", ia->rig, "Rig with the morph targets")->required()->type_name("RIG");
+  im->add_option("-o,--output", ia->output, "Model file to write")
+      ->required()
+      ->type_name("MODEL.json");
+  im->add_option("--mesh", ia->mesh, "Mesh (or node) name; default: the first skinned mesh");
+  im->add_option("--spec", ia->spec, "Input spec JSON")->type_name("SPEC.json");
+  im->add_option("--bones", ia->bones, "Input bones, comma-separated (instead of --spec)");
+  im->add_option("--sidecar", ia->sidecar, "Sidecar (default: NETWORK.bmd_ue.json if present)")
+      ->type_name("FILE");
+  im->add_option("--clamp", ia->clamp, "unit ([0, 1]) or none")->capture_default_str();
+  im->add_flag("--json", ia->json, "Print a JSON summary");
+  im->footer(
+      "Exit status: 0 written, 1 invalid or mismatched network, sidecar or rig, 2 usage or I/O "
+      "error.\nExample: charkit deformer import MLD_Arm.nmn hero.glb -o arm_engine.json");
+  im->callback([ia, &exit_code] { exit_code = run_import(*ia); });
+
+  auto ba = std::make_shared<BakeArgs>();
+  CLI::App* bake = deformer.add_subcommand(
+      "bake",
+      "Bake a model into relative shape keys: for each pose of a pose library (--poses FILE, or "
+      "--sample N seeded poses) the model's bind-space correction becomes one morph target of "
+      "the rig's mesh, added to a copy of the rig's glTF/GLB with everything else kept "
+      "(materials, animations, existing morph targets). A pose-library JSON records each shape "
+      "key's pose (bone rotations as quaternions and XYZ Euler angles, curve values), so a "
+      "runtime can drive the keys.");
+  bake->add_option("model", ba->model, "Model from `deformer train` or `import`")
+      ->required()
+      ->type_name("MODEL.json");
+  bake->add_option("rig", ba->rig, "The rig's glTF/GLB file")->required()->type_name("RIG");
+  bake->add_option("-o,--output", ba->output, "Baked file (.glb, or .gltf for JSON)")
+      ->required()
+      ->type_name("OUT.glb");
+  bake->add_option("--poses", ba->poses, "Pose library to bake (the JSON bake writes)")
+      ->type_name("LIBRARY.json");
+  bake->add_option("--sample", ba->sample, "Bake N seeded random poses instead");
+  bake->add_option("--seed", ba->seed, "Seed of --sample")->capture_default_str();
+  bake->add_option("--library", ba->library_out, "Pose library to write (default OUT.poses.json)")
+      ->type_name("FILE");
+  bake->add_option("--prefix", ba->prefix, "Shape key name = prefix + pose name");
+  bake->add_option("--epsilon", ba->epsilon, "Offsets with |d| <= epsilon are written as 0")
+      ->capture_default_str();
+  bake->add_flag("--json", ba->json, "Print a JSON summary");
+  bake->footer(
+      "Exit status: 0 written, 1 invalid model, rig or pose library, 2 usage or I/O error.\n"
+      "Example: charkit deformer bake arm_model.json hero.glb --sample 8 -o hero_baked.glb\n"
+      "Format: docs/learn/bake.md.");
+  bake->callback([ba, &exit_code] { exit_code = run_bake(*ba); });
+}
+
+}  // namespace charkit::app

@@ -1,0 +1,90 @@
+// Small helpers shared by the `charkit deformer` command files.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "charkit/core/bytes.h"
+#include "charkit/core/json.h"
+#include "charkit/core/result.h"
+#include "charkit/learn/dataset.h"
+#include "charkit/learn/npy.h"
+#include "charkit/learn/pose.h"
+#include "charkit/scene/rig.h"
+
+namespace charkit::app {
+
+/// "a, b,c" -> {"a", "b", "c"} (spaces dropped, empty items skipped).
+inline std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+/// "128,64" -> {128, 64}; false on anything else (or a width of 0 or > 65536).
+inline bool parse_widths(const std::string& s, std::vector<std::size_t>& out) {
+  out.clear();
+  for (const std::string& h : split_list(s)) {
+    std::size_t v = 0;
+    std::istringstream is(h);
+    if (!(is >> v) || !is.eof() || v == 0 || v > 65536) return false;
+    out.push_back(v);
+  }
+  return !out.empty();
+}
+
+inline core::Error usage_error(std::string message) {
+  return core::make_error("USAGE", std::move(message));
+}
+
+/// The input spec of a command: --spec FILE (the JSON `deformer sample
+/// --write-spec` writes), else --bones NAMES (or "all": every joint) turned
+/// on --axes within ±--range degrees.
+inline core::Result<learn::InputSpec> input_spec_from(const std::string& spec_path,
+                                                      const std::string& bones,
+                                                      const std::string& axes, double range,
+                                                      const scene::Rig& rig) {
+  if (!spec_path.empty()) {
+    auto bytes = learn::read_file_bytes(spec_path, std::size_t{16} << 20);
+    if (!bytes) return std::move(bytes).error();
+    auto j = core::parse_json_strict(core::as_chars(core::Bytes(*bytes)));
+    if (!j) return std::move(j).error();
+    return learn::parse_input_spec(*j, "");
+  }
+  std::vector<std::string> names = split_list(bones);
+  if (names.empty())
+    return usage_error("give the input bones with --bones NAME,NAME,… (or --bones all) or --spec");
+  if (names.size() == 1 && names[0] == "all") names = rig.skeleton.joint_names;
+  if (axes.empty() || axes.find_first_not_of("xyz") != std::string::npos)
+    return usage_error("--axes takes a subset of \"xyz\"");
+  if (!std::isfinite(range) || range <= 0.0 || range > 360.0)
+    return usage_error("--range must be in (0, 360] degrees");
+  learn::InputSpec spec;
+  for (const std::string& n : names) {
+    learn::BoneInput b;
+    b.name = n;
+    for (int k = 0; k < 3; ++k) {
+      b.axes[static_cast<std::size_t>(k)].enabled =
+          axes.find(static_cast<char>('x' + k)) != std::string::npos;
+      b.axes[static_cast<std::size_t>(k)].min_deg = -range;
+      b.axes[static_cast<std::size_t>(k)].max_deg = range;
+    }
+    spec.bones.push_back(std::move(b));
+  }
+  if (auto st = learn::validate(spec); !st) return std::move(st).error();
+  return spec;
+}
+
+}  // namespace charkit::app

@@ -1,0 +1,120 @@
+// The MLP benchmarks of issue 5: training (300 inputs = 100 bones x 3,
+// 2 x 128 ELU hidden, 128 outputs, batch 128, 5000 Adam steps on 1000
+// samples) and single-pose inference of that network, allocation-free.
+// The same algorithm in numpy and PyTorch is in bench/peer/mlp_{numpy,torch}.py;
+// bench/compare_mlp.sh runs all of them side by side.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "charkit/learn/mlp.h"
+#include "charkit/learn/onnx.h"
+#include "charkit/learn/prng.h"
+
+using namespace charkit::learn;
+
+namespace {
+
+constexpr std::size_t kSamples = 1000, kFeatures = 300, kOutputs = 128;
+
+struct Problem {
+  std::vector<float> x, y;
+};
+
+Problem make_problem() {
+  Problem p;
+  Rng r(2024);
+  p.x.resize(kSamples * kFeatures);
+  for (float& v : p.x) v = static_cast<float>(r.uniform(-0.8, 0.8));
+  std::vector<float> w(kFeatures * kOutputs);
+  for (float& v : w) v = static_cast<float>(r.uniform(-0.17, 0.17));
+  p.y.assign(kSamples * kOutputs, 0.0F);
+  for (std::size_t i = 0; i < kSamples; ++i)
+    for (std::size_t o = 0; o < kOutputs; ++o) {
+      double s = 0;
+      for (std::size_t f = 0; f < kFeatures; ++f)
+        s += double{p.x[i * kFeatures + f]} * double{w[f * kOutputs + o]};
+      p.y[i * kOutputs + o] = static_cast<float>(std::tanh(s));
+    }
+  return p;
+}
+
+MlpOptions options(std::size_t iterations) {
+  MlpOptions o;
+  o.hidden = {128, 128};
+  o.hidden_activation = Activation::kELU;
+  o.iterations = iterations;
+  o.batch_size = 128;
+  return o;
+}
+
+void BM_MlpTrain(benchmark::State& state) {
+  const Problem p = make_problem();
+  const MlpOptions o = options(static_cast<std::size_t>(state.range(0)));
+  MlpTrainStats stats;
+  for (auto _ : state) {
+    auto m = train_mlp(p.x, p.y, kSamples, kFeatures, kOutputs, o, &stats);
+    if (!m) state.SkipWithError(m.error().message.c_str());
+    benchmark::DoNotOptimize(m);
+  }
+  state.counters["final_loss"] = stats.final_loss;
+  state.counters["steps_per_s"] = benchmark::Counter(
+      static_cast<double>(state.range(0)) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_MlpTrain)->Arg(5000)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
+
+void BM_MlpInferOnePose(benchmark::State& state) {
+  const Problem p = make_problem();
+  auto m = init_mlp(kFeatures, kOutputs, options(0));
+  if (!m) {
+    state.SkipWithError(m.error().message.c_str());
+    return;
+  }
+  MlpEvaluator eval(*m);
+  std::vector<float> out(kOutputs);
+  std::size_t row = 0;
+  for (auto _ : state) {
+    const std::span<const float> in(p.x.data() + row * kFeatures, kFeatures);
+    if (!eval.evaluate(in, out)) state.SkipWithError("size mismatch");
+    benchmark::DoNotOptimize(out.data());
+    row = (row + 1) % kSamples;
+  }
+}
+BENCHMARK(BM_MlpInferOnePose)->Unit(benchmark::kMicrosecond);
+
+// The same kind of network through charkit's ONNX runner, on a file exported
+// by PyTorch (bench/compare_mlp.sh sets CHARKIT_BENCH_ONNX; skipped without).
+void BM_OnnxInferOnePose(benchmark::State& state) {
+  const char* path = std::getenv("CHARKIT_BENCH_ONNX");
+  if (path == nullptr) {
+    state.SkipWithError("CHARKIT_BENCH_ONNX is not set");
+    return;
+  }
+  std::ifstream f(path, std::ios::binary);
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)),
+                                        std::istreambuf_iterator<char>());
+  auto model = load_onnx(bytes);
+  if (!model) {
+    state.SkipWithError(model.error().message.c_str());
+    return;
+  }
+  const Problem p = make_problem();
+  std::vector<OnnxTensor> in(1);
+  in[0] = OnnxTensor::from_f32({1, static_cast<std::int64_t>(kFeatures)},
+                               std::vector<float>(p.x.begin(), p.x.begin() + kFeatures));
+  for (auto _ : state) {
+    auto out = model->run(in);
+    if (!out) state.SkipWithError(out.error().message.c_str());
+    benchmark::DoNotOptimize(out);
+  }
+}
+BENCHMARK(BM_OnnxInferOnePose)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

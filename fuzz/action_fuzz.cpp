@@ -1,0 +1,55 @@
+// libFuzzer target: action sampling from a glTF animation (our own
+// animation/accessor parser in learn/action.cpp) on GLB / glTF JSON input.
+// When the rig loads, every joint is an input bone and the animation is
+// sampled (at most 32 frames); animated morph weights become targets.
+// Sampled rotations must be unit quaternions and the rest pose comes first.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "charkit/learn/action.h"
+#include "charkit/scene/rig.h"
+
+using namespace charkit;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size > (1u << 20)) return 0;
+  const core::Bytes bytes(data, size);
+  scene::RigOptions o;
+  o.intake.use_assimp = false;
+  o.intake.max_json_bytes = std::size_t{1} << 20;
+  o.intake.max_count = 1u << 14;
+  o.max_vertices = 1u << 12;
+  o.max_joints = 64;
+  o.max_morph_targets = 8;
+  auto rig = scene::load_rig(bytes, o);
+  if (!rig) return 0;
+  learn::InputSpec spec;
+  for (const std::string& n : rig->skeleton.joint_names) {
+    if (n.empty()) continue;
+    bool dup = false;
+    for (const auto& b : spec.bones) dup = dup || b.name == n;
+    if (!dup) spec.bones.push_back({n, {}});
+  }
+  learn::ActionOptions ao;
+  ao.frames = size % 2 == 0 ? 0 : 7;
+  ao.max_frames = 32;
+  auto s = learn::sample_gltf_action(bytes, *rig, spec, ao);
+  if (!s) {
+    (void)s.error().to_string();
+    return 0;
+  }
+  if (s->poses.empty() || s->names.size() != s->poses.size()) __builtin_trap();
+  for (const learn::Quaternion& q : s->poses[0].rotations)
+    if (q.x != 0 || q.y != 0 || q.z != 0 || q.w != 1) __builtin_trap();  // rest first
+  for (const learn::Pose& p : s->poses)
+    for (const learn::Quaternion& q : p.rotations) {
+      const double n = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
+      if (!(std::fabs(n - 1.0) < 1e-3)) __builtin_trap();
+    }
+  if (!s->morph_weights.empty()) {
+    auto t = learn::build_targets_from_morph_animation(*rig, spec, *s);
+    if (t) (void)t->dataset.sample_count;
+  }
+  return 0;
+}

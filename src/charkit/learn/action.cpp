@@ -1,0 +1,950 @@
+#include "charkit/learn/action.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <numbers>
+#include <optional>
+#include <utility>
+
+#include "charkit/core/json.h"
+#include "charkit/deform/skinning.h"
+#include "charkit/motion/bvh.h"
+#include "charkit/motion/forward_kinematics.h"
+#include "charkit/scene/intake.h"
+
+namespace charkit::learn {
+
+using core::Json;
+using core::Location;
+using core::make_error;
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Quaternions
+
+double dot(const Quaternion& a, const Quaternion& b) {
+  return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+}
+
+Quaternion normalized(const Quaternion& q) {
+  const double n = std::sqrt(dot(q, q));
+  if (!(n > 0.0) || !std::isfinite(n)) return {};
+  return {q.x / n, q.y / n, q.z / n, q.w / n};
+}
+
+Quaternion conjugate(const Quaternion& q) {
+  return {-q.x, -q.y, -q.z, q.w};
+}
+
+Quaternion to_q(const scene::Vec4& v) {
+  return normalized({static_cast<double>(v[0]), static_cast<double>(v[1]),
+                     static_cast<double>(v[2]), static_cast<double>(v[3])});
+}
+
+// glTF 2.0 Appendix C (spherical linear interpolation): the shorter arc
+// between a and b (b's sign follows the sign of a·b). The angle between them
+// is taken as 2·atan2(|a − b|, |a + b|) rather than acos(a·b), which loses
+// half its digits near 1; below 1e-9 rad the blend is linear.
+Quaternion slerp(const Quaternion& a_in, const Quaternion& b_in, double t) {
+  const Quaternion a = normalized(a_in);
+  Quaternion b = normalized(b_in);
+  if (dot(a, b) < 0.0) b = {-b.x, -b.y, -b.z, -b.w};
+  const Quaternion d{a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w};
+  const Quaternion s{a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w};
+  const double angle = 2.0 * std::atan2(std::sqrt(dot(d, d)), std::sqrt(dot(s, s)));
+  double ka = 1.0 - t;
+  double kb = t;
+  if (angle > 1e-9) {
+    const double sn = std::sin(angle);
+    ka = std::sin((1.0 - t) * angle) / sn;
+    kb = std::sin(t * angle) / sn;
+  }
+  return normalized(
+      {ka * a.x + kb * b.x, ka * a.y + kb * b.y, ka * a.z + kb * b.z, ka * a.w + kb * b.w});
+}
+
+// Unit quaternion of a row-major rotation matrix (Shepperd's method: the
+// largest of w, x, y, z is found from the diagonal first).
+Quaternion from_matrix(const motion::Mat3& m) {
+  const double m00 = m[0], m01 = m[1], m02 = m[2];
+  const double m10 = m[3], m11 = m[4], m12 = m[5];
+  const double m20 = m[6], m21 = m[7], m22 = m[8];
+  const double trace = m00 + m11 + m22;
+  Quaternion q;
+  if (trace > 0.0) {
+    const double s = 2.0 * std::sqrt(trace + 1.0);
+    q = {(m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s, 0.25 * s};
+  } else if (m00 > m11 && m00 > m22) {
+    const double s = 2.0 * std::sqrt(1.0 + m00 - m11 - m22);
+    q = {0.25 * s, (m01 + m10) / s, (m02 + m20) / s, (m21 - m12) / s};
+  } else if (m11 > m22) {
+    const double s = 2.0 * std::sqrt(1.0 + m11 - m00 - m22);
+    q = {(m01 + m10) / s, 0.25 * s, (m12 + m21) / s, (m02 - m20) / s};
+  } else {
+    const double s = 2.0 * std::sqrt(1.0 + m22 - m00 - m11);
+    q = {(m02 + m20) / s, (m12 + m21) / s, 0.25 * s, (m10 - m01) / s};
+  }
+  return normalized(q);
+}
+
+// ---------------------------------------------------------------------------
+// Frames to sample
+
+core::Status check_options(const ActionOptions& o, bool uses_fps) {
+  if (!std::isfinite(o.start_frame) || !std::isfinite(o.end_frame))
+    return make_error("ACTION_OPTION", "start and end frames must be finite numbers");
+  if (uses_fps && !(std::isfinite(o.fps) && o.fps > 0.0))
+    return make_error("ACTION_OPTION", "fps must be a finite number above 0");
+  return core::Ok{};
+}
+
+std::string frame_text(double f) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", f);
+  std::string s = buf;
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  if (s == "-0") s = "0";
+  return s;
+}
+
+// The frames of o within [0, last_frame], ascending.
+core::Result<std::vector<double>> frame_list(const ActionOptions& o, double last_frame) {
+  const double start = o.start_frame;
+  const double end = o.end_frame == -1.0 ? last_frame : o.end_frame;
+  constexpr double kSlack = 1e-9;
+  if (start < 0.0 || end < start || end > last_frame + kSlack)
+    return make_error("ACTION_RANGE", "frames " + frame_text(start) + " to " + frame_text(end) +
+                                          " are not within the animation's frames 0 to " +
+                                          frame_text(last_frame) + " (with start <= end)");
+  std::vector<double> frames;
+  if (o.frames == 0) {
+    const double span = std::floor(end - start + kSlack);
+    if (span + 1.0 > static_cast<double>(o.max_frames))
+      return make_error("ACTION_TOO_MANY", "frames " + frame_text(start) + " to " +
+                                               frame_text(end) + " are " + frame_text(span + 1.0) +
+                                               " frames, over the limit of " +
+                                               std::to_string(o.max_frames));
+    const auto n = static_cast<std::size_t>(span) + 1;
+    frames.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) frames.push_back(start + static_cast<double>(i));
+  } else {
+    if (o.frames > o.max_frames)
+      return make_error("ACTION_TOO_MANY", std::to_string(o.frames) +
+                                               " frames asked for, over the limit of " +
+                                               std::to_string(o.max_frames));
+    frames.reserve(o.frames);
+    if (o.frames == 1) {
+      frames.push_back(start);
+    } else {
+      const double den = static_cast<double>(o.frames - 1);
+      for (std::size_t i = 0; i + 1 < o.frames; ++i)
+        frames.push_back(start + (end - start) * (static_cast<double>(i) / den));
+      frames.push_back(end);
+    }
+  }
+  return frames;
+}
+
+// Pose 0 = rest; the rest of the poses are filled by the caller.
+ActionSamples start_samples(const InputSpec& spec, std::size_t frame_count) {
+  ActionSamples out;
+  out.poses.reserve(frame_count + 1);
+  out.times.reserve(frame_count + 1);
+  out.names.reserve(frame_count + 1);
+  out.poses.push_back(rest_pose(spec));
+  out.times.push_back(-1.0);
+  out.names.emplace_back("rest");
+  return out;
+}
+
+void add_pose(ActionSamples& out, const InputSpec& spec, std::vector<Quaternion> rotations,
+              double frame, double seconds) {
+  Pose p;
+  p.euler_deg.reserve(3 * rotations.size());
+  for (const Quaternion& q : rotations) {
+    const auto e = euler_xyz_degrees(q);
+    p.euler_deg.insert(p.euler_deg.end(), e.begin(), e.end());
+  }
+  p.rotations = std::move(rotations);
+  p.curves.assign(spec.curves.size(), 0.0);
+  out.poses.push_back(std::move(p));
+  out.times.push_back(seconds);
+  out.names.push_back("frame_" + frame_text(frame));
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "\"" : ", \"") + n + "\"";
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// glTF: container, buffers, accessors (glTF 2.0 §3.6, §4.4)
+
+core::Error at(std::string code, std::string message, std::string pointer) {
+  return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
+}
+
+int base64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+// RFC 4648 base64; '=' padding optional, nothing else allowed.
+std::optional<std::vector<std::uint8_t>> decode_base64(std::string_view s) {
+  std::vector<std::uint8_t> out;
+  out.reserve(s.size() / 4 * 3 + 3);
+  std::uint32_t acc = 0;
+  int bits = 0;
+  std::size_t i = 0;
+  for (; i < s.size() && s[i] != '='; ++i) {
+    const int v = base64_value(s[i]);
+    if (v < 0) return std::nullopt;
+    acc = ((acc << 6) | static_cast<std::uint32_t>(v)) & 0xFFFFFFu;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<std::uint8_t>((acc >> bits) & 0xFFu));
+    }
+  }
+  if (i % 4 == 1 || s.size() - i > 2) return std::nullopt;
+  for (std::size_t j = i; j < s.size(); ++j)
+    if (s[j] != '=') return std::nullopt;
+  return out;
+}
+
+struct GltfFile {
+  Json root;
+  core::Bytes bin;  // the GLB BIN chunk (empty for glTF JSON)
+  bool glb = false;
+  std::vector<std::optional<std::vector<std::uint8_t>>> decoded;  // data: URIs, per buffer
+};
+
+core::Result<GltfFile> open_gltf(core::Bytes bytes) {
+  scene::IntakeOptions io;
+  io.use_assimp = false;
+  auto info = scene::inspect_model(bytes, io);
+  if (!info) return std::move(info).error();
+  if (info->format == scene::ModelFormat::kFbx)
+    return make_error("ACTION_FORMAT", "FBX animations are not read here (glTF / GLB / VRM only)");
+  if (info->container == scene::ModelContainer::kZip)
+    return make_error("ACTION_CONTAINER", "zipped glTF is not supported here");
+  GltfFile f;
+  std::string_view text = core::as_chars(bytes);
+  if (info->container == scene::ModelContainer::kGlb) {
+    // §4.4: 12-byte header, JSON chunk, optional BIN chunk. inspect_model has
+    // checked the layout; the reads below are bounded again all the same.
+    f.glb = true;
+    if (bytes.size() < 20)
+      return make_error("GLB_TRUNCATED", "GLB too short", Location::at_offset(bytes.size()));
+    const std::uint64_t length =
+        std::min<std::uint64_t>(core::load_le<std::uint32_t>(bytes.data() + 8), bytes.size());
+    const std::uint64_t json_len = core::load_le<std::uint32_t>(bytes.data() + 12);
+    if (20 + json_len > length)
+      return make_error("GLB_CHUNK_LENGTH", "JSON chunk past the end", Location::at_offset(12));
+    text = core::as_chars(bytes.subspan(20, static_cast<std::size_t>(json_len)));
+    const std::uint64_t bin_at = 20 + json_len;
+    if (bin_at + 8 <= length &&
+        core::load_le<std::uint32_t>(bytes.data() + bin_at + 4) == 0x004E4942u) {
+      const std::uint64_t bin_len = core::load_le<std::uint32_t>(bytes.data() + bin_at);
+      if (bin_at + 8 + bin_len > length)
+        return make_error("GLB_CHUNK_LENGTH", "BIN chunk past the end",
+                          Location::at_offset(bin_at));
+      f.bin =
+          bytes.subspan(static_cast<std::size_t>(bin_at + 8), static_cast<std::size_t>(bin_len));
+    }
+  }
+  auto json = core::parse_json_strict(text);
+  if (!json) return std::move(json).error();
+  f.root = std::move(*json);
+  if (!f.root.is_object()) return at("ACTION_CHANNEL", "glTF JSON is not an object", "");
+  return f;
+}
+
+// root[key] as an array; absent gives nullptr, another type an error.
+core::Result<const Json*> array_of(const Json& obj, const char* key, const std::string& ptr,
+                                   const char* code) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return static_cast<const Json*>(nullptr);
+  if (!it->is_array()) return at(code, std::string(key) + " must be an array", ptr + "/" + key);
+  return &*it;
+}
+
+// obj[key] as an index below count.
+core::Result<std::size_t> index_in(const Json& obj, const char* key, std::size_t count,
+                                   const std::string& ptr, const char* code) {
+  auto it = obj.find(key);
+  const std::string p = ptr + "/" + key;
+  if (it == obj.end()) return at(code, std::string(key) + " is missing", p);
+  const auto v = core::json_uint32(*it);
+  if (!v || *v >= count)
+    return at(code, std::string(key) + " must be an index below " + std::to_string(count), p);
+  return static_cast<std::size_t>(*v);
+}
+
+// obj[key] as an unsigned integer, def when absent.
+core::Result<std::uint64_t> uint_or(const Json& obj, const char* key, std::uint64_t def,
+                                    const std::string& ptr, const char* code) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return def;
+  const auto v = core::json_uint32(*it);
+  if (!v) return at(code, std::string(key) + " must be an unsigned integer", ptr + "/" + key);
+  return std::uint64_t{*v};
+}
+
+std::size_t array_size(const Json& root, const char* key) {
+  auto it = root.find(key);
+  return it != root.end() && it->is_array() ? it->size() : 0;
+}
+
+// The bytes of buffer b: the GLB BIN chunk (buffer 0 without uri) or a
+// base64 data: URI. byteLength bytes, checked against what is there.
+core::Result<core::Bytes> buffer_data(GltfFile& f, std::size_t b) {
+  auto buffers = array_of(f.root, "buffers", "", "ACTION_BUFFER");
+  if (!buffers) return std::move(buffers).error();
+  const std::string ptr = core::json_pointer_join("/buffers", b);
+  if (*buffers == nullptr || b >= (*buffers)->size())
+    return at("ACTION_BUFFER", "no such buffer", ptr);
+  const Json& buf = (**buffers)[b];
+  if (!buf.is_object()) return at("ACTION_BUFFER", "buffer must be an object", ptr);
+  auto len = uint_or(buf, "byteLength", 0, ptr, "ACTION_BUFFER");
+  if (!len) return std::move(len).error();
+  core::Bytes data;
+  auto uri = buf.find("uri");
+  if (uri == buf.end()) {
+    if (!f.glb || b != 0)
+      return at("ACTION_BUFFER", "a buffer without uri must be the GLB BIN chunk (buffer 0)", ptr);
+    data = f.bin;
+  } else {
+    if (!uri->is_string()) return at("ACTION_BUFFER", "uri must be a string", ptr + "/uri");
+    const std::string& s = uri->get_ref<const std::string&>();
+    const std::size_t comma = s.find(',');
+    if (s.rfind("data:", 0) != 0 || comma == std::string::npos ||
+        s.substr(0, comma).find(";base64") == std::string::npos)
+      return at("ACTION_BUFFER",
+                "only base64 data: URIs and the GLB BIN chunk are read (no external files)",
+                ptr + "/uri");
+    if (f.decoded.size() <= b) f.decoded.resize(b + 1);
+    if (!f.decoded[b]) {
+      auto bytes = decode_base64(std::string_view(s).substr(comma + 1));
+      if (!bytes) return at("ACTION_BUFFER", "malformed base64 data", ptr + "/uri");
+      f.decoded[b] = std::move(*bytes);
+    }
+    data = *f.decoded[b];
+  }
+  if (data.size() < *len)
+    return at("ACTION_BUFFER",
+              "byteLength " + std::to_string(*len) + " but only " + std::to_string(data.size()) +
+                  " bytes are there",
+              ptr + "/byteLength");
+  return data.first(static_cast<std::size_t>(*len));
+}
+
+// Accessor `index` as floats, `comps` per element; integer components only
+// when normalised (glTF 2.0 §3.11 allows them for rotations and weights):
+// signed c / (2^(n-1) − 1) clamped at −1, unsigned c / (2^n − 1).
+core::Result<std::vector<float>> read_floats(GltfFile& f, std::size_t index, std::size_t comps,
+                                             bool allow_normalized) {
+  const std::string ptr = core::json_pointer_join("/accessors", index);
+  auto accessors = array_of(f.root, "accessors", "", "ACTION_ACCESSOR");
+  if (!accessors) return std::move(accessors).error();
+  if (*accessors == nullptr || index >= (*accessors)->size())
+    return at("ACTION_ACCESSOR", "no such accessor", ptr);
+  const Json& acc = (**accessors)[index];
+  if (!acc.is_object()) return at("ACTION_ACCESSOR", "accessor must be an object", ptr);
+  if (acc.contains("sparse"))
+    return at("ACTION_ACCESSOR", "sparse accessors are not supported here", ptr + "/sparse");
+  const char* want_type = comps == 1 ? "SCALAR" : comps == 3 ? "VEC3" : "VEC4";
+  auto type = acc.find("type");
+  if (type == acc.end() || !type->is_string() || type->get_ref<const std::string&>() != want_type)
+    return at("ACTION_ACCESSOR", std::string("type must be ") + want_type, ptr + "/type");
+  auto ct = uint_or(acc, "componentType", 0, ptr, "ACTION_ACCESSOR");
+  if (!ct) return std::move(ct).error();
+  bool normalized = false;
+  if (auto it = acc.find("normalized"); it != acc.end()) {
+    if (!it->is_boolean())
+      return at("ACTION_ACCESSOR", "normalized must be true or false", ptr + "/normalized");
+    normalized = it->get<bool>();
+  }
+  std::size_t comp_size = 0;
+  switch (*ct) {
+    case 5126:
+      comp_size = 4;
+      break;
+    case 5120:
+    case 5121:
+      comp_size = 1;
+      break;
+    case 5122:
+    case 5123:
+      comp_size = 2;
+      break;
+    default:
+      break;
+  }
+  if (comp_size == 0 || (*ct != 5126 && !(allow_normalized && normalized)))
+    return at("ACTION_ACCESSOR",
+              std::string("componentType must be float") +
+                  (allow_normalized ? " or a normalised (u)byte / (u)short" : ""),
+              ptr + "/componentType");
+  auto count = uint_or(acc, "count", 0, ptr, "ACTION_ACCESSOR");
+  if (!count) return std::move(count).error();
+  if (*count == 0) return at("ACTION_ACCESSOR", "count must be at least 1", ptr + "/count");
+  if (!acc.contains("bufferView"))
+    return at("ACTION_ACCESSOR", "an animation accessor needs a bufferView", ptr);
+  auto view_index =
+      index_in(acc, "bufferView", array_size(f.root, "bufferViews"), ptr, "ACTION_ACCESSOR");
+  if (!view_index) return std::move(view_index).error();
+  auto acc_offset = uint_or(acc, "byteOffset", 0, ptr, "ACTION_ACCESSOR");
+  if (!acc_offset) return std::move(acc_offset).error();
+
+  const std::string vptr = core::json_pointer_join("/bufferViews", *view_index);
+  const Json& view = f.root.at("bufferViews").at(*view_index);
+  if (!view.is_object()) return at("ACTION_ACCESSOR", "bufferView must be an object", vptr);
+  auto buffer_index =
+      index_in(view, "buffer", array_size(f.root, "buffers"), vptr, "ACTION_ACCESSOR");
+  if (!buffer_index) return std::move(buffer_index).error();
+  auto view_offset = uint_or(view, "byteOffset", 0, vptr, "ACTION_ACCESSOR");
+  if (!view_offset) return std::move(view_offset).error();
+  auto view_length = uint_or(view, "byteLength", 0, vptr, "ACTION_ACCESSOR");
+  if (!view_length) return std::move(view_length).error();
+  const std::uint64_t elem = comps * comp_size;
+  auto stride = uint_or(view, "byteStride", elem, vptr, "ACTION_ACCESSOR");
+  if (!stride) return std::move(stride).error();
+  if (*stride == 0) *stride = elem;  // as inspect_model reads it: tightly packed
+  if (*stride < elem)
+    return at("ACTION_ACCESSOR", "byteStride is smaller than one element", vptr + "/byteStride");
+  auto data = buffer_data(f, *buffer_index);
+  if (!data) return std::move(data).error();
+  // 32-bit fields in 64-bit sums: no overflow.
+  if (*view_offset + *view_length > data->size())
+    return at("ACTION_ACCESSOR", "bufferView runs past its buffer", vptr);
+  if (*acc_offset + (*count - 1) * *stride + elem > *view_length)
+    return at("ACTION_ACCESSOR",
+              "accessor needs " + std::to_string(*acc_offset + (*count - 1) * *stride + elem) +
+                  " bytes of a bufferView of " + std::to_string(*view_length),
+              ptr);
+  const std::uint8_t* base = data->data() + *view_offset + *acc_offset;
+  std::vector<float> out(static_cast<std::size_t>(*count) * comps);
+  for (std::size_t e = 0; e < *count; ++e) {
+    const std::uint8_t* p = base + e * *stride;
+    for (std::size_t c = 0; c < comps; ++c) {
+      const std::uint8_t* q = p + c * comp_size;
+      float v = 0.0F;
+      switch (*ct) {
+        case 5126:
+          v = core::load_f32_le(q);
+          break;
+        case 5120:
+          v = std::max(static_cast<float>(static_cast<std::int8_t>(q[0])) / 127.0F, -1.0F);
+          break;
+        case 5121:
+          v = static_cast<float>(q[0]) / 255.0F;
+          break;
+        case 5122:
+          v = std::max(
+              static_cast<float>(static_cast<std::int16_t>(core::load_le<std::uint16_t>(q))) /
+                  32767.0F,
+              -1.0F);
+          break;
+        default:
+          v = static_cast<float>(core::load_le<std::uint16_t>(q)) / 65535.0F;
+          break;
+      }
+      if (!std::isfinite(v))
+        return at("ACTION_ACCESSOR", "element " + std::to_string(e) + " is not finite", ptr);
+      out[e * comps + c] = v;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// glTF animation samplers (§3.11)
+
+enum class Interpolation { kStep, kLinear, kCubicSpline };
+
+struct Track {
+  Interpolation interpolation = Interpolation::kLinear;
+  const std::vector<float>* times = nullptr;
+  std::vector<float> values;  // keys × width (× 3 for CUBICSPLINE: in-tangent, value, out-tangent)
+  std::size_t width = 0;
+  bool rotation = false;
+
+  double at(std::size_t key, std::size_t slot, std::size_t c) const {
+    const std::size_t k = interpolation == Interpolation::kCubicSpline ? key * 3 + slot : key;
+    return static_cast<double>(values[k * width + c]);
+  }
+  Quaternion quat(std::size_t key, std::size_t slot) const {
+    return {at(key, slot, 0), at(key, slot, 1), at(key, slot, 2), at(key, slot, 3)};
+  }
+
+  // The value at time t into out (width values; a rotation is normalised).
+  void evaluate(double t, std::span<double> out) const {
+    const std::vector<float>& ts = *times;
+    const std::size_t n = ts.size();
+    const std::size_t value_slot = 1;  // CUBICSPLINE keys: a (in), v, b (out)
+    auto key_value = [&](std::size_t k) {
+      for (std::size_t c = 0; c < width; ++c) out[c] = at(k, value_slot, c);
+    };
+    if (t <= static_cast<double>(ts[0]) || n == 1) {
+      key_value(0);
+    } else if (t >= static_cast<double>(ts[n - 1])) {
+      key_value(n - 1);
+    } else {
+      // ts[k] <= t < ts[k + 1], so the interval is not empty.
+      const auto it = std::upper_bound(ts.begin(), ts.end(), t, [](double v, float key) {
+        return v < static_cast<double>(key);
+      });
+      const auto k = static_cast<std::size_t>(it - ts.begin()) - 1;
+      const double t0 = static_cast<double>(ts[k]);
+      const double td = static_cast<double>(ts[k + 1]) - t0;
+      const double s = (t - t0) / td;
+      switch (interpolation) {
+        case Interpolation::kStep:
+          key_value(k);
+          break;
+        case Interpolation::kLinear:
+          if (rotation) {
+            const Quaternion q = slerp(quat(k, value_slot), quat(k + 1, value_slot), s);
+            out[0] = q.x;
+            out[1] = q.y;
+            out[2] = q.z;
+            out[3] = q.w;
+          } else {
+            for (std::size_t c = 0; c < width; ++c)
+              out[c] = (1.0 - s) * at(k, value_slot, c) + s * at(k + 1, value_slot, c);
+          }
+          break;
+        case Interpolation::kCubicSpline: {
+          // Cubic Hermite spline: v_k, out-tangent b_k, v_k+1, in-tangent a_k+1;
+          // tangents scaled by the interval length td.
+          const double s2 = s * s, s3 = s2 * s;
+          const double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s;
+          const double h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
+          for (std::size_t c = 0; c < width; ++c)
+            out[c] = h00 * at(k, 1, c) + td * h10 * at(k, 2, c) + h01 * at(k + 1, 1, c) +
+                     td * h11 * at(k + 1, 0, c);
+          break;
+        }
+      }
+    }
+    if (rotation) {
+      const Quaternion q = normalized({out[0], out[1], out[2], out[3]});
+      out[0] = q.x;
+      out[1] = q.y;
+      out[2] = q.z;
+      out[3] = q.w;
+    }
+  }
+};
+
+struct AnimationView {
+  std::string ptr;
+  const Json* samplers = nullptr;
+  std::vector<std::vector<float>> times;  // per sampler
+};
+
+core::Result<std::size_t> find_animation(const Json& root, const std::string& want) {
+  auto anims = array_of(root, "animations", "", "ACTION_ANIMATION");
+  if (!anims) return std::move(anims).error();
+  if (*anims == nullptr || (*anims)->empty())
+    return at("ACTION_ANIMATION", "the file has no animations", "/animations");
+  if (want.empty()) return std::size_t{0};
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < (*anims)->size(); ++i) {
+    const Json& a = (**anims)[i];
+    std::string name;
+    if (a.is_object())
+      if (auto n = a.find("name"); n != a.end() && n->is_string()) name = n->get<std::string>();
+    if (name == want) return i;
+    names.push_back(name.empty() ? "#" + std::to_string(i) : name);
+  }
+  if (want.size() <= 9 &&
+      std::all_of(want.begin(), want.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    const std::size_t i = std::stoul(want);
+    if (i < (*anims)->size()) return i;
+  }
+  return at("ACTION_ANIMATION",
+            "no animation is named or numbered \"" + want + "\"; there are " + join_names(names),
+            "/animations");
+}
+
+// The sampler's key times: SCALAR float, finite, not decreasing.
+core::Result<std::vector<float>> sampler_times(GltfFile& f, const AnimationView& a, std::size_t s) {
+  const std::string ptr = core::json_pointer_join(a.ptr + "/samplers", s);
+  const Json& sampler = (*a.samplers)[s];
+  if (!sampler.is_object()) return at("ACTION_SAMPLER", "sampler must be an object", ptr);
+  auto input = index_in(sampler, "input", array_size(f.root, "accessors"), ptr, "ACTION_SAMPLER");
+  if (!input) return std::move(input).error();
+  auto times = read_floats(f, *input, 1, false);
+  if (!times) return std::move(times).error();
+  for (std::size_t k = 1; k < times->size(); ++k)
+    if ((*times)[k] < (*times)[k - 1])
+      return at("ACTION_SAMPLER", "key times decrease at key " + std::to_string(k),
+                core::json_pointer_join("/accessors", *input));
+  return times;
+}
+
+core::Result<Track> read_track(GltfFile& f, const AnimationView& a, std::size_t s,
+                               std::size_t width, bool rotation) {
+  const std::string ptr = core::json_pointer_join(a.ptr + "/samplers", s);
+  const Json& sampler = (*a.samplers)[s];
+  Track t;
+  t.times = &a.times[s];
+  t.width = width;
+  t.rotation = rotation;
+  if (auto it = sampler.find("interpolation"); it != sampler.end()) {
+    const std::string v = it->is_string() ? it->get<std::string>() : std::string();
+    if (v == "STEP")
+      t.interpolation = Interpolation::kStep;
+    else if (v == "LINEAR")
+      t.interpolation = Interpolation::kLinear;
+    else if (v == "CUBICSPLINE")
+      t.interpolation = Interpolation::kCubicSpline;
+    else
+      return at("ACTION_SAMPLER", "interpolation must be LINEAR, STEP or CUBICSPLINE",
+                ptr + "/interpolation");
+  }
+  auto output = index_in(sampler, "output", array_size(f.root, "accessors"), ptr, "ACTION_SAMPLER");
+  if (!output) return std::move(output).error();
+  auto values = read_floats(f, *output, rotation ? 4 : 1, true);
+  if (!values) return std::move(values).error();
+  const std::size_t per_key = t.interpolation == Interpolation::kCubicSpline ? 3 : 1;
+  const std::size_t keys = t.times->size();
+  if (values->size() != keys * per_key * width) {
+    const std::string what = std::to_string(values->size() / (rotation ? 4 : 1)) +
+                             " output elements for " + std::to_string(keys) + " keys";
+    if (!rotation && values->size() % (keys * per_key) == 0)
+      return at("ACTION_WEIGHTS",
+                what + ": " + std::to_string(values->size() / (keys * per_key)) +
+                    " weights per key, the rig's mesh has " + std::to_string(width) +
+                    " morph targets",
+                core::json_pointer_join("/accessors", *output));
+    return at("ACTION_SAMPLER",
+              what + " (need " + std::to_string(keys * per_key * (rotation ? 1 : width)) + ")",
+              ptr + "/output");
+  }
+  t.values = std::move(*values);
+  return t;
+}
+
+}  // namespace
+
+std::array<double, 3> euler_xyz_degrees(const Quaternion& q_in) {
+  const Quaternion q = normalized(q_in);
+  const double x = q.x, y = q.y, z = q.z, w = q.w;
+  // Entries of R = Rz(c) Ry(b) Rx(a): R20 = −sin b, R21 = cos b sin a,
+  // R22 = cos b cos a, R10 = cos b sin c, R00 = cos b cos c.
+  const double r00 = 1.0 - 2.0 * (y * y + z * z);
+  const double r10 = 2.0 * (x * y + w * z);
+  const double r20 = 2.0 * (x * z - w * y);
+  const double r21 = 2.0 * (y * z + w * x);
+  const double r22 = 1.0 - 2.0 * (x * x + y * y);
+  const double r11 = 1.0 - 2.0 * (x * x + z * z);
+  const double r12 = 2.0 * (y * z - w * x);
+  const double cos_b = std::hypot(r00, r10);
+  const double b = std::atan2(-r20, cos_b);
+  double a = 0.0, c = 0.0;
+  if (cos_b > 1e-12) {
+    a = std::atan2(r21, r22);
+    c = std::atan2(r10, r00);
+  } else {
+    // Gimbal lock: only a ∓ c is defined; c = 0, so with sin b = ±1
+    // R11 = cos a and R12 = −sin a.
+    a = std::atan2(-r12, r11);
+  }
+  constexpr double kDeg = 180.0 / std::numbers::pi;
+  return {a * kDeg, b * kDeg, c * kDeg};
+}
+
+core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Rig& rig,
+                                               const InputSpec& spec, const ActionOptions& o) {
+  if (auto st = validate(spec); !st) return std::move(st).error();
+  if (auto st = check_options(o, true); !st) return std::move(st).error();
+  // Input bones → joint nodes and rest rotations.
+  std::vector<std::size_t> nodes;
+  std::vector<Quaternion> rest;
+  std::vector<std::string> missing;
+  for (const BoneInput& b : spec.bones) {
+    const auto& names = rig.skeleton.joint_names;
+    const auto it = std::find(names.begin(), names.end(), b.name);
+    const auto j = static_cast<std::size_t>(it - names.begin());
+    if (it == names.end() || j >= rig.joint_nodes.size() ||
+        j >= rig.skeleton.local_transforms.size()) {
+      missing.push_back(b.name);
+      continue;
+    }
+    nodes.push_back(rig.joint_nodes[j]);
+    rest.push_back(to_q(rig.skeleton.local_transforms[j].rotation));
+  }
+  if (!missing.empty())
+    return make_error("ACTION_BONE",
+                      "input bones not in the rig's skeleton: " + join_names(missing));
+
+  auto file = open_gltf(gltf);
+  if (!file) return std::move(file).error();
+  GltfFile& f = *file;
+  auto anim_index = find_animation(f.root, o.animation);
+  if (!anim_index) return std::move(anim_index).error();
+  AnimationView a;
+  a.ptr = core::json_pointer_join("/animations", *anim_index);
+  const Json& anim = f.root.at("animations").at(*anim_index);
+  if (!anim.is_object()) return at("ACTION_ANIMATION", "animation must be an object", a.ptr);
+  auto samplers = array_of(anim, "samplers", a.ptr, "ACTION_SAMPLER");
+  if (!samplers) return std::move(samplers).error();
+  auto channels = array_of(anim, "channels", a.ptr, "ACTION_CHANNEL");
+  if (!channels) return std::move(channels).error();
+  if (*samplers == nullptr || *channels == nullptr)
+    return at("ACTION_CHANNEL", "an animation needs channels and samplers", a.ptr);
+  a.samplers = *samplers;
+
+  // Channels: the rotation sampler of each input bone, the weights sampler
+  // of the rig's mesh node. A target may be used once per animation (§3.11).
+  std::vector<std::optional<std::size_t>> bone_sampler(spec.bones.size());
+  std::optional<std::size_t> weights_sampler;
+  const std::size_t node_count = array_size(f.root, "nodes");
+  for (std::size_t c = 0; c < (*channels)->size(); ++c) {
+    const std::string ptr = core::json_pointer_join(a.ptr + "/channels", c);
+    const Json& ch = (**channels)[c];
+    if (!ch.is_object()) return at("ACTION_CHANNEL", "channel must be an object", ptr);
+    auto sampler = index_in(ch, "sampler", a.samplers->size(), ptr, "ACTION_CHANNEL");
+    if (!sampler) return std::move(sampler).error();
+    auto target = ch.find("target");
+    if (target == ch.end() || !target->is_object())
+      return at("ACTION_CHANNEL", "target must be an object", ptr + "/target");
+    if (!target->contains("node")) continue;  // e.g. KHR_animation_pointer
+    auto node = index_in(*target, "node", node_count, ptr + "/target", "ACTION_CHANNEL");
+    if (!node) return std::move(node).error();
+    auto path = target->find("path");
+    if (path == target->end() || !path->is_string())
+      return at("ACTION_CHANNEL", "path must be a string", ptr + "/target/path");
+    const std::string& p = path->get_ref<const std::string&>();
+    auto claim = [&](std::optional<std::size_t>& slot) -> core::Status {
+      if (slot)
+        return at("ACTION_CHANNEL", "node " + std::to_string(*node) + " has two " + p + " channels",
+                  ptr);
+      slot = *sampler;
+      return core::Ok{};
+    };
+    if (p == "rotation") {
+      for (std::size_t b = 0; b < nodes.size(); ++b)
+        if (nodes[b] == *node)
+          if (auto st = claim(bone_sampler[b]); !st) return std::move(st).error();
+    } else if (p == "weights" && *node == rig.node_index && !rig.morph_targets.empty()) {
+      if (auto st = claim(weights_sampler); !st) return std::move(st).error();
+    }
+  }
+
+  // The animation runs to its latest key over every sampler.
+  double duration = 0.0;
+  a.times.resize(a.samplers->size());
+  for (std::size_t s = 0; s < a.samplers->size(); ++s) {
+    auto t = sampler_times(f, a, s);
+    if (!t) return std::move(t).error();
+    a.times[s] = std::move(*t);
+    duration = std::max(duration, static_cast<double>(a.times[s].back()));
+  }
+  const double last_frame = std::floor(duration * o.fps + 1e-9);
+  auto frames = frame_list(o, last_frame);
+  if (!frames) return std::move(frames).error();
+
+  std::vector<std::optional<Track>> tracks(spec.bones.size());
+  for (std::size_t b = 0; b < spec.bones.size(); ++b) {
+    if (!bone_sampler[b]) continue;
+    auto t = read_track(f, a, *bone_sampler[b], 4, true);
+    if (!t) return std::move(t).error();
+    tracks[b] = std::move(*t);
+  }
+  std::optional<Track> weights;
+  const std::size_t morphs = rig.morph_targets.size();
+  if (weights_sampler) {
+    auto t = read_track(f, a, *weights_sampler, morphs, false);
+    if (!t) return std::move(t).error();
+    weights = std::move(*t);
+  }
+
+  ActionSamples out = start_samples(spec, frames->size());
+  if (weights) out.morph_weights.assign((frames->size() + 1) * morphs, 0.0F);
+  std::vector<double> value(std::max<std::size_t>(4, morphs));
+  for (std::size_t i = 0; i < frames->size(); ++i) {
+    const double frame = (*frames)[i];
+    const double seconds = frame / o.fps;
+    std::vector<Quaternion> rotations(spec.bones.size());
+    for (std::size_t b = 0; b < spec.bones.size(); ++b) {
+      if (!tracks[b]) continue;  // not animated: stays at rest
+      tracks[b]->evaluate(seconds, value);
+      rotations[b] =
+          normalized(multiply(conjugate(rest[b]), {value[0], value[1], value[2], value[3]}));
+    }
+    add_pose(out, spec, std::move(rotations), frame, seconds);
+    if (weights) {
+      weights->evaluate(seconds, value);
+      for (std::size_t m = 0; m < morphs; ++m)
+        out.morph_weights[(i + 1) * morphs + m] = static_cast<float>(value[m]);
+    }
+  }
+  return out;
+}
+
+core::Result<ActionSamples> sample_bvh_action(std::string_view bvh_text, const InputSpec& spec,
+                                              const ActionOptions& o) {
+  if (auto st = validate(spec); !st) return std::move(st).error();
+  if (auto st = check_options(o, false); !st) return std::move(st).error();
+  auto header = motion::parse_bvh_header(bvh_text);
+  if (!header) return std::move(header).error();
+  std::vector<std::size_t> joints;
+  std::vector<std::string> missing;
+  for (const BoneInput& b : spec.bones) {
+    const auto it =
+        std::find_if(header->joints.begin(), header->joints.end(),
+                     [&](const motion::BvhJoint& j) { return !j.end_site && j.name == b.name; });
+    if (it == header->joints.end())
+      missing.push_back(b.name);
+    else
+      joints.push_back(static_cast<std::size_t>(it - header->joints.begin()));
+  }
+  if (!missing.empty())
+    return make_error("ACTION_BONE", "input bones not in the BVH: " + join_names(missing));
+
+  // Pass 1 counts the frames (the reader holds one row at a time).
+  std::vector<double> row(header->channel_count);
+  std::uint64_t frame_count = 0;
+  {
+    motion::FrameReader reader(*header, bvh_text);
+    for (;;) {
+      auto more = reader.next(row);
+      if (!more) return std::move(more).error();
+      if (!*more) break;
+      ++frame_count;
+    }
+  }
+  if (frame_count == 0) return make_error("ACTION_RANGE", "the BVH motion has no frames");
+  auto frames = frame_list(o, static_cast<double>(frame_count - 1));
+  if (!frames) return std::move(frames).error();
+
+  // Pass 2: frames ascend, so each sample is met at the first row at or
+  // after it; a fractional frame blends that row with the one before.
+  ActionSamples out = start_samples(spec, frames->size());
+  std::vector<Quaternion> previous(joints.size()), current(joints.size());
+  motion::FrameReader reader(*header, bvh_text);
+  std::size_t next = 0;
+  for (std::uint64_t k = 0; next < frames->size(); ++k) {
+    auto more = reader.next(row);
+    if (!more) return std::move(more).error();
+    if (!*more) break;
+    for (std::size_t b = 0; b < joints.size(); ++b)
+      current[b] = from_matrix(motion::local_rotation(header->joints[joints[b]], row));
+    const auto kd = static_cast<double>(k);
+    for (; next < frames->size() && (*frames)[next] <= kd; ++next) {
+      const double frame = (*frames)[next];
+      std::vector<Quaternion> rotations = current;
+      if (frame < kd) {  // k ≥ 1 here: frames ≥ 0 and those ≤ k − 1 are done
+        const double s = frame - (kd - 1.0);
+        for (std::size_t b = 0; b < joints.size(); ++b)
+          rotations[b] = slerp(previous[b], current[b], s);
+      }
+      add_pose(out, spec, std::move(rotations), frame, frame * header->frame_time);
+    }
+    std::swap(previous, current);
+  }
+  return out;
+}
+
+core::Result<BuiltTargets> build_targets_from_morph_animation(const scene::Rig& rig,
+                                                              const InputSpec& spec,
+                                                              const ActionSamples& samples,
+                                                              FeatureLayout layout) {
+  if (auto st = validate(spec); !st) return std::move(st).error();
+  const std::size_t n = samples.poses.size();
+  if (n == 0) return make_error("TARGETS_EMPTY", "no poses");
+  const std::size_t morphs = rig.morph_targets.size();
+  if (morphs == 0) return make_error("ACTION_NO_WEIGHTS", "the rig's mesh has no morph targets");
+  if (samples.morph_weights.empty())
+    return make_error("ACTION_NO_WEIGHTS",
+                      "the samples carry no morph-target weights (the animation has no "
+                      "\"weights\" channel on the rig's mesh node)");
+  if (samples.morph_weights.size() != n * morphs)
+    return make_error("TARGETS_SAMPLE_COUNT",
+                      std::to_string(samples.morph_weights.size()) + " morph weights for " +
+                          std::to_string(n) + " poses x " + std::to_string(morphs) + " targets");
+  if ((!samples.names.empty() && samples.names.size() != n) ||
+      (!samples.times.empty() && samples.times.size() != n))
+    return make_error("TARGETS_SAMPLE_COUNT", "sample names or times do not match the poses");
+  const std::size_t n3 = rig.positions.size();
+  for (const auto& m : rig.morph_targets)
+    if (m.position_deltas.size() != n3)
+      return make_error("TARGETS_VERTEX_COUNT",
+                        "morph target \"" + m.name + "\" does not have one delta per vertex");
+  const deform::SkinView rest_skin{rig.positions, rig.joints, rig.weights};
+  if (auto st = deform::validate_skin(rest_skin, rig.skeleton.joint_count()); !st)
+    return std::move(st).error();
+  std::vector<Quaternion> rest_local;
+  for (const BoneInput& b : spec.bones) {
+    const auto& names = rig.skeleton.joint_names;
+    const auto it = std::find(names.begin(), names.end(), b.name);
+    const auto j = static_cast<std::size_t>(it - names.begin());
+    if (it == names.end() || j >= rig.skeleton.local_transforms.size())
+      return make_error("TARGETS_BONE",
+                        "input bone \"" + b.name + "\" is not a joint of the rig's skeleton");
+    rest_local.push_back(to_q(rig.skeleton.local_transforms[j].rotation));
+  }
+
+  DatasetBuilder builder(spec, layout, rig.mesh_name);
+  std::vector<float> delta(n3), morphed(n3), lbs_rest(n3), lbs_target(n3);
+  std::vector<float> features(layout == FeatureLayout::kEngine ? spec.engine_feature_count()
+                                                               : spec.feature_count());
+  std::vector<double> acc(n3);
+  LbsBaseline base;
+  double sum = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    // glTF 2.0 §3.7 (Morph Targets, Skins): morphs are applied before skinning, so the
+    // bind-space correction of this frame is Σ wᵢ morphᵢ itself.
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (std::size_t m = 0; m < morphs; ++m) {
+      const double w = static_cast<double>(samples.morph_weights[i * morphs + m]);
+      if (w == 0.0) continue;
+      const auto& d = rig.morph_targets[m].position_deltas;
+      for (std::size_t k = 0; k < n3; ++k) acc[k] += w * static_cast<double>(d[k]);
+    }
+    for (std::size_t k = 0; k < n3; ++k) {
+      delta[k] = static_cast<float>(acc[k]);
+      morphed[k] = static_cast<float>(static_cast<double>(rig.positions[k]) + acc[k]);
+    }
+    auto locals = pose_locals(rig, spec, samples.poses[i]);
+    if (!locals) return std::move(locals).error();
+    auto mats = scene::skinning_matrices(rig, *locals);
+    if (!mats) return std::move(mats).error();
+    if (auto st = deform::linear_blend_skin(rest_skin, *mats, lbs_rest); !st)
+      return std::move(st).error();
+    const deform::SkinView target_skin{morphed, rig.joints, rig.weights};
+    if (auto st = deform::linear_blend_skin(target_skin, *mats, lbs_target); !st)
+      return std::move(st).error();
+    for (std::size_t v = 0; v < n3 / 3; ++v) {
+      const double d = std::hypot(static_cast<double>(lbs_rest[v * 3] - lbs_target[v * 3]),
+                                  static_cast<double>(lbs_rest[v * 3 + 1] - lbs_target[v * 3 + 1]),
+                                  static_cast<double>(lbs_rest[v * 3 + 2] - lbs_target[v * 3 + 2]));
+      sum += d;
+      base.max_error = std::max(base.max_error, d);
+    }
+    auto fs = layout == FeatureLayout::kEngine
+                  ? engine_pose_features(spec, samples.poses[i], rest_local, features)
+                  : pose_features(spec, samples.poses[i], features);
+    if (!fs) return std::move(fs).error();
+    std::string name = samples.names.empty() ? "pose_" + std::to_string(i) : samples.names[i];
+    if (auto st = builder.add_sample(features, delta, std::move(name)); !st)
+      return std::move(st).error();
+  }
+  if (n3 > 0) base.mean_error = sum / static_cast<double>(n * (n3 / 3));
+  return BuiltTargets{std::move(builder).take(), base};
+}
+
+}  // namespace charkit::learn

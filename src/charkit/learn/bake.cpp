@@ -1,0 +1,822 @@
+// Baking pose-model offsets into glTF morph targets, and the pose-library
+// JSON (docs/learn/bake.md). The source file is edited at the JSON level
+// (nlohmann), so every member the bake does not touch — materials, textures,
+// animations, extensions, extras — is written back as it was read.
+#include "charkit/learn/bake.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "charkit/core/json.h"
+#include "charkit/scene/intake.h"
+
+namespace charkit::learn {
+
+using core::Json;
+using core::Location;
+using core::make_error;
+
+namespace {
+
+constexpr std::uint32_t kGlbMagic = 0x46546C67;   // "glTF"
+constexpr std::uint32_t kChunkJson = 0x4E4F534A;  // "JSON"
+constexpr std::uint32_t kChunkBin = 0x004E4942;   // "BIN\0"
+constexpr std::uint64_t kMaxGlb = 0xFFFFFFFFull;  // GLB lengths are uint32
+constexpr const char* kDataUriPrefix = "data:application/octet-stream;base64,";
+
+core::Error at(std::string code, std::string msg, std::string pointer) {
+  return make_error(std::move(code), std::move(msg), Location::at_pointer(std::move(pointer)));
+}
+
+std::string dump(const Json& j, int indent = -1) {
+  // Replace rather than throw on strings that are not UTF-8 (user pose names).
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+Quaternion to_q(const scene::Vec4& v) {
+  return {static_cast<double>(v[0]), static_cast<double>(v[1]), static_cast<double>(v[2]),
+          static_cast<double>(v[3])};
+}
+
+// Euler XYZ (q = qz * qy * qx, pose.h) in degrees from a unit quaternion,
+// read off R = Rz(c) Ry(b) Rx(a): R20 = -sin b, R21 = cos b sin a,
+// R22 = cos b cos a, R10 = sin c cos b, R00 = cos c cos b. At b = ±90° only
+// a - c (or a + c) is defined; c = 0 then, and a from R01, R11.
+std::array<double, 3> euler_xyz_deg(const Quaternion& in) {
+  const double n = std::sqrt(in.x * in.x + in.y * in.y + in.z * in.z + in.w * in.w);
+  const double x = in.x / n, y = in.y / n, z = in.z / n, w = in.w / n;
+  const double r00 = 1 - 2 * (y * y + z * z), r01 = 2 * (x * y - w * z);
+  const double r10 = 2 * (x * y + w * z), r11 = 1 - 2 * (x * x + z * z);
+  const double r20 = 2 * (x * z - w * y), r21 = 2 * (y * z + w * x);
+  const double r22 = 1 - 2 * (x * x + y * y);
+  constexpr double kDeg = 180.0 / 3.14159265358979323846;
+  const double b = std::asin(std::clamp(-r20, -1.0, 1.0));
+  double a = 0, c = 0;
+  if (std::abs(r20) < 1.0 - 1e-12) {
+    a = std::atan2(r21, r22);
+    c = std::atan2(r10, r00);
+  } else {
+    a = std::atan2(-r20 * r01, r11);
+  }
+  return {a * kDeg, b * kDeg, c * kDeg};
+}
+
+// ---- base64 (RFC 4648, with padding) ----------------------------------------
+
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+std::string base64_encode(std::span<const std::uint8_t> in) {
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < in.size(); i += 3) {
+    const std::size_t left = in.size() - i;
+    std::uint32_t v = std::uint32_t{in[i]} << 16;
+    if (left > 1) v |= std::uint32_t{in[i + 1]} << 8;
+    if (left > 2) v |= in[i + 2];
+    out += kB64[(v >> 18) & 63];
+    out += kB64[(v >> 12) & 63];
+    out += left > 1 ? kB64[(v >> 6) & 63] : '=';
+    out += left > 2 ? kB64[v & 63] : '=';
+  }
+  return out;
+}
+
+int b64_value(char ch) {
+  if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+  if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
+  if (ch >= '0' && ch <= '9') return ch - '0' + 52;
+  if (ch == '+') return 62;
+  if (ch == '/') return 63;
+  return -1;
+}
+
+// False on a character outside the alphabet or misplaced padding.
+bool base64_decode(std::string_view s, std::vector<std::uint8_t>& out) {
+  out.clear();
+  out.reserve(s.size() / 4 * 3);
+  std::uint32_t acc = 0;
+  int bits = 0;
+  std::size_t pad = 0;
+  for (char ch : s) {
+    if (ch == '=') {
+      ++pad;
+      continue;
+    }
+    const int v = b64_value(ch);
+    if (v < 0 || pad != 0) return false;
+    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<std::uint8_t>((acc >> bits) & 0xFF));
+    }
+  }
+  return pad <= 2;
+}
+
+void put_f32(std::vector<std::uint8_t>& b, float f) {
+  const auto u = std::bit_cast<std::uint32_t>(f);
+  for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(u >> (8 * i)));
+}
+
+void put_u32(std::vector<std::uint8_t>& b, std::uint32_t u) {
+  for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(u >> (8 * i)));
+}
+
+void pad4(std::vector<std::uint8_t>& b, std::uint8_t fill) {
+  while (b.size() % 4 != 0) b.push_back(fill);
+}
+
+// ---- the source file --------------------------------------------------------
+
+struct Source {
+  Json json;
+  bool glb = false;
+  std::vector<std::uint8_t> bin_chunk;  ///< GLB BIN chunk (empty when none)
+  bool has_bin_chunk = false;
+};
+
+core::Result<Source> split_source(core::Bytes b) {
+  Source s;
+  std::string_view text;
+  if (b.size() >= 12 && core::load_le<std::uint32_t>(b.data()) == kGlbMagic) {
+    s.glb = true;
+    // inspect_model has checked the chunk walk; the bounds are re-checked here.
+    if (b.size() < 20 || core::load_le<std::uint32_t>(b.data() + 16) != kChunkJson)
+      return make_error("BAKE_GLTF", "GLB without a JSON chunk", Location::at_offset(12));
+    const std::size_t json_len = core::load_le<std::uint32_t>(b.data() + 12);
+    if (json_len > b.size() - 20)
+      return make_error("BAKE_GLTF", "GLB JSON chunk past the end", Location::at_offset(12));
+    text = core::as_chars(b.subspan(20, json_len));
+    const std::size_t bin_at = 20 + json_len;
+    if (b.size() - bin_at >= 8 &&
+        core::load_le<std::uint32_t>(b.data() + bin_at + 4) == kChunkBin) {
+      const std::size_t bin_len = core::load_le<std::uint32_t>(b.data() + bin_at);
+      if (bin_len > b.size() - bin_at - 8)
+        return make_error("BAKE_GLTF", "GLB BIN chunk past the end", Location::at_offset(bin_at));
+      const auto bin = b.subspan(bin_at + 8, bin_len);
+      s.bin_chunk.assign(bin.begin(), bin.end());
+      s.has_bin_chunk = true;
+    }
+  } else {
+    text = core::as_chars(b);
+  }
+  // GLB JSON chunks are padded with spaces (some writers use NUL).
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\0')) text.remove_suffix(1);
+  auto parsed = core::parse_json_strict(text);
+  if (!parsed) return std::move(parsed).error();
+  s.json = std::move(*parsed);
+  if (!s.json.is_object()) return at("BAKE_GLTF", "the glTF JSON is not an object", "");
+  return s;
+}
+
+// The bytes of every buffer the bake reads, decoded once.
+class Buffers {
+ public:
+  explicit Buffers(const Source& s) : s_(&s) {}
+
+  core::Result<const std::vector<std::uint8_t>*> get(std::size_t index) {
+    auto it = cache_.find(index);
+    if (it != cache_.end()) return &it->second;
+    const std::string p = core::json_pointer_join("/buffers", index);
+    const Json& bufs = s_->json["buffers"];
+    if (!bufs.is_array() || index >= bufs.size() || !bufs[index].is_object())
+      return at("BAKE_GLTF", "no such buffer", p);
+    const Json& buf = bufs[index];
+    const auto len = core::json_uint32(buf.value("byteLength", Json()));
+    if (!len) return at("BAKE_GLTF", "buffer without a valid byteLength", p + "/byteLength");
+    std::vector<std::uint8_t> data;
+    if (!buf.contains("uri")) {
+      if (index != 0 || !s_->has_bin_chunk)
+        return at("BAKE_GLTF", "a buffer without a uri needs the GLB BIN chunk", p);
+      data = s_->bin_chunk;
+    } else {
+      const Json& uri = buf["uri"];
+      if (!uri.is_string()) return at("BAKE_GLTF", "uri is not a string", p + "/uri");
+      const std::string& u = uri.get_ref<const std::string&>();
+      const std::size_t comma = u.find(',');
+      if (u.rfind("data:", 0) != 0 || comma == std::string::npos)
+        return at("BAKE_BUFFER", "buffer refers to an external file; only data: URIs are read",
+                  p + "/uri");
+      const std::string_view head(u.data(), comma);
+      if (head.size() < 7 || head.substr(head.size() - 7) != ";base64")
+        return at("BAKE_BUFFER", "data: URI is not base64", p + "/uri");
+      if (!base64_decode(std::string_view(u).substr(comma + 1), data))
+        return at("BAKE_BUFFER", "data: URI holds invalid base64", p + "/uri");
+    }
+    if (data.size() < *len) return at("BAKE_GLTF", "buffer shorter than its byteLength", p);
+    data.resize(*len);
+    return &cache_.emplace(index, std::move(data)).first->second;
+  }
+
+ private:
+  const Source* s_;
+  std::map<std::size_t, std::vector<std::uint8_t>> cache_;
+};
+
+// A string member, "" when absent or not a string (nlohmann's value() would throw).
+std::string str_of(const Json& j, const char* key) {
+  if (!j.is_object()) return {};
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::optional<std::size_t> index_of(const Json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) return std::nullopt;
+  auto v = core::json_uint32(j[key]);
+  if (!v) return std::nullopt;
+  return static_cast<std::size_t>(*v);
+}
+
+// A SCALAR accessor's values as floats: float, or normalised (u)int8/16 as
+// the glTF rules for animation weights say (signed: max(c / max, -1)).
+core::Result<std::vector<float>> read_scalar_floats(const Json& root, std::size_t index,
+                                                    Buffers& buffers) {
+  const std::string ap = core::json_pointer_join("/accessors", index);
+  const Json& accs = root["accessors"];
+  if (!accs.is_array() || index >= accs.size() || !accs[index].is_object())
+    return at("BAKE_GLTF", "no such accessor", ap);
+  const Json& a = accs[index];
+  if (str_of(a, "type") != "SCALAR")
+    return at("BAKE_GLTF", "animation weights must be a SCALAR accessor", ap + "/type");
+  if (a.contains("sparse"))
+    return at("BAKE_GLTF", "sparse animation weights are not supported", ap + "/sparse");
+  const auto count = index_of(a, "count");
+  const auto ct = index_of(a, "componentType");
+  if (!count || !ct) return at("BAKE_GLTF", "accessor without count or componentType", ap);
+  std::size_t csize = 0;
+  switch (*ct) {
+    case 5126:
+      csize = 4;
+      break;
+    case 5120:
+    case 5121:
+      csize = 1;
+      break;
+    case 5122:
+    case 5123:
+      csize = 2;
+      break;
+    default:
+      return at("BAKE_GLTF", "unsupported component type for weights", ap + "/componentType");
+  }
+  if (*ct != 5126 && !(a.contains("normalized") && a["normalized"] == true))
+    return at("BAKE_GLTF", "integer weights must be normalized", ap + "/normalized");
+  const auto view_index = index_of(a, "bufferView");
+  if (!view_index) return std::vector<float>(*count, 0.0F);  // no data: all zeros
+  const std::string vp = core::json_pointer_join("/bufferViews", *view_index);
+  const Json& views = root["bufferViews"];
+  if (!views.is_array() || *view_index >= views.size())
+    return at("BAKE_GLTF", "no such buffer view", ap + "/bufferView");
+  const Json& v = views[*view_index];
+  const auto buf_index = index_of(v, "buffer");
+  const auto view_len = index_of(v, "byteLength");
+  if (!buf_index || !view_len) return at("BAKE_GLTF", "buffer view without buffer/byteLength", vp);
+  const std::size_t view_off = index_of(v, "byteOffset").value_or(0);
+  const std::size_t declared_stride = index_of(v, "byteStride").value_or(0);
+  const std::size_t stride = declared_stride != 0 ? declared_stride : csize;
+  const std::size_t acc_off = index_of(a, "byteOffset").value_or(0);
+  auto data = buffers.get(*buf_index);
+  if (!data) return std::move(data).error();
+  const auto& bytes = **data;
+  if (stride < csize || view_off > bytes.size() || *view_len > bytes.size() - view_off)
+    return at("BAKE_GLTF", "buffer view outside its buffer", vp);
+  if (*count > 0 && (acc_off > *view_len || (*count - 1) > (*view_len - acc_off) / stride ||
+                     (*count - 1) * stride + csize > *view_len - acc_off))
+    return at("BAKE_GLTF", "accessor reads past its buffer view", ap);
+  std::vector<float> out(*count);
+  const std::uint8_t* base = bytes.data() + view_off + acc_off;
+  for (std::size_t i = 0; i < *count; ++i) {
+    const std::uint8_t* p = base + i * stride;
+    switch (*ct) {
+      case 5126:
+        out[i] = core::load_f32_le(p);
+        break;
+      case 5120:
+        out[i] = std::max(static_cast<float>(static_cast<std::int8_t>(*p)) / 127.0F, -1.0F);
+        break;
+      case 5121:
+        out[i] = static_cast<float>(*p) / 255.0F;
+        break;
+      case 5122:
+        out[i] = std::max(
+            static_cast<float>(static_cast<std::int16_t>(core::load_le<std::uint16_t>(p))) /
+                32767.0F,
+            -1.0F);
+        break;
+      default:
+        out[i] = static_cast<float>(core::load_le<std::uint16_t>(p)) / 65535.0F;
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- features ------------------------------------------------------------------
+
+core::Status pose_model_features(const PoseModel& model, const scene::Rig& rig, const Pose& pose,
+                                 std::span<float> out) {
+  if (out.size() != model.feature_count())
+    return make_error("FEATURE_SHAPE", "the model takes " + std::to_string(model.feature_count()) +
+                                           " features, out holds " + std::to_string(out.size()));
+  if (model.layout == FeatureLayout::kAxisAngle) return pose_features(model.spec, pose, out);
+  const auto& names = rig.skeleton.joint_names;
+  std::vector<Quaternion> rest;
+  rest.reserve(model.spec.bones.size());
+  for (const BoneInput& b : model.spec.bones) {
+    auto it = std::find(names.begin(), names.end(), b.name);
+    if (it == names.end() ||
+        static_cast<std::size_t>(it - names.begin()) >= rig.skeleton.local_transforms.size())
+      return make_error("TARGETS_BONE",
+                        "input bone \"" + b.name + "\" is not a joint of the rig's skeleton");
+    rest.push_back(
+        to_q(rig.skeleton.local_transforms[static_cast<std::size_t>(it - names.begin())].rotation));
+  }
+  return engine_pose_features(model.spec, pose, rest, out);
+}
+
+// ---- pose library ----------------------------------------------------------------
+
+std::string write_pose_library(const InputSpec& spec, std::string_view mesh,
+                               std::span<const PoseLibraryEntry> poses,
+                               std::span<const std::string> shape_key_names) {
+  Json j = Json::object();
+  j["format"] = "charkit.pose_library";
+  j["version"] = 1;
+  j["mesh"] = std::string(mesh);
+  Json bones = Json::array(), curves = Json::array();
+  for (const BoneInput& b : spec.bones) bones.push_back(b.name);
+  for (const CurveInput& c : spec.curves) curves.push_back(c.name);
+  j["bones"] = std::move(bones);
+  j["curves"] = std::move(curves);
+  Json list = Json::array();
+  for (std::size_t i = 0; i < poses.size(); ++i) {
+    const Pose& pose = poses[i].pose;
+    Json p = Json::object();
+    p["name"] = poses[i].name;
+    if (i < shape_key_names.size()) p["shape_key"] = shape_key_names[i];
+    Json rot = Json::object();
+    const bool have_euler = pose.euler_deg.size() == 3 * spec.bones.size();
+    for (std::size_t b = 0; b < spec.bones.size() && b < pose.rotations.size(); ++b) {
+      const Quaternion& q = pose.rotations[b];
+      std::array<double, 3> e{};
+      if (have_euler)
+        e = {pose.euler_deg[3 * b], pose.euler_deg[3 * b + 1], pose.euler_deg[3 * b + 2]};
+      else
+        e = euler_xyz_deg(q);
+      rot[spec.bones[b].name] = {{"quaternion", {q.x, q.y, q.z, q.w}},
+                                 {"euler_xyz_deg", {e[0], e[1], e[2]}}};
+    }
+    p["rotations"] = std::move(rot);
+    Json cv = Json::object();
+    for (std::size_t c = 0; c < spec.curves.size() && c < pose.curves.size(); ++c)
+      cv[spec.curves[c].name] = pose.curves[c];
+    p["curves"] = std::move(cv);
+    list.push_back(std::move(p));
+  }
+  j["poses"] = std::move(list);
+  return dump(j, 2) + "\n";
+}
+
+namespace {
+
+template <std::size_t N>
+core::Result<std::array<double, N>> finite_array(const Json& j, const std::string& p) {
+  if (!j.is_array() || j.size() != N)
+    return at("POSE_LIBRARY_JSON", "expected an array of " + std::to_string(N) + " numbers", p);
+  std::array<double, N> out{};
+  for (std::size_t i = 0; i < N; ++i) {
+    if (!j[i].is_number()) return at("POSE_LIBRARY_JSON", "expected a number", p);
+    auto v = core::json_finite_number(j[i]);
+    if (!v) return at("POSE_LIBRARY_VALUE", "not a finite number", core::json_pointer_join(p, i));
+    out[i] = *v;
+  }
+  return out;
+}
+
+core::Status names_in(const Json& root, const char* key, const std::set<std::string>& known,
+                      const char* code) {
+  if (!root.contains(key)) return core::Ok{};
+  const std::string p = core::json_pointer_join("", key);
+  const Json& arr = root[key];
+  if (!arr.is_array()) return at("POSE_LIBRARY_JSON", "expected an array of names", p);
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    if (!arr[i].is_string())
+      return at("POSE_LIBRARY_JSON", "expected a name", core::json_pointer_join(p, i));
+    if (!known.contains(arr[i].get<std::string>()))
+      return at(code, "\"" + arr[i].get<std::string>() + "\" is not in the input spec",
+                core::json_pointer_join(p, i));
+  }
+  return core::Ok{};
+}
+
+}  // namespace
+
+core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view json,
+                                                              const InputSpec& spec) {
+  auto parsed = core::parse_json_strict(json);
+  if (!parsed) return std::move(parsed).error();
+  const Json& r = *parsed;
+  if (!r.is_object() || r.value("format", Json()) != "charkit.pose_library")
+    return at("POSE_LIBRARY_FORMAT", "not a charkit pose library", "/format");
+  const auto version = r.contains("version") ? core::json_uint32(r["version"]) : std::nullopt;
+  if (!version || *version == 0 || *version > 1)
+    return at("POSE_LIBRARY_FORMAT", "unsupported pose library version (this reader knows 1)",
+              "/version");
+  std::map<std::string, std::size_t> bone_index, curve_index;
+  std::set<std::string> bone_names, curve_names;
+  for (std::size_t b = 0; b < spec.bones.size(); ++b) {
+    bone_index.emplace(spec.bones[b].name, b);
+    bone_names.insert(spec.bones[b].name);
+  }
+  for (std::size_t c = 0; c < spec.curves.size(); ++c) {
+    curve_index.emplace(spec.curves[c].name, c);
+    curve_names.insert(spec.curves[c].name);
+  }
+  if (auto st = names_in(r, "bones", bone_names, "POSE_LIBRARY_BONE"); !st)
+    return std::move(st).error();
+  if (auto st = names_in(r, "curves", curve_names, "POSE_LIBRARY_CURVE"); !st)
+    return std::move(st).error();
+  if (!r.contains("poses") || !r["poses"].is_array())
+    return at("POSE_LIBRARY_JSON", "\"poses\" must be an array", "/poses");
+  const Json& list = r["poses"];
+  std::vector<PoseLibraryEntry> out;
+  out.reserve(list.size());
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string pp = core::json_pointer_join("/poses", i);
+    const Json& pj = list[i];
+    if (!pj.is_object()) return at("POSE_LIBRARY_JSON", "a pose must be an object", pp);
+    if (!pj.contains("name") || !pj["name"].is_string())
+      return at("POSE_LIBRARY_JSON", "a pose needs a \"name\" string", pp + "/name");
+    PoseLibraryEntry e;
+    e.name = pj["name"].get<std::string>();
+    if (e.name.empty()) return at("POSE_LIBRARY_NAME", "empty pose name", pp + "/name");
+    if (!seen.insert(e.name).second)
+      return at("POSE_LIBRARY_NAME", "pose name \"" + e.name + "\" used twice", pp + "/name");
+    if (pj.contains("shape_key") && !pj["shape_key"].is_string())
+      return at("POSE_LIBRARY_JSON", "\"shape_key\" must be a string", pp + "/shape_key");
+    e.pose = rest_pose(spec);
+    if (pj.contains("rotations")) {
+      const Json& rot = pj["rotations"];
+      const std::string rp = pp + "/rotations";
+      if (!rot.is_object()) return at("POSE_LIBRARY_JSON", "\"rotations\" must be an object", rp);
+      for (const auto& [name, val] : rot.items()) {
+        const std::string bp = core::json_pointer_join(rp, name);
+        auto it = bone_index.find(name);
+        if (it == bone_index.end())
+          return at("POSE_LIBRARY_BONE", "bone \"" + name + "\" is not in the input spec", bp);
+        const std::size_t b = it->second;
+        if (!val.is_object() || (!val.contains("quaternion") && !val.contains("euler_xyz_deg")))
+          return at("POSE_LIBRARY_JSON", "a rotation needs \"quaternion\" or \"euler_xyz_deg\"",
+                    bp);
+        std::optional<std::array<double, 3>> euler;
+        if (val.contains("euler_xyz_deg")) {
+          auto ea = finite_array<3>(val["euler_xyz_deg"], bp + "/euler_xyz_deg");
+          if (!ea) return std::move(ea).error();
+          euler = *ea;
+        }
+        Quaternion q;
+        if (val.contains("quaternion")) {
+          auto qa = finite_array<4>(val["quaternion"], bp + "/quaternion");
+          if (!qa) return std::move(qa).error();
+          q = {(*qa)[0], (*qa)[1], (*qa)[2], (*qa)[3]};
+          const double n2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
+          if (!(n2 > 1e-24) || !std::isfinite(n2))
+            return at("POSE_LIBRARY_VALUE", "zero quaternion", bp + "/quaternion");
+          // Unit quaternions (to 1e-9) are kept exactly as written.
+          if (std::abs(n2 - 1.0) > 1e-9) {
+            const double n = std::sqrt(n2);
+            q = {q.x / n, q.y / n, q.z / n, q.w / n};
+          }
+        } else {
+          q = quaternion_from_euler_xyz_degrees((*euler)[0], (*euler)[1], (*euler)[2]);
+        }
+        if (!euler) euler = euler_xyz_deg(q);
+        e.pose.rotations[b] = q;
+        for (std::size_t k = 0; k < 3; ++k) e.pose.euler_deg[3 * b + k] = (*euler)[k];
+      }
+    }
+    if (pj.contains("curves")) {
+      const Json& cv = pj["curves"];
+      const std::string cp = pp + "/curves";
+      if (!cv.is_object()) return at("POSE_LIBRARY_JSON", "\"curves\" must be an object", cp);
+      for (const auto& [name, val] : cv.items()) {
+        const std::string vp = core::json_pointer_join(cp, name);
+        auto it = curve_index.find(name);
+        if (it == curve_index.end())
+          return at("POSE_LIBRARY_CURVE", "curve \"" + name + "\" is not in the input spec", vp);
+        if (!val.is_number()) return at("POSE_LIBRARY_JSON", "a curve value must be a number", vp);
+        auto v = core::json_finite_number(val);
+        if (!v) return at("POSE_LIBRARY_VALUE", "not a finite number", vp);
+        e.pose.curves[it->second] = *v;
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// ---- bake ------------------------------------------------------------------------
+
+core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::Rig& rig,
+                                         const PoseModel& model,
+                                         std::span<const PoseLibraryEntry> poses,
+                                         const BakeOptions& o) {
+  // 1. The model, the rig and the poses.
+  if (auto st = validate(model); !st) return std::move(st).error();
+  if (model.vertex_count != rig.vertex_count())
+    return make_error("BAKE_VERTEX_COUNT", "the model has " + std::to_string(model.vertex_count) +
+                                               " vertices, the rig " +
+                                               std::to_string(rig.vertex_count()));
+  // The shape keys stand for rotations of the model's bones: the rig must have them
+  // (whatever the feature layout).
+  for (const BoneInput& bone : model.spec.bones)
+    if (std::find(rig.skeleton.joint_names.begin(), rig.skeleton.joint_names.end(), bone.name) ==
+        rig.skeleton.joint_names.end())
+      return make_error("TARGETS_BONE",
+                        "input bone \"" + bone.name + "\" is not a joint of the rig's skeleton");
+  if (poses.empty()) return make_error("BAKE_EMPTY", "no poses to bake");
+  if (!std::isfinite(o.epsilon) || o.epsilon < 0)
+    return make_error("BAKE_OPTIONS", "epsilon must be finite and >= 0");
+  BakeResult result;
+  {
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < poses.size(); ++i) {
+      if (poses[i].name.empty())
+        return make_error("BAKE_POSE_NAME", "pose " + std::to_string(i) + " has no name");
+      if (!seen.insert(poses[i].name).second)
+        return make_error("BAKE_POSE_NAME", "pose name \"" + poses[i].name + "\" used twice");
+      result.shape_keys.push_back(o.prefix + poses[i].name);
+    }
+  }
+
+  // 2. The source file: checked by inspect_model, then its JSON and buffer 0.
+  auto info = scene::inspect_model(source_gltf);
+  if (!info) return std::move(info).error();
+  if (info->container != scene::ModelContainer::kGlb &&
+      info->container != scene::ModelContainer::kGltfJson)
+    return make_error("BAKE_GLTF", "the source must be a GLB or a glTF JSON file");
+  auto src = split_source(source_gltf);
+  if (!src) return std::move(src).error();
+  Json& root = src->json;
+  Buffers buffers(*src);
+
+  // 3. The rig's mesh, its primitives and their vertex ranges.
+  const std::string mp = core::json_pointer_join("/meshes", rig.mesh_index);
+  if (!root.contains("meshes") || !root["meshes"].is_array() ||
+      rig.mesh_index >= root["meshes"].size() || !root["meshes"][rig.mesh_index].is_object())
+    return at("BAKE_RIG_MISMATCH", "the file has no mesh " + std::to_string(rig.mesh_index), mp);
+  if (!root.contains("nodes") || !root["nodes"].is_array() ||
+      rig.node_index >= root["nodes"].size() ||
+      index_of(root["nodes"][rig.node_index], "mesh") != rig.mesh_index)
+    return at("BAKE_RIG_MISMATCH", "the rig's node does not use the rig's mesh",
+              core::json_pointer_join("/nodes", rig.node_index));
+  Json& mesh = root["meshes"][rig.mesh_index];
+  if (!mesh.contains("primitives") || !mesh["primitives"].is_array() || mesh["primitives"].empty())
+    return at("BAKE_GLTF", "mesh without primitives", mp + "/primitives");
+  Json& prims = mesh["primitives"];
+  std::vector<std::size_t> prim_count, prim_first;
+  std::size_t total = 0;
+  if (!root.contains("accessors") || !root["accessors"].is_array())
+    return at("BAKE_GLTF", "the file has no accessors", "/accessors");
+  const Json& accessors = root["accessors"];
+  for (std::size_t p = 0; p < prims.size(); ++p) {
+    const std::string pp = mp + "/primitives/" + std::to_string(p);
+    const auto pos = prims[p].is_object()
+                         ? index_of(prims[p].value("attributes", Json()), "POSITION")
+                         : std::nullopt;
+    if (!pos || *pos >= accessors.size())
+      return at("BAKE_GLTF", "primitive without a valid POSITION", pp + "/attributes");
+    const auto count = index_of(accessors[*pos], "count");
+    if (!count || *count == 0)
+      return at("BAKE_GLTF", "POSITION accessor without vertices",
+                core::json_pointer_join("/accessors", *pos));
+    prim_first.push_back(total);
+    prim_count.push_back(*count);
+    total += *count;
+  }
+  if (total != rig.vertex_count() ||
+      (!rig.primitive_vertex_offsets.empty() && rig.primitive_vertex_offsets != prim_first))
+    return at("BAKE_RIG_MISMATCH",
+              "the mesh's primitives hold " + std::to_string(total) + " vertices, the rig " +
+                  std::to_string(rig.vertex_count()),
+              mp + "/primitives");
+  std::size_t old_targets = 0;
+  for (std::size_t p = 0; p < prims.size(); ++p) {
+    const std::string tp = mp + "/primitives/" + std::to_string(p) + "/targets";
+    std::size_t n = 0;
+    if (prims[p].contains("targets")) {
+      if (!prims[p]["targets"].is_array()) return at("BAKE_GLTF", "targets is not an array", tp);
+      n = prims[p]["targets"].size();
+    }
+    if (p == 0) old_targets = n;
+    if (n != old_targets)
+      return at("BAKE_GLTF", "primitives have different morph target counts", tp);
+  }
+
+  // 4. Target names: mesh.extras.targetNames, filled with the rig's
+  // "target_<i>" names where absent, then the new ones.
+  if (mesh.contains("extras") && !mesh["extras"].is_object())
+    return at("BAKE_GLTF", "mesh extras is not an object", mp + "/extras");
+  Json names = Json::array();
+  if (mesh.contains("extras") && mesh["extras"].contains("targetNames")) {
+    names = mesh["extras"]["targetNames"];
+    if (!names.is_array())
+      return at("BAKE_GLTF", "targetNames is not an array", mp + "/extras/targetNames");
+  }
+  if (names.size() > old_targets)
+    names.erase(names.begin() + static_cast<std::ptrdiff_t>(old_targets), names.end());
+  while (names.size() < old_targets) names.push_back("target_" + std::to_string(names.size()));
+  for (const std::string& key : result.shape_keys)
+    for (const Json& n : names)
+      if (n.is_string() && n.get_ref<const std::string&>() == key)
+        return make_error("BAKE_NAME_CLASH", "the mesh already has a shape key \"" + key + "\"");
+  for (const std::string& key : result.shape_keys) names.push_back(key);
+
+  // 5. Buffer 0 receives the new data (created when the file has no buffer).
+  if (!root.contains("buffers")) root["buffers"] = Json::array();
+  if (!root["buffers"].is_array()) return at("BAKE_GLTF", "buffers is not an array", "/buffers");
+  std::vector<std::uint8_t> bin;
+  if (root["buffers"].empty()) {
+    root["buffers"].push_back(Json{{"byteLength", 0}});
+  } else {
+    auto b0 = buffers.get(0);
+    if (!b0) return std::move(b0).error();
+    bin = **b0;
+  }
+  const std::size_t v3 = 3 * rig.vertex_count();
+  const std::uint64_t new_bytes = static_cast<std::uint64_t>(poses.size()) * v3 * 4;
+  if (new_bytes > kMaxGlb || bin.size() + new_bytes > kMaxGlb - 4096)
+    return make_error("BAKE_TOO_LARGE", "the baked buffer would exceed 4 GiB");
+
+  // 6. Offsets per pose, appended as one buffer view; one accessor per pose
+  // and primitive.
+  pad4(bin, 0);
+  const std::size_t view_offset = bin.size();
+  bin.reserve(bin.size() + static_cast<std::size_t>(new_bytes));
+  PoseModelEvaluator ev(model);
+  std::vector<float> features(model.feature_count()), offsets(v3);
+  if (!root.contains("bufferViews")) root["bufferViews"] = Json::array();
+  if (!root["bufferViews"].is_array())
+    return at("BAKE_GLTF", "bufferViews is not an array", "/bufferViews");
+  const std::size_t view_index = root["bufferViews"].size();
+  std::vector<std::vector<std::size_t>> new_accessor(poses.size());
+  for (std::size_t i = 0; i < poses.size(); ++i) {
+    if (auto st = pose_model_features(model, rig, poses[i].pose, features); !st)
+      return std::move(st).error();
+    if (!ev.offsets(features, offsets))
+      return make_error("MODEL_SHAPE", "the model cannot run on pose \"" + poses[i].name + "\"");
+    for (float& d : offsets)
+      if (std::abs(d) <= o.epsilon) d = 0.0F;  // also turns -0 into +0
+    for (std::size_t p = 0; p < prims.size(); ++p) {
+      std::array<float, 3> lo{}, hi{};
+      for (std::size_t k = 0; k < 3; ++k) {
+        lo[k] = std::numeric_limits<float>::infinity();
+        hi[k] = -lo[k];
+      }
+      const std::size_t acc_offset = bin.size() - view_offset;
+      for (std::size_t v = prim_first[p]; v < prim_first[p] + prim_count[p]; ++v)
+        for (std::size_t k = 0; k < 3; ++k) {
+          const float d = offsets[3 * v + k];
+          lo[k] = std::min(lo[k], d);
+          hi[k] = std::max(hi[k], d);
+          put_f32(bin, d);
+        }
+      new_accessor[i].push_back(root["accessors"].size());
+      root["accessors"].push_back(Json{{"bufferView", view_index},
+                                       {"byteOffset", acc_offset},
+                                       {"componentType", 5126},
+                                       {"count", prim_count[p]},
+                                       {"type", "VEC3"},
+                                       {"min", {lo[0], lo[1], lo[2]}},
+                                       {"max", {hi[0], hi[1], hi[2]}}});
+    }
+  }
+  root["bufferViews"].push_back(Json{{"buffer", 0},
+                                     {"byteOffset", view_offset},
+                                     {"byteLength", bin.size() - view_offset},
+                                     {"target", 34962}});
+  for (std::size_t p = 0; p < prims.size(); ++p) {
+    if (!prims[p].contains("targets")) prims[p]["targets"] = Json::array();
+    for (std::size_t i = 0; i < poses.size(); ++i)
+      prims[p]["targets"].push_back(Json{{"POSITION", new_accessor[i][p]}});
+  }
+  if (!mesh.contains("extras")) mesh["extras"] = Json::object();
+  mesh["extras"]["targetNames"] = std::move(names);
+
+  // 7. Default weights of the mesh and of the nodes that use it: new targets at 0.
+  auto extend_weights = [&](Json& holder, const std::string& p) -> core::Status {
+    if (!holder.contains("weights")) return core::Ok{};
+    Json& w = holder["weights"];
+    if (!w.is_array() || w.size() != old_targets)
+      return at("BAKE_GLTF", "weights do not match the morph target count", p + "/weights");
+    for (std::size_t i = 0; i < poses.size(); ++i) w.push_back(0.0);
+    return core::Ok{};
+  };
+  if (auto st = extend_weights(mesh, mp); !st) return std::move(st).error();
+  std::set<std::size_t> mesh_nodes;
+  for (std::size_t n = 0; n < root["nodes"].size(); ++n) {
+    if (index_of(root["nodes"][n], "mesh") != rig.mesh_index) continue;
+    mesh_nodes.insert(n);
+    if (auto st = extend_weights(root["nodes"][n], core::json_pointer_join("/nodes", n)); !st)
+      return std::move(st).error();
+  }
+
+  // 8. "weights" animations of those nodes: each group of old_targets values
+  // (a keyframe, or a cubic spline's in-tangent / value / out-tangent) gets
+  // a 0 for every new target, in a new output accessor.
+  if (root.contains("animations") && root["animations"].is_array()) {
+    for (std::size_t a = 0; a < root["animations"].size(); ++a) {
+      Json& anim = root["animations"][a];
+      const std::string ap = core::json_pointer_join("/animations", a);
+      if (!anim.is_object() || !anim.contains("channels") || !anim["channels"].is_array()) continue;
+      std::set<std::size_t> samplers;
+      for (const Json& ch : anim["channels"]) {
+        if (!ch.is_object() || !ch.contains("target") || !ch["target"].is_object()) continue;
+        const Json& t = ch["target"];
+        const auto node = index_of(t, "node");
+        if (str_of(t, "path") != "weights" || !node || !mesh_nodes.contains(*node)) continue;
+        const auto s = index_of(ch, "sampler");
+        if (!s) return at("BAKE_GLTF", "channel without a sampler", ap + "/channels");
+        samplers.insert(*s);
+      }
+      for (std::size_t s : samplers) {
+        const std::string sp = ap + "/samplers/" + std::to_string(s);
+        if (!anim.contains("samplers") || !anim["samplers"].is_array() ||
+            s >= anim["samplers"].size())
+          return at("BAKE_GLTF", "no such sampler", sp);
+        Json& sampler = anim["samplers"][s];
+        const auto out_acc = index_of(sampler, "output");
+        if (!out_acc) return at("BAKE_GLTF", "sampler without an output", sp + "/output");
+        auto values = read_scalar_floats(root, *out_acc, buffers);
+        if (!values) return std::move(values).error();
+        if (old_targets == 0 || values->size() % old_targets != 0)
+          return at("BAKE_GLTF", "weights output does not hold whole groups of targets",
+                    sp + "/output");
+        const std::size_t groups = values->size() / old_targets;
+        const std::size_t count = groups * (old_targets + poses.size());
+        if (bin.size() + 4 * count > kMaxGlb - 4096)
+          return make_error("BAKE_TOO_LARGE", "the baked buffer would exceed 4 GiB");
+        const std::size_t off = bin.size();
+        for (std::size_t g = 0; g < groups; ++g) {
+          for (std::size_t k = 0; k < old_targets; ++k)
+            put_f32(bin, (*values)[g * old_targets + k]);
+          for (std::size_t k = 0; k < poses.size(); ++k) put_f32(bin, 0.0F);
+        }
+        root["bufferViews"].push_back(
+            Json{{"buffer", 0}, {"byteOffset", off}, {"byteLength", 4 * count}});
+        root["accessors"].push_back(Json{{"bufferView", root["bufferViews"].size() - 1},
+                                         {"componentType", 5126},
+                                         {"count", count},
+                                         {"type", "SCALAR"}});
+        sampler["output"] = root["accessors"].size() - 1;
+      }
+    }
+  }
+
+  // 9. Write the file.
+  Json& b0 = root["buffers"][0];
+  b0["byteLength"] = bin.size();
+  result.pose_library_json =
+      write_pose_library(model.spec, rig.mesh_name, poses, result.shape_keys);
+  if (!o.glb) {
+    b0["uri"] = std::string(kDataUriPrefix) + base64_encode(bin);
+    const std::string text = dump(root);
+    result.gltf.assign(text.begin(), text.end());
+    return result;
+  }
+  b0.erase("uri");
+  std::vector<std::uint8_t> json_chunk;
+  const std::string text = dump(root);
+  json_chunk.assign(text.begin(), text.end());
+  pad4(json_chunk, ' ');
+  pad4(bin, 0);
+  const std::uint64_t length = 12 + 8 + json_chunk.size() + 8 + bin.size();
+  if (length > kMaxGlb) return make_error("BAKE_TOO_LARGE", "the GLB would exceed 4 GiB");
+  auto& g = result.gltf;
+  g.reserve(static_cast<std::size_t>(length));
+  put_u32(g, kGlbMagic);
+  put_u32(g, 2);
+  put_u32(g, static_cast<std::uint32_t>(length));
+  put_u32(g, static_cast<std::uint32_t>(json_chunk.size()));
+  put_u32(g, kChunkJson);
+  g.insert(g.end(), json_chunk.begin(), json_chunk.end());
+  put_u32(g, static_cast<std::uint32_t>(bin.size()));
+  put_u32(g, kChunkBin);
+  g.insert(g.end(), bin.begin(), bin.end());
+  return result;
+}
+
+}  // namespace charkit::learn

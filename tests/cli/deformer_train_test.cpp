@@ -1,0 +1,284 @@
+// The training workflow through the `charkit` program: deformer sample →
+// train → eval → info / run on RiggedSimple.glb (Khronos sample model, its
+// licence beside it in tests/data/models/).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.h"
+
+namespace charkit::clitest {
+namespace {
+
+using nlohmann::json;
+
+const std::string kRig = std::string(CHARKIT_TEST_DATA) + "/models/RiggedSimple.glb";
+
+json parse(const RunResult& r) {
+  try {
+    return json::parse(r.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not JSON: " << e.what() << "\n" << r.out;
+    return json::object();
+  }
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class DeformerTrainCli : public ScratchDir {};
+
+TEST_F(DeformerTrainCli, SampleTrainEvalInfoRun) {
+  const auto ds = dir_ / "arm.npz";
+  auto s = run_charkit("deformer sample " + quote(kRig) +
+                       " --bones joint_3 --range 60 --poses 120 --seed 4 --json -o " + quote(ds) +
+                       " --write-spec " + quote(dir_ / "spec.json"));
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+  json sj = parse(s);
+  EXPECT_EQ(sj["samples"], 121);  // the rest pose + 120
+  EXPECT_EQ(sj["features"], 3);   // one bone, axis-angle
+  EXPECT_EQ(sj["vertices"], 96);  // RiggedSimple's mesh
+  EXPECT_GT(sj["lbs_error"]["mean"].get<double>(), 0.0);
+  ASSERT_TRUE(std::filesystem::exists(dir_ / "arm.json"));
+  // The spec written is the one used: three enabled axes at ±60 degrees.
+  json spec = json::parse(read_text(dir_ / "spec.json"));
+  ASSERT_EQ(spec["bones"].size(), 1u);
+  EXPECT_EQ(spec["bones"][0]["name"], "joint_3");
+  EXPECT_EQ(spec["bones"][0]["axes"][1]["min_deg"], -60.0);
+
+  // A second dataset from the written spec and another seed, for eval.
+  const auto ds2 = dir_ / "check.npz";
+  auto s2 = run_charkit("deformer sample " + quote(kRig) + " --spec " + quote(dir_ / "spec.json") +
+                        " --poses 40 --seed 99 -o " + quote(ds2));
+  ASSERT_EQ(s2.exit_code, 0) << s2.out;
+
+  auto tl = run_charkit("deformer train " + quote(ds) + " --json -o " + quote(dir_ / "lin.json"));
+  ASSERT_EQ(tl.exit_code, 0) << tl.out;
+  json lj = parse(tl);
+  EXPECT_EQ(lj["kind"], "linear");
+  EXPECT_EQ(lj["stats"]["holdout"]["samples"], 12);  // 10% of the 120 non-rest samples
+  EXPECT_LT(lj["stats"]["holdout"]["mean"].get<double>(),
+            lj["stats"]["uncorrected_holdout"]["mean"].get<double>());
+  EXPECT_TRUE(lj["stats"]["holdout_per_bone"].contains("joint_3"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "lin.npz"));
+
+  auto tn = run_charkit("deformer train " + quote(ds) +
+                            " --model neural --hidden 16,16 --iterations 300 --basis-size 6 "
+                            "--json -o " +
+                            quote(dir_ / "net.json"),
+                        /*keep_stderr=*/false);
+  ASSERT_EQ(tn.exit_code, 0) << tn.out;
+  json nj = parse(tn);
+  EXPECT_EQ(nj["kind"], "neural");
+  EXPECT_EQ(nj["morphs"], 7);  // mean delta + 6 components
+
+  // eval on the unseen dataset: the model is better than no correction.
+  for (const char* m : {"lin.json", "net.json"}) {
+    auto e = run_charkit("deformer eval " + quote(dir_ / m) + " " + quote(ds2) + " --json");
+    ASSERT_EQ(e.exit_code, 0) << m << e.out;
+    json ej = parse(e);
+    EXPECT_EQ(ej["error"]["samples"], 41);
+    EXPECT_LT(ej["error"]["mean"].get<double>(), ej["uncorrected"]["mean"].get<double>()) << m;
+  }
+
+  auto info = run_charkit("deformer info " + quote(dir_ / "net.json") + " --json");
+  ASSERT_EQ(info.exit_code, 0) << info.out;
+  json ij = parse(info);
+  EXPECT_EQ(ij["kind"], "charkit");
+  EXPECT_EQ(ij["inputs"], 3);
+  EXPECT_EQ(ij["outputs"], 7);
+  ASSERT_EQ(ij["layers"].size(), 3u);  // 3 -> 16 -> 16 -> 6
+  EXPECT_EQ(ij["layers"][0]["outputs"], 16);
+  EXPECT_EQ(ij["layers"][2]["outputs"], 6);
+  // 3*16+16 + 16*16+16 + 16*6+6
+  EXPECT_EQ(ij["parameters"], 3 * 16 + 16 + 16 * 16 + 16 + 16 * 6 + 6);
+}
+
+// A hand-made .npy of float32 rows (NumPy format 1.0).
+std::vector<std::uint8_t> npy_rows(std::size_t rows, std::size_t cols,
+                                   const std::vector<float>& v) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                       std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::vector<std::uint8_t> b = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  b.push_back(static_cast<std::uint8_t>(header.size() & 0xFF));
+  b.push_back(static_cast<std::uint8_t>(header.size() >> 8));
+  b.insert(b.end(), header.begin(), header.end());
+  const auto* p = reinterpret_cast<const std::uint8_t*>(v.data());
+  b.insert(b.end(), p, p + v.size() * sizeof(float));
+  return b;
+}
+
+std::vector<float> read_npy_f32(const std::filesystem::path& p, std::size_t& rows,
+                                std::size_t& cols) {
+  std::string s = read_text(p);
+  const std::size_t hl = static_cast<unsigned char>(s[8]) |
+                         (static_cast<std::size_t>(static_cast<unsigned char>(s[9])) << 8);
+  const std::string header = s.substr(10, hl);
+  const auto open = header.find('(');
+  std::sscanf(header.c_str() + open, "(%zu, %zu)", &rows, &cols);
+  std::vector<float> v(rows * cols);
+  std::memcpy(v.data(), s.data() + 10 + hl, v.size() * sizeof(float));
+  return v;
+}
+
+TEST_F(DeformerTrainCli, RunOwnModelRestGivesZeroOffsets) {
+  const auto ds = dir_ / "d.npz";
+  ASSERT_EQ(run_charkit("deformer sample " + quote(kRig) + " --bones joint_2,joint_3 --axes xz " +
+                        "--poses 60 -o " + quote(ds))
+                .exit_code,
+            0);
+  ASSERT_EQ(
+      run_charkit("deformer train " + quote(ds) + " -q -o " + quote(dir_ / "m.json")).exit_code, 0);
+  // Row 0: the rest pose; row 1: a turned pose.
+  const auto in = write("in.npy", npy_rows(2, 6, {0, 0, 0, 0, 0, 0, 0.4f, 0, 0, 0, 0, -0.3f}));
+  auto r = run_charkit("deformer run " + quote(dir_ / "m.json") + " --input " + quote(in) + " -o " +
+                       quote(dir_ / "out.npy") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::size_t rows = 0, cols = 0;
+  auto out = read_npy_f32(dir_ / "out.npy", rows, cols);
+  ASSERT_EQ(rows, 2u);
+  ASSERT_EQ(cols, 3u * 96u);
+  double rest = 0, turned = 0;
+  for (std::size_t c = 0; c < cols; ++c) {
+    rest = std::max(rest, static_cast<double>(std::fabs(out[c])));
+    turned = std::max(turned, static_cast<double>(std::fabs(out[cols + c])));
+  }
+  EXPECT_EQ(rest, 0.0);  // no bias: the rest pose gives exactly zero
+  EXPECT_GT(turned, 1e-4);
+  // Wrong feature count: a clear error, exit 1.
+  const auto bad = write("bad.npy", npy_rows(1, 3, {0, 0, 0}));
+  auto e = run_charkit("deformer run " + quote(dir_ / "m.json") + " --input " + quote(bad) +
+                           " -o " + quote(dir_ / "x.npy"),
+                       true);
+  EXPECT_EQ(e.exit_code, 1);
+  EXPECT_NE(e.out.find("INPUT_SHAPE"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("takes 6"), std::string::npos) << e.out;
+}
+
+TEST_F(DeformerTrainCli, ClearErrors) {
+  // No input bones: usage (2).
+  auto a = run_charkit("deformer sample " + quote(kRig) + " -o " + quote(dir_ / "a.npz"), true);
+  EXPECT_EQ(a.exit_code, 2);
+  EXPECT_NE(a.out.find("--bones"), std::string::npos) << a.out;
+  // A bone the skeleton lacks: invalid (1), named.
+  auto b = run_charkit(
+      "deformer sample " + quote(kRig) + " --bones no_such_bone -o " + quote(dir_ / "b.npz"), true);
+  EXPECT_EQ(b.exit_code, 1);
+  EXPECT_NE(b.out.find("no_such_bone"), std::string::npos) << b.out;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "b.npz"));
+  // Unknown model kind and a missing dataset.
+  auto c = run_charkit(
+      "deformer train " + quote(dir_ / "missing.npz") + " -o " + quote(dir_ / "m.json"), true);
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_NE(c.out.find("missing.npz"), std::string::npos) << c.out;
+  ASSERT_EQ(run_charkit("deformer sample " + quote(kRig) + " --bones joint_3 --poses 20 -o " +
+                        quote(dir_ / "d.npz"))
+                .exit_code,
+            0);
+  auto d = run_charkit(
+      "deformer train " + quote(dir_ / "d.npz") + " --model forest -o " + quote(dir_ / "m.json"),
+      true);
+  EXPECT_EQ(d.exit_code, 2);
+  EXPECT_NE(d.out.find("linear or neural"), std::string::npos) << d.out;
+  // eval with a dataset of other inputs: refused with both shapes named.
+  ASSERT_EQ(run_charkit("deformer train " + quote(dir_ / "d.npz") + " -o " + quote(dir_ / "m.json"))
+                .exit_code,
+            0);
+  ASSERT_EQ(run_charkit("deformer sample " + quote(kRig) + " --bones joint_2,joint_3 --poses 20 " +
+                        "-o " + quote(dir_ / "two.npz"))
+                .exit_code,
+            0);
+  auto e =
+      run_charkit("deformer eval " + quote(dir_ / "m.json") + " " + quote(dir_ / "two.npz"), true);
+  EXPECT_EQ(e.exit_code, 1);
+  EXPECT_NE(e.out.find("EVAL_MISMATCH"), std::string::npos) << e.out;
+}
+
+TEST_F(DeformerTrainCli, BakeExportImportAndAction) {
+  const auto ds = dir_ / "d.npz";
+  ASSERT_EQ(run_charkit("deformer sample " + quote(kRig) + " --bones joint_3 --range 50 " +
+                        "--poses 40 -o " + quote(ds))
+                .exit_code,
+            0);
+  ASSERT_EQ(
+      run_charkit("deformer train " + quote(ds) + " -q -o " + quote(dir_ / "m.json")).exit_code, 0);
+
+  // bake: 3 sampled poses -> 3 shape keys and a pose library naming them.
+  auto b = run_charkit("deformer bake " + quote(dir_ / "m.json") + " " + quote(kRig) +
+                       " --sample 3 --json -o " + quote(dir_ / "baked.glb"));
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  json bj = parse(b);
+  ASSERT_EQ(bj["shape_keys"].size(), 3u);
+  EXPECT_EQ(bj["shape_keys"][0], "pose_1");
+  json lib = json::parse(read_text(dir_ / "baked.poses.json"));
+  ASSERT_EQ(lib["poses"].size(), 3u);
+  EXPECT_EQ(lib["poses"][2]["shape_key"], "pose_3");
+  auto info = run_charkit("model inspect " + quote(dir_ / "baked.glb") + " --json");
+  ASSERT_EQ(info.exit_code, 0) << info.out;
+  // Baking the library again gives the same file.
+  auto b2 =
+      run_charkit("deformer bake " + quote(dir_ / "m.json") + " " + quote(kRig) + " --poses " +
+                  quote(dir_ / "baked.poses.json") + " -o " + quote(dir_ / "again.glb"));
+  ASSERT_EQ(b2.exit_code, 0) << b2.out;
+  EXPECT_EQ(read_text(dir_ / "again.glb"), read_text(dir_ / "baked.glb"));
+  // No poses: usage error.
+  EXPECT_EQ(run_charkit("deformer bake " + quote(dir_ / "m.json") + " " + quote(kRig) + " -o " +
+                        quote(dir_ / "x.glb"))
+                .exit_code,
+            2);
+
+  // export-nmn: written, re-read within 1e-5, sidecar and morphs beside it.
+  auto e = run_charkit("deformer export-nmn " + quote(ds) + " " + quote(kRig) +
+                       " --hidden 8,8 --morphs 4 --iterations 100 -q --json -o " +
+                       quote(dir_ / "net.nmn") + " --model " + quote(dir_ / "engine.json"));
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  json ej = parse(e);
+  EXPECT_EQ(ej["inputs"], 6);  // one bone x 6
+  EXPECT_EQ(ej["num_morphs"], 4);
+  EXPECT_LE(ej["reimport_max_abs_diff"].get<double>(), 1e-5);
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "net.bmd_ue.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "net.morphs.npz"));
+  auto ni = run_charkit("deformer info " + quote(dir_ / "net.nmn") + " --json");
+  ASSERT_EQ(ni.exit_code, 0) << ni.out;
+  auto mi = run_charkit("deformer info " + quote(dir_ / "engine.json") + " --json");
+  ASSERT_EQ(mi.exit_code, 0) << mi.out;
+  EXPECT_EQ(parse(mi)["layout"], "engine");
+
+  // import: RiggedSimple has none of the morph targets the sidecar names.
+  auto im = run_charkit("deformer import " + quote(dir_ / "net.nmn") + " " + quote(kRig) + " -o " +
+                            quote(dir_ / "imported.json"),
+                        true);
+  EXPECT_EQ(im.exit_code, 1);
+  EXPECT_NE(im.out.find("IMPORT_MORPHS"), std::string::npos) << im.out;
+
+  // Action sampling from CesiumMan's walk: the rest pose + 5 frames.
+  const std::string cesium = std::string(CHARKIT_TEST_DATA) + "/models/CesiumMan.glb";
+  auto a = run_charkit("deformer sample " + quote(cesium) +
+                       " --bones all --action --frames 5 --targets dqs --json -o " +
+                       quote(dir_ / "walk.npz"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  EXPECT_EQ(parse(a)["samples"], 6);
+  auto bad = run_charkit("deformer sample " + quote(cesium) +
+                             " --bones all --action NoSuchAnimation -o " + quote(dir_ / "w.npz"),
+                         true);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find("ACTION_ANIMATION"), std::string::npos) << bad.out;
+}
+
+}  // namespace
+}  // namespace charkit::clitest

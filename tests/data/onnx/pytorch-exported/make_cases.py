@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""Regenerates the cases in this folder: small networks built and exported
+with PyTorch's own exporter (torch.onnx.export, Debian's python3-torch
+1.13), each as NAME/model.onnx + NAME/test_data_set_0/{input_0,output_0}.pb,
+the layout of ONNX's backend test cases. The expected outputs are PyTorch's
+(eval mode, float32), so tests/learn/onnx_test.cpp checks charkit's ONNX
+runner against PyTorch on exports it has not seen when written.
+
+TensorProtos are encoded here by hand (dims = field 1, data_type = field 2,
+raw_data = field 9), so the script needs no onnx Python package.
+Usage: ./make_cases.py  (in this folder)
+"""
+import os
+import struct
+
+import numpy as np
+import torch
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def tensor_proto(a):
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    msg = bytearray()
+    for d in a.shape:
+        msg += b"\x08" + varint(d)          # dims (int64, not packed)
+    msg += b"\x10" + varint(1)              # data_type FLOAT
+    raw = a.astype("<f4").tobytes()
+    msg += b"\x4a" + varint(len(raw)) + raw  # raw_data
+    return bytes(msg)
+
+
+class MlpElu(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.ELU(),
+                                       torch.nn.Linear(16, 16), torch.nn.ELU(alpha=0.5),
+                                       torch.nn.Linear(16, 5))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class MlpMixed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(12, 10)
+        self.b = torch.nn.Linear(10, 8, bias=False)
+        self.c = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = torch.tanh(self.a(x))
+        h = torch.relu(self.b(h))
+        return torch.sigmoid(self.c(h))
+
+
+class LeakyClamp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(12, 6)
+
+    def forward(self, x):
+        y = torch.nn.functional.leaky_relu(self.a(x), 0.2)
+        return torch.clamp(y, min=-0.5, max=0.5)
+
+
+class Shapes(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(12, 12)
+
+    def forward(self, x):
+        y = x.reshape(-1, 3, 4).transpose(1, 2).reshape(-1, 12)
+        z = torch.cat([y, (x - 0.25) / 2.0], dim=1)
+        z = z.unsqueeze(1).squeeze(1)
+        return torch.cat([self.a(y) * y, z], dim=1).reshape(-1)
+
+
+class MatMulAdd(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        g = torch.Generator().manual_seed(3)
+        self.w = torch.nn.Parameter(torch.randn(12, 7, generator=g))
+        self.b = torch.nn.Parameter(torch.randn(7, generator=g))
+
+    def forward(self, x):
+        return torch.matmul(x, self.w) + self.b
+
+
+CASES = [("mlp_elu", MlpElu, 13), ("mlp_mixed", MlpMixed, 11), ("leaky_clamp", LeakyClamp, 12),
+         ("shapes", Shapes, 13), ("matmul_add", MatMulAdd, 13), ("mlp_elu_opset9", MlpElu, 9)]
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name, cls, opset in CASES:
+        torch.manual_seed(len(name))
+        model = cls().eval()
+        x = torch.from_numpy(np.random.default_rng(len(name)).uniform(-1.5, 1.5, (4, 12))
+                             .astype(np.float32))
+        d = os.path.join(here, name)
+        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+        torch.onnx.export(model, x, os.path.join(d, "model.onnx"), input_names=["x"],
+                          output_names=["y"], dynamic_axes={"x": {0: "batch"}},
+                          opset_version=opset)
+        with torch.no_grad():
+            y = model(x).numpy()
+        for fname, arr in (("input_0.pb", x.numpy()), ("output_0.pb", y)):
+            with open(os.path.join(d, "test_data_set_0", fname), "wb") as f:
+                f.write(tensor_proto(arr))
+        print(name, "opset", opset, "output", y.shape)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,402 @@
+// Engine networks imported as pose models: an exported `.nmn` comes back
+// with the export's weights, hand-built `.nmn` and ONNX chains compute what
+// a hand-written forward pass computes, and the errors (input count, local
+// mode, unknown morph names, layers outside an MLP chain).
+#include "charkit/learn/engine_import.h"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "charkit/learn/nmn_export.h"
+#include "charkit/learn/prng.h"
+
+namespace charkit::learn {
+namespace {
+
+core::Bytes bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+InputSpec one_bone() {
+  InputSpec s;
+  s.bones.push_back({"a", {}});
+  return s;
+}
+
+// A rig with `vertices` vertices and the given morph targets (deltas k+1 at
+// every float, so each target is recognisable).
+scene::Rig rig_with_morphs(std::size_t vertices, const std::vector<std::string>& names) {
+  scene::Rig r;
+  r.mesh_name = "body";
+  r.positions.assign(3 * vertices, 0.0F);
+  r.skeleton.joint_names = {"a", "b"};
+  r.skeleton.parents = {-1, 0};
+  r.skeleton.local_transforms.resize(2);
+  for (std::size_t k = 0; k < names.size(); ++k)
+    r.morph_targets.push_back(
+        {names[k], std::vector<float>(3 * vertices, static_cast<float>(k + 1))});
+  return r;
+}
+
+NmnLayer layer(NmnLayerType t, std::uint32_t in, std::uint32_t out) {
+  NmnLayer l;
+  l.type = t;
+  l.in = in;
+  l.out = out;
+  return l;
+}
+
+// Global network, 1 bone (6 inputs), 2 outputs:
+// Sequence[Linear 6->3, ReLU, Linear 3->2, TanH]; mean 0.5, std 2.
+NmnNetwork relu_tanh_network() {
+  NmnNetwork n;
+  n.mode = NmnMode::kGlobal;
+  n.num_morphs = 2;
+  n.num_bones = 1;
+  n.input_mean.assign(6, 0.5F);
+  n.input_std.assign(6, 2.0F);
+  n.runtime_name = "NNERuntimeBasicCpu";
+  NmnLayer l1 = layer(NmnLayerType::kLinear, 6, 3);
+  Rng rng(3);
+  for (int i = 0; i < 18; ++i) l1.weights.push_back(static_cast<float>(rng.uniform(-1, 1)));
+  l1.biases = {0.1F, -0.2F, 0.3F};
+  NmnLayer l2 = layer(NmnLayerType::kLinear, 3, 2);
+  l2.weights = {1, -1, 0.5F, 2, -0.25F, 0.75F};
+  l2.biases = {0.05F, -0.1F};
+  n.main.root = layer(NmnLayerType::kSequence, 6, 2);
+  n.main.root.children = {l1, layer(NmnLayerType::kRelu, 3, 3), l2,
+                          layer(NmnLayerType::kTanh, 2, 2)};
+  n.main.input_size = 6;
+  n.main.output_size = 2;
+  return n;
+}
+
+// Forward pass of relu_tanh_network written out here, in double.
+std::vector<double> relu_tanh_by_hand(const NmnNetwork& n, const std::vector<float>& raw) {
+  const auto& l1 = n.main.root.children[0];
+  const auto& l2 = n.main.root.children[2];
+  std::vector<double> h(3), y(2);
+  for (int o = 0; o < 3; ++o) {
+    double s = l1.biases[o];
+    for (int i = 0; i < 6; ++i) s += (raw[i] - 0.5) / 2.0 * l1.weights[i * 3 + o];
+    h[o] = std::max(s, 0.0);
+  }
+  for (int o = 0; o < 2; ++o) {
+    double s = l2.biases[o];
+    for (int i = 0; i < 3; ++i) s += h[i] * l2.weights[i * 2 + o];
+    y[o] = std::tanh(s);
+  }
+  return y;
+}
+
+TEST(EngineImport, ExportedNmnGivesTheExportModelsWeights) {
+  // Export a small network, then import it against a rig that holds the
+  // exported morphs as morph targets (as after loading NAME.morphs.npz).
+  Dataset d;
+  d.spec.bones.push_back({"a", {}});
+  d.spec.bones.push_back({"b", {}});
+  d.sample_count = 30;
+  d.vertex_count = 4;
+  d.features.assign(30 * 6, 0.0F);
+  d.deltas.assign(30 * 12, 0.0F);
+  Rng rng(8);
+  for (std::size_t i = 1; i < 30; ++i)
+    for (std::size_t j = 0; j < 6; ++j)
+      d.features[i * 6 + j] = static_cast<float>(rng.uniform(-0.7, 0.7));
+  for (std::size_t i = 0; i < 30; ++i)
+    for (std::size_t k = 0; k < 12; ++k)
+      d.deltas[i * 12 + k] = static_cast<float>(
+          0.2 * std::sin(d.features[i * 6 + k % 6] * (1.0 + static_cast<double>(k % 3))));
+  scene::Rig rig = rig_with_morphs(4, {});
+  NmnExportOptions o;
+  o.hidden = {8};
+  o.morphs = 3;
+  o.iterations = 200;
+  o.batch_size = 16;
+  auto e = export_nmn(rig, d, o);
+  ASSERT_TRUE(e) << e.error().to_string();
+  for (std::size_t k = 0; k < e->model.morph_count(); ++k) {
+    const auto first = e->model.morphs.begin() + static_cast<std::ptrdiff_t>(k * 12);
+    rig.morph_targets.push_back({e->model.morph_names[k], std::vector<float>(first, first + 12)});
+  }
+  // An unrelated target first: matching is by name, not position.
+  rig.morph_targets.insert(rig.morph_targets.begin(), {"smile", std::vector<float>(12, 9.0F)});
+  auto bytes = write_nmn(e->network);
+  ASSERT_TRUE(bytes);
+  EngineImportOptions io;
+  io.clamp = WeightClamp::kNone;
+  auto m = import_engine_network(*bytes, "body.nmn", e->sidecar, rig, d.spec, io);
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->layout, FeatureLayout::kEngine);
+  EXPECT_EQ(m->kind, ModelKind::kNeural);
+  EXPECT_TRUE(m->fixed_first_morph);
+  EXPECT_EQ(m->morph_names, e->model.morph_names);
+  EXPECT_EQ(m->morphs, e->model.morphs);
+  EXPECT_EQ(m->mlp.hidden_activation, Activation::kELU);
+  EXPECT_EQ(m->mlp.output_activation, Activation::kELU);
+
+  PoseModel reference = e->model;
+  reference.clamp = WeightClamp::kNone;
+  PoseModelEvaluator got(*m), want(reference);
+  std::vector<float> wg(4), ww(4), og(12), ow(12);
+  auto rows = engine_features_of(rig, d);
+  ASSERT_TRUE(rows);
+  for (std::size_t r = 0; r < 30; ++r) {
+    const std::span<const float> row(rows->data() + r * 12, 12);
+    ASSERT_TRUE(got.weights(row, wg));
+    ASSERT_TRUE(want.weights(row, ww));
+    for (std::size_t k = 0; k < 4; ++k) EXPECT_NEAR(wg[k], ww[k], 1e-6) << r << " " << k;
+    ASSERT_TRUE(got.offsets(row, og));
+    ASSERT_TRUE(want.offsets(row, ow));
+    for (std::size_t k = 0; k < 12; ++k) EXPECT_NEAR(og[k], ow[k], 1e-6);
+  }
+  EXPECT_EQ(e->model.morph_count(), 4u);
+
+  // Default clamp [0, 1].
+  auto clamped = import_engine_network(*bytes, "body.nmn", e->sidecar, rig, d.spec);
+  ASSERT_TRUE(clamped);
+  EXPECT_EQ(clamped->clamp, WeightClamp::kUnit);
+
+  // Unknown morph names in the sidecar.
+  NmnSidecar side = e->sidecar;
+  side.morph_targets[2] = "frown";
+  auto bad = import_engine_network(*bytes, "body.nmn", side, rig, d.spec, io);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "IMPORT_MORPHS");
+  EXPECT_NE(bad.error().message.find("\"frown\""), std::string::npos);
+
+  // Sidecar bone names that differ from the spec.
+  side = e->sidecar;
+  side.bones[1] = "c";
+  bad = import_engine_network(*bytes, "body.nmn", side, rig, d.spec, io);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "IMPORT_INPUTS");
+
+  // Wrong input count: three bones = 18 inputs against the file's 12.
+  InputSpec three = d.spec;
+  three.bones.push_back({"c", {}});
+  bad = import_engine_network(*bytes, "body.nmn", std::nullopt, rig, three, io);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "IMPORT_INPUTS");
+  EXPECT_NE(bad.error().message.find("12 inputs"), std::string::npos);
+  EXPECT_NE(bad.error().message.find("18 inputs"), std::string::npos);
+
+  // Training-range clamping cannot be imported.
+  io.clamp = WeightClamp::kTrainingRange;
+  bad = import_engine_network(*bytes, "body.nmn", e->sidecar, rig, d.spec, io);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "IMPORT_OPTIONS");
+}
+
+TEST(EngineImport, HandBuiltNmnWithoutSidecarUsesTheRigsMorphsInOrder) {
+  const NmnNetwork n = relu_tanh_network();
+  auto bytes = write_nmn(n);
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  const scene::Rig rig = rig_with_morphs(2, {"m0", "m1"});
+  EngineImportOptions io;
+  io.clamp = WeightClamp::kNone;
+  auto m = import_engine_network(*bytes, "x.nmn", std::nullopt, rig, one_bone(), io);
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_FALSE(m->fixed_first_morph);
+  EXPECT_EQ(m->basis, NeuralBasis::kMorphTargets);
+  EXPECT_EQ(m->morph_names, (std::vector<std::string>{"m0", "m1"}));
+  EXPECT_EQ(m->mlp.hidden_activation, Activation::kReLU);
+  EXPECT_EQ(m->mlp.output_activation, Activation::kTanh);
+  PoseModelEvaluator ev(*m);
+  std::vector<float> w(2), off(6);
+  for (int probe = 0; probe < 3; ++probe) {
+    std::vector<float> raw(6);
+    for (int i = 0; i < 6; ++i) raw[i] = static_cast<float>(std::cos(1.1 * i + probe) * 1.5);
+    const auto want = relu_tanh_by_hand(n, raw);
+    ASSERT_TRUE(ev.weights(raw, w));
+    EXPECT_NEAR(w[0], want[0], 1e-6);
+    EXPECT_NEAR(w[1], want[1], 1e-6);
+    // Offsets: weight 0 times 1 plus weight 1 times 2 at every float.
+    ASSERT_TRUE(ev.offsets(raw, off));
+    EXPECT_NEAR(off[0], want[0] + 2 * want[1], 1e-5);
+  }
+  // Counts must match without a sidecar.
+  auto bad = import_engine_network(*bytes, "x.nmn", std::nullopt,
+                                   rig_with_morphs(2, {"m0", "m1", "m2"}), one_bone(), io);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "IMPORT_MORPHS");
+}
+
+TEST(EngineImport, LayersOutsideAnMlpChainAreRefused) {
+  NmnNetwork n = relu_tanh_network();
+  n.main.root.children[3] = layer(NmnLayerType::kGelu, 2, 2);
+  auto bytes = write_nmn(n);
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  auto m = import_engine_network(*bytes, "x.nmn", std::nullopt, rig_with_morphs(2, {"p", "q"}),
+                                 one_bone(), {});
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, "IMPORT_UNSUPPORTED");
+  EXPECT_NE(m.error().message.find("GELU"), std::string::npos);
+
+  // Different activations between layers.
+  n = relu_tanh_network();
+  NmnLayer l3 = layer(NmnLayerType::kLinear, 2, 2);
+  l3.weights = {1, 0, 0, 1};
+  l3.biases = {0, 0};
+  n.main.root.children.push_back(l3);  // ... Linear, TanH, Linear: ReLU then TanH between
+  bytes = write_nmn(n);
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  m = import_engine_network(*bytes, "x.nmn", std::nullopt, rig_with_morphs(2, {"p", "q"}),
+                            one_bone(), {});
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, "IMPORT_UNSUPPORTED");
+}
+
+TEST(EngineImport, LocalModeIsRefusedWithAClearError) {
+  NmnNetwork n;
+  n.mode = NmnMode::kLocal;
+  n.num_morphs = 0;
+  n.num_morphs_per_bone = 1;
+  n.num_bones = 1;
+  n.num_floats_per_curve = 6;
+  n.input_mean.assign(6, 0.0F);
+  n.input_std.assign(6, 1.0F);
+  n.runtime_name = "NNERuntimeBasicCpu";
+  NmnLayer ml = layer(NmnLayerType::kMultiLinear, 6, 1);
+  ml.blocks = 1;
+  ml.rows = 6;
+  ml.cols = 1;
+  ml.weights.assign(6, 0.5F);
+  ml.biases = {0};
+  n.main.root = layer(NmnLayerType::kSequence, 6, 1);
+  n.main.root.children = {ml, layer(NmnLayerType::kElu, 1, 1)};
+  n.main.input_size = 6;
+  n.main.output_size = 1;
+  auto bytes = write_nmn(n);
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  auto m = import_engine_network(*bytes, "local.nmn", std::nullopt, rig_with_morphs(2, {"p"}),
+                                 one_bone(), {});
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, "IMPORT_LOCAL_MODE");
+  EXPECT_NE(m.error().message.find("deformer run"), std::string::npos);
+}
+
+TEST(EngineImport, NeitherKindIsRefused) {
+  const std::string junk = "\xff\xfe not a network";
+  auto m = import_engine_network(bytes_of(junk), "junk.bin", std::nullopt,
+                                 rig_with_morphs(2, {"p"}), one_bone(), {});
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, "IMPORT_FORMAT");
+}
+
+// ---- ONNX -----------------------------------------------------------------------
+
+void add_io(onnx::ValueInfoProto* v, const std::string& name, std::vector<std::int64_t> dims) {
+  v->set_name(name);
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (auto dim : dims) tt->mutable_shape()->add_dim()->set_dim_value(dim);
+}
+
+void add_init(onnx::GraphProto* g, const std::string& name, std::vector<std::int64_t> dims,
+              const std::vector<float>& v) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (auto dim : dims) t->add_dims(dim);
+  for (float f : v) t->add_float_data(f);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                          const std::string& out, const std::string& name = "") {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto& s : in) n->add_input(s);
+  n->add_output(out);
+  return n;
+}
+
+// x [1,6] -> Gemm(W1 [3,6] transposed, b1) -> Relu -> MatMul(W2 [3,2]) -> Add(b2) -> Tanh.
+onnx::ModelProto onnx_chain(const std::vector<float>& w1, const std::vector<float>& w2) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_domain("");
+  o->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("mlp");
+  add_io(g->add_input(), "x", {1, 6});
+  add_io(g->add_output(), "y", {1, 2});
+  add_init(g, "W1", {3, 6}, w1);
+  add_init(g, "b1", {3}, {0.1F, -0.2F, 0.3F});
+  add_init(g, "W2", {3, 2}, w2);
+  add_init(g, "b2", {2}, {0.05F, -0.1F});
+  auto* gemm = add_node(g, "Gemm", {"x", "W1", "b1"}, "h", "fc1");
+  auto* tb = gemm->add_attribute();
+  tb->set_name("transB");
+  tb->set_type(onnx::AttributeProto::INT);
+  tb->set_i(1);
+  add_node(g, "Relu", {"h"}, "r");
+  add_node(g, "MatMul", {"r", "W2"}, "z");
+  add_node(g, "Add", {"z", "b2"}, "zb");
+  add_node(g, "Tanh", {"zb"}, "y");
+  return m;
+}
+
+TEST(EngineImport, OnnxChainMatchesAHandWrittenForwardPass) {
+  Rng rng(4);
+  std::vector<float> w1(18), w2 = {1, -1, 0.5F, 2, -0.25F, 0.75F};
+  for (float& v : w1) v = static_cast<float>(rng.uniform(-1, 1));
+  const std::string bytes = onnx_chain(w1, w2).SerializeAsString();
+  EngineImportOptions io;
+  io.clamp = WeightClamp::kNone;
+  auto m = import_engine_network(bytes_of(bytes), "net.onnx", std::nullopt,
+                                 rig_with_morphs(2, {"m0", "m1"}), one_bone(), io);
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->mlp.hidden_activation, Activation::kReLU);
+  EXPECT_EQ(m->mlp.output_activation, Activation::kTanh);
+  PoseModelEvaluator ev(*m);
+  std::vector<float> w(2);
+  for (int probe = 0; probe < 3; ++probe) {
+    std::vector<float> x(6);
+    for (int i = 0; i < 6; ++i) x[i] = static_cast<float>(std::sin(0.9 * i - probe));
+    // h = relu(x W1^T + b1); y = tanh(h W2 + b2).
+    const double b1[3] = {0.1, -0.2, 0.3}, b2[2] = {0.05, -0.1};
+    double h[3];
+    for (int o = 0; o < 3; ++o) {
+      double s = b1[o];
+      for (int i = 0; i < 6; ++i) s += x[i] * double{w1[o * 6 + i]};
+      h[o] = std::max(s, 0.0);
+    }
+    ASSERT_TRUE(ev.weights(x, w));
+    for (int o = 0; o < 2; ++o) {
+      double s = b2[o];
+      for (int i = 0; i < 3; ++i) s += h[i] * double{w2[i * 2 + o]};
+      EXPECT_NEAR(w[o], std::tanh(s), 1e-6) << probe << " " << o;
+    }
+  }
+  // Input count against the spec: 2 bones = 12, the graph takes 6.
+  InputSpec two = one_bone();
+  two.bones.push_back({"b", {}});
+  auto bad = import_engine_network(bytes_of(bytes), "net.onnx", std::nullopt,
+                                   rig_with_morphs(2, {"m0", "m1"}), two, io);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "IMPORT_INPUTS");
+  EXPECT_NE(bad.error().message.find("takes 6 inputs"), std::string::npos);
+  EXPECT_NE(bad.error().message.find("gives 12"), std::string::npos);
+}
+
+TEST(EngineImport, OnnxNodeOutsideTheChainIsNamed) {
+  std::vector<float> w1(18, 0.1F), w2(6, 0.2F);
+  onnx::ModelProto m = onnx_chain(w1, w2);
+  m.mutable_graph()->mutable_node(4)->set_op_type("Sigmoid");
+  m.mutable_graph()->mutable_node(4)->set_name("squash");
+  auto r = import_engine_network(bytes_of(m.SerializeAsString()), "net.onnx", std::nullopt,
+                                 rig_with_morphs(2, {"m0", "m1"}), one_bone(), {});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "IMPORT_UNSUPPORTED");
+  EXPECT_NE(r.error().message.find("\"squash\" (Sigmoid)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace charkit::learn
