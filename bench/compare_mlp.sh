@@ -9,14 +9,14 @@
 #   (cd bench/peer && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-save onnxruntime-node)
 # Usage: bench/compare_mlp.sh [BUILD_DIR] [REPEATS]
 #   BUILD_DIR: a release build with CHARKIT_BUILD_BENCH=ON (default build/bench, configured
-#   here with -DCHARKIT_ARCH=native as well as build/release when absent).
+#   here with -DCHARKIT_ARCH=native -DCHARKIT_OPENMP=ON when absent; OMP_NUM_THREADS picks the threads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build/bench}"
 reps="${2:-3}"
 py=/usr/bin/python3
 if [ ! -f "$build/build.ninja" ]; then
-  cmake --preset release -B "$build" -DCHARKIT_ARCH=native >/dev/null
+  cmake --preset release -B "$build" -DCHARKIT_ARCH=native -DCHARKIT_OPENMP=ON >/dev/null
 fi
 ninja -C "$build" mlp_bench charkit >/dev/null
 out=$(mktemp -d)

@@ -100,6 +100,8 @@ class Client : public std::enable_shared_from_this<Client> {
   void on_connect(beast::error_code ec) {
     if (ec) return fail("connect", ec);
     beast::get_lowest_layer(ws_).expires_never();
+    beast::error_code ignored;  // small control messages go out at once, as the server's frames
+    beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true), ignored);
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
     ws_.async_handshake(args_.host, "/api/motions/" + std::to_string(args_.motion) + "/stream",
                         [self = shared_from_this()](beast::error_code e) {

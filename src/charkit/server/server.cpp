@@ -615,7 +615,14 @@ class Session : public std::enable_shared_from_this<Session> {
 void Server::Impl::do_accept() {
   acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (stopping) return;
-    if (!ec) std::make_shared<Session>(*this, std::move(socket))->run();
+    if (!ec) {
+      // Keypoint frames are small writes at a fixed rate: without TCP_NODELAY,
+      // Nagle's algorithm holds a frame until the previous one is ACKed, and a
+      // client's delayed ACK (40 ms on Linux) shows as more than a frame of drift.
+      beast::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      std::make_shared<Session>(*this, std::move(socket))->run();
+    }
     do_accept();
   });
 }
