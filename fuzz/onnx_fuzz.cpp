@@ -1,6 +1,6 @@
 // libFuzzer target: the ONNX model loader, then (when it loads) one run with
-// zero inputs when every input's shape is declared and small (symbolic dims
-// taken as 1). Inputs are capped at 1 MiB; the executor bounds every tensor
+// small varied inputs when every input's shape is declared and small
+// (symbolic dims taken as 1). Inputs are capped at 1 MiB; the executor bounds every tensor
 // it makes by kOnnxMaxElements.
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& v : m->inputs()) {
     if (!v.has_shape) return 0;
     OnnxTensor t;
-    t.type = v.elem_type == 7 ? OnnxType::kInt64 : OnnxType::kFloat;
+    t.type = v.elem_type == 7   ? OnnxType::kInt64
+             : v.elem_type == 9 ? OnnxType::kBool
+                                : OnnxType::kFloat;
     std::int64_t n = 1;
     for (const auto& d : v.shape) {
       const std::int64_t dim = !d.symbol.empty() || d.value < 0 ? 1 : d.value;
@@ -30,10 +32,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       t.shape.push_back(dim);
       n *= dim;
     }
-    if (t.type == OnnxType::kFloat)
-      t.f.assign(static_cast<std::size_t>(n), 0.0f);
-    else
-      t.i.assign(static_cast<std::size_t>(n), 0);
+    // Small varied values (not all zeros) so that indices, bounds and
+    // divisors take several paths: floats in [-1, 1], ints in [-3, 3], bools 0/1.
+    for (std::int64_t k = 0; k < n; ++k) {
+      if (t.type == OnnxType::kFloat)
+        t.f.push_back(static_cast<float>(k % 5) * 0.5f - 1.0f);
+      else
+        t.i.push_back(t.type == OnnxType::kBool ? k % 2 : k % 7 - 3);
+    }
     inputs.push_back(std::move(t));
   }
   auto r = m->run(inputs);

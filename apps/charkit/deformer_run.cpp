@@ -458,10 +458,7 @@ int run_nmn(const RunArgs& a, core::Bytes bytes) {
 
 // "x: float32 [batch, 3]"
 std::string value_text(const learn::OnnxValueInfo& v) {
-  std::string s = v.name + ": " +
-                  (v.elem_type == 1   ? "float32"
-                   : v.elem_type == 7 ? "int64"
-                                      : "unknown type");
+  std::string s = v.name + ": " + learn::onnx_type_name(v.elem_type);
   if (!v.has_shape) return s + " (shape unknown)";
   s += " [";
   for (std::size_t k = 0; k < v.shape.size(); ++k) {
@@ -483,9 +480,7 @@ Json value_json(const learn::OnnxValueInfo& v) {
       dims.push_back(nullptr);
   }
   return Json{{"name", v.name},
-              {"type", v.elem_type == 1   ? "float32"
-                       : v.elem_type == 7 ? "int64"
-                                          : "unknown"},
+              {"type", learn::onnx_type_name(v.elem_type)},
               {"shape", v.has_shape ? dims : Json(nullptr)}};
 }
 

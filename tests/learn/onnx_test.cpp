@@ -1,7 +1,9 @@
 // ONNX loading and execution: the ONNX backend conformance cases copied into
-// tests/data/onnx/ (plus PyTorch exports made by pytorch-exported/make_cases.py) (each a model.onnx
-// with test_data_set_*/input_N.pb and output_N.pb TensorProtos; upstream's expected outputs, not
-// ours), and small models built here with the protobuf API for the error paths.
+// tests/data/onnx/ (upstream's expected outputs, not ours), PyTorch exports
+// made by pytorch-exported/make_cases.py (PyTorch's outputs) and one-node
+// cases made by numpy-node/make_cases.py (numpy's outputs) - each a
+// model.onnx with test_data_set_*/input_N.pb and output_N.pb TensorProtos -
+// and small models built here with the protobuf API for the error paths.
 #include "charkit/learn/onnx.h"
 
 #include <onnx/onnx_pb.h>
@@ -34,8 +36,9 @@ std::vector<std::string> case_dirs() {
   std::vector<std::string> out;
   std::error_code ec;
   // pytorch-exported: networks exported by Debian's PyTorch 1.13 with outputs
-  // PyTorch computed (tests/data/onnx/pytorch-exported/make_cases.py).
-  for (const char* suite : {"node", "pytorch-converted", "pytorch-exported"}) {
+  // PyTorch computed (tests/data/onnx/pytorch-exported/make_cases.py);
+  // numpy-node: one node per case, outputs computed by numpy.
+  for (const char* suite : {"node", "pytorch-converted", "pytorch-exported", "numpy-node"}) {
     fs::path root = fs::path(CHARKIT_TEST_DATA) / "onnx" / suite;
     for (const auto& e : fs::directory_iterator(root, ec))
       if (fs::is_regular_file(e.path() / "model.onnx")) out.push_back(e.path().string());
@@ -45,9 +48,9 @@ std::vector<std::string> case_dirs() {
 }
 
 TEST(OnnxConformance, CasesFound) {
-  // Both suites copied (98 operator cases and 8 PyTorch models) and the 6
-  // exports made here.
-  EXPECT_GE(case_dirs().size(), 112u);
+  // Both suites copied (98 operator cases and 8 PyTorch models), the 14
+  // exports and the 84 numpy-referenced node cases made here.
+  EXPECT_GE(case_dirs().size(), 204u);
 }
 
 class OnnxCase : public ::testing::TestWithParam<std::string> {};
@@ -55,7 +58,7 @@ class OnnxCase : public ::testing::TestWithParam<std::string> {};
 void expect_close(const OnnxTensor& want, const OnnxTensor& got, const std::string& what) {
   ASSERT_EQ(static_cast<int>(want.type), static_cast<int>(got.type)) << what;
   ASSERT_EQ(want.shape, got.shape) << what;
-  if (want.type == OnnxType::kInt64) {
+  if (want.type != OnnxType::kFloat) {  // int64 and bool: exact
     EXPECT_EQ(want.i, got.i) << what;
     return;
   }
@@ -193,13 +196,13 @@ TEST(OnnxModel, UnsupportedOpNamesTheNode) {
   add_io(g->add_input(), "x", {2});
   add_io(g->add_output(), "y", {2});
   add_node(g, "Relu", {"x"}, "h");
-  add_node(g, "Softmax", {"h"}, "y", "my_softmax");
+  add_node(g, "Conv", {"h"}, "y", "my_conv");
   auto model = load_onnx(bytes_of(m.SerializeAsString()));
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.error().code, "ONNX_UNSUPPORTED_OP");
-  EXPECT_NE(model.error().message.find("node 1 'my_softmax'"), std::string::npos)
+  EXPECT_NE(model.error().message.find("node 1 'my_conv'"), std::string::npos)
       << model.error().message;
-  EXPECT_NE(model.error().message.find("Softmax"), std::string::npos);
+  EXPECT_NE(model.error().message.find("Conv"), std::string::npos);
 }
 
 TEST(OnnxModel, BadInitializerSize) {
@@ -227,6 +230,15 @@ TEST(OnnxModel, BadInitializerSize) {
   w->add_dims(std::int64_t{1} << 40);
   w->add_dims(std::int64_t{1} << 40);
   EXPECT_FALSE(load_onnx(bytes_of(m.SerializeAsString())).ok());
+  // An empty tensor whose other dims multiply past the bound (found by
+  // onnx_fuzz: the element count overflowed before reaching the 0).
+  w->clear_dims();
+  w->add_dims(std::int64_t{1} << 61);
+  w->add_dims(9);
+  w->add_dims(0);
+  auto empty = load_onnx(bytes_of(m.SerializeAsString()));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().code, "ONNX_INITIALIZER");
 }
 
 TEST(OnnxModel, CycleIsRefused) {
@@ -343,6 +355,152 @@ TEST(OnnxModel, HugeBroadcastIsRefused) {
   auto y = model->run(in);
   ASSERT_FALSE(y.ok());
   EXPECT_EQ(y.error().code, "ONNX_SHAPE");
+}
+
+// One node `op` over the float input x [n]: loads, then runs on `x`.
+struct OneNode {
+  onnx::ModelProto m = base_model();
+  onnx::NodeProto* node = nullptr;
+  OneNode(const std::string& op, std::vector<std::string> in, std::int64_t n) {
+    auto* g = m.mutable_graph();
+    add_io(g->add_input(), "x", {n});
+    auto* out = g->add_output();
+    out->set_name("y");
+    node = add_node(g, op, std::move(in), "y", "the_node");
+  }
+  void attr_i(const std::string& name, std::int64_t v) {
+    auto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  void init_i64(const std::string& name, std::vector<std::int64_t> v) {
+    auto* t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<std::int64_t>(v.size()));
+    for (auto x : v) t->add_int64_data(x);
+  }
+  core::Result<OnnxModel> load() const { return load_onnx(bytes_of(m.SerializeAsString())); }
+};
+
+TEST(OnnxModel, ErrorsOfTheWiderOpSet) {
+  // Cast of NaN to int64 is an error naming the node, not undefined behaviour.
+  {
+    OneNode c("Cast", {"x"}, 2);
+    c.attr_i("to", onnx::TensorProto::INT64);
+    auto model = c.load();
+    ASSERT_TRUE(model.ok()) << model.error().to_string();
+    OnnxTensor x = OnnxTensor::from_f32({2}, {1.5f, std::nanf("")});
+    auto y = model->run({&x, 1});
+    ASSERT_FALSE(y.ok());
+    EXPECT_EQ(y.error().code, "ONNX_VALUE");
+    EXPECT_NE(y.error().message.find("'the_node'"), std::string::npos) << y.error().message;
+    OnnxTensor fine = OnnxTensor::from_f32({2}, {-1.5f, 2.9f});
+    auto z = model->run({&fine, 1});
+    ASSERT_TRUE(z.ok()) << z.error().to_string();
+    EXPECT_EQ((*z)[0].type, OnnxType::kInt64);
+    EXPECT_EQ((*z)[0].i, (std::vector<std::int64_t>{-1, 2}));
+  }
+  // Cast to float64 is refused at load time.
+  {
+    OneNode c("Cast", {"x"}, 2);
+    c.attr_i("to", onnx::TensorProto::DOUBLE);
+    auto model = c.load();
+    ASSERT_FALSE(model.ok());
+    EXPECT_EQ(model.error().code, "ONNX_ATTRIBUTE");
+    EXPECT_NE(model.error().message.find("float64"), std::string::npos);
+  }
+  // Gather with an index past the end.
+  {
+    OneNode c("Gather", {"x", "idx"}, 3);
+    c.init_i64("idx", {0, 3});
+    auto model = c.load();
+    ASSERT_TRUE(model.ok()) << model.error().to_string();
+    OnnxTensor x = OnnxTensor::from_f32({3}, {1, 2, 3});
+    auto y = model->run({&x, 1});
+    ASSERT_FALSE(y.ok());
+    EXPECT_EQ(y.error().code, "ONNX_VALUE");
+    EXPECT_NE(y.error().message.find("index 3"), std::string::npos);
+  }
+  // Slice with step 0.
+  {
+    OneNode c("Slice", {"x", "s", "e", "a", "t"}, 4);
+    c.init_i64("s", {0});
+    c.init_i64("e", {4});
+    c.init_i64("a", {0});
+    c.init_i64("t", {0});
+    auto model = c.load();
+    ASSERT_TRUE(model.ok());
+    OnnxTensor x = OnnxTensor::from_f32({4}, {1, 2, 3, 4});
+    auto y = model->run({&x, 1});
+    ASSERT_FALSE(y.ok());
+    EXPECT_NE(y.error().message.find("step 0"), std::string::npos);
+  }
+  // A Range too long for the executor's element bound.
+  {
+    auto m = base_model();
+    auto* g = m.mutable_graph();
+    auto* out = g->add_output();
+    out->set_name("y");
+    for (auto [name, v] : {std::pair{"s", 0.0f}, std::pair{"l", 1e12f}, std::pair{"d", 1.0f}}) {
+      auto* t = g->add_initializer();
+      t->set_name(name);
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      t->add_float_data(v);
+    }
+    add_node(g, "Range", {"s", "l", "d"}, "y");
+    auto model = load_onnx(bytes_of(m.SerializeAsString()));
+    ASSERT_TRUE(model.ok()) << model.error().to_string();
+    auto y = model->run({});
+    ASSERT_FALSE(y.ok());
+    EXPECT_EQ(y.error().code, "ONNX_SHAPE");
+  }
+  // Dropout's mask output and BatchNormalization in training mode are refused.
+  {
+    OneNode c("Dropout", {"x"}, 2);
+    c.node->add_output("mask");
+    auto model = c.load();
+    ASSERT_FALSE(model.ok());
+    EXPECT_NE(model.error().message.find("'mask'"), std::string::npos) << model.error().message;
+  }
+  {
+    OneNode c("BatchNormalization", {"x", "x", "x", "x", "x"}, 2);
+    c.attr_i("training_mode", 1);
+    auto model = c.load();
+    ASSERT_FALSE(model.ok());
+    EXPECT_NE(model.error().message.find("training_mode"), std::string::npos);
+  }
+  // Integer division by zero.
+  {
+    auto m = base_model();
+    auto* g = m.mutable_graph();
+    auto* out = g->add_output();
+    out->set_name("y");
+    for (auto [name, v] : {std::pair{"a", std::int64_t{7}}, std::pair{"b", std::int64_t{0}}}) {
+      auto* t = g->add_initializer();
+      t->set_name(name);
+      t->set_data_type(onnx::TensorProto::INT64);
+      t->add_int64_data(v);
+    }
+    add_node(g, "Div", {"a", "b"}, "y");
+    auto model = load_onnx(bytes_of(m.SerializeAsString()));
+    ASSERT_TRUE(model.ok()) << model.error().to_string();
+    auto y = model->run({});
+    ASSERT_FALSE(y.ok());
+    EXPECT_EQ(y.error().code, "ONNX_VALUE");
+  }
+  // Mixed float32 / int64 operands of Add.
+  {
+    OneNode c("Add", {"x", "k"}, 2);
+    c.init_i64("k", {1, 2});
+    auto model = c.load();
+    ASSERT_TRUE(model.ok());
+    OnnxTensor x = OnnxTensor::from_f32({2}, {1, 2});
+    auto y = model->run({&x, 1});
+    ASSERT_FALSE(y.ok());
+    EXPECT_EQ(y.error().code, "ONNX_TYPE");
+  }
 }
 
 }  // namespace

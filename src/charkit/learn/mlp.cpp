@@ -163,12 +163,13 @@ bool MlpEvaluator::evaluate(std::span<const float> input, std::span<float> outpu
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
     const DenseLayer& d = m.layers[l];
     const Activation act = l + 1 == m.layers.size() ? m.output_activation : m.hidden_activation;
-    std::copy(d.biases.begin(), d.biases.end(), b_.begin());
-    const float* w = d.weights.data();
-    for (std::size_t i = 0; i < d.inputs; ++i, w += d.outputs) {
-      const float xi = a_[i];
-      for (std::size_t o = 0; o < d.outputs; ++o) b_[o] += xi * w[o];
-    }
+    // b = a W + bias: Eigen's vectorised matrix-vector product on maps of
+    // the preallocated buffers (noalias: no temporary, no allocation).
+    const auto ni = static_cast<Eigen::Index>(d.inputs), no = static_cast<Eigen::Index>(d.outputs);
+    Eigen::Map<Eigen::RowVectorXf> out(b_.data(), no);
+    out = Eigen::Map<const Eigen::RowVectorXf>(d.biases.data(), no);
+    out.noalias() +=
+        Eigen::Map<const Eigen::RowVectorXf>(a_.data(), ni) * MapW(d.weights.data(), ni, no);
     for (std::size_t o = 0; o < d.outputs; ++o) b_[o] = activate(act, b_[o]);
     std::swap(a_, b_);  // swaps buffers, no allocation
   }

@@ -20,8 +20,13 @@ using core::Result;
 using core::Status;
 
 std::int64_t OnnxTensor::numel() const {
+  // A zero dim anywhere makes the tensor empty, even after huge dims (which a
+  // file may declare for an empty tensor); the product saturates otherwise.
+  for (auto d : shape)
+    if (d == 0) return 0;
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<std::int64_t>::max();
   return n;
 }
 
@@ -55,25 +60,22 @@ core::Error node_error(const Node& n, std::string code, const std::string& msg) 
 }
 
 bool checked_numel(std::span<const std::int64_t> shape, std::int64_t& n) {
-  n = 1;
+  // The product of the non-zero dims is bounded too, so that no product of
+  // any subset of the dims (strides, outer / inner counts) can overflow,
+  // even in an empty tensor.
+  std::int64_t nonzero = 1;
+  bool empty = false;
   for (auto d : shape) {
     if (d < 0) return false;
     if (d == 0) {
-      n = 0;
+      empty = true;
       continue;
     }
-    if (n > kOnnxMaxElements / d) {
-      // Keep scanning: a later 0 makes the tensor empty, hence fine.
-      for (auto e : shape)
-        if (e == 0) {
-          n = 0;
-          return true;
-        }
-      return false;
-    }
-    n *= d;
+    if (nonzero > kOnnxMaxElements / d) return false;
+    nonzero *= d;
   }
-  return n <= kOnnxMaxElements;
+  n = empty ? 0 : nonzero;
+  return true;
 }
 
 }  // namespace onnx_detail
@@ -84,6 +86,8 @@ namespace {
 
 const char* type_name(std::int32_t t) {
   switch (t) {
+    case 0:
+      return "undeclared";
     case 1:
       return "float32";
     case 2:
@@ -160,8 +164,27 @@ std::string tensor_from_proto(const onnx::TensorProto& p, OnnxTensor& out) {
     }
     return {};
   }
+  if (p.data_type() == onnx::TensorProto::BOOL) {
+    // One byte per value in raw_data, or int32_data; stored as 0 / 1.
+    out.type = OnnxType::kBool;
+    out.f.clear();
+    if (!raw.empty() || p.int32_data_size() == 0) {
+      if (raw.size() != count)
+        return "raw_data has " + std::to_string(raw.size()) + " bytes, dims need " +
+               std::to_string(count);
+      out.i.resize(count);
+      for (std::size_t k = 0; k < count; ++k) out.i[k] = raw[k] != 0 ? 1 : 0;
+    } else {
+      if (static_cast<std::size_t>(p.int32_data_size()) != count)
+        return "int32_data has " + std::to_string(p.int32_data_size()) + " values, dims need " +
+               std::to_string(count);
+      out.i.resize(count);
+      for (std::size_t k = 0; k < count; ++k) out.i[k] = p.int32_data(static_cast<int>(k)) != 0;
+    }
+    return {};
+  }
   return std::string("element type ") + type_name(p.data_type()) +
-         " is not supported (float32 and int64 only)";
+         " is not supported (float32, int64 and bool only)";
 }
 
 struct OpInfo {
@@ -191,6 +214,76 @@ const std::unordered_map<std::string_view, OpInfo>& op_table() {
       {"Concat", {Op::kConcat, 1, 1 << 16}},
       {"Unsqueeze", {Op::kUnsqueeze, 1, 2}},
       {"Squeeze", {Op::kSqueeze, 1, 2}},
+      {"Neg", {Op::kNeg, 1, 1}},
+      {"Abs", {Op::kAbs, 1, 1}},
+      {"Sign", {Op::kSign, 1, 1}},
+      {"Exp", {Op::kExp, 1, 1}},
+      {"Log", {Op::kLog, 1, 1}},
+      {"Sqrt", {Op::kSqrt, 1, 1}},
+      {"Reciprocal", {Op::kReciprocal, 1, 1}},
+      {"Floor", {Op::kFloor, 1, 1}},
+      {"Ceil", {Op::kCeil, 1, 1}},
+      {"Round", {Op::kRound, 1, 1}},
+      {"Erf", {Op::kErf, 1, 1}},
+      {"Sin", {Op::kSin, 1, 1}},
+      {"Cos", {Op::kCos, 1, 1}},
+      {"Tan", {Op::kTan, 1, 1}},
+      {"Asin", {Op::kAsin, 1, 1}},
+      {"Acos", {Op::kAcos, 1, 1}},
+      {"Atan", {Op::kAtan, 1, 1}},
+      {"Sinh", {Op::kSinh, 1, 1}},
+      {"Cosh", {Op::kCosh, 1, 1}},
+      {"Asinh", {Op::kAsinh, 1, 1}},
+      {"Acosh", {Op::kAcosh, 1, 1}},
+      {"Atanh", {Op::kAtanh, 1, 1}},
+      {"Softplus", {Op::kSoftplus, 1, 1}},
+      {"Softsign", {Op::kSoftsign, 1, 1}},
+      {"Selu", {Op::kSelu, 1, 1}},
+      {"Celu", {Op::kCelu, 1, 1}},
+      {"HardSigmoid", {Op::kHardSigmoid, 1, 1}},
+      {"HardSwish", {Op::kHardSwish, 1, 1}},
+      {"ThresholdedRelu", {Op::kThresholdedRelu, 1, 1}},
+      {"Gelu", {Op::kGelu, 1, 1}},
+      {"Mish", {Op::kMish, 1, 1}},
+      {"Not", {Op::kNot, 1, 1}},
+      {"Pow", {Op::kPow, 2, 2}},
+      {"PRelu", {Op::kPRelu, 2, 2}},
+      {"Max", {Op::kMax, 1, 1 << 16}},
+      {"Min", {Op::kMin, 1, 1 << 16}},
+      {"Sum", {Op::kSum, 1, 1 << 16}},
+      {"Mean", {Op::kMean, 1, 1 << 16}},
+      {"Equal", {Op::kEqual, 2, 2}},
+      {"Less", {Op::kLess, 2, 2}},
+      {"Greater", {Op::kGreater, 2, 2}},
+      {"LessOrEqual", {Op::kLessOrEqual, 2, 2}},
+      {"GreaterOrEqual", {Op::kGreaterOrEqual, 2, 2}},
+      {"And", {Op::kAnd, 2, 2}},
+      {"Or", {Op::kOr, 2, 2}},
+      {"Xor", {Op::kXor, 2, 2}},
+      {"Where", {Op::kWhere, 3, 3}},
+      {"Shape", {Op::kShape, 1, 1}},
+      {"Size", {Op::kSize, 1, 1}},
+      {"Gather", {Op::kGather, 2, 2}},
+      {"Cast", {Op::kCast, 1, 1}},
+      {"ConstantOfShape", {Op::kConstantOfShape, 1, 1}},
+      {"Expand", {Op::kExpand, 2, 2}},
+      {"Slice", {Op::kSlice, 1, 5}},
+      {"Range", {Op::kRange, 3, 3}},
+      {"Tile", {Op::kTile, 2, 2}},
+      {"Dropout", {Op::kDropout, 1, 3}},
+      {"ReduceMean", {Op::kReduceMean, 1, 2}},
+      {"ReduceSum", {Op::kReduceSum, 1, 2}},
+      {"ReduceMax", {Op::kReduceMax, 1, 2}},
+      {"ReduceMin", {Op::kReduceMin, 1, 2}},
+      {"ReduceProd", {Op::kReduceProd, 1, 2}},
+      {"ReduceL1", {Op::kReduceL1, 1, 2}},
+      {"ReduceL2", {Op::kReduceL2, 1, 2}},
+      {"ReduceSumSquare", {Op::kReduceSumSquare, 1, 2}},
+      {"ReduceLogSumExp", {Op::kReduceLogSumExp, 1, 2}},
+      {"Softmax", {Op::kSoftmax, 1, 1}},
+      {"LogSoftmax", {Op::kLogSoftmax, 1, 1}},
+      {"BatchNormalization", {Op::kBatchNormalization, 5, 5}},
+      {"LayerNormalization", {Op::kLayerNormalization, 2, 3}},
   };
   return t;
 }
@@ -314,6 +407,121 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
       }
       return core::Ok{};
     }
+    case Op::kSelu:
+      n.alpha = 1.67326319217681884765625f;
+      n.gamma = 1.05070102214813232421875f;
+      if (!(st = get_f("alpha", n.alpha))) return st;
+      return get_f("gamma", n.gamma);
+    case Op::kCelu:
+    case Op::kThresholdedRelu:
+      n.alpha = 1.0f;
+      return get_f("alpha", n.alpha);
+    case Op::kHardSigmoid:
+      n.alpha = 0.2f;
+      n.beta = 0.5f;
+      if (!(st = get_f("alpha", n.alpha))) return st;
+      return get_f("beta", n.beta);
+    case Op::kGelu: {
+      const auto* a = find_attr(p, "approximate");
+      if (!a) return core::Ok{};
+      if (a->type() != onnx::AttributeProto::STRING || (a->s() != "none" && a->s() != "tanh"))
+        return node_error(n, "ONNX_ATTRIBUTE", "attribute approximate must be 'none' or 'tanh'");
+      n.gelu_tanh = a->s() == "tanh";
+      return core::Ok{};
+    }
+    case Op::kCast: {
+      const auto* a = find_attr(p, "to");
+      if (!a) return node_error(n, "ONNX_ATTRIBUTE", "attribute to is required");
+      if (a->type() == onnx::AttributeProto::INT) {
+        n.to = static_cast<std::int32_t>(a->i());
+      } else if (a->type() == onnx::AttributeProto::STRING) {  // opset < 6: a type name
+        n.to = a->s() == "FLOAT" ? 1 : a->s() == "INT64" ? 7 : a->s() == "BOOL" ? 9 : 0;
+      } else {
+        return node_error(n, "ONNX_ATTRIBUTE", "attribute to must be an int");
+      }
+      if (n.to != 1 && n.to != 7 && n.to != 9)
+        return node_error(n, "ONNX_ATTRIBUTE",
+                          std::string("cast to ") +
+                              (a->type() == onnx::AttributeProto::STRING
+                                   ? a->s()
+                                   : type_name(static_cast<std::int32_t>(a->i()))) +
+                              " is not supported (float32, int64 and bool only)");
+      return core::Ok{};
+    }
+    case Op::kShape:
+      if (!(st = get_i("start", n.start))) return st;
+      return get_i("end", n.end, &n.has_end);
+    case Op::kGather:
+      n.axis = 0;
+      return get_i("axis", n.axis);
+    case Op::kConstantOfShape: {
+      n.value = OnnxTensor::from_f32({}, {0.0f});
+      const auto* a = find_attr(p, "value");
+      if (!a) return core::Ok{};
+      if (a->type() != onnx::AttributeProto::TENSOR)
+        return node_error(n, "ONNX_ATTRIBUTE", "attribute value must be a tensor");
+      std::string why = tensor_from_proto(a->t(), n.value);
+      if (!why.empty()) return node_error(n, "ONNX_ATTRIBUTE", "value: " + why);
+      if (n.value.numel() != 1)
+        return node_error(n, "ONNX_ATTRIBUTE", "value must hold exactly one element");
+      return core::Ok{};
+    }
+    case Op::kSlice: {
+      // Before opset 10: starts / ends / axes are attributes.
+      if (!(st = get_ints("axes"))) return st;
+      for (auto [name, dst] : {std::pair{"starts", &n.starts}, std::pair{"ends", &n.ends}}) {
+        const auto* a = find_attr(p, name);
+        if (!a) continue;
+        if (a->type() != onnx::AttributeProto::INTS ||
+            a->ints_size() > static_cast<int>(kOnnxMaxRank))
+          return node_error(n, "ONNX_ATTRIBUTE",
+                            std::string("attribute ") + name + " must be a short list of ints");
+        dst->assign(a->ints().begin(), a->ints().end());
+        n.has_slice_attrs = true;
+      }
+      return core::Ok{};
+    }
+    case Op::kReduceMean:
+    case Op::kReduceSum:
+    case Op::kReduceMax:
+    case Op::kReduceMin:
+    case Op::kReduceProd:
+    case Op::kReduceL1:
+    case Op::kReduceL2:
+    case Op::kReduceSumSquare:
+    case Op::kReduceLogSumExp:
+      tmp = 1;
+      if (!(st = get_i("keepdims", tmp))) return st;
+      n.keepdims = tmp != 0;
+      tmp = 0;
+      if (!(st = get_i("noop_with_empty_axes", tmp))) return st;
+      n.noop_empty_axes = tmp != 0;
+      return get_ints("axes");  // ReduceSum before 13, the others before 18
+    case Op::kSoftmax:
+    case Op::kLogSoftmax:
+      // Before opset 13 the input is coerced to 2-D at axis (default 1);
+      // from 13 the op runs along one axis (default -1).
+      n.legacy_softmax = opset < 13;
+      n.axis = n.legacy_softmax ? 1 : -1;
+      return get_i("axis", n.axis);
+    case Op::kBatchNormalization:
+      n.epsilon = 1e-5f;
+      if (!(st = get_f("epsilon", n.epsilon))) return st;
+      tmp = 0;
+      if (!(st = get_i("training_mode", tmp))) return st;
+      if (tmp != 0)
+        return node_error(n, "ONNX_ATTRIBUTE",
+                          "training_mode=1 is not supported (inference statistics only)");
+      tmp = 1;
+      if (!(st = get_i("spatial", tmp))) return st;
+      if (tmp != 1)
+        return node_error(n, "ONNX_ATTRIBUTE", "spatial=0 is not supported (per-channel only)");
+      return core::Ok{};
+    case Op::kLayerNormalization:
+      n.axis = -1;
+      n.epsilon = 1e-5f;
+      if (!(st = get_i("axis", n.axis))) return st;
+      return get_f("epsilon", n.epsilon);
     default:
       return core::Ok{};
   }
@@ -331,10 +539,10 @@ Result<OnnxValueInfo> value_info(const onnx::ValueInfoProto& v, const std::strin
                       core::Location::at_pointer(where));
   const auto& tt = v.type().tensor_type();
   info.elem_type = tt.elem_type();
-  if (info.elem_type != 0 && info.elem_type != 1 && info.elem_type != 7)
+  if (info.elem_type != 0 && info.elem_type != 1 && info.elem_type != 7 && info.elem_type != 9)
     return make_error("ONNX_TYPE",
                       "'" + v.name() + "' has element type " + type_name(info.elem_type) +
-                          " (float32 and int64 only)",
+                          " (float32, int64 and bool only)",
                       core::Location::at_pointer(where));
   if (tt.has_shape()) {
     info.has_shape = true;
@@ -378,6 +586,10 @@ Result<OnnxTensor> parse_onnx_tensor(core::Bytes bytes) {
   std::string why = tensor_from_proto(p, t);
   if (!why.empty()) return make_error("ONNX_TENSOR", why);
   return t;
+}
+
+const char* onnx_type_name(std::int32_t elem_type) {
+  return type_name(elem_type);
 }
 
 bool looks_like_onnx(core::Bytes b) {
@@ -512,8 +724,20 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
       }
       n.in.push_back(found->second);
     }
-    if (p.output_size() != 1 || p.output(0).empty())
+    if (p.output_size() < 1 || p.output(0).empty())
       return node_error(n, "ONNX_NODE", "must have exactly one output");
+    // Dropout's mask and the normalisations' saved statistics are optional
+    // outputs; only the first output is computed, so the others must be unused ("").
+    const bool optional_outputs =
+        n.op == Op::kDropout || n.op == Op::kBatchNormalization || n.op == Op::kLayerNormalization;
+    for (int j = 1; j < p.output_size(); ++j)
+      if (!optional_outputs)
+        return node_error(n, "ONNX_NODE", "must have exactly one output");
+      else if (!p.output(j).empty())
+        return node_error(n, "ONNX_NODE",
+                          "output " + std::to_string(j) + " '" + p.output(j) +
+                              "' is not supported: only the first output of " + p.op_type() +
+                              " is computed");
     auto out = define(p.output(0), "/graph/node/" + std::to_string(k));
     if (!out) return node_error(n, "ONNX_GRAPH", out.error().message);
     n.out = *out;

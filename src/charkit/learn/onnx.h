@@ -29,9 +29,10 @@ inline constexpr std::int64_t kOnnxMaxElements = std::int64_t{1} << 26;
 inline constexpr std::size_t kOnnxMaxRank = 12;
 
 /// Element types the executor handles, by their ONNX TensorProto.DataType code.
-enum class OnnxType : std::int32_t { kFloat = 1, kInt64 = 7 };
+enum class OnnxType : std::int32_t { kFloat = 1, kInt64 = 7, kBool = 9 };
 
-/// A dense tensor: float32 data in `f` or int64 data in `i` (row-major).
+/// A dense tensor: float32 data in `f`, or int64 data in `i` (row-major).
+/// Bool tensors keep 0 / 1 in `i`.
 struct OnnxTensor {
   OnnxType type = OnnxType::kFloat;
   std::vector<std::int64_t> shape;
@@ -53,8 +54,9 @@ struct OnnxDim {
 /// A graph input or output as the file declares it.
 struct OnnxValueInfo {
   std::string name;
-  std::int32_t elem_type = 0;  ///< TensorProto.DataType code (1 float, 7 int64, 0 undeclared)
-  bool has_shape = false;      ///< false: rank unknown
+  std::int32_t elem_type =
+      0;                   ///< TensorProto.DataType code (1 float, 7 int64, 9 bool, 0 undeclared)
+  bool has_shape = false;  ///< false: rank unknown
   std::vector<OnnxDim> shape;
 };
 
@@ -103,8 +105,12 @@ class OnnxModel {
 core::Result<OnnxModel> load_onnx(core::Bytes bytes);
 
 /// Parses a serialized TensorProto (the conformance suite's input_N.pb /
-/// output_N.pb) into a float32 or int64 tensor.
+/// output_N.pb) into a float32, int64 or bool tensor.
 core::Result<OnnxTensor> parse_onnx_tensor(core::Bytes bytes);
+
+/// The name of a TensorProto.DataType code: "float32", "int64", "bool",
+/// "float64", ...; "undeclared" for 0 and "other" for unknown codes.
+const char* onnx_type_name(std::int32_t elem_type);
 
 /// True when the bytes look like a serialized ModelProto: the first field is
 /// a known ModelProto field tag (ir_version varint 0x08, or another field).

@@ -32,6 +32,80 @@ enum class Op {
   kConcat,
   kUnsqueeze,
   kSqueeze,
+  // Element-wise, one input.
+  kNeg,
+  kAbs,
+  kSign,
+  kExp,
+  kLog,
+  kSqrt,
+  kReciprocal,
+  kFloor,
+  kCeil,
+  kRound,
+  kErf,
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kSoftplus,
+  kSoftsign,
+  kSelu,
+  kCelu,
+  kHardSigmoid,
+  kHardSwish,
+  kThresholdedRelu,
+  kGelu,
+  kMish,
+  kNot,
+  // Element-wise, two or more inputs with broadcasting.
+  kPow,
+  kPRelu,
+  kMax,
+  kMin,
+  kSum,
+  kMean,
+  kEqual,
+  kLess,
+  kGreater,
+  kLessOrEqual,
+  kGreaterOrEqual,
+  kAnd,
+  kOr,
+  kXor,
+  kWhere,
+  // Shapes and data movement.
+  kShape,
+  kSize,
+  kGather,
+  kCast,
+  kConstantOfShape,
+  kExpand,
+  kSlice,
+  kRange,
+  kTile,
+  kDropout,
+  // Reductions and normalisation.
+  kReduceMean,
+  kReduceSum,
+  kReduceMax,
+  kReduceMin,
+  kReduceProd,
+  kReduceL1,
+  kReduceL2,
+  kReduceSumSquare,
+  kReduceLogSumExp,
+  kSoftmax,
+  kLogSoftmax,
+  kBatchNormalization,
+  kLayerNormalization,
 };
 
 // One node with its attributes read once at load time.
@@ -49,13 +123,25 @@ struct Node {
   bool allowzero = false;
   bool legacy = false, legacy_broadcast = false;  // opset < 7 Add/Sub/Mul/Div
   float clip_min = 0, clip_max = 0;
+  float gamma = 1.0f, epsilon = 1e-5f;
+  bool keepdims = true, noop_empty_axes = false;  // reductions
+  bool legacy_softmax = false;                    // opset < 13: input coerced to 2-D at axis
+  bool gelu_tanh = false;                         // Gelu approximate="tanh"
+  std::int32_t to = 1;                            // Cast target element type
+  std::int64_t start = 0, end = 0;                // Shape (opset 15)
+  bool has_end = false;
+  OnnxTensor value;  // ConstantOfShape fill (one element)
   bool has_ints = false;
   std::vector<std::int64_t> ints;  // perm, axes (opset < 13) or shape (opset < 5)
+  bool has_slice_attrs = false;
+  std::vector<std::int64_t> starts, ends;  // Slice before opset 10 (axes in `ints`)
 };
 
-// Shape scratch of the kernels, kept with the graph so runs reuse it.
+// Scratch of the kernels, kept with the graph so runs reuse it.
 struct Scratch {
-  std::vector<std::int64_t> s1, s2;
+  std::vector<std::int64_t> s1, s2, s3, s4;
+  std::vector<double> acc;
+  OnnxTensor t1, t2;
 };
 
 struct OnnxGraph {
@@ -76,7 +162,8 @@ struct OnnxGraph {
 namespace onnx_detail {
 std::string node_label(const Node& n);
 core::Error node_error(const Node& n, std::string code, const std::string& msg);
-// Element count of a shape; false when a dim is negative or it exceeds kOnnxMaxElements.
+// Element count of a shape; false when a dim is negative or the product of
+// its non-zero dims exceeds kOnnxMaxElements (so no partial product overflows).
 bool checked_numel(std::span<const std::int64_t> shape, std::int64_t& n);
 }  // namespace onnx_detail
 

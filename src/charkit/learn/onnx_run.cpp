@@ -6,6 +6,9 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
+
+#include <Eigen/Core>
 
 #include "charkit/learn/onnx.h"
 #include "charkit/learn/onnx_graph.h"
@@ -64,9 +67,13 @@ std::string shape_str(std::span<const std::int64_t> s) {
   return r + "]";
 }
 
+const char* type_str(OnnxType t) {
+  return t == OnnxType::kFloat ? "float32" : t == OnnxType::kInt64 ? "int64" : "bool";
+}
+
 Status need_float(const Node& n, const OnnxTensor& t) {
   if (t.type != OnnxType::kFloat)
-    return node_error(n, "ONNX_TYPE", "needs float32 input, got int64");
+    return node_error(n, "ONNX_TYPE", std::string("needs float32 input, got ") + type_str(t.type));
   return core::Ok{};
 }
 
@@ -118,10 +125,116 @@ void for_each_bcast(std::span<const std::int64_t> os, const Idx& sa, const Idx& 
   }
 }
 
-Status binary(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTensor& out,
+// Three-way form of for_each_bcast: f(e, offset_a, offset_b, offset_c).
+template <typename F>
+void for_each_bcast3(std::span<const std::int64_t> os, const Idx& sa, const Idx& sb, const Idx& sc,
+                     F f) {
+  const std::size_t r = os.size();
+  std::int64_t total = 1;
+  for (auto d : os) total *= d;
+  if (total == 0) return;
+  Idx idx{};
+  std::int64_t oa = 0, ob = 0, oc = 0;
+  for (std::int64_t e = 0; e < total; ++e) {
+    f(e, oa, ob, oc);
+    for (std::size_t k = r; k-- > 0;) {
+      if (++idx[k] < os[k]) {
+        oa += sa[k];
+        ob += sb[k];
+        oc += sc[k];
+        break;
+      }
+      oa -= sa[k] * (os[k] - 1);
+      ob -= sb[k] * (os[k] - 1);
+      oc -= sc[k] * (os[k] - 1);
+      idx[k] = 0;
+    }
+  }
+}
+
+std::int64_t numel_of(std::span<const std::int64_t> s) {
+  std::int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+// Calls f(e, ia, ib) for every element of the broadcast shape `os` of
+// `as` and `bs`, with fast paths for equal shapes and a one-element side.
+template <typename F>
+void bcast2(std::span<const std::int64_t> os, std::span<const std::int64_t> as,
+            std::span<const std::int64_t> bs, F f) {
+  const std::int64_t total = numel_of(os), na = numel_of(as), nb = numel_of(bs);
+  if (na == total && nb == total && std::equal(as.begin(), as.end(), bs.begin(), bs.end())) {
+    for (std::int64_t k = 0; k < total; ++k) f(k, k, k);
+  } else if (na == total && nb == 1) {
+    for (std::int64_t k = 0; k < total; ++k) f(k, k, 0);
+  } else if (nb == total && na == 1) {
+    for (std::int64_t k = 0; k < total; ++k) f(k, 0, k);
+  } else {
+    Idx sa, sb;
+    bstrides(as, os.size(), sa);
+    bstrides(bs, os.size(), sb);
+    for_each_bcast(os, sa, sb, f);
+  }
+}
+
+// Integer arithmetic wraps (two's complement) instead of overflowing.
+std::int64_t wrap_add(std::int64_t x, std::int64_t y) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) + static_cast<std::uint64_t>(y));
+}
+std::int64_t wrap_sub(std::int64_t x, std::int64_t y) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(y));
+}
+std::int64_t wrap_mul(std::int64_t x, std::int64_t y) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(x) * static_cast<std::uint64_t>(y));
+}
+// Truncating division (as C++ and onnxruntime); the divisor is checked non-zero first.
+std::int64_t int_div(std::int64_t x, std::int64_t y) {
+  return y == -1 ? wrap_sub(0, x) : x / y;
+}
+std::int64_t int_pow(std::int64_t x, std::int64_t y) {
+  if (y < 0) return x == 1 ? 1 : x == -1 ? (y % 2 ? -1 : 1) : 0;  // truncated 1/x^|y|
+  std::uint64_t r = 1, b = static_cast<std::uint64_t>(x);
+  for (auto e = static_cast<std::uint64_t>(y); e; e >>= 1) {
+    if (e & 1) r *= b;
+    b *= b;
+  }
+  return static_cast<std::int64_t>(r);
+}
+float fmax_nan(float x, float y) {
+  return std::isnan(x) || x > y ? x : y;
+}
+float fmin_nan(float x, float y) {
+  return std::isnan(x) || x < y ? x : y;
+}
+
+bool is_compare(Op op) {
+  return op == Op::kEqual || op == Op::kLess || op == Op::kGreater || op == Op::kLessOrEqual ||
+         op == Op::kGreaterOrEqual;
+}
+
+template <typename T>
+std::int64_t compare(Op op, T x, T y) {
+  switch (op) {
+    case Op::kEqual:
+      return x == y;
+    case Op::kLess:
+      return x < y;
+    case Op::kGreater:
+      return x > y;
+    case Op::kLessOrEqual:
+      return x <= y;
+    default:
+      return x >= y;
+  }
+}
+
+// Element-wise binary ops with numpy broadcasting: the arithmetic ops on
+// float32 or int64 (both sides the same type), Pow (any mix: the result has
+// the base's type), PRelu, comparisons (-> bool) and the logical ops on bool.
+// `op` overrides the node's op (variadic Max/Min/Sum/Mean fold through here).
+Status binary(const Node& n, Op op, const OnnxTensor& a, const OnnxTensor& b, OnnxTensor& out,
               Scratch& sc) {
-  if (auto st = need_float(n, a); !st) return st;
-  if (auto st = need_float(n, b); !st) return st;
   std::span<const std::int64_t> bs = b.shape;
   if (n.legacy) {
     // Opset < 7: shapes equal, or B broadcast onto A when broadcast=1,
@@ -147,36 +260,114 @@ Status binary(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
         "shapes " + shape_str(a.shape) + " and " + shape_str(b.shape) + " do not broadcast");
   if (n.legacy && sc.s1 != a.shape)
     return node_error(n, "ONNX_SHAPE", "legacy broadcast must keep A's shape");
-  if (auto st = shape_out(n, out, OnnxType::kFloat, sc.s1); !st) return st;
-  Idx sa, sb;
-  bstrides(a.shape, sc.s1.size(), sa);
-  bstrides(bs, sc.s1.size(), sb);
-  const float* pa = a.f.data();
-  const float* pb = b.f.data();
-  float* po = out.f.data();
-  auto run = [&](auto op) {
-    if (a.shape == b.shape) {
-      for (std::size_t k = 0; k < out.f.size(); ++k) po[k] = op(pa[k], pb[k]);
-    } else if (b.f.size() == 1) {
-      for (std::size_t k = 0; k < out.f.size(); ++k) po[k] = op(pa[k], pb[0]);
-    } else {
-      for_each_bcast(sc.s1, sa, sb, [&](std::int64_t e, std::int64_t ia, std::int64_t ib) {
-        po[e] = op(pa[ia], pb[ib]);
-      });
-    }
+  if (op == Op::kPRelu && sc.s1 != a.shape)
+    return node_error(
+        n, "ONNX_SHAPE",
+        "slope " + shape_str(b.shape) + " does not broadcast to X " + shape_str(a.shape));
+  const bool logical = op == Op::kAnd || op == Op::kOr || op == Op::kXor;
+  if (logical && (a.type != OnnxType::kBool || b.type != OnnxType::kBool))
+    return node_error(n, "ONNX_TYPE", "needs bool inputs");
+  if (op != Op::kPow && a.type != b.type)
+    return node_error(
+        n, "ONNX_TYPE",
+        std::string("input types differ: ") + type_str(a.type) + " and " + type_str(b.type));
+  if (!logical && op != Op::kEqual && a.type == OnnxType::kBool)
+    return node_error(n, "ONNX_TYPE", "does not take bool inputs");
+  if ((op == Op::kPRelu || op == Op::kMean) && a.type != OnnxType::kFloat)
+    return node_error(n, "ONNX_TYPE", "needs float32 inputs");
+  const OnnxType out_type = is_compare(op) || logical ? OnnxType::kBool : a.type;
+  if (auto st = shape_out(n, out, out_type, sc.s1); !st) return st;
+  const std::span<const std::int64_t> os = sc.s1, as = a.shape;
+  auto run = [&](const auto* pa, const auto* pb, auto* po, auto f) {
+    bcast2(os, as, bs,
+           [&](std::int64_t e, std::int64_t ia, std::int64_t ib) { po[e] = f(pa[ia], pb[ib]); });
   };
-  switch (n.op) {
+  if (is_compare(op)) {
+    if (a.type == OnnxType::kFloat)
+      run(a.f.data(), b.f.data(), out.i.data(),
+          [op](float x, float y) { return compare(op, x, y); });
+    else
+      run(a.i.data(), b.i.data(), out.i.data(),
+          [op](std::int64_t x, std::int64_t y) { return compare(op, x, y); });
+    return core::Ok{};
+  }
+  if (logical) {
+    run(a.i.data(), b.i.data(), out.i.data(), [op](std::int64_t x, std::int64_t y) -> std::int64_t {
+      return op == Op::kAnd ? (x && y) : op == Op::kOr ? (x || y) : (x != y);
+    });
+    return core::Ok{};
+  }
+  if (op == Op::kPow) {
+    if (a.type == OnnxType::kBool || b.type == OnnxType::kBool)
+      return node_error(n, "ONNX_TYPE", "does not take bool inputs");
+    const bool af = a.type == OnnxType::kFloat, bf = b.type == OnnxType::kFloat;
+    if (af && bf)
+      run(a.f.data(), b.f.data(), out.f.data(), [](float x, float y) { return std::pow(x, y); });
+    else if (af)
+      run(a.f.data(), b.i.data(), out.f.data(), [](float x, std::int64_t y) {
+        return static_cast<float>(std::pow(static_cast<double>(x), static_cast<double>(y)));
+      });
+    else if (bf)
+      return node_error(n, "ONNX_TYPE", "an int64 base with a float32 exponent is not supported");
+    else
+      run(a.i.data(), b.i.data(), out.i.data(), int_pow);
+    return core::Ok{};
+  }
+  if (a.type == OnnxType::kFloat) {
+    const float* pa = a.f.data();
+    const float* pb = b.f.data();
+    float* po = out.f.data();
+    switch (op) {
+      case Op::kAdd:
+      case Op::kSum:
+      case Op::kMean:
+        run(pa, pb, po, [](float x, float y) { return x + y; });
+        break;
+      case Op::kSub:
+        run(pa, pb, po, [](float x, float y) { return x - y; });
+        break;
+      case Op::kMul:
+        run(pa, pb, po, [](float x, float y) { return x * y; });
+        break;
+      case Op::kDiv:
+        run(pa, pb, po, [](float x, float y) { return x / y; });
+        break;
+      case Op::kMax:
+        run(pa, pb, po, fmax_nan);
+        break;
+      case Op::kMin:
+        run(pa, pb, po, fmin_nan);
+        break;
+      default:  // PRelu
+        run(pa, pb, po, [](float x, float s) { return x < 0 ? s * x : x; });
+        break;
+    }
+    return core::Ok{};
+  }
+  const std::int64_t* pa = a.i.data();
+  const std::int64_t* pb = b.i.data();
+  std::int64_t* po = out.i.data();
+  switch (op) {
     case Op::kAdd:
-      run([](float x, float y) { return x + y; });
+    case Op::kSum:
+      run(pa, pb, po, wrap_add);
       break;
     case Op::kSub:
-      run([](float x, float y) { return x - y; });
+      run(pa, pb, po, wrap_sub);
       break;
     case Op::kMul:
-      run([](float x, float y) { return x * y; });
+      run(pa, pb, po, wrap_mul);
       break;
-    default:
-      run([](float x, float y) { return x / y; });
+    case Op::kDiv:
+      if (std::find(b.i.begin(), b.i.end(), 0) != b.i.end())
+        return node_error(n, "ONNX_VALUE", "integer division by zero");
+      run(pa, pb, po, int_div);
+      break;
+    case Op::kMax:
+      run(pa, pb, po, [](std::int64_t x, std::int64_t y) { return std::max(x, y); });
+      break;
+    default:  // Min
+      run(pa, pb, po, [](std::int64_t x, std::int64_t y) { return std::min(x, y); });
       break;
   }
   return core::Ok{};
@@ -190,18 +381,23 @@ Status unary(const Node& n, const OnnxTensor& a, OnnxTensor& out, F f) {
   return core::Ok{};
 }
 
-// C[m,n] (+)= sum_k A[m,k] B[k,n] with strides for optional transposes.
-void gemm_kernel(const float* a, std::int64_t am, std::int64_t ak, const float* b, std::int64_t bk,
-                 std::int64_t bn, float* c, std::int64_t M, std::int64_t N, std::int64_t K,
-                 float alpha) {
-  for (std::int64_t i = 0; i < M; ++i) {
-    float* row = c + i * N;
-    for (std::int64_t k = 0; k < K; ++k) {
-      const float av = alpha * a[i * am + k * ak];
-      const float* brow = b + k * bk;
-      for (std::int64_t j = 0; j < N; ++j) row[j] += av * brow[j * bn];
-    }
-  }
+// C[M,N] += alpha * op(A) op(B), row-major, op = optional transpose
+// (Eigen's blocked, vectorised product).
+void gemm_kernel(const float* a, bool trans_a, const float* b, bool trans_b, float* c,
+                 std::int64_t M, std::int64_t N, std::int64_t K, float alpha) {
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using CMap = Eigen::Map<const Mat>;
+  Eigen::Map<Mat> cm(c, M, N);
+  const CMap am(a, trans_a ? K : M, trans_a ? M : K);
+  const CMap bm(b, trans_b ? N : K, trans_b ? K : N);
+  if (!trans_a && !trans_b)
+    cm.noalias() += alpha * am * bm;
+  else if (!trans_a)
+    cm.noalias() += alpha * am * bm.transpose();
+  else if (!trans_b)
+    cm.noalias() += alpha * am.transpose() * bm;
+  else
+    cm.noalias() += alpha * am.transpose() * bm.transpose();
 }
 
 Status gemm(const Node& n, const OnnxTensor& a, const OnnxTensor& b, const OnnxTensor* c,
@@ -236,9 +432,7 @@ Status gemm(const Node& n, const OnnxTensor& a, const OnnxTensor& b, const OnnxT
       po[e] = n.beta * c->f[static_cast<std::size_t>(ic)];
     });
   }
-  const std::int64_t am = n.trans_a ? 1 : K, ak = n.trans_a ? M : 1;
-  const std::int64_t bk = n.trans_b ? 1 : N, bn = n.trans_b ? K : 1;
-  gemm_kernel(a.f.data(), am, ak, b.f.data(), bk, bn, out.f.data(), M, N, K, n.alpha);
+  gemm_kernel(a.f.data(), n.trans_a, b.f.data(), n.trans_b, out.f.data(), M, N, K, n.alpha);
   return core::Ok{};
 }
 
@@ -275,12 +469,12 @@ Status matmul(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
   bstrides(bb, batch.size(), sb);
   const std::int64_t mk = M * K, kn = K * N, mn = M * N;
   if (batch.empty()) {
-    gemm_kernel(a.f.data(), K, 1, b.f.data(), N, 1, out.f.data(), M, N, K, 1.0f);
+    gemm_kernel(a.f.data(), false, b.f.data(), false, out.f.data(), M, N, K, 1.0f);
     return core::Ok{};
   }
   for_each_bcast(batch, sa, sb, [&](std::int64_t e, std::int64_t ia, std::int64_t ib) {
-    gemm_kernel(a.f.data() + ia * mk, K, 1, b.f.data() + ib * kn, N, 1, out.f.data() + e * mn, M, N,
-                K, 1.0f);
+    gemm_kernel(a.f.data() + ia * mk, false, b.f.data() + ib * kn, false, out.f.data() + e * mn, M,
+                N, K, 1.0f);
   });
   return core::Ok{};
 }
@@ -530,6 +724,677 @@ Status clip(const Node& n, const OnnxTensor& in, const OnnxTensor* lo, const Onn
   return unary(n, in, out, [mn, mx](float x) { return std::min(std::max(x, mn), mx); });
 }
 
+// One-input element-wise ops on float32 (Neg, Abs and Sign also on int64).
+Status unary_op(const Node& n, const OnnxTensor& x, OnnxTensor& out) {
+  if (x.type == OnnxType::kInt64 && (n.op == Op::kNeg || n.op == Op::kAbs || n.op == Op::kSign)) {
+    if (auto st = shape_out(n, out, OnnxType::kInt64, x.shape); !st) return st;
+    for (std::size_t k = 0; k < x.i.size(); ++k) {
+      const std::int64_t v = x.i[k];
+      out.i[k] = n.op == Op::kSign           ? (v > 0) - (v < 0)
+                 : n.op == Op::kNeg || v < 0 ? wrap_sub(0, v)
+                                             : v;
+    }
+    return core::Ok{};
+  }
+  const float al = n.alpha, be = n.beta, ga = n.gamma;
+  switch (n.op) {
+    case Op::kNeg:
+      return unary(n, x, out, [](float v) { return -v; });
+    case Op::kAbs:
+      return unary(n, x, out, [](float v) { return std::fabs(v); });
+    case Op::kSign:
+      return unary(n, x, out, [](float v) { return v > 0 ? 1.0f : v < 0 ? -1.0f : v; });
+    case Op::kExp:
+      return unary(n, x, out, [](float v) { return std::exp(v); });
+    case Op::kLog:
+      return unary(n, x, out, [](float v) { return std::log(v); });
+    case Op::kSqrt:
+      return unary(n, x, out, [](float v) { return std::sqrt(v); });
+    case Op::kReciprocal:
+      return unary(n, x, out, [](float v) { return 1.0f / v; });
+    case Op::kFloor:
+      return unary(n, x, out, [](float v) { return std::floor(v); });
+    case Op::kCeil:
+      return unary(n, x, out, [](float v) { return std::ceil(v); });
+    case Op::kRound:  // halves to even
+      return unary(n, x, out, [](float v) { return std::nearbyint(v); });
+    case Op::kErf:
+      return unary(n, x, out, [](float v) { return std::erf(v); });
+    case Op::kSin:
+      return unary(n, x, out, [](float v) { return std::sin(v); });
+    case Op::kCos:
+      return unary(n, x, out, [](float v) { return std::cos(v); });
+    case Op::kTan:
+      return unary(n, x, out, [](float v) { return std::tan(v); });
+    case Op::kAsin:
+      return unary(n, x, out, [](float v) { return std::asin(v); });
+    case Op::kAcos:
+      return unary(n, x, out, [](float v) { return std::acos(v); });
+    case Op::kAtan:
+      return unary(n, x, out, [](float v) { return std::atan(v); });
+    case Op::kSinh:
+      return unary(n, x, out, [](float v) { return std::sinh(v); });
+    case Op::kCosh:
+      return unary(n, x, out, [](float v) { return std::cosh(v); });
+    case Op::kAsinh:
+      return unary(n, x, out, [](float v) { return std::asinh(v); });
+    case Op::kAcosh:
+      return unary(n, x, out, [](float v) { return std::acosh(v); });
+    case Op::kAtanh:
+      return unary(n, x, out, [](float v) { return std::atanh(v); });
+    case Op::kSoftplus:  // ln(1 + e^v) without overflow
+      return unary(n, x, out, [](float v) {
+        return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+      });
+    case Op::kSoftsign:
+      return unary(n, x, out, [](float v) { return v / (1.0f + std::fabs(v)); });
+    case Op::kSelu:
+      return unary(n, x, out,
+                   [al, ga](float v) { return v > 0 ? ga * v : ga * al * std::expm1(v); });
+    case Op::kCelu:
+      return unary(n, x, out, [al](float v) {
+        return std::max(0.0f, v) + std::min(0.0f, al * std::expm1(v / al));
+      });
+    case Op::kHardSigmoid:
+      return unary(n, x, out,
+                   [al, be](float v) { return std::max(0.0f, std::min(1.0f, al * v + be)); });
+    case Op::kHardSwish:
+      return unary(n, x, out,
+                   [](float v) { return v * std::max(0.0f, std::min(1.0f, v / 6.0f + 0.5f)); });
+    case Op::kThresholdedRelu:
+      return unary(n, x, out, [al](float v) { return v > al ? v : 0.0f; });
+    case Op::kGelu:
+      if (n.gelu_tanh)
+        return unary(n, x, out, [](float v) {
+          const float c = 0.7978845608028654f;  // sqrt(2 / pi)
+          return 0.5f * v * (1.0f + std::tanh(c * (v + 0.044715f * v * v * v)));
+        });
+      return unary(n, x, out,
+                   [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+    case Op::kMish:
+      return unary(n, x, out, [](float v) {
+        const float sp = v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+        return v * std::tanh(sp);
+      });
+    default:
+      return node_error(n, "ONNX_NODE", "not a unary op");
+  }
+}
+
+Status logical_not(const Node& n, const OnnxTensor& x, OnnxTensor& out) {
+  if (x.type != OnnxType::kBool) return node_error(n, "ONNX_TYPE", "needs a bool input");
+  if (auto st = shape_out(n, out, OnnxType::kBool, x.shape); !st) return st;
+  for (std::size_t k = 0; k < x.i.size(); ++k) out.i[k] = x.i[k] ? 0 : 1;
+  return core::Ok{};
+}
+
+// Max, Min, Sum, Mean over one or more inputs, folded pairwise with
+// broadcasting (ping-pong between two scratch tensors).
+Status variadic(const Node& n, std::span<const OnnxTensor* const> ins, OnnxTensor& out,
+                Scratch& sc) {
+  if (ins.size() == 1) {
+    if (n.op == Op::kMean)
+      if (auto st = need_float(n, *ins[0]); !st) return st;
+    return reshape_to(n, *ins[0], out, ins[0]->shape);
+  }
+  const OnnxTensor* acc = ins[0];
+  for (std::size_t k = 1; k < ins.size(); ++k) {
+    OnnxTensor& dst = k + 1 == ins.size() ? out : (k % 2 ? sc.t1 : sc.t2);
+    if (auto st = binary(n, n.op, *acc, *ins[k], dst, sc); !st) return st;
+    acc = &dst;
+  }
+  if (n.op == Op::kMean) {
+    const float c = static_cast<float>(ins.size());
+    for (float& v : out.f) v /= c;
+  }
+  return core::Ok{};
+}
+
+Status where(const Node& n, const OnnxTensor& c, const OnnxTensor& x, const OnnxTensor& y,
+             OnnxTensor& out, Scratch& sc) {
+  if (c.type != OnnxType::kBool) return node_error(n, "ONNX_TYPE", "condition must be bool");
+  if (x.type != y.type)
+    return node_error(
+        n, "ONNX_TYPE",
+        std::string("X and Y types differ: ") + type_str(x.type) + " and " + type_str(y.type));
+  if (!broadcast(c.shape, x.shape, sc.s2) || !broadcast(sc.s2, y.shape, sc.s1) ||
+      sc.s1.size() > kOnnxMaxRank)
+    return node_error(n, "ONNX_SHAPE",
+                      "shapes " + shape_str(c.shape) + ", " + shape_str(x.shape) + " and " +
+                          shape_str(y.shape) + " do not broadcast");
+  if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
+  Idx s0, s1, s2;
+  bstrides(c.shape, sc.s1.size(), s0);
+  bstrides(x.shape, sc.s1.size(), s1);
+  bstrides(y.shape, sc.s1.size(), s2);
+  auto pick = [&](const auto& xv, const auto& yv, auto& ov) {
+    for_each_bcast3(sc.s1, s0, s1, s2,
+                    [&](std::int64_t e, std::int64_t ic, std::int64_t ix, std::int64_t iy) {
+                      ov[static_cast<std::size_t>(e)] = c.i[static_cast<std::size_t>(ic)]
+                                                            ? xv[static_cast<std::size_t>(ix)]
+                                                            : yv[static_cast<std::size_t>(iy)];
+                    });
+  };
+  if (x.type == OnnxType::kFloat)
+    pick(x.f, y.f, out.f);
+  else
+    pick(x.i, y.i, out.i);
+  return core::Ok{};
+}
+
+Status shape_of(const Node& n, const OnnxTensor& x, OnnxTensor& out, Scratch& sc) {
+  const auto r = static_cast<std::int64_t>(x.shape.size());
+  auto clampd = [r](std::int64_t v) { return std::clamp(v < 0 ? v + r : v, std::int64_t{0}, r); };
+  const std::int64_t b = clampd(n.start), e = n.has_end ? clampd(n.end) : r;
+  sc.s1 = {std::max<std::int64_t>(e - b, 0)};
+  if (auto st = shape_out(n, out, OnnxType::kInt64, sc.s1); !st) return st;
+  for (std::int64_t k = b; k < e; ++k)
+    out.i[static_cast<std::size_t>(k - b)] = x.shape[static_cast<std::size_t>(k)];
+  return core::Ok{};
+}
+
+Status gather(const Node& n, const OnnxTensor& x, const OnnxTensor& idx, OnnxTensor& out,
+              Scratch& sc) {
+  if (idx.type != OnnxType::kInt64) return node_error(n, "ONNX_TYPE", "indices must be int64");
+  const auto r = static_cast<std::int64_t>(x.shape.size());
+  if (r == 0) return node_error(n, "ONNX_SHAPE", "data must have rank >= 1");
+  std::int64_t axis = n.axis;
+  if (auto st = normalize_axis(n, axis, r); !st) return st;
+  const auto ax = static_cast<std::size_t>(axis);
+  const std::int64_t dim = x.shape[ax];
+  for (std::int64_t v : idx.i)
+    if (v < -dim || v >= dim)
+      return node_error(n, "ONNX_VALUE",
+                        "index " + std::to_string(v) + " is out of range for a dimension of " +
+                            std::to_string(dim));
+  sc.s1.assign(x.shape.begin(), x.shape.begin() + axis);
+  sc.s1.insert(sc.s1.end(), idx.shape.begin(), idx.shape.end());
+  sc.s1.insert(sc.s1.end(), x.shape.begin() + axis + 1, x.shape.end());
+  if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t k = 0; k < ax; ++k) outer *= x.shape[k];
+  for (std::size_t k = ax + 1; k < x.shape.size(); ++k) inner *= x.shape[k];
+  auto copy = [&](const auto& src, auto& dst) {
+    auto d = dst.begin();
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t v : idx.i) {
+        const auto s = src.begin() + (o * dim + (v < 0 ? v + dim : v)) * inner;
+        d = std::copy(s, s + inner, d);
+      }
+  };
+  if (x.type == OnnxType::kFloat)
+    copy(x.f, out.f);
+  else
+    copy(x.i, out.i);
+  return core::Ok{};
+}
+
+Status cast(const Node& n, const OnnxTensor& x, OnnxTensor& out) {
+  const auto to = static_cast<OnnxType>(n.to);
+  if (auto st = shape_out(n, out, to, x.shape); !st) return st;
+  if (x.type == OnnxType::kFloat) {
+    for (std::size_t k = 0; k < x.f.size(); ++k) {
+      const float v = x.f[k];
+      if (to == OnnxType::kFloat) {
+        out.f[k] = v;
+      } else if (to == OnnxType::kBool) {
+        out.i[k] = v != 0.0f;  // NaN is true
+      } else {
+        if (!(v > -9.2233720368547758e18f && v < 9.2233720368547758e18f))
+          return node_error(n, "ONNX_VALUE",
+                            "cannot cast " + std::to_string(v) + " to int64 (NaN or out of range)");
+        out.i[k] = static_cast<std::int64_t>(v);  // truncates toward zero
+      }
+    }
+    return core::Ok{};
+  }
+  for (std::size_t k = 0; k < x.i.size(); ++k) {
+    const std::int64_t v = x.i[k];
+    if (to == OnnxType::kFloat)
+      out.f[k] = static_cast<float>(v);
+    else
+      out.i[k] = to == OnnxType::kBool ? v != 0 : v;
+  }
+  return core::Ok{};
+}
+
+// Reads a 1-D int64 shape input into `s`, every value >= 0.
+Status shape_input(const Node& n, const OnnxTensor& t, Shape& s) {
+  if (auto st = int_list(n, t, s); !st) return st;
+  for (auto d : s)
+    if (d < 0) return node_error(n, "ONNX_SHAPE", "negative dimension in " + shape_str(s));
+  return core::Ok{};
+}
+
+Status constant_of_shape(const Node& n, const OnnxTensor& shape_t, OnnxTensor& out, Scratch& sc) {
+  if (auto st = shape_input(n, shape_t, sc.s1); !st) return st;
+  if (auto st = shape_out(n, out, n.value.type, sc.s1); !st) return st;
+  if (n.value.type == OnnxType::kFloat)
+    std::fill(out.f.begin(), out.f.end(), n.value.f[0]);
+  else
+    std::fill(out.i.begin(), out.i.end(), n.value.i[0]);
+  return core::Ok{};
+}
+
+Status expand(const Node& n, const OnnxTensor& x, const OnnxTensor& shape_t, OnnxTensor& out,
+              Scratch& sc) {
+  if (auto st = shape_input(n, shape_t, sc.s2); !st) return st;
+  if (!broadcast(x.shape, sc.s2, sc.s1) || sc.s1.size() > kOnnxMaxRank)
+    return node_error(n, "ONNX_SHAPE",
+                      shape_str(x.shape) + " does not broadcast to " + shape_str(sc.s2));
+  if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
+  Idx sx, zero{};
+  bstrides(x.shape, sc.s1.size(), sx);
+  auto copy = [&](const auto& src, auto& dst) {
+    for_each_bcast(sc.s1, sx, zero, [&](std::int64_t e, std::int64_t i, std::int64_t) {
+      dst[static_cast<std::size_t>(e)] = src[static_cast<std::size_t>(i)];
+    });
+  };
+  if (x.type == OnnxType::kFloat)
+    copy(x.f, out.f);
+  else
+    copy(x.i, out.i);
+  return core::Ok{};
+}
+
+// Row-major element strides of a shape.
+void strides_of(std::span<const std::int64_t> s, Idx& st) {
+  std::int64_t v = 1;
+  for (std::size_t k = s.size(); k-- > 0;) {
+    st[k] = v;
+    v *= s[k];
+  }
+}
+
+// Copies elements base + sum(idx_k * st_k) for every index of sc.s1 (the
+// output shape) into out (Slice, with steps folded into the strides).
+void strided_copy(const OnnxTensor& x, OnnxTensor& out, std::int64_t base, const Idx& st,
+                  std::span<const std::int64_t> os) {
+  Idx zero{};
+  auto copy = [&](const auto& src, auto& dst) {
+    for_each_bcast(os, st, zero, [&](std::int64_t e, std::int64_t i, std::int64_t) {
+      dst[static_cast<std::size_t>(e)] = src[static_cast<std::size_t>(base + i)];
+    });
+  };
+  if (x.type == OnnxType::kFloat)
+    copy(x.f, out.f);
+  else
+    copy(x.i, out.i);
+}
+
+Status slice(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTensor& x,
+             OnnxTensor& out, Scratch& sc) {
+  // starts / ends / axes / steps: inputs 1-4 (opset >= 10) or attributes.
+  Shape& starts = sc.s1;
+  Shape& ends = sc.s2;
+  Shape& axes = sc.s3;
+  Shape& steps = sc.s4;
+  const bool from_inputs = in.size() > 1 && in[1];
+  if (from_inputs) {
+    if (in.size() < 3 || !in[2]) return node_error(n, "ONNX_NODE", "ends input is missing");
+    if (auto st = int_list(n, *in[1], starts); !st) return st;
+    if (auto st = int_list(n, *in[2], ends); !st) return st;
+    axes.clear();
+    steps.clear();
+    if (in.size() > 3 && in[3])
+      if (auto st = int_list(n, *in[3], axes); !st) return st;
+    if (in.size() > 4 && in[4])
+      if (auto st = int_list(n, *in[4], steps); !st) return st;
+  } else if (n.has_slice_attrs) {
+    starts = n.starts;
+    ends = n.ends;
+    axes = n.has_ints ? n.ints : Shape{};
+    steps.clear();
+  } else {
+    return node_error(n, "ONNX_NODE", "no starts / ends (inputs 1 and 2 or attributes)");
+  }
+  const std::size_t m = starts.size();
+  const auto r = static_cast<std::int64_t>(x.shape.size());
+  if (ends.size() != m || (!axes.empty() && axes.size() != m) ||
+      (!steps.empty() && steps.size() != m))
+    return node_error(n, "ONNX_SHAPE", "starts, ends, axes and steps differ in length");
+  if (axes.empty())
+    for (std::size_t k = 0; k < m; ++k) axes.push_back(static_cast<std::int64_t>(k));
+  if (steps.empty()) steps.assign(m, 1);
+  Idx in_st;
+  strides_of(x.shape, in_st);
+  std::array<std::int64_t, kOnnxMaxRank> b{}, cnt{}, step{};
+  std::array<bool, kOnnxMaxRank> seen{};
+  for (std::int64_t k = 0; k < r; ++k) {
+    cnt[static_cast<std::size_t>(k)] = x.shape[static_cast<std::size_t>(k)];
+    step[static_cast<std::size_t>(k)] = 1;
+  }
+  for (std::size_t k = 0; k < m; ++k) {
+    std::int64_t a = axes[k];
+    if (auto st = normalize_axis(n, a, r); !st) return st;
+    const auto ax = static_cast<std::size_t>(a);
+    if (seen[ax]) return node_error(n, "ONNX_ATTRIBUTE", "axis repeated");
+    seen[ax] = true;
+    const std::int64_t d = x.shape[ax], t = steps[k];
+    if (t == 0) return node_error(n, "ONNX_ATTRIBUTE", "step 0");
+    std::int64_t s = starts[k], e = ends[k];
+    if (s < 0) s = s < -d ? -1 - d : s + d;  // far below: negative still, clamped next
+    if (e < 0) e = e < -d ? -1 - d : e + d;
+    std::int64_t c = 0;
+    if (d == 0) {
+      s = 0;
+    } else if (t > 0) {
+      s = std::clamp<std::int64_t>(s, 0, d);
+      e = std::clamp<std::int64_t>(e, 0, d);
+      if (e > s)
+        c = static_cast<std::int64_t>(static_cast<std::uint64_t>(e - s - 1) /
+                                      static_cast<std::uint64_t>(t)) +
+            1;
+    } else {
+      s = std::clamp<std::int64_t>(s, 0, d - 1);
+      e = std::clamp<std::int64_t>(e, -1, d - 1);
+      const std::uint64_t at = std::uint64_t{0} - static_cast<std::uint64_t>(t);  // |t|
+      if (s > e) c = static_cast<std::int64_t>(static_cast<std::uint64_t>(s - e - 1) / at) + 1;
+    }
+    b[ax] = c > 0 ? s : 0;
+    cnt[ax] = c;
+    step[ax] = c > 1 ? t : 1;  // with two or more elements |t| < d: no overflow below
+  }
+  Shape& os = sc.s2;  // ends no longer needed
+  os.assign(cnt.begin(), cnt.begin() + r);
+  if (auto st = shape_out(n, out, x.type, os); !st) return st;
+  std::int64_t base = 0;
+  Idx st;
+  for (std::size_t k = 0; k < static_cast<std::size_t>(r); ++k) {
+    base += b[k] * in_st[k];
+    st[k] = in_st[k] * step[k];
+  }
+  strided_copy(x, out, base, st, os);
+  return core::Ok{};
+}
+
+Status range(const Node& n, const OnnxTensor& s, const OnnxTensor& l, const OnnxTensor& d,
+             OnnxTensor& out, Scratch& sc) {
+  if (s.type != l.type || s.type != d.type || s.type == OnnxType::kBool || s.numel() != 1 ||
+      l.numel() != 1 || d.numel() != 1)
+    return node_error(n, "ONNX_TYPE", "start, limit and delta must be scalars of one numeric type");
+  const bool f = s.type == OnnxType::kFloat;
+  const double start = f ? s.f[0] : static_cast<double>(s.i[0]);
+  const double limit = f ? l.f[0] : static_cast<double>(l.i[0]);
+  const double delta = f ? d.f[0] : static_cast<double>(d.i[0]);
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+    return node_error(n, "ONNX_VALUE", "delta is 0 or a bound is not finite");
+  const double count = std::max(std::ceil((limit - start) / delta), 0.0);
+  if (count > static_cast<double>(kOnnxMaxElements))
+    return node_error(n, "ONNX_SHAPE", "the range has too many elements");
+  sc.s1 = {static_cast<std::int64_t>(count)};
+  if (auto st = shape_out(n, out, s.type, sc.s1); !st) return st;
+  for (std::int64_t k = 0; k < sc.s1[0]; ++k) {
+    if (f)
+      out.f[static_cast<std::size_t>(k)] = s.f[0] + static_cast<float>(k) * d.f[0];
+    else
+      out.i[static_cast<std::size_t>(k)] = wrap_add(s.i[0], wrap_mul(k, d.i[0]));
+  }
+  return core::Ok{};
+}
+
+Status tile(const Node& n, const OnnxTensor& x, const OnnxTensor& rep, OnnxTensor& out,
+            Scratch& sc) {
+  if (auto st = shape_input(n, rep, sc.s2); !st) return st;
+  const std::size_t r = x.shape.size();
+  if (sc.s2.size() != r) return node_error(n, "ONNX_SHAPE", "repeats length differs from rank");
+  sc.s1.resize(r);
+  for (std::size_t k = 0; k < r; ++k) {
+    if (sc.s2[k] != 0 && x.shape[k] > kOnnxMaxElements / sc.s2[k])
+      return node_error(n, "ONNX_SHAPE", "output too large");
+    sc.s1[k] = x.shape[k] * sc.s2[k];
+  }
+  if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
+  if (out.numel() == 0) return core::Ok{};
+  Idx ist;
+  strides_of(x.shape, ist);
+  auto copy = [&](const auto& src, auto& dst) {
+    Idx idx{}, in_idx{};
+    std::int64_t off = 0;
+    const std::int64_t total = out.numel();
+    for (std::int64_t e = 0; e < total; ++e) {
+      dst[static_cast<std::size_t>(e)] = src[static_cast<std::size_t>(off)];
+      for (std::size_t k = r; k-- > 0;) {
+        ++idx[k];
+        if (++in_idx[k] == x.shape[k]) {
+          in_idx[k] = 0;
+          off -= ist[k] * (x.shape[k] - 1);
+        } else {
+          off += ist[k];
+        }
+        if (idx[k] < sc.s1[k]) break;
+        idx[k] = 0;  // the output dim is a multiple of the input dim: in_idx[k] wrapped to 0 too
+      }
+    }
+  };
+  if (x.type == OnnxType::kFloat)
+    copy(x.f, out.f);
+  else
+    copy(x.i, out.i);
+  return core::Ok{};
+}
+
+Status dropout(const Node& n, const OnnxTensor& x, const OnnxTensor* training, OnnxTensor& out) {
+  if (training && (training->type != OnnxType::kBool || training->numel() != 1))
+    return node_error(n, "ONNX_TYPE", "training_mode must be a bool scalar");
+  if (training && training->i[0])
+    return node_error(n, "ONNX_VALUE", "training_mode=true is not supported (inference only)");
+  return reshape_to(n, x, out, x.shape);
+}
+
+Status reduce(const Node& n, const OnnxTensor& x, const OnnxTensor* axes_t, OnnxTensor& out,
+              Scratch& sc) {
+  const bool int_ok = n.op == Op::kReduceSum || n.op == Op::kReduceMax || n.op == Op::kReduceMin ||
+                      n.op == Op::kReduceProd;
+  if (x.type == OnnxType::kBool || (x.type == OnnxType::kInt64 && !int_ok))
+    return node_error(n, "ONNX_TYPE", std::string("does not take ") + type_str(x.type) + " input");
+  bool present = false;
+  if (auto st = axes_of(n, axes_t, sc.s2, present); !st) return st;
+  if (sc.s2.empty() && n.noop_empty_axes) return reshape_to(n, x, out, x.shape);
+  const auto r = static_cast<std::int64_t>(x.shape.size());
+  std::array<bool, kOnnxMaxRank> red{};
+  if (sc.s2.empty()) red.fill(true);
+  for (std::int64_t a : sc.s2) {
+    if (auto st = normalize_axis(n, a, r); !st) return st;
+    if (red[static_cast<std::size_t>(a)]) return node_error(n, "ONNX_ATTRIBUTE", "axis repeated");
+    red[static_cast<std::size_t>(a)] = true;
+  }
+  Shape& keep = sc.s3;  // x's shape with reduced dims set to 1
+  keep.assign(x.shape.begin(), x.shape.end());
+  sc.s1.clear();
+  std::int64_t group = 1;
+  for (std::size_t k = 0; k < keep.size(); ++k) {
+    if (red[k]) {
+      group *= keep[k];
+      keep[k] = 1;
+      if (n.keepdims) sc.s1.push_back(1);
+    } else {
+      sc.s1.push_back(keep[k]);
+    }
+  }
+  if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
+  Idx so, zero{};
+  bstrides(keep, keep.size(), so);
+  const auto m = static_cast<std::size_t>(out.numel());
+  if (x.type == OnnxType::kInt64) {
+    const bool prod = n.op == Op::kReduceProd;
+    const std::int64_t init = prod                     ? 1
+                              : n.op == Op::kReduceMax ? std::numeric_limits<std::int64_t>::min()
+                              : n.op == Op::kReduceMin ? std::numeric_limits<std::int64_t>::max()
+                                                       : 0;
+    std::fill(out.i.begin(), out.i.end(), init);
+    for_each_bcast(x.shape, so, zero, [&](std::int64_t e, std::int64_t o, std::int64_t) {
+      std::int64_t& a = out.i[static_cast<std::size_t>(o)];
+      const std::int64_t v = x.i[static_cast<std::size_t>(e)];
+      a = prod                     ? wrap_mul(a, v)
+          : n.op == Op::kReduceMax ? std::max(a, v)
+          : n.op == Op::kReduceMin ? std::min(a, v)
+                                   : wrap_add(a, v);
+    });
+    return core::Ok{};
+  }
+  // float32, accumulated in double.
+  const double inf = std::numeric_limits<double>::infinity();
+  const double init = n.op == Op::kReduceProd  ? 1.0
+                      : n.op == Op::kReduceMax ? -inf
+                      : n.op == Op::kReduceMin ? inf
+                                               : 0.0;
+  sc.acc.assign(m, init);
+  double* acc = sc.acc.data();
+  auto fold = [&](auto f) {
+    for_each_bcast(x.shape, so, zero, [&](std::int64_t e, std::int64_t o, std::int64_t) {
+      double& a = acc[o];
+      a = f(a, static_cast<double>(x.f[static_cast<std::size_t>(e)]));
+    });
+  };
+  switch (n.op) {
+    case Op::kReduceMax:
+      fold([](double a, double v) { return std::isnan(v) || v > a ? v : a; });
+      break;
+    case Op::kReduceMin:
+      fold([](double a, double v) { return std::isnan(v) || v < a ? v : a; });
+      break;
+    case Op::kReduceProd:
+      fold([](double a, double v) { return a * v; });
+      break;
+    case Op::kReduceL1:
+      fold([](double a, double v) { return a + std::fabs(v); });
+      break;
+    case Op::kReduceL2:
+    case Op::kReduceSumSquare:
+      fold([](double a, double v) { return a + v * v; });
+      break;
+    case Op::kReduceLogSumExp:
+      fold([](double a, double v) { return a + std::exp(v); });
+      break;
+    default:  // Sum, Mean
+      fold([](double a, double v) { return a + v; });
+      break;
+  }
+  for (std::size_t k = 0; k < m; ++k) {
+    double v = acc[k];
+    if (n.op == Op::kReduceMean) v /= static_cast<double>(group);
+    if (n.op == Op::kReduceL2) v = std::sqrt(v);
+    if (n.op == Op::kReduceLogSumExp) v = std::log(v);
+    out.f[k] = static_cast<float>(v);
+  }
+  return core::Ok{};
+}
+
+// Softmax / LogSoftmax: along `axis` (opset >= 13) or over the 2-D coercion
+// [prod(dims < axis), prod(dims >= axis)] (before 13).
+Status softmax(const Node& n, const OnnxTensor& x, OnnxTensor& out) {
+  if (auto st = need_float(n, x); !st) return st;
+  const auto r = static_cast<std::int64_t>(x.shape.size());
+  std::int64_t axis = n.axis;
+  if (r == 0) return node_error(n, "ONNX_SHAPE", "input must have rank >= 1");
+  if (auto st = normalize_axis(n, axis, r); !st) return st;
+  std::int64_t outer = 1, len = 1, inner = 1;
+  for (std::int64_t k = 0; k < r; ++k) {
+    const std::int64_t d = x.shape[static_cast<std::size_t>(k)];
+    if (k < axis)
+      outer *= d;
+    else if (k == axis || n.legacy_softmax)
+      len *= d;
+    else
+      inner *= d;
+  }
+  if (auto st = shape_out(n, out, OnnxType::kFloat, x.shape); !st) return st;
+  const bool log = n.op == Op::kLogSoftmax;
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      const std::int64_t b = o * len * inner + i;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (std::int64_t k = 0; k < len; ++k)
+        mx = std::max(mx, x.f[static_cast<std::size_t>(b + k * inner)]);
+      double sum = 0;
+      for (std::int64_t k = 0; k < len; ++k)
+        sum += std::exp(static_cast<double>(x.f[static_cast<std::size_t>(b + k * inner)] - mx));
+      const double ls = std::log(sum);
+      for (std::int64_t k = 0; k < len; ++k) {
+        const auto at = static_cast<std::size_t>(b + k * inner);
+        const double z = static_cast<double>(x.f[at] - mx);
+        out.f[at] = static_cast<float>(log ? z - ls : std::exp(z - ls));
+      }
+    }
+  return core::Ok{};
+}
+
+// BatchNormalization with the stored statistics: y = (x - mean) * scale /
+// sqrt(var + epsilon) + B per channel (dim 1).
+Status batch_norm(const Node& n, const OnnxTensor& x, std::span<const OnnxTensor* const> p,
+                  OnnxTensor& out) {
+  if (auto st = need_float(n, x); !st) return st;
+  if (x.shape.size() < 2) return node_error(n, "ONNX_SHAPE", "X must have rank >= 2 (N, C, ...)");
+  const std::int64_t c = x.shape[1];
+  for (std::size_t k = 1; k < 5; ++k) {
+    if (auto st = need_float(n, *p[k]); !st) return st;
+    if (p[k]->numel() != c || p[k]->shape.size() != 1)
+      return node_error(n, "ONNX_SHAPE",
+                        "scale, B, mean and var must have shape [" + std::to_string(c) + "]");
+  }
+  if (auto st = shape_out(n, out, OnnxType::kFloat, x.shape); !st) return st;
+  std::int64_t inner = 1;
+  for (std::size_t k = 2; k < x.shape.size(); ++k) inner *= x.shape[k];
+  const std::int64_t batch = x.shape[0];
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    const auto cu = static_cast<std::size_t>(ch);
+    const float a = p[1]->f[cu] / std::sqrt(p[4]->f[cu] + n.epsilon);
+    const float b = p[2]->f[cu] - p[3]->f[cu] * a;
+    for (std::int64_t s = 0; s < batch; ++s) {
+      const auto off = static_cast<std::size_t>((s * c + ch) * inner);
+      for (std::int64_t k = 0; k < inner; ++k)
+        out.f[off + static_cast<std::size_t>(k)] = x.f[off + static_cast<std::size_t>(k)] * a + b;
+    }
+  }
+  return core::Ok{};
+}
+
+// LayerNormalization over dims [axis, rank): statistics in double, then
+// (x - mean) / sqrt(var + epsilon) * Scale + B with Scale and B broadcast
+// onto the normalised dims.
+Status layer_norm(const Node& n, const OnnxTensor& x, const OnnxTensor& scale,
+                  const OnnxTensor* bias, OnnxTensor& out, Scratch& sc) {
+  if (auto st = need_float(n, x); !st) return st;
+  if (auto st = need_float(n, scale); !st) return st;
+  if (bias)
+    if (auto st = need_float(n, *bias); !st) return st;
+  const auto r = static_cast<std::int64_t>(x.shape.size());
+  if (r == 0) return node_error(n, "ONNX_SHAPE", "X must have rank >= 1");
+  std::int64_t axis = n.axis;
+  if (auto st = normalize_axis(n, axis, r); !st) return st;
+  const std::span<const std::int64_t> norm(x.shape.data() + axis, x.shape.size() - axis);
+  for (const OnnxTensor* t : {&scale, bias}) {
+    if (!t) continue;
+    if (!broadcast(norm, t->shape, sc.s1) ||
+        !std::equal(sc.s1.begin(), sc.s1.end(), norm.begin(), norm.end()))
+      return node_error(
+          n, "ONNX_SHAPE",
+          shape_str(t->shape) + " does not broadcast to the normalised dims " + shape_str(norm));
+  }
+  if (auto st = shape_out(n, out, OnnxType::kFloat, x.shape); !st) return st;
+  const std::int64_t len = numel_of(norm);
+  const std::int64_t rows = len ? x.numel() / len : 0;
+  Idx ss, sb;
+  bstrides(scale.shape, norm.size(), ss);
+  if (bias) bstrides(bias->shape, norm.size(), sb);
+  for (std::int64_t row = 0; row < rows; ++row) {
+    const float* xr = x.f.data() + row * len;
+    float* yr = out.f.data() + row * len;
+    double mean = 0, var = 0;
+    for (std::int64_t k = 0; k < len; ++k) mean += xr[k];
+    mean /= static_cast<double>(len);
+    for (std::int64_t k = 0; k < len; ++k) var += (xr[k] - mean) * (xr[k] - mean);
+    var /= static_cast<double>(len);
+    const double inv = 1.0 / std::sqrt(var + static_cast<double>(n.epsilon));
+    for_each_bcast(norm, ss, sb, [&](std::int64_t e, std::int64_t is, std::int64_t ib) {
+      const double b = bias ? bias->f[static_cast<std::size_t>(ib)] : 0.0;
+      yr[e] = static_cast<float>((xr[e] - mean) * inv * scale.f[static_cast<std::size_t>(is)] + b);
+    });
+  }
+  return core::Ok{};
+}
+
 const OnnxTensor* arg(const std::vector<const OnnxTensor*>& ref, const Node& n, std::size_t k) {
   if (k >= n.in.size() || n.in[k] < 0) return nullptr;
   return ref[static_cast<std::size_t>(n.in[k])];
@@ -547,7 +1412,7 @@ Status exec(const Node& n, const std::vector<const OnnxTensor*>& ref, OnnxTensor
     case Op::kSub:
     case Op::kMul:
     case Op::kDiv:
-      return binary(n, x, *arg(ref, n, 1), out, sc);
+      return binary(n, n.op, x, *arg(ref, n, 1), out, sc);
     case Op::kRelu:
       return unary(n, x, out, [](float v) { return v > 0 ? v : 0.0f; });
     case Op::kElu: {
@@ -583,6 +1448,75 @@ Status exec(const Node& n, const std::vector<const OnnxTensor*>& ref, OnnxTensor
       return squeeze(n, x, arg(ref, n, 1), out, sc);
     case Op::kConstant:
       return core::Ok{};  // evaluated at load time
+    case Op::kNot:
+      return logical_not(n, x, out);
+    case Op::kPow:
+    case Op::kPRelu:
+    case Op::kEqual:
+    case Op::kLess:
+    case Op::kGreater:
+    case Op::kLessOrEqual:
+    case Op::kGreaterOrEqual:
+    case Op::kAnd:
+    case Op::kOr:
+    case Op::kXor:
+      return binary(n, n.op, x, *arg(ref, n, 1), out, sc);
+    case Op::kMax:
+    case Op::kMin:
+    case Op::kSum:
+    case Op::kMean:
+      list.clear();
+      for (std::size_t k = 0; k < n.in.size(); ++k)
+        if (const OnnxTensor* t = arg(ref, n, k)) list.push_back(t);
+      return variadic(n, list, out, sc);
+    case Op::kWhere:
+      return where(n, x, *arg(ref, n, 1), *arg(ref, n, 2), out, sc);
+    case Op::kShape:
+      return shape_of(n, x, out, sc);
+    case Op::kSize:
+      sc.s1.clear();
+      if (auto st = shape_out(n, out, OnnxType::kInt64, sc.s1); !st) return st;
+      out.i[0] = x.numel();
+      return core::Ok{};
+    case Op::kGather:
+      return gather(n, x, *arg(ref, n, 1), out, sc);
+    case Op::kCast:
+      return cast(n, x, out);
+    case Op::kConstantOfShape:
+      return constant_of_shape(n, x, out, sc);
+    case Op::kExpand:
+      return expand(n, x, *arg(ref, n, 1), out, sc);
+    case Op::kSlice:
+      list.clear();
+      for (std::size_t k = 0; k < n.in.size(); ++k) list.push_back(arg(ref, n, k));
+      return slice(n, list, x, out, sc);
+    case Op::kRange:
+      return range(n, x, *arg(ref, n, 1), *arg(ref, n, 2), out, sc);
+    case Op::kTile:
+      return tile(n, x, *arg(ref, n, 1), out, sc);
+    case Op::kDropout:
+      return dropout(n, x, arg(ref, n, 2), out);
+    case Op::kReduceMean:
+    case Op::kReduceSum:
+    case Op::kReduceMax:
+    case Op::kReduceMin:
+    case Op::kReduceProd:
+    case Op::kReduceL1:
+    case Op::kReduceL2:
+    case Op::kReduceSumSquare:
+    case Op::kReduceLogSumExp:
+      return reduce(n, x, arg(ref, n, 1), out, sc);
+    case Op::kSoftmax:
+    case Op::kLogSoftmax:
+      return softmax(n, x, out);
+    case Op::kBatchNormalization:
+      list.clear();
+      for (std::size_t k = 0; k < 5; ++k) list.push_back(arg(ref, n, k));
+      return batch_norm(n, x, list, out);
+    case Op::kLayerNormalization:
+      return layer_norm(n, x, *arg(ref, n, 1), arg(ref, n, 2), out, sc);
+    default:
+      return unary_op(n, x, out);
   }
   return core::Ok{};
 }
@@ -598,7 +1532,8 @@ Status check_input(const OnnxValueInfo& info, const OnnxTensor& t, std::size_t k
   if (have != static_cast<std::size_t>(n))
     return err(std::to_string(have) + " values for shape " + shape_str(t.shape));
   if (info.elem_type != 0 && info.elem_type != static_cast<std::int32_t>(t.type))
-    return err(std::string("element type must be ") + (info.elem_type == 1 ? "float32" : "int64"));
+    return err(std::string("element type must be ") +
+               type_str(static_cast<OnnxType>(info.elem_type)));
   if (info.has_shape) {
     if (info.shape.size() != t.shape.size())
       return err("rank " + std::to_string(t.shape.size()) + ", the model declares " +

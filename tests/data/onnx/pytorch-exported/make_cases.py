@@ -97,8 +97,104 @@ class MatMulAdd(torch.nn.Module):
         return torch.matmul(x, self.w) + self.b
 
 
+class ViewGelu(torch.nn.Module):
+    """x.view(x.size(0), -1) with a dynamic batch: Shape, Gather, Unsqueeze, Concat, Reshape."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(12, 10)
+        self.b = torch.nn.Linear(10, 5)
+
+    def forward(self, x):
+        h = x.view(x.size(0), -1)
+        return self.b(torch.nn.functional.gelu(self.a(h)))
+
+
+class Norms(torch.nn.Module):
+    """BatchNorm1d with running statistics, LayerNorm, SiLU, Hardswish, softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(12, 10)
+        self.bn = torch.nn.BatchNorm1d(10)
+        self.ln = torch.nn.LayerNorm(10)
+        self.b = torch.nn.Linear(10, 6)
+        g = torch.Generator().manual_seed(7)
+        with torch.no_grad():
+            self.bn.running_mean.copy_(torch.randn(10, generator=g) * 0.3)
+            self.bn.running_var.copy_(torch.rand(10, generator=g) + 0.5)
+            self.bn.weight.copy_(torch.rand(10, generator=g) + 0.5)
+            self.bn.bias.copy_(torch.randn(10, generator=g) * 0.1)
+            self.ln.weight.copy_(torch.rand(10, generator=g) + 0.5)
+            self.ln.bias.copy_(torch.randn(10, generator=g) * 0.1)
+
+    def forward(self, x):
+        h = torch.nn.functional.silu(self.bn(self.a(x)))
+        h = torch.nn.functional.hardswish(self.ln(h))
+        return torch.softmax(self.b(h), dim=-1)
+
+
+class Activations(torch.nn.Module):
+    """The activation functions a deformer network might use, side by side."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(12, 8)
+        self.prelu = torch.nn.PReLU(num_parameters=1, init=0.2)
+        self.b = torch.nn.Linear(8 * 11, 4)
+
+    def forward(self, x):
+        h = self.a(x)
+        f = torch.nn.functional
+        acts = [f.gelu(h, approximate="tanh"), f.softplus(h), f.selu(h), f.celu(h, 0.7),
+                f.hardsigmoid(h), f.mish(h), f.softsign(h), f.logsigmoid(h), f.tanhshrink(h),
+                f.relu6(3 * h), self.prelu(h)]
+        return self.b(torch.cat(acts, dim=1))
+
+
+class Math(torch.nn.Module):
+    """Element-wise maths, reductions, normalize (ReduceL2 + Expand), std, log_softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(12, 6)
+
+    def forward(self, x):
+        h = self.a(x)
+        u = h.pow(2) + torch.sqrt(h.abs()) + torch.exp(-h) + torch.log1p(h.abs())
+        u = u + h.reciprocal().clamp(-2, 2) + torch.sin(h) * torch.cos(h) + torch.atan(h)
+        u = u + torch.maximum(h, 0.5 * h) - torch.minimum(h, -h)
+        m = h.mean(dim=1, keepdim=True) + h.sum(-1, keepdim=True)
+        n = torch.nn.functional.normalize(h, dim=-1)
+        s = (h - h.mean(1, keepdim=True)) / h.std(1, keepdim=True)
+        return torch.cat([u + m, n, s, torch.log_softmax(h, dim=1)], dim=1)
+
+
+class Indexing(torch.nn.Module):
+    """expand / where / slicing / repeat / arange: ConstantOfShape, Equal, Where,
+    Expand, Greater, Slice (steps), Tile, Range."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(12, 8)
+        self.register_buffer("z", torch.linspace(-1, 1, 8).reshape(1, 8))
+
+    def forward(self, x):
+        h = self.a(x)
+        e = h + self.z.expand(x.size(0), 8)
+        w = torch.where(h > 0, h, 0.1 * h)
+        parts = [e, w, h[:, 1:5], h[:, ::3], h[:, -3:].repeat(1, 2),
+                 h * torch.arange(h.size(1)).to(h.dtype)]
+        return torch.cat(parts, dim=1)
+
+
 CASES = [("mlp_elu", MlpElu, 13), ("mlp_mixed", MlpMixed, 11), ("leaky_clamp", LeakyClamp, 12),
-         ("shapes", Shapes, 13), ("matmul_add", MatMulAdd, 13), ("mlp_elu_opset9", MlpElu, 9)]
+         ("shapes", Shapes, 13), ("matmul_add", MatMulAdd, 13), ("mlp_elu_opset9", MlpElu, 9),
+         ("view_gelu", ViewGelu, 13), ("norms_opset11", Norms, 11), ("norms_opset17", Norms, 17),
+         ("activations", Activations, 13), ("math", Math, 13), ("math_opset9", Math, 9),
+         ("indexing", Indexing, 13), ("indexing_opset11", Indexing, 11)]
+# Input shape per case (the rest take [4, 12]).
+INPUT_SHAPES = {"view_gelu": (4, 3, 4)}
 
 
 def main():
@@ -106,7 +202,8 @@ def main():
     for name, cls, opset in CASES:
         torch.manual_seed(len(name))
         model = cls().eval()
-        x = torch.from_numpy(np.random.default_rng(len(name)).uniform(-1.5, 1.5, (4, 12))
+        shape = INPUT_SHAPES.get(name, (4, 12))
+        x = torch.from_numpy(np.random.default_rng(len(name)).uniform(-1.5, 1.5, shape)
                              .astype(np.float32))
         d = os.path.join(here, name)
         os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
