@@ -48,9 +48,9 @@ std::vector<std::string> case_dirs() {
 }
 
 TEST(OnnxConformance, CasesFound) {
-  // Both suites copied (98 operator cases and 8 PyTorch models), the 14
-  // exports and the 84 numpy-referenced node cases made here.
-  EXPECT_GE(case_dirs().size(), 204u);
+  // Both suites copied (98 operator cases and 8 PyTorch models), the 16
+  // exports and the 100 numpy-referenced node cases made here.
+  EXPECT_GE(case_dirs().size(), 222u);
 }
 
 class OnnxCase : public ::testing::TestWithParam<std::string> {};
@@ -489,6 +489,27 @@ TEST(OnnxModel, ErrorsOfTheWiderOpSet) {
     auto y = model->run({});
     ASSERT_FALSE(y.ok());
     EXPECT_EQ(y.error().code, "ONNX_VALUE");
+  }
+  // Split sizes that do not add up to the axis.
+  {
+    auto m = base_model();
+    auto* g = m.mutable_graph();
+    add_io(g->add_input(), "x", {5});
+    for (const char* o : {"p", "q"}) g->add_output()->set_name(o);
+    auto* t = g->add_initializer();
+    t->set_name("s");
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(2);
+    t->add_int64_data(2);
+    t->add_int64_data(2);
+    auto* sp = add_node(g, "Split", {"x", "s"}, "p");
+    sp->add_output("q");
+    auto model = load_onnx(bytes_of(m.SerializeAsString()));
+    ASSERT_TRUE(model.ok()) << model.error().to_string();
+    OnnxTensor x = OnnxTensor::from_f32({5}, {1, 2, 3, 4, 5});
+    auto y = model->run({&x, 1});
+    ASSERT_FALSE(y.ok());
+    EXPECT_NE(y.error().message.find("sum to 4"), std::string::npos) << y.error().message;
   }
   // Mixed float32 / int64 operands of Add.
   {

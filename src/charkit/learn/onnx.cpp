@@ -164,6 +164,29 @@ std::string tensor_from_proto(const onnx::TensorProto& p, OnnxTensor& out) {
     }
     return {};
   }
+  if (p.data_type() == onnx::TensorProto::INT32) {
+    // Widened to int64: exporters write int32 for axes and indices (e.g.
+    // PyTorch's CumSum axis); the values are all the ops need.
+    out.type = OnnxType::kInt64;
+    out.f.clear();
+    out.i.resize(count);
+    if (!raw.empty() || p.int32_data_size() == 0) {
+      if (raw.size() != count * 4)
+        return "raw_data has " + std::to_string(raw.size()) + " bytes, dims need " +
+               std::to_string(count * 4);
+      for (std::size_t k = 0; k < count; ++k) {
+        std::int32_t v = 0;
+        std::memcpy(&v, raw.data() + k * 4, 4);
+        out.i[k] = v;
+      }
+    } else {
+      if (static_cast<std::size_t>(p.int32_data_size()) != count)
+        return "int32_data has " + std::to_string(p.int32_data_size()) + " values, dims need " +
+               std::to_string(count);
+      for (std::size_t k = 0; k < count; ++k) out.i[k] = p.int32_data(static_cast<int>(k));
+    }
+    return {};
+  }
   if (p.data_type() == onnx::TensorProto::BOOL) {
     // One byte per value in raw_data, or int32_data; stored as 0 / 1.
     out.type = OnnxType::kBool;
@@ -184,7 +207,7 @@ std::string tensor_from_proto(const onnx::TensorProto& p, OnnxTensor& out) {
     return {};
   }
   return std::string("element type ") + type_name(p.data_type()) +
-         " is not supported (float32, int64 and bool only)";
+         " is not supported (float32, int64, int32 and bool only)";
 }
 
 struct OpInfo {
@@ -284,6 +307,11 @@ const std::unordered_map<std::string_view, OpInfo>& op_table() {
       {"LogSoftmax", {Op::kLogSoftmax, 1, 1}},
       {"BatchNormalization", {Op::kBatchNormalization, 5, 5}},
       {"LayerNormalization", {Op::kLayerNormalization, 2, 3}},
+      {"ArgMax", {Op::kArgMax, 1, 1}},
+      {"ArgMin", {Op::kArgMin, 1, 1}},
+      {"CumSum", {Op::kCumSum, 2, 2}},
+      {"Pad", {Op::kPad, 1, 4}},
+      {"Split", {Op::kSplit, 1, 2}},
   };
   return t;
 }
@@ -517,6 +545,48 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
       if (tmp != 1)
         return node_error(n, "ONNX_ATTRIBUTE", "spatial=0 is not supported (per-channel only)");
       return core::Ok{};
+    case Op::kArgMax:
+    case Op::kArgMin:
+      n.axis = 0;
+      if (!(st = get_i("axis", n.axis))) return st;
+      tmp = 1;
+      if (!(st = get_i("keepdims", tmp))) return st;
+      n.keepdims = tmp != 0;
+      tmp = 0;
+      if (!(st = get_i("select_last_index", tmp))) return st;
+      n.select_last = tmp != 0;
+      return core::Ok{};
+    case Op::kCumSum:
+      tmp = 0;
+      if (!(st = get_i("exclusive", tmp))) return st;
+      n.exclusive = tmp != 0;
+      tmp = 0;
+      if (!(st = get_i("reverse", tmp))) return st;
+      n.reverse = tmp != 0;
+      return core::Ok{};
+    case Op::kPad: {
+      if (const auto* a = find_attr(p, "mode")) {
+        if (a->type() != onnx::AttributeProto::STRING)
+          return node_error(n, "ONNX_ATTRIBUTE", "attribute mode must be a string");
+        if (a->s() == "constant")
+          n.pad_mode = 0;
+        else if (a->s() == "reflect")
+          n.pad_mode = 1;
+        else if (a->s() == "edge")
+          n.pad_mode = 2;
+        else
+          return node_error(n, "ONNX_ATTRIBUTE",
+                            "pad mode '" + a->s() + "' is not supported (constant, reflect, edge)");
+      }
+      n.clip_min = 0.0f;  // the constant value before opset 11
+      if (!(st = get_f("value", n.clip_min))) return st;
+      return get_ints("pads");  // opset < 11
+    }
+    case Op::kSplit:
+      n.axis = 0;
+      if (!(st = get_i("axis", n.axis))) return st;
+      if (!(st = get_i("num_outputs", n.num_outputs))) return st;
+      return get_ints("split");  // opset < 13
     case Op::kLayerNormalization:
       n.axis = -1;
       n.epsilon = 1e-5f;
@@ -730,7 +800,7 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
     // outputs; only the first output is computed, so the others must be unused ("").
     const bool optional_outputs =
         n.op == Op::kDropout || n.op == Op::kBatchNormalization || n.op == Op::kLayerNormalization;
-    for (int j = 1; j < p.output_size(); ++j)
+    for (int j = 1; j < p.output_size() && n.op != Op::kSplit; ++j)
       if (!optional_outputs)
         return node_error(n, "ONNX_NODE", "must have exactly one output");
       else if (!p.output(j).empty())
@@ -741,6 +811,13 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
     auto out = define(p.output(0), "/graph/node/" + std::to_string(k));
     if (!out) return node_error(n, "ONNX_GRAPH", out.error().message);
     n.out = *out;
+    for (int j = 1; j < p.output_size() && n.op == Op::kSplit; ++j) {  // every part is named
+      if (p.output(j).empty())
+        return node_error(n, "ONNX_NODE", "output " + std::to_string(j) + " has no name");
+      auto more = define(p.output(j), "/graph/node/" + std::to_string(k));
+      if (!more) return node_error(n, "ONNX_GRAPH", more.error().message);
+      n.more_outs.push_back(*more);
+    }
     if (auto st = read_attributes(p, n, d.opset, g->consts, n.out); !st)
       return std::move(st).error();
     if (n.op == Op::kConstant) {

@@ -106,6 +106,11 @@ enum class Op {
   kLogSoftmax,
   kBatchNormalization,
   kLayerNormalization,
+  kArgMax,
+  kArgMin,
+  kCumSum,
+  kPad,
+  kSplit,  // the one op with several outputs
 };
 
 // One node with its attributes read once at load time.
@@ -116,6 +121,7 @@ struct Node {
   std::string type;
   std::vector<int> in;  // value ids; -1 = absent optional input
   int out = -1;
+  std::vector<int> more_outs;  // Split: value ids of outputs 1..n-1
   float alpha = 1.0f, beta = 1.0f;
   bool trans_a = false, trans_b = false;
   std::int64_t axis = 0;
@@ -132,7 +138,11 @@ struct Node {
   bool has_end = false;
   OnnxTensor value;  // ConstantOfShape fill (one element)
   bool has_ints = false;
-  std::vector<std::int64_t> ints;  // perm, axes (opset < 13) or shape (opset < 5)
+  std::vector<std::int64_t> ints;           // perm, axes (opset < 13) or shape (opset < 5)
+  bool select_last = false;                 // ArgMax / ArgMin
+  bool exclusive = false, reverse = false;  // CumSum
+  std::int32_t pad_mode = 0;                // Pad: 0 constant, 1 reflect, 2 edge
+  std::int64_t num_outputs = 0;             // Split (opset 18)
   bool has_slice_attrs = false;
   std::vector<std::int64_t> starts, ends;  // Slice before opset 10 (axes in `ints`)
 };
@@ -141,6 +151,7 @@ struct Node {
 struct Scratch {
   std::vector<std::int64_t> s1, s2, s3, s4;
   std::vector<double> acc;
+  std::vector<std::int64_t> map;  // Pad: source index per output index, per dim
   OnnxTensor t1, t2;
 };
 
@@ -157,6 +168,7 @@ struct OnnxGraph {
   std::vector<const OnnxTensor*> ref;  // value id -> where its data is in this run
   Scratch scratch;
   std::vector<const OnnxTensor*> list;  // Concat's inputs
+  std::vector<OnnxTensor*> split_outs;  // Split's outputs
 };
 
 namespace onnx_detail {

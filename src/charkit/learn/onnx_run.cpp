@@ -1395,6 +1395,282 @@ Status layer_norm(const Node& n, const OnnxTensor& x, const OnnxTensor& scale,
   return core::Ok{};
 }
 
+// ArgMax / ArgMin along one axis: the first (or, with select_last_index,
+// the last) position of the extreme value, as int64.
+Status arg_extreme(const Node& n, const OnnxTensor& x, OnnxTensor& out, Scratch& sc) {
+  if (x.type == OnnxType::kBool) return node_error(n, "ONNX_TYPE", "does not take bool input");
+  const auto r = static_cast<std::int64_t>(x.shape.size());
+  if (r == 0) return node_error(n, "ONNX_SHAPE", "input must have rank >= 1");
+  std::int64_t axis = n.axis;
+  if (auto st = normalize_axis(n, axis, r); !st) return st;
+  const auto ax = static_cast<std::size_t>(axis);
+  const std::int64_t len = x.shape[ax];
+  if (len == 0) return node_error(n, "ONNX_SHAPE", "the reduced axis is empty");
+  sc.s1.clear();
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t k = 0; k < x.shape.size(); ++k) {
+    if (k < ax) outer *= x.shape[k];
+    if (k > ax) inner *= x.shape[k];
+    if (k != ax)
+      sc.s1.push_back(x.shape[k]);
+    else if (n.keepdims)
+      sc.s1.push_back(1);
+  }
+  if (auto st = shape_out(n, out, OnnxType::kInt64, sc.s1); !st) return st;
+  const bool mx = n.op == Op::kArgMax;
+  auto scan = [&](const auto& v) {
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        const std::int64_t base = o * len * inner + i;
+        std::int64_t best = 0;
+        auto bv = v[static_cast<std::size_t>(base)];
+        for (std::int64_t k = 1; k < len; ++k) {
+          const auto c = v[static_cast<std::size_t>(base + k * inner)];
+          const bool better =
+              mx ? (n.select_last ? c >= bv : c > bv) : (n.select_last ? c <= bv : c < bv);
+          if (better) {
+            best = k;
+            bv = c;
+          }
+        }
+        out.i[static_cast<std::size_t>(o * inner + i)] = best;
+      }
+  };
+  if (x.type == OnnxType::kFloat)
+    scan(x.f);
+  else
+    scan(x.i);
+  return core::Ok{};
+}
+
+// CumSum along the axis given as input 1, optionally exclusive / reversed.
+Status cumsum(const Node& n, const OnnxTensor& x, const OnnxTensor& axis_t, OnnxTensor& out) {
+  if (x.type == OnnxType::kBool) return node_error(n, "ONNX_TYPE", "does not take bool input");
+  if (axis_t.type != OnnxType::kInt64 || axis_t.i.size() != 1)
+    return node_error(n, "ONNX_TYPE", "axis must be an int64 scalar");
+  const auto r = static_cast<std::int64_t>(x.shape.size());
+  if (r == 0) return node_error(n, "ONNX_SHAPE", "input must have rank >= 1");
+  std::int64_t axis = axis_t.i[0];
+  if (auto st = normalize_axis(n, axis, r); !st) return st;
+  if (auto st = shape_out(n, out, x.type, x.shape); !st) return st;
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t k = 0; k < r; ++k) {
+    if (k < axis) outer *= x.shape[static_cast<std::size_t>(k)];
+    if (k > axis) inner *= x.shape[static_cast<std::size_t>(k)];
+  }
+  const std::int64_t len = x.shape[static_cast<std::size_t>(axis)];
+  auto run = [&](const auto& v, auto& o, auto zero, auto add) {
+    for (std::int64_t a = 0; a < outer; ++a)
+      for (std::int64_t i = 0; i < inner; ++i) {
+        auto acc = zero;
+        for (std::int64_t s = 0; s < len; ++s) {
+          const std::int64_t k = n.reverse ? len - 1 - s : s;
+          const auto at = static_cast<std::size_t>((a * len + k) * inner + i);
+          if (n.exclusive) {
+            o[at] = acc;
+            acc = add(acc, v[at]);
+          } else {
+            acc = add(acc, v[at]);
+            o[at] = acc;
+          }
+        }
+      }
+  };
+  if (x.type == OnnxType::kFloat)
+    run(x.f, out.f, 0.0f, [](float p, float q) { return p + q; });
+  else
+    run(x.i, out.i, std::int64_t{0}, wrap_add);
+  return core::Ok{};
+}
+
+// Pad: constant, reflect or edge, negative pads cropping. Pads come from
+// input 1 (opset >= 11; for the axes of input 3 when given, opset 18) or
+// the attribute; the constant from input 2 or the `value` attribute.
+Status pad(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTensor& x,
+           OnnxTensor& out, Scratch& sc) {
+  const auto r = static_cast<std::int64_t>(x.shape.size());
+  Shape& pads = sc.s2;
+  if (in.size() > 1 && in[1]) {
+    if (auto st = int_list(n, *in[1], pads); !st) return st;
+  } else if (n.has_ints) {
+    pads = n.ints;
+  } else {
+    return node_error(n, "ONNX_NODE", "no pads (input 1 or attribute pads)");
+  }
+  Shape& begin_end = sc.s3;  // [begin_0 .. begin_r-1, end_0 .. end_r-1]
+  if (in.size() > 3 && in[3]) {
+    begin_end.assign(static_cast<std::size_t>(2 * r), 0);
+    if (auto st = int_list(n, *in[3], sc.s4); !st) return st;
+    if (pads.size() != 2 * sc.s4.size())
+      return node_error(n, "ONNX_SHAPE", "pads must hold two values per axis");
+    std::array<bool, kOnnxMaxRank> seen{};
+    for (std::size_t k = 0; k < sc.s4.size(); ++k) {
+      std::int64_t a = sc.s4[k];
+      if (auto st = normalize_axis(n, a, r); !st) return st;
+      if (seen[static_cast<std::size_t>(a)])
+        return node_error(n, "ONNX_ATTRIBUTE", "axis repeated");
+      seen[static_cast<std::size_t>(a)] = true;
+      begin_end[static_cast<std::size_t>(a)] = pads[k];
+      begin_end[static_cast<std::size_t>(a + r)] = pads[k + sc.s4.size()];
+    }
+  } else {
+    if (static_cast<std::int64_t>(pads.size()) != 2 * r)
+      return node_error(n, "ONNX_SHAPE",
+                        "pads has " + std::to_string(pads.size()) + " values, rank " +
+                            std::to_string(r) + " needs " + std::to_string(2 * r));
+    begin_end = pads;
+  }
+  float cf = n.clip_min;
+  std::int64_t ci = 0;
+  if (in.size() > 2 && in[2]) {
+    const OnnxTensor& c = *in[2];
+    if (c.type != x.type || c.numel() != 1)
+      return node_error(n, "ONNX_TYPE", "constant_value must be a scalar of the data's type");
+    if (c.type == OnnxType::kFloat)
+      cf = c.f[0];
+    else
+      ci = c.i[0];
+  }
+  sc.s1.resize(static_cast<std::size_t>(r));
+  std::int64_t total_map = 0;
+  for (std::int64_t k = 0; k < r; ++k) {
+    const auto ku = static_cast<std::size_t>(k);
+    const std::int64_t b = begin_end[ku], e = begin_end[ku + static_cast<std::size_t>(r)];
+    const std::int64_t d = x.shape[ku];
+    if (b < -kOnnxMaxElements || b > kOnnxMaxElements || e < -kOnnxMaxElements ||
+        e > kOnnxMaxElements || d + b + e < 0)
+      return node_error(n, "ONNX_SHAPE", "pads out of range for dimension " + std::to_string(k));
+    sc.s1[ku] = d + b + e;
+    if (n.pad_mode != 0 && d == 0 && sc.s1[ku] > 0)
+      return node_error(n, "ONNX_SHAPE", "cannot reflect or extend an empty dimension");
+    total_map += sc.s1[ku];
+  }
+  if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
+  if (out.numel() == 0) return core::Ok{};
+  // Source index along each dim for each output index; -1: the constant.
+  sc.map.resize(static_cast<std::size_t>(total_map));
+  std::array<std::int64_t, kOnnxMaxRank> map_at{};
+  std::int64_t at = 0;
+  for (std::int64_t k = 0; k < r; ++k) {
+    const auto ku = static_cast<std::size_t>(k);
+    map_at[ku] = at;
+    const std::int64_t d = x.shape[ku], b = begin_end[ku];
+    for (std::int64_t i = 0; i < sc.s1[ku]; ++i) {
+      std::int64_t src = i - b;
+      if (src < 0 || src >= d) {
+        if (n.pad_mode == 0) {
+          src = -1;
+        } else if (n.pad_mode == 2 || d == 1) {
+          src = std::clamp<std::int64_t>(src, 0, d - 1);
+        } else {
+          const std::int64_t period = 2 * (d - 1);
+          src = ((src % period) + period) % period;
+          if (src >= d) src = period - src;
+        }
+      }
+      sc.map[static_cast<std::size_t>(at++)] = src;
+    }
+  }
+  Idx ist;
+  strides_of(x.shape, ist);
+  auto fill = [&](const auto& src, auto& dst, auto constant) {
+    Idx idx{};
+    const std::int64_t total = out.numel();
+    for (std::int64_t e = 0; e < total; ++e) {
+      std::int64_t off = 0;
+      bool inside = true;
+      for (std::size_t k = 0; k < static_cast<std::size_t>(r); ++k) {
+        const std::int64_t s = sc.map[static_cast<std::size_t>(map_at[k] + idx[k])];
+        if (s < 0) {
+          inside = false;
+          break;
+        }
+        off += s * ist[k];
+      }
+      dst[static_cast<std::size_t>(e)] = inside ? src[static_cast<std::size_t>(off)] : constant;
+      for (std::size_t k = static_cast<std::size_t>(r); k-- > 0;) {
+        if (++idx[k] < sc.s1[k]) break;
+        idx[k] = 0;
+      }
+    }
+  };
+  if (x.type == OnnxType::kFloat)
+    fill(x.f, out.f, cf);
+  else
+    fill(x.i, out.i, x.type == OnnxType::kBool ? std::int64_t{ci != 0} : ci);
+  return core::Ok{};
+}
+
+// Split into the node's outputs along `axis`: sizes from input 1 (opset >=
+// 13) or the `split` attribute; else `num_outputs` (opset 18: ceil-sized
+// parts, the last smaller) or equal parts, one per output.
+Status split(const Node& n, const OnnxTensor& x, const OnnxTensor* sizes_t,
+             std::span<OnnxTensor* const> outs, Scratch& sc) {
+  const auto r = static_cast<std::int64_t>(x.shape.size());
+  if (r == 0) return node_error(n, "ONNX_SHAPE", "input must have rank >= 1");
+  std::int64_t axis = n.axis;
+  if (auto st = normalize_axis(n, axis, r); !st) return st;
+  const auto ax = static_cast<std::size_t>(axis);
+  const std::int64_t d = x.shape[ax];
+  const auto count = static_cast<std::int64_t>(outs.size());
+  Shape& sizes = sc.s2;
+  if (sizes_t) {
+    if (sizes_t->type != OnnxType::kInt64 || sizes_t->shape.size() > 1)
+      return node_error(n, "ONNX_TYPE", "split must be a 1-D int64 tensor");
+    sizes.assign(sizes_t->i.begin(), sizes_t->i.end());
+  } else if (n.has_ints) {
+    sizes = n.ints;
+  } else {
+    if (n.num_outputs != 0 && n.num_outputs != count)
+      return node_error(n, "ONNX_ATTRIBUTE", "num_outputs differs from the output count");
+    if (!n.num_outputs && d % count != 0)
+      return node_error(n, "ONNX_SHAPE",
+                        "dimension " + std::to_string(d) + " does not split into " +
+                            std::to_string(count) + " equal parts");
+    const std::int64_t part = n.num_outputs ? (d + count - 1) / count : d / count;
+    sizes.clear();
+    for (std::int64_t k = 0; k < count; ++k)
+      sizes.push_back(std::clamp<std::int64_t>(d - k * part, 0, part));
+  }
+  if (static_cast<std::int64_t>(sizes.size()) != count)
+    return node_error(
+        n, "ONNX_SHAPE",
+        std::to_string(sizes.size()) + " sizes for " + std::to_string(count) + " outputs");
+  std::int64_t sum = 0;
+  for (auto v : sizes) {
+    if (v < 0 || v > d) return node_error(n, "ONNX_SHAPE", "negative or oversized split");
+    sum += v;
+  }
+  if (sum != d)
+    return node_error(
+        n, "ONNX_SHAPE",
+        "split sizes sum to " + std::to_string(sum) + ", the axis has " + std::to_string(d));
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t k = 0; k < x.shape.size(); ++k) {
+    if (k < ax) outer *= x.shape[k];
+    if (k > ax) inner *= x.shape[k];
+  }
+  std::int64_t start = 0;
+  for (std::size_t j = 0; j < outs.size(); ++j) {
+    sc.s1 = x.shape;
+    sc.s1[ax] = sizes[j];
+    if (auto st = shape_out(n, *outs[j], x.type, sc.s1); !st) return st;
+    const std::int64_t chunk = sizes[j] * inner;
+    auto copy = [&](const auto& src, auto& dst) {
+      for (std::int64_t o = 0; o < outer; ++o) {
+        const auto s = src.begin() + (o * d + start) * inner;
+        std::copy(s, s + chunk, dst.begin() + o * chunk);
+      }
+    };
+    if (x.type == OnnxType::kFloat)
+      copy(x.f, outs[j]->f);
+    else
+      copy(x.i, outs[j]->i);
+    start += sizes[j];
+  }
+  return core::Ok{};
+}
+
 const OnnxTensor* arg(const std::vector<const OnnxTensor*>& ref, const Node& n, std::size_t k) {
   if (k >= n.in.size() || n.in[k] < 0) return nullptr;
   return ref[static_cast<std::size_t>(n.in[k])];
@@ -1515,6 +1791,15 @@ Status exec(const Node& n, const std::vector<const OnnxTensor*>& ref, OnnxTensor
       return batch_norm(n, x, list, out);
     case Op::kLayerNormalization:
       return layer_norm(n, x, *arg(ref, n, 1), arg(ref, n, 2), out, sc);
+    case Op::kArgMax:
+    case Op::kArgMin:
+      return arg_extreme(n, x, out, sc);
+    case Op::kCumSum:
+      return cumsum(n, x, *arg(ref, n, 1), out);
+    case Op::kPad:
+      list.clear();
+      for (std::size_t k = 0; k < n.in.size(); ++k) list.push_back(arg(ref, n, k));
+      return pad(n, list, x, out, sc);
     default:
       return unary_op(n, x, out);
   }
@@ -1564,7 +1849,17 @@ Result<std::vector<OnnxTensor>> OnnxModel::run(std::span<const OnnxTensor> input
   for (const Node& n : g.nodes) {
     if (n.op == Op::kConstant) continue;
     OnnxTensor& out = g.work[static_cast<std::size_t>(n.out)];
-    if (auto st = exec(n, g.ref, out, sc, list); !st) return std::move(st).error();
+    if (n.op == Op::kSplit) {
+      std::vector<OnnxTensor*>& outs = g.split_outs;
+      outs.assign(1, &out);
+      for (int id : n.more_outs) outs.push_back(&g.work[static_cast<std::size_t>(id)]);
+      if (auto st = split(n, *arg(g.ref, n, 0), arg(g.ref, n, 1), outs, sc); !st)
+        return std::move(st).error();
+      for (int id : n.more_outs)
+        g.ref[static_cast<std::size_t>(id)] = &g.work[static_cast<std::size_t>(id)];
+    } else if (auto st = exec(n, g.ref, out, sc, list); !st) {
+      return std::move(st).error();
+    }
     g.ref[static_cast<std::size_t>(n.out)] = &out;
   }
   std::vector<OnnxTensor> result;

@@ -46,12 +46,15 @@ def case(name, op, inputs, want, opset=13, attrs=None, const_inputs=()):
         else:
             graph_inputs.append(helper.make_tensor_value_info(n, ONNX_TYPE[a.dtype], a.shape))
             feeds.append(a)
-    want = np.asarray(want)
-    if want.dtype == np.float64:
-        want = want.astype(np.float32)
-    node = helper.make_node(op, node_inputs, ["y"], **(attrs or {}))
+    wants = list(want) if isinstance(want, list) else [want]  # a list: one output each
+    for k, w in enumerate(wants):
+        w = np.asarray(w)
+        wants[k] = w.astype(np.float32) if w.dtype == np.float64 else w
+    names = ["y"] + [f"y{k}" for k in range(1, len(wants))]
+    node = helper.make_node(op, node_inputs, names, **(attrs or {}))
     graph = helper.make_graph([node], name, graph_inputs,
-                              [helper.make_tensor_value_info("y", ONNX_TYPE[want.dtype], want.shape)],
+                              [helper.make_tensor_value_info(nm, ONNX_TYPE[w.dtype], w.shape)
+                               for nm, w in zip(names, wants)],
                               initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="charkit make_cases.py")
@@ -64,8 +67,9 @@ def case(name, op, inputs, want, opset=13, attrs=None, const_inputs=()):
     for k, a in enumerate(feeds):
         with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(a).SerializeToString())
-    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(want).SerializeToString())
+    for k, w in enumerate(wants):
+        with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(w).SerializeToString())
 
 
 def unary_cases():
@@ -239,11 +243,54 @@ def reduce_and_norm_cases():
          (d - mu) / sd * ls + lb, opset=17, attrs={"axis": 1}, const_inputs=("s", "b"))
 
 
+def split_pad_scan_cases():
+    x = f32(3, 6)
+    case("split_opset11_attr", "Split", [("x", x)], [x[:, :1], x[:, 1:4], x[:, 4:]], opset=11,
+         attrs={"axis": 1, "split": [1, 3, 2]})
+    case("split_sizes_input", "Split", [("x", x), ("s", i64([2, 1]))], [x[:2], x[2:]],
+         const_inputs=("s",))
+    case("split_equal_parts", "Split", [("x", x)], [x[:, :2], x[:, 2:4], x[:, 4:]],
+         attrs={"axis": -1})
+    x7 = f32(7)
+    case("split_num_outputs_uneven", "Split", [("x", x7)], [x7[:3], x7[3:6], x7[6:]], opset=18,
+         attrs={"num_outputs": 3})
+    t = np.array([[1.0, 3.0, 3.0, -2.0], [5.0, 5.0, 0.0, 5.0]], np.float32)
+    case("argmax_keepdims", "ArgMax", [("x", t)], np.argmax(t, 1)[:, None], attrs={"axis": 1})
+    case("argmax_select_last", "ArgMax", [("x", t)], 3 - np.argmax(t[:, ::-1], 1), opset=12,
+         attrs={"axis": 1, "keepdims": 0, "select_last_index": 1})
+    case("argmin_axis0", "ArgMin", [("x", t)], np.argmin(t, 0), attrs={"keepdims": 0})
+    c = f32(2, 5)
+    cd = c.astype(np.float64)
+    case("cumsum", "CumSum", [("x", c), ("a", np.array(1, np.int64))], np.cumsum(cd, 1),
+         const_inputs=("a",))
+    case("cumsum_exclusive_reverse", "CumSum", [("x", c), ("a", np.array(-1, np.int64))],
+         np.flip(np.cumsum(np.flip(cd, 1), 1), 1) - cd, const_inputs=("a",),
+         attrs={"exclusive": 1, "reverse": 1})
+    case("cumsum_int64", "CumSum", [("x", i64([[1, 2], [3, 4]])), ("a", np.array(0, np.int64))],
+         i64([[1, 2], [4, 6]]), const_inputs=("a",))
+    p = f32(3, 4)
+    case("pad_constant_inputs", "Pad",
+         [("x", p), ("p", i64([1, 0, 0, 2])), ("v", np.array(1.5, np.float32))],
+         np.pad(p, ((1, 0), (0, 2)), constant_values=1.5), const_inputs=("p", "v"))
+    case("pad_negative_crops", "Pad", [("x", p), ("p", i64([-1, 1, 0, -2]))],
+         np.pad(p[1:, :2], ((0, 0), (1, 0))), const_inputs=("p",))
+    case("pad_reflect", "Pad", [("x", p), ("p", i64([0, 3, 0, 2]))],
+         np.pad(p, ((0, 0), (3, 2)), mode="reflect"), const_inputs=("p",),
+         attrs={"mode": "reflect"})
+    case("pad_edge", "Pad", [("x", p), ("p", i64([2, 1, 1, 2]))],
+         np.pad(p, ((2, 1), (1, 2)), mode="edge"), const_inputs=("p",), attrs={"mode": "edge"})
+    case("pad_opset2_attrs", "Pad", [("x", p)], np.pad(p, ((0, 1), (2, 0)), constant_values=-1.0),
+         opset=2, attrs={"pads": [0, 2, 1, 0], "value": -1.0})
+    case("pad_axes_opset18", "Pad", [("x", p), ("p", i64([1, 2])), ("v", None), ("a", i64([-1]))],
+         np.pad(p, ((0, 0), (1, 2))), opset=18, const_inputs=("p", "a"))
+
+
 def main():
     unary_cases()
     binary_cases()
     shape_cases()
     reduce_and_norm_cases()
+    split_pad_scan_cases()
     print(len([e for e in os.listdir(HERE) if os.path.isdir(os.path.join(HERE, e))]), "cases")
 
 

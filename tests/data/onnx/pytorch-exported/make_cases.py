@@ -188,11 +188,30 @@ class Indexing(torch.nn.Module):
         return torch.cat(parts, dim=1)
 
 
+class Parts(torch.nn.Module):
+    """split / unbind (Split with several outputs), argmax, cumsum, constant pad."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(12, 8)
+
+    def forward(self, x):
+        h = self.a(x)
+        p, q, r = torch.split(h, [2, 4, 2], dim=1)
+        cols = torch.unbind(h[:, :3], dim=1)
+        s = torch.stack([cols[2], cols[0] * cols[1]], dim=1)
+        k = h.argmax(dim=1, keepdim=True).to(h.dtype)
+        c = torch.cumsum(q, dim=1)
+        padded = torch.nn.functional.pad(r, (1, 2), value=0.5)
+        return torch.cat([p * 2.0, c, s, k, padded], dim=1)
+
+
 CASES = [("mlp_elu", MlpElu, 13), ("mlp_mixed", MlpMixed, 11), ("leaky_clamp", LeakyClamp, 12),
          ("shapes", Shapes, 13), ("matmul_add", MatMulAdd, 13), ("mlp_elu_opset9", MlpElu, 9),
          ("view_gelu", ViewGelu, 13), ("norms_opset11", Norms, 11), ("norms_opset17", Norms, 17),
          ("activations", Activations, 13), ("math", Math, 13), ("math_opset9", Math, 9),
-         ("indexing", Indexing, 13), ("indexing_opset11", Indexing, 11)]
+         ("indexing", Indexing, 13), ("indexing_opset11", Indexing, 11),
+         ("parts", Parts, 13), ("parts_opset11", Parts, 11)]
 # Input shape per case (the rest take [4, 12]).
 INPUT_SHAPES = {"view_gelu": (4, 3, 4)}
 
