@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "charkit/learn/dense_kernel.h"
 #include "charkit/learn/prng.h"
 
 namespace charkit::learn {
@@ -147,6 +148,19 @@ core::Status validate(const Mlp& m) {
   return core::Ok{};
 }
 
+namespace detail {
+
+void dense_affine(const float* x, const float* w, const float* b, float* y, std::size_t in,
+                  std::size_t out) {
+  // Map of the caller's buffers; noalias: no temporary, so no allocation.
+  const auto ni = static_cast<Eigen::Index>(in), no = static_cast<Eigen::Index>(out);
+  Eigen::Map<Eigen::RowVectorXf> yv(y, no);
+  yv = Eigen::Map<const Eigen::RowVectorXf>(b, no);
+  yv.noalias() += Eigen::Map<const Eigen::RowVectorXf>(x, ni) * MapW(w, ni, no);
+}
+
+}  // namespace detail
+
 MlpEvaluator::MlpEvaluator(const Mlp& mlp) : mlp_(&mlp) {
   std::size_t width = mlp.input_count();
   for (const DenseLayer& d : mlp.layers) width = std::max(width, d.outputs);
@@ -163,13 +177,8 @@ bool MlpEvaluator::evaluate(std::span<const float> input, std::span<float> outpu
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
     const DenseLayer& d = m.layers[l];
     const Activation act = l + 1 == m.layers.size() ? m.output_activation : m.hidden_activation;
-    // b = a W + bias: Eigen's vectorised matrix-vector product on maps of
-    // the preallocated buffers (noalias: no temporary, no allocation).
-    const auto ni = static_cast<Eigen::Index>(d.inputs), no = static_cast<Eigen::Index>(d.outputs);
-    Eigen::Map<Eigen::RowVectorXf> out(b_.data(), no);
-    out = Eigen::Map<const Eigen::RowVectorXf>(d.biases.data(), no);
-    out.noalias() +=
-        Eigen::Map<const Eigen::RowVectorXf>(a_.data(), ni) * MapW(d.weights.data(), ni, no);
+    detail::dense_affine(a_.data(), d.weights.data(), d.biases.data(), b_.data(), d.inputs,
+                         d.outputs);
     for (std::size_t o = 0; o < d.outputs; ++o) b_[o] = activate(act, b_[o]);
     std::swap(a_, b_);  // swaps buffers, no allocation
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "charkit/learn/dense_kernel.h"
 #include "charkit/learn/nmn.h"
 
 namespace charkit::learn {
@@ -47,15 +48,10 @@ void flatten_into(const NmnLayer& l, std::vector<NmnRunner::Op>& ops) {
 
 void apply(const NmnRunner::Op& op, const float* x, float* y) {
   switch (op.type) {
-    case NmnLayerType::kLinear: {
-      std::copy(op.bias.begin(), op.bias.end(), y);
-      const float* w = op.w.data();
-      for (std::size_t i = 0; i < op.in; ++i, w += op.out) {
-        const float xi = x[i];
-        for (std::size_t o = 0; o < op.out; ++o) y[o] += xi * w[o];
-      }
+    case NmnLayerType::kLinear:
+      // The kernel MlpEvaluator uses: an exported network re-reads to the bit.
+      detail::dense_affine(x, op.w.data(), op.bias.data(), y, op.in, op.out);
       return;
-    }
     case NmnLayerType::kMultiLinear: {
       std::copy(op.bias.begin(), op.bias.end(), y);
       const float* w = op.w.data();
