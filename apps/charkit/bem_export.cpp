@@ -14,6 +14,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/scene/gltf_writer.h"
+#include "cli_errors.h"
 #include "commands.h"
 #include "package_input.h"
 #include "printable.h"
@@ -43,9 +44,7 @@ int fail(const ExportArgs& a, int exit, const std::string& code, const std::stri
     if (!loc.pointer.empty()) e["pointer"] = loc.pointer;
     std::cout << Json{{"file", a.file}, {"error", std::move(e)}}.dump(2) << "\n";
   } else {
-    std::cerr << printable(a.file) << ": error " << code << ": " << printable(message);
-    if (!loc.pointer.empty()) std::cerr << " (" << printable(loc.pointer) << ")";
-    std::cerr << "\n";
+    print_bem_error(a.file, code, message, loc.pointer);
   }
   return exit;
 }

@@ -13,6 +13,7 @@
 #include "charkit/bem/settings.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
+#include "cli_errors.h"
 #include "commands.h"
 #include "package_input.h"
 #include "printable.h"
@@ -45,9 +46,7 @@ int fail(const SelectArgs& a, int exit, const std::string& code, const std::stri
   if (a.json) {
     std::cout << error_json(a.file, code, message, loc).dump(2) << "\n";
   } else {
-    std::cerr << printable(a.file) << ": error " << code << ": " << printable(message);
-    if (!loc.pointer.empty()) std::cerr << " (" << printable(loc.pointer) << ")";
-    std::cerr << "\n";
+    print_bem_error(a.file, code, message, loc.pointer);
   }
   return exit;
 }

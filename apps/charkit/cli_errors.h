@@ -21,4 +21,14 @@ inline int report_error(const std::string& file, const core::Error& e, int exit_
   return exit_code;
 }
 
+/// The error line of `bem export` and `bem select`, a form of their own:
+///   FILE: error CODE: message (POINTER)
+/// (pointer left out when empty).
+inline void print_bem_error(const std::string& file, const std::string& code,
+                            const std::string& message, const std::string& pointer) {
+  std::cerr << printable(file) << ": error " << code << ": " << printable(message);
+  if (!pointer.empty()) std::cerr << " (" << printable(pointer) << ")";
+  std::cerr << "\n";
+}
+
 }  // namespace charkit::app

@@ -105,6 +105,32 @@ int unknown_format(const MotionArgs& a) {
   return kExitInvalid;
 }
 
+// The input of convert and inspect: the joint table, the mapped file and its
+// format, detected from the content (Assimp's formats first).
+struct MotionInput {
+  motion::JointTable table;
+  core::MappedFile file;
+  bool assimp = false;  ///< FBX, glTF or GLB; `format` is then not set
+  motion::MotionFormat format = motion::MotionFormat::kUnknown;
+  std::string_view text() const { return core::as_chars(file.bytes()); }
+};
+
+// Reads --joint-map, maps the input and detects its format; prints the error
+// and returns the exit code on failure, an unknown format included.
+int open_input(const MotionArgs& a, MotionInput& in) {
+  if (int rc = load_table(a, in.table); rc != kExitOk) return rc;
+  auto file = core::MappedFile::open(a.input);
+  if (!file) {
+    std::cerr << printable(a.input) << ": error " << printable(file.error().to_string()) << "\n";
+    return kExitUsage;
+  }
+  in.file = std::move(*file);
+  in.assimp = motion::detect_assimp_format(in.text()) != motion::AssimpFormat::kUnknown;
+  if (in.assimp) return kExitOk;
+  in.format = motion::detect_motion_format(in.text());
+  return in.format == motion::MotionFormat::kUnknown ? unknown_format(a) : kExitOk;
+}
+
 Json keypoint_summary_json(const MotionArgs& a, const motion::KeypointJsonSummary& s) {
   return Json{{"input", a.input},
               {"format", std::string(motion::kKeypointFormatTag)},
@@ -390,27 +416,19 @@ int run_inspect_assimp(const MotionArgs& a, const motion::JointTable& table) {
 }
 
 int run_convert(const MotionArgs& a) {
-  motion::JointTable table;
-  if (int rc = load_table(a, table); rc != kExitOk) return rc;
-  auto file = core::MappedFile::open(a.input);
-  if (!file) {
-    std::cerr << printable(a.input) << ": error " << printable(file.error().to_string()) << "\n";
-    return kExitUsage;
-  }
-  const std::string_view text = core::as_chars(file->bytes());
-  if (motion::detect_assimp_format(text) != motion::AssimpFormat::kUnknown)
-    return run_convert_assimp(a, std::move(table));
-  const motion::MotionFormat format = motion::detect_motion_format(text);
-  if (format == motion::MotionFormat::kUnknown) return unknown_format(a);
-  if (format == motion::MotionFormat::kKeypointJson) return run_convert_keypoints(a, text);
+  MotionInput in;
+  if (int rc = open_input(a, in); rc != kExitOk) return rc;
+  const std::string_view text = in.text();
+  if (in.assimp) return run_convert_assimp(a, std::move(in.table));
+  if (in.format == motion::MotionFormat::kKeypointJson) return run_convert_keypoints(a, text);
   if (!a.animation.empty())
     std::cerr << printable(a.input)
               << ": warning: --animation applies to FBX/glTF/GLB input only; ignored\n";
   motion::ConvertOptions options;
-  options.table = std::move(table);
+  options.table = std::move(in.table);
   options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
   if (a.fps > 0) options.fps = a.fps;
-  options.hints = &*file;
+  options.hints = &in.file;
 
   const bool to_stdout = a.output == "-";
   int rc = kExitOk;
@@ -439,22 +457,14 @@ int run_convert(const MotionArgs& a) {
 }
 
 int run_inspect(const MotionArgs& a) {
-  motion::JointTable table;
-  if (int rc = load_table(a, table); rc != kExitOk) return rc;
-  auto file = core::MappedFile::open(a.input);
-  if (!file) {
-    std::cerr << printable(a.input) << ": error " << printable(file.error().to_string()) << "\n";
-    return kExitUsage;
-  }
-  const std::string_view text = core::as_chars(file->bytes());
-  if (motion::detect_assimp_format(text) != motion::AssimpFormat::kUnknown)
-    return run_inspect_assimp(a, table);
-  const motion::MotionFormat format = motion::detect_motion_format(text);
-  if (format == motion::MotionFormat::kUnknown) return unknown_format(a);
-  if (format == motion::MotionFormat::kKeypointJson) return run_inspect_keypoints(a, text);
+  MotionInput in;
+  if (int rc = open_input(a, in); rc != kExitOk) return rc;
+  const std::string_view text = in.text();
+  if (in.assimp) return run_inspect_assimp(a, in.table);
+  if (in.format == motion::MotionFormat::kKeypointJson) return run_inspect_keypoints(a, text);
   motion::ConvertOptions options;
-  options.table = table;
-  options.hints = &*file;
+  options.table = in.table;
+  options.hints = &in.file;
   if (a.fps > 0) options.fps = a.fps;
   auto r = motion::analyse_bvh(text, options);
   if (!r) {

@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "glb_builder.h"
+
 namespace charkit::learn {
 namespace {
 
@@ -171,54 +173,18 @@ TestFile make_file() {
   return f;
 }
 
-std::string base64(const std::vector<std::uint8_t>& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); i += 3) {
-    const std::uint32_t n = (std::uint32_t{in[i]} << 16) |
-                            (i + 1 < in.size() ? std::uint32_t{in[i + 1]} << 8 : 0) |
-                            (i + 2 < in.size() ? std::uint32_t{in[i + 2]} : 0);
-    out += k[(n >> 18) & 63];
-    out += k[(n >> 12) & 63];
-    out += i + 1 < in.size() ? k[(n >> 6) & 63] : '=';
-    out += i + 2 < in.size() ? k[n & 63] : '=';
-  }
-  return out;
-}
-
 std::vector<std::uint8_t> to_gltf(const TestFile& f) {
   json doc = f.doc;
   doc["buffers"] =
-      json::array({{{"byteLength", f.bin.size()},
-                    {"uri", "data:application/octet-stream;base64," + base64(f.bin)}}});
+      json::array({{{"byteLength", f.bin.size()}, {"uri", testkit::gltf_data_uri(f.bin)}}});
   const std::string s = doc.dump();
   return {s.begin(), s.end()};
 }
 
-void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-
-// glTF 2.0 §4.4: header (magic, version 2, length), JSON chunk padded with
-// spaces, BIN chunk padded with zeros.
 std::vector<std::uint8_t> to_glb(const TestFile& f) {
   json doc = f.doc;
-  std::vector<std::uint8_t> bin = f.bin;
-  while (bin.size() % 4 != 0) bin.push_back(0);
   doc["buffers"] = json::array({{{"byteLength", f.bin.size()}}});
-  std::string text = doc.dump();
-  while (text.size() % 4 != 0) text += ' ';
-  std::vector<std::uint8_t> out;
-  put_u32(out, 0x46546C67u);
-  put_u32(out, 2);
-  put_u32(out, static_cast<std::uint32_t>(12 + 8 + text.size() + 8 + bin.size()));
-  put_u32(out, static_cast<std::uint32_t>(text.size()));
-  put_u32(out, 0x4E4F534Au);
-  out.insert(out.end(), text.begin(), text.end());
-  put_u32(out, static_cast<std::uint32_t>(bin.size()));
-  put_u32(out, 0x004E4942u);
-  out.insert(out.end(), bin.begin(), bin.end());
-  return out;
+  return testkit::build_glb(doc.dump(), f.bin);
 }
 
 InputSpec spec_ab() {

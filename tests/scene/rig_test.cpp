@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "glb_builder.h"
+
 namespace charkit::scene {
 namespace {
 
@@ -133,21 +135,6 @@ INSTANTIATE_TEST_SUITE_P(Rig, RigModels,
                          ::testing::Values("RiggedSimple.glb", "RiggedFigure.glb", "CesiumMan.glb",
                                            "Godette_vrm_v4.vrm", "sphere.vrm"));
 
-std::string base64(const std::vector<std::uint8_t>& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); i += 3) {
-    const std::uint32_t n = (std::uint32_t{in[i]} << 16) |
-                            (i + 1 < in.size() ? std::uint32_t{in[i + 1]} << 8 : 0) |
-                            (i + 2 < in.size() ? std::uint32_t{in[i + 2]} : 0);
-    out += k[(n >> 18) & 63];
-    out += k[(n >> 12) & 63];
-    out += i + 1 < in.size() ? k[(n >> 6) & 63] : '=';
-    out += i + 2 < in.size() ? k[n & 63] : '=';
-  }
-  return out;
-}
-
 void put_f(std::vector<std::uint8_t>& b, float f) {
   const auto u = std::bit_cast<std::uint32_t>(f);
   for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(u >> (8 * i)));
@@ -190,8 +177,7 @@ std::string tiny_gltf_json(std::uint8_t bad_joint = 0) {
           {{{"attributes", {{"POSITION", 0}, {"JOINTS_0", 1}, {"WEIGHTS_0", 2}}},
             {"indices", 3},
             {"targets", {{{"POSITION", 4}}}}}}}}}},
-      {"buffers",
-       {{{"byteLength", b.size()}, {"uri", "data:application/octet-stream;base64," + base64(b)}}}},
+      {"buffers", {{{"byteLength", b.size()}, {"uri", testkit::gltf_data_uri(b)}}}},
       {"bufferViews",
        {{{"buffer", 0}, {"byteOffset", 0}, {"byteLength", 36}},
         {{"buffer", 0}, {"byteOffset", 36}, {"byteLength", 12}},

@@ -903,8 +903,7 @@ core::Result<BuiltTargets> build_targets_from_morph_animation(const scene::Rig& 
   std::vector<float> features(layout == FeatureLayout::kEngine ? spec.engine_feature_count()
                                                                : spec.feature_count());
   std::vector<double> acc(n3);
-  LbsBaseline base;
-  double sum = 0.0;
+  LbsBaselineAccumulator base;
   for (std::size_t i = 0; i < n; ++i) {
     // glTF 2.0 §3.7 (Morph Targets, Skins): morphs are applied before skinning, so the
     // bind-space correction of this frame is Σ wᵢ morphᵢ itself.
@@ -928,13 +927,7 @@ core::Result<BuiltTargets> build_targets_from_morph_animation(const scene::Rig& 
     const deform::SkinView target_skin{morphed, rig.joints, rig.weights};
     if (auto st = deform::linear_blend_skin(target_skin, *mats, lbs_target); !st)
       return std::move(st).error();
-    for (std::size_t v = 0; v < n3 / 3; ++v) {
-      const double d = std::hypot(static_cast<double>(lbs_rest[v * 3] - lbs_target[v * 3]),
-                                  static_cast<double>(lbs_rest[v * 3 + 1] - lbs_target[v * 3 + 1]),
-                                  static_cast<double>(lbs_rest[v * 3 + 2] - lbs_target[v * 3 + 2]));
-      sum += d;
-      base.max_error = std::max(base.max_error, d);
-    }
+    base.add(lbs_rest, lbs_target);
     auto fs = layout == FeatureLayout::kEngine
                   ? engine_pose_features(spec, samples.poses[i], rest_local, features)
                   : pose_features(spec, samples.poses[i], features);
@@ -943,8 +936,7 @@ core::Result<BuiltTargets> build_targets_from_morph_animation(const scene::Rig& 
     if (auto st = builder.add_sample(features, delta, std::move(name)); !st)
       return std::move(st).error();
   }
-  if (n3 > 0) base.mean_error = sum / static_cast<double>(n * (n3 / 3));
-  return BuiltTargets{std::move(builder).take(), base};
+  return BuiltTargets{std::move(builder).take(), base.baseline()};
 }
 
 }  // namespace charkit::learn

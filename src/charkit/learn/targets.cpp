@@ -69,8 +69,7 @@ core::Result<BuiltTargets> build(const scene::Rig& rig, const InputSpec& spec,
   std::vector<float> lbs(n3), ref(n3), bind(n3), delta(n3);
   std::vector<float> features(layout == FeatureLayout::kEngine ? spec.engine_feature_count()
                                                                : spec.feature_count());
-  LbsBaseline base;
-  double sum = 0.0;
+  LbsBaselineAccumulator base;
   for (std::size_t i = 0; i < poses.size(); ++i) {
     auto locals = locals_for(rig, spec, *joints, poses[i]);
     if (!locals) return std::move(locals).error();
@@ -78,13 +77,7 @@ core::Result<BuiltTargets> build(const scene::Rig& rig, const InputSpec& spec,
     if (!mats) return std::move(mats).error();
     if (auto st = deform::linear_blend_skin(skin, *mats, lbs); !st) return std::move(st).error();
     if (auto st = target(i, *mats, ref); !st) return std::move(st).error();
-    for (std::size_t v = 0; v < n3 / 3; ++v) {
-      const double d = std::hypot(static_cast<double>(lbs[v * 3] - ref[v * 3]),
-                                  static_cast<double>(lbs[v * 3 + 1] - ref[v * 3 + 1]),
-                                  static_cast<double>(lbs[v * 3 + 2] - ref[v * 3 + 2]));
-      sum += d;
-      base.max_error = std::max(base.max_error, d);
-    }
+    base.add(lbs, ref);
     if (auto st = deform::inverse_linear_blend_skin(skin, *mats, ref, bind); !st) {
       auto e = std::move(st).error();
       e.message = "pose " + std::to_string(i) + ": " + e.message;
@@ -98,11 +91,29 @@ core::Result<BuiltTargets> build(const scene::Rig& rig, const InputSpec& spec,
     if (auto st = builder.add_sample(features, delta, "pose_" + std::to_string(i)); !st)
       return std::move(st).error();
   }
-  if (n3 > 0) base.mean_error = sum / static_cast<double>(poses.size() * (n3 / 3));
-  return BuiltTargets{std::move(builder).take(), base};
+  return BuiltTargets{std::move(builder).take(), base.baseline()};
 }
 
 }  // namespace
+
+void LbsBaselineAccumulator::add(std::span<const float> lbs, std::span<const float> reference) {
+  const std::size_t n = std::min(lbs.size(), reference.size()) / 3;
+  for (std::size_t v = 0; v < n; ++v) {
+    const double d = std::hypot(static_cast<double>(lbs[v * 3] - reference[v * 3]),
+                                static_cast<double>(lbs[v * 3 + 1] - reference[v * 3 + 1]),
+                                static_cast<double>(lbs[v * 3 + 2] - reference[v * 3 + 2]));
+    sum_ += d;
+    max_ = std::max(max_, d);
+  }
+  vertices_ += n;
+}
+
+LbsBaseline LbsBaselineAccumulator::baseline() const {
+  LbsBaseline out;
+  if (vertices_ > 0) out.mean_error = sum_ / static_cast<double>(vertices_);
+  out.max_error = max_;
+  return out;
+}
 
 core::Result<std::vector<scene::Transform>> pose_locals(const scene::Rig& rig,
                                                         const InputSpec& spec, const Pose& pose) {

@@ -32,6 +32,20 @@ struct LbsBaseline {
   double max_error = 0.0;
 };
 
+/// Gathers an LbsBaseline over samples: add() takes one sample's plain-LBS
+/// positions and its reference positions (3 floats per vertex, same size);
+/// baseline() is the mean and largest per-vertex distance over all of them.
+class LbsBaselineAccumulator {
+ public:
+  void add(std::span<const float> lbs, std::span<const float> reference);
+  LbsBaseline baseline() const;
+
+ private:
+  double sum_ = 0.0;
+  double max_ = 0.0;
+  std::size_t vertices_ = 0;
+};
+
 struct BuiltTargets {
   Dataset dataset;
   LbsBaseline lbs;

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <optional>
 
+#include "charkit/core/ascii.h"
+
 namespace charkit::motion {
 
 namespace {
@@ -17,26 +19,15 @@ bool is_blank(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (lower(a[i]) != lower(b[i])) return false;
-  return true;
-}
-
 bool istarts_with(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+  return s.size() >= prefix.size() && core::ascii_iequals(s.substr(0, prefix.size()), prefix);
 }
 
 std::optional<Channel> parse_channel(std::string_view s) {
   static constexpr std::string_view kNames[] = {"Xposition", "Yposition", "Zposition",
                                                 "Xrotation", "Yrotation", "Zrotation"};
   for (std::size_t i = 0; i < 6; ++i)
-    if (iequals(s, kNames[i])) return static_cast<Channel>(i);
+    if (core::ascii_iequals(s, kNames[i])) return static_cast<Channel>(i);
   return std::nullopt;
 }
 
@@ -119,7 +110,7 @@ class HeaderParser {
 core::Status HeaderParser::expect(std::string_view keyword) {
   std::size_t at = 0;
   std::string_view tok = cur_.token(at);
-  if (!iequals(tok, keyword))
+  if (!core::ascii_iequals(tok, keyword))
     return error_at("BVH_SYNTAX", cur_.where(at),
                     "expected '" + std::string(keyword) + "', found " +
                         (tok.empty() ? std::string("end of file") : quote(tok)),
@@ -183,7 +174,7 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
     std::size_t at = 0;
     std::string_view tok = cur_.token(at);
     if (tok == "}") break;
-    if (iequals(tok, "OFFSET")) {
+    if (core::ascii_iequals(tok, "OFFSET")) {
       if (have_offset)
         return error_at("BVH_SYNTAX", cur_.where(at), "second OFFSET in one joint", at);
       have_offset = true;
@@ -191,7 +182,7 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
       for (double& v : off)
         if (auto s = read_number(v); !s) return s;
       h_.joints[self].offset = off;
-    } else if (iequals(tok, "CHANNELS")) {
+    } else if (core::ascii_iequals(tok, "CHANNELS")) {
       if (end_site)
         return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have CHANNELS", at);
       if (have_channels)
@@ -224,11 +215,11 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
         seen |= bit;
         self_j.channels[i] = *c;
       }
-    } else if (iequals(tok, "JOINT")) {
+    } else if (core::ascii_iequals(tok, "JOINT")) {
       if (end_site)
         return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have children", at);
       if (auto s = parse_joint(self, false, at, depth + 1); !s) return s;
-    } else if (iequals(tok, "End")) {
+    } else if (core::ascii_iequals(tok, "End")) {
       if (end_site)
         return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have children", at);
       if (auto s = expect("Site"); !s) return s;
@@ -250,7 +241,7 @@ core::Result<BvhHeader> HeaderParser::parse() {
   if (auto s = expect("HIERARCHY"); !s) return s.error();
   std::size_t at = 0;
   std::string_view tok = cur_.token(at);
-  while (iequals(tok, "ROOT")) {
+  while (core::ascii_iequals(tok, "ROOT")) {
     if (auto s = parse_joint(-1, false, at, 0); !s) return s.error();
     ++h_.root_count;
     tok = cur_.token(at);
@@ -259,7 +250,7 @@ core::Result<BvhHeader> HeaderParser::parse() {
     return error_at(
         "BVH_SYNTAX", cur_.where(at),
         "expected ROOT, found " + (tok.empty() ? std::string("end of file") : quote(tok)), at);
-  if (!iequals(tok, "MOTION"))
+  if (!core::ascii_iequals(tok, "MOTION"))
     return error_at(
         "BVH_SYNTAX", cur_.where(at),
         "expected ROOT or MOTION, found " + (tok.empty() ? std::string("end of file") : quote(tok)),

@@ -69,6 +69,19 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
   return n;
 }
 
+/// The next non-empty part of s split at sep, starting at pos (which moves
+/// past the part and its separator); nullopt when no part is left.
+std::optional<std::string_view> next_part(std::string_view s, char sep, std::size_t& pos) {
+  while (pos <= s.size()) {
+    std::size_t end = s.find(sep, pos);
+    if (end == std::string_view::npos) end = s.size();
+    std::string_view part = s.substr(pos, end - pos);
+    pos = end + 1;
+    if (!part.empty()) return part;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 core::Result<std::string> percent_decode(std::string_view text, bool plus_is_space) {
@@ -100,21 +113,16 @@ core::Result<std::string> percent_decode(std::string_view text, bool plus_is_spa
 core::Result<QueryParams> parse_query(std::string_view query) {
   QueryParams params;
   std::size_t pos = 0;
-  while (pos <= query.size()) {
-    std::size_t amp = query.find('&', pos);
-    if (amp == std::string_view::npos) amp = query.size();
-    std::string_view part = query.substr(pos, amp - pos);
-    pos = amp + 1;
-    if (part.empty()) continue;
+  while (const auto part = next_part(query, '&', pos)) {
     if (params.size() >= kMaxQueryParams)
       return core::make_error("HTTP_TOO_MANY_PARAMS",
                               "more than " + std::to_string(kMaxQueryParams) + " query parameters");
-    std::size_t eq = part.find('=');
-    auto name = percent_decode(part.substr(0, eq), true);
+    std::size_t eq = part->find('=');
+    auto name = percent_decode(part->substr(0, eq), true);
     if (!name) return std::move(name).error();
     std::string value;
     if (eq != std::string_view::npos) {
-      auto v = percent_decode(part.substr(eq + 1), true);
+      auto v = percent_decode(part->substr(eq + 1), true);
       if (!v) return std::move(v).error();
       value = std::move(*v);
     }
@@ -142,14 +150,9 @@ core::Result<Target> parse_target(std::string_view target) {
   std::size_t q = target.find('?');
   std::string_view path = target.substr(0, q);
   if (q != std::string_view::npos) t.query = std::string(target.substr(q + 1));
-  std::size_t pos = 1;
-  while (pos <= path.size()) {
-    std::size_t slash = path.find('/', pos);
-    if (slash == std::string_view::npos) slash = path.size();
-    std::string_view raw = path.substr(pos, slash - pos);
-    pos = slash + 1;
-    if (raw.empty()) continue;
-    auto seg = percent_decode(raw, false);
+  std::size_t pos = 1;  // past the leading '/'
+  while (const auto raw = next_part(path, '/', pos)) {
+    auto seg = percent_decode(*raw, false);
     if (!seg) return std::move(seg).error();
     if (*seg == "." || *seg == ".." || seg->find('/') != std::string::npos ||
         seg->find('\\') != std::string::npos)

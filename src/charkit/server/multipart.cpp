@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "charkit/core/ascii.h"
 #include "charkit/server/http_glue.h"
 
 namespace charkit::server {
@@ -14,17 +15,6 @@ using Params = std::vector<std::pair<std::string, std::string>>;
 constexpr std::size_t kMaxHeaderParams = 16;
 /// Transport padding allowed after a boundary (RFC 2046 §5.1.1: LWSP).
 constexpr std::size_t kMaxPadding = 64;
-
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (lower(a[i]) != lower(b[i])) return false;
-  return true;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -52,7 +42,7 @@ core::Result<std::pair<std::string, Params>> parse_header_value(std::string_view
   std::size_t start = pos;
   while (pos < n && s[pos] != ';') ++pos;
   std::string type(trim(s.substr(start, pos - start)));
-  for (char& c : type) c = lower(c);
+  for (char& c : type) c = core::ascii_lower(c);
   Params params;
   while (pos < n) {
     if (s[pos] != ';') return bad("expected ';' between parameters");
@@ -63,7 +53,7 @@ core::Result<std::pair<std::string, Params>> parse_header_value(std::string_view
     while (pos < n && is_tchar(s[pos])) ++pos;
     if (pos == start) return bad("a parameter has no name");
     std::string name(s.substr(start, pos - start));
-    for (char& c : name) c = lower(c);
+    for (char& c : name) c = core::ascii_lower(c);
     skip_ows();
     if (pos == n || s[pos] != '=') return bad("parameter '" + name + "' has no value");
     ++pos;
@@ -102,7 +92,7 @@ bool is_bchar(char c) {
 
 bool is_multipart_form_data(std::string_view content_type) {
   auto semi = content_type.find(';');
-  return iequals(trim(content_type.substr(0, semi)), "multipart/form-data");
+  return core::ascii_iequals(trim(content_type.substr(0, semi)), "multipart/form-data");
 }
 
 core::Result<std::string> multipart_boundary(std::string_view content_type) {
@@ -138,7 +128,7 @@ core::Result<std::optional<std::string>> disposition_file_name(std::string_view 
     if (q2 == std::string::npos)
       return core::make_error("MULTIPART_BAD_DISPOSITION",
                               "filename* is not charset'language'value");
-    if (iequals(std::string_view(*ext).substr(0, q1), "utf-8")) {
+    if (core::ascii_iequals(std::string_view(*ext).substr(0, q1), "utf-8")) {
       auto decoded = percent_decode(std::string_view(*ext).substr(q2 + 1), false);
       if (!decoded)
         return core::make_error("MULTIPART_BAD_DISPOSITION",
@@ -278,7 +268,7 @@ core::Status MultipartReader::step(bool& progressed) {
         auto colon = line.find(':');
         if (colon == std::string_view::npos || colon == 0)
           return fail("MULTIPART_BAD_HEADER", "a part's header line has no name");
-        if (!iequals(trim(line.substr(0, colon)), "content-disposition")) continue;
+        if (!core::ascii_iequals(trim(line.substr(0, colon)), "content-disposition")) continue;
         if (disposition)
           return fail("MULTIPART_BAD_HEADER", "two Content-Disposition headers in one part");
         disposition = true;
