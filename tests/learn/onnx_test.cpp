@@ -490,6 +490,59 @@ TEST(OnnxModel, ErrorsOfTheWiderOpSet) {
     ASSERT_FALSE(y.ok());
     EXPECT_EQ(y.error().code, "ONNX_VALUE");
   }
+  // Element limits: per tensor (a Tile past it), over the whole run (three
+  // tensors of 500 against 1,200 together) and the work of a MatMul.
+  {
+    OneNode c("Tile", {"x", "r"}, 10);
+    c.init_i64("r", {1000});
+    auto model = c.load();
+    ASSERT_TRUE(model.ok()) << model.error().to_string();
+    model->set_element_limits(1000, 1200);
+    OnnxTensor x = OnnxTensor::from_f32({10}, std::vector<float>(10, 1.0f));
+    auto y = model->run({&x, 1});
+    ASSERT_FALSE(y.ok());
+    EXPECT_EQ(y.error().code, "ONNX_SHAPE");
+    EXPECT_NE(y.error().message.find("1000 elements"), std::string::npos) << y.error().message;
+  }
+  {
+    OneNode c("Tile", {"x", "r"}, 10);
+    c.init_i64("r", {50});
+    c.m.mutable_graph()->mutable_node(0)->set_output(0, "t");
+    add_node(c.m.mutable_graph(), "Add", {"t", "t"}, "u");
+    add_node(c.m.mutable_graph(), "Add", {"u", "u"}, "y", "third");
+    auto model = c.load();
+    ASSERT_TRUE(model.ok()) << model.error().to_string();
+    OnnxTensor x = OnnxTensor::from_f32({10}, std::vector<float>(10, 1.0f));
+    ASSERT_TRUE(model->run({&x, 1}).ok());  // the defaults allow it
+    model->set_element_limits(1000, 1200);
+    auto y = model->run({&x, 1});
+    ASSERT_FALSE(y.ok());
+    EXPECT_NE(y.error().message.find("'third'"), std::string::npos) << y.error().message;
+    EXPECT_NE(y.error().message.find("together"), std::string::npos) << y.error().message;
+    model->set_element_limits(1000, 1500);  // exactly enough
+    EXPECT_TRUE(model->run({&x, 1}).ok());
+  }
+  {
+    // [1, 65536] x [65536, 1]: one output, 65,536 multiply-adds; the bound is
+    // 4,096 per allowed output element.
+    OneNode c("MatMul", {"a", "b"}, 1);
+    auto* g = c.m.mutable_graph();
+    g->clear_input();
+    add_io(g->add_input(), "a", {1, 65536});
+    add_io(g->add_input(), "b", {65536, 1});
+    auto model = c.load();
+    ASSERT_TRUE(model.ok()) << model.error().to_string();
+    std::vector<OnnxTensor> in{OnnxTensor::from_f32({1, 65536}, std::vector<float>(65536, 1.0f)),
+                               OnnxTensor::from_f32({65536, 1}, std::vector<float>(65536, 2.0f))};
+    model->set_element_limits(16, 100);  // 16 x 4096 = 65536: allowed
+    auto ok = model->run(in);
+    ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+    EXPECT_FLOAT_EQ((*ok)[0].f[0], 131072.0f);
+    model->set_element_limits(15, 100);
+    auto y = model->run(in);
+    ASSERT_FALSE(y.ok());
+    EXPECT_NE(y.error().message.find("multiply-adds"), std::string::npos) << y.error().message;
+  }
   // Split sizes that do not add up to the axis.
   {
     auto m = base_model();

@@ -4,6 +4,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -59,7 +60,7 @@ core::Error node_error(const Node& n, std::string code, const std::string& msg) 
                     core::Location::at_pointer("/graph/node/" + std::to_string(n.index)));
 }
 
-bool checked_numel(std::span<const std::int64_t> shape, std::int64_t& n) {
+bool checked_numel(std::span<const std::int64_t> shape, std::int64_t& n, std::int64_t limit) {
   // The product of the non-zero dims is bounded too, so that no product of
   // any subset of the dims (strides, outer / inner counts) can overflow,
   // even in an empty tensor.
@@ -71,7 +72,7 @@ bool checked_numel(std::span<const std::int64_t> shape, std::int64_t& n) {
       empty = true;
       continue;
     }
-    if (nonzero > kOnnxMaxElements / d) return false;
+    if (nonzero > limit / d) return false;
     nonzero *= d;
   }
   n = empty ? 0 : nonzero;
@@ -644,6 +645,12 @@ const std::vector<OnnxValueInfo>& OnnxModel::outputs() const {
 }
 const OnnxDescription& OnnxModel::description() const {
   return g_->desc;
+}
+
+void OnnxModel::set_element_limits(std::int64_t per_tensor, std::int64_t total) {
+  per_tensor = std::clamp<std::int64_t>(per_tensor, 1, kOnnxMaxElements);
+  g_->max_total = std::max<std::int64_t>(total, 1);
+  for (Node& n : g_->nodes) n.max_elements = per_tensor;
 }
 
 Result<OnnxTensor> parse_onnx_tensor(core::Bytes bytes) {

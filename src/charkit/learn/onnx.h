@@ -25,6 +25,10 @@ inline constexpr std::size_t kOnnxMaxBytes = std::size_t{1} << 30;
 /// Largest element count of any one tensor the executor makes: bounds what a
 /// hostile graph (e.g. a broadcast of [n,1] against [1,n]) can allocate.
 inline constexpr std::int64_t kOnnxMaxElements = std::int64_t{1} << 26;
+/// Default bound on the elements of all node outputs of one run together
+/// (OnnxModel::set_element_limits): a graph cannot fill memory by making
+/// many tensors each within kOnnxMaxElements.
+inline constexpr std::int64_t kOnnxDefaultTotalElements = std::int64_t{1} << 28;
 /// Highest tensor rank the executor handles.
 inline constexpr std::size_t kOnnxMaxRank = 12;
 
@@ -92,6 +96,14 @@ class OnnxModel {
   /// (symbolic dims match anything). After the first call with given input
   /// shapes, intermediate buffers are reused without allocating.
   core::Result<std::vector<OnnxTensor>> run(std::span<const OnnxTensor> inputs);
+
+  /// Lowers the bounds run() enforces: the elements of any one tensor a node
+  /// makes (at most kOnnxMaxElements, the default) and of all node outputs
+  /// of one run together (default kOnnxDefaultTotalElements); Gemm and
+  /// MatMul may do at most 4096 x per_tensor multiply-adds. Beyond them a
+  /// run fails with ONNX_SHAPE. For untrusted models in tight memory (the
+  /// fuzz target runs with 2^18 / 2^21).
+  void set_element_limits(std::int64_t per_tensor, std::int64_t total);
 
  private:
   friend core::Result<OnnxModel> load_onnx(core::Bytes bytes);

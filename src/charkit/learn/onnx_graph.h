@@ -121,6 +121,8 @@ struct Node {
   std::string type;
   std::vector<int> in;  // value ids; -1 = absent optional input
   int out = -1;
+  std::int64_t max_elements =
+      kOnnxMaxElements;        // per output tensor (OnnxModel::set_element_limits)
   std::vector<int> more_outs;  // Split: value ids of outputs 1..n-1
   float alpha = 1.0f, beta = 1.0f;
   bool trans_a = false, trans_b = false;
@@ -163,6 +165,7 @@ struct OnnxGraph {
   std::vector<std::uint8_t> is_const;
   std::vector<int> input_ids, output_ids;
   std::vector<Node> nodes;
+  std::int64_t max_total = kOnnxDefaultTotalElements;  // all node outputs of one run
   // Run state, reused between calls.
   std::vector<OnnxTensor> work;        // value id -> node output buffer
   std::vector<const OnnxTensor*> ref;  // value id -> where its data is in this run
@@ -176,7 +179,8 @@ std::string node_label(const Node& n);
 core::Error node_error(const Node& n, std::string code, const std::string& msg);
 // Element count of a shape; false when a dim is negative or the product of
 // its non-zero dims exceeds kOnnxMaxElements (so no partial product overflows).
-bool checked_numel(std::span<const std::int64_t> shape, std::int64_t& n);
+bool checked_numel(std::span<const std::int64_t> shape, std::int64_t& n,
+                   std::int64_t limit = kOnnxMaxElements);
 }  // namespace onnx_detail
 
 }  // namespace charkit::learn

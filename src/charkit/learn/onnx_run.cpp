@@ -44,9 +44,9 @@ const std::vector<T>& cdata(const OnnxTensor& t) {
 // capacity is already there).
 Status shape_out(const Node& n, OnnxTensor& out, OnnxType type, std::span<const std::int64_t> s) {
   std::int64_t count = 0;
-  if (s.size() > kOnnxMaxRank || !checked_numel(s, count))
+  if (s.size() > kOnnxMaxRank || !checked_numel(s, count, n.max_elements))
     return node_error(n, "ONNX_SHAPE",
-                      "output would exceed " + std::to_string(kOnnxMaxElements) + " elements or " +
+                      "output would exceed " + std::to_string(n.max_elements) + " elements or " +
                           std::to_string(kOnnxMaxRank) +
                           " dimensions (or has a negative dimension)");
   out.type = type;
@@ -381,6 +381,17 @@ Status unary(const Node& n, const OnnxTensor& a, OnnxTensor& out, F f) {
   return core::Ok{};
 }
 
+// Bounds the multiply-adds of one Gemm / MatMul (outputs x K) to 4096 per
+// allowed output element, so that a small file cannot ask for hours of work.
+Status check_work(const Node& n, std::int64_t outputs, std::int64_t k) {
+  if (static_cast<double>(outputs) * static_cast<double>(k) >
+      static_cast<double>(n.max_elements) * 4096.0)
+    return node_error(
+        n, "ONNX_SHAPE",
+        "the product needs more than " + std::to_string(n.max_elements) + " x 4096 multiply-adds");
+  return core::Ok{};
+}
+
 // C[M,N] += alpha * op(A) op(B), row-major, op = optional transpose
 // (Eigen's blocked, vectorised product).
 void gemm_kernel(const float* a, bool trans_a, const float* b, bool trans_b, float* c,
@@ -418,6 +429,7 @@ Status gemm(const Node& n, const OnnxTensor& a, const OnnxTensor& b, const OnnxT
         "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
   sc.s1 = {M, N};
   if (auto st = shape_out(n, out, OnnxType::kFloat, sc.s1); !st) return st;
+  if (auto st = check_work(n, out.numel(), K); !st) return st;
   std::fill(out.f.begin(), out.f.end(), 0.0f);
   if (c) {
     if (auto st = need_float(n, *c); !st) return st;
@@ -454,7 +466,7 @@ Status matmul(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
         "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
   std::span<const std::int64_t> ab(a.shape.data(), a1 ? 0 : a.shape.size() - 2);
   std::span<const std::int64_t> bb(b.shape.data(), b1 ? 0 : b.shape.size() - 2);
-  Shape batch;
+  Shape& batch = sc.s3;
   if (!broadcast(ab, bb, batch) || batch.size() + 2 > kOnnxMaxRank)
     return node_error(n, "ONNX_SHAPE",
                       "batch dimensions of " + shape_str(a.shape) + " and " + shape_str(b.shape) +
@@ -463,6 +475,7 @@ Status matmul(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
   if (!a1) sc.s1.push_back(M);
   if (!b1) sc.s1.push_back(N);
   if (auto st = shape_out(n, out, OnnxType::kFloat, sc.s1); !st) return st;
+  if (auto st = check_work(n, out.numel(), K); !st) return st;
   std::fill(out.f.begin(), out.f.end(), 0.0f);
   Idx sa, sb;
   bstrides(ab, batch.size(), sa);
@@ -1846,6 +1859,7 @@ Result<std::vector<OnnxTensor>> OnnxModel::run(std::span<const OnnxTensor> input
   }
   Scratch& sc = g.scratch;
   std::vector<const OnnxTensor*>& list = g.list;
+  std::int64_t made = 0;  // elements of all node outputs of this run
   for (const Node& n : g.nodes) {
     if (n.op == Op::kConstant) continue;
     OnnxTensor& out = g.work[static_cast<std::size_t>(n.out)];
@@ -1861,6 +1875,12 @@ Result<std::vector<OnnxTensor>> OnnxModel::run(std::span<const OnnxTensor> input
       return std::move(st).error();
     }
     g.ref[static_cast<std::size_t>(n.out)] = &out;
+    made += out.numel();
+    for (int id : n.more_outs) made += g.work[static_cast<std::size_t>(id)].numel();
+    if (made > g.max_total)
+      return node_error(
+          n, "ONNX_SHAPE",
+          "the run's node outputs exceed " + std::to_string(g.max_total) + " elements together");
   }
   std::vector<OnnxTensor> result;
   result.reserve(g.output_ids.size());
