@@ -1,5 +1,5 @@
 // ASCII-only case folding for protocol and file-format keywords (BVH
-// keywords, HTTP/MIME header names). Locale-independent: only 'A'..'Z' are
+// keywords, HTTP/MIME header names, joint names). Locale-independent: only 'A'..'Z' are
 // folded; every other byte, including non-ASCII UTF-8 bytes, is left as is.
 #pragma once
 

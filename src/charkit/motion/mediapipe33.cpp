@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "charkit/core/ascii.h"
 #include "charkit/core/json.h"
 
 namespace charkit::motion {
@@ -66,9 +67,8 @@ constexpr std::string_view kSidedParts[] = {
     "shin",     "clavicle", "collar",   "humerus",  "radius",   "femur",   "tibia", "toes",
     "shldr",    "upperarm", "lowerarm", "upperleg", "lowerleg", "fingers", "thumb", "hipjoint"};
 
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
+using core::ascii_lower;
+
 bool is_upper(char c) {
   return c >= 'A' && c <= 'Z';
 }
@@ -81,7 +81,7 @@ bool is_digit(char c) {
 
 std::string to_lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = lower(c);
+  for (char& c : out) c = ascii_lower(c);
   return out;
 }
 
@@ -105,7 +105,7 @@ std::vector<std::string> split_words(std::string_view s) {
         cur.clear();
       }
     }
-    cur += lower(c);
+    cur += ascii_lower(c);
   }
   if (!cur.empty()) words.push_back(std::move(cur));
   return words;
