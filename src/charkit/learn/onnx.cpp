@@ -1,5 +1,5 @@
 // ONNX loading: protobuf parse, graph check, node preparation
-// (docs/learn/onnx.md). Execution of the prepared nodes is in onnx_run.cpp.
+// (docs/learn/onnx.md). Execution of the prepared nodes: onnx_run.cpp.
 #include "charkit/learn/onnx.h"
 
 #include <onnx/onnx_pb.h>
@@ -579,9 +579,8 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
           return node_error(n, "ONNX_ATTRIBUTE",
                             "pad mode '" + a->s() + "' is not supported (constant, reflect, edge)");
       }
-      n.clip_min = 0.0f;  // the constant value before opset 11
-      if (!(st = get_f("value", n.clip_min))) return st;
-      return get_ints("pads");  // opset < 11
+      if (!(st = get_f("value", n.pad_value))) return st;  // before opset 11
+      return get_ints("pads");                             // opset < 11
     }
     case Op::kSplit:
       n.axis = 0;

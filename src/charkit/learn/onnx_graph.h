@@ -1,5 +1,5 @@
 // Internal: the checked ONNX graph shared by onnx.cpp (load) and
-// onnx_run.cpp (execution). Not part of the public API.
+// the executor (onnx_run.cpp, onnx_ops_*.cpp). Not part of the public API.
 #pragma once
 
 #include <cstdint>
@@ -144,6 +144,7 @@ struct Node {
   bool select_last = false;                 // ArgMax / ArgMin
   bool exclusive = false, reverse = false;  // CumSum
   std::int32_t pad_mode = 0;                // Pad: 0 constant, 1 reflect, 2 edge
+  float pad_value = 0.0f;                   // Pad's constant before opset 11
   std::int64_t num_outputs = 0;             // Split (opset 18)
   bool has_slice_attrs = false;
   std::vector<std::int64_t> starts, ends;  // Slice before opset 10 (axes in `ints`)
