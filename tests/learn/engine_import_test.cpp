@@ -5,7 +5,9 @@
 #include "charkit/learn/engine_import.h"
 
 #include <gtest/gtest.h>
+
 #include <onnx/onnx_pb.h>
+#include "onnx_builder.h"
 
 #include <cmath>
 #include <string>
@@ -16,6 +18,9 @@
 
 namespace charkit::learn {
 namespace {
+
+using testkit::add_io;
+using testkit::add_node;
 
 core::Bytes bytes_of(const std::string& s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
@@ -290,13 +295,6 @@ TEST(EngineImport, NeitherKindIsRefused) {
 
 // ---- ONNX -----------------------------------------------------------------------
 
-void add_io(onnx::ValueInfoProto* v, const std::string& name, std::vector<std::int64_t> dims) {
-  v->set_name(name);
-  auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  for (auto dim : dims) tt->mutable_shape()->add_dim()->set_dim_value(dim);
-}
-
 void add_init(onnx::GraphProto* g, const std::string& name, std::vector<std::int64_t> dims,
               const std::vector<float>& v) {
   auto* t = g->add_initializer();
@@ -304,16 +302,6 @@ void add_init(onnx::GraphProto* g, const std::string& name, std::vector<std::int
   t->set_data_type(onnx::TensorProto::FLOAT);
   for (auto dim : dims) t->add_dims(dim);
   for (float f : v) t->add_float_data(f);
-}
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
-                          const std::string& out, const std::string& name = "") {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (auto& s : in) n->add_input(s);
-  n->add_output(out);
-  return n;
 }
 
 // x [1,6] -> Gemm(W1 [3,6] transposed, b1) -> Relu -> MatMul(W2 [3,2]) -> Add(b2) -> Tanh.

@@ -17,8 +17,13 @@
 
 #include <gtest/gtest.h>
 
+#include "onnx_builder.h"
+
 namespace charkit::learn {
 namespace {
+
+using testkit::add_io;
+using testkit::add_node;
 
 namespace fs = std::filesystem;
 
@@ -117,23 +122,6 @@ std::string case_name(const ::testing::TestParamInfo<std::string>& info) {
 INSTANTIATE_TEST_SUITE_P(Onnx, OnnxCase, ::testing::ValuesIn(case_dirs()), case_name);
 
 // ---- Hand-built models -------------------------------------------------
-
-void add_io(onnx::ValueInfoProto* v, const std::string& name, std::vector<std::int64_t> dims) {
-  v->set_name(name);
-  auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  for (auto d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
-                          const std::string& out, const std::string& name = "") {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (auto& s : in) n->add_input(s);
-  n->add_output(out);
-  return n;
-}
 
 onnx::ModelProto base_model(std::int64_t opset = 13) {
   onnx::ModelProto m;
