@@ -26,6 +26,9 @@ void add_deformer_commands(CLI::App& app, int& exit_code);
 /// `charkit serve` and `charkit worker` (serve.cpp): the HTTP + WebSocket server, job workers.
 void add_serve_commands(CLI::App& app, int& exit_code);
 
+/// `charkit token create|list|revoke` (token.cpp): the server's API tokens.
+void add_token_commands(CLI::App& app, int& exit_code);
+
 // The other `charkit bem` sub-commands, one file each, registered on the
 // `bem` group by add_bem_commands.
 /// `charkit bem select` (bem_select.cpp): the plan of one selection.

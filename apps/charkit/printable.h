@@ -1,28 +1,18 @@
 // Text from input files (names, messages) goes to a terminal: control
-// characters are escaped so a crafted name cannot move the cursor or clear
-// the screen. Shared by every command file.
+// characters and bytes that are not valid UTF-8 are escaped (\xHH) so a
+// crafted name cannot move the cursor or clear the screen, and every line
+// we print is valid UTF-8. Shared by every command file.
 #pragma once
 
-#include <cstdio>
 #include <string>
 #include <string_view>
+
+#include "charkit/core/utf8.h"
 
 namespace charkit::app {
 
 inline std::string printable(std::string_view s, bool keep_newlines = false) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && !(keep_newlines && c == '\n')) || u == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return core::printable(s, keep_newlines);
 }
 
 }  // namespace charkit::app

@@ -22,6 +22,7 @@
 #include "charkit/server/server.h"
 #include "charkit/store/catalogue.h"
 #include "charkit/store/jobs.h"
+#include "http_client.h"
 #include "test_server.h"
 
 namespace charkit::server {
@@ -34,71 +35,11 @@ using tcp = net::ip::tcp;
 using core::Json;
 namespace fs = std::filesystem;
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-struct Response {
-  unsigned status = 0;
-  std::string body;
-  std::map<std::string, std::string> headers;
-  Json json() const { return Json::parse(body); }
-};
-
-/// One request on a fresh connection.
-Response request(std::uint16_t port, http::verb method, const std::string& target,
-                 const std::string& body = {},
-                 const std::map<std::string, std::string>& headers = {}) {
-  net::io_context ioc;
-  tcp::socket sock(ioc);
-  sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-  http::request<http::string_body> req{method, target, 11};
-  req.set(http::field::host, "127.0.0.1");
-  for (const auto& [k, v] : headers) req.set(k, v);
-  if (!body.empty() || method == http::verb::post) {
-    req.body() = body;
-    req.prepare_payload();
-  }
-  http::write(sock, req);
-  beast::flat_buffer buf;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(64u << 20);
-  http::read(sock, buf, parser);
-  Response r;
-  r.status = parser.get().result_int();
-  r.body = parser.get().body();
-  for (const auto& f : parser.get())
-    r.headers[std::string(f.name_string())] = std::string(f.value());
-  return r;
-}
-
-/// Writes raw bytes, then reads a response if one comes; status 0 when the
-/// server closed the connection without one.
-Response raw_request(std::uint16_t port, const std::string& bytes) {
-  net::io_context ioc;
-  tcp::socket sock(ioc);
-  sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-  beast::error_code ec;
-  net::write(sock, net::buffer(bytes), ec);
-  Response r;
-  beast::flat_buffer buf;
-  http::response_parser<http::string_body> parser;
-  http::read(sock, buf, parser, ec);
-  if (ec) return r;
-  r.status = parser.get().result_int();
-  r.body = parser.get().body();
-  return r;
-}
-
-/// Regular files under dir (recursively).
-std::size_t count_files(const fs::path& dir) {
-  std::size_t n = 0;
-  if (!fs::exists(dir)) return 0;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) ++n;
-  return n;
-}
+using test_http::count_files;
+using test_http::raw_request;
+using test_http::read_file;
+using test_http::request;
+using test_http::Response;
 
 /// Every API test runs on SQLite and on PostgreSQL (a fresh schema each;
 /// skipped without CHARKIT_TEST_PG_URL).

@@ -28,6 +28,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/server/server.h"
+#include "http_client.h"
 #include "test_server.h"
 
 namespace charkit::server {
@@ -45,40 +46,9 @@ using namespace std::chrono_literals;
 const fs::path kData = CHARKIT_TEST_DATA;
 constexpr std::size_t kFrameBytes = 572;
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-struct Response {
-  unsigned status = 0;
-  std::string body;
-  std::string content_type;
-  Json json() const { return Json::parse(body); }
-};
-
-Response request(std::uint16_t port, http::verb method, const std::string& target,
-                 const std::string& body = {}) {
-  net::io_context ioc;
-  tcp::socket sock(ioc);
-  sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-  http::request<http::string_body> req{method, target, 11};
-  req.set(http::field::host, "127.0.0.1");
-  if (!body.empty() || method == http::verb::post) {
-    req.body() = body;
-    req.prepare_payload();
-  }
-  http::write(sock, req);
-  beast::flat_buffer buf;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(64u << 20);
-  http::read(sock, buf, parser);
-  Response r;
-  r.status = parser.get().result_int();
-  r.body = parser.get().body();
-  r.content_type = std::string(parser.get()[http::field::content_type]);
-  return r;
-}
+using test_http::read_file;
+using test_http::request;
+using test_http::Response;
 
 /// The HTTP status a WebSocket upgrade request gets when the server refuses it
 /// before the handshake (Beast's client keeps no refused response for us).
@@ -311,7 +281,7 @@ class WsTest : public ::testing::Test {
 TEST_F(WsTest, MetricsExpositionAndCountersMove) {
   auto r = request(port_, http::verb::get, "/metrics");
   ASSERT_EQ(r.status, 200u);
-  EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(r.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   for (std::string name : {"charkit_http_requests_total", "charkit_http_request_bytes_total",
                            "charkit_http_response_bytes_total", "charkit_jobs",
                            "charkit_stream_clients", "charkit_uploads_in_flight"}) {

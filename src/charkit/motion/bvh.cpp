@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "charkit/core/ascii.h"
+#include "charkit/core/utf8.h"
 
 namespace charkit::motion {
 
@@ -83,10 +84,7 @@ core::Error error_at(const std::string& code, const std::string& where, const st
 }
 
 std::string quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s.substr(0, 40)) out += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
-  if (s.size() > 40) out += "...";
-  return out + "'";
+  return core::quote_excerpt(s, 40);
 }
 
 class HeaderParser {

@@ -3,6 +3,8 @@
 
 #include <limits>
 
+#include "charkit/core/utf8.h"
+
 namespace charkit::server {
 namespace {
 
@@ -36,36 +38,13 @@ std::optional<std::uint64_t> parse_u64(std::string_view s) {
   return v;
 }
 
-/// Length of the valid UTF-8 sequence starting at s[i], 0 when invalid.
+/// Length of the valid UTF-8 sequence starting at s[i], 0 when invalid or
+/// a C1 control character (U+0080..U+009F, encoded C2 80..C2 9F).
 std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  auto b = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  std::uint32_t cp = 0;
-  if (b < 0x80) return 1;
-  if ((b & 0xE0) == 0xC0) {
-    n = 2;
-    cp = b & 0x1Fu;
-  } else if ((b & 0xF0) == 0xE0) {
-    n = 3;
-    cp = b & 0x0Fu;
-  } else if ((b & 0xF8) == 0xF0) {
-    n = 4;
-    cp = b & 0x07u;
-  } else {
+  const std::size_t n = core::utf8_sequence_length(s, i);
+  if (n == 2 && static_cast<unsigned char>(s[i]) == 0xC2 &&
+      static_cast<unsigned char>(s[i + 1]) <= 0x9F)
     return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    auto c = static_cast<unsigned char>(s[i + k]);
-    if ((c & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (c & 0x3Fu);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are invalid.
-  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-      (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-    return 0;
-  // C1 controls (U+0080..U+009F) are control characters too.
-  if (cp >= 0x80 && cp <= 0x9F) return 0;
   return n;
 }
 

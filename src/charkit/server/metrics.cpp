@@ -71,6 +71,10 @@ std::string Metrics::render(const std::vector<std::pair<std::string, std::int64_
   header(out, "charkit_stream_queue_max", "gauge",
          "The most frames ever queued for one WebSocket client at once.");
   sample(out, "charkit_stream_queue_max", "", static_cast<std::int64_t>(queue_max.load()));
+  header(out, "charkit_handler_exceptions_total", "counter",
+         "Exceptions that escaped a request or I/O handler (answered 500 or logged).");
+  sample(out, "charkit_handler_exceptions_total", "",
+         static_cast<std::int64_t>(handler_exceptions.load()));
   return out;
 }
 

@@ -24,6 +24,9 @@ struct Metrics {
   std::atomic<std::uint64_t> frames_skipped{0};  ///< frames dropped for slow clients
   /// The most frames ever queued for one client at once (the policy keeps it ≤ 1).
   std::atomic<std::uint64_t> queue_max{0};
+  /// Exceptions that a request handler or an I/O completion handler let
+  /// through (answered 500 or logged; the server goes on).
+  std::atomic<std::uint64_t> handler_exceptions{0};
 
   /// One answered request. Unknown methods share the label "other" and codes
   /// outside 100..599 become 0, so a client cannot grow the label set without bound.

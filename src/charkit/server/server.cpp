@@ -18,7 +18,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "charkit/core/ascii.h"
 #include "charkit/core/json.h"
+#include "charkit/core/json_text.h"
+#include "charkit/core/utf8.h"
 #include "charkit/server/http_glue.h"
 #include "charkit/server/metrics.h"
 #include "charkit/server/multipart.h"
@@ -96,7 +99,7 @@ StringResponse json_reply(http::status status, const Json& body) {
   StringResponse res{status, 11};
   res.set(http::field::content_type, "application/json");
   res.set(http::field::cache_control, "no-store");
-  res.body() = body.dump() + "\n";
+  res.body() = core::dump_json(body) + "\n";
   res.prepare_payload();
   return res;
 }
@@ -164,17 +167,36 @@ struct Server::Impl {
   std::atomic<std::uint16_t> port{0};
   bool started = false;
 
-  void log(std::string_view line) {
+  /// One log line; request targets and messages in it may quote client
+  /// bytes, so it is made valid UTF-8 without control characters first.
+  void log(std::string_view raw) {
     if (options.quiet) return;
+    const std::string line = core::printable(raw);
     if (options.log) {
       options.log(line);
       return;
     }
     std::lock_guard lock(log_mutex);
-    std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+    std::fprintf(stderr, "%s\n", line.c_str());
   }
 
   void do_accept();
+  /// An HTTP thread: runs the io_context; an exception that escapes a
+  /// completion handler is logged and the thread goes on serving.
+  void run_io() {
+    for (;;) {
+      try {
+        ioc.run();
+        return;
+      } catch (const std::exception& e) {
+        metrics.handler_exceptions.fetch_add(1);
+        log(std::string("internal error in an I/O handler: ") + e.what());
+      } catch (...) {
+        metrics.handler_exceptions.fetch_add(1);
+        log("internal error in an I/O handler (unknown exception)");
+      }
+    }
+  }
 
   // ---- routes (run on an HTTP thread, synchronous store calls) ----
   Json asset_json(std::int64_t asset_id);
@@ -182,6 +204,10 @@ struct Server::Impl {
   Json motion_json(const store::Motion& m);
   Json package_json(const store::Package& p);
   Reply handle(const http::request<http::string_body>& req, const Target& target);
+  /// handle(), with anything thrown answered 500 INTERNAL (the server lives on).
+  Reply handle_safely(const http::request<http::string_body>& req, const Target& target);
+  /// 500 INTERNAL for an exception a handler let through; logged.
+  StringResponse internal_error(const std::exception& e);
   Reply handle_list(store::Kind kind, const QueryParams& params);
   Reply handle_get(store::Kind kind, std::int64_t id);
   Reply handle_delete(store::Kind kind, std::int64_t id);
@@ -199,7 +225,12 @@ struct Server::Impl {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(Server::Impl& srv, tcp::socket socket) : srv_(srv), stream_(std::move(socket)) {}
+  // The read buffer holds what the parser has not consumed yet: a request
+  // line and header, a chunk-size line, or a chunked body's whole trailer
+  // section. Bounding it by the header limit bounds trailers the same way
+  // (Beast's own header limit does not cover them).
+  Session(Server::Impl& srv, tcp::socket socket)
+      : srv_(srv), stream_(std::move(socket)), buffer_(srv.options.max_header_bytes) {}
   ~Session() {
     std::lock_guard lock(srv_.sessions_mutex);
     srv_.sessions.erase(this);
@@ -247,11 +278,19 @@ class Session : public std::enable_shared_from_this<Session> {
       if (ec == beast::error::timeout || ec == net::error::operation_aborted ||
           ec == net::error::connection_reset)
         return close();
+      if (ec == http::error::bad_transfer_encoding)  // e.g. two Transfer-Encoding fields
+        return send(error_reply(http::status::bad_request, "BAD_TRANSFER_ENCODING",
+                                "Transfer-Encoding must be exactly 'chunked': " + ec.message()),
+                    true);
       return send(error_reply(http::status::bad_request, "HTTP_BAD_REQUEST", ec.message()), true);
     }
     auto& req = header_parser_->get();
     method_ = std::string(req.method_string());
     target_text_ = std::string(req.target());
+    // RFC 9112 §6.3: a request whose Transfer-Encoding is anything but
+    // exactly `chunked` has no reliable length (its body would be read as the
+    // next request, which a proxy in front may frame differently): 400 and close.
+    if (auto te = transfer_encoding_refusal(req)) return send(std::move(*te), true);
     auto target = parse_target(sv(req.target()));
     if (!target)
       return send(
@@ -282,6 +321,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return send(
           error_reply(http::status::payload_too_large, "BODY_TOO_LARGE", "request body too large"),
           true);
+    if (auto refusal = framing_refusal(ec)) return send(std::move(*refusal), true);
     if (ec) return close();
     auto req = body_parser_->release();
     srv_.metrics.request_bytes.fetch_add(req.body().size());
@@ -291,8 +331,41 @@ class Session : public std::enable_shared_from_this<Session> {
          (seg.size() == 3 && seg[1] == "live")))
       return websocket_route(std::move(req));
     bool keep = req.keep_alive();
-    Reply reply = srv_.handle(req, target_);
+    Reply reply = srv_.handle_safely(req, target_);
     std::visit([&](auto& r) { send(std::move(r), !keep); }, reply);
+  }
+
+  /// 400 for a Transfer-Encoding other than exactly one `chunked`.
+  static std::optional<StringResponse> transfer_encoding_refusal(
+      const http::request<http::empty_body>& req) {
+    const auto n = req.count(http::field::transfer_encoding);
+    if (n == 0) return std::nullopt;
+    std::string_view value = n == 1 ? sv(req[http::field::transfer_encoding]) : std::string_view();
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+    if (core::ascii_iequals(value, "chunked")) return std::nullopt;
+    return error_reply(http::status::bad_request, "BAD_TRANSFER_ENCODING",
+                       "Transfer-Encoding must be exactly 'chunked' (no other codings are "
+                       "accepted); the connection is closed");
+  }
+
+  /// The answer to a read that failed on the message's framing: 431 when the
+  /// header fields or a chunked body's trailer exceed the header limit, 400
+  /// for malformed chunk framing; nullopt for errors of the connection itself
+  /// (the client left, a timeout, shutdown), which get no answer.
+  std::optional<StringResponse> framing_refusal(beast::error_code ec) const {
+    if (!ec) return std::nullopt;
+    if (ec == http::error::buffer_overflow || ec == http::error::header_limit)
+      return error_reply(http::status::request_header_fields_too_large, "HEADER_TOO_LARGE",
+                         "header fields or chunked trailer fields exceed " +
+                             std::to_string(srv_.options.max_header_bytes) + " bytes");
+    if (ec.category() != make_error_code(http::error::bad_chunk).category()) return std::nullopt;
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+        ec == http::error::need_more || ec == http::error::need_buffer)
+      return std::nullopt;
+    return error_reply(http::status::bad_request, "HTTP_BAD_FRAMING",
+                       "malformed message framing: " + ec.message());
   }
 
   // ---- WebSocket routes: checked here, then the socket moves to a ws::WsSession ----
@@ -317,7 +390,13 @@ class Session : public std::enable_shared_from_this<Session> {
         return send(
             error_reply(http::status::bad_request, "BAD_ID", "'" + seg[2] + "' is not a record id"),
             true);
-      auto frames = srv_.stream_frames(*id);
+      auto frames = [&]() -> std::variant<std::shared_ptr<const ws::MotionFrames>, StringResponse> {
+        try {
+          return srv_.stream_frames(*id);
+        } catch (const std::exception& e) {
+          return srv_.internal_error(e);
+        }
+      }();
       if (auto* refusal = std::get_if<StringResponse>(&frames))
         return send(std::move(*refusal), true);
       handed_off_ = true;
@@ -506,6 +585,11 @@ class Session : public std::enable_shared_from_this<Session> {
       if (upload_) upload_->abort();
       return send(too_large_reply(), true);
     }
+    if (auto refusal = framing_refusal(ec)) {  // bad chunk framing, trailer too large
+      if (upload_) upload_->abort();
+      srv_.log(method_ + " " + target_text_ + " refused: " + ec.message());
+      return send(std::move(*refusal), true);
+    }
     if (ec) {  // the client went away, a timeout, or shutdown: nothing is kept
       if (upload_) upload_->abort();
       srv_.log(method_ + " " + target_text_ + " aborted: " + ec.message());
@@ -543,11 +627,26 @@ class Session : public std::enable_shared_from_this<Session> {
                     true);
       }
     }
+    if (!upload_ || upload_->bytes_written() == 0) {  // a chunked body with no data
+      if (upload_) upload_->abort();
+      upload_.reset();
+      upload_gauge_.reset();
+      return send(error_reply(http::status::bad_request, "EMPTY_BODY",
+                              "the request body must hold the file"),
+                  true);
+    }
     auto blob = upload_->commit();
     upload_.reset();
     upload_gauge_.reset();
     if (!blob) return send(store_error_reply(blob.error()), true);
-    send(srv_.finish_upload(kind_, *blob, file_name_), !keep);
+    StringResponse reply = [&] {
+      try {
+        return srv_.finish_upload(kind_, *blob, file_name_);
+      } catch (const std::exception& e) {
+        return srv_.internal_error(e);
+      }
+    }();
+    send(std::move(reply), !keep);
   }
 
   // ---- responses ----
@@ -888,6 +987,22 @@ Reply Server::Impl::handle_asset(const store::Asset& asset,
   return res;
 }
 
+StringResponse Server::Impl::internal_error(const std::exception& e) {
+  metrics.handler_exceptions.fetch_add(1);
+  log(std::string("internal error: ") + e.what());
+  return error_reply(http::status::internal_server_error, "INTERNAL",
+                     "the server failed to answer this request (logged)");
+}
+
+Reply Server::Impl::handle_safely(const http::request<http::string_body>& req,
+                                  const Target& target) {
+  try {
+    return handle(req, target);
+  } catch (const std::exception& e) {
+    return internal_error(e);
+  }
+}
+
 Reply Server::Impl::handle(const http::request<http::string_body>& req, const Target& target) {
   const auto& seg = target.segments;
   const auto method = req.method();
@@ -979,7 +1094,7 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
                          Json{{"validity", store::validity_name((*p)->validity)}});
     StringResponse res{http::status::ok, 11};
     res.set(http::field::content_type, "application/json");
-    res.body() = (*p)->report_json + "\n";
+    res.body() = core::to_valid_utf8((*p)->report_json) + "\n";
     res.prepare_payload();
     return res;
   }
@@ -1120,7 +1235,7 @@ core::Result<std::uint16_t> Server::start() {
   impl.guard.emplace(net::make_work_guard(impl.ioc));
   impl.do_accept();
   unsigned n = impl.options.http_threads ? impl.options.http_threads : 1;
-  for (unsigned i = 0; i < n; ++i) impl.threads.emplace_back([&impl] { impl.ioc.run(); });
+  for (unsigned i = 0; i < n; ++i) impl.threads.emplace_back([&impl] { impl.run_io(); });
   impl.started = true;
   return impl.port.load();
 }

@@ -12,7 +12,9 @@
 
 #include "charkit/bem/validate.h"
 #include "charkit/core/json.h"
+#include "charkit/core/json_text.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/core/utf8.h"
 #include "charkit/motion/assimp_motion.h"
 #include "charkit/motion/convert.h"
 #include "charkit/motion/keypoint_json.h"
@@ -25,10 +27,12 @@ namespace {
 using core::Json;
 using core::Status;
 
+/// "CODE: message (location)", valid UTF-8: it is stored in the catalogue and
+/// served as JSON, and messages may quote bytes of the input.
 std::string error_text(const core::Error& e) {
   std::string s = e.code + ": " + e.message;
   if (!e.location.empty()) s += " (" + e.location.to_string() + ")";
-  return s;
+  return core::to_valid_utf8(s);
 }
 
 core::Result<std::int64_t> payload_id(std::string_view payload) {
@@ -208,7 +212,7 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
                              {"issues", Json::parse(mem.report.to_json_issues())}});
     report["members"] = std::move(members);
   }
-  p.report_json = report.dump();
+  p.report_json = core::dump_json(report);
   auto u = cat.update_package(p);
   if (!u) return std::move(u).error();
   return core::Ok{};
@@ -245,7 +249,7 @@ Status intake_model(std::int64_t id, const store::BlobStore& blobs, store::Catal
 }  // namespace
 
 std::string job_payload(std::int64_t id) {
-  return Json{{"id", id}}.dump();
+  return core::dump_json(Json{{"id", id}});
 }
 
 Status run_job(std::string_view kind, std::string_view payload, const store::BlobStore& blobs,

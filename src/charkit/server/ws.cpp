@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "charkit/core/json.h"
+#include "charkit/core/json_text.h"
 
 namespace charkit::server::ws {
 namespace {
@@ -366,7 +367,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     auto res = std::make_shared<http::response<http::string_body>>(status, 11);
     res->set(http::field::server, "charkit");
     res->set(http::field::content_type, "application/json");
-    res->body() = body.dump() + "\n";
+    res->body() = core::dump_json(body) + "\n";
     res->keep_alive(false);
     res->prepare_payload();
     hub_.metrics.count_request("GET", res->result_int());
@@ -403,7 +404,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
       header["fps"] = nullptr;
       header["frames"] = nullptr;
     }
-    send_text(header.dump());
+    send_text(core::dump_json(header));
     if (mode_ == Mode::motion) {
       anchor_time_ = Clock::now();
       anchor_pos_ = 0;
@@ -637,7 +638,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
            {"loop", loop_},
            {"sent", sent_},
            {"skipped", skipped_}};
-    send_text(j.dump());
+    send_text(core::dump_json(j));
   }
 
   // ---- writing ----

@@ -94,6 +94,18 @@ const std::vector<Migration>& migrations() {
            "CREATE INDEX motions_keypoints ON motions (keypoints_asset_id)",
            "CREATE INDEX jobs_state ON jobs (state, id)",
        }},
+      {2,
+       {
+           R"(CREATE TABLE api_tokens (
+  id {ID},
+  name TEXT NOT NULL DEFAULT '',
+  scope TEXT NOT NULL CHECK (scope IN ('read','write','admin')),
+  secret_sha256 TEXT NOT NULL UNIQUE CHECK (length(secret_sha256) = 64),
+  hint TEXT NOT NULL DEFAULT '',
+  created_at BIGINT NOT NULL,
+  last_used_at BIGINT,
+  revoked_at BIGINT))",
+       }},
   };
   return list;
 }

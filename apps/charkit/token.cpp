@@ -1,0 +1,177 @@
+// `charkit token create|list|revoke`: the API tokens of `charkit serve`
+// (docs/server.md §Access control). The catalogue is the server's: the same
+// --data/--db options. A created token's secret goes to stdout once, alone
+// on its line (or in --json), so that a script can capture it; everything
+// else goes to stderr.
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "charkit/core/json.h"
+#include "charkit/core/json_text.h"
+#include "charkit/server/server.h"
+#include "charkit/store/tokens.h"
+#include "commands.h"
+#include "printable.h"
+
+namespace charkit::app {
+namespace {
+
+using core::Json;
+
+struct TokenArgs {
+  std::string data = "charkit-data";
+  std::string db;
+  std::string scope = "read";
+  std::string name;
+  std::int64_t id = 0;
+  bool json = false;
+  bool active_only = false;
+};
+
+core::Result<std::unique_ptr<store::Catalogue>> open_catalogue(const TokenArgs& a) {
+  server::ServerOptions o;
+  o.data_dir = a.data;
+  o.db_url = a.db;
+  if (a.db.empty()) {  // the SQLite file of the data folder: create the folder as serve does
+    std::error_code ec;
+    std::filesystem::create_directories(o.data_dir, ec);
+  }
+  return store::Catalogue::open(server::resolved_db_url(o));
+}
+
+Json token_json(const store::ApiToken& t) {
+  return Json{{"id", t.id},
+              {"name", t.name},
+              {"scope", store::scope_name(t.scope)},
+              {"hint", t.hint},
+              {"createdAt", t.created_at},
+              {"lastUsedAt", t.last_used_at ? Json(*t.last_used_at) : Json(nullptr)},
+              {"revokedAt", t.revoked_at ? Json(*t.revoked_at) : Json(nullptr)}};
+}
+
+std::string iso_time(std::optional<std::int64_t> ms) {
+  if (!ms) return "-";
+  std::time_t s = static_cast<std::time_t>(*ms / 1000);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int fail(const char* what, const core::Error& e) {
+  std::cerr << "charkit: token " << what << ": " << printable(e.to_string()) << "\n";
+  return kExitUsage;
+}
+
+int run_create(const TokenArgs& a) {
+  auto scope = store::parse_scope(a.scope);
+  if (!scope) {
+    std::cerr << "charkit: token create: --scope must be read, write or admin\n";
+    return kExitUsage;
+  }
+  auto cat = open_catalogue(a);
+  if (!cat) return fail("create", cat.error());
+  auto t = store::TokenStore(**cat).create(*scope, a.name);
+  if (!t) return fail("create", t.error());
+  if (a.json) {
+    Json j = token_json(t->token);
+    j["secret"] = t->secret;
+    std::cout << core::dump_json(j, 2) << "\n";
+  } else {
+    std::cout << t->secret << "\n";
+    std::cerr << "charkit: token " << t->token.id << " (" << store::scope_name(t->token.scope)
+              << (t->token.name.empty() ? "" : ", '" + printable(t->token.name) + "'")
+              << ") created; the secret above is shown only now. Send it as "
+                 "'Authorization: Bearer SECRET'.\n";
+  }
+  return kExitOk;
+}
+
+int run_list(const TokenArgs& a) {
+  auto cat = open_catalogue(a);
+  if (!cat) return fail("list", cat.error());
+  auto list = store::TokenStore(**cat).list(!a.active_only);
+  if (!list) return fail("list", list.error());
+  if (a.json) {
+    Json arr = Json::array();
+    for (const auto& t : *list) arr.push_back(token_json(t));
+    std::cout << core::dump_json(Json{{"tokens", arr}}, 2) << "\n";
+    return kExitOk;
+  }
+  if (list->empty()) {
+    std::cerr << "charkit: no tokens: the server is open to anyone who can reach it (on a "
+                 "non-loopback address it refuses to start without --insecure-open)\n";
+    return kExitOk;
+  }
+  std::cout << "ID\tSCOPE\tHINT\tCREATED\tLAST USED\tREVOKED\tNAME\n";
+  for (const auto& t : *list)
+    std::cout << t.id << "\t" << store::scope_name(t.scope) << "\tckt_" << t.hint << "…\t"
+              << iso_time(t.created_at) << "\t" << iso_time(t.last_used_at) << "\t"
+              << iso_time(t.revoked_at) << "\t" << printable(t.name) << "\n";
+  return kExitOk;
+}
+
+int run_revoke(const TokenArgs& a) {
+  auto cat = open_catalogue(a);
+  if (!cat) return fail("revoke", cat.error());
+  auto r = store::TokenStore(**cat).revoke(a.id);
+  if (!r) return fail("revoke", r.error());
+  if (!*r) {
+    std::cerr << "charkit: token revoke: no active token with id " << a.id << "\n";
+    return kExitInvalid;
+  }
+  std::cerr << "charkit: token " << a.id << " revoked (servers stop accepting it within seconds)\n";
+  return kExitOk;
+}
+
+void add_catalogue_options(CLI::App* cmd, TokenArgs& a) {
+  cmd->add_option("--data", a.data,
+                  "Data folder of the server (SQLite catalogue DIR/charkit.sqlite3)")
+      ->capture_default_str();
+  cmd->add_option("--db", a.db, "Catalogue URL of the server (sqlite:PATH or postgresql://…)");
+}
+
+}  // namespace
+
+void add_token_commands(CLI::App& app, int& exit_code) {
+  CLI::App* token = app.add_subcommand(
+      "token", "API tokens of `charkit serve`: create, list and revoke bearer tokens");
+  token->require_subcommand(1);
+  token->footer(
+      "Once a token exists, the server requires one on every API request and WebSocket\n"
+      "(Authorization: Bearer SECRET, or the console's login cookie). Scopes: read (GET),\n"
+      "write (also uploads), admin (also DELETE and /metrics). Only the SHA-256 of a secret\n"
+      "is stored. Use the same --data/--db as `charkit serve`.");
+
+  auto c = std::make_shared<TokenArgs>();
+  CLI::App* create =
+      token->add_subcommand("create", "Create a token; its secret goes to stdout, once");
+  create->add_option("--scope", c->scope, "read, write or admin")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"read", "write", "admin"}));
+  create->add_option("--name", c->name, "A note for people: who or what uses it");
+  create->add_flag("--json", c->json, "Print the token (with its secret) as JSON");
+  add_catalogue_options(create, *c);
+  create->footer("Example: TOKEN=$(charkit token create --scope write --name ci)");
+  create->callback([c, &exit_code] { exit_code = run_create(*c); });
+
+  auto l = std::make_shared<TokenArgs>();
+  CLI::App* list = token->add_subcommand("list", "List tokens with their scope and last use");
+  list->add_flag("--json", l->json, "JSON output");
+  list->add_flag("--active", l->active_only, "Leave revoked tokens out");
+  add_catalogue_options(list, *l);
+  list->callback([l, &exit_code] { exit_code = run_list(*l); });
+
+  auto r = std::make_shared<TokenArgs>();
+  CLI::App* revoke = token->add_subcommand("revoke", "Revoke a token by id");
+  revoke->add_option("ID", r->id, "The token's id (from `charkit token list`)")->required();
+  add_catalogue_options(revoke, *r);
+  revoke->footer("Exit status: 0 revoked, 1 no active token with this id, 2 database error.");
+  revoke->callback([r, &exit_code] { exit_code = run_revoke(*r); });
+}
+
+}  // namespace charkit::app

@@ -1,0 +1,20 @@
+// Cryptographically secure random bytes (OpenSSL's RAND_bytes), for
+// secrets such as API tokens. Not for simulation or sampling: those use
+// seeded, reproducible generators.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "charkit/core/result.h"
+
+namespace charkit::core {
+
+/// Fills out; CRYPTO_RANDOM when the generator cannot deliver (not seeded).
+Status secure_random_bytes(std::span<std::uint8_t> out);
+
+/// RFC 4648 §5 base64url without padding.
+std::string base64url(std::span<const std::uint8_t> bytes);
+
+}  // namespace charkit::core

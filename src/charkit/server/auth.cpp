@@ -1,0 +1,158 @@
+// Access control (auth.h).
+#include "charkit/server/auth.h"
+
+#include "charkit/core/ascii.h"
+#include "charkit/core/sha256.h"
+
+namespace charkit::server {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = core::ascii_lower(c);
+  return out;
+}
+
+/// "host:port" → "host", "[::1]:8080" → "[::1]", "name" → "name".
+std::string_view host_part(std::string_view host) {
+  if (!host.empty() && host.front() == '[') {
+    auto close = host.find(']');
+    return close == std::string_view::npos ? host : host.substr(0, close + 1);
+  }
+  auto colon = host.rfind(':');
+  return colon == std::string_view::npos ? host : host.substr(0, colon);
+}
+
+std::string digest(std::string_view secret) {
+  return core::to_hex(core::sha256(
+      core::Bytes(reinterpret_cast<const std::uint8_t*>(secret.data()), secret.size())));
+}
+
+}  // namespace
+
+Access required_access(std::string_view method, const std::vector<std::string>& seg,
+                       std::string_view query) {
+  if (seg.empty()) return Access::open;  // the console page: its API calls are checked
+  if (seg.size() == 1 && (seg[0] == "healthz" || seg[0] == "login")) return Access::open;
+  if (seg.size() == 1 && seg[0] == "metrics") return Access::metrics;
+  if (seg[0] != "api") return Access::open;  // 404 either way; nothing to protect
+  if (seg.size() == 2 && seg[1] == "session") return Access::open;  // login / logout / whoami
+  if (method == "DELETE") return Access::admin;
+  if (method == "POST" || method == "PUT" || method == "PATCH") return Access::write;
+  if (seg.size() == 3 && seg[1] == "live") {
+    // ?role=publish sends frames to every viewer: write.
+    std::string_view q = query;
+    while (!q.empty()) {
+      auto amp = q.find('&');
+      auto part = q.substr(0, amp);
+      if (part == "role=publish") return Access::write;
+      q = amp == std::string_view::npos ? std::string_view() : q.substr(amp + 1);
+    }
+  }
+  return Access::read;
+}
+
+std::string request_secret(std::string_view authorization, std::string_view cookie) {
+  authorization = trim(authorization);
+  if (authorization.size() > 7 && core::ascii_iequals(authorization.substr(0, 7), "bearer "))
+    return std::string(trim(authorization.substr(7)));
+  // Cookie: name=value; name2=value2 (RFC 6265 §4.2.1).
+  while (!cookie.empty()) {
+    auto semi = cookie.find(';');
+    auto pair = trim(cookie.substr(0, semi));
+    cookie = semi == std::string_view::npos ? std::string_view() : cookie.substr(semi + 1);
+    auto eq = pair.find('=');
+    if (eq == std::string_view::npos) continue;
+    if (trim(pair.substr(0, eq)) == kTokenCookie) {
+      auto value = trim(pair.substr(eq + 1));
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+        value = value.substr(1, value.size() - 2);
+      return std::string(value);
+    }
+  }
+  return {};
+}
+
+std::vector<std::string> default_allowed_hosts(std::string_view address, std::uint16_t port) {
+  if (address == "0.0.0.0" || address == "::" || address == "[::]") return {};
+  const std::string p = std::to_string(port);
+  std::vector<std::string> hosts{"localhost:" + p, "127.0.0.1:" + p, "[::1]:" + p};
+  std::string a = lower(address);
+  if (a.find(':') != std::string::npos && a.front() != '[') a = "[" + a + "]";
+  if (a != "127.0.0.1" && a != "[::1]" && a != "localhost") hosts.push_back(a + ":" + p);
+  return hosts;
+}
+
+bool host_allowed(const AccessPolicy& policy, std::string_view host) {
+  if (policy.hosts.empty()) return true;
+  const std::string h = lower(trim(host));
+  if (h.empty()) return false;
+  const bool has_port = host_part(h).size() != h.size();
+  for (const auto& allowed : policy.hosts) {
+    if (h == allowed) return true;
+    // A Host without a port (some clients leave out the default) matches by name.
+    if (!has_port && host_part(allowed) == h) return true;
+  }
+  return false;
+}
+
+OriginCheck check_origin(const AccessPolicy& policy, std::string_view origin, std::string_view host,
+                         bool tls) {
+  origin = trim(origin);
+  if (origin.empty()) return OriginCheck::none;
+  const std::string o = lower(origin);
+  const std::string self = std::string(tls ? "https://" : "http://") + lower(trim(host));
+  if (o == self) return OriginCheck::same;
+  for (const auto& allowed : policy.cors_origins)
+    if (o == lower(allowed)) return OriginCheck::cors;
+  return OriginCheck::forbidden;
+}
+
+std::optional<AuthCache::Decision> AuthCache::find(std::string_view secret) {
+  std::lock_guard lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (!tokens_exist_ || now - tokens_checked_ > ttl_) return std::nullopt;
+  Decision d;
+  d.tokens_exist = *tokens_exist_;
+  if (secret.empty() || !d.tokens_exist) return d;
+  auto it = entries_.find(digest(secret));
+  if (it == entries_.end() || it->second.expires < now) return std::nullopt;
+  d.scope = it->second.scope;
+  return d;
+}
+
+core::Result<AuthCache::Decision> AuthCache::lookup(store::TokenStore& tokens,
+                                                    std::string_view secret) {
+  auto count = tokens.count_active();
+  if (!count) return std::move(count).error();
+  Decision d;
+  d.tokens_exist = *count > 0;
+  if (d.tokens_exist && !secret.empty()) {
+    auto t = tokens.verify(secret);
+    if (!t) return std::move(t).error();
+    if (*t) d.scope = (*t)->scope;
+  }
+  std::lock_guard lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  tokens_exist_ = d.tokens_exist;
+  tokens_checked_ = now;
+  if (!secret.empty() && d.tokens_exist) {
+    if (entries_.size() >= 4096) entries_.clear();  // bounded: random secrets cannot grow it
+    entries_[digest(secret)] = Entry{d.scope, now + ttl_};
+  }
+  return d;
+}
+
+void AuthCache::clear() {
+  std::lock_guard lock(mu_);
+  tokens_exist_.reset();
+  entries_.clear();
+}
+
+}  // namespace charkit::server

@@ -1,0 +1,94 @@
+// Access control of `charkit serve` (docs/server.md §Access control): which
+// access each route needs, the client's credentials (a bearer token or the
+// console's login cookie), the Host and Origin allow-lists that stop
+// cross-site requests and DNS rebinding, the CORS policy, and a short-lived
+// cache of token checks so that the catalogue is not asked on every request.
+// Pure functions over untrusted header text: bounded, never throwing.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "charkit/store/tokens.h"
+
+namespace charkit::server {
+
+/// What a request needs. `open` routes (health, the console's static page,
+/// login) need nothing; `metrics` is any valid token unless public.
+enum class Access { open, read, write, admin, metrics };
+
+/// The access a route needs, from the method and the decoded path segments.
+/// Uploads and live publishing need write; DELETE needs admin; every other
+/// /api read (including WebSocket streams and live viewing) needs read.
+Access required_access(std::string_view method, const std::vector<std::string>& segments,
+                       std::string_view query);
+
+/// The login cookie's name.
+inline constexpr std::string_view kTokenCookie = "charkit_token";
+
+/// The token secret of a request: `Authorization: Bearer SECRET` (scheme
+/// case-insensitive), else the charkit_token cookie; "" when neither.
+std::string request_secret(std::string_view authorization, std::string_view cookie);
+
+/// Who may talk to the server from a browser.
+struct AccessPolicy {
+  /// Host header values accepted (lower case, "name" or "name:port"); empty:
+  /// any (a wildcard listen address with no --allowed-host).
+  std::vector<std::string> hosts;
+  /// Origins that may call the API cross-origin (CORS), exact
+  /// "scheme://host[:port]" strings; the server's own origin is always fine.
+  std::vector<std::string> cors_origins;
+};
+
+/// The default Host allow-list for a listen address and port: localhost
+/// names, and the address itself unless it is a wildcard (0.0.0.0, ::).
+std::vector<std::string> default_allowed_hosts(std::string_view address, std::uint16_t port);
+
+/// True when the Host header names this server (case-insensitive; a name
+/// without a port matches the listed name with any port).
+bool host_allowed(const AccessPolicy& policy, std::string_view host);
+
+/// How a request's Origin header stands: none (not a browser, or a
+/// same-origin GET), same (Origin is this server: scheme://Host), cors (an
+/// allowed other origin), forbidden.
+enum class OriginCheck { none, same, cors, forbidden };
+OriginCheck check_origin(const AccessPolicy& policy, std::string_view origin, std::string_view host,
+                         bool tls);
+
+/// Token checks remembered for a few seconds: a revoked token stops working
+/// within `ttl` on every server, and a request costs no catalogue query
+/// while its token is cached.
+class AuthCache {
+ public:
+  explicit AuthCache(std::chrono::milliseconds ttl = std::chrono::seconds(5)) : ttl_(ttl) {}
+
+  struct Decision {
+    bool tokens_exist = false;          ///< at least one active token in the catalogue
+    std::optional<store::Scope> scope;  ///< the secret's scope; nullopt: none or not valid
+  };
+  /// The cached decision for this secret, if fresh.
+  std::optional<Decision> find(std::string_view secret);
+  /// Asks the catalogue (blocking) and caches the answer; errors are not cached.
+  core::Result<Decision> lookup(store::TokenStore& tokens, std::string_view secret);
+  /// Forget everything (a token was revoked here).
+  void clear();
+
+ private:
+  struct Entry {
+    std::optional<store::Scope> scope;
+    std::chrono::steady_clock::time_point expires;
+  };
+  std::chrono::milliseconds ttl_;
+  std::mutex mu_;
+  std::optional<bool> tokens_exist_;
+  std::chrono::steady_clock::time_point tokens_checked_;
+  std::map<std::string, Entry> entries_;  ///< by SHA-256 of the secret
+};
+
+}  // namespace charkit::server
