@@ -24,8 +24,8 @@ using core::make_error;
 using core::Result;
 using core::Status;
 
-constexpr std::array<Kind, 4> kKinds{Kind::model, Kind::motion, Kind::package, Kind::keypoints};
-constexpr int kMaxListPages = 100;           // 100,000 entries per listing at most
+constexpr int kMaxListPages = 100;           // pages of ListMultipartUploads read at open
+constexpr std::size_t kMaxIndexBytes = 256;  // an index object holds one key
 constexpr std::uint64_t kMaxParts = 10'000;  // S3's limit per multipart upload
 
 bool all_digits(std::string_view s) {
@@ -138,13 +138,6 @@ class S3Reader final : public ReaderImpl {
 
 // ---- the backend -------------------------------------------------------------
 
-struct ListPage {
-  std::vector<std::string> keys;
-  std::vector<std::string> prefixes;
-  std::string next;
-  bool truncated = false;
-};
-
 class S3Backend final : public Backend {
  public:
   S3Backend(std::shared_ptr<const s3::Client> client, const BlobStoreOptions& o)
@@ -159,29 +152,14 @@ class S3Backend final : public Backend {
   bool is_s3() const override { return true; }
 
   Result<std::optional<std::string>> find(std::string_view sha) const override {
-    // Every {kind}/{yyyy}/{mm}/ that exists, then one listing of
-    // {kind}/{yyyy}/{mm}/{xx}/{sha}. in each (docs/store.md: cost).
-    for (Kind kind : kKinds) {
-      const std::string kdir = client_->object_key(std::string(kind_name(kind)) + "/");
-      auto years = list_folders(kdir);
-      if (!years) return std::move(years).error();
-      for (const std::string& year : *years) {
-        if (year.size() != 4 || !all_digits(year)) continue;
-        auto months = list_folders(kdir + year + "/");
-        if (!months) return std::move(months).error();
-        for (const std::string& month : *months) {
-          if (month.size() != 2 || !all_digits(month)) continue;
-          const std::string stem = kdir + year + "/" + month + "/" + std::string(sha.substr(0, 2)) +
-                                   "/" + std::string(sha) + ".";
-          auto page = list(stem, false, "", 10);
-          if (!page) return std::move(page).error();
-          for (const std::string& k : page->keys)
-            if (auto key = store_key(k); key && BlobStore::valid_key(*key))
-              return std::optional<std::string>(*key);
-        }
-      }
-    }
-    return std::optional<std::string>();
+    // The index object names the key; it counts only when that object exists.
+    auto indexed = read_index(sha);
+    if (!indexed) return std::move(indexed).error();
+    if (!indexed->has_value()) return std::optional<std::string>();
+    auto head = head_object(**indexed);
+    if (!head) return std::move(head).error();
+    if (!head->has_value()) return std::optional<std::string>();
+    return *indexed;
   }
 
   Status publish(const fs::path& /*tmp*/, int fd, StoredBlob& blob) const override {
@@ -200,8 +178,11 @@ class S3Backend final : public Backend {
       blob.reused = true;
       return core::Ok{};
     }
-    // Two identical uploads racing both get here and both write the same
-    // bytes under the same key: still one object.
+    // The index first: a crash between the two PUTs leaves an index entry
+    // whose object is missing, which find() ignores, never a blob that
+    // find() cannot see. Two identical uploads racing both get here and both
+    // write the same bytes under the same key: still one object.
+    if (auto s = write_index(blob.sha256, blob.key); !s) return s;
     const std::string object = client_->object_key(blob.key);
     if (blob.size <= threshold_) return put_single(fd, blob.size, object, blob.sha256);
     return put_multipart(fd, blob.size, object);
@@ -223,8 +204,23 @@ class S3Backend final : public Backend {
     c.key = client_->object_key(key);
     auto r = client_->send(c);
     if (!r) return std::move(r).error();
-    if ((r->status >= 200 && r->status < 300) || r->status == 404) return core::Ok{};
-    return s3::Client::http_error(*r, "DELETE " + c.key);
+    if ((r->status < 200 || r->status >= 300) && r->status != 404)
+      return s3::Client::http_error(*r, "DELETE " + c.key);
+    // The index entry goes too when it names this key (not when a newer
+    // upload of the same content in another month owns it).
+    const std::string sha(key.substr(key.rfind('/') + 1, 64));
+    auto indexed = read_index(sha);
+    if (!indexed) return std::move(indexed).error();
+    if (indexed->has_value() && **indexed == key) {
+      s3::Call d;
+      d.method = "DELETE";
+      d.key = index_key(sha);
+      auto dr = client_->send(d);
+      if (!dr) return std::move(dr).error();
+      if ((dr->status < 200 || dr->status >= 300) && dr->status != 404)
+        return s3::Client::http_error(*dr, "DELETE " + d.key);
+    }
+    return core::Ok{};
   }
 
   Result<LocalBlob> local_file(std::string_view key) const override {
@@ -320,49 +316,42 @@ class S3Backend final : public Backend {
     return std::optional<std::uint64_t>(*r->content_length);
   }
 
-  /// One ListObjectsV2 page of `prefix` (with delimiter '/' when `folders`).
-  Result<ListPage> list(const std::string& prefix, bool folders, const std::string& token,
-                        int max_keys) const {
-    s3::Call c;
-    c.query.emplace_back("list-type", "2");
-    c.query.emplace_back("prefix", prefix);
-    c.query.emplace_back("max-keys", std::to_string(max_keys));
-    if (folders) c.query.emplace_back("delimiter", "/");
-    if (!token.empty()) c.query.emplace_back("continuation-token", token);
-    auto r = client_->send(c);
-    if (!r) return std::move(r).error();
-    if (r->status != 200)
-      return s3::Client::http_error(*r, "list " + client_->location().bucket + "/" + prefix);
-    auto doc = xml::parse(r->body);
-    if (!doc) return std::move(doc).error();
-    if (doc->name != "ListBucketResult")
-      return response_error("ListObjectsV2 answered <" + doc->name.substr(0, 64) + ">");
-    ListPage page;
-    for (const xml::Node* n : doc->all("Contents")) page.keys.push_back(n->child_text("Key"));
-    for (const xml::Node* n : doc->all("CommonPrefixes"))
-      page.prefixes.push_back(n->child_text("Prefix"));
-    page.truncated = doc->child_text("IsTruncated") == "true";
-    page.next = doc->child_text("NextContinuationToken");
-    return page;
+  /// PREFIX/sha256/{xx}/{sha256}: an object whose body is the key of the blob with that digest.
+  std::string index_key(std::string_view sha) const {
+    return client_->object_key("sha256/" + std::string(sha.substr(0, 2)) + "/" + std::string(sha));
   }
 
-  /// The "folder" names one level below `prefix` (which ends in '/').
-  Result<std::vector<std::string>> list_folders(const std::string& prefix) const {
-    std::vector<std::string> out;
-    std::string token;
-    for (int page = 0; page < kMaxListPages; ++page) {
-      auto p = list(prefix, true, token, 1000);
-      if (!p) return std::move(p).error();
-      for (const std::string& cp : p->prefixes) {
-        if (cp.size() <= prefix.size() + 1 || cp.compare(0, prefix.size(), prefix) != 0 ||
-            cp.back() != '/')
-          continue;
-        out.push_back(cp.substr(prefix.size(), cp.size() - prefix.size() - 1));
-      }
-      if (!p->truncated || p->next.empty()) return out;
-      token = p->next;
-    }
-    return out;
+  /// The key the index names for `sha` (nullopt: no entry, or one that is not a key of this sha).
+  Result<std::optional<std::string>> read_index(std::string_view sha) const {
+    std::array<std::uint8_t, kMaxIndexBytes> buf{};
+    s3::Call c;
+    c.method = "GET";
+    c.key = index_key(sha);
+    c.into = buf;
+    c.use_into = true;
+    auto r = client_->send(c);
+    if (!r) return std::move(r).error();
+    if (r->status == 404) return std::optional<std::string>();
+    if (r->status != 200) return s3::Client::http_error(*r, "GET " + c.key);
+    const std::string key(reinterpret_cast<const char*>(buf.data()),
+                          static_cast<std::size_t>(r->received));
+    const auto slash = key.rfind('/');
+    if (r->overflow || !BlobStore::valid_key(key) || key.compare(slash + 1, 64, sha) != 0)
+      return std::optional<std::string>();  // damaged: as if there were none
+    return std::optional<std::string>(key);
+  }
+
+  Status write_index(const std::string& sha, const std::string& key) const {
+    s3::Call c;
+    c.method = "PUT";
+    c.key = index_key(sha);
+    c.headers.emplace_back("content-type", "text/plain");
+    c.payload_hash = core::to_hex(core::sha256(core::as_bytes(key)));
+    c.body.memory = key;
+    auto r = client_->send(c);
+    if (!r) return std::move(r).error();
+    if (r->status != 200) return s3::Client::http_error(*r, "PUT " + c.key);
+    return core::Ok{};
   }
 
   Status put_single(int fd, std::uint64_t size, const std::string& object,
