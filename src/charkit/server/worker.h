@@ -54,7 +54,7 @@ using JobRunner =
 struct WorkerPoolOptions {
   std::string db_url;     ///< each thread opens its own catalogue connection
   std::string pg_schema;  ///< PostgreSQL schema of the tables ("" = default)
-  std::filesystem::path blob_root;  ///< folder or s3:// URL (store::BlobStore::open)
+  std::filesystem::path blob_root;
   std::uint64_t max_upload_bytes = store::kDefaultMaxUploadBytes;
   unsigned threads = 2;
   std::chrono::milliseconds lease{10 * 60 * 1000};
