@@ -22,6 +22,7 @@ struct ServeArgs {
   std::string listen = "127.0.0.1:8080";
   std::string data = "charkit-data";
   std::string db;
+  std::string blobs;
   unsigned workers = 2;
   unsigned http_threads = 4;
   std::uint64_t max_upload = store::kDefaultMaxUploadBytes;
@@ -70,6 +71,7 @@ int run_serve(const ServeArgs& a) {
   }
   o.data_dir = a.data;
   o.db_url = a.db;
+  o.blob_root = a.blobs;
   o.job_workers = a.workers;
   o.http_threads = a.http_threads;
   o.max_upload_bytes = a.max_upload;
@@ -87,7 +89,8 @@ int run_serve(const ServeArgs& a) {
   }
   std::string host = o.address.find(':') != std::string::npos ? "[" + o.address + "]" : o.address;
   std::cerr << "charkit: listening on http://" << host << ":" << *port << "/ (data "
-            << printable(o.data_dir.string()) << ", database "
+            << printable(o.data_dir.string()) << ", blobs "
+            << printable(server::resolved_blob_root(o).string()) << ", database "
             << printable(server::resolved_db_url(o)) << ", " << a.workers
             << " job workers); Ctrl-C stops" << std::endl;
   int sig = wait_for_signal(signals);
@@ -104,6 +107,7 @@ int run_worker(const ServeArgs& a) {
   server::ServerOptions o;
   o.data_dir = a.data;
   o.db_url = a.db;
+  o.blob_root = a.blobs;
   sigset_t signals = block_stop_signals();
   server::WorkerPoolOptions w;
   w.db_url = server::resolved_db_url(o);
@@ -146,6 +150,10 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
   serve->add_option("--db", args->db,
                     "Catalogue URL instead of the SQLite file: sqlite:PATH or "
                     "postgresql://USER@HOST/DB (several servers and workers may share one)");
+  serve->add_option("--blobs", args->blobs,
+                    "Blob store instead of DATA/blobs: a folder, or "
+                    "s3://BUCKET/PREFIX?endpoint=URL&region=R (credentials from AWS_ACCESS_KEY_ID, "
+                    "AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)");
   serve
       ->add_option("--workers", args->workers,
                    "Job worker threads in this process (0: leave jobs to `charkit worker`)")
@@ -179,6 +187,9 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
   worker
       ->add_option("--data", wargs->data, "Data folder shared with the server (blobs in DIR/blobs)")
       ->capture_default_str();
+  worker->add_option("--blobs", wargs->blobs,
+                     "Blob store shared with the server instead of DATA/blobs: a folder or "
+                     "s3://BUCKET/PREFIX?endpoint=URL&region=R");
   worker->add_option("--workers", wargs->workers, "Job threads")->capture_default_str();
   worker->footer(
       "Claims jobs from the catalogue's queue; several workers (processes or hosts sharing a\n"

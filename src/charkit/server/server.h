@@ -28,7 +28,7 @@ struct ServerOptions {
   /// PostgreSQL only: keep the tables in this schema (created when missing;
   /// tests use one schema each). "" = the connection's default.
   std::string db_schema;
-  /// Blob store root; "" = data_dir/blobs.
+  /// Blob store: a folder or an s3://BUCKET/PREFIX?… URL (docs/store.md); "" = data_dir/blobs.
   std::filesystem::path blob_root;
   unsigned http_threads = 4;
   unsigned job_workers = 2;  ///< 0: enqueue only (a `charkit worker` runs the jobs)

@@ -136,7 +136,9 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
 
   auto up = blobs.begin_upload(store::Kind::keypoints, "ndjson");
   if (!up) return fail(up.error());
-  auto out = convert_motion(blobs.path_of(asset->storage_key).string(), m.format, *up, cancel);
+  auto src = blobs.local_file(asset->storage_key);  // S3: a downloaded copy
+  auto out = src ? convert_motion(src->path().string(), m.format, *up, cancel)
+                 : core::Result<NdjsonOut>(src.error());
   if (!out) {
     up->abort();
     if (cancelled(cancel)) return back_to_pending();
@@ -180,7 +182,9 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
   store::Package p = std::move(**got);
   auto asset = asset_of(cat, p.asset_id);
   if (!asset) return std::move(asset).error();
-  auto file = core::MappedFile::open(blobs.path_of(asset->storage_key).string());
+  auto local = blobs.local_file(asset->storage_key);  // S3: a downloaded copy
+  auto file = local ? core::MappedFile::open(local->path().string())
+                    : core::Result<core::MappedFile>(local.error());
   Json report = Json::object();
   if (!file) {
     p.validity = store::Validity::invalid;
@@ -227,7 +231,9 @@ Status intake_model(std::int64_t id, const store::BlobStore& blobs, store::Catal
   store::Model m = std::move(**got);
   auto asset = asset_of(cat, m.asset_id);
   if (!asset) return std::move(asset).error();
-  auto info = scene::inspect_model_file(blobs.path_of(asset->storage_key).string());
+  auto local = blobs.local_file(asset->storage_key);  // S3: a downloaded copy
+  auto info = local ? scene::inspect_model_file(local->path().string())
+                    : core::Result<scene::ModelInfo>(local.error());
   if (!info) {
     m.intake_state = store::PreprocessState::failed;
     m.error = error_text(info.error());

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <exception>
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include "charkit/core/sha256.h"
+#include "charkit/store/blob_backend.h"
+#include "charkit/store/s3_client.h"
 
 namespace charkit::store {
 namespace fs = std::filesystem;
@@ -93,7 +97,214 @@ Result<std::optional<std::string>> find_in(const fs::path& root, std::string_vie
   return std::optional<std::string>();
 }
 
+// The host name as it goes into temporary file names: [A-Za-z0-9.-], at most 64.
+std::string host_tag() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "host";
+  std::string out;
+  for (const char* p = buf; *p && out.size() < 64; ++p) {
+    const char c = *p;
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '-';
+    out.push_back(ok ? c : '_');
+  }
+  return out.empty() ? "host" : out;
+}
+
+bool process_alive(long pid) {
+  if (pid <= 0 || pid > 0x3fffffff) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+}
+
+// ---- the local folder --------------------------------------------------------
+
+class LocalReader final : public detail::ReaderImpl {
+ public:
+  explicit LocalReader(int fd) : fd_(fd) {}
+  ~LocalReader() override { ::close(fd_); }
+  LocalReader(const LocalReader&) = delete;
+  LocalReader& operator=(const LocalReader&) = delete;
+
+  Result<std::size_t> read_at(std::uint64_t offset, std::span<std::uint8_t> out) const override {
+    std::size_t got = 0;
+    while (got < out.size()) {
+      ssize_t n =
+          ::pread(fd_, out.data() + got, out.size() - got, static_cast<off_t>(offset + got));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return io_error("read", errno);
+      }
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    return got;
+  }
+
+ private:
+  int fd_;
+};
+
+class LocalBackend final : public detail::Backend {
+ public:
+  explicit LocalBackend(fs::path root) : root_(std::move(root)) {}
+
+  bool sync_before_publish() const override { return true; }
+  bool is_s3() const override { return false; }
+
+  Result<std::optional<std::string>> find(std::string_view sha) const override {
+    return find_in(root_, sha);
+  }
+
+  Status publish(const fs::path& tmp, int /*fd*/, StoredBlob& blob) const override {
+    // Identical content stored before (any month, kind or extension): reuse it.
+    auto existing = find_in(root_, blob.sha256);
+    if (!existing) return std::move(existing).error();
+    if (existing->has_value()) {
+      blob.key = **existing;
+      blob.reused = true;
+      return core::Ok{};
+    }
+    const fs::path target = root_ / blob.key;
+    // link() never replaces: when two identical uploads race, exactly one
+    // publishes and the other finds EEXIST and reuses that file. A remove()
+    // of the last file in the folder may delete the folder between
+    // create_directories and link, hence a second try on ENOENT.
+    int link_rc = -1;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      std::error_code ec;
+      fs::create_directories(target.parent_path(), ec);
+      if (ec)
+        return make_error("STORE_IO",
+                          "create " + target.parent_path().string() + ": " + ec.message());
+      link_rc = ::link(tmp.c_str(), target.c_str());
+      if (link_rc == 0 || errno != ENOENT) break;
+    }
+    if (link_rc != 0) {
+      const int err = errno;
+      if (err == EXDEV)
+        return make_error("STORE_IO", "publish " + blob.key +
+                                          ": the temporary folder must be on the store's file "
+                                          "system (BlobStoreOptions::tmp_dir)");
+      if (err != EEXIST) return io_error("publish " + blob.key, err);
+      blob.reused = true;
+    } else {
+      sync_dir(target.parent_path());
+    }
+    return core::Ok{};
+  }
+
+  Result<Opened> open(std::string_view key) const override {
+    const fs::path p = root_ / std::string(key);
+    int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return make_error("STORE_NOT_FOUND", "no blob " + std::string(key));
+      return io_error("open " + std::string(key), errno);
+    }
+    struct stat sb {};
+    if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+      ::close(fd);
+      return make_error("STORE_IO", "not a regular file: " + std::string(key));
+    }
+    Opened o;
+    o.reader = std::make_unique<LocalReader>(fd);
+    o.size = static_cast<std::uint64_t>(sb.st_size);
+    return o;
+  }
+
+  Status remove(std::string_view key) const override {
+    fs::path p = root_ / std::string(key);
+    if (::unlink(p.c_str()) != 0 && errno != ENOENT)
+      return io_error("remove " + std::string(key), errno);
+    // Tidy the now-empty {xx}, {mm} and {yyyy} folders; rmdir fails harmlessly when not empty.
+    p = p.parent_path();
+    for (int i = 0; i < 3; ++i, p = p.parent_path())
+      if (::rmdir(p.c_str()) != 0) break;
+    return core::Ok{};
+  }
+
+  Result<LocalBlob> local_file(std::string_view key) const override {
+    fs::path p = root_ / std::string(key);
+    struct stat sb {};
+    if (::stat(p.c_str(), &sb) != 0) {
+      if (errno == ENOENT) return make_error("STORE_NOT_FOUND", "no blob " + std::string(key));
+      return io_error("stat " + std::string(key), errno);
+    }
+    if (!S_ISREG(sb.st_mode))
+      return make_error("STORE_IO", "not a regular file: " + std::string(key));
+    return detail::LocalBlobAccess::make(std::move(p), false);
+  }
+
+ private:
+  fs::path root_;
+};
+
+std::string month_key(Kind kind, std::chrono::system_clock::time_point when, const std::string& sha,
+                      const std::string& ext) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(when);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char ym[16];
+  std::snprintf(ym, sizeof ym, "%04d/%02d", tm.tm_year + 1900, tm.tm_mon + 1);
+  return std::string(kind_name(kind)) + "/" + ym + "/" + sha.substr(0, 2) + "/" + sha + "." + ext;
+}
+
 }  // namespace
+
+// ---- temporary files ------------------------------------------------------------
+
+namespace detail {
+
+Result<std::pair<int, fs::path>> make_temp_file(const fs::path& dir, std::string_view tag) {
+  static const std::string host = host_tag();
+  std::string tmpl =
+      (dir / (std::string(tag) + "-" + host + "-" + std::to_string(::getpid()) + "-XXXXXX"))
+          .string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  int fd = ::mkostemp(buf.data(), O_CLOEXEC);
+  if (fd < 0) return io_error("create a temporary file in " + dir.string(), errno);
+  return std::pair<int, fs::path>(fd, fs::path(buf.data()));
+}
+
+void remove_stale_temp_files(const fs::path& dir, std::chrono::system_clock::time_point now) {
+  const std::string host = host_tag();
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::string_view rest(name);
+    if (rest.substr(0, 7) == "upload-")
+      rest.remove_prefix(7);
+    else if (rest.substr(0, 9) == "download-")
+      rest.remove_prefix(9);
+    else
+      continue;  // not ours
+    struct stat sb {};
+    if (::lstat(it->path().c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+    bool stale = false;
+    // {host}-{pid}-XXXXXX (mkstemp's six characters have no '-').
+    if (rest.size() > 7 && rest[rest.size() - 7] == '-') {
+      const std::string_view host_pid = rest.substr(0, rest.size() - 7);
+      const auto dash = host_pid.rfind('-');
+      const std::string_view pid_text =
+          dash == std::string_view::npos ? std::string_view() : host_pid.substr(dash + 1);
+      if (dash != std::string_view::npos && host_pid.substr(0, dash) == host &&
+          is_digits(pid_text) && pid_text.size() <= 10) {
+        // This host's file: stale exactly when its process is gone.
+        stale = !process_alive(std::stol(std::string(pid_text)));
+      } else {
+        const auto mtime = std::chrono::system_clock::from_time_t(sb.st_mtime);
+        stale = now - mtime > kStaleAfter;
+      }
+    } else {  // "upload-XXXXXX" of older versions: by age
+      const auto mtime = std::chrono::system_clock::from_time_t(sb.st_mtime);
+      stale = now - mtime > kStaleAfter;
+    }
+    if (stale) ::unlink(it->path().c_str());
+  }
+}
+
+}  // namespace detail
 
 std::string_view kind_name(Kind kind) {
   switch (kind) {
@@ -146,43 +357,44 @@ std::string extension_of(std::string_view file_name) {
 
 // ---------------------------------------------------------------- BlobReader
 
-BlobReader::BlobReader(BlobReader&& other) noexcept : fd_(other.fd_), size_(other.size_) {
-  other.fd_ = -1;
+BlobReader::BlobReader() = default;
+BlobReader::BlobReader(BlobReader&& other) noexcept = default;
+BlobReader& BlobReader::operator=(BlobReader&& other) noexcept = default;
+BlobReader::~BlobReader() = default;
+
+Result<std::size_t> BlobReader::read_at(std::uint64_t offset, std::span<std::uint8_t> out) const {
+  if (!impl_) return make_error("STORE_IO", "blob is not open");
+  if (offset >= size_ || out.empty()) return std::size_t{0};
+  const std::size_t want =
+      static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), size_ - offset));
+  return impl_->read_at(offset, out.first(want));
 }
-BlobReader& BlobReader::operator=(BlobReader&& other) noexcept {
+
+// ---------------------------------------------------------------- LocalBlob
+
+LocalBlob::LocalBlob(LocalBlob&& other) noexcept
+    : path_(std::move(other.path_)), temporary_(other.temporary_) {
+  other.path_.clear();
+  other.temporary_ = false;
+}
+LocalBlob& LocalBlob::operator=(LocalBlob&& other) noexcept {
   if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.fd_;
-    size_ = other.size_;
-    other.fd_ = -1;
+    if (temporary_ && !path_.empty()) ::unlink(path_.c_str());
+    path_ = std::move(other.path_);
+    temporary_ = other.temporary_;
+    other.path_.clear();
+    other.temporary_ = false;
   }
   return *this;
 }
-BlobReader::~BlobReader() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Result<std::size_t> BlobReader::read_at(std::uint64_t offset, std::span<std::uint8_t> out) const {
-  if (fd_ < 0) return make_error("STORE_IO", "blob is not open");
-  if (offset >= size_ || out.empty()) return std::size_t{0};
-  std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), size_ - offset));
-  std::size_t got = 0;
-  while (got < want) {
-    ssize_t n = ::pread(fd_, out.data() + got, want - got, static_cast<off_t>(offset + got));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return io_error("read", errno);
-    }
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  return got;
+LocalBlob::~LocalBlob() {
+  if (temporary_ && !path_.empty()) ::unlink(path_.c_str());
 }
 
 // ---------------------------------------------------------------- Upload
 
 struct Upload::State {
-  fs::path root;
+  std::shared_ptr<const detail::Backend> backend;
   Kind kind = Kind::model;
   std::string ext;
   fs::path tmp;
@@ -261,84 +473,71 @@ Result<StoredBlob> Upload::commit() {
   if (!open())
     return make_error("STORE_UPLOAD_CLOSED", "the upload was already committed or aborted");
   State& s = *s_;
-  if (::fsync(s.fd) != 0) {
+  if (s.backend->sync_before_publish() && ::fsync(s.fd) != 0) {
     const int err = errno;
     abort();
     return io_error("fsync", err);
   }
-  ::close(s.fd);
-  s.fd = -1;
-
   StoredBlob blob;
   blob.sha256 = core::to_hex(s.hasher.finish());
   blob.size = s.written;
   blob.kind = s.kind;
   blob.ext = s.ext;
-
-  // Identical content stored before (any month, kind or extension): reuse it.
-  auto existing = find_in(s.root, blob.sha256);
-  if (!existing) {
-    abort();
-    return std::move(existing).error();
-  }
-  if (existing->has_value()) {
-    blob.key = **existing;
-    blob.reused = true;
-    abort();
-    return blob;
-  }
-
-  const std::time_t t = std::chrono::system_clock::to_time_t(s.started);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char ym[16];
-  std::snprintf(ym, sizeof ym, "%04d/%02d", tm.tm_year + 1900, tm.tm_mon + 1);
-  blob.key = std::string(kind_name(s.kind)) + "/" + ym + "/" + blob.sha256.substr(0, 2) + "/" +
-             blob.sha256 + "." + s.ext;
-  const fs::path target = s.root / blob.key;
-  // link() never replaces: when two identical uploads race, exactly one
-  // publishes and the other finds EEXIST and reuses that file. A remove()
-  // of the last file in the folder may delete the folder between
-  // create_directories and link, hence a second try on ENOENT.
-  int link_rc = -1;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
-    if (ec) {
-      abort();
-      return make_error("STORE_IO",
-                        "create " + target.parent_path().string() + ": " + ec.message());
-    }
-    link_rc = ::link(s.tmp.c_str(), target.c_str());
-    if (link_rc == 0 || errno != ENOENT) break;
-  }
-  if (link_rc != 0) {
-    const int err = errno;
-    if (err != EEXIST) {
-      abort();
-      return io_error("publish " + blob.key, err);
-    }
-    blob.reused = true;
-  } else {
-    sync_dir(target.parent_path());
-  }
+  blob.key = month_key(s.kind, s.started, blob.sha256, s.ext);
+  auto published = s.backend->publish(s.tmp, s.fd, blob);
   abort();  // removes the temporary name
+  if (!published) return std::move(published).error();
   return blob;
 }
 
 // ---------------------------------------------------------------- BlobStore
 
-Result<BlobStore> BlobStore::open(const fs::path& root, BlobStoreOptions options) {
-  std::error_code ec;
-  fs::create_directories(root / "tmp", ec);
-  if (ec) return make_error("STORE_IO", "create " + (root / "tmp").string() + ": " + ec.message());
-  fs::path abs = fs::absolute(root, ec);
-  if (ec) abs = root;
+Result<BlobStore> BlobStore::open(const fs::path& location, BlobStoreOptions options) {
   if (!options.now) options.now = [] { return std::chrono::system_clock::now(); };
-  return BlobStore(abs, std::move(options));
+  BlobStore store;
+  store.location_ = location.native();
+  std::error_code ec;
+  if (s3::is_s3_url(location.native())) {
+    if (options.tmp_dir.empty()) {
+      const char* t = std::getenv("TMPDIR");
+      options.tmp_dir = fs::path(t && *t ? t : "/tmp") / "charkit-blobs";
+    }
+    fs::create_directories(options.tmp_dir, ec);
+    if (ec)
+      return make_error("STORE_IO", "create " + options.tmp_dir.string() + ": " + ec.message());
+    detail::remove_stale_temp_files(options.tmp_dir, options.now());
+    auto backend = detail::open_s3_backend(location.native(), options);
+    if (!backend) return std::move(backend).error();
+    store.backend_ = std::move(*backend);
+  } else {
+    if (location.empty()) return make_error("STORE_IO", "no blob folder given");
+    fs::path abs = fs::absolute(location, ec);
+    if (ec) abs = location;
+    fs::create_directories(abs, ec);
+    if (ec) return make_error("STORE_IO", "create " + abs.string() + ": " + ec.message());
+    if (options.tmp_dir.empty()) options.tmp_dir = abs / "tmp";
+    fs::create_directories(options.tmp_dir, ec);
+    if (ec)
+      return make_error("STORE_IO", "create " + options.tmp_dir.string() + ": " + ec.message());
+    detail::remove_stale_temp_files(options.tmp_dir, options.now());
+    store.root_ = abs;
+    store.backend_ = std::make_shared<LocalBackend>(abs);
+  }
+  store.options_ = std::move(options);
+  return store;
+}
+
+bool BlobStore::is_s3() const {
+  return backend_ && backend_->is_s3();
+}
+
+fs::path BlobStore::path_of(std::string_view key) const {
+  if (root_.empty()) return {};
+  return root_ / std::string(key);
 }
 
 Result<Upload> BlobStore::begin_upload(Kind kind, std::string_view ext) const {
+  if (!backend_) return make_error("STORE_IO", "the blob store is not open");
   if (!extension_allowed(kind, ext)) {
     std::string list;
     for (std::string_view a : allowed_extensions(kind))
@@ -348,18 +547,15 @@ Result<Upload> BlobStore::begin_upload(Kind kind, std::string_view ext) const {
                           std::string(kind_name(kind)) + " (allowed: " + list + ")");
   }
   auto st = std::make_unique<Upload::State>();
-  st->root = root_;
+  st->backend = backend_;
   st->kind = kind;
   st->ext = lower(ext);
   st->max_bytes = options_.max_bytes;
   st->started = options_.now();
-  std::string tmpl = (root_ / "tmp" / "upload-XXXXXX").string();
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  int fd = ::mkstemp(buf.data());
-  if (fd < 0) return io_error("create temporary file in " + (root_ / "tmp").string(), errno);
-  st->fd = fd;
-  st->tmp = buf.data();
+  auto tmp = detail::make_temp_file(options_.tmp_dir, "upload");
+  if (!tmp) return std::move(tmp).error();
+  st->fd = tmp->first;
+  st->tmp = std::move(tmp->second);
   return Upload(std::move(st));
 }
 
@@ -371,7 +567,10 @@ Result<StoredBlob> BlobStore::put(Kind kind, std::string_view ext, core::Bytes d
 }
 
 Result<std::optional<std::string>> BlobStore::find(std::string_view sha256) const {
-  return find_in(root_, sha256);
+  if (!backend_) return make_error("STORE_IO", "the blob store is not open");
+  if (sha256.size() != 64 || !is_hex_lower(sha256))
+    return make_error("STORE_BAD_DIGEST", "not a lower-case SHA-256 hex digest");
+  return backend_->find(sha256);
 }
 
 bool BlobStore::valid_key(std::string_view key) {
@@ -405,34 +604,27 @@ bool BlobStore::valid_key(std::string_view key) {
 Result<BlobReader> BlobStore::open_blob(std::string_view key) const {
   if (!valid_key(key))
     return make_error("STORE_BAD_KEY", "not a blob key: '" + std::string(key) + "'");
-  const fs::path p = path_of(key);
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return make_error("STORE_NOT_FOUND", "no blob " + std::string(key));
-    return io_error("open " + std::string(key), errno);
-  }
-  struct stat sb {};
-  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    ::close(fd);
-    return make_error("STORE_IO", "not a regular file: " + std::string(key));
-  }
+  if (!backend_) return make_error("STORE_IO", "the blob store is not open");
+  auto opened = backend_->open(key);
+  if (!opened) return std::move(opened).error();
   BlobReader r;
-  r.fd_ = fd;
-  r.size_ = static_cast<std::uint64_t>(sb.st_size);
+  r.impl_ = std::move(opened->reader);
+  r.size_ = opened->size;
   return r;
 }
 
 Status BlobStore::remove(std::string_view key) const {
   if (!valid_key(key))
     return make_error("STORE_BAD_KEY", "not a blob key: '" + std::string(key) + "'");
-  fs::path p = path_of(key);
-  if (::unlink(p.c_str()) != 0 && errno != ENOENT)
-    return io_error("remove " + std::string(key), errno);
-  // Tidy the now-empty {xx}, {mm} and {yyyy} folders; rmdir fails harmlessly when not empty.
-  p = p.parent_path();
-  for (int i = 0; i < 3; ++i, p = p.parent_path())
-    if (::rmdir(p.c_str()) != 0) break;
-  return core::Ok{};
+  if (!backend_) return make_error("STORE_IO", "the blob store is not open");
+  return backend_->remove(key);
+}
+
+Result<LocalBlob> BlobStore::local_file(std::string_view key) const {
+  if (!valid_key(key))
+    return make_error("STORE_BAD_KEY", "not a blob key: '" + std::string(key) + "'");
+  if (!backend_) return make_error("STORE_IO", "the blob store is not open");
+  return backend_->local_file(key);
 }
 
 }  // namespace charkit::store

@@ -1,10 +1,11 @@
 // Content-addressed blob store: every stored file lives at
-//   ${root}/{kind}/{yyyy}/{mm}/{sha256[0:2]}/{sha256}.{ext}
-// (seed 002 §3). Uploads stream into ${root}/tmp/ while hashing, then are
-// fsync'ed and published with an atomic no-replace link; a byte-identical
-// upload reuses the file already stored. The original file name never
-// becomes a path (the catalogue keeps it in assets.original_name).
-// Contract: docs/store.md.
+//   {kind}/{yyyy}/{mm}/{sha256[0:2]}/{sha256}.{ext}
+// (seed 002 §3) under a local folder or under a prefix of an S3-compatible
+// bucket (s3://BUCKET/PREFIX?endpoint=URL&region=R). Uploads stream into a
+// local temporary file while hashing; on commit a byte-identical blob is
+// reused, else the file is published (a no-replace link() locally, a PUT or
+// multipart upload on S3). The original file name never becomes a path (the
+// catalogue keeps it in assets.original_name). Contract: docs/store.md.
 #pragma once
 
 #include <chrono>
@@ -42,11 +43,35 @@ std::string extension_of(std::string_view file_name);
 
 inline constexpr std::uint64_t kDefaultMaxUploadBytes = 512ull * 1024 * 1024;
 
+inline constexpr std::uint64_t kDefaultS3MultipartThreshold = 16ull * 1024 * 1024;
+
 struct BlobStoreOptions {
   /// Uploads larger than this fail with STORE_TOO_LARGE and leave nothing.
+  /// On S3 it also bounds local_file() downloads.
   std::uint64_t max_bytes = kDefaultMaxUploadBytes;
-  /// Clock for the {yyyy}/{mm} folders (UTC); the system clock when empty.
+  /// Clock for the {yyyy}/{mm} folders (UTC) and for the age of stale
+  /// temporary files and multipart uploads; the system clock when empty.
+  /// (S3 requests are always signed with the system clock.)
   std::function<std::chrono::system_clock::time_point()> now;
+  /// Folder of the temporary files (uploads in progress, S3 downloads for
+  /// local_file). "" = ${root}/tmp for a local store (it must be on the
+  /// root's file system: uploads are published with link()), and
+  /// ${TMPDIR:-/tmp}/charkit-blobs for S3.
+  std::filesystem::path tmp_dir;
+
+  // S3 only.
+  /// Uploads up to this size go in one PUT; larger ones as a multipart upload.
+  std::uint64_t s3_multipart_threshold = kDefaultS3MultipartThreshold;
+  /// Part size of multipart uploads (S3 wants at least 5 MiB but for the
+  /// last part; raised when 10,000 parts would not hold the upload).
+  std::uint64_t s3_part_size = kDefaultS3MultipartThreshold;
+  /// BlobReader::read_at fetches at least this much per ranged GET and
+  /// keeps it for the reads that follow.
+  std::size_t s3_read_ahead = 1u << 20;
+  /// Whole-request limit of a request without payload (payloads add their
+  /// size at 256 KiB/s); a transfer stalled below 1 KiB/s is abandoned sooner.
+  std::chrono::milliseconds s3_timeout{60'000};
+  std::chrono::milliseconds s3_connect_timeout{10'000};
 };
 
 /// A file in the store. `key` is the path relative to the root
@@ -60,10 +85,17 @@ struct StoredBlob {
   bool reused = false;  ///< true: identical content was already stored, nothing new was written
 };
 
-/// Random access to a stored file (pread; safe to share between threads).
+namespace detail {
+class Backend;
+class ReaderImpl;
+struct LocalBlobAccess;
+}  // namespace detail
+
+/// Random access to a stored file (pread locally, ranged GETs on S3; safe to
+/// share between threads).
 class BlobReader {
  public:
-  BlobReader() = default;
+  BlobReader();
   BlobReader(BlobReader&& other) noexcept;
   BlobReader& operator=(BlobReader&& other) noexcept;
   BlobReader(const BlobReader&) = delete;
@@ -76,8 +108,31 @@ class BlobReader {
 
  private:
   friend class BlobStore;
-  int fd_ = -1;
+  std::unique_ptr<detail::ReaderImpl> impl_;
   std::uint64_t size_ = 0;
+};
+
+/// A stored blob as a file on the local disk, for decoders that want a path
+/// (Assimp, mmap). Local store: the stored file itself. S3: a downloaded
+/// temporary copy, removed when this object is destroyed. Move-only.
+class LocalBlob {
+ public:
+  LocalBlob(LocalBlob&& other) noexcept;
+  LocalBlob& operator=(LocalBlob&& other) noexcept;
+  LocalBlob(const LocalBlob&) = delete;
+  LocalBlob& operator=(const LocalBlob&) = delete;
+  ~LocalBlob();
+
+  const std::filesystem::path& path() const { return path_; }
+  /// True when path() is a temporary copy that goes with this object.
+  bool temporary() const { return temporary_; }
+
+ private:
+  friend struct detail::LocalBlobAccess;
+  LocalBlob(std::filesystem::path path, bool temporary)
+      : path_(std::move(path)), temporary_(temporary) {}
+  std::filesystem::path path_;
+  bool temporary_ = false;
 };
 
 class BlobStore;
@@ -112,10 +167,16 @@ class Upload {
   std::unique_ptr<State> s_;
 };
 
+/// Cheap to copy; copies share one backend (and its S3 connections) and may
+/// be used from several threads at once.
 class BlobStore {
  public:
-  /// Creates ${root} and ${root}/tmp when missing.
-  static core::Result<BlobStore> open(const std::filesystem::path& root,
+  /// `location` is a folder (created with its tmp/ when missing) or an S3
+  /// URL s3://BUCKET/PREFIX?endpoint=URL&region=R (credentials from
+  /// AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN).
+  /// Removes stale temporary files (docs/store.md) and, on S3, aborts
+  /// multipart uploads under the prefix older than 24 hours.
+  static core::Result<BlobStore> open(const std::filesystem::path& location,
                                       BlobStoreOptions options = {});
 
   /// STORE_KIND_EXTENSION when `ext` is not on the kind's whitelist.
@@ -131,18 +192,29 @@ class BlobStore {
   core::Result<BlobReader> open_blob(std::string_view key) const;
   /// Removes a stored file (and empty folders above it); removing a missing file is not an error.
   core::Status remove(std::string_view key) const;
+  /// The blob as a local file (see LocalBlob); STORE_BAD_KEY, STORE_NOT_FOUND.
+  core::Result<LocalBlob> local_file(std::string_view key) const;
 
   /// True when `key` has the shape {kind}/{yyyy}/{mm}/{xx}/{sha256}.{ext}.
   static bool valid_key(std::string_view key);
-  std::filesystem::path path_of(std::string_view key) const { return root_ / std::string(key); }
+  /// Local store only: where the key's file is (no check). Empty on S3; use
+  /// local_file() for code that must work with both.
+  std::filesystem::path path_of(std::string_view key) const;
+  /// Local store: the absolute root folder; S3: empty.
   const std::filesystem::path& root() const { return root_; }
+  /// The folder or the S3 URL, as opened (for messages).
+  const std::string& location() const { return location_; }
+  bool is_s3() const;
+  /// Where uploads in progress are written.
+  const std::filesystem::path& tmp_dir() const { return options_.tmp_dir; }
   std::uint64_t max_bytes() const { return options_.max_bytes; }
 
  private:
-  BlobStore(std::filesystem::path root, BlobStoreOptions options)
-      : root_(std::move(root)), options_(std::move(options)) {}
-  std::filesystem::path root_;
+  BlobStore() = default;
+  std::shared_ptr<const detail::Backend> backend_;
   BlobStoreOptions options_;
+  std::filesystem::path root_;
+  std::string location_;
 };
 
 }  // namespace charkit::store

@@ -1,0 +1,168 @@
+// The server with its blobs in S3-compatible storage (--blobs s3://…): an
+// upload lands in the bucket, the job worker preprocesses it from a
+// downloaded copy, downloads and Range requests stream from ranged GETs, and
+// a delete removes the objects. Runs against the s3rver of the ctest fixture
+// (tests/store: scripts/s3_test_server) found through CHARKIT_TEST_S3_ENV, or
+// CHARKIT_TEST_S3_URL with AWS_* credentials; skips without them.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "charkit/core/json.h"
+#include "charkit/store/blob_store.h"
+#include "charkit/store/s3_client.h"
+#include "test_server.h"
+
+namespace charkit::server {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using core::Json;
+namespace fs = std::filesystem;
+
+const fs::path kData = CHARKIT_TEST_DATA;
+
+struct Reply {
+  unsigned status = 0;
+  std::string body;
+  std::map<std::string, std::string> headers;
+};
+
+Reply send(std::uint16_t port, http::verb method, const std::string& target,
+           const std::string& body = {}, const std::map<std::string, std::string>& headers = {}) {
+  net::io_context ioc;
+  tcp::socket sock(ioc);
+  sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  http::request<http::string_body> req{method, target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  for (const auto& [k, v] : headers) req.set(k, v);
+  if (!body.empty() || method == http::verb::post) {
+    req.body() = body;
+    req.prepare_payload();
+  }
+  http::write(sock, req);
+  beast::flat_buffer buf;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64u << 20);
+  http::read(sock, buf, parser);
+  Reply r;
+  r.status = parser.get().result_int();
+  r.body = parser.get().body();
+  for (const auto& f : parser.get())
+    r.headers[std::string(f.name_string())] = std::string(f.value());
+  return r;
+}
+
+/// The S3 test server's URL with a fresh prefix ("" when there is none).
+std::string s3_test_location() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* env = std::getenv("CHARKIT_TEST_S3_ENV");
+    if (!env || !*env) return;
+    std::ifstream f(env);
+    std::string line;
+    while (std::getline(f, line))
+      if (const auto eq = line.find('='); eq != std::string::npos && eq > 0)
+        ::setenv(line.substr(0, eq).c_str(), line.substr(eq + 1).c_str(), 1);
+  });
+  const char* url = std::getenv("CHARKIT_TEST_S3_URL");
+  if (!url || !*url) return {};
+  std::string u = url;
+  const auto q = u.find('?');
+  std::string base = u.substr(0, q);
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base + "/srv" + std::to_string(::getpid()) + "-" +
+         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000000) +
+         (q == std::string::npos ? "" : u.substr(q));
+}
+
+/// Objects under the location's prefix.
+std::size_t count_objects(const std::string& location) {
+  auto loc = store::s3::parse_url(location);
+  auto cred = store::s3::credentials_from_env();
+  if (!loc || !cred) return 0;
+  store::s3::Client client(*loc, *cred, {});
+  store::s3::Call c;
+  c.query = {{"list-type", "2"}, {"prefix", loc->prefix + "/"}};
+  auto r = client.send(c);
+  if (!r || r->status != 200) return 0;
+  auto doc = store::xml::parse(r->body);
+  return doc ? doc->all("Contents").size() : 0;
+}
+
+TEST(ServerOnS3, UploadPreprocessStreamRangeAndDelete) {
+  const std::string location = s3_test_location();
+  if (location.empty())
+    GTEST_SKIP() << "CHARKIT_TEST_S3_URL is not set (ctest starts s3rver with "
+                    "scripts/s3_test_server)";
+  static std::atomic<int> counter{0};
+  const fs::path dir =
+      fs::temp_directory_path() /
+      ("charkit_server_s3_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  fs::remove_all(dir);
+  ServerOptions o = test_server_options(dir);
+  o.blob_root = location;
+  auto t = start_test_server(o);
+  ASSERT_TRUE(t) << t.error().to_string();
+  const std::uint16_t port = t->port;
+
+  std::ifstream in(kData / "bvh" / "test_freebvh.bvh", std::ios::binary);
+  const std::string bvh((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(bvh.empty());
+  auto up = send(port, http::verb::post, "/api/motions?filename=walk.bvh", bvh);
+  ASSERT_EQ(up.status, 201u) << up.body;
+  const Json j = Json::parse(up.body);
+  const std::int64_t id = j["id"];
+  const std::string sha = j["sha256"];
+  EXPECT_FALSE(fs::exists(dir / "blobs"));  // nothing local but the catalogue
+
+  Json m;
+  for (int i = 0; i < 400; ++i) {
+    m = Json::parse(send(port, http::verb::get, "/api/motions/" + std::to_string(id)).body);
+    const std::string s = m.value("preprocessState", "");
+    if (s != "pending" && s != "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_EQ(m["preprocessState"], "done") << m.dump();
+  EXPECT_GT(m["frames"].get<std::int64_t>(), 0);
+  EXPECT_EQ(count_objects(location), 4u);  // the BVH, its keypoints, and their index entries
+
+  auto kp = send(port, http::verb::get, "/api/motions/" + std::to_string(id) + "/keypoints.ndjson");
+  ASSERT_EQ(kp.status, 200u);
+  EXPECT_EQ(static_cast<std::int64_t>(std::count(kp.body.begin(), kp.body.end(), '\n')),
+            m["frames"].get<std::int64_t>());
+
+  auto full = send(port, http::verb::get, "/api/assets/" + sha);
+  EXPECT_EQ(full.status, 200u);
+  EXPECT_EQ(full.body, bvh);
+  auto part =
+      send(port, http::verb::get, "/api/assets/" + sha, {}, {{"Range", "bytes=70000-70009"}});
+  EXPECT_EQ(part.status, 206u);
+  EXPECT_EQ(part.body, bvh.substr(70000, 10));
+  EXPECT_EQ(part.headers["Content-Range"], "bytes 70000-70009/" + std::to_string(bvh.size()));
+
+  auto del = send(port, http::verb::delete_, "/api/motions/" + std::to_string(id));
+  EXPECT_EQ(del.status, 200u) << del.body;
+  EXPECT_EQ(send(port, http::verb::get, "/api/assets/" + sha).status, 404u);
+  EXPECT_EQ(count_objects(location), 0u);
+  t->server.reset();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+}  // namespace
+}  // namespace charkit::server
