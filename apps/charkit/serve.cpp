@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <pthread.h>
 
@@ -27,6 +28,19 @@ struct ServeArgs {
   unsigned http_threads = 4;
   std::uint64_t max_upload = store::kDefaultMaxUploadBytes;
   bool quiet = false;
+  // Access control (docs/server.md §Access control).
+  std::string auth = "auto";
+  bool insecure_open = false;
+  bool public_read = false;
+  bool public_metrics = false;
+  std::vector<std::string> allowed_hosts;
+  std::vector<std::string> cors_origins;
+  std::string tls_cert;
+  std::string tls_key;
+  // Bounded work.
+  std::size_t max_connections = 1024;
+  std::uint64_t min_upload_rate = 4096;
+  unsigned blocking_threads = 4;
 };
 
 /// Blocks SIGINT and SIGTERM in this thread (and so in every thread started
@@ -76,6 +90,21 @@ int run_serve(const ServeArgs& a) {
   o.http_threads = a.http_threads;
   o.max_upload_bytes = a.max_upload;
   o.quiet = a.quiet;
+  o.auth = a.auth == "required" ? server::AuthMode::required : server::AuthMode::automatic;
+  o.insecure_open = a.insecure_open;
+  o.public_read = a.public_read;
+  o.public_metrics = a.public_metrics;
+  o.allowed_hosts = a.allowed_hosts;
+  o.cors_origins = a.cors_origins;
+  o.tls_cert = a.tls_cert;
+  o.tls_key = a.tls_key;
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    std::cerr << "charkit: serve: --tls-cert and --tls-key go together\n";
+    return kExitUsage;
+  }
+  o.max_connections = a.max_connections;
+  o.min_upload_rate = a.min_upload_rate;
+  o.blocking_threads = a.blocking_threads;
   sigset_t signals = block_stop_signals();
   auto srv = server::Server::create(o);
   if (!srv) {
@@ -88,8 +117,8 @@ int run_serve(const ServeArgs& a) {
     return kExitUsage;
   }
   std::string host = o.address.find(':') != std::string::npos ? "[" + o.address + "]" : o.address;
-  std::cerr << "charkit: listening on http://" << host << ":" << *port << "/ (data "
-            << printable(o.data_dir.string()) << ", blobs "
+  std::cerr << "charkit: listening on " << (o.tls_cert.empty() ? "http" : "https") << "://" << host
+            << ":" << *port << "/ (data " << printable(o.data_dir.string()) << ", blobs "
             << printable(server::resolved_blob_root(o).string()) << ", database "
             << printable(server::resolved_db_url(o)) << ", " << a.workers
             << " job workers); Ctrl-C stops" << std::endl;
@@ -165,11 +194,48 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   serve->add_flag("--quiet", args->quiet,
                   "No line per request and per job on stderr (start and stop lines stay)");
+  serve
+      ->add_option("--auth", args->auth,
+                   "When API tokens are needed: auto (once `charkit token create` made one) or "
+                   "required (always)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "required"}));
+  serve->add_flag("--insecure-open", args->insecure_open,
+                  "Listen on a non-loopback address although no API token exists (anyone who "
+                  "can connect may upload and delete)");
+  serve->add_flag("--public-read", args->public_read, "GET routes need no token");
+  serve->add_flag("--public-metrics", args->public_metrics, "/metrics needs no token");
+  serve->add_option("--allowed-host", args->allowed_hosts,
+                    "A Host header value this server answers to besides localhost and the listen "
+                    "address (NAME or NAME:PORT; repeatable), e.g. the name behind a proxy");
+  serve->add_option("--cors-origin", args->cors_origins,
+                    "An origin (https://app.example) whose pages may call the API (CORS; "
+                    "repeatable)");
+  serve->add_option("--tls-cert", args->tls_cert, "PEM certificate chain: serve HTTPS and WSS");
+  serve->add_option("--tls-key", args->tls_key, "PEM private key of --tls-cert");
+  serve
+      ->add_option("--max-connections", args->max_connections,
+                   "Open connections at most (HTTP and WebSocket); more get 503")
+      ->capture_default_str();
+  serve
+      ->add_option("--min-upload-rate", args->min_upload_rate,
+                   "Bytes/s an upload must average after its first 30 s, else it is cut off (0: "
+                   "no minimum)")
+      ->capture_default_str();
+  serve
+      ->add_option("--blocking-threads", args->blocking_threads,
+                   "Threads for the database and file work of requests (kept off the HTTP "
+                   "threads)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 256u));
   serve->footer(
       "Open http://HOST:PORT/ in a browser for the upload page; the API is in docs/api.md.\n"
       "Uploads: curl --data-binary @walk.bvh "
       "'http://127.0.0.1:8080/api/motions?filename=walk.bvh'\n"
-      "The server binds to loopback unless --listen says otherwise. One line per request goes to\n"
+      "The server binds to loopback unless --listen says otherwise; a non-loopback address needs\n"
+      "an API token in the catalogue (charkit token create) or --insecure-open. Once a token\n"
+      "exists, requests need one (Authorization: Bearer, or /login in a browser). One line per\n"
+      "request goes to\n"
       "stderr. SIGINT/SIGTERM stop it gracefully: no new connections, uploads in flight are\n"
       "discarded (no temporary file stays), WebSocket clients get a close frame (1001), running\n"
       "jobs are cancelled and go back to the queue (pending) for the next start or another "

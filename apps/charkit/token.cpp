@@ -142,10 +142,11 @@ void add_token_commands(CLI::App& app, int& exit_code) {
       "token", "API tokens of `charkit serve`: create, list and revoke bearer tokens");
   token->require_subcommand(1);
   token->footer(
-      "Once a token exists, the server requires one on every API request and WebSocket\n"
-      "(Authorization: Bearer SECRET, or the console's login cookie). Scopes: read (GET),\n"
-      "write (also uploads), admin (also DELETE and /metrics). Only the SHA-256 of a secret\n"
-      "is stored. Use the same --data/--db as `charkit serve`.");
+      "Once a token has been created (revoked ones count: revoking never reopens the server),\n"
+      "the server requires one on every API request and WebSocket (Authorization: Bearer\n"
+      "SECRET, or the login cookie of /login). Scopes: read (GET routes, streams, /metrics),\n"
+      "write (also uploads and live publishing), admin (also DELETE). Only the SHA-256 of a\n"
+      "secret is stored. Use the same --data/--db as `charkit serve`.");
 
   auto c = std::make_shared<TokenArgs>();
   CLI::App* create =

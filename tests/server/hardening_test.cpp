@@ -24,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using core::Json;
 using test_http::count_files;
+using test_http::files_left;
 using test_http::raw_exchange;
 using test_http::raw_request;
 using test_http::read_file;
@@ -158,7 +159,7 @@ TEST_P(HardeningTest, ChunkedTrailerOverTheHeaderLimitIsRefusedAndTheUploadRemov
   const std::string big(70000, 'a');
   // On a plain route.
   std::string healthz =
-      "GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
       "0\r\nX-Big: " +
       big + "\r\n\r\n";
   auto r = raw_request(port_, healthz);
@@ -166,7 +167,8 @@ TEST_P(HardeningTest, ChunkedTrailerOverTheHeaderLimitIsRefusedAndTheUploadRemov
   expect_alive();
   // On an upload: the file data arrives, then the trailer.
   std::string upload =
-      "POST /api/motions?filename=t.bvh HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "POST /api/motions?filename=t.bvh HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: "
+      "chunked\r\n\r\n"
       "5\r\nhello\r\n0\r\nX-Big: " +
       big + "\r\n\r\n";
   auto u = raw_request(port_, upload);
@@ -180,7 +182,8 @@ TEST_P(HardeningTest, ChunkedTrailerOverTheHeaderLimitIsRefusedAndTheUploadRemov
   EXPECT_EQ(left, 0u);
   // A trailer within the limit is accepted (and ignored).
   std::string fine =
-      "POST /api/motions?filename=t.json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "POST /api/motions?filename=t.json HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: "
+      "chunked\r\n\r\n"
       "2\r\n{}\r\n0\r\nX-Small: 1\r\n\r\n";
   EXPECT_EQ(raw_request(port_, fine).status, 201u);
   expect_alive();
@@ -188,12 +191,13 @@ TEST_P(HardeningTest, ChunkedTrailerOverTheHeaderLimitIsRefusedAndTheUploadRemov
 
 TEST_P(HardeningTest, TransferEncodingOtherThanChunkedIsRefusedNotSmuggled) {
   // The body is a second request: a server that ignored the coding would answer it too.
-  const std::string smuggled = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string smuggled = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   for (const char* te : {"xchunked", "chunked, identity", "identity", "gzip, chunked",
                          "chunked\r\nTransfer-Encoding: chunked"}) {
     for (const char* target : {"/healthz", "/api/motions?filename=a.bvh"}) {
       std::string req = std::string(target[1] == 'h' ? "GET " : "POST ") + target +
-                        " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te + "\r\n\r\n" + smuggled;
+                        " HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: " + te + "\r\n\r\n" +
+                        smuggled;
       std::string got = raw_exchange(port_, req);
       EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << te << " " << target << ": " << got;
       EXPECT_NE(got.find("BAD_TRANSFER_ENCODING"), std::string::npos) << te;
@@ -211,25 +215,25 @@ TEST_P(HardeningTest, MalformedChunkFramingIs400) {
   for (const char* body :
        {"zz\r\nhello\r\n0\r\n\r\n", "5\r\nhelloXX0\r\n\r\n", "5;\x01=1\r\nhello\r\n0\r\n\r\n"}) {
     for (const char* target : {"GET /healthz", "POST /api/motions?filename=a.bvh"}) {
-      std::string req =
-          std::string(target) + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + body;
+      std::string req = std::string(target) +
+                        " HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n" + body;
       auto r = raw_request(port_, req);
       EXPECT_EQ(r.status, 400u) << target << " " << body;
       EXPECT_EQ(r.json()["error"], "HTTP_BAD_FRAMING") << target;
     }
   }
-  EXPECT_EQ(count_files(dir_ / "blobs" / "tmp"), 0u);
+  EXPECT_EQ(files_left(dir_ / "blobs" / "tmp"), 0u);
   expect_alive();
 }
 
 TEST_P(HardeningTest, EmptyChunkedUploadIs400EmptyBody) {
   auto r = raw_request(port_,
-                       "POST /api/motions?filename=a.bvh HTTP/1.1\r\nHost: x\r\n"
+                       "POST /api/motions?filename=a.bvh HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                        "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
   EXPECT_EQ(r.status, 400u);
   EXPECT_EQ(r.json()["error"], "EMPTY_BODY");
   EXPECT_EQ(request(port_, http::verb::get, "/api/motions").json()["total"], 0);
-  EXPECT_EQ(count_files(dir_ / "blobs"), 0u);
+  EXPECT_EQ(files_left(dir_ / "blobs"), 0u);
   expect_alive();
 }
 

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "charkit/core/json.h"
 
@@ -47,7 +48,8 @@ inline Response request(std::uint16_t port, http::verb method, const std::string
   tcp::socket sock(ioc);
   sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
   http::request<http::string_body> req{method, target, 11};
-  req.set(http::field::host, "127.0.0.1");
+  // As a browser sends it: the port is part of Host (and of the origin).
+  req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
   for (const auto& [k, v] : headers) req.set(k, v);
   if (!body.empty() || method == http::verb::post) {
     req.body() = body;
@@ -125,6 +127,18 @@ inline std::size_t count_files(const std::filesystem::path& dir) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir, ec))
     if (e.is_regular_file()) ++n;
   return n;
+}
+
+/// Regular files under dir once the server is done removing discarded
+/// uploads (it does that on its blocking threads, after answering): polls
+/// for up to 5 s while any are left.
+inline std::size_t files_left(const std::filesystem::path& dir) {
+  std::size_t left = count_files(dir);
+  for (int i = 0; i < 500 && left != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    left = count_files(dir);
+  }
+  return left;
 }
 
 }  // namespace charkit::server::test_http

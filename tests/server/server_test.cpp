@@ -220,27 +220,28 @@ TEST_P(ServerTest, ContentLengthOverLimitIs413BeforeReading) {
   start_server(1000);
   // Only the header: the server must answer without waiting for the body.
   auto r = raw_request(port_,
-                       "POST /api/motions?filename=big.bvh HTTP/1.1\r\nHost: x\r\n"
+                       "POST /api/motions?filename=big.bvh HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                        "Content-Length: 5000\r\n\r\n");
   EXPECT_EQ(r.status, 413u);
   EXPECT_EQ(Json::parse(r.body)["error"], "UPLOAD_TOO_LARGE");
   // A chunked body that grows past the limit is cut off too.
   std::string chunk(800, 'a');
   std::string chunked =
-      "POST /api/motions?filename=big.bvh HTTP/1.1\r\nHost: x\r\n"
+      "POST /api/motions?filename=big.bvh HTTP/1.1\r\nHost: 127.0.0.1\r\n"
       "Transfer-Encoding: chunked\r\n\r\n";
   for (int i = 0; i < 3; ++i) chunked += "320\r\n" + chunk + "\r\n";
   chunked += "0\r\n\r\n";
   auto c = raw_request(port_, chunked);
   EXPECT_EQ(c.status, 413u);
-  EXPECT_EQ(count_files(dir_ / "blobs"), 0u);
+  EXPECT_EQ(test_http::files_left(dir_ / "blobs"), 0u);
   auto list = request(port_, http::verb::get, "/api/motions").json();
   EXPECT_EQ(list["total"], 0);
 }
 
 TEST_P(ServerTest, HugeHeaderRefused) {
   std::string req =
-      "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(100 * 1024, 'a') + "\r\n\r\n";
+      "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + std::string(100 * 1024, 'a') +
+      "\r\n\r\n";
   auto r = raw_request(port_, req);
   // Either a 431 or a closed connection; never a 200.
   EXPECT_TRUE(r.status == 431u || r.status == 0u) << r.status;
@@ -334,7 +335,8 @@ TEST_P(ServerTest, StopDiscardsUploadInFlight) {
   tcp::socket sock(ioc);
   sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_));
   std::string head =
-      "POST /api/motions?filename=slow.bvh HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
+      "POST /api/motions?filename=slow.bvh HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: "
+      "100000\r\n\r\n" +
       std::string(1000, 'x');
   net::write(sock, net::buffer(head));
   // Wait (bounded) until the temporary file exists, then stop the server.
@@ -366,8 +368,8 @@ std::string form_body(const std::string& part_name, const std::string& content, 
 
 std::string form_head(const std::string& target, std::size_t length) {
   return "POST " + target +
-         " HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=" + kBoundary +
-         "\r\nContent-Length: " + std::to_string(length) + "\r\n\r\n";
+         " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=" +
+         kBoundary + "\r\nContent-Length: " + std::to_string(length) + "\r\n\r\n";
 }
 
 /// Sends head + body in pieces of the given sizes (cycled) with a short
@@ -467,11 +469,11 @@ TEST_P(ServerTest, MultipartRefusalsLeaveNothing) {
   }
   // Content-Type problems are answered before the body.
   auto nb = raw_request(port_,
-                        "POST /api/motions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                        "POST /api/motions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
                         "multipart/form-data\r\nContent-Length: 3\r\n\r\nabc");
   EXPECT_EQ(nb.status, 400u);
   EXPECT_EQ(Json::parse(nb.body)["error"], "MULTIPART_BAD_BOUNDARY");
-  EXPECT_EQ(count_files(dir_ / "blobs"), 0u);
+  EXPECT_EQ(test_http::files_left(dir_ / "blobs"), 0u);
   EXPECT_EQ(request(port_, http::verb::get, "/api/motions").json()["total"], 0);
 }
 
@@ -589,11 +591,12 @@ TEST_P(ServerTest, UploadCutOffMidBodyLeavesNothing) {
       tcp::socket sock(ioc);
       sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port_));
       std::string head =
-          multipart ? form_head("/api/motions", 100000) +
-                          form_body("cut.bvh", std::string(2000, 'y'), false)
-                    : "POST /api/motions?filename=cut.bvh HTTP/1.1\r\nHost: x\r\nContent-Length: "
-                      "100000\r\n\r\n" +
-                          std::string(2000, 'x');
+          multipart
+              ? form_head("/api/motions", 100000) +
+                    form_body("cut.bvh", std::string(2000, 'y'), false)
+              : "POST /api/motions?filename=cut.bvh HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: "
+                "100000\r\n\r\n" +
+                    std::string(2000, 'x');
       net::write(sock, net::buffer(head));
       // Wait (bounded) until the server holds a temporary file, then hang up.
       for (int i = 0; i < 500 && count_files(dir_ / "blobs" / "tmp") == 0; ++i)

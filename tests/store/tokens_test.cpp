@@ -21,7 +21,7 @@ TEST_P(TokensTest, CreateVerifyRevoke) {
   auto c = open_catalogue();
   ASSERT_TRUE(c);
   TokenStore tokens(*c);
-  EXPECT_EQ(*tokens.count_active(), 0);
+  EXPECT_EQ(*tokens.count(), 0);
   auto t = tokens.create(Scope::write, "ci uploader");
   ASSERT_TRUE(t) << t.error().to_string();
   EXPECT_EQ(t->secret.size(), kTokenSecretLength);
@@ -30,7 +30,8 @@ TEST_P(TokensTest, CreateVerifyRevoke) {
   EXPECT_EQ(t->token.name, "ci uploader");
   EXPECT_EQ(t->token.hint, t->secret.substr(4, 8));
   EXPECT_FALSE(t->token.last_used_at);
-  EXPECT_EQ(*tokens.count_active(), 1);
+  EXPECT_EQ(*tokens.count(), 1);
+  EXPECT_EQ(*tokens.count(true), 1);
 
   // The secret is stored only as its SHA-256.
   auto other = open_catalogue();
@@ -57,7 +58,8 @@ TEST_P(TokensTest, CreateVerifyRevoke) {
   EXPECT_FALSE(*tokens.revoke(t->token.id));
   EXPECT_FALSE(*tokens.revoke(9999));
   EXPECT_FALSE(tokens.verify(t->secret)->has_value());
-  EXPECT_EQ(*tokens.count_active(), 0);
+  EXPECT_EQ(*tokens.count(true), 0);
+  EXPECT_EQ(*tokens.count(), 1);  // a revoked token still counts as having had one
   auto all = tokens.list();
   ASSERT_TRUE(all);
   ASSERT_EQ(all->size(), 1u);

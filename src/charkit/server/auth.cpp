@@ -107,8 +107,15 @@ OriginCheck check_origin(const AccessPolicy& policy, std::string_view origin, st
   origin = trim(origin);
   if (origin.empty()) return OriginCheck::none;
   const std::string o = lower(origin);
-  const std::string self = std::string(tls ? "https://" : "http://") + lower(trim(host));
-  if (o == self) return OriginCheck::same;
+  // Same origin: the page came from this Host (and port). The scheme is not
+  // compared: behind a TLS-terminating proxy the browser says https:// while
+  // the server speaks plain HTTP, and one host:port serves only one scheme.
+  const std::string h = lower(trim(host));
+  (void)tls;
+  for (std::string_view scheme : {"http://", "https://"})
+    if (o.size() == scheme.size() + h.size() && o.compare(0, scheme.size(), scheme) == 0 &&
+        o.compare(scheme.size(), std::string::npos, h) == 0 && !h.empty())
+      return OriginCheck::same;
   for (const auto& allowed : policy.cors_origins)
     if (o == lower(allowed)) return OriginCheck::cors;
   return OriginCheck::forbidden;
@@ -129,7 +136,7 @@ std::optional<AuthCache::Decision> AuthCache::find(std::string_view secret) {
 
 core::Result<AuthCache::Decision> AuthCache::lookup(store::TokenStore& tokens,
                                                     std::string_view secret) {
-  auto count = tokens.count_active();
+  auto count = tokens.count();
   if (!count) return std::move(count).error();
   Decision d;
   d.tokens_exist = *count > 0;

@@ -55,8 +55,8 @@ std::vector<std::string> default_allowed_hosts(std::string_view address, std::ui
 bool host_allowed(const AccessPolicy& policy, std::string_view host);
 
 /// How a request's Origin header stands: none (not a browser, or a
-/// same-origin GET), same (Origin is this server: scheme://Host), cors (an
-/// allowed other origin), forbidden.
+/// same-origin GET), same (Origin is http:// or https:// + this request's
+/// Host), cors (an allowed other origin), forbidden.
 enum class OriginCheck { none, same, cors, forbidden };
 OriginCheck check_origin(const AccessPolicy& policy, std::string_view origin, std::string_view host,
                          bool tls);
@@ -69,7 +69,9 @@ class AuthCache {
   explicit AuthCache(std::chrono::milliseconds ttl = std::chrono::seconds(5)) : ttl_(ttl) {}
 
   struct Decision {
-    bool tokens_exist = false;          ///< at least one active token in the catalogue
+    /// A token was ever created in the catalogue (revoking every token never
+    /// opens the server again).
+    bool tokens_exist = false;
     std::optional<store::Scope> scope;  ///< the secret's scope; nullopt: none or not valid
   };
   /// The cached decision for this secret, if fresh.

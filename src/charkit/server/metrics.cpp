@@ -75,6 +75,16 @@ std::string Metrics::render(const std::vector<std::pair<std::string, std::int64_
          "Exceptions that escaped a request or I/O handler (answered 500 or logged).");
   sample(out, "charkit_handler_exceptions_total", "",
          static_cast<std::int64_t>(handler_exceptions.load()));
+  header(out, "charkit_connections", "gauge", "Open client connections (HTTP and WebSocket).");
+  sample(out, "charkit_connections", "", connections.load());
+  header(out, "charkit_connections_refused_total", "counter",
+         "Connections answered 503 because the server was at its connection limit.");
+  sample(out, "charkit_connections_refused_total", "",
+         static_cast<std::int64_t>(connections_refused.load()));
+  header(out, "charkit_accept_backoffs_total", "counter",
+         "Times accepting paused because file descriptors or memory ran out.");
+  sample(out, "charkit_accept_backoffs_total", "",
+         static_cast<std::int64_t>(accept_backoffs.load()));
   return out;
 }
 

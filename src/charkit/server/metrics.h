@@ -27,6 +27,9 @@ struct Metrics {
   /// Exceptions that a request handler or an I/O completion handler let
   /// through (answered 500 or logged; the server goes on).
   std::atomic<std::uint64_t> handler_exceptions{0};
+  std::atomic<std::int64_t> connections{0};  ///< open client connections (HTTP + WebSocket)
+  std::atomic<std::uint64_t> connections_refused{0};  ///< 503 at the connection cap
+  std::atomic<std::uint64_t> accept_backoffs{0};      ///< accept() out of descriptors or memory
 
   /// One answered request. Unknown methods share the label "other" and codes
   /// outside 100..599 become 0, so a client cannot grow the label set without bound.

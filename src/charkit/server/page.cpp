@@ -36,6 +36,7 @@ async function refresh() {
   let html = "";
   for (const kind of Object.keys(cols)) {
     const r = await fetch("/api/" + kind + "?limit=100");
+    if (r.status === 401) { location.href = "/login"; return; }
     const page = await r.json();
     html += "<h2>" + kind + " (" + esc(page.total) + ")</h2><table><tr>";
     for (const c of cols[kind]) html += "<th>" + esc(c) + "</th>";
@@ -70,6 +71,34 @@ document.getElementById("upload").addEventListener("submit", async ev => {
 });
 refresh();
 setInterval(refresh, 3000);
+</script>
+</body>
+</html>
+)HTML";
+  return kPage;
+}
+
+std::string_view login_html() {
+  static constexpr std::string_view kPage = R"HTML(<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>charkit: log in</title>
+<style>body { font-family: system-ui, sans-serif; margin: 2em; max-width: 40em; }
+input { width: 100%; font-family: monospace; } .failed { color: #b00; }</style>
+</head>
+<body>
+<h1>charkit</h1>
+<p>This server needs an API token. Ask its operator for one
+(<code>charkit token create --scope read|write|admin</code>) and paste it here.</p>
+<p class="failed" id="failed" hidden>That is not an active token of this server.</p>
+<form method="post" action="/api/session">
+<p><input name="token" type="password" autocomplete="current-password" placeholder="ckt_…" required></p>
+<p><button>Log in</button></p>
+</form>
+<script>
+if (new URLSearchParams(location.search).has("failed"))
+  document.getElementById("failed").hidden = false;
 </script>
 </body>
 </html>

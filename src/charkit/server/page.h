@@ -1,5 +1,6 @@
 // The plain HTML page served at GET / (no build step, no external files):
-// lists models, motions and packages with their states and offers uploads.
+// lists models, motions and packages with their states and offers uploads;
+// and the login page.
 #pragma once
 
 #include <string_view>
@@ -7,5 +8,8 @@
 namespace charkit::server {
 
 std::string_view index_html();
+/// GET /login: a form that posts an API token to /api/session (which sets
+/// the login cookie) — how a browser logs in once the server needs tokens.
+std::string_view login_html();
 
 }  // namespace charkit::server

@@ -3,6 +3,7 @@
 #include "charkit/server/server.h"
 
 #include <array>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <limits>
@@ -10,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -17,11 +19,13 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include "charkit/core/ascii.h"
 #include "charkit/core/json.h"
 #include "charkit/core/json_text.h"
 #include "charkit/core/utf8.h"
+#include "charkit/server/auth.h"
 #include "charkit/server/http_glue.h"
 #include "charkit/server/metrics.h"
 #include "charkit/server/multipart.h"
@@ -30,6 +34,7 @@
 #include "charkit/server/ws.h"
 #include "charkit/store/catalogue.h"
 #include "charkit/store/jobs.h"
+#include "charkit/store/tokens.h"
 
 namespace charkit::server {
 namespace {
@@ -47,53 +52,16 @@ beast::string_view bsv(std::string_view s) {
   return {s.data(), s.size()};
 }
 
-/// A Beast body that streams a byte range of a stored blob (pread, 64 KiB at a time).
-struct BlobBody {
-  struct value_type {
-    std::shared_ptr<store::BlobReader> reader;
-    std::uint64_t offset = 0;
-    std::uint64_t length = 0;
-  };
-  static std::uint64_t size(const value_type& v) { return v.length; }
-
-  class writer {
-   public:
-    using const_buffers_type = net::const_buffer;
-    template <bool isRequest, class Fields>
-    writer(http::header<isRequest, Fields>& /*h*/, const value_type& b) : body_(b) {}
-    void init(beast::error_code& ec) {
-      pos_ = body_.offset;
-      remain_ = body_.length;
-      ec = {};
-    }
-    boost::optional<std::pair<const_buffers_type, bool>> get(beast::error_code& ec) {
-      if (remain_ == 0) {
-        ec = {};
-        return boost::none;
-      }
-      std::size_t want = remain_ < buf_.size() ? static_cast<std::size_t>(remain_) : buf_.size();
-      auto r = body_.reader->read_at(pos_, std::span<std::uint8_t>(buf_.data(), want));
-      if (!r || *r == 0) {
-        ec = make_error_code(beast::errc::io_error);
-        return boost::none;
-      }
-      pos_ += *r;
-      remain_ -= *r;
-      ec = {};
-      return {{net::const_buffer(buf_.data(), *r), remain_ > 0}};
-    }
-
-   private:
-    const value_type& body_;
-    std::uint64_t pos_ = 0;
-    std::uint64_t remain_ = 0;
-    std::array<std::uint8_t, 64 * 1024> buf_{};
-  };
-};
-
 using StringResponse = http::response<http::string_body>;
-using BlobResponse = http::response<BlobBody>;
-using Reply = std::variant<StringResponse, BlobResponse>;
+/// A stored blob (or a byte range of it) to send: the header, then the body
+/// read from `reader` on the blocking pool (Session::send_blob).
+struct BlobReply {
+  http::response<http::empty_body> head;
+  std::shared_ptr<store::BlobReader> reader;
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+using Reply = std::variant<StringResponse, BlobReply>;
 
 StringResponse json_reply(http::status status, const Json& body) {
   StringResponse res{status, 11};
@@ -144,7 +112,7 @@ std::filesystem::path resolved_blob_root(const ServerOptions& o) {
   return o.blob_root.empty() ? o.data_dir / "blobs" : o.blob_root;
 }
 
-class Session;
+class SessionBase;
 
 struct Server::Impl {
   ServerOptions options;
@@ -156,12 +124,40 @@ struct Server::Impl {
   Metrics metrics;
   ws::Hub hub{metrics};
   std::mutex sessions_mutex;
-  std::map<Session*, std::weak_ptr<Session>> sessions;
+  std::map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
   std::mutex log_mutex;
 
   net::io_context ioc;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> guard;
   std::optional<tcp::acceptor> acceptor;
+  std::optional<net::steady_timer> accept_timer;
+  std::chrono::milliseconds accept_backoff{10};
+  /// Database, file and object-storage work of the HTTP and WebSocket
+  /// sessions: never on the I/O threads, so a slow disk or query cannot
+  /// stall other connections (docs/server.md §Threads).
+  std::optional<net::thread_pool> blocking;
+  /// Open client connections (HTTP sessions and WebSocket sessions).
+  std::atomic<std::size_t> open_connections{0};
+  AccessPolicy access;  ///< Host and Origin allow-lists (start())
+  AuthCache auth_cache;
+  bool tls = false;
+  std::optional<net::ssl::context> ssl_ctx;  ///< set with --tls-cert
+
+  /// The token decision for a secret from the catalogue (blocking: on the pool).
+  core::Result<AuthCache::Decision> lookup_auth(const std::string& secret) {
+    store::TokenStore tokens(*catalogue);
+    return auth_cache.lookup(tokens, secret);
+  }
+
+  /// A token held for a connection's life: counts it in open_connections.
+  std::shared_ptr<void> connection_slot() {
+    open_connections.fetch_add(1);
+    metrics.connections.fetch_add(1);
+    return std::shared_ptr<void>(nullptr, [this](void*) {
+      open_connections.fetch_sub(1);
+      metrics.connections.fetch_sub(1);
+    });
+  }
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
   std::atomic<std::uint16_t> port{0};
@@ -213,8 +209,11 @@ struct Server::Impl {
   Reply handle_delete(store::Kind kind, std::int64_t id);
   Reply handle_asset(const store::Asset& asset, const http::request<http::string_body>& req);
   StringResponse handle_metrics();
-  /// The keypoint frames of a done motion (shared while streamed), or the HTTP refusal.
-  std::variant<std::shared_ptr<const ws::MotionFrames>, StringResponse> stream_frames(
+  /// /api/session: GET who am I, POST log in (sets the cookie), DELETE log out.
+  StringResponse handle_session(const http::request<http::string_body>& req);
+  /// The keypoint frames of a done motion, opened for streaming (shared
+  /// while streamed), or the HTTP refusal. Blocking: on the pool.
+  std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse> open_stream(
       std::int64_t motion_id);
   /// After an upload committed: asset row, record, job. 201 created, 200 existing.
   StringResponse finish_upload(store::Kind kind, const store::StoredBlob& blob,
@@ -223,15 +222,32 @@ struct Server::Impl {
 
 // ---- one connection -----------------------------------------------------------
 
-class Session : public std::enable_shared_from_this<Session> {
+/// What Server::stop needs of a connection, plain or TLS.
+class SessionBase {
+ public:
+  virtual ~SessionBase() = default;
+  /// On the session's strand: close now (uploads in flight are discarded).
+  virtual void shutdown() = 0;
+  virtual net::any_io_executor executor() = 0;
+};
+
+/// One HTTP connection; Stream is beast::tcp_stream, or ws::TlsStream with
+/// --tls-cert (the handshake comes first, a close sends close_notify).
+template <class Stream>
+class Session final : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
  public:
   // The read buffer holds what the parser has not consumed yet: a request
   // line and header, a chunk-size line, or a chunked body's whole trailer
   // section. Bounding it by the header limit bounds trailers the same way
   // (Beast's own header limit does not cover them).
-  Session(Server::Impl& srv, tcp::socket socket)
-      : srv_(srv), stream_(std::move(socket)), buffer_(srv.options.max_header_bytes) {}
-  ~Session() {
+  Session(Server::Impl& srv, Stream&& stream)
+      : srv_(srv),
+        stream_(std::move(stream)),
+        buffer_(srv.options.max_header_bytes),
+        slot_(srv.connection_slot()) {}
+  ~Session() override {
     std::lock_guard lock(srv_.sessions_mutex);
     srv_.sessions.erase(this);
   }
@@ -239,37 +255,76 @@ class Session : public std::enable_shared_from_this<Session> {
   void run() {
     {
       std::lock_guard lock(srv_.sessions_mutex);
-      srv_.sessions[this] = weak_from_this();
+      srv_.sessions[this] = this->weak_from_this();
     }
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_header(); });
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->begin(); });
   }
 
   /// Called by Server::stop on the session's strand.
-  void shutdown() {
+  void shutdown() override {
     if (handed_off_) return;  // the socket now belongs to a WebSocket session
-    if (upload_) upload_->abort();
+    closed_ = true;
+    if (!in_pool_) discard_upload();  // else the pool's completion discards it
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    lowest().close();
   }
-  beast::tcp_stream& stream() { return stream_; }
+  net::any_io_executor executor() override { return stream_.get_executor(); }
 
  private:
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void begin() {
+    if constexpr (kTls) {
+      lowest().expires_after(srv_.options.read_timeout);
+      stream_.async_handshake(net::ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) return self->close_now();
+                                self->read_header();
+                              });
+    } else {
+      read_header();
+    }
+  }
+  /// Runs `work` on the server's blocking pool — file, database and
+  /// object-storage calls never run on an I/O thread — then `then(result)`
+  /// back on this session's strand. Nothing else runs for the session in
+  /// between (no read is pending), so `work` may use the session's members.
+  /// The io_context counts the pending completion as work, so a stopping
+  /// server waits for it.
+  template <class Work, class Then>
+  void offload(Work work, Then then) {
+    in_pool_ = true;
+    auto back = net::prefer(stream_.get_executor(), net::execution::outstanding_work.tracked);
+    net::post(*srv_.blocking, [self = this->shared_from_this(), work = std::move(work),
+                               then = std::move(then), back = std::move(back)]() mutable {
+      auto result = work();
+      net::post(back, [self = std::move(self), result = std::move(result),
+                       then = std::move(then)]() mutable {
+        self->in_pool_ = false;
+        then(std::move(result));
+      });
+    });
+  }
+
   void read_header() {
-    if (srv_.stopping) return close();
+    if (srv_.stopping || closed_) return close();
     header_parser_.emplace();
     header_parser_->header_limit(srv_.options.max_header_bytes);
     header_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
-    stream_.expires_after(srv_.options.read_timeout);
-    http::async_read_header(
-        stream_, buffer_, *header_parser_,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
+    // One deadline for the whole request line and header: a client that
+    // trickles header bytes is cut off, not re-armed per read.
+    lowest().expires_after(srv_.options.read_timeout);
+    http::async_read_header(stream_, buffer_, *header_parser_,
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                              self->on_header(ec);
+                            });
   }
 
   void on_header(beast::error_code ec) {
     if (srv_.stopping || ec == http::error::end_of_stream || ec == net::error::eof) return close();
     start_ = std::chrono::steady_clock::now();
-    if (ec == http::error::header_limit)
+    if (ec == http::error::header_limit || ec == http::error::buffer_overflow)
       return send(error_reply(http::status::request_header_fields_too_large, "HEADER_TOO_LARGE",
                               "request line and header fields exceed " +
                                   std::to_string(srv_.options.max_header_bytes) + " bytes"),
@@ -297,6 +352,87 @@ class Session : public std::enable_shared_from_this<Session> {
           error_reply(http::status::bad_request, target.error().code, target.error().message),
           true);
     target_ = std::move(*target);
+    // Who is talking (docs/server.md §Access control): the Host must name
+    // this server (DNS rebinding), a browser's Origin must be this server or
+    // an allowed CORS origin (cross-site forms and WebSockets).
+    const std::string_view host = sv(req[http::field::host]);
+    if (!host_allowed(srv_.access, host))
+      return send(error_reply(http::status::forbidden, "HOST_FORBIDDEN",
+                              "the Host header does not name this server (add it with "
+                              "--allowed-host)"),
+                  true);
+    const std::string_view origin = sv(req[http::field::origin]);
+    const OriginCheck oc = check_origin(srv_.access, origin, host, srv_.tls);
+    if (oc == OriginCheck::forbidden)
+      return send(error_reply(http::status::forbidden, "ORIGIN_FORBIDDEN",
+                              "requests from " + core::quote_excerpt(origin, 100) +
+                                  " are not allowed (see --cors-origin)"),
+                  true);
+    cors_origin_ = oc == OriginCheck::cors ? std::string(origin) : std::string();
+    if (req.method() == http::verb::options) return send(preflight_reply(), !req.keep_alive());
+    access_ = required_access(method_, target_.segments, target_.query);
+    authorize();
+  }
+
+  /// The answer to a CORS preflight (OPTIONS): what an allowed origin may send.
+  StringResponse preflight_reply() const {
+    StringResponse res{http::status::no_content, 11};
+    if (!cors_origin_.empty()) {
+      res.set(http::field::access_control_allow_methods, "GET, POST, DELETE, OPTIONS");
+      res.set(http::field::access_control_allow_headers, "Authorization, Content-Type, Range");
+      res.set(http::field::access_control_max_age, "600");
+    }
+    res.set(http::field::allow, "GET, POST, DELETE, OPTIONS");
+    res.prepare_payload();
+    return res;
+  }
+
+  /// Checks the request's token against the access its route needs, then
+  /// route(). A cached decision answers at once; else the catalogue is asked
+  /// on the blocking pool.
+  void authorize() {
+    const Access need = access_;
+    if (need == Access::open || (need == Access::read && srv_.options.public_read) ||
+        (need == Access::metrics && srv_.options.public_metrics))
+      return route();
+    const auto& req = header_parser_->get();
+    std::string secret =
+        request_secret(sv(req[http::field::authorization]), sv(req[http::field::cookie]));
+    if (auto d = srv_.auth_cache.find(secret)) return decide(*d);
+    offload([this, secret = std::move(secret)] { return srv_.lookup_auth(secret); },
+            [this](core::Result<AuthCache::Decision> d) {
+              if (closed_) return;
+              if (!d) return send(store_error_reply(d.error()), true);
+              decide(*d);
+            });
+  }
+
+  void decide(const AuthCache::Decision& d) {
+    const bool required = d.tokens_exist || srv_.options.auth == AuthMode::required;
+    if (!required) return route();
+    if (!d.scope) {
+      auto res = error_reply(http::status::unauthorized, "UNAUTHENTICATED",
+                             "this server needs an API token: send 'Authorization: Bearer "
+                             "TOKEN' or log in at /login");
+      res.set(http::field::www_authenticate, "Bearer realm=\"charkit\"");
+      return send(std::move(res), true);
+    }
+    const store::Scope need = access_ == Access::admin   ? store::Scope::admin
+                              : access_ == Access::write ? store::Scope::write
+                                                         : store::Scope::read;
+    if (!store::scope_allows(*d.scope, need))
+      return send(error_reply(http::status::forbidden, "FORBIDDEN",
+                              "this needs a token with the '" +
+                                  std::string(store::scope_name(need)) + "' scope; this one has '" +
+                                  std::string(store::scope_name(*d.scope)) + "'"),
+                  true);
+    route();
+  }
+
+  /// The request is allowed: an upload streams into the store, anything
+  /// else has its (small) body read and is answered.
+  void route() {
+    const auto& req = header_parser_->get();
     const auto& seg = target_.segments;
     if (req.method() == http::verb::post && seg.size() == 2 && seg[0] == "api") {
       auto kind = store::parse_kind(seg[1]);
@@ -310,10 +446,10 @@ class Session : public std::enable_shared_from_this<Session> {
                   true);
     body_parser_.emplace(std::move(*header_parser_));
     body_parser_->body_limit(srv_.options.max_request_body);
-    stream_.expires_after(srv_.options.read_timeout);
+    lowest().expires_after(srv_.options.read_timeout);
     http::async_read(
         stream_, buffer_, *body_parser_,
-        [self = shared_from_this()](beast::error_code e, std::size_t) { self->on_body(e); });
+        [self = this->shared_from_this()](beast::error_code e, std::size_t) { self->on_body(e); });
   }
 
   void on_body(beast::error_code ec) {
@@ -323,16 +459,19 @@ class Session : public std::enable_shared_from_this<Session> {
           true);
     if (auto refusal = framing_refusal(ec)) return send(std::move(*refusal), true);
     if (ec) return close();
-    auto req = body_parser_->release();
-    srv_.metrics.request_bytes.fetch_add(req.body().size());
+    auto req = std::make_shared<http::request<http::string_body>>(body_parser_->release());
+    srv_.metrics.request_bytes.fetch_add(req->body().size());
     const auto& seg = target_.segments;
     if (seg.size() >= 3 && seg[0] == "api" &&
         ((seg.size() == 4 && seg[1] == "motions" && seg[3] == "stream") ||
          (seg.size() == 3 && seg[1] == "live")))
       return websocket_route(std::move(req));
-    bool keep = req.keep_alive();
-    Reply reply = srv_.handle_safely(req, target_);
-    std::visit([&](auto& r) { send(std::move(r), !keep); }, reply);
+    const bool keep = req->keep_alive();
+    offload([this, req] { return srv_.handle_safely(*req, target_); },
+            [this, keep](Reply reply) {
+              if (closed_) return;
+              send_reply(std::move(reply), !keep);
+            });
   }
 
   /// 400 for a Transfer-Encoding other than exactly one `chunked`.
@@ -369,14 +508,14 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // ---- WebSocket routes: checked here, then the socket moves to a ws::WsSession ----
-  void websocket_route(http::request<http::string_body>&& req) {
-    if (req.method() != http::verb::get) {
+  void websocket_route(std::shared_ptr<http::request<http::string_body>> req) {
+    if (req->method() != http::verb::get) {
       auto res = error_reply(http::status::method_not_allowed, "METHOD_NOT_ALLOWED",
                              "allowed here: GET (a WebSocket upgrade)");
       res.set(http::field::allow, "GET");
       return send(std::move(res), true);
     }
-    if (!beast::iequals(req[http::field::upgrade], "websocket")) {
+    if (!beast::iequals((*req)[http::field::upgrade], "websocket")) {
       auto res = error_reply(http::status::upgrade_required, "UPGRADE_REQUIRED",
                              "this route is a WebSocket: send Upgrade: websocket");
       res.set(http::field::upgrade, "websocket");
@@ -387,21 +526,26 @@ class Session : public std::enable_shared_from_this<Session> {
     if (seg[1] == "motions") {
       auto id = parse_id(seg[2]);
       if (!id)
-        return send(
-            error_reply(http::status::bad_request, "BAD_ID", "'" + seg[2] + "' is not a record id"),
-            true);
-      auto frames = [&]() -> std::variant<std::shared_ptr<const ws::MotionFrames>, StringResponse> {
-        try {
-          return srv_.stream_frames(*id);
-        } catch (const std::exception& e) {
-          return srv_.internal_error(e);
-        }
-      }();
-      if (auto* refusal = std::get_if<StringResponse>(&frames))
-        return send(std::move(*refusal), true);
-      handed_off_ = true;
-      ws::start_motion_stream(srv_.hub, std::move(stream_), std::move(req),
-                              std::get<0>(std::move(frames)), *id);
+        return send(error_reply(http::status::bad_request, "BAD_ID",
+                                core::quote_excerpt(seg[2]) + " is not a record id"),
+                    true);
+      using Opened = std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse>;
+      offload(
+          [this, id = *id]() -> Opened {
+            try {
+              return srv_.open_stream(id);
+            } catch (const std::exception& e) {
+              return srv_.internal_error(e);
+            }
+          },
+          [this, req, id = *id](Opened opened) {
+            if (closed_) return;
+            if (auto* refusal = std::get_if<StringResponse>(&opened))
+              return send(std::move(*refusal), true);
+            handed_off_ = true;
+            ws::start_motion_stream(srv_.hub, std::move(stream_), std::move(*req),
+                                    std::get<0>(std::move(opened)), id, slot_);
+          });
       return;
     }
     if (!ws::valid_channel_name(seg[2]))
@@ -417,8 +561,8 @@ class Session : public std::enable_shared_from_this<Session> {
                               "a live connection needs ?role=publish or ?role=view"),
                   true);
     handed_off_ = true;
-    ws::start_live(srv_.hub, std::move(stream_), std::move(req), seg[2],
-                   *role == "publish" ? ws::LiveRole::publish : ws::LiveRole::view);
+    ws::start_live(srv_.hub, std::move(stream_), std::move(*req), seg[2],
+                   *role == "publish" ? ws::LiveRole::publish : ws::LiveRole::view, slot_);
   }
 
   // ---- uploads: streamed into the blob store ----
@@ -428,10 +572,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (store::extension_allowed(kind_, ext)) return std::nullopt;
     Json allowed = Json::array();
     for (auto e : store::allowed_extensions(kind_)) allowed.push_back(e);
-    return error_reply(
-        http::status::unprocessable_entity, "UNSUPPORTED_EXTENSION",
-        "'" + ext + "' files are not accepted as " + std::string(store::kind_name(kind_)),
-        Json{{"extension", ext}, {"allowed", allowed}});
+    return error_reply(http::status::unprocessable_entity, "UNSUPPORTED_EXTENSION",
+                       core::quote_excerpt(ext) + " files are not accepted as " +
+                           std::string(store::kind_name(kind_)),
+                       Json{{"extension", ext}, {"allowed", allowed}});
   }
 
   StringResponse too_large_reply() const {
@@ -478,8 +622,8 @@ class Session : public std::enable_shared_from_this<Session> {
     auto length = header_parser_->content_length();
     const std::uint64_t max = srv_.blobs->max_bytes();
     // A multipart body carries framing besides the file: allow a bounded margin.
-    const std::uint64_t body_max = multipart ? max + kMultipartOverheadBytes : max;
-    if (length && *length > body_max)
+    body_max_ = multipart ? max + kMultipartOverheadBytes : max;
+    if (length && *length > body_max_)
       return send(error_reply(http::status::payload_too_large, "UPLOAD_TOO_LARGE",
                               "uploads are limited to " + std::to_string(max) + " bytes",
                               Json{{"limit", max}, {"contentLength", *length}}),
@@ -490,7 +634,8 @@ class Session : public std::enable_shared_from_this<Session> {
                   true);
     if (multipart) {
       // The store upload begins when the file part's headers have arrived
-      // (its extension may come from there).
+      // (its extension may come from there). The callbacks run in feed(),
+      // on the blocking pool.
       MultipartReader::Events ev;
       ev.on_file_begin = [this](std::string_view name) { return multipart_file_begin(name); };
       ev.on_file_data = [this](std::string_view bytes) -> core::Status {
@@ -504,20 +649,29 @@ class Session : public std::enable_shared_from_this<Session> {
         return core::Ok{};
       };
       reader_.emplace(std::move(boundary), std::move(ev));
-    } else {
-      auto up = srv_.blobs->begin_upload(kind, ext);
-      if (!up) return send(store_error_reply(up.error()), true);
-      upload_.emplace(std::move(*up));
+      return start_upload_body();
     }
+    offload([this, kind, ext] { return srv_.blobs->begin_upload(kind, ext); },
+            [this](core::Result<store::Upload> up) {
+              if (!up) return send(store_error_reply(up.error()), true);
+              upload_.emplace(std::move(*up));
+              if (closed_) return discard_upload();
+              start_upload_body();
+            });
+  }
+
+  void start_upload_body() {
     upload_gauge_.emplace(srv_.metrics.uploads_in_flight);
+    upload_started_ = std::chrono::steady_clock::now();
+    upload_bytes_ = 0;
     bool expect_continue =
         beast::iequals(header_parser_->get()[http::field::expect], "100-continue");
     upload_parser_.emplace(std::move(*header_parser_));
-    upload_parser_->body_limit(body_max);
+    upload_parser_->body_limit(body_max_);
     if (expect_continue) {
       auto res = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
       http::async_write(stream_, *res,
-                        [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                        [self = this->shared_from_this(), res](beast::error_code ec, std::size_t) {
                           if (ec) return self->close();
                           self->read_chunk();
                         });
@@ -527,21 +681,34 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void read_chunk() {
-    if (srv_.stopping) return close();
+    if (srv_.stopping || closed_) return close();
     if (upload_parser_->is_done()) return commit_upload();
     auto& body = upload_parser_->get().body();
     body.data = chunk_.data();
     body.size = chunk_.size();
     body.more = true;
-    stream_.expires_after(srv_.options.read_timeout);
+    // Each read must arrive within the read timeout, and the body as a
+    // whole at the minimum rate after a grace period: a client trickling
+    // a byte every few seconds is cut off (docs/server.md §Limits).
+    const auto now = std::chrono::steady_clock::now();
+    auto deadline = now + srv_.options.read_timeout;
+    if (srv_.options.min_upload_rate > 0) {
+      const auto allowed =
+          srv_.options.read_timeout +
+          std::chrono::milliseconds(upload_bytes_ * 1000 / srv_.options.min_upload_rate);
+      deadline = std::min(deadline, upload_started_ + allowed);
+    }
+    lowest().expires_at(deadline);
     // read_some: the bytes are handed on as they arrive (a multipart file part
     // begins its store upload at once), not when 64 KiB have gathered.
-    http::async_read_some(
-        stream_, buffer_, *upload_parser_,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_chunk(ec); });
+    http::async_read_some(stream_, buffer_, *upload_parser_,
+                          [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                            self->on_chunk(ec);
+                          });
   }
 
-  /// The multipart file part's headers are complete: name, extension, store upload.
+  /// The multipart file part's headers are complete: name, extension, store
+  /// upload. Runs in feed(), on the blocking pool.
   core::Status multipart_file_begin(std::string_view part_name) {
     if (!query_name_) {
       file_name_ = clean_file_name(part_name);
@@ -566,100 +733,134 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   /// A multipart body was refused: the callback's reply, else 400 with the reader's error.
-  void refuse_multipart(const core::Error& e) {
-    if (upload_) upload_->abort();
-    upload_.reset();
+  StringResponse multipart_refusal(const core::Error& e) {
     if (refusal_) {
       auto r = std::move(*refusal_);
       refusal_.reset();
-      return send(std::move(r), true);
+      return r;
     }
     Json detail = nullptr;
     if (e.location.offset) detail = Json{{"offset", *e.location.offset}};
-    send(error_reply(http::status::bad_request, e.code, e.message, detail), true);
+    return error_reply(http::status::bad_request, e.code, e.message, detail);
   }
 
   void on_chunk(beast::error_code ec) {
     if (ec == http::error::need_buffer) ec = {};
     if (ec == http::error::body_limit) {
-      if (upload_) upload_->abort();
+      discard_upload();
       return send(too_large_reply(), true);
     }
     if (auto refusal = framing_refusal(ec)) {  // bad chunk framing, trailer too large
-      if (upload_) upload_->abort();
+      discard_upload();
       srv_.log(method_ + " " + target_text_ + " refused: " + ec.message());
       return send(std::move(*refusal), true);
     }
     if (ec) {  // the client went away, a timeout, or shutdown: nothing is kept
-      if (upload_) upload_->abort();
+      discard_upload();
       srv_.log(method_ + " " + target_text_ + " aborted: " + ec.message());
       return close();
     }
-    std::size_t n = chunk_.size() - upload_parser_->get().body().size;
+    const std::size_t n = chunk_.size() - upload_parser_->get().body().size;
     srv_.metrics.request_bytes.fetch_add(n);
-    if (n > 0) {
-      if (reader_) {
-        auto s = reader_->feed(std::string_view(reinterpret_cast<const char*>(chunk_.data()), n));
-        if (!s) return refuse_multipart(s.error());
-      } else {
-        auto w = upload_->write(core::Bytes(chunk_.data(), n));
-        if (!w) {
-          upload_->abort();
-          return send(store_error_reply(w.error()), true);
-        }
-      }
-    }
-    read_chunk();
+    upload_bytes_ += n;
+    if (n == 0) return read_chunk();
+    // The bytes go to the temporary file (and through the multipart reader) on the pool.
+    offload(
+        [this, n]() -> std::optional<StringResponse> {
+          if (reader_) {
+            auto s =
+                reader_->feed(std::string_view(reinterpret_cast<const char*>(chunk_.data()), n));
+            if (!s) {
+              if (upload_) upload_->abort();
+              return multipart_refusal(s.error());
+            }
+            return std::nullopt;
+          }
+          auto w = upload_->write(core::Bytes(chunk_.data(), n));
+          if (!w) {
+            upload_->abort();
+            return w.error().code == "STORE_TOO_LARGE" ? too_large_reply()
+                                                       : store_error_reply(w.error());
+          }
+          return std::nullopt;
+        },
+        [this](std::optional<StringResponse> refusal) {
+          if (closed_) return discard_upload();
+          if (refusal) {
+            upload_.reset();
+            return send(std::move(*refusal), true);
+          }
+          read_chunk();
+        });
   }
 
   void commit_upload() {
-    bool keep = upload_parser_->get().keep_alive();
-    if (reader_) {
-      auto s = reader_->finish();
-      if (!s) return refuse_multipart(s.error());
-      const bool empty = reader_->file_bytes() == 0;
-      reader_.reset();
-      if (empty) {
-        if (upload_) upload_->abort();
-        upload_.reset();
-        upload_gauge_.reset();
-        return send(error_reply(http::status::bad_request, "EMPTY_BODY", "the file part is empty"),
-                    true);
-      }
-    }
-    if (!upload_ || upload_->bytes_written() == 0) {  // a chunked body with no data
-      if (upload_) upload_->abort();
-      upload_.reset();
-      upload_gauge_.reset();
-      return send(error_reply(http::status::bad_request, "EMPTY_BODY",
-                              "the request body must hold the file"),
-                  true);
-    }
-    auto blob = upload_->commit();
-    upload_.reset();
+    const bool keep = upload_parser_->get().keep_alive();
+    // (reply, close the connection after it)
+    using Outcome = std::pair<StringResponse, bool>;
+    offload(
+        [this, keep]() -> Outcome {
+          if (reader_) {
+            auto s = reader_->finish();
+            if (!s) {
+              if (upload_) upload_->abort();
+              return {multipart_refusal(s.error()), true};
+            }
+            if (reader_->file_bytes() == 0) {
+              if (upload_) upload_->abort();
+              return {
+                  error_reply(http::status::bad_request, "EMPTY_BODY", "the file part is empty"),
+                  true};
+            }
+          }
+          if (!upload_ || upload_->bytes_written() == 0) {  // a chunked body with no data
+            if (upload_) upload_->abort();
+            return {error_reply(http::status::bad_request, "EMPTY_BODY",
+                                "the request body must hold the file"),
+                    true};
+          }
+          auto blob = upload_->commit();
+          if (!blob) return {store_error_reply(blob.error()), true};
+          try {
+            return {srv_.finish_upload(kind_, *blob, file_name_), !keep};
+          } catch (const std::exception& e) {
+            return {srv_.internal_error(e), true};
+          }
+        },
+        [this](Outcome outcome) {
+          upload_.reset();
+          reader_.reset();
+          upload_gauge_.reset();
+          if (closed_) return;
+          send(std::move(outcome.first), outcome.second);
+        });
+  }
+
+  /// Drops the upload in progress; its temporary file is removed on the pool.
+  void discard_upload() {
     upload_gauge_.reset();
-    if (!blob) return send(store_error_reply(blob.error()), true);
-    StringResponse reply = [&] {
-      try {
-        return srv_.finish_upload(kind_, *blob, file_name_);
-      } catch (const std::exception& e) {
-        return srv_.internal_error(e);
-      }
-    }();
-    send(std::move(reply), !keep);
+    if (!upload_) return;
+    net::post(*srv_.blocking, [u = std::move(*upload_)]() mutable { u.abort(); });
+    upload_.reset();
   }
 
   // ---- responses ----
+  void send_reply(Reply&& reply, bool close_after) {
+    if (auto* s = std::get_if<StringResponse>(&reply)) return send(std::move(*s), close_after);
+    send_blob(std::make_shared<BlobReply>(std::get<BlobReply>(std::move(reply))), close_after);
+  }
+
   template <class Body>
   void send(http::response<Body>&& res, bool close_after) {
     res.set(http::field::server, "charkit");
     res.keep_alive(!close_after);
+    add_cors(res);
     auto sp = std::make_shared<http::response<Body>>(std::move(res));
     unsigned status = sp->result_int();
     std::uint64_t bytes = sp->payload_size() ? *sp->payload_size() : 0;
-    stream_.expires_after(std::chrono::seconds(300));
+    lowest().expires_after(std::chrono::seconds(300));
     http::async_write(stream_, *sp,
-                      [self = shared_from_this(), sp, close_after, status, bytes](
+                      [self = this->shared_from_this(), sp, close_after, status, bytes](
                           beast::error_code ec, std::size_t) {
                         self->log_request(status, bytes, ec);
                         if (ec || close_after) return self->close();
@@ -667,9 +868,74 @@ class Session : public std::enable_shared_from_this<Session> {
                       });
   }
 
+  /// A stored blob's bytes: the header, then the body read on the pool
+  /// (kBlobChunk at a time) and written as it comes.
+  void send_blob(std::shared_ptr<BlobReply> blob, bool close_after) {
+    auto& head = blob->head;
+    head.set(http::field::server, "charkit");
+    add_cors(head);
+    head.keep_alive(!close_after);
+    head.content_length(blob->length);
+    lowest().expires_after(std::chrono::seconds(300));
+    http::async_write(
+        stream_, head,
+        [self = this->shared_from_this(), blob, close_after](beast::error_code ec, std::size_t) {
+          if (ec) {
+            self->log_request(blob->head.result_int(), 0, ec);
+            return self->close();
+          }
+          self->pump_blob(blob, 0, close_after);
+        });
+  }
+
+  void pump_blob(std::shared_ptr<BlobReply> blob, std::uint64_t sent, bool close_after) {
+    const unsigned status = blob->head.result_int();
+    if (sent == blob->length) {
+      log_request(status, sent, {});
+      if (close_after) return close();
+      return read_header();
+    }
+    if (!body_buf_) body_buf_ = std::make_unique<std::array<std::uint8_t, kBlobChunk>>();
+    const auto want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(kBlobChunk, blob->length - sent));
+    offload(
+        [this, blob, sent, want] {
+          return blob->reader->read_at(blob->offset + sent,
+                                       std::span<std::uint8_t>(body_buf_->data(), want));
+        },
+        [this, blob, sent, close_after, status](core::Result<std::size_t> got) {
+          if (closed_) return;
+          if (!got || *got == 0) {  // the body was promised: all we can do is cut it short
+            srv_.log(method_ + " " + target_text_ + " body read failed: " +
+                     (got ? std::string("unexpected end") : got.error().to_string()));
+            log_request(status, sent, make_error_code(beast::errc::io_error));
+            return close();
+          }
+          lowest().expires_after(std::chrono::seconds(300));
+          net::async_write(stream_, net::buffer(body_buf_->data(), *got),
+                           [self = this->shared_from_this(), blob, sent, close_after, status](
+                               beast::error_code ec, std::size_t n) {
+                             if (ec) {
+                               self->log_request(status, sent + n, ec);
+                               return self->close();
+                             }
+                             self->pump_blob(blob, sent + n, close_after);
+                           });
+        });
+  }
+
+  /// An allowed cross-origin request's answer says so (and that it varies by Origin).
+  template <class Fields>
+  void add_cors(Fields& res) const {
+    if (cors_origin_.empty()) return;
+    res.set(http::field::access_control_allow_origin, cors_origin_);
+    res.set(http::field::access_control_expose_headers, "Location, Content-Range, ETag");
+    res.set(http::field::vary, "Origin");
+  }
+
   void log_request(unsigned status, std::uint64_t bytes, beast::error_code ec) {
     srv_.metrics.count_request(method_, status);
-    if (!ec) srv_.metrics.response_bytes.fetch_add(bytes);
+    srv_.metrics.response_bytes.fetch_add(bytes);
     auto ms = std::chrono::duration_cast<std::chrono::microseconds>(
                   std::chrono::steady_clock::now() - start_)
                   .count();
@@ -682,17 +948,34 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void close() {
-    upload_gauge_.reset();
-    if (handed_off_) return;
-    if (upload_) upload_->abort();
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.close();
+    if (handed_off_ || close_started_) return;
+    closed_ = true;
+    close_started_ = true;
+    if (!in_pool_) discard_upload();
+    if constexpr (kTls) {
+      // close_notify first (2 s at most), so the client sees a clean end.
+      lowest().expires_after(std::chrono::seconds(2));
+      stream_.async_shutdown(
+          [self = this->shared_from_this()](beast::error_code) { self->close_now(); });
+    } else {
+      close_now();
+    }
   }
 
+  void close_now() {
+    closed_ = true;
+    if (!in_pool_) discard_upload();
+    beast::error_code ec;
+    lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    lowest().close();
+  }
+
+  static constexpr std::size_t kBlobChunk = 256 * 1024;
+
   Server::Impl& srv_;
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
+  std::shared_ptr<void> slot_;  ///< the server's connection count; moves to a WebSocket session
   std::optional<http::request_parser<http::empty_body>> header_parser_;
   std::optional<http::request_parser<http::string_body>> body_parser_;
   std::optional<http::request_parser<http::buffer_body>> upload_parser_;
@@ -702,26 +985,74 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<StringResponse> refusal_;  ///< a reader callback's HTTP answer
   bool query_name_ = false;                ///< the file name came from ?filename=
   bool handed_off_ = false;
+  bool in_pool_ = false;  ///< offloaded work is running: the pool owns the session's state
+  bool closed_ = false;   ///< the socket was closed (shutdown, error): completions stop
+  bool close_started_ = false;
+  std::uint64_t body_max_ = 0;
+  std::uint64_t upload_bytes_ = 0;
+  std::chrono::steady_clock::time_point upload_started_;
   std::array<std::uint8_t, 64 * 1024> chunk_{};
+  std::unique_ptr<std::array<std::uint8_t, kBlobChunk>> body_buf_;
   store::Kind kind_ = store::Kind::model;
   std::string file_name_;
   Target target_;
   std::string method_;
   std::string target_text_;
+  std::string cors_origin_;  ///< the request's Origin when it is an allowed CORS origin
+  Access access_ = Access::open;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 void Server::Impl::do_accept() {
   acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (stopping) return;
-    if (!ec) {
-      // Keypoint frames are small writes at a fixed rate: without TCP_NODELAY,
-      // Nagle's algorithm holds a frame until the previous one is ACKed, and a
-      // client's delayed ACK (40 ms on Linux) shows as more than a frame of drift.
-      beast::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      std::make_shared<Session>(*this, std::move(socket))->run();
+    if (ec) {
+      // Out of file descriptors (or kernel memory): accepting again at once
+      // fails again at once and spins a core. Back off, 10 ms doubling to 1 s,
+      // until a connection closes.
+      // (errno values: Asio reports accept errors in the system category.)
+      const int err = ec.value();
+      if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+        metrics.accept_backoffs.fetch_add(1);
+        if (accept_backoff == std::chrono::milliseconds(10))
+          log("accept: " + ec.message() + "; backing off");
+        accept_timer->expires_after(accept_backoff);
+        accept_backoff = std::min(accept_backoff * 2, std::chrono::milliseconds(1000));
+        accept_timer->async_wait([this](beast::error_code e) {
+          if (!e && !stopping) do_accept();
+        });
+        return;
+      }
+      return do_accept();
     }
+    accept_backoff = std::chrono::milliseconds(10);
+    if (open_connections.load() >= options.max_connections) {
+      // Over the cap: a fixed 503 and close, without reading the request.
+      metrics.connections_refused.fetch_add(1);
+      auto s = std::make_shared<tcp::socket>(std::move(socket));
+      static const std::string k503 =
+          "HTTP/1.1 503 Service Unavailable\r\nServer: charkit\r\nContent-Type: "
+          "application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 97\r\n\r\n"
+          "{\"error\":\"TOO_MANY_CONNECTIONS\",\"message\":\"the server is at its connection "
+          "limit\",\"detail\":null}\n";
+      net::async_write(*s, net::buffer(k503), [s](beast::error_code, std::size_t) {
+        beast::error_code ignored;
+        s->shutdown(tcp::socket::shutdown_both, ignored);
+        s->close(ignored);
+      });
+      return do_accept();
+    }
+    // Keypoint frames are small writes at a fixed rate: without TCP_NODELAY,
+    // Nagle's algorithm holds a frame until the previous one is ACKed, and a
+    // client's delayed ACK (40 ms on Linux) shows as more than a frame of drift.
+    beast::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    if (ssl_ctx)
+      std::make_shared<Session<ws::TlsStream>>(*this, ws::TlsStream(std::move(socket), *ssl_ctx))
+          ->run();
+    else
+      std::make_shared<Session<beast::tcp_stream>>(*this, beast::tcp_stream(std::move(socket)))
+          ->run();
     do_accept();
   });
 }
@@ -964,26 +1295,26 @@ Reply Server::Impl::handle_asset(const store::Asset& asset,
     res.set(http::field::content_range, "bytes */" + std::to_string(size));
     return res;
   }
-  BlobResponse res;
-  res.version(11);
-  res.set(http::field::content_type, bsv(content_type_of(asset.ext)));
-  res.set(http::field::accept_ranges, "bytes");
-  res.set(http::field::etag, "\"" + asset.sha256 + "\"");
-  res.set(http::field::cache_control, "public, max-age=31536000, immutable");
-  res.body().reader = shared;
+  BlobReply res;
+  auto& head = res.head;
+  head.version(11);
+  head.set(http::field::content_type, bsv(content_type_of(asset.ext)));
+  head.set(http::field::accept_ranges, "bytes");
+  head.set(http::field::etag, "\"" + asset.sha256 + "\"");
+  head.set(http::field::cache_control, "public, max-age=31536000, immutable");
+  res.reader = shared;
   if (range.kind == ByteRange::Kind::kSatisfiable) {
-    res.result(http::status::partial_content);
-    res.body().offset = range.first;
-    res.body().length = range.last - range.first + 1;
-    res.set(http::field::content_range, "bytes " + std::to_string(range.first) + "-" +
-                                            std::to_string(range.last) + "/" +
-                                            std::to_string(size));
+    head.result(http::status::partial_content);
+    res.offset = range.first;
+    res.length = range.last - range.first + 1;
+    head.set(http::field::content_range, "bytes " + std::to_string(range.first) + "-" +
+                                             std::to_string(range.last) + "/" +
+                                             std::to_string(size));
   } else {
-    res.result(http::status::ok);
-    res.body().offset = 0;
-    res.body().length = size;
+    head.result(http::status::ok);
+    res.offset = 0;
+    res.length = size;
   }
-  res.prepare_payload();
   return res;
 }
 
@@ -1028,6 +1359,16 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
     res.prepare_payload();
     return res;
   }
+  if (seg.size() == 1 && seg[0] == "login") {
+    if (method != http::verb::get) return not_allowed("GET");
+    StringResponse res{http::status::ok, 11};
+    res.set(http::field::content_type, "text/html; charset=utf-8");
+    res.set(http::field::cache_control, "no-store");
+    res.body() = std::string(login_html());
+    res.prepare_payload();
+    return res;
+  }
+  if (seg.size() == 2 && seg[0] == "api" && seg[1] == "session") return handle_session(req);
   if (seg.size() == 1 && seg[0] == "healthz") {
     if (method != http::verb::get) return not_allowed("GET");
     auto v = catalogue->schema_version();
@@ -1062,7 +1403,8 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
   }
   auto id = parse_id(seg[2]);
   if (!id)
-    return error_reply(http::status::bad_request, "BAD_ID", "'" + seg[2] + "' is not a record id");
+    return error_reply(http::status::bad_request, "BAD_ID",
+                       core::quote_excerpt(seg[2]) + " is not a record id");
   if (seg.size() == 3) {
     if (method == http::verb::get) return handle_get(*kind, *id);
     if (method == http::verb::delete_) return handle_delete(*kind, *id);
@@ -1101,6 +1443,79 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
   return not_found();
 }
 
+StringResponse Server::Impl::handle_session(const http::request<http::string_body>& req) {
+  const std::string cookie_attrs =
+      std::string("; Path=/; HttpOnly; SameSite=Strict") + (tls ? "; Secure" : "");
+  if (req.method() == http::verb::delete_) {
+    auto res = json_reply(http::status::ok, Json{{"authenticated", false}});
+    res.set(http::field::set_cookie,
+            std::string(kTokenCookie) + "=" + cookie_attrs + "; Max-Age=0");
+    return res;
+  }
+  if (req.method() == http::verb::get) {
+    std::string secret =
+        request_secret(sv(req[http::field::authorization]), sv(req[http::field::cookie]));
+    auto d = lookup_auth(secret);
+    if (!d) return store_error_reply(d.error());
+    const bool required = d->tokens_exist || options.auth == AuthMode::required;
+    return json_reply(http::status::ok,
+                      Json{{"authRequired", required},
+                           {"authenticated", d->scope.has_value()},
+                           {"scope", d->scope ? Json(store::scope_name(*d->scope)) : Json(nullptr)},
+                           {"publicRead", options.public_read}});
+  }
+  if (req.method() != http::verb::post) {
+    auto res = error_reply(http::status::method_not_allowed, "METHOD_NOT_ALLOWED",
+                           "allowed here: GET, POST, DELETE");
+    res.set(http::field::allow, "GET, POST, DELETE");
+    return res;
+  }
+  // The token comes as JSON {"token": "..."} or as the login form's
+  // application/x-www-form-urlencoded `token=...`.
+  const bool form = core::ascii_iequals(sv(req[http::field::content_type]).substr(0, 33),
+                                        "application/x-www-form-urlencoded");
+  std::string secret;
+  if (form) {
+    auto q = parse_query(req.body());
+    if (q)
+      if (auto t = query_value(*q, "token")) secret = *t;
+  } else {
+    auto j = core::parse_json_strict(req.body());
+    if (j && j->is_object() && j->contains("token") && (*j)["token"].is_string())
+      secret = (*j)["token"].get<std::string>();
+  }
+  while (!secret.empty() &&
+         (secret.back() == ' ' || secret.back() == '\n' || secret.back() == '\r'))
+    secret.pop_back();
+  auto d = lookup_auth(secret);
+  if (!d) return store_error_reply(d.error());
+  if (!d->scope) {
+    if (form) {
+      StringResponse res{http::status::see_other, 11};
+      res.set(http::field::location, "/login?failed=1");
+      res.prepare_payload();
+      return res;
+    }
+    return error_reply(http::status::unauthorized, "UNAUTHENTICATED",
+                       "not an active API token of this server");
+  }
+  // The cookie holds the secret itself: HttpOnly (no script reads it),
+  // SameSite=Strict (no other site's page sends it), Secure under TLS.
+  const std::string cookie =
+      std::string(kTokenCookie) + "=" + secret + cookie_attrs + "; Max-Age=2592000";
+  if (form) {
+    StringResponse res{http::status::see_other, 11};
+    res.set(http::field::location, "/");
+    res.set(http::field::set_cookie, cookie);
+    res.prepare_payload();
+    return res;
+  }
+  auto res = json_reply(http::status::ok,
+                        Json{{"authenticated", true}, {"scope", store::scope_name(*d->scope)}});
+  res.set(http::field::set_cookie, cookie);
+  return res;
+}
+
 StringResponse Server::Impl::handle_metrics() {
   std::vector<std::pair<std::string, std::int64_t>> jobs;
   for (auto st : {store::JobState::pending, store::JobState::running, store::JobState::done,
@@ -1116,7 +1531,7 @@ StringResponse Server::Impl::handle_metrics() {
   return res;
 }
 
-std::variant<std::shared_ptr<const ws::MotionFrames>, StringResponse> Server::Impl::stream_frames(
+std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse> Server::Impl::open_stream(
     std::int64_t motion_id) {
   auto m = catalogue->get_motion(motion_id);
   if (!m) return store_error_reply(m.error());
@@ -1141,27 +1556,23 @@ std::variant<std::shared_ptr<const ws::MotionFrames>, StringResponse> Server::Im
   if (reader->size() > ws::kMaxNdjsonBytes)
     return error_reply(http::status::payload_too_large, "KEYPOINTS_TOO_LARGE",
                        "the keypoint file is too large to stream");
-  std::string text(static_cast<std::size_t>(reader->size()), '\0');
-  std::uint64_t done = 0;
-  while (done < text.size()) {
-    auto r = reader->read_at(
-        done, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(text.data()) + done,
-                                      text.size() - done));
-    if (!r) return store_error_reply(r.error());
-    if (*r == 0) break;
-    done += *r;
-  }
-  text.resize(static_cast<std::size_t>(done));
-  double fps = (*m)->fps > 0 ? (*m)->fps : 30.0;
-  auto frames = ws::frames_from_ndjson(text, fps);
-  if (!frames)
+  // One scan for the line offsets (bounded memory); frames are read a window
+  // at a time while the motion plays.
+  auto shared = std::make_shared<store::BlobReader>(std::move(*reader));
+  const double fps = (*m)->fps > 0 ? (*m)->fps : 30.0;
+  auto source = ws::FrameSource::open(
+      [shared](std::uint64_t offset, std::span<std::uint8_t> out) {
+        return shared->read_at(offset, out);
+      },
+      shared->size(), fps, &stopping);
+  if (!source)
     return error_reply(http::status::internal_server_error, "KEYPOINTS_INVALID",
-                       frames.error().message);
+                       source.error().message);
   std::lock_guard lock(hub.mutex);
   // Entries of motions nobody streams any more go when a new one is added.
   std::erase_if(hub.cache, [](const auto& kv) { return kv.second.expired(); });
-  hub.cache[sha] = *frames;
-  return *frames;
+  hub.cache[sha] = *source;
+  return *source;
 }
 
 // ---- Server ------------------------------------------------------------------------
@@ -1206,6 +1617,19 @@ core::Result<std::uint16_t> Server::start() {
   if (ec)
     return core::make_error("SERVER_ADDRESS",
                             "'" + impl.options.address + "' is not an IP address: " + ec.message());
+  // Open to anyone who can connect: only on loopback, unless told.
+  if (!address.is_loopback() && !impl.options.insecure_open &&
+      impl.options.auth != AuthMode::required) {
+    auto n = store::TokenStore(*impl.catalogue).count();
+    if (!n) return std::move(n).error();
+    if (*n == 0)
+      return core::make_error(
+          "SERVER_INSECURE",
+          "refusing to listen on " + impl.options.address +
+              " (not loopback) with no API token: anyone who can connect could upload and "
+              "delete. Create one with `charkit token create --scope admin` (same --data/--db), "
+              "or pass --insecure-open");
+  }
   tcp::endpoint endpoint(address, impl.options.port);
   impl.acceptor.emplace(impl.ioc);
   impl.acceptor->open(endpoint.protocol(), ec);
@@ -1217,6 +1641,33 @@ core::Result<std::uint16_t> Server::start() {
                                                  std::to_string(impl.options.port) + ": " +
                                                  ec.message());
   impl.port = impl.acceptor->local_endpoint().port();
+  impl.tls = !impl.options.tls_cert.empty();
+  if (impl.tls) {
+    // TLS 1.2 and 1.3 only; the chain and key are PEM files.
+    impl.ssl_ctx.emplace(net::ssl::context::tls_server);
+    impl.ssl_ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                              net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                              net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use);
+    impl.ssl_ctx->use_certificate_chain_file(impl.options.tls_cert.string(), ec);
+    if (!ec)
+      impl.ssl_ctx->use_private_key_file(impl.options.tls_key.string(), net::ssl::context::pem, ec);
+    if (ec)
+      return core::make_error("SERVER_TLS", "cannot use " + impl.options.tls_cert.string() + " / " +
+                                                impl.options.tls_key.string() + ": " +
+                                                ec.message());
+  }
+  impl.access.hosts = default_allowed_hosts(impl.options.address, impl.port);
+  if (!impl.options.allowed_hosts.empty()) {
+    // A wildcard address accepts any Host until names are given.
+    if (impl.access.hosts.empty())
+      impl.access.hosts = default_allowed_hosts("127.0.0.1", impl.port);
+    for (const auto& h : impl.options.allowed_hosts) {
+      std::string lower = h;
+      for (char& c : lower) c = core::ascii_lower(c);
+      impl.access.hosts.push_back(std::move(lower));
+    }
+  }
+  impl.access.cors_origins = impl.options.cors_origins;
   if (impl.options.job_workers > 0) {
     WorkerPoolOptions wo;
     wo.db_url = resolved_db_url(impl.options);
@@ -1232,6 +1683,9 @@ core::Result<std::uint16_t> Server::start() {
     if (!pool) return std::move(pool).error();
     impl.workers = std::move(*pool);
   }
+  impl.blocking.emplace(impl.options.blocking_threads ? impl.options.blocking_threads : 1);
+  impl.hub.blocking = impl.blocking->get_executor();
+  impl.accept_timer.emplace(impl.ioc);
   impl.guard.emplace(net::make_work_guard(impl.ioc));
   impl.do_accept();
   unsigned n = impl.options.http_threads ? impl.options.http_threads : 1;
@@ -1249,20 +1703,25 @@ void Server::stop() {
   net::post(impl.ioc, [&impl] {
     beast::error_code ec;
     impl.acceptor->close(ec);
+    impl.accept_timer->cancel();
   });
-  std::vector<std::shared_ptr<Session>> live;
+  std::vector<std::shared_ptr<SessionBase>> live;
   {
     std::lock_guard lock(impl.sessions_mutex);
     for (auto& [p, w] : impl.sessions)
       if (auto s = w.lock()) live.push_back(std::move(s));
   }
-  for (auto& s : live) net::post(s->stream().get_executor(), [s] { s->shutdown(); });
+  for (auto& s : live) net::post(s->executor(), [s] { s->shutdown(); });
   live.clear();
   ws::shutdown_all(impl.hub);
   impl.guard.reset();
+  // The I/O threads return once every session has ended, including those
+  // waiting on the blocking pool (their completions count as work); what is
+  // left on the pool then (removing discarded uploads) runs to its end.
   for (auto& t : impl.threads)
     if (t.joinable()) t.join();
   impl.threads.clear();
+  if (impl.blocking) impl.blocking->join();
   if (impl.workers) impl.workers->stop();
 }
 

@@ -12,12 +12,19 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "charkit/core/result.h"
 #include "charkit/server/worker.h"
 #include "charkit/store/blob_store.h"
 
 namespace charkit::server {
+
+/// When API tokens are needed (docs/server.md §Access control).
+enum class AuthMode {
+  automatic,  ///< once a token has been created in the catalogue (even if revoked since)
+  required,   ///< always (no token yet: only /healthz and the login page answer)
+};
 
 struct ServerOptions {
   std::string address = "127.0.0.1";  ///< IPv4 or IPv6 literal to bind
@@ -31,6 +38,12 @@ struct ServerOptions {
   /// Blob store: a folder or an s3://BUCKET/PREFIX?… URL (docs/store.md); "" = data_dir/blobs.
   std::filesystem::path blob_root;
   unsigned http_threads = 4;
+  /// Threads for the sessions' database, file and object-storage calls
+  /// (never run on the HTTP threads).
+  unsigned blocking_threads = 4;
+  /// Open connections (HTTP and WebSocket) at most; past it a new one gets a
+  /// 503 TOO_MANY_CONNECTIONS and is closed.
+  std::size_t max_connections = 1024;
   unsigned job_workers = 2;  ///< 0: enqueue only (a `charkit worker` runs the jobs)
   /// How long a claimed job is held before another worker may take it again
   /// (a worker that died mid-job).
@@ -39,7 +52,26 @@ struct ServerOptions {
   std::uint64_t max_upload_bytes = store::kDefaultMaxUploadBytes;
   std::uint32_t max_header_bytes = 16 * 1024;  ///< request line + header fields
   std::uint64_t max_request_body = 64 * 1024;  ///< bodies of non-upload requests
-  std::chrono::seconds read_timeout{30};       ///< header, and each body read
+  /// The whole request line + header; each body read; an upload's grace period.
+  std::chrono::seconds read_timeout{30};
+  /// After the grace period an upload must have arrived at this average rate
+  /// (bytes/s; 0: no minimum), else the connection is closed and nothing kept.
+  std::uint64_t min_upload_rate = 4096;
+  AuthMode auth = AuthMode::automatic;
+  /// Listen on a non-loopback address although no token exists (anyone who
+  /// can connect may then upload and delete). Without it start() refuses.
+  bool insecure_open = false;
+  bool public_read = false;     ///< GET routes need no token
+  bool public_metrics = false;  ///< /metrics needs no token
+  /// Host header values accepted besides localhost names and the listen
+  /// address ("name" or "name:port"), e.g. the name a proxy forwards.
+  std::vector<std::string> allowed_hosts;
+  /// Origins ("https://app.example") allowed to call the API from browsers
+  /// on other sites (CORS); the server's own origin always may.
+  std::vector<std::string> cors_origins;
+  /// Native TLS: PEM certificate chain and private key (both or neither).
+  std::filesystem::path tls_cert;
+  std::filesystem::path tls_key;
   /// One line per request and per job; stderr when empty.
   std::function<void(std::string_view)> log;
   bool quiet = false;  ///< no log lines at all

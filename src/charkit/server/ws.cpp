@@ -187,34 +187,6 @@ core::Result<FrameValues> parse_ndjson_line(std::string_view line) {
   return v;
 }
 
-core::Result<std::shared_ptr<const MotionFrames>> frames_from_ndjson(std::string_view text,
-                                                                     double fps) {
-  if (!(fps > 0 && fps <= 1000))
-    return core::make_error("KEYPOINTS_FPS", "fps " + std::to_string(fps) + " out of range");
-  auto out = std::make_shared<MotionFrames>();
-  out->fps = fps;
-  std::size_t line_no = 0;
-  while (!text.empty()) {
-    auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    ++line_no;
-    if (line.empty()) continue;
-    if (out->frames.size() >= kMaxStreamFrames)
-      return core::make_error("KEYPOINTS_TOO_LONG",
-                              "more than " + std::to_string(kMaxStreamFrames) + " frames");
-    auto v = parse_ndjson_line(line);
-    if (!v) {
-      auto e = std::move(v).error();
-      e.message = "line " + std::to_string(line_no) + ": " + e.message;
-      return e;
-    }
-    out->frames.push_back(std::make_shared<const std::string>(encode_frame(*v)));
-  }
-  if (out->frames.empty()) return core::make_error("KEYPOINTS_EMPTY", "no frames");
-  return std::shared_ptr<const MotionFrames>(std::move(out));
-}
-
 bool valid_channel_name(std::string_view name) {
   if (name.empty() || name.size() > kMaxChannelName) return false;
   for (char c : name)
@@ -226,19 +198,25 @@ bool valid_channel_name(std::string_view name) {
 
 // ---- one WebSocket connection ---------------------------------------------------------
 
-class WsSession : public std::enable_shared_from_this<WsSession> {
- public:
-  enum class Mode { motion, publish, view };
+namespace {
 
-  WsSession(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req, Mode mode)
+enum class Mode { motion, publish, view };
+
+template <class Stream>
+class WsSessionImpl final : public WsSession,
+                            public std::enable_shared_from_this<WsSessionImpl<Stream>> {
+ public:
+  WsSessionImpl(Hub& hub, Stream&& stream, http::request<http::string_body>&& req, Mode mode,
+                std::shared_ptr<void> slot)
       : hub_(hub),
         ws_(std::move(stream)),
         timer_(ws_.get_executor()),
         stop_timer_(ws_.get_executor()),
         req_(std::move(req)),
-        mode_(mode) {}
+        mode_(mode),
+        slot_(std::move(slot)) {}
 
-  ~WsSession() {
+  ~WsSessionImpl() override {
     std::lock_guard lock(hub_.mutex);
     hub_.sessions.erase(this);
     if (channel_.empty()) return;
@@ -250,26 +228,28 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     if (!c.has_publisher && c.viewers.empty()) hub_.channels.erase(it);
   }
 
-  void set_motion(std::shared_ptr<const MotionFrames> frames, std::int64_t id) {
-    motion_ = std::move(frames);
+  void set_motion(std::shared_ptr<const FrameSource> source, std::int64_t id) {
+    source_ = std::move(source);
+    frame_count_ = static_cast<std::int64_t>(source_->frames());
+    fps_ = source_->fps();
     motion_id_ = id;
   }
   void set_channel(std::string name) { channel_ = std::move(name); }
 
   void start() {
-    net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->begin(); });
+    net::dispatch(ws_.get_executor(), [self = this->shared_from_this()] { self->begin(); });
   }
 
   /// On the strand, server shutdown: an open connection gets a close frame
   /// 1001 "going away" and 2 s for the close handshake; anything else (a
   /// handshake in progress, a close already under way that stalls) is dropped.
-  void shutdown() {
+  void shutdown() override {
     if (open_ && !closing_) close_with(websocket::close_code::going_away, "server shutting down");
     if (!open_) return drop();
     stop_timer_.expires_after(std::chrono::seconds(2));
     // A weak reference: a session that finishes its close in time is destroyed
     // at once, and its timer with it (so stop() does not wait the 2 s).
-    stop_timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+    stop_timer_.async_wait([weak = this->weak_from_this()](beast::error_code ec) {
       if (ec) return;
       if (auto self = weak.lock()) self->drop();
     });
@@ -286,7 +266,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   }
 
   /// On the strand: the latest-wins frame queue.
-  void offer_frame(Msg frame) {
+  void offer_frame(Msg frame) override {
     if (!open_ || closing_) return;
     if (!writing_) {
       ++offer_seq_;
@@ -306,7 +286,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     send_text(std::move(text));
   }
 
-  net::any_io_executor executor() { return ws_.get_executor(); }
+  net::any_io_executor executor() override { return ws_.get_executor(); }
 
  private:
   void begin() {
@@ -317,7 +297,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
         refusal.emplace(http::status::service_unavailable,
                         error_body("SHUTTING_DOWN", "the server is stopping"));
       else
-        hub_.sessions[this] = weak_from_this();
+        hub_.sessions[this] = this->weak_from_this();
       if (!refusal && mode_ != Mode::motion) refusal = claim_channel();
     }
     if (refusal) return refuse(refusal->first, refusal->second);
@@ -330,8 +310,8 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     ws_.set_option(websocket::stream_base::decorator(
         [](websocket::response_type& res) { res.set(http::field::server, "charkit"); }));
     ws_.read_message_max(kMaxClientMessage);
-    ws_.async_accept(req_,
-                     [self = shared_from_this()](beast::error_code e) { self->on_accept(e); });
+    ws_.async_accept(
+        req_, [self = this->shared_from_this()](beast::error_code e) { self->on_accept(e); });
   }
 
   /// Under hub_.mutex: takes the publisher slot or a viewer slot.
@@ -348,7 +328,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
             http::status::conflict,
             error_body("CHANNEL_BUSY", "channel '" + channel_ + "' already has a publisher")};
       }
-      c.publisher = weak_from_this();
+      c.publisher = this->weak_from_this();
       c.has_publisher = true;
       return std::nullopt;
     }
@@ -358,7 +338,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
           http::status::service_unavailable,
           error_body("TOO_MANY_VIEWERS",
                      "at most " + std::to_string(kMaxViewersPerChannel) + " viewers per channel")};
-    c.viewers.push_back(weak_from_this());
+    c.viewers.push_back(this->weak_from_this());
     return std::nullopt;
   }
 
@@ -373,7 +353,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     hub_.metrics.count_request("GET", res->result_int());
     hub_.metrics.response_bytes.fetch_add(res->body().size());
     http::async_write(ws_.next_layer(), *res,
-                      [self = shared_from_this(), res](beast::error_code, std::size_t) {
+                      [self = this->shared_from_this(), res](beast::error_code, std::size_t) {
                         beast::error_code ec;
                         beast::get_lowest_layer(self->ws_).socket().shutdown(
                             net::ip::tcp::socket::shutdown_send, ec);
@@ -394,9 +374,9 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     if (mode_ == Mode::motion) {
       header["mode"] = "motion";
       header["motionId"] = motion_id_;
-      header["fps"] = motion_->fps;
-      header["frames"] = motion_->frames.size();
-      header["durationMs"] = static_cast<double>(motion_->frames.size()) * 1000.0 / motion_->fps;
+      header["fps"] = fps_;
+      header["frames"] = frame_count_;
+      header["durationMs"] = static_cast<double>(frame_count_) * 1000.0 / fps_;
     } else {
       header["mode"] = "live";
       header["role"] = mode_ == Mode::publish ? "publish" : "view";
@@ -416,7 +396,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
 
   // ---- reading client messages ----
   void do_read() {
-    ws_.async_read(rbuf_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    ws_.async_read(rbuf_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
       self->on_read(ec);
     });
   }
@@ -516,7 +496,11 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
         arg = d;
       }
     }
-    const auto n = static_cast<double>(motion_->frames.size());
+    const auto n = static_cast<double>(frame_count_);
+    if (show_when_read_ >= 0) {  // a paused seek still waiting for its frame: answer it now
+      show_when_read_ = -1;
+      send_status();
+    }
     if (cmd == "play") {
       if (!playing_) {
         if (last_ + 1 >= static_cast<std::int64_t>(n)) last_ = -1;  // replay from the start
@@ -535,16 +519,21 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
       }
     } else if (cmd == "seek") {
       if (!arg || *arg != std::floor(*arg) || *arg < 0 || *arg >= n)
-        return "seek takes a frame number in 0.." + std::to_string(motion_->frames.size() - 1);
+        return "seek takes a frame number in 0.." + std::to_string(frame_count_ - 1);
       ended_ = false;
       last_ = static_cast<std::int64_t>(*arg) - 1;
       anchor_pos_ = *arg;
       anchor_time_ = Clock::now();
       if (playing_) {
         schedule();
-      } else {  // paused: show the frame once
+      } else {  // paused: show the frame once, then the status
         last_ = static_cast<std::int64_t>(*arg);
-        offer_frame(motion_->frames[static_cast<std::size_t>(*arg)]);
+        if (Msg f = frame_at(last_)) {
+          offer_frame(std::move(f));
+        } else {  // its window is being read: frame and status follow it (on_window)
+          show_when_read_ = last_;
+          return {};
+        }
       }
     } else if (cmd == "speed") {
       if (!arg || !(*arg >= 0.0625 && *arg <= 16)) return "speed takes a factor in 0.0625..16";
@@ -568,7 +557,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   double position() const {
     if (!playing_) return anchor_pos_;
     std::chrono::duration<double> dt = Clock::now() - anchor_time_;
-    return anchor_pos_ + dt.count() * motion_->fps * speed_;
+    return anchor_pos_ + dt.count() * fps_ * speed_;
   }
 
   void schedule() {
@@ -576,10 +565,10 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     // The next whole frame after the last one offered, due at a time derived
     // from the anchor (not from the previous tick).
     const double next = std::max(static_cast<double>(last_ + 1), anchor_pos_);
-    const double wait_s = (next - anchor_pos_) / (motion_->fps * speed_);
+    const double wait_s = (next - anchor_pos_) / (fps_ * speed_);
     timer_.expires_at(anchor_time_ + std::chrono::duration_cast<Clock::duration>(
                                          std::chrono::duration<double>(wait_s)));
-    timer_.async_wait([self = shared_from_this(), my](beast::error_code ec) {
+    timer_.async_wait([self = this->shared_from_this(), my](beast::error_code ec) {
       if (ec || my != self->gen_) return;
       self->tick();
     });
@@ -587,13 +576,13 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
 
   void tick() {
     if (!playing_ || closing_ || !open_) return;
-    const auto n = static_cast<std::int64_t>(motion_->frames.size());
+    const auto n = frame_count_;
     double pos = position();
     if (pos >= static_cast<double>(n) && loop_) {
       // Move the anchor by whole passes: the schedule stays exact across loops.
       while (pos >= static_cast<double>(n)) {
         anchor_time_ += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-            (static_cast<double>(n) - anchor_pos_) / (motion_->fps * speed_)));
+            (static_cast<double>(n) - anchor_pos_) / (fps_ * speed_)));
         anchor_pos_ = 0;
         if (last_ < n - 1) count_skips(n - 1 - last_);
         last_ = -1;
@@ -603,9 +592,11 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
     auto idx = static_cast<std::int64_t>(std::floor(pos));
     if (idx >= n) {  // the end, not looping: the last frame, then stop
       if (last_ < n - 1) {
+        Msg f = frame_at(n - 1);
+        if (!f) return;  // its window is being read: tick() again then
         count_skips(n - 2 - last_);
         last_ = n - 1;
-        offer_frame(motion_->frames.back());
+        offer_frame(std::move(f));
       }
       playing_ = false;
       ended_ = true;
@@ -614,11 +605,75 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
       return;
     }
     if (idx > last_) {
+      Msg f = frame_at(idx);
+      if (!f) return;                // its window is being read: tick() again then
       count_skips(idx - last_ - 1);  // a late tick: frames whose time passed unsent
       last_ = idx;
-      offer_frame(motion_->frames[static_cast<std::size_t>(idx)]);
+      offer_frame(std::move(f));
     }
     schedule();
+  }
+
+  // ---- frames, read a window at a time off the I/O threads ----
+  /// The frame if its window is in memory; else nullptr, and the window is
+  /// being read (tick() or the paused seek resumes when it arrives). Reads
+  /// ahead: past the middle of a window the next one is requested.
+  Msg frame_at(std::int64_t idx) {
+    auto in = [&](const std::vector<Msg>& w, std::int64_t first) {
+      return idx >= first && idx < first + static_cast<std::int64_t>(w.size());
+    };
+    if (!in(window_, window_first_) && in(ahead_, ahead_first_)) {
+      window_ = std::move(ahead_);
+      window_first_ = ahead_first_;
+      ahead_.clear();
+    }
+    if (!in(window_, window_first_)) {
+      request_window(idx);
+      return nullptr;
+    }
+    const std::int64_t end = window_first_ + static_cast<std::int64_t>(window_.size());
+    if (idx - window_first_ >= static_cast<std::int64_t>(window_.size() / 2) &&
+        end < frame_count_ && !(ahead_first_ == end && !ahead_.empty()))
+      request_window(end);
+    return window_[static_cast<std::size_t>(idx - window_first_)];
+  }
+
+  void request_window(std::int64_t first) {
+    if (reading_) {
+      want_first_ = first;  // read after the one in flight
+      return;
+    }
+    reading_ = true;
+    want_first_ = -1;
+    net::post(hub_.blocking, [self = this->shared_from_this(), first,
+                              work = net::make_work_guard(ws_.get_executor())] {
+      auto frames = self->source_->read(static_cast<std::size_t>(first), kStreamWindow);
+      net::post(self->ws_.get_executor(), [self, first, frames = std::move(frames)]() mutable {
+        self->on_window(first, std::move(frames));
+      });
+    });
+  }
+
+  void on_window(std::int64_t first, core::Result<std::vector<Msg>> frames) {
+    reading_ = false;
+    if (closing_ || !open_) return;
+    if (!frames) return close_with(websocket::close_code::internal_error, frames.error().message);
+    ahead_ = std::move(*frames);
+    ahead_first_ = first;
+    if (want_first_ >= 0) {
+      const std::int64_t w = want_first_;
+      if (!(w >= ahead_first_ && w < ahead_first_ + static_cast<std::int64_t>(ahead_.size())))
+        request_window(w);
+      want_first_ = -1;
+    }
+    if (show_when_read_ >= 0) {
+      if (Msg f = frame_at(show_when_read_)) {
+        show_when_read_ = -1;
+        offer_frame(std::move(f));
+        send_status();  // the paused seek's answer, after its frame
+      }
+    }
+    if (playing_) tick();
   }
 
   void count_skips(std::int64_t k) {
@@ -633,7 +688,7 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
                      : ended_ ? "ended"
                               : "paused"},
            {"frame", last_ >= 0 ? Json(last_) : Json(nullptr)},
-           {"frames", motion_->frames.size()},
+           {"frames", frame_count_},
            {"speed", speed_},
            {"loop", loop_},
            {"sent", sent_},
@@ -675,21 +730,21 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   void write(Msg m, bool binary) {
     writing_ = true;
     ws_.binary(binary);
-    ws_.async_write(net::buffer(*m),
-                    [self = shared_from_this(), m, binary](beast::error_code ec, std::size_t) {
-                      self->writing_ = false;
-                      if (ec) {
-                        self->closing_ = true;
-                        ++self->gen_;
-                        self->timer_.cancel();
-                        return;
-                      }
-                      if (binary) {
-                        ++self->sent_;
-                        self->hub_.metrics.frames_sent.fetch_add(1);
-                      }
-                      self->pump();
-                    });
+    ws_.async_write(net::buffer(*m), [self = this->shared_from_this(), m, binary](
+                                         beast::error_code ec, std::size_t) {
+      self->writing_ = false;
+      if (ec) {
+        self->closing_ = true;
+        ++self->gen_;
+        self->timer_.cancel();
+        return;
+      }
+      if (binary) {
+        ++self->sent_;
+        self->hub_.metrics.frames_sent.fetch_add(1);
+      }
+      self->pump();
+    });
   }
 
   /// A closing publisher frees its channel at once, so a reconnect is not
@@ -724,17 +779,27 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
 
   void do_close() {
     writing_ = true;  // no more writes after the close frame
-    ws_.async_close(close_reason_, [self = shared_from_this()](beast::error_code) {});
+    ws_.async_close(close_reason_, [self = this->shared_from_this()](beast::error_code) {});
   }
 
   Hub& hub_;
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<Stream> ws_;
   net::steady_timer timer_;
   net::steady_timer stop_timer_;  ///< bounds the close handshake at shutdown
   http::request<http::string_body> req_;
   Mode mode_;
   std::string channel_;
-  std::shared_ptr<const MotionFrames> motion_;
+  std::shared_ptr<void> slot_;  ///< the server's connection count, held while open
+  std::shared_ptr<const FrameSource> source_;
+  std::int64_t frame_count_ = 0;
+  double fps_ = 30;
+  // Two windows of encoded frames at most: the current one and the one read ahead.
+  std::vector<Msg> window_, ahead_;
+  std::int64_t window_first_ = 0, ahead_first_ = 0;
+  bool reading_ = false;          ///< a window read is in flight
+  std::int64_t want_first_ = -1;  ///< a window to read once the one in flight is done
+  /// A paused seek's frame, shown (then the status sent) once its window is read.
+  std::int64_t show_when_read_ = -1;
   std::int64_t motion_id_ = 0;
   beast::flat_buffer rbuf_;
   std::optional<GaugeToken> client_;
@@ -753,22 +818,48 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   std::uint64_t gen_ = 0;   ///< timer generation: a stale wake-up is ignored
 };
 
-void start_motion_stream(Hub& hub, beast::tcp_stream&& stream,
-                         http::request<http::string_body>&& req,
-                         std::shared_ptr<const MotionFrames> frames, std::int64_t motion_id) {
-  auto s =
-      std::make_shared<WsSession>(hub, std::move(stream), std::move(req), WsSession::Mode::motion);
-  s->set_motion(std::move(frames), motion_id);
+template <class Stream>
+void start_motion_stream_on(Hub& hub, Stream&& stream, http::request<http::string_body>&& req,
+                            std::shared_ptr<const FrameSource> source, std::int64_t motion_id,
+                            std::shared_ptr<void> slot) {
+  auto s = std::make_shared<WsSessionImpl<Stream>>(hub, std::move(stream), std::move(req),
+                                                   Mode::motion, std::move(slot));
+  s->set_motion(std::move(source), motion_id);
   s->start();
 }
 
-void start_live(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
-                std::string channel, LiveRole role) {
-  auto s = std::make_shared<WsSession>(
+template <class Stream>
+void start_live_on(Hub& hub, Stream&& stream, http::request<http::string_body>&& req,
+                   std::string channel, LiveRole role, std::shared_ptr<void> slot) {
+  auto s = std::make_shared<WsSessionImpl<Stream>>(
       hub, std::move(stream), std::move(req),
-      role == LiveRole::publish ? WsSession::Mode::publish : WsSession::Mode::view);
+      role == LiveRole::publish ? Mode::publish : Mode::view, std::move(slot));
   s->set_channel(std::move(channel));
   s->start();
+}
+
+}  // namespace
+
+void start_motion_stream(Hub& hub, beast::tcp_stream&& stream,
+                         http::request<http::string_body>&& req,
+                         std::shared_ptr<const FrameSource> source, std::int64_t motion_id,
+                         std::shared_ptr<void> slot) {
+  start_motion_stream_on(hub, std::move(stream), std::move(req), std::move(source), motion_id,
+                         std::move(slot));
+}
+void start_motion_stream(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
+                         std::shared_ptr<const FrameSource> source, std::int64_t motion_id,
+                         std::shared_ptr<void> slot) {
+  start_motion_stream_on(hub, std::move(stream), std::move(req), std::move(source), motion_id,
+                         std::move(slot));
+}
+void start_live(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
+                std::string channel, LiveRole role, std::shared_ptr<void> slot) {
+  start_live_on(hub, std::move(stream), std::move(req), std::move(channel), role, std::move(slot));
+}
+void start_live(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
+                std::string channel, LiveRole role, std::shared_ptr<void> slot) {
+  start_live_on(hub, std::move(stream), std::move(req), std::move(channel), role, std::move(slot));
 }
 
 void shutdown_all(Hub& hub) {

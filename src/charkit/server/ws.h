@@ -6,8 +6,10 @@
 #pragma once
 
 #include <array>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "charkit/core/result.h"
+#include "charkit/server/frame_source.h"
 #include "charkit/server/metrics.h"
 
 namespace charkit::server::ws {
@@ -34,9 +37,11 @@ inline constexpr std::size_t kMaxClientMessage = 4096;
 inline constexpr std::size_t kMaxChannels = 64;
 inline constexpr std::size_t kMaxViewersPerChannel = 256;
 inline constexpr std::size_t kMaxChannelName = 64;
-/// A streamed motion is held in memory (572 bytes a frame): bound it.
+/// Longest motion streamed (its line index costs 8 bytes a frame).
 inline constexpr std::size_t kMaxStreamFrames = 400000;
 inline constexpr std::uint64_t kMaxNdjsonBytes = 512ull << 20;
+/// Frames a motion stream reads ahead at a time (two windows at most are held).
+inline constexpr std::size_t kStreamWindow = 128;
 
 /// One frame's values, as on the wire.
 struct FrameValues {
@@ -53,19 +58,19 @@ core::Result<FrameValues> decode_frame(std::string_view bytes);
 /// One keypoints NDJSON line; numbers are read straight to float32 (from their text).
 core::Result<FrameValues> parse_ndjson_line(std::string_view line);
 
-/// Frames of a motion, encoded, shared by every client streaming it.
-struct MotionFrames {
-  std::vector<std::shared_ptr<const std::string>> frames;  ///< shared with the write queues
-  double fps = 30;
-};
-/// Parses a whole keypoints NDJSON asset (bounded by kMaxStreamFrames).
-core::Result<std::shared_ptr<const MotionFrames>> frames_from_ndjson(std::string_view text,
-                                                                     double fps);
-
 /// [A-Za-z0-9_-], 1..kMaxChannelName characters.
 bool valid_channel_name(std::string_view name);
 
-class WsSession;
+/// One WebSocket connection (plain or TLS), as the hub sees it.
+class WsSession {
+ public:
+  virtual ~WsSession() = default;
+  /// On the session's strand: server shutdown (close frame 1001, then drop).
+  virtual void shutdown() = 0;
+  /// On the session's strand: a frame for the latest-wins queue.
+  virtual void offer_frame(std::shared_ptr<const std::string> frame) = 0;
+  virtual boost::asio::any_io_executor executor() = 0;
+};
 
 struct Channel {
   std::weak_ptr<WsSession> publisher;
@@ -77,27 +82,39 @@ struct Channel {
 struct Hub {
   explicit Hub(Metrics& m) : metrics(m) {}
   Metrics& metrics;
+  /// Where a motion stream reads its frames (file or object-storage reads
+  /// never run on the I/O threads): the server's blocking-work pool.
+  boost::asio::any_io_executor blocking;
   std::mutex mutex;
   bool stopping = false;  ///< under mutex: no new sessions once shutdown_all ran
   std::map<WsSession*, std::weak_ptr<WsSession>> sessions;
   std::map<std::string, Channel> channels;
-  /// Decoded motions by keypoint sha256, while some client streams them.
-  std::map<std::string, std::weak_ptr<const MotionFrames>> cache;
+  /// Opened keypoint files by sha256, while some client streams them.
+  std::map<std::string, std::weak_ptr<const FrameSource>> cache;
 };
 
 enum class LiveRole { publish, view };
 
 namespace beast = boost::beast;
 namespace http = beast::http;
+/// A TLS connection (`charkit serve --tls-cert`).
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
-/// Upgrades and plays `frames` (the route already checked the motion is done).
+/// Upgrades and plays `source` (the route already checked the motion is
+/// done). `slot` is held for the connection's life (the server's connection count).
 void start_motion_stream(Hub& hub, beast::tcp_stream&& stream,
                          http::request<http::string_body>&& req,
-                         std::shared_ptr<const MotionFrames> frames, std::int64_t motion_id);
+                         std::shared_ptr<const FrameSource> source, std::int64_t motion_id,
+                         std::shared_ptr<void> slot = {});
+void start_motion_stream(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
+                         std::shared_ptr<const FrameSource> source, std::int64_t motion_id,
+                         std::shared_ptr<void> slot = {});
 /// Joins a live channel: answers the upgrade, or an HTTP error (409 a second
 /// publisher, 503 too many channels or viewers).
 void start_live(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
-                std::string channel, LiveRole role);
+                std::string channel, LiveRole role, std::shared_ptr<void> slot = {});
+void start_live(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
+                std::string channel, LiveRole role, std::shared_ptr<void> slot = {});
 /// Server::stop: closes every WebSocket connection (posted to their strands).
 void shutdown_all(Hub& hub);
 

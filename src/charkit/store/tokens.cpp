@@ -133,10 +133,11 @@ Result<std::optional<ApiToken>> TokenStore::verify(std::string_view secret) {
   return std::optional<ApiToken>(std::move(t));
 }
 
-Result<std::int64_t> TokenStore::count_active() {
+Result<std::int64_t> TokenStore::count(bool active_only) {
   auto& impl = *cat_.impl_;
   std::lock_guard lock(impl.mu);
-  auto r = impl.conn->exec("SELECT COUNT(*) FROM api_tokens WHERE revoked_at IS NULL");
+  auto r = impl.conn->exec(active_only ? "SELECT COUNT(*) FROM api_tokens WHERE revoked_at IS NULL"
+                                       : "SELECT COUNT(*) FROM api_tokens");
   if (!r) return std::move(r).error();
   return r->rows.empty() ? 0 : to_i64(r->rows[0][0]);
 }

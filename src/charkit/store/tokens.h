@@ -59,8 +59,8 @@ class TokenStore {
   /// The live token with this secret, nullopt for an unknown, malformed or
   /// revoked one. Records the use (at most once a minute per token).
   core::Result<std::optional<ApiToken>> verify(std::string_view secret);
-  /// Tokens not revoked.
-  core::Result<std::int64_t> count_active();
+  /// Tokens ever created (revoked ones too), or only those not revoked.
+  core::Result<std::int64_t> count(bool active_only = false);
 
  private:
   Catalogue& cat_;
