@@ -396,7 +396,7 @@ TEST_P(ServerTest, PackageOverTheDecodeBudgetIsInvalid) {
   std::vector<testkit::ZipEntry> entries{
       {"manifest.json", testkit::ByteVec(text.begin(), text.end())}};
   for (std::size_t i = 0; i < p.payloads.size() + 8; ++i) {
-    char name[32];
+    char name[48];
     std::snprintf(name, sizeof name, "payloads/%04zu.bin", i);
     entries.push_back({name, i < p.payloads.size() ? p.payloads[i] : testkit::ByteVec(1u << 20, 0),
                        std::uint16_t{8}});

@@ -247,7 +247,7 @@ testkit::rawzip::ByteVec slow_package() {
   const Stored zeros = deflated_zeros(64 * kMiB);
   for (std::size_t i = 0; i < p.payloads.size() + 64; ++i) {
     blobs.push_back(i < p.payloads.size() ? stored(p.payloads[i]) : zeros);
-    char name[32];
+    char name[48];
     std::snprintf(name, sizeof name, "payloads/%04zu.bin", i);
     records.push_back({name, blobs.size() - 1});
   }
