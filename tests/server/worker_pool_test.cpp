@@ -12,9 +12,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -318,6 +321,51 @@ TEST_P(WorkerPoolTest, WallTimeBudgetEndsARealValidation) {
   EXPECT_EQ(pool->stats().budget_failures, 1u);
 }
 
+std::size_t files_under(const fs::path& dir) {
+  std::size_t n = 0;
+  if (!fs::exists(dir)) return 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) n += e.is_regular_file() ? 1 : 0;
+  return n;
+}
+
+// Jobs are at-least-once (a lost claim may still finish, a retry runs
+// again): running a preprocessing job twice leaves one keypoint asset, one
+// blob and no temporary file.
+TEST_P(WorkerPoolTest, RerunningAPreprocessJobIsHarmless) {
+  auto blobs = store::BlobStore::open(dir_ / "blobs");
+  ASSERT_TRUE(blobs);
+  std::ifstream in(fs::path(CHARKIT_TEST_DATA) / "bvh" / "test_freebvh.bvh", std::ios::binary);
+  const std::string bvh((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(bvh.empty());
+  auto blob =
+      blobs->put(store::Kind::motion, "bvh",
+                 core::Bytes(reinterpret_cast<const std::uint8_t*>(bvh.data()), bvh.size()));
+  ASSERT_TRUE(blob);
+  auto asset = cat_->put_asset(
+      store::NewAsset{blob->sha256, store::Kind::motion, "bvh", blob->size, "a.bvh", blob->key});
+  ASSERT_TRUE(asset);
+  store::Motion fields;
+  fields.format = "bvh";
+  auto motion = cat_->add_motion(asset->record.id, fields);
+  ASSERT_TRUE(motion);
+  std::optional<std::int64_t> first;
+  for (int run = 0; run < 2; ++run) {
+    auto s = run_job(kJobMotionPreprocess, job_payload(motion->record.id), *blobs, *cat_);
+    ASSERT_TRUE(s) << s.error().to_string();
+    auto m = cat_->get_motion(motion->record.id);
+    ASSERT_TRUE(m && m->has_value());
+    EXPECT_EQ((*m)->preprocess_state, store::PreprocessState::done);
+    ASSERT_TRUE((*m)->keypoints_asset_id.has_value());
+    if (!first) first = (*m)->keypoints_asset_id;
+    EXPECT_EQ((*m)->keypoints_asset_id, first);
+  }
+  auto kp = cat_->get_asset(*first);
+  ASSERT_TRUE(kp && kp->has_value());
+  EXPECT_EQ((*kp)->refcount, 1);
+  EXPECT_EQ(files_under(dir_ / "blobs" / "keypoints"), 1u);
+  EXPECT_EQ(files_under(dir_ / "blobs" / "tmp"), 0u);
+}
+
 // PostgreSQL: an idle pool whose poll interval is a minute wakes on the
 // NOTIFY of an enqueue made through another connection.
 TEST_P(WorkerPoolTest, NotifyWakesAnIdlePool) {
@@ -340,7 +388,7 @@ TEST_P(WorkerPoolTest, NotifyWakesAnIdlePool) {
   EXPECT_LT(Clock::now() - t0, 20s);  // well under the 60 s poll
   pool->stop();
   EXPECT_GE(pool->stats().notifications, 1u);
-  // A queue in another schema does not wake this pool.
+  // The channel names the schema: catalogues in other schemas use other channels.
   EXPECT_EQ(store::job_channel_for_schema(db_.schema), "charkit_jobs:" + db_.schema);
   EXPECT_NE(store::job_channel_for_schema(db_.schema + "_x"),
             store::job_channel_for_schema(db_.schema));
