@@ -400,12 +400,13 @@ struct WorkerPool::Impl {
   WorkerPoolOptions options;
   std::vector<std::thread> threads;
   std::thread service;
+  std::thread listening;  ///< PostgreSQL: waits for NOTIFY
   std::vector<std::unique_ptr<Slot>> slots;
   std::unique_ptr<store::Catalogue> service_cat;  ///< the heartbeats' connection
   std::unique_ptr<store::JobListener> listener;   ///< PostgreSQL: LISTEN (may be null)
   std::mutex mutex;
   std::condition_variable wake;          ///< idle worker threads
-  std::condition_variable service_wake;  ///< the service thread (no listener)
+  std::condition_variable service_wake;  ///< the service and listener threads
   std::atomic<bool> stopping{false};
   std::atomic<bool> service_stopping{false};
   std::uint64_t generation = 0;  // bumped by notify()
@@ -542,30 +543,42 @@ struct WorkerPool::Impl {
     }
   }
 
-  // ---- the service thread: heartbeats, deadlines, notifications ----
+  // ---- the service thread: heartbeats and deadlines ----
 
   void serve() {
     store::JobQueue queue(*service_cat);
     const auto period = heartbeat_period();
     // Deadlines are looked at this often at least; heartbeats come due at `period`.
     const auto tick = std::min<std::chrono::milliseconds>(period, std::chrono::milliseconds(250));
-    bool listener_failed = false;
     while (!service_stopping.load()) {
       beat(queue, period);
-      if (listener && !listener_failed) {
-        auto r = listener->wait(tick);
-        if (!r) {
-          // The connection is gone for good: polling (notify_poll) still finds the work.
-          log("job notifications stopped: " + error_text(r.error()));
-          listener_failed = true;
-        } else if (*r) {
-          ++counters.notifications;
-          notify_workers();
-        }
-        continue;
-      }
       std::unique_lock lock(mutex);
       service_wake.wait_for(lock, tick, [&] { return service_stopping.load(); });
+    }
+  }
+
+  // ---- the listener thread (PostgreSQL): NOTIFY wakes the idle workers ----
+  // Apart from the heartbeats, so that a reconnect that blocks delays only
+  // wake-ups (which the poll covers), never a lease renewal.
+
+  void listen() {
+    bool failing = false;
+    while (!service_stopping.load()) {
+      auto r = listener->wait(std::chrono::milliseconds(1000));
+      if (!r) {
+        if (!failing) log("job notifications interrupted, polling: " + error_text(r.error()));
+        failing = true;
+        std::unique_lock lock(mutex);
+        service_wake.wait_for(lock, std::chrono::seconds(5),
+                              [&] { return service_stopping.load(); });
+        continue;
+      }
+      if (failing) log("job notifications back");
+      failing = false;
+      if (*r) {
+        ++counters.notifications;
+        notify_workers();
+      }
     }
   }
 
@@ -640,6 +653,7 @@ core::Result<std::unique_ptr<WorkerPool>> WorkerPool::start(WorkerPoolOptions op
   for (unsigned i = 0; i < impl.options.threads; ++i)
     impl.slots.push_back(std::make_unique<Slot>());
   impl.service = std::thread([&impl] { impl.serve(); });
+  if (impl.listener) impl.listening = std::thread([&impl] { impl.listen(); });
   for (unsigned i = 0; i < impl.options.threads; ++i) {
     auto cat = store::Catalogue::open(impl.options.db_url, co);
     if (!cat) {
@@ -689,6 +703,7 @@ void WorkerPool::stop() {
   impl_->service_wake.notify_all();
   if (impl_->listener) impl_->listener->interrupt();
   if (impl_->service.joinable()) impl_->service.join();
+  if (impl_->listening.joinable()) impl_->listening.join();
 }
 
 WorkerPoolStats WorkerPool::stats() const {
