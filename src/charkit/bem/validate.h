@@ -58,7 +58,9 @@ struct ValidationSummary {
     std::optional<ProofSummary> proof;
   };
   std::vector<Member> members;
-  /// Bytes decoded (zstd and DEFLATE payloads, ZIP entries, members).
+  /// Bytes decoded (zstd and DEFLATE payloads, ZIP entries, members), each
+  /// counted at its declared size as it is decoded (the reader holds it to
+  /// that size; one found short still counts what it declared).
   std::uint64_t decoded_bytes = 0;
   /// Validation stopped early: max_decoded_bytes was reached, or the cancel
   /// flag went up (the report then has BEM_DECODE_BUDGET / BEM_CANCELLED).
