@@ -2,9 +2,12 @@
 // workers, and a job-only process for other hosts (docs/server.md,
 // docs/api.md). The work is in charkit::server; this file parses options,
 // waits for SIGINT/SIGTERM and shuts down gracefully.
+#include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,7 +44,54 @@ struct ServeArgs {
   std::size_t max_connections = 1024;
   std::uint64_t min_upload_rate = 4096;
   unsigned blocking_threads = 4;
+  // Jobs (docs/server.md §Jobs, §Limits).
+  double job_lease_s = 15;
+  double job_timeout_s = static_cast<double>(server::kDefaultJobTimeout.count()) / 1000.0;
+  /// max(): not given (4 × --max-upload).
+  std::uint64_t job_max_decoded_bytes = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t job_max_joint_frames = server::kDefaultMaxJointFrames;
+  std::uint64_t job_max_output_bytes = server::kDefaultMaxOutputBytes;
 };
+
+std::chrono::milliseconds seconds_to_ms(double s) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(s * 1000.0 + 0.5));
+}
+
+server::JobBudgets budgets_of(const ServeArgs& a) {
+  server::JobBudgets b;
+  if (a.job_max_decoded_bytes != std::numeric_limits<std::uint64_t>::max())
+    b.max_decoded_bytes = a.job_max_decoded_bytes;
+  b.max_joint_frames = a.job_max_joint_frames;
+  b.max_output_bytes = a.job_max_output_bytes;
+  b.timeout = seconds_to_ms(a.job_timeout_s);
+  return b;
+}
+
+/// The job options shared by `serve` and `worker`.
+void add_job_options(CLI::App* cmd, ServeArgs& a) {
+  cmd->add_option("--job-lease", a.job_lease_s,
+                  "Seconds a running job's claim holds without a heartbeat (renewed every "
+                  "third of it); a job of a worker that died is retried after about this long")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 86400.0));
+  cmd->add_option("--job-timeout", a.job_timeout_s,
+                  "Wall-time budget of one job in seconds; past it the job is stopped and its "
+                  "record failed with JOB_BUDGET_TIME (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--job-max-decoded-bytes", a.job_max_decoded_bytes,
+                  "Bytes package validation may decode from one package, all payloads, ZIP "
+                  "entries and collection members together (JOB_BUDGET_DECODED_BYTES; default "
+                  "4 × --max-upload; 0: none)");
+  cmd->add_option("--job-max-joint-frames", a.job_max_joint_frames,
+                  "Motion preprocessing: most frames × skeleton joints, checked before the work "
+                  "where the frame count is known (JOB_BUDGET_JOINT_FRAMES; 0: none)")
+      ->capture_default_str();
+  cmd->add_option("--job-max-output-bytes", a.job_max_output_bytes,
+                  "Motion preprocessing: most bytes of keypoint NDJSON, estimated before the work "
+                  "at 2 KiB a frame and enforced while writing (JOB_BUDGET_OUTPUT_BYTES; 0: none)")
+      ->capture_default_str();
+}
 
 /// Blocks SIGINT and SIGTERM in this thread (and so in every thread started
 /// after it) so that wait_for_signal() receives them.
@@ -105,6 +155,8 @@ int run_serve(const ServeArgs& a) {
   o.max_connections = a.max_connections;
   o.min_upload_rate = a.min_upload_rate;
   o.blocking_threads = a.blocking_threads;
+  o.job_lease = seconds_to_ms(a.job_lease_s);
+  o.job_budgets = budgets_of(a);
   sigset_t signals = block_stop_signals();
   auto srv = server::Server::create(o);
   if (!srv) {
@@ -143,6 +195,8 @@ int run_worker(const ServeArgs& a) {
   w.blob_root = server::resolved_blob_root(o);
   w.max_upload_bytes = a.max_upload;
   w.threads = a.workers ? a.workers : 1;
+  w.lease = seconds_to_ms(a.job_lease_s);
+  w.budgets = budgets_of(a);
   w.log = [](std::string_view line) {
     std::cerr << "charkit: " << printable(std::string(line)) << std::endl;
   };
@@ -228,6 +282,7 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
                    "threads)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 256u));
+  add_job_options(serve, *args);
   serve->footer(
       "Open http://HOST:PORT/ in a browser for the upload page; the API is in docs/api.md.\n"
       "Uploads: curl --data-binary @walk.bvh "
@@ -240,6 +295,9 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
       "discarded (no temporary file stays), WebSocket clients get a close frame (1001), running\n"
       "jobs are cancelled and go back to the queue (pending) for the next start or another "
       "worker.\n"
+      "Jobs: a claim is held for --job-lease seconds and renewed by a heartbeat; a job whose\n"
+      "worker died is retried after about one lease. Each job has budgets (--job-timeout,\n"
+      "--job-max-*); a job past one ends with its record failed and a JOB_BUDGET_... reason.\n"
       "Exit status: 0 after a clean stop, 2 when the database, data folder or port cannot be "
       "used.");
   serve->callback([args, &exit_code] { exit_code = run_serve(*args); });
@@ -257,10 +315,17 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
                      "Blob store shared with the server instead of DATA/blobs: a folder or "
                      "s3://BUCKET/PREFIX?endpoint=URL&region=R");
   worker->add_option("--workers", wargs->workers, "Job threads")->capture_default_str();
+  worker
+      ->add_option("--max-upload", wargs->max_upload,
+                   "The servers' upload limit in bytes (the default decode budget derives from it)")
+      ->capture_default_str();
+  add_job_options(worker, *wargs);
   worker->footer(
       "Claims jobs from the catalogue's queue; several workers (processes or hosts sharing a\n"
       "PostgreSQL catalogue and the data folder) never run the same job at once. SIGINT/SIGTERM\n"
-      "stop it: running jobs are cancelled and go back to the queue (pending).\n"
+      "stop it: running jobs are cancelled and go back to the queue (pending). Claims are held\n"
+      "for --job-lease seconds and renewed by a heartbeat; on PostgreSQL idle workers wake on\n"
+      "NOTIFY when a job is enqueued (and poll every 2 s besides).\n"
       "Exit status: 0 after a clean stop, 2 when the database or data folder cannot be used.");
   worker->callback([wargs, &exit_code] { exit_code = run_worker(*wargs); });
 }

@@ -10,6 +10,7 @@
 #include <assimp/Exporter.hpp>
 #include <assimp/Importer.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -67,9 +68,9 @@ void put_floats(std::vector<std::uint8_t>& buf, std::initializer_list<float> fs)
 // keys at 0 s and 1 s, LINEAR. Hips at time t: (2t, 0, 0), rotated by
 // θ = 90°·t (slerp is uniform in angle): Spine = Hips + (−sin θ, cos θ, 0),
 // Head = Hips + 2·(−sin θ, cos θ, 0).
-std::string minimal_gltf(bool with_animation = true) {
+std::string minimal_gltf(bool with_animation = true, float end_s = 1.0f) {
   std::vector<std::uint8_t> buf;
-  put_floats(buf, {0.0f, 1.0f});  // times, 8 bytes
+  put_floats(buf, {0.0f, end_s});  // times, 8 bytes
   const float h = static_cast<float>(std::sqrt(0.5));
   put_floats(buf, {0, 0, 0, 1, 0, 0, h, h});  // quaternions xyzw, 32 bytes
   put_floats(buf, {0, 0, 0, 2, 0, 0});        // translations, 24 bytes
@@ -82,7 +83,9 @@ std::string minimal_gltf(bool with_animation = true) {
       R"("}],)"
       R"("bufferViews":[{"buffer":0,"byteOffset":0,"byteLength":8},{"buffer":0,"byteOffset":8,"byteLength":32},)"
       R"({"buffer":0,"byteOffset":40,"byteLength":24}],)"
-      R"("accessors":[{"bufferView":0,"componentType":5126,"count":2,"type":"SCALAR","min":[0],"max":[1]},)"
+      R"("accessors":[{"bufferView":0,"componentType":5126,"count":2,"type":"SCALAR","min":[0],"max":[)" +
+      std::to_string(end_s) +
+      R"(]},)"
       R"({"bufferView":1,"componentType":5126,"count":2,"type":"VEC4"},)"
       R"({"bufferView":2,"componentType":5126,"count":2,"type":"VEC3"}])";
   if (with_animation)
@@ -453,6 +456,55 @@ TEST(AssimpMotion, SizeAndFrameLimits) {
   r = load_assimp_motion(bytes_of(text), o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "MOTION_LIMIT");
+}
+
+// Issue 14: a 1.7 KB glTF whose animation lasts 6 000 s made 180 001 frames
+// and 388 MB of keypoints. The budget refuses it from duration × fps before
+// one frame is sampled or written.
+TEST(AssimpMotion, BudgetRefusesALongAnimationBeforeSampling) {
+  const std::string text = minimal_gltf(true, 6000.0f);
+  ASSERT_LT(text.size(), 2000u);
+  auto m = load_assimp_motion(bytes_of(text));
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  EXPECT_EQ(m->frames, 180'001u);
+  ConvertOptions o;
+  o.budget.max_output_bytes = 256ull << 20;  // the server's default
+  int chunks = 0;
+  auto r = convert_assimp_motion(*m, o, [&](std::string_view) {
+    ++chunks;
+    return true;
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "MOTION_BUDGET_OUTPUT_BYTES");
+  EXPECT_EQ(chunks, 0);
+  o.budget = {};
+  o.budget.max_joint_frames = 180'001 * m->joints.size() - 1;
+  auto a = analyse_assimp_motion(*m, o);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().code, "MOTION_BUDGET_JOINT_FRAMES");
+  // The short original converts within the same budgets.
+  auto small = load_assimp_motion(bytes_of(minimal_gltf()));
+  ASSERT_TRUE(small.ok());
+  o.budget = {50'000'000, 256ull << 20};
+  EXPECT_FALSE(convert(*small, o).empty());
+}
+
+TEST(AssimpMotion, CancelStopsImportAndConversion) {
+  std::atomic<bool> cancel{true};
+  AssimpMotionOptions ao;
+  ao.isolation.cancel = &cancel;
+  auto m = load_assimp_motion(bytes_of(minimal_gltf()), ao);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, "MOTION_CANCELLED");
+  cancel = false;
+  m = load_assimp_motion(bytes_of(minimal_gltf()), ao);
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  cancel = true;
+  ConvertOptions o;
+  o.cancel = &cancel;
+  auto r = convert_assimp_motion(*m, o, [](std::string_view) { return true; });
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "MOTION_CANCELLED");
 }
 
 TEST(AssimpMotion, ExternalFilesOnlyBesideTheInput) {

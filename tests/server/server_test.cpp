@@ -8,6 +8,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,6 +24,8 @@
 #include "charkit/server/server.h"
 #include "charkit/store/catalogue.h"
 #include "charkit/store/jobs.h"
+#include "glb_builder.h"
+#include "package_builder.h"
 #include "http_client.h"
 #include "test_server.h"
 
@@ -321,6 +325,73 @@ TEST_P(ServerTest, PackageReport) {
                       "/api/packages/" + std::to_string(bad.json()["id"].get<int>()) + "/report");
   ASSERT_EQ(brep.status, 200u);
   EXPECT_GT(brep.json()["issues"]["numErrors"].get<int>(), 0);
+}
+
+// Per-job budgets on the defaults (docs/server.md §Limits). The test
+// server's upload limit is 1 MiB, so a package may decode 4 MiB: eight 1 MiB
+// payload files (1 KB each as DEFLATE) are more than that.
+TEST_P(ServerTest, PackageOverTheDecodeBudgetIsInvalid) {
+  testkit::TestPackage p = testkit::make_valid_package(2);
+  testkit::Json m = p.manifest;
+  m["format_version"] = "1.2";
+  const std::string text = m.dump();
+  std::vector<testkit::ZipEntry> entries{
+      {"manifest.json", testkit::ByteVec(text.begin(), text.end())}};
+  for (std::size_t i = 0; i < p.payloads.size() + 8; ++i) {
+    char name[48];
+    std::snprintf(name, sizeof name, "payloads/%04zu.bin", i);
+    entries.push_back({name, i < p.payloads.size() ? p.payloads[i] : testkit::ByteVec(1u << 20, 0),
+                       std::uint16_t{8}});
+  }
+  const testkit::ByteVec zip = testkit::build_zip(entries);
+  ASSERT_LT(zip.size(), 1u << 20);
+  auto r = upload("packages", "bomb.zip", std::string(zip.begin(), zip.end()));
+  ASSERT_EQ(r.status, 201u) << r.body;
+  const std::string id = std::to_string(r.json()["id"].get<std::int64_t>());
+  Json pkg = wait_for("/api/packages/" + id, "validity");
+  EXPECT_EQ(pkg["validity"], "invalid") << pkg.dump();
+  Json rep = request(port_, http::verb::get, "/api/packages/" + id + "/report").json();
+  ASSERT_TRUE(rep.contains("budget")) << rep.dump();
+  EXPECT_EQ(rep["budget"]["code"], "JOB_BUDGET_DECODED_BYTES");
+  EXPECT_LE(rep["decodedBytes"].get<std::uint64_t>(), 4u << 20);
+  EXPECT_NE(rep["issues"].dump().find("BEM_DECODE_BUDGET"), std::string::npos) << rep.dump();
+}
+
+// Issue 14: a 1.7 KB glTF animation of 6 000 s (180 001 frames, 388 MB of
+// keypoints) fails on the default output budget before any frame is written.
+TEST_P(ServerTest, LongGltfAnimationFailsOnTheDefaultBudget) {
+  const std::string buffer_b64 =  // times {0, 6000}, 2 quaternions, 2 translations (floats)
+      testkit::base64([] {
+        std::vector<std::uint8_t> b;
+        for (float f : {0.0f, 6000.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.7071068f, 0.7071068f,
+                        0.0f, 0.0f, 0.0f, 2.0f, 0.0f, 0.0f}) {
+          std::uint8_t v[4];
+          std::memcpy(v, &f, 4);
+          b.insert(b.end(), v, v + 4);
+        }
+        return b;
+      }());
+  const std::string gltf =
+      R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],)"
+      R"("nodes":[{"name":"Hips","children":[1]},{"name":"Spine","translation":[0,1,0]}],)"
+      R"("buffers":[{"byteLength":64,"uri":"data:application/octet-stream;base64,)" +
+      buffer_b64 +
+      R"("}],"bufferViews":[{"buffer":0,"byteOffset":0,"byteLength":8},)"
+      R"({"buffer":0,"byteOffset":8,"byteLength":32},{"buffer":0,"byteOffset":40,"byteLength":24}],)"
+      R"("accessors":[{"bufferView":0,"componentType":5126,"count":2,"type":"SCALAR","min":[0],"max":[6000]},)"
+      R"({"bufferView":1,"componentType":5126,"count":2,"type":"VEC4"},)"
+      R"({"bufferView":2,"componentType":5126,"count":2,"type":"VEC3"}],)"
+      R"("animations":[{"channels":[{"sampler":0,"target":{"node":0,"path":"rotation"}},)"
+      R"({"sampler":1,"target":{"node":0,"path":"translation"}}],)"
+      R"("samplers":[{"input":0,"output":1},{"input":0,"output":2}]}]})";
+  auto r = upload("motions", "long.gltf", gltf);
+  ASSERT_EQ(r.status, 201u) << r.body;
+  Json m = wait_for("/api/motions/" + std::to_string(r.json()["id"].get<std::int64_t>()),
+                    "preprocessState");
+  EXPECT_EQ(m["preprocessState"], "failed") << m.dump();
+  EXPECT_EQ(m["error"].get<std::string>().rfind("JOB_BUDGET_OUTPUT_BYTES: ", 0), 0u) << m.dump();
+  EXPECT_TRUE(m["keypointsSha256"].is_null());
+  EXPECT_EQ(count_files(dir_ / "blobs" / "keypoints"), 0u);
 }
 
 TEST_P(ServerTest, IndexPage) {

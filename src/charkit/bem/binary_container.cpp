@@ -14,7 +14,8 @@ class BinaryPackage final : public Package {
  public:
   ContainerKind kind() const override { return ContainerKind::kBinary; }
   core::Result<Bytes> read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const override;
-  friend std::unique_ptr<Package> bem::open_binary(Bytes file, core::Report& report);
+  friend std::unique_ptr<Package> bem::open_binary(Bytes file, core::Report& report,
+                                                   DecodeControl* control);
 };
 
 core::Result<Bytes> BinaryPackage::read_payload_into(std::uint32_t id,
@@ -28,6 +29,7 @@ core::Result<Bytes> BinaryPackage::read_payload_into(std::uint32_t id,
   // decoded_size ≤ 512 MiB was checked by open_binary; the frame is checked
   // against it before any byte is written.
   auto st = check_zstd_frame(stored, p.decoded_size);
+  if (st && control_) st = control_->charge(p.decoded_size, "zstd payload");
   std::span<std::uint8_t> out;
   if (st) {
     out = scratch.get(static_cast<std::size_t>(p.decoded_size));
@@ -58,7 +60,7 @@ bool decode_directory_entry(Bytes file, std::uint64_t at, DirectoryEntry& e) {
          r.read(e.decoded_size);
 }
 
-std::unique_ptr<Package> open_binary(Bytes file, core::Report& report) {
+std::unique_ptr<Package> open_binary(Bytes file, core::Report& report, DecodeControl* control) {
   auto err = [&](const char* code, std::uint64_t off, std::string msg) {
     report.error(code, "§2", Location::at_offset(off), std::move(msg));
   };
@@ -128,6 +130,7 @@ std::unique_ptr<Package> open_binary(Bytes file, core::Report& report) {
 
   auto pkg = std::make_unique<BinaryPackage>();
   pkg->file_ = file;
+  pkg->control_ = control;
   pkg->header_ = h;
   pkg->declared_minor_ = h.minor;
   pkg->manifest_offset_ = kHeaderSize;

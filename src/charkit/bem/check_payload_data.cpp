@@ -280,6 +280,12 @@ void check_payload_data(Context& ctx) {
   for (std::uint32_t id = 0; id < table.size(); ++id) {
     const PayloadInfo& info = table[id];
     if (!info.present) continue;  // a missing ZIP payload is reported where it is referenced
+    if (const DecodeControl* control = ctx.package.decode_control())
+      if (auto p = control->poll(); !p) {
+        ctx.report.error(p.error().code, section, payload_location(info),
+                         "payload " + std::to_string(id) + ": " + p.error().message);
+        return;
+      }
     auto uses = ctx.payload_uses.find(id);
     bool referenced = uses != ctx.payload_uses.end() && !uses->second.empty();
     // Q5: unreferenced payloads and zstd without gain are writer duties: reported, not errors.
@@ -307,7 +313,11 @@ void check_payload_data(Context& ctx) {
     if (mapped_range) ctx.options.input_hints->will_read(stored_range);
     auto read = ctx.package.read_payload_into(id, scratch);
     if (!read) {
-      report_decode_error(std::move(read).error());
+      core::Error err = std::move(read).error();
+      // Past the budget, or cancelled: the remaining payloads are not decoded.
+      const bool stop = err.code == kDecodeBudgetCode || err.code == kCancelledCode;
+      report_decode_error(std::move(err));
+      if (stop) return;
       continue;
     }
     Bytes bytes = *read;

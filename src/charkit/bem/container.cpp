@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -60,6 +61,40 @@ std::span<std::uint8_t> PayloadBuffer::get(std::size_t n) {
   return {data_.get(), n};
 }
 
+std::span<std::uint8_t> PayloadBuffer::grow(std::size_t n, std::size_t keep) {
+  if (n <= capacity_) return {data_.get(), n};
+  auto bigger = std::make_unique_for_overwrite<std::uint8_t[]>(n);
+  keep = std::min(keep, capacity_);
+  if (keep) std::memcpy(bigger.get(), data_.get(), keep);
+  data_ = std::move(bigger);
+  capacity_ = n;
+  return {data_.get(), n};
+}
+
+core::Status DecodeControl::charge(std::uint64_t n, const std::string& what) {
+  if (auto p = poll(); !p) return p;
+  if (max_ == 0) {
+    used_ += n;
+    return core::Ok{};
+  }
+  std::uint64_t used = used_.load();
+  do {
+    if (n > max_ || used > max_ - n) {
+      exceeded_ = true;
+      return core::make_error(kDecodeBudgetCode,
+                              what + ": decoding " + std::to_string(n) + " more bytes after " +
+                                  std::to_string(used) + " would pass the budget of " +
+                                  std::to_string(max_) + " decoded bytes for this package");
+    }
+  } while (!used_.compare_exchange_weak(used, used + n));
+  return core::Ok{};
+}
+
+core::Status DecodeControl::poll() const {
+  if (cancelled()) return core::make_error(kCancelledCode, "decoding was cancelled");
+  return core::Ok{};
+}
+
 core::Result<PayloadData> Package::read_payload(std::uint32_t id) const {
   PayloadBuffer buf;
   auto r = read_payload_into(id, buf);
@@ -73,12 +108,12 @@ core::Result<PayloadData> Package::read_member(std::size_t) const {
   return core::make_error("BEM_NOT_COLLECTION", "not a collection bundle");
 }
 
-std::unique_ptr<Package> Package::open(Bytes file, core::Report& report) {
+std::unique_ptr<Package> Package::open(Bytes file, core::Report& report, DecodeControl* control) {
   // Recognised by content, never by file extension (§14).
   if (file.size() >= 8 && std::equal(kMagic, kMagic + 8, file.begin()))
-    return open_binary(file, report);
+    return open_binary(file, report, control);
   if (file.size() >= 4 && file[0] == 0x50 && file[1] == 0x4B && file[2] == 0x03 && file[3] == 0x04)
-    return open_zip(file, report);
+    return open_zip(file, report, control);
   report.error("BEM_CONTAINER_UNKNOWN", "§2", core::Location::at_offset(0),
                "not a BEM package: neither the BEM magic \"BEM\\0PKG\\0\" nor a ZIP local header "
                "(PK\\3\\4)");

@@ -4,6 +4,7 @@
 // time on request, and nothing copies the whole file.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -61,6 +62,40 @@ struct PayloadInfo {
   std::string member;              ///< ZIP: entry name
 };
 
+/// Bounds the work of decoding one package: a budget on the bytes decoded
+/// (zstd and DEFLATE payloads, ZIP entries, collection members and what is
+/// decoded inside them) and a cancel flag, polled between payloads and every
+/// few MiB inside a ZIP entry. One control is shared by a package and the
+/// members opened from it (docs/bem/zip.md §Budgets).
+class DecodeControl {
+ public:
+  /// max_decoded_bytes 0: no budget; cancel may be null.
+  explicit DecodeControl(std::uint64_t max_decoded_bytes = 0,
+                         const std::atomic<bool>* cancel = nullptr)
+      : max_(max_decoded_bytes), cancel_(cancel) {}
+  /// Counts n more decoded bytes, announced before they are decoded (a
+  /// declared size, which the reader then enforces). BEM_DECODE_BUDGET, and
+  /// nothing counted, when they would pass the budget; BEM_CANCELLED when the
+  /// flag is up.
+  core::Status charge(std::uint64_t n, const std::string& what);
+  /// BEM_CANCELLED when the flag is up.
+  core::Status poll() const;
+  bool cancelled() const { return cancel_ && cancel_->load(std::memory_order_relaxed); }
+  bool budget_exceeded() const { return exceeded_.load(); }
+  std::uint64_t decoded_bytes() const { return used_.load(); }
+  std::uint64_t max_decoded_bytes() const { return max_; }
+
+ private:
+  std::uint64_t max_;
+  const std::atomic<bool>* cancel_;
+  std::atomic<std::uint64_t> used_{0};
+  std::atomic<bool> exceeded_{false};
+};
+
+/// Error codes of DecodeControl.
+inline constexpr const char* kDecodeBudgetCode = "BEM_DECODE_BUDGET";
+inline constexpr const char* kCancelledCode = "BEM_CANCELLED";
+
 /// Reusable output buffer for decoded payloads. It grows to the largest
 /// request and never zero-fills, so decoding a whole package faults each
 /// page in once instead of once per payload.
@@ -68,6 +103,10 @@ class PayloadBuffer {
  public:
   /// n writable, uninitialised bytes (valid until the next call).
   std::span<std::uint8_t> get(std::size_t n);
+  /// n bytes whose first `keep` (≤ the current capacity) are the current
+  /// content; used to grow a buffer as data arrives.
+  std::span<std::uint8_t> grow(std::size_t n, std::size_t keep);
+  std::size_t capacity() const { return capacity_; }
   /// Whether b points into this buffer.
   bool holds(Bytes b) const {
     return data_ && b.data() >= data_.get() && b.data() < data_.get() + capacity_;
@@ -108,7 +147,10 @@ class Package {
   /// Open any container by its first bytes: "BEM\0PKG\0" binary, "PK\3\4" ZIP
   /// (single package or collection). Structural problems go to report; returns
   /// nullptr when nothing more can be read (the report then has errors).
-  static std::unique_ptr<Package> open(Bytes file, core::Report& report);
+  /// `control` (may be null, must outlive the package) bounds and cancels
+  /// every decode of this package, the ZIP manifest included.
+  static std::unique_ptr<Package> open(Bytes file, core::Report& report,
+                                       DecodeControl* control = nullptr);
 
   virtual ContainerKind kind() const = 0;
   /// Binary: the header's minor. ZIP: the manifest's "format_version" hint
@@ -139,8 +181,13 @@ class Package {
   virtual core::Result<Bytes> read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const = 0;
   /// read_payload_into with a buffer of its own.
   core::Result<PayloadData> read_payload(std::uint32_t id) const;
-  /// Collection bundles: the bytes of member i (decompressed).
+  /// Collection bundles: the bytes of member i (decompressed). The buffer
+  /// grows with the bytes actually decoded, never to a declared size ahead
+  /// of them.
   virtual core::Result<PayloadData> read_member(std::size_t i) const;
+
+  /// The budget and cancel flag of open() (null: unbounded).
+  DecodeControl* decode_control() const { return control_; }
 
  protected:
   Bytes file_;
@@ -152,6 +199,7 @@ class Package {
   std::vector<PayloadInfo> payloads_;
   std::vector<CollectionMember> members_;
   Header header_;
+  DecodeControl* control_ = nullptr;
 };
 
 /// One 32-byte directory entry as stored (§2), before any rule is checked.
@@ -170,9 +218,12 @@ bool decode_header(Bytes file, Header& out);
 bool decode_directory_entry(Bytes file, std::uint64_t at, DirectoryEntry& out);
 
 /// Binary container (§2). Exposed for tests and tools.
-std::unique_ptr<Package> open_binary(Bytes file, core::Report& report);
-/// ZIP container (§14), single package or collection bundle.
-std::unique_ptr<Package> open_zip(Bytes file, core::Report& report);
+std::unique_ptr<Package> open_binary(Bytes file, core::Report& report,
+                                     DecodeControl* control = nullptr);
+/// ZIP container (§14), single package or collection bundle. Entries whose
+/// local data overlap (BEM_ZIP_OVERLAP) make the archive unreadable.
+std::unique_ptr<Package> open_zip(Bytes file, core::Report& report,
+                                  DecodeControl* control = nullptr);
 
 /// Check one zstd payload frame and decode it into out (out.size() == decoded_size).
 /// Error codes: BEM_ZSTD_FRAME, BEM_ZSTD_SIZE, BEM_ZSTD_DICTIONARY, BEM_ZSTD_TRAILING,

@@ -113,6 +113,9 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   check_v15(ctx);
   if (options.check_payloads) check_payload_data(ctx);
   check_final(ctx);
+  const DecodeControl* control = pkg.decode_control();
+  if (control && control->cancelled() && !report.has_code(kCancelledCode))
+    report.error(kCancelledCode, "§2", manifest_loc, "validation was cancelled");
   if (!report.has_errors()) run_selection_proof(manifest, pkg, effective, report, summary);
 
   summary.declared_minor = declared;
@@ -124,9 +127,14 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
                     std::to_string(ctx.needed_minor()));
 }
 
+/// Stop reasons of a DecodeControl: budget or cancel errors end a loop.
+bool stops(const core::Error& e) {
+  return e.code == kDecodeBudgetCode || e.code == kCancelledCode;
+}
+
 void validate_into(core::Bytes file, const ValidateOptions& options, core::Report& report,
-                   ValidationSummary& summary, bool inside_collection) {
-  auto pkg = Package::open(file, report);
+                   ValidationSummary& summary, bool inside_collection, DecodeControl& control) {
+  auto pkg = Package::open(file, report, &control);
   if (!pkg) return;
   summary.kind = pkg->kind();
   summary.payload_count = pkg->payload_count();
@@ -143,19 +151,44 @@ void validate_into(core::Bytes file, const ValidateOptions& options, core::Repor
   }
   for (std::size_t i = 0; i < pkg->members().size(); ++i) {
     const auto& m = pkg->members()[i];
+    if (auto p = control.poll(); !p) {
+      report.error(p.error().code, "§14", {}, p.error().message);
+      return;
+    }
     ValidationSummary::Member member{m.name, core::Report(options.max_issues), 0, std::nullopt};
     auto bytes = pkg->read_member(i);
     if (!bytes) {
       core::Error err = std::move(bytes).error();
       err.location.member = m.name;
       member.report.error(err.code, "§14", err.location, err.message);
-    } else {
-      ValidationSummary inner;
-      validate_into(bytes->bytes(), options, member.report, inner, /*inside_collection=*/true);
-      member.effective_minor = inner.effective_minor;
-      member.proof = std::move(inner.proof);
+      summary.members.push_back(std::move(member));
+      if (stops(err)) {
+        // The whole bundle stops here: the reason is the package's too.
+        report.error(err.code, "§14", err.location,
+                     err.message + " (validation stopped at member " + std::to_string(i + 1) +
+                         " of " + std::to_string(pkg->members().size()) + ")");
+        return;
+      }
+      continue;
     }
+    ValidationSummary inner;
+    validate_into(bytes->bytes(), options, member.report, inner, /*inside_collection=*/true,
+                  control);
+    member.effective_minor = inner.effective_minor;
+    member.proof = std::move(inner.proof);
+    const bool stopped = control.budget_exceeded() || control.cancelled();
     summary.members.push_back(std::move(member));
+    if (stopped) {
+      const char* code = control.cancelled() ? kCancelledCode : kDecodeBudgetCode;
+      report.error(
+          code, "§14", {},
+          std::string(control.cancelled()
+                          ? "validation was cancelled"
+                          : "the decode budget of " + std::to_string(control.max_decoded_bytes()) +
+                                " bytes was reached") +
+              " in member \"" + m.name + "\"; validation stopped there");
+      return;
+    }
   }
 }
 
@@ -163,7 +196,13 @@ void validate_into(core::Bytes file, const ValidateOptions& options, core::Repor
 
 ValidationResult validate_package(core::Bytes file, const ValidateOptions& options) {
   ValidationResult r{core::Report(options.max_issues), {}};
-  validate_into(file, options, r.report, r.summary, false);
+  DecodeControl control(options.max_decoded_bytes, options.cancel);
+  validate_into(file, options, r.report, r.summary, false, control);
+  r.summary.decoded_bytes = control.decoded_bytes();
+  r.summary.budget_exceeded = control.budget_exceeded();
+  r.summary.cancelled = control.cancelled();
+  if (r.summary.cancelled && !r.report.has_code(kCancelledCode))
+    r.report.error(kCancelledCode, "§2", {}, "validation was cancelled");
   return r;
 }
 

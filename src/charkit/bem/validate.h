@@ -2,7 +2,9 @@
 // explicit-target rules, over both containers. The result is a Report.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +29,14 @@ struct ValidateOptions {
   /// released after it is checked, so pages are mapped in bulk and peak
   /// memory stays near the largest decoded payload.
   const core::InputHints* input_hints = nullptr;
+  /// Budget on the bytes decoded from the package, all payloads, ZIP
+  /// entries and collection members (and their payloads) together; 0: none
+  /// (the CLI default). Past it validation stops with BEM_DECODE_BUDGET
+  /// (docs/bem/zip.md §Budgets). The server sets one per job.
+  std::uint64_t max_decoded_bytes = 0;
+  /// Polled between payloads, members and passes and every few MiB of a ZIP
+  /// entry; once true, validation stops with BEM_CANCELLED. May be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 /// What validation learnt about a package, besides its issues.
@@ -48,6 +58,14 @@ struct ValidationSummary {
     std::optional<ProofSummary> proof;
   };
   std::vector<Member> members;
+  /// Bytes decoded (zstd and DEFLATE payloads, ZIP entries, members), each
+  /// counted at its declared size as it is decoded (the reader holds it to
+  /// that size; one found short still counts what it declared).
+  std::uint64_t decoded_bytes = 0;
+  /// Validation stopped early: max_decoded_bytes was reached, or the cancel
+  /// flag went up (the report then has BEM_DECODE_BUDGET / BEM_CANCELLED).
+  bool budget_exceeded = false;
+  bool cancelled = false;
 };
 
 struct ValidationResult {

@@ -111,15 +111,126 @@ std::string method_name(std::uint16_t m) {
   return "method " + std::to_string(m);
 }
 
+// ---- where each entry's bytes lie ------------------------------------------
+//
+// libzip does not tell where an entry's local header and data are, and it
+// happily reads several central directory records that point at the same
+// local data (a 500 KB archive can so declare 40 × 512 MiB). The central
+// directory is therefore read here a second time, only for the local header
+// offsets and the compressed sizes (APPNOTE 4.3.12, 4.3.14-16, 4.5.3).
+
+struct Span {
+  std::uint64_t begin = 0;  ///< local header
+  std::uint64_t end = 0;    ///< one past the entry's data
+};
+
+std::uint16_t le16(Bytes b, std::uint64_t at) {
+  return static_cast<std::uint16_t>(b[at] | (b[at + 1] << 8));
+}
+std::uint32_t le32(Bytes b, std::uint64_t at) {
+  return static_cast<std::uint32_t>(le16(b, at)) |
+         (static_cast<std::uint32_t>(le16(b, at + 2)) << 16);
+}
+std::uint64_t le64(Bytes b, std::uint64_t at) {
+  return static_cast<std::uint64_t>(le32(b, at)) |
+         (static_cast<std::uint64_t>(le32(b, at + 4)) << 32);
+}
+bool fits(Bytes b, std::uint64_t at, std::uint64_t n) {
+  return at <= b.size() && n <= b.size() - at;
+}
+
+/// Reads the central directory whose end record is at `eocd`; false when it
+/// is not a consistent one.
+bool read_central_directory_at(Bytes f, std::uint64_t eocd, std::vector<Span>& out) {
+  out.clear();
+  std::uint64_t count = le16(f, eocd + 10);
+  std::uint64_t cd_size = le32(f, eocd + 12);
+  std::uint64_t cd_offset = le32(f, eocd + 16);
+  if (count == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_offset == 0xFFFFFFFFu) {
+    // Zip64 end of central directory locator right before the end record.
+    if (eocd < 20 || le32(f, eocd - 20) != 0x07064b50) return false;
+    std::uint64_t z = le64(f, eocd - 12);
+    if (!fits(f, z, 56) || le32(f, z) != 0x06064b50) return false;
+    count = le64(f, z + 32);
+    cd_size = le64(f, z + 40);
+    cd_offset = le64(f, z + 48);
+  }
+  if (!fits(f, cd_offset, cd_size) || count > cd_size / 46) return false;
+  out.reserve(static_cast<std::size_t>(count));
+  std::uint64_t at = cd_offset;
+  const std::uint64_t cd_end = cd_offset + cd_size;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (at > cd_end || cd_end - at < 46 || le32(f, at) != 0x02014b50) return false;
+    std::uint64_t comp = le32(f, at + 20);
+    const std::uint64_t size = le32(f, at + 24);
+    const std::uint64_t name_len = le16(f, at + 28);
+    const std::uint64_t extra_len = le16(f, at + 30);
+    const std::uint64_t comment_len = le16(f, at + 32);
+    std::uint64_t local = le32(f, at + 42);
+    const std::uint64_t next = at + 46 + name_len + extra_len + comment_len;
+    if (next > cd_end) return false;
+    // Zip64 extended information: the 64-bit values, in this order, of the
+    // fields that hold 0xFFFFFFFF.
+    for (std::uint64_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
+      const std::uint16_t id = le16(f, x);
+      const std::uint64_t len = le16(f, x + 2);
+      if (x + 4 + len > at + 46 + name_len + extra_len) return false;
+      if (id == 0x0001) {
+        std::uint64_t y = x + 4;
+        const std::uint64_t y_end = y + len;
+        auto take = [&](std::uint64_t& v) {
+          if (y + 8 > y_end) return false;
+          v = le64(f, y);
+          y += 8;
+          return true;
+        };
+        std::uint64_t ignored = 0;
+        if (size == 0xFFFFFFFFu && !take(ignored)) return false;
+        if (comp == 0xFFFFFFFFu && !take(comp)) return false;
+        if (local == 0xFFFFFFFFu && !take(local)) return false;
+      }
+      x += 4 + len;
+    }
+    // The local header tells where the data starts (its own name and extra
+    // field may differ in length from the central record's).
+    Span s;
+    s.begin = local;
+    std::uint64_t data = local + 30;
+    if (fits(f, local, 30) && le32(f, local) == 0x04034b50)
+      data += std::uint64_t{le16(f, local + 26)} + le16(f, local + 28);
+    s.end = data + comp;
+    out.push_back(s);
+    at = next;
+  }
+  return true;
+}
+
+/// Local spans of every central directory record, in libzip's index order;
+/// false when no end record leads to `expected` records.
+bool read_central_directory(Bytes f, std::uint64_t expected, std::vector<Span>& out) {
+  if (f.size() < 22) return false;
+  // The end record is within the last 22 + 65535 bytes (its comment); try
+  // candidates from the end, as libzip does.
+  const std::uint64_t lowest = f.size() > 22 + 65535 ? f.size() - 22 - 65535 : 0;
+  for (std::uint64_t at = f.size() - 22 + 1; at-- > lowest;) {
+    if (le32(f, at) != 0x06054b50) continue;
+    if (read_central_directory_at(f, at, out) && out.size() == expected) return true;
+  }
+  return false;
+}
+
 class ZipPackage final : public Package {
  public:
   ContainerKind kind() const override { return kind_; }
   core::Result<Bytes> read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const override;
   core::Result<PayloadData> read_member(std::size_t i) const override;
 
-  /// Read entry e completely into a buffer of its declared size (bounded by
-  /// the caller), checking that it ends there and that its CRC matches.
-  core::Status read_entry(const Entry& e, std::span<std::uint8_t> buf) const;
+  /// Read entry e completely, checking that it ends at its declared size and
+  /// that its CRC matches: into `fixed` (its declared size) or, when
+  /// `growing` is set, into that buffer enlarged as data arrives (never
+  /// ahead of it). The cancel flag is polled every few MiB.
+  core::Result<std::span<std::uint8_t>> read_entry(const Entry& e, std::span<std::uint8_t> fixed,
+                                                   PayloadBuffer* growing = nullptr) const;
 
   ContainerKind kind_ = ContainerKind::kZip;
   ZipHandle zip_;
@@ -127,10 +238,13 @@ class ZipPackage final : public Package {
   std::vector<Entry> member_entries_;   ///< parallel to members_
   mutable std::mutex mutex_;            ///< libzip handles are not thread-safe
 
-  friend std::unique_ptr<Package> bem::open_zip(Bytes file, core::Report& report);
+  friend std::unique_ptr<Package> bem::open_zip(Bytes file, core::Report& report,
+                                                DecodeControl* control);
 };
 
-core::Status ZipPackage::read_entry(const Entry& e, std::span<std::uint8_t> buf) const {
+core::Result<std::span<std::uint8_t>> ZipPackage::read_entry(const Entry& e,
+                                                             std::span<std::uint8_t> fixed,
+                                                             PayloadBuffer* growing) const {
   std::lock_guard<std::mutex> lock(mutex_);
   Location loc;
   loc.member = e.name;
@@ -142,9 +256,25 @@ core::Status ZipPackage::read_entry(const Entry& e, std::span<std::uint8_t> buf)
     zip_error_t* ze = zip_get_error(zip_.get());
     return fail("BEM_ZIP_READ", std::string("cannot open the entry: ") + zip_error_strerror(ze));
   }
+  // Decoded in slices: the cancel flag is polled between them, and a growing
+  // buffer doubles only once the bytes already decoded fill it.
+  constexpr std::uint64_t kSlice = 4u << 20;
+  std::span<std::uint8_t> buf = fixed;
+  if (growing) buf = growing->get(static_cast<std::size_t>(std::min(e.size, kSlice)));
   std::uint64_t got = 0;
   while (got < e.size) {
-    zip_int64_t n = zip_fread(f.get(), buf.data() + got, e.size - got);
+    if (control_)
+      if (auto p = control_->poll(); !p) {
+        core::Error err = std::move(p).error();
+        err.location = loc;
+        return err;
+      }
+    if (growing && got == buf.size()) {
+      const std::uint64_t want = std::min(e.size, std::max<std::uint64_t>(2 * got, kSlice));
+      buf = growing->grow(static_cast<std::size_t>(want), static_cast<std::size_t>(got));
+    }
+    const std::uint64_t n_want = std::min(kSlice, buf.size() - got);
+    zip_int64_t n = zip_fread(f.get(), buf.data() + got, n_want);
     if (n < 0) {
       bool crc = zip_error_code_zip(zip_file_get_error(f.get())) == ZIP_ER_CRC;
       return fail(crc ? "BEM_ZIP_CRC" : "BEM_ZIP_READ",
@@ -169,6 +299,18 @@ core::Status ZipPackage::read_entry(const Entry& e, std::span<std::uint8_t> buf)
                 std::string(crc ? "CRC-32 mismatch: " : "entry data is corrupt: ") +
                     zip_file_strerror(f.get()));
   }
+  return buf.first(static_cast<std::size_t>(got));
+}
+
+/// Counts an entry's declared size against the package's decode budget.
+core::Status charge_entry(DecodeControl* control, const Entry& e) {
+  if (!control) return core::Ok{};
+  auto st = control->charge(e.size, e.name);
+  if (!st) {
+    core::Error err = std::move(st).error();
+    err.location.member = e.name;
+    return err;
+  }
   return core::Ok{};
 }
 
@@ -184,10 +326,11 @@ core::Result<Bytes> ZipPackage::read_payload_into(std::uint32_t id, PayloadBuffe
         "BEM_PAYLOAD_DECODED_SIZE",
         e.name + ": payload is " + std::to_string(e.size) + " bytes, allowed 1..536870912", loc);
   }
+  if (auto c = charge_entry(control_, e); !c) return std::move(c).error();
   auto out = scratch.get(static_cast<std::size_t>(e.size));
   auto st = read_entry(e, out);
   if (!st) return std::move(st).error();
-  return Bytes(out);
+  return Bytes(*st);
 }
 
 core::Result<PayloadData> ZipPackage::read_member(std::size_t i) const {
@@ -202,16 +345,19 @@ core::Result<PayloadData> ZipPackage::read_member(std::size_t i) const {
         e.name + ": member is " + std::to_string(e.size) + " bytes, a BEM package is at most 2 GiB",
         loc);
   }
+  // The declared size only bounds the read: the buffer grows with the bytes
+  // actually decoded (a 2 MB member may declare 2 GiB).
+  if (auto c = charge_entry(control_, e); !c) return std::move(c).error();
   PayloadBuffer buf;
-  auto out = buf.get(static_cast<std::size_t>(e.size));
-  auto st = read_entry(e, out);
+  auto st = read_entry(e, {}, &buf);
   if (!st) return std::move(st).error();
-  return PayloadData(std::move(buf), out);
+  Bytes view = *st;
+  return PayloadData(std::move(buf), view);
 }
 
 }  // namespace
 
-std::unique_ptr<Package> open_zip(Bytes file, core::Report& report) {
+std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeControl* control) {
   auto err = [&](const char* code, const std::string& member, std::string msg) {
     Location loc;
     loc.member = member;
@@ -247,6 +393,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report) {
 
   auto pkg = std::make_unique<ZipPackage>();
   pkg->file_ = file;
+  pkg->control_ = control;
   pkg->zip_ = std::move(zip);
   zip_t* za = pkg->zip_.get();
 
@@ -313,6 +460,46 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report) {
       ok = false;
     }
     entries.push_back(std::move(e));
+  }
+  // ---- every entry's local bytes are its own ----------------------------
+  {
+    std::vector<Span> spans;
+    if (!read_central_directory(file, static_cast<std::uint64_t>(std::max<zip_int64_t>(count, 0)),
+                                spans)) {
+      err("BEM_ZIP_OPEN", "", "the central directory cannot be read record by record");
+      return nullptr;
+    }
+    // Entries sorted by where their local header starts; each must end
+    // before the next one begins.
+    std::vector<std::size_t> order(spans.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return spans[a].begin != spans[b].begin ? spans[a].begin < spans[b].begin : a < b;
+    });
+    auto name_of = [&](std::size_t i) {
+      const char* n = zip_get_name(za, i, ZIP_FL_ENC_GUESS);
+      return std::string(n ? n : "");
+    };
+    std::size_t reported = 0, overlaps = 0;
+    std::size_t reach = 0;  // the entry reaching furthest so far
+    for (std::size_t k = 1; k < order.size(); ++k) {
+      const std::size_t prev = order[reach], cur = order[k];
+      if (spans[cur].begin < spans[prev].end) {
+        ++overlaps;
+        if (reported++ < 8)
+          err("BEM_ZIP_OVERLAP", name_of(cur),
+              name_of(cur) + ": its local data (bytes " + std::to_string(spans[cur].begin) + ".." +
+                  std::to_string(spans[cur].end) + ") overlap those of \"" + name_of(prev) +
+                  "\" (bytes " + std::to_string(spans[prev].begin) + ".." +
+                  std::to_string(spans[prev].end) +
+                  "); entries of a ZIP never share data, this archive is crafted");
+      }
+      if (spans[cur].end > spans[prev].end) reach = k;
+    }
+    if (overlaps > reported)
+      err("BEM_ZIP_OVERLAP", "",
+          std::to_string(overlaps - reported) + " more entries overlap others");
+    if (overlaps) return nullptr;
   }
   if (backslash)
     report.warning("BEM_ZIP_BACKSLASH", "§14", {},
@@ -431,6 +618,11 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report) {
     return nullptr;
   }
   if (!ok) return nullptr;
+  if (auto c = charge_entry(control, *manifest); !c) {
+    const core::Error& e = c.error();
+    report.error(e.code, "§14", e.location, e.message);
+    return nullptr;
+  }
   pkg->manifest_owned_.resize(static_cast<std::size_t>(manifest->size));
   auto text = pkg->read_entry(
       *manifest, std::span(reinterpret_cast<std::uint8_t*>(pkg->manifest_owned_.data()),

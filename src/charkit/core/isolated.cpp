@@ -136,7 +136,7 @@ Result<std::vector<std::uint8_t>> run_isolated(const IsolatedWork& work,
   // Read the answer until EOF, within the deadline and the size limit.
   const auto deadline = std::chrono::steady_clock::now() + limits.timeout;
   std::vector<std::uint8_t> got;
-  bool timed_out = false, too_large = false, read_failed = false;
+  bool timed_out = false, too_large = false, read_failed = false, cancelled = false;
   std::uint8_t buf[65536];
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -145,8 +145,13 @@ Result<std::vector<std::uint8_t>> run_isolated(const IsolatedWork& work,
       timed_out = true;
       break;
     }
+    if (limits.cancel && limits.cancel->load()) {
+      cancelled = true;
+      break;
+    }
     pollfd p{fd, POLLIN, 0};
-    const int pr = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1'000'000)));
+    const long long wait_ms = limits.cancel ? 100 : 1'000'000;
+    const int pr = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), wait_ms)));
     if (pr < 0) {
       if (errno == EINTR) continue;
       read_failed = true;
@@ -167,11 +172,12 @@ Result<std::vector<std::uint8_t>> run_isolated(const IsolatedWork& work,
     got.insert(got.end(), buf, buf + r);
   }
   ::close(fd);
-  if (timed_out || too_large || read_failed) ::kill(pid, SIGKILL);
+  if (timed_out || too_large || read_failed || cancelled) ::kill(pid, SIGKILL);
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
   const std::string name(what);
+  if (cancelled) return make_error("ISOLATED_CANCELLED", name + " was cancelled");
   if (timed_out)
     return make_error("ISOLATED_TIMEOUT", name + " ran longer than " +
                                               std::to_string(limits.timeout.count()) +

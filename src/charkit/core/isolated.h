@@ -18,6 +18,7 @@
 // into an error instead of a hang.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -36,6 +37,9 @@ struct IsolationLimits {
   /// RLIMIT_AS of the child (0 = none). Not applied in sanitizer builds,
   /// whose shadow memory reserves terabytes of address space.
   std::uint64_t address_space_bytes = 16ull << 30;
+  /// Polled (every 100 ms at most) while the child runs; once true the
+  /// child is killed and ISOLATED_CANCELLED returned. May be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 /// The work: returns the bytes to carry back, or an error (which is carried
@@ -48,6 +52,7 @@ using IsolatedWork = std::function<Result<std::vector<std::uint8_t>>()>;
 ///   signal, or a sanitizer report and exit); the message says how it ended;
 /// - ISOLATED_TIMEOUT: it ran past limits.timeout and was killed;
 /// - ISOLATED_LIMIT: its answer was larger than limits.max_result_bytes;
+/// - ISOLATED_CANCELLED: limits.cancel went up and the child was killed;
 /// - ISOLATED_SYSTEM: pipe or fork failed (errno's text).
 /// `what` names the work in those messages ("the Assimp import").
 Result<std::vector<std::uint8_t>> run_isolated(const IsolatedWork& work,

@@ -1010,6 +1010,8 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
       o.isolation, "the Assimp import");
   if (!answer) {
     const core::Error& e = answer.error();
+    if (e.code == "ISOLATED_CANCELLED")
+      return fail("MOTION_CANCELLED", "the Assimp import was cancelled");
     if (e.code.starts_with("ISOLATED_"))
       return fail("MOTION_IMPORT_FAILED", std::string("Assimp could not read this ") +
                                               assimp_format_name(format) + " file: " + e.message);
@@ -1075,11 +1077,15 @@ struct Frames {
 core::Result<ConvertSummary> analyse(const AssimpMotion& m, const ConvertOptions& o) {
   if (!m.tracks || m.joints.empty() || !(m.fps > 0))
     return core::make_error("MOTION_INTERNAL", "not a loaded animation");
+  // The frame count is duration × fps, known before any frame is sampled.
+  if (auto b = check_motion_budget(o.budget, m.frames, m.joints.size()); !b) return b.error();
   ConvertSummary s = summary_of(m, o);
   Frames fr(m, s.mapping, o.up);
   if (!fr.pose.validate())
     return core::make_error("MOTION_INTERNAL", "inconsistent skeleton buffers");
   for (std::uint64_t f = 0; f < m.frames; ++f) {
+    if (f % kCancelPollFrames == 0)
+      if (auto c = check_cancel(o.cancel); !c) return c.error();
     fr.run(f);
     for (const Keypoint& k : fr.points) {
       const double v = std::max({std::abs(k.x), std::abs(k.y), std::abs(k.z)});
@@ -1112,15 +1118,20 @@ core::Result<ConvertSummary> convert_assimp_motion(const AssimpMotion& motion,
   std::string out;
   out.reserve(kFlushBytes + 4096);
   std::array<Keypoint, kPointCount> projected{};
+  std::uint64_t written = 0;
   for (std::uint64_t f = 0; f < motion.frames; ++f) {
+    if (f % kCancelPollFrames == 0)
+      if (auto c = check_cancel(options.cancel); !c) return c.error();
     fr.run(f);
     for (std::size_t i = 0; i < kPointCount; ++i) projected[i] = project(fr.points[i], s.scale);
     append_frame_line(out, f, frame_time_ms(f, s.fps), projected, fr.angles);
     if (out.size() >= kFlushBytes) {
+      if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
       if (!sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
       out.clear();
     }
   }
+  if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
   if (!out.empty() && !sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
   return analysed;
 }

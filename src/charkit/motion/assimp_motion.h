@@ -120,9 +120,12 @@ core::Result<AssimpMotion> load_assimp_motion_file(const std::string& path,
 /// The pipeline of convert_bvh on an imported animation: pass 1 finds the
 /// projection scale, pass 2 writes the NDJSON lines. options.up applies on
 /// top of the motion's own up handling (use kY unless auto_up was off);
-/// options.fps, limits and hints are ignored (the fps is the motion's).
-/// The summary's header holds the skeleton joints (no channels, frame_time
-/// 1/fps). Errors: MOTION_NOT_FINITE, IO_WRITE.
+/// options.fps, limits and hints are ignored (the fps is the motion's);
+/// options.budget is checked before the first frame is sampled (frames ×
+/// joints, frames × the estimated line size) and options.cancel every
+/// kCancelPollFrames frames. The summary's header holds the skeleton joints
+/// (no channels, frame_time 1/fps). Errors: MOTION_NOT_FINITE,
+/// MOTION_BUDGET_*, MOTION_CANCELLED, IO_WRITE.
 core::Result<ConvertSummary> convert_assimp_motion(const AssimpMotion& motion,
                                                    const ConvertOptions& options,
                                                    const OutputSink& sink);

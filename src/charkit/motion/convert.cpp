@@ -17,6 +17,39 @@ std::optional<double> fps_from_frame_time(double frame_time) {
   return std::round(fps * 1000.0) / 1000.0;
 }
 
+core::Status check_motion_budget(const MotionBudget& b, std::uint64_t frames,
+                                 std::uint64_t joints) {
+  const double jf = static_cast<double>(frames) * static_cast<double>(joints);
+  if (b.max_joint_frames && jf > static_cast<double>(b.max_joint_frames))
+    return core::make_error("MOTION_BUDGET_JOINT_FRAMES",
+                            std::to_string(frames) + " frames × " + std::to_string(joints) +
+                                " joints is more than the budget of " +
+                                std::to_string(b.max_joint_frames) + " joint-frames");
+  const double out = static_cast<double>(frames) * static_cast<double>(kEstimatedFrameLineBytes);
+  if (b.max_output_bytes && out > static_cast<double>(b.max_output_bytes))
+    return core::make_error("MOTION_BUDGET_OUTPUT_BYTES",
+                            std::to_string(frames) + " frames make about " +
+                                std::to_string(static_cast<std::uint64_t>(out)) +
+                                " bytes of keypoints (" + std::to_string(kEstimatedFrameLineBytes) +
+                                " a frame), more than the budget of " +
+                                std::to_string(b.max_output_bytes) + " bytes");
+  return core::Ok{};
+}
+
+core::Status check_output_budget(const MotionBudget& b, std::uint64_t written) {
+  if (b.max_output_bytes && written > b.max_output_bytes)
+    return core::make_error("MOTION_BUDGET_OUTPUT_BYTES", "the keypoints passed the budget of " +
+                                                              std::to_string(b.max_output_bytes) +
+                                                              " bytes while being written");
+  return core::Ok{};
+}
+
+core::Status check_cancel(const std::atomic<bool>* cancel) {
+  if (cancel && cancel->load(std::memory_order_relaxed))
+    return core::make_error("MOTION_CANCELLED", "the conversion was cancelled");
+  return core::Ok{};
+}
+
 namespace {
 
 // Buffers of one frame; allocated once per conversion, not per frame.
@@ -58,10 +91,18 @@ core::Result<Pass1> run_pass1(std::string_view text, const BvhHeader& header,
   if (!fk.validate() || !pose.validate())
     return core::make_error("MOTION_INTERNAL", "inconsistent skeleton buffers");
   FrameReader reader(header, text, o.limits, o.hints);
+  const std::uint64_t joints = std::max<std::uint64_t>(header.joints.size(), 1);
+  const std::uint64_t max_jf = o.budget.max_joint_frames;
   for (;;) {
+    if (reader.frames_read() % kCancelPollFrames == 0)
+      if (auto c = check_cancel(o.cancel); !c) return c.error();
     auto got = reader.next(fp.values);
     if (!got) return got.error();
     if (!*got) break;
+    // The frame count is known only once every row was read: the joint-frame
+    // budget bounds this pass as it goes.
+    if (max_jf && reader.frames_read() > max_jf / joints)
+      return check_motion_budget({max_jf, 0}, reader.frames_read(), joints).error();
     fk.run();
     pose.run();
     for (const Keypoint& k : fp.points) {
@@ -98,6 +139,8 @@ core::Result<ConvertSummary> analyse(std::string_view text, const ConvertOptions
   auto p1 = run_pass1(text, s.header, o, fp);
   if (!p1) return p1.error();
   s.frames = p1->frames;
+  if (auto b = check_motion_budget(o.budget, s.frames, s.header.joints.size()); !b)
+    return b.error();
   s.max_abs = p1->max_abs;
   s.scale = projection_scale(s.max_abs);
   for (auto& w : p1->warnings) s.warnings.push_back(std::move(w));
@@ -124,7 +167,10 @@ core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOpt
   out.reserve(kFlushBytes + 4096);
   std::array<Keypoint, kPointCount> projected{};
   FrameReader reader(s.header, text, options.limits, options.hints);
+  std::uint64_t written = 0;
   for (std::uint64_t frame = 0;; ++frame) {
+    if (frame % kCancelPollFrames == 0)
+      if (auto c = check_cancel(options.cancel); !c) return c.error();
     auto got = reader.next(fp->values);
     if (!got) return got.error();  // cannot happen after pass 1; kept for safety
     if (!*got) break;
@@ -133,10 +179,12 @@ core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOpt
     for (std::size_t i = 0; i < kPointCount; ++i) projected[i] = project(fp->points[i], s.scale);
     append_frame_line(out, frame, frame_time_ms(frame, s.fps), projected, fp->angles);
     if (out.size() >= kFlushBytes) {
+      if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
       if (!sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
       out.clear();
     }
   }
+  if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
   if (!out.empty() && !sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
   return analysed;
 }

@@ -5,6 +5,8 @@
 // hierarchy plus one frame and a 64 KiB output buffer, whatever the length.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -24,12 +26,43 @@ inline constexpr double kDefaultFps = 30.0;
 /// nullopt when frame_time is not in (0.0001 s, 3600 s].
 std::optional<double> fps_from_frame_time(double frame_time);
 
+/// Bounds on the work and output of one conversion (docs/motion.md
+/// §Budgets); 0 = none (the CLI default; the server sets both per job).
+/// Checked before the work wherever the frame count is known up front
+/// (Assimp: duration × fps; keypoint JSON: the frames array; BVH: after the
+/// first pass, which itself stops at max_joint_frames), and again while
+/// writing. Errors MOTION_BUDGET_JOINT_FRAMES, MOTION_BUDGET_OUTPUT_BYTES.
+struct MotionBudget {
+  std::uint64_t max_joint_frames = 0;  ///< frames × skeleton joints (keypoint JSON: × 33)
+  std::uint64_t max_output_bytes = 0;  ///< NDJSON bytes
+};
+
+/// What one NDJSON frame line is taken to cost before it is written (real
+/// lines: 1.5–2.5 KiB); the output budget is checked up front with it.
+inline constexpr std::uint64_t kEstimatedFrameLineBytes = 2048;
+/// Frames between two looks at a cancel flag.
+inline constexpr std::uint64_t kCancelPollFrames = 256;
+
+/// MOTION_BUDGET_JOINT_FRAMES when frames × joints passes the budget,
+/// MOTION_BUDGET_OUTPUT_BYTES when frames × kEstimatedFrameLineBytes does.
+core::Status check_motion_budget(const MotionBudget& budget, std::uint64_t frames,
+                                 std::uint64_t joints);
+/// MOTION_BUDGET_OUTPUT_BYTES when `written` bytes pass max_output_bytes
+/// (the check while writing: the estimate may be off either way).
+core::Status check_output_budget(const MotionBudget& budget, std::uint64_t written);
+/// MOTION_CANCELLED when the flag (may be null) is up.
+core::Status check_cancel(const std::atomic<bool>* cancel);
+
 struct ConvertOptions {
   UpAxis up = UpAxis::kY;
   std::optional<double> fps;  ///< overrides the Frame Time
   JointTable table = default_joint_table();
   BvhLimits limits;
   const core::InputHints* hints = nullptr;  ///< e.g. the MappedFile holding the text
+  MotionBudget budget;
+  /// Polled every kCancelPollFrames frames; once true the conversion ends
+  /// with MOTION_CANCELLED. May be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ConvertSummary {
@@ -46,7 +79,7 @@ struct ConvertSummary {
 using OutputSink = std::function<bool(std::string_view)>;
 
 /// Errors: those of parse_bvh_header and FrameReader, MOTION_NOT_FINITE,
-/// IO_WRITE (the sink failed).
+/// MOTION_BUDGET_*, MOTION_CANCELLED, IO_WRITE (the sink failed).
 core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOptions& options,
                                          const OutputSink& sink);
 

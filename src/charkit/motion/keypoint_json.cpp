@@ -99,10 +99,13 @@ class Walker {
     if (frames->size() > options_.limits.max_frames)
       return fail("KEYPOINTS_LIMIT", "/frames",
                   "more than " + std::to_string(options_.limits.max_frames) + " frames");
+    if (auto b = check_motion_budget(options_.budget, frames->size(), kPointCount); !b) return b;
     summary_.frames = frames->size();
     double previous_time = -1;
     FrameOut out;
     for (std::size_t f = 0; f < frames->size(); ++f) {
+      if (f % kCancelPollFrames == 0)
+        if (auto c = check_cancel(options_.cancel); !c) return c;
       const std::string ptr = json_pointer_join("/frames", f);
       if (auto st = frame((*frames)[f], f, ptr, out); !st) return st;
       if (out.time_ms < previous_time)
@@ -317,14 +320,19 @@ core::Result<KeypointJsonSummary> convert_keypoint_json(std::string_view text,
   out.reserve(kFlushBytes + 4096);
   KeypointJsonSummary again;
   Walker w(options, again);
+  std::uint64_t written = 0;
+  core::Status over = core::Ok{};
   auto st = w.walk(*doc, [&](std::uint64_t f, const FrameOut& fr) {
     append_frame_line(out, f, fr.time_ms, fr.points, fr.angles);
     if (out.size() < kFlushBytes) return true;
+    if (over = check_output_budget(options.budget, written += out.size()); !over) return false;
     const bool ok = sink(out);
     out.clear();
     return ok;
   });
+  if (!over) return over.error();
   if (!st) return st.error();
+  if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
   if (!out.empty() && !sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
   return s;
 }

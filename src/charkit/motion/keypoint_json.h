@@ -37,6 +37,11 @@ struct KeypointJsonLimits {
 struct KeypointJsonOptions {
   std::optional<double> fps;  ///< overrides the file's fps (and the default 30)
   KeypointJsonLimits limits;
+  /// Checked once the frames array is parsed (frames × 33 joints, frames ×
+  /// the estimated line size), before anything is written; and while writing.
+  MotionBudget budget;
+  /// Polled every kCancelPollFrames frames (MOTION_CANCELLED). May be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct KeypointJsonSummary {
@@ -52,7 +57,8 @@ struct KeypointJsonSummary {
 /// Validate and summarise. Errors: JSON_* (byte offset) from the strict
 /// parser; KEYPOINTS_LIMIT, KEYPOINTS_FORMAT, KEYPOINTS_TYPE,
 /// KEYPOINTS_MEMBER, KEYPOINTS_COUNT, KEYPOINTS_RANGE, KEYPOINTS_FRAME,
-/// KEYPOINTS_TIME, each with the JSON pointer of the offending value.
+/// KEYPOINTS_TIME, each with the JSON pointer of the offending value;
+/// MOTION_BUDGET_*, MOTION_CANCELLED.
 core::Result<KeypointJsonSummary> analyse_keypoint_json(std::string_view text,
                                                         const KeypointJsonOptions& options = {});
 

@@ -1675,6 +1675,7 @@ core::Result<std::uint16_t> Server::start() {
     wo.max_upload_bytes = impl.options.max_upload_bytes;
     wo.threads = impl.options.job_workers;
     wo.lease = impl.options.job_lease;
+    wo.budgets = impl.options.job_budgets;
     wo.pg_schema = impl.options.db_schema;
     wo.runner = impl.options.job_runner;
     wo.name = "serve";

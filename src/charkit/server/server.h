@@ -45,9 +45,13 @@ struct ServerOptions {
   /// 503 TOO_MANY_CONNECTIONS and is closed.
   std::size_t max_connections = 1024;
   unsigned job_workers = 2;  ///< 0: enqueue only (a `charkit worker` runs the jobs)
-  /// How long a claimed job is held before another worker may take it again
-  /// (a worker that died mid-job).
-  std::chrono::milliseconds job_lease{10 * 60 * 1000};
+  /// How long a claimed job is held without a heartbeat before another
+  /// worker may take it again (a worker that died mid-job); running jobs
+  /// renew it every lease / 3.
+  std::chrono::milliseconds job_lease{15'000};
+  /// Per-job bounds: decoded bytes, joint-frames, output bytes, wall time
+  /// (docs/server.md §Limits).
+  JobBudgets job_budgets;
   JobRunner job_runner;  ///< replaces run_job in the worker threads when set (tests)
   std::uint64_t max_upload_bytes = store::kDefaultMaxUploadBytes;
   std::uint32_t max_header_bytes = 16 * 1024;  ///< request line + header fields

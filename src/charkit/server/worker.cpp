@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -53,6 +55,39 @@ core::Result<store::Asset> asset_of(store::Catalogue& cat, std::int64_t asset_id
   return std::move(**a);
 }
 
+bool cancelled(const std::atomic<bool>* cancel) {
+  return cancel && cancel->load();
+}
+
+Status cancelled_error() {
+  return core::make_error(std::string(kJobCancelled), "the worker is stopping");
+}
+
+/// Why the job's cancel flag is up (none when it is not).
+JobStop stop_of(const JobContext& c) {
+  if (!cancelled(c.cancel)) return JobStop::none;
+  const JobStop why = c.stop ? c.stop->load() : JobStop::shutdown;
+  return why == JobStop::none ? JobStop::shutdown : why;
+}
+
+std::uint64_t max_decoded_bytes(const JobContext& c) {
+  if (c.budgets.max_decoded_bytes) return *c.budgets.max_decoded_bytes;
+  const std::uint64_t upload = std::max<std::uint64_t>(c.max_upload_bytes, 1);
+  const std::uint64_t cap = std::numeric_limits<std::uint64_t>::max() / kDecodedBytesPerUploadByte;
+  return std::min(upload, cap) * kDecodedBytesPerUploadByte;
+}
+
+void note_budget(const JobContext& c, std::string_view code) {
+  if (c.budget_code) *c.budget_code = std::string(code);
+}
+
+constexpr std::string_view kBudgetTime = "JOB_BUDGET_TIME";
+
+std::string time_budget_text(const JobContext& c) {
+  return std::string(kBudgetTime) + ": the job ran longer than its budget of " +
+         std::to_string(c.budgets.timeout.count()) + " ms";
+}
+
 // ---- motion.preprocess ------------------------------------------------------
 
 struct NdjsonOut {
@@ -62,17 +97,23 @@ struct NdjsonOut {
 
 /// Converts the motion file into the upload; the format decides the path.
 core::Result<NdjsonOut> convert_motion(const std::string& path, const std::string& format,
-                                       store::Upload& up, const std::atomic<bool>* cancel) {
+                                       store::Upload& up, const JobContext& ctx) {
+  const std::atomic<bool>* cancel = ctx.cancel;
   motion::OutputSink sink = [&up, cancel](std::string_view chunk) {
-    if (cancel && cancel->load()) return false;  // the pool is stopping: end the conversion
+    if (cancelled(cancel)) return false;  // stopping: end the conversion
     auto s =
         up.write(core::Bytes(reinterpret_cast<const std::uint8_t*>(chunk.data()), chunk.size()));
     return s.ok();
   };
+  const motion::MotionBudget budget{ctx.budgets.max_joint_frames, ctx.budgets.max_output_bytes};
   if (format == "fbx" || format == "gltf" || format == "glb") {
-    auto m = motion::load_assimp_motion_file(path);
+    motion::AssimpMotionOptions ao;
+    ao.isolation.cancel = cancel;
+    auto m = motion::load_assimp_motion_file(path, ao);
     if (!m) return std::move(m).error();
     motion::ConvertOptions opts;
+    opts.budget = budget;
+    opts.cancel = cancel;
     auto r = motion::convert_assimp_motion(*m, opts, sink);
     if (!r) return std::move(r).error();
     return NdjsonOut{r->frames, r->fps};
@@ -82,13 +123,18 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
   auto bytes = file->bytes();
   std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   if (format == "json") {
-    auto r = motion::convert_keypoint_json(text, {}, sink);
+    motion::KeypointJsonOptions ko;
+    ko.budget = budget;
+    ko.cancel = cancel;
+    auto r = motion::convert_keypoint_json(text, ko, sink);
     if (!r) return std::move(r).error();
     return NdjsonOut{r->frames, r->fps};
   }
   if (format == "bvh") {
     motion::ConvertOptions opts;
     opts.hints = &*file;
+    opts.budget = budget;
+    opts.cancel = cancel;
     auto r = motion::convert_bvh(text, opts, sink);
     if (!r) return std::move(r).error();
     return NdjsonOut{r->frames, r->fps};
@@ -96,34 +142,21 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
   return core::make_error("MOTION_FORMAT", "no preprocessing for motion format '" + format + "'");
 }
 
-bool cancelled(const std::atomic<bool>* cancel) {
-  return cancel && cancel->load();
-}
-
-Status cancelled_error() {
-  return core::make_error(std::string(kJobCancelled), "the worker is stopping");
+/// A library budget error (MOTION_BUDGET_X) as the job's (JOB_BUDGET_X).
+core::Error as_job_budget(core::Error e) {
+  constexpr std::string_view kPrefix = "MOTION_BUDGET_";
+  if (e.code.starts_with(kPrefix)) e.code = "JOB_BUDGET_" + e.code.substr(kPrefix.size());
+  return e;
 }
 
 Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::Catalogue& cat,
-                         const std::atomic<bool>* cancel) {
+                         const JobContext& ctx) {
   auto got = cat.get_motion(id);
   if (!got) return std::move(got).error();
   if (!*got) return core::Ok{};  // deleted meanwhile: nothing to do
   store::Motion m = std::move(**got);
   auto asset = asset_of(cat, m.asset_id);
   if (!asset) return std::move(asset).error();
-
-  if (cancelled(cancel)) return cancelled_error();
-  m.preprocess_state = store::PreprocessState::running;
-  m.error.clear();
-  if (auto u = cat.update_motion(m); !u) return std::move(u).error();
-  // Stopped mid-way: the motion is back to pending, as its job will be.
-  auto back_to_pending = [&]() -> Status {
-    m.preprocess_state = store::PreprocessState::pending;
-    m.error.clear();
-    if (auto u = cat.update_motion(m); !u) return std::move(u).error();
-    return cancelled_error();
-  };
 
   auto fail = [&](const core::Error& e) -> Status {
     m.preprocess_state = store::PreprocessState::failed;
@@ -133,20 +166,48 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
     remove_orphans(blobs, u->orphans);
     return core::Ok{};
   };
+  auto timed_out = [&]() -> Status {
+    note_budget(ctx, kBudgetTime);
+    return fail(core::make_error(std::string(kBudgetTime),
+                                 time_budget_text(ctx).substr(kBudgetTime.size() + 2)));
+  };
+  // Stopped mid-way: on a graceful stop the motion is back to pending, as
+  // its job will be; a lost claim leaves the record to its new owner.
+  auto stopped = [&](JobStop why) -> Status {
+    if (why == JobStop::timeout) return timed_out();
+    if (why == JobStop::shutdown) {
+      m.preprocess_state = store::PreprocessState::pending;
+      m.error.clear();
+      if (auto u = cat.update_motion(m); !u) return std::move(u).error();
+    }
+    return cancelled_error();
+  };
+
+  if (JobStop why = stop_of(ctx); why != JobStop::none) {
+    if (why == JobStop::timeout) return timed_out();
+    return cancelled_error();  // nothing begun, nothing to undo
+  }
+  m.preprocess_state = store::PreprocessState::running;
+  m.error.clear();
+  if (auto u = cat.update_motion(m); !u) return std::move(u).error();
 
   auto up = blobs.begin_upload(store::Kind::keypoints, "ndjson");
   if (!up) return fail(up.error());
   auto src = blobs.local_file(asset->storage_key);  // S3: a downloaded copy
-  auto out = src ? convert_motion(src->path().string(), m.format, *up, cancel)
+  auto out = src ? convert_motion(src->path().string(), m.format, *up, ctx)
                  : core::Result<NdjsonOut>(src.error());
   if (!out) {
     up->abort();
-    if (cancelled(cancel)) return back_to_pending();
-    return fail(out.error());
+    if (JobStop why = stop_of(ctx); why != JobStop::none) return stopped(why);
+    core::Error e = as_job_budget(std::move(out).error());
+    if (e.code.starts_with("JOB_BUDGET_")) note_budget(ctx, e.code);
+    return fail(e);
   }
-  if (cancelled(cancel)) {  // converted, but stop() came first: keep nothing half-recorded
+  // Converted, but stop() came first or the claim was lost: keep nothing
+  // half-recorded. (A timeout this late lets the finished work count.)
+  if (JobStop why = stop_of(ctx); why == JobStop::shutdown || why == JobStop::lost) {
     up->abort();
-    return back_to_pending();
+    return stopped(why);
   }
   auto blob = up->commit();
   if (!blob) return fail(blob.error());
@@ -175,7 +236,8 @@ std::string version_text(std::optional<int> minor) {
   return minor ? "1." + std::to_string(*minor) : std::string();
 }
 
-Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::Catalogue& cat) {
+Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::Catalogue& cat,
+                        const JobContext& ctx) {
   auto got = cat.get_package(id);
   if (!got) return std::move(got).error();
   if (!*got) return core::Ok{};
@@ -186,6 +248,7 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
   auto file = local ? core::MappedFile::open(local->path().string())
                     : core::Result<core::MappedFile>(local.error());
   Json report = Json::object();
+  JobStop why = JobStop::none;
   if (!file) {
     p.validity = store::Validity::invalid;
     report["valid"] = false;
@@ -193,7 +256,13 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
   } else {
     bem::ValidateOptions options;
     options.input_hints = &*file;
+    options.max_decoded_bytes = max_decoded_bytes(ctx);
+    options.cancel = ctx.cancel;
     bem::ValidationResult r = bem::validate_package(file->bytes(), options);
+    why = stop_of(ctx);
+    // A graceful stop or a lost claim: nothing is recorded (the package
+    // stays unvalidated; the job goes back to the queue or to its new owner).
+    if (why == JobStop::shutdown || why == JobStop::lost) return cancelled_error();
     const bem::ValidationSummary& s = r.summary;
     bool opened = s.kind != bem::ContainerKind::kBinary || s.declared_minor.has_value();
     p.container = opened ? std::string(bem::container_kind_name(s.kind)) : asset->ext;
@@ -215,6 +284,21 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
                              {"valid", !mem.report.has_errors()},
                              {"issues", Json::parse(mem.report.to_json_issues())}});
     report["members"] = std::move(members);
+    report["decodedBytes"] = s.decoded_bytes;
+    if (why == JobStop::timeout) {
+      p.validity = store::Validity::invalid;
+      report["valid"] = false;
+      report["budget"] = Json{{"code", kBudgetTime},
+                              {"message", time_budget_text(ctx).substr(kBudgetTime.size() + 2)}};
+      note_budget(ctx, kBudgetTime);
+    } else if (s.budget_exceeded) {
+      report["budget"] = Json{
+          {"code", "JOB_BUDGET_DECODED_BYTES"},
+          {"message", "validation stopped after decoding " + std::to_string(s.decoded_bytes) +
+                          " bytes: the budget is " + std::to_string(options.max_decoded_bytes) +
+                          " decoded bytes per package"}};
+      note_budget(ctx, "JOB_BUDGET_DECODED_BYTES");
+    }
   }
   p.report_json = core::dump_json(report);
   auto u = cat.update_package(p);
@@ -224,17 +308,26 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
 
 // ---- model.intake -----------------------------------------------------------
 
-Status intake_model(std::int64_t id, const store::BlobStore& blobs, store::Catalogue& cat) {
+Status intake_model(std::int64_t id, const store::BlobStore& blobs, store::Catalogue& cat,
+                    const JobContext& ctx) {
   auto got = cat.get_model(id);
   if (!got) return std::move(got).error();
   if (!*got) return core::Ok{};
   store::Model m = std::move(**got);
   auto asset = asset_of(cat, m.asset_id);
   if (!asset) return std::move(asset).error();
+  // One library call, not interruptible: a stop that came meanwhile
+  // discards its answer (the job runs again), a timeout fails the model.
   auto local = blobs.local_file(asset->storage_key);  // S3: a downloaded copy
   auto info = local ? scene::inspect_model_file(local->path().string())
                     : core::Result<scene::ModelInfo>(local.error());
-  if (!info) {
+  const JobStop why = stop_of(ctx);
+  if (why == JobStop::shutdown || why == JobStop::lost) return cancelled_error();
+  if (why == JobStop::timeout) {
+    note_budget(ctx, kBudgetTime);
+    m.intake_state = store::PreprocessState::failed;
+    m.error = time_budget_text(ctx);
+  } else if (!info) {
     m.intake_state = store::PreprocessState::failed;
     m.error = error_text(info.error());
   } else {
@@ -259,36 +352,96 @@ std::string job_payload(std::int64_t id) {
 }
 
 Status run_job(std::string_view kind, std::string_view payload, const store::BlobStore& blobs,
-               store::Catalogue& catalogue, const std::atomic<bool>* cancel) {
+               store::Catalogue& catalogue, const JobContext& context) {
   auto id = payload_id(payload);
   if (!id) return std::move(id).error();
-  if (cancelled(cancel)) return cancelled_error();
   try {
-    if (kind == kJobMotionPreprocess) return preprocess_motion(*id, blobs, catalogue, cancel);
-    if (kind == kJobPackageValidate) return validate_package(*id, blobs, catalogue);
-    if (kind == kJobModelIntake) return intake_model(*id, blobs, catalogue);
+    if (kind == kJobMotionPreprocess) return preprocess_motion(*id, blobs, catalogue, context);
+    if (stop_of(context) == JobStop::shutdown || stop_of(context) == JobStop::lost)
+      return cancelled_error();
+    if (kind == kJobPackageValidate) return validate_package(*id, blobs, catalogue, context);
+    if (kind == kJobModelIntake) return intake_model(*id, blobs, catalogue, context);
   } catch (const std::exception& e) {
     return core::make_error("JOB_EXCEPTION", e.what());
   }
   return core::make_error("JOB_KIND", "unknown job kind '" + std::string(kind) + "'");
 }
 
+Status run_job(std::string_view kind, std::string_view payload, const store::BlobStore& blobs,
+               store::Catalogue& catalogue, const std::atomic<bool>* cancel) {
+  JobContext context;
+  context.cancel = cancel;
+  context.max_upload_bytes = blobs.max_bytes();
+  return run_job(kind, payload, blobs, catalogue, context);
+}
+
 // ---- the pool ---------------------------------------------------------------
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// One worker thread's running job, shared with the service thread.
+struct Slot {
+  std::mutex mutex;
+  bool active = false;
+  store::Job claim;
+  Clock::time_point renewed;    ///< last claim or successful heartbeat
+  Clock::time_point next_beat;  ///< when the service thread renews the lease
+  Clock::time_point deadline;   ///< wall-time budget (max() = none)
+  std::atomic<bool> cancel{false};
+  std::atomic<JobStop> stop{JobStop::none};
+
+  /// Raises the cancel flag for `why` unless it is up already (the first reason wins).
+  void raise(JobStop why) {
+    JobStop none = JobStop::none;
+    if (stop.compare_exchange_strong(none, why)) cancel.store(true);
+  }
+};
+
+struct Counters {
+  std::atomic<std::uint64_t> claims{0}, retries{0}, completions{0}, failures{0}, releases{0},
+      lost_claims{0}, heartbeat_failures{0}, budget_failures{0}, notifications{0};
+};
+
+}  // namespace
 
 struct WorkerPool::Impl {
   WorkerPoolOptions options;
   std::vector<std::thread> threads;
+  std::thread service;
+  std::thread listening;  ///< PostgreSQL: waits for NOTIFY
+  std::vector<std::unique_ptr<Slot>> slots;
+  std::unique_ptr<store::Catalogue> service_cat;  ///< the heartbeats' connection
+  std::unique_ptr<store::JobListener> listener;   ///< PostgreSQL: LISTEN (may be null)
   std::mutex mutex;
-  std::condition_variable wake;
+  std::condition_variable wake;          ///< idle worker threads
+  std::condition_variable service_wake;  ///< the service and listener threads
   std::atomic<bool> stopping{false};
+  std::atomic<bool> service_stopping{false};
   std::uint64_t generation = 0;  // bumped by notify()
+  Counters counters;
 
   void log(const std::string& line) const {
     if (options.log) options.log(line);
   }
+  std::chrono::milliseconds heartbeat_period() const {
+    if (options.heartbeat.count() > 0) return options.heartbeat;
+    return std::max(std::chrono::milliseconds(1), options.lease / 3);
+  }
+  void notify_workers() {
+    {
+      std::lock_guard lock(mutex);
+      ++generation;
+    }
+    wake.notify_all();
+  }
+
+  // ---- a worker thread ----
 
   void run(unsigned index, std::unique_ptr<store::Catalogue> cat, store::BlobStore blobs) {
     store::JobQueue queue(*cat);
+    Slot& slot = *slots[index];
     std::string worker =
         options.name + "-" + std::to_string(::getpid()) + "-" + std::to_string(index);
     while (!stopping.load()) {
@@ -299,28 +452,184 @@ struct WorkerPool::Impl {
       }
       auto job = queue.claim(worker, options.lease);
       if (job && *job) {
-        const store::Job& j = **job;
-        Status s = options.runner ? options.runner(j, stopping)
-                                  : run_job(j.kind, j.payload, blobs, *cat, &stopping);
-        if (s) {
-          (void)queue.complete(j);
-          log("job " + std::to_string(j.id) + " " + j.kind + " done");
-        } else if (s.error().code == kJobCancelled) {
-          // Graceful stop: back to the queue, the attempt not counted.
-          auto r = queue.release(j);
-          if (r)
-            log("job " + std::to_string(j.id) + " " + j.kind + " returned to the queue");
-          else
-            log("job " + std::to_string(j.id) + " release failed: " + error_text(r.error()));
-        } else {
-          (void)queue.fail(j, error_text(s.error()));
-          log("job " + std::to_string(j.id) + " " + j.kind + " failed: " + error_text(s.error()));
-        }
+        run_claim(**job, slot, queue, *cat, blobs);
         continue;
       }
       if (!job) log("job claim failed: " + error_text(job.error()));
+      const auto poll = listener ? options.notify_poll : options.idle_poll;
       std::unique_lock lock(mutex);
-      wake.wait_for(lock, options.idle_poll, [&] { return stopping.load() || generation != seen; });
+      wake.wait_for(lock, poll, [&] { return stopping.load() || generation != seen; });
+    }
+  }
+
+  void run_claim(const store::Job& j, Slot& slot, store::JobQueue& queue, store::Catalogue& cat,
+                 const store::BlobStore& blobs) {
+    ++counters.claims;
+    if (j.attempts > 1) ++counters.retries;
+    const std::string name = "job " + std::to_string(j.id) + " " + j.kind;
+    {
+      std::lock_guard lock(slot.mutex);
+      slot.claim = j;
+      slot.stop = JobStop::none;
+      slot.cancel = false;
+      const auto now = Clock::now();
+      slot.renewed = now;
+      slot.next_beat = now + heartbeat_period();
+      slot.deadline = options.budgets.timeout.count() > 0 ? now + options.budgets.timeout
+                                                          : Clock::time_point::max();
+      slot.active = true;
+      if (stopping.load()) slot.raise(JobStop::shutdown);
+    }
+    std::string budget;
+    Status s = core::Ok{};
+    if (options.runner) {
+      s = options.runner(j, slot.cancel);
+    } else {
+      JobContext ctx;
+      ctx.cancel = &slot.cancel;
+      ctx.stop = &slot.stop;
+      ctx.budgets = options.budgets;
+      ctx.max_upload_bytes = options.max_upload_bytes;
+      ctx.budget_code = &budget;
+      s = run_job(j.kind, j.payload, blobs, cat, ctx);
+    }
+    // Out of the slot before the queue hears the result: a heartbeat that
+    // fails after this point is no loss (the job is finished).
+    JobStop why = JobStop::none;
+    {
+      std::lock_guard lock(slot.mutex);
+      slot.active = false;
+      why = slot.stop.load();
+    }
+    if (why == JobStop::lost) {
+      // Counted by the service thread when the heartbeat was refused.
+      log(name + ": claim lost (lease taken over); its result is discarded");
+      return;
+    }
+    auto lost = [&](const core::Result<bool>& r, const char* what) {
+      if (!r) {
+        log(name + " " + what + " not recorded: " + error_text(r.error()));
+        return;
+      }
+      if (!*r) {
+        ++counters.lost_claims;
+        log(name + ": claim lost before it was " + what + "; its result is discarded");
+      }
+    };
+    if (s) {
+      auto r = queue.complete(j);
+      if (r && *r) {
+        ++counters.completions;
+        if (!budget.empty()) ++counters.budget_failures;
+        log(name + " done" + (budget.empty() ? "" : " (ended by " + budget + ")"));
+      }
+      lost(r, "done");
+    } else if (s.error().code == kJobCancelled && why == JobStop::timeout) {
+      const std::string text = std::string(kBudgetTime) +
+                               ": the job ran longer than its budget of " +
+                               std::to_string(options.budgets.timeout.count()) + " ms";
+      auto r = queue.fail(j, text);
+      if (r && *r) {
+        ++counters.failures;
+        ++counters.budget_failures;
+        log(name + " failed: " + text);
+      }
+      lost(r, "failed");
+    } else if (s.error().code == kJobCancelled) {
+      // Graceful stop: back to the queue, the attempt not counted.
+      auto r = queue.release(j);
+      if (r && *r) {
+        ++counters.releases;
+        log(name + " returned to the queue");
+      }
+      lost(r, "released");
+    } else {
+      auto r = queue.fail(j, error_text(s.error()));
+      if (r && *r) {
+        ++counters.failures;
+        log(name + " failed: " + error_text(s.error()));
+      }
+      lost(r, "failed");
+    }
+  }
+
+  // ---- the service thread: heartbeats and deadlines ----
+
+  void serve() {
+    store::JobQueue queue(*service_cat);
+    const auto period = heartbeat_period();
+    // Deadlines are looked at this often at least; heartbeats come due at `period`.
+    const auto tick = std::min<std::chrono::milliseconds>(period, std::chrono::milliseconds(250));
+    while (!service_stopping.load()) {
+      beat(queue, period);
+      std::unique_lock lock(mutex);
+      service_wake.wait_for(lock, tick, [&] { return service_stopping.load(); });
+    }
+  }
+
+  // ---- the listener thread (PostgreSQL): NOTIFY wakes the idle workers ----
+  // Apart from the heartbeats, so that a reconnect that blocks delays only
+  // wake-ups (which the poll covers), never a lease renewal.
+
+  void listen() {
+    bool failing = false;
+    while (!service_stopping.load()) {
+      auto r = listener->wait(std::chrono::milliseconds(1000));
+      if (!r) {
+        if (!failing) log("job notifications interrupted, polling: " + error_text(r.error()));
+        failing = true;
+        std::unique_lock lock(mutex);
+        service_wake.wait_for(lock, std::chrono::seconds(5),
+                              [&] { return service_stopping.load(); });
+        continue;
+      }
+      if (failing) log("job notifications back");
+      failing = false;
+      if (*r) {
+        ++counters.notifications;
+        notify_workers();
+      }
+    }
+  }
+
+  void beat(store::JobQueue& queue, std::chrono::milliseconds period) {
+    for (auto& sp : slots) {
+      Slot& slot = *sp;
+      store::Job claim;
+      {
+        std::lock_guard lock(slot.mutex);
+        if (!slot.active) continue;
+        const auto now = Clock::now();
+        if (now >= slot.deadline) slot.raise(JobStop::timeout);
+        if (now < slot.next_beat) continue;
+        claim = slot.claim;
+      }
+      auto r = queue.heartbeat(claim, options.lease);
+      std::lock_guard lock(slot.mutex);
+      // The job may have finished (or another one begun) meanwhile.
+      if (!slot.active || slot.claim.id != claim.id || slot.claim.attempts != claim.attempts)
+        continue;
+      const auto now = Clock::now();
+      if (r && *r) {
+        slot.renewed = now;
+        slot.next_beat = now + period;
+      } else if (r) {
+        // Refused: the lease ran out and another worker took the job, or it
+        // was finished elsewhere. Stop; whatever this run makes is discarded.
+        ++counters.lost_claims;
+        slot.raise(JobStop::lost);
+        log("job " + std::to_string(claim.id) + ": heartbeat refused, the claim is lost");
+      } else {
+        ++counters.heartbeat_failures;
+        slot.next_beat = now + std::min(period, std::chrono::milliseconds(1000));
+        // Unrenewed for a whole lease: another worker may hold the job by now.
+        if (now - slot.renewed >= options.lease) {
+          ++counters.lost_claims;
+          slot.raise(JobStop::lost);
+          log("job " + std::to_string(claim.id) + ": no heartbeat for a whole lease (" +
+              error_text(r.error()) + "), the claim is given up");
+        }
+      }
     }
   }
 };
@@ -330,15 +639,32 @@ core::Result<std::unique_ptr<WorkerPool>> WorkerPool::start(WorkerPoolOptions op
   pool->impl_ = std::make_unique<Impl>();
   Impl& impl = *pool->impl_;
   impl.options = std::move(options);
+  if (impl.options.lease.count() <= 0)
+    return core::make_error("JOB_INVALID", "the job lease must be positive");
   store::BlobStoreOptions bo;
   bo.max_bytes = std::max<std::uint64_t>(impl.options.max_upload_bytes, 1);
   // Keypoint files may be larger than an upload: allow the default maximum at least.
   bo.max_bytes = std::max(bo.max_bytes, store::kDefaultMaxUploadBytes);
   auto blobs = store::BlobStore::open(impl.options.blob_root, bo);
   if (!blobs) return std::move(blobs).error();
+  store::CatalogueOptions co;
+  co.pg_schema = impl.options.pg_schema;
+  auto service_cat = store::Catalogue::open(impl.options.db_url, co);
+  if (!service_cat) return std::move(service_cat).error();
+  impl.service_cat = std::move(*service_cat);
+  if (impl.options.listen && impl.options.threads > 0) {
+    // LISTEN before the first claim: a job enqueued from now on wakes the pool.
+    auto l = store::JobListener::open(impl.options.db_url, co);
+    if (l)
+      impl.listener = std::move(*l);
+    else  // not fatal: the threads poll every idle_poll instead
+      impl.log("job notifications unavailable, polling: " + error_text(l.error()));
+  }
+  for (unsigned i = 0; i < impl.options.threads; ++i)
+    impl.slots.push_back(std::make_unique<Slot>());
+  impl.service = std::thread([&impl] { impl.serve(); });
+  if (impl.listener) impl.listening = std::thread([&impl] { impl.listen(); });
   for (unsigned i = 0; i < impl.options.threads; ++i) {
-    store::CatalogueOptions co;
-    co.pg_schema = impl.options.pg_schema;
     auto cat = store::Catalogue::open(impl.options.db_url, co);
     if (!cat) {
       pool->stop();
@@ -357,11 +683,7 @@ WorkerPool::~WorkerPool() {
 
 void WorkerPool::notify() {
   if (!impl_) return;
-  {
-    std::lock_guard lock(impl_->mutex);
-    ++impl_->generation;
-  }
-  impl_->wake.notify_all();
+  impl_->notify_workers();
 }
 
 void WorkerPool::request_stop() {
@@ -369,6 +691,10 @@ void WorkerPool::request_stop() {
   {
     std::lock_guard lock(impl_->mutex);  // no lost wake-up between a check and the wait
     impl_->stopping.store(true);
+  }
+  for (auto& slot : impl_->slots) {
+    std::lock_guard lock(slot->mutex);
+    if (slot->active) slot->raise(JobStop::shutdown);
   }
   impl_->wake.notify_all();
 }
@@ -379,6 +705,31 @@ void WorkerPool::stop() {
   for (auto& t : impl_->threads)
     if (t.joinable()) t.join();
   impl_->threads.clear();
+  // The service thread renews leases until the last job returned.
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->service_stopping.store(true);
+  }
+  impl_->service_wake.notify_all();
+  if (impl_->listener) impl_->listener->interrupt();
+  if (impl_->service.joinable()) impl_->service.join();
+  if (impl_->listening.joinable()) impl_->listening.join();
+}
+
+WorkerPoolStats WorkerPool::stats() const {
+  WorkerPoolStats s;
+  if (!impl_) return s;
+  const Counters& c = impl_->counters;
+  s.claims = c.claims.load();
+  s.retries = c.retries.load();
+  s.completions = c.completions.load();
+  s.failures = c.failures.load();
+  s.releases = c.releases.load();
+  s.lost_claims = c.lost_claims.load();
+  s.heartbeat_failures = c.heartbeat_failures.load();
+  s.budget_failures = c.budget_failures.load();
+  s.notifications = c.notifications.load();
+  return s;
 }
 
 }  // namespace charkit::server

@@ -196,6 +196,7 @@ class Catalogue {
  private:
   friend class JobQueue;
   friend class TokenStore;
+  friend class JobListener;
   Catalogue(std::unique_ptr<detail::Connection> conn, CatalogueOptions options);
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -17,6 +17,8 @@ struct Catalogue::Impl {
   std::unique_ptr<detail::Connection> conn;
   CatalogueOptions options;
   std::recursive_mutex mu;
+  /// PostgreSQL: the job queue's NOTIFY channel, found on first use (jobs.cpp).
+  std::string job_channel;
 
   /// Runs f() inside a write transaction; commits when f returns a value,
   /// rolls back on an error (f's or commit's).

@@ -1,7 +1,11 @@
 #include "charkit/store/jobs.h"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
 
+#include "charkit/core/sha256.h"
 #include "charkit/store/catalogue_impl.h"
 
 namespace charkit::store {
@@ -43,7 +47,37 @@ std::string cat(std::initializer_list<std::string_view> parts) {
   return s;
 }
 
+/// The job channel of this catalogue's connection (PostgreSQL), found once;
+/// "" when it cannot be (the caller then only relies on polling).
+const std::string& channel_of(detail::Connection& conn, std::string& cache) {
+  if (cache.empty() && conn.dialect() == Dialect::postgresql) {
+    auto r = conn.exec("SELECT current_schema()");
+    if (r && !r->rows.empty() && r->rows[0][0]) cache = job_channel_for_schema(*r->rows[0][0]);
+  }
+  return cache;
+}
+
 }  // namespace
+
+std::string job_channel_for_schema(std::string_view schema) {
+  constexpr std::string_view kPrefix = "charkit_jobs:";
+  bool plain = kPrefix.size() + schema.size() <= 63;
+  for (char c : schema)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+      plain = false;
+  if (plain) return std::string(kPrefix) + std::string(schema);
+  auto digest = core::sha256(
+      core::Bytes(reinterpret_cast<const std::uint8_t*>(schema.data()), schema.size()));
+  return std::string(kPrefix) + core::to_hex(digest).substr(0, 32);
+}
+
+void JobQueue::notify_workers() {
+  auto& impl = *cat_.impl_;
+  if (impl.conn->dialect() != Dialect::postgresql) return;
+  const std::string& channel = channel_of(*impl.conn, impl.job_channel);
+  // Best effort: a lost notification only delays the job until the next poll.
+  if (!channel.empty()) (void)impl.conn->exec("SELECT pg_notify(?, '')", Params{channel});
+}
 
 std::string_view job_state_name(JobState s) {
   switch (s) {
@@ -79,6 +113,7 @@ Result<Job> JobQueue::enqueue(std::string_view kind, std::string_view payload,
                            Params{std::string(kind), std::string(payload), max_attempts, now, now});
   if (!r) return std::move(r).error();
   if (r->rows.empty()) return make_error("CATALOGUE_SQL", "INSERT … RETURNING gave no row");
+  notify_workers();  // after the INSERT committed: a woken worker sees the row
   return job_from(r->rows[0]);
 }
 
@@ -154,7 +189,12 @@ Result<bool> JobQueue::fail(const Job& claim, std::string_view error) {
   return finish(claim, JobState::failed, error);
 }
 Result<bool> JobQueue::release(const Job& claim) {
-  return finish(claim, JobState::pending, "");
+  auto r = finish(claim, JobState::pending, "");
+  if (r && *r) {
+    std::lock_guard lock(cat_.impl_->mu);
+    notify_workers();
+  }
+  return r;
 }
 
 Result<std::optional<Job>> JobQueue::get(std::int64_t id) {
@@ -209,6 +249,40 @@ Result<std::int64_t> JobQueue::count(JobState state) {
                            Params{Value{std::string(job_state_name(state))}});
   if (!r) return std::move(r).error();
   return r->rows.empty() ? std::int64_t{0} : to_i64(r->rows[0][0]);
+}
+
+// ---- the listener -----------------------------------------------------------------
+
+Result<std::unique_ptr<JobListener>> JobListener::open(std::string_view url,
+                                                       CatalogueOptions options) {
+  auto cat = Catalogue::open(url, std::move(options));
+  if (!cat) return std::move(cat).error();
+  auto& impl = *(*cat)->impl_;
+  if (!impl.conn->has_notifications()) return std::unique_ptr<JobListener>();
+  std::unique_ptr<JobListener> l(new JobListener());
+  l->channel_ = channel_of(*impl.conn, impl.job_channel);
+  if (l->channel_.empty())
+    return make_error("CATALOGUE_SQL", "cannot find the schema of the job queue");
+  if (auto s = impl.conn->listen(l->channel_); !s) return std::move(s).error();
+  l->wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (l->wake_fd_ < 0) return make_error("CATALOGUE_SQL", "eventfd failed");
+  l->cat_ = std::move(*cat);
+  return l;
+}
+
+JobListener::~JobListener() {
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+Result<bool> JobListener::wait(std::chrono::milliseconds timeout) {
+  auto& impl = *cat_->impl_;
+  std::lock_guard lock(impl.mu);
+  return impl.conn->wait_notification(timeout, wake_fd_);
+}
+
+void JobListener::interrupt() {
+  const std::uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
 }
 
 }  // namespace charkit::store

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,8 @@ class JobQueue {
   /// Uses the catalogue's connection and clock; the catalogue must outlive the queue.
   explicit JobQueue(Catalogue& catalogue) : cat_(catalogue) {}
 
+  /// Inserts a pending job; on PostgreSQL also NOTIFYs the job channel
+  /// (job_channel()), so that idle workers LISTENing there wake up.
   core::Result<Job> enqueue(std::string_view kind, std::string_view payload,
                             std::int64_t max_attempts = 3);
   /// Claims the oldest job that is pending, or running with an expired
@@ -56,7 +59,8 @@ class JobQueue {
   core::Result<bool> complete(const Job& claim);
   /// failed with the error text; false when the claim was lost.
   core::Result<bool> fail(const Job& claim, std::string_view error);
-  /// Back to pending without spending an attempt (graceful shutdown).
+  /// Back to pending without spending an attempt (graceful shutdown); on
+  /// PostgreSQL NOTIFYs the job channel like enqueue.
   core::Result<bool> release(const Job& claim);
 
   core::Result<std::optional<Job>> get(std::int64_t id);
@@ -66,7 +70,44 @@ class JobQueue {
 
  private:
   core::Result<bool> finish(const Job& claim, JobState state, std::string_view error);
+  void notify_workers();
   Catalogue& cat_;
+};
+
+/// The PostgreSQL NOTIFY channel of a catalogue's job queue:
+/// "charkit_jobs:" + the schema the tables live in (current_schema()), so
+/// that catalogues in different schemas of one database do not wake each
+/// other's workers; a schema name that would make the channel longer than
+/// 63 bytes is replaced by the first 32 hex digits of its SHA-256.
+std::string job_channel_for_schema(std::string_view schema);
+
+/// Wakes idle workers when a job is enqueued or released: LISTEN on the
+/// catalogue's job channel over a connection of its own
+/// (docs/contracts/data-models.md §5). PostgreSQL only: for SQLite open()
+/// gives nullptr, and workers rely on their in-process notify and poll.
+class JobListener {
+ public:
+  /// Opens the connection and LISTENs; when this returns, every later
+  /// enqueue on the same catalogue wakes wait().
+  static core::Result<std::unique_ptr<JobListener>> open(std::string_view url,
+                                                         CatalogueOptions options = {});
+  ~JobListener();
+  JobListener(const JobListener&) = delete;
+  JobListener& operator=(const JobListener&) = delete;
+
+  /// Waits at most `timeout` for a notification: true when one or more came
+  /// (or the connection was re-established and some may have been missed),
+  /// false on timeout or interrupt(). Errors: the connection is gone.
+  core::Result<bool> wait(std::chrono::milliseconds timeout);
+  /// Ends the current (or the next) wait() early; safe from any thread.
+  void interrupt();
+  const std::string& channel() const { return channel_; }
+
+ private:
+  JobListener() = default;
+  std::unique_ptr<Catalogue> cat_;
+  std::string channel_;
+  int wake_fd_ = -1;
 };
 
 }  // namespace charkit::store

@@ -1,7 +1,11 @@
 // The PostgreSQL connection of the catalogue (libpq): parameters sent as
 // text next to the statement (PQexecParams), never spliced into it.
 #include <libpq-fe.h>
+#include <poll.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 
@@ -110,6 +114,41 @@ class PgConnection final : public Connection {
     in_tx_ = false;
   }
 
+  bool has_notifications() const override { return true; }
+
+  core::Status listen(const std::string& channel) override {
+    if (auto s = listen_now(channel); !s) return s;
+    channels_.push_back(channel);
+    return core::Ok{};
+  }
+
+  core::Result<bool> wait_notification(std::chrono::milliseconds timeout, int wake_fd) override {
+    if (PQstatus(c_) != CONNECTION_OK) {
+      if (auto s = reconnect(); !s) return std::move(s).error();
+      return true;  // notifications sent while it was down are lost: look for work
+    }
+    if (drain()) return true;
+    pollfd fds[2] = {{PQsocket(c_), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    const int n = ::poll(fds, wake_fd >= 0 ? 2 : 1,
+                         static_cast<int>(std::clamp<long long>(timeout.count(), 0, 1 << 30)));
+    if (n < 0) {
+      if (errno == EINTR) return false;
+      return make_error("CATALOGUE_SQL", std::string("poll: ") + std::strerror(errno));
+    }
+    if (wake_fd >= 0 && (fds[1].revents & POLLIN)) {
+      std::uint64_t v = 0;
+      while (::read(wake_fd, &v, sizeof v) > 0) {
+      }
+    }
+    if (fds[0].revents) {
+      if (!PQconsumeInput(c_)) {
+        if (auto s = reconnect(); !s) return std::move(s).error();
+        return true;
+      }
+    }
+    return drain();
+  }
+
   /// Selects (creating when missing) the schema the tables live in.
   core::Status use_schema() {
     if (schema_.empty()) return core::Ok{};
@@ -135,8 +174,28 @@ class PgConnection final : public Connection {
     PQreset(c_);
     if (PQstatus(c_) != CONNECTION_OK)
       return make_error("CATALOGUE_OPEN", "PostgreSQL connection lost and reconnecting failed");
-    return use_schema();
+    if (auto s = use_schema(); !s) return s;
+    for (const auto& ch : channels_)
+      if (auto s = listen_now(ch); !s) return s;
+    return core::Ok{};
   }
+  core::Status listen_now(const std::string& channel) {
+    // A quoted identifier; the channel name is ours (jobs.cpp), quotes doubled anyway.
+    std::string sql = "LISTEN \"";
+    for (char ch : channel) sql += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    sql += '"';
+    return simple(sql.c_str());
+  }
+  /// Consumes the notifications libpq has buffered; true when there was one.
+  bool drain() {
+    bool any = false;
+    while (PGnotify* n = PQnotifies(c_)) {
+      any = true;
+      PQfreemem(n);
+    }
+    return any;
+  }
+  std::vector<std::string> channels_;
   PGconn* c_;
   std::string schema_;
   bool in_tx_ = false;

@@ -42,6 +42,23 @@ class Connection {
   virtual core::Status begin_write() = 0;
   virtual core::Status commit() = 0;
   virtual void rollback() = 0;
+
+  /// Notifications (PostgreSQL LISTEN/NOTIFY); SQLite has none.
+  virtual bool has_notifications() const { return false; }
+  /// LISTEN on `channel` (kept across reconnects).
+  virtual core::Status listen(const std::string& channel) {
+    (void)channel;
+    return core::make_error("CATALOGUE_UNSUPPORTED", "this database has no notifications");
+  }
+  /// Waits until a notification arrives, `wake_fd` (when ≥ 0) becomes
+  /// readable, or `timeout` passes. true: one or more notifications came (all
+  /// are consumed), or the connection was re-established (some may have been
+  /// missed).
+  virtual core::Result<bool> wait_notification(std::chrono::milliseconds timeout, int wake_fd) {
+    (void)timeout;
+    (void)wake_fd;
+    return core::make_error("CATALOGUE_UNSUPPORTED", "this database has no notifications");
+  }
 };
 
 core::Result<std::unique_ptr<Connection>> open_sqlite(const std::string& path,
