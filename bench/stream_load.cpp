@@ -40,6 +40,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Args {
   std::string host = "127.0.0.1";
+  std::string token;  ///< API token sent as Authorization: Bearer (servers with tokens)
   unsigned short port = 8080;
   long motion = 1;
   int clients = 100;
@@ -103,7 +104,12 @@ class Client : public std::enable_shared_from_this<Client> {
     beast::error_code ignored;  // small control messages go out at once, as the server's frames
     beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true), ignored);
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
-    ws_.async_handshake(args_.host, "/api/motions/" + std::to_string(args_.motion) + "/stream",
+    if (!args_.token.empty())
+      ws_.set_option(websocket::stream_base::decorator(
+          [token = args_.token](websocket::request_type& req) {
+            req.set(beast::http::field::authorization, "Bearer " + token);
+          }));
+    ws_.async_handshake(args_.host + ":" + std::to_string(args_.port), "/api/motions/" + std::to_string(args_.motion) + "/stream",
                         [self = shared_from_this()](beast::error_code e) {
                           if (e) return self->fail("handshake", e);
                           self->read();
@@ -173,7 +179,7 @@ double percentile(std::vector<double> v, double p) {
 
 int usage() {
   std::cerr << "usage: stream_load --port P --motion ID [--host H] [--clients N] [--seconds T] "
-               "[--pid SERVER_PID] [--json]\n";
+               "[--pid SERVER_PID] [--token API_TOKEN] [--json]\n";
   return 2;
 }
 
@@ -202,6 +208,8 @@ int main(int argc, char** argv) {
       a.seconds = std::atoi(v);
     else if (k == "--pid")
       a.pid = std::atol(v);
+    else if (k == "--token")
+      a.token = v;
     else
       return usage();
   }

@@ -305,8 +305,9 @@ TEST_F(WsTest, MetricsExpositionAndCountersMove) {
   std::map<std::string, double> m1;
   for (int i = 0; i < 100; ++i) {
     m1 = metrics();
-    if (m1[get200] >= before + 2 && m1.count("charkit_http_requests_total{method=\"POST\","
-                                             "code=\"201\"}"))
+    if (m1[get200] >= before + 2 &&
+        m1.count("charkit_http_requests_total{method=\"POST\",code=\"201\"}") &&
+        m1.count("charkit_http_requests_total{method=\"GET\",code=\"404\"}"))
       break;
     std::this_thread::sleep_for(10ms);
   }

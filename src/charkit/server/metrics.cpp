@@ -35,6 +35,14 @@ void Metrics::note_queue_depth(std::uint64_t depth) {
   }
 }
 
+void Metrics::render_counters(
+    std::string& out, const std::vector<std::tuple<std::string, std::string, std::uint64_t>>& c) {
+  for (const auto& [name, help, value] : c) {
+    header(out, name, "counter", help);
+    sample(out, name, "", static_cast<std::int64_t>(value));
+  }
+}
+
 std::string Metrics::render(const std::vector<std::pair<std::string, std::int64_t>>& jobs) const {
   std::string out;
   header(out, "charkit_http_requests_total", "counter",

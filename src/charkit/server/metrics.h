@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct Metrics {
   /// The exposition text. jobs: (state, count) from the catalogue; a count < 0
   /// (the catalogue did not answer) is left out.
   std::string render(const std::vector<std::pair<std::string, std::int64_t>>& jobs) const;
+  /// Counters of this process's job workers (WorkerPool::stats), appended by
+  /// the server: (metric name without charkit_jobs_, help, value).
+  static void render_counters(
+      std::string& out, const std::vector<std::tuple<std::string, std::string, std::uint64_t>>& c);
 
  private:
   mutable std::mutex mutex_;

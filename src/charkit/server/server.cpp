@@ -3,8 +3,8 @@
 #include "charkit/server/server.h"
 
 #include <array>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -33,6 +33,7 @@
 #include "charkit/server/worker.h"
 #include "charkit/server/ws.h"
 #include "charkit/store/catalogue.h"
+#include "charkit/store/content_lock.h"
 #include "charkit/store/jobs.h"
 #include "charkit/store/tokens.h"
 
@@ -82,6 +83,7 @@ http::status status_of(const core::Error& e) {
   if (e.code == "STORE_TOO_LARGE") return http::status::payload_too_large;
   if (e.code == "STORE_KIND_EXTENSION") return http::status::unprocessable_entity;
   if (e.code == "STORE_NOT_FOUND") return http::status::not_found;
+  if (e.code == "STORE_BUSY") return http::status::service_unavailable;
   return http::status::internal_server_error;
 }
 
@@ -819,6 +821,13 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                                 "the request body must hold the file"),
                     true};
           }
+          // The content's lock is held from publishing the blob to recording
+          // it, so a deletion of the same bytes cannot remove the blob in between.
+          auto lock = store::lock_content(*srv_.catalogue, {upload_->digest()});
+          if (!lock) {
+            upload_->abort();
+            return {store_error_reply(lock.error()), true};
+          }
           auto blob = upload_->commit();
           if (!blob) return {store_error_reply(blob.error()), true};
           try {
@@ -1089,6 +1098,7 @@ Json common_fields(std::string_view kind, std::int64_t id, const Json& asset) {
 
 Json Server::Impl::model_json(const store::Model& m) {
   Json j = common_fields("models", m.id, asset_json(m.asset_id));
+  if (!m.original_name.empty()) j["originalName"] = m.original_name;
   j["format"] = m.format;
   j["intakeState"] = store::state_name(m.intake_state);
   j["error"] = m.error.empty() ? Json(nullptr) : Json(m.error);
@@ -1103,6 +1113,7 @@ Json Server::Impl::model_json(const store::Model& m) {
 
 Json Server::Impl::motion_json(const store::Motion& m) {
   Json j = common_fields("motions", m.id, asset_json(m.asset_id));
+  if (!m.original_name.empty()) j["originalName"] = m.original_name;
   j["format"] = m.format;
   j["preprocessState"] = store::state_name(m.preprocess_state);
   j["error"] = m.error.empty() ? Json(nullptr) : Json(m.error);
@@ -1122,6 +1133,7 @@ Json Server::Impl::motion_json(const store::Motion& m) {
 
 Json Server::Impl::package_json(const store::Package& p) {
   Json j = common_fields("packages", p.id, asset_json(p.asset_id));
+  if (!p.original_name.empty()) j["originalName"] = p.original_name;
   j["container"] = p.container;
   j["bemVersion"] = p.bem_version.empty() ? Json(nullptr) : Json(p.bem_version);
   j["validity"] = store::validity_name(p.validity);
@@ -1137,51 +1149,77 @@ Json Server::Impl::package_json(const store::Package& p) {
 
 StringResponse Server::Impl::finish_upload(store::Kind kind, const store::StoredBlob& blob,
                                            const std::string& original_name) {
-  auto asset = catalogue->put_asset(
-      store::NewAsset{blob.sha256, kind, blob.ext, blob.size, original_name, blob.key});
-  if (!asset) return store_error_reply(asset.error());
-  std::int64_t aid = asset->record.id;
+  if (kind == store::Kind::keypoints)
+    return error_reply(http::status::method_not_allowed, "METHOD_NOT_ALLOWED",
+                       "keypoints are written by preprocessing");
+  // The caller holds the content lock of blob.sha256 (no blob removal can
+  // run meanwhile). A deletion may still drop the asset row between
+  // put_asset and the record (CATALOGUE_NOT_FOUND): then the row is put again.
+  const std::string ext =
+      store::extension_of(original_name).empty() ? blob.ext : store::extension_of(original_name);
   Json body;
   bool created = false;
   std::string_view job_kind;
   std::int64_t id = 0;
-  switch (kind) {
-    case store::Kind::model: {
-      store::Model f;
-      f.format = blob.ext;
-      auto r = catalogue->add_model(aid, f);
-      if (!r) return store_error_reply(r.error());
-      created = r->created;
-      id = r->record.id;
-      job_kind = kJobModelIntake;
-      body = model_json(r->record);
-      break;
+  auto record = [&]() -> core::Status {
+    auto asset = catalogue->put_asset(
+        store::NewAsset{blob.sha256, kind, blob.ext, blob.size, original_name, blob.key});
+    if (!asset) return std::move(asset).error();
+    const std::int64_t aid = asset->record.id;
+    // The record carries this upload's own format and name: the same bytes
+    // may be a model for one client and a motion for another (the asset is
+    // the content, whichever kind stored it first).
+    switch (kind) {
+      case store::Kind::model: {
+        store::Model f;
+        f.format = ext;
+        f.original_name = original_name;
+        auto r = catalogue->add_model(aid, f);
+        if (!r) return std::move(r).error();
+        created = r->created;
+        id = r->record.id;
+        job_kind = kJobModelIntake;
+        body = model_json(r->record);
+        return core::Ok{};
+      }
+      case store::Kind::motion: {
+        store::Motion f;
+        f.format = ext;
+        f.original_name = original_name;
+        auto r = catalogue->add_motion(aid, f);
+        if (!r) return std::move(r).error();
+        created = r->created;
+        id = r->record.id;
+        job_kind = kJobMotionPreprocess;
+        body = motion_json(r->record);
+        return core::Ok{};
+      }
+      default: {
+        store::Package f;
+        f.container = ext;
+        f.original_name = original_name;
+        auto r = catalogue->add_package(aid, f);
+        if (!r) return std::move(r).error();
+        created = r->created;
+        id = r->record.id;
+        job_kind = kJobPackageValidate;
+        body = package_json(r->record);
+        return core::Ok{};
+      }
     }
-    case store::Kind::motion: {
-      store::Motion f;
-      f.format = blob.ext;
-      auto r = catalogue->add_motion(aid, f);
-      if (!r) return store_error_reply(r.error());
-      created = r->created;
-      id = r->record.id;
-      job_kind = kJobMotionPreprocess;
-      body = motion_json(r->record);
-      break;
+  };
+  core::Status recorded = record();
+  for (int again = 0; !recorded && recorded.error().code == "CATALOGUE_NOT_FOUND" && again < 3;
+       ++again)
+    recorded = record();
+  if (!recorded) {
+    // Nothing may point at a blob this upload published: remove it unless
+    // an asset row (another upload's) records it.
+    if (!blob.reused) {
+      auto row = catalogue->find_asset(blob.sha256);
+      if (row && !*row) (void)blobs->remove(blob.key);
     }
-    case store::Kind::package: {
-      store::Package f;
-      f.container = blob.ext;
-      auto r = catalogue->add_package(aid, f);
-      if (!r) return store_error_reply(r.error());
-      created = r->created;
-      id = r->record.id;
-      job_kind = kJobPackageValidate;
-      body = package_json(r->record);
-      break;
-    }
-    case store::Kind::keypoints:
-      return error_reply(http::status::method_not_allowed, "METHOD_NOT_ALLOWED",
-                         "keypoints are written by preprocessing");
+    return store_error_reply(recorded.error());
   }
   if (created) {
     auto job = queue->enqueue(job_kind, job_payload(id));
@@ -1271,10 +1309,8 @@ Reply Server::Impl::handle_delete(store::Kind kind, std::int64_t id) {
         http::status::not_found, "NOT_FOUND",
         std::string(store::kind_name(kind)) + " " + std::to_string(id) + " does not exist");
   Json removed = Json::array();
-  for (const auto& a : r->orphans) {
-    (void)blobs->remove(a.storage_key);
-    removed.push_back(a.sha256);
-  }
+  for (const auto& sha : store::remove_orphan_blobs(*catalogue, *blobs, r->orphans))
+    removed.push_back(sha);
   return json_reply(
       http::status::ok,
       Json{{"deleted", id}, {"kind", store::kind_name(kind)}, {"removedBlobs", removed}});
@@ -1527,6 +1563,26 @@ StringResponse Server::Impl::handle_metrics() {
   res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
   res.set(http::field::cache_control, "no-store");
   res.body() = metrics.render(jobs);
+  if (workers) {  // this process's job threads (a `charkit worker` keeps its own)
+    const WorkerPoolStats w = workers->stats();
+    Metrics::render_counters(
+        res.body(),
+        {{"charkit_jobs_claimed_total", "Jobs claimed by this server's workers.", w.claims},
+         {"charkit_jobs_retried_total", "Claims of a job claimed before (a worker died).",
+          w.retries},
+         {"charkit_jobs_completed_total", "Jobs marked done.", w.completions},
+         {"charkit_jobs_failed_total", "Jobs marked failed (could not run).", w.failures},
+         {"charkit_jobs_released_total", "Jobs returned to pending by a graceful stop.",
+          w.releases},
+         {"charkit_jobs_lost_claims_total", "Claims lost to another worker: result discarded.",
+          w.lost_claims},
+         {"charkit_jobs_heartbeat_failures_total", "Lease heartbeats that failed.",
+          w.heartbeat_failures},
+         {"charkit_jobs_budget_exceeded_total", "Jobs ended by a budget (JOB_BUDGET_*).",
+          w.budget_failures},
+         {"charkit_jobs_notifications_total", "Wake-ups by a PostgreSQL NOTIFY.",
+          w.notifications}});
+  }
   res.prepare_payload();
   return res;
 }

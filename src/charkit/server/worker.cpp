@@ -21,6 +21,7 @@
 #include "charkit/motion/convert.h"
 #include "charkit/motion/keypoint_json.h"
 #include "charkit/scene/intake.h"
+#include "charkit/store/content_lock.h"
 #include "charkit/store/jobs.h"
 
 namespace charkit::server {
@@ -44,8 +45,11 @@ core::Result<std::int64_t> payload_id(std::string_view payload) {
   return (*j)["id"].get<std::int64_t>();
 }
 
-void remove_orphans(const store::BlobStore& blobs, const std::vector<store::Asset>& orphans) {
-  for (const auto& a : orphans) (void)blobs.remove(a.storage_key);
+/// Removes the blobs of assets whose last reference went, each under its
+/// content lock and only if the bytes were not uploaded again meanwhile.
+void remove_orphans(store::Catalogue& cat, const store::BlobStore& blobs,
+                    const std::vector<store::Asset>& orphans) {
+  (void)store::remove_orphan_blobs(cat, blobs, orphans);
 }
 
 core::Result<store::Asset> asset_of(store::Catalogue& cat, std::int64_t asset_id) {
@@ -163,7 +167,7 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
     m.error = error_text(e);
     auto u = cat.update_motion(m);
     if (!u) return std::move(u).error();
-    remove_orphans(blobs, u->orphans);
+    remove_orphans(cat, blobs, u->orphans);
     return core::Ok{};
   };
   auto timed_out = [&]() -> Status {
@@ -209,6 +213,14 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
     up->abort();
     return stopped(why);
   }
+  // Publishing the keypoint blob and recording its asset happen under the
+  // content's lock, so a deletion of the same bytes cannot remove the blob
+  // in between (store/content_lock.h).
+  auto lock = store::lock_content(cat, {up->digest()});
+  if (!lock) {
+    up->abort();
+    return std::move(lock).error();  // busy or no database: the job is retried
+  }
   auto blob = up->commit();
   if (!blob) return fail(blob.error());
   store::NewAsset na{blob->sha256,
@@ -218,7 +230,10 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
                      asset->original_name + ".keypoints.ndjson",
                      blob->key};
   auto kp = cat.put_asset(na);
-  if (!kp) return fail(kp.error());
+  if (!kp) {
+    if (!blob->reused) (void)blobs.remove(blob->key);  // nothing records it
+    return fail(kp.error());
+  }
   m.keypoints_asset_id = kp->record.id;
   m.frames = static_cast<std::int64_t>(out->frames);
   m.fps = out->fps;
@@ -226,7 +241,8 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
   m.preprocess_state = store::PreprocessState::done;
   auto u = cat.update_motion(m);
   if (!u) return std::move(u).error();
-  remove_orphans(blobs, u->orphans);
+  lock->release();
+  remove_orphans(cat, blobs, u->orphans);
   return core::Ok{};
 }
 

@@ -403,6 +403,7 @@ struct Upload::State {
   std::uint64_t written = 0;
   std::uint64_t max_bytes = 0;
   std::chrono::system_clock::time_point started;
+  std::string digest;  ///< set once hashing ended (digest() or commit())
 
   void drop() {
     if (fd >= 0) {
@@ -443,9 +444,18 @@ std::uint64_t Upload::bytes_written() const {
   return s_ ? s_->written : 0;
 }
 
+const std::string& Upload::digest() {
+  static const std::string kNone;
+  if (!s_) return kNone;
+  if (s_->digest.empty()) s_->digest = core::to_hex(s_->hasher.finish());
+  return s_->digest;
+}
+
 Status Upload::write(core::Bytes data) {
   if (!open())
     return make_error("STORE_UPLOAD_CLOSED", "the upload was already committed or aborted");
+  if (!s_->digest.empty())
+    return make_error("STORE_UPLOAD_CLOSED", "the upload's digest was taken: no more bytes");
   if (data.size() > s_->max_bytes - s_->written) {
     const std::uint64_t limit = s_->max_bytes;
     abort();
@@ -479,7 +489,7 @@ Result<StoredBlob> Upload::commit() {
     return io_error("fsync", err);
   }
   StoredBlob blob;
-  blob.sha256 = core::to_hex(s.hasher.finish());
+  blob.sha256 = digest();
   blob.size = s.written;
   blob.kind = s.kind;
   blob.ext = s.ext;

@@ -151,6 +151,10 @@ class Upload {
   /// aborted (temporary file removed) and STORE_TOO_LARGE is returned; any
   /// later call fails with STORE_UPLOAD_CLOSED.
   core::Status write(core::Bytes data);
+  /// The SHA-256 (64 lower-case hex digits) of the bytes written so far;
+  /// ends the hashing, so write() fails afterwards. Lets a caller take the
+  /// content's lock (store/content_lock.h) before commit() publishes it.
+  const std::string& digest();
   /// fsync, then publish under the content address (or reuse the file that
   /// is already there). The upload is closed afterwards either way.
   core::Result<StoredBlob> commit();

@@ -106,6 +106,19 @@ const std::vector<Migration>& migrations() {
   last_used_at BIGINT,
   revoked_at BIGINT))",
        }},
+      {3,
+       {
+           // Per-content locks (content_lock.h) and each record's own client
+           // file name (assets are content: the first upload's name is not
+           // every record's).
+           R"(CREATE TABLE content_locks (
+  sha256 TEXT PRIMARY KEY CHECK (length(sha256) = 64),
+  token TEXT NOT NULL,
+  until_ms BIGINT NOT NULL))",
+           "ALTER TABLE models ADD COLUMN original_name TEXT NOT NULL DEFAULT ''",
+           "ALTER TABLE motions ADD COLUMN original_name TEXT NOT NULL DEFAULT ''",
+           "ALTER TABLE packages ADD COLUMN original_name TEXT NOT NULL DEFAULT ''",
+       }},
   };
   return list;
 }
@@ -143,7 +156,7 @@ Asset asset_from(const Row& r) {
 
 constexpr std::string_view kModelCols =
     "id, asset_id, format, vrm_version, skinned, humanoid_bones, name, intake_state, error, "
-    "created_at, updated_at";
+    "created_at, updated_at, original_name";
 Model model_from(const Row& r) {
   Model m;
   m.id = to_i64(r[0]);
@@ -157,12 +170,13 @@ Model model_from(const Row& r) {
   m.error = to_str(r[8]);
   m.created_at = to_i64(r[9]);
   m.updated_at = to_i64(r[10]);
+  m.original_name = to_str(r[11]);
   return m;
 }
 
 constexpr std::string_view kMotionCols =
     "id, asset_id, format, fps, frames, duration_s, preprocess_state, error, keypoints_asset_id, "
-    "created_at, updated_at";
+    "created_at, updated_at, original_name";
 Motion motion_from(const Row& r) {
   Motion m;
   m.id = to_i64(r[0]);
@@ -176,11 +190,13 @@ Motion motion_from(const Row& r) {
   if (r[8]) m.keypoints_asset_id = to_i64(r[8]);
   m.created_at = to_i64(r[9]);
   m.updated_at = to_i64(r[10]);
+  m.original_name = to_str(r[11]);
   return m;
 }
 
 constexpr std::string_view kPackageCols =
-    "id, asset_id, bem_version, container, validity, report_json, created_at, updated_at";
+    "id, asset_id, bem_version, container, validity, report_json, created_at, updated_at, "
+    "original_name";
 Package package_from(const Row& r) {
   Package p;
   p.id = to_i64(r[0]);
@@ -191,6 +207,7 @@ Package package_from(const Row& r) {
   p.report_json = to_str(r[5]);
   p.created_at = to_i64(r[6]);
   p.updated_at = to_i64(r[7]);
+  p.original_name = to_str(r[8]);
   return p;
 }
 
@@ -518,9 +535,9 @@ Result<Added<Model>> Catalogue::add_model(std::int64_t asset_id, const Model& m)
     return add_record<Model>(
         db, kModels, asset_id,
         "format, vrm_version, skinned, humanoid_bones, name, intake_state, error, created_at, "
-        "updated_at",
+        "updated_at, original_name",
         Params{m.format, m.vrm_version, std::int64_t{m.skinned ? 1 : 0}, m.humanoid_bones, m.name,
-               std::string(state_name(m.intake_state)), m.error, now, now},
+               std::string(state_name(m.intake_state)), m.error, now, now, m.original_name},
         model_from);
   });
 }
@@ -563,9 +580,10 @@ Result<Added<Motion>> Catalogue::add_motion(std::int64_t asset_id, const Motion&
     // The keypoint asset is attached through update_motion, which keeps its refcount.
     return add_record<Motion>(
         db, kMotions, asset_id,
-        "format, fps, frames, duration_s, preprocess_state, error, created_at, updated_at",
+        "format, fps, frames, duration_s, preprocess_state, error, created_at, updated_at, "
+        "original_name",
         Params{m.format, m.fps, m.frames, m.duration_s, std::string(state_name(m.preprocess_state)),
-               m.error, now, now},
+               m.error, now, now, m.original_name},
         motion_from);
   });
 }
@@ -624,9 +642,9 @@ Result<Added<Package>> Catalogue::add_package(std::int64_t asset_id, const Packa
   return impl_->in_transaction([&] {
     return add_record<Package>(
         db, kPackages, asset_id,
-        "bem_version, container, validity, report_json, created_at, updated_at",
+        "bem_version, container, validity, report_json, created_at, updated_at, original_name",
         Params{p.bem_version, p.container, std::string(validity_name(p.validity)), p.report_json,
-               now, now},
+               now, now, p.original_name},
         package_from);
   });
 }

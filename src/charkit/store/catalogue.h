@@ -58,8 +58,9 @@ std::optional<PreprocessState> parse_preprocess_state(std::string_view s);
 struct Model {
   std::int64_t id = 0;
   std::int64_t asset_id = 0;
-  std::string format;       ///< "vrm", "glb", "gltf", "fbx"
-  std::string vrm_version;  ///< "0.x", "1.0" or "" (not VRM / unknown)
+  std::string format;         ///< "vrm", "glb", "gltf", "fbx": this upload's own extension
+  std::string original_name;  ///< this record's client file name ("" in rows before schema 3)
+  std::string vrm_version;    ///< "0.x", "1.0" or "" (not VRM / unknown)
   bool skinned = false;
   std::int64_t humanoid_bones = 0;
   std::string name;
@@ -72,8 +73,9 @@ struct Model {
 struct Motion {
   std::int64_t id = 0;
   std::int64_t asset_id = 0;
-  std::string format;  ///< "bvh", "fbx", "gltf", "glb", "json"
-  double fps = 30.0;   ///< seed: source rate kept, 30 when unknown
+  std::string format;         ///< "bvh", "fbx", "gltf", "glb", "json": this upload's own extension
+  std::string original_name;  ///< this record's client file name ("" in rows before schema 3)
+  double fps = 30.0;          ///< seed: source rate kept, 30 when unknown
   std::int64_t frames = 0;
   double duration_s = 0.0;
   PreprocessState preprocess_state = PreprocessState::pending;
@@ -91,8 +93,9 @@ std::optional<Validity> parse_validity(std::string_view s);
 struct Package {
   std::int64_t id = 0;
   std::int64_t asset_id = 0;
-  std::string bem_version;  ///< "1.5" …, "" until read
-  std::string container;    ///< "bem" or "zip"
+  std::string bem_version;    ///< "1.5" …, "" until read
+  std::string container;      ///< "bem" or "zip"
+  std::string original_name;  ///< this record's client file name ("" in rows before schema 3)
   Validity validity = Validity::unknown;
   std::string report_json;  ///< validation report (JSON text), "" until validated
   std::int64_t created_at = 0;
@@ -197,6 +200,7 @@ class Catalogue {
   friend class JobQueue;
   friend class TokenStore;
   friend class JobListener;
+  friend struct ContentLockAccess;
   Catalogue(std::unique_ptr<detail::Connection> conn, CatalogueOptions options);
   struct Impl;
   std::unique_ptr<Impl> impl_;
