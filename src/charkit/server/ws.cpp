@@ -593,7 +593,7 @@ class WsSessionImpl final : public WsSession,
     if (idx >= n) {  // the end, not looping: the last frame, then stop
       if (last_ < n - 1) {
         Msg f = frame_at(n - 1);
-        if (!f) return;  // its window is being read: tick() again then
+        if (!f) return stall(n - 1);  // its window is being read: tick() again then
         count_skips(n - 2 - last_);
         last_ = n - 1;
         offer_frame(std::move(f));
@@ -606,7 +606,7 @@ class WsSessionImpl final : public WsSession,
     }
     if (idx > last_) {
       Msg f = frame_at(idx);
-      if (!f) return;                // its window is being read: tick() again then
+      if (!f) return stall(idx);     // its window is being read: tick() again then
       count_skips(idx - last_ - 1);  // a late tick: frames whose time passed unsent
       last_ = idx;
       offer_frame(std::move(f));
@@ -636,6 +636,15 @@ class WsSessionImpl final : public WsSession,
         end < frame_count_ && !(ahead_first_ == end && !ahead_.empty()))
       request_window(end);
     return window_[static_cast<std::size_t>(idx - window_first_)];
+  }
+
+  /// Playback waits for frame `idx`, whose window is being read. The clock
+  /// stops meanwhile, as a player's does while buffering: when the window
+  /// arrives the stream goes on from `idx` (frame 0 first, on a slow open)
+  /// instead of skipping the frames whose time passed during the read.
+  void stall(std::int64_t idx) {
+    stalled_at_ = idx;
+    stalled_gen_ = gen_;  // a command (play, pause, seek, speed) moves gen_ and the anchor itself
   }
 
   void request_window(std::int64_t first) {
@@ -673,7 +682,21 @@ class WsSessionImpl final : public WsSession,
         send_status();  // the paused seek's answer, after its frame
       }
     }
-    if (playing_) tick();
+    if (playing_) {
+      if (stalled_at_ >= 0 && stalled_gen_ == gen_ && frame_ready(stalled_at_)) {
+        anchor_pos_ = static_cast<double>(stalled_at_);
+        anchor_time_ = Clock::now();
+      }
+      stalled_at_ = -1;
+      tick();
+    }
+  }
+
+  bool frame_ready(std::int64_t idx) const {
+    auto in = [&](const std::vector<Msg>& w, std::int64_t first) {
+      return idx >= first && idx < first + static_cast<std::int64_t>(w.size());
+    };
+    return in(window_, window_first_) || in(ahead_, ahead_first_);
   }
 
   void count_skips(std::int64_t k) {
@@ -800,6 +823,9 @@ class WsSessionImpl final : public WsSession,
   std::int64_t want_first_ = -1;  ///< a window to read once the one in flight is done
   /// A paused seek's frame, shown (then the status sent) once its window is read.
   std::int64_t show_when_read_ = -1;
+  /// The frame playback waits for (stall()), and gen_ then; -1: none.
+  std::int64_t stalled_at_ = -1;
+  std::uint64_t stalled_gen_ = 0;
   std::int64_t motion_id_ = 0;
   beast::flat_buffer rbuf_;
   std::optional<GaugeToken> client_;

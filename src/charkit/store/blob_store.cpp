@@ -243,7 +243,7 @@ std::string month_key(Kind kind, std::chrono::system_clock::time_point when, con
   const std::time_t t = std::chrono::system_clock::to_time_t(when);
   std::tm tm{};
   ::gmtime_r(&t, &tm);
-  char ym[16];
+  char ym[32];  // room for any int year GCC sees at -O1
   std::snprintf(ym, sizeof ym, "%04d/%02d", tm.tm_year + 1900, tm.tm_mon + 1);
   return std::string(kind_name(kind)) + "/" + ym + "/" + sha.substr(0, 2) + "/" + sha + "." + ext;
 }
