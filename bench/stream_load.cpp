@@ -105,11 +105,12 @@ class Client : public std::enable_shared_from_this<Client> {
     beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true), ignored);
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
     if (!args_.token.empty())
-      ws_.set_option(websocket::stream_base::decorator(
-          [token = args_.token](websocket::request_type& req) {
+      ws_.set_option(
+          websocket::stream_base::decorator([token = args_.token](websocket::request_type& req) {
             req.set(beast::http::field::authorization, "Bearer " + token);
           }));
-    ws_.async_handshake(args_.host + ":" + std::to_string(args_.port), "/api/motions/" + std::to_string(args_.motion) + "/stream",
+    ws_.async_handshake(args_.host + ":" + std::to_string(args_.port),
+                        "/api/motions/" + std::to_string(args_.motion) + "/stream",
                         [self = shared_from_this()](beast::error_code e) {
                           if (e) return self->fail("handshake", e);
                           self->read();

@@ -250,7 +250,8 @@ TEST_P(HardeningTest, HugeDeclaredLengthsAreRefusedBeforeAnythingIsReserved) {
   }
   auto up = raw_request(port_,
                         "POST /api/motions?filename=a.bvh HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                        "Content-Length: " + huge + "\r\n\r\nabc");
+                        "Content-Length: " +
+                            huge + "\r\n\r\nabc");
   EXPECT_EQ(up.status, 413u);
   EXPECT_EQ(up.json()["error"], "UPLOAD_TOO_LARGE");
   EXPECT_EQ(files_left(dir_ / "blobs"), 0u);

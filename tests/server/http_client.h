@@ -40,6 +40,22 @@ struct Response {
   }
 };
 
+/// Reads one response (bodies up to 64 MiB); on an error, `ec` says which
+/// and the result has status 0.
+inline Response read_response(tcp::socket& sock, beast::error_code& ec) {
+  beast::flat_buffer buf;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64u << 20);
+  http::read(sock, buf, parser, ec);
+  Response r;
+  if (ec) return r;
+  r.status = parser.get().result_int();
+  r.body = parser.get().body();
+  for (const auto& f : parser.get())
+    r.headers[std::string(f.name_string())] = std::string(f.value());
+  return r;
+}
+
 /// One request on a fresh connection.
 inline Response request(std::uint16_t port, http::verb method, const std::string& target,
                         const std::string& body = {},
@@ -56,15 +72,9 @@ inline Response request(std::uint16_t port, http::verb method, const std::string
     req.prepare_payload();
   }
   http::write(sock, req);
-  beast::flat_buffer buf;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(64u << 20);
-  http::read(sock, buf, parser);
-  Response r;
-  r.status = parser.get().result_int();
-  r.body = parser.get().body();
-  for (const auto& f : parser.get())
-    r.headers[std::string(f.name_string())] = std::string(f.value());
+  beast::error_code ec;
+  Response r = read_response(sock, ec);
+  if (ec) throw beast::system_error(ec);
   return r;
 }
 
@@ -76,16 +86,7 @@ inline Response raw_request(std::uint16_t port, const std::string& bytes) {
   sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
   beast::error_code ec;
   net::write(sock, net::buffer(bytes), ec);
-  Response r;
-  beast::flat_buffer buf;
-  http::response_parser<http::string_body> parser;
-  http::read(sock, buf, parser, ec);
-  if (ec) return r;
-  r.status = parser.get().result_int();
-  r.body = parser.get().body();
-  for (const auto& f : parser.get())
-    r.headers[std::string(f.name_string())] = std::string(f.value());
-  return r;
+  return read_response(sock, ec);
 }
 
 /// Writes raw bytes and returns everything the server sends until it closes

@@ -22,6 +22,7 @@
 #include "charkit/core/json.h"
 #include "charkit/store/blob_store.h"
 #include "charkit/store/s3_client.h"
+#include "http_client.h"
 #include "test_server.h"
 
 namespace charkit::server {
@@ -32,40 +33,10 @@ namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using core::Json;
+using test_http::request;
 namespace fs = std::filesystem;
 
 const fs::path kData = CHARKIT_TEST_DATA;
-
-struct Reply {
-  unsigned status = 0;
-  std::string body;
-  std::map<std::string, std::string> headers;
-};
-
-Reply send(std::uint16_t port, http::verb method, const std::string& target,
-           const std::string& body = {}, const std::map<std::string, std::string>& headers = {}) {
-  net::io_context ioc;
-  tcp::socket sock(ioc);
-  sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-  http::request<http::string_body> req{method, target, 11};
-  req.set(http::field::host, "127.0.0.1");
-  for (const auto& [k, v] : headers) req.set(k, v);
-  if (!body.empty() || method == http::verb::post) {
-    req.body() = body;
-    req.prepare_payload();
-  }
-  http::write(sock, req);
-  beast::flat_buffer buf;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(64u << 20);
-  http::read(sock, buf, parser);
-  Reply r;
-  r.status = parser.get().result_int();
-  r.body = parser.get().body();
-  for (const auto& f : parser.get())
-    r.headers[std::string(f.name_string())] = std::string(f.value());
-  return r;
-}
 
 /// The S3 test server's URL with a fresh prefix ("" when there is none).
 std::string s3_test_location() {
@@ -123,7 +94,7 @@ TEST(ServerOnS3, UploadPreprocessStreamRangeAndDelete) {
   std::ifstream in(kData / "bvh" / "test_freebvh.bvh", std::ios::binary);
   const std::string bvh((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(bvh.empty());
-  auto up = send(port, http::verb::post, "/api/motions?filename=walk.bvh", bvh);
+  auto up = request(port, http::verb::post, "/api/motions?filename=walk.bvh", bvh);
   ASSERT_EQ(up.status, 201u) << up.body;
   const Json j = Json::parse(up.body);
   const std::int64_t id = j["id"];
@@ -132,7 +103,7 @@ TEST(ServerOnS3, UploadPreprocessStreamRangeAndDelete) {
 
   Json m;
   for (int i = 0; i < 400; ++i) {
-    m = Json::parse(send(port, http::verb::get, "/api/motions/" + std::to_string(id)).body);
+    m = Json::parse(request(port, http::verb::get, "/api/motions/" + std::to_string(id)).body);
     const std::string s = m.value("preprocessState", "");
     if (s != "pending" && s != "running") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
@@ -141,23 +112,24 @@ TEST(ServerOnS3, UploadPreprocessStreamRangeAndDelete) {
   EXPECT_GT(m["frames"].get<std::int64_t>(), 0);
   EXPECT_EQ(count_objects(location), 4u);  // the BVH, its keypoints, and their index entries
 
-  auto kp = send(port, http::verb::get, "/api/motions/" + std::to_string(id) + "/keypoints.ndjson");
+  auto kp =
+      request(port, http::verb::get, "/api/motions/" + std::to_string(id) + "/keypoints.ndjson");
   ASSERT_EQ(kp.status, 200u);
   EXPECT_EQ(static_cast<std::int64_t>(std::count(kp.body.begin(), kp.body.end(), '\n')),
             m["frames"].get<std::int64_t>());
 
-  auto full = send(port, http::verb::get, "/api/assets/" + sha);
+  auto full = request(port, http::verb::get, "/api/assets/" + sha);
   EXPECT_EQ(full.status, 200u);
   EXPECT_EQ(full.body, bvh);
   auto part =
-      send(port, http::verb::get, "/api/assets/" + sha, {}, {{"Range", "bytes=70000-70009"}});
+      request(port, http::verb::get, "/api/assets/" + sha, {}, {{"Range", "bytes=70000-70009"}});
   EXPECT_EQ(part.status, 206u);
   EXPECT_EQ(part.body, bvh.substr(70000, 10));
   EXPECT_EQ(part.headers["Content-Range"], "bytes 70000-70009/" + std::to_string(bvh.size()));
 
-  auto del = send(port, http::verb::delete_, "/api/motions/" + std::to_string(id));
+  auto del = request(port, http::verb::delete_, "/api/motions/" + std::to_string(id));
   EXPECT_EQ(del.status, 200u) << del.body;
-  EXPECT_EQ(send(port, http::verb::get, "/api/assets/" + sha).status, 404u);
+  EXPECT_EQ(request(port, http::verb::get, "/api/assets/" + sha).status, 404u);
   EXPECT_EQ(count_objects(location), 0u);
   t->server.reset();
   std::error_code ec;

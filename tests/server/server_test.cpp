@@ -25,8 +25,8 @@
 #include "charkit/store/catalogue.h"
 #include "charkit/store/jobs.h"
 #include "glb_builder.h"
-#include "package_builder.h"
 #include "http_client.h"
+#include "package_builder.h"
 #include "test_server.h"
 
 namespace charkit::server {
@@ -461,16 +461,7 @@ Response send_in_pieces(std::uint16_t port, const std::string& head, const std::
     pos += n;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  Response r;
-  beast::flat_buffer buf;
-  http::response_parser<http::string_body> parser;
-  http::read(sock, buf, parser, ec);
-  if (ec) return r;
-  r.status = parser.get().result_int();
-  r.body = parser.get().body();
-  for (const auto& f : parser.get())
-    r.headers[std::string(f.name_string())] = std::string(f.value());
-  return r;
+  return test_http::read_response(sock, ec);
 }
 
 TEST_P(ServerTest, MultipartUploadSplitAtAwkwardPlaces) {
