@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "charkit/version.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/settings.h"
@@ -92,7 +93,7 @@ int run_export(const ExportArgs& a) {
   bem::ExportOptions eo;
   eo.plan = bem::PlanOptions{a.resource, a.platform};
   eo.unity_to_gltf = !a.raw_axes;
-  eo.generator = std::string("charkit ") + CHARKIT_VERSION;
+  eo.generator = std::string("charkit ") + CHARKIT_VERSION_STRING;
   // .gltf output: the same document with the buffer in a .bin beside it.
   const bool separate = ends_with(a.output, ".gltf");
   auto exported = bem::export_glb(model, *loaded.package, *settings, eo);

@@ -20,7 +20,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/sha256.h"
-#include "charkit/server/multipart.h"
+#include "charkit/server/detail/multipart.h"
 #include "charkit/server/server.h"
 #include "charkit/store/catalogue.h"
 #include "charkit/store/jobs.h"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 
 namespace charkit::bem {
 namespace {

@@ -1,5 +1,6 @@
 #include "charkit/motion/assimp_motion.h"
 
+#if CHARKIT_WITH_ASSIMP
 #include <assimp/MemoryIOWrapper.h>
 #include <assimp/config.h>
 #include <assimp/postprocess.h>
@@ -7,6 +8,7 @@
 #include <assimp/IOStream.hpp>
 #include <assimp/IOSystem.hpp>
 #include <assimp/Importer.hpp>
+#endif
 
 #include <algorithm>
 #include <bit>
@@ -21,7 +23,7 @@
 #include "charkit/core/bytes.h"
 #include "charkit/core/isolated.h"
 #include "charkit/core/mapped_file.h"
-#include "charkit/motion/ndjson.h"
+#include "charkit/motion/detail/ndjson.h"
 #include "charkit/scene/intake.h"
 
 namespace charkit::motion {
@@ -151,12 +153,14 @@ Affine compose(const Affine& a, const Affine& b) {
   return r;
 }
 
+#if CHARKIT_WITH_ASSIMP
 Affine from_ai(const aiMatrix4x4& a) {
   Affine r;
   r.m = {a.a1, a.a2, a.a3, a.b1, a.b2, a.b3, a.c1, a.c2, a.c3};
   r.t = {a.a4, a.b4, a.c4};
   return r;
 }
+#endif
 
 Quat normalised(const Quat& q) {
   const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
@@ -269,6 +273,7 @@ void AssimpMotion::sample(std::uint64_t frame, std::span<Vec3> out) const {
 
 // ---- import ----------------------------------------------------------------------
 
+#if CHARKIT_WITH_ASSIMP
 namespace {
 
 // The importer's only file access: files under `dir` (none when dir is
@@ -1021,6 +1026,23 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
 }
 
 }  // namespace
+#else  // CHARKIT_WITH_ASSIMP=OFF: the formats are still recognised, not read
+
+namespace {
+
+core::Error fail(std::string code, std::string message) {
+  return core::make_error(std::move(code), std::move(message));
+}
+
+core::Result<AssimpMotion> import(std::span<const std::uint8_t>, const std::filesystem::path&,
+                                  const AssimpMotionOptions&) {
+  return fail("MOTION_ASSIMP_DISABLED",
+              "this charkit was built without Assimp (CHARKIT_WITH_ASSIMP=OFF), which reads FBX "
+              "and glTF motions; BVH and keypoint JSON are read without it");
+}
+
+}  // namespace
+#endif
 
 core::Result<AssimpMotion> load_assimp_motion(std::span<const std::uint8_t> bytes,
                                               const AssimpMotionOptions& options) {

@@ -16,8 +16,10 @@
 #include <string>
 #include <unordered_set>
 
+#if CHARKIT_WITH_ASSIMP
 #include <assimp/scene.h>
 #include <assimp/Importer.hpp>
+#endif
 
 #include "charkit/core/bytes.h"
 #include "charkit/core/isolated.h"
@@ -902,6 +904,12 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
   if (b.size() > o.max_fbx_bytes)
     return at_byte("FBX_TOO_LARGE",
                    "FBX of " + std::to_string(b.size()) + " bytes is over the limit", 0);
+#if !CHARKIT_WITH_ASSIMP
+  return at_byte("FBX_IMPORT_DISABLED",
+                 "this charkit was built without Assimp (CHARKIT_WITH_ASSIMP=OFF), which reads FBX "
+                 "models",
+                 0);
+#else
   // Assimp runs in a child process (core::run_isolated): libassimp 5.2 is
   // not hardened against malformed files, and its crash must end as an
   // FBX_IMPORT error, not end the caller. The counts come back as u64s and
@@ -973,6 +981,7 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
   core::Bytes rest;
   if (r.read_bytes(r.remaining(), rest)) info.generator = std::string(core::as_chars(rest));
   return info;
+#endif
 }
 
 bool looks_like_fbx_ascii(Bytes b) {
