@@ -58,5 +58,8 @@ endif()
 list(REMOVE_DUPLICATES _req)
 list(JOIN _req " " CHARKIT_PC_REQUIRES_PRIVATE)
 list(JOIN _priv " " CHARKIT_PC_LIBS_PRIVATE)
+# From <prefix>/<libdir>/pkgconfig back up to <prefix> ("../.." for lib).
+file(RELATIVE_PATH CHARKIT_PC_UP /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" CHARKIT_PC_UP "${CHARKIT_PC_UP}")
 configure_file(cmake/charkit.pc.in ${PROJECT_BINARY_DIR}/charkit.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/charkit.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

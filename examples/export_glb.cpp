@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
     std::cerr << argv[1] << ": error: " << loaded.error << "\n";
     return 1;
   }
-  auto settings = ck::bem::parse_settings(*loaded.model, argc > 3 ? argv[3] : "", argc > 4 ? argv[4] : "");
+  auto settings =
+      ck::bem::parse_settings(*loaded.model, argc > 3 ? argv[3] : "", argc > 4 ? argv[4] : "");
   if (!settings) {
     std::cerr << argv[1] << ": " << settings.error().to_string() << "\n";
     return 2;
@@ -39,7 +40,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::ofstream out(argv[2], std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(glb->glb.data()), static_cast<std::streamsize>(glb->glb.size()));
+  out.write(reinterpret_cast<const char*>(glb->glb.data()),
+            static_cast<std::streamsize>(glb->glb.size()));
   if (!out.flush()) {
     std::cerr << argv[2] << ": error IO_WRITE: cannot write\n";
     return 2;

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   }
   charkit::bem::ValidateOptions options;
   options.input_hints = &*file;  // let the reader map payloads in bulk
-  const charkit::bem::ValidationResult result = charkit::bem::validate_package(file->bytes(), options);
+  const charkit::bem::ValidationResult result =
+      charkit::bem::validate_package(file->bytes(), options);
   // The CLI's convention: FILE: LOCATION: severity CODE: message.
   for (const charkit::core::Issue& issue : result.report.issues()) {
     std::cout << argv[1] << ": ";

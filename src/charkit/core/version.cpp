@@ -2,6 +2,8 @@
 
 namespace charkit::core {
 
-const char* library_version() noexcept { return CHARKIT_VERSION_STRING; }
+const char* library_version() noexcept {
+  return CHARKIT_VERSION_STRING;
+}
 
 }  // namespace charkit::core

@@ -2,8 +2,8 @@
 // CHARKIT_WITH_ONNX=OFF: loading a model is a clear error and protobuf and
 // libonnx are not linked. Tensors, type names and the sniffer
 // (../onnx_tensor.cpp) stay.
-#include "charkit/learn/detail/onnx_graph.h"
 #include "charkit/learn/onnx.h"
+#include "charkit/learn/detail/onnx_graph.h"
 
 namespace charkit::learn {
 
@@ -20,13 +20,25 @@ OnnxModel::OnnxModel() = default;
 OnnxModel::OnnxModel(OnnxModel&&) noexcept = default;
 OnnxModel& OnnxModel::operator=(OnnxModel&&) noexcept = default;
 OnnxModel::~OnnxModel() = default;
-const std::vector<OnnxValueInfo>& OnnxModel::inputs() const { return g_->inputs; }
-const std::vector<OnnxValueInfo>& OnnxModel::outputs() const { return g_->outputs; }
-const OnnxDescription& OnnxModel::description() const { return g_->desc; }
+const std::vector<OnnxValueInfo>& OnnxModel::inputs() const {
+  return g_->inputs;
+}
+const std::vector<OnnxValueInfo>& OnnxModel::outputs() const {
+  return g_->outputs;
+}
+const OnnxDescription& OnnxModel::description() const {
+  return g_->desc;
+}
 void OnnxModel::set_element_limits(std::int64_t, std::int64_t) {}
-core::Result<std::vector<OnnxTensor>> OnnxModel::run(std::span<const OnnxTensor>) { return disabled(); }
+core::Result<std::vector<OnnxTensor>> OnnxModel::run(std::span<const OnnxTensor>) {
+  return disabled();
+}
 
-core::Result<OnnxModel> load_onnx(core::Bytes) { return disabled(); }
-core::Result<OnnxTensor> parse_onnx_tensor(core::Bytes) { return disabled(); }
+core::Result<OnnxModel> load_onnx(core::Bytes) {
+  return disabled();
+}
+core::Result<OnnxTensor> parse_onnx_tensor(core::Bytes) {
+  return disabled();
+}
 
 }  // namespace charkit::learn
