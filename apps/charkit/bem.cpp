@@ -17,7 +17,6 @@
 #include "package_input.h"
 #include "printable.h"
 
-
 namespace charkit::app {
 namespace {
 

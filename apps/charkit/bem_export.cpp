@@ -8,13 +8,13 @@
 #include <memory>
 #include <string>
 
-#include "charkit/version.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/settings.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/scene/gltf_writer.h"
+#include "charkit/version.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "package_input.h"

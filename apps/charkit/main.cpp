@@ -6,7 +6,6 @@
 #include "charkit/version.h"
 #include "commands.h"
 
-
 int main(int argc, char** argv) {
   CLI::App app{"charkit: game-character asset toolkit (BEM packages, motion, deformers, rendering)",
                "charkit"};
