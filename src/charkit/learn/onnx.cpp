@@ -571,27 +571,6 @@ Result<OnnxValueInfo> value_info(const onnx::ValueInfoProto& v, const std::strin
 
 }  // namespace
 
-OnnxModel::OnnxModel() = default;
-OnnxModel::OnnxModel(OnnxModel&&) noexcept = default;
-OnnxModel& OnnxModel::operator=(OnnxModel&&) noexcept = default;
-OnnxModel::~OnnxModel() = default;
-
-const std::vector<OnnxValueInfo>& OnnxModel::inputs() const {
-  return g_->inputs;
-}
-const std::vector<OnnxValueInfo>& OnnxModel::outputs() const {
-  return g_->outputs;
-}
-const OnnxDescription& OnnxModel::description() const {
-  return g_->desc;
-}
-
-void OnnxModel::set_element_limits(std::int64_t per_tensor, std::int64_t total) {
-  per_tensor = std::clamp<std::int64_t>(per_tensor, 1, kOnnxMaxElements);
-  g_->max_total = std::max<std::int64_t>(total, 1);
-  for (Node& n : g_->nodes) n.max_elements = per_tensor;
-}
-
 Result<OnnxTensor> parse_onnx_tensor(core::Bytes bytes) {
   if (bytes.size() > kOnnxMaxBytes)
     return make_error("ONNX_TOO_LARGE", "tensor file larger than 1 GiB");

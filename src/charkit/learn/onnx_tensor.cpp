@@ -1,8 +1,12 @@
 // The parts of learn/onnx.h that need no protobuf: tensors, element type
-// names and the content sniffer. Built with or without CHARKIT_WITH_ONNX.
+// names, the content sniffer and OnnxModel's accessors. Built with or
+// without CHARKIT_WITH_ONNX (loading and running: onnx.cpp, onnx_run.cpp,
+// or disabled/onnx.cpp).
+#include <algorithm>
 #include <limits>
 #include <utility>
 
+#include "charkit/learn/detail/onnx_graph.h"
 #include "charkit/learn/onnx.h"
 
 namespace charkit::learn {
@@ -83,6 +87,27 @@ bool looks_like_onnx(core::Bytes b) {
     default:
       return false;
   }
+}
+
+OnnxModel::OnnxModel() = default;
+OnnxModel::OnnxModel(OnnxModel&&) noexcept = default;
+OnnxModel& OnnxModel::operator=(OnnxModel&&) noexcept = default;
+OnnxModel::~OnnxModel() = default;
+
+const std::vector<OnnxValueInfo>& OnnxModel::inputs() const {
+  return g_->inputs;
+}
+const std::vector<OnnxValueInfo>& OnnxModel::outputs() const {
+  return g_->outputs;
+}
+const OnnxDescription& OnnxModel::description() const {
+  return g_->desc;
+}
+
+void OnnxModel::set_element_limits(std::int64_t per_tensor, std::int64_t total) {
+  per_tensor = std::clamp<std::int64_t>(per_tensor, 1, kOnnxMaxElements);
+  g_->max_total = std::max<std::int64_t>(total, 1);
+  for (Node& n : g_->nodes) n.max_elements = per_tensor;
 }
 
 }  // namespace charkit::learn
