@@ -1,6 +1,6 @@
 // Export the default selection of a BEM package (or the one given as
 // option/parameter strings, as `charkit bem export` takes them) to GLB:
-//   export_glb FILE.bem OUT.glb ["group=choice;…"] ["name=value;…"]
+//   export_glb FILE.bem OUT.glb ["group:choice&…"] ["name:value&…"]
 #include <charkit/bem/export_gltf.h>
 #include <charkit/bem/load.h>
 #include <charkit/bem/settings.h>

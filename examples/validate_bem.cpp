@@ -29,7 +29,10 @@ int main(int argc, char** argv) {
     std::cout << charkit::core::severity_name(issue.severity) << " " << issue.code << ": "
               << issue.message << "\n";
   }
-  std::cout << argv[1] << ": " << (result.valid() ? "valid" : "invalid") << " BEM 1."
-            << result.summary.effective_minor << " (charkit " << CHARKIT_VERSION_STRING << ")\n";
+  if (result.valid())
+    std::cout << argv[1] << ": valid BEM 1." << result.summary.effective_minor;
+  else
+    std::cout << argv[1] << ": invalid";
+  std::cout << " (charkit " << CHARKIT_VERSION_STRING << ")\n";
   return result.valid() ? 0 : 1;
 }
