@@ -24,6 +24,7 @@
 #include "charkit/core/isolated.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/detail/ndjson.h"
+#include "charkit/scene/gltf_document.h"
 #include "charkit/scene/intake.h"
 
 namespace charkit::motion {
@@ -913,34 +914,6 @@ core::Result<AssimpMotion> decode_motion(core::Bytes bytes, const AssimpLimits& 
   return m;
 }
 
-std::uint32_t le32(std::span<const std::uint8_t> b, std::size_t at) {
-  return static_cast<std::uint32_t>(b[at]) | static_cast<std::uint32_t>(b[at + 1]) << 8 |
-         static_cast<std::uint32_t>(b[at + 2]) << 16 | static_cast<std::uint32_t>(b[at + 3]) << 24;
-}
-
-// The GLB container (glTF 2.0 §4.4) checked before Assimp sees it: Assimp
-// 5.2 allocates and clears a chunk's declared length before comparing it with
-// the file, so a corrupt length would cost gigabytes and minutes.
-std::string glb_problem(std::span<const std::uint8_t> b) {
-  if (b.size() < 20) return "shorter than the 12-byte header and one chunk header";
-  if (le32(b, 4) != 2) return "version " + std::to_string(le32(b, 4)) + ", not 2";
-  const std::uint64_t length = le32(b, 8);
-  if (length > b.size())
-    return "header length " + std::to_string(length) + " is past the end of the file";
-  std::uint64_t at = 12;
-  for (int chunk = 0; at < length; ++chunk) {
-    if (length - at < 8) return "truncated chunk header at byte " + std::to_string(at);
-    const std::uint64_t n = le32(b, static_cast<std::size_t>(at));
-    if (n > length - at - 8)
-      return "chunk " + std::to_string(chunk) + " at byte " + std::to_string(at) + " declares " +
-             std::to_string(n) + " bytes, past the end of the file";
-    if (chunk == 0 && le32(b, static_cast<std::size_t>(at + 4)) != 0x4E4F534Au)
-      return "the first chunk is not JSON";
-    at += 8 + n;
-  }
-  return {};
-}
-
 const char* hint_of(AssimpFormat f) {
   switch (f) {
     case AssimpFormat::kGlb:
@@ -992,9 +965,14 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
   if (format == AssimpFormat::kUnknown)
     return fail("MOTION_FORMAT",
                 "not a glTF (JSON with \"asset\"), GLB (glTF magic) or FBX (binary or ASCII) file");
+  // The GLB container (glTF 2.0 §4.4) is checked before Assimp sees it
+  // (scene::split_glb): Assimp 5.2 allocates and clears a chunk's declared
+  // length before comparing it with the file, so a corrupt length would cost
+  // gigabytes and minutes.
   if (format == AssimpFormat::kGlb)
-    if (std::string problem = glb_problem(bytes); !problem.empty())
-      return fail("MOTION_IMPORT_FAILED", "not a valid GLB container: " + problem);
+    if (auto chunks = scene::split_glb(bytes); !chunks)
+      return fail("MOTION_IMPORT_FAILED",
+                  "not a valid GLB container: " + chunks.error().to_string());
   // Assimp 5.2 does not survive every malformed glTF (a fuzzed GLB with
   // ill-formed UTF-8 in its JSON crashed it inside its glTF 2 importer), so
   // glTF and GLB go through our own strict, bounded glTF checks first

@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "charkit/core/base64.h"
 #include "charkit/core/random.h"
 #include "charkit/core/sha256.h"
 #include "charkit/core/utf8.h"
