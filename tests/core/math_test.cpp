@@ -18,7 +18,9 @@ constexpr double kTol = 1e-12;
 
 struct Random {
   std::mt19937_64 gen{12345};
-  double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(gen); }
+  double uniform(double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(gen);
+  }
   Vec3d vec(double r = 10.0) { return {uniform(-r, r), uniform(-r, r), uniform(-r, r)}; }
   Quatd quat() {  // uniform-ish unit quaternion, any sign of w
     Quatd q{uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)};
@@ -109,8 +111,8 @@ TEST(Math, QuaternionFromAndToAxisAngleMatchEigen) {
     expect_near(q, Eigen::Quaterniond(Eigen::AngleAxisd(angle, eig(axis))));
     const Vec3d rv = rotation_vector(q);
     expect_near(rv, eig(axis) * angle, 1e-11);
-    expect_near(quat_from_rotation_vector(rv), Eigen::Quaterniond(Eigen::AngleAxisd(angle, eig(axis))),
-                1e-11);
+    expect_near(quat_from_rotation_vector(rv),
+                Eigen::Quaterniond(Eigen::AngleAxisd(angle, eig(axis))), 1e-11);
     // −q is the same rotation: the rotation vector is the same.
     expect_near(rotation_vector(Quatd{-q.x, -q.y, -q.z, -q.w}), eig(axis) * angle, 1e-11);
   }
@@ -193,8 +195,8 @@ TEST(Math, ComposeMatchesEigenAndDecomposeRoundTrips) {
   for (int i = 0; i < 200; ++i) {
     Trs<double> t{rnd.vec(), rnd.quat(), rnd.positive_scale()};
     const Mat4d m = compose(t);
-    Eigen::Affine3d e = Eigen::Translation3d(eig(t.translation)) * eig(t.rotation) *
-                        Eigen::Scaling(eig(t.scale));
+    Eigen::Affine3d e =
+        Eigen::Translation3d(eig(t.translation)) * eig(t.rotation) * Eigen::Scaling(eig(t.scale));
     expect_near_mat<4>(m, e.matrix(), 1e-12);
     const Trs<double> d = decompose(m);
     expect_near(d.translation, eig(t.translation));
@@ -242,7 +244,8 @@ TEST(Math, EulerHelpers) {
     expect_near_mat<3>(r, er);
   }
   // Gimbal lock: y = 90°, z is reported 0 and x carries the rest.
-  const Vec3d lock = euler_xyz_from_quat(quat_from_euler_xyz(Vec3d{0.3, std::numbers::pi / 2, 0.0}));
+  const Vec3d lock =
+      euler_xyz_from_quat(quat_from_euler_xyz(Vec3d{0.3, std::numbers::pi / 2, 0.0}));
   EXPECT_NEAR(lock[1], std::numbers::pi / 2, 1e-7);
   EXPECT_EQ(lock[2], 0.0);
   EXPECT_NEAR(lock[0], 0.3, 1e-7);

@@ -54,9 +54,8 @@ TEST(Parallel, SerialRunsInOrderOnTheCallingThread) {
   EXPECT_EQ(serial_executor().concurrency(), 1u);
   ThreadPool one(1);  // no workers: runs on the caller
   EXPECT_EQ(one.concurrency(), 1u);
-  one.parallel_for(0, 3, 1, [&](std::size_t, std::size_t) {
-    EXPECT_EQ(std::this_thread::get_id(), me);
-  });
+  one.parallel_for(0, 3, 1,
+                   [&](std::size_t, std::size_t) { EXPECT_EQ(std::this_thread::get_id(), me); });
 }
 
 TEST(Parallel, UsesMoreThanOneThread) {

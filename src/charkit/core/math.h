@@ -158,10 +158,9 @@ constexpr Vec3<T> lerp(const Vec3<T>& a, const Vec3<T>& b, T t) {
 /// a · b: apply b first, then a.
 template <typename T>
 constexpr Quat<T> multiply(const Quat<T>& a, const Quat<T>& b) {
-  return {a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-          a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-          a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
-          a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z};
+  return {
+      a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y, a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+      a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w, a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z};
 }
 template <typename T>
 constexpr Quat<T> operator*(const Quat<T>& a, const Quat<T>& b) {
@@ -233,7 +232,8 @@ template <typename T>
 Quat<T> quat_from_rotation_vector(const Vec3<T>& v) {
   const T angle = length(v);
   if (!(angle > 0) || !std::isfinite(angle)) return {};
-  return quat_from_axis_angle(scale(v, T{1} / angle), angle);
+  const T s = std::sin(angle / 2) / angle;
+  return {v[0] * s, v[1] * s, v[2] * s, std::cos(angle / 2)};
 }
 
 /// Spherical linear interpolation (glTF 2.0 Appendix C) along the shorter
@@ -419,10 +419,10 @@ Mat3<T> mat3_about_axis(int axis, T angle) {
   }
 }
 
-/// The rotation matrix of q (q is normalised first; identity for a zero q).
+/// The rotation matrix of a unit quaternion q (not normalised here: callers
+/// normalise what they read from files; compose() does).
 template <typename T>
-Mat3<T> mat3_from_quat(const Quat<T>& q_in) {
-  const Quat<T> q = normalize(q_in);
+constexpr Mat3<T> mat3_from_quat(const Quat<T>& q) {
   const T xx = q.x * q.x, yy = q.y * q.y, zz = q.z * q.z;
   const T xy = q.x * q.y, xz = q.x * q.z, yz = q.y * q.z;
   const T wx = q.w * q.x, wy = q.w * q.y, wz = q.w * q.z;
@@ -512,7 +512,7 @@ Vec3<T> euler_xyz_from_quat(const Quat<T>& q_in) {
 /// counts as the identity).
 template <typename T>
 Mat4<T> compose(const Trs<T>& trs) {
-  const Mat3<T> r = mat3_from_quat(trs.rotation);
+  const Mat3<T> r = mat3_from_quat(normalize(trs.rotation));
   Mat4<T> m = identity4<T>();
   for (std::size_t c = 0; c < 3; ++c)
     for (std::size_t row = 0; row < 3; ++row) m[c * 4 + row] = r[c * 3 + row] * trs.scale[c];
@@ -533,8 +533,8 @@ Trs<T> decompose(const Mat4<T>& m) {
   Trs<T> t;
   Mat3<T> cols{};
   for (std::size_t c = 0; c < 3; ++c) {
-    const T s = std::sqrt(m[c * 4] * m[c * 4] + m[c * 4 + 1] * m[c * 4 + 1] +
-                          m[c * 4 + 2] * m[c * 4 + 2]);
+    const T s =
+        std::sqrt(m[c * 4] * m[c * 4] + m[c * 4 + 1] * m[c * 4 + 1] + m[c * 4 + 2] * m[c * 4 + 2]);
     t.scale[c] = s;
     for (std::size_t r = 0; r < 3; ++r)
       cols[c * 3 + r] = s > 0 ? m[c * 4 + r] / s : static_cast<T>(r == c ? 1 : 0);
