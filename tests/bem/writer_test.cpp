@@ -277,8 +277,10 @@ TEST(Writer, SameBytesForAnyThreadCount) {
   WriteOptions o;
   o.keep_unreferenced = true;
   std::vector<ByteVec> bins, zips;
-  for (unsigned t : {1u, 2u, 4u}) {
+  core::ThreadPool pool(3);
+  for (unsigned t : {1u, 2u, 4u, 0u}) {
     o.threads = t;
+    o.executor = t == 0 ? &pool : nullptr;
     auto b = bem::write_binary(content_of(p), o);
     auto z = bem::write_zip(content_of(p), o);
     ASSERT_TRUE(b.ok() && z.ok());
@@ -289,6 +291,8 @@ TEST(Writer, SameBytesForAnyThreadCount) {
   EXPECT_EQ(bins[0], bins[2]);
   EXPECT_EQ(zips[0], zips[1]);
   EXPECT_EQ(zips[0], zips[2]);
+  EXPECT_EQ(bins[0], bins[3]);
+  EXPECT_EQ(zips[0], zips[3]);
 }
 
 // ---- limits -----------------------------------------------------------------

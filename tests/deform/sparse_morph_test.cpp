@@ -2,6 +2,7 @@
 #include "charkit/deform/sparse_morph.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -200,14 +201,17 @@ void fast_equals_reference(bool sorted, int unsorted_frame) {
   ASSERT_TRUE(j.run().ok());
   const std::vector<float> ref_deltas = d;
   j.out = fast;
-  for (unsigned threads : {1u, 2u, 3u}) {
-    std::fill(fast.begin(), fast.end(), 0.0f);
-    std::fill(d.begin(), d.end(), 7.0f);
-    ASSERT_TRUE(j.run_fast(threads).ok());
-    EXPECT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * 4)) << threads << " threads";
-    // The summed deltas are an output too (§10: summed, then added once).
-    EXPECT_EQ(0, std::memcmp(ref_deltas.data(), d.data(), d.size() * 4)) << threads << " threads";
-  }
+  core::ThreadPool pool(2);
+  for (unsigned threads : {1u, 2u, 3u})
+    for (core::Executor* ex :
+         std::array<core::Executor*, 3>{nullptr, &pool, &core::serial_executor()}) {
+      std::fill(fast.begin(), fast.end(), 0.0f);
+      std::fill(d.begin(), d.end(), 7.0f);
+      ASSERT_TRUE(j.run_fast(threads, ex).ok());
+      EXPECT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * 4)) << threads << " threads";
+      // The summed deltas are an output too (§10: summed, then added once).
+      EXPECT_EQ(0, std::memcmp(ref_deltas.data(), d.data(), d.size() * 4)) << threads << " threads";
+    }
 }
 
 TEST(SparseMorph, FastEqualsReferenceUnsorted) {

@@ -14,7 +14,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <thread>
 #include <unordered_map>
 
 #include "charkit/bem/container.h"
@@ -93,25 +92,24 @@ struct Encoded {
   std::uint32_t crc = 0;  ///< ZIP: CRC-32 of the decoded bytes
 };
 
-/// Run work(i) for i in [0, n) on `threads` workers; each worker gets its
-/// own state from make_state(). Items are independent, so the results do not
-/// depend on how they are spread.
+/// Run work(state, i) for i in [0, n) as up to `options.threads` pieces on
+/// the options' executor; each piece gets its own state from make_state()
+/// and takes the next item until none is left. Items are independent, so
+/// the results do not depend on how they are spread.
 template <typename MakeState, typename Work>
-void parallel_for(std::size_t n, unsigned threads, MakeState make_state, Work work) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(n, 1)));
+void parallel_for(std::size_t n, const WriteOptions& options, MakeState make_state, Work work) {
+  core::Executor& ex = options.executor != nullptr ? *options.executor
+                       : options.threads == 1      ? core::serial_executor()
+                                                   : core::default_executor();
+  const std::size_t threads = options.threads == 0 ? ex.concurrency() : options.threads;
+  const std::size_t pieces = std::min<std::size_t>(threads, std::max<std::size_t>(n, 1));
   std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    auto state = make_state();
-    for (std::size_t i = next++; i < n; i = next++) work(state, i);
-  };
-  if (threads <= 1) {
-    worker();
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
+  ex.parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
+    for (std::size_t piece = b; piece < e; ++piece) {
+      auto state = make_state();
+      for (std::size_t i = next++; i < n; i = next++) work(state, i);
+    }
+  });
 }
 
 struct CCtxDeleter {
@@ -493,7 +491,7 @@ core::Result<WrittenPackage> write_binary(const PackageContent& content,
   std::vector<Encoded> enc(p.payloads.size());
   const int level = std::clamp(options.zstd_level, 1, ZSTD_maxCLevel());
   parallel_for(
-      p.payloads.size(), options.threads,
+      p.payloads.size(), options,
       [] { return std::unique_ptr<ZSTD_CCtx, CCtxDeleter>(ZSTD_createCCtx()); },
       [&](auto& cctx, std::size_t i) { zstd_encode(cctx.get(), level, p.payloads[i], enc[i]); });
   for (const auto& e : enc) ++(e.stored.empty() ? p.stats.uncompressed : p.stats.compressed);
@@ -519,7 +517,7 @@ core::Result<WrittenPackage> write_zip(const PackageContent& content, const Writ
   std::vector<Encoded> enc(p.payloads.size());
   const int level = std::clamp(options.deflate_level, 1, 9);
   parallel_for(
-      p.payloads.size(), options.threads, [] { return 0; },
+      p.payloads.size(), options, [] { return 0; },
       [&](int&, std::size_t i) {
         if (options.zip_deflate)
           deflate_encode(level, p.payloads[i], enc[i]);

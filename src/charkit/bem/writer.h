@@ -18,6 +18,7 @@
 #include "charkit/bem/validate.h"
 #include "charkit/core/bytes.h"
 #include "charkit/core/json.h"
+#include "charkit/core/parallel.h"
 #include "charkit/core/report.h"
 #include "charkit/core/result.h"
 
@@ -58,9 +59,13 @@ struct WriteOptions {
   int zstd_level = 9;
   /// DEFLATE level for ZIP entries (1..9).
   int deflate_level = 6;
-  /// Compression threads; 0 = one per hardware thread. The bytes written do
-  /// not depend on it.
+  /// Compression threads (at most this many payloads are compressed at
+  /// once); 0 = the executor's concurrency. The bytes written do not depend
+  /// on it.
   unsigned threads = 1;
+  /// Where compression runs; null = core::default_executor() (the calling
+  /// thread alone when threads is 1). Not owned.
+  core::Executor* executor = nullptr;
   /// Write this minor instead of the lowest one the content needs; it may
   /// not be lower than needed.
   std::optional<int> minor;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "charkit/core/math.h"
+
 namespace charkit::deform {
 
 using core::make_error;
@@ -56,54 +58,7 @@ void lbs_vertex(const SkinView& skin, std::span<const float> m, std::size_t v, d
   }
 }
 
-struct Quat {
-  double x, y, z, w;
-};
-
-Quat mul(const Quat& a, const Quat& b) {
-  return {
-      a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y, a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-      a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w, a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z};
-}
-
-// Rotation quaternion of a 3x3 matrix (row-major r[row][col]) whose columns
-// are orthonormal up to rounding (Shepperd: branch on the largest diagonal
-// term for accuracy), normalised.
-Quat quat_from_matrix(const double r[3][3]) {
-  Quat q{};
-  const double tr = r[0][0] + r[1][1] + r[2][2];
-  if (tr > 0.0) {
-    const double s = std::sqrt(tr + 1.0) * 2.0;
-    q = {(r[2][1] - r[1][2]) / s, (r[0][2] - r[2][0]) / s, (r[1][0] - r[0][1]) / s, 0.25 * s};
-  } else if (r[0][0] > r[1][1] && r[0][0] > r[2][2]) {
-    const double s = std::sqrt(1.0 + r[0][0] - r[1][1] - r[2][2]) * 2.0;
-    q = {0.25 * s, (r[0][1] + r[1][0]) / s, (r[0][2] + r[2][0]) / s, (r[2][1] - r[1][2]) / s};
-  } else if (r[1][1] > r[2][2]) {
-    const double s = std::sqrt(1.0 + r[1][1] - r[0][0] - r[2][2]) * 2.0;
-    q = {(r[0][1] + r[1][0]) / s, 0.25 * s, (r[1][2] + r[2][1]) / s, (r[0][2] - r[2][0]) / s};
-  } else {
-    const double s = std::sqrt(1.0 + r[2][2] - r[0][0] - r[1][1]) * 2.0;
-    q = {(r[0][2] + r[2][0]) / s, (r[1][2] + r[2][1]) / s, 0.25 * s, (r[1][0] - r[0][1]) / s};
-  }
-  const double n = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w);
-  if (!(n > 0.0) || !std::isfinite(n)) return {0, 0, 0, 1};
-  return {q.x / n, q.y / n, q.z / n, q.w / n};
-}
-
-void matrix_from_quat(const Quat& q, double r[3][3]) {
-  const double xx = q.x * q.x, yy = q.y * q.y, zz = q.z * q.z;
-  const double xy = q.x * q.y, xz = q.x * q.z, yz = q.y * q.z;
-  const double wx = q.w * q.x, wy = q.w * q.y, wz = q.w * q.z;
-  r[0][0] = 1 - 2 * (yy + zz);
-  r[0][1] = 2 * (xy - wz);
-  r[0][2] = 2 * (xz + wy);
-  r[1][0] = 2 * (xy + wz);
-  r[1][1] = 1 - 2 * (xx + zz);
-  r[1][2] = 2 * (yz - wx);
-  r[2][0] = 2 * (xz - wy);
-  r[2][1] = 2 * (yz + wx);
-  r[2][2] = 1 - 2 * (xx + yy);
-}
+using Quat = core::Quatd;
 
 // One joint split for DQS: rotation q, translation t, remainder S = Rᵀ A.
 struct JointDq {
@@ -114,29 +69,27 @@ struct JointDq {
 
 JointDq split_joint(std::span<const float> m, std::size_t j) {
   JointDq d{};
-  double a[3][3];
-  double cols[3][3];  // normalised columns, stored row-major as a matrix
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) a[r][c] = at(m, j, r, c);
-  for (int c = 0; c < 3; ++c) {
-    const double n = std::sqrt(a[0][c] * a[0][c] + a[1][c] * a[1][c] + a[2][c] * a[2][c]);
-    for (int r = 0; r < 3; ++r) cols[r][c] = n > 0.0 ? a[r][c] / n : (r == c ? 1.0 : 0.0);
+  core::Mat3d a{};
+  core::Mat3d cols{};  // normalised columns
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t c = 0; c < 3; ++c)
+      core::at(a, r, c) = at(m, j, static_cast<int>(r), static_cast<int>(c));
+  for (std::size_t c = 0; c < 3; ++c) {
+    const double n =
+        std::sqrt(core::at(a, 0, c) * core::at(a, 0, c) + core::at(a, 1, c) * core::at(a, 1, c) +
+                  core::at(a, 2, c) * core::at(a, 2, c));
+    for (std::size_t r = 0; r < 3; ++r)
+      core::at(cols, r, c) = n > 0.0 ? core::at(a, r, c) / n : (r == c ? 1.0 : 0.0);
   }
-  d.q = quat_from_matrix(cols);
-  double rot[3][3];
-  matrix_from_quat(d.q, rot);
-  for (int r = 0; r < 3; ++r) {
-    d.t[r] = at(m, j, r, 3);
-    for (int c = 0; c < 3; ++c)
-      d.s[r][c] = rot[0][r] * a[0][c] + rot[1][r] * a[1][c] + rot[2][r] * a[2][c];
+  d.q = core::quat_from_mat3(cols);
+  const core::Mat3d rot = core::mat3_from_quat(d.q);
+  for (std::size_t r = 0; r < 3; ++r) {
+    d.t[r] = at(m, j, static_cast<int>(r), 3);
+    for (std::size_t c = 0; c < 3; ++c)
+      d.s[r][c] = core::at(rot, 0, r) * core::at(a, 0, c) +
+                  core::at(rot, 1, r) * core::at(a, 1, c) + core::at(rot, 2, r) * core::at(a, 2, c);
   }
   return d;
-}
-
-double det3(const double m[3][3]) {
-  return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
-         m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-         m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
 }
 
 }  // namespace
@@ -202,7 +155,7 @@ Status dual_quaternion_skin(const SkinView& skin, std::span<const float> matrice
       const double sign = (q.x * qd.x + q.y * qd.y + q.z * qd.z + q.w * qd.w) < 0.0 ? -1.0 : 1.0;
       const double ws = w[i] * sign;
       // Dual part of a rigid transform (q, t): 0.5 * (t, 0) * q.
-      const Quat d = mul(Quat{jd[i].t[0], jd[i].t[1], jd[i].t[2], 0.0}, q);
+      const Quat d = core::multiply(Quat{jd[i].t[0], jd[i].t[1], jd[i].t[2], 0.0}, q);
       real = {real.x + ws * q.x, real.y + ws * q.y, real.z + ws * q.z, real.w + ws * q.w};
       dual = {dual.x + 0.5 * ws * d.x, dual.y + 0.5 * ws * d.y, dual.z + 0.5 * ws * d.z,
               dual.w + 0.5 * ws * d.w};
@@ -223,10 +176,10 @@ Status dual_quaternion_skin(const SkinView& skin, std::span<const float> matrice
                          2 * (q.w * d.z - d.w * q.z + (q.x * d.y - q.y * d.x))};
     double sr[3];
     for (int a = 0; a < 3; ++a) sr[a] = s[a][0] * r[0] + s[a][1] * r[1] + s[a][2] * r[2];
-    double rot[3][3];
-    matrix_from_quat(q, rot);
-    for (int a = 0; a < 3; ++a)
-      o[a] = static_cast<float>(rot[a][0] * sr[0] + rot[a][1] * sr[1] + rot[a][2] * sr[2] + t[a]);
+    const core::Mat3d rot = core::mat3_from_quat(q);
+    for (std::size_t a = 0; a < 3; ++a)
+      o[a] = static_cast<float>(core::at(rot, a, 0) * sr[0] + core::at(rot, a, 1) * sr[1] +
+                                core::at(rot, a, 2) * sr[2] + t[a]);
   }
   return Ok{};
 }
@@ -392,7 +345,7 @@ core::Result<std::array<double, 3>> inverse_lbs_point(std::span<const std::uint3
   for (float w : weights) sum += static_cast<double>(w);
   if (!(sum > 0.0) || !std::isfinite(sum))
     return make_error("DEFORM_SINGULAR", "weights sum to zero");
-  double a[3][3] = {};
+  core::Mat3d a{};
   double t[3] = {};
   for (int i = 0; i < 4; ++i) {
     const double w = static_cast<double>(weights[static_cast<std::size_t>(i)]) / sum;
@@ -400,26 +353,29 @@ core::Result<std::array<double, 3>> inverse_lbs_point(std::span<const std::uint3
     const std::size_t j = joints[static_cast<std::size_t>(i)];
     if (j >= jc)
       return make_error("DEFORM_JOINT", "joint " + std::to_string(j) + " of " + std::to_string(jc));
-    for (int r = 0; r < 3; ++r) {
-      for (int c = 0; c < 3; ++c) a[r][c] += w * at(matrices, j, r, c);
-      t[r] += w * at(matrices, j, r, 3);
+    for (std::size_t r = 0; r < 3; ++r) {
+      for (std::size_t c = 0; c < 3; ++c)
+        core::at(a, r, c) += w * at(matrices, j, static_cast<int>(r), static_cast<int>(c));
+      t[r] += w * at(matrices, j, static_cast<int>(r), 3);
     }
   }
-  const double det = det3(a);
+  const double det = core::determinant(a);
   // Relative test: compare with the product of the row lengths (Hadamard's
   // bound), so a uniformly scaled rig is not called singular.
   double bound = 1.0;
-  for (auto& row : a) bound *= std::sqrt(row[0] * row[0] + row[1] * row[1] + row[2] * row[2]);
+  for (std::size_t r = 0; r < 3; ++r)
+    bound *=
+        std::sqrt(core::at(a, r, 0) * core::at(a, r, 0) + core::at(a, r, 1) * core::at(a, r, 1) +
+                  core::at(a, r, 2) * core::at(a, r, 2));
   if (!(std::abs(det) > 1e-12 * bound) || !std::isfinite(det))
     return make_error("DEFORM_SINGULAR", "the blended skinning matrix is singular");
   const double b[3] = {posed[0] - t[0], posed[1] - t[1], posed[2] - t[2]};
   // Cramer's rule: x_c = det(A with column c replaced by b) / det(A).
   std::array<double, 3> x{};
-  for (int c = 0; c < 3; ++c) {
-    double m[3][3];
-    for (int r = 0; r < 3; ++r)
-      for (int k = 0; k < 3; ++k) m[r][k] = k == c ? b[r] : a[r][k];
-    x[static_cast<std::size_t>(c)] = det3(m) / det;
+  for (std::size_t c = 0; c < 3; ++c) {
+    core::Mat3d m = a;
+    for (std::size_t r = 0; r < 3; ++r) core::at(m, r, c) = b[r];
+    x[c] = core::determinant(m) / det;
   }
   return x;
 }

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -316,7 +315,7 @@ core::Status SparseMorphJob::run() const {
   return core::Ok{};
 }
 
-core::Status SparseMorphJob::run_fast(unsigned threads) const {
+core::Status SparseMorphJob::run_fast(unsigned threads, core::Executor* executor) const {
   if (threads <= 1 || vertex_count < 65536) {
     if (run_tiled(*this, 0, vertex_count, true, nullptr, nullptr)) return core::Ok{};
     return run_range(*this, 0, vertex_count);  // unsorted or bad records
@@ -339,13 +338,10 @@ core::Status SparseMorphJob::run_fast(unsigned threads) const {
                 ? 1
                 : 0;
   };
-  {
-    std::vector<std::thread> pool;
-    pool.reserve(t - 1);
-    for (unsigned k = 0; k + 1 < t; ++k) pool.emplace_back(tiled, k);
-    tiled(t - 1);
-    for (std::thread& th : pool) th.join();
-  }
+  core::Executor& ex = executor != nullptr ? *executor : core::default_executor();
+  ex.parallel_for(0, t, 1, [&](std::size_t b, std::size_t e) {
+    for (std::size_t k = b; k < e; ++k) tiled(static_cast<unsigned>(k));
+  });
   bool partitioned = std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
   std::size_t fi = 0;
   for (const SparseChannel& c : channels)
@@ -359,16 +355,9 @@ core::Status SparseMorphJob::run_fast(unsigned threads) const {
 
   // Unsorted or bad records: every thread scans every record, keeping its range.
   std::vector<core::Status> results(t, core::Status(core::Ok{}));
-  {
-    std::vector<std::thread> pool;
-    pool.reserve(t - 1);
-    for (unsigned k = 0; k + 1 < t; ++k)
-      pool.emplace_back([this, k, &bounds, &results] {
-        results[k] = run_range(*this, bounds[k], bounds[k + 1]);
-      });
-    results[t - 1] = run_range(*this, bounds[t - 1], bounds[t]);
-    for (std::thread& th : pool) th.join();
-  }
+  ex.parallel_for(0, t, 1, [&](std::size_t b, std::size_t e) {
+    for (std::size_t k = b; k < e; ++k) results[k] = run_range(*this, bounds[k], bounds[k + 1]);
+  });
   for (core::Status& st : results)
     if (!st.ok()) return st;
   return core::Ok{};

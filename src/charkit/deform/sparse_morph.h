@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 
+#include "charkit/core/parallel.h"
 #include "charkit/core/result.h"
 
 namespace charkit::deform {
@@ -51,10 +52,10 @@ struct SparseMorphJob {
   /// vertex). Frames whose records are sorted by vertex (what writers emit)
   /// are processed in L2-sized vertex tiles with one cursor per frame;
   /// unsorted or bad records are detected and the job is redone by
-  /// scanning. `threads` > 1 splits the vertices into ranges, one per
-  /// thread (0 or 1: the calling thread only; only then is run_fast free
-  /// of allocation).
-  core::Status run_fast(unsigned threads = 1) const;
+  /// scanning. `threads` > 1 splits the vertices into that many ranges (at
+  /// most 16), run on `executor` (null: core::default_executor()); 0 or 1:
+  /// the calling thread only, and only then is run_fast free of allocation.
+  core::Status run_fast(unsigned threads = 1, core::Executor* executor = nullptr) const;
 };
 
 /// A parsed §10 delta payload: `4 + J + 16N` bytes.

@@ -24,71 +24,10 @@ using core::make_error;
 namespace {
 
 // ---------------------------------------------------------------------------
-// Quaternions
-
-double dot(const Quaternion& a, const Quaternion& b) {
-  return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
-}
-
-Quaternion normalized(const Quaternion& q) {
-  const double n = std::sqrt(dot(q, q));
-  if (!(n > 0.0) || !std::isfinite(n)) return {};
-  return {q.x / n, q.y / n, q.z / n, q.w / n};
-}
-
-Quaternion conjugate(const Quaternion& q) {
-  return {-q.x, -q.y, -q.z, q.w};
-}
+// Quaternions (core/math.h; slerp is core::slerp, glTF 2.0 Appendix C)
 
 Quaternion to_q(const scene::Vec4& v) {
-  return normalized({static_cast<double>(v[0]), static_cast<double>(v[1]),
-                     static_cast<double>(v[2]), static_cast<double>(v[3])});
-}
-
-// glTF 2.0 Appendix C (spherical linear interpolation): the shorter arc
-// between a and b (b's sign follows the sign of a·b). The angle between them
-// is taken as 2·atan2(|a − b|, |a + b|) rather than acos(a·b), which loses
-// half its digits near 1; below 1e-9 rad the blend is linear.
-Quaternion slerp(const Quaternion& a_in, const Quaternion& b_in, double t) {
-  const Quaternion a = normalized(a_in);
-  Quaternion b = normalized(b_in);
-  if (dot(a, b) < 0.0) b = {-b.x, -b.y, -b.z, -b.w};
-  const Quaternion d{a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w};
-  const Quaternion s{a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w};
-  const double angle = 2.0 * std::atan2(std::sqrt(dot(d, d)), std::sqrt(dot(s, s)));
-  double ka = 1.0 - t;
-  double kb = t;
-  if (angle > 1e-9) {
-    const double sn = std::sin(angle);
-    ka = std::sin((1.0 - t) * angle) / sn;
-    kb = std::sin(t * angle) / sn;
-  }
-  return normalized(
-      {ka * a.x + kb * b.x, ka * a.y + kb * b.y, ka * a.z + kb * b.z, ka * a.w + kb * b.w});
-}
-
-// Unit quaternion of a row-major rotation matrix (Shepperd's method: the
-// largest of w, x, y, z is found from the diagonal first).
-Quaternion from_matrix(const motion::Mat3& m) {
-  const double m00 = m[0], m01 = m[1], m02 = m[2];
-  const double m10 = m[3], m11 = m[4], m12 = m[5];
-  const double m20 = m[6], m21 = m[7], m22 = m[8];
-  const double trace = m00 + m11 + m22;
-  Quaternion q;
-  if (trace > 0.0) {
-    const double s = 2.0 * std::sqrt(trace + 1.0);
-    q = {(m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s, 0.25 * s};
-  } else if (m00 > m11 && m00 > m22) {
-    const double s = 2.0 * std::sqrt(1.0 + m00 - m11 - m22);
-    q = {0.25 * s, (m01 + m10) / s, (m02 + m20) / s, (m21 - m12) / s};
-  } else if (m11 > m22) {
-    const double s = 2.0 * std::sqrt(1.0 + m11 - m00 - m22);
-    q = {(m01 + m10) / s, 0.25 * s, (m12 + m21) / s, (m02 - m20) / s};
-  } else {
-    const double s = 2.0 * std::sqrt(1.0 + m22 - m00 - m11);
-    q = {(m02 + m20) / s, (m12 + m21) / s, 0.25 * s, (m10 - m01) / s};
-  }
-  return normalized(q);
+  return core::normalize(core::quat_from_xyzw<double>(v));
 }
 
 // ---------------------------------------------------------------------------
@@ -328,7 +267,7 @@ struct Track {
       }
     }
     if (rotation) {
-      const Quaternion q = normalized({out[0], out[1], out[2], out[3]});
+      const Quaternion q = core::normalize(Quaternion{out[0], out[1], out[2], out[3]});
       out[0] = q.x;
       out[1] = q.y;
       out[2] = q.z;
@@ -429,31 +368,10 @@ core::Result<Track> read_track(GltfFile& f, const AnimationView& a, std::size_t 
 
 }  // namespace
 
-std::array<double, 3> euler_xyz_degrees(const Quaternion& q_in) {
-  const Quaternion q = normalized(q_in);
-  const double x = q.x, y = q.y, z = q.z, w = q.w;
-  // Entries of R = Rz(c) Ry(b) Rx(a): R20 = −sin b, R21 = cos b sin a,
-  // R22 = cos b cos a, R10 = cos b sin c, R00 = cos b cos c.
-  const double r00 = 1.0 - 2.0 * (y * y + z * z);
-  const double r10 = 2.0 * (x * y + w * z);
-  const double r20 = 2.0 * (x * z - w * y);
-  const double r21 = 2.0 * (y * z + w * x);
-  const double r22 = 1.0 - 2.0 * (x * x + y * y);
-  const double r11 = 1.0 - 2.0 * (x * x + z * z);
-  const double r12 = 2.0 * (y * z - w * x);
-  const double cos_b = std::hypot(r00, r10);
-  const double b = std::atan2(-r20, cos_b);
-  double a = 0.0, c = 0.0;
-  if (cos_b > 1e-12) {
-    a = std::atan2(r21, r22);
-    c = std::atan2(r10, r00);
-  } else {
-    // Gimbal lock: only a ∓ c is defined; c = 0, so with sin b = ±1
-    // R11 = cos a and R12 = −sin a.
-    a = std::atan2(-r12, r11);
-  }
+std::array<double, 3> euler_xyz_degrees(const Quaternion& q) {
   constexpr double kDeg = 180.0 / std::numbers::pi;
-  return {a * kDeg, b * kDeg, c * kDeg};
+  const core::Vec3d e = core::euler_xyz_from_quat(q);
+  return {e[0] * kDeg, e[1] * kDeg, e[2] * kDeg};
 }
 
 core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Rig& rig,
@@ -573,7 +491,7 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
       if (!tracks[b]) continue;  // not animated: stays at rest
       tracks[b]->evaluate(seconds, value);
       rotations[b] =
-          normalized(multiply(conjugate(rest[b]), {value[0], value[1], value[2], value[3]}));
+          core::normalize(multiply(conjugate(rest[b]), {value[0], value[1], value[2], value[3]}));
     }
     add_pose(out, spec, std::move(rotations), frame, seconds);
     if (weights) {
@@ -632,7 +550,7 @@ core::Result<ActionSamples> sample_bvh_action(std::string_view bvh_text, const I
     if (!more) return std::move(more).error();
     if (!*more) break;
     for (std::size_t b = 0; b < joints.size(); ++b)
-      current[b] = from_matrix(motion::local_rotation(header->joints[joints[b]], row));
+      current[b] = core::quat_from_mat3(motion::local_rotation(header->joints[joints[b]], row));
     const auto kd = static_cast<double>(k);
     for (; next < frames->size() && (*frames)[next] <= kd; ++next) {
       const double frame = (*frames)[next];

@@ -45,31 +45,14 @@ std::string dump(const Json& j, int indent = -1) {
 }
 
 Quaternion to_q(const scene::Vec4& v) {
-  return {static_cast<double>(v[0]), static_cast<double>(v[1]), static_cast<double>(v[2]),
-          static_cast<double>(v[3])};
+  return core::quat_from_xyzw<double>(v);
 }
 
-// Euler XYZ (q = qz * qy * qx, pose.h) in degrees from a unit quaternion,
-// read off R = Rz(c) Ry(b) Rx(a): R20 = -sin b, R21 = cos b sin a,
-// R22 = cos b cos a, R10 = sin c cos b, R00 = cos c cos b. At b = ±90° only
-// a - c (or a + c) is defined; c = 0 then, and a from R01, R11.
+// Euler XYZ (q = qz * qy * qx, pose.h) in degrees (core::euler_xyz_from_quat).
 std::array<double, 3> euler_xyz_deg(const Quaternion& in) {
-  const double n = std::sqrt(in.x * in.x + in.y * in.y + in.z * in.z + in.w * in.w);
-  const double x = in.x / n, y = in.y / n, z = in.z / n, w = in.w / n;
-  const double r00 = 1 - 2 * (y * y + z * z), r01 = 2 * (x * y - w * z);
-  const double r10 = 2 * (x * y + w * z), r11 = 1 - 2 * (x * x + z * z);
-  const double r20 = 2 * (x * z - w * y), r21 = 2 * (y * z + w * x);
-  const double r22 = 1 - 2 * (x * x + y * y);
   constexpr double kDeg = 180.0 / 3.14159265358979323846;
-  const double b = std::asin(std::clamp(-r20, -1.0, 1.0));
-  double a = 0, c = 0;
-  if (std::abs(r20) < 1.0 - 1e-12) {
-    a = std::atan2(r21, r22);
-    c = std::atan2(r10, r00);
-  } else {
-    a = std::atan2(-r20 * r01, r11);
-  }
-  return {a * kDeg, b * kDeg, c * kDeg};
+  const core::Vec3d e = core::euler_xyz_from_quat(in);
+  return {e[0] * kDeg, e[1] * kDeg, e[2] * kDeg};
 }
 
 void put_f32(std::vector<std::uint8_t>& b, float f) {

@@ -21,18 +21,6 @@ core::Error dataset_error(std::string msg) {
   return make_error("NMN_EXPORT_DATASET", std::move(msg));
 }
 
-// A rotation vector (axis × angle, radians) as a unit quaternion.
-Quaternion from_rotation_vector(double x, double y, double z) {
-  const double angle = std::sqrt(x * x + y * y + z * z);
-  if (angle == 0.0) return {};
-  const double s = std::sin(0.5 * angle) / angle;
-  return {x * s, y * s, z * s, std::cos(0.5 * angle)};
-}
-
-Quaternion to_quaternion(const scene::Vec4& r) {
-  return {r[0], r[1], r[2], r[3]};
-}
-
 }  // namespace
 
 core::Result<std::vector<float>> engine_features_of(const scene::Rig& rig, const Dataset& d) {
@@ -44,7 +32,7 @@ core::Result<std::vector<float>> engine_features_of(const scene::Rig& rig, const
     if (it == names.end())
       return make_error("NMN_EXPORT_SPEC",
                         "input bone \"" + b.name + "\" is not a joint of the rig's skeleton");
-    rest_local.push_back(to_quaternion(
+    rest_local.push_back(core::quat_from_xyzw<double>(
         rig.skeleton.local_transforms[static_cast<std::size_t>(it - names.begin())].rotation));
   }
   if (d.layout == FeatureLayout::kEngine) return d.features;
@@ -57,7 +45,8 @@ core::Result<std::vector<float>> engine_features_of(const scene::Rig& rig, const
   for (std::size_t r = 0; r < d.sample_count; ++r) {
     const float* row = d.features.data() + r * f;
     for (std::size_t b = 0; b < bones; ++b)
-      pose.rotations[b] = from_rotation_vector(row[3 * b], row[3 * b + 1], row[3 * b + 2]);
+      pose.rotations[b] =
+          core::quat_from_rotation_vector(core::Vec3d{row[3 * b], row[3 * b + 1], row[3 * b + 2]});
     for (std::size_t c = 0; c < curves; ++c) pose.curves[c] = row[3 * bones + c];
     if (auto st = engine_pose_features(d.spec, pose, rest_local,
                                        std::span<float>(out.data() + r * fe, fe));

@@ -10,40 +10,9 @@ namespace charkit::learn {
 
 using core::make_error;
 
-Quaternion multiply(const Quaternion& a, const Quaternion& b) {
-  return Quaternion{
-      a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-      a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-      a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
-      a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
-  };
-}
-
 Quaternion quaternion_from_euler_xyz_degrees(double x_deg, double y_deg, double z_deg) {
-  constexpr double kHalfRad = std::numbers::pi / 360.0;
-  const double hx = x_deg * kHalfRad;
-  const double hy = y_deg * kHalfRad;
-  const double hz = z_deg * kHalfRad;
-  const Quaternion qx{std::sin(hx), 0.0, 0.0, std::cos(hx)};
-  const Quaternion qy{0.0, std::sin(hy), 0.0, std::cos(hy)};
-  const Quaternion qz{0.0, 0.0, std::sin(hz), std::cos(hz)};
-  return multiply(qz, multiply(qy, qx));
-}
-
-std::array<double, 3> axis_angle(const Quaternion& q_in) {
-  Quaternion q = q_in;
-  const double norm = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w);
-  if (!(norm > 0.0) || !std::isfinite(norm)) return {0.0, 0.0, 0.0};
-  q = {q.x / norm, q.y / norm, q.z / norm, q.w / norm};
-  if (q.w < 0.0) q = {-q.x, -q.y, -q.z, -q.w};                    // same rotation, angle <= pi
-  const double s = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z);  // sin(angle / 2)
-  if (s == 0.0) return {0.0, 0.0, 0.0};
-  // angle = 2 atan2(s, w) is accurate at both ends, unlike 2 acos(w).
-  // For tiny s, angle / s -> 2 / w; the quotient below is still exact enough
-  // since atan2 keeps full relative precision for small arguments.
-  const double angle = 2.0 * std::atan2(s, q.w);
-  const double k = angle / s;
-  return {q.x * k, q.y * k, q.z * k};
+  constexpr double kRad = std::numbers::pi / 180.0;
+  return core::quat_from_euler_xyz(core::Vec3d{x_deg * kRad, y_deg * kRad, z_deg * kRad});
 }
 
 std::array<double, 6> engine_rotation_features(const Quaternion& q) {

@@ -16,29 +16,25 @@
 #include <string>
 #include <vector>
 
+#include "charkit/core/math.h"
 #include "charkit/core/result.h"
 
 namespace charkit::learn {
 
-/// Unit quaternion (x, y, z, w), Hamilton convention, rotating column vectors.
-struct Quaternion {
-  double x = 0.0;
-  double y = 0.0;
-  double z = 0.0;
-  double w = 1.0;
-};
-
-/// a * b: first b, then a.
-Quaternion multiply(const Quaternion& a, const Quaternion& b);
+/// Unit quaternion (x, y, z, w), Hamilton convention, rotating column
+/// vectors: core/math.h's; core::multiply(a, b) applies b first, then a.
+using Quaternion = core::Quatd;
 
 /// Euler angles in degrees, order XYZ as Blender and glTF tools mean it: the
 /// X rotation is applied first, then Y, then Z, i.e. q = qz * qy * qx.
 Quaternion quaternion_from_euler_xyz_degrees(double x_deg, double y_deg, double z_deg);
 
-/// The rotation vector (unit axis * angle in radians, angle in [0, pi]) of q.
-/// Exactly zero for the identity; accurate for tiny angles (no acos) and for
-/// angles near pi (q and -q give the same rotation; w < 0 is flipped first).
-std::array<double, 3> axis_angle(const Quaternion& q);
+/// The rotation vector (unit axis * angle in radians, angle in [0, pi]) of q:
+/// core::rotation_vector. Exactly zero for the identity; accurate for tiny
+/// angles (no acos) and for angles near pi (q and -q give the same rotation).
+inline std::array<double, 3> axis_angle(const Quaternion& q) {
+  return core::rotation_vector(q);
+}
 
 /// The engine's six numbers for a unit quaternion: (1-(yy+zz), xy-wz, xz+wy,
 /// xy+wz, 1-(xx+zz), yz-wx) with xx = 2x*x, xy = 2x*y, … (ue-nmn-notes.md).

@@ -13,8 +13,7 @@ using core::make_error;
 namespace {
 
 Quaternion to_q(const scene::Vec4& v) {
-  return {static_cast<double>(v[0]), static_cast<double>(v[1]), static_cast<double>(v[2]),
-          static_cast<double>(v[3])};
+  return core::quat_from_xyzw<double>(v);
 }
 
 // Joint index of every input bone, by name.

@@ -123,80 +123,30 @@ const char* assimp_format_name(AssimpFormat f) {
 
 namespace {
 
-using Quat = std::array<double, 4>;  // w, x, y, z
+using Quat = core::Quatd;
 
 struct Affine {  // x' = m·x + t
-  Mat3 m{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  Mat3 m = core::identity3<double>();
   Vec3 t{};
 };
 
-Mat3 mul(const Mat3& a, const Mat3& b) {
-  Mat3 r{};
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j)
-      r[static_cast<std::size_t>(i * 3 + j)] =
-          a[static_cast<std::size_t>(i * 3)] * b[static_cast<std::size_t>(j)] +
-          a[static_cast<std::size_t>(i * 3 + 1)] * b[static_cast<std::size_t>(3 + j)] +
-          a[static_cast<std::size_t>(i * 3 + 2)] * b[static_cast<std::size_t>(6 + j)];
-  return r;
-}
-
-Vec3 mul(const Mat3& a, const Vec3& v) {
-  return {a[0] * v[0] + a[1] * v[1] + a[2] * v[2], a[3] * v[0] + a[4] * v[1] + a[5] * v[2],
-          a[6] * v[0] + a[7] * v[1] + a[8] * v[2]};
-}
-
 Affine compose(const Affine& a, const Affine& b) {
-  Affine r;
-  r.m = mul(a.m, b.m);
-  const Vec3 bt = mul(a.m, b.t);
-  r.t = {bt[0] + a.t[0], bt[1] + a.t[1], bt[2] + a.t[2]};
-  return r;
+  return {core::mul(a.m, b.m), core::add(core::mul(a.m, b.t), a.t)};
 }
 
 #if CHARKIT_WITH_ASSIMP
 Affine from_ai(const aiMatrix4x4& a) {
   Affine r;
-  r.m = {a.a1, a.a2, a.a3, a.b1, a.b2, a.b3, a.c1, a.c2, a.c3};
+  r.m = {a.a1, a.b1, a.c1, a.a2, a.b2, a.c2, a.a3, a.b3, a.c3};  // column-major
   r.t = {a.a4, a.b4, a.c4};
   return r;
 }
 #endif
 
-Quat normalised(const Quat& q) {
-  const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  if (!(n > 1e-12) || !std::isfinite(n)) return n > 1e-12 ? q : Quat{1, 0, 0, 0};
-  return {q[0] / n, q[1] / n, q[2] / n, q[3] / n};
-}
-
 // Rotation · diag(scale), translation t.
 Affine trs(const Vec3& t, const Quat& q, const Vec3& s) {
-  const double w = q[0], x = q[1], y = q[2], z = q[3];
-  const Mat3 r{1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
-               2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-               2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
-  Affine a;
-  for (std::size_t i = 0; i < 3; ++i)
-    for (std::size_t j = 0; j < 3; ++j) a.m[i * 3 + j] = r[i * 3 + j] * s[j];
-  a.t = t;
-  return a;
-}
-
-Quat slerp(Quat a, Quat b, double f) {
-  double d = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
-  if (d < 0) {  // the shorter way round
-    for (double& c : b) c = -c;
-    d = -d;
-  }
-  double wa = 1 - f, wb = f;
-  if (d < 0.9995) {
-    const double theta = std::acos(std::min(d, 1.0));
-    const double st = std::sin(theta);
-    wa = std::sin((1 - f) * theta) / st;
-    wb = std::sin(f * theta) / st;
-  }
-  return normalised(
-      {wa * a[0] + wb * b[0], wa * a[1] + wb * b[1], wa * a[2] + wb * b[2], wa * a[3] + wb * b[3]});
+  const core::Mat4d m = core::compose(core::Trs<double>{t, q, s});
+  return {core::linear_part(m), t};
 }
 
 }  // namespace
@@ -217,13 +167,13 @@ struct AssimpTracks {
     int parent = -1;  // index in nodes, parents first
     Affine rest;
     Vec3 rest_t{}, rest_s{1, 1, 1};
-    Quat rest_r{1, 0, 0, 0};
+    Quat rest_r{};
     int track = -1;
   };
   std::vector<Node> nodes;
   std::vector<Track> tracks;
   std::vector<std::uint32_t> joint_node;  // joint → node
-  Mat3 up{1, 0, 0, 0, 1, 0, 0, 0, 1};     // applied to world positions
+  Mat3 up = core::identity3<double>();    // applied to world positions
   double ticks_per_second = 30;
 };
 
@@ -244,7 +194,11 @@ V interpolate(const std::vector<AssimpTracks::Key<V>>& keys, double t, const V& 
 }
 
 Vec3 lerp3(const Vec3& a, const Vec3& b, double f) {
-  return {a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f, a[2] + (b[2] - a[2]) * f};
+  return core::lerp(a, b, f);
+}
+
+Quat slerp(const Quat& a, const Quat& b, double f) {
+  return core::slerp(a, b, f);
 }
 
 }  // namespace
@@ -265,7 +219,8 @@ void AssimpMotion::sample_at(double seconds, std::span<Vec3> out) const {
     }
     world[i] = n.parent >= 0 ? compose(world[static_cast<std::size_t>(n.parent)], local) : local;
   }
-  for (std::size_t j = 0; j < joints.size(); ++j) out[j] = mul(tr.up, world[tr.joint_node[j]].t);
+  for (std::size_t j = 0; j < joints.size(); ++j)
+    out[j] = core::mul(tr.up, world[tr.joint_node[j]].t);
 }
 
 void AssimpMotion::sample(std::uint64_t frame, std::span<Vec3> out) const {
@@ -381,7 +336,7 @@ void copy_keys(const AiKey* keys, unsigned count, std::vector<AssimpTracks::Key<
 // GlobalSettings (Assimp's metadata UpAxis 0/1/2, UpAxisSign ±1), which
 // Assimp 5.2 reports but does not apply.
 Mat3 up_rotation(const aiScene& scene, AssimpFormat format, std::string& words) {
-  const Mat3 identity{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const Mat3 identity = core::identity3<double>();
   if (format == AssimpFormat::kGlb || format == AssimpFormat::kGltf) {
     words = "Y-up (glTF)";
     return identity;
@@ -398,15 +353,15 @@ Mat3 up_rotation(const aiScene& scene, AssimpFormat format, std::string& words) 
   }
   static const char* kNames[] = {"X", "Y", "Z"};
   words = std::string("FBX UpAxis ") + (sign < 0 ? "-" : "+") + kNames[axis];
-  // Rotations taking the file's up vector to +Y (rows of a row-major matrix).
+  // Rotations taking the file's up vector to +Y (column-major, core/math.h).
   if (axis == 1 && sign > 0) return identity;
   words += ", rotated to +Y";
   if (axis == 1) return {1, 0, 0, 0, -1, 0, 0, 0, -1};  // 180° about X
   if (axis == 2 && sign > 0)
-    return {1, 0, 0, 0, 0, 1, 0, -1, 0};               // −90° about X: (x,y,z) → (x,z,−y)
-  if (axis == 2) return {1, 0, 0, 0, 0, -1, 0, 1, 0};  // +90° about X: (x,y,z) → (x,−z,y)
-  if (sign > 0) return {0, -1, 0, 1, 0, 0, 0, 0, 1};   // +90° about Z: (x,y,z) → (−y,x,z)
-  return {0, 1, 0, -1, 0, 0, 0, 0, 1};                 // −90° about Z: (x,y,z) → (y,−x,z)
+    return {1, 0, 0, 0, 0, -1, 0, 1, 0};               // −90° about X: (x,y,z) → (x,z,−y)
+  if (axis == 2) return {1, 0, 0, 0, 0, 1, 0, -1, 0};  // +90° about X: (x,y,z) → (x,−z,y)
+  if (sign > 0) return {0, 1, 0, -1, 0, 0, 0, 0, 1};   // +90° about Z: (x,y,z) → (−y,x,z)
+  return {0, -1, 0, 1, 0, 0, 0, 0, 1};                 // −90° about Z: (x,y,z) → (y,−x,z)
 }
 
 core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat format,
@@ -536,7 +491,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
       m.Decompose(s, r, t);
       n.rest_t = {t.x, t.y, t.z};
       n.rest_s = {s.x, s.y, s.z};
-      n.rest_r = normalised({r.w, r.x, r.y, r.z});
+      n.rest_r = core::normalize(Quat{r.x, r.y, r.z, r.w});
       eval_of[i] = static_cast<int>(tr->nodes.size());
       eval_helper.push_back(is_helper(nodes[i].node->mName) ? 1 : 0);
       tr->nodes.push_back(n);
@@ -606,7 +561,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
         return Vec3{v.x, v.y, v.z};
       });
       copy_keys(ch->mRotationKeys, ch->mNumRotationKeys, t.rotation, [](const aiQuaternion& q) {
-        return normalised({q.w, q.x, q.y, q.z});
+        return core::normalize(Quat{q.x, q.y, q.z, q.w});
       });
       auto note = [&](const auto& keys) {
         if (keys.empty()) return;
@@ -716,6 +671,12 @@ class Encoder {
   void arr(const std::array<double, N>& a) {
     for (double d : a) f64(d);
   }
+  void arr(const core::Quatd& q) {
+    f64(q.x);
+    f64(q.y);
+    f64(q.z);
+    f64(q.w);
+  }
   std::vector<std::uint8_t> take() && { return std::move(w_).take(); }
 
  private:
@@ -754,6 +715,12 @@ class Decoder {
   void arr(std::array<double, N>& a) {
     for (double& d : a) d = f64();
   }
+  void arr(core::Quatd& q) {
+    q.x = f64();
+    q.y = f64();
+    q.z = f64();
+    q.w = f64();
+  }
   /// A count of items of at least min_bytes each, checked against what is left.
   std::size_t count(std::size_t min_bytes, std::uint64_t max) {
     const std::uint64_t n = u64();
@@ -777,7 +744,7 @@ void encode_keys(Encoder& e, const std::vector<AssimpTracks::Key<V>>& keys) {
 
 template <typename V>
 void decode_keys(Decoder& d, std::vector<AssimpTracks::Key<V>>& keys) {
-  const std::size_t n = d.count(8 * (1 + std::tuple_size_v<V>), ~0ull);
+  const std::size_t n = d.count(8 + sizeof(V), ~0ull);  // t, then V's doubles
   keys.resize(n);
   for (auto& k : keys) {
     k.t = d.f64();

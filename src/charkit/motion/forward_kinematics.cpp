@@ -1,50 +1,16 @@
 #include "charkit/motion/forward_kinematics.h"
 
-#include <cmath>
 #include <numbers>
 
 namespace charkit::motion {
 
-namespace {
-
-Mat3 identity() {
-  return {1, 0, 0, 0, 1, 0, 0, 0, 1};
-}
-
-Mat3 mul(const Mat3& a, const Mat3& b) {
-  Mat3 r{};
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j)
-      r[i * 3 + j] = a[i * 3] * b[j] + a[i * 3 + 1] * b[3 + j] + a[i * 3 + 2] * b[6 + j];
-  return r;
-}
-
-Vec3 mul(const Mat3& a, const Vec3& v) {
-  return {a[0] * v[0] + a[1] * v[1] + a[2] * v[2], a[3] * v[0] + a[4] * v[1] + a[5] * v[2],
-          a[6] * v[0] + a[7] * v[1] + a[8] * v[2]};
-}
-
-// Right-handed rotation about one axis by deg degrees.
-Mat3 axis_rotation(int axis, double deg) {
-  const double r = deg * (std::numbers::pi / 180.0);
-  const double c = std::cos(r), s = std::sin(r);
-  switch (axis) {
-    case 0:
-      return {1, 0, 0, 0, c, -s, 0, s, c};
-    case 1:
-      return {c, 0, s, 0, 1, 0, -s, 0, c};
-    default:
-      return {c, -s, 0, s, c, 0, 0, 0, 1};
-  }
-}
-
-}  // namespace
-
 Mat3 local_rotation(const BvhJoint& joint, std::span<const double> frame) {
-  Mat3 r = identity();
+  Mat3 r = core::identity3<double>();
   for (std::uint8_t i = 0; i < joint.channel_count; ++i) {
     Channel c = joint.channels[i];
-    if (is_rotation(c)) r = mul(r, axis_rotation(channel_axis(c), frame[joint.first_channel + i]));
+    if (is_rotation(c))
+      r = core::mul(r, core::mat3_about_axis(channel_axis(c), frame[joint.first_channel + i] *
+                                                                  (std::numbers::pi / 180.0)));
   }
   return r;
 }
@@ -76,10 +42,8 @@ void ForwardKinematicsJob::run() const {
       world_positions[j] = t;
     } else {
       const auto p = static_cast<std::size_t>(jt.parent);
-      const Vec3 d = mul(world_rotations[p], t);
-      world_positions[j] = {world_positions[p][0] + d[0], world_positions[p][1] + d[1],
-                            world_positions[p][2] + d[2]};
-      world_rotations[j] = mul(world_rotations[p], local);
+      world_positions[j] = core::add(world_positions[p], core::mul(world_rotations[p], t));
+      world_rotations[j] = core::mul(world_rotations[p], local);
     }
   }
 }

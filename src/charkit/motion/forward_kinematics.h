@@ -16,12 +16,13 @@
 #include <array>
 #include <span>
 
+#include "charkit/core/math.h"
 #include "charkit/motion/bvh.h"
 
 namespace charkit::motion {
 
-using Vec3 = std::array<double, 3>;
-using Mat3 = std::array<double, 9>;  ///< row-major
+using Vec3 = core::Vec3d;
+using Mat3 = core::Mat3d;  ///< column-major (core/math.h)
 
 /// Local rotation of one joint from its channel values (the joint's slice of a frame row).
 Mat3 local_rotation(const BvhJoint& joint, std::span<const double> frame);

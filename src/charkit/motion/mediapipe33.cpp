@@ -297,20 +297,15 @@ JointMapping map_joints(std::span<const BvhJoint> joints, const JointTable& tabl
 
 namespace {
 
-Vec3 sub(const Vec3& a, const Vec3& b) {
-  return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-}
-Vec3 add(const Vec3& a, const Vec3& b) {
-  return {a[0] + b[0], a[1] + b[1], a[2] + b[2]};
-}
-Vec3 scale(const Vec3& a, double s) {
-  return {a[0] * s, a[1] * s, a[2] * s};
-}
+using core::add;
+using core::scale;
+using core::sub;
+
 Vec3 mid(const Vec3& a, const Vec3& b) {
   return scale(add(a, b), 0.5);
 }
 double norm(const Vec3& a) {
-  return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+  return core::length(a);
 }
 Vec3 unit_or(const Vec3& a, const Vec3& fallback) {
   double n = norm(a);
@@ -338,7 +333,7 @@ constexpr std::array<std::size_t, kPointCount> kOrder = {
 double angle_cosine(const Vec3& a, const Vec3& b) {
   const double na = norm(a), nb = norm(b);
   if (!(na > 1e-9) || !(nb > 1e-9)) return 0.0;
-  double c = (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) / (na * nb);
+  double c = core::dot(a, b) / (na * nb);
   if (!std::isfinite(c)) return 0.0;  // overflow of huge coordinates
   return std::clamp(c, -1.0, 1.0);
 }

@@ -13,6 +13,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/core/math.h"
 #include "charkit/scene/gltf_document.h"
 
 namespace charkit::scene {
@@ -59,104 +60,34 @@ struct Model {
 
 constexpr int kModeTriangles = 4;
 
-using Mat4d = std::array<double, 16>;  // column-major
+using Mat4d = core::Mat4d;
 
-constexpr Mat4d kIdentityD = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+const Mat4d kIdentityD = core::identity4<double>();
 
 Mat4d mul(const Mat4d& a, const Mat4d& b) {
-  Mat4d r{};
-  for (int c = 0; c < 4; ++c)
-    for (int row = 0; row < 4; ++row) {
-      double s = 0;
-      for (int k = 0; k < 4; ++k) s += a[k * 4 + row] * b[c * 4 + k];
-      r[static_cast<std::size_t>(c * 4 + row)] = s;
-    }
-  return r;
+  return core::mul(a, b);
 }
 
 Mat4d to_d(const Mat4& m) {
-  Mat4d r{};
-  for (std::size_t i = 0; i < 16; ++i) r[i] = static_cast<double>(m[i]);
-  return r;
+  return core::cast<double>(m);
 }
 
 Mat4 to_f(const Mat4d& m) {
-  Mat4 r{};
-  for (std::size_t i = 0; i < 16; ++i) r[i] = static_cast<float>(m[i]);
-  return r;
+  return core::cast<float>(m);
 }
 
 Mat4d trs_matrix(const Transform& t) {
-  const double x = t.rotation[0], y = t.rotation[1], z = t.rotation[2], w = t.rotation[3];
-  const double n = std::sqrt(x * x + y * y + z * z + w * w);
-  const double qx = n > 0 ? x / n : 0, qy = n > 0 ? y / n : 0, qz = n > 0 ? z / n : 0,
-               qw = n > 0 ? w / n : 1;
-  const double r[3][3] = {
-      {1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy)},
-      {2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx)},
-      {2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy)}};
-  Mat4d m = kIdentityD;
-  for (int c = 0; c < 3; ++c)
-    for (int row = 0; row < 3; ++row)
-      m[static_cast<std::size_t>(c * 4 + row)] = r[row][c] * static_cast<double>(t.scale[c]);
-  for (int row = 0; row < 3; ++row) m[static_cast<std::size_t>(12 + row)] = t.translation[row];
-  return m;
+  return core::compose(core::Trs<double>{core::cast<double>(t.translation),
+                                         core::quat_from_xyzw<double>(t.rotation),
+                                         core::cast<double>(t.scale)});
 }
 
-// TRS of a node matrix without shear: scale = column lengths (x negated when
-// the determinant is negative), rotation from the normalised columns.
+// TRS of a node matrix (core::decompose: mirrors negate the x scale; shear
+// is not representable).
 Transform decompose(const Mat4d& m) {
-  Transform t;
-  double cols[3][3];
-  double s[3];
-  for (int c = 0; c < 3; ++c) {
-    s[c] =
-        std::sqrt(m[c * 4] * m[c * 4] + m[c * 4 + 1] * m[c * 4 + 1] + m[c * 4 + 2] * m[c * 4 + 2]);
-    for (int r = 0; r < 3; ++r) cols[r][c] = s[c] > 0 ? m[c * 4 + r] / s[c] : (r == c ? 1 : 0);
-  }
-  const double det = cols[0][0] * (cols[1][1] * cols[2][2] - cols[1][2] * cols[2][1]) -
-                     cols[0][1] * (cols[1][0] * cols[2][2] - cols[1][2] * cols[2][0]) +
-                     cols[0][2] * (cols[1][0] * cols[2][1] - cols[1][1] * cols[2][0]);
-  if (det < 0) {
-    s[0] = -s[0];
-    for (auto& row : cols) row[0] = -row[0];
-  }
-  double q[4];
-  const double tr = cols[0][0] + cols[1][1] + cols[2][2];
-  if (tr > 0) {
-    const double k = std::sqrt(tr + 1.0) * 2;
-    q[0] = (cols[2][1] - cols[1][2]) / k;
-    q[1] = (cols[0][2] - cols[2][0]) / k;
-    q[2] = (cols[1][0] - cols[0][1]) / k;
-    q[3] = 0.25 * k;
-  } else if (cols[0][0] > cols[1][1] && cols[0][0] > cols[2][2]) {
-    const double k = std::sqrt(1.0 + cols[0][0] - cols[1][1] - cols[2][2]) * 2;
-    q[0] = 0.25 * k;
-    q[1] = (cols[0][1] + cols[1][0]) / k;
-    q[2] = (cols[0][2] + cols[2][0]) / k;
-    q[3] = (cols[2][1] - cols[1][2]) / k;
-  } else if (cols[1][1] > cols[2][2]) {
-    const double k = std::sqrt(1.0 + cols[1][1] - cols[0][0] - cols[2][2]) * 2;
-    q[0] = (cols[0][1] + cols[1][0]) / k;
-    q[1] = 0.25 * k;
-    q[2] = (cols[1][2] + cols[2][1]) / k;
-    q[3] = (cols[0][2] - cols[2][0]) / k;
-  } else {
-    const double k = std::sqrt(1.0 + cols[2][2] - cols[0][0] - cols[1][1]) * 2;
-    q[0] = (cols[0][2] + cols[2][0]) / k;
-    q[1] = (cols[1][2] + cols[2][1]) / k;
-    q[2] = 0.25 * k;
-    q[3] = (cols[1][0] - cols[0][1]) / k;
-  }
-  const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  for (int i = 0; i < 4; ++i)
-    t.rotation[static_cast<std::size_t>(i)] = static_cast<float>(n > 0 ? q[i] / n : (i == 3));
-  for (int i = 0; i < 3; ++i) {
-    t.translation[static_cast<std::size_t>(i)] =
-        static_cast<float>(m[static_cast<std::size_t>(12 + i)]);
-    t.scale[static_cast<std::size_t>(i)] = static_cast<float>(s[i]);
-  }
-  return t;
+  const core::Trs<double> d = core::decompose(m);
+  return {core::cast<float>(d.translation), core::xyzw<float>(d.rotation),
+          core::cast<float>(d.scale)};
 }
 
 Transform node_transform(const tg::Node& n) {
