@@ -1120,6 +1120,10 @@ Json Server::Impl::motion_json(const store::Motion& m) {
   j["fps"] = m.fps;
   j["frames"] = m.frames;
   j["durationS"] = m.duration_s;
+  Json warnings = Json::array();
+  for (const auto& w : m.warnings)
+    warnings.push_back(Json{{"code", w.code}, {"message", w.message}});
+  j["warnings"] = std::move(warnings);
   Json kp = nullptr;
   if (m.keypoints_asset_id) kp = asset_json(*m.keypoints_asset_id);
   j["keypointsSha256"] = kp.is_object() ? kp["sha256"] : Json(nullptr);

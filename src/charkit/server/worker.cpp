@@ -97,6 +97,7 @@ std::string time_budget_text(const JobContext& c) {
 struct NdjsonOut {
   std::uint64_t frames = 0;
   double fps = motion::kDefaultFps;
+  std::vector<motion::BvhWarning> warnings;  ///< recorded on the motion
 };
 
 /// Converts the motion file into the upload; the format decides the path.
@@ -120,7 +121,7 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
     opts.cancel = cancel;
     auto r = motion::convert_assimp_motion(*m, opts, sink);
     if (!r) return std::move(r).error();
-    return NdjsonOut{r->frames, r->fps};
+    return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
   }
   auto file = core::MappedFile::open(path);
   if (!file) return std::move(file).error();
@@ -132,7 +133,7 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
     ko.cancel = cancel;
     auto r = motion::convert_keypoint_json(text, ko, sink);
     if (!r) return std::move(r).error();
-    return NdjsonOut{r->frames, r->fps};
+    return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
   }
   if (format == "bvh") {
     motion::ConvertOptions opts;
@@ -141,7 +142,7 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
     opts.cancel = cancel;
     auto r = motion::convert_bvh(text, opts, sink);
     if (!r) return std::move(r).error();
-    return NdjsonOut{r->frames, r->fps};
+    return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
   }
   return core::make_error("MOTION_FORMAT", "no preprocessing for motion format '" + format + "'");
 }
@@ -193,6 +194,7 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
   }
   m.preprocess_state = store::PreprocessState::running;
   m.error.clear();
+  m.warnings.clear();
   if (auto u = cat.update_motion(m); !u) return std::move(u).error();
 
   auto up = blobs.begin_upload(store::Kind::keypoints, "ndjson");
@@ -238,6 +240,7 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
   m.frames = static_cast<std::int64_t>(out->frames);
   m.fps = out->fps;
   m.duration_s = out->fps > 0 ? static_cast<double>(out->frames) / out->fps : 0.0;
+  for (auto& w : out->warnings) m.warnings.push_back({std::move(w.code), std::move(w.message)});
   m.preprocess_state = store::PreprocessState::done;
   auto u = cat.update_motion(m);
   if (!u) return std::move(u).error();
