@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/settings.h"
@@ -98,7 +99,8 @@ int run_export(const ExportArgs& a) {
   auto exported = bem::export_glb(model, *loaded.package, *settings, eo);
   if (!exported) {
     const core::Error& e = exported.error();
-    const bool usage = e.code == "BEM_PLAN_RESOURCE" || e.code == "BEM_PLAN_PLATFORM";
+    const bool usage =
+        e.code == bem::codes::BEM_PLAN_RESOURCE || e.code == bem::codes::BEM_PLAN_PLATFORM;
     return fail(a, usage ? kExitUsage : kExitInvalid, e.code, e.message, e.location);
   }
   std::uint64_t bytes = 0;

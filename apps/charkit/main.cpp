@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   charkit::app::add_deformer_commands(app, exit_code);
   charkit::app::add_serve_commands(app, exit_code);
   charkit::app::add_token_commands(app, exit_code);
+  charkit::app::add_errors_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/intake.h"
 #include "commands.h"
@@ -145,7 +146,7 @@ int run_inspect(const ModelArgs& a) {
   auto r = scene::inspect_model_file(a.input);
   if (!r) {
     const core::Error& e = r.error();
-    const bool io = e.code.rfind("IO_", 0) == 0;
+    const bool io = core::is_io_error(e);
     const std::string where = e.location.to_string();
     std::cerr << "charkit: " << printable(a.input) << ": "
               << (where.empty() ? "" : printable(where) + ": ") << e.code << ": "

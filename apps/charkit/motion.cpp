@@ -14,6 +14,7 @@
 #include <string>
 #include <type_traits>
 
+#include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/assimp_motion.h"
@@ -167,7 +168,7 @@ auto write_ndjson(const MotionArgs& a, Convert&& convert, int& rc)
     if (!to_stdout) std::remove(a.output.c_str());
     if (!r) {
       std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
-      rc = r.error().code == "IO_WRITE" ? kExitUsage : kExitInvalid;
+      rc = r.error().code == core::codes::IO_WRITE ? kExitUsage : kExitInvalid;
     } else {
       std::cerr << printable(a.output) << ": error IO_WRITE: cannot write the output\n";
       rc = kExitUsage;
@@ -325,7 +326,7 @@ Json assimp_json(const MotionArgs& a, const motion::AssimpMotion& m,
 
 int assimp_error(const MotionArgs& a, const core::Error& e) {
   std::cerr << printable(a.input) << ": error " << printable(e.to_string()) << "\n";
-  return e.code == "IO_OPEN" ? kExitUsage : kExitInvalid;
+  return e.code == core::codes::IO_OPEN ? kExitUsage : kExitInvalid;
 }
 
 int run_convert_assimp(const MotionArgs& a, motion::JointTable table) {
@@ -369,7 +370,7 @@ int run_inspect_assimp(const MotionArgs& a, const motion::JointTable& table) {
   }
   if (!m || !r) {
     const core::Error& e = !m ? m.error() : r.error();
-    if (a.json && e.code != "IO_OPEN") {
+    if (a.json && e.code != core::codes::IO_OPEN) {
       Json j{{"file", a.input},
              {"valid", false},
              {"error", Json{{"code", e.code}, {"message", e.message}}}};

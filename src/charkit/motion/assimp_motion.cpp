@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "charkit/core/bytes.h"
+#include "charkit/core/error_codes.h"
 #include "charkit/core/isolated.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/ndjson.h"
@@ -1010,9 +1011,9 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
       o.isolation, "the Assimp import");
   if (!answer) {
     const core::Error& e = answer.error();
-    if (e.code == "ISOLATED_CANCELLED")
+    if (e.code == core::codes::ISOLATED_CANCELLED)
       return fail("MOTION_CANCELLED", "the Assimp import was cancelled");
-    if (e.code.starts_with("ISOLATED_"))
+    if (core::is_isolation_error(e))
       return fail("MOTION_IMPORT_FAILED", std::string("Assimp could not read this ") +
                                               assimp_format_name(format) + " file: " + e.message);
     return e;
