@@ -15,6 +15,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/scene/gltf_writer.h"
+#include "charkit/version.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "package_input.h"
@@ -93,7 +94,7 @@ int run_export(const ExportArgs& a) {
   bem::ExportOptions eo;
   eo.plan = bem::PlanOptions{a.resource, a.platform};
   eo.unity_to_gltf = !a.raw_axes;
-  eo.generator = std::string("charkit ") + CHARKIT_VERSION;
+  eo.generator = std::string("charkit ") + CHARKIT_VERSION_STRING;
   // .gltf output: the same document with the buffer in a .bin beside it.
   const bool separate = ends_with(a.output, ".gltf");
   auto exported = bem::export_glb(model, *loaded.package, *settings, eo);

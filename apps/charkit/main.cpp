@@ -3,16 +3,13 @@
 #include <exception>
 #include <iostream>
 
+#include "charkit/version.h"
 #include "commands.h"
-
-#ifndef CHARKIT_VERSION
-#define CHARKIT_VERSION "0.0.0"
-#endif
 
 int main(int argc, char** argv) {
   CLI::App app{"charkit: game-character asset toolkit (BEM packages, motion, deformers, rendering)",
                "charkit"};
-  app.set_version_flag("--version", "charkit " CHARKIT_VERSION);
+  app.set_version_flag("--version", "charkit " CHARKIT_VERSION_STRING);
   app.require_subcommand(1);
   app.footer(
       "Exit status: 0 success, 1 invalid input, 2 usage or I/O error.\n"
@@ -23,8 +20,10 @@ int main(int argc, char** argv) {
   charkit::app::add_motion_commands(app, exit_code);
   charkit::app::add_model_commands(app, exit_code);
   charkit::app::add_deformer_commands(app, exit_code);
+#if CHARKIT_WITH_SERVER
   charkit::app::add_serve_commands(app, exit_code);
   charkit::app::add_token_commands(app, exit_code);
+#endif
   charkit::app::add_errors_command(app, exit_code);
 
   try {

@@ -9,7 +9,9 @@
 
 #include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
+#include "charkit/core/mapped_file.h"
 #include "charkit/scene/intake.h"
+#include "charkit/scene/model_inspect.h"
 #include "commands.h"
 #include "printable.h"
 
@@ -161,10 +163,23 @@ int run_inspect(const ModelArgs& a) {
     }
     return io ? kExitUsage : kExitInvalid;
   }
+  // Details (node tree, meshes, skins, …): scene::model_details.
+  Json details = nullptr;
+  if (auto file = core::MappedFile::open(a.input)) {
+    auto d = scene::model_details(file->bytes(), *r);
+    if (d)
+      details = std::move(*d);
+    else
+      std::cerr << "charkit: " << printable(a.input) << ": warning " << d.error().code
+                << ": no details: " << printable(d.error().message) << "\n";
+  }
   if (a.json) {
-    std::cout << info_json(a.input, *r).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    Json j = info_json(a.input, *r);
+    j["details"] = details;
+    std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
     print_text(a.input, *r);
+    if (!details.is_null()) std::cout << scene::model_details_text(details);
   }
   return kExitOk;
 }
@@ -185,7 +200,10 @@ void add_model_commands(CLI::App& app, int& exit_code) {
       "glTF version and generator, VRM title/author and humanoid bones (and which required ones "
       "are "
       "missing), skin and joints, meshes, vertices, triangles, materials, textures, animations and "
-      "morph targets. Every length and index is checked; a broken file gets an error with a byte "
+      "morph targets, then the details: node tree, meshes (primitives, counts, morph target "
+      "names, bounding boxes), skins with joint names, materials, textures, animations "
+      "(duration, channels) and the VRM humanoid bone -> node map. Every length and index is "
+      "checked; a broken file gets an error with a byte "
       "offset or JSON pointer.");
   inspect->add_option("input", args->input, "Model file (.glb, .vrm, .gltf, .zip, .fbx)")
       ->required()

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 #include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {

@@ -2,7 +2,7 @@
 // the version whose rules apply, run the passes in order.
 #include "charkit/bem/validate.h"
 
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 #include "charkit/bem/error_codes.h"
 #include "charkit/bem/model.h"
 #include "charkit/bem/proof.h"

@@ -7,7 +7,7 @@
 
 #include "charkit/core/random.h"
 #include "charkit/core/sha256.h"
-#include "charkit/store/catalogue_impl.h"
+#include "charkit/store/detail/catalogue_impl.h"
 #include "charkit/store/error_codes.h"
 
 namespace charkit::store {

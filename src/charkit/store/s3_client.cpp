@@ -1,4 +1,4 @@
-#include "charkit/store/s3_client.h"
+#include "charkit/store/detail/s3_client.h"
 
 #include <curl/curl.h>
 #include <unistd.h>
