@@ -10,14 +10,11 @@
 #include "charkit/bem/validate.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/version.h"
 #include "cli_output.h"
 #include "commands.h"
 #include "package_input.h"
 #include "printable.h"
-
-#ifndef CHARKIT_VERSION
-#define CHARKIT_VERSION "0.0.0"
-#endif
 
 namespace charkit::app {
 namespace {
@@ -215,7 +212,7 @@ int run_validate(const ValidateArgs& args) {
     }
   }
   if (args.json) {
-    Json doc = Json{{"validator", Json{{"name", "charkit"}, {"version", CHARKIT_VERSION}}},
+    Json doc = Json{{"validator", Json{{"name", "charkit"}, {"version", CHARKIT_VERSION_STRING}}},
                     {"files", std::move(files)},
                     {"summary", Json{{"files", args.files.size()},
                                      {"valid", valid},

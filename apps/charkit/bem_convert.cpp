@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/folder.h"
 #include "charkit/bem/writer.h"
 #include "charkit/core/json.h"
@@ -28,7 +29,7 @@ using core::Json;
 
 /// I/O problems are exit 2; anything about the package's content is exit 1.
 int exit_for(const core::Error& e) {
-  return e.code.rfind("IO_", 0) == 0 ? kExitUsage : kExitInvalid;
+  return core::is_io_error(e) ? kExitUsage : kExitInvalid;
 }
 
 int fail(const std::string& subject, const core::Error& e, bool json) {
@@ -165,7 +166,7 @@ int run_unpack(const std::string& file, const std::string& dir, bool force, bool
   if (!r) {
     int rc = fail(file, r.error(), json);
     // A directory we may not overwrite is the caller's mistake, not the package's.
-    return r.error().code == "BEM_UNPACK_NOT_EMPTY" ? kExitUsage : rc;
+    return r.error().code == bem::codes::BEM_UNPACK_NOT_EMPTY ? kExitUsage : rc;
   }
   if (json) {
     Json j{{"uri", file},

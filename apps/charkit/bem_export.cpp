@@ -8,12 +8,14 @@
 #include <memory>
 #include <string>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/settings.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/scene/gltf_writer.h"
+#include "charkit/version.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "package_input.h"
@@ -84,13 +86,14 @@ int run_export(const ExportArgs& a) {
   bem::ExportOptions eo;
   eo.plan = bem::PlanOptions{a.resource, a.platform};
   eo.unity_to_gltf = !a.raw_axes;
-  eo.generator = std::string("charkit ") + CHARKIT_VERSION;
+  eo.generator = std::string("charkit ") + CHARKIT_VERSION_STRING;
   // .gltf output: the same document with the buffer in a .bin beside it.
   const bool separate = ends_with(a.output, ".gltf");
   auto exported = bem::export_glb(model, *loaded.package, *settings, eo);
   if (!exported) {
     const core::Error& e = exported.error();
-    const bool usage = e.code == "BEM_PLAN_RESOURCE" || e.code == "BEM_PLAN_PLATFORM";
+    const bool usage =
+        e.code == bem::codes::BEM_PLAN_RESOURCE || e.code == bem::codes::BEM_PLAN_PLATFORM;
     return fail(a, usage ? kExitUsage : kExitInvalid, e.code, e.message, e.location);
   }
   std::uint64_t bytes = 0;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/plan.h"
 #include "charkit/bem/settings.h"
@@ -249,7 +250,8 @@ int run_select(const SelectArgs& a) {
     const core::Error& e = plan.error();
     // A resource or platform the package lacks is a usage error; anything else
     // means the package itself cannot be planned.
-    const bool usage = e.code == "BEM_PLAN_RESOURCE" || e.code == "BEM_PLAN_PLATFORM";
+    const bool usage =
+        e.code == bem::codes::BEM_PLAN_RESOURCE || e.code == bem::codes::BEM_PLAN_PLATFORM;
     return fail(a, usage ? kExitUsage : kExitInvalid, e.code, e.message, e.location);
   }
   if (a.json) {

@@ -8,12 +8,9 @@
 #include <iostream>
 #include <string>
 
+#include "charkit/version.h"
 #include "cli_output.h"
 #include "commands.h"
-
-#ifndef CHARKIT_VERSION
-#define CHARKIT_VERSION "0.0.0"
-#endif
 
 namespace {
 
@@ -36,7 +33,7 @@ int main(int argc, char** argv) {
   using namespace charkit::app;
   CLI::App app{"charkit: game-character asset toolkit (BEM packages, motion, deformers, rendering)",
                "charkit"};
-  app.set_version_flag("--version", "charkit " CHARKIT_VERSION);
+  app.set_version_flag("--version", "charkit " CHARKIT_VERSION_STRING);
   app.footer(
       "Every command also takes --json (one JSON document on stdout), -q/--quiet (only errors) "
       "and -v/--verbose (more detail).\n"
@@ -49,8 +46,11 @@ int main(int argc, char** argv) {
   add_motion_commands(app, exit_code);
   add_model_commands(app, exit_code);
   add_deformer_commands(app, exit_code);
+#if CHARKIT_WITH_SERVER
   add_serve_commands(app, exit_code);
   add_token_commands(app, exit_code);
+#endif
+  add_errors_command(app, exit_code);
   add_help_commands(app, exit_code);
   install_output_options(app);
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <type_traits>
 
+#include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/assimp_motion.h"
@@ -170,7 +171,7 @@ auto write_ndjson(const MotionArgs& a, Convert&& convert, int& rc)
     if (!to_stdout) std::remove(a.output.c_str());
     if (!r) {
       rc = report_error(a.input, r.error(),
-                        r.error().code == "IO_WRITE" ? kExitUsage : kExitInvalid);
+                        r.error().code == core::codes::IO_WRITE ? kExitUsage : kExitInvalid);
     } else {
       rc = report_error(a.output, "IO_WRITE", "cannot write the output", kExitUsage);
     }
@@ -320,7 +321,7 @@ Json assimp_json(const MotionArgs& a, const motion::AssimpMotion& m,
 }
 
 int assimp_error(const MotionArgs& a, const core::Error& e) {
-  return report_error(a.input, e, e.code == "IO_OPEN" ? kExitUsage : kExitInvalid);
+  return report_error(a.input, e, e.code == core::codes::IO_OPEN ? kExitUsage : kExitInvalid);
 }
 
 int run_convert_assimp(const MotionArgs& a, motion::JointTable table) {
@@ -363,7 +364,7 @@ int run_inspect_assimp(const MotionArgs& a, const motion::JointTable& table) {
   }
   if (!m || !r) {
     const core::Error& e = !m ? m.error() : r.error();
-    if (a.json && e.code != "IO_OPEN") {
+    if (a.json && e.code != core::codes::IO_OPEN) {
       Json j{{"file", a.input},
              {"valid", false},
              {"error", Json{{"code", e.code}, {"message", e.message}}}};

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "charkit/motion/forward_kinematics.h"
-#include "charkit/motion/ndjson.h"
+#include "charkit/motion/detail/ndjson.h"
 
 namespace charkit::motion {
 

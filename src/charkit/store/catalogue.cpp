@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "charkit/store/catalogue_impl.h"
+#include "charkit/store/detail/catalogue_impl.h"
 
 namespace charkit::store {
 
