@@ -13,7 +13,7 @@
 
 #include "charkit/learn/mlp.h"
 #include "charkit/learn/onnx.h"
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 
 using namespace charkit::learn;
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 #include "charkit/learn/ridge.h"
 
 using namespace charkit::learn;

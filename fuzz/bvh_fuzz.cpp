@@ -10,7 +10,7 @@
 #include "charkit/motion/convert.h"
 #include "charkit/motion/forward_kinematics.h"
 #include "charkit/motion/mediapipe33.h"
-#include "charkit/motion/ndjson.h"
+#include "charkit/motion/detail/ndjson.h"
 
 using namespace charkit::motion;
 

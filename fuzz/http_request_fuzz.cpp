@@ -1,4 +1,4 @@
-// libFuzzer target: the server's own request glue (charkit/server/http_glue.h)
+// libFuzzer target: the server's own request glue (charkit/server/detail/http_glue.h)
 // on arbitrary text — target splitting and percent-decoding, query strings,
 // the Range header against a size taken from the input, client file names —
 // with the invariants the server relies on checked on every result.
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "charkit/server/http_glue.h"
+#include "charkit/server/detail/http_glue.h"
 #include "charkit/store/blob_store.h"
 
 using namespace charkit::server;

@@ -1,5 +1,5 @@
 // libFuzzer target: the server's multipart/form-data reader
-// (charkit/server/multipart.h) on arbitrary bodies. The first byte picks a
+// (charkit/server/detail/multipart.h) on arbitrary bodies. The first byte picks a
 // chunk size; the body is read whole and again in chunks, and both readings
 // must agree (same outcome, same file bytes) — the reader's state machine
 // must not depend on where the network splits a body. The Content-Type
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "charkit/server/multipart.h"
+#include "charkit/server/detail/multipart.h"
 
 using namespace charkit;
 using namespace charkit::server;

@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "charkit/server/frame_source.h"
-#include "charkit/server/ws.h"
+#include "charkit/server/detail/frame_source.h"
+#include "charkit/server/detail/ws.h"
 
 using namespace charkit;
 using namespace charkit::server;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "charkit/store/s3_xml.h"
+#include "charkit/store/detail/s3_xml.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "charkit/server/ws.h"
+#include "charkit/server/detail/ws.h"
 
 using namespace charkit::server;
 namespace beast = boost::beast;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "charkit/bem/container.h"
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 #include "charkit/bem/validate.h"
 #include "package_builder.h"
 

@@ -1,7 +1,7 @@
 // The §6 decision graph: reduction, hash-consing, exact counting with
 // NONE values, witnesses, the node limit and the weighted-sum maximum.
 // Expected counts are products of domain sizes worked out by hand.
-#include "charkit/bem/decision_graph.h"
+#include "charkit/bem/detail/decision_graph.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 #include "charkit/bem/validate.h"
 #include "charkit/core/json.h"
 #include "package_builder.h"

@@ -4,8 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -119,6 +121,64 @@ TEST(IsolatedTest, AnExitWithoutAnswerIsACrash) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "ISOLATED_CRASH");
   EXPECT_NE(r.error().message.find("exited with status 0"), std::string::npos) << r.error().message;
+}
+
+// A lock another thread holds at the fork stays held in the child for good:
+// the child sleeps on it with its CPU time frozen. The stall check kills it
+// and runs the work again; by then the lock is free and the retry answers.
+TEST(IsolatedTest, AChildStuckOnAnInheritedLockIsRunAgain) {
+  std::mutex lock;
+  std::atomic<bool> held{false};
+  std::thread holder([&] {
+    std::lock_guard<std::mutex> g(lock);
+    held = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  });
+  while (!held) std::this_thread::yield();
+  IsolationLimits limits;
+  limits.stall_timeout = std::chrono::milliseconds(1000);  // > the 200 ms the lock is held
+  auto r = run_isolated(
+      [&]() -> Result<Bytes8> {
+        std::lock_guard<std::mutex> g(lock);
+        return Bytes8{42};
+      },
+      limits, "the locking work");
+  holder.join();
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(*r, Bytes8{42});
+}
+
+TEST(IsolatedTest, AWorkThatAlwaysStallsEndsStalledAfterTheRetries) {
+  IsolationLimits limits;
+  limits.stall_timeout = std::chrono::milliseconds(300);
+  limits.stall_retries = 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_isolated(
+      []() -> Result<Bytes8> {
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+      },
+      limits, "the sleeping work");
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "ISOLATED_STALLED");
+  EXPECT_NE(r.error().message.find("in each of 2 attempts"), std::string::npos)
+      << r.error().message;
+  EXPECT_LT(took, std::chrono::seconds(60));  // not the 120 s timeout
+}
+
+TEST(IsolatedTest, AWorkThatComputesIsNotStalled) {
+  IsolationLimits limits;
+  limits.stall_timeout = std::chrono::milliseconds(100);
+  limits.stall_retries = 0;
+  auto r = run_isolated(
+      []() -> Result<Bytes8> {
+        volatile std::uint64_t x = 1;  // busy for about a second: runnable, CPU time moving
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        while (std::chrono::steady_clock::now() < end) x = x * 6364136223846793005ull + 1;
+        return Bytes8{1};
+      },
+      limits, "the busy work");
+  ASSERT_TRUE(r) << r.error().to_string();
 }
 
 }  // namespace

@@ -476,14 +476,38 @@ TEST(ActionGltf, MalformedAnimationsAreRefusedWithPointers) {
     ASSERT_FALSE(s);
     EXPECT_EQ(s.error().code, "ACTION_WEIGHTS");
   }
-  {  // sparse output accessor
+  {  // malformed sparse output accessor (read by scene::GltfDocument)
     TestFile f = base;
     const std::size_t out = f.doc["animations"][0]["samplers"][0]["output"].get<std::size_t>();
     f.doc["accessors"][out]["sparse"] = {{"count", 1}};
     auto s = run(f);
     ASSERT_FALSE(s);
-    EXPECT_EQ(s.error().code, "ACTION_ACCESSOR");
-    EXPECT_EQ(s.error().location.pointer, "/accessors/" + std::to_string(out) + "/sparse");
+    EXPECT_EQ(s.error().code, "GLTF_SPARSE");
+    EXPECT_EQ(s.error().location.pointer, "/accessors/" + std::to_string(out) + "/sparse/indices");
+  }
+  {  // a sparse output accessor is read: zeros with every key substituted
+     // sample as the plain accessor does
+    TestFile f = base;
+    const std::size_t out = f.doc["animations"][0]["samplers"][0]["output"].get<std::size_t>();
+    const std::size_t n = f.doc["accessors"][out]["count"].get<std::size_t>();
+    const json view = f.doc["accessors"][out]["bufferView"];
+    std::vector<std::uint16_t> idx(n);
+    for (std::size_t i = 0; i < n; ++i) idx[i] = static_cast<std::uint16_t>(i);
+    const std::size_t ia = f.add(idx.data(), n * 2, 5123, n, "SCALAR");
+    json& acc = f.doc["accessors"][out];
+    acc.erase("bufferView");
+    acc["sparse"] = {
+        {"count", n},
+        {"indices",
+         {{"bufferView", f.doc["accessors"][ia]["bufferView"]}, {"componentType", 5123}}},
+        {"values", {{"bufferView", view}}}};
+    auto sparse = run(f);
+    auto plain = run(base);
+    ASSERT_TRUE(sparse) << sparse.error().to_string();
+    ASSERT_TRUE(plain);
+    ASSERT_EQ(sparse->poses.size(), plain->poses.size());
+    for (std::size_t i = 0; i < plain->poses.size(); ++i)
+      EXPECT_EQ(sparse->poses[i].euler_deg, plain->poses[i].euler_deg) << i;
   }
   {  // key times going back
     TestFile f = base;

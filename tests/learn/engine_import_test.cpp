@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "charkit/learn/nmn_export.h"
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 
 namespace charkit::learn {
 namespace {

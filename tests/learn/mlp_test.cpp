@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "charkit/learn/mlp.h"
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 
 using namespace charkit::learn;
 

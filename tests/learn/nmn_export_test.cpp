@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "charkit/learn/npy.h"
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 #include "charkit/learn/targets.h"
 
 namespace charkit::learn {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 #include "charkit/learn/targets.h"
 #include "charkit/scene/rig.h"
 

@@ -4,7 +4,7 @@
 #include <numbers>
 
 #include "charkit/learn/pose.h"
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 
 using namespace charkit::learn;
 

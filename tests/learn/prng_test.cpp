@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 
 using namespace charkit::learn;
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 #include "charkit/learn/ridge.h"
 
 using namespace charkit::learn;

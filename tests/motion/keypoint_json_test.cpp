@@ -12,7 +12,7 @@
 #include "charkit/core/json.h"
 #include "charkit/motion/convert.h"
 #include "charkit/motion/keypoint_json.h"
-#include "charkit/motion/ndjson.h"
+#include "charkit/motion/detail/ndjson.h"
 
 namespace charkit::motion {
 namespace {

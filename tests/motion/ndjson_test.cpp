@@ -4,7 +4,7 @@
 #include <string>
 
 #include "charkit/core/json.h"
-#include "charkit/motion/ndjson.h"
+#include "charkit/motion/detail/ndjson.h"
 
 namespace charkit::motion {
 namespace {

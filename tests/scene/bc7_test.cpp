@@ -11,8 +11,8 @@
 #include <random>
 
 #include "block_writer.h"
-#include "charkit/scene/bc7.h"
-#include "charkit/scene/bc7_tables.h"
+#include "charkit/scene/detail/bc7.h"
+#include "charkit/scene/detail/bc7_tables.h"
 
 namespace charkit::scene {
 namespace {

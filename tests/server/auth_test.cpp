@@ -2,7 +2,7 @@
 // tokens: each scope, revoked tokens, the login cookie, Host and Origin
 // checks for HTTP and WebSocket, CORS, and the refusal to listen openly on
 // a non-loopback address.
-#include "charkit/server/auth.h"
+#include "charkit/server/detail/auth.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
-// FrameSource (server/frame_source.h): keypoint NDJSON frames found by one
+// FrameSource (server/detail/frame_source.h): keypoint NDJSON frames found by one
 // bounded scan and read a window at a time, as motion streams use them.
-#include "charkit/server/frame_source.h"
+#include "charkit/server/detail/frame_source.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "charkit/server/ws.h"
+#include "charkit/server/detail/ws.h"
 
 namespace charkit::server::ws {
 namespace {

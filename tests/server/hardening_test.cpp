@@ -64,15 +64,16 @@ class HardeningTest : public ::testing::TestWithParam<Backend> {
     EXPECT_EQ(r.status, 200u);
   }
   Json wait_done(const std::string& url, const std::string& field) {
-    Json j;
-    for (int i = 0; i < 400; ++i) {
+    Json j;  // a deadline, not a count of polls (a loaded machine under ASan is slow)
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    do {
       auto r = request(port_, http::verb::get, url);
       EXPECT_TRUE(core::is_valid_utf8(r.body));
       j = r.json();
       std::string s = j.value(field, "");
       if (s != "pending" && s != "running" && s != "unknown") return j;
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
+    } while (std::chrono::steady_clock::now() < deadline);
     return j;
   }
 

@@ -1,5 +1,5 @@
 // The request glue of the server: targets, queries, Range, file names.
-#include "charkit/server/http_glue.h"
+#include "charkit/server/detail/http_glue.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The multipart/form-data reader on bodies written by hand here (RFC 2046
 // §5.1 framing, RFC 7578 Content-Disposition), fed whole and split at every
 // byte position, so boundaries, CRLFs and headers straddle chunk edges.
-#include "charkit/server/multipart.h"
+#include "charkit/server/detail/multipart.h"
 
 #include <gtest/gtest.h>
 

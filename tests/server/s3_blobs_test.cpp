@@ -21,7 +21,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/store/blob_store.h"
-#include "charkit/store/s3_client.h"
+#include "charkit/store/detail/s3_client.h"
 #include "http_client.h"
 #include "test_server.h"
 

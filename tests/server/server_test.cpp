@@ -20,7 +20,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/sha256.h"
-#include "charkit/server/multipart.h"
+#include "charkit/server/detail/multipart.h"
 #include "charkit/server/server.h"
 #include "charkit/store/catalogue.h"
 #include "charkit/store/jobs.h"
@@ -77,13 +77,16 @@ class ServerTest : public ::testing::TestWithParam<Backend> {
   }
   /// Polls GET url until field is no longer one of the waiting states (bounded tries).
   Json wait_for(const std::string& url, const std::string& field) {
+    // A deadline, not a count of polls: on a loaded 2-core machine under
+    // ASan a job (a forked Assimp import included) can take well over 10 s.
     Json j;
-    for (int i = 0; i < 400; ++i) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    do {
       j = request(port_, http::verb::get, url).json();
       std::string s = j.value(field, "");
       if (s != "pending" && s != "running" && s != "unknown") return j;
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
+    } while (std::chrono::steady_clock::now() < deadline);
     return j;
   }
 

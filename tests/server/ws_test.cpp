@@ -237,13 +237,15 @@ class WsTest : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
   Json wait_for(const std::string& url) {
+    // A deadline, not a count of polls (a loaded machine under ASan is slow).
     Json j;
-    for (int i = 0; i < 400; ++i) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    do {
       j = request(port_, http::verb::get, url).json();
       std::string s = j.value("preprocessState", "");
       if (s != "pending" && s != "running") return j;
       std::this_thread::sleep_for(25ms);
-    }
+    } while (std::chrono::steady_clock::now() < deadline);
     return j;
   }
   /// Uploads the test BVH, waits for preprocessing; returns the id and fills lines_.

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "charkit/core/sha256.h"
-#include "charkit/store/blob_backend.h"
-#include "charkit/store/s3_client.h"
+#include "charkit/store/detail/blob_backend.h"
+#include "charkit/store/detail/s3_client.h"
 #include "store_test_support.h"
 
 namespace charkit::store {

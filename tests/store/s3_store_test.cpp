@@ -12,7 +12,7 @@
 
 #include "charkit/core/sha256.h"
 #include "charkit/store/blob_store.h"
-#include "charkit/store/s3_client.h"
+#include "charkit/store/detail/s3_client.h"
 #include "fake_http_server.h"
 #include "store_test_support.h"
 

@@ -1,6 +1,6 @@
 // The bounded XML reader of S3 answers: real answer shapes, and garbage that
 // must come back as STORE_S3_XML, never a crash.
-#include "charkit/store/s3_xml.h"
+#include "charkit/store/detail/s3_xml.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 // GET object with Range, PUT object, GET bucket lifecycle, GET bucket (list
 // objects); AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY,
 // 20130524T000000Z, us-east-1, examplebucket.
-#include "charkit/store/sigv4.h"
+#include "charkit/store/detail/sigv4.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // §5: the 1.0 fixed appearances (default_appearance_id + appearances).
 #include <set>
 
-#include "charkit/bem/options_internal.h"
+#include "charkit/bem/detail/options_internal.h"
 
 namespace charkit::bem {
 

@@ -3,7 +3,7 @@
 //   true | false | {"eq":[group, choice]} | {"all":[…]} | {"any":[…]} | {"not":cond}
 // Depth ≤ 16 (Q2: a leaf counts as one level, like the root of the JSON
 // nesting limit), all/any with 1..32 operands.
-#include "charkit/bem/condition_eval.h"
+#include "charkit/bem/detail/condition_eval.h"
 
 namespace charkit::bem {
 

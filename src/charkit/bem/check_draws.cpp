@@ -1,7 +1,7 @@
 // §7 draws: index streams (1.0 mesh-level, 1.1+ per draw), materials,
 // texture lists, conditions; §12 draw material overrides (1.5).
-#include "charkit/bem/context.h"
-#include "charkit/bem/mesh_rules.h"
+#include "charkit/bem/detail/context.h"
+#include "charkit/bem/detail/mesh_rules.h"
 
 namespace charkit::bem {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "charkit/bem/check_v15.h"
+#include "charkit/bem/detail/check_v15.h"
 
 namespace charkit::bem {
 

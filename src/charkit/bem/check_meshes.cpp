@@ -5,8 +5,8 @@
 #include <set>
 #include <vector>
 
-#include "charkit/bem/context.h"
-#include "charkit/bem/mesh_rules.h"
+#include "charkit/bem/detail/context.h"
+#include "charkit/bem/detail/mesh_rules.h"
 
 namespace charkit::bem {
 namespace {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 #include "charkit/core/bytes.h"
 
 namespace charkit::bem {

@@ -3,8 +3,8 @@
 // check_appearances.cpp, the condition syntax in check_condition.cpp.
 #include <set>
 
-#include "charkit/bem/condition_eval.h"
-#include "charkit/bem/options_internal.h"
+#include "charkit/bem/detail/condition_eval.h"
+#include "charkit/bem/detail/options_internal.h"
 
 namespace charkit::bem {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 
 namespace charkit::bem {
 

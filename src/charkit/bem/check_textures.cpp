@@ -2,8 +2,8 @@
 #include <map>
 #include <set>
 
-#include "charkit/bem/context.h"
-#include "charkit/bem/texture_size.h"
+#include "charkit/bem/detail/context.h"
+#include "charkit/bem/detail/texture_size.h"
 
 namespace charkit::bem {
 namespace {

@@ -4,7 +4,7 @@
 #include <array>
 #include <string_view>
 
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 
 namespace charkit::bem {
 

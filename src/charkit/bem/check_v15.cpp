@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "charkit/bem/check_v15.h"
+#include "charkit/bem/detail/check_v15.h"
 
 namespace charkit::bem {
 

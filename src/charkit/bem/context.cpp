@@ -1,4 +1,4 @@
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 
 #include <algorithm>
 

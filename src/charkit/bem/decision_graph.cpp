@@ -2,7 +2,7 @@
 // graph). Every node counts against the limit; once it is reached the graph
 // stops growing and reports BEM_DECISION_GRAPH_TOO_LARGE, so a hostile
 // package costs at most limit × (max arity) child slots of memory.
-#include "charkit/bem/decision_graph.h"
+#include "charkit/bem/detail/decision_graph.h"
 
 #include <algorithm>
 #include <string>

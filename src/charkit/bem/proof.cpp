@@ -5,7 +5,7 @@
 // such functions, maximised exactly by maximize_sum.
 #include "charkit/bem/proof.h"
 
-#include "charkit/bem/decision_graph.h"
+#include "charkit/bem/detail/decision_graph.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -9,9 +9,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "charkit/core/bytes.h"
@@ -111,71 +114,139 @@ std::string how_it_ended(int wstatus) {
   return "ended abnormally";
 }
 
+/// The child's CPU time (user + system, in clock ticks) and whether it is
+/// asleep, from /proc/<pid>/stat; nullopt when it cannot be read.
+struct ChildState {
+  unsigned long long cpu_ticks = 0;
+  bool sleeping = false;
+};
+
+std::optional<ChildState> child_state(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char text[1024];
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  text[n] = 0;
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so
+  // the fields start after the last ')'. utime and stime are fields 14, 15.
+  const char* p = std::strrchr(text, ')');
+  if (!p) return std::nullopt;
+  ChildState st;
+  int field = 2;
+  unsigned long long utime = 0, stime = 0;
+  for (const char* q = p + 1; *q && field < 15;) {
+    while (*q == ' ') ++q;
+    if (!*q) break;
+    ++field;
+    if (field == 3) st.sleeping = *q == 'S';
+    if (field == 14) utime = std::strtoull(q, nullptr, 10);
+    if (field == 15) stime = std::strtoull(q, nullptr, 10);
+    while (*q && *q != ' ') ++q;
+  }
+  if (field != 15) return std::nullopt;
+  st.cpu_ticks = utime + stime;
+  return st;
+}
+
+enum class Ending { answered, timed_out, too_large, read_failed, cancelled, stalled };
+
 }  // namespace
 
 Result<std::vector<std::uint8_t>> run_isolated(const IsolatedWork& work,
                                                const IsolationLimits& limits,
                                                std::string_view what) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    return make_error("ISOLATED_SYSTEM", std::string(what) + ": pipe: " + std::strerror(errno));
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int e = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return make_error("ISOLATED_SYSTEM", std::string(what) + ": fork: " + std::strerror(e));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    child_main(fds[1], work, limits);
-  }
-  ::close(fds[1]);
-  const int fd = fds[0];
-
-  // Read the answer until EOF, within the deadline and the size limit.
+  // All attempts share one deadline.
   const auto deadline = std::chrono::steady_clock::now() + limits.timeout;
   std::vector<std::uint8_t> got;
-  bool timed_out = false, too_large = false, read_failed = false, cancelled = false;
-  std::uint8_t buf[65536];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    if (limits.cancel && limits.cancel->load()) {
-      cancelled = true;
-      break;
-    }
-    pollfd p{fd, POLLIN, 0};
-    const long long wait_ms = limits.cancel ? 100 : 1'000'000;
-    const int pr = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), wait_ms)));
-    if (pr < 0) {
-      if (errno == EINTR) continue;
-      read_failed = true;
-      break;
-    }
-    if (pr == 0) continue;  // the deadline check above ends it
-    const ssize_t r = ::read(fd, buf, sizeof buf);
-    if (r < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      read_failed = true;
-      break;
-    }
-    if (r == 0) break;  // EOF: the child closed its end or ended
-    if (got.size() + static_cast<std::size_t>(r) > limits.max_result_bytes + 9) {
-      too_large = true;
-      break;
-    }
-    got.insert(got.end(), buf, buf + r);
-  }
-  ::close(fd);
-  if (timed_out || too_large || read_failed || cancelled) ::kill(pid, SIGKILL);
+  Ending ending = Ending::answered;
   int wstatus = 0;
-  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-  }
+  int attempts = 0;
+  do {
+    ++attempts;
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+      return make_error("ISOLATED_SYSTEM", std::string(what) + ": pipe: " + std::strerror(errno));
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      const int e = errno;
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return make_error("ISOLATED_SYSTEM", std::string(what) + ": fork: " + std::strerror(e));
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      child_main(fds[1], work, limits);
+    }
+    ::close(fds[1]);
+    const int fd = fds[0];
+
+    // Read the answer until EOF, within the deadline and the size limit,
+    // watching for a stall.
+    got.clear();
+    ending = Ending::answered;
+    auto last_progress = std::chrono::steady_clock::now();
+    std::optional<unsigned long long> last_cpu;
+    std::uint8_t buf[65536];
+    for (;;) {
+      const auto now = std::chrono::steady_clock::now();
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      if (left.count() <= 0) {
+        ending = Ending::timed_out;
+        break;
+      }
+      if (limits.cancel && limits.cancel->load()) {
+        ending = Ending::cancelled;
+        break;
+      }
+      if (limits.stall_timeout.count() > 0) {
+        const auto st = child_state(pid);
+        if (!st || !st->sleeping || st->cpu_ticks != last_cpu) last_progress = now;
+        if (st) last_cpu = st->cpu_ticks;
+        if (now - last_progress >= limits.stall_timeout) {
+          ending = Ending::stalled;
+          break;
+        }
+      }
+      pollfd p{fd, POLLIN, 0};
+      const int pr = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 100)));
+      if (pr < 0) {
+        if (errno == EINTR) continue;
+        ending = Ending::read_failed;
+        break;
+      }
+      if (pr == 0) continue;  // the checks above end it
+      const ssize_t r = ::read(fd, buf, sizeof buf);
+      if (r < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        ending = Ending::read_failed;
+        break;
+      }
+      if (r == 0) break;  // EOF: the child closed its end or ended
+      if (got.size() + static_cast<std::size_t>(r) > limits.max_result_bytes + 9) {
+        ending = Ending::too_large;
+        break;
+      }
+      got.insert(got.end(), buf, buf + r);
+      last_progress = std::chrono::steady_clock::now();
+    }
+    ::close(fd);
+    if (ending != Ending::answered) ::kill(pid, SIGKILL);
+    wstatus = 0;
+    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+  } while (ending == Ending::stalled && attempts <= limits.stall_retries);
+
+  const bool timed_out = ending == Ending::timed_out, too_large = ending == Ending::too_large,
+             read_failed = ending == Ending::read_failed, cancelled = ending == Ending::cancelled;
+  if (ending == Ending::stalled)
+    return make_error("ISOLATED_STALLED",
+                      std::string(what) + " stalled (asleep, using no CPU time, for " +
+                          std::to_string(limits.stall_timeout.count()) + " ms) in each of " +
+                          std::to_string(attempts) + " attempts and was stopped");
   const std::string name(what);
   if (cancelled) return make_error("ISOLATED_CANCELLED", name + " was cancelled");
   if (timed_out)

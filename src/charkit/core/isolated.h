@@ -14,8 +14,10 @@
 //
 // Threads: only the calling thread exists in the child. glibc makes malloc
 // usable after fork; a lock some other thread held inside a library at the
-// moment of the fork would stay held in the child, which the timeout turns
-// into an error instead of a hang.
+// moment of the fork would stay held in the child. A child that sleeps on
+// such a lock (its CPU time frozen, nothing sent) is seen as stalled,
+// killed and the work run again in a fresh child; a lock that spins is
+// ended by the timeout instead of hanging the caller.
 #pragma once
 
 #include <atomic>
@@ -37,6 +39,13 @@ struct IsolationLimits {
   /// RLIMIT_AS of the child (0 = none). Not applied in sanitizer builds,
   /// whose shadow memory reserves terabytes of address space.
   std::uint64_t address_space_bytes = 16ull << 30;
+  /// A child that has slept (not runnable) without using CPU time or
+  /// sending a byte for this long is taken to be stuck on a lock inherited
+  /// from another thread of the caller: it is killed and the work runs again
+  /// in a fresh child, at most stall_retries times (then ISOLATED_STALLED).
+  /// All attempts share `timeout`. Zero turns the check off.
+  std::chrono::milliseconds stall_timeout{5'000};
+  int stall_retries = 2;
   /// Polled (every 100 ms at most) while the child runs; once true the
   /// child is killed and ISOLATED_CANCELLED returned. May be null.
   const std::atomic<bool>* cancel = nullptr;
@@ -51,6 +60,7 @@ using IsolatedWork = std::function<Result<std::vector<std::uint8_t>>()>;
 /// - ISOLATED_CRASH: the child ended without a complete answer (killed by a
 ///   signal, or a sanitizer report and exit); the message says how it ended;
 /// - ISOLATED_TIMEOUT: it ran past limits.timeout and was killed;
+/// - ISOLATED_STALLED: every attempt stalled (see stall_timeout);
 /// - ISOLATED_LIMIT: its answer was larger than limits.max_result_bytes;
 /// - ISOLATED_CANCELLED: limits.cancel went up and the child was killed;
 /// - ISOLATED_SYSTEM: pipe or fork failed (errno's text).

@@ -14,7 +14,4 @@ namespace charkit::core {
 /// Fills out; CRYPTO_RANDOM when the generator cannot deliver (not seeded).
 Status secure_random_bytes(std::span<std::uint8_t> out);
 
-/// RFC 4648 §5 base64url without padding.
-std::string base64url(std::span<const std::uint8_t> bytes);
-
 }  // namespace charkit::core

@@ -12,6 +12,7 @@
 #include "charkit/deform/skinning.h"
 #include "charkit/motion/bvh.h"
 #include "charkit/motion/forward_kinematics.h"
+#include "charkit/scene/gltf_document.h"
 #include "charkit/scene/intake.h"
 
 namespace charkit::learn {
@@ -189,44 +190,9 @@ core::Error at(std::string code, std::string message, std::string pointer) {
   return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
 }
 
-int base64_value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-// RFC 4648 base64; '=' padding optional, nothing else allowed.
-std::optional<std::vector<std::uint8_t>> decode_base64(std::string_view s) {
-  std::vector<std::uint8_t> out;
-  out.reserve(s.size() / 4 * 3 + 3);
-  std::uint32_t acc = 0;
-  int bits = 0;
-  std::size_t i = 0;
-  for (; i < s.size() && s[i] != '='; ++i) {
-    const int v = base64_value(s[i]);
-    if (v < 0) return std::nullopt;
-    acc = ((acc << 6) | static_cast<std::uint32_t>(v)) & 0xFFFFFFu;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<std::uint8_t>((acc >> bits) & 0xFFu));
-    }
-  }
-  if (i % 4 == 1 || s.size() - i > 2) return std::nullopt;
-  for (std::size_t j = i; j < s.size(); ++j)
-    if (s[j] != '=') return std::nullopt;
-  return out;
-}
-
-struct GltfFile {
-  Json root;
-  core::Bytes bin;  // the GLB BIN chunk (empty for glTF JSON)
-  bool glb = false;
-  std::vector<std::optional<std::vector<std::uint8_t>>> decoded;  // data: URIs, per buffer
-};
+// The file as a checked glTF document (scene::GltfDocument: GLB or glTF
+// JSON, GLB BIN chunk and base64 data: URIs; no external files).
+using GltfFile = scene::GltfDocument;
 
 core::Result<GltfFile> open_gltf(core::Bytes bytes) {
   scene::IntakeOptions io;
@@ -237,36 +203,7 @@ core::Result<GltfFile> open_gltf(core::Bytes bytes) {
     return make_error("ACTION_FORMAT", "FBX animations are not read here (glTF / GLB / VRM only)");
   if (info->container == scene::ModelContainer::kZip)
     return make_error("ACTION_CONTAINER", "zipped glTF is not supported here");
-  GltfFile f;
-  std::string_view text = core::as_chars(bytes);
-  if (info->container == scene::ModelContainer::kGlb) {
-    // §4.4: 12-byte header, JSON chunk, optional BIN chunk. inspect_model has
-    // checked the layout; the reads below are bounded again all the same.
-    f.glb = true;
-    if (bytes.size() < 20)
-      return make_error("GLB_TRUNCATED", "GLB too short", Location::at_offset(bytes.size()));
-    const std::uint64_t length =
-        std::min<std::uint64_t>(core::load_le<std::uint32_t>(bytes.data() + 8), bytes.size());
-    const std::uint64_t json_len = core::load_le<std::uint32_t>(bytes.data() + 12);
-    if (20 + json_len > length)
-      return make_error("GLB_CHUNK_LENGTH", "JSON chunk past the end", Location::at_offset(12));
-    text = core::as_chars(bytes.subspan(20, static_cast<std::size_t>(json_len)));
-    const std::uint64_t bin_at = 20 + json_len;
-    if (bin_at + 8 <= length &&
-        core::load_le<std::uint32_t>(bytes.data() + bin_at + 4) == 0x004E4942u) {
-      const std::uint64_t bin_len = core::load_le<std::uint32_t>(bytes.data() + bin_at);
-      if (bin_at + 8 + bin_len > length)
-        return make_error("GLB_CHUNK_LENGTH", "BIN chunk past the end",
-                          Location::at_offset(bin_at));
-      f.bin =
-          bytes.subspan(static_cast<std::size_t>(bin_at + 8), static_cast<std::size_t>(bin_len));
-    }
-  }
-  auto json = core::parse_json_strict(text);
-  if (!json) return std::move(json).error();
-  f.root = std::move(*json);
-  if (!f.root.is_object()) return at("ACTION_CHANNEL", "glTF JSON is not an object", "");
-  return f;
+  return scene::GltfDocument::load(bytes);
 }
 
 // root[key] as an array; absent gives nullptr, another type an error.
@@ -290,180 +227,33 @@ core::Result<std::size_t> index_in(const Json& obj, const char* key, std::size_t
   return static_cast<std::size_t>(*v);
 }
 
-// obj[key] as an unsigned integer, def when absent.
-core::Result<std::uint64_t> uint_or(const Json& obj, const char* key, std::uint64_t def,
-                                    const std::string& ptr, const char* code) {
-  auto it = obj.find(key);
-  if (it == obj.end()) return def;
-  const auto v = core::json_uint32(*it);
-  if (!v) return at(code, std::string(key) + " must be an unsigned integer", ptr + "/" + key);
-  return std::uint64_t{*v};
-}
-
-std::size_t array_size(const Json& root, const char* key) {
-  auto it = root.find(key);
-  return it != root.end() && it->is_array() ? it->size() : 0;
-}
-
-// The bytes of buffer b: the GLB BIN chunk (buffer 0 without uri) or a
-// base64 data: URI. byteLength bytes, checked against what is there.
-core::Result<core::Bytes> buffer_data(GltfFile& f, std::size_t b) {
-  auto buffers = array_of(f.root, "buffers", "", "ACTION_BUFFER");
-  if (!buffers) return std::move(buffers).error();
-  const std::string ptr = core::json_pointer_join("/buffers", b);
-  if (*buffers == nullptr || b >= (*buffers)->size())
-    return at("ACTION_BUFFER", "no such buffer", ptr);
-  const Json& buf = (**buffers)[b];
-  if (!buf.is_object()) return at("ACTION_BUFFER", "buffer must be an object", ptr);
-  auto len = uint_or(buf, "byteLength", 0, ptr, "ACTION_BUFFER");
-  if (!len) return std::move(len).error();
-  core::Bytes data;
-  auto uri = buf.find("uri");
-  if (uri == buf.end()) {
-    if (!f.glb || b != 0)
-      return at("ACTION_BUFFER", "a buffer without uri must be the GLB BIN chunk (buffer 0)", ptr);
-    data = f.bin;
-  } else {
-    if (!uri->is_string()) return at("ACTION_BUFFER", "uri must be a string", ptr + "/uri");
-    const std::string& s = uri->get_ref<const std::string&>();
-    const std::size_t comma = s.find(',');
-    if (s.rfind("data:", 0) != 0 || comma == std::string::npos ||
-        s.substr(0, comma).find(";base64") == std::string::npos)
-      return at("ACTION_BUFFER",
-                "only base64 data: URIs and the GLB BIN chunk are read (no external files)",
-                ptr + "/uri");
-    if (f.decoded.size() <= b) f.decoded.resize(b + 1);
-    if (!f.decoded[b]) {
-      auto bytes = decode_base64(std::string_view(s).substr(comma + 1));
-      if (!bytes) return at("ACTION_BUFFER", "malformed base64 data", ptr + "/uri");
-      f.decoded[b] = std::move(*bytes);
-    }
-    data = *f.decoded[b];
-  }
-  if (data.size() < *len)
-    return at("ACTION_BUFFER",
-              "byteLength " + std::to_string(*len) + " but only " + std::to_string(data.size()) +
-                  " bytes are there",
-              ptr + "/byteLength");
-  return data.first(static_cast<std::size_t>(*len));
-}
-
 // Accessor `index` as floats, `comps` per element; integer components only
 // when normalised (glTF 2.0 §3.11 allows them for rotations and weights):
 // signed c / (2^(n-1) − 1) clamped at −1, unsigned c / (2^n − 1).
 core::Result<std::vector<float>> read_floats(GltfFile& f, std::size_t index, std::size_t comps,
                                              bool allow_normalized) {
   const std::string ptr = core::json_pointer_join("/accessors", index);
-  auto accessors = array_of(f.root, "accessors", "", "ACTION_ACCESSOR");
-  if (!accessors) return std::move(accessors).error();
-  if (*accessors == nullptr || index >= (*accessors)->size())
-    return at("ACTION_ACCESSOR", "no such accessor", ptr);
-  const Json& acc = (**accessors)[index];
-  if (!acc.is_object()) return at("ACTION_ACCESSOR", "accessor must be an object", ptr);
-  if (acc.contains("sparse"))
-    return at("ACTION_ACCESSOR", "sparse accessors are not supported here", ptr + "/sparse");
+  auto info = f.accessor(index);
+  if (!info) return std::move(info).error();
   const char* want_type = comps == 1 ? "SCALAR" : comps == 3 ? "VEC3" : "VEC4";
-  auto type = acc.find("type");
-  if (type == acc.end() || !type->is_string() || type->get_ref<const std::string&>() != want_type)
+  if (info->type != want_type)
     return at("ACTION_ACCESSOR", std::string("type must be ") + want_type, ptr + "/type");
-  auto ct = uint_or(acc, "componentType", 0, ptr, "ACTION_ACCESSOR");
-  if (!ct) return std::move(ct).error();
-  bool normalized = false;
-  if (auto it = acc.find("normalized"); it != acc.end()) {
-    if (!it->is_boolean())
-      return at("ACTION_ACCESSOR", "normalized must be true or false", ptr + "/normalized");
-    normalized = it->get<bool>();
-  }
-  std::size_t comp_size = 0;
-  switch (*ct) {
-    case 5126:
-      comp_size = 4;
-      break;
-    case 5120:
-    case 5121:
-      comp_size = 1;
-      break;
-    case 5122:
-    case 5123:
-      comp_size = 2;
-      break;
-    default:
-      break;
-  }
-  if (comp_size == 0 || (*ct != 5126 && !(allow_normalized && normalized)))
+  const auto ct = info->component_type;
+  const bool small_int =
+      ct != scene::GltfComponent::kFloat && ct != scene::GltfComponent::kUnsignedInt;
+  if (ct != scene::GltfComponent::kFloat && !(allow_normalized && info->normalized && small_int))
     return at("ACTION_ACCESSOR",
               std::string("componentType must be float") +
                   (allow_normalized ? " or a normalised (u)byte / (u)short" : ""),
               ptr + "/componentType");
-  auto count = uint_or(acc, "count", 0, ptr, "ACTION_ACCESSOR");
-  if (!count) return std::move(count).error();
-  if (*count == 0) return at("ACTION_ACCESSOR", "count must be at least 1", ptr + "/count");
-  if (!acc.contains("bufferView"))
+  if (info->count == 0) return at("ACTION_ACCESSOR", "count must be at least 1", ptr + "/count");
+  if (!info->buffer_view && !info->sparse)
     return at("ACTION_ACCESSOR", "an animation accessor needs a bufferView", ptr);
-  auto view_index =
-      index_in(acc, "bufferView", array_size(f.root, "bufferViews"), ptr, "ACTION_ACCESSOR");
-  if (!view_index) return std::move(view_index).error();
-  auto acc_offset = uint_or(acc, "byteOffset", 0, ptr, "ACTION_ACCESSOR");
-  if (!acc_offset) return std::move(acc_offset).error();
-
-  const std::string vptr = core::json_pointer_join("/bufferViews", *view_index);
-  const Json& view = f.root.at("bufferViews").at(*view_index);
-  if (!view.is_object()) return at("ACTION_ACCESSOR", "bufferView must be an object", vptr);
-  auto buffer_index =
-      index_in(view, "buffer", array_size(f.root, "buffers"), vptr, "ACTION_ACCESSOR");
-  if (!buffer_index) return std::move(buffer_index).error();
-  auto view_offset = uint_or(view, "byteOffset", 0, vptr, "ACTION_ACCESSOR");
-  if (!view_offset) return std::move(view_offset).error();
-  auto view_length = uint_or(view, "byteLength", 0, vptr, "ACTION_ACCESSOR");
-  if (!view_length) return std::move(view_length).error();
-  const std::uint64_t elem = comps * comp_size;
-  auto stride = uint_or(view, "byteStride", elem, vptr, "ACTION_ACCESSOR");
-  if (!stride) return std::move(stride).error();
-  if (*stride == 0) *stride = elem;  // as inspect_model reads it: tightly packed
-  if (*stride < elem)
-    return at("ACTION_ACCESSOR", "byteStride is smaller than one element", vptr + "/byteStride");
-  auto data = buffer_data(f, *buffer_index);
-  if (!data) return std::move(data).error();
-  // 32-bit fields in 64-bit sums: no overflow.
-  if (*view_offset + *view_length > data->size())
-    return at("ACTION_ACCESSOR", "bufferView runs past its buffer", vptr);
-  if (*acc_offset + (*count - 1) * *stride + elem > *view_length)
-    return at("ACTION_ACCESSOR",
-              "accessor needs " + std::to_string(*acc_offset + (*count - 1) * *stride + elem) +
-                  " bytes of a bufferView of " + std::to_string(*view_length),
-              ptr);
-  const std::uint8_t* base = data->data() + *view_offset + *acc_offset;
-  std::vector<float> out(static_cast<std::size_t>(*count) * comps);
-  for (std::size_t e = 0; e < *count; ++e) {
-    const std::uint8_t* p = base + e * *stride;
-    for (std::size_t c = 0; c < comps; ++c) {
-      const std::uint8_t* q = p + c * comp_size;
-      float v = 0.0F;
-      switch (*ct) {
-        case 5126:
-          v = core::load_f32_le(q);
-          break;
-        case 5120:
-          v = std::max(static_cast<float>(static_cast<std::int8_t>(q[0])) / 127.0F, -1.0F);
-          break;
-        case 5121:
-          v = static_cast<float>(q[0]) / 255.0F;
-          break;
-        case 5122:
-          v = std::max(
-              static_cast<float>(static_cast<std::int16_t>(core::load_le<std::uint16_t>(q))) /
-                  32767.0F,
-              -1.0F);
-          break;
-        default:
-          v = static_cast<float>(core::load_le<std::uint16_t>(q)) / 65535.0F;
-          break;
-      }
-      if (!std::isfinite(v))
-        return at("ACTION_ACCESSOR", "element " + std::to_string(e) + " is not finite", ptr);
-      out[e * comps + c] = v;
-    }
-  }
+  auto out = f.read_accessor_floats(index);
+  if (!out) return std::move(out).error();
+  for (std::size_t i = 0; i < out->size(); ++i)
+    if (!std::isfinite((*out)[i]))
+      return at("ACTION_ACCESSOR", "element " + std::to_string(i / comps) + " is not finite", ptr);
   return out;
 }
 
@@ -583,7 +373,7 @@ core::Result<std::vector<float>> sampler_times(GltfFile& f, const AnimationView&
   const std::string ptr = core::json_pointer_join(a.ptr + "/samplers", s);
   const Json& sampler = (*a.samplers)[s];
   if (!sampler.is_object()) return at("ACTION_SAMPLER", "sampler must be an object", ptr);
-  auto input = index_in(sampler, "input", array_size(f.root, "accessors"), ptr, "ACTION_SAMPLER");
+  auto input = index_in(sampler, "input", f.count("accessors"), ptr, "ACTION_SAMPLER");
   if (!input) return std::move(input).error();
   auto times = read_floats(f, *input, 1, false);
   if (!times) return std::move(times).error();
@@ -614,7 +404,7 @@ core::Result<Track> read_track(GltfFile& f, const AnimationView& a, std::size_t 
       return at("ACTION_SAMPLER", "interpolation must be LINEAR, STEP or CUBICSPLINE",
                 ptr + "/interpolation");
   }
-  auto output = index_in(sampler, "output", array_size(f.root, "accessors"), ptr, "ACTION_SAMPLER");
+  auto output = index_in(sampler, "output", f.count("accessors"), ptr, "ACTION_SAMPLER");
   if (!output) return std::move(output).error();
   auto values = read_floats(f, *output, rotation ? 4 : 1, true);
   if (!values) return std::move(values).error();
@@ -693,11 +483,11 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
   auto file = open_gltf(gltf);
   if (!file) return std::move(file).error();
   GltfFile& f = *file;
-  auto anim_index = find_animation(f.root, o.animation);
+  auto anim_index = find_animation(f.json(), o.animation);
   if (!anim_index) return std::move(anim_index).error();
   AnimationView a;
   a.ptr = core::json_pointer_join("/animations", *anim_index);
-  const Json& anim = f.root.at("animations").at(*anim_index);
+  const Json& anim = f.json().at("animations").at(*anim_index);
   if (!anim.is_object()) return at("ACTION_ANIMATION", "animation must be an object", a.ptr);
   auto samplers = array_of(anim, "samplers", a.ptr, "ACTION_SAMPLER");
   if (!samplers) return std::move(samplers).error();
@@ -711,7 +501,7 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
   // of the rig's mesh node. A target may be used once per animation (§3.11).
   std::vector<std::optional<std::size_t>> bone_sampler(spec.bones.size());
   std::optional<std::size_t> weights_sampler;
-  const std::size_t node_count = array_size(f.root, "nodes");
+  const std::size_t node_count = f.count("nodes");
   for (std::size_t c = 0; c < (*channels)->size(); ++c) {
     const std::string ptr = core::json_pointer_join(a.ptr + "/channels", c);
     const Json& ch = (**channels)[c];

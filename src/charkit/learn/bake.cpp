@@ -16,7 +16,9 @@
 #include <string>
 #include <utility>
 
+#include "charkit/core/base64.h"
 #include "charkit/core/json.h"
+#include "charkit/scene/gltf_document.h"
 #include "charkit/scene/intake.h"
 
 namespace charkit::learn {
@@ -70,59 +72,6 @@ std::array<double, 3> euler_xyz_deg(const Quaternion& in) {
   return {a * kDeg, b * kDeg, c * kDeg};
 }
 
-// ---- base64 (RFC 4648, with padding) ----------------------------------------
-
-constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-std::string base64_encode(std::span<const std::uint8_t> in) {
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < in.size(); i += 3) {
-    const std::size_t left = in.size() - i;
-    std::uint32_t v = std::uint32_t{in[i]} << 16;
-    if (left > 1) v |= std::uint32_t{in[i + 1]} << 8;
-    if (left > 2) v |= in[i + 2];
-    out += kB64[(v >> 18) & 63];
-    out += kB64[(v >> 12) & 63];
-    out += left > 1 ? kB64[(v >> 6) & 63] : '=';
-    out += left > 2 ? kB64[v & 63] : '=';
-  }
-  return out;
-}
-
-int b64_value(char ch) {
-  if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-  if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-  if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-  if (ch == '+') return 62;
-  if (ch == '/') return 63;
-  return -1;
-}
-
-// False on a character outside the alphabet or misplaced padding.
-bool base64_decode(std::string_view s, std::vector<std::uint8_t>& out) {
-  out.clear();
-  out.reserve(s.size() / 4 * 3);
-  std::uint32_t acc = 0;
-  int bits = 0;
-  std::size_t pad = 0;
-  for (char ch : s) {
-    if (ch == '=') {
-      ++pad;
-      continue;
-    }
-    const int v = b64_value(ch);
-    if (v < 0 || pad != 0) return false;
-    acc = (acc << 6) | static_cast<std::uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<std::uint8_t>((acc >> bits) & 0xFF));
-    }
-  }
-  return pad <= 2;
-}
-
 void put_f32(std::vector<std::uint8_t>& b, float f) {
   const auto u = std::bit_cast<std::uint32_t>(f);
   for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(u >> (8 * i)));
@@ -136,92 +85,7 @@ void pad4(std::vector<std::uint8_t>& b, std::uint8_t fill) {
   while (b.size() % 4 != 0) b.push_back(fill);
 }
 
-// ---- the source file --------------------------------------------------------
-
-struct Source {
-  Json json;
-  bool glb = false;
-  std::vector<std::uint8_t> bin_chunk;  ///< GLB BIN chunk (empty when none)
-  bool has_bin_chunk = false;
-};
-
-core::Result<Source> split_source(core::Bytes b) {
-  Source s;
-  std::string_view text;
-  if (b.size() >= 12 && core::load_le<std::uint32_t>(b.data()) == kGlbMagic) {
-    s.glb = true;
-    // inspect_model has checked the chunk walk; the bounds are re-checked here.
-    if (b.size() < 20 || core::load_le<std::uint32_t>(b.data() + 16) != kChunkJson)
-      return make_error("BAKE_GLTF", "GLB without a JSON chunk", Location::at_offset(12));
-    const std::size_t json_len = core::load_le<std::uint32_t>(b.data() + 12);
-    if (json_len > b.size() - 20)
-      return make_error("BAKE_GLTF", "GLB JSON chunk past the end", Location::at_offset(12));
-    text = core::as_chars(b.subspan(20, json_len));
-    const std::size_t bin_at = 20 + json_len;
-    if (b.size() - bin_at >= 8 &&
-        core::load_le<std::uint32_t>(b.data() + bin_at + 4) == kChunkBin) {
-      const std::size_t bin_len = core::load_le<std::uint32_t>(b.data() + bin_at);
-      if (bin_len > b.size() - bin_at - 8)
-        return make_error("BAKE_GLTF", "GLB BIN chunk past the end", Location::at_offset(bin_at));
-      const auto bin = b.subspan(bin_at + 8, bin_len);
-      s.bin_chunk.assign(bin.begin(), bin.end());
-      s.has_bin_chunk = true;
-    }
-  } else {
-    text = core::as_chars(b);
-  }
-  // GLB JSON chunks are padded with spaces (some writers use NUL).
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\0')) text.remove_suffix(1);
-  auto parsed = core::parse_json_strict(text);
-  if (!parsed) return std::move(parsed).error();
-  s.json = std::move(*parsed);
-  if (!s.json.is_object()) return at("BAKE_GLTF", "the glTF JSON is not an object", "");
-  return s;
-}
-
-// The bytes of every buffer the bake reads, decoded once.
-class Buffers {
- public:
-  explicit Buffers(const Source& s) : s_(&s) {}
-
-  core::Result<const std::vector<std::uint8_t>*> get(std::size_t index) {
-    auto it = cache_.find(index);
-    if (it != cache_.end()) return &it->second;
-    const std::string p = core::json_pointer_join("/buffers", index);
-    const Json& bufs = s_->json["buffers"];
-    if (!bufs.is_array() || index >= bufs.size() || !bufs[index].is_object())
-      return at("BAKE_GLTF", "no such buffer", p);
-    const Json& buf = bufs[index];
-    const auto len = core::json_uint32(buf.value("byteLength", Json()));
-    if (!len) return at("BAKE_GLTF", "buffer without a valid byteLength", p + "/byteLength");
-    std::vector<std::uint8_t> data;
-    if (!buf.contains("uri")) {
-      if (index != 0 || !s_->has_bin_chunk)
-        return at("BAKE_GLTF", "a buffer without a uri needs the GLB BIN chunk", p);
-      data = s_->bin_chunk;
-    } else {
-      const Json& uri = buf["uri"];
-      if (!uri.is_string()) return at("BAKE_GLTF", "uri is not a string", p + "/uri");
-      const std::string& u = uri.get_ref<const std::string&>();
-      const std::size_t comma = u.find(',');
-      if (u.rfind("data:", 0) != 0 || comma == std::string::npos)
-        return at("BAKE_BUFFER", "buffer refers to an external file; only data: URIs are read",
-                  p + "/uri");
-      const std::string_view head(u.data(), comma);
-      if (head.size() < 7 || head.substr(head.size() - 7) != ";base64")
-        return at("BAKE_BUFFER", "data: URI is not base64", p + "/uri");
-      if (!base64_decode(std::string_view(u).substr(comma + 1), data))
-        return at("BAKE_BUFFER", "data: URI holds invalid base64", p + "/uri");
-    }
-    if (data.size() < *len) return at("BAKE_GLTF", "buffer shorter than its byteLength", p);
-    data.resize(*len);
-    return &cache_.emplace(index, std::move(data)).first->second;
-  }
-
- private:
-  const Source* s_;
-  std::map<std::size_t, std::vector<std::uint8_t>> cache_;
-};
+// ---- the source file ----------------------------------------------------------
 
 // A string member, "" when absent or not a string (nlohmann's value() would throw).
 std::string str_of(const Json& j, const char* key) {
@@ -238,87 +102,18 @@ std::optional<std::size_t> index_of(const Json& j, const char* key) {
 }
 
 // A SCALAR accessor's values as floats: float, or normalised (u)int8/16 as
-// the glTF rules for animation weights say (signed: max(c / max, -1)).
-core::Result<std::vector<float>> read_scalar_floats(const Json& root, std::size_t index,
-                                                    Buffers& buffers) {
+// the glTF rules for animation weights say (read by scene::GltfDocument).
+core::Result<std::vector<float>> read_scalar_floats(scene::GltfDocument& doc, std::size_t index) {
   const std::string ap = core::json_pointer_join("/accessors", index);
-  const Json& accs = root["accessors"];
-  if (!accs.is_array() || index >= accs.size() || !accs[index].is_object())
-    return at("BAKE_GLTF", "no such accessor", ap);
-  const Json& a = accs[index];
-  if (str_of(a, "type") != "SCALAR")
+  auto info = doc.accessor(index);
+  if (!info) return std::move(info).error();
+  if (info->type != "SCALAR")
     return at("BAKE_GLTF", "animation weights must be a SCALAR accessor", ap + "/type");
-  if (a.contains("sparse"))
-    return at("BAKE_GLTF", "sparse animation weights are not supported", ap + "/sparse");
-  const auto count = index_of(a, "count");
-  const auto ct = index_of(a, "componentType");
-  if (!count || !ct) return at("BAKE_GLTF", "accessor without count or componentType", ap);
-  std::size_t csize = 0;
-  switch (*ct) {
-    case 5126:
-      csize = 4;
-      break;
-    case 5120:
-    case 5121:
-      csize = 1;
-      break;
-    case 5122:
-    case 5123:
-      csize = 2;
-      break;
-    default:
-      return at("BAKE_GLTF", "unsupported component type for weights", ap + "/componentType");
-  }
-  if (*ct != 5126 && !(a.contains("normalized") && a["normalized"] == true))
+  if (info->component_type == scene::GltfComponent::kUnsignedInt)
+    return at("BAKE_GLTF", "unsupported component type for weights", ap + "/componentType");
+  if (info->component_type != scene::GltfComponent::kFloat && !info->normalized)
     return at("BAKE_GLTF", "integer weights must be normalized", ap + "/normalized");
-  const auto view_index = index_of(a, "bufferView");
-  if (!view_index) return std::vector<float>(*count, 0.0F);  // no data: all zeros
-  const std::string vp = core::json_pointer_join("/bufferViews", *view_index);
-  const Json& views = root["bufferViews"];
-  if (!views.is_array() || *view_index >= views.size())
-    return at("BAKE_GLTF", "no such buffer view", ap + "/bufferView");
-  const Json& v = views[*view_index];
-  const auto buf_index = index_of(v, "buffer");
-  const auto view_len = index_of(v, "byteLength");
-  if (!buf_index || !view_len) return at("BAKE_GLTF", "buffer view without buffer/byteLength", vp);
-  const std::size_t view_off = index_of(v, "byteOffset").value_or(0);
-  const std::size_t declared_stride = index_of(v, "byteStride").value_or(0);
-  const std::size_t stride = declared_stride != 0 ? declared_stride : csize;
-  const std::size_t acc_off = index_of(a, "byteOffset").value_or(0);
-  auto data = buffers.get(*buf_index);
-  if (!data) return std::move(data).error();
-  const auto& bytes = **data;
-  if (stride < csize || view_off > bytes.size() || *view_len > bytes.size() - view_off)
-    return at("BAKE_GLTF", "buffer view outside its buffer", vp);
-  if (*count > 0 && (acc_off > *view_len || (*count - 1) > (*view_len - acc_off) / stride ||
-                     (*count - 1) * stride + csize > *view_len - acc_off))
-    return at("BAKE_GLTF", "accessor reads past its buffer view", ap);
-  std::vector<float> out(*count);
-  const std::uint8_t* base = bytes.data() + view_off + acc_off;
-  for (std::size_t i = 0; i < *count; ++i) {
-    const std::uint8_t* p = base + i * stride;
-    switch (*ct) {
-      case 5126:
-        out[i] = core::load_f32_le(p);
-        break;
-      case 5120:
-        out[i] = std::max(static_cast<float>(static_cast<std::int8_t>(*p)) / 127.0F, -1.0F);
-        break;
-      case 5121:
-        out[i] = static_cast<float>(*p) / 255.0F;
-        break;
-      case 5122:
-        out[i] = std::max(
-            static_cast<float>(static_cast<std::int16_t>(core::load_le<std::uint16_t>(p))) /
-                32767.0F,
-            -1.0F);
-        break;
-      default:
-        out[i] = static_cast<float>(core::load_le<std::uint16_t>(p)) / 65535.0F;
-        break;
-    }
-  }
-  return out;
+  return doc.read_accessor_floats(index);
 }
 
 }  // namespace
@@ -568,10 +363,9 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   if (info->container != scene::ModelContainer::kGlb &&
       info->container != scene::ModelContainer::kGltfJson)
     return make_error("BAKE_GLTF", "the source must be a GLB or a glTF JSON file");
-  auto src = split_source(source_gltf);
+  auto src = scene::GltfDocument::load(source_gltf);
   if (!src) return std::move(src).error();
-  Json& root = src->json;
-  Buffers buffers(*src);
+  Json& root = src->json();
 
   // 3. The rig's mesh, its primitives and their vertex ranges.
   const std::string mp = core::json_pointer_join("/meshes", rig.mesh_index);
@@ -652,9 +446,9 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   if (root["buffers"].empty()) {
     root["buffers"].push_back(Json{{"byteLength", 0}});
   } else {
-    auto b0 = buffers.get(0);
+    auto b0 = src->buffer(0);
     if (!b0) return std::move(b0).error();
-    bin = **b0;
+    bin.assign(b0->begin(), b0->end());
   }
   const std::size_t v3 = 3 * rig.vertex_count();
   const std::uint64_t new_bytes = static_cast<std::uint64_t>(poses.size()) * v3 * 4;
@@ -760,7 +554,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
         Json& sampler = anim["samplers"][s];
         const auto out_acc = index_of(sampler, "output");
         if (!out_acc) return at("BAKE_GLTF", "sampler without an output", sp + "/output");
-        auto values = read_scalar_floats(root, *out_acc, buffers);
+        auto values = read_scalar_floats(*src, *out_acc);
         if (!values) return std::move(values).error();
         if (old_targets == 0 || values->size() % old_targets != 0)
           return at("BAKE_GLTF", "weights output does not hold whole groups of targets",
@@ -792,7 +586,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   result.pose_library_json =
       write_pose_library(model.spec, rig.mesh_name, poses, result.shape_keys);
   if (!o.glb) {
-    b0["uri"] = std::string(kDataUriPrefix) + base64_encode(bin);
+    b0["uri"] = std::string(kDataUriPrefix) + core::base64_encode(bin);
     const std::string text = dump(root);
     result.gltf.assign(text.begin(), text.end());
     return result;

@@ -4,7 +4,9 @@
 // (act)?, with one activation kind between the layers.
 #include "charkit/learn/engine_import.h"
 
+#if CHARKIT_WITH_ONNX
 #include <onnx/onnx_pb.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -121,6 +123,7 @@ core::Status nmn_steps(const NmnLayer& l, std::vector<Step>& steps, std::string 
 
 // ---- .onnx ----------------------------------------------------------------------
 
+#if CHARKIT_WITH_ONNX
 std::string node_label(const onnx::NodeProto& n, int index) {
   return "node " + std::to_string(index) + (n.name().empty() ? "" : " \"" + n.name() + "\"") +
          " (" + n.op_type() + ")";
@@ -270,6 +273,14 @@ core::Result<std::vector<Step>> onnx_steps(core::Bytes bytes, std::string& input
                        g.output(0).name() + "\"");
   return steps;
 }
+#else  // CHARKIT_WITH_ONNX=OFF
+
+core::Result<std::vector<Step>> onnx_steps(core::Bytes, std::string&) {
+  return core::make_error("ONNX_DISABLED",
+                          "this charkit was built without ONNX support (CHARKIT_WITH_ONNX=OFF)");
+}
+
+#endif
 
 // The mapped MLP against the ONNX executor on a few inputs: a guard against
 // any reading of the graph that differs from what it computes.

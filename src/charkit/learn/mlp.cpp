@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "charkit/learn/dense_kernel.h"
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/dense_kernel.h"
+#include "charkit/learn/detail/prng.h"
 
 namespace charkit::learn {
 

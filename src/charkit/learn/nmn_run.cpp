@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "charkit/learn/dense_kernel.h"
+#include "charkit/learn/detail/dense_kernel.h"
 #include "charkit/learn/nmn.h"
 
 namespace charkit::learn {

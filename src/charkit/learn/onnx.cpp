@@ -12,40 +12,13 @@
 #include <unordered_map>
 #include <utility>
 
-#include "charkit/learn/onnx_graph.h"
+#include "charkit/learn/detail/onnx_graph.h"
 
 namespace charkit::learn {
 
 using core::make_error;
 using core::Result;
 using core::Status;
-
-std::int64_t OnnxTensor::numel() const {
-  // A zero dim anywhere makes the tensor empty, even after huge dims (which a
-  // file may declare for an empty tensor); the product saturates otherwise.
-  for (auto d : shape)
-    if (d == 0) return 0;
-  std::int64_t n = 1;
-  for (auto d : shape)
-    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<std::int64_t>::max();
-  return n;
-}
-
-OnnxTensor OnnxTensor::from_f32(std::vector<std::int64_t> shape, std::vector<float> data) {
-  OnnxTensor t;
-  t.type = OnnxType::kFloat;
-  t.shape = std::move(shape);
-  t.f = std::move(data);
-  return t;
-}
-
-OnnxTensor OnnxTensor::from_i64(std::vector<std::int64_t> shape, std::vector<std::int64_t> data) {
-  OnnxTensor t;
-  t.type = OnnxType::kInt64;
-  t.shape = std::move(shape);
-  t.i = std::move(data);
-  return t;
-}
 
 namespace onnx_detail {
 
@@ -84,39 +57,6 @@ bool checked_numel(std::span<const std::int64_t> shape, std::int64_t& n, std::in
 using namespace onnx_detail;
 
 namespace {
-
-const char* type_name(std::int32_t t) {
-  switch (t) {
-    case 0:
-      return "undeclared";
-    case 1:
-      return "float32";
-    case 2:
-      return "uint8";
-    case 3:
-      return "int8";
-    case 4:
-      return "uint16";
-    case 5:
-      return "int16";
-    case 6:
-      return "int32";
-    case 7:
-      return "int64";
-    case 8:
-      return "string";
-    case 9:
-      return "bool";
-    case 10:
-      return "float16";
-    case 11:
-      return "float64";
-    case 16:
-      return "bfloat16";
-    default:
-      return "other";
-  }
-}
 
 // Fills `out` from a TensorProto; "" on success, else the reason.
 std::string tensor_from_proto(const onnx::TensorProto& p, OnnxTensor& out) {
@@ -207,7 +147,7 @@ std::string tensor_from_proto(const onnx::TensorProto& p, OnnxTensor& out) {
     }
     return {};
   }
-  return std::string("element type ") + type_name(p.data_type()) +
+  return std::string("element type ") + onnx_type_name(p.data_type()) +
          " is not supported (float32, int64, int32 and bool only)";
 }
 
@@ -473,7 +413,7 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
                           std::string("cast to ") +
                               (a->type() == onnx::AttributeProto::STRING
                                    ? a->s()
-                                   : type_name(static_cast<std::int32_t>(a->i()))) +
+                                   : onnx_type_name(static_cast<std::int32_t>(a->i()))) +
                               " is not supported (float32, int64 and bool only)");
       return core::Ok{};
     }
@@ -611,7 +551,7 @@ Result<OnnxValueInfo> value_info(const onnx::ValueInfoProto& v, const std::strin
   info.elem_type = tt.elem_type();
   if (info.elem_type != 0 && info.elem_type != 1 && info.elem_type != 7 && info.elem_type != 9)
     return make_error("ONNX_TYPE",
-                      "'" + v.name() + "' has element type " + type_name(info.elem_type) +
+                      "'" + v.name() + "' has element type " + onnx_type_name(info.elem_type) +
                           " (float32, int64 and bool only)",
                       core::Location::at_pointer(where));
   if (tt.has_shape()) {
@@ -631,27 +571,6 @@ Result<OnnxValueInfo> value_info(const onnx::ValueInfoProto& v, const std::strin
 
 }  // namespace
 
-OnnxModel::OnnxModel() = default;
-OnnxModel::OnnxModel(OnnxModel&&) noexcept = default;
-OnnxModel& OnnxModel::operator=(OnnxModel&&) noexcept = default;
-OnnxModel::~OnnxModel() = default;
-
-const std::vector<OnnxValueInfo>& OnnxModel::inputs() const {
-  return g_->inputs;
-}
-const std::vector<OnnxValueInfo>& OnnxModel::outputs() const {
-  return g_->outputs;
-}
-const OnnxDescription& OnnxModel::description() const {
-  return g_->desc;
-}
-
-void OnnxModel::set_element_limits(std::int64_t per_tensor, std::int64_t total) {
-  per_tensor = std::clamp<std::int64_t>(per_tensor, 1, kOnnxMaxElements);
-  g_->max_total = std::max<std::int64_t>(total, 1);
-  for (Node& n : g_->nodes) n.max_elements = per_tensor;
-}
-
 Result<OnnxTensor> parse_onnx_tensor(core::Bytes bytes) {
   if (bytes.size() > kOnnxMaxBytes)
     return make_error("ONNX_TOO_LARGE", "tensor file larger than 1 GiB");
@@ -662,28 +581,6 @@ Result<OnnxTensor> parse_onnx_tensor(core::Bytes bytes) {
   std::string why = tensor_from_proto(p, t);
   if (!why.empty()) return make_error("ONNX_TENSOR", why);
   return t;
-}
-
-const char* onnx_type_name(std::int32_t elem_type) {
-  return type_name(elem_type);
-}
-
-bool looks_like_onnx(core::Bytes b) {
-  if (b.size() < 2) return false;
-  switch (b[0]) {
-    case 0x08:  // 1 ir_version (varint)
-    case 0x12:  // 2 producer_name
-    case 0x1a:  // 3 producer_version
-    case 0x22:  // 4 domain
-    case 0x28:  // 5 model_version (varint)
-    case 0x32:  // 6 doc_string
-    case 0x3a:  // 7 graph
-    case 0x42:  // 8 opset_import
-    case 0x72:  // 14 metadata_props
-      return true;
-    default:
-      return false;
-  }
 }
 
 Result<OnnxModel> load_onnx(core::Bytes bytes) {

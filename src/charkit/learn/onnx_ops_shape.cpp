@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "charkit/learn/onnx_kernels.h"
+#include "charkit/learn/detail/onnx_kernels.h"
 
 namespace charkit::learn::onnx_kernel {
 

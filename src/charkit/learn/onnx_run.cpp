@@ -14,7 +14,7 @@
 #include <Eigen/Core>
 
 #include "charkit/learn/onnx.h"
-#include "charkit/learn/onnx_kernels.h"
+#include "charkit/learn/detail/onnx_kernels.h"
 
 namespace charkit::learn {
 

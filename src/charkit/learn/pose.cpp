@@ -4,7 +4,7 @@
 #include <numbers>
 #include <set>
 
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 
 namespace charkit::learn {
 

@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "charkit/learn/npy.h"
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 
 namespace charkit::learn {
 

@@ -1,4 +1,4 @@
-#include "charkit/learn/prng.h"
+#include "charkit/learn/detail/prng.h"
 
 #include <cmath>
 #include <limits>

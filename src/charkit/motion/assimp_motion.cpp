@@ -1,5 +1,6 @@
 #include "charkit/motion/assimp_motion.h"
 
+#if CHARKIT_WITH_ASSIMP
 #include <assimp/MemoryIOWrapper.h>
 #include <assimp/config.h>
 #include <assimp/postprocess.h>
@@ -7,6 +8,7 @@
 #include <assimp/IOStream.hpp>
 #include <assimp/IOSystem.hpp>
 #include <assimp/Importer.hpp>
+#endif
 
 #include <algorithm>
 #include <bit>
@@ -19,11 +21,13 @@
 #include <unordered_map>
 
 #include "charkit/core/bytes.h"
+#include "charkit/core/error_codes.h"
 #include "charkit/core/isolated.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/core/names.h"
 #include "charkit/core/utf8.h"
-#include "charkit/motion/ndjson.h"
+#include "charkit/motion/detail/ndjson.h"
+#include "charkit/scene/gltf_document.h"
 #include "charkit/scene/intake.h"
 
 namespace charkit::motion {
@@ -153,12 +157,14 @@ Affine compose(const Affine& a, const Affine& b) {
   return r;
 }
 
+#if CHARKIT_WITH_ASSIMP
 Affine from_ai(const aiMatrix4x4& a) {
   Affine r;
   r.m = {a.a1, a.a2, a.a3, a.b1, a.b2, a.b3, a.c1, a.c2, a.c3};
   r.t = {a.a4, a.b4, a.c4};
   return r;
 }
+#endif
 
 Quat normalised(const Quat& q) {
   const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
@@ -271,6 +277,7 @@ void AssimpMotion::sample(std::uint64_t frame, std::span<Vec3> out) const {
 
 // ---- import ----------------------------------------------------------------------
 
+#if CHARKIT_WITH_ASSIMP
 namespace {
 
 // The importer's only file access: files under `dir` (none when dir is
@@ -907,34 +914,6 @@ core::Result<AssimpMotion> decode_motion(core::Bytes bytes, const AssimpLimits& 
   return m;
 }
 
-std::uint32_t le32(std::span<const std::uint8_t> b, std::size_t at) {
-  return static_cast<std::uint32_t>(b[at]) | static_cast<std::uint32_t>(b[at + 1]) << 8 |
-         static_cast<std::uint32_t>(b[at + 2]) << 16 | static_cast<std::uint32_t>(b[at + 3]) << 24;
-}
-
-// The GLB container (glTF 2.0 §4.4) checked before Assimp sees it: Assimp
-// 5.2 allocates and clears a chunk's declared length before comparing it with
-// the file, so a corrupt length would cost gigabytes and minutes.
-std::string glb_problem(std::span<const std::uint8_t> b) {
-  if (b.size() < 20) return "shorter than the 12-byte header and one chunk header";
-  if (le32(b, 4) != 2) return "version " + std::to_string(le32(b, 4)) + ", not 2";
-  const std::uint64_t length = le32(b, 8);
-  if (length > b.size())
-    return "header length " + std::to_string(length) + " is past the end of the file";
-  std::uint64_t at = 12;
-  for (int chunk = 0; at < length; ++chunk) {
-    if (length - at < 8) return "truncated chunk header at byte " + std::to_string(at);
-    const std::uint64_t n = le32(b, static_cast<std::size_t>(at));
-    if (n > length - at - 8)
-      return "chunk " + std::to_string(chunk) + " at byte " + std::to_string(at) + " declares " +
-             std::to_string(n) + " bytes, past the end of the file";
-    if (chunk == 0 && le32(b, static_cast<std::size_t>(at + 4)) != 0x4E4F534Au)
-      return "the first chunk is not JSON";
-    at += 8 + n;
-  }
-  return {};
-}
-
 const char* hint_of(AssimpFormat f) {
   switch (f) {
     case AssimpFormat::kGlb:
@@ -986,9 +965,14 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
   if (format == AssimpFormat::kUnknown)
     return fail("MOTION_FORMAT",
                 "not a glTF (JSON with \"asset\"), GLB (glTF magic) or FBX (binary or ASCII) file");
+  // The GLB container (glTF 2.0 §4.4) is checked before Assimp sees it
+  // (scene::split_glb): Assimp 5.2 allocates and clears a chunk's declared
+  // length before comparing it with the file, so a corrupt length would cost
+  // gigabytes and minutes.
   if (format == AssimpFormat::kGlb)
-    if (std::string problem = glb_problem(bytes); !problem.empty())
-      return fail("MOTION_IMPORT_FAILED", "not a valid GLB container: " + problem);
+    if (auto chunks = scene::split_glb(bytes); !chunks)
+      return fail("MOTION_IMPORT_FAILED",
+                  "not a valid GLB container: " + chunks.error().to_string());
   // Assimp 5.2 does not survive every malformed glTF (a fuzzed GLB with
   // ill-formed UTF-8 in its JSON crashed it inside its glTF 2 importer), so
   // glTF and GLB go through our own strict, bounded glTF checks first
@@ -1009,9 +993,9 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
       o.isolation, "the Assimp import");
   if (!answer) {
     const core::Error& e = answer.error();
-    if (e.code == "ISOLATED_CANCELLED")
+    if (e.code == core::codes::ISOLATED_CANCELLED)
       return fail("MOTION_CANCELLED", "the Assimp import was cancelled");
-    if (e.code.starts_with("ISOLATED_"))
+    if (core::is_isolation_error(e))
       return fail("MOTION_IMPORT_FAILED", std::string("Assimp could not read this ") +
                                               assimp_format_name(format) + " file: " + e.message);
     return e;
@@ -1020,6 +1004,23 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
 }
 
 }  // namespace
+#else  // CHARKIT_WITH_ASSIMP=OFF: the formats are still recognised, not read
+
+namespace {
+
+core::Error fail(std::string code, std::string message) {
+  return core::make_error(std::move(code), std::move(message));
+}
+
+core::Result<AssimpMotion> import(std::span<const std::uint8_t>, const std::filesystem::path&,
+                                  const AssimpMotionOptions&) {
+  return fail("MOTION_ASSIMP_DISABLED",
+              "this charkit was built without Assimp (CHARKIT_WITH_ASSIMP=OFF), which reads FBX "
+              "and glTF motions; BVH and keypoint JSON are read without it");
+}
+
+}  // namespace
+#endif
 
 core::Result<AssimpMotion> load_assimp_motion(std::span<const std::uint8_t> bytes,
                                               const AssimpMotionOptions& options) {

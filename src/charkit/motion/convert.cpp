@@ -6,7 +6,7 @@
 
 #include "charkit/core/names.h"
 #include "charkit/motion/forward_kinematics.h"
-#include "charkit/motion/ndjson.h"
+#include "charkit/motion/detail/ndjson.h"
 
 namespace charkit::motion {
 

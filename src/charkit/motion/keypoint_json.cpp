@@ -6,7 +6,7 @@
 #include <string>
 
 #include "charkit/core/json.h"
-#include "charkit/motion/ndjson.h"
+#include "charkit/motion/detail/ndjson.h"
 
 namespace charkit::motion {
 

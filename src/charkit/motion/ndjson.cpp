@@ -1,4 +1,4 @@
-#include "charkit/motion/ndjson.h"
+#include "charkit/motion/detail/ndjson.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,8 +1,8 @@
-#include "charkit/scene/bc7.h"
+#include "charkit/scene/detail/bc7.h"
 
 #include <cstring>
 
-#include "charkit/scene/bc7_tables.h"
+#include "charkit/scene/detail/bc7_tables.h"
 
 namespace charkit::scene {
 namespace {

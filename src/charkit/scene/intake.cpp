@@ -1,5 +1,5 @@
-// Model intake (docs/model.md): detection from content, the GLB chunk walk,
-// the glTF / VRM JSON survey, glTF-in-zip resolution and FBX through Assimp.
+// Model intake (docs/model.md): detection from content, the glTF / VRM JSON
+// survey (GLB chunks and URIs through gltf_document.h), glTF-in-zip and FBX through Assimp.
 #include "charkit/scene/intake.h"
 
 #include <zip.h>
@@ -16,13 +16,18 @@
 #include <string>
 #include <unordered_set>
 
+#if CHARKIT_WITH_ASSIMP
 #include <assimp/scene.h>
 #include <assimp/Importer.hpp>
+#endif
 
 #include "charkit/core/bytes.h"
+#include "charkit/core/error_codes.h"
 #include "charkit/core/isolated.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/scene/error_codes.h"
+#include "charkit/scene/gltf_document.h"
 
 namespace charkit::scene {
 namespace {
@@ -34,9 +39,6 @@ using core::Location;
 using core::make_error;
 using core::Result;
 
-constexpr std::uint32_t kGlbMagic = 0x46546C67;   // "glTF"
-constexpr std::uint32_t kChunkJson = 0x4E4F534A;  // "JSON"
-constexpr std::uint32_t kChunkBin = 0x004E4942;   // "BIN\0"
 constexpr std::string_view kFbxBinaryMagic{"Kaydara FBX Binary  \0", 21};
 
 bool starts_with(Bytes b, std::string_view s) {
@@ -436,7 +438,7 @@ std::optional<Error> Survey::images(const Container& c) {
     auto size = c.resolve(u, ptr + "/uri");
     if (!size) {
       // Unsafe paths are errors; a missing picture still leaves a model to report.
-      if (size.error().code != "GLTF_URI_MISSING") return std::move(size).error();
+      if (size.error().code != codes::GLTF_URI_MISSING) return std::move(size).error();
       warn("IMAGE_MISSING", "image " + std::to_string(i) + " (" + u + ") is not in the archive");
     }
   }
@@ -641,112 +643,14 @@ Result<ModelInfo> survey_json(std::string_view text, std::uint64_t offset, const
 Result<ModelInfo> inspect_glb(Bytes b, const IntakeOptions& o) {
   ModelInfo info;
   info.container = ModelContainer::kGlb;
-  if (b.size() < 12) return at_byte("GLB_TRUNCATED", "the GLB header needs 12 bytes", b.size());
-  const std::uint32_t version = core::load_le<std::uint32_t>(b.data() + 4);
-  const std::uint32_t length = core::load_le<std::uint32_t>(b.data() + 8);
-  if (version != 2)
-    return at_byte("GLB_VERSION", "GLB version " + std::to_string(version) + " (need 2)", 4);
-  if (length > b.size())
-    return at_byte("GLB_TRUNCATED",
-                   "the header declares " + std::to_string(length) + " bytes, the file has " +
-                       std::to_string(b.size()),
-                   8);
-  if (length < 20)
-    return at_byte("GLB_LENGTH", "declared length " + std::to_string(length) + " < 20", 8);
-  if (length < b.size())
-    info.warnings.push_back(
-        {"GLB_TRAILING_BYTES",
-         std::to_string(b.size() - length) + " bytes after the declared GLB length are ignored"});
-  const Bytes glb = b.first(length);
-  const std::uint32_t json_len = core::load_le<std::uint32_t>(glb.data() + 12);
-  const std::uint32_t json_type = core::load_le<std::uint32_t>(glb.data() + 16);
-  if (json_type != kChunkJson) return at_byte("GLB_CHUNK_TYPE", "the first chunk must be JSON", 16);
-  if (json_len > length - 20)
-    return at_byte("GLB_CHUNK_LENGTH",
-                   "JSON chunk length " + std::to_string(json_len) + " runs past the end (" +
-                       std::to_string(length - 20) + " bytes left)",
-                   12);
-  if (json_len % 4 != 0)
-    info.warnings.push_back({"GLB_ALIGNMENT", "the JSON chunk length is not a multiple of 4"});
-  std::string_view text = core::as_chars(glb.subspan(20, json_len));
-  // Padding is spaces (§4.4.3.2); some writers pad with NUL bytes.
-  std::size_t end = text.size();
-  while (end > 0 && text[end - 1] == '\0') --end;
-  if (end != text.size())
-    info.warnings.push_back({"GLB_JSON_NUL_PADDING", "the JSON chunk is padded with NUL bytes"});
-  text = text.substr(0, end);
-
+  auto chunks = split_glb(b);  // the one GLB chunk walk (gltf_document.h)
+  if (!chunks) return std::move(chunks).error();
+  for (auto& w : chunks->warnings)
+    info.warnings.push_back({std::move(w.code), std::move(w.message)});
   Container c;
   c.is_glb = true;
-  std::size_t at = 20 + std::size_t{json_len};
-  bool first = true;
-  while (at < length) {
-    if (length - at < 8) return at_byte("GLB_TRUNCATED", "a chunk header needs 8 bytes", at);
-    const std::uint32_t len = core::load_le<std::uint32_t>(glb.data() + at);
-    const std::uint32_t type = core::load_le<std::uint32_t>(glb.data() + at + 4);
-    if (len > length - at - 8)
-      return at_byte("GLB_CHUNK_LENGTH",
-                     "chunk length " + std::to_string(len) + " runs past the end (" +
-                         std::to_string(length - at - 8) + " bytes left)",
-                     at);
-    if (type == kChunkBin) {
-      if (!first)
-        return at_byte("GLB_CHUNK_TYPE", "the BIN chunk must directly follow the JSON chunk",
-                       at + 4);
-      c.glb_bin_length = len;
-    } else if (type == kChunkJson) {
-      return at_byte("GLB_CHUNK_TYPE", "a second JSON chunk", at + 4);
-    } else {
-      info.warnings.push_back({"GLB_UNKNOWN_CHUNK",
-                               "chunk at byte " + std::to_string(at) + " of unknown type skipped"});
-    }
-    first = false;
-    at += 8 + std::size_t{len};
-  }
-  return survey_json(text, 20, o, std::move(info), c);
-}
-
-// Resolves a relative URI of the .gltf inside the archive (RFC 3986 path,
-// percent-decoded), refusing absolute paths, schemes and "..".
-Result<std::string> zip_member_for_uri(const std::string& gltf_dir, const std::string& uri,
-                                       const std::string& ptr) {
-  std::string path;
-  for (std::size_t i = 0; i < uri.size(); ++i) {
-    if (uri[i] == '%' && i + 2 < uri.size() &&
-        std::isxdigit(static_cast<unsigned char>(uri[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(uri[i + 2]))) {
-      path += static_cast<char>(std::stoi(uri.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      path += uri[i];
-    }
-  }
-  if (path.empty()) return at_ptr("GLTF_URI_UNSAFE", "empty uri", ptr);
-  if (path.find('\0') != std::string::npos)
-    return at_ptr("GLTF_URI_UNSAFE", "uri holds a NUL byte", ptr);
-  if (path[0] == '/' || path[0] == '\\')
-    return at_ptr("GLTF_URI_UNSAFE", "absolute path " + uri + " is not allowed in a zip", ptr);
-  const auto colon = path.find(':');
-  const auto slash = path.find('/');
-  if (colon != std::string::npos && (slash == std::string::npos || colon < slash))
-    return at_ptr("GLTF_URI_UNSAFE",
-                  "uri " + uri + " has a scheme or drive; only relative paths resolve in a zip",
-                  ptr);
-  std::string out = gltf_dir;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t stop = path.find_first_of("/\\", start);
-    if (stop == std::string::npos) stop = path.size();
-    const std::string seg = path.substr(start, stop - start);
-    if (seg == "..")
-      return at_ptr("GLTF_URI_UNSAFE", "uri " + uri + " leaves its folder (..)", ptr);
-    if (!seg.empty() && seg != ".") {
-      if (!out.empty()) out += '/';
-      out += seg;
-    }
-    start = stop + 1;
-  }
-  return out;
+  if (chunks->bin) c.glb_bin_length = chunks->bin->size();
+  return survey_json(core::as_chars(chunks->json), 20, o, std::move(info), c);
 }
 
 struct ZipCloser {
@@ -829,7 +733,7 @@ Result<ModelInfo> inspect_zip(Bytes b, const IntakeOptions& o) {
   const std::string dir = slash == std::string::npos ? std::string() : gltf_name.substr(0, slash);
   Container c;
   c.resolve = [&](const std::string& uri, const std::string& ptr) -> Result<std::uint64_t> {
-    auto member = zip_member_for_uri(dir, uri, ptr);
+    auto member = resolve_gltf_uri(dir, uri, ptr);
     if (!member) return std::move(member).error();
     auto it = entries.find(*member);
     if (it == entries.end())
@@ -902,6 +806,12 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
   if (b.size() > o.max_fbx_bytes)
     return at_byte("FBX_TOO_LARGE",
                    "FBX of " + std::to_string(b.size()) + " bytes is over the limit", 0);
+#if !CHARKIT_WITH_ASSIMP
+  return at_byte("FBX_IMPORT_DISABLED",
+                 "this charkit was built without Assimp (CHARKIT_WITH_ASSIMP=OFF), which reads FBX "
+                 "models",
+                 0);
+#else
   // Assimp runs in a child process (core::run_isolated): libassimp 5.2 is
   // not hardened against malformed files, and its crash must end as an
   // FBX_IMPORT error, not end the caller. The counts come back as u64s and
@@ -949,7 +859,7 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
       },
       core::IsolationLimits{}, "the Assimp FBX import");
   if (!answer) {
-    if (answer.error().code.starts_with("ISOLATED_"))
+    if (core::is_isolation_error(answer.error()))
       return at_byte("FBX_IMPORT", "Assimp could not read the FBX: " + answer.error().message, 0);
     return at_byte(answer.error().code, answer.error().message, 0);
   }
@@ -973,6 +883,7 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
   core::Bytes rest;
   if (r.read_bytes(r.remaining(), rest)) info.generator = std::string(core::as_chars(rest));
   return info;
+#endif
 }
 
 bool looks_like_fbx_ascii(Bytes b) {
@@ -1043,7 +954,7 @@ const std::vector<std::string_view>& required_humanoid_bones(std::string_view vr
 
 Result<ModelInfo> inspect_model(Bytes b, const IntakeOptions& o) {
   Result<ModelInfo> r = make_error("MODEL_FORMAT_UNKNOWN", "", {});
-  if (b.size() >= 4 && core::load_le<std::uint32_t>(b.data()) == kGlbMagic) {
+  if (is_glb(b)) {
     r = inspect_glb(b, o);
   } else if (starts_with(b, "PK\x03\x04") || starts_with(b, "PK\x05\x06")) {
     r = inspect_zip(b, o);

@@ -7,46 +7,57 @@
 #include <string>
 #include <utility>
 
-#include <fstream>  // tinygltf uses it even with TINYGLTF_NO_FS
-#include <sstream>
+#include <climits>
+#include <map>
+#include <tuple>
 
-#include <nlohmann/json.hpp>
-
+#include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
-
-// tinygltf is header-only; its implementation lives in this file alone. The
-// test programs compile their own copy (tests/scene/tinygltf_include.h), so
-// ours is renamed to keep the two apart at link time: every tinygltf symbol
-// (all are in namespace tinygltf or in anonymous namespaces) becomes
-// charkit_rig_tinygltf::… here. No images are decoded and no files are read:
-// the rig needs neither, and untrusted input must not reach the filesystem.
-#define tinygltf charkit_rig_tinygltf
-#define TINYGLTF_IMPLEMENTATION
-#define TINYGLTF_NO_STB_IMAGE
-#define TINYGLTF_NO_STB_IMAGE_WRITE
-#define TINYGLTF_NO_EXTERNAL_IMAGE
-#define TINYGLTF_NO_FS
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wpedantic"
-#endif
-#include <tiny_gltf.h>
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
-#undef tinygltf
+#include "charkit/scene/gltf_document.h"
 
 namespace charkit::scene {
 
+using core::Json;
 using core::Location;
 using core::make_error;
-namespace tg = ::charkit_rig_tinygltf;
 
 namespace {
+
+// The glTF objects the rig reads, with the field names tinygltf gave them
+// (tinygltf parsed them before scene::GltfDocument did); filled from the
+// document's JSON by parse_model, every member's type checked there.
+namespace tg {
+struct Node {
+  std::string name;
+  int mesh = -1;
+  int skin = -1;
+  std::vector<int> children;
+  std::vector<double> matrix, translation, rotation, scale;
+};
+struct Primitive {
+  std::map<std::string, int> attributes;
+  int indices = -1;
+  int mode = -1;
+  std::vector<std::map<std::string, int>> targets;
+};
+struct Mesh {
+  std::string name;
+  std::vector<Primitive> primitives;
+  std::map<std::size_t, std::string> target_names;  ///< extras.targetNames entries that are strings
+};
+struct Skin {
+  std::string name;
+  std::vector<int> joints;
+  int inverseBindMatrices = -1;
+};
+struct Model {
+  std::vector<Node> nodes;
+  std::vector<Mesh> meshes;
+  std::vector<Skin> skins;
+};
+}  // namespace tg
+
+constexpr int kModeTriangles = 4;
 
 using Mat4d = std::array<double, 16>;  // column-major
 
@@ -181,76 +192,166 @@ core::Error err(std::string code, std::string msg, std::string pointer) {
   return make_error(std::move(code), std::move(msg), Location::at_pointer(std::move(pointer)));
 }
 
-// An accessor's elements as doubles (count × components), normalised integers
-// scaled to [0, 1]; every byte range checked against the view and buffer.
-core::Result<std::vector<double>> read_accessor(const tg::Model& m, int index, int type,
-                                                std::initializer_list<int> component_types,
-                                                const std::string& where) {
-  if (index < 0 || static_cast<std::size_t>(index) >= m.accessors.size())
+// An accessor's elements as doubles (count × components), read by
+// GltfDocument (byte ranges, stride, normalised integers, sparse), after the
+// type and component type the rig expects are checked here.
+core::Result<std::vector<double>> read_accessor(
+    GltfDocument& doc, int index, const char* type,
+    std::initializer_list<GltfComponent> component_types, const std::string& where) {
+  if (index < 0 || static_cast<std::size_t>(index) >= doc.count("accessors"))
     return err("RIG_ACCESSOR", "accessor index " + std::to_string(index) + " out of range", where);
   const auto ai = static_cast<std::size_t>(index);
-  const tg::Accessor& a = m.accessors[ai];
+  auto a = doc.accessor(ai);
+  if (!a) return std::move(a).error();
   const std::string ap = ptr("accessors", ai);
-  if (a.type != type) return err("RIG_ACCESSOR", "unexpected accessor type", ap + "/type");
-  if (std::find(component_types.begin(), component_types.end(), a.componentType) ==
+  if (a->type != type) return err("RIG_ACCESSOR", "unexpected accessor type", ap + "/type");
+  if (std::find(component_types.begin(), component_types.end(), a->component_type) ==
       component_types.end())
     return err("RIG_ACCESSOR", "unexpected component type", ap + "/componentType");
-  if (a.sparse.isSparse) return err("RIG_ACCESSOR", "sparse accessors are not supported", ap);
-  const int nc = tg::GetNumComponentsInType(static_cast<std::uint32_t>(a.type));
-  const int cs = tg::GetComponentSizeInBytes(static_cast<std::uint32_t>(a.componentType));
-  if (nc <= 0 || cs <= 0) return err("RIG_ACCESSOR", "unknown accessor type", ap);
-  const std::size_t ncomp = static_cast<std::size_t>(nc), csize = static_cast<std::size_t>(cs);
-  if (a.bufferView < 0) {  // all zeros by the glTF rules; no data bounds the count
-    if (a.count > (std::size_t{1} << 22))
-      return err("RIG_ACCESSOR", "accessor without data has too large a count", ap + "/count");
-    return std::vector<double>(a.count * ncomp, 0.0);
+  return doc.read_accessor_doubles(ai);
+}
+
+// --- The JSON of the objects above, type-checked (RIG_PARSE at a pointer).
+
+core::Result<int> index_value(const Json& j, const std::string& p) {
+  const auto v = core::json_uint32(j);
+  if (!v || *v > static_cast<std::uint32_t>(INT_MAX))
+    return err("RIG_PARSE", "expected an index", p);
+  return static_cast<int>(*v);
+}
+
+core::Result<int> index_member(const Json& obj, const char* key, const std::string& p) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return -1;
+  return index_value(*it, p + "/" + key);
+}
+
+core::Status numbers(const Json& obj, const char* key, std::size_t n, const std::string& p,
+                     std::vector<double>& out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return core::Ok{};
+  if (!it->is_array() || it->size() != n)
+    return err("RIG_PARSE", std::string(key) + " must be an array of " + std::to_string(n),
+               p + "/" + key);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto v = core::json_finite_number((*it)[i]);
+    if (!v)
+      return err("RIG_PARSE", "expected a finite number", p + "/" + key + "/" + std::to_string(i));
+    out.push_back(*v);
   }
-  if (static_cast<std::size_t>(a.bufferView) >= m.bufferViews.size())
-    return err("RIG_ACCESSOR", "buffer view out of range", ap + "/bufferView");
-  const tg::BufferView& v = m.bufferViews[static_cast<std::size_t>(a.bufferView)];
-  const std::string vp = ptr("bufferViews", static_cast<std::size_t>(a.bufferView));
-  if (v.buffer < 0 || static_cast<std::size_t>(v.buffer) >= m.buffers.size())
-    return err("RIG_ACCESSOR", "buffer out of range", vp + "/buffer");
-  const auto& data = m.buffers[static_cast<std::size_t>(v.buffer)].data;
-  if (v.byteOffset > data.size() || v.byteLength > data.size() - v.byteOffset)
-    return err("RIG_ACCESSOR", "buffer view outside its buffer", vp);
-  const std::size_t elem = ncomp * csize;
-  const std::size_t stride = v.byteStride != 0 ? v.byteStride : elem;
-  if (stride < elem) return err("RIG_ACCESSOR", "byte stride below element size", vp);
-  if (a.count > 0) {
-    if (a.byteOffset > v.byteLength || (a.count - 1) > (v.byteLength - a.byteOffset) / stride ||
-        (a.count - 1) * stride + elem > v.byteLength - a.byteOffset)
-      return err("RIG_ACCESSOR", "accessor reads past its buffer view", ap + "/byteOffset");
+  return core::Ok{};
+}
+
+std::string name_of(const Json& obj) {
+  auto it = obj.find("name");
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+core::Result<const Json*> array_member(const Json& obj, const char* key, const std::string& p) {
+  static const Json kEmpty = Json::array();
+  auto it = obj.find(key);
+  if (it == obj.end()) return &kEmpty;
+  if (!it->is_array())
+    return err("RIG_PARSE", std::string(key) + " must be an array", p + "/" + key);
+  return &*it;
+}
+
+core::Result<std::map<std::string, int>> attribute_map(const Json& j, const std::string& p) {
+  if (!j.is_object()) return err("RIG_PARSE", "expected an object", p);
+  std::map<std::string, int> out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    auto v = index_value(it.value(), core::json_pointer_join(p, it.key()));
+    if (!v) return std::move(v).error();
+    out[it.key()] = *v;
   }
-  // Allocated only now: the range check above bounds count by the buffer size.
-  std::vector<double> out(a.count * ncomp, 0.0);
-  const std::uint8_t* base = data.data() + v.byteOffset + a.byteOffset;
-  for (std::size_t i = 0; i < a.count; ++i)
-    for (std::size_t c = 0; c < ncomp; ++c) {
-      const std::uint8_t* p = base + i * stride + c * csize;
-      double x = 0;
-      switch (a.componentType) {
-        case TINYGLTF_COMPONENT_TYPE_FLOAT:
-          x = core::load_f32_le(p);
-          break;
-        case TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE:
-          x = *p;
-          if (a.normalized) x /= 255.0;
-          break;
-        case TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT:
-          x = core::load_le<std::uint16_t>(p);
-          if (a.normalized) x /= 65535.0;
-          break;
-        case TINYGLTF_COMPONENT_TYPE_UNSIGNED_INT:
-          x = core::load_le<std::uint32_t>(p);
-          break;
-        default:
-          return err("RIG_ACCESSOR", "unsupported component type", ap + "/componentType");
-      }
-      out[i * ncomp + c] = x;
-    }
   return out;
 }
+
+#define CHARKIT_RIG_TRY(var, expr)                 \
+  auto var##_r = (expr);                           \
+  if (!var##_r) return std::move(var##_r).error(); \
+  auto& var = *var##_r
+
+core::Result<tg::Model> parse_model(const Json& root) {
+  tg::Model m;
+  CHARKIT_RIG_TRY(nodes, array_member(root, "nodes", ""));
+  for (std::size_t i = 0; i < nodes->size(); ++i) {
+    const Json& j = (*nodes)[i];
+    const std::string p = ptr("nodes", i);
+    if (!j.is_object()) return err("RIG_PARSE", "a node must be an object", p);
+    tg::Node n;
+    n.name = name_of(j);
+    CHARKIT_RIG_TRY(mesh, index_member(j, "mesh", p));
+    CHARKIT_RIG_TRY(skin, index_member(j, "skin", p));
+    n.mesh = mesh;
+    n.skin = skin;
+    CHARKIT_RIG_TRY(children, array_member(j, "children", p));
+    for (std::size_t c = 0; c < children->size(); ++c) {
+      CHARKIT_RIG_TRY(ch, index_value((*children)[c], p + "/children/" + std::to_string(c)));
+      n.children.push_back(ch);
+    }
+    for (auto [key, len, out] :
+         {std::tuple{"matrix", 16, &n.matrix}, std::tuple{"translation", 3, &n.translation},
+          std::tuple{"rotation", 4, &n.rotation}, std::tuple{"scale", 3, &n.scale}})
+      if (auto st = numbers(j, key, static_cast<std::size_t>(len), p, *out); !st)
+        return std::move(st).error();
+    m.nodes.push_back(std::move(n));
+  }
+  CHARKIT_RIG_TRY(meshes, array_member(root, "meshes", ""));
+  for (std::size_t i = 0; i < meshes->size(); ++i) {
+    const Json& j = (*meshes)[i];
+    const std::string p = ptr("meshes", i);
+    if (!j.is_object()) return err("RIG_PARSE", "a mesh must be an object", p);
+    tg::Mesh mesh;
+    mesh.name = name_of(j);
+    CHARKIT_RIG_TRY(prims, array_member(j, "primitives", p));
+    for (std::size_t k = 0; k < prims->size(); ++k) {
+      const Json& pj = (*prims)[k];
+      const std::string pp = p + "/primitives/" + std::to_string(k);
+      if (!pj.is_object()) return err("RIG_PARSE", "a primitive must be an object", pp);
+      tg::Primitive prim;
+      if (auto it = pj.find("attributes"); it != pj.end()) {
+        CHARKIT_RIG_TRY(attrs, attribute_map(*it, pp + "/attributes"));
+        prim.attributes = std::move(attrs);
+      }
+      CHARKIT_RIG_TRY(indices, index_member(pj, "indices", pp));
+      CHARKIT_RIG_TRY(mode, index_member(pj, "mode", pp));
+      prim.indices = indices;
+      prim.mode = mode;
+      CHARKIT_RIG_TRY(targets, array_member(pj, "targets", pp));
+      for (std::size_t t = 0; t < targets->size(); ++t) {
+        CHARKIT_RIG_TRY(tm, attribute_map((*targets)[t], pp + "/targets/" + std::to_string(t)));
+        prim.targets.push_back(std::move(tm));
+      }
+      mesh.primitives.push_back(std::move(prim));
+    }
+    // Target names: mesh.extras.targetNames (a common exporter convention).
+    if (auto ex = j.find("extras"); ex != j.end() && ex->is_object())
+      if (auto tn = ex->find("targetNames"); tn != ex->end() && tn->is_array())
+        for (std::size_t t = 0; t < tn->size(); ++t)
+          if ((*tn)[t].is_string()) mesh.target_names[t] = (*tn)[t].get<std::string>();
+    m.meshes.push_back(std::move(mesh));
+  }
+  CHARKIT_RIG_TRY(skins, array_member(root, "skins", ""));
+  for (std::size_t i = 0; i < skins->size(); ++i) {
+    const Json& j = (*skins)[i];
+    const std::string p = ptr("skins", i);
+    if (!j.is_object()) return err("RIG_PARSE", "a skin must be an object", p);
+    tg::Skin skin;
+    skin.name = name_of(j);
+    CHARKIT_RIG_TRY(ibm, index_member(j, "inverseBindMatrices", p));
+    skin.inverseBindMatrices = ibm;
+    CHARKIT_RIG_TRY(joints, array_member(j, "joints", p));
+    for (std::size_t k = 0; k < joints->size(); ++k) {
+      CHARKIT_RIG_TRY(jn, index_value((*joints)[k], p + "/joints/" + std::to_string(k)));
+      skin.joints.push_back(jn);
+    }
+    m.skins.push_back(std::move(skin));
+  }
+  return m;
+}
+
+#undef CHARKIT_RIG_TRY
 
 int attribute(const tg::Primitive& p, const char* name) {
   auto it = p.attributes.find(name);
@@ -277,20 +378,11 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
     return make_error("RIG_CONTAINER", "zipped glTF is not supported for rigs; use GLB");
   if (bytes.size() > 0xffffffffu) return make_error("RIG_LIMIT", "file above 4 GiB");
 
-  tg::Model m;
-  tg::TinyGLTF loader;
-  loader.SetImageLoader(
-      [](tg::Image*, const int, std::string*, std::string*, int, int, const unsigned char*, int,
-         void*) { return true; },  // images are not needed for a rig
-      nullptr);
-  std::string terr, twarn;
-  const bool ok = info->container == ModelContainer::kGlb
-                      ? loader.LoadBinaryFromMemory(&m, &terr, &twarn, bytes.data(),
-                                                    static_cast<unsigned int>(bytes.size()), "")
-                      : loader.LoadASCIIFromString(&m, &terr, &twarn,
-                                                   reinterpret_cast<const char*>(bytes.data()),
-                                                   static_cast<unsigned int>(bytes.size()), "");
-  if (!ok) return make_error("RIG_PARSE", "glTF parser: " + terr);
+  auto doc = GltfDocument::load(bytes);
+  if (!doc) return std::move(doc).error();
+  auto parsed = parse_model(doc->json());
+  if (!parsed) return std::move(parsed).error();
+  const tg::Model& m = *parsed;
 
   // The node: first with a mesh and a skin (and the requested name).
   std::size_t node = m.nodes.size();
@@ -388,8 +480,8 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
 
   std::vector<double> ibm;
   if (skin.inverseBindMatrices >= 0) {
-    auto r = read_accessor(m, skin.inverseBindMatrices, TINYGLTF_TYPE_MAT4,
-                           {TINYGLTF_COMPONENT_TYPE_FLOAT}, sp + "/inverseBindMatrices");
+    auto r = read_accessor(*doc, skin.inverseBindMatrices, "MAT4", {GltfComponent::kFloat},
+                           sp + "/inverseBindMatrices");
     if (!r) return std::move(r).error();
     if (r->size() < jc * 16)
       return err("RIG_ACCESSOR", "fewer inverse bind matrices than joints",
@@ -426,15 +518,15 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
   for (std::size_t pi = 0; pi < mesh.primitives.size(); ++pi) {
     const tg::Primitive& p = mesh.primitives[pi];
     const std::string pp = mp + "/primitives/" + std::to_string(pi);
-    if (p.mode != TINYGLTF_MODE_TRIANGLES && p.mode != -1)
+    if (p.mode != kModeTriangles && p.mode != -1)
       return err("RIG_PRIMITIVE", "only triangle primitives are supported", pp + "/mode");
     const int pa = attribute(p, "POSITION"), ja = attribute(p, "JOINTS_0"),
               wa = attribute(p, "WEIGHTS_0");
     if (pa < 0) return err("RIG_PRIMITIVE", "no POSITION", pp + "/attributes");
     if (ja < 0 || wa < 0)
       return err("RIG_PRIMITIVE", "no JOINTS_0 / WEIGHTS_0: not skinned", pp + "/attributes");
-    auto pos = read_accessor(m, pa, TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT},
-                             pp + "/attributes/POSITION");
+    auto pos =
+        read_accessor(*doc, pa, "VEC3", {GltfComponent::kFloat}, pp + "/attributes/POSITION");
     if (!pos) return std::move(pos).error();
     const std::size_t base = rig.vertex_count();
     const std::size_t n = pos->size() / 3;
@@ -442,15 +534,14 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
     if (base + n > options.max_vertices)
       return err("RIG_LIMIT", "more than " + std::to_string(options.max_vertices) + " vertices",
                  pp + "/attributes/POSITION");
-    auto jnt = read_accessor(
-        m, ja, TINYGLTF_TYPE_VEC4,
-        {TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE, TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT},
-        pp + "/attributes/JOINTS_0");
+    auto jnt = read_accessor(*doc, ja, "VEC4",
+                             {GltfComponent::kUnsignedByte, GltfComponent::kUnsignedShort},
+                             pp + "/attributes/JOINTS_0");
     if (!jnt) return std::move(jnt).error();
-    auto wgt = read_accessor(m, wa, TINYGLTF_TYPE_VEC4,
-                             {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE,
-                              TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT},
-                             pp + "/attributes/WEIGHTS_0");
+    auto wgt = read_accessor(
+        *doc, wa, "VEC4",
+        {GltfComponent::kFloat, GltfComponent::kUnsignedByte, GltfComponent::kUnsignedShort},
+        pp + "/attributes/WEIGHTS_0");
     if (!wgt) return std::move(wgt).error();
     if (jnt->size() != n * 4 || wgt->size() != n * 4)
       return err("RIG_ACCESSOR", "JOINTS_0 / WEIGHTS_0 count differs from POSITION",
@@ -479,19 +570,18 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
       }
     }
     if (all_normals) {
-      auto nrm = read_accessor(m, attribute(p, "NORMAL"), TINYGLTF_TYPE_VEC3,
-                               {TINYGLTF_COMPONENT_TYPE_FLOAT}, pp + "/attributes/NORMAL");
+      auto nrm = read_accessor(*doc, attribute(p, "NORMAL"), "VEC3", {GltfComponent::kFloat},
+                               pp + "/attributes/NORMAL");
       if (!nrm) return std::move(nrm).error();
       if (nrm->size() != n * 3)
         return err("RIG_ACCESSOR", "NORMAL count differs from POSITION", pp + "/attributes");
       for (double x : *nrm) rig.normals.push_back(static_cast<float>(x));
     }
     if (p.indices >= 0) {
-      auto idx = read_accessor(
-          m, p.indices, TINYGLTF_TYPE_SCALAR,
-          {TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE, TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT,
-           TINYGLTF_COMPONENT_TYPE_UNSIGNED_INT},
-          pp + "/indices");
+      auto idx = read_accessor(*doc, p.indices, "SCALAR",
+                               {GltfComponent::kUnsignedByte, GltfComponent::kUnsignedShort,
+                                GltfComponent::kUnsignedInt},
+                               pp + "/indices");
       if (!idx) return std::move(idx).error();
       if (idx->size() % 3 != 0)
         return err("RIG_INDEX", "index count not a multiple of 3", pp + "/indices");
@@ -518,7 +608,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
         d.insert(d.end(), n * 3, 0.0F);
         continue;
       }
-      auto td = read_accessor(m, ta, TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT},
+      auto td = read_accessor(*doc, ta, "VEC3", {GltfComponent::kFloat},
                               pp + "/targets/" + std::to_string(t) + "/POSITION");
       if (!td) return std::move(td).error();
       if (td->size() != n * 3)
@@ -528,15 +618,10 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
     }
   }
   // Target names: mesh.extras.targetNames (a common exporter convention).
-  // (tinygltf's Value::Get asserts on a non-object, so ask first.)
-  const bool has_names = mesh.extras.IsObject() && mesh.extras.Has("targetNames");
-  const tg::Value no_names;
-  const tg::Value& names = has_names ? mesh.extras.Get("targetNames") : no_names;
   for (std::size_t t = 0; t < target_count; ++t) {
-    std::string name = "target_" + std::to_string(t);
-    if (names.IsArray() && t < names.ArrayLen() && names.Get(static_cast<int>(t)).IsString())
-      name = names.Get(static_cast<int>(t)).Get<std::string>();
-    rig.morph_targets[t].name = std::move(name);
+    auto it = mesh.target_names.find(t);
+    rig.morph_targets[t].name =
+        it != mesh.target_names.end() ? it->second : "target_" + std::to_string(t);
   }
   return rig;
 }

@@ -1,7 +1,7 @@
 // A skinned mesh and its skeleton from glTF / GLB / VRM, the input of the
 // pose-driven deformer (docs/learn/rig.md §1). The file is first checked by
-// inspect_model (bounded lengths and indices), then parsed with tinygltf, then
-// every accessor the rig uses is range-checked again here.
+// inspect_model (bounded lengths and indices), then loaded as a GltfDocument,
+// which reads every accessor the rig uses with its byte ranges checked.
 #pragma once
 
 #include <cstddef>
@@ -65,9 +65,11 @@ struct RigOptions {
 };
 
 /// Errors: inspect_model's; RIG_FORMAT (FBX), RIG_CONTAINER (zip: not
-/// supported here), RIG_PARSE (tinygltf refused it); then with a JSON pointer:
+/// supported here), GltfDocument's errors (GLB_*, GLTF_*, BASE64_*);
+/// then with a JSON pointer: RIG_PARSE (a node, mesh or skin member of the
+/// wrong type),
 /// RIG_NO_SKINNED_MESH, RIG_PRIMITIVE (not triangles, or missing POSITION /
-/// JOINTS_0 / WEIGHTS_0), RIG_ACCESSOR (type, component type, range, sparse),
+/// JOINTS_0 / WEIGHTS_0), RIG_ACCESSOR (index, type, component type, counts),
 /// RIG_INDEX (vertex index out of range), RIG_JOINT_INDEX (a weighted joint
 /// index past the skin's joints), RIG_WEIGHT (negative / non-finite weight),
 /// RIG_JOINT (bad or repeated joint node), RIG_NODE_TREE (node with two

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "charkit/scene/bc7.h"
+#include "charkit/scene/detail/bc7.h"
 
 namespace charkit::scene {
 namespace {

@@ -1,5 +1,5 @@
 // Access control (auth.h).
-#include "charkit/server/auth.h"
+#include "charkit/server/detail/auth.h"
 
 #include "charkit/core/ascii.h"
 #include "charkit/core/sha256.h"

@@ -1,10 +1,10 @@
 // Keypoint NDJSON frames read on demand (frame_source.h).
-#include "charkit/server/frame_source.h"
+#include "charkit/server/detail/frame_source.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "charkit/server/ws.h"
+#include "charkit/server/detail/ws.h"
 
 namespace charkit::server::ws {
 

@@ -1,5 +1,5 @@
 // Query, target, Range and file-name parsing (http_glue.h).
-#include "charkit/server/http_glue.h"
+#include "charkit/server/detail/http_glue.h"
 
 #include <limits>
 

@@ -1,5 +1,5 @@
 // Prometheus text exposition (format 0.0.4) of the server's Metrics.
-#include "charkit/server/metrics.h"
+#include "charkit/server/detail/metrics.h"
 
 #include <array>
 

@@ -1,11 +1,11 @@
 // multipart/form-data reading (multipart.h).
-#include "charkit/server/multipart.h"
+#include "charkit/server/detail/multipart.h"
 
 #include <utility>
 #include <vector>
 
 #include "charkit/core/ascii.h"
-#include "charkit/server/http_glue.h"
+#include "charkit/server/detail/http_glue.h"
 
 namespace charkit::server {
 namespace {

@@ -1,5 +1,5 @@
 // GET /: one self-contained page; the upload form posts multipart/form-data with fetch().
-#include "charkit/server/page.h"
+#include "charkit/server/detail/page.h"
 
 namespace charkit::server {
 

@@ -25,15 +25,16 @@
 #include "charkit/core/json.h"
 #include "charkit/core/json_text.h"
 #include "charkit/core/utf8.h"
-#include "charkit/server/auth.h"
-#include "charkit/server/http_glue.h"
-#include "charkit/server/metrics.h"
-#include "charkit/server/multipart.h"
-#include "charkit/server/page.h"
+#include "charkit/server/detail/auth.h"
+#include "charkit/server/detail/http_glue.h"
+#include "charkit/server/detail/metrics.h"
+#include "charkit/server/detail/multipart.h"
+#include "charkit/server/detail/page.h"
 #include "charkit/server/worker.h"
-#include "charkit/server/ws.h"
+#include "charkit/server/detail/ws.h"
 #include "charkit/store/catalogue.h"
 #include "charkit/store/content_lock.h"
+#include "charkit/store/error_codes.h"
 #include "charkit/store/jobs.h"
 #include "charkit/store/tokens.h"
 
@@ -80,10 +81,10 @@ StringResponse error_reply(http::status status, std::string_view code, std::stri
 
 /// The HTTP status of a store/catalogue error.
 http::status status_of(const core::Error& e) {
-  if (e.code == "STORE_TOO_LARGE") return http::status::payload_too_large;
-  if (e.code == "STORE_KIND_EXTENSION") return http::status::unprocessable_entity;
-  if (e.code == "STORE_NOT_FOUND") return http::status::not_found;
-  if (e.code == "STORE_BUSY") return http::status::service_unavailable;
+  if (e.code == store::codes::STORE_TOO_LARGE) return http::status::payload_too_large;
+  if (e.code == store::codes::STORE_KIND_EXTENSION) return http::status::unprocessable_entity;
+  if (e.code == store::codes::STORE_NOT_FOUND) return http::status::not_found;
+  if (e.code == store::codes::STORE_BUSY) return http::status::service_unavailable;
   return http::status::internal_server_error;
 }
 
@@ -644,8 +645,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
         auto w = upload_->write(
             core::Bytes(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
         if (!w) {
-          refusal_ = w.error().code == "STORE_TOO_LARGE" ? too_large_reply()
-                                                         : store_error_reply(w.error());
+          refusal_ = w.error().code == store::codes::STORE_TOO_LARGE ? too_large_reply()
+                                                                     : store_error_reply(w.error());
           return std::move(w).error();
         }
         return core::Ok{};
@@ -781,8 +782,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
           auto w = upload_->write(core::Bytes(chunk_.data(), n));
           if (!w) {
             upload_->abort();
-            return w.error().code == "STORE_TOO_LARGE" ? too_large_reply()
-                                                       : store_error_reply(w.error());
+            return w.error().code == store::codes::STORE_TOO_LARGE ? too_large_reply()
+                                                                   : store_error_reply(w.error());
           }
           return std::nullopt;
         },
@@ -1213,7 +1214,8 @@ StringResponse Server::Impl::finish_upload(store::Kind kind, const store::Stored
     }
   };
   core::Status recorded = record();
-  for (int again = 0; !recorded && recorded.error().code == "CATALOGUE_NOT_FOUND" && again < 3;
+  for (int again = 0;
+       !recorded && recorded.error().code == store::codes::CATALOGUE_NOT_FOUND && again < 3;
        ++again)
     recorded = record();
   if (!recorded) {

@@ -3,7 +3,7 @@
 // follow a "latest wins" policy: one write in flight, at most one frame
 // queued behind it; a newer frame replaces the queued one and the old one
 // is counted as skipped, so a slow client costs a bounded amount of memory.
-#include "charkit/server/ws.h"
+#include "charkit/server/detail/ws.h"
 
 #include <bit>
 #include <boost/asio.hpp>

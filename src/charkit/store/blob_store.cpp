@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "charkit/core/sha256.h"
-#include "charkit/store/blob_backend.h"
-#include "charkit/store/s3_client.h"
+#include "charkit/store/detail/blob_backend.h"
+#include "charkit/store/detail/s3_client.h"
 
 namespace charkit::store {
 namespace fs = std::filesystem;

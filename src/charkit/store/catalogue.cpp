@@ -5,7 +5,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/utf8.h"
-#include "charkit/store/catalogue_impl.h"
+#include "charkit/store/detail/catalogue_impl.h"
 
 namespace charkit::store {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "charkit/core/sha256.h"
-#include "charkit/store/catalogue_impl.h"
+#include "charkit/store/detail/catalogue_impl.h"
 
 namespace charkit::store {
 

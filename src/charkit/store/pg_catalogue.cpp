@@ -9,7 +9,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "charkit/store/sql_connection.h"
+#include "charkit/store/detail/sql_connection.h"
 
 namespace charkit::store::detail {
 namespace {

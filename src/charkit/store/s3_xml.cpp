@@ -1,4 +1,4 @@
-#include "charkit/store/s3_xml.h"
+#include "charkit/store/detail/s3_xml.h"
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "charkit/store/sigv4.h"
+#include "charkit/store/detail/sigv4.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>

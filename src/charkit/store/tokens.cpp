@@ -3,10 +3,11 @@
 
 #include <array>
 
+#include "charkit/core/base64.h"
 #include "charkit/core/random.h"
 #include "charkit/core/sha256.h"
 #include "charkit/core/utf8.h"
-#include "charkit/store/catalogue_impl.h"
+#include "charkit/store/detail/catalogue_impl.h"
 
 namespace charkit::store {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "charkit/learn/onnx.h"
-#include "charkit/learn/onnx_graph.h"
+#include "charkit/learn/detail/onnx_graph.h"
 
 namespace charkit::learn::onnx_kernel {
 

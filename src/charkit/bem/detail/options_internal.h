@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 
 namespace charkit::bem {
 

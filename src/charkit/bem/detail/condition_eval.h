@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 
 namespace charkit::bem {
 

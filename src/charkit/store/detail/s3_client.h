@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "charkit/core/result.h"
-#include "charkit/store/s3_xml.h"
-#include "charkit/store/sigv4.h"
+#include "charkit/store/detail/s3_xml.h"
+#include "charkit/store/detail/sigv4.h"
 
 namespace charkit::store::s3 {
 

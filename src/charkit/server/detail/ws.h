@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "charkit/core/result.h"
-#include "charkit/server/frame_source.h"
-#include "charkit/server/metrics.h"
+#include "charkit/server/detail/frame_source.h"
+#include "charkit/server/detail/metrics.h"
 
 namespace charkit::server::ws {
 

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "charkit/store/catalogue.h"
-#include "charkit/store/sql_connection.h"
+#include "charkit/store/detail/sql_connection.h"
 
 namespace charkit::store {
 

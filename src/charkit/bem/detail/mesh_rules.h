@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 
 namespace charkit::bem {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "charkit/bem/context.h"
+#include "charkit/bem/detail/context.h"
 
 namespace charkit::bem {
 

@@ -1,0 +1,113 @@
+// The parts of learn/onnx.h that need no protobuf: tensors, element type
+// names, the content sniffer and OnnxModel's accessors. Built with or
+// without CHARKIT_WITH_ONNX (loading and running: onnx.cpp, onnx_run.cpp,
+// or disabled/onnx.cpp).
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "charkit/learn/detail/onnx_graph.h"
+#include "charkit/learn/onnx.h"
+
+namespace charkit::learn {
+
+std::int64_t OnnxTensor::numel() const {
+  // A zero dim anywhere makes the tensor empty, even after huge dims (which a
+  // file may declare for an empty tensor); the product saturates otherwise.
+  for (auto d : shape)
+    if (d == 0) return 0;
+  std::int64_t n = 1;
+  for (auto d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<std::int64_t>::max();
+  return n;
+}
+
+OnnxTensor OnnxTensor::from_f32(std::vector<std::int64_t> shape, std::vector<float> data) {
+  OnnxTensor t;
+  t.type = OnnxType::kFloat;
+  t.shape = std::move(shape);
+  t.f = std::move(data);
+  return t;
+}
+
+OnnxTensor OnnxTensor::from_i64(std::vector<std::int64_t> shape, std::vector<std::int64_t> data) {
+  OnnxTensor t;
+  t.type = OnnxType::kInt64;
+  t.shape = std::move(shape);
+  t.i = std::move(data);
+  return t;
+}
+
+const char* onnx_type_name(std::int32_t t) {
+  switch (t) {
+    case 0:
+      return "undeclared";
+    case 1:
+      return "float32";
+    case 2:
+      return "uint8";
+    case 3:
+      return "int8";
+    case 4:
+      return "uint16";
+    case 5:
+      return "int16";
+    case 6:
+      return "int32";
+    case 7:
+      return "int64";
+    case 8:
+      return "string";
+    case 9:
+      return "bool";
+    case 10:
+      return "float16";
+    case 11:
+      return "float64";
+    case 16:
+      return "bfloat16";
+    default:
+      return "other";
+  }
+}
+
+bool looks_like_onnx(core::Bytes b) {
+  if (b.size() < 2) return false;
+  switch (b[0]) {
+    case 0x08:  // 1 ir_version (varint)
+    case 0x12:  // 2 producer_name
+    case 0x1a:  // 3 producer_version
+    case 0x22:  // 4 domain
+    case 0x28:  // 5 model_version (varint)
+    case 0x32:  // 6 doc_string
+    case 0x3a:  // 7 graph
+    case 0x42:  // 8 opset_import
+    case 0x72:  // 14 metadata_props
+      return true;
+    default:
+      return false;
+  }
+}
+
+OnnxModel::OnnxModel() = default;
+OnnxModel::OnnxModel(OnnxModel&&) noexcept = default;
+OnnxModel& OnnxModel::operator=(OnnxModel&&) noexcept = default;
+OnnxModel::~OnnxModel() = default;
+
+const std::vector<OnnxValueInfo>& OnnxModel::inputs() const {
+  return g_->inputs;
+}
+const std::vector<OnnxValueInfo>& OnnxModel::outputs() const {
+  return g_->outputs;
+}
+const OnnxDescription& OnnxModel::description() const {
+  return g_->desc;
+}
+
+void OnnxModel::set_element_limits(std::int64_t per_tensor, std::int64_t total) {
+  per_tensor = std::clamp<std::int64_t>(per_tensor, 1, kOnnxMaxElements);
+  g_->max_total = std::max<std::int64_t>(total, 1);
+  for (Node& n : g_->nodes) n.max_elements = per_tensor;
+}
+
+}  // namespace charkit::learn
