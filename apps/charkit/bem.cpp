@@ -1,8 +1,6 @@
 // `charkit bem validate` and `charkit bem inspect`: the BEM commands.
 // Data comes from the library (bem::validate_package, bem::inspect_package);
 // this file only maps files to bytes and results to text or JSON.
-#include <unistd.h>
-
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -13,6 +11,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/version.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "package_input.h"
 #include "printable.h"
@@ -44,25 +43,6 @@ const char* sniff_container(core::Bytes b) {
   if (b.size() >= 4 && b[0] == 0x50 && b[1] == 0x4B && b[2] == 0x03 && b[3] == 0x04) return "zip";
   return "unknown";
 }
-
-/// Progress on stderr, only for people watching a terminal.
-class Progress {
- public:
-  explicit Progress(std::size_t total) : total_(total), on_(total > 1 && isatty(STDERR_FILENO)) {}
-  ~Progress() {
-    if (on_) std::cerr << "\r\033[K" << std::flush;
-  }
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
-  void step(std::size_t i, const std::string& what) {
-    if (on_)
-      std::cerr << "\r\033[K[" << i + 1 << "/" << total_ << "] " << printable(what) << std::flush;
-  }
-
- private:
-  std::size_t total_;
-  bool on_;
-};
 
 // ---- validate -----------------------------------------------------------
 
@@ -132,9 +112,11 @@ FileOutcome validate_one(const std::string& path, const ValidateArgs& args, Json
     json_out = Json{{"uri", path},
                     {"valid", false},
                     {"ioError", Json{{"code", e.code}, {"message", e.message}}}};
-    text_out = printable(path) + ": error " + e.code + ": " + printable(e.message) + "\n";
+    report_error(path, e, kExitUsage);
+    text_out.clear();
     return FileOutcome::kIoError;
   }
+  detail(path, "validating " + std::to_string(file->bytes().size()) + " bytes");
   bem::ValidateOptions options;
   options.skip_validation = args.skip_validation;
   options.max_issues = args.max_issues;
@@ -205,9 +187,10 @@ FileOutcome validate_one(const std::string& path, const ValidateArgs& args, Json
 int run_validate(const ValidateArgs& args) {
   Json files = Json::array();
   std::size_t valid = 0, invalid = 0, unreadable = 0;
-  Progress progress(args.files.size());
+  // Per-file progress for long lists (a bar on a terminal).
+  ProgressReporter progress("", "validating", args.files.size() > 1 ? args.files.size() : 0);
   for (std::size_t i = 0; i < args.files.size(); ++i) {
-    progress.step(i, args.files[i]);
+    progress.update(i, args.files[i]);
     Json j;
     std::string text;
     switch (validate_one(args.files[i], args, j, text)) {
@@ -221,6 +204,7 @@ int run_validate(const ValidateArgs& args) {
         ++unreadable;
         break;
     }
+    progress.update(i + 1);
     if (args.json) {
       files.push_back(std::move(j));
     } else {
@@ -234,7 +218,7 @@ int run_validate(const ValidateArgs& args) {
                                      {"valid", valid},
                                      {"invalid", invalid},
                                      {"unreadable", unreadable}}}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
   } else if (args.files.size() > 1) {
     std::cout << plural(args.files.size(), "file") << ": " << valid << " valid, " << invalid
               << " invalid, " << unreadable << " unreadable\n";
@@ -494,16 +478,12 @@ void print_inspection(std::ostream& os, const std::string& subject, const Json& 
 
 int run_inspect(const std::string& path, bool json) {
   auto file = PackageInput::open(path);
-  if (!file) {
-    std::cerr << printable(path) << ": error " << file.error().code << ": "
-              << printable(file.error().message) << "\n";
-    return input_error_exit_code(file.error());
-  }
+  if (!file) return report_error(path, file.error(), input_error_exit_code(file.error()));
   Json info = bem::inspect_package(file->bytes());
   if (json) {
     Json doc = Json{{"uri", path}};
     doc.update(info);
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
   } else {
     print_inspection(std::cout, printable(path), info);
   }

@@ -13,10 +13,12 @@
 #include <optional>
 #include <string>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/folder.h"
 #include "charkit/bem/writer.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "printable.h"
 
@@ -27,22 +29,16 @@ using core::Json;
 
 /// I/O problems are exit 2; anything about the package's content is exit 1.
 int exit_for(const core::Error& e) {
-  return e.code.rfind("IO_", 0) == 0 ? kExitUsage : kExitInvalid;
+  return core::is_io_error(e) ? kExitUsage : kExitInvalid;
 }
 
 int fail(const std::string& subject, const core::Error& e, bool json) {
-  if (json) {
-    Json j{{"uri", subject},
-           {"ok", false},
-           {"error",
-            Json{{"code", e.code}, {"message", e.message}, {"location", e.location.to_string()}}}};
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cerr << printable(subject) << ": error " << e.code << ": " << printable(e.message);
-    if (!e.location.empty()) std::cerr << " (at " << printable(e.location.to_string()) << ")";
-    std::cerr << "\n";
-  }
-  return exit_for(e);
+  if (json)
+    print_json(Json{
+        {"uri", subject},
+        {"error",
+         Json{{"code", e.code}, {"message", e.message}, {"location", e.location.to_string()}}}});
+  return report_error(subject, e, exit_for(e));
 }
 
 /// Write bytes to path through a temporary file in the same folder, so a
@@ -123,7 +119,7 @@ int run_convert(const ConvertArgs& a) {
                      : bem::write_binary(*content, options, &report);
   if (!written) {
     // Refused content: the validator's errors say why.
-    if (!a.json) std::cerr << printable(report.to_text(a.in));
+    report_issues(a.in, report);
     return fail(a.in, written.error(), a.json);
   }
   if (auto st = write_output(a.out, written->bytes); !st) return fail(a.out, st.error(), a.json);
@@ -145,12 +141,11 @@ int run_convert(const ConvertArgs& a) {
            {"bytesIn", input.size()},
            {"bytesOut", s.file_bytes},
            {"issues", Json::parse(report.to_json_issues())}};
-    std::cout << j.dump(2) << "\n";
+    print_json(std::move(j));
   } else {
     for (const auto& i : report.issues())
       if (i.severity == core::Severity::kWarning)
-        std::cerr << printable(a.in) << ": warning " << i.code << ": " << printable(i.message)
-                  << "\n";
+        report_warning(a.in, i.code, i.message, i.location.to_string());
     std::cout << printable(a.out) << ": BEM " << version << " " << (zip ? "ZIP" : "binary") << ", "
               << s.payloads_out << " payloads (" << s.deduplicated << " deduplicated, "
               << s.unreferenced << " unreferenced dropped), " << s.uncompressed
@@ -171,7 +166,7 @@ int run_unpack(const std::string& file, const std::string& dir, bool force, bool
   if (!r) {
     int rc = fail(file, r.error(), json);
     // A directory we may not overwrite is the caller's mistake, not the package's.
-    return r.error().code == "BEM_UNPACK_NOT_EMPTY" ? kExitUsage : rc;
+    return r.error().code == bem::codes::BEM_UNPACK_NOT_EMPTY ? kExitUsage : rc;
   }
   if (json) {
     Json j{{"uri", file},
@@ -180,7 +175,7 @@ int run_unpack(const std::string& file, const std::string& dir, bool force, bool
            {"payloads", r->payloads},
            {"payloadBytes", r->payload_bytes},
            {"manifestBytes", r->manifest_bytes}};
-    std::cout << j.dump(2) << "\n";
+    print_json(std::move(j));
   } else {
     std::cout << printable(file) << ": unpacked into " << printable(dir) << ": manifest.json ("
               << r->manifest_bytes << " bytes), " << r->payloads << " payload files ("

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/settings.h"
@@ -43,10 +44,12 @@ int fail(const ExportArgs& a, int exit, const std::string& code, const std::stri
     Json e = Json{{"code", code}, {"message", message}};
     if (loc.offset) e["offset"] = *loc.offset;
     if (!loc.pointer.empty()) e["pointer"] = loc.pointer;
-    std::cout << Json{{"file", a.file}, {"error", std::move(e)}}.dump(2) << "\n";
-  } else {
-    print_bem_error(a.file, code, message, loc.pointer);
+    print_json(Json{{"file", a.file}, {"error", std::move(e)}});
   }
+  print_bem_error(a.file, code, message,
+                  !loc.pointer.empty() ? loc.pointer
+                  : loc.offset         ? "column " + std::to_string(*loc.offset)
+                                       : std::string());
   return exit;
 }
 
@@ -71,17 +74,7 @@ int run_export(const ExportArgs& a) {
   vo.input_hints = file->hints();
   bem::LoadedPackage loaded = bem::load_package(file->bytes(), vo);
   if (!loaded.ok()) {
-    if (!a.json) {
-      // The report is one issue per line; escape within lines only.
-      const std::string text = loaded.validation.report.to_text(a.file);
-      std::size_t begin = 0;
-      while (begin < text.size()) {
-        std::size_t end = text.find('\n', begin);
-        if (end == std::string::npos) end = text.size();
-        std::cerr << printable(std::string_view(text).substr(begin, end - begin)) << "\n";
-        begin = end + 1;
-      }
-    }
+    report_issues(a.file, loaded.validation.report);
     return fail(a, kExitInvalid, "BEM_EXPORT_INVALID_PACKAGE", loaded.error);
   }
   const bem::Model& model = *loaded.model;
@@ -99,7 +92,8 @@ int run_export(const ExportArgs& a) {
   auto exported = bem::export_glb(model, *loaded.package, *settings, eo);
   if (!exported) {
     const core::Error& e = exported.error();
-    const bool usage = e.code == "BEM_PLAN_RESOURCE" || e.code == "BEM_PLAN_PLATFORM";
+    const bool usage =
+        e.code == bem::codes::BEM_PLAN_RESOURCE || e.code == bem::codes::BEM_PLAN_PLATFORM;
     return fail(a, usage ? kExitUsage : kExitInvalid, e.code, e.message, e.location);
   }
   std::uint64_t bytes = 0;
@@ -135,7 +129,7 @@ int run_export(const ExportArgs& a) {
     if (separate) j["buffer"] = bin_path;
     j["bytes"] = bytes;
     j["settings"] = bem::format_options(model, *settings);
-    j["parameters_settings"] = bem::format_parameters(model, *settings);
+    j["parametersSettings"] = bem::format_parameters(model, *settings);
     Json meshes = Json::array();
     for (const scene::Mesh& m : s.meshes)
       meshes.push_back(Json{
@@ -155,14 +149,14 @@ int run_export(const ExportArgs& a) {
     for (const bem::ExportWarning& w : exported->result.warnings)
       warns.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
     j["warnings"] = std::move(warns);
-    std::cout << j.dump(2) << "\n";
+    print_json(std::move(j));
   } else {
     for (const bem::SettingsWarning& w : settings->warnings)
-      std::cerr << printable(a.file) << ": warning " << w.code << ": " << printable(w.message)
-                << "\n";
+      report_warning(a.file, w.code, w.message,
+                     std::string(w.in_parameters ? "parameters" : "options") + ", column " +
+                         std::to_string(w.column));
     for (const bem::ExportWarning& w : exported->result.warnings)
-      std::cerr << printable(a.file) << ": warning " << w.code << ": " << printable(w.message)
-                << "\n";
+      report_warning(a.file, w.code, w.message, w.pointer);
     std::cout << printable(a.output) << ": " << s.meshes.size() << " meshes, " << primitives
               << " primitives, " << s.nodes.size() << " nodes, " << s.materials.size()
               << " materials, " << s.images.size() << " images, "

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/plan.h"
 #include "charkit/bem/settings.h"
@@ -43,11 +44,11 @@ Json error_json(const std::string& file, const std::string& code, const std::str
 
 int fail(const SelectArgs& a, int exit, const std::string& code, const std::string& message,
          const core::Location& loc = {}) {
-  if (a.json) {
-    std::cout << error_json(a.file, code, message, loc).dump(2) << "\n";
-  } else {
-    print_bem_error(a.file, code, message, loc.pointer);
-  }
+  if (a.json) print_json(error_json(a.file, code, message, loc));
+  print_bem_error(a.file, code, message,
+                  !loc.pointer.empty() ? loc.pointer
+                  : loc.offset         ? "column " + std::to_string(*loc.offset)
+                                       : std::string());
   return exit;
 }
 
@@ -63,7 +64,7 @@ Json plan_json(const SelectArgs& a, const bem::Model& model, const bem::Settings
   j["file"] = a.file;
   j["version"] = "1." + std::to_string(model.minor);
   j["settings"] = bem::format_options(model, s);
-  j["parameters_settings"] = bem::format_parameters(model, s);
+  j["parametersSettings"] = bem::format_parameters(model, s);
   j["resource"] = plan.resource.empty() ? Json(nullptr) : Json(plan.resource);
   j["platform"] = plan.platform.empty() ? Json(nullptr) : Json(plan.platform);
   Json eff = Json::object();
@@ -75,7 +76,7 @@ Json plan_json(const SelectArgs& a, const bem::Model& model, const bem::Settings
   Json comps = Json::array();
   for (const bem::PlannedComponent& pc : plan.components) {
     Json c = Json{{"target", pc.target},
-                  {"mesh_name", model.components[pc.target].mesh_name},
+                  {"meshName", model.components[pc.target].mesh_name},
                   {"operation", bem::operation_name(pc.op)},
                   {"candidate", pc.candidate}};
     if (pc.op == bem::Operation::kReplace) {
@@ -96,14 +97,14 @@ Json plan_json(const SelectArgs& a, const bem::Model& model, const bem::Settings
     for (const bem::IndexSegment& sg : pm.segments)
       segs.push_back(Json{{"draw", sg.draw},
                           {"payload", sg.payload},
-                          {"source_start", sg.source_start},
+                          {"sourceStart", sg.source_start},
                           {"start", sg.start},
                           {"count", sg.count}});
     Json streams = Json::array();
     for (const auto& sp : pm.stream_payloads) streams.push_back(sp ? Json(*sp) : Json(nullptr));
     meshes.push_back(Json{{"mesh", pm.mesh},
                           {"components", pm.components},
-                          {"index_count", pm.index_count},
+                          {"indexCount", pm.index_count},
                           {"segments", std::move(segs)},
                           {"streams", std::move(streams)}});
   }
@@ -121,11 +122,11 @@ Json plan_json(const SelectArgs& a, const bem::Model& model, const bem::Settings
       t["override"] = b.override_index;
     }
     t["component"] = b.component;
-    t["material_slot"] = b.material_slot;
-    t["material_name"] = b.material_name;
+    t["materialSlot"] = b.material_slot;
+    t["materialName"] = b.material_name;
     t["entry"] = b.entry;
     t["slot"] = b.slot ? Json(model.slots[*b.slot].id) : Json(nullptr);
-    t["original_name"] = b.original_name;
+    t["originalName"] = b.original_name;
     t["texture"] = b.texture ? Json(*b.texture) : Json(nullptr);
     tex.push_back(std::move(t));
   }
@@ -169,9 +170,6 @@ std::string plan_text(const SelectArgs& a, const bem::Model& model, const bem::S
        (plan.resource.empty()
             ? ""
             : ", resource " + printable(plan.resource) + " on " + printable(plan.platform)));
-  for (const bem::SettingsWarning& w : s.warnings)
-    line("warning " + w.code + " (" + (w.in_parameters ? "parameters" : "options") + ", column " +
-         std::to_string(w.column) + "): " + printable(w.message));
   line("options:    " + printable(bem::format_options(model, s)));
   line("parameters: " + printable(bem::format_parameters(model, s)));
   for (std::size_t g = 0; g < model.groups.size(); ++g)
@@ -235,12 +233,11 @@ int run_select(const SelectArgs& a) {
       Json j = error_json(a.file, "BEM_SELECT_INVALID_PACKAGE", loaded.error);
       j["valid"] = loaded.validation.valid();
       j["issues"] = Json::parse(r.to_json_issues());
-      std::cout << j.dump(2) << "\n";
-    } else {
-      std::cerr << printable(r.to_text(a.file));
-      std::cerr << printable(a.file) << ": cannot select: " << printable(loaded.error) << "\n";
+      print_json(std::move(j));
     }
-    return kExitInvalid;
+    report_issues(a.file, r);
+    return report_error(a.file, "BEM_SELECT_INVALID_PACKAGE", "cannot select: " + loaded.error,
+                        kExitInvalid);
   }
   const bem::Model& model = *loaded.model;
   auto settings = bem::parse_settings(model, a.options, a.parameters);
@@ -253,12 +250,18 @@ int run_select(const SelectArgs& a) {
     const core::Error& e = plan.error();
     // A resource or platform the package lacks is a usage error; anything else
     // means the package itself cannot be planned.
-    const bool usage = e.code == "BEM_PLAN_RESOURCE" || e.code == "BEM_PLAN_PLATFORM";
+    const bool usage =
+        e.code == bem::codes::BEM_PLAN_RESOURCE || e.code == bem::codes::BEM_PLAN_PLATFORM;
     return fail(a, usage ? kExitUsage : kExitInvalid, e.code, e.message, e.location);
   }
   if (a.json) {
-    std::cout << plan_json(a, model, *settings, *plan).dump(2) << "\n";
+    print_json(plan_json(a, model, *settings, *plan));
   } else {
+    // Warnings go to stderr: `FILE: options, column N: warning CODE: message`.
+    for (const bem::SettingsWarning& w : settings->warnings)
+      report_warning(a.file, w.code, w.message,
+                     std::string(w.in_parameters ? "parameters" : "options") + ", column " +
+                         std::to_string(w.column));
     std::cout << plan_text(a, model, *settings, *plan);
   }
   return kExitOk;

@@ -29,6 +29,12 @@ void add_serve_commands(CLI::App& app, int& exit_code);
 /// `charkit token create|list|revoke` (token.cpp): the server's API tokens.
 void add_token_commands(CLI::App& app, int& exit_code);
 
+/// `charkit errors [CODE]` (errors.cpp): the declared error codes; --json, --markdown.
+void add_errors_command(CLI::App& app, int& exit_code);
+/// `charkit help [COMMAND [SUB]]` and `charkit completion bash` (help.cpp):
+/// registered last, they read the whole command tree.
+void add_help_commands(CLI::App& app, int& exit_code);
+
 // The other `charkit bem` sub-commands, one file each, registered on the
 // `bem` group by add_bem_commands.
 /// `charkit bem select` (bem_select.cpp): the plan of one selection.

@@ -3,8 +3,6 @@
 // export-nmn retrains the model in the engine's layout and writes the
 // `.nmn` + sidecar + morph targets; import turns an engine network (`.nmn`
 // or `.onnx`) into a charkit pose model. The work is in charkit::learn.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -32,18 +30,6 @@ namespace charkit::app {
 namespace {
 
 using core::Json;
-
-// A progress reporter on stderr: one rewritten line on a terminal, a line
-// per report otherwise.
-std::function<void(std::size_t, std::size_t, double)> progress_reporter(bool quiet) {
-  if (quiet) return {};
-  const bool tty = isatty(fileno(stderr)) != 0;
-  return [tty](std::size_t done, std::size_t total, double loss) {
-    std::fprintf(stderr, "%straining: step %zu of %zu, batch loss %.6g%s", tty ? "\r" : "", done,
-                 total, loss, tty && done < total ? "   " : "\n");
-    std::fflush(stderr);
-  };
-}
 
 // ------------------------------------------------------------ export-nmn ----
 
@@ -78,7 +64,7 @@ int run_export(const ExportArgs& a) {
   o.batch_size = a.batch;
   o.learning_rate = a.learning_rate;
   o.seed = a.seed;
-  o.progress = progress_reporter(a.quiet);
+  o.progress = training_progress(a.quiet);
   auto e = learn::export_nmn(*rig, *d, o);
   if (!e) return report_error(a.dataset, e.error(), kExitInvalid);
   if (auto st = learn::save_nmn_export(*e, a.output); !st)
@@ -92,18 +78,18 @@ int run_export(const ExportArgs& a) {
   if (a.json) {
     Json doc{{"nmn", a.output},
              {"sidecar", sidecar},
-             {"morphs_file", morphs},
+             {"morphsFile", morphs},
              {"inputs", e->network.input_count()},
              {"outputs", e->network.output_count()},
              {"bones", e->network.num_bones},
              {"curves", e->network.num_curves},
-             {"num_morphs", e->network.num_morphs},
-             {"reimport_max_abs_diff", e->reimport_max_abs_diff},
-             {"train_error", {{"mean", s.train.mean}, {"max", s.train.max}}},
-             {"uncorrected_error",
+             {"numMorphs", e->network.num_morphs},
+             {"reimportMaxAbsDiff", e->reimport_max_abs_diff},
+             {"trainError", {{"mean", s.train.mean}, {"max", s.train.max}}},
+             {"uncorrectedError",
               {{"mean", s.uncorrected_train.mean}, {"max", s.uncorrected_train.max}}}};
     if (!a.model_output.empty()) doc["model"] = a.model_output;
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
     return kExitOk;
   }
   std::cout << "wrote " << printable(a.output) << ": global-mode network, "
@@ -186,7 +172,7 @@ int run_import(const ImportArgs& a) {
              {"morphs", m->morph_names},
              {"clamp", learn::clamp_name(m->clamp)},
              {"sidecar", sidecar ? Json(sidecar_path) : Json(nullptr)}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
     return kExitOk;
   }
   std::cout << "wrote " << printable(a.output) << " (+ .npz): " << printable(a.network) << " as a "
@@ -267,10 +253,10 @@ int run_bake(const BakeArgs& a) {
     return report_error(library, st.error(), kExitUsage);
   if (a.json) {
     Json doc{{"output", a.output},
-             {"pose_library", library},
-             {"shape_keys", r->shape_keys},
+             {"poseLibrary", library},
+             {"shapeKeys", r->shape_keys},
              {"vertices", rig->vertex_count()}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
     return kExitOk;
   }
   std::cout << "wrote " << printable(a.output) << ": " << r->shape_keys.size()

@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +17,7 @@
 #include "charkit/learn/npy.h"
 #include "charkit/learn/pose.h"
 #include "charkit/scene/rig.h"
+#include "cli_output.h"
 
 namespace charkit::app {
 
@@ -43,6 +47,21 @@ inline bool parse_widths(const std::string& s, std::vector<std::size_t>& out) {
     out.push_back(v);
   }
   return !out.empty();
+}
+
+/// The training progress callback (MlpOptions::progress, TrainProgress):
+/// a ProgressReporter made on the first call, once the total is known.
+/// Empty with --quiet.
+inline std::function<void(std::size_t, std::size_t, double)> training_progress(bool quiet) {
+  if (quiet || output_mode().quiet) return {};
+  auto reporter = std::make_shared<std::unique_ptr<ProgressReporter>>();
+  return [reporter](std::size_t done, std::size_t total, double loss) {
+    if (!*reporter) *reporter = std::make_unique<ProgressReporter>("", "training", total);
+    char note[48];
+    std::snprintf(note, sizeof note, "batch loss %.6g", loss);
+    (*reporter)->update(done, note);
+    if (done >= total) reporter->reset();
+  };
 }
 
 inline core::Error usage_error(std::string message) {

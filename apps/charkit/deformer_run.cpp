@@ -21,6 +21,7 @@
 #include "charkit/learn/npy.h"
 #include "charkit/learn/onnx.h"
 #include "charkit/learn/pose_model.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "printable.h"
 
@@ -54,13 +55,9 @@ ModelKind detect_kind(core::Bytes b, const std::string& path) {
   return ModelKind::kUnknown;
 }
 
-// charkit: FILE: LOCATION: CODE: message
+// FILE: LOCATION: error CODE: message
 int fail(const std::string& file, const core::Error& e, int code) {
-  std::cerr << "charkit: " << printable(file) << ": ";
-  std::string where = e.location.to_string();
-  if (!where.empty()) std::cerr << printable(where) << ": ";
-  std::cerr << e.code << ": " << printable(e.message) << "\n";
-  return code;
+  return report_error(file, e, code);
 }
 
 int fail_io(const std::string& file, const core::Error& e) {
@@ -173,7 +170,7 @@ int info_nmn(const RunArgs& a, core::Bytes bytes) {
     } else {
       doc["sidecar"] = nullptr;
     }
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
     return kExitOk;
   }
   std::ostream& os = std::cout;
@@ -261,7 +258,7 @@ int info_own(const RunArgs& a) {
     for (const auto& c : m->spec.curves) curves.push_back(c.name);
     Json doc{{"model", a.model},
              {"kind", "charkit"},
-             {"model_kind", learn::model_kind_name(m->kind)},
+             {"modelKind", learn::model_kind_name(m->kind)},
              {"layout", layout_name(m->layout)},
              {"inputs", m->feature_count()},
              {"outputs", outputs},
@@ -272,9 +269,9 @@ int info_own(const RunArgs& a) {
              {"clamp", learn::clamp_name(m->clamp)},
              {"layers", layers},
              {"parameters", params},
-             {"holdout_mean_error", m->stats.holdout.mean},
-             {"uncorrected_holdout_mean_error", m->stats.uncorrected_holdout.mean}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+             {"holdoutMeanError", m->stats.holdout.mean},
+             {"uncorrectedHoldoutMeanError", m->stats.uncorrected_holdout.mean}};
+    print_json(std::move(doc));
     return kExitOk;
   }
   std::ostream& os = std::cout;
@@ -422,7 +419,7 @@ int write_outputs(const RunArgs& a, const char* kind, std::size_t rows, std::siz
   if (a.json) {
     Json doc{{"model", a.model}, {"kind", kind},     {"input", a.input},   {"output", a.output},
              {"rows", rows},     {"inputs", inputs}, {"outputs", outputs}, {"clamped", a.clamp}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
   }
   return kExitOk;
 }
@@ -506,7 +503,7 @@ int info_onnx(const RunArgs& a, core::Bytes bytes) {
              {"initializers", d.initializers},
              {"inputs", ins},
              {"outputs", outs}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
     return kExitOk;
   }
   std::ostream& os = std::cout;

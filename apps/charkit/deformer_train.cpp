@@ -6,8 +6,6 @@
 //
 // The work is in charkit::learn; this file maps options to calls, results to
 // text (or JSON) and errors to exit codes.
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -116,6 +114,8 @@ int run_sample(const SampleArgs& a) {
     poses = std::move(*p);
   }
 
+  detail(a.rig, std::to_string(poses.size()) + " poses, " + std::to_string(spec->bones.size()) +
+                    " input bones, targets " + a.targets);
   core::Result<learn::BuiltTargets> built = core::make_error("USAGE", "no targets");
   if (a.targets == "morph-animation") {
     if (!action || a.bvh.size() > 0)
@@ -137,6 +137,8 @@ int run_sample(const SampleArgs& a) {
     to.delta_mush.iterations = a.smooth_iterations;
     to.delta_mush.step = a.smooth_step;
     to.layout = layout;
+    ProgressReporter progress(a.rig, "building targets (" + a.targets + ")", poses.size());
+    to.progress = [&progress](std::size_t done, std::size_t) { progress.update(done); };
     built = learn::build_targets(*rig, *spec, poses, to);
   } else {
     return report_error(
@@ -168,9 +170,9 @@ int run_sample(const SampleArgs& a) {
              {"curves", spec->curves.size()},
              {"layout", a.layout},
              {"targets", a.targets},
-             {"lbs_error", {{"mean", built->lbs.mean_error}, {"max", built->lbs.max_error}}},
+             {"lbsError", {{"mean", built->lbs.mean_error}, {"max", built->lbs.max_error}}},
              {"seconds", seconds}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
   } else {
     std::cout << "wrote " << printable(a.output) << ": " << d.sample_count
               << " samples (rest pose + " << d.sample_count - 1 << "), " << d.feature_count()
@@ -218,9 +220,9 @@ Json stats_json(const learn::PoseModel& m) {
     per_bone[m.spec.bones[b].name] = s.holdout_per_bone[b];
   return Json{{"train", error_json(s.train)},
               {"holdout", error_json(s.holdout)},
-              {"uncorrected_train", error_json(s.uncorrected_train)},
-              {"uncorrected_holdout", error_json(s.uncorrected_holdout)},
-              {"holdout_per_bone", per_bone},
+              {"uncorrectedTrain", error_json(s.uncorrected_train)},
+              {"uncorrectedHoldout", error_json(s.uncorrected_holdout)},
+              {"holdoutPerBone", per_bone},
               {"seconds", s.seconds}};
 }
 
@@ -321,17 +323,8 @@ int run_train(const TrainArgs& a) {
   o.split_seed = a.split_seed;
 
   // Progress on stderr: one line, rewritten, for runs long enough to wait on.
-  const bool show = !a.quiet && o.kind == learn::ModelKind::kNeural;
   learn::TrainProgress progress;
-  if (show) {
-    // On a terminal one line is rewritten; in a log each report is a line.
-    const bool tty = isatty(fileno(stderr)) != 0;
-    progress = [tty](std::size_t done, std::size_t total, double loss) {
-      std::fprintf(stderr, "%straining: step %zu of %zu, batch loss %.6g%s", tty ? "\r" : "", done,
-                   total, loss, tty && done < total ? "   " : "\n");
-      std::fflush(stderr);
-    };
-  }
+  if (o.kind == learn::ModelKind::kNeural) progress = training_progress(a.quiet);
   auto model = learn::train_pose_model(*d, o, progress);
   if (!model) return report_error(a.dataset, model.error(), kExitInvalid);
   if (auto st = learn::save_pose_model(*model, a.output); !st)
@@ -344,7 +337,7 @@ int run_train(const TrainArgs& a) {
              {"vertices", model->vertex_count},
              {"morphs", model->morph_count()},
              {"stats", stats_json(*model)}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
   } else {
     std::cout << "wrote " << printable(a.output)
               << " (+ .npz): " << learn::model_kind_name(model->kind) << " model, "
@@ -406,7 +399,7 @@ int run_eval(const EvalArgs& a) {
              {"dataset", a.dataset},
              {"error", error_json(*err)},
              {"uncorrected", error_json(*base)}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
   } else {
     std::cout << printable(a.model) << " on " << printable(a.dataset) << " (" << err->samples
               << " samples): mean vertex error " << err->mean << ", max " << err->max

@@ -7,9 +7,11 @@
 #include <memory>
 #include <string>
 
+#include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/scene/intake.h"
+#include "cli_output.h"
 #include "charkit/scene/model_inspect.h"
 #include "commands.h"
 #include "printable.h"
@@ -138,27 +140,22 @@ void print_text(const std::string& path, const scene::ModelInfo& m) {
   std::cout << "  materials:   " << m.materials << ", textures: " << m.textures
             << ", images: " << m.images << "\n";
   std::cout << "  animations:  " << m.animations << "\n";
-  for (const auto& w : m.warnings)
-    std::cerr << "charkit: " << printable(path) << ": warning " << w.code << ": "
-              << printable(w.message) << "\n";
+  for (const auto& w : m.warnings) report_warning(path, w.code, w.message);
 }
 
 int run_inspect(const ModelArgs& a) {
   auto r = scene::inspect_model_file(a.input);
   if (!r) {
     const core::Error& e = r.error();
-    const bool io = e.code.rfind("IO_", 0) == 0;
-    const std::string where = e.location.to_string();
-    std::cerr << "charkit: " << printable(a.input) << ": "
-              << (where.empty() ? "" : printable(where) + ": ") << e.code << ": "
-              << printable(e.message) << "\n";
+    const bool io = core::is_io_error(e);
+    report_error(a.input, e, kExitInvalid);
     if (a.json) {
       Json j{{"file", a.input},
              {"valid", false},
              {"error", Json{{"code", e.code},
                             {"message", e.message},
                             {"location", location_json(e.location)}}}};
-      std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+      print_json(std::move(j));
     }
     return io ? kExitUsage : kExitInvalid;
   }
@@ -175,7 +172,7 @@ int run_inspect(const ModelArgs& a) {
   if (a.json) {
     Json j = info_json(a.input, *r);
     j["details"] = details;
-    std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(j);
   } else {
     print_text(a.input, *r);
     if (!details.is_null()) std::cout << scene::model_details_text(details);
@@ -210,7 +207,7 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   inspect->add_flag("--json", args->json, "Print the report as one JSON object (docs/model.md)");
   inspect->footer(
       "Exit status: 0 inspected, 1 invalid or unknown model, 2 usage or I/O error.\n"
-      "Errors: charkit: FILE: LOCATION: CODE: message. Rules and JSON fields: docs/model.md.");
+      "Errors: FILE: LOCATION: error CODE: message. Rules and JSON fields: docs/model.md.");
   inspect->callback([args, &exit_code] { exit_code = run_inspect(*args); });
 }
 

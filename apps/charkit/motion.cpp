@@ -14,11 +14,13 @@
 #include <string>
 #include <type_traits>
 
+#include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/assimp_motion.h"
 #include "charkit/motion/convert.h"
 #include "charkit/motion/keypoint_json.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "printable.h"
 
@@ -50,18 +52,15 @@ int load_table(const MotionArgs& a, motion::JointTable& table) {
   if (a.joint_map.empty()) return kExitOk;
   std::ifstream in(a.joint_map, std::ios::binary);
   if (!in) {
-    std::cerr << printable(a.joint_map) << ": error IO_OPEN: cannot open the joint map\n";
-    return kExitUsage;
+    return report_error(a.joint_map, "IO_OPEN", "cannot open the joint map", kExitUsage);
   }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (text.size() > (1u << 20)) {
-    std::cerr << printable(a.joint_map) << ": error JOINT_MAP: joint map larger than 1 MiB\n";
-    return kExitInvalid;
+    return report_error(a.joint_map, "JOINT_MAP", "joint map larger than 1 MiB", kExitInvalid);
   }
   auto t = motion::apply_joint_map(std::move(table), text);
   if (!t) {
-    std::cerr << printable(a.joint_map) << ": error " << printable(t.error().to_string()) << "\n";
-    return kExitInvalid;
+    return report_error(a.joint_map, t.error(), kExitInvalid);
   }
   table = std::move(*t);
   return kExitOk;
@@ -92,17 +91,22 @@ Json pelvis_json(const motion::ConvertSummary& s) {
   return Json(s.header.joints[static_cast<std::size_t>(s.mapping.pelvis_joint)].name);
 }
 
+// The JSON summary of convert: on stdout, or on stderr when stdout carries the NDJSON (-o -).
+void emit_summary(Json j, bool to_stdout) {
+  if (to_stdout)
+    std::cerr << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  else
+    print_json(std::move(j));
+}
+
 void print_warnings(const std::string& subject, const std::vector<motion::BvhWarning>& ws) {
-  for (const auto& w : ws)
-    std::cerr << printable(subject) << ": warning " << w.code << ": " << printable(w.message)
-              << "\n";
+  for (const auto& w : ws) report_warning(subject, w.code, w.message);
 }
 
 int unknown_format(const MotionArgs& a) {
-  std::cerr << printable(a.input)
-            << ": error MOTION_FORMAT: not a BVH file (HIERARCHY), FBX, glTF, GLB nor keypoint "
-               "JSON ({)\n";
-  return kExitInvalid;
+  return report_error(a.input, "MOTION_FORMAT",
+                      "not a BVH file (HIERARCHY), FBX, glTF, GLB nor keypoint JSON ({)",
+                      kExitInvalid);
 }
 
 // The input of convert and inspect: the joint table, the mapped file and its
@@ -120,12 +124,11 @@ struct MotionInput {
 int open_input(const MotionArgs& a, MotionInput& in) {
   if (int rc = load_table(a, in.table); rc != kExitOk) return rc;
   auto file = core::MappedFile::open(a.input);
-  if (!file) {
-    std::cerr << printable(a.input) << ": error " << printable(file.error().to_string()) << "\n";
-    return kExitUsage;
-  }
+  if (!file) return report_error(a.input, file.error(), kExitUsage);
   in.file = std::move(*file);
   in.assimp = motion::detect_assimp_format(in.text()) != motion::AssimpFormat::kUnknown;
+  detail(a.input, std::to_string(in.file.bytes().size()) + " bytes" +
+                      (in.assimp ? ", FBX/glTF/GLB (read with Assimp)" : ""));
   if (in.assimp) return kExitOk;
   in.format = motion::detect_motion_format(in.text());
   return in.format == motion::MotionFormat::kUnknown ? unknown_format(a) : kExitOk;
@@ -154,10 +157,11 @@ auto write_ndjson(const MotionArgs& a, Convert&& convert, int& rc)
   const bool to_stdout = a.output == "-";
   std::FILE* out = to_stdout ? stdout : std::fopen(a.output.c_str(), "wb");
   if (!out) {
-    std::cerr << printable(a.output) << ": error IO_OPEN: cannot create the output file\n";
-    rc = kExitUsage;
+    rc = report_error(a.output, "IO_OPEN", "cannot create the output file", kExitUsage);
     return std::nullopt;
   }
+  // NDJSON on stdout: no JSON document goes there.
+  if (to_stdout) set_stdout_is_data();
   auto r = convert(motion::OutputSink([out](std::string_view chunk) {
     return std::fwrite(chunk.data(), 1, chunk.size(), out) == chunk.size();
   }));
@@ -166,11 +170,10 @@ auto write_ndjson(const MotionArgs& a, Convert&& convert, int& rc)
   if (!r || !flushed) {
     if (!to_stdout) std::remove(a.output.c_str());
     if (!r) {
-      std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
-      rc = r.error().code == "IO_WRITE" ? kExitUsage : kExitInvalid;
+      rc = report_error(a.input, r.error(),
+                        r.error().code == core::codes::IO_WRITE ? kExitUsage : kExitInvalid);
     } else {
-      std::cerr << printable(a.output) << ": error IO_WRITE: cannot write the output\n";
-      rc = kExitUsage;
+      rc = report_error(a.output, "IO_WRITE", "cannot write the output", kExitUsage);
     }
     return std::nullopt;
   }
@@ -179,11 +182,9 @@ auto write_ndjson(const MotionArgs& a, Convert&& convert, int& rc)
 
 int run_convert_keypoints(const MotionArgs& a, std::string_view text) {
   if (!a.joint_map.empty() || !a.up.empty())
-    std::cerr << printable(a.input)
-              << ": warning: --joint-map and --up apply to skeleton input only; ignored\n";
+    report_warning(a.input, "USAGE", "--joint-map and --up apply to skeleton input only; ignored");
   if (!a.animation.empty())
-    std::cerr << printable(a.input)
-              << ": warning: --animation applies to FBX/glTF/GLB input only; ignored\n";
+    report_warning(a.input, "USAGE", "--animation applies to FBX/glTF/GLB input only; ignored");
   motion::KeypointJsonOptions options;
   if (a.fps > 0) options.fps = a.fps;
   const bool to_stdout = a.output == "-";
@@ -199,11 +200,10 @@ int run_convert_keypoints(const MotionArgs& a, std::string_view text) {
   if (a.json) {
     Json j = keypoint_summary_json(a, *r);
     j["output"] = a.output;
-    (to_stdout ? std::cerr : std::cout)
-        << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    emit_summary(std::move(j), to_stdout);
   } else {
-    std::cerr << printable(a.input) << ": keypoint JSON, " << r->frames << " frames at "
-              << number_text(r->fps) << " fps written to " << printable(a.output) << "\n";
+    report_info(a.input, "keypoint JSON, " + std::to_string(r->frames) + " frames at " +
+                             number_text(r->fps) + " fps written to " + a.output);
   }
   return kExitOk;
 }
@@ -221,18 +221,16 @@ int run_inspect_keypoints(const MotionArgs& a, std::string_view text) {
              {"format", std::string(motion::kKeypointFormatTag)},
              {"valid", false},
              {"error", err}};
-      std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-    } else {
-      std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
+      print_json(std::move(j));
     }
-    return kExitInvalid;
+    return report_error(a.input, r.error(), kExitInvalid);
   }
   if (a.json) {
     Json j = keypoint_summary_json(a, *r);
     j.erase("input");
     Json doc{{"file", a.input}, {"valid", true}};
     for (auto& [k, v] : j.items()) doc[k] = v;
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
     return kExitOk;
   }
   std::ostream& os = std::cout;
@@ -241,8 +239,7 @@ int run_inspect_keypoints(const MotionArgs& a, std::string_view text) {
      << (r->fps_in_file ? "" : " (default)") << "\n";
   os << "timeMs computed for " << r->computed_times << " frame(s); angles computed for "
      << r->computed_angles << " frame(s); " << r->clamped_values << " value(s) clamped\n";
-  for (const auto& w : r->warnings)
-    os << "warning " << w.code << ": " << printable(w.message) << "\n";
+  print_warnings(a.input, r->warnings);
   return kExitOk;
 }
 
@@ -324,8 +321,7 @@ Json assimp_json(const MotionArgs& a, const motion::AssimpMotion& m,
 }
 
 int assimp_error(const MotionArgs& a, const core::Error& e) {
-  std::cerr << printable(a.input) << ": error " << printable(e.to_string()) << "\n";
-  return e.code == "IO_OPEN" ? kExitUsage : kExitInvalid;
+  return report_error(a.input, e, e.code == core::codes::IO_OPEN ? kExitUsage : kExitInvalid);
 }
 
 int run_convert_assimp(const MotionArgs& a, motion::JointTable table) {
@@ -348,12 +344,11 @@ int run_convert_assimp(const MotionArgs& a, motion::JointTable table) {
     Json j{{"input", a.input}, {"output", a.output}};
     const Json details = assimp_json(a, *m, *r);
     for (const auto& [k, v] : details.items()) j[k] = v;
-    (to_stdout ? std::cerr : std::cout)
-        << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    emit_summary(std::move(j), to_stdout);
   } else {
-    std::cerr << printable(a.input) << ": " << motion::assimp_format_name(m->format)
-              << " animation " << m->animation << ", " << r->frames << " frames at "
-              << number_text(r->fps) << " fps written to " << printable(a.output) << "\n";
+    report_info(a.input, std::string(motion::assimp_format_name(m->format)) + " animation " +
+                             std::to_string(m->animation) + ", " + std::to_string(r->frames) +
+                             " frames at " + number_text(r->fps) + " fps written to " + a.output);
   }
   return kExitOk;
 }
@@ -369,12 +364,11 @@ int run_inspect_assimp(const MotionArgs& a, const motion::JointTable& table) {
   }
   if (!m || !r) {
     const core::Error& e = !m ? m.error() : r.error();
-    if (a.json && e.code != "IO_OPEN") {
+    if (a.json && e.code != core::codes::IO_OPEN) {
       Json j{{"file", a.input},
              {"valid", false},
              {"error", Json{{"code", e.code}, {"message", e.message}}}};
-      std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-      return kExitInvalid;
+      print_json(std::move(j));
     }
     return assimp_error(a, e);
   }
@@ -388,7 +382,7 @@ int run_inspect_assimp(const MotionArgs& a, const motion::JointTable& table) {
                             {"parent", j.parent},
                             {"offset", Json::array({j.offset[0], j.offset[1], j.offset[2]})}});
     doc["joints"] = std::move(joints);
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
     return kExitOk;
   }
   std::ostream& os = std::cout;
@@ -410,8 +404,7 @@ int run_inspect_assimp(const MotionArgs& a, const motion::JointTable& table) {
   print_tree(os, r->header);
   os << "pelvis (origin): " << printable(pelvis_json(*r).get<std::string>()) << "\n";
   print_points(os, *r);
-  for (const auto& w : r->warnings)
-    os << "warning " << w.code << ": " << printable(w.message) << "\n";
+  print_warnings(a.input, r->warnings);
   return kExitOk;
 }
 
@@ -422,8 +415,7 @@ int run_convert(const MotionArgs& a) {
   if (in.assimp) return run_convert_assimp(a, std::move(in.table));
   if (in.format == motion::MotionFormat::kKeypointJson) return run_convert_keypoints(a, text);
   if (!a.animation.empty())
-    std::cerr << printable(a.input)
-              << ": warning: --animation applies to FBX/glTF/GLB input only; ignored\n";
+    report_warning(a.input, "USAGE", "--animation applies to FBX/glTF/GLB input only; ignored");
   motion::ConvertOptions options;
   options.table = std::move(in.table);
   options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
@@ -447,11 +439,10 @@ int run_convert(const MotionArgs& a) {
            {"pelvis", pelvis_json(*r)},
            {"points", points_json(*r)},
            {"warnings", warnings_json(r->warnings)}};
-    (to_stdout ? std::cerr : std::cout)
-        << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    emit_summary(std::move(j), to_stdout);
   } else {
-    std::cerr << printable(a.input) << ": " << r->frames << " frames at " << number_text(r->fps)
-              << " fps written to " << printable(a.output) << "\n";
+    report_info(a.input, std::to_string(r->frames) + " frames at " + number_text(r->fps) +
+                             " fps written to " + a.output);
   }
   return kExitOk;
 }
@@ -472,11 +463,9 @@ int run_inspect(const MotionArgs& a) {
       Json j{{"file", a.input},
              {"valid", false},
              {"error", Json{{"code", r.error().code}, {"message", r.error().message}}}};
-      std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-    } else {
-      std::cerr << printable(a.input) << ": error " << printable(r.error().to_string()) << "\n";
+      print_json(std::move(j));
     }
-    return kExitInvalid;
+    return report_error(a.input, r.error(), kExitInvalid);
   }
   const motion::BvhHeader& h = r->header;
   std::size_t end_sites = 0;
@@ -506,7 +495,7 @@ int run_inspect(const MotionArgs& a) {
              {"pelvis", pelvis_json(*r)},
              {"points", points_json(*r)},
              {"warnings", warnings_json(r->warnings)}};
-    std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    print_json(std::move(doc));
     return kExitOk;
   }
   std::ostream& os = std::cout;
@@ -519,8 +508,7 @@ int run_inspect(const MotionArgs& a) {
   print_tree(os, h);
   os << "pelvis (origin): " << printable(pelvis_json(*r).get<std::string>()) << "\n";
   print_points(os, *r);
-  for (const auto& w : r->warnings)
-    os << "warning " << w.code << ": " << printable(w.message) << "\n";
+  print_warnings(a.input, r->warnings);
   return kExitOk;
 }
 

@@ -1,6 +1,7 @@
 #include "package_input.h"
 
 #include "charkit/bem/folder.h"
+#include "charkit/core/error_codes.h"
 #include "commands.h"
 
 namespace charkit::app {
@@ -25,7 +26,7 @@ core::Bytes PackageInput::bytes() const {
 }
 
 int input_error_exit_code(const core::Error& e) {
-  return e.code.rfind("IO_", 0) == 0 ? kExitUsage : kExitInvalid;
+  return core::is_io_error(e) ? kExitUsage : kExitInvalid;
 }
 
 }  // namespace charkit::app

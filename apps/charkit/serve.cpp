@@ -14,8 +14,10 @@
 
 #include <pthread.h>
 
+#include "charkit/server/listen.h"
 #include "charkit/server/server.h"
 #include "charkit/server/worker.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "printable.h"
 
@@ -110,29 +112,12 @@ int wait_for_signal(const sigset_t& set) {
   return sig;
 }
 
-/// "HOST:PORT", "[V6]:PORT" or ":PORT" (loopback).
-bool split_listen(const std::string& text, std::string& host, std::uint16_t& port) {
-  auto colon = text.rfind(':');
-  if (colon == std::string::npos) return false;
-  host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  if (host.empty()) host = "127.0.0.1";
-  std::string p = text.substr(colon + 1);
-  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  unsigned long v = std::stoul(p);
-  if (v > 65535) return false;
-  port = static_cast<std::uint16_t>(v);
-  return true;
-}
-
 int run_serve(const ServeArgs& a) {
   server::ServerOptions o;
-  if (!split_listen(a.listen, o.address, o.port)) {
-    std::cerr << "charkit: --listen: expected HOST:PORT, got '" << printable(a.listen) << "'\n";
-    return kExitUsage;
-  }
+  auto listen = server::parse_listen_address(a.listen);
+  if (!listen) return report_error("", listen.error(), kExitUsage);
+  o.address = listen->address;
+  o.port = listen->port;
   o.data_dir = a.data;
   o.db_url = a.db;
   o.blob_root = a.blobs;
@@ -149,8 +134,7 @@ int run_serve(const ServeArgs& a) {
   o.tls_cert = a.tls_cert;
   o.tls_key = a.tls_key;
   if (o.tls_cert.empty() != o.tls_key.empty()) {
-    std::cerr << "charkit: serve: --tls-cert and --tls-key go together\n";
-    return kExitUsage;
+    return report_error("", "USAGE", "--tls-cert and --tls-key go together", kExitUsage);
   }
   o.max_connections = a.max_connections;
   o.min_upload_rate = a.min_upload_rate;
@@ -159,28 +143,25 @@ int run_serve(const ServeArgs& a) {
   o.job_budgets = budgets_of(a);
   sigset_t signals = block_stop_signals();
   auto srv = server::Server::create(o);
-  if (!srv) {
-    std::cerr << "charkit: serve: " << printable(srv.error().to_string()) << "\n";
-    return kExitUsage;
-  }
+  if (!srv) return report_error("", srv.error(), kExitUsage);
   auto port = (*srv)->start();
-  if (!port) {
-    std::cerr << "charkit: serve: " << printable(port.error().to_string()) << "\n";
-    return kExitUsage;
-  }
+  if (!port) return report_error("", port.error(), kExitUsage);
   std::string host = o.address.find(':') != std::string::npos ? "[" + o.address + "]" : o.address;
-  std::cerr << "charkit: listening on " << (o.tls_cert.empty() ? "http" : "https") << "://" << host
-            << ":" << *port << "/ (data " << printable(o.data_dir.string()) << ", blobs "
-            << printable(server::resolved_blob_root(o).string()) << ", database "
-            << printable(server::resolved_db_url(o)) << ", " << a.workers
-            << " job workers); Ctrl-C stops" << std::endl;
-  int sig = wait_for_signal(signals);
-  std::cerr << "charkit: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
-            << ": stopping (in-flight uploads are discarded, stream clients get a close frame, "
-               "running jobs go back to the queue)"
+  // Where it listens is the command's result: printed even with --quiet.
+  std::cerr << format_message(Severity::kInfo, "", "", "",
+                              "listening on " + std::string(o.tls_cert.empty() ? "http" : "https") +
+                                  "://" + host + ":" + std::to_string(*port) + "/ (data " +
+                                  o.data_dir.string() + ", blobs " +
+                                  server::resolved_blob_root(o).string() + ", database " +
+                                  server::resolved_db_url(o) + ", " + std::to_string(a.workers) +
+                                  " job workers); Ctrl-C stops")
             << std::endl;
+  int sig = wait_for_signal(signals);
+  report_info("", std::string(sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                      ": stopping (in-flight uploads are discarded, stream clients get a close "
+                      "frame, running jobs go back to the queue)");
   (*srv)->stop();
-  std::cerr << "charkit: stopped" << std::endl;
+  report_info("", "stopped");
   return kExitOk;
 }
 
@@ -197,19 +178,16 @@ int run_worker(const ServeArgs& a) {
   w.threads = a.workers ? a.workers : 1;
   w.lease = seconds_to_ms(a.job_lease_s);
   w.budgets = budgets_of(a);
-  w.log = [](std::string_view line) {
-    std::cerr << "charkit: " << printable(std::string(line)) << std::endl;
-  };
+  w.log = [](std::string_view line) { report_info("", line); };
   auto pool = server::WorkerPool::start(w);
-  if (!pool) {
-    std::cerr << "charkit: worker: " << printable(pool.error().to_string()) << "\n";
-    return kExitUsage;
-  }
-  std::cerr << "charkit: worker running " << w.threads << " threads on " << printable(w.db_url)
-            << "; Ctrl-C stops" << std::endl;
+  if (!pool) return report_error("", pool.error(), kExitUsage);
+  std::cerr << format_message(Severity::kInfo, "", "", "",
+                              "worker running " + std::to_string(w.threads) + " threads on " +
+                                  w.db_url + "; Ctrl-C stops")
+            << std::endl;
   int sig = wait_for_signal(signals);
-  std::cerr << "charkit: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
-            << ": stopping (running jobs go back to the queue)" << std::endl;
+  report_info("", std::string(sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                      ": stopping (running jobs go back to the queue)");
   (*pool)->stop();
   return kExitOk;
 }

@@ -13,6 +13,7 @@
 #include "charkit/core/json_text.h"
 #include "charkit/server/server.h"
 #include "charkit/store/tokens.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "printable.h"
 
@@ -62,17 +63,13 @@ std::string iso_time(std::optional<std::int64_t> ms) {
   return buf;
 }
 
-int fail(const char* what, const core::Error& e) {
-  std::cerr << "charkit: token " << what << ": " << printable(e.to_string()) << "\n";
-  return kExitUsage;
+int fail(const char* /*what*/, const core::Error& e) {
+  return report_error("", e, kExitUsage);
 }
 
 int run_create(const TokenArgs& a) {
   auto scope = store::parse_scope(a.scope);
-  if (!scope) {
-    std::cerr << "charkit: token create: --scope must be read, write or admin\n";
-    return kExitUsage;
-  }
+  if (!scope) return report_error("", "USAGE", "--scope must be read, write or admin", kExitUsage);
   auto cat = open_catalogue(a);
   if (!cat) return fail("create", cat.error());
   auto t = store::TokenStore(**cat).create(*scope, a.name);
@@ -80,13 +77,14 @@ int run_create(const TokenArgs& a) {
   if (a.json) {
     Json j = token_json(t->token);
     j["secret"] = t->secret;
-    std::cout << core::dump_json(j, 2) << "\n";
+    print_json(std::move(j));
   } else {
     std::cout << t->secret << "\n";
-    std::cerr << "charkit: token " << t->token.id << " (" << store::scope_name(t->token.scope)
-              << (t->token.name.empty() ? "" : ", '" + printable(t->token.name) + "'")
-              << ") created; the secret above is shown only now. Send it as "
-                 "'Authorization: Bearer SECRET'.\n";
+    report_info("", "token " + std::to_string(t->token.id) + " (" +
+                        std::string(store::scope_name(t->token.scope)) +
+                        (t->token.name.empty() ? "" : ", '" + t->token.name + "'") +
+                        ") created; the secret above is shown only now. Send it as "
+                        "'Authorization: Bearer SECRET'.");
   }
   return kExitOk;
 }
@@ -99,12 +97,13 @@ int run_list(const TokenArgs& a) {
   if (a.json) {
     Json arr = Json::array();
     for (const auto& t : *list) arr.push_back(token_json(t));
-    std::cout << core::dump_json(Json{{"tokens", arr}}, 2) << "\n";
+    print_json(Json{{"tokens", arr}});
     return kExitOk;
   }
   if (list->empty()) {
-    std::cerr << "charkit: no tokens: the server is open to anyone who can reach it (on a "
-                 "non-loopback address it refuses to start without --insecure-open)\n";
+    report_info("",
+                "no tokens: the server is open to anyone who can reach it (on a "
+                "non-loopback address it refuses to start without --insecure-open)");
     return kExitOk;
   }
   std::cout << "ID\tSCOPE\tHINT\tCREATED\tLAST USED\tREVOKED\tNAME\n";
@@ -120,11 +119,11 @@ int run_revoke(const TokenArgs& a) {
   if (!cat) return fail("revoke", cat.error());
   auto r = store::TokenStore(**cat).revoke(a.id);
   if (!r) return fail("revoke", r.error());
-  if (!*r) {
-    std::cerr << "charkit: token revoke: no active token with id " << a.id << "\n";
-    return kExitInvalid;
-  }
-  std::cerr << "charkit: token " << a.id << " revoked (servers stop accepting it within seconds)\n";
+  if (!*r)
+    return report_error("", "TOKEN_UNKNOWN", "no active token with id " + std::to_string(a.id),
+                        kExitInvalid);
+  report_info(
+      "", "token " + std::to_string(a.id) + " revoked (servers stop accepting it within seconds)");
   return kExitOk;
 }
 

@@ -225,8 +225,9 @@ TEST_F(DeformerRun, Errors) {
   auto bad = write("bad.nmn", bytes);
   r = run_charkit("deformer info " + quote(bad), true);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("charkit: "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("byte 200: NMN_LAYER_UNSUPPORTED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(bad.string() + ": byte 200: error NMN_LAYER_UNSUPPORTED: "),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("11"), std::string::npos) << r.out;
   // Not a model.
   auto junk = write("junk.bin", {1, 2, 3, 4, 5});

@@ -51,7 +51,7 @@ TEST_F(DeformerTrainCli, SampleTrainEvalInfoRun) {
   EXPECT_EQ(sj["samples"], 121);  // the rest pose + 120
   EXPECT_EQ(sj["features"], 3);   // one bone, axis-angle
   EXPECT_EQ(sj["vertices"], 96);  // RiggedSimple's mesh
-  EXPECT_GT(sj["lbs_error"]["mean"].get<double>(), 0.0);
+  EXPECT_GT(sj["lbsError"]["mean"].get<double>(), 0.0);
   ASSERT_TRUE(std::filesystem::exists(dir_ / "arm.json"));
   // The spec written is the one used: three enabled axes at ±60 degrees.
   json spec = json::parse(read_text(dir_ / "spec.json"));
@@ -71,8 +71,8 @@ TEST_F(DeformerTrainCli, SampleTrainEvalInfoRun) {
   EXPECT_EQ(lj["kind"], "linear");
   EXPECT_EQ(lj["stats"]["holdout"]["samples"], 12);  // 10% of the 120 non-rest samples
   EXPECT_LT(lj["stats"]["holdout"]["mean"].get<double>(),
-            lj["stats"]["uncorrected_holdout"]["mean"].get<double>());
-  EXPECT_TRUE(lj["stats"]["holdout_per_bone"].contains("joint_3"));
+            lj["stats"]["uncorrectedHoldout"]["mean"].get<double>());
+  EXPECT_TRUE(lj["stats"]["holdoutPerBone"].contains("joint_3"));
   EXPECT_TRUE(std::filesystem::exists(dir_ / "lin.npz"));
 
   auto tn = run_charkit("deformer train " + quote(ds) +
@@ -223,8 +223,8 @@ TEST_F(DeformerTrainCli, BakeExportImportAndAction) {
                        " --sample 3 --json -o " + quote(dir_ / "baked.glb"));
   ASSERT_EQ(b.exit_code, 0) << b.out;
   json bj = parse(b);
-  ASSERT_EQ(bj["shape_keys"].size(), 3u);
-  EXPECT_EQ(bj["shape_keys"][0], "pose_1");
+  ASSERT_EQ(bj["shapeKeys"].size(), 3u);
+  EXPECT_EQ(bj["shapeKeys"][0], "pose_1");
   json lib = json::parse(read_text(dir_ / "baked.poses.json"));
   ASSERT_EQ(lib["poses"].size(), 3u);
   EXPECT_EQ(lib["poses"][2]["shape_key"], "pose_3");
@@ -249,8 +249,8 @@ TEST_F(DeformerTrainCli, BakeExportImportAndAction) {
   ASSERT_EQ(e.exit_code, 0) << e.out;
   json ej = parse(e);
   EXPECT_EQ(ej["inputs"], 6);  // one bone x 6
-  EXPECT_EQ(ej["num_morphs"], 4);
-  EXPECT_LE(ej["reimport_max_abs_diff"].get<double>(), 1e-5);
+  EXPECT_EQ(ej["numMorphs"], 4);
+  EXPECT_LE(ej["reimportMaxAbsDiff"].get<double>(), 1e-5);
   EXPECT_TRUE(std::filesystem::exists(dir_ / "net.bmd_ue.json"));
   EXPECT_TRUE(std::filesystem::exists(dir_ / "net.morphs.npz"));
   auto ni = run_charkit("deformer info " + quote(dir_ / "net.nmn") + " --json");

@@ -116,8 +116,7 @@ TEST_F(ModelCliFiles, TruncatedGlbExitsOneWithLocation) {
   auto path = write("broken.glb", b);
   auto r = run_charkit("model inspect " + quote(path), true);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("charkit: " + path.string() + ": byte 8: GLB_TRUNCATED: "),
-            std::string::npos)
+  EXPECT_NE(r.out.find(path.string() + ": byte 8: error GLB_TRUNCATED: "), std::string::npos)
       << r.out;
   auto j = run_charkit("model inspect " + quote(path) + " --json");
   EXPECT_EQ(j.exit_code, 1);

@@ -74,7 +74,7 @@ class SelectCli : public clitest::ScratchDir {
 TEST_F(SelectCli, Defaults) {
   Json j = select_json(select_package(), "");
   EXPECT_EQ(j["settings"], "outfit:a&colour:red&part:on");
-  EXPECT_EQ(j["parameters_settings"], "body:0");
+  EXPECT_EQ(j["parametersSettings"], "body:0");
   EXPECT_EQ(j["effective"], Json::parse(R"({"outfit": "a", "colour": "red", "part": null})"));
   ASSERT_EQ(j["components"].size(), 2u);
   EXPECT_EQ(j["components"][0]["target"], 0);
@@ -88,7 +88,7 @@ TEST_F(SelectCli, Defaults) {
   EXPECT_EQ(j["textures"][0]["mesh"], 0);
   EXPECT_EQ(j["textures"][0]["draw"], 0);
   EXPECT_EQ(j["textures"][0]["texture"], 0);
-  EXPECT_EQ(j["textures"][0]["original_name"], "T_actor_example_body_01_d");
+  EXPECT_EQ(j["textures"][0]["originalName"], "T_actor_example_body_01_d");
   EXPECT_EQ(j["parameters"], Json::parse(R"({"body": 0})"));
   ASSERT_EQ(j["deformations"].size(), 1u);
   EXPECT_EQ(j["deformations"][0]["parameter"], "body");
@@ -105,7 +105,7 @@ TEST_F(SelectCli, BlueBetweenFrames) {
   EXPECT_EQ(j["draws"], Json::parse("[[0, 0], [0, 1]]"));
   EXPECT_EQ(j["components"][0]["draws"], Json::parse("[0, 1]"));
   EXPECT_EQ(j["meshes"][0]["segments"][1]["start"], 3);
-  EXPECT_EQ(j["meshes"][0]["index_count"], 6);
+  EXPECT_EQ(j["meshes"][0]["indexCount"], 6);
   EXPECT_EQ(j["parameters"]["body"], 500);
   const Json& frames = j["deformations"][0]["frames"];
   ASSERT_EQ(frames.size(), 2u);
@@ -119,7 +119,7 @@ TEST_F(SelectCli, NormalisationWarnings) {
   Json j = select_json(select_package(), "--options " + quote("hat:x&outfit:b&part:off") +
                                              " --parameters " + quote("body:2000&legs:5"));
   EXPECT_EQ(j["settings"], "outfit:b&colour:red&part:off");
-  EXPECT_EQ(j["parameters_settings"], "body:0");
+  EXPECT_EQ(j["parametersSettings"], "body:0");
   EXPECT_EQ(j["effective"]["part"], "off");
   EXPECT_EQ(j["components"][0]["operation"], "keep");
   EXPECT_EQ(j["draws"], Json::array());

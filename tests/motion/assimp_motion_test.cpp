@@ -247,7 +247,9 @@ TEST(AssimpMotion, AnimationByIndexNameAndFps) {
   auto bad = load_assimp_motion(bytes_of(text), o);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, "MOTION_ANIMATION_NOT_FOUND");
-  EXPECT_NE(bad.error().message.find("\"Turn\""), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("(the file has 1, by index from 0: 'Turn')"),
+            std::string::npos)
+      << bad.error().message;
   o.animation = "Walk";
   bad = load_assimp_motion(bytes_of(text), o);
   ASSERT_FALSE(bad.ok());
@@ -630,8 +632,29 @@ TEST(AssimpMotion, RiggedSimpleProperties) {
     m->sample(f, p);
     EXPECT_NEAR(dist(p[0], p[1]), len, 1e-4 * len) << f;
   }
-  const auto lines = ndjson_lines(convert(*m, {}));
+  // Its joints are unnamed ("nodes[2]", "nodes[3]"): nothing maps, so the
+  // conversion is refused; a joint map naming them converts, with a warning.
+  std::string out;
+  auto refused = convert_assimp_motion(*m, {}, [&](std::string_view s) {
+    out += s;
+    return true;
+  });
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, "MOTION_NO_MAPPED_JOINTS");
+  EXPECT_NE(refused.error().message.find("the skeleton's joints: 'nodes[2]', 'nodes[3]';"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_TRUE(out.empty());
+  ConvertOptions o;
+  auto t = apply_joint_map(default_joint_table(),
+                           R"({"left_shoulder": ["nodes[2]"], "left_elbow": ["nodes[3]"]})");
+  ASSERT_TRUE(t.ok());
+  o.table = *t;
+  ConvertSummary s;
+  const auto lines = ndjson_lines(convert(*m, o, &s));
   EXPECT_EQ(lines.size(), 63u);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(s.warnings[0].code, "MOTION_FEW_MAPPED_JOINTS");
 }
 
 // ---- FBX written by Assimp's exporter ------------------------------------------------

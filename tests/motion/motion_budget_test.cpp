@@ -17,7 +17,8 @@ using testing::bvh_lines;
 
 /// A two-joint BVH (ROOT + End Site) with n frames of 6 channels.
 std::string bvh_with_frames(int n) {
-  std::string text = bvh_lines({"HIERARCHY", "ROOT Hips", "{", "  OFFSET 0 0 0",
+  // One joint the default table maps (left_wrist), so that it converts.
+  std::string text = bvh_lines({"HIERARCHY", "ROOT LeftHand", "{", "  OFFSET 0 0 0",
                                 "  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation "
                                 "Yrotation",
                                 "  End Site", "  {", "    OFFSET 0 1 0", "  }", "}", "MOTION"});

@@ -234,7 +234,8 @@ TEST(Convert, FpsFromFrameTime) {
 TEST(Convert, OptionsFpsAndZeroMotion) {
   // One joint that never moves: every coordinate is 0, the scale guard keeps
   // the points at the centre; Frame Time 0 falls back to 30 fps with a warning.
-  std::string text = testing::bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0",
+  // The joint is the left wrist: 1 of the 15 mapped points, a second warning.
+  std::string text = testing::bvh_lines({"HIERARCHY", "ROOT LeftHand", "{", "OFFSET 0 0 0",
                                          "CHANNELS 3 Xposition Yposition Zposition", "}", "MOTION",
                                          "Frames: 2", "Frame Time: 0", "0 0 0", "0 0 0"});
   std::string out;
@@ -245,8 +246,9 @@ TEST(Convert, OptionsFpsAndZeroMotion) {
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   EXPECT_EQ(r->fps, 30.0);
   EXPECT_EQ(r->scale, 1.0);
-  ASSERT_EQ(r->warnings.size(), 1u);
+  ASSERT_EQ(r->warnings.size(), 2u);
   EXPECT_EQ(r->warnings[0].code, "BVH_FRAME_TIME");
+  EXPECT_EQ(r->warnings[1].code, "MOTION_FEW_MAPPED_JOINTS");
   EXPECT_NE(out.find("{\"frame\":1,\"timeMs\":33.333333333333336,\"points\":[[0.5,0.5,0.0,0.0],"),
             std::string::npos)
       << out.substr(0, 200);
@@ -263,7 +265,7 @@ TEST(Convert, OptionsFpsAndZeroMotion) {
 }
 
 TEST(Convert, BadRowFailsBeforeAnyOutput) {
-  std::string text = testing::bvh_lines({"HIERARCHY", "ROOT Hips", "{", "OFFSET 0 0 0",
+  std::string text = testing::bvh_lines({"HIERARCHY", "ROOT LeftHand", "{", "OFFSET 0 0 0",
                                          "CHANNELS 3 Xposition Yposition Zposition", "}", "MOTION",
                                          "Frames: 3", "Frame Time: 0.1", "0 0 0", "1 1", "0 0 0"});
   bool wrote = false;

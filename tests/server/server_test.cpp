@@ -397,6 +397,61 @@ TEST_P(ServerTest, LongGltfAnimationFailsOnTheDefaultBudget) {
   EXPECT_EQ(count_files(dir_ / "blobs" / "keypoints"), 0u);
 }
 
+// A BVH chain of the given joint names, two frames of zeros.
+std::string chain_bvh(const std::vector<std::string>& names) {
+  std::string t = "HIERARCHY\n";
+  for (std::size_t i = 0; i < names.size(); ++i)
+    t += (i ? "JOINT " : "ROOT ") + names[i] + "\n{\nOFFSET 0 1 0\nCHANNELS 3 " +
+         (i ? "Zrotation Xrotation Yrotation\n" : "Xposition Yposition Zposition\n");
+  for (std::size_t i = 0; i < names.size(); ++i) t += "}\n";
+  t += "MOTION\nFrames: 2\nFrame Time: 0.04\n";
+  for (int f = 0; f < 2; ++f) {
+    for (std::size_t c = 0; c < names.size() * 3; ++c) t += c ? " 0" : "0";
+    t += "\n";
+  }
+  return t;
+}
+
+TEST_P(ServerTest, MotionWarningsAndUnmappedSkeletons) {
+  // 7 of the 15 mapped points: converted, with the warning on the record.
+  auto few = upload("motions", "arms.bvh",
+                    chain_bvh({"Hips", "Head", "LeftArm", "LeftForeArm", "LeftHand", "RightArm",
+                               "RightForeArm", "RightHand"}));
+  ASSERT_EQ(few.status, 201u) << few.body;
+  const std::string few_url = "/api/motions/" + std::to_string(few.json()["id"].get<int>());
+  EXPECT_EQ(few.json()["warnings"], Json::array());  // not preprocessed yet
+  Json m = wait_for(few_url, "preprocessState");
+  ASSERT_EQ(m["preprocessState"], "done") << m.dump();
+  ASSERT_TRUE(m["warnings"].is_array()) << m.dump();
+  ASSERT_EQ(m["warnings"].size(), 1u) << m.dump();
+  EXPECT_EQ(m["warnings"][0]["code"], "MOTION_FEW_MAPPED_JOINTS");
+  EXPECT_EQ(m["warnings"][0]["message"].get<std::string>().rfind(
+                "only 7 of the 15 MediaPipe points the table maps were found", 0),
+            0u)
+      << m.dump();
+  // The list carries them too.
+  auto list = request(port_, http::verb::get, "/api/motions?state=done").json();
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["warnings"], m["warnings"]);
+
+  // No mapped point: preprocessing fails with the joints listed.
+  auto none = upload("motions", "odd.bvh", chain_bvh({"Root", "Spine_a", "Skull_c"}));
+  ASSERT_EQ(none.status, 201u) << none.body;
+  Json n =
+      wait_for("/api/motions/" + std::to_string(none.json()["id"].get<int>()), "preprocessState");
+  ASSERT_EQ(n["preprocessState"], "failed") << n.dump();
+  const std::string err = n["error"].get<std::string>();
+  EXPECT_EQ(err.rfind("MOTION_NO_MAPPED_JOINTS: ", 0), 0u) << err;
+  EXPECT_NE(err.find("the skeleton's joints: 'Root', 'Spine_a', 'Skull_c'"), std::string::npos)
+      << err;
+  EXPECT_EQ(n["warnings"], Json::array());
+  EXPECT_TRUE(n["keypointsUrl"].is_null());
+
+  // The console shows the warnings column.
+  auto page = request(port_, http::verb::get, "/");
+  EXPECT_NE(page.body.find("\"fps\", \"error\", \"warnings\"]"), std::string::npos);
+}
+
 TEST_P(ServerTest, IndexPage) {
   auto r = request(port_, http::verb::get, "/");
   EXPECT_EQ(r.status, 200u);

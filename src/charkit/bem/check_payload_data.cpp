@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "charkit/bem/detail/context.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 namespace {
@@ -315,7 +316,7 @@ void check_payload_data(Context& ctx) {
     if (!read) {
       core::Error err = std::move(read).error();
       // Past the budget, or cancelled: the remaining payloads are not decoded.
-      const bool stop = err.code == kDecodeBudgetCode || err.code == kCancelledCode;
+      const bool stop = err.code == codes::BEM_DECODE_BUDGET || err.code == codes::BEM_CANCELLED;
       report_decode_error(std::move(err));
       if (stop) return;
       continue;

@@ -3,6 +3,7 @@
 #include "charkit/bem/validate.h"
 
 #include "charkit/bem/detail/context.h"
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/model.h"
 #include "charkit/bem/proof.h"
 #include "charkit/core/json.h"
@@ -52,8 +53,8 @@ void run_selection_proof(const Json& manifest, const Package& pkg, int effective
   }
   for (const auto& issue : proof->issues) {
     // check_options already reports an illegal default, per constraint.
-    if (issue.code == "BEM_SELECTION_DEFAULT_ILLEGAL" &&
-        report.has_code("BEM_DEFAULT_SELECTION_INVALID"))
+    if (issue.code == codes::BEM_SELECTION_DEFAULT_ILLEGAL &&
+        report.has_code(codes::BEM_DEFAULT_SELECTION_INVALID.str()))
       continue;
     report.error(issue.code, issue.section, located(issue.pointer), issue.message);
   }
@@ -72,7 +73,7 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
     core::Location loc = err.location;
     loc.member = pkg.manifest_member();
     if (loc.offset && pkg.kind() == ContainerKind::kBinary) *loc.offset += pkg.manifest_offset();
-    report.error("BEM_MANIFEST_" + err.code, "§3", loc, "manifest: " + err.message);
+    report.error(manifest_json_code(err.code), "§3", loc, "manifest: " + err.message);
     return;
   }
   const Json& manifest = *parsed;
@@ -114,8 +115,8 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   if (options.check_payloads) check_payload_data(ctx);
   check_final(ctx);
   const DecodeControl* control = pkg.decode_control();
-  if (control && control->cancelled() && !report.has_code(kCancelledCode))
-    report.error(kCancelledCode, "§2", manifest_loc, "validation was cancelled");
+  if (control && control->cancelled() && !report.has_code(codes::BEM_CANCELLED.str()))
+    report.error(codes::BEM_CANCELLED.str(), "§2", manifest_loc, "validation was cancelled");
   if (!report.has_errors()) run_selection_proof(manifest, pkg, effective, report, summary);
 
   summary.declared_minor = declared;
@@ -129,7 +130,7 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
 
 /// Stop reasons of a DecodeControl: budget or cancel errors end a loop.
 bool stops(const core::Error& e) {
-  return e.code == kDecodeBudgetCode || e.code == kCancelledCode;
+  return e.code == codes::BEM_DECODE_BUDGET || e.code == codes::BEM_CANCELLED;
 }
 
 void validate_into(core::Bytes file, const ValidateOptions& options, core::Report& report,
@@ -179,9 +180,10 @@ void validate_into(core::Bytes file, const ValidateOptions& options, core::Repor
     const bool stopped = control.budget_exceeded() || control.cancelled();
     summary.members.push_back(std::move(member));
     if (stopped) {
-      const char* code = control.cancelled() ? kCancelledCode : kDecodeBudgetCode;
+      const core::ErrorCode code =
+          control.cancelled() ? codes::BEM_CANCELLED : codes::BEM_DECODE_BUDGET;
       report.error(
-          code, "§14", {},
+          code.str(), "§14", {},
           std::string(control.cancelled()
                           ? "validation was cancelled"
                           : "the decode budget of " + std::to_string(control.max_decoded_bytes()) +
@@ -201,8 +203,8 @@ ValidationResult validate_package(core::Bytes file, const ValidateOptions& optio
   r.summary.decoded_bytes = control.decoded_bytes();
   r.summary.budget_exceeded = control.budget_exceeded();
   r.summary.cancelled = control.cancelled();
-  if (r.summary.cancelled && !r.report.has_code(kCancelledCode))
-    r.report.error(kCancelledCode, "§2", {}, "validation was cancelled");
+  if (r.summary.cancelled && !r.report.has_code(codes::BEM_CANCELLED.str()))
+    r.report.error(codes::BEM_CANCELLED.str(), "§2", {}, "validation was cancelled");
   return r;
 }
 

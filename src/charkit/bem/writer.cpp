@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "charkit/bem/container.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 namespace {
@@ -593,7 +594,7 @@ core::Result<PackageContent> read_package_content(core::Bytes file) {
   auto manifest = core::parse_json_strict(pkg->manifest_text());
   if (!manifest) {
     core::Error e = std::move(manifest).error();
-    e.code = "BEM_MANIFEST_" + e.code;
+    e.code = manifest_json_code(e.code);
     e.message = "manifest: " + e.message;
     return e;
   }

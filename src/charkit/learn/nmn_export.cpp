@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/npy.h"
 
 namespace charkit::learn {
@@ -137,7 +138,7 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
   auto model = train_pose_model(ed, po);
   if (!model) {
     core::Error e = std::move(model).error();
-    if (e.code == "MODEL_DATASET") e.code = "NMN_EXPORT_DATASET";
+    if (e.code == codes::MODEL_DATASET) e.code = "NMN_EXPORT_DATASET";
     return e;
   }
   model->hyper["export"] = "nmn";

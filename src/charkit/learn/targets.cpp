@@ -51,7 +51,7 @@ core::Result<std::vector<scene::Transform>> locals_for(const scene::Rig& rig, co
 template <typename TargetFn>
 core::Result<BuiltTargets> build(const scene::Rig& rig, const InputSpec& spec,
                                  std::span<const Pose> poses, FeatureLayout layout,
-                                 TargetFn&& target) {
+                                 TargetFn&& target, const core::ProgressFn& progress = {}) {
   if (auto st = validate(spec); !st) return std::move(st).error();
   if (poses.empty()) return make_error("TARGETS_EMPTY", "no poses");
   auto joints = bone_joints(rig, spec);
@@ -89,6 +89,7 @@ core::Result<BuiltTargets> build(const scene::Rig& rig, const InputSpec& spec,
     if (!fs) return std::move(fs).error();
     if (auto st = builder.add_sample(features, delta, "pose_" + std::to_string(i)); !st)
       return std::move(st).error();
+    if (progress) progress(i + 1, poses.size());
   }
   return BuiltTargets{std::move(builder).take(), base.baseline()};
 }
@@ -132,11 +133,12 @@ core::Result<BuiltTargets> build_targets(const scene::Rig& rig, const InputSpec&
     if (!dm) return std::move(dm).error();
     mush.emplace(std::move(*dm));
   }
-  return build(rig, spec, poses, options.layout,
-               [&](std::size_t, std::span<const float> mats, std::span<float> out) {
-                 return mush ? mush->deform(mats, out)
-                             : deform::dual_quaternion_skin(skin, mats, out);
-               });
+  return build(
+      rig, spec, poses, options.layout,
+      [&](std::size_t, std::span<const float> mats, std::span<float> out) {
+        return mush ? mush->deform(mats, out) : deform::dual_quaternion_skin(skin, mats, out);
+      },
+      options.progress);
 }
 
 core::Result<BuiltTargets> build_targets_from_cache(const scene::Rig& rig, const InputSpec& spec,

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <span>
 
+#include "charkit/core/progress.h"
 #include "charkit/core/result.h"
 #include "charkit/deform/skinning.h"
 #include "charkit/learn/dataset.h"
@@ -23,6 +24,8 @@ struct TargetOptions {
   TargetSource source = TargetSource::kDeltaMush;
   deform::DeltaMushOptions delta_mush;
   FeatureLayout layout = FeatureLayout::kAxisAngle;
+  /// Optional: called after each pose with (poses done, poses).
+  core::ProgressFn progress;
 };
 
 /// How far plain LBS is from the targets (world units, over every vertex of

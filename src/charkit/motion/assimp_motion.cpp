@@ -21,8 +21,11 @@
 #include <unordered_map>
 
 #include "charkit/core/bytes.h"
+#include "charkit/core/error_codes.h"
 #include "charkit/core/isolated.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/core/names.h"
+#include "charkit/core/utf8.h"
 #include "charkit/motion/detail/ndjson.h"
 #include "charkit/scene/gltf_document.h"
 #include "charkit/scene/intake.h"
@@ -298,28 +301,25 @@ std::string safe_name(const aiString& s) {
 
 core::Result<std::size_t> choose_animation(const aiScene& scene, const std::string& want) {
   const std::size_t n = scene.mNumAnimations;
+  // The file's animations for a message: names in index order (unnamed as '').
   auto list = [&] {
-    std::string s;
-    for (std::size_t i = 0; i < n && i < 8; ++i) {
-      s += (i ? ", " : "") + std::to_string(i);
-      const std::string name = safe_name(scene.mAnimations[i]->mName);
-      if (!name.empty()) s += " \"" + name + "\"";
-    }
-    if (n > 8) s += ", …";
-    return s;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < n; ++i) names.push_back(safe_name(scene.mAnimations[i]->mName));
+    return std::to_string(n) + ", by index from 0: " + core::format_name_list(names);
   };
   if (want.empty()) return std::size_t{0};
   if (std::all_of(want.begin(), want.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
       want.size() < 10) {
     const std::size_t i = std::stoul(want);
     if (i < n) return i;
-    return fail("MOTION_ANIMATION_NOT_FOUND", "no animation " + want + " (the file has " +
-                                                  std::to_string(n) + ": " + list() + ")");
+    return fail("MOTION_ANIMATION_NOT_FOUND",
+                "no animation " + want + " (the file has " + list() + ")");
   }
   for (std::size_t i = 0; i < n; ++i)
     if (safe_name(scene.mAnimations[i]->mName) == want) return i;
   return fail("MOTION_ANIMATION_NOT_FOUND",
-              "no animation named \"" + want + "\" (the file has " + list() + ")");
+              "no animation named " + core::quote_excerpt(want, core::kNameListNameBytes) +
+                  " (the file has " + list() + ")");
 }
 
 template <typename AiKey, typename V, typename Conv>
@@ -960,9 +960,9 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
       o.isolation, "the Assimp import");
   if (!answer) {
     const core::Error& e = answer.error();
-    if (e.code == "ISOLATED_CANCELLED")
+    if (e.code == core::codes::ISOLATED_CANCELLED)
       return fail("MOTION_CANCELLED", "the Assimp import was cancelled");
-    if (e.code.starts_with("ISOLATED_"))
+    if (core::is_isolation_error(e))
       return fail("MOTION_IMPORT_FAILED", std::string("Assimp could not read this ") +
                                               assimp_format_name(format) + " file: " + e.message);
     return e;
@@ -1041,12 +1041,16 @@ struct Frames {
   }
 };
 
-core::Result<ConvertSummary> analyse(const AssimpMotion& m, const ConvertOptions& o) {
+core::Result<ConvertSummary> analyse(const AssimpMotion& m, const ConvertOptions& o,
+                                     bool converting) {
   if (!m.tracks || m.joints.empty() || !(m.fps > 0))
     return core::make_error("MOTION_INTERNAL", "not a loaded animation");
   // The frame count is duration × fps, known before any frame is sampled.
   if (auto b = check_motion_budget(o.budget, m.frames, m.joints.size()); !b) return b.error();
   ConvertSummary s = summary_of(m, o);
+  if (auto c = check_joint_mapping(s.header.joints, s.mapping, o.table, !converting, s.warnings);
+      !c)
+    return c.error();
   Frames fr(m, s.mapping, o.up);
   if (!fr.pose.validate())
     return core::make_error("MOTION_INTERNAL", "inconsistent skeleton buffers");
@@ -1071,13 +1075,13 @@ core::Result<ConvertSummary> analyse(const AssimpMotion& m, const ConvertOptions
 
 core::Result<ConvertSummary> analyse_assimp_motion(const AssimpMotion& motion,
                                                    const ConvertOptions& options) {
-  return analyse(motion, options);
+  return analyse(motion, options, false);
 }
 
 core::Result<ConvertSummary> convert_assimp_motion(const AssimpMotion& motion,
                                                    const ConvertOptions& options,
                                                    const OutputSink& sink) {
-  auto analysed = analyse(motion, options);
+  auto analysed = analyse(motion, options, true);
   if (!analysed) return analysed;
   const ConvertSummary& s = *analysed;
   Frames fr(motion, s.mapping, options.up);

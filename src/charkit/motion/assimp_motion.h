@@ -124,12 +124,13 @@ core::Result<AssimpMotion> load_assimp_motion_file(const std::string& path,
 /// options.budget is checked before the first frame is sampled (frames ×
 /// joints, frames × the estimated line size) and options.cancel every
 /// kCancelPollFrames frames. The summary's header holds the skeleton joints
-/// (no channels, frame_time 1/fps). Errors: MOTION_NOT_FINITE,
+/// (no channels, frame_time 1/fps). Errors: MOTION_NO_MAPPED_JOINTS (the
+/// table finds none of its points in the skeleton), MOTION_NOT_FINITE,
 /// MOTION_BUDGET_*, MOTION_CANCELLED, IO_WRITE.
 core::Result<ConvertSummary> convert_assimp_motion(const AssimpMotion& motion,
                                                    const ConvertOptions& options,
                                                    const OutputSink& sink);
-/// Pass 1 only (for `motion inspect`).
+/// Pass 1 only (for `motion inspect`); no mapped point is a warning here.
 core::Result<ConvertSummary> analyse_assimp_motion(const AssimpMotion& motion,
                                                    const ConvertOptions& options);
 

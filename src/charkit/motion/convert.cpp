@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 
+#include "charkit/core/names.h"
 #include "charkit/motion/forward_kinematics.h"
 #include "charkit/motion/detail/ndjson.h"
 
@@ -47,6 +48,44 @@ core::Status check_output_budget(const MotionBudget& b, std::uint64_t written) {
 core::Status check_cancel(const std::atomic<bool>* cancel) {
   if (cancel && cancel->load(std::memory_order_relaxed))
     return core::make_error("MOTION_CANCELLED", "the conversion was cancelled");
+  return core::Ok{};
+}
+
+MappingCoverage mapping_coverage(const JointMapping& mapping, const JointTable& table) {
+  MappingCoverage c;
+  for (std::size_t p = 0; p < kPointCount; ++p) {
+    if (table.candidates[p].empty()) continue;
+    ++c.wanted;
+    if (mapping.points[p].source == PointSource::kMapped)
+      ++c.found;
+    else
+      c.missing.push_back(point_name(p));
+  }
+  return c;
+}
+
+core::Status check_joint_mapping(std::span<const BvhJoint> joints, const JointMapping& mapping,
+                                 const JointTable& table, bool to_warning,
+                                 std::vector<BvhWarning>& warnings) {
+  const MappingCoverage c = mapping_coverage(mapping, table);
+  if (c.wanted == 0 || c.found * 2 >= c.wanted) return core::Ok{};
+  if (c.found == 0 && !to_warning) {
+    std::vector<std::string_view> names;
+    for (const BvhJoint& j : joints)
+      if (!j.end_site) names.push_back(j.name);
+    return core::make_error(
+        std::string(kNoMappedJoints),
+        "none of the skeleton's " + std::to_string(names.size()) +
+            " joints matches a joint name the table has for the " + std::to_string(c.wanted) +
+            " MediaPipe points it maps, so every point would be missing; the skeleton's joints: " +
+            core::format_name_list(names) +
+            "; name them with a joint map (--joint-map, docs/motion.md §Joint mapping)");
+  }
+  warnings.push_back(BvhWarning{
+      std::string(kFewMappedJoints),
+      "only " + std::to_string(c.found) + " of the " + std::to_string(c.wanted) +
+          " MediaPipe points the table maps were found in the skeleton; missing (confidence 0): " +
+          core::format_name_list(c.missing) + "; a joint map (--joint-map) can name their joints"});
   return core::Ok{};
 }
 
@@ -119,12 +158,19 @@ core::Result<Pass1> run_pass1(std::string_view text, const BvhHeader& header,
   return r;
 }
 
-core::Result<ConvertSummary> analyse(std::string_view text, const ConvertOptions& o) {
+core::Result<ConvertSummary> analyse(std::string_view text, const ConvertOptions& o,
+                                     bool converting) {
   auto header = parse_bvh_header(text, o.limits);
   if (!header) return header.error();
   ConvertSummary s;
   s.header = std::move(*header);
   s.mapping = map_joints(s.header.joints, o.table);
+  // Checked before any frame is read; its warning comes after the file's.
+  std::vector<BvhWarning> mapping_warnings;
+  if (auto c =
+          check_joint_mapping(s.header.joints, s.mapping, o.table, !converting, mapping_warnings);
+      !c)
+    return c.error();
   if (o.fps) {
     s.fps = *o.fps;
   } else if (auto f = fps_from_frame_time(s.header.frame_time)) {
@@ -144,18 +190,19 @@ core::Result<ConvertSummary> analyse(std::string_view text, const ConvertOptions
   s.max_abs = p1->max_abs;
   s.scale = projection_scale(s.max_abs);
   for (auto& w : p1->warnings) s.warnings.push_back(std::move(w));
+  for (auto& w : mapping_warnings) s.warnings.push_back(std::move(w));
   return s;
 }
 
 }  // namespace
 
 core::Result<ConvertSummary> analyse_bvh(std::string_view text, const ConvertOptions& options) {
-  return analyse(text, options);
+  return analyse(text, options, false);
 }
 
 core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOptions& options,
                                          const OutputSink& sink) {
-  auto analysed = analyse(text, options);
+  auto analysed = analyse(text, options, true);
   if (!analysed) return analysed;
   ConvertSummary& s = *analysed;
   auto fp = std::make_unique<FramePipeline>(s.header, s.mapping, options.up);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -75,16 +76,42 @@ struct ConvertSummary {
   std::vector<BvhWarning> warnings;
 };
 
+/// Codes of the joint-mapping check (docs/motion.md §Joint mapping).
+inline constexpr std::string_view kNoMappedJoints = "MOTION_NO_MAPPED_JOINTS";
+inline constexpr std::string_view kFewMappedJoints = "MOTION_FEW_MAPPED_JOINTS";
+
+/// How well the table's points were found in a skeleton: the points the
+/// table has candidate names for (`wanted`; 15 with the default table) and
+/// those of them map_joints found a joint for.
+struct MappingCoverage {
+  std::size_t wanted = 0;
+  std::size_t found = 0;
+  std::vector<std::string_view> missing;  ///< point names, in point order
+};
+MappingCoverage mapping_coverage(const JointMapping& mapping, const JointTable& table);
+
+/// The check every skeleton conversion makes after map_joints: no wanted
+/// point found → MOTION_NO_MAPPED_JOINTS (the message lists the skeleton's
+/// joint names, End Sites left out, with core::format_name_list, and points
+/// at a joint map), unless `to_warning`, when it becomes the warning below;
+/// fewer than half found → a MOTION_FEW_MAPPED_JOINTS warning naming the
+/// missing points, appended to `warnings`.
+core::Status check_joint_mapping(std::span<const BvhJoint> joints, const JointMapping& mapping,
+                                 const JointTable& table, bool to_warning,
+                                 std::vector<BvhWarning>& warnings);
+
 /// Receives the output in chunks of whole lines; returns false on a write error.
 using OutputSink = std::function<bool(std::string_view)>;
 
-/// Errors: those of parse_bvh_header and FrameReader, MOTION_NOT_FINITE,
+/// Errors: those of parse_bvh_header and FrameReader, MOTION_NO_MAPPED_JOINTS
+/// (checked before any frame is read), MOTION_NOT_FINITE,
 /// MOTION_BUDGET_*, MOTION_CANCELLED, IO_WRITE (the sink failed).
 core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOptions& options,
                                          const OutputSink& sink);
 
 /// Pass 1 only: header, mapping, frames, fps, scale and warnings (used by
-/// `motion inspect`).
+/// `motion inspect`). A skeleton with no mapped point is not an error here:
+/// the summary carries a MOTION_FEW_MAPPED_JOINTS warning instead.
 core::Result<ConvertSummary> analyse_bvh(std::string_view text, const ConvertOptions& options);
 
 }  // namespace charkit::motion

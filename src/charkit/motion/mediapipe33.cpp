@@ -6,6 +6,7 @@
 
 #include "charkit/core/ascii.h"
 #include "charkit/core/json.h"
+#include "charkit/core/names.h"
 
 namespace charkit::motion {
 
@@ -227,7 +228,9 @@ core::Result<JointTable> apply_joint_map(JointTable table, std::string_view json
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string ptr = core::json_pointer_join("", it.key());
     auto idx = point_index(it.key());
-    if (!idx) return fail(ptr, "not a MediaPipe point name (\"left_wrist\") or index 0-32");
+    if (!idx)
+      return fail(ptr, "not a MediaPipe point name nor an index 0-32; the names: " +
+                           core::format_name_list(kPointNames));
     if (!it.value().is_array()) return fail(ptr, "expected an array of joint names");
     if (it.value().size() > kMaxNames) return fail(ptr, "more than 64 joint names");
     if (!added[*idx].empty()) return fail(ptr, "point given twice (name and index)");

@@ -22,9 +22,11 @@
 #endif
 
 #include "charkit/core/bytes.h"
+#include "charkit/core/error_codes.h"
 #include "charkit/core/isolated.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/scene/error_codes.h"
 #include "charkit/scene/gltf_document.h"
 
 namespace charkit::scene {
@@ -436,7 +438,7 @@ std::optional<Error> Survey::images(const Container& c) {
     auto size = c.resolve(u, ptr + "/uri");
     if (!size) {
       // Unsafe paths are errors; a missing picture still leaves a model to report.
-      if (size.error().code != "GLTF_URI_MISSING") return std::move(size).error();
+      if (size.error().code != codes::GLTF_URI_MISSING) return std::move(size).error();
       warn("IMAGE_MISSING", "image " + std::to_string(i) + " (" + u + ") is not in the archive");
     }
   }
@@ -857,7 +859,7 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
       },
       core::IsolationLimits{}, "the Assimp FBX import");
   if (!answer) {
-    if (answer.error().code.starts_with("ISOLATED_"))
+    if (core::is_isolation_error(answer.error()))
       return at_byte("FBX_IMPORT", "Assimp could not read the FBX: " + answer.error().message, 0);
     return at_byte(answer.error().code, answer.error().message, 0);
   }

@@ -17,6 +17,7 @@
 
 #include <assimp/Importer.hpp>
 
+#include "charkit/core/error_codes.h"
 #include "charkit/core/isolated.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/gltf_document.h"
@@ -88,8 +89,9 @@ std::uint64_t triangles_of(std::int64_t mode, std::uint64_t n) {
 }
 
 const char* mode_name(std::int64_t mode) {
-  static const char* kNames[] = {"POINTS",    "LINES",          "LINE_LOOP",   "LINE_STRIP",
-                                 "TRIANGLES", "TRIANGLE_STRIP", "TRIANGLE_FAN"};
+  // glTF primitive modes, not error codes:
+  static const char* kNames[] = {"POINTS",    "LINES",          "LINE_LOOP",   "LINE_STRIP",  // not-an-error-code
+                                 "TRIANGLES", "TRIANGLE_STRIP", "TRIANGLE_FAN"};  // not-an-error-code
   return mode >= 0 && mode <= 6 ? kNames[mode] : "UNKNOWN";
 }
 
@@ -412,7 +414,7 @@ core::Result<Json> fbx_details(core::Bytes b, const IntakeOptions& o) {
       },
       core::IsolationLimits{}, "the Assimp FBX import");
   if (!answer) {
-    if (answer.error().code.starts_with("ISOLATED_"))
+    if (core::is_isolation_error(answer.error()))
       return core::make_error("FBX_IMPORT",
                               "Assimp could not read the FBX: " + answer.error().message,
                               core::Location::at_offset(0));

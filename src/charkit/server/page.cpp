@@ -13,7 +13,7 @@ std::string_view index_html() {
 body { font-family: system-ui, sans-serif; margin: 2em; max-width: 70em; }
 table { border-collapse: collapse; margin-bottom: 1em; }
 td, th { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; }
-.failed, .invalid { color: #b00; } .done, .valid { color: #070; }
+.failed, .invalid { color: #b00; } .done, .valid { color: #070; } .warning { color: #a60; }
 </style>
 </head>
 <body>
@@ -29,9 +29,14 @@ packages (.bem .zip). The API is described in docs/api.md.</p>
 const esc = s => String(s ?? "").replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;"}[c]));
 const cols = {
   models: ["id", "originalName", "format", "intakeState", "vrmVersion", "skinned", "error"],
-  motions: ["id", "originalName", "format", "preprocessState", "frames", "fps", "error"],
+  motions: ["id", "originalName", "format", "preprocessState", "frames", "fps", "error", "warnings"],
   packages: ["id", "originalName", "container", "bemVersion", "validity"]
 };
+// A table cell; warnings ([{code, message}]) one per line.
+const cell = (c, v) => c === "warnings"
+  ? "<td class=\"warnings\">" + (v || []).map(w => "<div class=\"warning\">" + esc(w.code) +
+      ": " + esc(w.message) + "</div>").join("") + "</td>"
+  : "<td class=\"" + esc(v) + "\">" + esc(v) + "</td>";
 async function refresh() {
   let html = "";
   for (const kind of Object.keys(cols)) {
@@ -43,7 +48,7 @@ async function refresh() {
     html += "<th>links</th></tr>";
     for (const it of page.items || []) {
       html += "<tr>";
-      for (const c of cols[kind]) html += "<td class=\"" + esc(it[c]) + "\">" + esc(it[c]) + "</td>";
+      for (const c of cols[kind]) html += cell(c, it[c]);
       let links = "<a href=\"" + esc(it.contentUrl) + "\">file</a>";
       if (it.keypointsUrl) links += " <a href=\"" + esc(it.keypointsUrl) + "\">keypoints</a>";
       if (it.reportUrl) links += " <a href=\"" + esc(it.reportUrl) + "\">report</a>";

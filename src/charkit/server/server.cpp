@@ -34,6 +34,7 @@
 #include "charkit/server/detail/ws.h"
 #include "charkit/store/catalogue.h"
 #include "charkit/store/content_lock.h"
+#include "charkit/store/error_codes.h"
 #include "charkit/store/jobs.h"
 #include "charkit/store/tokens.h"
 
@@ -80,10 +81,10 @@ StringResponse error_reply(http::status status, std::string_view code, std::stri
 
 /// The HTTP status of a store/catalogue error.
 http::status status_of(const core::Error& e) {
-  if (e.code == "STORE_TOO_LARGE") return http::status::payload_too_large;
-  if (e.code == "STORE_KIND_EXTENSION") return http::status::unprocessable_entity;
-  if (e.code == "STORE_NOT_FOUND") return http::status::not_found;
-  if (e.code == "STORE_BUSY") return http::status::service_unavailable;
+  if (e.code == store::codes::STORE_TOO_LARGE) return http::status::payload_too_large;
+  if (e.code == store::codes::STORE_KIND_EXTENSION) return http::status::unprocessable_entity;
+  if (e.code == store::codes::STORE_NOT_FOUND) return http::status::not_found;
+  if (e.code == store::codes::STORE_BUSY) return http::status::service_unavailable;
   return http::status::internal_server_error;
 }
 
@@ -644,8 +645,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
         auto w = upload_->write(
             core::Bytes(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
         if (!w) {
-          refusal_ = w.error().code == "STORE_TOO_LARGE" ? too_large_reply()
-                                                         : store_error_reply(w.error());
+          refusal_ = w.error().code == store::codes::STORE_TOO_LARGE ? too_large_reply()
+                                                                     : store_error_reply(w.error());
           return std::move(w).error();
         }
         return core::Ok{};
@@ -781,8 +782,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
           auto w = upload_->write(core::Bytes(chunk_.data(), n));
           if (!w) {
             upload_->abort();
-            return w.error().code == "STORE_TOO_LARGE" ? too_large_reply()
-                                                       : store_error_reply(w.error());
+            return w.error().code == store::codes::STORE_TOO_LARGE ? too_large_reply()
+                                                                   : store_error_reply(w.error());
           }
           return std::nullopt;
         },
@@ -1120,6 +1121,10 @@ Json Server::Impl::motion_json(const store::Motion& m) {
   j["fps"] = m.fps;
   j["frames"] = m.frames;
   j["durationS"] = m.duration_s;
+  Json warnings = Json::array();
+  for (const auto& w : m.warnings)
+    warnings.push_back(Json{{"code", w.code}, {"message", w.message}});
+  j["warnings"] = std::move(warnings);
   Json kp = nullptr;
   if (m.keypoints_asset_id) kp = asset_json(*m.keypoints_asset_id);
   j["keypointsSha256"] = kp.is_object() ? kp["sha256"] : Json(nullptr);
@@ -1209,7 +1214,8 @@ StringResponse Server::Impl::finish_upload(store::Kind kind, const store::Stored
     }
   };
   core::Status recorded = record();
-  for (int again = 0; !recorded && recorded.error().code == "CATALOGUE_NOT_FOUND" && again < 3;
+  for (int again = 0;
+       !recorded && recorded.error().code == store::codes::CATALOGUE_NOT_FOUND && again < 3;
        ++again)
     recorded = record();
   if (!recorded) {

@@ -19,6 +19,7 @@
 #include "charkit/core/utf8.h"
 #include "charkit/motion/assimp_motion.h"
 #include "charkit/motion/convert.h"
+#include "charkit/motion/error_codes.h"
 #include "charkit/motion/keypoint_json.h"
 #include "charkit/scene/intake.h"
 #include "charkit/store/content_lock.h"
@@ -85,7 +86,7 @@ void note_budget(const JobContext& c, std::string_view code) {
   if (c.budget_code) *c.budget_code = std::string(code);
 }
 
-constexpr std::string_view kBudgetTime = "JOB_BUDGET_TIME";
+constexpr std::string_view kBudgetTime = codes::JOB_BUDGET_TIME.name();
 
 std::string time_budget_text(const JobContext& c) {
   return std::string(kBudgetTime) + ": the job ran longer than its budget of " +
@@ -97,6 +98,7 @@ std::string time_budget_text(const JobContext& c) {
 struct NdjsonOut {
   std::uint64_t frames = 0;
   double fps = motion::kDefaultFps;
+  std::vector<motion::BvhWarning> warnings;  ///< recorded on the motion
 };
 
 /// Converts the motion file into the upload; the format decides the path.
@@ -120,7 +122,7 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
     opts.cancel = cancel;
     auto r = motion::convert_assimp_motion(*m, opts, sink);
     if (!r) return std::move(r).error();
-    return NdjsonOut{r->frames, r->fps};
+    return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
   }
   auto file = core::MappedFile::open(path);
   if (!file) return std::move(file).error();
@@ -132,7 +134,7 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
     ko.cancel = cancel;
     auto r = motion::convert_keypoint_json(text, ko, sink);
     if (!r) return std::move(r).error();
-    return NdjsonOut{r->frames, r->fps};
+    return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
   }
   if (format == "bvh") {
     motion::ConvertOptions opts;
@@ -141,16 +143,27 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
     opts.cancel = cancel;
     auto r = motion::convert_bvh(text, opts, sink);
     if (!r) return std::move(r).error();
-    return NdjsonOut{r->frames, r->fps};
+    return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
   }
   return core::make_error("MOTION_FORMAT", "no preprocessing for motion format '" + format + "'");
 }
 
 /// A library budget error (MOTION_BUDGET_X) as the job's (JOB_BUDGET_X).
 core::Error as_job_budget(core::Error e) {
-  constexpr std::string_view kPrefix = "MOTION_BUDGET_";
-  if (e.code.starts_with(kPrefix)) e.code = "JOB_BUDGET_" + e.code.substr(kPrefix.size());
+  constexpr std::pair<core::ErrorCode, core::ErrorCode> kBudgets[] = {
+      {motion::codes::MOTION_BUDGET_JOINT_FRAMES, codes::JOB_BUDGET_JOINT_FRAMES},
+      {motion::codes::MOTION_BUDGET_OUTPUT_BYTES, codes::JOB_BUDGET_OUTPUT_BYTES},
+  };
+  for (const auto& [library, job] : kBudgets) {
+    if (e.code == library) e.code = job.str();
+  }
   return e;
+}
+
+/// True for the codes of a job ended by one of its budgets.
+bool is_job_budget(const core::Error& e) {
+  return e.code == codes::JOB_BUDGET_TIME || e.code == codes::JOB_BUDGET_DECODED_BYTES ||
+         e.code == codes::JOB_BUDGET_JOINT_FRAMES || e.code == codes::JOB_BUDGET_OUTPUT_BYTES;
 }
 
 Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::Catalogue& cat,
@@ -193,6 +206,7 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
   }
   m.preprocess_state = store::PreprocessState::running;
   m.error.clear();
+  m.warnings.clear();
   if (auto u = cat.update_motion(m); !u) return std::move(u).error();
 
   auto up = blobs.begin_upload(store::Kind::keypoints, "ndjson");
@@ -204,7 +218,7 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
     up->abort();
     if (JobStop why = stop_of(ctx); why != JobStop::none) return stopped(why);
     core::Error e = as_job_budget(std::move(out).error());
-    if (e.code.starts_with("JOB_BUDGET_")) note_budget(ctx, e.code);
+    if (is_job_budget(e)) note_budget(ctx, e.code);
     return fail(e);
   }
   // Converted, but stop() came first or the claim was lost: keep nothing
@@ -238,6 +252,7 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
   m.frames = static_cast<std::int64_t>(out->frames);
   m.fps = out->fps;
   m.duration_s = out->fps > 0 ? static_cast<double>(out->frames) / out->fps : 0.0;
+  for (auto& w : out->warnings) m.warnings.push_back({std::move(w.code), std::move(w.message)});
   m.preprocess_state = store::PreprocessState::done;
   auto u = cat.update_motion(m);
   if (!u) return std::move(u).error();
@@ -540,7 +555,7 @@ struct WorkerPool::Impl {
         log(name + " done" + (budget.empty() ? "" : " (ended by " + budget + ")"));
       }
       lost(r, "done");
-    } else if (s.error().code == kJobCancelled && why == JobStop::timeout) {
+    } else if (s.error().code == codes::JOB_CANCELLED && why == JobStop::timeout) {
       const std::string text = std::string(kBudgetTime) +
                                ": the job ran longer than its budget of " +
                                std::to_string(options.budgets.timeout.count()) + " ms";
@@ -551,7 +566,7 @@ struct WorkerPool::Impl {
         log(name + " failed: " + text);
       }
       lost(r, "failed");
-    } else if (s.error().code == kJobCancelled) {
+    } else if (s.error().code == codes::JOB_CANCELLED) {
       // Graceful stop: back to the queue, the attempt not counted.
       auto r = queue.release(j);
       if (r && *r) {

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "charkit/core/result.h"
+#include "charkit/server/error_codes.h"
 #include "charkit/store/blob_store.h"
 #include "charkit/store/catalogue.h"
 #include "charkit/store/jobs.h"
@@ -31,7 +32,7 @@ inline constexpr std::string_view kJobModelIntake = "model.intake";
 /// pool stopping, or the claim lost): the pool releases it (back to
 /// `pending`, the attempt not counted) or discards its result, instead of
 /// failing it.
-inline constexpr std::string_view kJobCancelled = "JOB_CANCELLED";
+inline constexpr std::string_view kJobCancelled = codes::JOB_CANCELLED.name();
 
 /// Why a running job's cancel flag went up.
 enum class JobStop : std::uint8_t {

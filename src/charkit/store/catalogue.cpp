@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "charkit/core/json.h"
+#include "charkit/core/utf8.h"
 #include "charkit/store/detail/catalogue_impl.h"
 
 namespace charkit::store {
@@ -119,6 +121,12 @@ const std::vector<Migration>& migrations() {
            "ALTER TABLE motions ADD COLUMN original_name TEXT NOT NULL DEFAULT ''",
            "ALTER TABLE packages ADD COLUMN original_name TEXT NOT NULL DEFAULT ''",
        }},
+      {4,
+       {
+           // Warnings of a motion's preprocessing: a JSON array of
+           // {"code", "message"} (existing rows: none).
+           "ALTER TABLE motions ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]'",
+       }},
   };
   return list;
 }
@@ -174,9 +182,34 @@ Model model_from(const Row& r) {
   return m;
 }
 
+// The warnings column: a JSON array of {"code", "message"}, bounded
+// (kMaxMotionWarnings, kMaxMotionWarningBytes) and valid UTF-8.
+std::string warnings_text(const std::vector<MotionWarning>& ws) {
+  core::Json arr = core::Json::array();
+  for (std::size_t i = 0; i < ws.size() && i < kMaxMotionWarnings; ++i)
+    arr.push_back(core::Json{{"code", core::to_valid_utf8(core::utf8_prefix(ws[i].code, 128))},
+                             {"message", core::to_valid_utf8(core::utf8_prefix(
+                                             ws[i].message, kMaxMotionWarningBytes))}});
+  return arr.dump();
+}
+// A cell this code did not write (or damaged) gives no warnings, not an error.
+std::vector<MotionWarning> warnings_from(const std::string& text) {
+  std::vector<MotionWarning> out;
+  auto j = core::parse_json_strict(text);
+  if (!j || !j->is_array()) return out;
+  for (const auto& w : *j) {
+    if (!w.is_object()) continue;
+    auto c = w.find("code");
+    auto m = w.find("message");
+    if (c == w.end() || m == w.end() || !c->is_string() || !m->is_string()) continue;
+    out.push_back({c->get<std::string>(), m->get<std::string>()});
+  }
+  return out;
+}
+
 constexpr std::string_view kMotionCols =
     "id, asset_id, format, fps, frames, duration_s, preprocess_state, error, keypoints_asset_id, "
-    "created_at, updated_at, original_name";
+    "created_at, updated_at, original_name, warnings";
 Motion motion_from(const Row& r) {
   Motion m;
   m.id = to_i64(r[0]);
@@ -191,6 +224,7 @@ Motion motion_from(const Row& r) {
   m.created_at = to_i64(r[9]);
   m.updated_at = to_i64(r[10]);
   m.original_name = to_str(r[11]);
+  m.warnings = warnings_from(to_str(r[12]));
   return m;
 }
 
@@ -581,9 +615,9 @@ Result<Added<Motion>> Catalogue::add_motion(std::int64_t asset_id, const Motion&
     return add_record<Motion>(
         db, kMotions, asset_id,
         "format, fps, frames, duration_s, preprocess_state, error, created_at, updated_at, "
-        "original_name",
+        "original_name, warnings",
         Params{m.format, m.fps, m.frames, m.duration_s, std::string(state_name(m.preprocess_state)),
-               m.error, now, now, m.original_name},
+               m.error, now, now, m.original_name, warnings_text(m.warnings)},
         motion_from);
   });
 }
@@ -616,9 +650,9 @@ Result<Removed> Catalogue::update_motion(const Motion& m) {
         return std::move(s).error();
     auto r = db.exec(
         "UPDATE motions SET format = ?, fps = ?, frames = ?, duration_s = ?, preprocess_state = ?, "
-        "error = ?, keypoints_asset_id = ?, updated_at = ? WHERE id = ?",
+        "error = ?, keypoints_asset_id = ?, warnings = ?, updated_at = ? WHERE id = ?",
         Params{m.format, m.fps, m.frames, m.duration_s, std::string(state_name(m.preprocess_state)),
-               m.error, kp, now_ms(), m.id});
+               m.error, kp, warnings_text(m.warnings), now_ms(), m.id});
     if (!r) return std::move(r).error();
     if (m.keypoints_asset_id != old_kp && old_kp)
       if (auto s = adjust_ref(db, *old_kp, -1, &out.orphans); !s) return std::move(s).error();

@@ -70,6 +70,14 @@ struct Model {
   std::int64_t updated_at = 0;
 };
 
+/// A problem preprocessing found that did not stop it (e.g.
+/// MOTION_FEW_MAPPED_JOINTS): stable code and message.
+struct MotionWarning {
+  std::string code;
+  std::string message;
+  bool operator==(const MotionWarning&) const = default;
+};
+
 struct Motion {
   std::int64_t id = 0;
   std::int64_t asset_id = 0;
@@ -81,9 +89,15 @@ struct Motion {
   PreprocessState preprocess_state = PreprocessState::pending;
   std::string error;
   std::optional<std::int64_t> keypoints_asset_id;  ///< the NDJSON asset once done
+  /// Warnings of the last preprocessing, in order (schema 4; at most
+  /// kMaxMotionWarnings kept, each message cut to kMaxMotionWarningBytes).
+  std::vector<MotionWarning> warnings;
   std::int64_t created_at = 0;
   std::int64_t updated_at = 0;
 };
+
+inline constexpr std::size_t kMaxMotionWarnings = 50;
+inline constexpr std::size_t kMaxMotionWarningBytes = 2048;
 
 /// Validity of a package: unknown until validation ran.
 enum class Validity { unknown, valid, invalid };

@@ -8,6 +8,7 @@
 #include "charkit/core/random.h"
 #include "charkit/core/sha256.h"
 #include "charkit/store/detail/catalogue_impl.h"
+#include "charkit/store/error_codes.h"
 
 namespace charkit::store {
 
@@ -102,7 +103,7 @@ core::Result<ContentLock> lock_content(Catalogue& cat, std::vector<std::string> 
   for (;;) {
     auto took = ContentLockAccess::try_take(cat, digests, held.token_, lease);
     if (took) break;
-    if (took.error().code != "STORE_BUSY") return std::move(took).error();
+    if (took.error().code != codes::STORE_BUSY) return std::move(took).error();
     if (std::chrono::steady_clock::now() + pause > deadline)
       return make_error("STORE_BUSY", "the content " + took.error().message +
                                           " is being stored or removed by someone else; try again");

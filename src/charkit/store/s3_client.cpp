@@ -9,6 +9,8 @@
 #include <cstring>
 #include <thread>
 
+#include "charkit/store/error_codes.h"
+
 namespace charkit::store::s3 {
 namespace {
 
@@ -413,7 +415,7 @@ core::Result<Response> Client::send(const Call& call) const {
   const int attempts = call.repeatable ? std::max(1, options_.attempts) : 1;
   for (int attempt = 1;; ++attempt) {
     auto r = send_once(call);
-    const bool again = attempt < attempts && ((!r && r.error().code == "STORE_S3_NETWORK") ||
+    const bool again = attempt < attempts && ((!r && r.error().code == codes::STORE_S3_NETWORK) ||
                                               (r && transient(r->status)));
     if (!again) return r;
     std::this_thread::sleep_for(std::chrono::milliseconds(100 << (2 * (attempt - 1))));

@@ -1,0 +1,120 @@
+// The one output convention of the `charkit` program (docs/cli.md):
+//   - results on stdout; warnings, progress and errors on stderr;
+//   - every stderr message is one line `FILE: LOCATION: severity CODE: message`
+//     (FILE, LOCATION and CODE left out when empty), printed by message();
+//   - with --json the command prints exactly one JSON document on stdout
+//     (print_json(), or the error document finish_output() writes), with
+//     "ok" and, after an error, "errors": [{file, location, severity, code,
+//     message}];
+//   - --quiet keeps only errors on stderr, --verbose adds detail();
+//   - ProgressReporter: a bar on a terminal, periodic lines otherwise.
+// Text from input files passes through printable() so a crafted name or
+// message cannot drive the terminal.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+
+#include "charkit/core/json.h"
+#include "charkit/core/report.h"
+#include "charkit/core/result.h"
+
+namespace charkit::app {
+
+enum class Severity { kError, kWarning, kInfo };
+
+const char* severity_name(Severity s);
+
+/// What the command line asked for; set once the options are parsed.
+struct OutputMode {
+  bool json = false;     ///< --json: one JSON document on stdout
+  bool quiet = false;    ///< --quiet: only errors on stderr
+  bool verbose = false;  ///< --verbose: detail() lines and progress from the start
+};
+
+OutputMode& output_mode();
+
+/// Formats one message line (no newline): `FILE: LOCATION: severity CODE: message`.
+std::string format_message(Severity s, std::string_view file, std::string_view location,
+                           std::string_view code, std::string_view message);
+
+/// Prints one message line on stderr (warnings and infos not with --quiet)
+/// and keeps errors and warnings for the --json document.
+void message(Severity s, std::string_view file, std::string_view location, std::string_view code,
+             std::string_view text);
+
+/// The error line for `file` (location and code from `e`); returns `exit_code`.
+int report_error(std::string_view file, const core::Error& e, int exit_code);
+
+/// An error without a core::Error; returns `exit_code`.
+int report_error(std::string_view file, std::string_view code, std::string_view text,
+                 int exit_code);
+
+void report_warning(std::string_view file, std::string_view code, std::string_view text,
+                    std::string_view location = {});
+
+/// Every issue of a validation report through message() (the spec section,
+/// when any, ends the message: "… (§2)").
+void report_issues(std::string_view file, const core::Report& report);
+
+/// A status line (`FILE: info: message`), left out with --quiet.
+void report_info(std::string_view file, std::string_view text);
+
+/// Extra detail, printed only with --verbose.
+void detail(std::string_view file, std::string_view text);
+
+/// The command's result document: printed on stdout by finish_output() with
+/// "ok" (exit status 0) and the reported errors added. Call at most once.
+void print_json(core::Json doc);
+
+/// stdout carries data (e.g. NDJSON with `-o -`): no document is added there.
+void set_stdout_is_data();
+
+/// Called by main with the exit status: prints the JSON document (the
+/// command's, or {"ok", "errors", "warnings"}) when --json was given.
+int finish_output(int exit_code);
+
+/// The reported errors and warnings as JSON objects (for documents that want them).
+core::Json reported_messages(Severity s);
+
+/// The help text of `app`, as `charkit … APP --help` prints it.
+std::string help_text(const CLI::App& app);
+
+/// Adds --json, -q/--quiet and -v/--verbose to every leaf command that lacks
+/// them, lets a group without a sub-command print its help, and records the
+/// parsed flags in output_mode() before any command runs.
+void install_output_options(CLI::App& app);
+
+/// Progress of one long step on stderr: a rewritten bar when stderr is a
+/// terminal, else a line at most once a second or per 10 %. Nothing with
+/// --quiet; nothing during the first second unless --verbose.
+class ProgressReporter {
+ public:
+  ProgressReporter(std::string file, std::string label, std::size_t total);
+  ~ProgressReporter();
+  ProgressReporter(const ProgressReporter&) = delete;
+  ProgressReporter& operator=(const ProgressReporter&) = delete;
+
+  /// `done` of `total` steps; `note` is appended (e.g. "batch loss 0.01").
+  void update(std::size_t done, std::string_view note = {});
+  /// Ends the bar (a newline on a terminal); called by the destructor.
+  void finish();
+
+ private:
+  std::string file_;
+  std::string label_;
+  std::size_t total_;
+  bool tty_;
+  bool enabled_;
+  bool bar_drawn_ = false;
+  std::size_t last_decile_ = 0;
+  bool printed_line_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace charkit::app

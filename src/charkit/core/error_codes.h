@@ -1,0 +1,56 @@
+// Declared error codes. Every code an Error or an Issue carries is declared
+// once, in its module's error_codes.def (X-macro lines
+// CHARKIT_ERROR(CODE, "meaning", "what the user can do")); docs/errors.md is
+// generated from those declarations (`charkit errors --markdown`) and the
+// test errors.declared keeps sources, declarations and docs in step.
+//
+// Code that branches on a code compares with a declared constant, never a
+// string literal: `if (e.code == store::codes::STORE_TOO_LARGE)`, so a typo
+// fails to compile. Each module's constants live in
+// charkit/<module>/error_codes.h (small; include it only where needed).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "charkit/core/error_code.h"
+
+namespace charkit::core {
+
+struct Error;
+
+/// One declared code: its spelling, the module that declares it, a one-line
+/// meaning and what the user can do about it.
+struct ErrorCodeInfo {
+  std::string_view code;
+  std::string_view module;
+  std::string_view meaning;
+  std::string_view remedy;
+};
+
+/// Every code the charkit libraries declare, grouped by module (core, scene,
+/// deform, motion, learn, bem, store, server), in declaration order.
+std::span<const ErrorCodeInfo> library_error_codes();
+
+/// The entry for `code` in `table`, or nullptr.
+const ErrorCodeInfo* find_error_code(std::string_view code, std::span<const ErrorCodeInfo> table);
+
+/// docs/errors.md: a header saying how to regenerate it, then one table per
+/// module (code, meaning, what you can do), in table order.
+std::string error_codes_markdown(std::span<const ErrorCodeInfo> table);
+
+/// True for the I/O family (IO_*): the named file or folder could not be
+/// opened, read or written, as opposed to invalid content.
+bool is_io_error(const Error& e);
+/// True for the failures of an isolated child process (ISOLATED_*,
+/// core/isolated.h): crash, timeout, limits, cancellation.
+bool is_isolation_error(const Error& e);
+
+namespace codes {
+#define CHARKIT_ERROR(code, meaning, remedy) inline constexpr ErrorCode code{#code};
+#include "charkit/core/error_codes.def"
+#undef CHARKIT_ERROR
+}  // namespace codes
+
+}  // namespace charkit::core

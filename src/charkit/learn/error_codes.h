@@ -1,0 +1,12 @@
+// The learn module's declared error codes as constants:
+// `e.code == learn::codes::ACTION_ACCESSOR`. Declared in error_codes.def
+// next to this file; see charkit/core/error_codes.h.
+#pragma once
+
+#include "charkit/core/error_codes.h"
+
+namespace charkit::learn::codes {
+#define CHARKIT_ERROR(code, meaning, remedy) inline constexpr core::ErrorCode code{#code};
+#include "charkit/learn/error_codes.def"
+#undef CHARKIT_ERROR
+}  // namespace charkit::learn::codes

@@ -1,0 +1,12 @@
+// The motion module's declared error codes as constants:
+// `e.code == motion::codes::BVH_CHANNEL`. Declared in error_codes.def
+// next to this file; see charkit/core/error_codes.h.
+#pragma once
+
+#include "charkit/core/error_codes.h"
+
+namespace charkit::motion::codes {
+#define CHARKIT_ERROR(code, meaning, remedy) inline constexpr core::ErrorCode code{#code};
+#include "charkit/motion/error_codes.def"
+#undef CHARKIT_ERROR
+}  // namespace charkit::motion::codes

@@ -1,0 +1,12 @@
+// The server module's declared error codes as constants:
+// `e.code == server::codes::BAD_CHANNEL`. Declared in error_codes.def
+// next to this file; see charkit/core/error_codes.h.
+#pragma once
+
+#include "charkit/core/error_codes.h"
+
+namespace charkit::server::codes {
+#define CHARKIT_ERROR(code, meaning, remedy) inline constexpr core::ErrorCode code{#code};
+#include "charkit/server/error_codes.def"
+#undef CHARKIT_ERROR
+}  // namespace charkit::server::codes

@@ -1,0 +1,12 @@
+// The store module's declared error codes as constants:
+// `e.code == store::codes::CATALOGUE_BAD_URL`. Declared in error_codes.def
+// next to this file; see charkit/core/error_codes.h.
+#pragma once
+
+#include "charkit/core/error_codes.h"
+
+namespace charkit::store::codes {
+#define CHARKIT_ERROR(code, meaning, remedy) inline constexpr core::ErrorCode code{#code};
+#include "charkit/store/error_codes.def"
+#undef CHARKIT_ERROR
+}  // namespace charkit::store::codes

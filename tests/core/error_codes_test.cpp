@@ -1,0 +1,91 @@
+#include "charkit/core/error_codes.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "charkit/core/report.h"
+#include "charkit/core/result.h"
+
+namespace charkit::core {
+namespace {
+
+TEST(ErrorCode, ComparesWithTheCodeStringOfAnError) {
+  const Error e = make_error("IO_OPEN", "cannot open x");
+  EXPECT_TRUE(e.code == codes::IO_OPEN);
+  EXPECT_FALSE(e.code != codes::IO_OPEN);
+  EXPECT_FALSE(e.code == codes::IO_READ);
+  EXPECT_TRUE(e.code != codes::IO_READ);
+  EXPECT_EQ(codes::JSON_SYNTAX.name(), "JSON_SYNTAX");
+}
+
+TEST(ErrorCode, StrIsTheCodeAsAnErrorOrReportTakesIt) {
+  const Error e = make_error(codes::JSON_TOO_DEEP.str(), "deep", Location::at_offset(3));
+  EXPECT_EQ(e.code, "JSON_TOO_DEEP");
+  EXPECT_TRUE(e.code == codes::JSON_TOO_DEEP);
+  Report r;
+  r.error("JSON_BOM", "§1", {}, "bom");
+  EXPECT_TRUE(r.has_code(codes::JSON_BOM.str()));
+  EXPECT_FALSE(r.has_code(codes::JSON_SYNTAX.str()));
+  EXPECT_TRUE(r.issues().front().code == codes::JSON_BOM);
+}
+
+TEST(ErrorCode, FamiliesAreTheIoAndIsolationPrefixes) {
+  EXPECT_TRUE(is_io_error(make_error("IO_WRITE", "")));
+  EXPECT_FALSE(is_io_error(make_error("JSON_SYNTAX", "")));
+  EXPECT_FALSE(is_io_error(make_error("ISOLATED_CRASH", "")));
+  EXPECT_TRUE(is_isolation_error(make_error("ISOLATED_CRASH", "")));
+  EXPECT_FALSE(is_isolation_error(make_error("IO_OPEN", "")));
+}
+
+TEST(ErrorCodeRegistry, EveryCodeOnceWithModuleMeaningAndRemedy) {
+  const auto table = library_error_codes();
+  ASSERT_GT(table.size(), 500u);
+  std::set<std::string_view> seen;
+  const std::set<std::string_view> modules = {"core",  "scene", "deform", "motion",
+                                              "learn", "bem",   "store",  "server"};
+  for (const auto& i : table) {
+    EXPECT_TRUE(seen.insert(i.code).second) << i.code << " twice";
+    EXPECT_TRUE(modules.count(i.module)) << i.code << ": module " << i.module;
+    EXPECT_FALSE(i.meaning.empty()) << i.code;
+    EXPECT_FALSE(i.remedy.empty()) << i.code;
+    for (char c : i.code) EXPECT_TRUE((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
+  }
+  // Modules come in blocks, lowest layer first.
+  EXPECT_EQ(table.front().module, "core");
+  EXPECT_EQ(table.back().module, "server");
+}
+
+TEST(ErrorCodeRegistry, FindsByExactSpelling) {
+  const auto table = library_error_codes();
+  const ErrorCodeInfo* i = find_error_code("BEM_HEADER_MAGIC", table);
+  ASSERT_NE(i, nullptr);
+  EXPECT_EQ(i->module, "bem");
+  EXPECT_EQ(find_error_code("bem_header_magic", table), nullptr);
+  EXPECT_EQ(find_error_code("BEM_HEADER", table), nullptr);
+  EXPECT_EQ(find_error_code("", table), nullptr);
+}
+
+TEST(ErrorCodeRegistry, MarkdownHasOneTablePerModuleAndEscapesCells) {
+  const ErrorCodeInfo table[] = {
+      {"A_ONE", "alpha", "a | b", "fix\nit"},
+      {"A_TWO", "alpha", "m2", "r2"},
+      {"B_ONE", "beta", "m3", "r3"},
+  };
+  const std::string md = error_codes_markdown(table);
+  EXPECT_EQ(md.rfind("# Error codes\n", 0), 0u);
+  EXPECT_NE(md.find("charkit errors --markdown > docs/errors.md"), std::string::npos);
+  const std::string alpha =
+      "\n## alpha\n\n| Code | Meaning | What you can do |\n|---|---|---|\n"
+      "| `A_ONE` | a \\| b | fix it |\n"
+      "| `A_TWO` | m2 | r2 |\n";
+  EXPECT_NE(md.find(alpha), std::string::npos) << md;
+  EXPECT_NE(md.find("\n## beta\n\n| Code | Meaning | What you can do |\n|---|---|---|\n| `B_ONE` | "
+                    "m3 | r3 |\n"),
+            std::string::npos);
+  EXPECT_EQ(md.find("## alpha", md.find("## beta")), std::string::npos);
+}
+
+}  // namespace
+}  // namespace charkit::core
