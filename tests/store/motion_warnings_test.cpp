@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "charkit/store/catalogue.h"
-#include "charkit/store/sql_connection.h"
+#include "charkit/store/detail/sql_connection.h"
 #include "store_test_support.h"
 
 namespace charkit::store {
