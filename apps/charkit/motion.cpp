@@ -19,6 +19,7 @@
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/assimp_motion.h"
 #include "charkit/motion/convert.h"
+#include "charkit/motion/format.h"
 #include "charkit/motion/keypoint_json.h"
 #include "cli_output.h"
 #include "commands.h"
@@ -103,12 +104,6 @@ void print_warnings(const std::string& subject, const std::vector<motion::BvhWar
   for (const auto& w : ws) report_warning(subject, w.code, w.message);
 }
 
-int unknown_format(const MotionArgs& a) {
-  return report_error(a.input, "MOTION_FORMAT",
-                      "not a BVH file (HIERARCHY), FBX, glTF, GLB nor keypoint JSON ({)",
-                      kExitInvalid);
-}
-
 // The input of convert and inspect: the joint table, the mapped file and its
 // format, detected from the content (Assimp's formats first).
 struct MotionInput {
@@ -126,12 +121,17 @@ int open_input(const MotionArgs& a, MotionInput& in) {
   auto file = core::MappedFile::open(a.input);
   if (!file) return report_error(a.input, file.error(), kExitUsage);
   in.file = std::move(*file);
-  in.assimp = motion::detect_assimp_format(in.text()) != motion::AssimpFormat::kUnknown;
-  detail(a.input, std::to_string(in.file.bytes().size()) + " bytes" +
-                      (in.assimp ? ", FBX/glTF/GLB (read with Assimp)" : ""));
-  if (in.assimp) return kExitOk;
-  in.format = motion::detect_motion_format(in.text());
-  return in.format == motion::MotionFormat::kUnknown ? unknown_format(a) : kExitOk;
+  const motion::MotionFileKind kind = motion::detect_motion_file(in.text());
+  in.assimp = motion::is_assimp_kind(kind);
+  detail(a.input, std::to_string(in.file.bytes().size()) + " bytes, " +
+                      std::string(motion::motion_file_kind_name(kind)) +
+                      (in.assimp ? " (read with Assimp)" : ""));
+  if (kind == motion::MotionFileKind::kUnknown)
+    return report_error(a.input, motion::unknown_motion_file_error(), kExitInvalid);
+  if (!in.assimp)
+    in.format = kind == motion::MotionFileKind::kBvh ? motion::MotionFormat::kBvh
+                                                     : motion::MotionFormat::kKeypointJson;
+  return kExitOk;
 }
 
 Json keypoint_summary_json(const MotionArgs& a, const motion::KeypointJsonSummary& s) {

@@ -11,6 +11,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/motion/convert.h"
+#include "charkit/motion/format.h"
 #include "charkit/motion/keypoint_json.h"
 #include "charkit/motion/detail/ndjson.h"
 
@@ -329,6 +330,23 @@ TEST(MotionFormat, DetectedFromContent) {
   EXPECT_EQ(detect_motion_format("[1]"), MotionFormat::kUnknown);
   EXPECT_EQ(detect_motion_format("HIERARCH"), MotionFormat::kUnknown);
   EXPECT_EQ(detect_motion_format(""), MotionFormat::kUnknown);
+}
+
+// The one sniffer the CLI and the server share: Assimp's formats first, then
+// BVH and keypoint JSON; the name plays no part.
+TEST(MotionFormat, TheFileKindIsJudgedByContent) {
+  EXPECT_EQ(detect_motion_file("HIERARCHY\nROOT a"), MotionFileKind::kBvh);
+  EXPECT_EQ(detect_motion_file(" {\"frames\":[]}"), MotionFileKind::kKeypointJson);
+  EXPECT_EQ(detect_motion_file("{\"asset\":{\"version\":\"2.0\"}}"), MotionFileKind::kGltf);
+  EXPECT_EQ(detect_motion_file(std::string_view("glTF\x02\0\0\0", 8)), MotionFileKind::kGlb);
+  EXPECT_EQ(detect_motion_file("Kaydara FBX Binary  \0\x1a\0"), MotionFileKind::kFbx);
+  EXPECT_EQ(detect_motion_file("; FBX 7.4.0 project file\n"), MotionFileKind::kFbx);
+  EXPECT_EQ(detect_motion_file("hello"), MotionFileKind::kUnknown);
+  EXPECT_EQ(motion_file_kind_name(MotionFileKind::kKeypointJson), "json");
+  EXPECT_EQ(motion_file_kind_name(MotionFileKind::kUnknown), "unknown");
+  EXPECT_TRUE(is_assimp_kind(MotionFileKind::kGlb));
+  EXPECT_FALSE(is_assimp_kind(MotionFileKind::kBvh));
+  EXPECT_EQ(unknown_motion_file_error().code, "MOTION_FORMAT");
 }
 
 }  // namespace

@@ -136,6 +136,29 @@ TEST_P(ServerTest, UnknownRouteAndMethod) {
   EXPECT_EQ(request(port_, http::verb::get, "/api/motions/99").status, 404u);
 }
 
+// Issue 15: the job judges an upload by its content, as `charkit motion`
+// judges the same file: a BVH named .json converts as BVH (its `format`
+// stays the name's), and a .bvh that is none of the formats fails with
+// the CLI's MOTION_FORMAT.
+TEST_P(ServerTest, MotionJobJudgesTheContentNotTheName) {
+  std::string bvh = read_file(kData / "bvh" / "test_freebvh.bvh");
+  ASSERT_FALSE(bvh.empty());
+  auto r = upload("motions", "walk.json", bvh);
+  ASSERT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(r.json()["format"], "json");
+  Json m = wait_for("/api/motions/" + std::to_string(r.json()["id"].get<std::int64_t>()),
+                    "preprocessState");
+  EXPECT_EQ(m["preprocessState"], "done") << m.dump();
+  EXPECT_GT(m["frames"].get<std::int64_t>(), 0) << m.dump();
+
+  auto bad = upload("motions", "notes.bvh", "these are notes, not a motion");
+  ASSERT_EQ(bad.status, 201u) << bad.body;
+  Json b = wait_for("/api/motions/" + std::to_string(bad.json()["id"].get<std::int64_t>()),
+                    "preprocessState");
+  EXPECT_EQ(b["preprocessState"], "failed") << b.dump();
+  EXPECT_EQ(b["error"].get<std::string>().rfind("MOTION_FORMAT: ", 0), 0u) << b.dump();
+}
+
 TEST_P(ServerTest, BvhUploadDedupPreprocessKeypoints) {
   std::string bvh = read_file(kData / "bvh" / "test_freebvh.bvh");
   ASSERT_FALSE(bvh.empty());

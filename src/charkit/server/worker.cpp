@@ -20,6 +20,7 @@
 #include "charkit/motion/assimp_motion.h"
 #include "charkit/motion/convert.h"
 #include "charkit/motion/error_codes.h"
+#include "charkit/motion/format.h"
 #include "charkit/motion/keypoint_json.h"
 #include "charkit/scene/intake.h"
 #include "charkit/store/content_lock.h"
@@ -101,9 +102,11 @@ struct NdjsonOut {
   std::vector<motion::BvhWarning> warnings;  ///< recorded on the motion
 };
 
-/// Converts the motion file into the upload; the format decides the path.
-core::Result<NdjsonOut> convert_motion(const std::string& path, const std::string& format,
-                                       store::Upload& up, const JobContext& ctx) {
+/// Converts the motion file into the upload. The content decides the path
+/// (motion::detect_motion_file, as `charkit motion` judges the same file),
+/// not the name's extension; `kind` tells which it was.
+core::Result<NdjsonOut> convert_motion(const std::string& path, store::Upload& up,
+                                       const JobContext& ctx, motion::MotionFileKind& kind) {
   const std::atomic<bool>* cancel = ctx.cancel;
   motion::OutputSink sink = [&up, cancel](std::string_view chunk) {
     if (cancelled(cancel)) return false;  // stopping: end the conversion
@@ -112,7 +115,12 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
     return s.ok();
   };
   const motion::MotionBudget budget{ctx.budgets.max_joint_frames, ctx.budgets.max_output_bytes};
-  if (format == "fbx" || format == "gltf" || format == "glb") {
+  auto file = core::MappedFile::open(path);
+  if (!file) return std::move(file).error();
+  auto bytes = file->bytes();
+  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  kind = motion::detect_motion_file(text);
+  if (motion::is_assimp_kind(kind)) {
     motion::AssimpMotionOptions ao;
     ao.isolation.cancel = cancel;
     auto m = motion::load_assimp_motion_file(path, ao);
@@ -124,11 +132,7 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
     if (!r) return std::move(r).error();
     return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
   }
-  auto file = core::MappedFile::open(path);
-  if (!file) return std::move(file).error();
-  auto bytes = file->bytes();
-  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  if (format == "json") {
+  if (kind == motion::MotionFileKind::kKeypointJson) {
     motion::KeypointJsonOptions ko;
     ko.budget = budget;
     ko.cancel = cancel;
@@ -136,7 +140,7 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
     if (!r) return std::move(r).error();
     return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
   }
-  if (format == "bvh") {
+  if (kind == motion::MotionFileKind::kBvh) {
     motion::ConvertOptions opts;
     opts.hints = &*file;
     opts.budget = budget;
@@ -145,7 +149,7 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, const std::strin
     if (!r) return std::move(r).error();
     return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
   }
-  return core::make_error("MOTION_FORMAT", "no preprocessing for motion format '" + format + "'");
+  return motion::unknown_motion_file_error();
 }
 
 /// A library budget error (MOTION_BUDGET_X) as the job's (JOB_BUDGET_X).
@@ -211,8 +215,9 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
 
   auto up = blobs.begin_upload(store::Kind::keypoints, "ndjson");
   if (!up) return fail(up.error());
-  auto src = blobs.local_file(asset->storage_key);  // S3: a downloaded copy
-  auto out = src ? convert_motion(src->path().string(), m.format, *up, ctx)
+  auto src = blobs.local_file(asset->storage_key);                 // S3: a downloaded copy
+  motion::MotionFileKind kind = motion::MotionFileKind::kUnknown;  // `format` stays the name's
+  auto out = src ? convert_motion(src->path().string(), *up, ctx, kind)
                  : core::Result<NdjsonOut>(src.error());
   if (!out) {
     up->abort();
