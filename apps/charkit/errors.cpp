@@ -8,9 +8,8 @@
 
 #include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
-#include "charkit/core/json_text.h"
+#include "cli_output.h"
 #include "commands.h"
-#include "printable.h"
 
 namespace charkit::app {
 namespace {
@@ -33,7 +32,6 @@ std::vector<core::ErrorCodeInfo> all_error_codes() {
 
 struct ErrorsArgs {
   std::string code;
-  bool json = false;
   bool markdown = false;
 };
 
@@ -41,37 +39,34 @@ Json info_json(const core::ErrorCodeInfo& i) {
   return Json{{"code", i.code}, {"module", i.module}, {"meaning", i.meaning}, {"remedy", i.remedy}};
 }
 
+// Output by the one CLI convention (cli_output.h): with --json the result is
+// print_json()'s document, an unknown code the {ok, errors} document.
 int run_errors(const ErrorsArgs& a) {
   const std::vector<core::ErrorCodeInfo> table = all_error_codes();
+  const bool json = output_mode().json;
   if (a.markdown) {
+    set_stdout_is_data();  // the markdown is the output, even with --json
     std::cout << core::error_codes_markdown(table);
     return kExitOk;
   }
   if (!a.code.empty()) {
     const core::ErrorCodeInfo* i = core::find_error_code(a.code, table);
-    if (!i) {
-      const std::string msg =
-          "no error code '" + a.code + "' is declared (`charkit errors` lists them)";
-      if (a.json) {
-        std::cout << core::dump_json(
-                         Json{{"error", {{"code", "ERRORS_UNKNOWN_CODE"}, {"message", msg}}}}, 2)
-                  << "\n";
-      }
-      std::cerr << "charkit: error ERRORS_UNKNOWN_CODE: " << printable(msg) << "\n";
-      return kExitUsage;
-    }
-    if (a.json) {
-      std::cout << core::dump_json(info_json(*i), 2) << "\n";
+    if (!i)
+      return report_error(
+          "", "ERRORS_UNKNOWN_CODE",
+          "no error code '" + a.code + "' is declared (`charkit errors` lists them)", kExitUsage);
+    if (json) {
+      print_json(info_json(*i));
     } else {
       std::cout << i->code << " (" << i->module << ")\n  " << i->meaning
                 << "\n  What you can do: " << i->remedy << "\n";
     }
     return kExitOk;
   }
-  if (a.json) {
+  if (json) {
     Json arr = Json::array();
     for (const auto& i : table) arr.push_back(info_json(i));
-    std::cout << core::dump_json(Json{{"codes", arr}}, 2) << "\n";
+    print_json(Json{{"codes", arr}});
     return kExitOk;
   }
   for (const auto& i : table) std::cout << i.code << "\t" << i.module << "\t" << i.meaning << "\n";
@@ -85,7 +80,6 @@ void add_errors_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "errors", "List the error codes charkit reports, with their meaning and what you can do");
   cmd->add_option("CODE", a->code, "Explain this one code (e.g. BEM_HEADER_MAGIC)");
-  cmd->add_flag("--json", a->json, "JSON output");
   cmd->add_flag("--markdown", a->markdown,
                 "Print docs/errors.md (every code, one table per module)");
   cmd->footer("Exit status: 0 listed, 2 no such code.");

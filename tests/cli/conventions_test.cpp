@@ -252,6 +252,27 @@ TEST_F(CliConventions, BashCompletion) {
   EXPECT_EQ(run_charkit("completion fish").exit_code, 2);
 }
 
+// A motion conversion reports frames as they are written (issue 15: every
+// step that can take more than a second); --verbose shows it from the start.
+TEST_F(CliConventions, MotionConvertReportsFrames) {
+  const std::string bvh = std::string(CHARKIT_TEST_DATA) + "/bvh/test_freebvh.bvh";
+  auto r = run_charkit_split("motion convert " + quote(bvh) + " -v -o " + quote(dir_ / "o.ndjson"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string lead = "test_freebvh.bvh: info PROGRESS: converting frames: ";
+  const auto at = r.err.rfind(lead);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string line = r.err.substr(at + lead.size(), r.err.find('\n', at) - at - lead.size());
+  const auto of = line.find(" of ");
+  ASSERT_NE(of, std::string::npos) << line;
+  EXPECT_EQ(line.substr(of), " of " + line.substr(0, of) + " (100 %)") << line;
+  EXPECT_NE(line.substr(0, of), "0") << line;
+  // Without --verbose a conversion under a second prints no progress.
+  auto quiet =
+      run_charkit_split("motion convert " + quote(bvh) + " -q -o " + quote(dir_ / "q.ndjson"));
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("PROGRESS"), std::string::npos) << quiet.err;
+}
+
 TEST_F(CliConventions, ProgressLinesWhenNotATerminal) {
   const std::string rig = std::string(CHARKIT_TEST_DATA) + "/models/RiggedSimple.glb";
   // --verbose shows progress from the start (otherwise only after a second).

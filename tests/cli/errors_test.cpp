@@ -35,7 +35,9 @@ TEST(ErrorsCli, UnknownCodeIsAUsageError) {
   EXPECT_NE(r.out.find("ERRORS_UNKNOWN_CODE"), std::string::npos) << r.out;
   auto j = run_charkit("errors bem_header_magic --json");
   EXPECT_EQ(j.exit_code, 2);
-  EXPECT_EQ(Json::parse(j.out).at("error").at("code"), "ERRORS_UNKNOWN_CODE");
+  const Json doc = Json::parse(j.out);  // the one --json error document (docs/cli.md)
+  EXPECT_EQ(doc.at("ok"), false);
+  EXPECT_EQ(doc.at("errors").at(0).at("code"), "ERRORS_UNKNOWN_CODE");
 }
 
 TEST(ErrorsCli, ListsLibraryAndProgramCodesOnce) {

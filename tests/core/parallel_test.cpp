@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -78,13 +79,18 @@ TEST(Parallel, UsesMoreThanOneThread) {
 TEST(Parallel, FirstExceptionPropagatesAndTheRestAreSkipped) {
   ThreadPool pool(3);
   std::atomic<int> ran{0};
+  // Every chunk throws: a thread that has seen a failure claims no more, so
+  // each of the 4 threads (3 workers and the caller) runs at most one chunk.
+  // (With only chunk 0 throwing, the others may all finish first: trivial
+  // chunks outrun one exception's unwinding.)
   EXPECT_THROW(pool.parallel_for(0, 10000, 1,
                                  [&](std::size_t b, std::size_t) {
                                    ran.fetch_add(1);
-                                   if (b == 0) throw std::runtime_error("chunk 0");
+                                   throw std::runtime_error("chunk " + std::to_string(b));
                                  }),
                std::runtime_error);
-  EXPECT_LT(ran.load(), 10000);
+  EXPECT_GE(ran.load(), 1);
+  EXPECT_LE(ran.load(), 4);
   EXPECT_THROW(serial_executor().parallel_for(
                    0, 5, 1, [](std::size_t, std::size_t) { throw std::logic_error("x"); }),
                std::logic_error);

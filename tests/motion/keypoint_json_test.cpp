@@ -11,9 +11,9 @@
 
 #include "charkit/core/json.h"
 #include "charkit/motion/convert.h"
+#include "charkit/motion/detail/ndjson.h"
 #include "charkit/motion/format.h"
 #include "charkit/motion/keypoint_json.h"
-#include "charkit/motion/detail/ndjson.h"
 
 namespace charkit::motion {
 namespace {
@@ -338,7 +338,8 @@ TEST(MotionFormat, TheFileKindIsJudgedByContent) {
   EXPECT_EQ(detect_motion_file("HIERARCHY\nROOT a"), MotionFileKind::kBvh);
   EXPECT_EQ(detect_motion_file(" {\"frames\":[]}"), MotionFileKind::kKeypointJson);
   EXPECT_EQ(detect_motion_file("{\"asset\":{\"version\":\"2.0\"}}"), MotionFileKind::kGltf);
-  EXPECT_EQ(detect_motion_file(std::string_view("glTF\x02\0\0\0", 8)), MotionFileKind::kGlb);
+  EXPECT_EQ(detect_motion_file(std::string_view("glTF\x02\0\0\0\x0c\0\0\0", 12)),
+            MotionFileKind::kGlb);
   EXPECT_EQ(detect_motion_file("Kaydara FBX Binary  \0\x1a\0"), MotionFileKind::kFbx);
   EXPECT_EQ(detect_motion_file("; FBX 7.4.0 project file\n"), MotionFileKind::kFbx);
   EXPECT_EQ(detect_motion_file("hello"), MotionFileKind::kUnknown);

@@ -1091,8 +1091,10 @@ core::Result<ConvertSummary> convert_assimp_motion(const AssimpMotion& motion,
   std::array<Keypoint, kPointCount> projected{};
   std::uint64_t written = 0;
   for (std::uint64_t f = 0; f < motion.frames; ++f) {
-    if (f % kCancelPollFrames == 0)
+    if (f % kCancelPollFrames == 0) {
       if (auto c = check_cancel(options.cancel); !c) return c.error();
+      if (options.progress) options.progress(f, motion.frames);
+    }
     fr.run(f);
     for (std::size_t i = 0; i < kPointCount; ++i) projected[i] = project(fr.points[i], s.scale);
     append_frame_line(out, f, frame_time_ms(f, s.fps), projected, fr.angles);
@@ -1104,6 +1106,7 @@ core::Result<ConvertSummary> convert_assimp_motion(const AssimpMotion& motion,
   }
   if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
   if (!out.empty() && !sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
+  if (options.progress) options.progress(motion.frames, motion.frames);
   return analysed;
 }
 

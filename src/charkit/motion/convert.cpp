@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "charkit/core/names.h"
-#include "charkit/motion/forward_kinematics.h"
 #include "charkit/motion/detail/ndjson.h"
+#include "charkit/motion/forward_kinematics.h"
 
 namespace charkit::motion {
 
@@ -216,8 +216,10 @@ core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOpt
   FrameReader reader(s.header, text, options.limits, options.hints);
   std::uint64_t written = 0;
   for (std::uint64_t frame = 0;; ++frame) {
-    if (frame % kCancelPollFrames == 0)
+    if (frame % kCancelPollFrames == 0) {
       if (auto c = check_cancel(options.cancel); !c) return c.error();
+      if (options.progress) options.progress(frame, s.frames);
+    }
     auto got = reader.next(fp->values);
     if (!got) return got.error();  // cannot happen after pass 1; kept for safety
     if (!*got) break;
@@ -233,6 +235,7 @@ core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOpt
   }
   if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
   if (!out.empty() && !sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
+  if (options.progress) options.progress(s.frames, s.frames);
   return analysed;
 }
 

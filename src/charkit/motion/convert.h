@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "charkit/core/mapped_file.h"
+#include "charkit/core/progress.h"
 #include "charkit/core/result.h"
 #include "charkit/motion/bvh.h"
 #include "charkit/motion/mediapipe33.h"
@@ -64,6 +65,9 @@ struct ConvertOptions {
   /// Polled every kCancelPollFrames frames; once true the conversion ends
   /// with MOTION_CANCELLED. May be null.
   const std::atomic<bool>* cancel = nullptr;
+  /// Frames written of the total, every kCancelPollFrames frames and at the
+  /// end (core/progress.h). May be empty.
+  core::ProgressFn progress;
 };
 
 struct ConvertSummary {

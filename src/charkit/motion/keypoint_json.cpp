@@ -104,8 +104,10 @@ class Walker {
     double previous_time = -1;
     FrameOut out;
     for (std::size_t f = 0; f < frames->size(); ++f) {
-      if (f % kCancelPollFrames == 0)
+      if (f % kCancelPollFrames == 0) {
         if (auto c = check_cancel(options_.cancel); !c) return c;
+        if (options_.progress) options_.progress(f, frames->size());
+      }
       const std::string ptr = json_pointer_join("/frames", f);
       if (auto st = frame((*frames)[f], f, ptr, out); !st) return st;
       if (out.time_ms < previous_time)
@@ -118,6 +120,7 @@ class Walker {
       if (!emit(static_cast<std::uint64_t>(f), out))
         return core::make_error("IO_WRITE", "cannot write the output");
     }
+    if (options_.progress) options_.progress(frames->size(), frames->size());
     return core::Ok{};
   }
 

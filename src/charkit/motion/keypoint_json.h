@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "charkit/core/progress.h"
 #include "charkit/core/result.h"
 #include "charkit/motion/bvh.h"
 #include "charkit/motion/convert.h"
@@ -42,6 +43,9 @@ struct KeypointJsonOptions {
   MotionBudget budget;
   /// Polled every kCancelPollFrames frames (MOTION_CANCELLED). May be null.
   const std::atomic<bool>* cancel = nullptr;
+  /// Frames done of the total, every kCancelPollFrames frames and at the end
+  /// (core/progress.h). May be empty.
+  core::ProgressFn progress;
 };
 
 struct KeypointJsonSummary {
