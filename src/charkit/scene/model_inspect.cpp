@@ -2,7 +2,11 @@
 // Assimp in a child process.
 #include "charkit/scene/model_inspect.h"
 
+#if CHARKIT_WITH_ASSIMP
 #include <assimp/scene.h>
+
+#include <assimp/Importer.hpp>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -14,8 +18,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <assimp/Importer.hpp>
 
 #include "charkit/core/error_codes.h"
 #include "charkit/core/isolated.h"
@@ -314,6 +316,12 @@ core::Result<Json> fbx_details(core::Bytes b, const IntakeOptions& o) {
   if (b.size() > o.max_fbx_bytes)
     return core::make_error("FBX_TOO_LARGE", "FBX over the size limit",
                             core::Location::at_offset(0));
+#if !CHARKIT_WITH_ASSIMP
+  return core::make_error("FBX_IMPORT_DISABLED",
+                          "this charkit was built without Assimp (CHARKIT_WITH_ASSIMP=OFF), which "
+                          "reads FBX models",
+                          core::Location::at_offset(0));
+#else
   auto answer = core::run_isolated(
       [&]() -> core::Result<std::vector<std::uint8_t>> {
         Assimp::Importer importer;
@@ -425,6 +433,7 @@ core::Result<Json> fbx_details(core::Bytes b, const IntakeOptions& o) {
   auto json = core::parse_json_strict(core::as_chars(*answer), limits);
   if (!json) return core::make_error("FBX_IMPORT", "the FBX import process sent a bad answer");
   return std::move(*json);
+#endif
 }
 
 std::string clean(const std::string& s) {
