@@ -11,8 +11,8 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/scene/intake.h"
-#include "cli_output.h"
 #include "charkit/scene/model_inspect.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "printable.h"
 

@@ -92,8 +92,9 @@ std::uint64_t triangles_of(std::int64_t mode, std::uint64_t n) {
 
 const char* mode_name(std::int64_t mode) {
   // glTF primitive modes, not error codes:
-  static const char* kNames[] = {"POINTS",    "LINES",          "LINE_LOOP",   "LINE_STRIP",  // not-an-error-code
-                                 "TRIANGLES", "TRIANGLE_STRIP", "TRIANGLE_FAN"};  // not-an-error-code
+  static const char* kNames[] = {
+      "POINTS",    "LINES",          "LINE_LOOP",   "LINE_STRIP",  // not-an-error-code
+      "TRIANGLES", "TRIANGLE_STRIP", "TRIANGLE_FAN"};              // not-an-error-code
   return mode >= 0 && mode <= 6 ? kNames[mode] : "UNKNOWN";
 }
 

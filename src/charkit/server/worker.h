@@ -157,11 +157,10 @@ struct WorkerPoolStats {
 /// Threads that claim and run jobs until stop(); one service thread that
 /// renews the leases of running jobs (every `heartbeat`) and raises the
 /// cancel flag of a job whose claim was lost or whose wall time ran out; on
-/// PostgreSQL one more thread that LISTENs for new jobs and wakes idle ones. stop() raises the cancel flags, waits
-/// for each thread's current job to return and joins them: a job that
-/// returned kJobCancelled goes back to `pending` with its attempt not
-/// counted (the next start, or another worker, runs it), one that finished
-/// is recorded as usual.
+/// PostgreSQL one more thread that LISTENs for new jobs and wakes idle ones. stop() raises the
+/// cancel flags, waits for each thread's current job to return and joins them: a job that returned
+/// kJobCancelled goes back to `pending` with its attempt not counted (the next start, or another
+/// worker, runs it), one that finished is recorded as usual.
 class WorkerPool {
  public:
   static core::Result<std::unique_ptr<WorkerPool>> start(WorkerPoolOptions options);
