@@ -38,10 +38,9 @@ std::string counts_text(const core::Report& r) {
 }
 
 // Container kind from the first bytes, for files the reader could not open.
-const char* sniff_container(core::Bytes b) {
-  if (b.size() >= 8 && std::equal(bem::kMagic, bem::kMagic + 8, b.begin())) return "binary";
-  if (b.size() >= 4 && b[0] == 0x50 && b[1] == 0x4B && b[2] == 0x03 && b[3] == 0x04) return "zip";
-  return "unknown";
+const char* sniffed_container_name(core::Bytes b) {
+  const auto kind = bem::sniff_container(b);
+  return kind ? bem::container_kind_name(*kind) : "unknown";
 }
 
 // ---- validate -----------------------------------------------------------
@@ -121,14 +120,18 @@ FileOutcome validate_one(const std::string& path, const ValidateArgs& args, Json
   options.skip_validation = args.skip_validation;
   options.max_issues = args.max_issues;
   options.input_hints = file->hints();
+  // One file: its payloads as progress (a list shows files instead).
+  StepProgress progress(path, "checking payloads");
+  if (args.files.size() == 1) options.progress = progress.fn();
   bem::ValidationResult r = bem::validate_package(file->bytes(), options);
+  progress.finish();
   const bem::ValidationSummary& s = r.summary;
 
   // The reader sets the kind and (binary) the header version once it could open
   // the container; before that the defaults say nothing about this file.
   bool opened = s.kind != bem::ContainerKind::kBinary || s.declared_minor.has_value();
   std::string container =
-      opened ? bem::container_kind_name(s.kind) : sniff_container(file->bytes());
+      opened ? bem::container_kind_name(s.kind) : sniffed_container_name(file->bytes());
   bool single = opened && s.kind != bem::ContainerKind::kCollection;
   std::optional<int> effective, needed;
   if (single) {

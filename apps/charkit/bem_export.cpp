@@ -72,7 +72,10 @@ int run_export(const ExportArgs& a) {
   bem::ValidateOptions vo;
   vo.skip_validation = a.skip_validation;
   vo.input_hints = file->hints();
+  StepProgress checking(a.file, "checking payloads");
+  vo.progress = checking.fn();
   bem::LoadedPackage loaded = bem::load_package(file->bytes(), vo);
+  checking.finish();
   if (!loaded.ok()) {
     report_issues(a.file, loaded.validation.report);
     return fail(a, kExitInvalid, "BEM_EXPORT_INVALID_PACKAGE", loaded.error);
@@ -89,7 +92,10 @@ int run_export(const ExportArgs& a) {
   eo.generator = std::string("charkit ") + CHARKIT_VERSION_STRING;
   // .gltf output: the same document with the buffer in a .bin beside it.
   const bool separate = ends_with(a.output, ".gltf");
+  StepProgress building(a.file, "exporting meshes");
+  eo.progress = building.fn();
   auto exported = bem::export_glb(model, *loaded.package, *settings, eo);
+  building.finish();
   if (!exported) {
     const core::Error& e = exported.error();
     const bool usage =

@@ -85,32 +85,9 @@ std::string help_text(const CLI::App& app) {
   return app.get_formatter()->make_help(&app, path, CLI::AppFormatMode::Normal);
 }
 
-const char* severity_name(Severity s) {
-  switch (s) {
-    case Severity::kError:
-      return "error";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kInfo:
-      return "info";
-  }
-  return "error";
-}
-
 OutputMode& output_mode() {
   static OutputMode m;
   return m;
-}
-
-std::string format_message(Severity s, std::string_view file, std::string_view location,
-                           std::string_view code, std::string_view text) {
-  std::string line;
-  if (!file.empty()) line += printable(file) + ": ";
-  if (!location.empty()) line += printable(location) + ": ";
-  line += severity_name(s);
-  if (!code.empty()) line += " " + printable(code);
-  line += ": " + printable(text);
-  return line;
 }
 
 void message(Severity s, std::string_view file, std::string_view location, std::string_view code,
@@ -140,10 +117,7 @@ void report_warning(std::string_view file, std::string_view code, std::string_vi
 
 void report_issues(std::string_view file, const core::Report& report) {
   for (const core::Issue& i : report.issues()) {
-    const Severity s = i.severity == core::Severity::kError     ? Severity::kError
-                       : i.severity == core::Severity::kWarning ? Severity::kWarning
-                                                                : Severity::kInfo;
-    message(s, file, i.location.to_string(), i.code,
+    message(i.severity, file, i.location.to_string(), i.code,
             i.section.empty() ? i.message : i.message + " (" + i.section + ")");
   }
 }

@@ -14,20 +14,24 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
+#include "charkit/core/diagnostic.h"
 #include "charkit/core/json.h"
+#include "charkit/core/progress.h"
 #include "charkit/core/report.h"
 #include "charkit/core/result.h"
 
 namespace charkit::app {
 
-enum class Severity { kError, kWarning, kInfo };
-
-const char* severity_name(Severity s);
+using core::format_message;  // the one line format (core/diagnostic.h)
+using core::Severity;
+using core::severity_name;
 
 /// What the command line asked for; set once the options are parsed.
 struct OutputMode {
@@ -37,10 +41,6 @@ struct OutputMode {
 };
 
 OutputMode& output_mode();
-
-/// Formats one message line (no newline): `FILE: LOCATION: severity CODE: message`.
-std::string format_message(Severity s, std::string_view file, std::string_view location,
-                           std::string_view code, std::string_view message);
 
 /// Prints one message line on stderr (warnings and infos not with --quiet)
 /// and keeps errors and warnings for the --json document.
@@ -115,6 +115,30 @@ class ProgressReporter {
   bool printed_line_ = false;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_;
+};
+
+/// A library progress callback (core::ProgressFn) shown as a
+/// ProgressReporter: the reporter starts at the first call, when the library
+/// knows the total. finish() (or the destructor) ends the bar.
+class StepProgress {
+ public:
+  StepProgress(std::string file, std::string label)
+      : file_(std::move(file)), label_(std::move(label)) {}
+  /// The callback; valid while this object lives.
+  core::ProgressFn fn() {
+    return [this](std::size_t done, std::size_t total) {
+      if (!bar_) bar_.emplace(file_, label_, total);
+      bar_->update(done);
+    };
+  }
+  void finish() {
+    if (bar_) bar_->finish();
+  }
+
+ private:
+  std::string file_;
+  std::string label_;
+  std::optional<ProgressReporter> bar_;
 };
 
 }  // namespace charkit::app

@@ -16,6 +16,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/learn/model_file.h"
 #include "charkit/learn/nmn.h"
 #include "charkit/learn/nmn_sidecar.h"
 #include "charkit/learn/npy.h"
@@ -39,21 +40,6 @@ struct RunArgs {
   bool offsets = false;
   bool json = false;
 };
-
-enum class ModelKind { kUnknown, kNmn, kOnnx, kOwn };
-
-ModelKind detect_kind(core::Bytes b, const std::string& path) {
-  if (b.size() >= 4 && core::load_le<std::uint32_t>(b.data()) == learn::kNmnMagic)
-    return ModelKind::kNmn;
-  // A ModelProto's first byte is a field tag (0x08: ir_version); a wrong
-  // guess only means a parse error from load_onnx().
-  if (learn::looks_like_onnx(b)) return ModelKind::kOnnx;
-  if (std::filesystem::path(path).extension() == ".onnx") return ModelKind::kOnnx;
-  // charkit's own pose_model.json (+ .npz beside it).
-  if (std::filesystem::path(path).extension() == ".json" && !b.empty() && b[0] == '{')
-    return ModelKind::kOwn;
-  return ModelKind::kUnknown;
-}
 
 // FILE: LOCATION: error CODE: message
 int fail(const std::string& file, const core::Error& e, int code) {
@@ -355,14 +341,14 @@ int run_own(const RunArgs& a) {
 int run_info(const RunArgs& a) {
   auto file = core::MappedFile::open(a.model);
   if (!file) return fail_io(a.model, file.error());
-  switch (detect_kind(file->bytes(), a.model)) {
-    case ModelKind::kNmn:
+  switch (learn::detect_deformer_file(file->bytes(), a.model)) {
+    case learn::DeformerFileKind::kNmn:
       return info_nmn(a, file->bytes());
-    case ModelKind::kOnnx:
+    case learn::DeformerFileKind::kOnnx:
       return info_onnx(a, file->bytes());
-    case ModelKind::kOwn:
+    case learn::DeformerFileKind::kPoseModel:
       return info_own(a);
-    case ModelKind::kUnknown:
+    case learn::DeformerFileKind::kUnknown:
       break;
   }
   return fail(
@@ -621,14 +607,14 @@ int run_onnx(const RunArgs& a, core::Bytes bytes) {
 int run_run(const RunArgs& a) {
   auto file = core::MappedFile::open(a.model);
   if (!file) return fail_io(a.model, file.error());
-  switch (detect_kind(file->bytes(), a.model)) {
-    case ModelKind::kNmn:
+  switch (learn::detect_deformer_file(file->bytes(), a.model)) {
+    case learn::DeformerFileKind::kNmn:
       return run_nmn(a, file->bytes());
-    case ModelKind::kOnnx:
+    case learn::DeformerFileKind::kOnnx:
       return run_onnx(a, file->bytes());
-    case ModelKind::kOwn:
+    case learn::DeformerFileKind::kPoseModel:
       return run_own(a);
-    case ModelKind::kUnknown:
+    case learn::DeformerFileKind::kUnknown:
       break;
   }
   return fail(

@@ -180,26 +180,6 @@ auto write_ndjson(const MotionArgs& a, Convert&& convert, int& rc)
   return std::move(r).value();
 }
 
-// Frames converted, as a bar (TTY) or periodic lines on stderr (cli_output.h);
-// the reporter starts at the first call, when the converter knows the total.
-class FrameProgress {
- public:
-  explicit FrameProgress(std::string file) : file_(std::move(file)) {}
-  core::ProgressFn fn() {
-    return [this](std::size_t done, std::size_t total) {
-      if (!bar_) bar_.emplace(file_, "converting frames", total);
-      bar_->update(done);
-    };
-  }
-  void finish() {
-    if (bar_) bar_->finish();
-  }
-
- private:
-  std::string file_;
-  std::optional<ProgressReporter> bar_;
-};
-
 int run_convert_keypoints(const MotionArgs& a, std::string_view text) {
   if (!a.joint_map.empty() || !a.up.empty())
     report_warning(a.input, "USAGE", "--joint-map and --up apply to skeleton input only; ignored");
@@ -207,7 +187,7 @@ int run_convert_keypoints(const MotionArgs& a, std::string_view text) {
     report_warning(a.input, "USAGE", "--animation applies to FBX/glTF/GLB input only; ignored");
   motion::KeypointJsonOptions options;
   if (a.fps > 0) options.fps = a.fps;
-  FrameProgress progress(a.input);
+  StepProgress progress(a.input, "converting frames");
   options.progress = progress.fn();
   const bool to_stdout = a.output == "-";
   int rc = kExitOk;
@@ -353,7 +333,7 @@ int run_convert_assimp(const MotionArgs& a, motion::JointTable table) {
   motion::ConvertOptions options;
   options.table = std::move(table);
   options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
-  FrameProgress progress(a.input);
+  StepProgress progress(a.input, "converting frames");
   options.progress = progress.fn();
   const bool to_stdout = a.output == "-";
   int rc = kExitOk;
@@ -447,7 +427,7 @@ int run_convert(const MotionArgs& a) {
   options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
   if (a.fps > 0) options.fps = a.fps;
   options.hints = &in.file;
-  FrameProgress progress(a.input);
+  StepProgress progress(a.input, "converting frames");
   options.progress = progress.fn();
 
   const bool to_stdout = a.output == "-";

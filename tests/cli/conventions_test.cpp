@@ -273,6 +273,44 @@ TEST_F(CliConventions, MotionConvertReportsFrames) {
   EXPECT_EQ(quiet.err.find("PROGRESS"), std::string::npos) << quiet.err;
 }
 
+// The last "N of N (100 %)" progress line of LABEL for FILE_NAME on stderr,
+// as "N"; "" when there is none.
+std::string last_progress_count(const std::string& err, const std::string& file_name,
+                                const std::string& label) {
+  const std::string lead = file_name + ": info PROGRESS: " + label + ": ";
+  const auto at = err.rfind(lead);
+  if (at == std::string::npos) return "";
+  const std::string line = err.substr(at + lead.size(), err.find('\n', at) - at - lead.size());
+  const auto of = line.find(" of ");
+  if (of == std::string::npos || line.substr(of) != " of " + line.substr(0, of) + " (100 %)")
+    return "";
+  return line.substr(0, of);
+}
+
+// A single package's validation and an export report their long passes.
+TEST_F(CliConventions, BemValidateAndExportReportProgress) {
+  const std::string bem = std::string(CHARKIT_TEST_DATA) + "/examples/example-1.5.bem";
+  auto v = run_charkit_split("bem validate " + quote(bem) + " -v");
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  const std::string payloads = last_progress_count(v.err, "example-1.5.bem", "checking payloads");
+  EXPECT_NE(payloads, "") << v.err;
+  EXPECT_NE(payloads, "0") << v.err;
+  // The count is the package's: validate --json says how many payloads it has.
+  auto j = run_charkit_split("bem validate " + quote(bem) + " --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"payloadCount\": " + payloads), std::string::npos) << j.out;
+
+  auto e = run_charkit_split("bem export " + quote(bem) + " -v -o " + quote(dir_ / "e.glb"));
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(last_progress_count(e.err, "example-1.5.bem", "checking payloads"), "") << e.err;
+  const std::string meshes = last_progress_count(e.err, "example-1.5.bem", "exporting meshes");
+  EXPECT_NE(meshes, "") << e.err;
+  EXPECT_NE(meshes, "0") << e.err;
+  // Without --verbose, steps under a second print no progress.
+  auto quiet = run_charkit_split("bem validate " + quote(bem));
+  EXPECT_EQ(quiet.err.find("PROGRESS"), std::string::npos) << quiet.err;
+}
+
 TEST_F(CliConventions, ProgressLinesWhenNotATerminal) {
   const std::string rig = std::string(CHARKIT_TEST_DATA) + "/models/RiggedSimple.glb";
   // --verbose shows progress from the start (otherwise only after a second).

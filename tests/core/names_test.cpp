@@ -1,5 +1,6 @@
 // format_name_list (core/names.h): the one list of valid names in messages
-// that reject a name. Expected strings are written out by hand.
+// that reject a name. Expected strings are written out by hand. Also
+// EnumNames (core/enum_names.h), the name table of an enum.
 #include "charkit/core/names.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "charkit/core/enum_names.h"
 #include "charkit/core/utf8.h"
 
 namespace charkit::core {
@@ -57,6 +59,30 @@ TEST(NameList, OutputIsBoundedWhateverTheInput) {
   const std::string s = format_name_list(v);
   EXPECT_LE(s.size(), 20 * (64 * 4 + 8) + 64);
   EXPECT_TRUE(s.ends_with(" and 99980 more (100000 in all)")) << s.substr(s.size() - 60);
+}
+
+}  // namespace
+}  // namespace charkit::core
+
+namespace charkit::core {
+namespace {
+
+enum class Colour { kRed, kGreen, kBlue };
+constexpr EnumNames<Colour, 3> kColours{
+    {{{Colour::kRed, "red"}, {Colour::kGreen, "green"}, {Colour::kBlue, "blue"}}}};
+
+// An enum's name table: names and parsing agree, in both directions.
+TEST(EnumNames, NameAndParseComeFromOneTable) {
+  static_assert(kColours.name(Colour::kGreen) == "green");
+  static_assert(kColours.parse("blue") == Colour::kBlue);
+  for (const auto& [value, name] : kColours.entries) {
+    EXPECT_EQ(kColours.name(value), name);
+    EXPECT_EQ(kColours.parse(name), value);
+  }
+  EXPECT_EQ(kColours.parse("Red"), std::nullopt);  // case-sensitive
+  EXPECT_EQ(kColours.parse(""), std::nullopt);
+  // A value outside the table (an out-of-range cast) still gets valid text.
+  EXPECT_EQ(kColours.name(static_cast<Colour>(7)), "red");
 }
 
 }  // namespace

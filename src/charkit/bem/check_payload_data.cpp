@@ -109,44 +109,46 @@ std::uint32_t skin_index(const std::uint8_t* q, std::uint32_t stride, int k) {
 
 // ---- reports: at most one issue per kind, with the first offender and a count ----
 
+// Out-of-range values: how many, and the first (its position and value).
+struct Offenders {
+  std::size_t count = 0, first = 0;
+  std::uint32_t first_value = 0;
+  void check(bool bad, std::size_t at, std::uint32_t value) {
+    if (bad && count++ == 0) {
+      first = at;
+      first_value = value;
+    }
+  }
+};
+
 void report_indices(Context& ctx, std::uint32_t id, Bytes b, const PayloadUse& use) {
   std::size_t n = b.size() / use.index_size;
-  std::size_t bad = 0, first = 0;
-  std::uint32_t first_value = 0;
+  Offenders bad;
   for (std::size_t i = 0; i < n; ++i) {
     std::uint32_t v = use.index_size == 2 ? load<std::uint16_t>(b.data() + 2 * i)
                                           : load<std::uint32_t>(b.data() + 4 * i);
-    if (v >= use.vertex_count) {
-      if (bad++ == 0) {
-        first = i;
-        first_value = v;
-      }
-    }
+    bad.check(v >= use.vertex_count, i, v);
   }
   ctx.error("BEM_INDEX_RANGE", "§7", use.pointer,
-            "payload " + std::to_string(id) + ": index " + std::to_string(first) + " is " +
-                std::to_string(first_value) + " but the mesh has " +
-                std::to_string(use.vertex_count) + " vertices (" + std::to_string(bad) +
+            "payload " + std::to_string(id) + ": index " + std::to_string(bad.first) + " is " +
+                std::to_string(bad.first_value) + " but the mesh has " +
+                std::to_string(use.vertex_count) + " vertices (" + std::to_string(bad.count) +
                 " indices out of range)");
 }
 
 void report_skin_index(Context& ctx, std::uint32_t id, Bytes b, const PayloadUse& use) {
   std::uint32_t stride = use.skin_stride;
   int slots = stride == 4 ? 1 : 4;  // rigid skin uses only the first index
-  std::size_t bad = 0, first = 0;
-  std::uint32_t first_value = 0;
+  Offenders bad;
   for (std::size_t v = 0; v < b.size() / stride; ++v)
     for (int k = 0; k < slots; ++k) {
       std::uint32_t idx = skin_index(b.data() + v * stride, stride, k);
-      if (idx >= use.palette_size && bad++ == 0) {
-        first = v;
-        first_value = idx;
-      }
+      bad.check(idx >= use.palette_size, v, idx);
     }
   ctx.error("BEM_SKIN_INDEX", "§7", use.pointer,
-            "payload " + std::to_string(id) + ": vertex " + std::to_string(first) + " uses bone " +
-                std::to_string(first_value) + " but the palette has " +
-                std::to_string(use.palette_size) + " bones (" + std::to_string(bad) +
+            "payload " + std::to_string(id) + ": vertex " + std::to_string(bad.first) +
+                " uses bone " + std::to_string(bad.first_value) + " but the palette has " +
+                std::to_string(use.palette_size) + " bones (" + std::to_string(bad.count) +
                 " bone indices out of range)");
 }
 
@@ -278,7 +280,9 @@ void check_payload_data(Context& ctx) {
   // One scratch buffer for the whole package: it grows to the largest
   // payload and is never zero-filled, so pages are faulted in once.
   PayloadBuffer scratch;
+  const core::ProgressFn& progress = ctx.options.progress;
   for (std::uint32_t id = 0; id < table.size(); ++id) {
+    if (progress) progress(id, table.size());
     const PayloadInfo& info = table[id];
     if (!info.present) continue;  // a missing ZIP payload is reported where it is referenced
     if (const DecodeControl* control = ctx.package.decode_control())
@@ -326,6 +330,7 @@ void check_payload_data(Context& ctx) {
     // The stored bytes are not read again: a memory-mapped caller may drop them.
     if (mapped_range) ctx.options.input_hints->done_reading(stored_range);
   }
+  if (progress) progress(table.size(), table.size());
 }
 
 }  // namespace charkit::bem

@@ -147,6 +147,29 @@ void check_bone_aliases(Context& ctx, const Json& c, const std::string& ptr,
 }
 
 // ---------------------------------------------------------------- legacy
+// Every entry of target.components in order: the checks both target forms
+// share (check_component_common), then form(c, cptr, i, facts) for the
+// form's own, and the facts recorded. An entry that is not an object records
+// empty facts, so ctx.components stays indexed like the array. false: no
+// usable "components" array (already reported).
+template <typename Form>
+bool for_each_component(Context& ctx, const Json& t, const std::string& tp, Form&& form) {
+  const Json* comps = ctx.get_array(t, "components", tp, true, 1, kMaxComponents, "§4");
+  if (!comps) return false;
+  for (std::size_t i = 0; i < comps->size(); ++i) {
+    const Json& c = (*comps)[i];
+    const std::string cptr = json_pointer_join(tp + "/components", i);
+    if (!ctx.expect_object(c, cptr, "§4")) {
+      ctx.components.emplace_back();
+      continue;
+    }
+    ComponentFacts facts = check_component_common(ctx, c, cptr, i);
+    form(c, cptr, i, facts);
+    ctx.components.push_back(std::move(facts));
+  }
+  return true;
+}
+
 void check_legacy_target(Context& ctx, const Json& t) {
   const std::string tp = "/target";
   for (const char* key : {"kind", "id"})
@@ -168,33 +191,25 @@ void check_legacy_target(Context& ctx, const Json& t) {
               "world_resource and ui_resource are both \"" + *world +
                   "\"; the scene model root and the detail model root must differ");
 
-  const Json* comps = ctx.get_array(t, "components", tp, true, 1, kMaxComponents, "§4");
-  if (!comps) return;
   std::map<std::string, std::size_t> mesh_names;
-  for (std::size_t i = 0; i < comps->size(); ++i) {
-    const Json& c = (*comps)[i];
-    std::string cptr = json_pointer_join(tp + "/components", i);
-    if (!ctx.expect_object(c, cptr, "§4")) {
-      ctx.components.emplace_back();
-      continue;
-    }
-    ComponentFacts facts = check_component_common(ctx, c, cptr, i);
-    for (const char* key : {"resource", "renderer_kind", "renderer_path"})
-      if (c.contains(key))
-        ctx.error("BEM_TARGET_MIXED", "§4", json_pointer_join(cptr, key),
-                  std::string("\"") + key +
-                      "\" belongs to the 1.4 explicit target form; this target has no "
-                      "\"resources\"");
-    if (!facts.mesh_name.empty()) {
-      auto [it, fresh] = mesh_names.emplace(facts.mesh_name, i);
-      if (!fresh)
-        ctx.error("BEM_DUPLICATE_MESH_NAME", "§4", cptr + "/mesh_name",
-                  "mesh_name \"" + facts.mesh_name + "\" is already used by component " +
-                      std::to_string(it->second));
-    }
-    check_bone_aliases(ctx, c, cptr, facts);
-    ctx.components.push_back(std::move(facts));
-  }
+  for_each_component(
+      ctx, t, tp,
+      [&](const Json& c, const std::string& cptr, std::size_t i, ComponentFacts& facts) {
+        for (const char* key : {"resource", "renderer_kind", "renderer_path"})
+          if (c.contains(key))
+            ctx.error("BEM_TARGET_MIXED", "§4", json_pointer_join(cptr, key),
+                      std::string("\"") + key +
+                          "\" belongs to the 1.4 explicit target form; this target has no "
+                          "\"resources\"");
+        if (!facts.mesh_name.empty()) {
+          auto [it, fresh] = mesh_names.emplace(facts.mesh_name, i);
+          if (!fresh)
+            ctx.error("BEM_DUPLICATE_MESH_NAME", "§4", cptr + "/mesh_name",
+                      "mesh_name \"" + facts.mesh_name + "\" is already used by component " +
+                          std::to_string(it->second));
+        }
+        check_bone_aliases(ctx, c, cptr, facts);
+      });
 }
 
 // -------------------------------------------------------------- explicit
@@ -357,80 +372,76 @@ void check_explicit_target(Context& ctx, const Json& t) {
   std::map<std::string, ResourceFacts> resources;
   check_resources(ctx, t, resources);
 
-  const Json* comps = ctx.get_array(t, "components", tp, true, 1, kMaxComponents, "§4");
-  if (!comps) return;
   // resource id -> mesh_name / renderer_path -> first component
   std::map<std::string, std::map<std::string, std::size_t>> mesh_names, renderer_paths;
-  for (std::size_t i = 0; i < comps->size(); ++i) {
-    const Json& c = (*comps)[i];
-    std::string cptr = json_pointer_join(tp + "/components", i);
-    if (!ctx.expect_object(c, cptr, "§4")) {
-      ctx.components.emplace_back();
-      continue;
-    }
-    ComponentFacts facts = check_component_common(ctx, c, cptr, i);
-    if (c.contains("bone_name_aliases"))
-      ctx.error("BEM_BONE_ALIASES_EXPLICIT", "§4", cptr + "/bone_name_aliases",
-                "\"bone_name_aliases\" is not allowed with 1.4 explicit resource targets (not "
-                "even empty)");
-    ResourceFacts* res = nullptr;
-    if (auto r = ctx.get_string(c, "resource", cptr, true, kMaxName, "§4")) {
-      auto it = resources.find(*r);
-      if (it == resources.end())
-        ctx.error("BEM_COMPONENT_RESOURCE", "§4", cptr + "/resource",
-                  "component resource \"" + r->substr(0, 120) +
-                      "\" is not the id of any target resource");
-      else {
-        res = &it->second;
-        ++res->components;
-        facts.resource = *r;
-      }
-    }
-    if (auto kind = ctx.get_string(c, "renderer_kind", cptr, true, kMaxName, "§4")) {
-      if (*kind != "skinned" && *kind != "static") {
-        ctx.error(
-            "BEM_RENDERER_KIND", "§4", cptr + "/renderer_kind",
-            "renderer_kind is \"" + kind->substr(0, 64) + "\"; allowed are skinned and static");
-      } else {
-        facts.renderer_kind = *kind;
-        if (*kind == "static") {
-          ctx.use_capability("static-meshes", cptr + "/renderer_kind");
-          if (c.contains("bone_names") && c["bone_names"].is_array() && !c["bone_names"].empty())
-            ctx.error("BEM_STATIC_BONES", "§4", cptr + "/bone_names",
-                      "a static component has no bones: bone_names must be empty");
+  const bool any = for_each_component(
+      ctx, t, tp,
+      [&](const Json& c, const std::string& cptr, std::size_t i, ComponentFacts& facts) {
+        if (c.contains("bone_name_aliases"))
+          ctx.error("BEM_BONE_ALIASES_EXPLICIT", "§4", cptr + "/bone_name_aliases",
+                    "\"bone_name_aliases\" is not allowed with 1.4 explicit resource targets (not "
+                    "even empty)");
+        ResourceFacts* res = nullptr;
+        if (auto r = ctx.get_string(c, "resource", cptr, true, kMaxName, "§4")) {
+          auto it = resources.find(*r);
+          if (it == resources.end())
+            ctx.error("BEM_COMPONENT_RESOURCE", "§4", cptr + "/resource",
+                      "component resource \"" + r->substr(0, 120) +
+                          "\" is not the id of any target resource");
+          else {
+            res = &it->second;
+            ++res->components;
+            facts.resource = *r;
+          }
         }
-      }
-    }
-    if (auto path = ctx.get_string(c, "renderer_path", cptr, true, kMaxPath, "§4")) {
-      if (!path->empty()) {
-        std::string problem = path_problem(*path);
-        if (!problem.empty())
-          naming_issue(ctx, "BEM_RENDERER_PATH", "§4", cptr + "/renderer_path",
-                       "renderer_path \"" + path->substr(0, 200) + "\" " + problem);
-      }
-      int lod = path_lod(*path);
-      // Stays on with skip_validation: resource/LOD mismatch of a receiver path.
-      if (lod >= 0 && res && res->lod && static_cast<std::uint32_t>(lod) != *res->lod)
-        ctx.error("BEM_RENDERER_LOD", "§4", cptr + "/renderer_path",
-                  "renderer_path is under Mesh_all/lod" + std::to_string(lod) + " but resource \"" +
-                      facts.resource + "\" uses lod " + std::to_string(*res->lod));
-      if (res) {
-        auto [it, fresh] = renderer_paths[facts.resource].emplace(*path, i);
-        if (!fresh)
-          ctx.error("BEM_DUPLICATE_RENDERER_PATH", "§4", cptr + "/renderer_path",
-                    "renderer_path \"" + path->substr(0, 200) + "\" is already used by component " +
-                        std::to_string(it->second) + " of the same resource");
-      }
-    }
-    if (res && !facts.mesh_name.empty()) {
-      auto [it, fresh] = mesh_names[facts.resource].emplace(facts.mesh_name, i);
-      if (!fresh)
-        ctx.error("BEM_DUPLICATE_MESH_NAME", "§4", cptr + "/mesh_name",
-                  "mesh_name \"" + facts.mesh_name + "\" is already used by component " +
-                      std::to_string(it->second) + " of the same resource");
-    }
-    ctx.components.push_back(std::move(facts));
-  }
+        if (auto kind = ctx.get_string(c, "renderer_kind", cptr, true, kMaxName, "§4")) {
+          if (*kind != "skinned" && *kind != "static") {
+            ctx.error(
+                "BEM_RENDERER_KIND", "§4", cptr + "/renderer_kind",
+                "renderer_kind is \"" + kind->substr(0, 64) + "\"; allowed are skinned and static");
+          } else {
+            facts.renderer_kind = *kind;
+            if (*kind == "static") {
+              ctx.use_capability("static-meshes", cptr + "/renderer_kind");
+              if (c.contains("bone_names") && c["bone_names"].is_array() &&
+                  !c["bone_names"].empty())
+                ctx.error("BEM_STATIC_BONES", "§4", cptr + "/bone_names",
+                          "a static component has no bones: bone_names must be empty");
+            }
+          }
+        }
+        if (auto path = ctx.get_string(c, "renderer_path", cptr, true, kMaxPath, "§4")) {
+          if (!path->empty()) {
+            std::string problem = path_problem(*path);
+            if (!problem.empty())
+              naming_issue(ctx, "BEM_RENDERER_PATH", "§4", cptr + "/renderer_path",
+                           "renderer_path \"" + path->substr(0, 200) + "\" " + problem);
+          }
+          int lod = path_lod(*path);
+          // Stays on with skip_validation: resource/LOD mismatch of a receiver path.
+          if (lod >= 0 && res && res->lod && static_cast<std::uint32_t>(lod) != *res->lod)
+            ctx.error("BEM_RENDERER_LOD", "§4", cptr + "/renderer_path",
+                      "renderer_path is under Mesh_all/lod" + std::to_string(lod) +
+                          " but resource \"" + facts.resource + "\" uses lod " +
+                          std::to_string(*res->lod));
+          if (res) {
+            auto [it, fresh] = renderer_paths[facts.resource].emplace(*path, i);
+            if (!fresh)
+              ctx.error("BEM_DUPLICATE_RENDERER_PATH", "§4", cptr + "/renderer_path",
+                        "renderer_path \"" + path->substr(0, 200) +
+                            "\" is already used by component " + std::to_string(it->second) +
+                            " of the same resource");
+          }
+        }
+        if (res && !facts.mesh_name.empty()) {
+          auto [it, fresh] = mesh_names[facts.resource].emplace(facts.mesh_name, i);
+          if (!fresh)
+            ctx.error("BEM_DUPLICATE_MESH_NAME", "§4", cptr + "/mesh_name",
+                      "mesh_name \"" + facts.mesh_name + "\" is already used by component " +
+                          std::to_string(it->second) + " of the same resource");
+        }
+      });
+  if (!any) return;
   for (const auto& [id, r] : resources)
     if (r.components == 0)
       ctx.error("BEM_RESOURCE_UNUSED", "§4", r.ptr,

@@ -108,12 +108,19 @@ core::Result<PayloadData> Package::read_member(std::size_t) const {
   return core::make_error("BEM_NOT_COLLECTION", "not a collection bundle");
 }
 
+std::optional<ContainerKind> sniff_container(Bytes file) {
+  if (file.size() >= 8 && std::equal(kMagic, kMagic + 8, file.begin()))
+    return ContainerKind::kBinary;
+  if (file.size() >= 4 && file[0] == 0x50 && file[1] == 0x4B && file[2] == 0x03 && file[3] == 0x04)
+    return ContainerKind::kZip;
+  return std::nullopt;
+}
+
 std::unique_ptr<Package> Package::open(Bytes file, core::Report& report, DecodeControl* control) {
   // Recognised by content, never by file extension (§14).
-  if (file.size() >= 8 && std::equal(kMagic, kMagic + 8, file.begin()))
-    return open_binary(file, report, control);
-  if (file.size() >= 4 && file[0] == 0x50 && file[1] == 0x4B && file[2] == 0x03 && file[3] == 0x04)
-    return open_zip(file, report, control);
+  const auto kind = sniff_container(file);
+  if (kind == ContainerKind::kBinary) return open_binary(file, report, control);
+  if (kind == ContainerKind::kZip) return open_zip(file, report, control);
   report.error("BEM_CONTAINER_UNKNOWN", "§2", core::Location::at_offset(0),
                "not a BEM package: neither the BEM magic \"BEM\\0PKG\\0\" nor a ZIP local header "
                "(PK\\3\\4)");

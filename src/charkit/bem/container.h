@@ -32,6 +32,12 @@ inline constexpr int kMaxMinor = 5;
 enum class ContainerKind { kBinary, kZip, kCollection };
 const char* container_kind_name(ContainerKind k);
 
+/// The container a file is, from its first bytes, never its name (§14): the
+/// BEM magic → kBinary, a ZIP local file header (PK\3\4) → kZip (a ZIP may
+/// still turn out to be a collection bundle once opened); nullopt: neither.
+/// The one sniffer that Package::open, inspect and the CLI use.
+std::optional<ContainerKind> sniff_container(Bytes file);
+
 /// Payload codecs as they appear in the binary directory (§2) and, for ZIP
 /// members, the ZIP compression method.
 enum class Codec : std::uint32_t {

@@ -1,6 +1,7 @@
 #include "charkit/bem/detail/context.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace charkit::bem {
 
@@ -161,19 +162,15 @@ std::optional<std::string> Context::get_string(const Json& obj, const char* key,
 std::optional<std::string> Context::get_stable_id(const Json& obj, const char* key,
                                                   const std::string& obj_ptr, bool required,
                                                   const char* section) {
-  const Json* j = field(obj, key, obj_ptr, required, section);
-  if (!j) return std::nullopt;
-  std::string ptr = core::json_pointer_join(obj_ptr, key);
-  if (!j->is_string()) {
-    error("BEM_FIELD_TYPE", section, ptr,
-          std::string("\"") + key + "\" must be a string, found " + core::json_type_name(*j));
-    return std::nullopt;
-  }
-  const auto& s = j->get_ref<const std::string&>();
-  if (!is_stable_id(s)) {
-    error("BEM_STABLE_ID", "§3", ptr,
+  // A stable ID is a string first (BEM_FIELD_TYPE as for any string); its
+  // pattern bounds its length.
+  auto s =
+      get_string(obj, key, obj_ptr, required, std::numeric_limits<std::size_t>::max(), section);
+  if (!s) return std::nullopt;
+  if (!is_stable_id(*s)) {
+    error("BEM_STABLE_ID", "§3", core::json_pointer_join(obj_ptr, key),
           std::string("\"") + key + "\" is not a stable ID ([A-Za-z0-9][A-Za-z0-9_.-]{0,95}): \"" +
-              s.substr(0, 120) + "\"");
+              s->substr(0, 120) + "\"");
     return std::nullopt;
   }
   return s;

@@ -1,5 +1,6 @@
 #include "charkit/bem/export_gltf.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -138,7 +139,9 @@ class SceneBuilder {
   core::Result<ExportResult> build() {
     result_.scene.name = "bem export";
     std::map<std::uint32_t, std::uint32_t> scene_mesh_of;  // BEM mesh -> scene mesh
-    for (std::size_t i = 0; i < plan_.meshes.size() && i < selection_.meshes.size(); ++i) {
+    const std::size_t planned = std::min(plan_.meshes.size(), selection_.meshes.size());
+    for (std::size_t i = 0; i < planned; ++i) {
+      if (options_.progress) options_.progress(i, planned);
       const PlannedMesh& pm = plan_.meshes[i];
       if (pm.segments.empty()) {
         warn("BEM_EXPORT_NO_DRAWS",
@@ -154,6 +157,7 @@ class SceneBuilder {
       scene_mesh_of[pm.mesh] = static_cast<std::uint32_t>(result_.scene.meshes.size());
       result_.scene.meshes.push_back(std::move(*mesh));
     }
+    if (options_.progress) options_.progress(planned, planned);
     for (const PlannedComponent& pc : plan_.components) {
       if (pc.op != Operation::kReplace) {
         continue;

@@ -15,6 +15,7 @@
 #include "charkit/bem/plan.h"
 #include "charkit/bem/selection.h"
 #include "charkit/bem/settings.h"
+#include "charkit/core/progress.h"
 #include "charkit/core/result.h"
 #include "charkit/scene/scene.h"
 #include "charkit/scene/texture_decode.h"
@@ -29,6 +30,10 @@ struct ExportOptions {
   bool unity_to_gltf = true;
   scene::DecodeLimits texture_limits;
   std::string generator = "charkit";
+  /// Called with the meshes built so far and the number planned (their
+  /// vertices converted and their textures decoded and encoded as PNG), on
+  /// the calling thread; the last call has done == total. May be empty.
+  core::ProgressFn progress;
 };
 
 /// Something exported differently than asked (a texture that could not be

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "charkit/bem/container.h"
+#include "charkit/bem/detail/payload_name.h"
 #include "charkit/bem/writer.h"
 
 namespace charkit::bem {
@@ -25,20 +26,13 @@ namespace {
 namespace fs = std::filesystem;
 using core::make_error;
 
-constexpr std::uint32_t kMaxPayloadNumber = 16383;  // §11: 16384 directory entries
+using detail::kMaxPayloadNumber;
 
-/// §14 / Q20: "0007.bin" (four digits) or "7.bin" (no leading zeros).
+/// §14 / Q20: "0007.bin" or "7.bin", within the §11 directory limit.
 std::optional<std::uint32_t> payload_number(std::string_view file) {
-  if (file.size() < 5 || file.substr(file.size() - 4) != ".bin") return std::nullopt;
-  std::string_view digits = file.substr(0, file.size() - 4);
-  if (digits.empty() || digits.size() > 5) return std::nullopt;
-  for (char c : digits)
-    if (c < '0' || c > '9') return std::nullopt;
-  if (digits.size() != 4 && digits.size() > 1 && digits[0] == '0') return std::nullopt;
-  std::uint32_t v = 0;
-  for (char c : digits) v = v * 10 + static_cast<std::uint32_t>(c - '0');
-  if (v > kMaxPayloadNumber) return std::nullopt;
-  return v;
+  auto n = detail::payload_number(file);
+  if (n && *n > kMaxPayloadNumber) return std::nullopt;
+  return n;
 }
 
 struct FileCloser {

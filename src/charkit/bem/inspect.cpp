@@ -515,10 +515,8 @@ Json inspect_bytes(core::Bytes file, bool inside_collection) {
   std::string kind = "unknown";
   if (pkg)
     kind = container_kind_name(pkg->kind());
-  else if (file.size() >= 8 && std::equal(kMagic, kMagic + 8, file.begin()))
-    kind = "binary";
-  else if (file.size() >= 4 && file[0] == 0x50 && file[1] == 0x4B)
-    kind = "zip";
+  else if (auto sniffed = sniff_container(file))
+    kind = container_kind_name(*sniffed);
   out["container"] = kind;
   out["readable"] = pkg != nullptr;
   out["problems"] = Json::parse(problems.to_json_issues())["messages"];

@@ -12,6 +12,7 @@
 #include "charkit/bem/container.h"
 #include "charkit/bem/proof.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/core/progress.h"
 #include "charkit/core/report.h"
 
 namespace charkit::bem {
@@ -37,6 +38,11 @@ struct ValidateOptions {
   /// Polled between payloads, members and passes and every few MiB of a ZIP
   /// entry; once true, validation stops with BEM_CANCELLED. May be null.
   const std::atomic<bool>* cancel = nullptr;
+  /// Called with the payloads checked so far and the package's payload
+  /// count while payload contents are decoded and checked (the long pass),
+  /// on the calling thread; the last call has done == total. A collection
+  /// bundle's members report in turn. May be empty.
+  core::ProgressFn progress;
 };
 
 /// What validation learnt about a package, besides its issues.

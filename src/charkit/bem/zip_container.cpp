@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "charkit/bem/container.h"
+#include "charkit/bem/detail/payload_name.h"
 
 namespace charkit::bem {
 namespace {
@@ -25,7 +26,8 @@ using core::Location;
 
 // §2/§11: payload directory entries are at most 16384 (1.2+), so a payload
 // number above 16383 can never be referenced.
-constexpr std::uint32_t kMaxPayloadNumber = 16383;
+using detail::kMaxPayloadNumber;
+using detail::payload_number;
 // DEFLATE cannot expand better than about 1032:1; a declared size above this
 // bound is a lie, rejected before allocating.
 constexpr std::uint64_t kMaxDeflateRatio = 1032;
@@ -70,21 +72,6 @@ bool is_os_metadata(std::string_view name) {
   auto slash = name.rfind('/');
   std::string_view base = slash == std::string_view::npos ? name : name.substr(slash + 1);
   return base == ".DS_Store";
-}
-
-/// §14: the payload number of a file name "0001.bin" (four digits, padded) or
-/// "1.bin" (decimal without leading zeros). nullopt for any other name.
-std::optional<std::uint32_t> payload_number(std::string_view file) {
-  if (file.size() < 5 || file.substr(file.size() - 4) != ".bin") return std::nullopt;
-  std::string_view digits = file.substr(0, file.size() - 4);
-  if (digits.empty() || digits.size() > 5) return std::nullopt;
-  for (char c : digits)
-    if (c < '0' || c > '9') return std::nullopt;
-  bool padded = digits.size() == 4;
-  if (!padded && digits.size() > 1 && digits[0] == '0') return std::nullopt;
-  std::uint32_t v = 0;
-  for (char c : digits) v = v * 10 + static_cast<std::uint32_t>(c - '0');
-  return v;
 }
 
 std::string method_name(std::uint16_t m) {

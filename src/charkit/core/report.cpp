@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "charkit/core/diagnostic.h"
+#include "charkit/core/utf8.h"
+
 namespace charkit::core {
 
 const char* severity_name(Severity s) {
@@ -48,17 +51,24 @@ bool Report::has_code(const std::string& code) const {
   return std::find(codes_seen_.begin(), codes_seen_.end(), code) != codes_seen_.end();
 }
 
+std::string format_message(Severity severity, std::string_view file, std::string_view location,
+                           std::string_view code, std::string_view message) {
+  std::string line;
+  if (!file.empty()) line += printable(file) + ": ";
+  if (!location.empty()) line += printable(location) + ": ";
+  line += severity_name(severity);
+  if (!code.empty()) line += " " + printable(code);
+  line += ": " + printable(message);
+  return line;
+}
+
 std::string Report::to_text(const std::string& subject) const {
   std::string out;
   for (const auto& i : issues_) {
-    out += subject;
-    std::string where = i.location.to_string();
-    if (!where.empty()) out += ": " + where;
-    out += ": ";
-    out += severity_name(i.severity);
-    out += " " + i.code;
-    if (!i.section.empty()) out += " [" + i.section + "]";
-    out += ": " + i.message + "\n";
+    // The section, when there is one, goes with the code: "CODE [§2]".
+    out += format_message(i.severity, subject, i.location.to_string(),
+                          i.section.empty() ? i.code : i.code + " [" + i.section + "]", i.message);
+    out += '\n';
   }
   if (truncated_) out += subject + ": (more issues not shown; raise --max-issues)\n";
   return out;

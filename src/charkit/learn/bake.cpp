@@ -29,9 +29,9 @@ using core::make_error;
 
 namespace {
 
-constexpr std::uint32_t kGlbMagic = 0x46546C67;   // "glTF"
-constexpr std::uint32_t kChunkJson = 0x4E4F534A;  // "JSON"
-constexpr std::uint32_t kChunkBin = 0x004E4942;   // "BIN\0"
+using scene::gltf::kChunkBin;
+using scene::gltf::kChunkJson;
+using scene::gltf::kGlbMagic;
 constexpr std::uint64_t kMaxGlb = 0xFFFFFFFFull;  // GLB lengths are uint32
 constexpr const char* kDataUriPrefix = "data:application/octet-stream;base64,";
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "charkit/learn/model_file.h"
 #include "charkit/learn/onnx.h"
 
 namespace charkit::learn {
@@ -399,13 +400,6 @@ core::Result<PoseModel> to_pose_model(Mlp mlp, const std::optional<NmnSidecar>& 
   return m;
 }
 
-bool is_nmn(core::Bytes b) {
-  if (b.size() < 4) return false;
-  const std::uint32_t magic = std::uint32_t{b[0]} | std::uint32_t{b[1]} << 8 |
-                              std::uint32_t{b[2]} << 16 | std::uint32_t{b[3]} << 24;
-  return magic == kNmnMagic;
-}
-
 }  // namespace
 
 core::Result<Mlp> nmn_to_mlp(const NmnNetwork& n) {
@@ -435,7 +429,8 @@ core::Result<PoseModel> import_engine_network(core::Bytes bytes, std::string_vie
   if (auto st = validate(spec); !st) return std::move(st).error();
   core::Json hyper = core::Json::object();
   hyper["imported_from"] = std::string(file_name);
-  if (is_nmn(bytes)) {
+  const DeformerFileKind kind = detect_deformer_file(bytes);  // by content
+  if (kind == DeformerFileKind::kNmn) {
     auto net = read_nmn(bytes);
     if (!net) return std::move(net).error();
     auto mlp = nmn_to_mlp(*net);
@@ -454,7 +449,7 @@ core::Result<PoseModel> import_engine_network(core::Bytes bytes, std::string_vie
     hyper["runtime_name"] = net->runtime_name;
     return to_pose_model(std::move(*mlp), sidecar, rig, spec, o, std::move(hyper));
   }
-  if (looks_like_onnx(bytes)) {
+  if (kind == DeformerFileKind::kOnnx) {
     std::string input;
     auto steps = onnx_steps(bytes, input);
     if (!steps) return std::move(steps).error();

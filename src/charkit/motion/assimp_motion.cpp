@@ -1085,11 +1085,8 @@ core::Result<ConvertSummary> convert_assimp_motion(const AssimpMotion& motion,
   if (!analysed) return analysed;
   const ConvertSummary& s = *analysed;
   Frames fr(motion, s.mapping, options.up);
-  constexpr std::size_t kFlushBytes = 64 * 1024;
-  std::string out;
-  out.reserve(kFlushBytes + 4096);
+  FrameLineWriter out(options.budget, sink);
   std::array<Keypoint, kPointCount> projected{};
-  std::uint64_t written = 0;
   for (std::uint64_t f = 0; f < motion.frames; ++f) {
     if (f % kCancelPollFrames == 0) {
       if (auto c = check_cancel(options.cancel); !c) return c.error();
@@ -1097,15 +1094,9 @@ core::Result<ConvertSummary> convert_assimp_motion(const AssimpMotion& motion,
     }
     fr.run(f);
     for (std::size_t i = 0; i < kPointCount; ++i) projected[i] = project(fr.points[i], s.scale);
-    append_frame_line(out, f, frame_time_ms(f, s.fps), projected, fr.angles);
-    if (out.size() >= kFlushBytes) {
-      if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
-      if (!sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
-      out.clear();
-    }
+    if (auto w = out.add(f, frame_time_ms(f, s.fps), projected, fr.angles); !w) return w.error();
   }
-  if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
-  if (!out.empty() && !sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
+  if (auto w = out.finish(); !w) return w.error();
   if (options.progress) options.progress(motion.frames, motion.frames);
   return analysed;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "charkit/core/ascii.h"
 #include "charkit/core/utf8.h"
@@ -96,6 +97,9 @@ class HeaderParser {
 
  private:
   core::Status expect(std::string_view keyword);
+  /// A "Label:value" or "Label: value" field (label case-insensitive): the
+  /// value and its offset; BVH_SYNTAX naming the label when it is not next.
+  core::Result<std::pair<std::string_view, std::size_t>> labelled(std::string_view label);
   core::Status parse_joint(int parent, bool end_site, std::size_t keyword_pos, std::uint32_t depth);
   core::Status read_number(double& out);
 
@@ -235,6 +239,19 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
   return core::Ok{};
 }
 
+core::Result<std::pair<std::string_view, std::size_t>> HeaderParser::labelled(
+    std::string_view label) {
+  std::size_t at = 0;
+  const std::string_view tok = cur_.token(at);
+  if (!istarts_with(tok, label))
+    return error_at("BVH_SYNTAX", cur_.where(at),
+                    "expected '" + std::string(label) + "', found " + quote(tok), at);
+  std::string_view value = tok.substr(label.size());
+  std::size_t value_at = at + label.size();
+  if (value.empty()) value = cur_.token(value_at);
+  return std::pair{value, value_at};
+}
+
 core::Result<BvhHeader> HeaderParser::parse() {
   if (auto s = expect("HIERARCHY"); !s) return s.error();
   std::size_t at = 0;
@@ -255,12 +272,9 @@ core::Result<BvhHeader> HeaderParser::parse() {
         at);
 
   // "Frames: N" (also "Frames:N").
-  tok = cur_.token(at);
-  if (!istarts_with(tok, "Frames:"))
-    return error_at("BVH_SYNTAX", cur_.where(at), "expected 'Frames:', found " + quote(tok), at);
-  std::string_view count = tok.substr(7);
-  std::size_t count_at = at + 7;
-  if (count.empty()) count = cur_.token(count_at);
+  auto frames_field = labelled("Frames:");
+  if (!frames_field) return frames_field.error();
+  const auto [count, count_at] = *frames_field;
   std::uint64_t frames = 0;
   auto [p, ec] = std::from_chars(count.data(), count.data() + count.size(), frames);
   if (ec != std::errc{} || p != count.data() + count.size() || count.empty())
@@ -274,12 +288,9 @@ core::Result<BvhHeader> HeaderParser::parse() {
 
   // "Frame Time: t" (also "Frame Time:t").
   if (auto s = expect("Frame"); !s) return s.error();
-  tok = cur_.token(at);
-  if (!istarts_with(tok, "Time:"))
-    return error_at("BVH_SYNTAX", cur_.where(at), "expected 'Time:', found " + quote(tok), at);
-  std::string_view ft = tok.substr(5);
-  std::size_t ft_at = at + 5;
-  if (ft.empty()) ft = cur_.token(ft_at);
+  auto time_field = labelled("Time:");
+  if (!time_field) return time_field.error();
+  const auto [ft, ft_at] = *time_field;
   if (!parse_bvh_number(ft, h_.frame_time))
     return error_at("BVH_NUMBER", cur_.where(ft_at), "expected the frame time, found " + quote(ft),
                     ft_at);

@@ -209,12 +209,9 @@ core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOpt
   const ForwardKinematicsJob fk = fp->fk();
   const PoseJob pose = fp->pose();
 
-  constexpr std::size_t kFlushBytes = 64 * 1024;
-  std::string out;
-  out.reserve(kFlushBytes + 4096);
+  FrameLineWriter out(options.budget, sink);
   std::array<Keypoint, kPointCount> projected{};
   FrameReader reader(s.header, text, options.limits, options.hints);
-  std::uint64_t written = 0;
   for (std::uint64_t frame = 0;; ++frame) {
     if (frame % kCancelPollFrames == 0) {
       if (auto c = check_cancel(options.cancel); !c) return c.error();
@@ -226,15 +223,10 @@ core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOpt
     fk.run();
     pose.run();
     for (std::size_t i = 0; i < kPointCount; ++i) projected[i] = project(fp->points[i], s.scale);
-    append_frame_line(out, frame, frame_time_ms(frame, s.fps), projected, fp->angles);
-    if (out.size() >= kFlushBytes) {
-      if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
-      if (!sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
-      out.clear();
-    }
+    if (auto w = out.add(frame, frame_time_ms(frame, s.fps), projected, fp->angles); !w)
+      return w.error();
   }
-  if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
-  if (!out.empty() && !sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
+  if (auto w = out.finish(); !w) return w.error();
   if (options.progress) options.progress(s.frames, s.frames);
   return analysed;
 }

@@ -1,5 +1,6 @@
 #include "charkit/motion/format.h"
 
+#include "charkit/core/enum_names.h"
 #include "charkit/motion/assimp_motion.h"
 #include "charkit/motion/keypoint_json.h"
 
@@ -28,22 +29,17 @@ MotionFileKind detect_motion_file(std::string_view bytes) {
   return MotionFileKind::kUnknown;
 }
 
+namespace {
+constexpr core::EnumNames<MotionFileKind, 6> kKindNames{{{{MotionFileKind::kUnknown, "unknown"},
+                                                          {MotionFileKind::kBvh, "bvh"},
+                                                          {MotionFileKind::kKeypointJson, "json"},
+                                                          {MotionFileKind::kGltf, "gltf"},
+                                                          {MotionFileKind::kGlb, "glb"},
+                                                          {MotionFileKind::kFbx, "fbx"}}}};
+}  // namespace
+
 std::string_view motion_file_kind_name(MotionFileKind kind) {
-  switch (kind) {
-    case MotionFileKind::kBvh:
-      return "bvh";
-    case MotionFileKind::kKeypointJson:
-      return "json";
-    case MotionFileKind::kGltf:
-      return "gltf";
-    case MotionFileKind::kGlb:
-      return "glb";
-    case MotionFileKind::kFbx:
-      return "fbx";
-    case MotionFileKind::kUnknown:
-      break;
-  }
-  return "unknown";
+  return kKindNames.name(kind);
 }
 
 core::Error unknown_motion_file_error() {

@@ -288,55 +288,48 @@ void add_clamp_warning(const Walker& w, KeypointJsonSummary& s) {
                                " value(s) clamped into range (first at " + w.first_clamped_ + ")"});
 }
 
-}  // namespace
-
-core::Result<KeypointJsonSummary> analyse_keypoint_json(std::string_view text,
-                                                        const KeypointJsonOptions& options) {
+// The options checked, the text parsed and every frame validated once
+// (the summary and its warnings); the document is kept for a second walk.
+core::Result<KeypointJsonSummary> analyse(std::string_view text, const KeypointJsonOptions& options,
+                                          Json& doc) {
   if (options.fps && !(*options.fps >= 0.001 && *options.fps <= 1000.0))
     return core::make_error("KEYPOINTS_RANGE", "fps override must be in [0.001, 1000]");
-  auto doc = parse(text, options);
-  if (!doc) return doc.error();
+  auto parsed = parse(text, options);
+  if (!parsed) return parsed.error();
+  doc = std::move(*parsed);
   KeypointJsonSummary s;
   Walker w(options, s);
-  auto st = w.walk(*doc, [](std::uint64_t, const FrameOut&) { return true; });
+  auto st = w.walk(doc, [](std::uint64_t, const FrameOut&) { return true; });
   if (!st) return st.error();
   add_clamp_warning(w, s);
   return s;
 }
 
+}  // namespace
+
+core::Result<KeypointJsonSummary> analyse_keypoint_json(std::string_view text,
+                                                        const KeypointJsonOptions& options) {
+  Json doc;
+  return analyse(text, options, doc);
+}
+
 core::Result<KeypointJsonSummary> convert_keypoint_json(std::string_view text,
                                                         const KeypointJsonOptions& options,
                                                         const OutputSink& sink) {
-  if (options.fps && !(*options.fps >= 0.001 && *options.fps <= 1000.0))
-    return core::make_error("KEYPOINTS_RANGE", "fps override must be in [0.001, 1000]");
-  auto doc = parse(text, options);
-  if (!doc) return doc.error();
-  KeypointJsonSummary s;
-  {
-    Walker w(options, s);
-    auto st = w.walk(*doc, [](std::uint64_t, const FrameOut&) { return true; });
-    if (!st) return st.error();
-    add_clamp_warning(w, s);
-  }
-  constexpr std::size_t kFlushBytes = 64 * 1024;
-  std::string out;
-  out.reserve(kFlushBytes + 4096);
+  Json doc;
+  auto s = analyse(text, options, doc);
+  if (!s) return s;
+  FrameLineWriter out(options.budget, sink);
   KeypointJsonSummary again;
   Walker w(options, again);
-  std::uint64_t written = 0;
-  core::Status over = core::Ok{};
-  auto st = w.walk(*doc, [&](std::uint64_t f, const FrameOut& fr) {
-    append_frame_line(out, f, fr.time_ms, fr.points, fr.angles);
-    if (out.size() < kFlushBytes) return true;
-    if (over = check_output_budget(options.budget, written += out.size()); !over) return false;
-    const bool ok = sink(out);
-    out.clear();
-    return ok;
+  core::Status written = core::Ok{};
+  auto st = w.walk(doc, [&](std::uint64_t f, const FrameOut& fr) {
+    written = out.add(f, fr.time_ms, fr.points, fr.angles);
+    return written.ok();
   });
-  if (!over) return over.error();
+  if (!written) return written.error();
   if (!st) return st.error();
-  if (auto b = check_output_budget(options.budget, written += out.size()); !b) return b.error();
-  if (!out.empty() && !sink(out)) return core::make_error("IO_WRITE", "cannot write the output");
+  if (auto fin = out.finish(); !fin) return fin.error();
   return s;
 }
 

@@ -47,4 +47,28 @@ void append_frame_line(std::string& out, std::uint64_t frame, double time_ms,
   out += "]}\n";
 }
 
+FrameLineWriter::FrameLineWriter(const MotionBudget& budget, const OutputSink& sink)
+    : budget_(budget), sink_(sink) {
+  out_.reserve(kFlushBytes + 4096);
+}
+
+core::Status FrameLineWriter::add(std::uint64_t frame, double time_ms,
+                                  std::span<const Keypoint> points,
+                                  std::span<const double> angles) {
+  append_frame_line(out_, frame, time_ms, points, angles);
+  if (out_.size() < kFlushBytes) return core::Ok{};
+  return write();
+}
+
+core::Status FrameLineWriter::finish() {
+  return write();
+}
+
+core::Status FrameLineWriter::write() {
+  if (auto b = check_output_budget(budget_, written_ += out_.size()); !b) return b;
+  if (!out_.empty() && !sink_(out_)) return core::make_error("IO_WRITE", "cannot write the output");
+  out_.clear();
+  return core::Ok{};
+}
+
 }  // namespace charkit::motion

@@ -23,9 +23,9 @@ using core::Result;
 
 namespace {
 
-constexpr std::uint32_t kGlbMagic = 0x46546C67;   // "glTF"
-constexpr std::uint32_t kChunkJson = 0x4E4F534A;  // "JSON"
-constexpr std::uint32_t kChunkBin = 0x004E4942;   // "BIN\0"
+using gltf::kChunkBin;
+using gltf::kChunkJson;
+using gltf::kGlbMagic;
 
 Error at_ptr(std::string code, std::string message, std::string pointer) {
   return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
@@ -548,6 +548,14 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
            (n - 1) <= (length - offset - elem) / stride;
   };
 
+  // The decoded array is bounded by max_total_bytes before it is allocated.
+  const auto over_limit = [&] {
+    return at_ptr("GLTF_LIMIT",
+                  "accessor of " + std::to_string(info->count) + " elements is over the limit of " +
+                      std::to_string(options.max_total_bytes) + " bytes",
+                  ptr + "/count");
+  };
+
   std::vector<T> out;
   const Json& a = root["accessors"][index];
   if (info->buffer_view) {
@@ -570,12 +578,7 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
                         std::to_string(view->bytes.size()) + " bytes)",
                     ptr);
     // Allocated only now: the check above bounds count by the buffer size.
-    if (values * sizeof(T) > options.max_total_bytes)
-      return at_ptr("GLTF_LIMIT",
-                    "accessor of " + std::to_string(info->count) +
-                        " elements is over the limit of " +
-                        std::to_string(options.max_total_bytes) + " bytes",
-                    ptr + "/count");
+    if (values * sizeof(T) > options.max_total_bytes) return over_limit();
     out.resize(static_cast<std::size_t>(values));
     const std::uint8_t* base = view->bytes.data() + *off;
     for (std::size_t e = 0; e < info->count; ++e)
@@ -584,12 +587,7 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
                                                 info->component_type, info->normalized);
   } else {
     // No bufferView: zeros (glTF 2.0 §3.6.2.1); nothing but the caps bound count.
-    if (values * sizeof(T) > options.max_total_bytes)
-      return at_ptr("GLTF_LIMIT",
-                    "accessor of " + std::to_string(info->count) +
-                        " elements is over the limit of " +
-                        std::to_string(options.max_total_bytes) + " bytes",
-                    ptr + "/count");
+    if (values * sizeof(T) > options.max_total_bytes) return over_limit();
     if (info->count * layout.element_size > options.max_zero_accessor_bytes)
       return at_ptr("GLTF_LIMIT",
                     "accessor without a bufferView declares " + std::to_string(info->count) +

@@ -22,6 +22,14 @@
 
 namespace charkit::scene {
 
+/// The GLB container (glTF 2.0 §4.4): the header's magic and the two chunk
+/// types, little-endian u32s.
+namespace gltf {
+inline constexpr std::uint32_t kGlbMagic = 0x46546C67;   // "glTF"
+inline constexpr std::uint32_t kChunkJson = 0x4E4F534A;  // "JSON"
+inline constexpr std::uint32_t kChunkBin = 0x004E4942;   // "BIN\0"
+}  // namespace gltf
+
 /// glTF componentType values (glTF 2.0 §3.6.2.2).
 enum class GltfComponent : std::uint32_t {
   kByte = 5120,

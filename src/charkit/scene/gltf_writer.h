@@ -18,6 +18,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/result.h"
+#include "charkit/scene/gltf_document.h"
 #include "charkit/scene/scene.h"
 
 namespace charkit::scene {
@@ -47,11 +48,9 @@ struct GltfFiles {
 core::Result<GltfFiles> write_gltf(const Scene& scene, const std::string& bin_uri,
                                    const GltfOptions& options = {});
 
-/// glTF constants used by the writer (and by tests that read its output).
+/// glTF constants used by the writer (and by tests that read its output);
+/// the GLB container's are in gltf_document.h.
 namespace gltf {
-inline constexpr std::uint32_t kGlbMagic = 0x46546C67;   // "glTF"
-inline constexpr std::uint32_t kChunkJson = 0x4E4F534A;  // "JSON"
-inline constexpr std::uint32_t kChunkBin = 0x004E4942;   // "BIN\0"
 inline constexpr int kUnsignedShort = 5123;
 inline constexpr int kUnsignedInt = 5125;
 inline constexpr int kFloat = 5126;

@@ -16,6 +16,7 @@
 #include <system_error>
 #include <vector>
 
+#include "charkit/core/enum_names.h"
 #include "charkit/core/sha256.h"
 #include "charkit/store/detail/blob_backend.h"
 #include "charkit/store/detail/s3_client.h"
@@ -306,24 +307,20 @@ void remove_stale_temp_files(const fs::path& dir, std::chrono::system_clock::tim
 
 }  // namespace detail
 
+namespace {
+constexpr core::EnumNames<Kind, 4> kKindNames{{{{Kind::model, "models"},
+                                                {Kind::motion, "motions"},
+                                                {Kind::package, "packages"},
+                                                {Kind::keypoints, "keypoints"}}}};
+static_assert(kKindNames.entries.size() == std::size(kAllKinds), "every Kind has a name");
+}  // namespace
+
 std::string_view kind_name(Kind kind) {
-  switch (kind) {
-    case Kind::model:
-      return "models";
-    case Kind::motion:
-      return "motions";
-    case Kind::package:
-      return "packages";
-    case Kind::keypoints:
-      return "keypoints";
-  }
-  return "models";
+  return kKindNames.name(kind);
 }
 
 std::optional<Kind> parse_kind(std::string_view name) {
-  for (Kind k : kAllKinds)
-    if (kind_name(k) == name) return k;
-  return std::nullopt;
+  return kKindNames.parse(name);
 }
 
 std::span<const std::string_view> allowed_extensions(Kind kind) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "charkit/core/enum_names.h"
 #include "charkit/core/json.h"
 #include "charkit/core/utf8.h"
 #include "charkit/store/detail/catalogue_impl.h"
@@ -253,40 +254,27 @@ std::string cat(std::initializer_list<std::string_view> parts) {
 
 }  // namespace
 
+namespace {
+constexpr core::EnumNames<PreprocessState, 4> kPreprocessStates{
+    {{{PreprocessState::pending, "pending"},
+      {PreprocessState::running, "running"},
+      {PreprocessState::done, "done"},
+      {PreprocessState::failed, "failed"}}}};
+constexpr core::EnumNames<Validity, 3> kValidities{
+    {{{Validity::unknown, "unknown"}, {Validity::valid, "valid"}, {Validity::invalid, "invalid"}}}};
+}  // namespace
+
 std::string_view state_name(PreprocessState s) {
-  switch (s) {
-    case PreprocessState::pending:
-      return "pending";
-    case PreprocessState::running:
-      return "running";
-    case PreprocessState::done:
-      return "done";
-    case PreprocessState::failed:
-      return "failed";
-  }
-  return "pending";
+  return kPreprocessStates.name(s);
 }
 std::optional<PreprocessState> parse_preprocess_state(std::string_view s) {
-  for (auto v : {PreprocessState::pending, PreprocessState::running, PreprocessState::done,
-                 PreprocessState::failed})
-    if (state_name(v) == s) return v;
-  return std::nullopt;
+  return kPreprocessStates.parse(s);
 }
 std::string_view validity_name(Validity v) {
-  switch (v) {
-    case Validity::unknown:
-      return "unknown";
-    case Validity::valid:
-      return "valid";
-    case Validity::invalid:
-      return "invalid";
-  }
-  return "unknown";
+  return kValidities.name(v);
 }
 std::optional<Validity> parse_validity(std::string_view s) {
-  for (auto v : {Validity::unknown, Validity::valid, Validity::invalid})
-    if (validity_name(v) == s) return v;
-  return std::nullopt;
+  return kValidities.parse(s);
 }
 
 int latest_schema_version() {

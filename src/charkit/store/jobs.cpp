@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "charkit/core/enum_names.h"
 #include "charkit/core/sha256.h"
 #include "charkit/store/detail/catalogue_impl.h"
 
@@ -79,24 +80,17 @@ void JobQueue::notify_workers() {
   if (!channel.empty()) (void)impl.conn->exec("SELECT pg_notify(?, '')", Params{channel});
 }
 
+constexpr core::EnumNames<JobState, 4> kJobStates{{{{JobState::pending, "pending"},
+                                                    {JobState::running, "running"},
+                                                    {JobState::done, "done"},
+                                                    {JobState::failed, "failed"}}}};
+
 std::string_view job_state_name(JobState s) {
-  switch (s) {
-    case JobState::pending:
-      return "pending";
-    case JobState::running:
-      return "running";
-    case JobState::done:
-      return "done";
-    case JobState::failed:
-      return "failed";
-  }
-  return "pending";
+  return kJobStates.name(s);
 }
 
 std::optional<JobState> parse_job_state(std::string_view s) {
-  for (auto v : {JobState::pending, JobState::running, JobState::done, JobState::failed})
-    if (job_state_name(v) == s) return v;
-  return std::nullopt;
+  return kJobStates.parse(s);
 }
 
 Result<Job> JobQueue::enqueue(std::string_view kind, std::string_view payload,

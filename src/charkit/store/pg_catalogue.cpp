@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 
 #include "charkit/store/detail/sql_connection.h"
@@ -15,12 +14,6 @@ namespace charkit::store::detail {
 namespace {
 
 using core::make_error;
-
-std::string real_text(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : std::string("0");
-}
 
 // '?' → $1, $2 … (the catalogue's SQL has no '?' inside literals).
 std::string renumber(std::string_view sql) {

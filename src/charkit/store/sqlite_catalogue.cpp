@@ -2,7 +2,6 @@
 // foreign keys on, one prepared statement per call.
 #include <sqlite3.h>
 
-#include <charconv>
 #include <cstring>
 
 #include "charkit/store/detail/sql_connection.h"
@@ -11,12 +10,6 @@ namespace charkit::store::detail {
 namespace {
 
 using core::make_error;
-
-std::string real_text(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : std::string("0");
-}
 
 class SqliteConnection final : public Connection {
  public:

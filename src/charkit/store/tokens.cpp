@@ -4,6 +4,7 @@
 #include <array>
 
 #include "charkit/core/base64.h"
+#include "charkit/core/enum_names.h"
 #include "charkit/core/random.h"
 #include "charkit/core/sha256.h"
 #include "charkit/core/utf8.h"
@@ -53,22 +54,15 @@ bool well_formed(std::string_view secret) {
 
 }  // namespace
 
+constexpr core::EnumNames<Scope, 3> kScopes{
+    {{{Scope::read, "read"}, {Scope::write, "write"}, {Scope::admin, "admin"}}}};
+
 std::string_view scope_name(Scope s) {
-  switch (s) {
-    case Scope::read:
-      return "read";
-    case Scope::write:
-      return "write";
-    case Scope::admin:
-      return "admin";
-  }
-  return "read";
+  return kScopes.name(s);
 }
 
 std::optional<Scope> parse_scope(std::string_view s) {
-  for (auto v : {Scope::read, Scope::write, Scope::admin})
-    if (scope_name(v) == s) return v;
-  return std::nullopt;
+  return kScopes.parse(s);
 }
 
 Result<CreatedToken> TokenStore::create(Scope scope, std::string_view name) {

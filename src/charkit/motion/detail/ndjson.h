@@ -7,6 +7,8 @@
 #include <span>
 #include <string>
 
+#include "charkit/core/result.h"
+#include "charkit/motion/convert.h"
 #include "charkit/motion/mediapipe33.h"
 
 namespace charkit::motion {
@@ -24,5 +26,28 @@ void append_frame_line(std::string& out, std::uint64_t frame, double time_ms,
 inline double frame_time_ms(std::uint64_t frame, double fps) {
   return static_cast<double>(frame) * 1000.0 / fps;
 }
+
+/// The NDJSON output of a conversion, one for every motion format: frame
+/// lines gathered into writes of about 64 KiB to the sink, each write
+/// checked against budget.max_output_bytes before it is made
+/// (MOTION_BUDGET_OUTPUT_BYTES), a refused write → IO_WRITE.
+class FrameLineWriter {
+ public:
+  FrameLineWriter(const MotionBudget& budget, const OutputSink& sink);
+  /// Appends one frame line; writes when the buffer is full.
+  core::Status add(std::uint64_t frame, double time_ms, std::span<const Keypoint> points,
+                   std::span<const double> angles);
+  /// Writes what is left. Call once, after the last frame.
+  core::Status finish();
+
+ private:
+  static constexpr std::size_t kFlushBytes = 64 * 1024;
+  core::Status write();
+
+  const MotionBudget& budget_;
+  const OutputSink& sink_;
+  std::string out_;
+  std::uint64_t written_ = 0;
+};
 
 }  // namespace charkit::motion

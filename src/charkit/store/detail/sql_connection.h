@@ -2,6 +2,7 @@
 // client libraries (SQLite, libpq). Not installed, not for other modules.
 #pragma once
 
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <variant>
 #include <vector>
 
@@ -23,6 +25,16 @@ using Value = std::variant<std::monostate, std::int64_t, double, std::string>;
 /// A result row: one text cell per column (NULL = nullopt). Reals come as
 /// the shortest text that reads back to the same double.
 using Row = std::vector<std::optional<std::string>>;
+
+/// The shortest text that reads back to the same double, as every
+/// connection returns reals in a Row and binds them as text ("0" when the
+/// value cannot be written, which std::to_chars never refuses for a finite
+/// double with this buffer).
+inline std::string real_text(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::string("0");
+}
 
 struct Rows {
   std::vector<Row> rows;
