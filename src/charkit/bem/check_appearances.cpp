@@ -26,9 +26,7 @@ void check_appearance(Context& ctx, const Json& a, const std::string& ptr,
   if (!comps) return;
   std::string cptr = json_pointer_join(ptr, "components");
   std::set<std::uint32_t> seen;
-  for (std::size_t i = 0; i < comps->size(); ++i) {
-    const Json& e = (*comps)[i];
-    std::string eptr = json_pointer_join(cptr, i);
+  for (const auto& [e, eptr, i] : elements(*comps, cptr)) {
     if (!ctx.expect_object(e, eptr, "§5")) continue;
     auto target = ctx.get_u32(e, "target", eptr, true, 0, 0xFFFFFFFFu, "§5");
     if (target && n > 0 && *target >= n) {
@@ -62,9 +60,7 @@ void check_appearances(Context& ctx) {
   if (!list) return;
   std::optional<std::size_t> mesh_count = manifest_array_size(m, "meshes");
   std::set<std::string> ids;
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const Json& a = (*list)[i];
-    std::string ptr = json_pointer_join("/appearances", i);
+  for (const auto& [a, ptr, i] : elements(*list, "/appearances")) {
     if (!ctx.expect_object(a, ptr, "§5")) continue;
     if (auto id = ctx.get_stable_id(a, "id", ptr, true, "§5"); id && !ids.insert(*id).second)
       ctx.error("BEM_DUPLICATE_ID", "§5", ptr + "/id",

@@ -106,9 +106,7 @@ void check_mesh_draws(Context& ctx, const Json& mesh, MeshDrawInput& in) {
 
   std::uint64_t covered = 0;  // 1.0: indices covered by the draws so far
   bool coverage_ok = true;
-  for (std::size_t i = 0; i < draws->size(); ++i) {
-    const Json& d = (*draws)[i];
-    std::string dptr = json_pointer_join(lptr, i);
+  for (const auto& [d, dptr, i] : elements(*draws, lptr)) {
     if (!ctx.expect_object(d, dptr, "§7")) {
       coverage_ok = false;
       continue;

@@ -54,9 +54,7 @@ std::vector<Attribute> parse_attributes(Context& ctx, const Json& list, const st
                                         std::size_t stream_count, bool& ok) {
   std::vector<Attribute> out;
   std::set<std::uint32_t> semantics;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const Json& e = list[i];
-    std::string aptr = json_pointer_join(lptr, i);
+  for (const auto& [e, aptr, i] : elements(list, lptr)) {
     if (!e.is_array() || e.size() != 5) {
       ctx.error("BEM_ATTRIBUTE_SHAPE", "§7", aptr,
                 "a vertex attribute must be an array [semantic, format, dimension, stream, "
@@ -236,9 +234,7 @@ std::optional<std::uint32_t> check_bones(Context& ctx, const Json& mesh, bool is
   }
   std::string bptr = json_pointer_join(mptr, "bones");
   bool check_target = !ctx.components.empty();
-  for (std::size_t i = 0; i < bones->size(); ++i) {
-    const Json& b = (*bones)[i];
-    std::string eptr = json_pointer_join(bptr, i);
+  for (const auto& [b, eptr, i] : elements(*bones, bptr)) {
     if (!ctx.expect_object(b, eptr, "§7")) {
       ok = false;
       continue;
@@ -333,9 +329,7 @@ void check_one_mesh(Context& ctx, const Json& mesh, std::size_t index, MeshFacts
   const Json* streams = ctx.get_array(mesh, "streams", mptr, true, is_static ? 1 : 3, 3, "§7");
   std::string sptr = json_pointer_join(mptr, "streams");
   if (streams) {
-    for (std::size_t s = 0; s < streams->size(); ++s) {
-      const Json& st = (*streams)[s];
-      std::string eptr = json_pointer_join(sptr, s);
+    for (const auto& [st, eptr, s] : elements(*streams, sptr)) {
       if (!ctx.expect_object(st, eptr, "§7")) {
         strides.emplace_back();
         payload_ids.emplace_back();

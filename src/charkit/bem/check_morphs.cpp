@@ -87,9 +87,7 @@ std::map<std::string, Parameter> check_parameters(Context& ctx) {
   if (!list->empty()) ctx.use_capability("body-parameters", ptr);
 
   std::vector<std::pair<const Json*, std::string>> conditions;
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const Json& p = (*list)[i];
-    std::string pp = json_pointer_join(ptr, i);
+  for (const auto& [p, pp, i] : elements(*list, ptr)) {
     if (!ctx.expect_object(p, pp, "§10")) continue;
     auto id = ctx.get_stable_id(p, "id", pp, true, "§10");
     ctx.get_string(p, "name", pp, true, 256, "§10");
@@ -197,9 +195,7 @@ void check_channel(Context& ctx, const Json& ch, const std::string& cp,
   int neutral_frames = 0;
   std::optional<std::uint32_t> prev, first, last;
   bool values_ok = true;
-  for (std::size_t i = 0; i < frames->size(); ++i) {
-    const Json& f = (*frames)[i];
-    std::string p = json_pointer_join(fp, i);
+  for (const auto& [f, p, i] : elements(*frames, fp)) {
     if (!ctx.expect_object(f, p, "§10")) {
       values_ok = false;
       continue;

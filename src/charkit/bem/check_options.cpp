@@ -105,9 +105,7 @@ std::vector<GroupInfo> collect_groups(Context& ctx) {
                          cptr, "§11");
         choices_ok = true;
         std::set<std::string> cids;
-        for (std::size_t k = 0; k < ch->size(); ++k) {
-          const Json& c = (*ch)[k];
-          std::string eptr = json_pointer_join(cptr, k);
+        for (const auto& [c, eptr, k] : elements(*ch, cptr)) {
           if (!ctx.expect_object(c, eptr, "§6")) {
             choices_ok = false;
             continue;
@@ -185,9 +183,7 @@ void check_texture_slots(Context& ctx) {
   else
     ctx.use_capability("texture-slots", sp);
   std::optional<std::size_t> tex_count = manifest_array_size(ctx.manifest, "textures");
-  for (std::size_t i = 0; i < slots->size(); ++i) {
-    const Json& s = (*slots)[i];
-    std::string ptr = json_pointer_join(sp, i);
+  for (const auto& [s, ptr, i] : elements(*slots, sp)) {
     if (!ctx.expect_object(s, ptr, "§9")) continue;
     auto id = ctx.get_stable_id(s, "id", ptr, true, "§9");
     if (id && ctx.texture_slot_ids.count(*id)) {
@@ -199,9 +195,7 @@ void check_texture_slots(Context& ctx) {
     std::size_t original_at = 0;
     if (const Json* cands = ctx.get_array(s, "candidates", ptr, true, 1, kUnbounded, "§9")) {
       ctx.total_candidates += cands->size();
-      for (std::size_t k = 0; k < cands->size(); ++k) {
-        const Json& c = (*cands)[k];
-        std::string cptr = json_pointer_join(ptr + "/candidates", k);
+      for (const auto& [c, cptr, k] : elements(*cands, ptr + "/candidates")) {
         if (!ctx.expect_object(c, cptr, "§9")) continue;
         // Q10: "when" is required (no implicit true).
         if (const Json* w = ctx.field(c, "when", cptr, true, "§9"))
@@ -246,9 +240,7 @@ void check_texture_slots(Context& ctx) {
 void check_keep_overrides(Context& ctx, const Json& list, const std::string& ptr,
                           const ComponentFacts* comp) {
   std::set<std::uint32_t> slots;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const Json& e = list[i];
-    std::string eptr = json_pointer_join(ptr, i);
+  for (const auto& [e, eptr, i] : elements(list, ptr)) {
     if (!ctx.expect_object(e, eptr, "§6")) continue;
     auto slot = ctx.get_u32(e, "material_slot", eptr, true, 0, 0xFFFFFFFFu, "§6");
     auto name = ctx.get_string(e, "material_name", eptr, true, 256, "§6");
@@ -305,9 +297,7 @@ void check_component_rules(Context& ctx) {
               "there are " + std::to_string(rules->size()) + " component rules for " +
                   std::to_string(n) + " target components; each component needs exactly one");
   std::optional<std::size_t> mesh_count = manifest_array_size(ctx.manifest, "meshes");
-  for (std::size_t i = 0; i < rules->size(); ++i) {
-    const Json& r = (*rules)[i];
-    std::string ptr = json_pointer_join("/component_rules", i);
+  for (const auto& [r, ptr, i] : elements(*rules, "/component_rules")) {
     if (!ctx.expect_object(r, ptr, "§6")) continue;
     if (auto t = ctx.get_u32(r, "target", ptr, true, 0, 0xFFFFFFFFu, "§6"); t && *t != i)
       ctx.error("BEM_COMPONENT_RULE_TARGET", "§6", ptr + "/target",
@@ -316,9 +306,7 @@ void check_component_rules(Context& ctx) {
     const Json* cands = ctx.get_array(r, "candidates", ptr, true, 1, kUnbounded, "§6");
     if (!cands) continue;
     ctx.total_candidates += cands->size();
-    for (std::size_t k = 0; k < cands->size(); ++k) {
-      const Json& c = (*cands)[k];
-      std::string cptr = json_pointer_join(ptr + "/candidates", k);
+    for (const auto& [c, cptr, k] : elements(*cands, ptr + "/candidates")) {
       if (ctx.expect_object(c, cptr, "§6")) check_candidate(ctx, c, cptr, i, mesh_count);
     }
   }

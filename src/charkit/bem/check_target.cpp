@@ -2,6 +2,7 @@
 // and the 1.4 explicit resource form (reference note "1.4: explicit resource
 // targets"); the component table both forms share; §9 bone-name aliases.
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string_view>
@@ -53,13 +54,8 @@ std::optional<std::vector<std::string>> get_name_list(Context& ctx, const Json& 
   std::vector<std::string> out;
   out.reserve(arr->size());
   std::string aptr = json_pointer_join(ptr, key);
-  for (std::size_t i = 0; i < arr->size(); ++i) {
-    const Json& e = (*arr)[i];
-    std::string eptr = json_pointer_join(aptr, i);
-    if (!e.is_string()) {
-      ctx.error(
-          "BEM_FIELD_TYPE", "§4", eptr,
-          std::string("entries of \"") + key + "\" are strings, found " + core::json_type_name(e));
+  for (const auto& [e, eptr, i] : elements(*arr, aptr)) {
+    if (!ctx.expect_string(e, eptr, "§4", std::string("entries of \"") + key + "\" are strings")) {
       out.emplace_back();
       continue;
     }
@@ -116,9 +112,7 @@ void check_bone_aliases(Context& ctx, const Json& c, const std::string& ptr,
     ctx.use_capability("resource-bone-aliases", aptr);
   bool bones_known = c.contains("bone_names") && c["bone_names"].is_array();
   std::set<std::pair<std::uint32_t, std::string>> seen;
-  for (std::size_t i = 0; i < a->size(); ++i) {
-    const Json& e = (*a)[i];
-    std::string eptr = json_pointer_join(aptr, i);
+  for (const auto& [e, eptr, i] : elements(*a, aptr)) {
     if (!ctx.expect_object(e, eptr, "§9")) continue;
     auto index = ctx.get_u32(e, "index", eptr, true, 0, 0xFFFFFFFFu, "§9");
     auto resource = ctx.get_string(e, "resource", eptr, true, kMaxName, "§9");
@@ -147,6 +141,16 @@ void check_bone_aliases(Context& ctx, const Json& c, const std::string& ptr,
 }
 
 // ---------------------------------------------------------------- legacy
+// The fields of the other target form present in `obj`: BEM_TARGET_MIXED
+// for each, "\"KEY\" " + why.
+void reject_fields(Context& ctx, const Json& obj, const std::string& ptr,
+                   std::initializer_list<const char*> keys, const char* why) {
+  for (const char* key : keys)
+    if (obj.contains(key))
+      ctx.error("BEM_TARGET_MIXED", "§4", json_pointer_join(ptr, key),
+                std::string("\"") + key + "\" " + why);
+}
+
 // Every entry of target.components in order: the checks both target forms
 // share (check_component_common), then form(c, cptr, i, facts) for the
 // form's own, and the facts recorded. An entry that is not an object records
@@ -156,9 +160,7 @@ template <typename Form>
 bool for_each_component(Context& ctx, const Json& t, const std::string& tp, Form&& form) {
   const Json* comps = ctx.get_array(t, "components", tp, true, 1, kMaxComponents, "§4");
   if (!comps) return false;
-  for (std::size_t i = 0; i < comps->size(); ++i) {
-    const Json& c = (*comps)[i];
-    const std::string cptr = json_pointer_join(tp + "/components", i);
+  for (const auto& [c, cptr, i] : elements(*comps, tp + "/components")) {
     if (!ctx.expect_object(c, cptr, "§4")) {
       ctx.components.emplace_back();
       continue;
@@ -195,12 +197,9 @@ void check_legacy_target(Context& ctx, const Json& t) {
   for_each_component(
       ctx, t, tp,
       [&](const Json& c, const std::string& cptr, std::size_t i, ComponentFacts& facts) {
-        for (const char* key : {"resource", "renderer_kind", "renderer_path"})
-          if (c.contains(key))
-            ctx.error("BEM_TARGET_MIXED", "§4", json_pointer_join(cptr, key),
-                      std::string("\"") + key +
-                          "\" belongs to the 1.4 explicit target form; this target has no "
-                          "\"resources\"");
+        reject_fields(ctx, c, cptr, {"resource", "renderer_kind", "renderer_path"},
+                      "belongs to the 1.4 explicit target form; this target has no "
+                      "\"resources\"");
         if (!facts.mesh_name.empty()) {
           auto [it, fresh] = mesh_names.emplace(facts.mesh_name, i);
           if (!fresh)
@@ -256,9 +255,7 @@ void check_resources(Context& ctx, const Json& t, std::map<std::string, Resource
   if (!res) return;
   // platform -> name / asset_path -> first resource index
   std::map<std::string, std::map<std::string, std::size_t>> names, paths;
-  for (std::size_t i = 0; i < res->size(); ++i) {
-    const Json& r = (*res)[i];
-    std::string rptr = json_pointer_join(tp + "/resources", i);
+  for (const auto& [r, rptr, i] : elements(*res, tp + "/resources")) {
     if (!ctx.expect_object(r, rptr, "§4")) continue;
     for (auto it = r.begin(); it != r.end(); ++it) {
       const std::string& k = it.key();
@@ -292,9 +289,7 @@ void check_resources(Context& ctx, const Json& t, std::map<std::string, Resource
     }
     std::vector<std::string> plats;
     if (const Json* p = ctx.get_array(r, "platforms", rptr, true, 1, 2, "§4")) {
-      for (std::size_t k = 0; k < p->size(); ++k) {
-        const Json& e = (*p)[k];
-        std::string pptr = json_pointer_join(rptr + "/platforms", k);
+      for (const auto& [e, pptr, k] : elements(*p, rptr + "/platforms")) {
         if (!e.is_string() || (e.get_ref<const std::string&>() != "windows-x64" &&
                                e.get_ref<const std::string&>() != "android-arm64")) {
           ctx.error("BEM_RESOURCE_PLATFORM", "§4", pptr,
@@ -350,12 +345,9 @@ void check_explicit_target(Context& ctx, const Json& t) {
   const std::string tp = "/target";
   ctx.explicit_targets = true;
   ctx.use_capability("multi-resource-targets", tp + "/resources");
-  for (const char* key : {"character_id", "world_resource", "ui_resource"})
-    if (t.contains(key))
-      ctx.error("BEM_TARGET_MIXED", "§4", json_pointer_join(tp, key),
-                std::string("\"") + key +
-                    "\" belongs to the legacy target form; a target with \"resources\" uses "
-                    "kind, id and per-resource fields instead");
+  reject_fields(ctx, t, tp, {"character_id", "world_resource", "ui_resource"},
+                "belongs to the legacy target form; a target with \"resources\" uses kind, id "
+                "and per-resource fields instead");
   if (auto kind = ctx.get_string(t, "kind", tp, true, kMaxName, "§4");
       kind && *kind != "character" && *kind != "weapon")
     ctx.error("BEM_TARGET_KIND", "§4", tp + "/kind",

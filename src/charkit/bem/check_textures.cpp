@@ -148,9 +148,7 @@ void check_texture_list(Context& ctx, const Json& list, const std::string& ptr) 
   std::set<std::uint32_t> seen_textures;
   std::set<std::string> seen_slots;
   std::map<std::string, std::string> replaced;  // original_name -> pointer of the first entry
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const Json& e = list[i];
-    std::string eptr = json_pointer_join(ptr, i);
+  for (const auto& [e, eptr, i] : elements(list, ptr)) {
     std::string original;
     if (auto idx = core::json_uint32(e)) {
       if (*idx >= ctx.textures.size()) {

@@ -76,15 +76,10 @@ void check_capabilities(Context& ctx) {
                                    static_cast<std::size_t>(-1), "§1");
   if (!caps) return;
   const std::string base = "/required_capabilities";
-  for (std::size_t i = 0; i < caps->size(); ++i) {
-    const Json& c = (*caps)[i];
-    std::string ptr = core::json_pointer_join(base, i);
-    if (!c.is_string()) {
-      ctx.error("BEM_FIELD_TYPE", "§1", ptr,
-                std::string("capabilities are strings, found ") + core::json_type_name(c));
-      continue;
-    }
-    const auto& name = c.get_ref<const std::string&>();
+  for (const auto& [c, ptr, i] : elements(*caps, base)) {
+    const std::string* text = ctx.expect_string(c, ptr, "§1", "capabilities are strings");
+    if (!text) continue;
+    const std::string& name = *text;
     int m = capability_min_minor(name);
     if (m < 0) {
       ctx.error("BEM_CAPABILITY_UNKNOWN", "§1", ptr,

@@ -98,15 +98,10 @@ std::set<std::string> check_keyword_list(Context& ctx, const Json& o, const char
               std::string("\"") + key + "\" has " + std::to_string(list->size()) +
                   " keywords; at most " + std::to_string(quota) + " are allowed per draw");
   const bool skip = ctx.skip_validation();
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const Json& k = (*list)[i];
-    const std::string p = json_pointer_join(lp, i);
-    if (!k.is_string()) {
-      ctx.error("BEM_FIELD_TYPE", "§12", p,
-                std::string("a keyword must be a string, found ") + core::json_type_name(k));
-      continue;
-    }
-    const auto& s = k.get_ref<const std::string&>();
+  for (const auto& [k, p, i] : elements(*list, lp)) {
+    const std::string* text = ctx.expect_string(k, p, "§12", "a keyword must be a string");
+    if (!text) continue;
+    const std::string& s = *text;
     if (skip ? !is_printable_name(s) : !is_shader_keyword(s)) {
       ctx.error("BEM_OVERRIDE_KEYWORD", "§12", p,
                 "keyword \"" + s.substr(0, 100) + "\" is not allowed; " +

@@ -236,6 +236,13 @@ bool Context::expect_object(const Json& j, const std::string& ptr, const char* s
   return false;
 }
 
+const std::string* Context::expect_string(const Json& j, const std::string& ptr,
+                                          const char* section, const std::string& what) {
+  if (j.is_string()) return &j.get_ref<const std::string&>();
+  error("BEM_FIELD_TYPE", section, ptr, what + ", found " + core::json_type_name(j));
+  return nullptr;
+}
+
 bool Context::use_payload(std::uint32_t id, std::uint64_t min_size, std::uint64_t max_size,
                           PayloadUse use) {
   const auto& table = package.payloads();

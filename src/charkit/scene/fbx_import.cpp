@@ -14,12 +14,14 @@
 
 namespace charkit::scene::detail {
 
+#if CHARKIT_WITH_ASSIMP
 namespace {
 core::Error at_start(core::Error e) {
   e.location = core::Location::at_offset(0);
   return e;
 }
 }  // namespace
+#endif
 
 core::Result<std::vector<std::uint8_t>> import_fbx_isolated(core::Bytes fbx,
                                                             const FbxSummary& summarise) {

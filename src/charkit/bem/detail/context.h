@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "charkit/bem/container.h"
@@ -20,6 +21,56 @@
 namespace charkit::bem {
 
 using core::Json;
+
+/// The elements of a manifest array with their JSON pointers, for the loops
+/// of every pass:
+///
+///   for (const auto& [e, eptr, i] : elements(*list, "/appearances")) {
+///     if (!ctx.expect_object(e, eptr, "§5")) continue;
+///     ...
+///   }
+///
+/// An element's pointer is made when the loop reaches it.
+class ArrayElements {
+ public:
+  struct Element {
+    const Json& value;
+    std::string pointer;
+    std::size_t index;
+  };
+  class Iterator {
+   public:
+    Iterator(const Json* array, const std::string* base, std::size_t i)
+        : array_(array), base_(base), i_(i) {}
+    Element operator*() const {
+      return Element{(*array_)[i_], core::json_pointer_join(*base_, i_), i_};
+    }
+    Iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator!=(const Iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const Json* array_;
+    const std::string* base_;
+    std::size_t i_;
+  };
+
+  /// `array` must be a JSON array (get_array() checked it) and outlive this.
+  ArrayElements(const Json& array, std::string pointer)
+      : array_(array), pointer_(std::move(pointer)) {}
+  Iterator begin() const { return Iterator(&array_, &pointer_, 0); }
+  Iterator end() const { return Iterator(&array_, &pointer_, array_.size()); }
+
+ private:
+  const Json& array_;
+  std::string pointer_;
+};
+
+inline ArrayElements elements(const Json& array, std::string pointer) {
+  return ArrayElements(array, std::move(pointer));
+}
 
 /// What a payload is used as; the payload pass checks its bytes accordingly.
 enum class PayloadRole {
@@ -134,6 +185,10 @@ class Context {
                         std::size_t lo, std::size_t hi, const char* section);
   /// Check that j is an object; BEM_FIELD_TYPE if not.
   bool expect_object(const Json& j, const std::string& ptr, const char* section);
+  /// An array element that must be a string: the string, or nullptr after
+  /// BEM_FIELD_TYPE "<what>, found <type>".
+  const std::string* expect_string(const Json& j, const std::string& ptr, const char* section,
+                                   const std::string& what);
 
   // ---- payloads ------------------------------------------------------
   /// A manifest reference to payload id. Checks the id exists (binary:
