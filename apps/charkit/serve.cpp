@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -33,6 +34,7 @@ struct ServeArgs {
   unsigned http_threads = 4;
   std::uint64_t max_upload = store::kDefaultMaxUploadBytes;
   bool quiet = false;
+  std::string web;  // the built console; "" = found beside the program, "none" = the plain page
   // Access control (docs/server.md §Access control).
   std::string auth = "auto";
   bool insecure_open = false;
@@ -112,6 +114,26 @@ int wait_for_signal(const sigset_t& set) {
   return sig;
 }
 
+/// The built web console to serve (docs/console.md §Serving): --web DIR,
+/// else the one installed beside the program (PREFIX/share/charkit/web for
+/// PREFIX/bin/charkit), else this build tree's (BUILD/share/charkit/web);
+/// "" when none of them holds an index.html (or --web none): the plain
+/// built-in page.
+std::filesystem::path console_dir(const std::string& web) {
+  if (web == "none") return {};
+  if (!web.empty()) return web;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::vector<std::filesystem::path> candidates;
+  if (!ec) candidates.push_back(exe.parent_path() / CHARKIT_CONSOLE_INSTALLED_REL);
+  candidates.emplace_back(CHARKIT_CONSOLE_BUILD_DIR);
+  for (const auto& dir : candidates) {
+    if (!dir.empty() && std::filesystem::is_regular_file(dir / "index.html", ec))
+      return dir.lexically_normal();
+  }
+  return {};
+}
+
 int run_serve(const ServeArgs& a) {
   server::ServerOptions o;
   auto listen = server::parse_listen_address(a.listen);
@@ -141,6 +163,7 @@ int run_serve(const ServeArgs& a) {
   o.blocking_threads = a.blocking_threads;
   o.job_lease = seconds_to_ms(a.job_lease_s);
   o.job_budgets = budgets_of(a);
+  o.console_dir = console_dir(a.web);
   sigset_t signals = block_stop_signals();
   auto srv = server::Server::create(o);
   if (!srv) return report_error("", srv.error(), kExitUsage);
@@ -148,13 +171,16 @@ int run_serve(const ServeArgs& a) {
   if (!port) return report_error("", port.error(), kExitUsage);
   std::string host = o.address.find(':') != std::string::npos ? "[" + o.address + "]" : o.address;
   // Where it listens is the command's result: printed even with --quiet.
-  std::cerr << format_message(Severity::kInfo, "", "", "",
-                              "listening on " + std::string(o.tls_cert.empty() ? "http" : "https") +
-                                  "://" + host + ":" + std::to_string(*port) + "/ (data " +
-                                  o.data_dir.string() + ", blobs " +
-                                  server::resolved_blob_root(o).string() + ", database " +
-                                  server::resolved_db_url(o) + ", " + std::to_string(a.workers) +
-                                  " job workers); Ctrl-C stops")
+  std::cerr << format_message(
+                   Severity::kInfo, "", "", "",
+                   "listening on " + std::string(o.tls_cert.empty() ? "http" : "https") + "://" +
+                       host + ":" + std::to_string(*port) + "/ (data " + o.data_dir.string() +
+                       ", blobs " + server::resolved_blob_root(o).string() + ", database " +
+                       server::resolved_db_url(o) + ", " + std::to_string(a.workers) +
+                       " job workers, " +
+                       (o.console_dir.empty() ? std::string("plain page: no built console found")
+                                              : "console " + o.console_dir.string()) +
+                       "); Ctrl-C stops")
             << std::endl;
   int sig = wait_for_signal(signals);
   report_info("", std::string(sig == SIGINT ? "SIGINT" : "SIGTERM") +
@@ -208,6 +234,10 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
       ->add_option("--data", args->data,
                    "Data folder: SQLite catalogue DIR/charkit.sqlite3, blobs DIR/blobs")
       ->capture_default_str();
+  serve->add_option("--web", args->web,
+                    "Folder of the built web console (index.html + assets/; `node web/build.mjs "
+                    "DIR` builds one). Default: the one installed beside the program, else the "
+                    "build tree's; 'none': the plain built-in page");
   serve->add_option("--db", args->db,
                     "Catalogue URL instead of the SQLite file: sqlite:PATH or "
                     "postgresql://USER@HOST/DB (several servers and workers may share one)");

@@ -353,6 +353,83 @@ TEST_P(ServerTest, PackageReport) {
   EXPECT_GT(brep.json()["issues"]["numErrors"].get<int>(), 0);
 }
 
+// The console's package page (issue 16): the package's summary (bem
+// inspect's JSON) and a selection exported as GLB, cached by the selection.
+TEST_P(ServerTest, PackageSummaryAndSelectionExport) {
+  std::string bem = read_file(kData / "examples" / "example-1.5.bem");
+  auto r = upload("packages", "example-1.5.bem", bem);
+  ASSERT_EQ(r.status, 201u) << r.body;
+  const std::string url = "/api/packages/" + std::to_string(r.json()["id"].get<std::int64_t>());
+  ASSERT_EQ(wait_for(url, "validity")["validity"], "valid");
+
+  auto sum = request(port_, http::verb::get, url + "/summary");
+  ASSERT_EQ(sum.status, 200u) << sum.body;
+  Json s = sum.json();
+  EXPECT_EQ(s["container"], "binary");
+  EXPECT_EQ(s["declaredVersion"], "1.5");
+  ASSERT_TRUE(s["optionGroups"].is_array() && !s["optionGroups"].empty()) << s.dump();
+  EXPECT_GT(s["payloadTotals"]["count"].get<int>(), 0);
+
+  // The default selection: a GLB with meshes, and the normalised strings.
+  auto glb = request(port_, http::verb::get, url + "/export.glb");
+  ASSERT_EQ(glb.status, 200u) << glb.body;
+  EXPECT_EQ(glb.header("Content-Type"), "model/gltf-binary");
+  EXPECT_EQ(glb.header("X-Charkit-Cache"), "miss");
+  ASSERT_GT(glb.body.size(), 20u);
+  EXPECT_EQ(glb.body.substr(0, 4), "glTF");
+  std::uint32_t json_len = 0;
+  std::memcpy(&json_len, glb.body.data() + 12, 4);
+  Json doc = Json::parse(glb.body.substr(20, json_len));
+  EXPECT_FALSE(doc["meshes"].empty());
+  Json sel = Json::parse(glb.header("X-Charkit-Selection"));
+  const std::string defaults = sel["options"];
+  EXPECT_FALSE(defaults.empty());
+  EXPECT_EQ(sel["warnings"].size(), 0u) << sel.dump();
+  // Asked again: the cached bytes.
+  auto again = request(port_, http::verb::get, url + "/export.glb");
+  EXPECT_EQ(again.header("X-Charkit-Cache"), "hit");
+  EXPECT_EQ(again.body, glb.body);
+
+  // Each choice of the first group: the normalised string names it.
+  const Json& group = s["optionGroups"][0];
+  const std::string gid = group["id"];
+  bool some_other = false;
+  for (const Json& c : group["choices"]) {
+    const std::string asked = gid + ":" + c["id"].get<std::string>();
+    auto e = request(port_, http::verb::get, url + "/export.glb?options=" + asked);
+    ASSERT_EQ(e.status, 200u) << asked << ": " << e.body;
+    Json es = Json::parse(e.header("X-Charkit-Selection"));
+    EXPECT_NE(es["options"].get<std::string>().find(asked), std::string::npos) << es.dump();
+    some_other = some_other || es["options"] != defaults;
+  }
+  EXPECT_TRUE(some_other || group["choices"].size() == 1u);
+  // An unknown choice is normalised away with a warning; bad syntax is a 400.
+  auto unknown = request(port_, http::verb::get, url + "/export.glb?options=" + gid + ":nope");
+  ASSERT_EQ(unknown.status, 200u) << unknown.body;
+  Json us = Json::parse(unknown.header("X-Charkit-Selection"));
+  ASSERT_FALSE(us["warnings"].empty()) << us.dump();
+  EXPECT_EQ(us["warnings"][0]["in"], "options");
+  EXPECT_EQ(us["options"], defaults);
+  auto syntax = request(port_, http::verb::get, url + "/export.glb?options=%26%26");
+  EXPECT_EQ(syntax.status, 400u) << syntax.body;
+  EXPECT_EQ(syntax.json()["error"], "BEM_SETTINGS_SYNTAX");
+  EXPECT_EQ(request(port_, http::verb::post, url + "/export.glb").status, 405u);
+  EXPECT_EQ(request(port_, http::verb::get, "/api/packages/999/export.glb").status, 404u);
+
+  // An invalid package has a summary but no export.
+  auto bad = upload("packages", "junk.bem", "not a package at all");
+  ASSERT_EQ(bad.status, 201u);
+  const std::string bad_url =
+      "/api/packages/" + std::to_string(bad.json()["id"].get<std::int64_t>());
+  ASSERT_EQ(wait_for(bad_url, "validity")["validity"], "invalid");
+  auto bad_glb = request(port_, http::verb::get, bad_url + "/export.glb");
+  EXPECT_EQ(bad_glb.status, 409u);
+  EXPECT_EQ(bad_glb.json()["error"], "PACKAGE_INVALID");
+  auto bad_sum = request(port_, http::verb::get, bad_url + "/summary");
+  EXPECT_EQ(bad_sum.status, 200u);
+  EXPECT_FALSE(bad_sum.json()["readable"].get<bool>());
+}
+
 // Per-job budgets on the defaults (docs/server.md §Limits). The test
 // server's upload limit is 1 MiB, so a package may decode 4 MiB: eight 1 MiB
 // payload files (1 KB each as DEFLATE) are more than that.

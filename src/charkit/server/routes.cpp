@@ -318,6 +318,31 @@ Reply Server::Impl::handle_safely(const http::request<http::string_body>& req,
   }
 }
 
+StringResponse Server::Impl::console_reply(const http::request<http::string_body>& req,
+                                           const ConsoleFile& file, bool page) {
+  const bool fresh = etag_matches(sv(req[http::field::if_none_match]), file.etag);
+  StringResponse res{fresh ? http::status::not_modified : http::status::ok, 11};
+  res.set(http::field::etag, file.etag);
+  // Revalidated on every load: the bundle's name does not change between builds.
+  res.set(http::field::cache_control, "no-cache");
+  res.set("X-Content-Type-Options", "nosniff");
+  if (page) {
+    // Scripts and styles from this server only; model textures arrive as
+    // blob: URLs (GLTFLoader); streams are WebSockets to this server.
+    res.set("Content-Security-Policy",
+            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+            "img-src 'self' blob: data:; connect-src 'self' blob: data:; worker-src 'self' blob:; "
+            "object-src 'none'; base-uri 'none'; frame-ancestors 'none'");
+    res.set("Referrer-Policy", "same-origin");
+  }
+  if (!fresh) {
+    res.set(http::field::content_type, file.content_type);
+    res.body() = file.body;
+  }
+  res.prepare_payload();
+  return res;
+}
+
 Reply Server::Impl::handle(const http::request<http::string_body>& req, const Target& target) {
   const auto& seg = target.segments;
   const auto method = req.method();
@@ -335,13 +360,23 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
                        "no route for " + std::string(req.target()));
   };
 
-  if (seg.empty()) {
+  // The web console: its page routes answer index.html (the app reads the
+  // path), /assets/NAME its bundle; without a built console, / is the
+  // plain built-in page.
+  if (seg.empty() || (console && is_console_route(seg))) {
     if (method != http::verb::get) return not_allowed("GET");
+    if (console) return console_reply(req, console->index, true);
     StringResponse res{http::status::ok, 11};
     res.set(http::field::content_type, "text/html; charset=utf-8");
     res.body() = std::string(index_html());
     res.prepare_payload();
     return res;
+  }
+  if (console && seg.size() == 2 && seg[0] == "assets") {
+    if (method != http::verb::get) return not_allowed("GET");
+    auto it = console->assets.find(seg[1]);
+    if (it == console->assets.end()) return not_found();
+    return console_reply(req, it->second, false);
   }
   if (seg.size() == 1 && seg[0] == "login") {
     if (method != http::verb::get) return not_allowed("GET");
@@ -409,6 +444,10 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
     if (!a) return store_error_reply(a.error());
     if (!*a) return error_reply(http::status::not_found, "NOT_FOUND", "keypoint asset missing");
     return handle_asset(**a, req);
+  }
+  if (*kind == store::Kind::package && (seg[3] == "summary" || seg[3] == "export.glb")) {
+    if (method != http::verb::get) return not_allowed("GET");
+    return handle_package_view(*id, seg[3], *params);
   }
   if (*kind == store::Kind::package && seg[3] == "report") {
     if (method != http::verb::get) return not_allowed("GET");

@@ -885,6 +885,11 @@ core::Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {
   if (!cat) return std::move(cat).error();
   impl.catalogue = std::move(*cat);
   impl.queue = std::make_unique<store::JobQueue>(*impl.catalogue);
+  if (!impl.options.console_dir.empty()) {
+    auto console = load_console(impl.options.console_dir);
+    if (!console) return std::move(console).error();
+    impl.console.emplace(std::move(*console));
+  }
   return s;
 }
 

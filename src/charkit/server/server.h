@@ -73,6 +73,10 @@ struct ServerOptions {
   /// Origins ("https://app.example") allowed to call the API from browsers
   /// on other sites (CORS); the server's own origin always may.
   std::vector<std::string> cors_origins;
+  /// The built web console (index.html + assets/, from web/ by esbuild),
+  /// read into memory by create(); empty: the plain built-in page at / only
+  /// (docs/console.md §Serving).
+  std::filesystem::path console_dir;
   /// Native TLS: PEM certificate chain and private key (both or neither).
   std::filesystem::path tls_cert;
   std::filesystem::path tls_key;

@@ -32,6 +32,7 @@
 #include "charkit/core/json_text.h"
 #include "charkit/core/utf8.h"
 #include "charkit/server/detail/auth.h"
+#include "charkit/server/detail/console.h"
 #include "charkit/server/detail/http_glue.h"
 #include "charkit/server/detail/metrics.h"
 #include "charkit/server/detail/multipart.h"
@@ -112,6 +113,8 @@ inline std::string_view content_type_of(std::string_view ext) {
 
 class SessionBase;
 
+class ExportCache;  // package_views.cpp
+
 struct Server::Impl {
   ServerOptions options;
   std::unique_ptr<store::Catalogue> catalogue;
@@ -136,6 +139,11 @@ struct Server::Impl {
   std::optional<net::thread_pool> blocking;
   /// Open client connections (HTTP sessions and WebSocket sessions).
   std::atomic<std::size_t> open_connections{0};
+  std::optional<ConsoleFiles> console;  ///< the web console (options.console_dir), read by create()
+  /// GLB exports of package selections (package_views.cpp), made on first use.
+  std::shared_ptr<ExportCache> export_cache_;
+  std::mutex export_cache_mutex;
+  ExportCache& export_cache();
   AccessPolicy access;  ///< Host and Origin allow-lists (start())
   AuthCache auth_cache;
   bool tls = false;
@@ -198,11 +206,18 @@ struct Server::Impl {
   Json motion_json(const store::Motion& m);
   Json package_json(const store::Package& p);
   Reply handle(const http::request<http::string_body>& req, const Target& target);
+  /// A console file from memory: 304 when If-None-Match names its ETag; the
+  /// page (index.html) with its Content-Security-Policy.
+  StringResponse console_reply(const http::request<http::string_body>& req, const ConsoleFile& file,
+                               bool page);
   /// handle(), with anything thrown answered 500 INTERNAL (the server lives on).
   Reply handle_safely(const http::request<http::string_body>& req, const Target& target);
   /// 500 INTERNAL for an exception a handler let through; logged.
   StringResponse internal_error(const std::exception& e);
   Reply handle_list(store::Kind kind, const QueryParams& params);
+  /// GET /api/packages/{id}/summary (bem inspect's JSON) and /export.glb
+  /// (a selection exported as `charkit bem export` does; cached).
+  Reply handle_package_view(std::int64_t id, std::string_view view, const QueryParams& params);
   Reply handle_get(store::Kind kind, std::int64_t id);
   Reply handle_delete(store::Kind kind, std::int64_t id);
   Reply handle_asset(const store::Asset& asset, const http::request<http::string_body>& req);

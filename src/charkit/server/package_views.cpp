@@ -1,0 +1,151 @@
+// GET /api/packages/{id}/summary and /api/packages/{id}/export.glb (docs/api.md
+// §Package views): what the console's package page shows besides the
+// report. Both run on the blocking pool like every route.
+#include <list>
+
+#include "charkit/bem/export_gltf.h"
+#include "charkit/bem/inspect.h"
+#include "charkit/bem/load.h"
+#include "charkit/bem/settings.h"
+#include "charkit/core/mapped_file.h"
+#include "charkit/server/detail/server_impl.h"
+
+namespace charkit::server {
+
+/// GLB exports of selections, newest first, at most kMaxBytes together;
+/// keyed by the package's content and the two selection strings as asked.
+class ExportCache {
+ public:
+  static constexpr std::size_t kMaxBytes = 64u << 20;
+  struct Entry {
+    std::string key;
+    std::string glb;
+    std::string selection;  ///< the X-Charkit-Selection header
+  };
+  std::optional<Entry> find(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->key != key) continue;
+      entries_.splice(entries_.begin(), entries_, it);
+      return entries_.front();
+    }
+    return std::nullopt;
+  }
+  void put(Entry e) {
+    const std::size_t size = e.glb.size() + e.selection.size() + e.key.size();
+    if (size > kMaxBytes / 4) return;  // one export never takes most of the cache
+    std::lock_guard lock(mutex_);
+    bytes_ += size;
+    entries_.push_front(std::move(e));
+    while (bytes_ > kMaxBytes && !entries_.empty()) {
+      const auto& old = entries_.back();
+      bytes_ -= old.glb.size() + old.selection.size() + old.key.size();
+      entries_.pop_back();
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::list<Entry> entries_;
+  std::size_t bytes_ = 0;
+};
+
+ExportCache& Server::Impl::export_cache() {
+  std::lock_guard lock(export_cache_mutex);
+  if (!export_cache_) export_cache_ = std::make_shared<ExportCache>();
+  return *export_cache_;
+}
+
+Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
+                                        const QueryParams& params) {
+  auto p = catalogue->get_package(id);
+  if (!p) return store_error_reply(p.error());
+  if (!*p) return error_reply(http::status::not_found, "NOT_FOUND", "no such package");
+  const store::Package& pkg = **p;
+  const bool glb = view == "export.glb";
+  if (glb && pkg.validity != store::Validity::valid) {
+    if (pkg.validity == store::Validity::unknown)
+      return error_reply(http::status::conflict, "NOT_READY", "the package is not validated yet",
+                         Json{{"validity", "unknown"}});
+    return error_reply(http::status::conflict, "PACKAGE_INVALID",
+                       "the package is invalid: only a valid package can be exported (see "
+                       "/api/packages/" +
+                           std::to_string(id) + "/report)");
+  }
+  auto a = catalogue->get_asset(pkg.asset_id);
+  if (!a) return store_error_reply(a.error());
+  if (!*a) return error_reply(http::status::not_found, "NOT_FOUND", "the package's asset is gone");
+  const std::string options_text = query_value(params, "options").value_or("");
+  const std::string parameters_text = query_value(params, "parameters").value_or("");
+  const std::string key = (*a)->sha256 + '\n' + options_text + '\n' + parameters_text;
+  auto glb_reply = [](const ExportCache::Entry& e, bool hit) {
+    StringResponse res{http::status::ok, 11};
+    res.set(http::field::content_type, "model/gltf-binary");
+    res.set(http::field::cache_control, "no-store");
+    res.set("X-Charkit-Selection", e.selection);
+    res.set("X-Charkit-Cache", hit ? "hit" : "miss");
+    res.body() = e.glb;
+    res.prepare_payload();
+    return res;
+  };
+  if (glb) {
+    if (auto hit = export_cache().find(key)) return glb_reply(*hit, true);
+  }
+
+  auto local = blobs->local_file((*a)->storage_key);  // S3: a downloaded copy
+  if (!local) return store_error_reply(local.error());
+  auto file = core::MappedFile::open(local->path().string());
+  if (!file) return store_error_reply(file.error());
+  if (!glb) return json_reply(http::status::ok, bem::inspect_package(file->bytes()));
+
+  bem::ValidateOptions vo;
+  vo.input_hints = &*file;
+  // The bound of package.validate jobs (docs/server.md §Limits).
+  const std::uint64_t cap = std::numeric_limits<std::uint64_t>::max() / kDecodedBytesPerUploadByte;
+  vo.max_decoded_bytes = options.job_budgets.max_decoded_bytes.value_or(
+      kDecodedBytesPerUploadByte * std::min(options.max_upload_bytes, cap));
+  vo.cancel = &stopping;
+  bem::LoadedPackage loaded = bem::load_package(file->bytes(), vo);
+  if (!loaded.ok())
+    return error_reply(http::status::conflict, "PACKAGE_INVALID",
+                       "the package cannot be exported: " + loaded.error);
+  auto settings = bem::parse_settings(*loaded.model, options_text, parameters_text);
+  if (!settings) {
+    Json detail = Json::object();
+    if (settings.error().location.offset) detail["column"] = *settings.error().location.offset;
+    return error_reply(http::status::bad_request, settings.error().code, settings.error().message,
+                       detail);
+  }
+  bem::ExportOptions eo;
+  eo.generator = "charkit";
+  auto exported = bem::export_glb(*loaded.model, *loaded.package, *settings, eo);
+  if (!exported)
+    return error_reply(http::status::unprocessable_entity, exported.error().code,
+                       exported.error().message);
+  // What was exported, for the page: the normalised strings and every note
+  // (settings normalisation and export), at most 32 of them.
+  Json notes = Json::array();
+  for (const bem::SettingsWarning& w : settings->warnings)
+    notes.push_back(Json{{"code", w.code},
+                         {"message", w.message},
+                         {"in", w.in_parameters ? "parameters" : "options"},
+                         {"column", w.column}});
+  for (const bem::ExportWarning& w : exported->result.warnings)
+    notes.push_back(Json{{"code", w.code}, {"message", w.message}, {"in", "export"}});
+  const std::size_t total_notes = notes.size();
+  if (notes.size() > 32) notes.erase(notes.begin() + 32, notes.end());
+  Json selection{{"options", bem::format_options(*loaded.model, *settings)},
+                 {"parameters", bem::format_parameters(*loaded.model, *settings)},
+                 {"warnings", std::move(notes)},
+                 {"warningCount", total_notes}};
+  ExportCache::Entry e;
+  e.key = key;
+  e.glb.assign(reinterpret_cast<const char*>(exported->glb.data()), exported->glb.size());
+  // A header value: JSON with every non-ASCII character escaped.
+  e.selection = selection.dump(-1, ' ', true, Json::error_handler_t::replace);
+  auto res = glb_reply(e, false);
+  export_cache().put(std::move(e));
+  return res;
+}
+
+}  // namespace charkit::server

@@ -1,0 +1,411 @@
+// The web console in a real browser (issue 16): Debian's chromium driven by
+// playwright-core, WebGL through SwiftShader, against a real `charkit serve`
+// on loopback with a temporary data folder.
+//   node tests/web/console_test.mjs CHARKIT CONSOLE_DIR DATA_DIR OUT_DIR
+// Screenshots of every page go to OUT_DIR. Exit 77 (skipped) without
+// chromium or playwright-core.
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const [charkit, consoleDir, dataDir, outDir] = process.argv.slice(2).map((p) => resolve(p));
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const chromiumPath = "/usr/bin/chromium";
+if (!existsSync(chromiumPath)) {
+  console.log("chromium is not installed (scripts/bootstrap installs it): skipped");
+  process.exit(77);
+}
+const require = createRequire(join(root, "web/package.json"));
+let chromium;
+try {
+  ({ chromium } = require("playwright-core"));
+} catch {
+  console.log("web/node_modules/playwright-core missing (run scripts/bootstrap): skipped");
+  process.exit(77);
+}
+if (!existsSync(join(consoleDir, "index.html"))) {
+  console.error(`no built console in ${consoleDir}`);
+  process.exit(1);
+}
+
+const models = join(root, "tests/data/models");
+const files = {
+  vrm0: join(models, "sphere.vrm"),
+  vrm1: join(models, "debug_robot.vrm"),
+  glb: join(models, "CesiumMan.glb"),
+  bvh: join(root, "tests/data/bvh/test_mocapbank.bvh"),
+  bem: join(root, "tests/data/examples/example-1.5.bem"),
+};
+rmSync(dataDir, { recursive: true, force: true });
+mkdirSync(dataDir, { recursive: true });
+mkdirSync(outDir, { recursive: true });
+// An invalid package: the valid one with its manifest cut short.
+const valid = readFileSync(files.bem);
+files.badBem = join(dataDir, "broken.bem");
+writeFileSync(files.badBem, valid.subarray(0, Math.floor(valid.length / 2)));
+
+// ---- the server --------------------------------------------------------
+const servers = [];
+/** Starts `charkit serve` on a free loopback port; resolves to the port. */
+function startServer(data) {
+  const srv = spawn(charkit, ["serve", "--listen", "127.0.0.1:0", "--data", data, "--web", consoleDir,
+    "--workers", "2"], { stdio: ["ignore", "ignore", "pipe"] });
+  servers.push(srv);
+  let log = "";
+  return new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`the server did not start:\n${log}`)), 20000);
+    srv.stderr.on("data", (d) => {
+      log += d;
+      const m = log.match(/listening on http:\/\/127\.0\.0\.1:(\d+)\//);
+      if (m) {
+        clearTimeout(timer);
+        ok(Number(m[1]));
+      }
+    });
+    srv.on("exit", (code) => fail(new Error(`the server exited (${code}):\n${log}`)));
+  });
+}
+const port = await startServer(join(dataDir, "data"));
+const base = `http://127.0.0.1:${port}`;
+const getJson = async (path) => (await fetch(base + path)).json();
+
+let browser;
+let failed = false;
+const step = async (name, fn) => {
+  const t0 = Date.now();
+  try {
+    await fn();
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    failed = true;
+    console.log(`FAIL ${name}: ${e.stack ?? e}`);
+  }
+};
+
+try {
+  browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox"] });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const consoleErrors = [];
+  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  page.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text());
+  });
+  const shot = (name) => page.screenshot({ path: join(outDir, `${name}.png`) });
+  const ready = () => page.waitForFunction(() => window.charkitConsole?.ready === true);
+
+  await step("routes answer the app and the bundle", async () => {
+    for (const path of ["/", "/models", "/models/1", "/motions", "/motions/9", "/packages", "/packages/2", "/live/cam-1"]) {
+      const r = await fetch(base + path);
+      assert.equal(r.status, 200, path);
+      assert.match(await r.text(), /assets\/console\.js/, path);
+    }
+    const js = await fetch(`${base}/assets/console.js`);
+    assert.equal(js.status, 200);
+    assert.match(js.headers.get("content-type"), /javascript/);
+    const again = await fetch(`${base}/assets/console.js`, { headers: { "If-None-Match": js.headers.get("etag") } });
+    assert.equal(again.status, 304);
+    assert.equal((await fetch(`${base}/assets/nothing.js`)).status, 404);
+    assert.equal((await fetch(`${base}/models/1/extra`)).status, 404);
+  });
+
+  const ids = {};
+  await step("drag-and-drop upload of six files reaches final states without a reload", async () => {
+    await page.goto(base + "/");
+    await ready();
+    const marker = await page.evaluate(() => (window.__noReload = Math.random()));
+    // What a drop does: the files land in the zone's file input.
+    await page.setInputFiles("#upload-input", [files.vrm0, files.vrm1, files.glb, files.bvh, files.bem, files.badBem]);
+    await page.waitForFunction(() => document.querySelectorAll(".upload.ok").length === 6, null, { timeout: 30000 });
+    const links = await page.$$eval(".upload.ok a", (as) => as.map((a) => [a.closest(".upload").querySelector(".upload-name").textContent, a.getAttribute("href")]));
+    for (const [name, href] of links) ids[name] = href;
+    assert.match(ids["sphere.vrm"], /^\/models\/\d+$/);
+    assert.match(ids["CesiumMan.glb"], /^\/models\/\d+$/);
+    assert.match(ids["test_mocapbank.bvh"], /^\/motions\/\d+$/);
+    assert.match(ids["example-1.5.bem"], /^\/packages\/\d+$/);
+    assert.match(ids["broken.bem"], /^\/packages\/\d+$/);
+    // The dashboard shows the final states by itself (polling), same page.
+    await page.waitForFunction(() => {
+      const t = document.querySelector(".tiles")?.textContent ?? "";
+      return ["sphere.vrm", "debug_robot.vrm", "CesiumMan.glb", "test_mocapbank.bvh", "example-1.5.bem", "broken.bem"]
+        .every((n) => t.includes(n)) && !/pending|running|unknown/.test(t);
+    }, null, { timeout: 60000 });
+    const text = await page.textContent(".tiles");
+    assert.match(text, /valid/);
+    assert.match(text, /invalid/);
+    assert.equal(await page.evaluate(() => window.__noReload), marker, "the page was reloaded");
+    // A file charkit takes no kind of is refused in the page, readably.
+    await page.setInputFiles("#upload-input", [{ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("hello") }]);
+    await page.waitForFunction(() => document.querySelector(".upload.failed .upload-status")?.textContent.includes(".txt"));
+    await shot("dashboard");
+  });
+
+  await step("lists: search, filter, sort, back/forward", async () => {
+    await page.click('nav a[href="/models"]');
+    await page.waitForFunction(() => window.charkitConsole.page?.name === "list" && window.charkitConsole.page.rows.length === 3);
+    await page.fill('input[type="search"]', "vrm");
+    await page.waitForFunction(() => window.charkitConsole.page.rows.length === 2);
+    assert.match(page.url(), /q=vrm/);
+    await page.fill('input[type="search"]', "");
+    await page.selectOption('select[aria-label="Filter by state"]', "done");
+    await page.waitForFunction(() => window.charkitConsole.page.rows.every((r) => r.state === "done") && window.charkitConsole.page.rows.length >= 1);
+    await shot("models");
+    await page.click('nav a[href="/packages"]');
+    await page.waitForFunction(() => window.charkitConsole.page?.kind === "packages");
+    await page.goBack();
+    await page.waitForFunction(() => window.charkitConsole.page?.kind === "models");
+    await page.goForward();
+    await page.waitForFunction(() => window.charkitConsole.page?.kind === "packages" && window.charkitConsole.page.rows.length === 2);
+    await shot("packages");
+  });
+
+  // The stage's pixels (the WebGL canvas scaled to 96×96) for comparisons.
+  const stagePixels = () => page.evaluate(() => {
+    const gl = document.querySelector(".stage canvas");
+    const c = document.createElement("canvas");
+    c.width = 96;
+    c.height = 96;
+    const ctx = c.getContext("2d");
+    ctx.drawImage(gl, 0, 0, 96, 96);
+    return Array.from(ctx.getImageData(0, 0, 96, 96).data);
+  });
+  const changedFraction = (a, b) => {
+    let changed = 0;
+    for (let i = 0; i < a.length; i += 4) {
+      const d = Math.abs(a[i] - b[i]) + Math.abs(a[i + 1] - b[i + 1]) + Math.abs(a[i + 2] - b[i + 2]);
+      if (d > 24) changed++;
+    }
+    return changed / (a.length / 4);
+  };
+  for (const [name, file, version] of [["VRM 0.x", "sphere.vrm", "0.x"], ["VRM 1.0", "debug_robot.vrm", "1.0"], ["GLB", "CesiumMan.glb", null]]) {
+    await step(`model page renders the ${name}`, async () => {
+      // Hold the model's bytes until the empty scene has been captured.
+      let release;
+      const gate = new Promise((r) => (release = r));
+      await page.route("**/api/assets/*", async (route) => {
+        await gate;
+        await route.continue();
+      });
+      await page.goto(base + ids[file]);
+      await page.waitForFunction(() => window.charkitConsole.page?.viewer?.frames > 3);
+      const empty = await stagePixels();
+      release();
+      await page.waitForFunction(() => window.charkitConsole.page.loaded || window.charkitConsole.page.error, null, { timeout: 30000 });
+      await page.unroute("**/api/assets/*");
+      const state = await page.evaluate(() => ({ error: window.charkitConsole.page.error, stats: window.charkitConsole.page.stats }));
+      assert.equal(state.error, null);
+      assert.ok(state.stats.triangles > 0, "no triangles");
+      if (version) assert.equal(state.stats.vrm?.version, version);
+      else assert.equal(state.stats.vrm, null);
+      const f0 = await page.evaluate(() => window.charkitConsole.page.viewer.frames);
+      await page.waitForFunction((f) => window.charkitConsole.page.viewer.frames > f + 3, f0);
+      const drawn = await stagePixels();
+      const fraction = changedFraction(empty, drawn);
+      assert.ok(fraction > 0.01, `only ${(fraction * 100).toFixed(2)} % of the stage changed`);
+      await page.check("#toggle-skeleton");
+      await page.check("#toggle-wireframe");
+      await shot(`model-${file.replace(/\W+/g, "-")}`);
+      console.log(`     ${file}: ${(fraction * 100).toFixed(1)} % of the stage drawn, ${state.stats.triangles} triangles`);
+    });
+  }
+
+  await step("motion page plays, pauses and seeks the keypoint stream", async () => {
+    const rec = await getJson(`/api${ids["test_mocapbank.bvh"]}`);
+    assert.equal(rec.preprocessState, "done");
+    await page.goto(base + ids["test_mocapbank.bvh"]);
+    await page.waitForFunction(() => window.charkitConsole.page?.received > 5, null, { timeout: 20000 });
+    assert.equal(await page.evaluate(() => window.charkitConsole.page.header.frames), rec.frames);
+    await page.click('button[aria-label="Pause"]');
+    await page.waitForFunction(() => window.charkitConsole.page.state === "paused");
+    const paused = await page.evaluate(() => window.charkitConsole.page.frame);
+    await page.waitForTimeout(600);
+    assert.equal(await page.evaluate(() => window.charkitConsole.page.frame), paused, "the frame counter moved while paused");
+    const target = Math.floor(rec.frames / 2);
+    await page.$eval('input[aria-label="Frame"]', (el, v) => {
+      el.value = String(v);
+      el.dispatchEvent(new Event("change"));
+    }, target);
+    await page.waitForFunction((t) => window.charkitConsole.page.frame === t, target);
+    // The frame shown is the NDJSON's frame `target`.
+    const nd = await (await fetch(base + rec.keypointsUrl)).text();
+    const line = JSON.parse(nd.split("\n")[target]);
+    const shown = await page.evaluate(() => window.charkitConsole.page.last);
+    assert.equal(shown.frame, target);
+    for (let i = 0; i < 33; i++)
+      for (let k = 0; k < 4; k++) assert.ok(Math.abs(shown.points[i][k] - line.points[i][k]) < 1e-6);
+    await page.waitForFunction(() => window.charkitConsole.page.anglesLoaded > 0);
+    await shot("motion");
+  });
+
+  for (const [name, file] of [["VRM 1.0", "debug_robot.vrm"], ["VRM 0.x", "sphere.vrm"]]) {
+    await step(`motion page drives a ${name} avatar: upper-arm directions follow the keypoints`, async () => {
+      const rec = await getJson(`/api${ids["test_mocapbank.bvh"]}`);
+      const avatarId = Number(ids[file].split("/").pop());
+      await page.goto(`${base}${ids["test_mocapbank.bvh"]}?avatar=${avatarId}`);
+      await page.waitForFunction((id) => window.charkitConsole.page?.avatar?.id === id &&
+        window.charkitConsole.page.avatar.loaded && window.charkitConsole.page.avatar.dirs, avatarId, { timeout: 30000 });
+      await page.click('button[aria-label="Pause"]');
+      await page.waitForFunction(() => window.charkitConsole.page.state === "paused");
+      const lines = (await (await fetch(base + rec.keypointsUrl)).text()).trim().split("\n").map((l) => JSON.parse(l));
+      const world = (p) => [p[0] - 0.5, 0.5 - p[1], -p[2]];
+      const direction = (a, b) => {
+        const d = world(b).map((v, i) => v - world(a)[i]);
+        const n = Math.hypot(...d);
+        return d.map((v) => v / n);
+      };
+      const angle = (u, v) => (Math.acos(Math.max(-1, Math.min(1, u[0] * v[0] + u[1] * v[1] + u[2] * v[2]))) * 180) / Math.PI;
+      let worst = 0;
+      for (const target of [0, 60, 150, 230, 301, 420]) {
+        await page.$eval('input[aria-label="Frame"]', (el, v) => {
+          el.value = String(v);
+          el.dispatchEvent(new Event("change"));
+        }, target);
+        await page.waitForFunction((t) => window.charkitConsole.page.avatar?.frame === t, target);
+        const dirs = await page.evaluate(() => window.charkitConsole.page.avatar.dirs);
+        const pts = lines[target].points;
+        worst = Math.max(worst, angle(dirs.leftUpperArm, direction(pts[11], pts[13])),
+          angle(dirs.rightUpperArm, direction(pts[12], pts[14])));
+      }
+      assert.ok(worst < 5, `upper-arm direction error ${worst.toFixed(2)}°`);
+      assert.match(page.url(), new RegExp(`avatar=${avatarId}`));
+      console.log(`     ${file}: worst upper-arm direction error ${worst.toFixed(3)}° over 6 frames`);
+      await shot(`motion-avatar-${file.replace(/\W+/g, "-")}`);
+    });
+  }
+
+  for (const [label, file] of [["valid", "example-1.5.bem"], ["invalid", "broken.bem"]]) {
+    await step(`package page lists the codes of charkit bem validate --json (${label})`, async () => {
+      await page.goto(base + ids[file]);
+      await page.waitForFunction(() => window.charkitConsole.page?.report, null, { timeout: 30000 });
+      const shown = await page.evaluate(() => window.charkitConsole.page.codes);
+      const onPage = await page.$$eval(".code-group", (els) => [...new Set(els.map((e) => e.dataset.code))].sort());
+      let cli;
+      try {
+        cli = execFileSync(charkit, ["bem", "validate", "--json", label === "valid" ? files.bem : files.badBem]);
+      } catch (e) {
+        cli = e.stdout;  // exit 1: invalid
+      }
+      const expected = [...new Set(JSON.parse(cli).files[0].issues.messages.map((m) => m.code))].sort();
+      assert.deepEqual(shown, expected);
+      assert.deepEqual(onPage, expected);
+      if (label === "invalid") {
+        assert.ok(expected.length > 0);
+        assert.equal(await page.$(".preview"), null, "an invalid package has no preview");
+      } else {
+        // The preview: changing an option changes the mesh shown.
+        await page.waitForFunction(() => window.charkitConsole.page.preview?.loads >= 1, null, { timeout: 30000 });
+        const first = await page.evaluate(() => ({ ...window.charkitConsole.page.preview }));
+        assert.equal(first.error, null);
+        assert.ok(first.stats.triangles > 0);
+        const choices = await page.$$eval("select[data-group]", (sels) => sels.map((s) => ({
+          group: s.dataset.group, value: s.value, all: [...s.options].map((o) => o.value) })));
+        let changed = null;
+        for (const c of choices) {
+          for (const v of c.all.filter((x) => x !== c.value)) {
+            const loads = await page.evaluate(() => window.charkitConsole.page.preview.loads);
+            await page.selectOption(`select[data-group="${c.group}"]`, v);
+            await page.waitForFunction((n) => window.charkitConsole.page.preview.loads > n && !window.charkitConsole.page.preview.busy, loads, { timeout: 30000 });
+            const now = await page.evaluate(() => ({ ...window.charkitConsole.page.preview }));
+            assert.equal(now.error, null);
+            assert.ok(now.options.includes(`${c.group}:${v}`), now.options);
+            if (now.stats.triangles !== first.stats.triangles || now.stats.primitives !== first.stats.primitives) {
+              changed = `${c.group}:${v}: ${first.stats.triangles} → ${now.stats.triangles} triangles`;
+              break;
+            }
+          }
+          if (changed) break;
+        }
+        assert.ok(changed, "no option changed the previewed mesh");
+        console.log(`     preview: ${changed}`);
+      }
+      await shot(`package-${label}`);
+    });
+  }
+
+  await step("live page shows a publisher's frames", async () => {
+    await page.goto(`${base}/live/test-cam`);
+    await page.waitForFunction(() => window.charkitConsole.page?.name === "live");
+    await page.waitForTimeout(300);
+    // A publisher in node (WebSocket is global in node 22; use the page's instead).
+    await page.evaluate(async (url) => {
+      const ws = new WebSocket(url);
+      ws.binaryType = "arraybuffer";
+      await new Promise((r) => ws.addEventListener("open", r));
+      for (let f = 0; f < 5; f++) {
+        const buf = new ArrayBuffer(572);
+        const v = new DataView(buf);
+        v.setUint32(0, f, true);
+        v.setFloat32(4, f * 33.3, true);
+        for (let i = 0; i < 33; i++) {
+          v.setFloat32(8 + i * 16, 0.3 + i / 100, true);
+          v.setFloat32(12 + i * 16, 0.2 + i / 50, true);
+          v.setFloat32(20 + i * 16, 1, true);
+        }
+        for (let a = 0; a < 9; a++) v.setFloat32(536 + a * 4, 1, true);
+        ws.send(buf);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      window.__publisher = ws;
+    }, `ws://127.0.0.1:${port}/api/live/test-cam?role=publish`);
+    await page.waitForFunction(() => window.charkitConsole.page.frame === 4);
+    await shot("live");
+  });
+
+  await step("narrow window and the dark theme", async () => {
+    await page.setViewportSize({ width: 420, height: 800 });
+    await page.goto(base + "/");
+    await ready();
+    await page.click("#theme");
+    const theme = await page.evaluate(() => document.documentElement.dataset.theme);
+    assert.ok(theme === "dark" || theme === "light");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `the page is ${overflow} px wider than the window`);
+    await shot("dashboard-narrow");
+  });
+
+  await step("a server with tokens sends the console to its login page, and the token logs in", async () => {
+    const data = join(dataDir, "secured");
+    const secret = execFileSync(charkit, ["token", "create", "--scope", "read", "--name", "browser", "--data", data])
+      .toString().trim();
+    const securedPort = await startServer(data);
+    const p2 = await context.newPage();
+    await p2.goto(`http://127.0.0.1:${securedPort}/models`);
+    await p2.waitForURL(/\/login$/);
+    await p2.fill('input[name="token"]', "ckt_not_a_token");
+    await p2.click("button");
+    await p2.waitForURL(/\/login\?failed=1$/);
+    await p2.fill('input[name="token"]', secret);
+    await p2.click("button");
+    await p2.waitForURL(`http://127.0.0.1:${securedPort}/`);
+    await p2.waitForFunction(() => window.charkitConsole?.page?.name === "dashboard");
+    assert.equal(await p2.evaluate(() => window.charkitConsole.session?.authenticated), true);
+    await p2.screenshot({ path: join(outDir, "dashboard-logged-in.png") });
+    await p2.close();
+  });
+
+  await step("delete with confirmation removes the record from the list", async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${base}/packages`);
+    await page.waitForFunction(() => window.charkitConsole.page?.kind === "packages" && window.charkitConsole.page.rows.length === 2);
+    page.once("dialog", (d) => d.dismiss());
+    await page.click('button[aria-label="Delete broken.bem"]');
+    await page.waitForTimeout(300);
+    assert.equal(await page.evaluate(() => window.charkitConsole.page.rows.length), 2, "deleted without confirmation");
+    page.once("dialog", (d) => d.accept());
+    await page.click('button[aria-label="Delete broken.bem"]');
+    await page.waitForFunction(() => window.charkitConsole.page.rows.length === 1);
+    assert.equal((await fetch(`${base}/api${ids["broken.bem"]}`)).status, 404);
+  });
+
+  await step("no script errors", async () => {
+    assert.deepEqual(consoleErrors.filter((e) => !/status of 40[49]/.test(e)), []);
+  });
+} finally {
+  await browser?.close();
+  for (const srv of servers) srv.kill("SIGTERM");
+}
+console.log(failed ? "FAILED" : "all console checks passed");
+process.exit(failed ? 1 : 0);

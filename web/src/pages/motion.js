@@ -1,0 +1,241 @@
+// The motion page (playback of the keypoint stream with its controls and
+// the joint angles over time) and the live page (a channel's frames).
+import { api, ApiError } from "../api.js";
+import { ANGLE_NAMES, EDGES, confidenceClass, decodeFrame, readAngles } from "../keypoints.js";
+import { badge, formatTime, h, loading, mount, toast } from "../ui.js";
+import { AvatarView } from "./avatar.js";
+
+const colours = { measured: "#2e9d5b", estimated: "#d99a1e", missing: "#d0453c" };
+const angleColours = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d"];
+
+/** Draws one frame's 33 points and 35 edges on a 2D canvas (image coordinates, y down). */
+export function drawSkeleton(canvas, frame) {
+  const ctx = canvas.getContext("2d");
+  const w = canvas.width;
+  const hgt = canvas.height;
+  ctx.clearRect(0, 0, w, hgt);
+  if (!frame) return;
+  const side = Math.min(w, hgt);
+  const ox = (w - side) / 2;
+  const oy = (hgt - side) / 2;
+  const at = (p) => [ox + p[0] * side, oy + p[1] * side];
+  ctx.lineWidth = 3;
+  ctx.lineCap = "round";
+  for (const [a, b] of EDGES) {
+    const pa = frame.points[a];
+    const pb = frame.points[b];
+    const missing = pa[3] === 0 || pb[3] === 0;
+    ctx.strokeStyle = missing ? "rgba(208,69,60,0.35)" : "rgba(120,140,160,0.9)";
+    ctx.setLineDash(missing || pa[3] < 0.9 || pb[3] < 0.9 ? [6, 5] : []);
+    ctx.beginPath();
+    ctx.moveTo(...at(pa));
+    ctx.lineTo(...at(pb));
+    ctx.stroke();
+  }
+  ctx.setLineDash([]);
+  for (const p of frame.points) {
+    const [x, y] = at(p);
+    ctx.fillStyle = colours[confidenceClass(p[3])];
+    ctx.beginPath();
+    ctx.arc(x, y, p[3] === 0 ? 3 : 5, 0, Math.PI * 2);
+    ctx.fill();
+  }
+}
+
+/** Plots the 9 joint angles (degrees, acos of the cosines) over time, with a cursor at `frame`. */
+function drawAngles(canvas, series, frames, frame) {
+  const ctx = canvas.getContext("2d");
+  const w = canvas.width;
+  const hgt = canvas.height;
+  ctx.clearRect(0, 0, w, hgt);
+  const pad = 28;
+  const x = (f) => pad + (f / Math.max(1, frames - 1)) * (w - pad - 8);
+  const y = (deg) => hgt - pad - (deg / 180) * (hgt - pad - 8);
+  ctx.strokeStyle = "rgba(128,128,128,0.3)";
+  ctx.fillStyle = "rgba(128,128,128,0.9)";
+  ctx.font = "11px system-ui, sans-serif";
+  for (const deg of [0, 45, 90, 135, 180]) {
+    ctx.beginPath();
+    ctx.moveTo(pad, y(deg));
+    ctx.lineTo(w - 8, y(deg));
+    ctx.stroke();
+    ctx.fillText(`${deg}°`, 2, y(deg) + 4);
+  }
+  for (let a = 0; a < 9; a++) {
+    ctx.strokeStyle = angleColours[a];
+    ctx.lineWidth = 1.5;
+    ctx.beginPath();
+    series.forEach((s, i) => {
+      const deg = (Math.acos(Math.max(-1, Math.min(1, s.angles[a]))) * 180) / Math.PI;
+      if (i === 0) ctx.moveTo(x(s.frame), y(deg));
+      else ctx.lineTo(x(s.frame), y(deg));
+    });
+    ctx.stroke();
+  }
+  if (frame !== null && frame !== undefined) {
+    ctx.strokeStyle = "#888";
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    ctx.moveTo(x(frame), 8);
+    ctx.lineTo(x(frame), hgt - pad);
+    ctx.stroke();
+  }
+}
+
+function wsUrl(path) {
+  return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
+}
+
+function legend() {
+  return h("ul", { class: "legend" },
+    ANGLE_NAMES.map((n, i) => h("li", {}, h("span", { class: "swatch", style: `background:${angleColours[i]}` }), n)),
+    h("li", {}, h("span", { class: "swatch dot", style: `background:${colours.measured}` }), "measured"),
+    h("li", {}, h("span", { class: "swatch dot", style: `background:${colours.estimated}` }), "estimated"),
+    h("li", {}, h("span", { class: "swatch dot", style: `background:${colours.missing}` }), "missing"));
+}
+
+async function waitUntilDone(id, status, stale) {
+  let delay = 500;
+  for (;;) {
+    const rec = await api(`/api/motions/${id}`);
+    if (rec.preprocessState === "done" || rec.preprocessState === "failed" || stale()) return rec;
+    mount(status, loading(`Preprocessing (${rec.preprocessState})…`));
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 1.5, 5000);
+  }
+}
+
+/** The ?avatar= model id of the URL, or null. */
+function avatarParam(search) {
+  const v = Number(search.get("avatar"));
+  return Number.isInteger(v) && v > 0 ? v : null;
+}
+
+/** Keeps ?avatar= in the URL in step with the avatar chosen. */
+function rememberAvatar(id) {
+  const q = new URLSearchParams(location.search);
+  if (id === null) q.delete("avatar");
+  else q.set("avatar", String(id));
+  history.replaceState(null, "", `${location.pathname}${q.size ? "?" + q : ""}`);
+}
+
+export async function motionPage({ app, debug, stale, search }, id) {
+  const status = h("div", {});
+  let rec = await api(`/api/motions/${id}`);
+  mount(app, h("p", { class: "crumbs" }, h("a", { href: "/motions" }, "Motions"), " / ", `#${rec.id}`),
+    h("h1", {}, rec.originalName, " ", badge(rec.preprocessState)), status);
+  debug.page = { name: "motion", id, state: null, frame: null, frames: rec.frames, received: 0, header: null };
+  rec = await waitUntilDone(id, status, stale);
+  if (stale()) return null;
+  mount(status);
+  if (rec.preprocessState !== "done") {
+    app.append(h("p", { class: "error-text" }, rec.error ?? "Preprocessing failed."));
+    return null;
+  }
+  const canvas = h("canvas", { width: "560", height: "560", class: "skeleton", "aria-label": "MediaPipe-33 skeleton" });
+  const chart = h("canvas", { width: "900", height: "220", class: "chart", "aria-label": "Joint angles over time" });
+  const play = h("button", { type: "button", class: "primary", "aria-label": "Pause" }, "❚❚");
+  const seek = h("input", { type: "range", min: "0", max: String(Math.max(0, rec.frames - 1)), value: "0",
+    "aria-label": "Frame" });
+  const speed = h("select", { "aria-label": "Speed" }, [0.25, 0.5, 1, 2, 4].map((s) =>
+    h("option", { value: String(s), selected: s === 1 }, `${s}×`)));
+  const loop = h("input", { type: "checkbox", "aria-label": "Loop" });
+  const counter = h("span", { class: "counter", "aria-live": "off" }, `0 / ${rec.frames}`);
+  const warnings = (rec.warnings ?? []).map((w) => h("p", { class: "warning-text small" }, `${w.code}: ${w.message}`));
+  const avatar = new AvatarView(avatarParam(search), debug.page, rememberAvatar);
+  app.append(...warnings, h("div", { class: "split" },
+    h("div", { class: "viewer-col" }, h("div", { class: "views" }, h("div", { class: "stage skeleton-stage" }, canvas),
+      avatar.element),
+      h("div", { class: "toolbar player" }, play, seek, counter, speed, h("label", {}, loop, " loop"))),
+    h("aside", { class: "panel" }, h("h2", {}, "Motion"), h("dl", { class: "facts" },
+      [["Format", rec.format], ["Frames", rec.frames], ["fps", rec.fps], ["Duration", `${rec.durationS?.toFixed?.(2) ?? "–"} s`],
+        ["Uploaded", formatTime(rec.createdAt)]].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v ?? "–")])),
+    h("p", {}, h("a", { href: rec.keypointsUrl }, "Keypoints NDJSON"), " · ",
+      h("a", { href: rec.contentUrl, download: rec.originalName }, "Original file")))),
+  h("h2", {}, "Joint angles"), chart, legend());
+
+  let series = [];
+  let lastFrame = null;
+  const ws = new WebSocket(wsUrl(`/api/motions/${id}/stream`));
+  ws.binaryType = "arraybuffer";
+  const send = (cmd) => ws.readyState === WebSocket.OPEN && ws.send(cmd);
+  let seeking = false;
+  ws.addEventListener("message", (e) => {
+    if (typeof e.data === "string") {
+      const m = JSON.parse(e.data);
+      if (m.type === "header") {
+        debug.page.header = m;
+        debug.page.state = "playing";  // playback starts at once (contract §3)
+      }
+      if (m.type === "status") {
+        debug.page.state = m.state;
+        play.textContent = m.state === "playing" ? "❚❚" : "▶";
+        play.setAttribute("aria-label", m.state === "playing" ? "Pause" : "Play");
+      }
+      return;
+    }
+    const f = decodeFrame(e.data);
+    lastFrame = f.frame;
+    debug.page.frame = f.frame;
+    debug.page.received++;
+    debug.page.last = f;
+    drawSkeleton(canvas, f);
+    avatar.pose(f);
+    if (!seeking) seek.value = String(f.frame);
+    counter.textContent = `${f.frame + 1} / ${rec.frames}`;
+    if (series.length) drawAngles(chart, series, rec.frames, f.frame);
+  });
+  ws.addEventListener("close", (e) => {
+    debug.page.state = "closed";
+    if (!stale() && e.code !== 1000 && e.code !== 1005) toast(`Stream closed (${e.code}${e.reason ? ": " + e.reason : ""})`, "error");
+  });
+  play.addEventListener("click", () => send(debug.page.state === "playing" ? "pause" : "play"));
+  seek.addEventListener("input", () => (seeking = true));
+  seek.addEventListener("change", () => {
+    seeking = false;
+    send(`seek ${seek.value}`);
+  });
+  speed.addEventListener("change", () => send(`speed ${speed.value}`));
+  loop.addEventListener("change", () => send(`loop ${loop.checked ? "on" : "off"}`));
+  chart.addEventListener("click", (e) => {
+    const r = chart.getBoundingClientRect();
+    const frac = ((e.clientX - r.left) / r.width * chart.width - 28) / (chart.width - 36);
+    send(`seek ${Math.round(Math.max(0, Math.min(1, frac)) * (rec.frames - 1))}`);
+  });
+  fetch(rec.keypointsUrl, { credentials: "same-origin" }).then(async (r) => {
+    if (!r.ok) throw new ApiError(r.status, "", r.statusText);
+    series = await readAngles(r, rec.frames);
+    if (!stale()) drawAngles(chart, series, rec.frames, lastFrame);
+    debug.page.anglesLoaded = series.length;
+  }).catch((e) => toast(`Joint angles: ${e.describe?.() ?? e}`, "error"));
+  return { dispose: () => {
+    ws.close(1000);
+    avatar.dispose();
+  } };
+}
+
+export async function livePage({ app, debug, search }, channel) {
+  const canvas = h("canvas", { width: "560", height: "560", class: "skeleton", "aria-label": "MediaPipe-33 skeleton" });
+  const state = h("p", { class: "muted" }, "Connecting…");
+  debug.page = { name: "live", channel, frame: null, received: 0 };
+  const avatar = new AvatarView(avatarParam(search), debug.page, rememberAvatar);
+  mount(app, h("h1", {}, "Live: ", h("code", {}, channel)), state,
+    h("div", { class: "views" }, h("div", { class: "stage skeleton-stage" }, canvas), avatar.element), legend());
+  const ws = new WebSocket(wsUrl(`/api/live/${encodeURIComponent(channel)}?role=view`));
+  ws.binaryType = "arraybuffer";
+  ws.addEventListener("open", () => mount(state, "Waiting for the publisher's frames…"));
+  ws.addEventListener("message", (e) => {
+    if (typeof e.data === "string") return;
+    const f = decodeFrame(e.data);
+    debug.page.frame = f.frame;
+    debug.page.received++;
+    mount(state, `frame ${f.frame} · ${(f.timeMs / 1000).toFixed(2)} s`);
+    drawSkeleton(canvas, f);
+    avatar.pose(f);
+  });
+  ws.addEventListener("close", (e) => mount(state, `Disconnected (${e.code}${e.reason ? ": " + e.reason : ""}).`));
+  return { dispose: () => {
+    ws.close(1000);
+    avatar.dispose();
+  } };
+}
