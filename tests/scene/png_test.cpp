@@ -83,5 +83,55 @@ TEST(Image, FlipRows) {
   EXPECT_EQ(img.pixels, (std::vector<std::uint8_t>{3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1}));
 }
 
+// Thumbnails (resize_to_fit): the longer side to the bound, aspect kept,
+// never upscaled; flat colours stay flat (in linear light for sRGB).
+TEST(Resize, FitsTheLongerSideAndKeepsFlatColours) {
+  RgbaImage img;
+  img.width = 256;
+  img.height = 64;
+  for (std::uint32_t i = 0; i < img.width * img.height; ++i) {
+    const std::uint8_t px[4] = {200, 100, 30, 255};
+    img.pixels.insert(img.pixels.end(), px, px + 4);
+  }
+  for (bool srgb : {false, true}) {
+    RgbaImage t = resize_to_fit(img, 64, srgb);
+    ASSERT_EQ(t.width, 64u);
+    ASSERT_EQ(t.height, 16u);
+    ASSERT_EQ(t.pixels.size(), 64u * 16u * 4u);
+    for (std::size_t i = 0; i < t.pixels.size(); i += 4) {
+      EXPECT_NEAR(t.pixels[i], 200, 1) << srgb;
+      EXPECT_NEAR(t.pixels[i + 1], 100, 1) << srgb;
+      EXPECT_NEAR(t.pixels[i + 2], 30, 1) << srgb;
+      EXPECT_EQ(t.pixels[i + 3], 255);
+    }
+  }
+  RgbaImage tall =
+      resize_to_fit(RgbaImage{2, 300, std::vector<std::uint8_t>(2 * 300 * 4, 7)}, 100, false);
+  EXPECT_EQ(tall.width, 1u);  // at least one pixel
+  EXPECT_EQ(tall.height, 100u);
+  RgbaImage small = resize_to_fit(RgbaImage{4, 4, std::vector<std::uint8_t>(64, 9)}, 128, true);
+  EXPECT_EQ(small.width, 4u);
+  EXPECT_EQ(small.pixels, std::vector<std::uint8_t>(64, 9));
+}
+
+// A black-and-white checkerboard halved in sRGB averages in linear light
+// (about 188, not 128); without sRGB it averages the stored values.
+TEST(Resize, SrgbAveragesInLinearLight) {
+  RgbaImage img;
+  img.width = 64;
+  img.height = 64;
+  for (std::uint32_t y = 0; y < 64; ++y)
+    for (std::uint32_t x = 0; x < 64; ++x) {
+      const std::uint8_t v = ((x + y) % 2) ? 255 : 0;
+      const std::uint8_t px[4] = {v, v, v, 255};
+      img.pixels.insert(img.pixels.end(), px, px + 4);
+    }
+  RgbaImage lin = resize_to_fit(img, 8, false);
+  RgbaImage srgb = resize_to_fit(img, 8, true);
+  const std::size_t mid = lin.pixel_offset(4, 4);
+  EXPECT_NEAR(lin.pixels[mid], 128, 3);
+  EXPECT_NEAR(srgb.pixels[mid], 188, 3);
+}
+
 }  // namespace
 }  // namespace charkit::scene

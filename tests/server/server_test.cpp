@@ -416,6 +416,29 @@ TEST_P(ServerTest, PackageSummaryAndSelectionExport) {
   EXPECT_EQ(request(port_, http::verb::post, url + "/export.glb").status, 405u);
   EXPECT_EQ(request(port_, http::verb::get, "/api/packages/999/export.glb").status, 404u);
 
+  // Texture thumbnails: PNG (header read by hand from the PNG spec), at the
+  // texture's own size when it is smaller than the bound, cached.
+  ASSERT_FALSE(s["textures"].empty()) << s.dump();
+  auto png = request(port_, http::verb::get, url + "/textures/0.png?size=64");
+  ASSERT_EQ(png.status, 200u) << png.body;
+  EXPECT_EQ(png.header("Content-Type"), "image/png");
+  ASSERT_GT(png.body.size(), 33u);
+  EXPECT_EQ(png.body.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_EQ(png.body.substr(12, 4), "IHDR");
+  auto be32 = [&](std::size_t at) {
+    const auto* b = reinterpret_cast<const unsigned char*>(png.body.data()) + at;
+    return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) |
+           b[3];
+  };
+  EXPECT_EQ(be32(16), s["textures"][0]["width"].get<std::uint32_t>());
+  EXPECT_EQ(be32(20), s["textures"][0]["height"].get<std::uint32_t>());
+  EXPECT_EQ(
+      request(port_, http::verb::get, url + "/textures/0.png?size=64").header("X-Charkit-Cache"),
+      "hit");
+  EXPECT_EQ(request(port_, http::verb::get, url + "/textures/99.png").status, 404u);
+  EXPECT_EQ(request(port_, http::verb::get, url + "/textures/x.png").status, 404u);
+  EXPECT_EQ(request(port_, http::verb::get, url + "/textures/0.png?size=8").status, 400u);
+
   // An invalid package has a summary but no export.
   auto bad = upload("packages", "junk.bem", "not a package at all");
   ASSERT_EQ(bad.status, 201u);
@@ -425,6 +448,7 @@ TEST_P(ServerTest, PackageSummaryAndSelectionExport) {
   auto bad_glb = request(port_, http::verb::get, bad_url + "/export.glb");
   EXPECT_EQ(bad_glb.status, 409u);
   EXPECT_EQ(bad_glb.json()["error"], "PACKAGE_INVALID");
+  EXPECT_EQ(request(port_, http::verb::get, bad_url + "/textures/0.png").status, 409u);
   auto bad_sum = request(port_, http::verb::get, bad_url + "/summary");
   EXPECT_EQ(bad_sum.status, 200u);
   EXPECT_FALSE(bad_sum.json()["readable"].get<bool>());

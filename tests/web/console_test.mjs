@@ -319,6 +319,12 @@ try {
           if (changed) break;
         }
         assert.ok(changed, "no option changed the previewed mesh");
+        // Texture thumbnails decoded by the server, decoded again by Chromium.
+        const summary = await page.evaluate(() => window.charkitConsole.page.summary);
+        await page.waitForFunction((n) => [...document.querySelectorAll("img.thumb")]
+          .filter((i) => i.complete && i.naturalWidth > 0).length === n, summary.textures.length);
+        const sizes = await page.$$eval("img.thumb", (imgs) => imgs.map((i) => [i.naturalWidth, i.naturalHeight]));
+        assert.deepEqual(sizes, summary.textures.map((t) => [Math.min(t.width, 64), Math.min(t.height, 64)]));
         console.log(`     preview: ${changed}`);
       }
       await shot(`package-${label}`);

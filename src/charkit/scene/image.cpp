@@ -7,6 +7,9 @@
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
 #include <stb/stb_image_write.h>
+// …and of stb_image_resize's.
+#define STB_IMAGE_RESIZE_IMPLEMENTATION
+#include <stb/stb_image_resize.h>
 
 namespace charkit::scene {
 namespace {
@@ -46,6 +49,30 @@ void flip_rows(RgbaImage& image) {
     auto bottom = image.pixels.begin() + static_cast<std::ptrdiff_t>((image.height - 1 - y) * row);
     std::swap_ranges(top, top + static_cast<std::ptrdiff_t>(row), bottom);
   }
+}
+
+RgbaImage resize_to_fit(const RgbaImage& image, std::uint32_t max_side, bool srgb) {
+  max_side = std::max<std::uint32_t>(max_side, 1);
+  const std::uint32_t longer = std::max(image.width, image.height);
+  if (longer <= max_side || image.width == 0 || image.height == 0 ||
+      image.pixels.size() != std::size_t{image.width} * image.height * 4)
+    return image;
+  const double scale = static_cast<double>(max_side) / longer;
+  auto side = [&](std::uint32_t v) {
+    return std::max<std::uint32_t>(1, static_cast<std::uint32_t>(v * scale + 0.5));
+  };
+  RgbaImage out;
+  out.width = side(image.width);
+  out.height = side(image.height);
+  out.pixels.resize(std::size_t{out.width} * out.height * 4);
+  const int w = static_cast<int>(image.width), h = static_cast<int>(image.height);
+  const int ow = static_cast<int>(out.width), oh = static_cast<int>(out.height);
+  if (srgb) {
+    stbir_resize_uint8_srgb(image.pixels.data(), w, h, 0, out.pixels.data(), ow, oh, 0, 4, 3, 0);
+  } else {
+    stbir_resize_uint8(image.pixels.data(), w, h, 0, out.pixels.data(), ow, oh, 0, 4);
+  }
+  return out;
 }
 
 core::Result<std::vector<std::uint8_t>> encode_png(const RgbaImage& image) {

@@ -1,4 +1,5 @@
-// 8-bit images and their PNG encoding (stb_image_write, zlib inside).
+// 8-bit images, their PNG encoding (stb_image_write, zlib inside) and
+// downscaling (stb_image_resize).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,12 @@ struct RgbaImage {
 
 /// Reverse the row order in place (Unity stores the bottom row first).
 void flip_rows(RgbaImage& image);
+
+/// The image scaled down (never up) so that its longer side is at most
+/// `max_side` (≥ 1), keeping the aspect ratio (each side at least 1 pixel);
+/// a Mitchell filter, colour channels in linear light when `srgb`, alpha
+/// linear. An image already small enough is returned as is.
+RgbaImage resize_to_fit(const RgbaImage& image, std::uint32_t max_side, bool srgb);
 
 /// PNG of an RGBA8 image (colour type 6). Errors: SCENE_PNG_SIZE (empty,
 /// pixel count mismatch or too large for stb), SCENE_PNG_ENCODE.

@@ -1,6 +1,7 @@
-// GET /api/packages/{id}/summary and /api/packages/{id}/export.glb (docs/api.md
+// GET /api/packages/{id}/summary, /export.glb and /textures/N.png (docs/api.md
 // §Package views): what the console's package page shows besides the
-// report. Both run on the blocking pool like every route.
+// report. They run on the blocking pool like every route.
+#include <charconv>
 #include <list>
 
 #include "charkit/bem/export_gltf.h"
@@ -8,19 +9,23 @@
 #include "charkit/bem/load.h"
 #include "charkit/bem/settings.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/scene/image.h"
+#include "charkit/scene/texture_decode.h"
 #include "charkit/server/detail/server_impl.h"
 
 namespace charkit::server {
 
-/// GLB exports of selections, newest first, at most kMaxBytes together;
-/// keyed by the package's content and the two selection strings as asked.
+/// GLB exports of selections and texture thumbnails, newest first, at most
+/// kMaxBytes together; keyed by the package's content and the two selection
+/// strings as asked (or the texture and size).
 class ExportCache {
  public:
   static constexpr std::size_t kMaxBytes = 64u << 20;
   struct Entry {
     std::string key;
-    std::string glb;
-    std::string selection;  ///< the X-Charkit-Selection header
+    std::string body;
+    std::string content_type;
+    std::string selection;  ///< the X-Charkit-Selection header of exports
   };
   std::optional<Entry> find(const std::string& key) {
     std::lock_guard lock(mutex_);
@@ -32,14 +37,14 @@ class ExportCache {
     return std::nullopt;
   }
   void put(Entry e) {
-    const std::size_t size = e.glb.size() + e.selection.size() + e.key.size();
+    const std::size_t size = e.body.size() + e.selection.size() + e.key.size();
     if (size > kMaxBytes / 4) return;  // one export never takes most of the cache
     std::lock_guard lock(mutex_);
     bytes_ += size;
     entries_.push_front(std::move(e));
     while (bytes_ > kMaxBytes && !entries_.empty()) {
       const auto& old = entries_.back();
-      bytes_ -= old.glb.size() + old.selection.size() + old.key.size();
+      bytes_ -= old.body.size() + old.selection.size() + old.key.size();
       entries_.pop_back();
     }
   }
@@ -62,14 +67,34 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
   if (!p) return store_error_reply(p.error());
   if (!*p) return error_reply(http::status::not_found, "NOT_FOUND", "no such package");
   const store::Package& pkg = **p;
-  const bool glb = view == "export.glb";
-  if (glb && pkg.validity != store::Validity::valid) {
+  const bool summary = view == "summary";
+  // textures/N.png: the thumbnail of texture N, at most `size` pixels a side.
+  std::optional<std::uint32_t> texture;
+  std::uint32_t thumb_side = 128;
+  if (view.starts_with("textures/")) {
+    auto name = view.substr(9);
+    std::uint32_t t = 0;
+    auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), t);
+    if (ec != std::errc() || std::string_view(end, name.data() + name.size()) != ".png" ||
+        end == name.data())
+      return error_reply(http::status::not_found, "NOT_FOUND",
+                         "a texture thumbnail is textures/INDEX.png");
+    texture = t;
+    if (auto size = query_value(params, "size")) {
+      auto [e2, ec2] = std::from_chars(size->data(), size->data() + size->size(), thumb_side);
+      if (ec2 != std::errc() || e2 != size->data() + size->size() || thumb_side < 16 ||
+          thumb_side > 512)
+        return error_reply(http::status::bad_request, "BAD_PARAMETER",
+                           "size is a whole number of pixels from 16 to 512");
+    }
+  }
+  if (!summary && pkg.validity != store::Validity::valid) {
     if (pkg.validity == store::Validity::unknown)
       return error_reply(http::status::conflict, "NOT_READY", "the package is not validated yet",
                          Json{{"validity", "unknown"}});
     return error_reply(http::status::conflict, "PACKAGE_INVALID",
-                       "the package is invalid: only a valid package can be exported (see "
-                       "/api/packages/" +
+                       "the package is invalid: only a valid package is exported or has "
+                       "thumbnails (see /api/packages/" +
                            std::to_string(id) + "/report)");
   }
   auto a = catalogue->get_asset(pkg.asset_id);
@@ -77,26 +102,28 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
   if (!*a) return error_reply(http::status::not_found, "NOT_FOUND", "the package's asset is gone");
   const std::string options_text = query_value(params, "options").value_or("");
   const std::string parameters_text = query_value(params, "parameters").value_or("");
-  const std::string key = (*a)->sha256 + '\n' + options_text + '\n' + parameters_text;
-  auto glb_reply = [](const ExportCache::Entry& e, bool hit) {
+  const std::string key = texture ? (*a)->sha256 + "\ntexture\n" + std::to_string(*texture) + '\n' +
+                                        std::to_string(thumb_side)
+                                  : (*a)->sha256 + '\n' + options_text + '\n' + parameters_text;
+  auto reply = [](const ExportCache::Entry& e, bool hit) {
     StringResponse res{http::status::ok, 11};
-    res.set(http::field::content_type, "model/gltf-binary");
+    res.set(http::field::content_type, e.content_type);
     res.set(http::field::cache_control, "no-store");
-    res.set("X-Charkit-Selection", e.selection);
+    if (!e.selection.empty()) res.set("X-Charkit-Selection", e.selection);
     res.set("X-Charkit-Cache", hit ? "hit" : "miss");
-    res.body() = e.glb;
+    res.body() = e.body;
     res.prepare_payload();
     return res;
   };
-  if (glb) {
-    if (auto hit = export_cache().find(key)) return glb_reply(*hit, true);
+  if (!summary) {
+    if (auto hit = export_cache().find(key)) return reply(*hit, true);
   }
 
   auto local = blobs->local_file((*a)->storage_key);  // S3: a downloaded copy
   if (!local) return store_error_reply(local.error());
   auto file = core::MappedFile::open(local->path().string());
   if (!file) return store_error_reply(file.error());
-  if (!glb) return json_reply(http::status::ok, bem::inspect_package(file->bytes()));
+  if (summary) return json_reply(http::status::ok, bem::inspect_package(file->bytes()));
 
   bem::ValidateOptions vo;
   vo.input_hints = &*file;
@@ -108,8 +135,40 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
   bem::LoadedPackage loaded = bem::load_package(file->bytes(), vo);
   if (!loaded.ok())
     return error_reply(http::status::conflict, "PACKAGE_INVALID",
-                       "the package cannot be exported: " + loaded.error);
-  auto settings = bem::parse_settings(*loaded.model, options_text, parameters_text);
+                       "the package cannot be read: " + loaded.error);
+  const bem::Model& model = *loaded.model;
+
+  ExportCache::Entry e;
+  e.key = key;
+  if (texture) {
+    if (*texture >= model.textures.size())
+      return error_reply(http::status::not_found, "NOT_FOUND",
+                         "the package has " + std::to_string(model.textures.size()) +
+                             " textures; there is no texture " + std::to_string(*texture));
+    const bem::Texture& tex = model.textures[*texture];
+    auto data = loaded.package->read_payload(tex.payload);
+    if (!data)
+      return error_reply(http::status::unprocessable_entity, data.error().code,
+                         data.error().message);
+    scene::DecodeLimits limits;
+    limits.max_pixels = std::uint64_t{8192} * 8192;
+    auto image =
+        scene::decode_top_mip(tex.format, tex.width, tex.height, tex.srgb, data->bytes(), limits);
+    if (!image)
+      return error_reply(http::status::unprocessable_entity, image.error().code,
+                         image.error().message);
+    scene::flip_rows(*image);  // Unity stores the bottom row first; PNG the top row
+    auto png = scene::encode_png(scene::resize_to_fit(*image, thumb_side, tex.srgb));
+    if (!png)
+      return error_reply(http::status::unprocessable_entity, png.error().code, png.error().message);
+    e.content_type = "image/png";
+    e.body.assign(reinterpret_cast<const char*>(png->data()), png->size());
+    auto res = reply(e, false);
+    export_cache().put(std::move(e));
+    return res;
+  }
+
+  auto settings = bem::parse_settings(model, options_text, parameters_text);
   if (!settings) {
     Json detail = Json::object();
     if (settings.error().location.offset) detail["column"] = *settings.error().location.offset;
@@ -118,7 +177,7 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
   }
   bem::ExportOptions eo;
   eo.generator = "charkit";
-  auto exported = bem::export_glb(*loaded.model, *loaded.package, *settings, eo);
+  auto exported = bem::export_glb(model, *loaded.package, *settings, eo);
   if (!exported)
     return error_reply(http::status::unprocessable_entity, exported.error().code,
                        exported.error().message);
@@ -134,16 +193,15 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
     notes.push_back(Json{{"code", w.code}, {"message", w.message}, {"in", "export"}});
   const std::size_t total_notes = notes.size();
   if (notes.size() > 32) notes.erase(notes.begin() + 32, notes.end());
-  Json selection{{"options", bem::format_options(*loaded.model, *settings)},
-                 {"parameters", bem::format_parameters(*loaded.model, *settings)},
+  Json selection{{"options", bem::format_options(model, *settings)},
+                 {"parameters", bem::format_parameters(model, *settings)},
                  {"warnings", std::move(notes)},
                  {"warningCount", total_notes}};
-  ExportCache::Entry e;
-  e.key = key;
-  e.glb.assign(reinterpret_cast<const char*>(exported->glb.data()), exported->glb.size());
+  e.content_type = "model/gltf-binary";
+  e.body.assign(reinterpret_cast<const char*>(exported->glb.data()), exported->glb.size());
   // A header value: JSON with every non-ASCII character escaped.
   e.selection = selection.dump(-1, ' ', true, Json::error_handler_t::replace);
-  auto res = glb_reply(e, false);
+  auto res = reply(e, false);
   export_cache().put(std::move(e));
   return res;
 }

@@ -429,6 +429,10 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
     if (method == http::verb::delete_) return handle_delete(*kind, *id);
     return not_allowed("GET, DELETE");
   }
+  if (seg.size() == 5 && *kind == store::Kind::package && seg[3] == "textures") {
+    if (method != http::verb::get) return not_allowed("GET");
+    return handle_package_view(*id, "textures/" + seg[4], *params);
+  }
   if (seg.size() != 4) return not_found();
   if (*kind == store::Kind::motion && seg[3] == "keypoints.ndjson") {
     if (method != http::verb::get) return not_allowed("GET");

@@ -100,7 +100,7 @@ export async function packagePage({ app, debug, stale }, id) {
   if (summary?.readable === false) {
     body.append(h("h2", {}, "Contents"), h("p", { class: "muted" }, "The container could not be opened: there are no contents to show."));
   } else if (summary) {
-    body.append(...summarySection(summary));
+    body.append(...summarySection(summary, report.valid ? id : null));
   }
   if (preview) body.prepend(preview.element);
   return preview ? { dispose: () => preview.dispose() } : null;
@@ -116,8 +116,12 @@ function table(columns, rows) {
 const ratio = (v) => (typeof v === "number" ? `${(v * 100).toFixed(1)} %` : "–");
 const list = (v) => (Array.isArray(v) ? v.length : v ?? "–");
 
-/** What the package holds (bem inspect's JSON): package, options, parameters, meshes, textures, payloads. */
-function summarySection(s) {
+/**
+ * What the package holds (bem inspect's JSON): package, options, parameters,
+ * meshes, textures (with thumbnails decoded by the server when `thumbsOf`,
+ * the package id, is given: valid packages only), payloads.
+ */
+function summarySection(s, thumbsOf) {
   const out = [h("h2", {}, "Contents")];
   const pkg = s.package ?? {};
   out.push(h("dl", { class: "facts wide" }, [
@@ -136,7 +140,10 @@ function summarySection(s) {
       ["step", "Step"], ["neutral", "Neutral"], ["default", "Default"]], s.parameters));
   }
   if (s.textures?.length) {
-    out.push(h("h3", {}, "Textures"), table([["id", "Texture"], ["width", "Width"], ["height", "Height"], ["mips", "Mips"],
+    const thumb = thumbsOf === null ? [] : [["index", "Preview", (i) => h("img", { class: "thumb", loading: "lazy",
+      alt: `texture ${i}`, src: `/api/packages/${thumbsOf}/textures/${i}.png?size=64` })]];
+    s.textures.forEach((t, i) => (t.index ??= i));
+    out.push(h("h3", {}, "Textures"), table([...thumb, ["id", "Texture"], ["width", "Width"], ["height", "Height"], ["mips", "Mips"],
       ["formatName", "Format", (v, r) => v ?? r.format], ["srgb", "sRGB", (v) => (v ? "yes" : "no")], ["payload", "Payload"]],
     s.textures));
   }

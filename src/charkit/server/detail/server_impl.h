@@ -215,8 +215,9 @@ struct Server::Impl {
   /// 500 INTERNAL for an exception a handler let through; logged.
   StringResponse internal_error(const std::exception& e);
   Reply handle_list(store::Kind kind, const QueryParams& params);
-  /// GET /api/packages/{id}/summary (bem inspect's JSON) and /export.glb
-  /// (a selection exported as `charkit bem export` does; cached).
+  /// GET /api/packages/{id}/summary (bem inspect's JSON), /export.glb (a
+  /// selection exported as `charkit bem export` does) and /textures/N.png
+  /// (a texture's thumbnail); the last two cached.
   Reply handle_package_view(std::int64_t id, std::string_view view, const QueryParams& params);
   Reply handle_get(store::Kind kind, std::int64_t id);
   Reply handle_delete(store::Kind kind, std::int64_t id);
