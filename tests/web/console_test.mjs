@@ -37,6 +37,7 @@ const files = {
   vrm1: join(models, "debug_robot.vrm"),
   glb: join(models, "CesiumMan.glb"),
   bvh: join(root, "tests/data/bvh/test_mocapbank.bvh"),
+  walk: join(root, "tests/data/bvh/test_freebvh.bvh"),
   bem: join(root, "tests/data/examples/example-1.5.bem"),
 };
 rmSync(dataDir, { recursive: true, force: true });
@@ -240,11 +241,24 @@ try {
     await shot("motion");
   });
 
-  for (const [name, file] of [["VRM 1.0", "debug_robot.vrm"], ["VRM 0.x", "sphere.vrm"]]) {
-    await step(`motion page drives a ${name} avatar: upper-arm directions follow the keypoints`, async () => {
-      const rec = await getJson(`/api${ids["test_mocapbank.bvh"]}`);
+  // A second motion, a walk cycle (the first is a crouch), stored through the API.
+  await step("a walk cycle uploaded through the API converts", async () => {
+    const r = await fetch(`${base}/api/motions?filename=test_freebvh.bvh`, { method: "POST", body: readFileSync(files.walk) });
+    assert.ok(r.status === 201 || r.status === 200, `upload: ${r.status}`);
+    const id = (await r.json()).id;
+    ids["test_freebvh.bvh"] = `/motions/${id}`;
+    for (let i = 0; i < 600 && (await getJson(`/api/motions/${id}`)).preprocessState !== "done"; i++)
+      await new Promise((ok) => setTimeout(ok, 100));
+    assert.equal((await getJson(`/api/motions/${id}`)).preprocessState, "done");
+  });
+
+  for (const [name, file, motion, frames] of [["VRM 1.0", "debug_robot.vrm", "test_mocapbank.bvh", [0, 60, 150, 230, 301, 420]],
+    ["VRM 0.x", "sphere.vrm", "test_mocapbank.bvh", [0, 60, 150, 230, 301, 420]],
+    ["VRM 1.0", "debug_robot.vrm", "test_freebvh.bvh", [0, 11, 23, 34, 46, 57, 68]]]) {
+    await step(`motion page drives a ${name} avatar with ${motion}: upper-arm directions follow the keypoints`, async () => {
+      const rec = await getJson(`/api${ids[motion]}`);
       const avatarId = Number(ids[file].split("/").pop());
-      await page.goto(`${base}${ids["test_mocapbank.bvh"]}?avatar=${avatarId}`);
+      await page.goto(`${base}${ids[motion]}?avatar=${avatarId}`);
       await page.waitForFunction((id) => window.charkitConsole.page?.avatar?.id === id &&
         window.charkitConsole.page.avatar.loaded && window.charkitConsole.page.avatar.dirs, avatarId, { timeout: 30000 });
       await page.click('button[aria-label="Pause"]');
@@ -258,7 +272,8 @@ try {
       };
       const angle = (u, v) => (Math.acos(Math.max(-1, Math.min(1, u[0] * v[0] + u[1] * v[1] + u[2] * v[2]))) * 180) / Math.PI;
       let worst = 0;
-      for (const target of [0, 60, 150, 230, 301, 420]) {
+      assert.ok(lines.length > frames[frames.length - 1], `${motion} has ${lines.length} frames`);
+      for (const target of frames) {
         await page.$eval('input[aria-label="Frame"]', (el, v) => {
           el.value = String(v);
           el.dispatchEvent(new Event("change"));
@@ -271,8 +286,8 @@ try {
       }
       assert.ok(worst < 5, `upper-arm direction error ${worst.toFixed(2)}°`);
       assert.match(page.url(), new RegExp(`avatar=${avatarId}`));
-      console.log(`     ${file}: worst upper-arm direction error ${worst.toFixed(3)}° over 6 frames`);
-      await shot(`motion-avatar-${file.replace(/\W+/g, "-")}`);
+      console.log(`     ${file} with ${motion}: worst upper-arm direction error ${worst.toFixed(3)}° over ${frames.length} frames`);
+      await shot(`motion-avatar-${file.replace(/\W+/g, "-")}-${motion.replace(/\W+/g, "-")}`);
     });
   }
 
