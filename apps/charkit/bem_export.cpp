@@ -36,6 +36,7 @@ struct ExportArgs {
   bool json = false;
   bool skip_validation = false;
   bool raw_axes = false;
+  bool allow_empty = false;
 };
 
 int fail(const ExportArgs& a, int exit, const std::string& code, const std::string& message,
@@ -53,11 +54,6 @@ int fail(const ExportArgs& a, int exit, const std::string& code, const std::stri
   return exit;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 bool write_file(const std::string& path, const void* data, std::size_t size) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
@@ -65,7 +61,23 @@ bool write_file(const std::string& path, const void* data, std::size_t size) {
   return static_cast<bool>(out);
 }
 
+/// The output's lower-cased extension: ".glb", ".gltf", or anything else.
+std::string output_extension(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return {};
+  std::string ext = path.substr(dot);
+  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return ext;
+}
+
 int run_export(const ExportArgs& a) {
+  const std::string ext = output_extension(a.output);
+  if (ext != ".glb" && ext != ".gltf")
+    return fail(a, kExitUsage, "BEM_EXPORT_OUTPUT_NAME",
+                "output " + printable(a.output) +
+                    ": the name must end in .glb (one binary file) or .gltf (JSON with a .bin "
+                    "beside it)");
   auto file = PackageInput::open(a.file);
   if (!file)
     return fail(a, input_error_exit_code(file.error()), file.error().code, file.error().message);
@@ -91,7 +103,7 @@ int run_export(const ExportArgs& a) {
   eo.unity_to_gltf = !a.raw_axes;
   eo.generator = std::string("charkit ") + CHARKIT_VERSION_STRING;
   // .gltf output: the same document with the buffer in a .bin beside it.
-  const bool separate = ends_with(a.output, ".gltf");
+  const bool separate = ext == ".gltf";
   StepProgress building(a.file, "exporting meshes");
   eo.progress = building.fn();
   auto exported = bem::export_glb(model, *loaded.package, *settings, eo);
@@ -101,6 +113,16 @@ int run_export(const ExportArgs& a) {
     const bool usage =
         e.code == bem::codes::BEM_PLAN_RESOURCE || e.code == bem::codes::BEM_PLAN_PLATFORM;
     return fail(a, usage ? kExitUsage : kExitInvalid, e.code, e.message, e.location);
+  }
+  // Nothing replaced: an empty glTF is almost always a wrong selection.
+  const bool empty = exported->result.scene.meshes.empty();
+  if (empty && !a.allow_empty) {
+    for (const bem::ExportWarning& w : exported->result.warnings)
+      report_warning(a.file, w.code, w.message, w.pointer);
+    return fail(a, kExitInvalid, bem::codes::BEM_EXPORT_EMPTY.str(),
+                "the selection replaces no mesh; nothing written (--allow-empty writes the empty "
+                "glTF)",
+                core::Location::at_pointer("/meshes"));
   }
   std::uint64_t bytes = 0;
   std::string bin_path;
@@ -204,9 +226,13 @@ void add_bem_export_command(CLI::App& bem, int& exit_code) {
   cmd->add_flag("--raw-axes", args->raw_axes,
                 "Keep Unity's conventions (left-handed axes, bottom-row-first images) instead of "
                 "converting to glTF's");
+  cmd->add_flag("--allow-empty", args->allow_empty,
+                "Write the glTF even when the selection replaces no mesh (it has no geometry); "
+                "without it that is exit 1 and nothing is written");
   cmd->footer(
       "Textures that cannot be decoded are left out with a warning; the material stays.\n"
-      "Exit status: 0 exported, 1 invalid package or selection, 2 usage or I/O error.");
+      "Exit status: 0 exported, 1 invalid package or selection (or one that replaces nothing, "
+      "unless --allow-empty), 2 usage or I/O error.");
   cmd->callback([args, &exit_code] { exit_code = run_export(*args); });
 }
 

@@ -109,8 +109,9 @@ struct Exported {
 };
 
 void run_export(Exported& e, const std::string& options, const std::string& parameters,
-                const ExportOptions& eo = {}) {
-  e.file = export_package().binary();
+                const ExportOptions& eo = {},
+                const testkit::TestPackage& package = export_package()) {
+  e.file = package.binary();
   e.loaded = load_package(e.file);
   ASSERT_TRUE(e.loaded.ok()) << e.loaded.error << "\n" << e.loaded.validation.report.to_text("pkg");
   auto settings = parse_settings(*e.loaded.model, options, parameters);
@@ -238,6 +239,9 @@ TEST(BemExport, KeptComponentExportsNothing) {
   const tinygltf::Model m = read_back(e.glb->glb);
   EXPECT_TRUE(m.meshes.empty());
   EXPECT_TRUE(m.images.empty());
+  // Issue 19: an export without geometry says so.
+  ASSERT_EQ(e.glb->result.warnings.size(), 1u);
+  EXPECT_EQ(e.glb->result.warnings[0].code, "BEM_EXPORT_EMPTY");
 }
 
 TEST(BemExport, RawAxesKeepStoredValues) {
@@ -270,6 +274,73 @@ TEST(BemExport, UndecodableTextureIsAWarningAndTheMaterialStays) {
   EXPECT_EQ(m.materials[1].name, "M_actor_example_body_01");
   EXPECT_EQ(m.materials[1].pbrMetallicRoughness.baseColorTexture.index, -1);
   EXPECT_EQ(m.images.size(), 1u);
+}
+
+// The game's 16/12/12 layout (docs/bem/export.md): stream 0 position +
+// packed normal/tangent word, stream 1 UV + SNorm8×4 outline data, stream 2
+// the 12-byte skin. Words from the bit layout (packed_tbn_test.cpp works
+// the same three out by hand).
+testkit::TestPackage packed_layout_package() {
+  testkit::TestPackage p = export_package();
+  Json& mesh = p.manifest["meshes"][0];
+  mesh["streams"][0]["stride"] = 16;
+  mesh["streams"][1]["stride"] = 12;
+  mesh["attributes"] = Json::array({Json::array({0, 0, 3, 0, 0}), Json::array({1, 0, 1, 0, 12}),
+                                    Json::array({4, 0, 2, 1, 0}), Json::array({6, 3, 4, 1, 8}),
+                                    Json::array({12, 4, 4, 2, 0}), Json::array({13, 6, 4, 2, 8})});
+  constexpr std::uint32_t kFlag = 1u << 30;
+  constexpr std::uint32_t kPlus = 1u << 31;
+  const std::uint32_t words[4] = {
+      128u << 20 | kFlag | kPlus,              // n +z, t ≈ +x, sign +
+      0x201u | 383u << 20 | kFlag | kPlus,     // n −x, t ≈ +y, sign +
+      511u | 511u << 10 | 383u << 20 | kFlag,  // n −z, t ≈ +x, sign −
+      128u << 20 | kPlus,                      // as v0 without the flag
+  };
+  const std::vector<std::vector<float>> pos = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}};
+  const std::vector<std::vector<float>> uv = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  ByteVec s0;
+  ByteVec s1;
+  for (int v = 0; v < 4; ++v) {
+    s0 = cat({s0, testkit::f32_bytes(pos[v]), testkit::u32_bytes({words[v]})});
+    s1 = cat({s1, testkit::f32_bytes(uv[v]), ByteVec{127, static_cast<std::uint8_t>(-127), 0, 64}});
+  }
+  p.payloads[0] = s0;
+  p.payloads[1] = s1;
+  return p;
+}
+
+TEST(BemExport, PackedNormalWordBecomesNormalAndTangent) {
+  Exported e;
+  run_export(e, "outfit:a&sleeves:off", "", {}, packed_layout_package());
+  ASSERT_TRUE(e.glb.has_value());
+  ASSERT_EQ(e.glb->result.warnings.size(), 1u);
+  EXPECT_EQ(e.glb->result.warnings[0].code, "BEM_EXPORT_PACKED_NORMAL");
+  EXPECT_NE(e.glb->result.warnings[0].message.find("1 of 4"), std::string::npos);
+  const tinygltf::Model m = read_back(e.glb->glb);
+  const auto& attrs = m.meshes[0].primitives[0].attributes;
+  // Unity -> glTF: x negated in normals and tangents, tangent w negated.
+  const std::vector<float> n = accessor<float>(m, attrs.at("NORMAL"), 3);
+  const std::vector<float> want_n = {0, 0, 1, 1, 0, 0, 0, 0, -1, 0, 0, 1};
+  ASSERT_EQ(n.size(), want_n.size());
+  for (std::size_t i = 0; i < n.size(); ++i) EXPECT_NEAR(n[i], want_n[i], 1e-6) << i;
+  const std::vector<float> t = accessor<float>(m, attrs.at("TANGENT"), 4);
+  const std::vector<float> want_t = {-1, 0, 0, -1, 0, 1, 0, -1, -1, 0, 0, 1, -1, 0, 0, -1};
+  ASSERT_EQ(t.size(), want_t.size());
+  for (std::size_t i = 0; i < t.size(); ++i) EXPECT_NEAR(t[i], want_t[i], 3e-3) << i;
+  // TexCoord2 (SNorm8×4) has no glTF semantic: kept whole as _TEXCOORD2,
+  // while TexCoord0 stays TEXCOORD_0 and no TEXCOORD_1 appears.
+  ASSERT_TRUE(attrs.count("_TEXCOORD2"));
+  EXPECT_FALSE(attrs.count("TEXCOORD_1"));
+  const auto& acc = m.accessors[static_cast<std::size_t>(attrs.at("_TEXCOORD2"))];
+  EXPECT_EQ(acc.type, TINYGLTF_TYPE_VEC4);
+  const std::vector<float> extra = accessor<float>(m, attrs.at("_TEXCOORD2"), 4);
+  ASSERT_EQ(extra.size(), 16u);
+  EXPECT_FLOAT_EQ(extra[0], 1.0F);
+  EXPECT_FLOAT_EQ(extra[1], -1.0F);
+  EXPECT_FLOAT_EQ(extra[2], 0.0F);
+  EXPECT_FLOAT_EQ(extra[3], static_cast<float>(64 / 127.0));
+  EXPECT_EQ(accessor<float>(m, attrs.at("TEXCOORD_0"), 2),
+            (std::vector<float>{0, 1, 1, 1, 1, 0, 0, 0}));
 }
 
 }  // namespace

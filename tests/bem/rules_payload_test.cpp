@@ -163,6 +163,27 @@ TEST(PayloadRules, UnreferencedPayloadIsAWarning) {
   }
 }
 
+// Issue 19: a referenced payload whose size is wrong, or one behind a mesh
+// the walk stopped at, is not "unreferenced": with a manifest error the
+// references are not all known, so the warning is not given.
+TEST(PayloadRules, NoUnreferencedWarningWhenTheManifestHasErrors) {
+  for (int minor : {0, 5}) {
+    TestPackage p = testkit::make_valid_package(minor);
+    mesh0(p)["streams"][0]["stride"] = 16;   // payload 0 now has the wrong size
+    p.manifest["textures"][0]["width"] = 8;  // payload 4 too
+    for (auto form : {Form::kBinary, Form::kZip}) {
+      auto r = rules_test::validate(p, form);
+      EXPECT_TRUE(r.report.has_code("BEM_PAYLOAD_SIZE")) << r.report.to_text("pkg");
+      EXPECT_FALSE(r.report.has_code("BEM_PAYLOAD_UNREFERENCED")) << r.report.to_text("pkg");
+    }
+    TestPackage q = testkit::make_valid_package(minor);
+    q.manifest["meshes"][0] = 7;  // the walk cannot reach this mesh's payloads
+    auto r = rules_test::validate(q, Form::kBinary);
+    EXPECT_FALSE(r.valid());
+    EXPECT_FALSE(r.report.has_code("BEM_PAYLOAD_UNREFERENCED")) << r.report.to_text("pkg");
+  }
+}
+
 TEST(PayloadRules, ZstdWithoutGainIsInfo) {
   auto r = rules_test::validate(testkit::make_valid_package(1), Form::kBinaryZstd);
   EXPECT_TRUE(r.valid()) << r.report.to_text("pkg");

@@ -125,6 +125,20 @@ TestPackage with_root_offset(TestPackage p) {
   return p;
 }
 
+/// Draw 0 binds `n` textures at once (§11: 32 before 1.2, 64 from 1.2).
+TestPackage with_bindings(TestPackage p, int n) {
+  Json& textures = p.manifest["textures"];
+  Json& bound = p.manifest["meshes"][0]["draws"][0]["textures"];
+  const Json first = textures[0];
+  for (int i = 1; i < n; ++i) {
+    Json t = first;
+    t["original_name"] = "T_actor_example_extra_" + std::to_string(i);
+    textures.push_back(std::move(t));
+    bound.push_back(i);
+  }
+  return p;
+}
+
 struct VersionCase {
   const char* name;
   TestPackage package;
@@ -139,6 +153,10 @@ TEST(Writer, WritesTheLowestVersionThatExpressesTheContent) {
       {"1.3 morph parameters", morphtest::with_morph(5), 3},
       {"1.4 explicit target", testkit::make_valid_package_v14(), 4},
       {"1.5 root offset", with_root_offset(testkit::make_valid_package(5)), 5},
+      // Issue 19: 33 bindings in one selection need 1.2's limit of 64; 1.1
+      // content otherwise (its ZIP used to be written as 1.1, which refuses it).
+      {"1.2 by 33 texture bindings", with_bindings(testkit::make_valid_package(5), 33), 2},
+      {"1.1 with 32 texture bindings", with_bindings(testkit::make_valid_package(5), 32), 1},
   };
   for (const auto& vc : cases) {
     SCOPED_TRACE(vc.name);
@@ -166,6 +184,14 @@ TEST(Writer, ForcedMinorMayBeHigherButNotLower) {
   ASSERT_TRUE(up.ok()) << up.error().to_string();
   EXPECT_EQ(header_minor(up->bytes), 3);
   EXPECT_EQ(up->stats.needed_minor, 1);
+
+  // A §11 limit is named as the reason.
+  o.minor = 1;
+  auto low = bem::write_binary(content_of(with_bindings(testkit::make_valid_package(5), 33)), o);
+  ASSERT_FALSE(low.ok());
+  EXPECT_EQ(low.error().code, "BEM_WRITE_VERSION_TOO_LOW");
+  EXPECT_NE(low.error().message.find("33 texture bindings"), std::string::npos)
+      << low.error().message;
 
   PackageContent morph = content_of(morphtest::with_morph(5));
   o.minor = 2;

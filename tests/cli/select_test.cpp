@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
+#include <sstream>
 
 #include "charkit/core/json.h"
 #include "cli_support.h"
@@ -184,6 +186,63 @@ TEST_F(SelectCli, TextOutput) {
   auto help = run_charkit("bem select --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--parameters"), std::string::npos);
+}
+
+// Issue 19: the issues of an invalid package are printed one per line (they
+// were once joined by a literal "\x0A"), by select and convert alike.
+TEST_F(SelectCli, InvalidPackageIssuesOnePerLine) {
+  testkit::TestPackage p = select_package();
+  p.manifest["name"] = "";
+  p.manifest["meshes"][0]["vertex_count"] = 0;
+  auto path = write("bad.bem", p.binary());
+  for (const std::string& cmd :
+       {"bem select " + quote(path), "bem convert " + quote(path) + " " + quote(dir_ / "o.zip")}) {
+    SCOPED_TRACE(cmd);
+    auto r = run_charkit(cmd, true);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_EQ(r.out.find("\\x0A"), std::string::npos) << r.out;
+    std::size_t name_line = std::string::npos;
+    std::size_t count_line = std::string::npos;
+    std::istringstream lines(r.out);
+    std::string line;
+    for (std::size_t n = 0; std::getline(lines, line); ++n) {
+      if (line.find("BEM_STRING_LENGTH") != std::string::npos && name_line == std::string::npos)
+        name_line = n;
+      if (line.find("BEM_FIELD_RANGE") != std::string::npos && count_line == std::string::npos)
+        count_line = n;
+    }
+    ASSERT_NE(name_line, std::string::npos) << r.out;
+    ASSERT_NE(count_line, std::string::npos) << r.out;
+    EXPECT_NE(name_line, count_line) << r.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "o.zip"));
+}
+
+// Issue 19: `bem export` of a selection that replaces nothing says so and
+// writes nothing unless --allow-empty; an output name that is neither .glb
+// nor .gltf is refused before any work.
+TEST_F(SelectCli, ExportOfAnEmptySelectionAndOutputNames) {
+  auto path = write("e.bem", select_package().binary());
+  const auto glb = dir_ / "kept.glb";
+  auto r = run_charkit("bem export " + quote(path) + " --options outfit:b -o " + quote(glb), true);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("BEM_EXPORT_EMPTY"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(glb));
+  r = run_charkit(
+      "bem export " + quote(path) + " --options outfit:b --allow-empty -o " + quote(glb), true);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("BEM_EXPORT_EMPTY"), std::string::npos) << r.out;  // still a warning
+  EXPECT_TRUE(std::filesystem::exists(glb));
+
+  r = run_charkit("bem export " + quote(path) + " --json -o " + quote(dir_ / "out.obj"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  Json j = Json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["error"]["code"], "BEM_EXPORT_OUTPUT_NAME");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "out.obj"));
+  r = run_charkit("bem export " + quote(path) + " -o " + quote(dir_ / "UPPER.GLB"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "UPPER.GLB"));
 }
 
 }  // namespace

@@ -281,6 +281,10 @@ void check_payload_data(Context& ctx) {
   // payload and is never zero-filled, so pages are faulted in once.
   PayloadBuffer scratch;
   const core::ProgressFn& progress = ctx.options.progress;
+  // A manifest error can end the walk over part of the manifest (or skip a
+  // reference whose size is wrong) before its payload references are seen:
+  // "unreferenced" is only known when the manifest walk had no error.
+  const bool references_known = !ctx.report.has_errors();
   for (std::uint32_t id = 0; id < table.size(); ++id) {
     if (progress) progress(id, table.size());
     const PayloadInfo& info = table[id];
@@ -294,7 +298,7 @@ void check_payload_data(Context& ctx) {
     auto uses = ctx.payload_uses.find(id);
     bool referenced = uses != ctx.payload_uses.end() && !uses->second.empty();
     // Q5: unreferenced payloads and zstd without gain are writer duties: reported, not errors.
-    if (!referenced)
+    if (!referenced && references_known)
       ctx.report.warning("BEM_PAYLOAD_UNREFERENCED", "§2", payload_location(info),
                          "payload " + std::to_string(id) + " is not referenced by the manifest");
     if (info.codec == Codec::kZstd && info.stored_size >= info.decoded_size)

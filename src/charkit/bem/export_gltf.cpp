@@ -9,6 +9,7 @@
 #include <optional>
 #include <tuple>
 
+#include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
 #include "charkit/scene/gltf_writer.h"
 #include "charkit/scene/image.h"
@@ -100,6 +101,10 @@ struct AttributeView {
   float getf(std::uint32_t vertex, std::uint32_t component) const {
     return static_cast<float>(get(vertex, component));
   }
+  /// The attribute's first 4 bytes as an unsigned word (the packed normal).
+  std::uint32_t word(std::uint32_t vertex) const {
+    return core::load_le<std::uint32_t>(base + std::size_t{vertex} * stride + offset);
+  }
 };
 
 core::Result<AttributeView> view_of(const Mesh& mesh, const SelectedMesh& sel,
@@ -171,6 +176,12 @@ class SceneBuilder {
       node.mesh = it->second;
       result_.scene.nodes.push_back(std::move(node));
     }
+    if (result_.scene.meshes.empty()) {
+      warn("BEM_EXPORT_EMPTY",
+           "the selection replaces no mesh: the glTF has no geometry (kept and hidden components "
+           "are the game's own meshes, not in the package)",
+           "/meshes");
+    }
     if (!joint_names_.empty()) {
       scene::Skeleton skeleton;
       skeleton.name = "palette";
@@ -219,9 +230,31 @@ class SceneBuilder {
                         core::Location::at_pointer(mesh_ptr(pm.mesh) + "/attributes"));
     }
     if (auto it = attrs.find(kNormal); it != attrs.end()) {
+      const AttributeView& n = it->second;
       out.normals.resize(vc);
-      for (std::uint32_t v = 0; v < vc; ++v) {
-        out.normals[v] = {sx * it->second.getf(v, 0), it->second.getf(v, 1), it->second.getf(v, 2)};
+      if (is_packed_tbn_attribute(kNormal, n.format, n.dimension)) {
+        // One 32-bit word holds normal, tangent and bitangent sign (packed_tbn.h).
+        const bool own_tangent = attrs.count(kTangent) != 0;
+        if (!own_tangent) out.tangents.resize(vc);
+        std::uint32_t unflagged = 0;
+        for (std::uint32_t v = 0; v < vc; ++v) {
+          const UnpackedTbn tbn = unpack_tbn(n.word(v));
+          unflagged += tbn.packed_flag ? 0 : 1;
+          out.normals[v] = {sx * tbn.normal[0], tbn.normal[1], tbn.normal[2]};
+          if (!own_tangent)  // a mirror flips the bitangent's handedness too
+            out.tangents[v] = {sx * tbn.tangent[0], tbn.tangent[1], tbn.tangent[2],
+                               sx * tbn.tangent[3]};
+        }
+        if (unflagged != 0)
+          warn("BEM_EXPORT_PACKED_NORMAL",
+               std::to_string(unflagged) + " of " + std::to_string(vc) +
+                   " vertices have a one-component normal without the packed flag (bit 30); "
+                   "decoded as packed words anyway",
+               mesh_ptr(pm.mesh) + "/attributes");
+      } else {
+        for (std::uint32_t v = 0; v < vc; ++v) {
+          out.normals[v] = {sx * n.getf(v, 0), n.getf(v, 1), n.getf(v, 2)};
+        }
       }
     }
     if (auto it = attrs.find(kTangent); it != attrs.end()) {
@@ -245,6 +278,19 @@ class SceneBuilder {
       auto it = attrs.find(s);
       if (it == attrs.end()) {
         continue;  // sets are renumbered consecutively (TEXCOORD_n has no gaps)
+      }
+      if (it->second.dimension > 2) {
+        // Not a UV pair (e.g. the 16/12/12 layout's SNorm8×4 outline data):
+        // glTF has no semantic for it, so it is kept whole, as stored.
+        scene::CustomAttribute extra;
+        extra.name = "_TEXCOORD" + std::to_string(s - kTexCoord0);
+        extra.components = it->second.dimension;
+        extra.values.resize(std::size_t{vc} * extra.components);
+        for (std::uint32_t v = 0; v < vc; ++v)
+          for (std::uint32_t c = 0; c < extra.components; ++c)
+            extra.values[std::size_t{v} * extra.components + c] = it->second.getf(v, c);
+        out.custom.push_back(std::move(extra));
+        continue;
       }
       std::vector<scene::Vec2> uv(vc);
       for (std::uint32_t v = 0; v < vc; ++v) {

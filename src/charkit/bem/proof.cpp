@@ -5,6 +5,7 @@
 // such functions, maximised exactly by maximize_sum.
 #include "charkit/bem/proof.h"
 
+#include "charkit/bem/container.h"
 #include "charkit/bem/detail/decision_graph.h"
 
 #include <algorithm>
@@ -32,6 +33,25 @@ Limits limits_for(int minor) {
   l.bindings = minor >= 2 ? 64 : 32;
   l.bytes = minor >= 2 ? 1536 * kMiB : minor == 1 ? 768 * kMiB : 512 * kMiB;
   return l;
+}
+
+/// The first worst case of `s` over `minor`'s limits, described; "" if none.
+std::string over_limits(const ProofSummary& s, int minor) {
+  const Limits l = limits_for(minor);
+  if (l.draws && s.draws.value > *l.draws)
+    return std::to_string(s.draws.value) + " draws in one selection (1." + std::to_string(minor) +
+           " allows " + std::to_string(*l.draws) + ")";
+  if (s.indices.value > l.indices) return "more selected indices than any version allows";
+  if (s.texture_bindings.value > l.bindings)
+    return std::to_string(s.texture_bindings.value) + " texture bindings in one selection (1." +
+           std::to_string(minor) + " allows " + std::to_string(l.bindings) + ")";
+  if (s.decoded_bytes.value > l.bytes)
+    return std::to_string(s.decoded_bytes.value) + " decoded bytes in one selection (1." +
+           std::to_string(minor) + " allows " + std::to_string(l.bytes / kMiB) + " MiB)";
+  if (s.resident_bytes.value > l.bytes)
+    return std::to_string(s.resident_bytes.value) + " resident bytes in one selection (1." +
+           std::to_string(minor) + " allows " + std::to_string(l.bytes / kMiB) + " MiB)";
+  return {};
 }
 
 std::vector<std::uint32_t> domain_sizes(const Model& m) {
@@ -360,6 +380,16 @@ class Prover {
 core::Result<ProofSummary> prove_selections(const Model& model, const ProofOptions& options) {
   Prover p(model, options);
   return p.run();
+}
+
+int lowest_minor_for_worst_cases(const ProofSummary& s, int from, std::string* why) {
+  if (!s.has_worst_cases) return from;
+  for (int m = from; m <= kMaxMinor; ++m) {
+    if (!over_limits(s, m).empty()) continue;
+    if (why != nullptr && m > from) *why = over_limits(s, m - 1);
+    return m;
+  }
+  return from;
 }
 
 std::string settings_string(const Model& model, const Assignment& x) {

@@ -67,6 +67,13 @@ struct ProofSummary {
 /// decision graph or a worst-case search passed options.node_limit).
 core::Result<ProofSummary> prove_selections(const Model& model, const ProofOptions& options = {});
 
+/// §11: the lowest version 1.m (m ≥ from, at most 1.5) whose per-selection
+/// limits hold every worst case of `s` (texture bindings 32 → 64 from 1.2,
+/// decoded and resident bytes 512 / 768 / 1536 MiB, selected draws unlimited
+/// in 1.0 and 256 after); `from` when none does or no worst case was
+/// computed. `why` (optional) gets the first limit that rules out 1.(m−1).
+int lowest_minor_for_worst_cases(const ProofSummary& s, int from, std::string* why = nullptr);
+
 /// The settings string of an assignment (§6 `group:choice&…`, every group
 /// in manifest order, an unavailable group written with its default; 1.0:
 /// the appearance id alone).

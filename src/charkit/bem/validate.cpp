@@ -122,10 +122,15 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   summary.declared_minor = declared;
   summary.effective_minor = effective;
   summary.needed_minor = ctx.needed_minor();
+  // §11's per-selection limits differ by version too (texture bindings 32 →
+  // 64 from 1.2, decoded bytes 512/768/1536 MiB): the lowest version that
+  // expresses the content is also one whose limits hold its worst cases.
+  if (summary.proof)
+    summary.needed_minor = lowest_minor_for_worst_cases(*summary.proof, summary.needed_minor);
   if (!declared)
     report.info("BEM_VERSION_INFERRED", "§14", manifest_loc,
                 "ZIP package without \"format_version\": content needs BEM 1." +
-                    std::to_string(ctx.needed_minor()));
+                    std::to_string(summary.needed_minor));
 }
 
 /// Stop reasons of a DecodeControl: budget or cancel errors end a loop.

@@ -433,9 +433,12 @@ core::Result<WrittenPackage> choose_and_write(Prepared& p, const WriteOptions& o
   };
   if (target < needed) {
     finish(checked.report);
+    std::string why;  // a §11 per-selection limit, when that is what needs the version
+    if (checked.summary.proof) lowest_minor_for_worst_cases(*checked.summary.proof, target, &why);
     return make_error("BEM_WRITE_VERSION_TOO_LOW",
                       "the content needs BEM 1." + std::to_string(needed) +
-                          "; it cannot be written as 1." + std::to_string(target));
+                          (why.empty() ? "" : " (" + why + ")") + "; it cannot be written as 1." +
+                          std::to_string(target));
   }
   std::vector<std::uint8_t> bytes = std::move(*candidate);
   if (target != checked.summary.effective_minor || options.format_version || options.minor) {

@@ -66,6 +66,23 @@ core::Status validate_mesh(const Scene& scene, const Mesh& mesh, const std::stri
   if (mesh.joints.empty() != mesh.weights.empty()) {
     return scene_error("SCENE_MESH_SKIN_ATTRIBUTES", "joints and weights come together", where);
   }
+  for (std::size_t c = 0; c < mesh.custom.size(); ++c) {
+    const CustomAttribute& a = mesh.custom[c];
+    const std::string cw = ptr(where + "/custom", c);
+    // glTF 2.0 §3.7.2.1: application-specific attributes start with '_'.
+    if (a.name.size() < 2 || a.name[0] != '_' || a.components < 1 || a.components > 4) {
+      return scene_error("SCENE_MESH_CUSTOM_ATTRIBUTE",
+                         "a custom attribute needs a name starting with '_' and 1..4 components",
+                         cw);
+    }
+    if (a.values.size() != vc * a.components) {
+      return scene_error("SCENE_MESH_ATTRIBUTE_COUNT",
+                         "every present attribute needs one value per position", cw);
+    }
+    if (!finite(a.values.data(), a.values.size())) {
+      return scene_error("SCENE_MESH_NOT_FINITE", "a vertex attribute holds NaN or infinity", cw);
+    }
+  }
   // Non-finite floats cannot be written as JSON min/max and are invalid glTF data.
   bool all_finite = all_finite_values(mesh.positions) && all_finite_values(mesh.normals) &&
                     all_finite_values(mesh.tangents) && all_finite_values(mesh.colors) &&
@@ -300,6 +317,20 @@ class DocumentBuilder {
     return static_cast<std::uint32_t>(accessors_.size() - 1);
   }
 
+  /// `values.size() / components` vertices of `components` floats each.
+  std::uint32_t add_float_values(const std::vector<float>& values, std::uint32_t components) {
+    static constexpr const char* kTypes[] = {"SCALAR", "VEC2", "VEC3", "VEC4"};
+    const std::uint32_t view =
+        buffer_.add_view(values.data(), values.size() * sizeof(float), gltf::kArrayBuffer);
+    Json acc = Json::object();
+    acc["bufferView"] = view;
+    acc["componentType"] = gltf::kFloat;
+    acc["count"] = values.size() / components;
+    acc["type"] = kTypes[components - 1];
+    accessors_.push_back(std::move(acc));
+    return static_cast<std::uint32_t>(accessors_.size() - 1);
+  }
+
   Json& accessors() { return accessors_; }
 
  private:
@@ -325,6 +356,9 @@ Json mesh_json(const Mesh& mesh, DocumentBuilder& doc) {
   if (!mesh.joints.empty()) {
     attributes["JOINTS_0"] = doc.add_joints(mesh.joints);
     attributes["WEIGHTS_0"] = doc.add_float_accessor(mesh.weights, "VEC4");
+  }
+  for (const CustomAttribute& a : mesh.custom) {
+    attributes[a.name] = doc.add_float_values(a.values, a.components);
   }
   Json out = Json::object();
   if (!mesh.name.empty()) {

@@ -27,6 +27,15 @@ struct Primitive {
   std::optional<std::uint32_t> material;  ///< index into Scene::materials
 };
 
+/// A vertex attribute glTF has no semantic for, written as an
+/// application-specific attribute: `name` starts with '_' (glTF 2.0
+/// §3.7.2.1), `components` (1..4) floats per vertex in `values`.
+struct CustomAttribute {
+  std::string name;
+  std::uint32_t components = 4;
+  std::vector<float> values;  ///< vertex count × components
+};
+
 struct Mesh {
   std::string name;
   std::vector<Vec3> positions;  ///< required, defines the vertex count
@@ -36,6 +45,7 @@ struct Mesh {
   std::vector<Vec4> colors;                          ///< linear RGBA, 0..1
   std::vector<std::array<std::uint16_t, 4>> joints;  ///< indices into the skin's joints
   std::vector<Vec4> weights;
+  std::vector<CustomAttribute> custom;  ///< written as `_NAME` attributes
   std::vector<Primitive> primitives;
 
   std::size_t vertex_count() const { return positions.size(); }
