@@ -25,6 +25,55 @@ testkit::TestPackage example_v15() {
   return p;
 }
 
+// The game's own 16/12/12 vertex layout (docs/bem/export.md, "Packed normal
+// and tangent"): a quad with position + the packed normal/tangent word in
+// stream 0, UV + SNorm8×4 outline data (TexCoord2) in stream 1 and the
+// 12-byte skin (UNorm16×4 weights summing to 65535 + UInt8×4 bones) in
+// stream 2. Every normal is +z with tangent +x and bitangent sign +1: word
+// 0xC8000000 (octahedral (0, 0), tangent code 128/511 = 0.25, bits 30, 31).
+testkit::TestPackage example_game_layout() {
+  testkit::TestPackage p = testkit::make_valid_package(1);
+  Json& m = p.manifest;
+  m["package_id"] = "charkit.example.game_layout";
+  m["name"] = "charkit example (game vertex layout)";
+  m["author"] = "charkit project (CC0)";
+  Json& mesh = m["meshes"][0];
+  mesh["vertex_count"] = 4;
+  mesh["streams"] =
+      Json::array({Json{{"stride", 16}, {"payload", 0}}, Json{{"stride", 12}, {"payload", 1}},
+                   Json{{"stride", 12}, {"payload", 2}}});
+  mesh["attributes"] = Json::array({Json::array({0, 0, 3, 0, 0}), Json::array({1, 0, 1, 0, 12}),
+                                    Json::array({4, 0, 2, 1, 0}), Json::array({6, 3, 4, 1, 8}),
+                                    Json::array({12, 4, 4, 2, 0}), Json::array({13, 6, 4, 2, 8})});
+  mesh["bones"] = Json::array({Json{{"component", 0}, {"index", 0}, {"name", "Bip001_Pelvis"}},
+                               Json{{"component", 0}, {"index", 1}, {"name", "Bip001_Spine"}}});
+  mesh["draws"][0]["count"] = 6;
+  const float pos[4][3] = {{0, 0, 0}, {0.5F, 0, 0}, {0.5F, 0.5F, 0}, {0, 0.5F, 0}};
+  const float uv[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  testkit::ByteVec s0;
+  testkit::ByteVec s1;
+  testkit::ByteVec s2;
+  auto append = [](testkit::ByteVec& to, const testkit::ByteVec& bytes) {
+    to.insert(to.end(), bytes.begin(), bytes.end());
+  };
+  const std::uint16_t weights[4][4] = {
+      {65535, 0, 0, 0}, {65535, 0, 0, 0}, {32768, 32767, 0, 0}, {65535, 0, 0, 0}};
+  const std::uint8_t bones[4][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {1, 0, 0, 0}};
+  for (int v = 0; v < 4; ++v) {
+    append(s0, testkit::f32_bytes({pos[v][0], pos[v][1], pos[v][2]}));
+    append(s0, testkit::u32_bytes({0xC8000000u}));
+    append(s1, testkit::f32_bytes({uv[v][0], uv[v][1]}));
+    append(s1, testkit::ByteVec{127, 0, 0, 64});
+    append(s2, testkit::u16_bytes({weights[v][0], weights[v][1], weights[v][2], weights[v][3]}));
+    append(s2, testkit::ByteVec{bones[v][0], bones[v][1], bones[v][2], bones[v][3]});
+  }
+  p.payloads[0] = s0;
+  p.payloads[1] = s1;
+  p.payloads[2] = s2;
+  p.payloads[3] = testkit::u16_bytes({0, 1, 2, 0, 2, 3});
+  return p;
+}
+
 // Binary form as a writer makes it (§2): zstd only where it saves bytes.
 std::vector<std::uint8_t> binary_best_codec(const testkit::TestPackage& p) {
   testkit::BinaryLayout l;
@@ -50,6 +99,7 @@ std::vector<ExampleFile> make_example_packages() {
       {"example-1.5.zip", v15.zip(/*deflate=*/true)},
       {"example-1.4-explicit.bem", v14.binary()},
       {"example-1.0.bem", v10.binary()},
+      {"example-1.1-game-layout.bem", binary_best_codec(example_game_layout())},
   };
 }
 
