@@ -23,6 +23,9 @@ void add_model_commands(CLI::App& app, int& exit_code);
 /// `charkit deformer …` (deformer.cpp): pose-driven deformer models.
 void add_deformer_commands(CLI::App& app, int& exit_code);
 
+/// `charkit deform …` (deform.cpp): the deformation kernels on files (`deform morph`).
+void add_deform_commands(CLI::App& app, int& exit_code);
+
 /// `charkit serve` and `charkit worker` (serve.cpp): the HTTP + WebSocket server, job workers.
 void add_serve_commands(CLI::App& app, int& exit_code);
 

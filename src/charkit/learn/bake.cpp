@@ -19,6 +19,7 @@
 #include "charkit/core/base64.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/gltf_document.h"
+#include "charkit/scene/gltf_writer.h"
 #include "charkit/scene/intake.h"
 
 namespace charkit::learn {
@@ -29,9 +30,6 @@ using core::make_error;
 
 namespace {
 
-using scene::gltf::kChunkBin;
-using scene::gltf::kChunkJson;
-using scene::gltf::kGlbMagic;
 constexpr std::uint64_t kMaxGlb = 0xFFFFFFFFull;  // GLB lengths are uint32
 constexpr const char* kDataUriPrefix = "data:application/octet-stream;base64,";
 
@@ -57,10 +55,6 @@ std::array<double, 3> euler_xyz_deg(const Quaternion& in) {
 
 void put_f32(std::vector<std::uint8_t>& b, float f) {
   const auto u = std::bit_cast<std::uint32_t>(f);
-  for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(u >> (8 * i)));
-}
-
-void put_u32(std::vector<std::uint8_t>& b, std::uint32_t u) {
   for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(u >> (8 * i)));
 }
 
@@ -575,24 +569,9 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
     return result;
   }
   b0.erase("uri");
-  std::vector<std::uint8_t> json_chunk;
-  const std::string text = dump(root);
-  json_chunk.assign(text.begin(), text.end());
-  pad4(json_chunk, ' ');
-  pad4(bin, 0);
-  const std::uint64_t length = 12 + 8 + json_chunk.size() + 8 + bin.size();
-  if (length > kMaxGlb) return make_error("BAKE_TOO_LARGE", "the GLB would exceed 4 GiB");
-  auto& g = result.gltf;
-  g.reserve(static_cast<std::size_t>(length));
-  put_u32(g, kGlbMagic);
-  put_u32(g, 2);
-  put_u32(g, static_cast<std::uint32_t>(length));
-  put_u32(g, static_cast<std::uint32_t>(json_chunk.size()));
-  put_u32(g, kChunkJson);
-  g.insert(g.end(), json_chunk.begin(), json_chunk.end());
-  put_u32(g, static_cast<std::uint32_t>(bin.size()));
-  put_u32(g, kChunkBin);
-  g.insert(g.end(), bin.begin(), bin.end());
+  auto glb = scene::assemble_glb(dump(root), std::move(bin));
+  if (!glb) return make_error("BAKE_TOO_LARGE", "the GLB would exceed 4 GiB");
+  result.gltf = std::move(*glb);
   return result;
 }
 

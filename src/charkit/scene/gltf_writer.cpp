@@ -638,17 +638,14 @@ core::Status validate_scene(const Scene& scene) {
   return core::Ok{};
 }
 
-core::Result<std::vector<std::uint8_t>> write_glb(const Scene& scene, const GltfOptions& options) {
-  BufferBuilder buffer;
-  auto doc = build_document(scene, options, "", buffer);
-  if (!doc) {
-    return std::move(doc).error();
-  }
-  std::string json = doc->dump();
+core::Result<std::vector<std::uint8_t>> assemble_glb(std::string json,
+                                                     std::vector<std::uint8_t> bin) {
   while (json.size() % 4 != 0) {
     json.push_back(' ');  // GLB §4.4.3.1: JSON chunk padded with spaces
   }
-  const std::vector<std::uint8_t>& bin = buffer.bytes();  // already a multiple of 4
+  while (bin.size() % 4 != 0) {
+    bin.push_back(0);  // §4.4.3.2: BIN chunk padded with zeros
+  }
   const std::uint64_t total =
       12 + 8 + std::uint64_t{json.size()} + (bin.empty() ? 0 : 8 + std::uint64_t{bin.size()});
   if (total > std::numeric_limits<std::uint32_t>::max()) {
@@ -668,6 +665,15 @@ core::Result<std::vector<std::uint8_t>> write_glb(const Scene& scene, const Gltf
     out.insert(out.end(), bin.begin(), bin.end());
   }
   return out;
+}
+
+core::Result<std::vector<std::uint8_t>> write_glb(const Scene& scene, const GltfOptions& options) {
+  BufferBuilder buffer;
+  auto doc = build_document(scene, options, "", buffer);
+  if (!doc) {
+    return std::move(doc).error();
+  }
+  return assemble_glb(doc->dump(), std::move(buffer.bytes()));
 }
 
 core::Result<GltfFiles> write_gltf(const Scene& scene, const std::string& bin_uri,

@@ -38,6 +38,14 @@ core::Status validate_scene(const Scene& scene);
 core::Result<std::vector<std::uint8_t>> write_glb(const Scene& scene,
                                                   const GltfOptions& options = {});
 
+/// A GLB container (glTF 2.0 §4.4) of a JSON text and a BIN chunk (none when
+/// `bin` is empty): the JSON padded with spaces, the BIN with zeros, the
+/// header length that of the whole file. The one GLB assembler: write_glb and
+/// the writers that edit a loaded document (shape-key baking, `deform morph`)
+/// use it. Fails with SCENE_TOO_LARGE past 4 GiB.
+core::Result<std::vector<std::uint8_t>> assemble_glb(std::string json,
+                                                     std::vector<std::uint8_t> bin);
+
 struct GltfFiles {
   std::string json;               ///< the .gltf document
   std::vector<std::uint8_t> bin;  ///< the buffer that json's buffers[0].uri names
