@@ -50,11 +50,11 @@ struct ExportArgs {
 
 int run_export(const ExportArgs& a) {
   auto d = learn::load_dataset(a.dataset);
-  if (!d) return report_error(a.dataset, d.error(), kExitInvalid);
+  if (!d) return report_error(a.dataset, d.error(), load_exit(d.error()));
   scene::RigOptions ro;
   ro.mesh_name = d->mesh_name;
   auto rig = scene::load_rig_file(a.rig, ro);
-  if (!rig) return report_error(a.rig, rig.error(), kExitInvalid);
+  if (!rig) return report_error(a.rig, rig.error(), load_exit(rig.error()));
   learn::NmnExportOptions o;
   if (!parse_widths(a.hidden, o.hidden))
     return report_error(a.hidden, usage_error("--hidden is a list of widths, e.g. 128,128"),
@@ -132,7 +132,7 @@ int run_import(const ImportArgs& a) {
   scene::RigOptions ro;
   ro.mesh_name = a.mesh;
   auto rig = scene::load_rig_file(a.rig, ro);
-  if (!rig) return report_error(a.rig, rig.error(), kExitInvalid);
+  if (!rig) return report_error(a.rig, rig.error(), load_exit(rig.error()));
   // The sidecar: --sidecar, else NETWORK.bmd_ue.json when present.
   std::optional<learn::NmnSidecar> sidecar;
   std::string sidecar_path = a.sidecar.empty() ? learn::nmn_sidecar_path(a.network) : a.sidecar;
@@ -200,13 +200,13 @@ struct BakeArgs {
 
 int run_bake(const BakeArgs& a) {
   auto m = learn::load_pose_model(a.model);
-  if (!m) return report_error(a.model, m.error(), kExitInvalid);
+  if (!m) return report_error(a.model, m.error(), load_exit(m.error()));
   auto file = core::MappedFile::open(a.rig);
   if (!file) return report_error(a.rig, file.error(), kExitUsage);
   scene::RigOptions ro;
   ro.mesh_name = m->mesh_name;
   auto rig = scene::load_rig(file->bytes(), ro);
-  if (!rig) return report_error(a.rig, rig.error(), kExitInvalid);
+  if (!rig) return report_error(a.rig, rig.error(), load_exit(rig.error()));
   // The pose library: a file, or sampled poses (without the rest pose,
   // whose shape key would be all zero).
   std::vector<learn::PoseLibraryEntry> poses;

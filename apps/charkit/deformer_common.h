@@ -1,6 +1,8 @@
 // Small helpers shared by the `charkit deformer` command files.
 #pragma once
 
+#include "charkit/core/error_codes.h"
+
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -62,6 +64,12 @@ inline std::function<void(std::size_t, std::size_t, double)> training_progress(b
     (*reporter)->update(done, note);
     if (done >= total) reporter->reset();
   };
+}
+
+/// The exit status of a failed load: 2 for the I/O family (a missing or
+/// unreadable file, docs/cli.md), 1 for invalid content.
+inline int load_exit(const core::Error& e) {
+  return core::is_io_error(e) ? 2 : 1;
 }
 
 inline core::Error usage_error(std::string message) {

@@ -360,12 +360,28 @@ int run_info(const RunArgs& a) {
       kExitInvalid);
 }
 
-// Reads IN.npy as a 2-D float32 array with `columns` columns.
+// The input array: IN.npy, or the `features` array of a dataset .npz
+// (what `deformer sample` writes).
+core::Result<learn::NpyArray> read_input_array(core::Bytes bytes) {
+  if (bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] == 'K') {
+    auto members = learn::read_npz(bytes);
+    if (!members) return std::move(members).error();
+    for (learn::NpzMember& m : *members)
+      if (m.name == "features") return std::move(m.array);
+    return core::make_error("INPUT_SHAPE",
+                            "the .npz has no features array (give a dataset from `deformer "
+                            "sample`, or a 2-D float32 .npy)");
+  }
+  return learn::read_npy(bytes);
+}
+
+// Reads IN.npy (or a dataset .npz's features) as a 2-D float32 array with
+// `columns` columns.
 int load_input(const RunArgs& a, std::size_t columns, std::size_t outputs,
                std::vector<float>& values, std::size_t& rows) {
   auto file = core::MappedFile::open(a.input);
   if (!file) return fail_io(a.input, file.error());
-  auto arr = learn::read_npy(file->bytes());
+  auto arr = read_input_array(file->bytes());
   if (!arr) return fail(a.input, arr.error(), kExitInvalid);
   if (arr->dtype != learn::NpyDType::kF4 || arr->shape.size() != 2)
     return fail(a.input,
@@ -406,6 +422,9 @@ int write_outputs(const RunArgs& a, const char* kind, std::size_t rows, std::siz
     Json doc{{"model", a.model}, {"kind", kind},     {"input", a.input},   {"output", a.output},
              {"rows", rows},     {"inputs", inputs}, {"outputs", outputs}, {"clamped", a.clamp}};
     print_json(std::move(doc));
+  } else {
+    report_info(a.output, std::to_string(rows) + " rows × " + std::to_string(outputs) + " " + kind +
+                              " outputs written" + (clamp_to_unit ? " (clamped to [0, 1])" : ""));
   }
   return kExitOk;
 }
@@ -540,7 +559,7 @@ int run_onnx(const RunArgs& a, core::Bytes bytes) {
   // Read the input (with its own column count when the model does not fix it).
   auto file = core::MappedFile::open(a.input);
   if (!file) return fail_io(a.input, file.error());
-  auto peek = learn::read_npy(file->bytes());
+  auto peek = read_input_array(file->bytes());
   if (!peek) return fail(a.input, peek.error(), kExitInvalid);
   if (peek->shape.size() != 2)
     return fail(a.input, core::make_error("INPUT_SHAPE", "the input must be a 2-D float32 array"),
@@ -666,7 +685,10 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
   run_cmd->add_option("model", ra->model, "Model file (pose_model.json, .nmn or .onnx)")
       ->required()
       ->type_name("MODEL");
-  run_cmd->add_option("--input", ra->input, "Input features, 2-D float32 .npy")
+  run_cmd
+      ->add_option("--input", ra->input,
+                   "Input features: a 2-D float32 .npy, or a dataset .npz from `deformer "
+                   "sample` (its features array)")
       ->required()
       ->type_name("IN.npy");
   run_cmd->add_option("-o,--output", ra->output, "Output file (.npy, float32)")

@@ -69,7 +69,7 @@ int run_sample(const SampleArgs& a) {
   scene::RigOptions ro;
   ro.mesh_name = a.mesh;
   auto rig = scene::load_rig_file(a.rig, ro);
-  if (!rig) return report_error(a.rig, rig.error(), kExitInvalid);
+  if (!rig) return report_error(a.rig, rig.error(), load_exit(rig.error()));
   auto spec = input_spec_from(a.spec, a.bones, a.axes, a.range, *rig);
   if (!spec) return report_error(a.spec.empty() ? a.rig : a.spec, spec.error(), kExitUsage);
 
@@ -272,7 +272,7 @@ core::Result<learn::MorphBasisInput> morphs_from_rig(const TrainArgs& a, const l
 
 int run_train(const TrainArgs& a) {
   auto d = learn::load_dataset(a.dataset);
-  if (!d) return report_error(a.dataset, d.error(), kExitInvalid);
+  if (!d) return report_error(a.dataset, d.error(), load_exit(d.error()));
 
   learn::PoseModelOptions o;
   if (a.model == "linear")
@@ -361,9 +361,9 @@ struct EvalArgs {
 
 int run_eval(const EvalArgs& a) {
   auto m = learn::load_pose_model(a.model);
-  if (!m) return report_error(a.model, m.error(), kExitInvalid);
+  if (!m) return report_error(a.model, m.error(), load_exit(m.error()));
   auto d = learn::load_dataset(a.dataset);
-  if (!d) return report_error(a.dataset, d.error(), kExitInvalid);
+  if (!d) return report_error(a.dataset, d.error(), load_exit(d.error()));
   if (d->layout != m->layout || d->feature_count() != m->feature_count() ||
       d->vertex_count != m->vertex_count)
     return report_error(

@@ -168,6 +168,18 @@ TEST_F(DeformerTrainCli, RunOwnModelRestGivesZeroOffsets) {
   EXPECT_EQ(e.exit_code, 1);
   EXPECT_NE(e.out.find("INPUT_SHAPE"), std::string::npos) << e.out;
   EXPECT_NE(e.out.find("takes 6"), std::string::npos) << e.out;
+  // Issue 20: the dataset .npz itself is an input (its features array), and
+  // the text mode says what it wrote.
+  auto z = run_charkit("deformer run " + quote(dir_ / "m.json") + " --input " + quote(ds) + " -o " +
+                           quote(dir_ / "z.npy"),
+                       true);
+  ASSERT_EQ(z.exit_code, 0) << z.out;
+  // The dataset holds the rest pose and the 60 sampled poses.
+  EXPECT_NE(z.out.find("61 rows"), std::string::npos) << z.out;
+  std::size_t zr = 0, zc = 0;
+  read_npy_f32(dir_ / "z.npy", zr, zc);
+  EXPECT_EQ(zr, 61u);
+  EXPECT_EQ(zc, 3u * 96u);
 }
 
 TEST_F(DeformerTrainCli, ClearErrors) {
@@ -184,8 +196,10 @@ TEST_F(DeformerTrainCli, ClearErrors) {
   // Unknown model kind and a missing dataset.
   auto c = run_charkit(
       "deformer train " + quote(dir_ / "missing.npz") + " -o " + quote(dir_ / "m.json"), true);
-  EXPECT_EQ(c.exit_code, 1);
-  EXPECT_NE(c.out.find("missing.npz"), std::string::npos) << c.out;
+  // Issue 20: a missing file is an I/O error (exit 2), named as given.
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.out.find("cannot read " + (dir_ / "missing.npz").string()), std::string::npos)
+      << c.out;
   ASSERT_EQ(run_charkit("deformer sample " + quote(kRig) + " --bones joint_3 --poses 20 -o " +
                         quote(dir_ / "d.npz"))
                 .exit_code,

@@ -129,6 +129,14 @@ TEST(Dataset, SaveAndLoadFiles) {
   EXPECT_EQ(back->deltas, d.deltas);
   auto missing = load_dataset(dir / "nothing.npz");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code, "NPY_IO");
+  EXPECT_EQ(missing.error().code, "IO_OPEN");  // the I/O family: exit 2 in the CLI
+  EXPECT_NE(missing.error().message.find("nothing.npz"), std::string::npos)
+      << missing.error().message;  // the file asked for, not its sidecar
+  // Without its sidecar the .npz is named with what is missing.
+  fs::remove(dir / "train.json");
+  auto no_sidecar = load_dataset(dir / "train.npz");
+  ASSERT_FALSE(no_sidecar.ok());
+  EXPECT_NE(no_sidecar.error().message.find("train.json"), std::string::npos);
+  EXPECT_NE(no_sidecar.error().message.find("deformer sample"), std::string::npos);
   fs::remove_all(dir);
 }

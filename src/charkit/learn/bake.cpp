@@ -475,9 +475,13 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
                                        {"max", {hi[0], hi[1], hi[2]}}});
     }
   }
+  // Several vertex-attribute accessors share this view: glTF 2.0 §3.6.2.4
+  // then requires byteStride (the Khronos validator reports
+  // MESH_PRIMITIVE_ACCESSOR_WITHOUT_BYTESTRIDE without it).
   root["bufferViews"].push_back(Json{{"buffer", 0},
                                      {"byteOffset", view_offset},
                                      {"byteLength", bin.size() - view_offset},
+                                     {"byteStride", 12},
                                      {"target", 34962}});
   for (std::size_t p = 0; p < prims.size(); ++p) {
     if (!prims[p].contains("targets")) prims[p]["targets"] = Json::array();

@@ -312,12 +312,16 @@ core::Status save_dataset(const Dataset& dataset, const std::filesystem::path& n
 }
 
 core::Result<Dataset> load_dataset(const std::filesystem::path& npz_path, const NpyLimits& limits) {
+  auto npz = read_file_bytes(npz_path, limits.max_data_bytes * 2 + (1ULL << 20));
+  if (!npz) return std::move(npz).error();
   std::filesystem::path json_path = npz_path;
   json_path.replace_extension(".json");
   auto json = read_file_bytes(json_path, 64ULL << 20);
-  if (!json) return std::move(json).error();
-  auto npz = read_file_bytes(npz_path, limits.max_data_bytes * 2 + (1ULL << 20));
-  if (!npz) return std::move(npz).error();
+  if (!json) {
+    core::Error e = std::move(json).error();
+    e.message += " (the dataset's description, which `deformer sample` writes beside the .npz)";
+    return e;
+  }
   return decode_dataset(*npz, core::as_chars(*json), limits);
 }
 

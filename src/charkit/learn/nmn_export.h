@@ -92,7 +92,7 @@ std::filesystem::path nmn_morphs_path(const std::filesystem::path& nmn_path);
 /// the bind-space morph target deltas (morph 0 = mean delta), and "names",
 /// uint8, the morph names in UTF-8 joined by '\n' (the engine asset needs
 /// the morphs too; the `.nmn` holds only the network). Errors: NMN_EXPORT_SHAPE
-/// (inconsistent export), NMN_WRITE, NPZ_*, NPY_IO.
+/// (inconsistent export), NMN_WRITE, NPZ_*, IO_*.
 core::Status save_nmn_export(const NmnExport& e, const std::filesystem::path& nmn_path);
 
 }  // namespace charkit::learn

@@ -563,10 +563,10 @@ core::Result<std::vector<NpzMember>> read_npz(core::Bytes file, const NpyLimits&
 core::Status write_file_bytes(const std::filesystem::path& path,
                               std::span<const std::uint8_t> bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return make_error("NPY_IO", "cannot open " + path.string() + " for writing");
+  if (!f) return make_error("IO_OPEN", "cannot open " + path.string() + " for writing");
   f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   f.close();
-  if (!f) return make_error("NPY_IO", "cannot write " + path.string());
+  if (!f) return make_error("IO_WRITE", "cannot write " + path.string());
   return core::Ok{};
 }
 
@@ -574,14 +574,14 @@ core::Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::p
                                                         std::uint64_t max_bytes) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return make_error("NPY_IO", "cannot read " + path.string() + ": " + ec.message());
+  if (ec) return make_error("IO_OPEN", "cannot read " + path.string() + ": " + ec.message());
   if (size > max_bytes)
-    return make_error("NPY_IO",
+    return make_error("IO_READ",
                       path.string() + " is larger than " + std::to_string(max_bytes) + " bytes");
   std::ifstream f(path, std::ios::binary);
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
   if (!f || !f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size)))
-    return make_error("NPY_IO", "cannot read " + path.string());
+    return make_error("IO_READ", "cannot read " + path.string());
   return bytes;
 }
 

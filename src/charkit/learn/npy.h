@@ -86,7 +86,7 @@ core::Result<std::vector<std::uint8_t>> write_npz(std::span<const NpzMember> mem
 /// or repeated), NPZ_LIMIT, and read_npy's errors with location.member set.
 core::Result<std::vector<NpzMember>> read_npz(core::Bytes file, const NpyLimits& limits = {});
 
-/// File helpers (I/O errors: NPY_IO).
+/// File helpers (I/O errors: IO_OPEN, IO_READ, IO_WRITE).
 core::Status write_file_bytes(const std::filesystem::path& path,
                               std::span<const std::uint8_t> bytes);
 core::Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& path,

@@ -43,7 +43,7 @@ core::Result<PointCache> read_pc2(core::Bytes bytes, const Pc2Limits& limits = {
 /// Errors: PC2_SHAPE (positions size, counts above int32), PC2_NOT_FINITE.
 core::Result<std::vector<std::uint8_t>> write_pc2(const PointCache& cache);
 
-/// File forms; I/O errors are NPY_IO (npy.h's file helpers).
+/// File forms; I/O errors are IO_OPEN / IO_READ / IO_WRITE (npy.h's file helpers).
 core::Result<PointCache> read_pc2_file(const std::filesystem::path& path,
                                        const Pc2Limits& limits = {});
 core::Status write_pc2_file(const PointCache& cache, const std::filesystem::path& path);
