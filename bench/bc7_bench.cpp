@@ -51,7 +51,9 @@ void BM_Bc7Mode6OneThread(benchmark::State& state) {
   o.modes = 1u << 6;
   run(state, o, &charkit::core::serial_executor());
 }
-void BM_Bc7AllModesPool(benchmark::State& state) { run(state, {}, nullptr); }
+void BM_Bc7AllModesPool(benchmark::State& state) {
+  run(state, {}, nullptr);
+}
 
 BENCHMARK(BM_Bc7AllModesOneThread)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Bc7Mode6OneThread)->Unit(benchmark::kMillisecond)->UseRealTime();

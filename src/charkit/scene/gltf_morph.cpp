@@ -135,7 +135,10 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
     const std::string mp = "/meshes/" + std::to_string(m);
     if (!mesh.is_object() || !mesh.contains("primitives") || !mesh["primitives"].is_array())
       return at(deform::codes::DEFORM_GLTF, "mesh without a primitives array", mp);
-    const std::string mesh_name = mesh.value("name", std::string());
+    // Members read by type (nlohmann's value() throws on a member of another type).
+    const std::string mesh_name = mesh.contains("name") && mesh["name"].is_string()
+                                      ? mesh["name"].get<std::string>()
+                                      : std::string();
     if (!options.mesh.empty() && mesh_name != options.mesh) continue;
     Json& prims = mesh["primitives"];
     std::size_t targets = 0;
@@ -177,10 +180,13 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
     for (std::size_t p = 0; p < prims.size(); ++p) {
       Json& prim = prims[p];
       const std::string pp = mp + "/primitives/" + std::to_string(p);
-      if (prim.value("mode", 4) != 4)
+      if (!prim.is_object())
+        return at(deform::codes::DEFORM_GLTF, "primitive is not an object", pp);
+      if (prim.contains("mode") && index_member(prim, "mode") != std::size_t{4})
         return at(deform::codes::DEFORM_GLTF, "only triangle primitives (mode 4) are supported",
                   pp + "/mode");
-      const Json& attrs = prim.value("attributes", Json::object());
+      static const Json kNoAttributes = Json::object();
+      const Json& attrs = prim.contains("attributes") ? prim["attributes"] : kNoAttributes;
       const auto pos_acc = index_member(attrs, "POSITION");
       if (!pos_acc)
         return at(deform::codes::DEFORM_GLTF, "primitive without POSITION", pp + "/attributes");
