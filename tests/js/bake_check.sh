@@ -8,11 +8,11 @@
 set -euo pipefail
 charkit="$1" rig="$2" out="$3"
 here="$(cd "$(dirname "$0")" && pwd)"
-command -v node >/dev/null || { echo "node missing: skipped"; exit 77; }
-[ -f "$here/node_modules/three/package.json" ] || { echo "tests/js/node_modules missing (run scripts/bootstrap): skipped"; exit 77; }
+. "$here/lib.sh"
+js_require_packages
 mkdir -p "$out"
 "$charkit" deformer sample "$rig" -q --bones joint_3 --poses 40 --seed 1 -o "$out/d.npz"
 "$charkit" deformer train "$out/d.npz" -q --model linear -o "$out/m.json"
 "$charkit" deformer bake "$out/m.json" -q "$rig" --sample 3 -o "$out/baked.glb"
-node "$here/check_glb.mjs" "$out/baked.glb" > "$out/check.json" || { cat "$out/check.json"; echo "FAILED: validator or three.js"; exit 1; }
+js_check_glb "$out/baked.glb" "$out/check.json"
 echo "deformer bake: the baked GLB passes the validator and three.js"

@@ -6,8 +6,8 @@
 set -euo pipefail
 charkit="$1" examples="$2" out="$3"
 here="$(cd "$(dirname "$0")" && pwd)"
-command -v node >/dev/null || { echo "node missing: skipped"; exit 77; }
-[ -f "$here/node_modules/three/package.json" ] || { echo "tests/js/node_modules missing (run scripts/bootstrap): skipped"; exit 77; }
+. "$here/lib.sh"
+js_require_packages
 mkdir -p "$out"
 n=0
 for f in "$examples"/*.bem "$examples"/*.zip; do
