@@ -1,8 +1,12 @@
 // The SQLite connection of the catalogue: WAL journal, busy timeout,
-// foreign keys on, one prepared statement per call.
+// foreign keys on, and its prepared statements kept by SQL text (the
+// catalogue issues a few dozen distinct statements; preparing one costs
+// more than running it, so every request after the first reuses them).
 #include <sqlite3.h>
 
 #include <cstring>
+#include <string>
+#include <unordered_map>
 
 #include "charkit/store/detail/sql_connection.h"
 
@@ -14,19 +18,25 @@ using core::make_error;
 class SqliteConnection final : public Connection {
  public:
   explicit SqliteConnection(sqlite3* db) : db_(db) {}
-  ~SqliteConnection() override { sqlite3_close_v2(db_); }
+  ~SqliteConnection() override {
+    drop_statements();
+    sqlite3_close_v2(db_);
+  }
 
   Dialect dialect() const override { return Dialect::sqlite; }
 
   core::Result<Rows> exec(std::string_view sql, std::span<const Value> params) override {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &st, nullptr) !=
-        SQLITE_OK)
-      return error("prepare");
-    struct Finalize {
+    sqlite3_stmt* st = statement(sql);
+    if (!st) return error("prepare");
+    // Reset on every way out: a statement left mid-step would hold its read
+    // transaction open; bindings are cleared so none leaks into the next use.
+    struct Reset {
       sqlite3_stmt* s;
-      ~Finalize() { sqlite3_finalize(s); }
-    } fin{st};
+      ~Reset() {
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+      }
+    } reset{st};
     for (std::size_t i = 0; i < params.size(); ++i) {
       const int idx = static_cast<int>(i + 1);
       int rc = SQLITE_OK;
@@ -91,12 +101,37 @@ class SqliteConnection final : public Connection {
   }
 
  private:
+  /// The prepared statement for `sql`, prepared on first use; nullptr when
+  /// SQLite refuses it (sqlite3_errmsg says why). Statements prepared with
+  /// _v2 re-prepare themselves after a schema change (migrations).
+  sqlite3_stmt* statement(std::string_view sql) {
+    if (auto it = statements_.find(std::string(sql)); it != statements_.end()) return it->second;
+    // Bounded: the catalogue's SQL is a fixed set, but a caller building
+    // statements from data must not grow this without end.
+    if (statements_.size() >= kMaxStatements) drop_statements();
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &st, nullptr) !=
+            SQLITE_OK ||
+        !st) {
+      sqlite3_finalize(st);
+      return nullptr;
+    }
+    statements_.emplace(std::string(sql), st);
+    return st;
+  }
+  void drop_statements() {
+    for (auto& [text, st] : statements_) sqlite3_finalize(st);
+    statements_.clear();
+  }
+
   core::Error error(const char* what) {
     return make_error("CATALOGUE_SQL", std::string("sqlite ") + what + ": " + sqlite3_errmsg(db_) +
                                            " (" + std::to_string(sqlite3_extended_errcode(db_)) +
                                            ")");
   }
+  static constexpr std::size_t kMaxStatements = 256;
   sqlite3* db_;
+  std::unordered_map<std::string, sqlite3_stmt*> statements_;
 };
 
 }  // namespace
