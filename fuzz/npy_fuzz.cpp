@@ -1,11 +1,12 @@
 // libFuzzer target: the .npy reader, the .npz reader (libzip, STORED and
-// DEFLATED) and the dataset decoder. Whatever read_npy accepts must survive
-// write_npy -> read_npy unchanged. Limits are small so one input stays cheap.
+// DEFLATED), the dataset decoder and the export-nmn morphs archive reader. Whatever read_npy
+// accepts must survive write_npy -> read_npy unchanged. Limits are small so one input stays cheap.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "charkit/learn/dataset.h"
+#include "charkit/learn/nmn_export.h"
 #include "charkit/learn/npy.h"
 
 using namespace charkit::learn;
@@ -33,6 +34,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const NpzMember& m : *z) (void)m.array.to_f32();
   } else {
     (void)z.error().to_string();
+  }
+
+  // The morphs archive, for a mesh of 1-8 vertices (the size picks it).
+  auto morphs = read_nmn_morphs(bytes, 1 + size % 8);
+  if (morphs) {
+    for (const auto& t : *morphs)
+      if (t.position_deltas.size() != 3 * (1 + size % 8) || t.name.empty()) __builtin_trap();
+  } else {
+    (void)morphs.error().to_string();
   }
 
   // Dataset: the input split at the first NUL into sidecar JSON and npz bytes.

@@ -155,6 +155,7 @@ int finish_output(int exit_code) {
     for (auto& [k, v] : st.doc->items())
       if (k != "ok") doc[k] = std::move(v);
     if (!st.errors.empty() && !doc.contains("errors")) doc["errors"] = st.errors;
+    if (!st.warnings.empty() && !doc.contains("warnings")) doc["warnings"] = st.warnings;
   } else {
     if (st.doc) doc["result"] = std::move(*st.doc);
     doc["errors"] = st.errors;

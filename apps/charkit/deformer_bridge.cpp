@@ -122,6 +122,7 @@ struct ImportArgs {
   std::string axes = "xyz";
   double range = 45.0;
   std::string sidecar;
+  std::string morphs;
   std::string clamp = "unit";
   bool json = false;
 };
@@ -143,6 +144,23 @@ int run_import(const ImportArgs& a) {
     auto s = learn::read_nmn_sidecar(core::as_chars(core::Bytes(*bytes)));
     if (!s) return report_error(sidecar_path, s.error(), kExitInvalid);
     sidecar = std::move(*s);
+  }
+  // The morph targets the network drives: --morphs, else NETWORK.morphs.npz
+  // when present (what export-nmn writes beside the .nmn), put onto the mesh.
+  std::string morphs_path =
+      a.morphs.empty() ? learn::nmn_morphs_path(a.network).string() : a.morphs;
+  std::size_t morphs_added = 0;
+  if (!a.morphs.empty() || std::filesystem::is_regular_file(morphs_path, ec)) {
+    auto bytes = learn::read_file_bytes(morphs_path, std::size_t{4} << 30);
+    if (!bytes) return report_error(morphs_path, bytes.error(), kExitUsage);
+    auto targets = learn::read_nmn_morphs(core::Bytes(*bytes), rig->vertex_count());
+    if (!targets) return report_error(morphs_path, targets.error(), load_exit(targets.error()));
+    morphs_added = targets->size();
+    const std::size_t replaced = learn::add_morph_targets(*rig, std::move(*targets));
+    detail(morphs_path, std::to_string(morphs_added) + " morph targets (" +
+                            std::to_string(replaced) + " replace the mesh's own)");
+  } else {
+    morphs_path.clear();
   }
   // The inputs: --spec / --bones, else the sidecar's bones and curves.
   learn::InputSpec spec;
@@ -171,15 +189,18 @@ int run_import(const ImportArgs& a) {
              {"inputs", m->feature_count()},
              {"morphs", m->morph_names},
              {"clamp", learn::clamp_name(m->clamp)},
-             {"sidecar", sidecar ? Json(sidecar_path) : Json(nullptr)}};
+             {"sidecar", sidecar ? Json(sidecar_path) : Json(nullptr)},
+             {"morphTargets", morphs_path.empty() ? Json(nullptr) : Json(morphs_path)}};
     print_json(std::move(doc));
     return kExitOk;
   }
   std::cout << "wrote " << printable(a.output) << " (+ .npz): " << printable(a.network) << " as a "
             << "charkit model, " << m->feature_count() << " inputs (" << spec.bones.size()
             << " bones x 6 + " << spec.curves.size() << " curves) -> " << m->morph_count()
-            << " morph targets of the mesh" << (m->fixed_first_morph ? " (morph 0 fixed at 1)" : "")
-            << ", weights clamped " << learn::clamp_name(m->clamp) << "\n";
+            << " morph targets "
+            << (morphs_path.empty() ? std::string("of the mesh") : "from " + printable(morphs_path))
+            << (m->fixed_first_morph ? " (morph 0 fixed at 1)" : "") << ", weights clamped "
+            << learn::clamp_name(m->clamp) << "\n";
   return kExitOk;
 }
 
@@ -314,9 +335,10 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
       "Import an engine network (.nmn in global mode, or an ONNX MLP) as a charkit model, to "
       "evaluate, bake and run it like a trained one. Its inputs are the engine layout (6 floats "
       "per bone + curves) of the bones given by --spec or --bones, else by the sidecar "
-      "(NETWORK.bmd_ue.json); the counts must agree. Its outputs weigh morph targets of the "
-      "rig's mesh: those the sidecar names, else the mesh's first ones in order. Weights are "
-      "clamped to [0, 1] unless --clamp none.");
+      "(NETWORK.bmd_ue.json); the counts must agree. Its outputs weigh morph targets: those of "
+      "--morphs (default NETWORK.morphs.npz, as export-nmn writes it, when present) put onto the "
+      "rig's mesh, and the mesh's own; those the sidecar names, else the mesh's first ones in "
+      "order. Weights are clamped to [0, 1] unless --clamp none.");
   im->add_option("network", ia->network, "Engine network")->required()->type_name("NET.nmn|.onnx");
   im->add_option("rig", ia->rig, "Rig with the morph targets")->required()->type_name("RIG");
   im->add_option("-o,--output", ia->output, "Model file to write")
@@ -327,6 +349,9 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
   im->add_option("--bones", ia->bones, "Input bones, comma-separated (instead of --spec)");
   im->add_option("--sidecar", ia->sidecar, "Sidecar (default: NETWORK.bmd_ue.json if present)")
       ->type_name("FILE");
+  im->add_option("--morphs", ia->morphs,
+                 "Morph targets to put on the mesh (default: NETWORK.morphs.npz if present)")
+      ->type_name("NAME.morphs.npz");
   im->add_option("--clamp", ia->clamp, "unit ([0, 1]) or none")->capture_default_str();
   im->add_flag("--json", ia->json, "Print a JSON summary");
   im->footer(

@@ -68,10 +68,45 @@ int run_sample(const SampleArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   scene::RigOptions ro;
   ro.mesh_name = a.mesh;
-  auto rig = scene::load_rig_file(a.rig, ro);
-  if (!rig) return report_error(a.rig, rig.error(), load_exit(rig.error()));
-  auto spec = input_spec_from(a.spec, a.bones, a.axes, a.range, *rig);
+  ro.intake.name = a.rig;
+  auto rig_file = core::MappedFile::open(a.rig);
+  if (!rig_file) return report_error(a.rig, rig_file.error(), load_exit(rig_file.error()));
+  // The spec names the bones; `--bones all` takes the first skinned mesh's
+  // joints. Then the mesh: the one named, else the one those bones move most.
+  auto first = scene::load_rig(rig_file->bytes(), ro);
+  if (!first) return report_error(a.rig, first.error(), load_exit(first.error()));
+  auto spec = input_spec_from(a.spec, a.bones, a.axes, a.range, *first);
+  *first = scene::Rig{};  // the chosen rig is loaded below
   if (!spec) return report_error(a.spec.empty() ? a.rig : a.spec, spec.error(), kExitUsage);
+  std::vector<std::string> bone_names;
+  for (const learn::BoneInput& b : spec->bones) bone_names.push_back(b.name);
+  auto choice = scene::load_rig_moved_most(rig_file->bytes(), bone_names, ro);
+  if (!choice) return report_error(a.rig, choice.error(), load_exit(choice.error()));
+  std::optional<scene::Rig> rig(std::move(choice->rig));
+  const double mesh_influence = choice->influence;
+  const std::string mesh_label =
+      choice->candidates.empty() ? rig->mesh_name : choice->candidates[choice->chosen].label();
+  {
+    const auto& cands = choice->candidates;
+    const std::string& label = mesh_label;
+    std::string others;
+    for (std::size_t i = 0; i < cands.size(); ++i)
+      if (i != choice->chosen)
+        others += (others.empty() ? "\"" : ", \"") + printable(cands[i].label()) + "\"";
+    char moved[64];
+    std::snprintf(moved, sizeof moved, "%.1f", choice->influence);
+    if (choice->influence <= 0.0)
+      report_warning(
+          a.rig, "RIG_NOT_INFLUENCED",
+          "the input bones do not move mesh \"" + printable(label) +
+              "\" (no skin weight on them or the joints below them)" +
+              (others.empty() ? std::string() : "; other skinned meshes: " + others + " (--mesh)"));
+    else if (a.mesh.empty() && cands.size() > 1)
+      report_info(a.rig, "mesh \"" + printable(label) + "\" (" +
+                             std::to_string(rig->vertex_count()) +
+                             " vertices), the one the input bones move most (skin weight " + moved +
+                             "); other skinned meshes: " + others + " (--mesh)");
+  }
 
   learn::FeatureLayout layout;
   if (a.layout == "axis-angle")
@@ -166,6 +201,8 @@ int run_sample(const SampleArgs& a) {
              {"samples", d.sample_count},
              {"features", d.feature_count()},
              {"vertices", d.vertex_count},
+             {"mesh", mesh_label},
+             {"meshInfluence", mesh_influence},
              {"bones", spec->bones.size()},
              {"curves", spec->curves.size()},
              {"layout", a.layout},
@@ -424,7 +461,8 @@ void add_deformer_train_commands(CLI::App& deformer, int& exit_code) {
   sample->add_option("rig", sa->rig, "Skinned mesh: glTF, GLB or VRM")
       ->required()
       ->type_name("RIG");
-  sample->add_option("--mesh", sa->mesh, "Mesh (or node) name; default: the first skinned mesh");
+  sample->add_option("--mesh", sa->mesh,
+                     "Mesh (or node) name; default: the skinned mesh the input bones move most");
   sample->add_option("--bones", sa->bones, "Input bones, comma-separated joint names, or \"all\"")
       ->type_name("NAMES");
   sample

@@ -273,12 +273,60 @@ TEST_F(DeformerTrainCli, BakeExportImportAndAction) {
   ASSERT_EQ(mi.exit_code, 0) << mi.out;
   EXPECT_EQ(parse(mi)["layout"], "engine");
 
-  // import: RiggedSimple has none of the morph targets the sidecar names.
-  auto im = run_charkit("deformer import " + quote(dir_ / "net.nmn") + " " + quote(kRig) + " -o " +
-                            quote(dir_ / "imported.json"),
-                        true);
-  EXPECT_EQ(im.exit_code, 1);
-  EXPECT_NE(im.out.find("IMPORT_MORPHS"), std::string::npos) << im.out;
+  // import (issue 20): RiggedSimple has none of the morph targets the
+  // sidecar names; they come from net.morphs.npz beside the .nmn, and the
+  // imported model gives the exported one's offsets on every sample.
+  auto im = run_charkit("deformer import " + quote(dir_ / "net.nmn") + " " + quote(kRig) +
+                        " --json -o " + quote(dir_ / "imported.json"));
+  ASSERT_EQ(im.exit_code, 0) << im.out;
+  json ij = parse(im);
+  EXPECT_EQ(ij["morphTargets"], (dir_ / "net.morphs.npz").string());
+  ASSERT_EQ(ij["morphs"].size(), 5u);  // morph 0 (the mean) + 4
+  EXPECT_EQ(ij["morphs"][0], "mean");
+  // Engine-layout inputs (6 per bone): the rest pose's and three turned ones.
+  const auto poses = write("engine_in.npy", npy_rows(4, 6, {1,    0,    0,     0,     1,    0,  //
+                                                            0.9f, 0.2f, 0,     -0.2f, 0.9f, 0.1f,
+                                                            0.7f, 0,    0.6f,  0,     1,    0,  //
+                                                            1,    0.3f, -0.2f, 0.1f,  0.8f, 0.4f}));
+  for (const char* model : {"engine.json", "imported.json"}) {
+    auto r = run_charkit("deformer run " + quote(dir_ / model) + " --input " + quote(poses) +
+                         " -o " + quote(dir_ / (std::string(model) + ".npy")));
+    ASSERT_EQ(r.exit_code, 0) << model << ": " << r.out;
+  }
+  std::size_t r1 = 0, c1 = 0, r2 = 0, c2 = 0;
+  auto exported = read_npy_f32(dir_ / "engine.json.npy", r1, c1);
+  auto imported = read_npy_f32(dir_ / "imported.json.npy", r2, c2);
+  ASSERT_EQ(r1, 4u);
+  ASSERT_EQ(r1, r2);
+  ASSERT_EQ(c1, c2);
+  double worst = 0, largest = 0;
+  for (std::size_t i = 0; i < exported.size(); ++i) {
+    worst = std::max(worst, std::fabs(static_cast<double>(exported[i]) - imported[i]));
+    largest = std::max(largest, std::fabs(static_cast<double>(exported[i])));
+  }
+  EXPECT_LE(worst, 1e-5) << "largest offset " << largest;
+  EXPECT_GT(largest, 1e-4);  // the comparison is not between zeros
+
+  // --morphs names the file; without one (none beside the network either)
+  // the sidecar's names are not on the mesh: IMPORT_MORPHS.
+  std::filesystem::rename(dir_ / "net.morphs.npz", dir_ / "elsewhere.npz");
+  auto given =
+      run_charkit("deformer import " + quote(dir_ / "net.nmn") + " " + quote(kRig) + " --morphs " +
+                  quote(dir_ / "elsewhere.npz") + " -o " + quote(dir_ / "imported2.json"));
+  EXPECT_EQ(given.exit_code, 0) << given.out;
+  auto none = run_charkit("deformer import " + quote(dir_ / "net.nmn") + " " + quote(kRig) +
+                              " -o " + quote(dir_ / "imported3.json"),
+                          true);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.out.find("IMPORT_MORPHS"), std::string::npos) << none.out;
+  // Morphs for another mesh: their vertex count is named.
+  auto other = run_charkit("deformer import " + quote(dir_ / "net.nmn") + " " +
+                               quote(std::string(CHARKIT_TEST_DATA) + "/models/CesiumMan.glb") +
+                               " --morphs " + quote(dir_ / "elsewhere.npz") + " -o " +
+                               quote(dir_ / "imported4.json"),
+                           true);
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_NE(other.out.find("for 96 vertices"), std::string::npos) << other.out;
 
   // Action sampling from CesiumMan's walk: the rest pose + 5 frames.
   const std::string cesium = std::string(CHARKIT_TEST_DATA) + "/models/CesiumMan.glb";
@@ -292,6 +340,52 @@ TEST_F(DeformerTrainCli, BakeExportImportAndAction) {
                          true);
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.out.find("ACTION_ANIMATION"), std::string::npos) << bad.out;
+}
+
+// Issue 20: on Godette's VRM the first skinned mesh is the 630-vertex face;
+// a leg bone moves only the body, so sample must take the body, say so, and
+// warn when the mesh given with --mesh is one the bones do not move.
+TEST_F(DeformerTrainCli, SampleTakesTheMeshTheBonesMove) {
+  const std::string vrm = std::string(CHARKIT_TEST_DATA) + "/models/Godette_vrm_v4.vrm";
+  auto s = run_charkit("deformer sample " + quote(vrm) +
+                       " --bones thigh.l_Armature --poses 3 --targets dqs --json -o " +
+                       quote(dir_ / "leg.npz"));
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+  json j = parse(s);
+  EXPECT_EQ(j["mesh"], "BodyMesh");
+  EXPECT_EQ(j["vertices"], 7437);
+  EXPECT_GT(j["meshInfluence"].get<double>(), 100.0);
+  EXPECT_FALSE(j.contains("warnings")) << j.dump();
+
+  auto text = run_charkit("deformer sample " + quote(vrm) +
+                              " --bones thigh.l_Armature --poses 3 --targets dqs -o " +
+                              quote(dir_ / "leg2.npz"),
+                          true);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("mesh \"BodyMesh\" (7437 vertices), the one the input bones move most"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("other skinned meshes: \"FaceMesh\""), std::string::npos) << text.out;
+
+  auto face =
+      run_charkit("deformer sample " + quote(vrm) +
+                  " --mesh FaceMesh --bones thigh.l_Armature --poses 3 --targets dqs --json "
+                  "-o " +
+                  quote(dir_ / "face.npz"));
+  ASSERT_EQ(face.exit_code, 0) << face.out;
+  json f = parse(face);
+  EXPECT_EQ(f["mesh"], "FaceMesh");
+  EXPECT_EQ(f["meshInfluence"], 0.0);
+  ASSERT_EQ(f["warnings"].size(), 1u) << f.dump();
+  EXPECT_EQ(f["warnings"][0]["code"], "RIG_NOT_INFLUENCED");
+  EXPECT_NE(f["warnings"][0]["message"].get<std::string>().find("\"BodyMesh\""), std::string::npos);
+
+  auto wrong = run_charkit("deformer sample " + quote(vrm) +
+                               " --mesh Bdy --bones thigh.l_Armature -o " + quote(dir_ / "w.npz"),
+                           true);
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.out;
+  EXPECT_NE(wrong.out.find("RIG_NO_SKINNED_MESH"), std::string::npos) << wrong.out;
+  EXPECT_NE(wrong.out.find("\"FaceMesh\", \"BodyMesh\""), std::string::npos) << wrong.out;
 }
 
 }  // namespace

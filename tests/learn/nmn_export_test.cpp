@@ -12,12 +12,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <vector>
 
-#include "charkit/learn/npy.h"
 #include "charkit/learn/detail/prng.h"
+#include "charkit/learn/npy.h"
 #include "charkit/learn/targets.h"
 
 namespace charkit::learn {
@@ -272,7 +273,66 @@ TEST(NmnExport, SavesNetworkSidecarAndMorphs) {
   EXPECT_EQ((*npz)[1].name, "names");
   const auto names = (*npz)[1].array.data;
   EXPECT_EQ(std::string(names.begin(), names.end()), "mean\npc1\npc2\npc3\npc4");
+
+  // Read back as morph targets, and put onto a rig that has one of the names.
+  auto targets = read_nmn_morphs(*npz_bytes, 5);
+  ASSERT_TRUE(targets) << targets.error().to_string();
+  ASSERT_EQ(targets->size(), 5u);
+  EXPECT_EQ((*targets)[2].name, "pc2");
+  EXPECT_EQ((*targets)[2].position_deltas,
+            std::vector<float>(e->model.morphs.begin() + 30, e->model.morphs.begin() + 45));
+  scene::Rig onto = rig;
+  onto.morph_targets = {{"pc1", std::vector<float>(15, 9.0F)}, {"smile", std::vector<float>(15)}};
+  EXPECT_EQ(add_morph_targets(onto, *targets), 1u);
+  ASSERT_EQ(onto.morph_targets.size(), 6u);
+  EXPECT_EQ(onto.morph_targets[0].name, "pc1");  // replaced in place
+  EXPECT_EQ(onto.morph_targets[0].position_deltas, (*targets)[1].position_deltas);
+  EXPECT_EQ(onto.morph_targets[1].name, "smile");
+  EXPECT_EQ(onto.morph_targets[2].name, "mean");
+  auto wrong_count = read_nmn_morphs(*npz_bytes, 6);
+  ASSERT_FALSE(wrong_count);
+  EXPECT_EQ(wrong_count.error().code, "IMPORT_MORPHS");
+  EXPECT_NE(wrong_count.error().message.find("for 5 vertices; the mesh has 6"), std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST(NmnExport, MorphsArchivesOfAnotherShapeAreRefused) {
+  const std::vector<float> two(2 * 1 * 3, 0.5F);
+  auto npz = [](std::vector<NpzMember> members) {
+    auto b = write_npz(members);
+    EXPECT_TRUE(b);
+    return b ? *b : std::vector<std::uint8_t>{};
+  };
+  auto names = [](const std::string& s) {
+    return NpyArray::from_u8({s.size()}, std::vector<std::uint8_t>(s.begin(), s.end()));
+  };
+  auto code_of = [](const std::vector<std::uint8_t>& bytes) {
+    auto r = read_nmn_morphs(bytes, 1);
+    return r ? std::string("ok") : r.error().code + ": " + r.error().message;
+  };
+  auto good = npz({{"morphs", NpyArray::from_f32({2, 1, 3}, two)}, {"names", names("a\nb")}});
+  EXPECT_EQ(code_of(good), "ok");
+  EXPECT_NE(code_of(npz({{"morphs", NpyArray::from_f32({2, 1, 3}, two)}})).find("no \"names\""),
+            std::string::npos);
+  EXPECT_NE(code_of(npz({{"morphs", NpyArray::from_f32({2, 3}, two)}, {"names", names("a\nb")}}))
+                .find("shape (morphs, vertices, 3)"),
+            std::string::npos);
+  EXPECT_NE(code_of(npz({{"morphs", NpyArray::from_f32({2, 1, 3}, two)}, {"names", names("a")}}))
+                .find("names 1 morphs and holds 2"),
+            std::string::npos);
+  EXPECT_NE(code_of(npz({{"morphs", NpyArray::from_f32({2, 1, 3}, two)}, {"names", names("a\na")}}))
+                .find("given twice"),
+            std::string::npos);
+  EXPECT_NE(code_of(npz({{"morphs", NpyArray::from_f32({2, 1, 3}, two)}, {"names", names("a\n")}}))
+                .find("empty name"),
+            std::string::npos);
+  std::vector<float> bad = two;
+  bad[4] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_NE(code_of(npz({{"morphs", NpyArray::from_f32({2, 1, 3}, bad)}, {"names", names("a\nb")}}))
+                .find("non-finite"),
+            std::string::npos);
+  const std::vector<std::uint8_t> junk = {'P', 'K', 3, 4, 0};
+  EXPECT_NE(code_of(junk).rfind("NP", 0), std::string::npos) << code_of(junk);
 }
 
 TEST(NmnExport, RiggedSimpleDualQuaternionTargets) {

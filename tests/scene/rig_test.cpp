@@ -257,5 +257,80 @@ TEST(RigLoad, MalformedInputIsRefused) {
   EXPECT_EQ(none.error().code, "RIG_NO_SKINNED_MESH");
 }
 
+TEST(RigChoice, JointInfluenceCountsTheJointsAndEverythingBelow) {
+  const std::string text = tiny_gltf_json();
+  auto rig = load_rig(core::as_bytes(text));
+  ASSERT_TRUE(rig) << rig.error().to_string();
+  // Vertex 0 is on root, vertices 1 and 2 on child (weights normalised to 1).
+  const std::vector<std::string> child{"child"}, root{"root"}, none{}, unknown{"nope"};
+  EXPECT_DOUBLE_EQ(joint_influence(*rig, child), 2.0);
+  EXPECT_DOUBLE_EQ(joint_influence(*rig, root), 3.0);  // child is below root
+  EXPECT_DOUBLE_EQ(joint_influence(*rig, none), 0.0);
+  EXPECT_DOUBLE_EQ(joint_influence(*rig, unknown), 0.0);
+  auto list = list_skinned_meshes(core::as_bytes(text));
+  ASSERT_TRUE(list) << list.error().to_string();
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].node, 2u);
+  EXPECT_EQ((*list)[0].label(), "tri");
+  EXPECT_EQ((*list)[0].vertex_count, 3u);
+}
+
+// Godette's VRM has two skinned meshes, the face (630 vertices, node 68)
+// first and the body (7437, node 69): a leg bone moves only the body.
+TEST(RigChoice, TheMeshTheBonesMoveMostIsChosen) {
+  const std::string path = std::string(CHARKIT_TEST_DATA) + "/models/Godette_vrm_v4.vrm";
+  const auto bytes = read_all(path);
+  auto list = list_skinned_meshes(bytes);
+  ASSERT_TRUE(list) << list.error().to_string();
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].label(), "FaceMesh");
+  EXPECT_EQ((*list)[0].vertex_count, 630u);
+  EXPECT_EQ((*list)[1].label(), "BodyMesh");
+  EXPECT_EQ((*list)[1].vertex_count, 7437u);
+
+  const std::vector<std::string> leg{"thigh.l_Armature"};
+  auto first = load_rig(bytes);  // no bones to go by: the first skinned mesh
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->mesh_name, "FaceMesh");
+  EXPECT_EQ(joint_influence(*first, leg), 0.0);
+
+  auto chosen = load_rig_moved_most(bytes, leg);
+  ASSERT_TRUE(chosen) << chosen.error().to_string();
+  EXPECT_EQ(chosen->chosen, 1u);
+  EXPECT_EQ(chosen->rig.mesh_name, "BodyMesh");
+  EXPECT_EQ(chosen->rig.vertex_count(), 7437u);
+  EXPECT_GT(chosen->influence, 100.0);
+  EXPECT_LT(chosen->influence, 7437.0);
+  EXPECT_DOUBLE_EQ(chosen->influence, joint_influence(chosen->rig, leg));
+
+  // A named mesh is taken as named, with its (here zero) influence.
+  RigOptions face;
+  face.mesh_name = "FaceMesh";
+  auto named = load_rig_moved_most(bytes, leg, face);
+  ASSERT_TRUE(named);
+  EXPECT_EQ(named->chosen, 0u);
+  EXPECT_EQ(named->influence, 0.0);
+  // The root moves every vertex of both: the larger mesh wins.
+  const std::vector<std::string> root{"Armature_rootJoint"};
+  auto all = load_rig_moved_most(bytes, root);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->rig.mesh_name, "BodyMesh");
+  EXPECT_NEAR(all->influence, 7437.0, 0.5);
+
+  // A wrong name lists the meshes there are.
+  RigOptions wrong;
+  wrong.mesh_name = "Bdy";
+  auto missing = load_rig(bytes, wrong);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, "RIG_NO_SKINNED_MESH");
+  EXPECT_NE(missing.error().message.find("\"FaceMesh\", \"BodyMesh\""), std::string::npos)
+      << missing.error().message;
+  RigOptions by_node;
+  by_node.node = 69;
+  auto node = load_rig(bytes, by_node);
+  ASSERT_TRUE(node);
+  EXPECT_EQ(node->mesh_name, "BodyMesh");
+}
+
 }  // namespace
 }  // namespace charkit::scene

@@ -251,4 +251,83 @@ core::Status save_nmn_export(const NmnExport& e, const std::filesystem::path& nm
   return write_file_bytes(nmn_morphs_path(nmn_path), *npz);
 }
 
+core::Result<std::vector<scene::RigMorphTarget>> read_nmn_morphs(core::Bytes npz,
+                                                                 std::size_t vertex_count) {
+  // At most 1024 morphs of this mesh (RigOptions' morph-target limit): a
+  // crafted archive cannot make the reader inflate more than that.
+  NpyLimits limits;
+  limits.max_data_bytes = std::min<std::uint64_t>(
+      limits.max_data_bytes, std::uint64_t{1024} * 12 * std::max<std::size_t>(vertex_count, 1));
+  limits.max_members = 16;
+  auto members = read_npz(npz, limits);
+  if (!members) return std::move(members).error();
+  const NpyArray* morphs = nullptr;
+  const NpyArray* names = nullptr;
+  for (const NpzMember& m : *members) {
+    if (m.name == "morphs") morphs = &m.array;
+    if (m.name == "names") names = &m.array;
+  }
+  if (!morphs || !names)
+    return make_error("IMPORT_MORPHS", std::string("the morphs archive has no \"") +
+                                           (morphs ? "names" : "morphs") + "\" array");
+  if (morphs->dtype != NpyDType::kF4 || morphs->shape.size() != 3 || morphs->shape[2] != 3)
+    return make_error("IMPORT_MORPHS", "\"morphs\" must be float32 of shape (morphs, vertices, 3)");
+  if (morphs->shape[1] != vertex_count)
+    return make_error("IMPORT_MORPHS", "the morphs are for " + std::to_string(morphs->shape[1]) +
+                                           " vertices; the mesh has " +
+                                           std::to_string(vertex_count));
+  if (names->dtype != NpyDType::kU1 || names->shape.size() != 1)
+    return make_error("IMPORT_MORPHS", "\"names\" must be a 1-D uint8 array");
+  std::vector<std::string> list;
+  {
+    const std::string joined(names->data.begin(), names->data.end());
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t nl = joined.find('\n', start);
+      list.push_back(joined.substr(start, nl == std::string::npos ? nl : nl - start));
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+  }
+  const std::uint64_t k = morphs->shape[0];
+  if (list.size() != k)
+    return make_error("IMPORT_MORPHS", "the archive names " + std::to_string(list.size()) +
+                                           " morphs and holds " + std::to_string(k));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list[i].empty())
+      return make_error("IMPORT_MORPHS", "morph " + std::to_string(i) + " has an empty name");
+    for (std::size_t j = 0; j < i; ++j)
+      if (list[j] == list[i])
+        return make_error("IMPORT_MORPHS", "morph name \"" + list[i] + "\" is given twice");
+  }
+  const std::vector<float> values = morphs->to_f32();
+  const std::size_t width = 3 * vertex_count;
+  std::vector<scene::RigMorphTarget> out(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    out[i].name = std::move(list[i]);
+    out[i].position_deltas.assign(values.begin() + static_cast<std::ptrdiff_t>(i * width),
+                                  values.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+    for (float v : out[i].position_deltas)
+      if (!std::isfinite(v))
+        return make_error("IMPORT_MORPHS",
+                          "morph \"" + out[i].name + "\" holds a non-finite delta");
+  }
+  return out;
+}
+
+std::size_t add_morph_targets(scene::Rig& rig, std::vector<scene::RigMorphTarget> targets) {
+  std::size_t replaced = 0;
+  for (scene::RigMorphTarget& t : targets) {
+    auto it = std::find_if(rig.morph_targets.begin(), rig.morph_targets.end(),
+                           [&](const scene::RigMorphTarget& r) { return r.name == t.name; });
+    if (it != rig.morph_targets.end()) {
+      it->position_deltas = std::move(t.position_deltas);
+      ++replaced;
+    } else {
+      rig.morph_targets.push_back(std::move(t));
+    }
+  }
+  return replaced;
+}
+
 }  // namespace charkit::learn

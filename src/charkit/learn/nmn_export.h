@@ -95,4 +95,17 @@ std::filesystem::path nmn_morphs_path(const std::filesystem::path& nmn_path);
 /// (inconsistent export), NMN_WRITE, NPZ_*, IO_*.
 core::Status save_nmn_export(const NmnExport& e, const std::filesystem::path& nmn_path);
 
+/// Reads a NAME.morphs.npz as save_nmn_export writes it (or a tool writes in
+/// that layout): the morph targets, named, for a mesh of `vertex_count`
+/// vertices. Errors: NPZ_*/NPY_* (the archive), IMPORT_MORPHS (a member
+/// missing or of another dtype or shape, a vertex count other than the
+/// mesh's, as many names as morphs, an empty or repeated name).
+core::Result<std::vector<scene::RigMorphTarget>> read_nmn_morphs(core::Bytes npz,
+                                                                 std::size_t vertex_count);
+
+/// Puts `targets` onto the rig's mesh: a target whose name the mesh already
+/// has replaces that one's deltas, the others are appended in order.
+/// Returns how many were replaced.
+std::size_t add_morph_targets(scene::Rig& rig, std::vector<scene::RigMorphTarget> targets);
+
 }  // namespace charkit::learn

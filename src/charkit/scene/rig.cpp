@@ -294,7 +294,117 @@ int target_attribute(const std::map<std::string, int>& t, const char* name) {
   return it == t.end() ? -1 : it->second;
 }
 
+/// Nodes with a mesh and a skin, both in range, in node order.
+std::vector<SkinnedMeshNode> skinned_nodes(const tg::Model& m) {
+  std::vector<SkinnedMeshNode> out;
+  for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+    const auto& n = m.nodes[i];
+    if (n.mesh < 0 || n.skin < 0 || static_cast<std::size_t>(n.mesh) >= m.meshes.size() ||
+        static_cast<std::size_t>(n.skin) >= m.skins.size())
+      continue;
+    SkinnedMeshNode c;
+    c.node = i;
+    c.node_name = n.name;
+    c.mesh_name = m.meshes[static_cast<std::size_t>(n.mesh)].name;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string SkinnedMeshNode::label() const {
+  if (!mesh_name.empty()) return mesh_name;
+  if (!node_name.empty()) return node_name;
+  return "node " + std::to_string(node);
+}
+
+core::Result<std::vector<SkinnedMeshNode>> list_skinned_meshes(core::Bytes bytes,
+                                                               const IntakeOptions& intake) {
+  auto info = inspect_model(bytes, intake);
+  if (!info) return std::move(info).error();
+  if (info->format == ModelFormat::kFbx)
+    return make_error("RIG_FORMAT", "FBX rigs are not supported; convert to glTF first");
+  if (info->container == ModelContainer::kZip)
+    return make_error("RIG_CONTAINER", "zipped glTF is not supported for rigs; use GLB");
+  auto doc = GltfDocument::load(bytes);
+  if (!doc) return std::move(doc).error();
+  auto parsed = parse_model(doc->json());
+  if (!parsed) return std::move(parsed).error();
+  std::vector<SkinnedMeshNode> out = skinned_nodes(*parsed);
+  // Vertex counts from the accessors' declared counts (bounded by inspect_model).
+  const Json& root = doc->json();
+  const Json* accessors = nullptr;
+  if (auto it = root.find("accessors"); it != root.end() && it->is_array()) accessors = &*it;
+  for (SkinnedMeshNode& c : out) {
+    const tg::Mesh& mesh = parsed->meshes[static_cast<std::size_t>(parsed->nodes[c.node].mesh)];
+    for (const tg::Primitive& prim : mesh.primitives) {
+      const int a = attribute(prim, "POSITION");
+      if (!accessors || a < 0 || static_cast<std::size_t>(a) >= accessors->size()) continue;
+      const Json& acc = (*accessors)[static_cast<std::size_t>(a)];
+      if (auto cnt = acc.find("count"); cnt != acc.end() && cnt->is_number_unsigned())
+        c.vertex_count += cnt->get<std::size_t>();
+    }
+  }
+  return out;
+}
+
+double joint_influence(const Rig& rig, std::span<const std::string> joint_names) {
+  const Skeleton& sk = rig.skeleton;
+  std::vector<char> moved(sk.joint_count(), 0);
+  for (std::size_t j = 0; j < sk.joint_count(); ++j)
+    for (const std::string& n : joint_names)
+      if (sk.joint_names[j] == n) moved[j] = 1;
+  // Parents come first: one pass marks every descendant.
+  for (std::size_t j = 0; j < sk.joint_count(); ++j) {
+    const std::int32_t p = j < sk.parents.size() ? sk.parents[j] : -1;
+    if (p >= 0 && static_cast<std::size_t>(p) < j && moved[static_cast<std::size_t>(p)])
+      moved[j] = 1;
+  }
+  double sum = 0.0;
+  const std::size_t n = std::min(rig.joints.size(), rig.weights.size());
+  for (std::size_t k = 0; k < n; ++k)
+    if (rig.joints[k] < moved.size() && moved[rig.joints[k]]) sum += rig.weights[k];
+  return sum;
+}
+
+core::Result<RigChoice> load_rig_moved_most(core::Bytes bytes,
+                                            std::span<const std::string> joint_names,
+                                            const RigOptions& options) {
+  auto list = list_skinned_meshes(bytes, options.intake);
+  if (!list) return std::move(list).error();
+  RigChoice out;
+  out.candidates = std::move(*list);
+  if (!options.mesh_name.empty() || options.node || out.candidates.size() < 2) {
+    auto rig = load_rig(bytes, options);
+    if (!rig) return std::move(rig).error();
+    for (std::size_t i = 0; i < out.candidates.size(); ++i)
+      if (out.candidates[i].node == rig->node_index) out.chosen = i;
+    out.influence = joint_influence(*rig, joint_names);
+    out.rig = std::move(*rig);
+    return out;
+  }
+  std::optional<core::Error> first_error;
+  bool have = false;
+  for (std::size_t i = 0; i < out.candidates.size(); ++i) {
+    RigOptions o = options;
+    o.node = out.candidates[i].node;
+    auto rig = load_rig(bytes, o);
+    if (!rig) {
+      if (!first_error) first_error = std::move(rig).error();
+      continue;
+    }
+    const double influence = joint_influence(*rig, joint_names);
+    if (!have || influence > out.influence) {
+      have = true;
+      out.influence = influence;
+      out.chosen = i;
+      out.rig = std::move(*rig);
+    }
+  }
+  if (!have) return std::move(*first_error);
+  return out;
+}
 
 Mat4 transform_matrix(const Transform& t) {
   return to_f(trs_matrix(t));
@@ -315,24 +425,29 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
   if (!parsed) return std::move(parsed).error();
   const tg::Model& m = *parsed;
 
-  // The node: first with a mesh and a skin (and the requested name).
+  // The node: the requested one, else the first with a mesh and a skin (and
+  // the requested name).
+  const std::vector<SkinnedMeshNode> candidates = skinned_nodes(m);
   std::size_t node = m.nodes.size();
-  for (std::size_t i = 0; i < m.nodes.size(); ++i) {
-    const auto& n = m.nodes[i];
-    if (n.mesh < 0 || n.skin < 0 || static_cast<std::size_t>(n.mesh) >= m.meshes.size() ||
-        static_cast<std::size_t>(n.skin) >= m.skins.size())
+  for (const SkinnedMeshNode& c : candidates) {
+    if (options.node ? c.node != *options.node
+                     : !options.mesh_name.empty() && c.node_name != options.mesh_name &&
+                           c.mesh_name != options.mesh_name)
       continue;
-    if (!options.mesh_name.empty() && n.name != options.mesh_name &&
-        m.meshes[static_cast<std::size_t>(n.mesh)].name != options.mesh_name)
-      continue;
-    node = i;
+    node = c.node;
     break;
   }
-  if (node == m.nodes.size())
-    return err("RIG_NO_SKINNED_MESH",
-               options.mesh_name.empty() ? "no node has both a mesh and a skin"
-                                         : "no skinned mesh named \"" + options.mesh_name + "\"",
+  if (node == m.nodes.size()) {
+    if (candidates.empty())
+      return err("RIG_NO_SKINNED_MESH", "no node has both a mesh and a skin", "/nodes");
+    std::string names;
+    for (const SkinnedMeshNode& c : candidates)
+      names += (names.empty() ? "\"" : ", \"") + c.label() + "\"";
+    const std::string wanted = options.node ? "node " + std::to_string(*options.node)
+                                            : "mesh named \"" + options.mesh_name + "\"";
+    return err("RIG_NO_SKINNED_MESH", "no skinned " + wanted + "; the skinned meshes are " + names,
                "/nodes");
+  }
   Rig rig;
   rig.node_index = node;
   rig.mesh_index = static_cast<std::size_t>(m.nodes[node].mesh);

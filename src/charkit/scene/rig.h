@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -57,6 +58,8 @@ struct RigOptions {
   /// Pick the first node whose mesh has this name (or whose node name is
   /// this); "" = the first node (in index order) with both a mesh and a skin.
   std::string mesh_name;
+  /// Pick exactly this node (one of list_skinned_meshes()); wins over mesh_name.
+  std::optional<std::size_t> node;
   IntakeOptions intake;
   std::size_t max_vertices = std::size_t{1} << 22;
   std::size_t max_joints = 4096;
@@ -78,6 +81,42 @@ struct RigOptions {
 core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options = {});
 /// Map the file and load it. Adds IO_* errors.
 core::Result<Rig> load_rig_file(const std::string& path, const RigOptions& options = {});
+
+/// A node that instantiates a mesh with a skin: what load_rig can load.
+struct SkinnedMeshNode {
+  std::size_t node = 0;
+  std::string node_name;
+  std::string mesh_name;
+  std::size_t vertex_count = 0;  ///< POSITION counts of the mesh's primitives, summed
+  /// How messages name it: the mesh name, else the node name, else "node <i>".
+  std::string label() const;
+};
+
+/// The skinned-mesh nodes of a glTF/GLB/VRM, in node order (load_rig's
+/// first checks and errors; none found is not an error here).
+core::Result<std::vector<SkinnedMeshNode>> list_skinned_meshes(core::Bytes bytes,
+                                                               const IntakeOptions& intake = {});
+
+/// How much of the mesh the named joints move: the skin weight, summed over
+/// all vertices, on those joints and every joint below them (rotating a
+/// joint moves its descendants). In vertices: 0 = untouched, vertex_count()
+/// = every vertex fully. Names the skeleton lacks are ignored.
+double joint_influence(const Rig& rig, std::span<const std::string> joint_names);
+
+/// load_rig's choice when no mesh is named: of the skinned meshes, the one
+/// the named joints move most (joint_influence; ties go to the first).
+struct RigChoice {
+  Rig rig;
+  double influence = 0.0;                   ///< joint_influence of the chosen rig
+  std::vector<SkinnedMeshNode> candidates;  ///< every skinned mesh of the file
+  std::size_t chosen = 0;                   ///< index into candidates
+};
+/// With options.mesh_name or options.node set, loads that one (and scores
+/// it). Otherwise loads every candidate: one that fails to load is passed
+/// over, and when all fail the first one's error is returned.
+core::Result<RigChoice> load_rig_moved_most(core::Bytes bytes,
+                                            std::span<const std::string> joint_names,
+                                            const RigOptions& options = {});
 
 /// Column-major 4x4 of a TRS transform.
 Mat4 transform_matrix(const Transform& t);
