@@ -3,6 +3,9 @@
 // When the rig loads, every joint is an input bone and the animation is
 // sampled (at most 32 frames); animated morph weights become targets.
 // Sampled rotations must be unit quaternions and the rest pose comes first.
+// The same bytes also go through the BVH joint-map parser
+// (parse_bvh_joint_map): every accepted map has 1 to 64 names per bone,
+// each of 1 to 256 bytes.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +18,15 @@ using namespace charkit;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > (1u << 20)) return 0;
   const core::Bytes bytes(data, size);
+  if (auto map = learn::parse_bvh_joint_map(core::as_chars(bytes), {{"hips", "J_Bip_C_Hips"}})) {
+    for (const auto& [bone, names] : *map) {
+      if (bone.empty() || bone.size() > 256 || names.empty() || names.size() > 64) __builtin_trap();
+      for (const std::string& n : names)
+        if (n.empty() || n.size() > 256) __builtin_trap();
+    }
+  } else {
+    (void)map.error().to_string();
+  }
   scene::RigOptions o;
   o.intake.use_assimp = false;
   o.intake.max_json_bytes = std::size_t{1} << 20;

@@ -1,8 +1,6 @@
 // `charkit bem convert` (binary ⇄ ZIP, folders in) and `charkit bem unpack`
 // (package → folder). The work is in the library (bem/writer.h,
 // bem/folder.h); this file maps files to bytes and results to text or JSON.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -20,6 +18,7 @@
 #include "charkit/core/mapped_file.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "output_file.h"
 #include "printable.h"
 
 namespace charkit::app {
@@ -39,29 +38,6 @@ int fail(const std::string& subject, const core::Error& e, bool json) {
         {"error",
          Json{{"code", e.code}, {"message", e.message}, {"location", e.location.to_string()}}}});
   return report_error(subject, e, exit_for(e));
-}
-
-/// Write bytes to path through a temporary file in the same folder, so a
-/// failed write never leaves a half-written package under the final name.
-core::Status write_output(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-  std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()),
-              static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return core::make_error("IO_WRITE", path + ": cannot write");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    return core::make_error("IO_WRITE", path + ": " + ec.message());
-  }
-  return core::Ok{};
 }
 
 // ---- convert ----------------------------------------------------------------
@@ -122,7 +98,8 @@ int run_convert(const ConvertArgs& a) {
     report_issues(a.in, report);
     return fail(a.in, written.error(), a.json);
   }
-  if (auto st = write_output(a.out, written->bytes); !st) return fail(a.out, st.error(), a.json);
+  if (auto st = write_output_file(a.out, written->bytes); !st)
+    return fail(a.out, st.error(), a.json);
 
   const bem::WriteStats& s = written->stats;
   const std::string version = "1." + std::to_string(s.minor);

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,8 @@
 #include "charkit/learn/pose.h"
 #include "charkit/learn/pose_model.h"
 #include "charkit/learn/targets.h"
+#include "charkit/scene/intake.h"
+#include "charkit/scene/model_inspect.h"
 #include "charkit/scene/rig.h"
 #include "cli_errors.h"
 #include "commands.h"
@@ -55,6 +58,7 @@ struct SampleArgs {
   bool from_action = false;  ///< --action given (glTF animation of the rig's file)
   std::string action;
   std::string bvh;
+  std::string joint_map;
   double start = 0;
   double end = -1;
   std::size_t frames = 0;
@@ -63,6 +67,22 @@ struct SampleArgs {
   std::string write_spec;
   bool json = false;
 };
+
+/// A VRM's humanoid bone names -> the rig's joint (node) names; empty for
+/// other files (or when the details cannot be read: the map then takes
+/// joint names only).
+std::map<std::string, std::string> vrm_humanoid_joints(core::Bytes bytes) {
+  std::map<std::string, std::string> out;
+  auto info = scene::inspect_model(bytes);
+  if (!info) return out;
+  auto details = scene::model_details(bytes, *info);
+  if (!details || !details->contains("humanoid") || !(*details)["humanoid"].is_array()) return out;
+  for (const auto& e : (*details)["humanoid"])
+    if (e.is_object() && e.contains("bone") && e["bone"].is_string() && e.contains("nodeName") &&
+        e["nodeName"].is_string())
+      out.emplace(e["bone"].get<std::string>(), e["nodeName"].get<std::string>());
+  return out;
+}
 
 int run_sample(const SampleArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -121,6 +141,8 @@ int run_sample(const SampleArgs& a) {
   std::vector<learn::Pose> poses;
   std::vector<std::string> names;
   std::optional<learn::ActionSamples> action;
+  if (!a.joint_map.empty() && a.bvh.empty())
+    return report_error(a.joint_map, usage_error("--joint-map goes with --bvh"), kExitUsage);
   if (a.from_action || !a.bvh.empty()) {
     learn::ActionOptions ao;
     ao.animation = a.action;
@@ -129,6 +151,14 @@ int run_sample(const SampleArgs& a) {
     ao.frames = a.frames;
     ao.fps = a.fps;
     core::Result<learn::ActionSamples> s = core::make_error("USAGE", "no action");
+    if (!a.joint_map.empty()) {
+      auto text = learn::read_file_bytes(a.joint_map, std::size_t{1} << 20);
+      if (!text) return report_error(a.joint_map, text.error(), load_exit(text.error()));
+      auto map = learn::parse_bvh_joint_map(core::as_chars(core::Bytes(*text)),
+                                            vrm_humanoid_joints(rig_file->bytes()));
+      if (!map) return report_error(a.joint_map, map.error(), kExitInvalid);
+      ao.bvh_joints = std::move(*map);
+    }
     const std::string& source = a.bvh.empty() ? a.rig : a.bvh;
     auto file = core::MappedFile::open(source);
     if (!file) return report_error(source, file.error(), kExitUsage);
@@ -483,6 +513,12 @@ void add_deformer_train_commands(CLI::App& deformer, int& exit_code) {
       ->type_name("ANIMATION");
   sample->add_option("--bvh", sa->bvh, "Sample the poses from a BVH motion (bones by name)")
       ->type_name("FILE.bvh");
+  sample
+      ->add_option("--joint-map", sa->joint_map,
+                   "With --bvh: JSON object, input bone (rig joint or VRM humanoid name) -> BVH "
+                   "joint names tried in order, e.g. {\"leftUpperLeg\": [\"LeftUpLeg\"]}; "
+                   "unmapped bones match by their own name")
+      ->type_name("FILE.json");
   sample->add_option("--start", sa->start, "Action: first frame")->capture_default_str();
   sample->add_option("--end", sa->end, "Action: last frame (-1: the last)")->capture_default_str();
   sample

@@ -388,5 +388,46 @@ TEST_F(DeformerTrainCli, SampleTakesTheMeshTheBonesMove) {
   EXPECT_NE(wrong.out.find("\"FaceMesh\", \"BodyMesh\""), std::string::npos) << wrong.out;
 }
 
+// Issue 20: --bvh on a rig whose bones have other names, through --joint-map
+// with VRM humanoid names (Godette's thigh.l_Armature is leftUpperLeg; the
+// BVH is a Mixamo export).
+TEST_F(DeformerTrainCli, SampleBvhThroughAJointMap) {
+  const std::string vrm = std::string(CHARKIT_TEST_DATA) + "/models/Godette_vrm_v4.vrm";
+  const std::string bvh = std::string(CHARKIT_TEST_DATA) + "/bvh/test_freebvh.bvh";
+  auto plain = run_charkit("deformer sample " + quote(vrm) +
+                               " --bones thigh.l_Armature,pelvis_Armature --bvh " + quote(bvh) +
+                               " --frames 4 -o " + quote(dir_ / "a.npz"),
+                           true);
+  EXPECT_EQ(plain.exit_code, 1) << plain.out;
+  EXPECT_NE(plain.out.find("ACTION_BONE"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("mixamorig:LeftUpLeg"), std::string::npos) << plain.out;
+
+  std::ofstream(dir_ / "map.json")
+      << R"({"leftUpperLeg": ["mixamorig:LeftUpLeg"], "hips": "mixamorig:Hips"})";
+  auto mapped = run_charkit("deformer sample " + quote(vrm) +
+                            " --bones thigh.l_Armature,pelvis_Armature --bvh " + quote(bvh) +
+                            " --joint-map " + quote(dir_ / "map.json") +
+                            " --frames 4 --targets dqs --json -o " + quote(dir_ / "b.npz"));
+  ASSERT_EQ(mapped.exit_code, 0) << mapped.out;
+  json j = parse(mapped);
+  EXPECT_EQ(j["samples"], 5);  // rest + 4 frames
+  EXPECT_EQ(j["mesh"], "BodyMesh");
+  EXPECT_GT(j["lbsError"]["max"].get<double>(), 0.0);  // the frames do move the leg
+
+  std::ofstream(dir_ / "bad.json") << R"({"leftUpperLeg": 7})";
+  auto bad = run_charkit("deformer sample " + quote(vrm) + " --bones thigh.l_Armature --bvh " +
+                             quote(bvh) + " --joint-map " + quote(dir_ / "bad.json") + " -o " +
+                             quote(dir_ / "c.npz"),
+                         true);
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("JOINT_MAP"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("/leftUpperLeg"), std::string::npos) << bad.out;
+  auto alone =
+      run_charkit("deformer sample " + quote(vrm) + " --bones thigh.l_Armature " + "--joint-map " +
+                      quote(dir_ / "map.json") + " -o " + quote(dir_ / "d.npz"),
+                  true);
+  EXPECT_EQ(alone.exit_code, 2) << alone.out;
+}
+
 }  // namespace
 }  // namespace charkit::clitest

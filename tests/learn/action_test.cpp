@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -680,6 +681,56 @@ TEST(ActionBvh, KnownFrameRotations) {
   // hips: CHANNELS Z X Y → Rz(30)·Rx(40)·Ry(50).
   const Quaternion hips = multiply(axis_q(2, 30), multiply(axis_q(0, 40), axis_q(1, 50)));
   EXPECT_Q_NEAR(s->poses[3].rotations[1], hips, 1e-12);
+}
+
+// Issue 20: a rig whose bones have other names samples a BVH through a
+// joint map (rig joint or VRM humanoid name -> BVH names tried in order).
+TEST(ActionBvh, JointMapMatchesBonesOfOtherNames) {
+  InputSpec spec;
+  spec.bones.push_back({"upper_arm.l", {}});
+  spec.bones.push_back({"pelvis", {}});
+  auto unmapped = sample_bvh_action(kBvh, spec, {});
+  ASSERT_FALSE(unmapped);
+  EXPECT_EQ(unmapped.error().code, "ACTION_BONE");
+  EXPECT_NE(unmapped.error().message.find("its joints: \"hips\", \"arm\""), std::string::npos)
+      << unmapped.error().message;
+
+  const std::map<std::string, std::string> humanoid{{"hips", "pelvis"},
+                                                    {"leftUpperArm", "upper_arm.l"}};
+  auto map =
+      parse_bvh_joint_map(R"({"leftUpperArm": ["LeftArm", "arm"], "hips": "hips"})", humanoid);
+  ASSERT_TRUE(map) << map.error().to_string();
+  ASSERT_EQ(map->size(), 2u);
+  EXPECT_EQ(map->at("upper_arm.l"), (std::vector<std::string>{"LeftArm", "arm"}));
+  EXPECT_EQ(map->at("pelvis"), (std::vector<std::string>{"hips"}));
+  ActionOptions o;
+  o.bvh_joints = *map;
+  auto mapped = sample_bvh_action(kBvh, spec, o);
+  ASSERT_TRUE(mapped) << mapped.error().to_string();
+  auto by_name = sample_bvh_action(kBvh, spec_bvh(), {});
+  ASSERT_TRUE(by_name);
+  ASSERT_EQ(mapped->poses.size(), by_name->poses.size());
+  for (std::size_t p = 0; p < mapped->poses.size(); ++p)
+    for (std::size_t b = 0; b < 2; ++b)
+      EXPECT_Q_NEAR(mapped->poses[p].rotations[b], by_name->poses[p].rotations[b], 0.0);
+
+  // A map whose names the BVH lacks says what it tried.
+  o.bvh_joints = {{"pelvis", {"Hips", "root"}}, {"upper_arm.l", {"arm"}}};
+  auto tried = sample_bvh_action(kBvh, spec, o);
+  ASSERT_FALSE(tried);
+  EXPECT_NE(tried.error().message.find("\"pelvis (tried \"Hips\", \"root\", \"pelvis\")\""),
+            std::string::npos)
+      << tried.error().message;
+
+  for (const char* bad : {"[1]", R"({"a": 3})", R"({"a": [""]})", R"({"a": [1]})",
+                          R"({"hips": "x", "pelvis": "y"})"}) {
+    auto e = parse_bvh_joint_map(bad, humanoid);
+    ASSERT_FALSE(e) << bad;
+    EXPECT_EQ(e.error().code, "JOINT_MAP") << bad;
+  }
+  auto not_json = parse_bvh_joint_map("{", humanoid);
+  ASSERT_FALSE(not_json);
+  EXPECT_EQ(not_json.error().code.rfind("JSON", 0), 0u) << not_json.error().code;
 }
 
 TEST(ActionBvh, FractionalFramesBlendNeighbours) {

@@ -503,6 +503,52 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
   return out;
 }
 
+core::Result<std::map<std::string, std::vector<std::string>>> parse_bvh_joint_map(
+    std::string_view json_text, const std::map<std::string, std::string>& humanoid) {
+  auto parsed = core::parse_json_strict(json_text);
+  if (!parsed) return std::move(parsed).error();
+  const Json& j = *parsed;
+  auto fail = [](const std::string& ptr, const std::string& msg) {
+    return make_error("JOINT_MAP", ptr + ": " + msg, Location::at_pointer(ptr));
+  };
+  if (!j.is_object())
+    return make_error(
+        "JOINT_MAP",
+        "the joint map must be a JSON object, found " + std::string(core::json_type_name(j)),
+        Location::at_pointer(""));
+  constexpr std::size_t kMaxNames = 64;
+  std::map<std::string, std::vector<std::string>> out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string ptr = core::json_pointer_join("", it.key());
+    std::string bone = it.key();
+    if (auto h = humanoid.find(bone); h != humanoid.end()) bone = h->second;
+    if (bone.empty() || bone.size() > 256) return fail(ptr, "bone name must be 1 to 256 bytes");
+    if (out.contains(bone))
+      return fail(ptr, "bone \"" + bone + "\" given twice (its own and its humanoid name)");
+    std::vector<std::string> names;
+    const Json& v = it.value();
+    if (v.is_string()) {
+      names.push_back(v.get<std::string>());
+    } else if (v.is_array()) {
+      if (v.size() > kMaxNames) return fail(ptr, "more than 64 joint names");
+      std::size_t k = 0;
+      for (const Json& n : v) {
+        const std::string eptr = core::json_pointer_join(ptr, k++);
+        if (!n.is_string()) return fail(eptr, "expected a joint name string");
+        names.push_back(n.get<std::string>());
+      }
+    } else {
+      return fail(ptr, "expected a joint name or an array of joint names");
+    }
+    for (std::size_t k = 0; k < names.size(); ++k)
+      if (names[k].empty() || names[k].size() > 256)
+        return fail(v.is_array() ? core::json_pointer_join(ptr, k) : ptr,
+                    "joint name must be 1 to 256 bytes");
+    out.emplace(std::move(bone), std::move(names));
+  }
+  return out;
+}
+
 core::Result<ActionSamples> sample_bvh_action(std::string_view bvh_text, const InputSpec& spec,
                                               const ActionOptions& o) {
   if (auto st = validate(spec); !st) return std::move(st).error();
@@ -512,16 +558,37 @@ core::Result<ActionSamples> sample_bvh_action(std::string_view bvh_text, const I
   std::vector<std::size_t> joints;
   std::vector<std::string> missing;
   for (const BoneInput& b : spec.bones) {
-    const auto it =
-        std::find_if(header->joints.begin(), header->joints.end(),
-                     [&](const motion::BvhJoint& j) { return !j.end_site && j.name == b.name; });
+    std::vector<std::string> tried;
+    if (auto m = o.bvh_joints.find(b.name); m != o.bvh_joints.end()) tried = m->second;
+    tried.push_back(b.name);
+    auto it = header->joints.end();
+    for (const std::string& name : tried) {
+      it = std::find_if(header->joints.begin(), header->joints.end(),
+                        [&](const motion::BvhJoint& j) { return !j.end_site && j.name == name; });
+      if (it != header->joints.end()) break;
+    }
     if (it == header->joints.end())
-      missing.push_back(b.name);
+      missing.push_back(tried.size() == 1 ? b.name : b.name + " (tried " + join_names(tried) + ")");
     else
       joints.push_back(static_cast<std::size_t>(it - header->joints.begin()));
   }
-  if (!missing.empty())
-    return make_error("ACTION_BONE", "input bones not in the BVH: " + join_names(missing));
+  if (!missing.empty()) {
+    constexpr std::size_t kListed = 64;  // a mocap skeleton may have hundreds
+    std::vector<std::string> have;
+    std::size_t more = 0;
+    for (const motion::BvhJoint& j : header->joints)
+      if (j.end_site)
+        continue;
+      else if (have.size() < kListed)
+        have.push_back(j.name);
+      else
+        ++more;
+    return make_error("ACTION_BONE",
+                      "input bones not in the BVH: " + join_names(missing) +
+                          "; its joints: " + join_names(have) +
+                          (more ? " and " + std::to_string(more) + " more" : std::string()) +
+                          " (map names with --joint-map)");
+  }
 
   // Pass 1 counts the frames (the reader holds one row at a time).
   std::vector<double> row(header->channel_count);

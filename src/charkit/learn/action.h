@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,7 +39,21 @@ struct ActionOptions {
   double fps = 30;
   /// Refuse more sampled frames than this (ACTION_TOO_MANY).
   std::size_t max_frames = 100000;
+  /// BVH only: per input bone (rig joint name), BVH joint names tried in
+  /// order before the bone's own name (parse_bvh_joint_map).
+  std::map<std::string, std::vector<std::string>> bvh_joints;
 };
+
+/// A BVH joint map for sample_bvh_action (`deformer sample --joint-map`),
+/// shaped like `motion convert --joint-map`: a JSON object whose keys are rig joint names, or VRM
+/// humanoid bone names ("leftUpperLeg"; `humanoid` maps them to the rig's
+/// joint names, as the VRM's humanoid table does), and whose values are
+/// arrays of BVH joint names tried in order (a single string is one name).
+/// Errors: JSON_* (byte offset), JOINT_MAP (JSON pointer: a value that is
+/// no name list, more than 64 names, a name of 0 or over 256 bytes, a key
+/// given twice through its humanoid name).
+core::Result<std::map<std::string, std::vector<std::string>>> parse_bvh_joint_map(
+    std::string_view json_text, const std::map<std::string, std::string>& humanoid = {});
 
 /// Sampled poses of one animation; pose 0 is always the rest pose.
 struct ActionSamples {
@@ -78,7 +93,8 @@ std::array<double, 3> euler_xyz_degrees(const Quaternion& q);
 core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Rig& rig,
                                                const InputSpec& spec, const ActionOptions& o);
 
-/// Sample a BVH motion: spec bones are matched to BVH joints by name; pose
+/// Sample a BVH motion: spec bones are matched to BVH joints by name (the
+/// names of o.bvh_joints[bone] first, then the bone's own); pose
 /// rotation = the joint's local rotation in the frame (its rotation channels
 /// in listed order, motion/forward_kinematics.h) relative to the BVH rest
 /// (all channels 0, which is the identity). A fractional frame slerps between

@@ -1,0 +1,188 @@
+// `charkit bem pack`: a glTF scene's meshes written into the layout of a
+// template package (bem::pack_scene), then through the writer like `bem
+// convert`. This file handles files, options and output; what is packed and
+// how: docs/bem/pack.md.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "charkit/bem/error_codes.h"
+#include "charkit/bem/load.h"
+#include "charkit/bem/pack.h"
+#include "charkit/bem/writer.h"
+#include "charkit/core/json.h"
+#include "charkit/scene/gltf_document.h"
+#include "cli_output.h"
+#include "commands.h"
+#include "output_file.h"
+#include "package_input.h"
+#include "printable.h"
+
+namespace charkit::app {
+namespace {
+
+using core::Json;
+
+struct PackArgs {
+  std::string scene;
+  std::string template_path;
+  std::string output;
+  std::string to;
+  bool raw_axes = false;
+  bool json = false;
+};
+
+int fail(const std::string& subject, const core::Error& e, int exit, bool json) {
+  if (json)
+    print_json(Json{
+        {"uri", subject},
+        {"error",
+         Json{{"code", e.code}, {"message", e.message}, {"location", e.location.to_string()}}}});
+  return report_error(subject, e, exit);
+}
+
+std::string lower_extension(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return {};
+  std::string ext = path.substr(dot);
+  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return ext;
+}
+
+int run_pack(const PackArgs& a) {
+  const std::string ext = lower_extension(a.output);
+  if (a.to.empty() && ext != ".bem" && ext != ".zip")
+    return fail(a.output,
+                core::make_error("USAGE", "the output name must end in .bem or .zip, or give --to"),
+                kExitUsage, a.json);
+  const bool zip = a.to.empty() ? ext == ".zip" : a.to == "zip";
+
+  auto tmpl = PackageInput::open(a.template_path);
+  if (!tmpl)
+    return fail(a.template_path, tmpl.error(), input_error_exit_code(tmpl.error()), a.json);
+  bem::ValidateOptions vo;
+  vo.input_hints = tmpl->hints();
+  bem::LoadedPackage loaded = bem::load_package(tmpl->bytes(), vo);
+  if (!loaded.ok()) {
+    report_issues(a.template_path, loaded.validation.report);
+    return fail(a.template_path,
+                core::make_error(bem::codes::BEM_PACK_TEMPLATE.str(),
+                                 "the template is not a valid package: " + loaded.error),
+                kExitInvalid, a.json);
+  }
+  auto content = bem::read_package_content(tmpl->bytes());
+  if (!content) return fail(a.template_path, content.error(), kExitInvalid, a.json);
+
+  auto doc = scene::GltfDocument::load_file(a.scene);
+  if (!doc) {
+    const int exit = core::is_io_error(doc.error()) ? kExitUsage : kExitInvalid;
+    return fail(a.scene, doc.error(), exit, a.json);
+  }
+  bem::PackOptions po;
+  po.raw_axes = a.raw_axes;
+  auto packed = bem::pack_scene(*content, *loaded.model, *doc, po);
+  if (!packed) {
+    const std::string& code = packed.error().code;
+    const bool template_side = code == bem::codes::BEM_PACK_TEMPLATE ||
+                               code == bem::codes::BEM_PACK_MORPHS ||
+                               code == bem::codes::BEM_PACK_DRAW_MISSING;
+    return fail(template_side ? a.template_path : a.scene, packed.error(), kExitInvalid, a.json);
+  }
+
+  bem::WriteOptions wo;
+  core::Report report;
+  auto written = zip ? bem::write_zip(packed->content, wo, &report)
+                     : bem::write_binary(packed->content, wo, &report);
+  if (!written) {
+    report_issues(a.scene, report);
+    return fail(a.scene, written.error(), kExitInvalid, a.json);
+  }
+  if (auto st = write_output_file(a.output, written->bytes); !st)
+    return fail(a.output, st.error(), kExitUsage, a.json);
+
+  const bem::WriteStats& s = written->stats;
+  const std::string version = "1." + std::to_string(s.minor);
+  if (a.json) {
+    Json meshes = Json::array();
+    for (const bem::PackedMesh& m : packed->meshes)
+      meshes.push_back(Json{{"mesh", m.mesh},
+                            {"gltfMesh", m.gltf_mesh},
+                            {"node", m.node},
+                            {"verticesBefore", m.vertices_before},
+                            {"vertices", m.vertices},
+                            {"drawsReplaced", m.draws_replaced},
+                            {"drawsKept", m.draws_kept},
+                            {"bones", m.bones},
+                            {"bonesAdded", m.bones_added}});
+    Json warnings = Json::array();
+    for (const bem::PackWarning& w : packed->warnings)
+      warnings.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
+    print_json(Json{{"uri", a.output},
+                    {"ok", true},
+                    {"container", zip ? "zip" : "binary"},
+                    {"version", version},
+                    {"meshes", std::move(meshes)},
+                    {"payloads", s.payloads_out},
+                    {"bytes", s.file_bytes},
+                    {"warnings", std::move(warnings)},
+                    {"issues", Json::parse(report.to_json_issues())}});
+  } else {
+    for (const bem::PackWarning& w : packed->warnings)
+      report_warning(a.scene, w.code, w.message, w.pointer);
+    for (const auto& i : report.issues())
+      if (i.severity == core::Severity::kWarning)
+        report_warning(a.output, i.code, i.message, i.location.to_string());
+    for (const bem::PackedMesh& m : packed->meshes)
+      std::cout << "mesh " << m.mesh << " <- glTF mesh " << m.gltf_mesh
+                << (m.node.empty() ? std::string() : " (node " + printable(m.node) + ")") << ": "
+                << m.vertices_before << " -> " << m.vertices << " vertices, " << m.draws_replaced
+                << " draws packed"
+                << (m.draws_kept ? ", " + std::to_string(m.draws_kept) + " kept" : "")
+                << (m.bones ? ", " + std::to_string(m.bones) + " palette bones" : "")
+                << (m.bones_added ? " (" + std::to_string(m.bones_added) + " added)" : "") << "\n";
+    std::cout << printable(a.output) << ": BEM " << version << " " << (zip ? "ZIP" : "binary")
+              << ", " << packed->meshes.size() << " meshes packed, " << s.payloads_out
+              << " payloads, " << s.file_bytes << " bytes\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_bem_pack_command(CLI::App& bem, int& exit_code) {
+  auto args = std::make_shared<PackArgs>();
+  CLI::App* cmd = bem.add_subcommand(
+      "pack",
+      "Write a glTF scene's meshes (a bem export edited in Blender, say) into a package in the "
+      "layout of a template package: vertex streams, bone palettes and draw indices replaced, "
+      "everything else of the template kept");
+  cmd->add_option("scene", args->scene, "glTF scene (.glb, or .gltf with its buffers beside it)")
+      ->required()
+      ->type_name("SCENE");
+  cmd->add_option("-t,--template", args->template_path,
+                  "Package whose layout, materials, textures and options the result keeps "
+                  "(.bem, .zip or package folder)")
+      ->required()
+      ->type_name("PACKAGE");
+  cmd->add_option("-o,--output", args->output, "Output package (.bem or .zip)")
+      ->required()
+      ->type_name("OUT");
+  cmd->add_option("--to", args->to, "Container to write (default: zip for *.zip, else bem)")
+      ->check(CLI::IsMember({"bem", "zip"}))
+      ->type_name("bem|zip");
+  cmd->add_flag("--raw-axes", args->raw_axes,
+                "The scene keeps Unity's conventions (as bem export --raw-axes writes it): no "
+                "axis, UV or winding conversion");
+  cmd->add_flag("--json", args->json, "Print the summary as JSON");
+  cmd->footer(
+      "A glTF mesh named mesh_N replaces the template's mesh N (bem export names them so); else "
+      "a mesh whose node is named after a replaced component replaces that component's mesh. "
+      "Each primitive fills the next draw whose material has the primitive's material name.\n"
+      "Exit status: 0 written, 1 a scene or template that cannot be packed (the message says "
+      "why and where), 2 usage or I/O error.");
+  cmd->callback([args, &exit_code] { exit_code = run_pack(*args); });
+}
+
+}  // namespace charkit::app

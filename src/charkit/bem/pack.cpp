@@ -1,0 +1,905 @@
+#include "charkit/bem/pack.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "charkit/bem/packed_tbn.h"
+#include "charkit/core/bytes.h"
+#include "charkit/core/json.h"
+
+namespace charkit::bem {
+namespace {
+
+using core::Json;
+using core::Location;
+using core::make_error;
+
+/// §7: element bytes of VertexAttributeFormat 0..11.
+constexpr std::uint32_t kFormatBytes[12] = {4, 2, 1, 1, 2, 2, 1, 1, 2, 2, 4, 4};
+
+enum Semantic : std::uint32_t {
+  kPosition = 0,
+  kNormal = 1,
+  kTangent = 2,
+  kColor = 3,
+  kTexCoord0 = 4,
+  kTexCoord7 = 11,
+  kBlendWeight = 12,
+  kBlendIndices = 13,
+};
+
+core::Error at(std::string code, std::string message, std::string pointer) {
+  return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
+}
+
+std::string mesh_ptr(std::uint32_t m) {
+  return "/meshes/" + std::to_string(m);
+}
+
+/// Little-endian store of an unsigned integer.
+template <typename T>
+void put(std::uint8_t* p, T v) {
+  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+/// One component in Unity vertex format `format` (the inverse of the
+/// export's read): normalised formats from [0,1] / [-1,1], rounded to
+/// nearest and clamped; integer formats rounded and clamped to their range.
+void write_component(std::uint8_t* p, std::uint32_t format, double v) {
+  if (std::isnan(v)) v = 0;
+  auto q = [&](double lo, double hi, double scale) {
+    return std::nearbyint(std::clamp(v, lo, hi) * scale);
+  };
+  switch (format) {
+    case 0:
+      put<std::uint32_t>(p, std::bit_cast<std::uint32_t>(static_cast<float>(v)));
+      break;
+    case 1:
+      put<std::uint16_t>(p, float_to_half(static_cast<float>(v)));
+      break;
+    case 2:
+      p[0] = static_cast<std::uint8_t>(q(0, 1, 255));
+      break;
+    case 3:
+      p[0] = static_cast<std::uint8_t>(static_cast<std::int8_t>(q(-1, 1, 127)));
+      break;
+    case 4:
+      put<std::uint16_t>(p, static_cast<std::uint16_t>(q(0, 1, 65535)));
+      break;
+    case 5:
+      put<std::uint16_t>(p, static_cast<std::uint16_t>(static_cast<std::int16_t>(q(-1, 1, 32767))));
+      break;
+    case 6:
+      p[0] = static_cast<std::uint8_t>(q(0, 255, 1));
+      break;
+    case 7:
+      p[0] = static_cast<std::uint8_t>(static_cast<std::int8_t>(q(-128, 127, 1)));
+      break;
+    case 8:
+      put<std::uint16_t>(p, static_cast<std::uint16_t>(q(0, 65535, 1)));
+      break;
+    case 9:
+      put<std::uint16_t>(
+          p, static_cast<std::uint16_t>(static_cast<std::int16_t>(q(-32768, 32767, 1))));
+      break;
+    case 10:
+      put<std::uint32_t>(p, static_cast<std::uint32_t>(q(0, 4294967295.0, 1)));
+      break;
+    default:
+      put<std::uint32_t>(p, static_cast<std::uint32_t>(
+                                static_cast<std::int32_t>(q(-2147483648.0, 2147483647.0, 1))));
+      break;
+  }
+}
+
+/// The vertices of one glTF mesh, its primitives concatenated (primitives
+/// that share one `attributes` object share their vertices, as `bem export`
+/// writes them).
+struct SceneMesh {
+  std::uint32_t gltf_mesh = 0;
+  std::optional<std::uint32_t> node;
+  std::string node_name;
+  std::size_t vertex_count = 0;
+  std::vector<float> positions;         // 3 per vertex
+  std::vector<float> normals;           // 3 per vertex, or empty
+  std::vector<float> tangents;          // 4 per vertex, or empty
+  std::vector<float> colors;            // 4 per vertex, or empty
+  std::vector<std::vector<float>> uvs;  // TEXCOORD_n: 2 per vertex
+  std::map<std::string, std::pair<std::uint32_t, std::vector<float>>> custom;  // _NAME
+  std::vector<std::uint32_t> joints;  // 4 per vertex (index into joint_names), or empty
+  std::vector<float> weights;         // 4 per vertex, or empty
+  std::vector<std::string> joint_names;
+  struct Primitive {
+    std::string material;
+    std::vector<std::uint32_t> indices;  // into the concatenated vertices
+    std::string pointer;                 // /meshes/i/primitives/p
+  };
+  std::vector<Primitive> primitives;
+};
+
+class ScenePacker {
+ public:
+  ScenePacker(const PackageContent& tmpl, const Model& model, scene::GltfDocument& doc,
+              const PackOptions& options)
+      : model_(model), doc_(doc), options_(options) {
+    result_.content = tmpl;
+    result_.content.manifest_text.clear();  // the manifest changes
+  }
+
+  core::Result<PackResult> run() {
+    if (model_.appearance_structure || model_.minor < 1)
+      return at("BEM_PACK_TEMPLATE",
+                "the template is a BEM 1.0 package (one index stream per mesh); bem pack writes "
+                "per-draw index payloads, BEM 1.1 and later",
+                "");
+    auto matched = match_meshes();
+    if (!matched) return std::move(matched).error();
+    if (matched->empty()) {
+      std::string names;
+      for (const Component& c : model_.components)
+        names += (names.empty() ? "" : ", ") + c.mesh_name;
+      return at("BEM_PACK_NO_MESH",
+                "no glTF mesh matches a mesh of the template: name the glTF mesh mesh_N (N: the "
+                "template's mesh index, as bem export does) or its node after a replaced "
+                "component (" +
+                    names + ")",
+                "/meshes");
+    }
+    warn_new_images();
+    for (const auto& [m, g] : *matched) {
+      auto st = pack_mesh(m, g);
+      if (!st) return std::move(st).error();
+    }
+    drop_replaced_payloads();
+    return std::move(result_);
+  }
+
+ private:
+  void warn(std::string code, std::string message, std::string pointer) {
+    result_.warnings.push_back({std::move(code), std::move(message), std::move(pointer)});
+  }
+
+  const Json& json() const { return doc_.json(); }
+
+  /// Images are not packed (the template's textures stay): say so for an
+  /// image that is not one of them by name (bem export names each image
+  /// after its texture's original_name, or texture_N).
+  void warn_new_images() {
+    std::set<std::string> known;
+    for (std::size_t t = 0; t < model_.textures.size(); ++t) {
+      known.insert(model_.textures[t].original_name);
+      known.insert("texture_" + std::to_string(t));
+    }
+    const std::size_t images = doc_.count("images");
+    for (std::size_t i = 0; i < images; ++i) {
+      const Json& im = json()["images"][i];
+      std::string name;
+      if (im.is_object() && im.contains("name") && im["name"].is_string())
+        name = im["name"].get<std::string>();
+      if (known.contains(name)) continue;
+      warn("BEM_PACK_TEXTURES_KEPT",
+           "image " + std::to_string(i) + (name.empty() ? "" : " (\"" + name + "\")") +
+               " is not one of the template's textures and is not packed: the package keeps "
+               "the template's textures",
+           "/images/" + std::to_string(i));
+    }
+  }
+
+  /// Template mesh index -> (glTF mesh, node placing it).
+  core::Result<std::map<std::uint32_t, std::pair<std::uint32_t, std::optional<std::uint32_t>>>>
+  match_meshes() {
+    std::map<std::string, std::set<std::uint32_t>> meshes_of_component;
+    for (const Component& c : model_.components)
+      for (const Candidate& cand : c.candidates)
+        if (cand.op == Operation::kReplace) meshes_of_component[c.mesh_name].insert(cand.mesh);
+    // The node that places each glTF mesh (the first one).
+    std::map<std::uint32_t, std::uint32_t> node_of_mesh;
+    const std::size_t nodes = doc_.count("nodes");
+    for (std::size_t n = 0; n < nodes; ++n) {
+      const Json& node = json()["nodes"][n];
+      if (!node.is_object()) continue;
+      auto it = node.find("mesh");
+      if (it == node.end()) continue;
+      auto mesh = core::json_uint32(*it);
+      if (!mesh || *mesh >= doc_.count("meshes"))
+        return at("BEM_PACK_MESH", "node mesh is not a mesh index", "/nodes/" + std::to_string(n));
+      node_of_mesh.try_emplace(*mesh, static_cast<std::uint32_t>(n));
+      if (has_transform(node))
+        warn("BEM_PACK_NODE_TRANSFORM",
+             "node " + std::to_string(n) +
+                 " has a transform, which is not applied: the vertices are packed as the mesh "
+                 "stores them (apply the transform in Blender before exporting)",
+             "/nodes/" + std::to_string(n));
+    }
+    std::map<std::uint32_t, std::pair<std::uint32_t, std::optional<std::uint32_t>>> out;
+    const std::size_t meshes = doc_.count("meshes");
+    for (std::size_t g = 0; g < meshes; ++g) {
+      const Json& mj = json()["meshes"][g];
+      const std::string where = "/meshes/" + std::to_string(g);
+      std::optional<std::uint32_t> node;
+      if (auto it = node_of_mesh.find(static_cast<std::uint32_t>(g)); it != node_of_mesh.end())
+        node = it->second;
+      std::optional<std::uint32_t> target;
+      if (mj.is_object() && mj.contains("name") && mj["name"].is_string()) {
+        const std::string name = mj["name"].get<std::string>();
+        if (name.rfind("mesh_", 0) == 0 && name.size() > 5 && name.size() < 16 &&
+            std::all_of(name.begin() + 5, name.end(),
+                        [](char c) { return c >= '0' && c <= '9'; })) {
+          const unsigned long long m = std::stoull(name.substr(5));
+          if (m >= model_.meshes.size())
+            return at("BEM_PACK_MESH",
+                      "glTF mesh \"" + name + "\" names template mesh " + std::to_string(m) +
+                          ", but the template has " + std::to_string(model_.meshes.size()),
+                      where + "/name");
+          target = static_cast<std::uint32_t>(m);
+        }
+      }
+      if (!target && node) {
+        const Json& nj = json()["nodes"][*node];
+        if (nj.contains("name") && nj["name"].is_string()) {
+          auto it = meshes_of_component.find(nj["name"].get<std::string>());
+          if (it != meshes_of_component.end()) {
+            if (it->second.size() > 1)
+              return at("BEM_PACK_MESH",
+                        "node \"" + it->first + "\" names a component that " +
+                            std::to_string(it->second.size()) +
+                            " template meshes replace: name the glTF mesh mesh_N to say which",
+                        "/nodes/" + std::to_string(*node) + "/name");
+            target = *it->second.begin();
+          }
+        }
+      }
+      if (!target) {
+        warn("BEM_PACK_MESH_UNUSED",
+             "glTF mesh " + std::to_string(g) +
+                 " matches no template mesh (by its name mesh_N or its "
+                 "node's component name); not packed",
+             where);
+        continue;
+      }
+      if (out.contains(*target))
+        return at("BEM_PACK_MESH",
+                  "glTF meshes " + std::to_string(out[*target].first) + " and " +
+                      std::to_string(g) + " both replace template mesh " + std::to_string(*target),
+                  where);
+      out[*target] = {static_cast<std::uint32_t>(g), node};
+    }
+    return out;
+  }
+
+  static bool has_transform(const Json& node) {
+    auto differs = [&](const char* key, std::initializer_list<double> identity) {
+      auto it = node.find(key);
+      if (it == node.end() || !it->is_array() || it->size() != identity.size()) return false;
+      std::size_t k = 0;
+      for (double v : identity) {
+        const Json& x = (*it)[k++];
+        if (!x.is_number() || std::fabs(x.get<double>() - v) > 1e-6) return true;
+      }
+      return false;
+    };
+    return differs("translation", {0, 0, 0}) || differs("rotation", {0, 0, 0, 1}) ||
+           differs("scale", {1, 1, 1}) ||
+           differs("matrix", {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
+  }
+
+  /// Reads the float values of an accessor with `components` per element
+  /// and `count` elements.
+  core::Result<std::vector<float>> read_floats(const Json& index, std::size_t components,
+                                               std::size_t count, const std::string& where) {
+    auto a = core::json_uint32(index);
+    if (!a) return at("BEM_PACK_ATTRIBUTE", "expected an accessor index", where);
+    auto info = doc_.accessor(*a);
+    if (!info) return std::move(info).error();
+    if (info->components != components || info->count != count)
+      return at("BEM_PACK_ATTRIBUTE",
+                "expected " + std::to_string(count) + " elements of " + std::to_string(components) +
+                    " components, the accessor has " + std::to_string(info->count) + " of " +
+                    std::to_string(info->components),
+                where);
+    auto values = doc_.read_accessor_floats(*a);
+    if (!values) return std::move(values).error();
+    for (float v : *values)
+      if (!std::isfinite(v)) return at("BEM_PACK_ATTRIBUTE", "a value is not finite", where);
+    return values;
+  }
+
+  core::Result<SceneMesh> read_scene_mesh(std::uint32_t g, std::optional<std::uint32_t> node) {
+    SceneMesh out;
+    out.gltf_mesh = g;
+    out.node = node;
+    const std::string mptr = "/meshes/" + std::to_string(g);
+    const Json& mj = json()["meshes"][g];
+    if (node) {
+      const Json& nj = json()["nodes"][*node];
+      if (nj.contains("name") && nj["name"].is_string())
+        out.node_name = nj["name"].get<std::string>();
+    }
+    if (!mj.is_object() || !mj.contains("primitives") || !mj["primitives"].is_array() ||
+        mj["primitives"].empty())
+      return at("BEM_PACK_PRIMITIVE", "the mesh has no primitives", mptr);
+    const Json& prims = mj["primitives"];
+    struct Group {
+      Json attributes;
+      std::size_t first = 0;
+      std::size_t count = 0;
+    };
+    std::vector<Group> groups;         // vertices by attributes object
+    std::set<std::string> names_seen;  // attribute names of the first group
+    for (std::size_t p = 0; p < prims.size(); ++p) {
+      const std::string pptr = mptr + "/primitives/" + std::to_string(p);
+      const Json& pj = prims[p];
+      if (!pj.is_object() || !pj.contains("attributes") || !pj["attributes"].is_object())
+        return at("BEM_PACK_PRIMITIVE", "a primitive needs an attributes object", pptr);
+      if (pj.contains("mode") && pj["mode"] != 4)
+        return at("BEM_PACK_PRIMITIVE", "only triangle primitives (mode 4) can be packed",
+                  pptr + "/mode");
+      if (pj.contains("targets"))
+        warn("BEM_PACK_MORPH_TARGETS_IGNORED",
+             "the primitive's morph targets are not packed (shape keys become sliders in a later "
+             "version)",
+             pptr + "/targets");
+      const Json& attrs = pj["attributes"];
+      std::size_t first = 0;
+      std::size_t group_vertices = 0;
+      auto found = std::find_if(groups.begin(), groups.end(),
+                                [&](const Group& gr) { return gr.attributes == attrs; });
+      if (found != groups.end()) {
+        first = found->first;
+        group_vertices = found->count;
+      } else {
+        std::set<std::string> names;
+        for (auto it = attrs.begin(); it != attrs.end(); ++it) names.insert(it.key());
+        if (groups.empty()) {
+          names_seen = names;
+        } else if (names != names_seen) {
+          return at("BEM_PACK_ATTRIBUTE",
+                    "the primitive has other attributes than the mesh's first primitive; every "
+                    "primitive of a mesh needs the same ones",
+                    pptr + "/attributes");
+        }
+        first = out.vertex_count;
+        auto st = append_vertices(out, attrs, pptr + "/attributes");
+        if (!st) return std::move(st).error();
+        group_vertices = out.vertex_count - first;
+        groups.push_back({attrs, first, group_vertices});
+      }
+      SceneMesh::Primitive prim;
+      prim.pointer = pptr;
+      if (pj.contains("material")) {
+        auto mat = core::json_uint32(pj["material"]);
+        if (!mat || *mat >= doc_.count("materials"))
+          return at("BEM_PACK_PRIMITIVE", "material is not a material index", pptr + "/material");
+        const Json& mat_json = json()["materials"][*mat];
+        if (mat_json.is_object() && mat_json.contains("name") && mat_json["name"].is_string())
+          prim.material = mat_json["name"].get<std::string>();
+      }
+      if (pj.contains("indices")) {
+        auto a = core::json_uint32(pj["indices"]);
+        if (!a) return at("BEM_PACK_PRIMITIVE", "expected an accessor index", pptr + "/indices");
+        auto idx = doc_.read_accessor_uints(*a);
+        if (!idx) return std::move(idx).error();
+        prim.indices = std::move(*idx);
+      } else {
+        prim.indices.resize(group_vertices);
+        for (std::size_t i = 0; i < group_vertices; ++i)
+          prim.indices[i] = static_cast<std::uint32_t>(i);
+      }
+      if (prim.indices.empty() || prim.indices.size() % 3 != 0)
+        return at("BEM_PACK_PRIMITIVE",
+                  "the primitive has " + std::to_string(prim.indices.size()) +
+                      " indices; triangles need a positive multiple of 3",
+                  pptr + "/indices");
+      for (std::uint32_t& i : prim.indices) {
+        if (i >= group_vertices)
+          return at("BEM_PACK_PRIMITIVE",
+                    "index " + std::to_string(i) + " is not below the vertex count " +
+                        std::to_string(group_vertices),
+                    pptr + "/indices");
+        i += static_cast<std::uint32_t>(first);
+      }
+      out.primitives.push_back(std::move(prim));
+    }
+    if (!out.joints.empty()) {
+      auto st = read_joint_names(out, mptr);
+      if (!st) return std::move(st).error();
+    }
+    return out;
+  }
+
+  core::Status append_vertices(SceneMesh& out, const Json& attrs, const std::string& where) {
+    if (!attrs.contains("POSITION"))
+      return at("BEM_PACK_ATTRIBUTE", "the primitive has no POSITION", where);
+    auto pa = core::json_uint32(attrs["POSITION"]);
+    if (!pa) return at("BEM_PACK_ATTRIBUTE", "expected an accessor index", where + "/POSITION");
+    auto pinfo = doc_.accessor(*pa);
+    if (!pinfo) return std::move(pinfo).error();
+    const std::size_t n = pinfo->count;
+    if (out.vertex_count + n > options_.max_vertices || out.vertex_count + n > (1u << 20))
+      return at("BEM_PACK_LIMIT",
+                "the mesh has more than " +
+                    std::to_string(std::min<std::uint64_t>(options_.max_vertices, 1u << 20)) +
+                    " vertices (BEM §11 allows 1,048,576 per mesh)",
+                where + "/POSITION");
+    auto append = [&](const char* name, std::size_t comps, std::vector<float>& dst,
+                      bool required) -> core::Status {
+      if (!attrs.contains(name)) {
+        if (required) return at("BEM_PACK_ATTRIBUTE", std::string("missing ") + name, where);
+        return core::Ok{};
+      }
+      auto v = read_floats(attrs[name], comps, n, where + "/" + name);
+      if (!v) return std::move(v).error();
+      dst.insert(dst.end(), v->begin(), v->end());
+      return core::Ok{};
+    };
+    if (auto st = append("POSITION", 3, out.positions, true); !st) return st;
+    if (auto st = append("NORMAL", 3, out.normals, false); !st) return st;
+    if (auto st = append("TANGENT", 4, out.tangents, false); !st) return st;
+    if (attrs.contains("COLOR_0")) {
+      auto a = core::json_uint32(attrs["COLOR_0"]);
+      auto info = a ? doc_.accessor(*a)
+                    : core::Result<scene::GltfAccessorInfo>(at(
+                          "BEM_PACK_ATTRIBUTE", "expected an accessor index", where + "/COLOR_0"));
+      if (!info) return std::move(info).error();
+      const std::size_t comps = info->components == 3 ? 3 : 4;
+      auto v = read_floats(attrs["COLOR_0"], comps, n, where + "/COLOR_0");
+      if (!v) return std::move(v).error();
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t c = 0; c < 4; ++c)
+          out.colors.push_back(c < comps ? (*v)[i * comps + c] : 1.0F);
+    }
+    for (std::size_t t = 0; t < 8; ++t) {
+      const std::string name = "TEXCOORD_" + std::to_string(t);
+      if (!attrs.contains(name)) break;
+      if (out.uvs.size() <= t) out.uvs.resize(t + 1);
+      if (auto st = append(name.c_str(), 2, out.uvs[t], true); !st) return st;
+    }
+    for (auto it = attrs.begin(); it != attrs.end(); ++it) {
+      if (it.key().empty() || it.key()[0] != '_') continue;
+      auto a = core::json_uint32(it.value());
+      if (!a) return at("BEM_PACK_ATTRIBUTE", "expected an accessor index", where + "/" + it.key());
+      auto info = doc_.accessor(*a);
+      if (!info) return std::move(info).error();
+      if (info->components < 1 || info->components > 4)
+        return at("BEM_PACK_ATTRIBUTE", "a custom attribute needs 1 to 4 components",
+                  where + "/" + it.key());
+      auto v = read_floats(it.value(), info->components, n, where + "/" + it.key());
+      if (!v) return std::move(v).error();
+      auto& slot = out.custom[it.key()];
+      if (!slot.second.empty() && slot.first != info->components)
+        return at("BEM_PACK_ATTRIBUTE", "the components differ between primitives",
+                  where + "/" + it.key());
+      slot.first = static_cast<std::uint32_t>(info->components);
+      slot.second.insert(slot.second.end(), v->begin(), v->end());
+    }
+    if (attrs.contains("JOINTS_0") != attrs.contains("WEIGHTS_0"))
+      return at("BEM_PACK_ATTRIBUTE", "JOINTS_0 and WEIGHTS_0 go together", where);
+    if (attrs.contains("JOINTS_0")) {
+      auto a = core::json_uint32(attrs["JOINTS_0"]);
+      if (!a) return at("BEM_PACK_ATTRIBUTE", "expected an accessor index", where + "/JOINTS_0");
+      auto info = doc_.accessor(*a);
+      if (!info) return std::move(info).error();
+      if (info->components != 4 || info->count != n)
+        return at("BEM_PACK_ATTRIBUTE", "JOINTS_0 needs one VEC4 per vertex", where + "/JOINTS_0");
+      auto j = doc_.read_accessor_uints(*a);
+      if (!j) return std::move(j).error();
+      out.joints.insert(out.joints.end(), j->begin(), j->end());
+      if (auto st = append("WEIGHTS_0", 4, out.weights, true); !st) return st;
+    }
+    out.vertex_count += n;
+    // Every group must give the same optional attributes (checked by names
+    // in read_scene_mesh); the sizes then line up.
+    return core::Ok{};
+  }
+
+  core::Status read_joint_names(SceneMesh& out, const std::string& mptr) {
+    if (!out.node || !json()["nodes"][*out.node].contains("skin"))
+      return at("BEM_PACK_JOINT", "the mesh has JOINTS_0 but its node has no skin", mptr);
+    const std::string nptr = "/nodes/" + std::to_string(*out.node) + "/skin";
+    auto s = core::json_uint32(json()["nodes"][*out.node]["skin"]);
+    if (!s || *s >= doc_.count("skins")) return at("BEM_PACK_JOINT", "not a skin index", nptr);
+    const Json& skin = json()["skins"][*s];
+    const std::string sptr = "/skins/" + std::to_string(*s) + "/joints";
+    if (!skin.is_object() || !skin.contains("joints") || !skin["joints"].is_array())
+      return at("BEM_PACK_JOINT", "the skin has no joints array", sptr);
+    for (std::size_t k = 0; k < skin["joints"].size(); ++k) {
+      auto n = core::json_uint32(skin["joints"][k]);
+      if (!n || *n >= doc_.count("nodes"))
+        return at("BEM_PACK_JOINT", "not a node index", core::json_pointer_join(sptr, k));
+      const Json& jn = json()["nodes"][*n];
+      if (!jn.contains("name") || !jn["name"].is_string())
+        return at("BEM_PACK_JOINT", "a joint node needs a name (the game bone it stands for)",
+                  "/nodes/" + std::to_string(*n));
+      out.joint_names.push_back(jn["name"].get<std::string>());
+    }
+    for (std::uint32_t j : out.joints)
+      if (j >= out.joint_names.size())
+        return at("BEM_PACK_JOINT",
+                  "JOINTS_0 uses joint " + std::to_string(j) + " of a skin with " +
+                      std::to_string(out.joint_names.size()),
+                  mptr);
+    return core::Ok{};
+  }
+
+  core::Status pack_mesh(std::uint32_t m,
+                         std::pair<std::uint32_t, std::optional<std::uint32_t>> g) {
+    const Mesh& mesh = model_.meshes[m];
+    for (const Deformation& d : model_.deformations)
+      if (d.mesh == m)
+        return at("BEM_PACK_MORPHS",
+                  "template mesh " + std::to_string(m) +
+                      " has morph sliders (mesh_deformations) over its vertices; bem pack does "
+                      "not carry them over yet",
+                  mesh_ptr(m));
+    auto sm = read_scene_mesh(g.first, g.second);
+    if (!sm) return std::move(sm).error();
+    const std::size_t vc = sm->vertex_count;
+    if (vc == 0)
+      return at("BEM_PACK_ATTRIBUTE", "the mesh has no vertices",
+                "/meshes/" + std::to_string(g.first));
+
+    PackedMesh pm;
+    pm.mesh = m;
+    pm.gltf_mesh = g.first;
+    pm.node = sm->node_name;
+    pm.vertices_before = mesh.vertex_count;
+    pm.vertices = static_cast<std::uint32_t>(vc);
+
+    Json& mj = result_.content.manifest["meshes"][m];
+    // Palette: the template's bones, then joints it lacks from the donor component.
+    std::vector<std::uint32_t> palette_of_joint;  // scene joint -> palette index
+    const bool skinned =
+        std::any_of(mesh.attributes.begin(), mesh.attributes.end(),
+                    [](const VertexAttribute& a) { return a.semantic == kBlendIndices; });
+    if (skinned) {
+      if (sm->joints.empty())
+        return at("BEM_PACK_ATTRIBUTE",
+                  "template mesh " + std::to_string(m) +
+                      " is skinned; the glTF mesh needs JOINTS_0 and WEIGHTS_0",
+                  "/meshes/" + std::to_string(g.first));
+      auto st = build_palette(m, *sm, mj, palette_of_joint, pm);
+      if (!st) return st;
+    }
+
+    // Streams.
+    std::vector<std::vector<std::uint8_t>> streams(mesh.streams.size());
+    for (std::size_t s = 0; s < mesh.streams.size(); ++s)
+      streams[s].assign(vc * mesh.streams[s].stride, 0);
+    std::uint32_t uv_set = 0;
+    const float sx = options_.raw_axes ? 1.0F : -1.0F;
+    for (std::size_t ai = 0; ai < mesh.attributes.size(); ++ai) {
+      const VertexAttribute& a = mesh.attributes[ai];
+      const std::string aptr = mesh_ptr(m) + "/attributes/" + std::to_string(ai);
+      if (a.stream >= streams.size() || a.format > 11 || a.dimension < 1 || a.dimension > 4)
+        return at("BEM_PACK_TEMPLATE", "attribute not usable", aptr);
+      const std::uint32_t stride = mesh.streams[a.stream].stride;
+      std::uint8_t* base = streams[a.stream].data() + a.offset;
+      auto need = [&](const std::vector<float>& v, const char* what) -> core::Status {
+        if (v.empty())
+          return at("BEM_PACK_ATTRIBUTE",
+                    std::string("the template's layout stores ") + what + " (attribute " +
+                        std::to_string(ai) + " of mesh " + std::to_string(m) +
+                        "); the glTF mesh has none",
+                    "/meshes/" + std::to_string(g.first));
+        return core::Ok{};
+      };
+      auto emit = [&](auto&& value_of) {
+        for (std::size_t v = 0; v < vc; ++v)
+          for (std::uint32_t c = 0; c < a.dimension; ++c)
+            write_component(base + v * stride + c * kFormatBytes[a.format], a.format,
+                            value_of(v, c));
+      };
+      switch (a.semantic) {
+        case kPosition:
+          emit([&](std::size_t v, std::uint32_t c) -> double {
+            return c < 3 ? (c == 0 ? sx : 1.0F) * sm->positions[3 * v + c] : 1.0;
+          });
+          break;
+        case kNormal:
+          if (auto st = need(sm->normals, "normals"); !st) return st;
+          if (is_packed_tbn_attribute(a.semantic, a.format, a.dimension)) {
+            if (auto st = need(sm->tangents, "tangents (in the packed normal/tangent word)"); !st)
+              return st;
+            for (std::size_t v = 0; v < vc; ++v) {
+              const core::Vec3f n{sx * sm->normals[3 * v], sm->normals[3 * v + 1],
+                                  sm->normals[3 * v + 2]};
+              const core::Vec4f t{sx * sm->tangents[4 * v], sm->tangents[4 * v + 1],
+                                  sm->tangents[4 * v + 2], sx * sm->tangents[4 * v + 3]};
+              put<std::uint32_t>(base + v * stride, pack_tbn(n, t));
+            }
+          } else {
+            emit([&](std::size_t v, std::uint32_t c) -> double {
+              return c < 3 ? (c == 0 ? sx : 1.0F) * sm->normals[3 * v + c] : 0.0;
+            });
+          }
+          break;
+        case kTangent:
+          if (auto st = need(sm->tangents, "tangents"); !st) return st;
+          emit([&](std::size_t v, std::uint32_t c) -> double {
+            return (c == 0 || c == 3 ? sx : 1.0F) * sm->tangents[4 * v + c];
+          });
+          break;
+        case kColor:
+          if (auto st = need(sm->colors, "vertex colours (COLOR_0)"); !st) return st;
+          emit([&](std::size_t v, std::uint32_t c) -> double { return sm->colors[4 * v + c]; });
+          break;
+        case kBlendWeight:
+          break;  // written with the indices
+        case kBlendIndices: {
+          auto st = write_skin(m, *sm, mesh, palette_of_joint, streams);
+          if (!st) return st;
+          break;
+        }
+        default: {
+          if (a.semantic < kTexCoord0 || a.semantic > kTexCoord7) break;
+          if (a.dimension > 2) {
+            const std::string name = "_TEXCOORD" + std::to_string(a.semantic - kTexCoord0);
+            auto it = sm->custom.find(name);
+            if (it == sm->custom.end())
+              return at("BEM_PACK_ATTRIBUTE",
+                        "the template's layout stores " + std::to_string(a.dimension) +
+                            "-component texture coordinates " +
+                            std::to_string(a.semantic - kTexCoord0) +
+                            " (bem export writes them as " + name + "); the glTF mesh has none",
+                        "/meshes/" + std::to_string(g.first));
+            const std::uint32_t comps = it->second.first;
+            const std::vector<float>& vals = it->second.second;
+            emit([&](std::size_t v, std::uint32_t c) -> double {
+              return c < comps ? vals[v * comps + c] : 0.0;
+            });
+            break;
+          }
+          const std::uint32_t set = uv_set++;
+          if (set >= sm->uvs.size() || sm->uvs[set].empty())
+            return at("BEM_PACK_ATTRIBUTE",
+                      "the template's layout stores texture coordinates " +
+                          std::to_string(a.semantic - kTexCoord0) + " (TEXCOORD_" +
+                          std::to_string(set) + " in glTF); the glTF mesh has none",
+                      "/meshes/" + std::to_string(g.first));
+          const std::vector<float>& uv = sm->uvs[set];
+          emit([&](std::size_t v, std::uint32_t c) -> double {
+            if (c == 0) return uv[2 * v];
+            if (c == 1) return options_.raw_axes ? uv[2 * v + 1] : 1.0F - uv[2 * v + 1];
+            return 0.0;
+          });
+        }
+      }
+    }
+    for (std::size_t s = 0; s < streams.size(); ++s) {
+      if (mesh.streams[s].stride == 0) continue;
+      mj["streams"][s]["payload"] = add_payload(std::move(streams[s]));
+    }
+    mj["vertex_count"] = static_cast<std::uint32_t>(vc);
+    const std::uint32_t index_size = vc > 65536 ? 4 : mesh.index_size;
+    mj["index_size"] = index_size;
+
+    // Draws.
+    std::vector<bool> assigned(mesh.draws.size(), false);
+    for (const SceneMesh::Primitive& prim : sm->primitives) {
+      std::optional<std::size_t> d;
+      for (std::size_t k = 0; k < mesh.draws.size() && !d; ++k)
+        if (!assigned[k] && mesh.draws[k].material_name == prim.material) d = k;
+      if (!d) {
+        std::set<std::string> names;
+        for (const Draw& dr : mesh.draws) names.insert("\"" + dr.material_name + "\"");
+        std::string list;
+        for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+        return at("BEM_PACK_MATERIAL",
+                  "the primitive's material \"" + prim.material + "\" is not the material of " +
+                      (names.size() == 1 ? "the" : "a") + " draw of template mesh " +
+                      std::to_string(m) + " left to fill; its draws' materials: " + list,
+                  prim.pointer + "/material");
+      }
+      assigned[*d] = true;
+      std::vector<std::uint8_t> bytes(prim.indices.size() * index_size);
+      for (std::size_t i = 0; i < prim.indices.size(); ++i) {
+        std::size_t src = i;
+        if (!options_.raw_axes && i % 3 != 0) src = i - i % 3 + (i % 3 == 1 ? 2 : 1);  // winding
+        const std::uint32_t v = prim.indices[src];
+        if (index_size == 2)
+          put<std::uint16_t>(bytes.data() + 2 * i, static_cast<std::uint16_t>(v));
+        else
+          put<std::uint32_t>(bytes.data() + 4 * i, v);
+      }
+      Json& dj = mj["draws"][*d];
+      dj["indices"] = add_payload(std::move(bytes));
+      dj["count"] = static_cast<std::uint32_t>(prim.indices.size());
+      ++pm.draws_replaced;
+    }
+    for (std::size_t k = 0; k < mesh.draws.size(); ++k) {
+      if (assigned[k]) continue;
+      const std::string dptr = mesh_ptr(m) + "/draws/" + std::to_string(k);
+      if (vc != mesh.vertex_count || index_size != mesh.index_size)
+        return at("BEM_PACK_DRAW_MISSING",
+                  "draw " + std::to_string(k) + " (material \"" + mesh.draws[k].material_name +
+                      "\") has no primitive in the glTF mesh, and the vertex count changed (" +
+                      std::to_string(mesh.vertex_count) + " -> " + std::to_string(vc) +
+                      "), so its indices cannot be kept: export a selection that shows every draw "
+                      "of the mesh, or add a primitive with that material",
+                  dptr);
+      warn("BEM_PACK_DRAW_KEPT",
+           "draw " + std::to_string(k) + " (material \"" + mesh.draws[k].material_name +
+               "\") has no primitive in the glTF mesh; its indices are kept, which assumes the "
+               "vertex order did not change",
+           dptr);
+      ++pm.draws_kept;
+    }
+    result_.meshes.push_back(std::move(pm));
+    return core::Ok{};
+  }
+
+  /// The payloads the packed meshes replaced are referenced no more: drop
+  /// them here (renumbering the rest in order) rather than have the writer
+  /// warn about them.
+  void drop_replaced_payloads() {
+    PackageContent& c = result_.content;
+    std::vector<bool> used(c.payloads.size(), false);
+    for (const PayloadRef& r : find_payload_refs(c.manifest))
+      if (r.id < used.size()) used[r.id] = true;
+    std::vector<std::uint32_t> new_id(c.payloads.size(), 0);
+    std::vector<std::vector<std::uint8_t>> kept;
+    for (std::size_t i = 0; i < c.payloads.size(); ++i) {
+      if (!used[i]) continue;
+      new_id[i] = static_cast<std::uint32_t>(kept.size());
+      kept.push_back(std::move(c.payloads[i]));
+    }
+    for_each_payload_ref(c.manifest, [&](Json& v, const std::string&, std::uint32_t id) {
+      if (id < new_id.size()) v = static_cast<Json::number_unsigned_t>(new_id[id]);
+    });
+    c.payloads = std::move(kept);
+  }
+
+  std::uint32_t add_payload(std::vector<std::uint8_t> bytes) {
+    result_.content.payloads.push_back(std::move(bytes));
+    return static_cast<std::uint32_t>(result_.content.payloads.size() - 1);
+  }
+
+  /// The mesh's palette: the template's bones in order, then every joint the
+  /// scene's weights use that the template lacks, taken from the bone list
+  /// of the component that donates the template's bones (BEM_PACK_JOINT when
+  /// it has no such bone or the palette passes 256).
+  core::Status build_palette(std::uint32_t m, const SceneMesh& sm, Json& mj,
+                             std::vector<std::uint32_t>& palette_of_joint, PackedMesh& pm) {
+    const Mesh& mesh = model_.meshes[m];
+    std::vector<PaletteBone> palette = mesh.bones;
+    std::optional<std::uint32_t> donor;
+    if (!palette.empty()) donor = palette.front().component;
+    std::vector<bool> used(sm.joint_names.size(), false);
+    for (std::size_t i = 0; i < sm.joints.size(); ++i)
+      if (sm.weights[i] > 0) used[sm.joints[i]] = true;
+    palette_of_joint.assign(sm.joint_names.size(), 0);
+    for (std::size_t j = 0; j < sm.joint_names.size(); ++j) {
+      const std::string& name = sm.joint_names[j];
+      auto it = std::find_if(palette.begin(), palette.end(),
+                             [&](const PaletteBone& b) { return b.name == name; });
+      if (it != palette.end()) {
+        palette_of_joint[j] = static_cast<std::uint32_t>(it - palette.begin());
+        continue;
+      }
+      if (!used[j]) continue;  // never weighted: no palette entry needed
+      std::optional<std::uint32_t> index;
+      if (donor && *donor < model_.components.size()) {
+        const auto& names = model_.components[*donor].bone_names;
+        auto f = std::find(names.begin(), names.end(), name);
+        if (f != names.end()) index = static_cast<std::uint32_t>(f - names.begin());
+      }
+      if (!index)
+        return at("BEM_PACK_JOINT",
+                  "joint \"" + name + "\" is not a bone of " +
+                      (donor ? "component " + std::to_string(*donor) + " (\"" +
+                                   model_.components[*donor].mesh_name + "\")"
+                             : std::string("the template mesh's palette")) +
+                      ", so the game has no bone to bind it to",
+                  mesh_ptr(m) + "/bones");
+      palette.push_back({*donor, *index, name});
+      palette_of_joint[j] = static_cast<std::uint32_t>(palette.size() - 1);
+      ++pm.bones_added;
+    }
+    if (palette.size() > 256)
+      return at("BEM_PACK_JOINT",
+                "template mesh " + std::to_string(m) + " would need " +
+                    std::to_string(palette.size()) +
+                    " palette bones; BEM §7 allows 256 per mesh (split the mesh)",
+                mesh_ptr(m) + "/bones");
+    Json bones = Json::array();
+    for (const PaletteBone& b : palette)
+      bones.push_back(Json{{"component", b.component}, {"index", b.index}, {"name", b.name}});
+    mj["bones"] = std::move(bones);
+    pm.bones = static_cast<std::uint32_t>(palette.size());
+    return core::Ok{};
+  }
+
+  /// §7 skin layouts of stream 2: 4 bytes (UInt8×4 indices, the first one
+  /// rigid), 12 bytes (UNorm16×4 weights summing to exactly 65535, UInt8×4
+  /// indices), 32 bytes (Float32×4 weights summing to 1, UInt32×4 indices).
+  core::Status write_skin(std::uint32_t m, const SceneMesh& sm, const Mesh& mesh,
+                          const std::vector<std::uint32_t>& palette_of_joint,
+                          std::vector<std::vector<std::uint8_t>>& streams) {
+    const VertexAttribute* wa = nullptr;
+    const VertexAttribute* ia = nullptr;
+    for (const VertexAttribute& a : mesh.attributes) {
+      if (a.semantic == kBlendWeight) wa = &a;
+      if (a.semantic == kBlendIndices) ia = &a;
+    }
+    const std::uint32_t stride = mesh.streams[ia->stream].stride;
+    std::uint8_t* data = streams[ia->stream].data();
+    for (std::size_t v = 0; v < sm.vertex_count; ++v) {
+      std::array<double, 4> w{};
+      std::array<std::uint32_t, 4> j{};
+      double sum = 0;
+      for (std::size_t k = 0; k < 4; ++k) {
+        w[k] = std::max(0.0F, sm.weights[4 * v + k]);
+        j[k] = w[k] > 0 ? palette_of_joint[sm.joints[4 * v + k]] : 0;
+        sum += w[k];
+      }
+      if (!(sum > 0))
+        return at("BEM_PACK_ATTRIBUTE",
+                  "vertex " + std::to_string(v) + " has no positive skin weight",
+                  "/meshes/" + std::to_string(sm.gltf_mesh));
+      for (double& x : w) x /= sum;
+      std::uint8_t* p = data + v * stride;
+      if (wa == nullptr) {  // 4-byte layout: the heaviest influence, rigid
+        const std::size_t k =
+            static_cast<std::size_t>(std::max_element(w.begin(), w.end()) - w.begin());
+        p[ia->offset] = static_cast<std::uint8_t>(j[k]);
+        continue;
+      }
+      if (wa->format == 4) {  // UNorm16: exactly 65535, the rounding rest on the heaviest
+        std::array<std::int64_t, 4> q{};
+        std::int64_t total = 0;
+        for (std::size_t k = 0; k < 4; ++k) total += q[k] = std::llround(w[k] * 65535.0);
+        const std::size_t heavy =
+            static_cast<std::size_t>(std::max_element(w.begin(), w.end()) - w.begin());
+        q[heavy] += 65535 - total;
+        for (std::size_t k = 0; k < 4; ++k) {
+          put<std::uint16_t>(p + wa->offset + 2 * k, static_cast<std::uint16_t>(q[k]));
+          p[ia->offset + k] = static_cast<std::uint8_t>(j[k]);
+        }
+      } else {
+        for (std::size_t k = 0; k < 4; ++k) {
+          write_component(p + wa->offset + k * kFormatBytes[wa->format], wa->format, w[k]);
+          write_component(p + ia->offset + k * kFormatBytes[ia->format], ia->format, j[k]);
+        }
+      }
+    }
+    (void)m;
+    return core::Ok{};
+  }
+
+  const Model& model_;
+  scene::GltfDocument& doc_;
+  const PackOptions& options_;
+  PackResult result_;
+};
+
+}  // namespace
+
+std::uint16_t float_to_half(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000);
+  const std::uint32_t abs = x & 0x7FFFFFFF;
+  if (abs >= 0x7F800000)  // inf or NaN
+    return static_cast<std::uint16_t>(sign | 0x7C00 | (abs > 0x7F800000 ? 0x200 : 0));
+  if (abs >= 0x477FF000) return static_cast<std::uint16_t>(sign | 0x7C00);  // rounds past 65504
+  if (abs < 0x38800000) {  // below 2^-14: subnormal half (or zero)
+    const float scaled = std::bit_cast<float>(abs) * 16777216.0F;  // in units of 2^-24
+    return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(std::nearbyint(scaled)));
+  }
+  // Normal: rebias the exponent, round the 13 dropped mantissa bits to even.
+  std::uint32_t h = ((abs >> 13) - (112u << 10));
+  const std::uint32_t rest = abs & 0x1FFF;
+  if (rest > 0x1000 || (rest == 0x1000 && (h & 1) != 0)) ++h;
+  return static_cast<std::uint16_t>(sign | h);
+}
+
+core::Result<PackResult> pack_scene(const PackageContent& template_content, const Model& model,
+                                    scene::GltfDocument& scene, const PackOptions& options) {
+  return ScenePacker(template_content, model, scene, options).run();
+}
+
+}  // namespace charkit::bem

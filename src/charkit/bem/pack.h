@@ -1,0 +1,84 @@
+// BEM packing from a glTF scene (docs/bem/pack.md): the geometry of a glTF
+// scene, typically a `bem export` edited in Blender, written back into the
+// layout of an existing package (the template) — its meshes' vertex streams,
+// bone palettes and per-draw index payloads — and everything else of the
+// template kept. The result goes through the writer (lowest version,
+// deduplication, validation) like any other package.
+//
+// Which template mesh a glTF mesh replaces: the glTF mesh named `mesh_N`
+// (the name `bem export` gives BEM mesh N), else the node's name when it is
+// the `mesh_name` of a component that one template mesh replaces. Each
+// primitive replaces the next draw of that mesh whose material_name equals
+// the primitive's material name. The conversions are those of the export
+// (ExportOptions::unity_to_gltf), undone unless raw_axes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "charkit/bem/model.h"
+#include "charkit/bem/writer.h"
+#include "charkit/core/result.h"
+#include "charkit/scene/gltf_document.h"
+
+namespace charkit::bem {
+
+struct PackOptions {
+  /// Keep the scene's axes, UVs, winding and tangent handedness as stored
+  /// (the counterpart of `bem export --raw-axes`).
+  bool raw_axes = false;
+  /// Refuse scenes whose meshes have more vertices in all than this.
+  std::uint64_t max_vertices = std::uint64_t{1} << 22;
+};
+
+/// Something packed differently than one might assume (a draw kept from
+/// the template, a node transform not applied, textures kept). Not an error.
+struct PackWarning {
+  std::string code;
+  std::string message;
+  std::string
+      pointer;  ///< glTF JSON pointer ("/nodes/3") or manifest pointer ("/meshes/0/draws/1")
+};
+
+/// One template mesh replaced by a glTF mesh.
+struct PackedMesh {
+  std::uint32_t mesh = 0;       ///< index into the template's meshes
+  std::uint32_t gltf_mesh = 0;  ///< index into the glTF's meshes
+  std::string node;             ///< name of the node that placed it ("" when none)
+  std::uint32_t vertices_before = 0;
+  std::uint32_t vertices = 0;
+  std::uint32_t draws_replaced = 0;
+  std::uint32_t draws_kept = 0;   ///< draws without a primitive, indices kept (same vertex count)
+  std::uint32_t bones = 0;        ///< palette size after packing (0: static)
+  std::uint32_t bones_added = 0;  ///< palette bones the template did not have
+};
+
+struct PackResult {
+  PackageContent content;  ///< the template with the packed meshes; not yet validated
+  std::vector<PackedMesh> meshes;
+  std::vector<PackWarning> warnings;
+};
+
+/// Pack the meshes of `scene` into `template_content` (whose typed model is
+/// `model`; the template must have passed validation). Errors (the glTF
+/// pointer, or the manifest pointer of the template part concerned):
+/// BEM_PACK_TEMPLATE (a BEM 1.0 template), BEM_PACK_NO_MESH (no glTF mesh
+/// matches a template mesh), BEM_PACK_MESH (a glTF mesh name that matches
+/// no template mesh or more than one, two glTF meshes for one template
+/// mesh), BEM_PACK_PRIMITIVE (not triangles, bad indices),
+/// BEM_PACK_ATTRIBUTE (an attribute the layout needs is missing, or of the
+/// wrong shape), BEM_PACK_MATERIAL (a primitive whose material names no
+/// draw; the message lists the names), BEM_PACK_DRAW_MISSING (a draw with no
+/// primitive while the vertex count changed), BEM_PACK_JOINT (a joint not
+/// among the component's bones, more than 256 palette bones),
+/// BEM_PACK_MORPHS (a mesh with deformation channels), BEM_PACK_LIMIT, and
+/// the glTF reader's errors.
+core::Result<PackResult> pack_scene(const PackageContent& template_content, const Model& model,
+                                    scene::GltfDocument& scene, const PackOptions& options = {});
+
+/// Float to IEEE 754 binary16, round to nearest even (overflow → ±inf,
+/// NaN kept): the encoding of vertex format 1 (Float16).
+std::uint16_t float_to_half(float f);
+
+}  // namespace charkit::bem

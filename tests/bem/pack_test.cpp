@@ -1,0 +1,541 @@
+// `bem pack` (bem/pack.h): glTF scenes written by hand here (accessors over a
+// base64 buffer) packed into templates built by package_builder, the
+// expected vertex and index bytes worked out by hand from §7 and the export's
+// conventions (x negated, v' = 1 - v, winding reversed); and round trips
+// export -> pack on hand-built packages and the examples.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <optional>
+
+#include "charkit/bem/export_gltf.h"
+#include "charkit/bem/load.h"
+#include "charkit/bem/pack.h"
+#include "charkit/bem/packed_tbn.h"
+#include "charkit/bem/settings.h"
+#include "charkit/bem/writer.h"
+#include "charkit/core/base64.h"
+#include "charkit/core/bytes.h"
+#include "charkit/core/json.h"
+#include "charkit/scene/gltf_document.h"
+#include "morph_test_support.h"
+#include "package_builder.h"
+
+namespace charkit::bem {
+namespace {
+
+using core::Json;
+using testkit::ByteVec;
+
+ByteVec cat(std::initializer_list<ByteVec> parts) {
+  ByteVec out;
+  for (const ByteVec& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+/// A glTF 2.0 document built accessor by accessor over one embedded buffer.
+struct GltfBuilder {
+  Json doc = Json{{"asset", Json{{"version", "2.0"}}}};
+  ByteVec bin;
+
+  int view(const ByteVec& bytes) {
+    while (bin.size() % 4 != 0) bin.push_back(0);
+    const std::size_t offset = bin.size();
+    bin.insert(bin.end(), bytes.begin(), bytes.end());
+    doc["bufferViews"].push_back(
+        Json{{"buffer", 0}, {"byteOffset", offset}, {"byteLength", bytes.size()}});
+    return static_cast<int>(doc["bufferViews"].size() - 1);
+  }
+  int accessor(int view_index, int component, std::size_t count, const char* type) {
+    doc["accessors"].push_back(Json{{"bufferView", view_index},
+                                    {"componentType", component},
+                                    {"count", count},
+                                    {"type", type}});
+    return static_cast<int>(doc["accessors"].size() - 1);
+  }
+  int floats(const std::vector<float>& v, const char* type, std::size_t comps) {
+    return accessor(view(testkit::f32_bytes(v)), 5126, v.size() / comps, type);
+  }
+  int u16(const std::vector<std::uint16_t>& v, const char* type, std::size_t comps) {
+    return accessor(view(testkit::u16_bytes(v)), 5123, v.size() / comps, type);
+  }
+  ByteVec bytes() {
+    Json d = doc;
+    d["buffers"] = Json::array(
+        {Json{{"byteLength", bin.size()},
+              {"uri", "data:application/octet-stream;base64," + core::base64_encode(bin)}}});
+    const std::string text = d.dump();
+    return ByteVec(text.begin(), text.end());
+  }
+};
+
+/// A skinned triangle-list scene: one mesh (named `mesh_name`) on node 0
+/// with skin 0 over joints named `joints` (nodes 1..n).
+struct SceneSpec {
+  std::string mesh_name = "mesh_0";
+  std::string node_name = "S_actor_example_body_01_lod0";
+  std::vector<float> positions;
+  std::vector<float> normals;
+  std::vector<float> tangents;
+  std::vector<float> uvs;
+  std::vector<std::uint16_t> joints;
+  std::vector<float> weights;
+  std::vector<std::string> joint_names;
+  std::vector<std::pair<std::string, std::vector<std::uint16_t>>> primitives;  // material, indices
+};
+
+ByteVec build_scene(const SceneSpec& s) {
+  GltfBuilder b;
+  Json attrs = Json{{"POSITION", b.floats(s.positions, "VEC3", 3)}};
+  if (!s.normals.empty()) attrs["NORMAL"] = b.floats(s.normals, "VEC3", 3);
+  if (!s.tangents.empty()) attrs["TANGENT"] = b.floats(s.tangents, "VEC4", 4);
+  if (!s.uvs.empty()) attrs["TEXCOORD_0"] = b.floats(s.uvs, "VEC2", 2);
+  if (!s.joints.empty()) {
+    attrs["JOINTS_0"] = b.u16(s.joints, "VEC4", 4);
+    attrs["WEIGHTS_0"] = b.floats(s.weights, "VEC4", 4);
+  }
+  Json prims = Json::array();
+  for (const auto& [material, indices] : s.primitives) {
+    b.doc["materials"].push_back(Json{{"name", material}});
+    prims.push_back(Json{{"attributes", attrs},
+                         {"indices", b.u16(indices, "SCALAR", 1)},
+                         {"material", b.doc["materials"].size() - 1},
+                         {"mode", 4}});
+  }
+  b.doc["meshes"] = Json::array({Json{{"name", s.mesh_name}, {"primitives", prims}}});
+  Json node = Json{{"name", s.node_name}, {"mesh", 0}};
+  if (!s.joints.empty()) node["skin"] = 0;
+  b.doc["nodes"] = Json::array({node});
+  Json skin_joints = Json::array();
+  for (const std::string& j : s.joint_names) {
+    b.doc["nodes"].push_back(Json{{"name", j}});
+    skin_joints.push_back(b.doc["nodes"].size() - 1);
+  }
+  if (!s.joints.empty()) b.doc["skins"] = Json::array({Json{{"joints", skin_joints}}});
+  b.doc["scenes"] = Json::array({Json{{"nodes", Json::array({0})}}});
+  return b.bytes();
+}
+
+struct Template {
+  ByteVec file;
+  LoadedPackage loaded;
+  PackageContent content;
+};
+
+void load_template(Template& t, const ByteVec& file) {
+  t.file = file;
+  t.loaded = load_package(t.file);
+  ASSERT_TRUE(t.loaded.ok()) << t.loaded.error << "\n"
+                             << t.loaded.validation.report.to_text("template");
+  auto c = read_package_content(t.file);
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  t.content = std::move(*c);
+}
+
+core::Result<PackResult> pack(const Template& t, const ByteVec& scene_bytes,
+                              const PackOptions& o = {}) {
+  auto doc = scene::GltfDocument::load(scene_bytes);
+  if (!doc) return std::move(doc).error();
+  return pack_scene(t.content, *t.loaded.model, *doc, o);
+}
+
+/// The decoded payload a manifest pointer (an integer payload id) refers to.
+const std::vector<std::uint8_t>& payload_at(const PackageContent& c, const std::string& pointer) {
+  const auto id = c.manifest.at(Json::json_pointer(pointer)).get<std::uint32_t>();
+  return c.payloads.at(id);
+}
+
+/// The 12-byte-skin template: mesh 0 is a quad, stream 0 position + normal
+/// (Float32×3 each), stream 1 UV (Float32×2), stream 2 UNorm16×4 weights +
+/// UInt8×4 bones over Pelvis and Spine; two draws of the same material.
+testkit::TestPackage quad_package() {
+  testkit::TestPackage p = testkit::make_valid_package(3);
+  Json& mesh = p.manifest["meshes"][0];
+  mesh["vertex_count"] = 4;
+  mesh["streams"] =
+      Json::array({Json{{"stride", 24}, {"payload", 0}}, Json{{"stride", 8}, {"payload", 1}},
+                   Json{{"stride", 12}, {"payload", 2}}});
+  mesh["attributes"] = Json::array({Json::array({0, 0, 3, 0, 0}), Json::array({1, 0, 3, 0, 12}),
+                                    Json::array({4, 0, 2, 1, 0}), Json::array({12, 4, 4, 2, 0}),
+                                    Json::array({13, 6, 4, 2, 8})});
+  mesh["bones"] = Json::array({Json{{"component", 0}, {"index", 0}, {"name", "Bip001_Pelvis"}},
+                               Json{{"component", 0}, {"index", 1}, {"name", "Bip001_Spine"}}});
+  Json draw1 = mesh["draws"][0];
+  draw1["indices"] = 5;
+  mesh["draws"].push_back(draw1);
+  ByteVec s0;
+  for (const std::vector<float>& v :
+       std::initializer_list<std::vector<float>>{{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}})
+    s0 = cat({s0, testkit::f32_bytes(v), testkit::f32_bytes({0, 0.6f, 0.8f})});
+  ByteVec skin = cat({testkit::u16_bytes({65535, 0, 0, 0}),
+                      {0, 0, 0, 0},
+                      testkit::u16_bytes({65535, 0, 0, 0}),
+                      {1, 0, 0, 0},
+                      testkit::u16_bytes({32768, 32767, 0, 0}),
+                      {0, 1, 0, 0},
+                      testkit::u16_bytes({65535, 0, 0, 0}),
+                      {1, 0, 0, 0}});
+  p.payloads = {s0,
+                testkit::f32_bytes({0, 0, 1, 0, 1, 1, 0, 1}),
+                skin,
+                testkit::u16_bytes({0, 1, 2}),
+                ByteVec(64, 0x80),
+                testkit::u16_bytes({0, 2, 3})};
+  return p;
+}
+
+/// Exports the default selection of `file` as GLB.
+ByteVec export_default(const ByteVec& file, bool raw_axes = false) {
+  LoadedPackage loaded = load_package(file);
+  EXPECT_TRUE(loaded.ok()) << loaded.error;
+  if (!loaded.ok()) return {};
+  auto settings = parse_settings(*loaded.model, "", "");
+  EXPECT_TRUE(settings.ok());
+  ExportOptions eo;
+  eo.unity_to_gltf = !raw_axes;
+  auto glb = export_glb(*loaded.model, *loaded.package, *settings, eo);
+  EXPECT_TRUE(glb.ok()) << glb.error().to_string();
+  return glb.ok() ? glb->glb : ByteVec{};
+}
+
+TEST(BemPack, HandMadeSceneGivesTheBytesOfTheTemplateLayout) {
+  // Template: make_valid_package(3), mesh 0 with Float32×3 positions, Float32×2
+  // UVs and the 4-byte rigid skin (UInt8×4, first index used), palette [Pelvis].
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, testkit::make_valid_package(3).binary()));
+  SceneSpec s;
+  s.positions = {1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 1};
+  s.uvs = {0.25f, 0.75f, 1, 0, 0, 1, 0.5f, 0.5f};
+  // Skin joints: 0 = Spine (not in the template's palette: added from
+  // component 0's bone_names, index 1), 1 = Pelvis.
+  s.joint_names = {"Bip001_Spine", "Bip001_Pelvis"};
+  s.joints = {0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0};
+  s.weights = {0.75f, 0.25f, 0, 0, 1, 0, 0, 0, 0.5f, 0, 0, 0, 0.25f, 0.75f, 0, 0};
+  s.primitives = {{"M_actor_example_body_01", {0, 1, 2, 0, 2, 3}}};
+  auto r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_EQ(r->meshes.size(), 1u);
+  EXPECT_EQ(r->meshes[0].vertices_before, 3u);
+  EXPECT_EQ(r->meshes[0].vertices, 4u);
+  EXPECT_EQ(r->meshes[0].bones_added, 1u);
+  const PackageContent& c = r->content;
+  const Json& mesh = c.manifest["meshes"][0];
+  EXPECT_EQ(mesh["vertex_count"], 4);
+  EXPECT_EQ(mesh["bones"], Json::parse(R"([{"component":0,"index":0,"name":"Bip001_Pelvis"},
+                                           {"component":0,"index":1,"name":"Bip001_Spine"}])"));
+  // x negated (0 becomes -0.0f: its sign bit is set).
+  EXPECT_EQ(payload_at(c, "/meshes/0/streams/0/payload"),
+            testkit::f32_bytes({-1, 2, 3, -4, 5, 6, -7, 8, 9, -0.0f, 0, 1}));
+  // v' = 1 - v.
+  EXPECT_EQ(payload_at(c, "/meshes/0/streams/1/payload"),
+            testkit::f32_bytes({0.25f, 0.25f, 1, 1, 0, 0, 0.5f, 0.5f}));
+  // Rigid skin: the heaviest influence's palette index (Spine = 1, Pelvis = 0).
+  EXPECT_EQ(payload_at(c, "/meshes/0/streams/2/payload"),
+            (ByteVec{1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}));
+  // Winding reversed, UInt16 indices as the template's index_size.
+  EXPECT_EQ(payload_at(c, "/meshes/0/draws/0/indices"), testkit::u16_bytes({0, 2, 1, 0, 3, 2}));
+  EXPECT_EQ(mesh["draws"][0]["count"], 6);
+  // The texture payload is the template's.
+  EXPECT_EQ(payload_at(c, "/textures/0/payload"), ByteVec(64, 0x80));
+  // The result is a valid package.
+  core::Report report;
+  auto written = write_binary(c, {}, &report);
+  ASSERT_TRUE(written.ok()) << written.error().to_string() << "\n" << report.to_text("packed");
+  EXPECT_EQ(written->stats.unreferenced, 0u);
+}
+
+TEST(BemPack, TwelveByteSkinWeightsSumToExactly65535) {
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, quad_package().binary()));
+  SceneSpec s;
+  s.positions = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+  s.normals = {0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1};
+  s.uvs = {0, 0, 1, 0, 1, 1, 0, 1};
+  s.joint_names = {"Bip001_Pelvis", "Bip001_Spine"};
+  // v0: 0.5 / 0.25 / 0.25 -> 32767.5, 16383.75, 16383.75 round to 32768 +
+  // 16384 + 16384 = 65536; the rest (-1) goes to the heaviest: 32767.
+  // v1: 1/3 each of three -> 21845 × 3 = 65535. v2: weights 2 and 2 (not
+  // normalised) -> 32768 + 32768 - 1 on the first of the equal heaviest.
+  s.joints = {0, 1, 1, 0, 1, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0};
+  s.weights = {0.5f, 0.25f, 0.25f, 0, 1.f / 3, 1.f / 3, 1.f / 3, 0, 2, 2, 0, 0, 1, 0, 0, 0};
+  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}, {"M_actor_example_body_01", {0, 2, 3}}};
+  auto r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const PackageContent& c = r->content;
+  EXPECT_EQ(payload_at(c, "/meshes/0/streams/2/payload"),
+            cat({testkit::u16_bytes({32767, 16384, 16384, 0}),
+                 {0, 1, 1, 0},
+                 testkit::u16_bytes({21845, 21845, 21845, 0}),
+                 {1, 0, 1, 0},
+                 testkit::u16_bytes({32767, 32768, 0, 0}),
+                 {0, 1, 0, 0},
+                 testkit::u16_bytes({65535, 0, 0, 0}),
+                 {1, 0, 0, 0}}));
+  // The two primitives fill the two draws of that material, in order.
+  EXPECT_EQ(payload_at(c, "/meshes/0/draws/0/indices"), testkit::u16_bytes({0, 2, 1}));
+  EXPECT_EQ(payload_at(c, "/meshes/0/draws/1/indices"), testkit::u16_bytes({0, 3, 2}));
+  auto written = write_binary(c);
+  ASSERT_TRUE(written.ok()) << written.error().to_string();
+}
+
+TEST(BemPack, ExportThenPackGivesTheTemplatesBytes) {
+  for (const bool raw : {false, true}) {
+    SCOPED_TRACE(raw ? "raw axes" : "converted axes");
+    const ByteVec original = quad_package().binary();
+    Template t;
+    ASSERT_NO_FATAL_FAILURE(load_template(t, original));
+    const ByteVec glb = export_default(original, raw);
+    ASSERT_FALSE(glb.empty());
+    PackOptions o;
+    o.raw_axes = raw;
+    auto r = pack(t, glb, o);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    // The exported images are the template's textures: no warning about them.
+    EXPECT_TRUE(r->warnings.empty()) << r->warnings[0].code << ": " << r->warnings[0].message;
+    for (const char* ptr : {"/meshes/0/streams/0/payload", "/meshes/0/streams/1/payload",
+                            "/meshes/0/streams/2/payload", "/meshes/0/draws/0/indices",
+                            "/meshes/0/draws/1/indices", "/textures/0/payload"})
+      EXPECT_EQ(payload_at(r->content, ptr), payload_at(t.content, ptr)) << ptr;
+    // The manifest is the template's but for the payload ids.
+    Json a = r->content.manifest;
+    Json b = t.content.manifest;
+    for (Json* m : {&a, &b})
+      for_each_payload_ref(*m, [](Json& v, const std::string&, std::uint32_t) { v = 0; });
+    EXPECT_EQ(a, b);
+    auto written = write_binary(r->content);
+    ASSERT_TRUE(written.ok()) << written.error().to_string();
+  }
+}
+
+/// The attributes of the first primitive of each glTF mesh, as floats.
+std::map<std::string, std::vector<float>> attributes_of(const ByteVec& glb) {
+  std::map<std::string, std::vector<float>> out;
+  auto doc = scene::GltfDocument::load(glb);
+  EXPECT_TRUE(doc.ok());
+  if (!doc) return out;
+  const Json& j = doc->json();
+  for (std::size_t m = 0; m < j["meshes"].size(); ++m) {
+    const Json& attrs = j["meshes"][m]["primitives"][0]["attributes"];
+    for (auto it = attrs.begin(); it != attrs.end(); ++it) {
+      auto v = doc->read_accessor_floats(it.value().get<std::size_t>());
+      EXPECT_TRUE(v.ok());
+      if (v) out[std::to_string(m) + "/" + it.key()] = *v;
+    }
+  }
+  return out;
+}
+
+TEST(BemPack, GameLayoutExampleRoundTripsThroughExport) {
+  // The 16/12/12 layout: the packed normal/tangent word, SNorm8×4 outline
+  // data as _TEXCOORD2, the 12-byte skin. Export, pack into the original,
+  // export again: every attribute within its format's precision.
+  std::ifstream in(std::string(CHARKIT_TEST_DATA) + "/examples/example-1.1-game-layout.bem",
+                   std::ios::binary);
+  const ByteVec original{std::istreambuf_iterator<char>(in), {}};
+  ASSERT_FALSE(original.empty());
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, original));
+  const ByteVec glb = export_default(original);
+  auto r = pack(t, glb);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  auto written = write_binary(r->content);
+  ASSERT_TRUE(written.ok()) << written.error().to_string();
+  const auto before = attributes_of(glb);
+  const auto after = attributes_of(export_default(written->bytes));
+  ASSERT_EQ(before.size(), after.size());
+  ASSERT_TRUE(before.contains("0/NORMAL"));
+  ASSERT_TRUE(before.contains("0/TANGENT"));
+  for (const auto& [name, values] : before) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(after.contains(name));
+    const auto& v2 = after.at(name);
+    ASSERT_EQ(values.size(), v2.size());
+    // Packed normal 10-bit octahedral, tangent angle 10 bits; SNorm8 1/127.
+    const double tol =
+        name.find("NORMAL") != std::string::npos || name.find("TANGENT") != std::string::npos
+            ? 1e-6  // already quantised: decode(encode(decode(w))) = decode(w)
+            : 1e-6;
+    for (std::size_t i = 0; i < values.size(); ++i) EXPECT_NEAR(values[i], v2[i], tol) << i;
+  }
+}
+
+TEST(BemPack, AMaterialNotInTheTemplateIsRefusedWithTheNames) {
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, testkit::make_valid_package(3).binary()));
+  SceneSpec s;
+  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+  s.uvs = {0, 0, 1, 0, 0, 1};
+  s.joint_names = {"Bip001_Pelvis"};
+  s.joints = std::vector<std::uint16_t>(12, 0);
+  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+  s.primitives = {{"M_something_else", {0, 1, 2}}};
+  auto r = pack(t, build_scene(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_MATERIAL");
+  EXPECT_NE(r.error().message.find("\"M_actor_example_body_01\""), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(r.error().location.pointer, "/meshes/0/primitives/0/material");
+
+  // A joint the component has no bone of.
+  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
+  s.joint_names = {"Bip001_Tail"};
+  r = pack(t, build_scene(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_JOINT");
+  EXPECT_NE(r.error().message.find("Bip001_Tail"), std::string::npos);
+
+  // A mesh name that matches nothing and a node of no replaced component.
+  s.joint_names = {"Bip001_Pelvis"};
+  s.mesh_name = "Body";
+  s.node_name = "Cube";
+  r = pack(t, build_scene(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_NO_MESH");
+  // ... but the node named after the component is enough.
+  s.node_name = "S_actor_example_body_01_lod0";
+  r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+}
+
+TEST(BemPack, MoreThan256PaletteBonesAreRefused) {
+  testkit::TestPackage p = testkit::make_valid_package(3);
+  Json names = Json::array();
+  for (int b = 0; b < 300; ++b) names.push_back("Bone" + std::to_string(b));
+  p.manifest["target"]["components"][0]["bone_names"] = names;
+  p.manifest["meshes"][0]["bones"][0]["name"] = "Bone0";
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, p.binary()));
+  SceneSpec s;
+  for (std::uint16_t v = 0; v < 75; ++v) {  // 75 vertices × 4 joints = 300 joints used
+    s.positions.insert(s.positions.end(), {static_cast<float>(v), 0, 0});
+    s.uvs.insert(s.uvs.end(), {0, 0});
+    for (std::uint16_t k = 0; k < 4; ++k) s.joints.push_back(static_cast<std::uint16_t>(4 * v + k));
+    s.weights.insert(s.weights.end(), {0.25f, 0.25f, 0.25f, 0.25f});
+  }
+  for (int b = 0; b < 300; ++b) s.joint_names.push_back("Bone" + std::to_string(b));
+  std::vector<std::uint16_t> indices(75);
+  for (std::uint16_t i = 0; i < 75; ++i) indices[i] = i;
+  s.primitives = {{"M_actor_example_body_01", indices}};
+  auto r = pack(t, build_scene(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_JOINT");
+  EXPECT_NE(r.error().message.find("300 palette bones"), std::string::npos) << r.error().message;
+}
+
+TEST(BemPack, APackedNormalLayoutNeedsTangents) {
+  testkit::TestPackage p = testkit::make_valid_package(3);
+  Json& mesh = p.manifest["meshes"][0];
+  mesh["streams"][0]["stride"] = 16;
+  mesh["attributes"] = Json::array({Json::array({0, 0, 3, 0, 0}), Json::array({1, 0, 1, 0, 12}),
+                                    Json::array({4, 0, 2, 1, 0}), Json::array({13, 6, 4, 2, 0})});
+  // The packed word of normal (0,0,1), tangent (1,0,0), w +1, as packed_tbn_test works it out.
+  const std::uint32_t word = pack_tbn({0, 0, 1}, {1, 0, 0, 1});
+  ByteVec s0;
+  for (const std::vector<float>& v :
+       std::initializer_list<std::vector<float>>{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}})
+    s0 = cat({s0, testkit::f32_bytes(v), testkit::u32_bytes({word})});
+  p.payloads[0] = s0;
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, p.binary()));
+  SceneSpec s;
+  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+  s.normals = {0, 0, 1, 0, 0, 1, 0, 0, 1};
+  s.uvs = {0, 0, 1, 0, 0, 1};
+  s.joint_names = {"Bip001_Pelvis"};
+  s.joints = std::vector<std::uint16_t>(12, 0);
+  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
+  auto r = pack(t, build_scene(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_ATTRIBUTE");
+  EXPECT_NE(r.error().message.find("tangents"), std::string::npos) << r.error().message;
+
+  // With tangents: glTF (0,0,1) / (1,0,0,1) is Unity (-0,0,1) / (-1,0,0,-1)
+  // after the mirror; the word is pack_tbn of that.
+  s.tangents = {1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1};
+  r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const std::uint32_t mirrored = pack_tbn({-0.0f, 0, 1}, {-1, 0, 0, -1});
+  const auto& stream = payload_at(r->content, "/meshes/0/streams/0/payload");
+  ASSERT_EQ(stream.size(), 48u);
+  for (std::size_t v = 0; v < 3; ++v)
+    EXPECT_EQ(core::load_le<std::uint32_t>(stream.data() + 16 * v + 12), mirrored);
+  const UnpackedTbn back = unpack_tbn(mirrored);
+  EXPECT_NEAR(back.tangent[0], -1.0, 1e-3);
+  EXPECT_EQ(back.tangent[3], -1.0f);
+}
+
+TEST(BemPack, TemplatesItCannotPackIntoAreRefused) {
+  SceneSpec s;
+  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+  s.uvs = {0, 0, 1, 0, 0, 1};
+  s.joint_names = {"Bip001_Pelvis"};
+  s.joints = std::vector<std::uint16_t>(12, 0);
+  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
+  {
+    Template t;
+    ASSERT_NO_FATAL_FAILURE(load_template(t, testkit::make_valid_package(0).binary()));
+    auto r = pack(t, build_scene(s));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, "BEM_PACK_TEMPLATE");
+  }
+  {
+    Template t;
+    ASSERT_NO_FATAL_FAILURE(load_template(t, morphtest::with_morph(3).binary()));
+    auto r = pack(t, build_scene(s));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, "BEM_PACK_MORPHS");
+  }
+}
+
+TEST(BemPack, ADrawWithoutAPrimitiveIsKeptOnlyWhenTheVerticesStay) {
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, quad_package().binary()));
+  SceneSpec s;
+  s.positions = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+  s.normals = {0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1};
+  s.uvs = {0, 0, 1, 0, 1, 1, 0, 1};
+  s.joint_names = {"Bip001_Pelvis"};
+  s.joints = std::vector<std::uint16_t>(16, 0);
+  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
+  auto r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_EQ(r->warnings[0].code, "BEM_PACK_DRAW_KEPT");
+  EXPECT_EQ(r->warnings[0].pointer, "/meshes/0/draws/1");
+  EXPECT_EQ(payload_at(r->content, "/meshes/0/draws/1/indices"), testkit::u16_bytes({0, 2, 3}));
+
+  // One vertex more: draw 1's indices cannot be kept.
+  s.positions.insert(s.positions.end(), {2, 2, 0});
+  s.normals.insert(s.normals.end(), {0, 0, 1});
+  s.uvs.insert(s.uvs.end(), {0, 0});
+  s.joints.insert(s.joints.end(), {0, 0, 0, 0});
+  s.weights.insert(s.weights.end(), {1, 0, 0, 0});
+  r = pack(t, build_scene(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_DRAW_MISSING");
+  EXPECT_EQ(r.error().location.pointer, "/meshes/0/draws/1");
+}
+
+TEST(BemPack, HalfFloatsRoundToNearestEven) {
+  EXPECT_EQ(float_to_half(0.0f), 0x0000);
+  EXPECT_EQ(float_to_half(-0.0f), 0x8000);
+  EXPECT_EQ(float_to_half(1.0f), 0x3C00);
+  EXPECT_EQ(float_to_half(-2.0f), 0xC000);
+  EXPECT_EQ(float_to_half(65504.0f), 0x7BFF);
+  EXPECT_EQ(float_to_half(65520.0f), 0x7C00);               // rounds past the largest half: inf
+  EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048), 0x3C00);     // a tie: to even (down)
+  EXPECT_EQ(float_to_half(1.0f + 3.0f / 2048), 0x3C02);     // a tie: to even (up)
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14)), 0x0400);  // smallest normal
+  EXPECT_EQ(float_to_half(INFINITY), 0x7C00);
+  EXPECT_EQ(float_to_half(NAN) & 0x7C00, 0x7C00);
+  EXPECT_NE(float_to_half(NAN) & 0x03FF, 0);
+}
+
+}  // namespace
+}  // namespace charkit::bem

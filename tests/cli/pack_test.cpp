@@ -1,0 +1,122 @@
+// `charkit bem pack`, run as the real program: every example that bem pack
+// can take (BEM 1.1+, no morph sliders on the exported meshes) goes through
+// export -> pack -> validate, the packed packages through the independent
+// checker tests/tools/bem_check.py; the others are refused with their code.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "charkit/core/json.h"
+#include "cli_support.h"
+#include "package_builder.h"
+
+namespace charkit::clitest {
+namespace {
+
+namespace fs = std::filesystem;
+using core::Json;
+
+const fs::path kExamples = CHARKIT_EXAMPLES_DIR;
+const fs::path kChecker = kExamples / ".." / ".." / "tools" / "bem_check.py";
+
+using PackCli = ScratchDir;
+
+std::string python_with_zstandard() {
+  for (const char* py : {"/usr/bin/python3", "python3"}) {
+    std::string cmd = std::string(py) + " -c 'import zstandard' >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) == 0) return py;
+  }
+  return "";
+}
+
+TEST_F(PackCli, ExamplesExportPackAndValidate) {
+  std::string packed_files;
+  int packed = 0;
+  for (const auto& e : fs::directory_iterator(kExamples)) {
+    const fs::path in = e.path();
+    if (in.extension() != ".bem" && in.extension() != ".zip") continue;
+    SCOPED_TRACE(in.filename().string());
+    const fs::path glb = dir_ / (in.stem().string() + ".glb");
+    const fs::path out = dir_ / (in.stem().string() + in.extension().string());
+    auto r = run_charkit("bem export " + quote(in) + " -o " + quote(glb));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    r = run_charkit(
+        "bem pack " + quote(glb) + " --template " + quote(in) + " -o " + quote(out) + " --json",
+        false);
+    const Json j = Json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
+    if (r.exit_code != 0) {
+      // The kinds bem pack does not take yet: a 1.0 template, or sliders.
+      ASSERT_EQ(r.exit_code, 1) << r.out;
+      const std::string code = j["error"]["code"].get<std::string>();
+      EXPECT_TRUE(code == "BEM_PACK_TEMPLATE" || code == "BEM_PACK_MORPHS") << r.out;
+      continue;
+    }
+    ++packed;
+    EXPECT_EQ(j["ok"], true);
+    EXPECT_FALSE(j["meshes"].empty());
+    EXPECT_EQ(run_charkit("bem validate " + quote(out)).exit_code, 0);
+    packed_files += " " + quote(out);
+  }
+  EXPECT_GE(packed, 1);  // at least the game-layout example
+  std::string py = python_with_zstandard();
+  if (py.empty()) GTEST_SKIP() << "python3 with the zstandard module is not installed";
+  std::string cmd = py + " " + quote(kChecker) + packed_files + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string text;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
+  int status = pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
+}
+
+TEST_F(PackCli, ErrorsNameTheProblemAndExitCodesFollowTheConvention) {
+  const fs::path tmpl = kExamples / "example-1.1-game-layout.bem";
+  const fs::path glb = dir_ / "scene.glb";
+  ASSERT_EQ(run_charkit("bem export " + quote(tmpl) + " -o " + quote(glb)).exit_code, 0);
+  // Output name: .bem or .zip (or --to).
+  auto r = run_charkit(
+      "bem pack " + quote(glb) + " --template " + quote(tmpl) + " -o " + quote(dir_ / "out.obj"),
+      true);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "out.obj"));
+  // Missing scene: I/O, exit 2.
+  r = run_charkit("bem pack " + quote(dir_ / "missing.glb") + " --template " + quote(tmpl) +
+                      " -o " + quote(dir_ / "out.bem"),
+                  true);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  // A scene that is not glTF: exit 1 with the reader's code.
+  auto junk = write("junk.glb", {'n', 'o', 't', ' ', 'g', 'l', 'T', 'F'});
+  r = run_charkit(
+      "bem pack " + quote(junk) + " --template " + quote(tmpl) + " -o " + quote(dir_ / "out.bem"),
+      true);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "out.bem"));
+  // A template that is not a valid package: exit 1, BEM_PACK_TEMPLATE.
+  auto p = testkit::make_valid_package(1);
+  p.manifest["meshes"][0]["vertex_count"] = 4;
+  auto bad = write("bad.bem", p.binary());
+  r = run_charkit(
+      "bem pack " + quote(glb) + " --template " + quote(bad) + " -o " + quote(dir_ / "out.bem"),
+      true);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("BEM_PACK_TEMPLATE"), std::string::npos) << r.out;
+  // The text summary names the mesh, and --to zip writes a ZIP whatever the name.
+  r = run_charkit("bem pack " + quote(glb) + " --template " + quote(tmpl) + " -o " +
+                  quote(dir_ / "out.pkg") + " --to zip");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("mesh 0 <- glTF mesh 0"), std::string::npos) << r.out;
+  std::ifstream in(dir_ / "out.pkg", std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  EXPECT_EQ(std::string(magic, 4), "PK\x03\x04");
+}
+
+}  // namespace
+}  // namespace charkit::clitest
