@@ -150,6 +150,12 @@ TEST_F(DeformerOnnx, DetectedByExtensionToo) {
   r = run_charkit("deformer info " + quote(other), true);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("MODEL_KIND"), std::string::npos) << r.out;
+  // A BEM package's first byte is a ModelProto tag (0x42), but it is no model.
+  r = run_charkit("deformer info " + quote(std::filesystem::path(CHARKIT_TEST_DATA) / "examples" /
+                                           "example-1.5.bem"),
+                  true);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("MODEL_KIND"), std::string::npos) << r.out;
 }
 
 TEST_F(DeformerOnnx, Info) {

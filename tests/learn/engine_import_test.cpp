@@ -114,6 +114,14 @@ TEST(DeformerFile, KindByContentThenByName) {
   EXPECT_EQ(detect_deformer_file(text, "net.onnx"), DeformerFileKind::kOnnx);
   EXPECT_EQ(detect_deformer_file(text, "net.bin"), DeformerFileKind::kUnknown);
   EXPECT_EQ(deformer_file_kind_name(DeformerFileKind::kPoseModel), "pose-model");
+  // A BEM package starts with 0x42, opset_import's tag, whose length runs
+  // past the bytes: not ONNX. Nor is a model cut short in a field.
+  const std::vector<std::uint8_t> bem{'B', 'E', 'M', 0, 'P', 'K', 'G', 0, 1, 0, 5, 0};
+  EXPECT_EQ(detect_deformer_file(bem, "package.bem"), DeformerFileKind::kUnknown);
+  const std::vector<std::uint8_t> cut{0x08, 0x07, 0x3a, 0x10, 0x0a};  // graph of 16 bytes, 1 there
+  EXPECT_EQ(detect_deformer_file(cut), DeformerFileKind::kUnknown);
+  const std::vector<std::uint8_t> graph{0x08, 0x07, 0x3a, 0x02, 0x0a, 0x00};
+  EXPECT_EQ(detect_deformer_file(graph), DeformerFileKind::kOnnx);
 }
 
 TEST(EngineImport, ExportedNmnGivesTheExportModelsWeights) {

@@ -124,8 +124,10 @@ core::Result<OnnxTensor> parse_onnx_tensor(core::Bytes bytes);
 /// "float64", ...; "undeclared" for 0 and "other" for unknown codes.
 const char* onnx_type_name(std::int32_t elem_type);
 
-/// True when the bytes look like a serialized ModelProto: the first field is
-/// a known ModelProto field tag (ir_version varint 0x08, or another field).
+/// True when the bytes look like a serialized ModelProto: its top-level
+/// fields are known ModelProto fields with their wire types, lengths inside
+/// the bytes, ending exactly at the end (a cheap walk over a few fields;
+/// the graph is not parsed).
 bool looks_like_onnx(core::Bytes bytes);
 
 }  // namespace charkit::learn

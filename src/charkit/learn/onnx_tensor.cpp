@@ -72,21 +72,41 @@ const char* onnx_type_name(std::int32_t t) {
 }
 
 bool looks_like_onnx(core::Bytes b) {
+  // Walk the top-level fields of a ModelProto (onnx.proto): every one a
+  // known field with its wire type, each length inside the file, the last
+  // ending exactly at the end. A first byte alone would take other binary
+  // files for ONNX ("BEM\0..." starts with 0x42, opset_import's tag).
+  std::size_t pos = 0;
+  auto varint = [&](std::uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= b.size()) return false;
+      const std::uint8_t c = b[pos++];
+      v |= std::uint64_t{c & 0x7Fu} << shift;
+      if ((c & 0x80) == 0) return true;
+    }
+    return false;
+  };
   if (b.size() < 2) return false;
-  switch (b[0]) {
-    case 0x08:  // 1 ir_version (varint)
-    case 0x12:  // 2 producer_name
-    case 0x1a:  // 3 producer_version
-    case 0x22:  // 4 domain
-    case 0x28:  // 5 model_version (varint)
-    case 0x32:  // 6 doc_string
-    case 0x3a:  // 7 graph
-    case 0x42:  // 8 opset_import
-    case 0x72:  // 14 metadata_props
-      return true;
-    default:
+  while (pos < b.size()) {
+    std::uint64_t tag = 0;
+    if (!varint(tag)) return false;
+    const std::uint64_t field = tag >> 3;
+    const std::uint64_t wire = tag & 7;
+    const bool is_varint = field == 1 || field == 5;  // ir_version, model_version
+    const bool is_bytes = (field >= 2 && field <= 4) || (field >= 6 && field <= 8) || field == 14 ||
+                          field == 20 || field == 25;
+    std::uint64_t v = 0;
+    if (is_varint && wire == 0) {
+      if (!varint(v)) return false;
+    } else if (is_bytes && wire == 2) {
+      if (!varint(v) || v > b.size() - pos) return false;
+      pos += static_cast<std::size_t>(v);
+    } else {
       return false;
+    }
   }
+  return true;
 }
 
 OnnxModel::OnnxModel() = default;
