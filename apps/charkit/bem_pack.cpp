@@ -115,7 +115,8 @@ int run_pack(const PackArgs& a) {
                             {"drawsReplaced", m.draws_replaced},
                             {"drawsKept", m.draws_kept},
                             {"bones", m.bones},
-                            {"bonesAdded", m.bones_added}});
+                            {"bonesAdded", m.bones_added},
+                            {"sliders", m.sliders}});
     Json warnings = Json::array();
     for (const bem::PackWarning& w : packed->warnings)
       warnings.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
@@ -141,7 +142,8 @@ int run_pack(const PackArgs& a) {
                 << " draws packed"
                 << (m.draws_kept ? ", " + std::to_string(m.draws_kept) + " kept" : "")
                 << (m.bones ? ", " + std::to_string(m.bones) + " palette bones" : "")
-                << (m.bones_added ? " (" + std::to_string(m.bones_added) + " added)" : "") << "\n";
+                << (m.bones_added ? " (" + std::to_string(m.bones_added) + " added)" : "")
+                << (m.sliders ? ", " + std::to_string(m.sliders) + " sliders" : "") << "\n";
     std::cout << printable(a.output) << ": BEM " << version << " " << (zip ? "ZIP" : "binary")
               << ", " << packed->meshes.size() << " meshes packed, " << s.payloads_out
               << " payloads, " << s.file_bytes << " bytes\n";
@@ -157,7 +159,7 @@ void add_bem_pack_command(CLI::App& bem, int& exit_code) {
       "pack",
       "Write a glTF scene's meshes (a bem export edited in Blender, say) into a package in the "
       "layout of a template package: vertex streams, bone palettes and draw indices replaced, "
-      "everything else of the template kept");
+      "shape keys as sliders, everything else of the template kept");
   cmd->add_option("scene", args->scene, "glTF scene (.glb, or .gltf with its buffers beside it)")
       ->required()
       ->type_name("SCENE");
@@ -178,7 +180,8 @@ void add_bem_pack_command(CLI::App& bem, int& exit_code) {
   cmd->add_flag("--json", args->json, "Print the summary as JSON");
   cmd->footer(
       "A glTF mesh named mesh_N replaces the template's mesh N (bem export names them so); else "
-      "a mesh whose node is named after a replaced component replaces that component's mesh. "
+      "a mesh whose node is named after a replaced component (or has it in extras.bem_component) "
+      "replaces that component's mesh. "
       "Each primitive fills the next draw whose material has the primitive's material name.\n"
       "Exit status: 0 written, 1 a scene or template that cannot be packed (the message says "
       "why and where), 2 usage or I/O error.");

@@ -5,6 +5,7 @@
 // export -> pack on hand-built packages and the examples.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -76,6 +77,7 @@ struct GltfBuilder {
 struct SceneSpec {
   std::string mesh_name = "mesh_0";
   std::string node_name = "S_actor_example_body_01_lod0";
+  std::string node_component;  // node extras.bem_component ("" = none)
   std::vector<float> positions;
   std::vector<float> normals;
   std::vector<float> tangents;
@@ -84,6 +86,9 @@ struct SceneSpec {
   std::vector<float> weights;
   std::vector<std::string> joint_names;
   std::vector<std::pair<std::string, std::vector<std::uint16_t>>> primitives;  // material, indices
+  std::vector<std::vector<float>> targets;  // POSITION displacements, 3 per vertex
+  std::vector<std::string> target_names;    // mesh.extras.targetNames (empty: none)
+  std::vector<float> target_weights;        // mesh.weights (empty: none)
 };
 
 ByteVec build_scene(const SceneSpec& s) {
@@ -96,6 +101,9 @@ ByteVec build_scene(const SceneSpec& s) {
     attrs["JOINTS_0"] = b.u16(s.joints, "VEC4", 4);
     attrs["WEIGHTS_0"] = b.floats(s.weights, "VEC4", 4);
   }
+  Json targets = Json::array();
+  for (const std::vector<float>& t : s.targets)
+    targets.push_back(Json{{"POSITION", b.floats(t, "VEC3", 3)}});
   Json prims = Json::array();
   for (const auto& [material, indices] : s.primitives) {
     b.doc["materials"].push_back(Json{{"name", material}});
@@ -103,10 +111,15 @@ ByteVec build_scene(const SceneSpec& s) {
                          {"indices", b.u16(indices, "SCALAR", 1)},
                          {"material", b.doc["materials"].size() - 1},
                          {"mode", 4}});
+    if (!targets.empty()) prims.back()["targets"] = targets;
   }
-  b.doc["meshes"] = Json::array({Json{{"name", s.mesh_name}, {"primitives", prims}}});
+  Json mesh = Json{{"name", s.mesh_name}, {"primitives", prims}};
+  if (!s.target_names.empty()) mesh["extras"] = Json{{"targetNames", s.target_names}};
+  if (!s.target_weights.empty()) mesh["weights"] = s.target_weights;
+  b.doc["meshes"] = Json::array({mesh});
   Json node = Json{{"name", s.node_name}, {"mesh", 0}};
   if (!s.joints.empty()) node["skin"] = 0;
+  if (!s.node_component.empty()) node["extras"] = Json{{"bem_component", s.node_component}};
   b.doc["nodes"] = Json::array({node});
   Json skin_joints = Json::array();
   for (const std::string& j : s.joint_names) {
@@ -393,7 +406,12 @@ TEST(BemPack, AMaterialNotInTheTemplateIsRefusedWithTheNames) {
   r = pack(t, build_scene(s));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "BEM_PACK_NO_MESH");
-  // ... but the node named after the component is enough.
+  // The node's extras.bem_component names the component ...
+  s.node_component = "S_actor_example_body_01_lod0";
+  r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  s.node_component.clear();
+  // ... and so does the node's name.
   s.node_name = "S_actor_example_body_01_lod0";
   r = pack(t, build_scene(s));
   ASSERT_TRUE(r.ok()) << r.error().to_string();
@@ -519,6 +537,102 @@ TEST(BemPack, ADrawWithoutAPrimitiveIsKeptOnlyWhenTheVerticesStay) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "BEM_PACK_DRAW_MISSING");
   EXPECT_EQ(r.error().location.pointer, "/meshes/0/draws/1");
+}
+
+/// The rigid-skin triangle of make_valid_package (3 vertices, one bone).
+SceneSpec triangle_scene() {
+  SceneSpec s;
+  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+  s.uvs = {0, 0, 1, 0, 0, 1};
+  s.joint_names = {"Bip001_Pelvis"};
+  s.joints = std::vector<std::uint16_t>(12, 0);
+  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
+  return s;
+}
+
+TEST(BemPack, ShapeKeysBecomeSliders) {
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, testkit::make_valid_package(3).binary()));
+  SceneSpec s = triangle_scene();
+  s.targets = {{0, 0, 0, 0.5f, 0, 0, 0, 0.25f, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0}};
+  s.target_names = {"Smile Wide", "Blink"};
+  s.target_weights = {0.25f, 0};
+  auto r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_EQ(r->meshes.size(), 1u);
+  EXPECT_EQ(r->meshes[0].sliders, 2u);
+  EXPECT_TRUE(r->warnings.empty());
+  const PackageContent& c = r->content;
+  // §10 parameters: id from the name ("Smile Wide" -> "Smile_Wide"), ticks
+  // 0..1000, neutral 0, default = the mesh weight × 1000.
+  EXPECT_EQ(c.manifest["parameters"], Json::parse(R"([
+      {"id":"Smile_Wide","name":"Smile Wide","min":0,"max":1000,"neutral":0,"default":250,"step":1},
+      {"id":"Blink","name":"Blink","min":0,"max":1000,"neutral":0,"default":0,"step":1}])"));
+  const Json& caps = c.manifest["required_capabilities"];
+  EXPECT_NE(std::find(caps.begin(), caps.end(), Json("body-parameters")), caps.end());
+  EXPECT_NE(std::find(caps.begin(), caps.end(), Json("mesh-position-deltas")), caps.end());
+  const Json& ch = c.manifest["mesh_deformations"];
+  ASSERT_EQ(ch.size(), 2u);
+  EXPECT_EQ(ch[0]["mesh"], 0);
+  EXPECT_EQ(ch[0]["parameter"], "Smile_Wide");
+  EXPECT_EQ(ch[0]["frames"][0], Json::parse(R"({"value":0,"neutral":true})"));
+  EXPECT_EQ(ch[0]["frames"][1]["value"], 1000);
+  EXPECT_EQ(ch[0]["frames"][1]["count"], 2);
+  // Records: the moved vertices 1 and 2, x mirrored (0 becomes -0.0f).
+  EXPECT_EQ(payload_at(c, "/mesh_deformations/0/frames/1/payload"),
+            morphtest::deformation_payload({{1, -0.5f, 0, 0}, {2, -0.0f, 0.25f, 0}}));
+  EXPECT_EQ(payload_at(c, "/mesh_deformations/1/frames/1/payload"),
+            morphtest::deformation_payload({}));  // Blink moves nothing: count 0
+  core::Report report;
+  auto written = write_binary(c, {}, &report);
+  ASSERT_TRUE(written.ok()) << written.error().to_string() << "\n" << report.to_text("packed");
+  EXPECT_EQ(written->stats.minor, 3);  // parameters need BEM 1.3
+
+  // The slider at full tick, exported: the glTF positions plus the target.
+  LoadedPackage loaded = load_package(written->bytes);
+  ASSERT_TRUE(loaded.ok()) << loaded.error;
+  auto settings = parse_settings(*loaded.model, "", "Smile_Wide:1000");
+  ASSERT_TRUE(settings.ok());
+  auto glb = export_glb(*loaded.model, *loaded.package, *settings);
+  ASSERT_TRUE(glb.ok()) << glb.error().to_string();
+  const auto attrs = attributes_of(glb->glb);
+  EXPECT_EQ(attrs.at("0/POSITION"), (std::vector<float>{0, 0, 0, 1.5f, 0, 0, 0, 1.25f, 0}));
+}
+
+TEST(BemPack, ASliderSharesTheTemplatesParameterOfItsName) {
+  testkit::TestPackage p = testkit::make_valid_package(3);
+  p.manifest["required_capabilities"].push_back("body-parameters");
+  p.manifest["parameters"] = Json::array({morphtest::body_parameter()});
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, p.binary()));
+  SceneSpec s = triangle_scene();
+  s.targets = {{0, 0, 0, 0, 0, 0, 0, 0, 0.5f}};
+  s.target_names = {"body"};
+  auto r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->content.manifest["parameters"].size(), 1u);
+  EXPECT_EQ(r->content.manifest["mesh_deformations"][0]["parameter"], "body");
+  ASSERT_TRUE(write_binary(r->content).ok());
+
+  // A template parameter of that id with another neutral cannot take the
+  // channel's frames (neutral at 0, target at 1000).
+  p.manifest["parameters"][0]["neutral"] = 500;
+  p.manifest["parameters"][0]["default"] = 500;
+  Template t2;
+  ASSERT_NO_FATAL_FAILURE(load_template(t2, p.binary()));
+  r = pack(t2, build_scene(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_SLIDER");
+  EXPECT_EQ(r.error().location.pointer, "/meshes/0/extras/targetNames/0");
+
+  // Unnamed targets: target_N, with a warning.
+  s.target_names.clear();
+  r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_EQ(r->warnings[0].code, "BEM_PACK_MORPH_NAMES");
+  EXPECT_EQ(r->content.manifest["parameters"][1]["id"], "target_0");
 }
 
 TEST(BemPack, HalfFloatsRoundToNearestEven) {

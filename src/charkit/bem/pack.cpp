@@ -114,6 +114,11 @@ struct SceneMesh {
   std::vector<std::uint32_t> joints;  // 4 per vertex (index into joint_names), or empty
   std::vector<float> weights;         // 4 per vertex, or empty
   std::vector<std::string> joint_names;
+  /// Morph targets: POSITION displacements (3 per vertex, zeros where a
+  /// target has none), their names and the mesh's default weights.
+  std::vector<std::vector<float>> targets;
+  std::vector<std::string> target_names;
+  std::vector<float> target_weights;
   struct Primitive {
     std::string material;
     std::vector<std::uint32_t> indices;  // into the concatenated vertices
@@ -241,8 +246,15 @@ class ScenePacker {
       }
       if (!target && node) {
         const Json& nj = json()["nodes"][*node];
-        if (nj.contains("name") && nj["name"].is_string()) {
-          auto it = meshes_of_component.find(nj["name"].get<std::string>());
+        // The component: the node's extras.bem_component, else its name.
+        const Json* component = nullptr;
+        if (nj.contains("extras") && nj["extras"].is_object() &&
+            nj["extras"].contains("bem_component") && nj["extras"]["bem_component"].is_string())
+          component = &nj["extras"]["bem_component"];
+        else if (nj.contains("name") && nj["name"].is_string())
+          component = &nj["name"];
+        if (component != nullptr) {
+          auto it = meshes_of_component.find(component->get<std::string>());
           if (it != meshes_of_component.end()) {
             if (it->second.size() > 1)
               return at("BEM_PACK_MESH",
@@ -326,6 +338,7 @@ class ScenePacker {
     const Json& prims = mj["primitives"];
     struct Group {
       Json attributes;
+      Json targets;
       std::size_t first = 0;
       std::size_t count = 0;
     };
@@ -339,16 +352,24 @@ class ScenePacker {
       if (pj.contains("mode") && pj["mode"] != 4)
         return at("BEM_PACK_PRIMITIVE", "only triangle primitives (mode 4) can be packed",
                   pptr + "/mode");
-      if (pj.contains("targets"))
-        warn("BEM_PACK_MORPH_TARGETS_IGNORED",
-             "the primitive's morph targets are not packed (shape keys become sliders in a later "
-             "version)",
-             pptr + "/targets");
+      const Json targets = pj.contains("targets") ? pj["targets"] : Json::array();
+      if (!targets.is_array())
+        return at("BEM_PACK_PRIMITIVE", "targets must be an array", pptr + "/targets");
+      if (p == 0) {
+        out.targets.assign(targets.size(), {});
+      } else if (targets.size() != out.targets.size()) {
+        return at("BEM_PACK_PRIMITIVE",
+                  "the primitive has " + std::to_string(targets.size()) +
+                      " morph targets, the mesh's first primitive " +
+                      std::to_string(out.targets.size()) + " (glTF: every primitive the same)",
+                  pptr + "/targets");
+      }
       const Json& attrs = pj["attributes"];
       std::size_t first = 0;
       std::size_t group_vertices = 0;
-      auto found = std::find_if(groups.begin(), groups.end(),
-                                [&](const Group& gr) { return gr.attributes == attrs; });
+      auto found = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) {
+        return gr.attributes == attrs && gr.targets == targets;
+      });
       if (found != groups.end()) {
         first = found->first;
         group_vertices = found->count;
@@ -367,7 +388,20 @@ class ScenePacker {
         auto st = append_vertices(out, attrs, pptr + "/attributes");
         if (!st) return std::move(st).error();
         group_vertices = out.vertex_count - first;
-        groups.push_back({attrs, first, group_vertices});
+        for (std::size_t k = 0; k < targets.size(); ++k) {
+          const std::string tptr = pptr + "/targets/" + std::to_string(k);
+          std::vector<float>& dst = out.targets[k];
+          if (!targets[k].is_object())
+            return at("BEM_PACK_PRIMITIVE", "a morph target must be an object", tptr);
+          if (targets[k].contains("POSITION")) {
+            auto v = read_floats(targets[k]["POSITION"], 3, group_vertices, tptr + "/POSITION");
+            if (!v) return std::move(v).error();
+            dst.insert(dst.end(), v->begin(), v->end());
+          } else {
+            dst.resize(dst.size() + 3 * group_vertices, 0.0F);
+          }
+        }
+        groups.push_back({attrs, targets, first, group_vertices});
       }
       SceneMesh::Primitive prim;
       prim.pointer = pptr;
@@ -409,7 +443,35 @@ class ScenePacker {
       auto st = read_joint_names(out, mptr);
       if (!st) return std::move(st).error();
     }
+    read_target_names(out, mj, mptr);
     return out;
+  }
+
+  /// Slider names from mesh.extras.targetNames (what Blender writes: the
+  /// shape key names), default weights from mesh.weights.
+  void read_target_names(SceneMesh& out, const Json& mj, const std::string& mptr) {
+    const std::size_t n = out.targets.size();
+    if (n == 0) return;
+    const Json* names = nullptr;
+    if (mj.contains("extras") && mj["extras"].is_object() && mj["extras"].contains("targetNames"))
+      names = &mj["extras"]["targetNames"];
+    bool named = names != nullptr && names->is_array() && names->size() == n;
+    for (std::size_t k = 0; named && k < n; ++k)
+      named = (*names)[k].is_string() && !(*names)[k].get<std::string>().empty();
+    for (std::size_t k = 0; k < n; ++k)
+      out.target_names.push_back(named ? (*names)[k].get<std::string>()
+                                       : "target_" + std::to_string(k));
+    if (!named)
+      warn("BEM_PACK_MORPH_NAMES",
+           "the mesh's morph targets have no names (mesh.extras.targetNames, one string each): "
+           "the sliders are named target_0 ... target_" +
+               std::to_string(n - 1),
+           mptr);
+    out.target_weights.assign(n, 0.0F);
+    if (mj.contains("weights") && mj["weights"].is_array() && mj["weights"].size() == n)
+      for (std::size_t k = 0; k < n; ++k)
+        if (mj["weights"][k].is_number())
+          out.target_weights[k] = std::clamp(mj["weights"][k].get<float>(), 0.0F, 1.0F);
   }
 
   core::Status append_vertices(SceneMesh& out, const Json& attrs, const std::string& where) {
@@ -729,7 +791,113 @@ class ScenePacker {
            dptr);
       ++pm.draws_kept;
     }
+    if (!sm->targets.empty()) {
+      auto st = add_sliders(m, *sm, pm);
+      if (!st) return st;
+    }
     result_.meshes.push_back(std::move(pm));
+    return core::Ok{};
+  }
+
+  /// A §10 parameter id from a shape key name: characters other than
+  /// letters, digits, '_', '.' and '-' become '_', a leading non-alphanumeric
+  /// gets an 'k' before it, at most 96 bytes.
+  static std::string slider_id(const std::string& name) {
+    auto alnum = [](char c) {
+      return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    };
+    std::string id;
+    for (char c : name) id += alnum(c) || c == '_' || c == '.' || c == '-' ? c : '_';
+    if (id.empty() || !alnum(id[0])) id = "k" + id;
+    if (id.size() > 96) id.resize(96);
+    return id;
+  }
+
+  /// §10: each morph target of the packed mesh becomes a slider: a
+  /// parameter (ticks 0..1000, neutral 0, default from the mesh's weight;
+  /// one parameter per name, shared by every mesh with a target of that
+  /// name) and a channel on this mesh with the neutral frame at 0 and the
+  /// target's sparse-position-f32 displacements at 1000.
+  core::Status add_sliders(std::uint32_t m, const SceneMesh& sm, PackedMesh& pm) {
+    const Mesh& mesh = model_.meshes[m];
+    const bool f32_position =
+        std::any_of(mesh.attributes.begin(), mesh.attributes.end(), [](const VertexAttribute& a) {
+          return a.semantic == kPosition && a.format == 0 && a.dimension == 3;
+        });
+    if (!f32_position)
+      return at("BEM_PACK_SLIDER",
+                "template mesh " + std::to_string(m) +
+                    " does not store Float32 XYZ positions, which §10 sliders need; its morph "
+                    "targets cannot become sliders",
+                "/meshes/" + std::to_string(sm.gltf_mesh) + "/primitives/0/targets");
+    Json& manifest = result_.content.manifest;
+    if (!manifest.contains("parameters")) manifest["parameters"] = Json::array();
+    if (!manifest.contains("mesh_deformations")) manifest["mesh_deformations"] = Json::array();
+    Json& caps = manifest["required_capabilities"];
+    for (const char* cap : {"body-parameters", "mesh-position-deltas"})
+      if (std::find(caps.begin(), caps.end(), Json(cap)) == caps.end()) caps.push_back(cap);
+    Json& params = manifest["parameters"];
+    Json& channels = manifest["mesh_deformations"];
+    const float sx = options_.raw_axes ? 1.0F : -1.0F;
+    for (std::size_t k = 0; k < sm.targets.size(); ++k) {
+      const std::string& name = sm.target_names[k];
+      const std::string tptr =
+          "/meshes/" + std::to_string(sm.gltf_mesh) + "/extras/targetNames/" + std::to_string(k);
+      if (name.size() > 256)
+        return at("BEM_PACK_SLIDER", "the shape key name is longer than 256 bytes", tptr);
+      const std::string id = slider_id(name);
+      auto p = std::find_if(params.begin(), params.end(), [&](const Json& x) {
+        return x.is_object() && x.contains("id") && x["id"] == id;
+      });
+      if (p != params.end()) {
+        if ((*p)["min"] != 0 || (*p)["max"] != 1000 || (*p)["neutral"] != 0)
+          return at("BEM_PACK_SLIDER",
+                    "shape key \"" + name + "\" would share the template's parameter \"" + id +
+                        "\", whose range is not 0..1000 with neutral 0; rename the shape key",
+                    tptr);
+      } else {
+        if (params.size() >= 64)
+          return at("BEM_PACK_LIMIT", "more than 64 parameters (BEM §11)", tptr);
+        params.push_back(Json{{"id", id},
+                              {"name", name},
+                              {"min", 0},
+                              {"max", 1000},
+                              {"neutral", 0},
+                              {"default", std::lround(sm.target_weights[k] * 1000.0F)},
+                              {"step", 1}});
+      }
+      if (channels.size() >= 4096)
+        return at("BEM_PACK_LIMIT", "more than 4096 deformation channels (BEM §11)", tptr);
+      // Records: every vertex the target moves, in vertex order.
+      std::vector<std::uint8_t> records;
+      std::uint32_t count = 0;
+      const std::vector<float>& d = sm.targets[k];
+      for (std::size_t v = 0; v < sm.vertex_count; ++v) {
+        if (d[3 * v] == 0.0F && d[3 * v + 1] == 0.0F && d[3 * v + 2] == 0.0F) continue;
+        std::uint8_t rec[16];
+        put<std::uint32_t>(rec, static_cast<std::uint32_t>(v));
+        const float xyz[3] = {sx * d[3 * v], d[3 * v + 1], d[3 * v + 2]};
+        for (int c = 0; c < 3; ++c)
+          put<std::uint32_t>(rec + 4 + 4 * c, std::bit_cast<std::uint32_t>(xyz[c]));
+        records.insert(records.end(), rec, rec + 16);
+        ++count;
+      }
+      const std::string descriptor =
+          "{\"count\":" + std::to_string(count) + ",\"encoding\":\"sparse-position-f32\"}";
+      std::vector<std::uint8_t> payload(4);
+      put<std::uint32_t>(payload.data(), static_cast<std::uint32_t>(descriptor.size()));
+      payload.insert(payload.end(), descriptor.begin(), descriptor.end());
+      payload.insert(payload.end(), records.begin(), records.end());
+      channels.push_back(
+          Json{{"mesh", m},
+               {"parameter", id},
+               {"frames", Json::array({Json{{"value", 0}, {"neutral", true}},
+                                       Json{{"value", 1000},
+                                            {"payload", add_payload(std::move(payload))},
+                                            {"count", count},
+                                            {"encoding", "sparse-position-f32"}}})}});
+      ++pm.sliders;
+    }
     return core::Ok{};
   }
 

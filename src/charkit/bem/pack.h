@@ -6,8 +6,9 @@
 // deduplication, validation) like any other package.
 //
 // Which template mesh a glTF mesh replaces: the glTF mesh named `mesh_N`
-// (the name `bem export` gives BEM mesh N), else the node's name when it is
-// the `mesh_name` of a component that one template mesh replaces. Each
+// (the name `bem export` gives BEM mesh N), else the node's
+// extras.bem_component or name when it is the `mesh_name` of a component
+// that one template mesh replaces. Each
 // primitive replaces the next draw of that mesh whose material_name equals
 // the primitive's material name. The conversions are those of the export
 // (ExportOptions::unity_to_gltf), undone unless raw_axes.
@@ -52,6 +53,7 @@ struct PackedMesh {
   std::uint32_t draws_kept = 0;   ///< draws without a primitive, indices kept (same vertex count)
   std::uint32_t bones = 0;        ///< palette size after packing (0: static)
   std::uint32_t bones_added = 0;  ///< palette bones the template did not have
+  std::uint32_t sliders = 0;      ///< morph targets packed as §10 channels
 };
 
 struct PackResult {
@@ -72,8 +74,15 @@ struct PackResult {
 /// draw; the message lists the names), BEM_PACK_DRAW_MISSING (a draw with no
 /// primitive while the vertex count changed), BEM_PACK_JOINT (a joint not
 /// among the component's bones, more than 256 palette bones),
-/// BEM_PACK_MORPHS (a mesh with deformation channels), BEM_PACK_LIMIT, and
-/// the glTF reader's errors.
+/// BEM_PACK_MORPHS (a template mesh with deformation channels),
+/// BEM_PACK_SLIDER (a morph target that cannot become a slider),
+/// BEM_PACK_LIMIT, and the glTF reader's errors.
+///
+/// Morph targets become §10 sliders: one parameter per target name
+/// (mesh.extras.targetNames; ticks 0..1000, neutral 0, default from
+/// mesh.weights; shared by every mesh with a target of that name, and with a
+/// template parameter of that id when it has the same range) and one
+/// sparse-position-f32 channel per packed mesh and target.
 core::Result<PackResult> pack_scene(const PackageContent& template_content, const Model& model,
                                     scene::GltfDocument& scene, const PackOptions& options = {});
 
