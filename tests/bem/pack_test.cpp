@@ -485,7 +485,7 @@ TEST(BemPack, APackedNormalLayoutNeedsTangents) {
   EXPECT_EQ(back.tangent[3], -1.0f);
 }
 
-TEST(BemPack, TemplatesItCannotPackIntoAreRefused) {
+TEST(BemPack, TemplatesWithSlidersAreRefused) {
   SceneSpec s;
   s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
   s.uvs = {0, 0, 1, 0, 0, 1};
@@ -493,20 +493,67 @@ TEST(BemPack, TemplatesItCannotPackIntoAreRefused) {
   s.joints = std::vector<std::uint16_t>(12, 0);
   s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
   s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
-  {
-    Template t;
-    ASSERT_NO_FATAL_FAILURE(load_template(t, testkit::make_valid_package(0).binary()));
-    auto r = pack(t, build_scene(s));
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().code, "BEM_PACK_TEMPLATE");
-  }
-  {
-    Template t;
-    ASSERT_NO_FATAL_FAILURE(load_template(t, morphtest::with_morph(3).binary()));
-    auto r = pack(t, build_scene(s));
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().code, "BEM_PACK_MORPHS");
-  }
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, morphtest::with_morph(3).binary()));
+  auto r = pack(t, build_scene(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_MORPHS");
+}
+
+TEST(BemPack, OneZeroTemplatesGetOneIndexStreamInDrawOrder) {
+  // BEM 1.0: the mesh's one index stream (meshes[].indices, index_count),
+  // each draw a range of it (start, count) in draw order, no gap (§7).
+  testkit::TestPackage p = testkit::make_valid_package(0);
+  Json& mesh = p.manifest["meshes"][0];
+  Json d1 = mesh["draws"][0];
+  d1["start"] = 3;
+  mesh["draws"].push_back(d1);
+  mesh["index_count"] = 6;
+  p.payloads[3] = testkit::u16_bytes({0, 1, 2, 2, 1, 0});
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, p.binary()));
+  SceneSpec s;
+  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0};
+  s.uvs = {0, 0, 1, 0, 0, 1, 1, 1};
+  s.joint_names = {"Bip001_Pelvis"};
+  s.joints = std::vector<std::uint16_t>(16, 0);
+  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+  s.primitives = {{"M_actor_example_body_01", {0, 1, 2, 1, 3, 2}},
+                  {"M_actor_example_body_01", {3, 1, 2}}};
+  auto r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const Json& m = r->content.manifest["meshes"][0];
+  EXPECT_EQ(m["index_count"], 9);
+  EXPECT_EQ(m["draws"][0]["start"], 0);
+  EXPECT_EQ(m["draws"][0]["count"], 6);
+  EXPECT_EQ(m["draws"][1]["start"], 6);
+  EXPECT_EQ(m["draws"][1]["count"], 3);
+  EXPECT_FALSE(m["draws"][0].contains("indices"));
+  // Winding reversed, the draws one after the other.
+  EXPECT_EQ(payload_at(r->content, "/meshes/0/indices"),
+            testkit::u16_bytes({0, 2, 1, 1, 2, 3, 3, 2, 1}));
+  core::Report report;
+  auto written = write_binary(r->content, {}, &report);
+  ASSERT_TRUE(written.ok()) << written.error().to_string() << "\n" << report.to_text("packed");
+  EXPECT_EQ(written->stats.minor, 0);
+
+  // A draw without a primitive keeps its range when the vertices stay.
+  s.positions.resize(9);
+  s.uvs.resize(6);
+  s.joints.resize(12);
+  s.weights.resize(12);
+  s.primitives = {{"M_actor_example_body_01", {0, 2, 1}}};
+  r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(payload_at(r->content, "/meshes/0/indices"), testkit::u16_bytes({0, 1, 2, 2, 1, 0}));
+  EXPECT_EQ(r->content.manifest["meshes"][0]["draws"][1]["start"], 3);
+  ASSERT_TRUE(write_binary(r->content).ok());
+
+  // Shape keys cannot become sliders in 1.0.
+  s.targets = {{0, 0, 0, 0, 0, 0, 0, 0, 1}};
+  r = pack(t, build_scene(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_SLIDER");
 }
 
 TEST(BemPack, ADrawWithoutAPrimitiveIsKeptOnlyWhenTheVerticesStay) {

@@ -1,7 +1,6 @@
-// `charkit bem pack`, run as the real program: every example that bem pack
-// can take (BEM 1.1+, no morph sliders on the exported meshes) goes through
+// `charkit bem pack`, run as the real program: every example goes through
 // export -> pack -> validate, the packed packages through the independent
-// checker tests/tools/bem_check.py; the others are refused with their code.
+// checker tests/tools/bem_check.py.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -49,20 +48,14 @@ TEST_F(PackCli, ExamplesExportPackAndValidate) {
         false);
     const Json j = Json::parse(r.out, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.out;
-    if (r.exit_code != 0) {
-      // The kinds bem pack does not take yet: a 1.0 template, or sliders.
-      ASSERT_EQ(r.exit_code, 1) << r.out;
-      const std::string code = j["error"]["code"].get<std::string>();
-      EXPECT_TRUE(code == "BEM_PACK_TEMPLATE" || code == "BEM_PACK_MORPHS") << r.out;
-      continue;
-    }
+    ASSERT_EQ(r.exit_code, 0) << r.out;
     ++packed;
     EXPECT_EQ(j["ok"], true);
     EXPECT_FALSE(j["meshes"].empty());
     EXPECT_EQ(run_charkit("bem validate " + quote(out)).exit_code, 0);
     packed_files += " " + quote(out);
   }
-  EXPECT_GE(packed, 1);  // at least the game-layout example
+  EXPECT_EQ(packed, 5);  // 1.0, 1.1 game layout, 1.4 explicit, 1.5 binary and ZIP
   std::string py = python_with_zstandard();
   if (py.empty()) GTEST_SKIP() << "python3 with the zstandard module is not installed";
   std::string cmd = py + " " + quote(kChecker) + packed_files + " 2>&1";

@@ -137,11 +137,6 @@ class ScenePacker {
   }
 
   core::Result<PackResult> run() {
-    if (model_.appearance_structure || model_.minor < 1)
-      return at("BEM_PACK_TEMPLATE",
-                "the template is a BEM 1.0 package (one index stream per mesh); bem pack writes "
-                "per-draw index payloads, BEM 1.1 and later",
-                "");
     auto matched = match_meshes();
     if (!matched) return std::move(matched).error();
     if (matched->empty()) {
@@ -740,7 +735,10 @@ class ScenePacker {
     const std::uint32_t index_size = vc > 65536 ? 4 : mesh.index_size;
     mj["index_size"] = index_size;
 
-    // Draws.
+    // Draws. 1.1+: each draw its own index payload. 1.0: one index stream
+    // per mesh, the draws' ranges in draw order (§7), rebuilt below.
+    const bool one_stream = model_.appearance_structure;
+    std::vector<std::vector<std::uint8_t>> stream_parts(mesh.draws.size());
     std::vector<bool> assigned(mesh.draws.size(), false);
     for (const SceneMesh::Primitive& prim : sm->primitives) {
       std::optional<std::size_t> d;
@@ -769,7 +767,10 @@ class ScenePacker {
           put<std::uint32_t>(bytes.data() + 4 * i, v);
       }
       Json& dj = mj["draws"][*d];
-      dj["indices"] = add_payload(std::move(bytes));
+      if (one_stream)
+        stream_parts[*d] = std::move(bytes);
+      else
+        dj["indices"] = add_payload(std::move(bytes));
       dj["count"] = static_cast<std::uint32_t>(prim.indices.size());
       ++pm.draws_replaced;
     }
@@ -789,7 +790,31 @@ class ScenePacker {
                "\") has no primitive in the glTF mesh; its indices are kept, which assumes the "
                "vertex order did not change",
            dptr);
+      if (one_stream) {  // the draw's range of the template's index stream
+        const Draw& dr = mesh.draws[k];
+        const std::vector<std::uint8_t>& old_stream = result_.content.payloads.at(dr.indices);
+        const std::size_t from = std::size_t{dr.start} * mesh.index_size;
+        const std::size_t bytes = std::size_t{dr.count} * mesh.index_size;
+        if (from + bytes > old_stream.size())
+          return at("BEM_PACK_TEMPLATE", "the draw's range is outside the mesh's index stream",
+                    dptr);
+        stream_parts[k].assign(old_stream.begin() + static_cast<std::ptrdiff_t>(from),
+                               old_stream.begin() + static_cast<std::ptrdiff_t>(from + bytes));
+      }
       ++pm.draws_kept;
+    }
+    if (one_stream) {
+      std::vector<std::uint8_t> all;
+      std::uint32_t start = 0;
+      for (std::size_t k = 0; k < mesh.draws.size(); ++k) {
+        const auto count = static_cast<std::uint32_t>(stream_parts[k].size() / index_size);
+        mj["draws"][k]["start"] = start;
+        mj["draws"][k]["count"] = count;
+        start += count;
+        all.insert(all.end(), stream_parts[k].begin(), stream_parts[k].end());
+      }
+      mj["indices"] = add_payload(std::move(all));
+      mj["index_count"] = start;
     }
     if (!sm->targets.empty()) {
       auto st = add_sliders(m, *sm, pm);
@@ -829,6 +854,11 @@ class ScenePacker {
                 "template mesh " + std::to_string(m) +
                     " does not store Float32 XYZ positions, which §10 sliders need; its morph "
                     "targets cannot become sliders",
+                "/meshes/" + std::to_string(sm.gltf_mesh) + "/primitives/0/targets");
+    if (model_.appearance_structure)
+      return at("BEM_PACK_SLIDER",
+                "the template is a BEM 1.0 package, whose appearances cannot have sliders (§10 "
+                "parameters need BEM 1.3 and its option groups); the shape keys cannot be packed",
                 "/meshes/" + std::to_string(sm.gltf_mesh) + "/primitives/0/targets");
     Json& manifest = result_.content.manifest;
     if (!manifest.contains("parameters")) manifest["parameters"] = Json::array();

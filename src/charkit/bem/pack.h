@@ -65,7 +65,7 @@ struct PackResult {
 /// Pack the meshes of `scene` into `template_content` (whose typed model is
 /// `model`; the template must have passed validation). Errors (the glTF
 /// pointer, or the manifest pointer of the template part concerned):
-/// BEM_PACK_TEMPLATE (a BEM 1.0 template), BEM_PACK_NO_MESH (no glTF mesh
+/// BEM_PACK_TEMPLATE (a template part pack cannot use), BEM_PACK_NO_MESH (no glTF mesh
 /// matches a template mesh), BEM_PACK_MESH (a glTF mesh name that matches
 /// no template mesh or more than one, two glTF meshes for one template
 /// mesh), BEM_PACK_PRIMITIVE (not triangles, bad indices),
