@@ -411,6 +411,14 @@ TEST(BemPack, AMaterialNotInTheTemplateIsRefusedWithTheNames) {
   r = pack(t, build_scene(s));
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   s.node_component.clear();
+  // ... and so does BEM_C<n>, the public BEM exporter's name for component n ...
+  s.node_name = "BEM_C0";
+  r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  s.node_name = "BEM_C1";  // component 1 is kept, not replaced: no mesh to pack into
+  r = pack(t, build_scene(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_NO_MESH");
   // ... and so does the node's name.
   s.node_name = "S_actor_example_body_01_lod0";
   r = pack(t, build_scene(s));

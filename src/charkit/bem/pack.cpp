@@ -241,7 +241,8 @@ class ScenePacker {
       }
       if (!target && node) {
         const Json& nj = json()["nodes"][*node];
-        // The component: the node's extras.bem_component, else its name.
+        // The component: the node's extras.bem_component, else its name
+        // (a component's mesh_name, or BEM_C<n> for component n).
         const Json* component = nullptr;
         if (nj.contains("extras") && nj["extras"].is_object() &&
             nj["extras"].contains("bem_component") && nj["extras"]["bem_component"].is_string())
@@ -249,7 +250,15 @@ class ScenePacker {
         else if (nj.contains("name") && nj["name"].is_string())
           component = &nj["name"];
         if (component != nullptr) {
-          auto it = meshes_of_component.find(component->get<std::string>());
+          std::string key = component->get<std::string>();
+          // BEM_C<n>: component n, as the public BEM project's Blender exporter names objects.
+          if (key.size() > 5 && key.size() < 12 && key.rfind("BEM_C", 0) == 0 &&
+              std::all_of(key.begin() + 5, key.end(),
+                          [](char c) { return c >= '0' && c <= '9'; })) {
+            const unsigned long long n = std::stoull(key.substr(5));
+            if (n < model_.components.size()) key = model_.components[n].mesh_name;
+          }
+          auto it = meshes_of_component.find(key);
           if (it != meshes_of_component.end()) {
             if (it->second.size() > 1)
               return at("BEM_PACK_MESH",
