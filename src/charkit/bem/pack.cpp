@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
@@ -252,7 +253,8 @@ class ScenePacker {
         if (component != nullptr) {
           std::string key = component->get<std::string>();
           // BEM_C<n>: component n, as the public BEM project's Blender exporter names objects.
-          if (key.size() > 5 && key.size() < 12 && key.rfind("BEM_C", 0) == 0 &&
+          constexpr std::string_view kPrefix = "BEM_C";  // not-an-error-code: a node name
+          if (key.size() > 5 && key.size() < 12 && key.starts_with(kPrefix) &&
               std::all_of(key.begin() + 5, key.end(),
                           [](char c) { return c >= '0' && c <= '9'; })) {
             const unsigned long long n = std::stoull(key.substr(5));
