@@ -18,6 +18,7 @@
 #include "charkit/version.h"
 #include "cli_errors.h"
 #include "commands.h"
+#include "output_file.h"
 #include "package_input.h"
 #include "printable.h"
 
@@ -61,18 +62,8 @@ bool write_file(const std::string& path, const void* data, std::size_t size) {
   return static_cast<bool>(out);
 }
 
-/// The output's lower-cased extension: ".glb", ".gltf", or anything else.
-std::string output_extension(const std::string& path) {
-  const std::size_t slash = path.find_last_of('/');
-  const std::size_t dot = path.find_last_of('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return {};
-  std::string ext = path.substr(dot);
-  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return ext;
-}
-
 int run_export(const ExportArgs& a) {
-  const std::string ext = output_extension(a.output);
+  const std::string ext = lower_extension(a.output);
   if (ext != ".glb" && ext != ".gltf")
     return fail(a, kExitUsage, "BEM_EXPORT_OUTPUT_NAME",
                 "output " + printable(a.output) +

@@ -42,15 +42,6 @@ int fail(const std::string& subject, const core::Error& e, int exit, bool json) 
   return report_error(subject, e, exit);
 }
 
-std::string lower_extension(const std::string& path) {
-  const std::size_t slash = path.find_last_of('/');
-  const std::size_t dot = path.find_last_of('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return {};
-  std::string ext = path.substr(dot);
-  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return ext;
-}
-
 int run_pack(const PackArgs& a) {
   const std::string ext = lower_extension(a.output);
   if (a.to.empty() && ext != ".bem" && ext != ".zip")

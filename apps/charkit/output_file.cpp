@@ -8,6 +8,15 @@
 
 namespace charkit::app {
 
+std::string lower_extension(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return {};
+  std::string ext = path.substr(dot);
+  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return ext;
+}
+
 core::Status write_output_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
   std::string tmp = path + ".tmp-" + std::to_string(getpid());
   {

@@ -12,6 +12,10 @@
 
 namespace charkit::app {
 
+/// The lower-cased extension of a path's file name (".glb", ".bem"), "" when
+/// it has none.
+std::string lower_extension(const std::string& path);
+
 /// Errors: IO_WRITE (with the path and the reason).
 core::Status write_output_file(const std::string& path, const std::vector<std::uint8_t>& bytes);
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -33,6 +34,29 @@ inline RunResult run_charkit(const std::string& args, bool keep_stderr = false) 
   int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+/// Run a shell command; its exit status and its stdout and stderr together.
+inline RunResult run_with_stderr(const std::string& cmd) {
+  RunResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+/// A Python 3 with the zstandard module (Debian's python3-zstandard lives
+/// in /usr/bin/python3; a python3 earlier in PATH may lack it), or "".
+inline std::string python_with_zstandard() {
+  for (const char* py : {"/usr/bin/python3", "python3"}) {
+    std::string cmd = std::string(py) + " -c 'import zstandard' >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) == 0) return py;
+  }
+  return "";
 }
 
 inline std::string quote(const std::filesystem::path& p) {

@@ -34,16 +34,6 @@ std::vector<std::uint8_t> slurp(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-/// A Python 3 with the zstandard module (Debian's python3-zstandard lives
-/// in /usr/bin/python3; a python3 earlier in PATH may lack it), or "".
-std::string python_with_zstandard() {
-  for (const char* py : {"/usr/bin/python3", "python3"}) {
-    std::string cmd = std::string(py) + " -c 'import zstandard' >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) == 0) return py;
-  }
-  return "";
-}
-
 using ConvertCli = ScratchDir;
 
 TEST_F(ConvertCli, ExamplesConvertBothWaysAndValidate) {
@@ -88,15 +78,8 @@ TEST_F(ConvertCli, WrittenPackagesPassTheIndependentChecker) {
   ASSERT_EQ(run_charkit("bem convert " + quote(in) + " " + quote(out)).exit_code, 0);
   files += " " + quote(out);
 
-  std::string cmd = py + " " + quote(kChecker) + files + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string text;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
-  int status = pclose(pipe);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
+  const RunResult checked = run_with_stderr(py + " " + quote(kChecker) + files);
+  EXPECT_EQ(checked.exit_code, 0) << checked.out;
 
   // The checker is not a rubber stamp: the input with its duplicate and
   // unreferenced payloads fails it.

@@ -24,14 +24,6 @@ const fs::path kChecker = kExamples / ".." / ".." / "tools" / "bem_check.py";
 
 using PackCli = ScratchDir;
 
-std::string python_with_zstandard() {
-  for (const char* py : {"/usr/bin/python3", "python3"}) {
-    std::string cmd = std::string(py) + " -c 'import zstandard' >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) == 0) return py;
-  }
-  return "";
-}
-
 TEST_F(PackCli, ExamplesExportPackAndValidate) {
   std::string packed_files;
   int packed = 0;
@@ -58,15 +50,8 @@ TEST_F(PackCli, ExamplesExportPackAndValidate) {
   EXPECT_EQ(packed, 5);  // 1.0, 1.1 game layout, 1.4 explicit, 1.5 binary and ZIP
   std::string py = python_with_zstandard();
   if (py.empty()) GTEST_SKIP() << "python3 with the zstandard module is not installed";
-  std::string cmd = py + " " + quote(kChecker) + packed_files + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string text;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
-  int status = pclose(pipe);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
+  const RunResult checked = run_with_stderr(py + " " + quote(kChecker) + packed_files);
+  EXPECT_EQ(checked.exit_code, 0) << checked.out;
 }
 
 TEST_F(PackCli, ErrorsNameTheProblemAndExitCodesFollowTheConvention) {

@@ -7,6 +7,7 @@
 
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/detail/mesh_rules.h"
+#include "charkit/bem/detail/vertex_format.h"
 
 namespace charkit::bem {
 namespace {
@@ -14,10 +15,9 @@ namespace {
 using core::json_pointer_join;
 
 constexpr std::uint32_t kMaxVertices = 1048576;  // §7, §11
-constexpr std::uint32_t kSemanticBlendWeight = 12;
-constexpr std::uint32_t kSemanticBlendIndices = 13;
-// §7: element bytes of Unity VertexAttributeFormat 0..11.
-constexpr std::uint32_t kElementSize[12] = {4, 2, 1, 1, 2, 2, 1, 1, 2, 2, 4, 4};
+constexpr std::uint32_t kSemanticBlendWeight = vertex_attr::kBlendWeight;
+constexpr std::uint32_t kSemanticBlendIndices = vertex_attr::kBlendIndices;
+using vertex_attr::kFormatBytes;
 
 using Decl = std::array<std::uint32_t, 5>;  // semantic, format, dimension, stream, offset
 
@@ -25,7 +25,7 @@ struct Attribute {
   Decl d{};
   std::string ptr;
   bool sized = false;  ///< format and dimension valid, so its byte size is known
-  std::uint32_t bytes() const { return kElementSize[d[1]] * d[2]; }
+  std::uint32_t bytes() const { return kFormatBytes[d[1]] * d[2]; }
 };
 
 /// §7 skin stream table: the declarations of stream 2 for each stride.

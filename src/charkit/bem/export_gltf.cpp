@@ -9,6 +9,7 @@
 #include <optional>
 #include <tuple>
 
+#include "charkit/bem/detail/vertex_format.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
 #include "charkit/scene/gltf_writer.h"
@@ -19,19 +20,7 @@ namespace {
 
 using core::make_error;
 
-/// §7: element bytes of VertexAttributeFormat 0..11.
-constexpr std::uint32_t kFormatBytes[12] = {4, 2, 1, 1, 2, 2, 1, 1, 2, 2, 4, 4};
-
-enum Semantic : std::uint32_t {
-  kPosition = 0,
-  kNormal = 1,
-  kTangent = 2,
-  kColor = 3,
-  kTexCoord0 = 4,
-  kTexCoord7 = 11,
-  kBlendWeight = 12,
-  kBlendIndices = 13,
-};
+using namespace vertex_attr;  // kFormatBytes, the semantics (detail/vertex_format.h)
 
 std::string mesh_ptr(std::uint32_t mesh) {
   return "/meshes/" + std::to_string(mesh);

@@ -9,6 +9,7 @@
 #include <set>
 #include <string_view>
 
+#include "charkit/bem/detail/vertex_format.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
 #include "charkit/core/json.h"
@@ -20,19 +21,7 @@ using core::Json;
 using core::Location;
 using core::make_error;
 
-/// §7: element bytes of VertexAttributeFormat 0..11.
-constexpr std::uint32_t kFormatBytes[12] = {4, 2, 1, 1, 2, 2, 1, 1, 2, 2, 4, 4};
-
-enum Semantic : std::uint32_t {
-  kPosition = 0,
-  kNormal = 1,
-  kTangent = 2,
-  kColor = 3,
-  kTexCoord0 = 4,
-  kTexCoord7 = 11,
-  kBlendWeight = 12,
-  kBlendIndices = 13,
-};
+using namespace vertex_attr;  // kFormatBytes, the semantics (detail/vertex_format.h)
 
 core::Error at(std::string code, std::string message, std::string pointer) {
   return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
@@ -699,7 +688,7 @@ class ScenePacker {
         case kBlendWeight:
           break;  // written with the indices
         case kBlendIndices: {
-          auto st = write_skin(m, *sm, mesh, palette_of_joint, streams);
+          auto st = write_skin(*sm, mesh, palette_of_joint, streams);
           if (!st) return st;
           break;
         }
@@ -1026,7 +1015,7 @@ class ScenePacker {
   /// §7 skin layouts of stream 2: 4 bytes (UInt8×4 indices, the first one
   /// rigid), 12 bytes (UNorm16×4 weights summing to exactly 65535, UInt8×4
   /// indices), 32 bytes (Float32×4 weights summing to 1, UInt32×4 indices).
-  core::Status write_skin(std::uint32_t m, const SceneMesh& sm, const Mesh& mesh,
+  core::Status write_skin(const SceneMesh& sm, const Mesh& mesh,
                           const std::vector<std::uint32_t>& palette_of_joint,
                           std::vector<std::vector<std::uint8_t>>& streams) {
     const VertexAttribute* wa = nullptr;
@@ -1076,7 +1065,6 @@ class ScenePacker {
         }
       }
     }
-    (void)m;
     return core::Ok{};
   }
 
