@@ -1,12 +1,12 @@
 // `charkit deform …`: the character deformation kernels of seed 003 on real
 // files. `deform morph` applies glTF morph targets through the 40-byte
-// sparse morph blend (docs/deform/morph40.md).
+// sparse morph blend (docs/deform/morph40.md); `deform subdivide` runs the
+// adaptive subdivision kernels (docs/deform/subdivision.md).
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "charkit/core/error_codes.h"
@@ -15,8 +15,10 @@
 #include "charkit/deform/error_codes.h"
 #include "charkit/scene/gltf_document.h"
 #include "charkit/scene/gltf_morph.h"
+#include "charkit/scene/gltf_subdivide.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "output_file.h"
 #include "printable.h"
 
 namespace charkit::app {
@@ -49,6 +51,16 @@ bool parse_weight(const std::string& text, std::string& name, float& weight) {
   return end == value.c_str() + value.size() && std::isfinite(weight);
 }
 
+/// The executor for --threads (0: the process pool, 1: the calling thread).
+core::Executor* threads_executor(unsigned threads, std::unique_ptr<core::ThreadPool>& pool) {
+  if (threads == 1) return &core::serial_executor();
+  if (threads > 1) {
+    pool = std::make_unique<core::ThreadPool>(threads);
+    return pool.get();
+  }
+  return &core::default_executor();
+}
+
 int run_morph(const MorphArgs& a) {
   scene::GltfMorphOptions o;
   o.mesh = a.mesh;
@@ -59,16 +71,11 @@ int run_morph(const MorphArgs& a) {
       return report_error(a.input, usage("--weights: \"" + w + "\" is not NAME=W"), kExitUsage);
     o.weights[name] = weight;
   }
-  const std::string ext = std::filesystem::path(a.output).extension().string();
-  if (ext != ".glb")
+  if (lower_extension(a.output) != ".glb")
     return report_error(a.input, usage("the output must be a .glb file: " + a.output), kExitUsage);
   // --device: only the CPU backend exists yet (the Vulkan one is issue 17's next part).
   std::unique_ptr<core::ThreadPool> pool;
-  if (a.threads == 1) o.executor = &core::serial_executor();
-  if (a.threads > 1) {
-    pool = std::make_unique<core::ThreadPool>(a.threads);
-    o.executor = pool.get();
-  }
+  if (a.threads != 0) o.executor = threads_executor(a.threads, pool);
   auto doc = scene::GltfDocument::load_file(a.input);
   if (!doc)
     return report_error(a.input, doc.error(),
@@ -78,13 +85,8 @@ int run_morph(const MorphArgs& a) {
     const bool unknown_name = r.error().code == deform::codes::DEFORM_MORPH_TARGET;
     return report_error(a.input, r.error(), unknown_name ? kExitUsage : kExitInvalid);
   }
-  {
-    std::ofstream out(a.output, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(r->glb.data()),
-              static_cast<std::streamsize>(r->glb.size()));
-    out.close();
-    if (!out) return report_error(a.output, "IO_WRITE", "cannot write " + a.output, kExitUsage);
-  }
+  if (auto st = write_output_file(a.output, r->glb); !st)
+    return report_error(a.output, st.error(), kExitUsage);
   std::size_t records = 0;
   std::size_t morphed = 0;
   for (const auto& m : r->meshes) {
@@ -115,11 +117,101 @@ int run_morph(const MorphArgs& a) {
   return kExitOk;
 }
 
+struct SubdivideArgs {
+  std::string input;
+  std::string output;
+  std::vector<float> reference;
+  float strength = 1.0F;
+  std::string strength_attribute;
+  float projection_ratio = 1978.1837F;
+  float start = 0.7F;
+  float slope = 5.0F;
+  int branch = 1;
+  std::string edge_rule = "average";
+  float split_threshold = 0.0F;
+  std::optional<float> geometry_scale;
+  bool no_smooth = false;
+  std::string mesh;
+  std::string device = "auto";
+  unsigned threads = 0;
+  bool json = false;
+};
+
+int run_subdivide(const SubdivideArgs& a) {
+  scene::GltfSubdivideOptions o;
+  if (!a.reference.empty()) {
+    if (a.reference.size() != 3)
+      return report_error(a.input, usage("--reference takes X,Y,Z"), kExitUsage);
+    o.params.distance_control = true;
+    o.params.reference = {a.reference[0], a.reference[1], a.reference[2]};
+  }
+  if (!std::isfinite(a.strength) || a.strength < 0.0F || a.strength > 1.0F)
+    return report_error(a.input, usage("--strength is between 0 and 1"), kExitUsage);
+  o.strength = a.strength;
+  o.strength_attribute = a.strength_attribute;
+  o.geometry_scale = a.geometry_scale;
+  o.params.projection_ratio = a.projection_ratio;
+  o.params.start_threshold = a.start;
+  o.params.slope = a.slope;
+  o.params.branch_multiplier = static_cast<float>(a.branch);
+  o.params.edge_rule = a.edge_rule == "min"   ? deform::EdgeStrengthRule::kMinimum
+                       : a.edge_rule == "max" ? deform::EdgeStrengthRule::kMaximum
+                                              : deform::EdgeStrengthRule::kAverage;
+  o.params.split_threshold = a.split_threshold;
+  o.params.smooth = !a.no_smooth;
+  o.mesh = a.mesh;
+  if (lower_extension(a.output) != ".glb")
+    return report_error(a.input, usage("the output must be a .glb file: " + a.output), kExitUsage);
+  std::unique_ptr<core::ThreadPool> pool;
+  o.executor = threads_executor(a.threads, pool);
+  auto doc = scene::GltfDocument::load_file(a.input);
+  if (!doc)
+    return report_error(a.input, doc.error(),
+                        core::is_io_error(doc.error()) ? kExitUsage : kExitInvalid);
+  auto r = scene::subdivide_gltf(*doc, o);
+  if (!r) {
+    const bool option = r.error().code == deform::codes::DEFORM_SUBDIV_PARAM;
+    return report_error(a.input, r.error(), option ? kExitUsage : kExitInvalid);
+  }
+  if (auto st = write_output_file(a.output, r->glb); !st)
+    return report_error(a.output, st.error(), kExitUsage);
+  std::size_t tri_in = 0, tri_out = 0, v_in = 0, v_out = 0;
+  for (const auto& m : r->meshes) {
+    tri_in += m.triangles_in;
+    tri_out += m.triangles_out;
+    v_in += m.vertices_in;
+    v_out += m.vertices_out;
+  }
+  if (a.json) {
+    Json meshes = Json::array();
+    for (const auto& m : r->meshes)
+      meshes.push_back(Json{{"name", m.name},
+                            {"primitives", m.primitives},
+                            {"verticesIn", m.vertices_in},
+                            {"verticesOut", m.vertices_out},
+                            {"trianglesIn", m.triangles_in},
+                            {"trianglesOut", m.triangles_out},
+                            {"edges", m.edges},
+                            {"edgesSplit", m.edges_split}});
+    print_json(Json{{"input", a.input},
+                    {"output", a.output},
+                    {"device", "cpu"},
+                    {"bytes", r->glb.size()},
+                    {"meshes", std::move(meshes)}});
+    return kExitOk;
+  }
+  std::cout << "wrote " << printable(a.output) << ": " << r->meshes.size() << " meshes, " << tri_in
+            << " -> " << tri_out << " triangles, " << v_in << " -> " << v_out
+            << " vertices on the cpu device\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_deform_commands(CLI::App& app, int& exit_code) {
   CLI::App* deform = app.add_subcommand(
-      "deform", "Character deformation kernels (seed 003): sparse morph blending");
+      "deform",
+      "Character deformation kernels (seed 003): sparse morph blending, adaptive subdivision");
   deform->require_subcommand(1);
   auto ma = std::make_shared<MorphArgs>();
   CLI::App* morph = deform->add_subcommand(
@@ -148,6 +240,69 @@ void add_deform_commands(CLI::App& app, int& exit_code) {
       "Exit status: 0 written, 1 invalid input, 2 usage or I/O error (an unknown target name "
       "lists the names).\nGuide: docs/deform/morph40.md");
   morph->callback([ma, &exit_code] { exit_code = run_morph(*ma); });
+
+  auto sa = std::make_shared<SubdivideArgs>();
+  CLI::App* subdiv = deform->add_subcommand(
+      "subdivide",
+      "Subdivide a glTF file's triangle meshes with the adaptive Loop-style kernels: each edge "
+      "whose strength (per-vertex 6-bit strength, optionally limited by distance from a "
+      "reference point) is above the threshold gets a new vertex between the midpoint and the "
+      "Loop edge point, and each triangle with k split edges becomes 1 + k triangles. "
+      "Normals, tangents, UVs, colours, skin weights and morph targets are carried over");
+  subdiv->add_option("input", sa->input, "glTF, GLB or VRM file")->required()->type_name("IN");
+  subdiv->add_option("-o,--output", sa->output, "Output GLB file")
+      ->required()
+      ->type_name("OUT.glb");
+  subdiv
+      ->add_option("--reference", sa->reference,
+                   "Turn the distance control on, measuring from this point (model units)")
+      ->delimiter(',')
+      ->expected(3)
+      ->type_name("X,Y,Z");
+  subdiv
+      ->add_option("--strength", sa->strength,
+                   "Every vertex's strength in [0, 1], stored as round(S × 63)")
+      ->capture_default_str();
+  subdiv
+      ->add_option("--strength-attribute", sa->strength_attribute,
+                   "Read each vertex's strength in [0, 1] from this attribute's first "
+                   "channel (e.g. _SUBDIV_STRENGTH or COLOR_0) instead of --strength")
+      ->type_name("NAME");
+  subdiv
+      ->add_option("--geometry-scale", sa->geometry_scale,
+                   "Every vertex's geometry scale (default: the mean length of its edges)")
+      ->type_name("G");
+  subdiv->add_option("--projection-ratio", sa->projection_ratio, "Distance control: ratio")
+      ->capture_default_str();
+  subdiv->add_option("--start", sa->start, "Distance control: start threshold")
+      ->capture_default_str();
+  subdiv->add_option("--slope", sa->slope, "Distance control: transition slope")
+      ->capture_default_str();
+  subdiv->add_option("--branch", sa->branch, "Branch multiplier of the distance weight")
+      ->check(CLI::IsMember({1, 3}))
+      ->capture_default_str();
+  subdiv
+      ->add_option("--edge-rule", sa->edge_rule,
+                   "An edge's strength from its endpoints': average, min or max")
+      ->check(CLI::IsMember({"average", "min", "max"}))
+      ->capture_default_str();
+  subdiv
+      ->add_option("--split-threshold", sa->split_threshold,
+                   "Split the edges whose strength is above this")
+      ->capture_default_str();
+  subdiv->add_flag("--no-smooth", sa->no_smooth,
+                   "New vertices at edge midpoints (no Loop smoothing)");
+  subdiv->add_option("--mesh", sa->mesh, "Only the mesh with this name")->type_name("NAME");
+  subdiv->add_option("--device", sa->device, "cpu or auto (the Vulkan device is not there yet)")
+      ->check(CLI::IsMember({"cpu", "auto"}))
+      ->capture_default_str();
+  subdiv->add_option("--threads", sa->threads, "Kernel threads (0: all cores)")
+      ->capture_default_str();
+  subdiv->add_flag("--json", sa->json, "Print a JSON summary (meshes, vertices, triangles, edges)");
+  subdiv->footer(
+      "Exit status: 0 written, 1 invalid input, 2 usage or I/O error.\n"
+      "Guide: docs/deform/subdivision.md");
+  subdiv->callback([sa, &exit_code] { exit_code = run_subdivide(*sa); });
 }
 
 }  // namespace charkit::app

@@ -19,6 +19,7 @@
 #include "charkit/bem/writer.h"
 #include "charkit/core/base64.h"
 #include "charkit/core/bytes.h"
+#include "charkit/core/half.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/gltf_document.h"
 #include "morph_test_support.h"
@@ -691,19 +692,19 @@ TEST(BemPack, ASliderSharesTheTemplatesParameterOfItsName) {
 }
 
 TEST(BemPack, HalfFloatsRoundToNearestEven) {
-  EXPECT_EQ(float_to_half(0.0f), 0x0000);
-  EXPECT_EQ(float_to_half(-0.0f), 0x8000);
-  EXPECT_EQ(float_to_half(1.0f), 0x3C00);
-  EXPECT_EQ(float_to_half(-2.0f), 0xC000);
-  EXPECT_EQ(float_to_half(65504.0f), 0x7BFF);
-  EXPECT_EQ(float_to_half(65520.0f), 0x7C00);               // rounds past the largest half: inf
-  EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048), 0x3C00);     // a tie: to even (down)
-  EXPECT_EQ(float_to_half(1.0f + 3.0f / 2048), 0x3C02);     // a tie: to even (up)
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14)), 0x0400);  // smallest normal
-  EXPECT_EQ(float_to_half(INFINITY), 0x7C00);
-  EXPECT_EQ(float_to_half(NAN) & 0x7C00, 0x7C00);
-  EXPECT_NE(float_to_half(NAN) & 0x03FF, 0);
+  EXPECT_EQ(core::float_to_half(0.0f), 0x0000);
+  EXPECT_EQ(core::float_to_half(-0.0f), 0x8000);
+  EXPECT_EQ(core::float_to_half(1.0f), 0x3C00);
+  EXPECT_EQ(core::float_to_half(-2.0f), 0xC000);
+  EXPECT_EQ(core::float_to_half(65504.0f), 0x7BFF);
+  EXPECT_EQ(core::float_to_half(65520.0f), 0x7C00);            // rounds past the largest half: inf
+  EXPECT_EQ(core::float_to_half(1.0f + 1.0f / 2048), 0x3C00);  // a tie: to even (down)
+  EXPECT_EQ(core::float_to_half(1.0f + 3.0f / 2048), 0x3C02);  // a tie: to even (up)
+  EXPECT_EQ(core::float_to_half(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+  EXPECT_EQ(core::float_to_half(std::ldexp(1.0f, -14)), 0x0400);  // smallest normal
+  EXPECT_EQ(core::float_to_half(INFINITY), 0x7C00);
+  EXPECT_EQ(core::float_to_half(NAN) & 0x7C00, 0x7C00);
+  EXPECT_NE(core::float_to_half(NAN) & 0x03FF, 0);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "charkit/bem/detail/vertex_format.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
+#include "charkit/core/half.h"
 #include "charkit/scene/gltf_writer.h"
 #include "charkit/scene/image.h"
 
@@ -26,21 +27,6 @@ std::string mesh_ptr(std::uint32_t mesh) {
   return "/meshes/" + std::to_string(mesh);
 }
 
-float half_to_float(std::uint16_t h) {
-  const int exponent = (h >> 10) & 0x1F;
-  const int mantissa = h & 0x3FF;
-  float v = 0.0F;
-  if (exponent == 0) {
-    v = std::ldexp(static_cast<float>(mantissa), -24);  // subnormal
-  } else if (exponent == 31) {
-    v = mantissa != 0 ? std::numeric_limits<float>::quiet_NaN()
-                      : std::numeric_limits<float>::infinity();
-  } else {
-    v = std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
-  }
-  return (h & 0x8000) != 0 ? -v : v;
-}
-
 /// One component of Unity format `format` as a number: normalised formats
 /// map to [0,1] / [-1,1] (SNorm clamped at -1), integer formats keep their value.
 double read_component(const std::uint8_t* p, std::uint32_t format) {
@@ -48,7 +34,7 @@ double read_component(const std::uint8_t* p, std::uint32_t format) {
     case 0:
       return std::bit_cast<float>(core::load_le<std::uint32_t>(p));
     case 1:
-      return half_to_float(core::load_le<std::uint16_t>(p));
+      return core::half_to_float(core::load_le<std::uint16_t>(p));
     case 2:
       return p[0] / 255.0;
     case 3:

@@ -12,6 +12,7 @@
 #include "charkit/bem/detail/vertex_format.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
+#include "charkit/core/half.h"
 #include "charkit/core/json.h"
 
 namespace charkit::bem {
@@ -50,7 +51,7 @@ void write_component(std::uint8_t* p, std::uint32_t format, double v) {
       put<std::uint32_t>(p, std::bit_cast<std::uint32_t>(static_cast<float>(v)));
       break;
     case 1:
-      put<std::uint16_t>(p, float_to_half(static_cast<float>(v)));
+      put<std::uint16_t>(p, core::float_to_half(static_cast<float>(v)));
       break;
     case 2:
       p[0] = static_cast<std::uint8_t>(q(0, 1, 255));
@@ -1075,24 +1076,6 @@ class ScenePacker {
 };
 
 }  // namespace
-
-std::uint16_t float_to_half(float f) {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000);
-  const std::uint32_t abs = x & 0x7FFFFFFF;
-  if (abs >= 0x7F800000)  // inf or NaN
-    return static_cast<std::uint16_t>(sign | 0x7C00 | (abs > 0x7F800000 ? 0x200 : 0));
-  if (abs >= 0x477FF000) return static_cast<std::uint16_t>(sign | 0x7C00);  // rounds past 65504
-  if (abs < 0x38800000) {  // below 2^-14: subnormal half (or zero)
-    const float scaled = std::bit_cast<float>(abs) * 16777216.0F;  // in units of 2^-24
-    return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(std::nearbyint(scaled)));
-  }
-  // Normal: rebias the exponent, round the 13 dropped mantissa bits to even.
-  std::uint32_t h = ((abs >> 13) - (112u << 10));
-  const std::uint32_t rest = abs & 0x1FFF;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1) != 0)) ++h;
-  return static_cast<std::uint16_t>(sign | h);
-}
 
 core::Result<PackResult> pack_scene(const PackageContent& template_content, const Model& model,
                                     scene::GltfDocument& scene, const PackOptions& options) {

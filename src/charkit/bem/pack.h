@@ -86,8 +86,4 @@ struct PackResult {
 core::Result<PackResult> pack_scene(const PackageContent& template_content, const Model& model,
                                     scene::GltfDocument& scene, const PackOptions& options = {});
 
-/// Float to IEEE 754 binary16, round to nearest even (overflow → ±inf,
-/// NaN kept): the encoding of vertex format 1 (Float16).
-std::uint16_t float_to_half(float f);
-
 }  // namespace charkit::bem

@@ -12,8 +12,8 @@
 #include "charkit/core/math.h"
 #include "charkit/deform/error_codes.h"
 #include "charkit/deform/morph40.h"
+#include "charkit/scene/detail/gltf_edit.h"
 #include "charkit/scene/gltf_document.h"
-#include "charkit/scene/gltf_writer.h"
 
 namespace charkit::scene {
 namespace {
@@ -21,68 +21,18 @@ namespace {
 using core::Json;
 
 core::Error at(const core::ErrorCode& code, const std::string& message, const std::string& ptr) {
-  return core::make_error(code.str(), message, core::Location::at_pointer(ptr));
+  return detail::gltf_error_at(code, message, ptr);
 }
 
 std::optional<std::size_t> index_member(const Json& j, const char* key) {
-  if (!j.is_object()) return std::nullopt;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number_unsigned()) return std::nullopt;
-  return it->get<std::size_t>();
+  return detail::gltf_index_member(j, key);
 }
 
-void put_f32(std::vector<std::uint8_t>& b, float f) {
-  const auto u = std::bit_cast<std::uint32_t>(f);
-  for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(u >> (8 * i)));
-}
-
-/// Reads an attribute accessor of `components` floats per vertex and `count` vertices.
 core::Result<std::vector<float>> read_attribute(GltfDocument& doc, std::size_t accessor,
                                                 std::size_t components, std::size_t count,
                                                 const std::string& ptr) {
-  auto info = doc.accessor(accessor);
-  if (!info) return std::move(info).error();
-  if (info->components != components || (count != 0 && info->count != count))
-    return at(deform::codes::DEFORM_GLTF,
-              "accessor " + std::to_string(accessor) + " is " + info->type + " × " +
-                  std::to_string(info->count) + ", expected " + std::to_string(components) +
-                  " components × " + std::to_string(count),
-              ptr);
-  return doc.read_accessor_floats(accessor);
-}
-
-/// Appends `values` (components per element) as a new bufferView + float accessor.
-std::size_t append_accessor(Json& root, std::vector<std::uint8_t>& bin,
-                            const std::vector<float>& values, std::size_t components,
-                            const char* type, bool bounds) {
-  while (bin.size() % 4 != 0) bin.push_back(0);
-  const std::size_t offset = bin.size();
-  for (float f : values) put_f32(bin, f);
-  if (!root.contains("bufferViews")) root["bufferViews"] = Json::array();
-  root["bufferViews"].push_back(Json{
-      {"buffer", 0}, {"byteOffset", offset}, {"byteLength", values.size() * 4}, {"target", 34962}});
-  Json acc{{"bufferView", root["bufferViews"].size() - 1},
-           {"componentType", 5126},
-           {"count", values.size() / components},
-           {"type", type}};
-  if (bounds && !values.empty()) {
-    Json lo = Json::array();
-    Json hi = Json::array();
-    for (std::size_t c = 0; c < components; ++c) {
-      float mn = std::numeric_limits<float>::infinity();
-      float mx = -mn;
-      for (std::size_t i = c; i < values.size(); i += components) {
-        mn = std::min(mn, values[i]);
-        mx = std::max(mx, values[i]);
-      }
-      lo.push_back(mn);
-      hi.push_back(mx);
-    }
-    acc["min"] = std::move(lo);
-    acc["max"] = std::move(hi);
-  }
-  root["accessors"].push_back(std::move(acc));
-  return root["accessors"].size() - 1;
+  return detail::read_float_attribute(doc, accessor, components, count, deform::codes::DEFORM_GLTF,
+                                      ptr);
 }
 
 /// The target names of a mesh: mesh.extras.targetNames, else the first
@@ -126,6 +76,10 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
     if (!std::isfinite(w))
       return core::make_error(deform::codes::DEFORM_MORPH40_WEIGHT.str(),
                               "weight of \"" + name + "\" is not finite");
+  // Created before any reference into the root is taken: adding a member
+  // later could move the root's members (an ordered_json is a vector).
+  for (const char* key : {"accessors", "bufferViews"})
+    if (!root.contains(key) || !root[key].is_array()) root[key] = Json::array();
   GltfMorphResult result;
   std::set<std::string> used_names;
   std::set<std::string> known_names;
@@ -281,11 +235,14 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
         if (!std::isfinite(f))
           return at(deform::codes::DEFORM_GLTF, "a morphed position is not finite",
                     pp + "/attributes/POSITION");
-      prim["attributes"]["POSITION"] = append_accessor(root, bin, out_pos, 3, "VEC3", true);
+      prim["attributes"]["POSITION"] =
+          detail::append_float_accessor(root, bin, out_pos, 3, "VEC3", true);
       if (!normal.empty())
-        prim["attributes"]["NORMAL"] = append_accessor(root, bin, out_normal, 3, "VEC3", false);
+        prim["attributes"]["NORMAL"] =
+            detail::append_float_accessor(root, bin, out_normal, 3, "VEC3", false);
       if (!tangent.empty())
-        prim["attributes"]["TANGENT"] = append_accessor(root, bin, out_tangent, 4, "VEC4", false);
+        prim["attributes"]["TANGENT"] =
+            detail::append_float_accessor(root, bin, out_tangent, 4, "VEC4", false);
       summary.vertices += n;
     }
     // The applied weights are in the base now: 0 where the file stores them.
@@ -314,12 +271,7 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
                                 "; the targets are: " + (list.empty() ? "(none named)" : list) +
                                 " (or target_<i> / <i>)");
   }
-  if (!root.contains("buffers") || !root["buffers"].is_array() || root["buffers"].empty())
-    root["buffers"] = Json::array({Json::object()});
-  root["buffers"][0]["byteLength"] = bin.size();
-  root["buffers"][0].erase("uri");
-  auto glb =
-      assemble_glb(root.dump(-1, ' ', false, Json::error_handler_t::replace), std::move(bin));
+  auto glb = detail::finish_glb(root, std::move(bin));
   if (!glb) return std::move(glb).error();
   result.glb = std::move(*glb);
   return result;

@@ -1,0 +1,256 @@
+// Adaptive Loop-style subdivision with GPU-style index generation (seed 003
+// §6; docs/deform/subdivision.md). Three kernels, each a job (fill the
+// spans, validate(), run()), as the seed separates them:
+//
+//  1. SubdivStrengthJob: per vertex the allowed strength (6-bit strength and
+//     distance control); the original vertices copied into the 48-byte output
+//     layout; per edge its strength (from its endpoints' strengths) and the
+//     normal and tangent of its new vertex.
+//  2. SubdivEdgeJob: per edge the new vertex's position: the midpoint, or
+//     with full adjacency and smoothing the Loop candidate
+//     3/8·(a+b) + 1/8·(c+d), optionally constrained to a direction, then
+//     interpolated from the midpoint towards it by the edge strength.
+//  3. SubdivIndexJob: per triangle with k split edges, 1 + k triangles; the
+//     output is allocated in two levels (64-triangle groups, one atomic add
+//     per group) and described by a VkDrawIndexedIndirectCommand.
+//
+// Input vertices are the 40-byte layout of the morph blend (position,
+// normal, tangent xyzw: docs/deform/morph40.md), so a morphed vertex array
+// feeds subdivision directly. Output vertices are 48 bytes (3 float4):
+//   bytes  0..15  position xyz, w = the strength (vertex or edge)
+//   bytes 16..31  normal xyz, w = 0
+//   bytes 32..47  tangent xyzw
+// Vertex i < V of the output is input vertex i; vertex V + e is edge e's
+// new vertex (written for every edge; only split edges' are referenced).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "charkit/core/parallel.h"
+#include "charkit/core/result.h"
+
+namespace charkit::deform {
+
+inline constexpr std::size_t kSubdivInVertexBytes = 40;
+inline constexpr std::size_t kSubdivOutVertexBytes = 48;
+/// Triangles per allocation group (the GPU workgroup size of kernel 3).
+inline constexpr std::uint32_t kSubdivGroupSize = 64;
+
+/// The per-vertex extras word: bits 0..15 the geometry scale as a half
+/// float, bits 16..21 the 6-bit strength (0..63), bits 22..31 zero.
+std::uint32_t pack_subdiv_extras(float geometry_scale, std::uint32_t strength6);
+
+/// How an edge's strength follows from its endpoints' strengths.
+enum class EdgeStrengthRule : std::uint8_t {
+  kAverage,  ///< (s_a + s_b) / 2: the default
+  kMinimum,  ///< min(s_a, s_b): only where both ends allow it
+  kMaximum,  ///< max(s_a, s_b): wherever one end allows it
+};
+
+struct SubdivParams {
+  /// Distance control on: the distance weight from `reference`; off: 1.
+  bool distance_control = false;
+  std::array<float, 3> reference{};
+  float projection_ratio = 1978.1837F;
+  float start_threshold = 0.7F;
+  float slope = 5.0F;
+  float branch_multiplier = 1.0F;  ///< 1 or 3
+  EdgeStrengthRule edge_rule = EdgeStrengthRule::kAverage;
+  /// An edge is split when its strength is above this (0: any strength).
+  float split_threshold = 0.0F;
+  /// The Loop candidate where the edge has full adjacency; false: midpoints.
+  bool smooth = true;
+};
+
+/// The edge table the kernels read. index_bits 16 (the seed's layout, at
+/// most 65535 vertices): two words per edge, a | b << 16 and c | d << 16,
+/// 0xFFFF meaning "no such vertex". index_bits 32: four words per edge a, b,
+/// c, d, 0xFFFFFFFF for none. a, b are the endpoints; c, d the opposite
+/// corners of the edge's two triangles, both given only when exactly two
+/// triangles share the edge (full adjacency). triangle_edges holds, per
+/// triangle, the edges of its corners (0,1), (1,2) and (2,0).
+struct SubdivTopology {
+  std::uint32_t vertex_count = 0;
+  std::uint32_t edge_count = 0;
+  std::uint32_t triangle_count = 0;
+  unsigned index_bits = 16;
+  std::vector<std::uint32_t> edges;
+  std::vector<std::uint32_t> triangle_edges;
+};
+
+/// Builds the edge table of a triangle list. index_bits 0 picks 16 when
+/// vertex_count ≤ 65535, else 32. `weld` (empty, or one entry per vertex:
+/// the vertex standing for all at its position) makes adjacency follow
+/// positions: an edge along a UV or normal seam (two vertex pairs at the same
+/// two positions) stays two edges, each with its own vertices, but both get
+/// full adjacency across the seam, so both compute the same point and the
+/// surface is smoothed across it. Errors: DEFORM_SUBDIV_SIZE (indices not a
+/// multiple of 3, more than 2^31 edges, 16 bits asked for too many vertices,
+/// a weld map of another size), DEFORM_SUBDIV_VERTEX (an index or weld entry
+/// ≥ vertex_count; location offset = its byte position). Edges are numbered
+/// by their smaller welded endpoint, then the larger, then the vertex pair:
+/// the same mesh gives the same table.
+core::Result<SubdivTopology> build_subdiv_topology(std::span<const std::uint32_t> indices,
+                                                   std::uint32_t vertex_count,
+                                                   unsigned index_bits = 0,
+                                                   std::span<const std::uint32_t> weld = {});
+
+/// One edge's vertices (a, b endpoints; c, d opposite corners or kNone).
+struct SubdivEdge {
+  static constexpr std::uint32_t kNone = 0xFFFFFFFF;
+  std::uint32_t a = 0, b = 0, c = kNone, d = kNone;
+};
+
+/// The mesh every kernel reads.
+struct SubdivMeshView {
+  std::uint32_t vertex_count = 0;
+  std::span<const std::uint8_t> vertices;  ///< vertex_count × 40 bytes
+  std::span<const std::uint32_t> extras;   ///< vertex_count words (pack_subdiv_extras)
+  unsigned index_bits = 16;
+  std::uint32_t edge_count = 0;
+  std::span<const std::uint32_t> edges;  ///< edge_count × 2 (16 bits) or × 4 (32 bits)
+
+  /// Edge e unpacked (e < edge_count; no check).
+  SubdivEdge edge(std::uint32_t e) const {
+    SubdivEdge r;
+    if (index_bits == 16) {
+      const std::uint32_t ab = edges[2 * std::size_t{e}];
+      const std::uint32_t cd = edges[2 * std::size_t{e} + 1];
+      r.a = ab & 0xFFFFU;
+      r.b = ab >> 16;
+      r.c = (cd & 0xFFFFU) == 0xFFFFU ? SubdivEdge::kNone : cd & 0xFFFFU;
+      r.d = (cd >> 16) == 0xFFFFU ? SubdivEdge::kNone : cd >> 16;
+    } else {
+      const std::uint32_t* w = edges.data() + 4 * std::size_t{e};
+      r = {w[0], w[1], w[2], w[3]};
+    }
+    return r;
+  }
+  /// Sizes, index_bits, endpoints and opposite corners < vertex_count,
+  /// finite vertex values, extras with zero reserved bits and a finite,
+  /// non-negative geometry scale. Codes DEFORM_SUBDIV_SIZE, _VERTEX, _VALUE.
+  core::Status validate() const;
+};
+
+/// Kernel 1.
+struct SubdivStrengthJob {
+  SubdivParams params;
+  SubdivMeshView mesh;
+  std::span<std::uint8_t> out_vertices;  ///< (V + E) × 48 bytes
+  std::span<float> edge_strength;        ///< E floats
+
+  /// The mesh's checks, the parameters' (DEFORM_SUBDIV_PARAM: branch not 1
+  /// or 3, a non-finite or negative value) and the output sizes.
+  core::Status validate() const;
+  /// Scalar reference. Requires a validated job.
+  void run() const;
+  /// The same bits, vertices and edges split over `executor` (nullptr:
+  /// core::default_executor()).
+  void run_threaded(core::Executor* executor = nullptr) const;
+};
+
+/// Kernel 2.
+struct SubdivEdgeJob {
+  SubdivParams params;  ///< smooth is read
+  SubdivMeshView mesh;
+  std::span<const float> edge_strength;  ///< E floats, from kernel 1
+  /// Edge e constrained when bit e % 32 of word e / 32 is set; empty: none.
+  /// A constrained edge's displacement (candidate − midpoint) is projected
+  /// onto the normalised sum of its endpoints' normals before the strength
+  /// interpolation (docs/deform/subdivision.md).
+  std::span<const std::uint32_t> constrained;
+  std::span<std::uint8_t> out_vertices;  ///< positions of V + e written
+
+  core::Status validate() const;
+  void run() const;
+  void run_threaded(core::Executor* executor = nullptr) const;
+};
+
+/// VkDrawIndexedIndirectCommand, byte for byte.
+struct DrawIndexedIndirect {
+  std::uint32_t index_count = 0;
+  std::uint32_t instance_count = 0;
+  std::uint32_t first_index = 0;
+  std::int32_t vertex_offset = 0;
+  std::uint32_t first_instance = 0;
+};
+static_assert(sizeof(DrawIndexedIndirect) == 20);
+
+/// Kernel 3.
+struct SubdivIndexJob {
+  std::uint32_t vertex_count = 0;  ///< V: new vertex of edge e is V + e
+  std::uint32_t edge_count = 0;
+  std::span<const std::uint32_t> indices;         ///< 3 per triangle
+  std::span<const std::uint32_t> triangle_edges;  ///< 3 per triangle
+  std::span<const float> edge_strength;           ///< E floats
+  float split_threshold = 0.0F;
+  /// At least 12 × triangles (the worst case: every triangle in four).
+  std::span<std::uint32_t> out_indices;
+  DrawIndexedIndirect* draw = nullptr;  ///< written: index_count, 1, 0, 0, 0
+
+  /// Sizes, indices < V, edge ids < E and each naming the edge between its
+  /// two corners (DEFORM_SUBDIV_SIZE, _VERTEX, _EDGE), a finite threshold.
+  /// `edges` is the edge table the ids refer to.
+  core::Status validate(const SubdivMeshView& mesh) const;
+  /// Reference: triangles in order, each one's 1 + k triangles in the fixed
+  /// pattern of docs/deform/subdivision.md. Requires a validated job.
+  void run() const;
+  /// The two-level allocation: groups of 64 triangles sum their extra
+  /// counts, take their output range with one atomic add on a shared
+  /// counter, and write at per-triangle offsets inside it. The same
+  /// triangles as run(); the groups' order depends on scheduling.
+  void run_threaded(core::Executor* executor = nullptr) const;
+};
+
+/// The three kernels in order over one mesh.
+struct SubdivOutput {
+  std::vector<std::uint8_t> vertices;  ///< (V + E) × 48 bytes
+  std::vector<float> edge_strength;    ///< E
+  std::vector<std::uint32_t> indices;  ///< draw.index_count indices
+  DrawIndexedIndirect draw;
+};
+struct SubdivRunOptions {
+  /// The vertex and edge passes split over this executor; nullptr: the
+  /// calling thread.
+  core::Executor* executor = nullptr;
+  /// Kernel 3 with the two-level allocation (group order) instead of the
+  /// reference order (triangle order; what a caller splitting the output by
+  /// input triangle ranges needs).
+  bool grouped_indices = false;
+  /// The mesh, edge table, triangles and output sizes passed validation
+  /// before (an earlier run on the same arrays, unchanged since): only the
+  /// parameters are checked. A run on unvalidated input is then undefined.
+  bool inputs_validated = false;
+};
+/// Caller-owned outputs, sized as the jobs want them.
+struct SubdivBuffers {
+  std::span<std::uint8_t> vertices;     ///< (V + E) × 48 bytes
+  std::span<float> edge_strength;       ///< E
+  std::span<std::uint32_t> indices;     ///< at least 12 × triangles
+  DrawIndexedIndirect* draw = nullptr;  ///< its index_count: how many indices were written
+};
+/// Validates the jobs, then runs them: kernel 1's vertex part, kernels 1 and
+/// 2's edge parts fused into one pass (the same bits as the two kernels one
+/// after the other: tested), kernel 3. `constrained` as in SubdivEdgeJob.
+/// Allocates nothing.
+core::Status run_subdivision_into(const SubdivParams& params, const SubdivMeshView& mesh,
+                                  std::span<const std::uint32_t> indices,
+                                  std::span<const std::uint32_t> triangle_edges,
+                                  std::span<const std::uint32_t> constrained,
+                                  const SubdivBuffers& out, const SubdivRunOptions& options = {});
+/// The same with outputs it allocates; `indices` trimmed to the count.
+core::Result<SubdivOutput> run_subdivision(const SubdivParams& params, const SubdivMeshView& mesh,
+                                           std::span<const std::uint32_t> indices,
+                                           std::span<const std::uint32_t> triangle_edges,
+                                           std::span<const std::uint32_t> constrained = {},
+                                           const SubdivRunOptions& options = {});
+
+/// Which triangles split and how: the number of split edges of triangle t.
+/// The output index count of a job is 3 × Σ (1 + k_t).
+std::uint32_t subdiv_split_count(const SubdivIndexJob& job, std::uint32_t triangle);
+
+}  // namespace charkit::deform

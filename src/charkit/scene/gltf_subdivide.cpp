@@ -1,0 +1,498 @@
+#include "charkit/scene/gltf_subdivide.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "charkit/core/json.h"
+#include "charkit/deform/error_codes.h"
+#include "charkit/scene/detail/gltf_edit.h"
+
+namespace charkit::scene {
+namespace {
+
+using core::Json;
+using detail::gltf_error_at;
+using detail::gltf_index_member;
+
+struct PositionHash {
+  std::size_t operator()(const std::array<std::uint32_t, 3>& k) const {
+    std::uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (std::uint32_t x : k) h = (h ^ x) * 0xFF51AFD7ED558CCDULL;
+    return static_cast<std::size_t>(h ^ (h >> 32));
+  }
+};
+
+const char* type_name(std::size_t components) {
+  static const char* const kNames[] = {"", "SCALAR", "VEC2", "VEC3", "VEC4"};
+  return kNames[components];
+}
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+core::Error gltf_error(const std::string& message, const std::string& pointer) {
+  return gltf_error_at(deform::codes::DEFORM_GLTF, message, pointer);
+}
+
+/// A primitive's triangle indices (0, 1, 2 … when it has none).
+core::Result<std::vector<std::uint32_t>> primitive_indices(GltfDocument& doc, const Json& prim,
+                                                           std::size_t vertex_count,
+                                                           const std::string& pp) {
+  std::vector<std::uint32_t> idx;
+  if (auto acc = gltf_index_member(prim, "indices")) {
+    auto info = doc.accessor(*acc);
+    if (!info) return std::move(info).error();
+    if (info->components != 1) return gltf_error("indices are not SCALAR", pp + "/indices");
+    auto r = doc.read_accessor_uints(*acc);
+    if (!r) return std::move(r).error();
+    idx = std::move(*r);
+  } else {
+    idx.resize(vertex_count);
+    std::iota(idx.begin(), idx.end(), 0U);
+  }
+  if (idx.size() % 3 != 0)
+    return gltf_error(std::to_string(idx.size()) + " indices are not whole triangles",
+                      pp + (prim.contains("indices") ? "/indices" : "/attributes/POSITION"));
+  return idx;
+}
+
+/// The subdivided vertex set: originals keep their index, the new vertex of
+/// a split edge e is vertex_count + (its rank among split edges).
+struct Compaction {
+  std::vector<std::uint32_t> new_edges;  ///< edge ids with a referenced vertex, in order
+  std::vector<std::uint32_t> map;        ///< old (V + E) index → new index
+};
+
+Compaction compact(std::size_t vertex_count, std::size_t edge_count,
+                   const std::vector<std::uint32_t>& indices) {
+  Compaction c;
+  std::vector<std::uint8_t> used(edge_count, 0);
+  for (std::uint32_t i : indices)
+    if (i >= vertex_count) used[i - vertex_count] = 1;
+  c.map.resize(vertex_count + edge_count, std::numeric_limits<std::uint32_t>::max());
+  std::iota(c.map.begin(), c.map.begin() + static_cast<std::ptrdiff_t>(vertex_count), 0U);
+  for (std::size_t e = 0; e < edge_count; ++e)
+    if (used[e] != 0) {
+      c.map[vertex_count + e] = static_cast<std::uint32_t>(vertex_count + c.new_edges.size());
+      c.new_edges.push_back(static_cast<std::uint32_t>(e));
+    }
+  return c;
+}
+
+/// values (components per vertex) for the originals, then the midpoint of
+/// each new edge's endpoints.
+std::vector<float> midpoint_attribute(const std::vector<float>& values, std::size_t components,
+                                      const deform::SubdivMeshView& view, const Compaction& c) {
+  std::vector<float> out(values);
+  out.reserve(values.size() + c.new_edges.size() * components);
+  for (std::uint32_t e : c.new_edges) {
+    const deform::SubdivEdge ed = view.edge(e);
+    for (std::size_t k = 0; k < components; ++k)
+      out.push_back(0.5F * (values[ed.a * components + k] + values[ed.b * components + k]));
+  }
+  return out;
+}
+
+/// Skin influences of the new vertices: both endpoints' influences at half
+/// weight, merged by joint, the 4 × sets heaviest kept and rescaled to the
+/// total.
+void merge_skin(std::vector<std::vector<std::uint32_t>>& joints,
+                std::vector<std::vector<float>>& weights, const deform::SubdivMeshView& view,
+                const Compaction& c) {
+  const std::size_t sets = joints.size();
+  std::vector<std::pair<std::uint32_t, float>> inf;
+  for (std::uint32_t e : c.new_edges) {
+    const deform::SubdivEdge ed = view.edge(e);
+    inf.clear();
+    float total = 0.0F;
+    for (std::uint32_t v : {ed.a, ed.b})
+      for (std::size_t s = 0; s < sets; ++s)
+        for (std::size_t k = 0; k < 4; ++k) {
+          const float w = 0.5F * weights[s][4 * v + k];
+          if (w <= 0.0F) continue;
+          const std::uint32_t j = joints[s][4 * v + k];
+          total += w;
+          auto it =
+              std::find_if(inf.begin(), inf.end(), [j](const auto& p) { return p.first == j; });
+          if (it != inf.end())
+            it->second += w;
+          else
+            inf.emplace_back(j, w);
+        }
+    std::sort(inf.begin(), inf.end(), [](const auto& x, const auto& y) {
+      return x.second != y.second ? x.second > y.second : x.first < y.first;
+    });
+    if (inf.size() > 4 * sets) inf.resize(4 * sets);
+    float kept = 0.0F;
+    for (const auto& p : inf) kept += p.second;
+    const float scale = kept > 0.0F ? total / kept : 0.0F;
+    for (std::size_t s = 0; s < sets; ++s)
+      for (std::size_t k = 0; k < 4; ++k) {
+        const std::size_t slot = 4 * s + k;
+        joints[s].push_back(slot < inf.size() ? inf[slot].first : 0U);
+        weights[s].push_back(slot < inf.size() ? inf[slot].second * scale : 0.0F);
+      }
+  }
+}
+
+class Subdivider {
+ public:
+  Subdivider(GltfDocument& doc, const GltfSubdivideOptions& o, std::vector<std::uint8_t>& bin)
+      : doc_(doc), o_(o), bin_(bin), root_(doc.json()) {}
+
+  /// The primitives `prims` of mesh m, which share their attributes and targets.
+  core::Status group(std::size_t m, const std::vector<std::size_t>& prims,
+                     GltfSubdivideMesh& summary);
+
+ private:
+  GltfDocument& doc_;
+  const GltfSubdivideOptions& o_;
+  std::vector<std::uint8_t>& bin_;
+  Json& root_;
+};
+
+core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& prims,
+                               GltfSubdivideMesh& summary) {
+  const std::string mp = "/meshes/" + std::to_string(m);
+  Json& mesh = root_["meshes"][m];
+  const std::string p0 = mp + "/primitives/" + std::to_string(prims[0]);
+  const Json attrs = mesh["primitives"][prims[0]]["attributes"];
+  const auto pos_acc = gltf_index_member(attrs, "POSITION");
+  if (!pos_acc) return gltf_error("primitive without POSITION", p0 + "/attributes");
+  auto pos = detail::read_float_attribute(doc_, *pos_acc, 3, 0, deform::codes::DEFORM_GLTF,
+                                          p0 + "/attributes/POSITION");
+  if (!pos) return std::move(pos).error();
+  const std::size_t n = pos->size() / 3;
+  if (n >= 0x7FFFFFFFU) return gltf_error("too many vertices", p0 + "/attributes/POSITION");
+  auto read = [&](const char* name, std::size_t comps) -> core::Result<std::vector<float>> {
+    if (auto a = gltf_index_member(attrs, name))
+      return detail::read_float_attribute(doc_, *a, comps, n, deform::codes::DEFORM_GLTF,
+                                          p0 + "/attributes/" + name);
+    return std::vector<float>{};
+  };
+  auto normal = read("NORMAL", 3);
+  if (!normal) return std::move(normal).error();
+  auto tangent = read("TANGENT", 4);
+  if (!tangent) return std::move(tangent).error();
+
+  // The group's triangles, primitive after primitive.
+  std::vector<std::uint32_t> indices;
+  std::vector<std::size_t> tri_start{0};
+  for (std::size_t p : prims) {
+    const std::string pp = mp + "/primitives/" + std::to_string(p);
+    auto idx = primitive_indices(doc_, mesh["primitives"][p], n, pp);
+    if (!idx) return std::move(idx).error();
+    indices.insert(indices.end(), idx->begin(), idx->end());
+    tri_start.push_back(indices.size() / 3);
+  }
+  // Vertices at one position (UV and normal seams) are welded for adjacency.
+  std::vector<std::uint32_t> weld(n);
+  {
+    std::unordered_map<std::array<std::uint32_t, 3>, std::uint32_t, PositionHash> first;
+    first.reserve(n);
+    for (std::size_t v = 0; v < n; ++v) {
+      std::array<std::uint32_t, 3> key;
+      std::memcpy(key.data(), pos->data() + 3 * v, 12);
+      weld[v] = first.emplace(key, static_cast<std::uint32_t>(v)).first->second;
+    }
+  }
+  auto top = deform::build_subdiv_topology(indices, static_cast<std::uint32_t>(n), 0, weld);
+  if (!top) {
+    core::Error e = std::move(top).error();
+    e.message += " (in the triangles of " + p0 + " and the primitives sharing its attributes)";
+    e.location = core::Location::at_pointer(p0);
+    return e;
+  }
+
+  // Per-vertex extras: the strength and the geometry scale.
+  std::vector<std::uint32_t> strength6(
+      n, static_cast<std::uint32_t>(std::lround(std::clamp(o_.strength, 0.0F, 1.0F) * 63)));
+  if (!o_.strength_attribute.empty()) {
+    const std::string sp = p0 + "/attributes/" + o_.strength_attribute;
+    const auto a = gltf_index_member(attrs, o_.strength_attribute.c_str());
+    if (!a)
+      return gltf_error(
+          "the primitive has no attribute " + o_.strength_attribute + " (--strength-attribute)",
+          p0 + "/attributes");
+    auto info = doc_.accessor(*a);
+    if (!info) return std::move(info).error();
+    if (info->components > 4 || info->count != n)
+      return gltf_error("the strength attribute is " + info->type + " × " +
+                            std::to_string(info->count) + "; one to four values per vertex needed",
+                        sp);
+    auto values = doc_.read_accessor_floats(*a);
+    if (!values) return std::move(values).error();
+    for (std::size_t v = 0; v < n; ++v) {
+      const float s = (*values)[v * info->components];
+      if (!std::isfinite(s))
+        return gltf_error("vertex " + std::to_string(v) + "'s strength is not finite", sp);
+      strength6[v] = static_cast<std::uint32_t>(std::lround(std::clamp(s, 0.0F, 1.0F) * 63));
+    }
+  }
+  deform::SubdivMeshView view;
+  view.vertex_count = static_cast<std::uint32_t>(n);
+  view.index_bits = top->index_bits;
+  view.edge_count = top->edge_count;
+  view.edges = top->edges;
+  std::vector<float> scale(n, o_.geometry_scale.value_or(0.0F));
+  if (!o_.geometry_scale) {
+    std::vector<std::uint32_t> count(n, 0);
+    for (std::uint32_t e = 0; e < top->edge_count; ++e) {
+      const deform::SubdivEdge ed = view.edge(e);
+      float d2 = 0.0F;
+      for (std::size_t k = 0; k < 3; ++k) {
+        const float d = (*pos)[3 * ed.a + k] - (*pos)[3 * ed.b + k];
+        d2 += d * d;
+      }
+      const float len = std::sqrt(d2);
+      for (std::uint32_t v : {weld[ed.a], weld[ed.b]}) {
+        scale[v] += len;
+        ++count[v];
+      }
+    }
+    // Per position, so the copies of a vertex along a seam agree.
+    for (std::size_t v = 0; v < n; ++v)
+      if (count[v] != 0) scale[v] /= static_cast<float>(count[v]);
+    for (std::size_t v = 0; v < n; ++v) scale[v] = scale[weld[v]];
+  }
+  std::vector<std::uint32_t> extras(n);
+  std::vector<std::uint8_t> vertices(n * deform::kSubdivInVertexBytes);
+  for (std::size_t v = 0; v < n; ++v) {
+    extras[v] = deform::pack_subdiv_extras(std::isfinite(scale[v]) ? scale[v] : 0.0F, strength6[v]);
+    float x[10] = {(*pos)[3 * v], (*pos)[3 * v + 1], (*pos)[3 * v + 2], 0, 0, 0, 0, 0, 0, 1};
+    if (!normal->empty())
+      for (int c = 0; c < 3; ++c) x[3 + c] = (*normal)[3 * v + static_cast<std::size_t>(c)];
+    if (!tangent->empty())
+      for (int c = 0; c < 4; ++c) x[6 + c] = (*tangent)[4 * v + static_cast<std::size_t>(c)];
+    std::memcpy(vertices.data() + v * deform::kSubdivInVertexBytes, x, sizeof x);
+  }
+  view.vertices = vertices;
+  view.extras = extras;
+  deform::SubdivRunOptions run;
+  run.executor = o_.executor;
+  auto out = deform::run_subdivision(o_.params, view, indices, top->triangle_edges, {}, run);
+  if (!out) {
+    core::Error e = std::move(out).error();
+    if (e.location.empty()) e.location = core::Location::at_pointer(p0);
+    return e;
+  }
+  const Compaction c = compact(n, top->edge_count, out->indices);
+  const std::size_t n_out = n + c.new_edges.size();
+
+  // The kernel's vertices, the kept ones.
+  auto kernel_attr = [&](std::size_t which, std::size_t comps) {
+    std::vector<float> v(n_out * comps);
+    for (std::size_t i = 0; i < n_out; ++i) {
+      const std::size_t src = i < n ? i : n + c.new_edges[i - n];
+      float x[4];
+      std::memcpy(x, out->vertices.data() + src * deform::kSubdivOutVertexBytes + which * 16, 16);
+      for (std::size_t k = 0; k < comps; ++k) v[i * comps + k] = x[k];
+    }
+    return v;
+  };
+  Json new_attrs = Json::object();
+  new_attrs["POSITION"] =
+      detail::append_float_accessor(root_, bin_, kernel_attr(0, 3), 3, "VEC3", true);
+  if (!normal->empty())
+    new_attrs["NORMAL"] =
+        detail::append_float_accessor(root_, bin_, kernel_attr(1, 3), 3, "VEC3", false);
+  if (!tangent->empty())
+    new_attrs["TANGENT"] =
+        detail::append_float_accessor(root_, bin_, kernel_attr(2, 4), 4, "VEC4", false);
+
+  // Skin sets and the other attributes.
+  std::vector<std::vector<std::uint32_t>> joints;
+  std::vector<std::vector<float>> weights;
+  for (std::size_t s = 0;; ++s) {
+    const std::string jn = "JOINTS_" + std::to_string(s);
+    const std::string wn = "WEIGHTS_" + std::to_string(s);
+    const auto ja = gltf_index_member(attrs, jn.c_str());
+    const auto wa = gltf_index_member(attrs, wn.c_str());
+    if (!ja && !wa) break;
+    if (!ja || !wa) return gltf_error(jn + " and " + wn + " come in pairs", p0 + "/attributes");
+    auto jinfo = doc_.accessor(*ja);
+    if (!jinfo) return std::move(jinfo).error();
+    if (jinfo->components != 4 || jinfo->count != n)
+      return gltf_error(jn + " is not VEC4 × " + std::to_string(n), p0 + "/attributes/" + jn);
+    auto jv = doc_.read_accessor_uints(*ja);
+    if (!jv) return std::move(jv).error();
+    auto wv = detail::read_float_attribute(doc_, *wa, 4, n, deform::codes::DEFORM_GLTF,
+                                           p0 + "/attributes/" + wn);
+    if (!wv) return std::move(wv).error();
+    joints.push_back(std::move(*jv));
+    weights.push_back(std::move(*wv));
+  }
+  if (!joints.empty()) {
+    merge_skin(joints, weights, view, c);
+    for (std::size_t s = 0; s < joints.size(); ++s) {
+      for (std::uint32_t j : joints[s])
+        if (j > 0xFFFFU)
+          return gltf_error("a joint index above 65535",
+                            p0 + "/attributes/JOINTS_" + std::to_string(s));
+      // JOINTS_n must be UNSIGNED_BYTE or UNSIGNED_SHORT (glTF 2.0 §3.7.2.1):
+      // written as shorts even when every value is below 255.
+      std::vector<std::uint32_t> jvals = joints[s];
+      const std::size_t acc = detail::append_uint_accessor(root_, bin_, jvals, 4, "VEC4", false);
+      root_["accessors"][acc]["componentType"] = 5123;
+      new_attrs["JOINTS_" + std::to_string(s)] = acc;
+      new_attrs["WEIGHTS_" + std::to_string(s)] =
+          detail::append_float_accessor(root_, bin_, weights[s], 4, "VEC4", false);
+    }
+  }
+  for (const auto& [name, value] : attrs.items()) {
+    if (name == "POSITION" || name == "NORMAL" || name == "TANGENT" ||
+        starts_with(name, "JOINTS_") || starts_with(name, "WEIGHTS_"))
+      continue;
+    const std::string ap = p0 + "/attributes/" + name;
+    if (!value.is_number_unsigned()) return gltf_error("not an accessor index", ap);
+    auto info = doc_.accessor(value.get<std::size_t>());
+    if (!info) return std::move(info).error();
+    if (info->components < 1 || info->components > 4 || info->count != n)
+      return gltf_error(name + " is " + info->type + " × " + std::to_string(info->count) +
+                            "; SCALAR to VEC4 × " + std::to_string(n) + " can be interpolated",
+                        ap);
+    auto v = doc_.read_accessor_floats(value.get<std::size_t>());
+    if (!v) return std::move(v).error();
+    new_attrs[name] = detail::append_float_accessor(
+        root_, bin_, midpoint_attribute(*v, info->components, view, c), info->components,
+        type_name(info->components), false);
+  }
+
+  // Morph targets: the new vertex's delta is the midpoint of its endpoints'.
+  Json new_targets = Json::array();
+  const Json& prim0 = mesh["primitives"][prims[0]];
+  if (prim0.contains("targets") && prim0["targets"].is_array()) {
+    for (std::size_t t = 0; t < prim0["targets"].size(); ++t) {
+      const Json& target = prim0["targets"][t];
+      const std::string tp = p0 + "/targets/" + std::to_string(t);
+      if (!target.is_object()) return gltf_error("a morph target is not an object", tp);
+      Json nt = Json::object();
+      for (const auto& [name, value] : target.items()) {
+        if (!value.is_number_unsigned())
+          return gltf_error("not an accessor index", tp + "/" + name);
+        auto info = doc_.accessor(value.get<std::size_t>());
+        if (!info) return std::move(info).error();
+        const std::size_t comps = info->components;
+        if (comps < 1 || comps > 4 || info->count != n)
+          return gltf_error("target attribute " + name + " is " + info->type + " × " +
+                                std::to_string(info->count),
+                            tp + "/" + name);
+        auto v = doc_.read_accessor_floats(value.get<std::size_t>());
+        if (!v) return std::move(v).error();
+        nt[name] =
+            detail::append_float_accessor(root_, bin_, midpoint_attribute(*v, comps, view, c),
+                                          comps, type_name(comps), name == "POSITION");
+      }
+      new_targets.push_back(std::move(nt));
+    }
+  }
+
+  // Index lists: the reference order keeps each input triangle's output
+  // triangles together, so primitive p's output is its triangles' range.
+  std::size_t written = 0;
+  std::size_t split = 0;
+  for (float s : out->edge_strength) split += s > o_.params.split_threshold ? 1 : 0;
+  for (std::size_t g = 0; g < prims.size(); ++g) {
+    std::size_t count = 0;
+    for (std::size_t t = tri_start[g]; t < tri_start[g + 1]; ++t) {
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < 3; ++i)
+        k += out->edge_strength[top->triangle_edges[3 * t + i]] > o_.params.split_threshold ? 1 : 0;
+      count += 3 * (1 + k);
+    }
+    std::vector<std::uint32_t> idx(
+        out->indices.begin() + static_cast<std::ptrdiff_t>(written),
+        out->indices.begin() + static_cast<std::ptrdiff_t>(written + count));
+    written += count;
+    for (std::uint32_t& i : idx) i = c.map[i];
+    Json& prim = mesh["primitives"][prims[g]];
+    prim["indices"] = detail::append_uint_accessor(root_, bin_, idx, 1, "SCALAR", true);
+    prim["attributes"] = new_attrs;
+    if (!new_targets.empty()) prim["targets"] = new_targets;
+    summary.triangles_out += count / 3;
+  }
+  summary.primitives += prims.size();
+  summary.vertices_in += n;
+  summary.vertices_out += n_out;
+  summary.triangles_in += indices.size() / 3;
+  summary.edges += top->edge_count;
+  summary.edges_split += split;
+  return core::Ok{};
+}
+
+}  // namespace
+
+core::Result<GltfSubdivideResult> subdivide_gltf(GltfDocument& doc,
+                                                 const GltfSubdivideOptions& options) {
+  Json& root = doc.json();
+  if (doc.count("buffers") > 1)
+    return gltf_error(
+        "files with several buffers are not supported: merge them into one (e.g. save as GLB)",
+        "/buffers");
+  std::vector<std::uint8_t> bin;
+  if (doc.count("buffers") == 1) {
+    auto b0 = doc.buffer(0);
+    if (!b0) return std::move(b0).error();
+    bin.assign(b0->begin(), b0->end());
+  }
+  // Created before any reference into the root is taken: adding a member
+  // later could move the root's members (an ordered_json is a vector).
+  for (const char* key : {"accessors", "bufferViews"})
+    if (!root.contains(key) || !root[key].is_array()) root[key] = Json::array();
+  GltfSubdivideResult result;
+  Subdivider sub(doc, options, bin);
+  std::vector<std::string> names;
+  for (std::size_t m = 0; m < doc.count("meshes"); ++m) {
+    Json& mesh = root["meshes"][m];
+    const std::string mp = "/meshes/" + std::to_string(m);
+    if (!mesh.is_object() || !mesh.contains("primitives") || !mesh["primitives"].is_array())
+      return gltf_error("mesh without a primitives array", mp);
+    GltfSubdivideMesh summary;
+    summary.name = mesh.contains("name") && mesh["name"].is_string()
+                       ? mesh["name"].get<std::string>()
+                       : std::string();
+    names.push_back(summary.name);
+    if (!options.mesh.empty() && summary.name != options.mesh) continue;
+    // Primitives grouped by their attributes and targets (same vertices).
+    std::map<std::string, std::vector<std::size_t>> groups;
+    std::vector<std::string> order;
+    const Json& prims = mesh["primitives"];
+    for (std::size_t p = 0; p < prims.size(); ++p) {
+      const Json& prim = prims[p];
+      const std::string pp = mp + "/primitives/" + std::to_string(p);
+      if (!prim.is_object() || !prim.contains("attributes") || !prim["attributes"].is_object())
+        return gltf_error("primitive without an attributes object", pp);
+      if (prim.contains("mode") && gltf_index_member(prim, "mode") != std::size_t{4})
+        return gltf_error("only triangle primitives (mode 4) can be subdivided", pp + "/mode");
+      std::string key = prim["attributes"].dump();
+      if (prim.contains("targets")) key += prim["targets"].dump();
+      if (groups.find(key) == groups.end()) order.push_back(key);
+      groups[key].push_back(p);
+    }
+    for (const std::string& key : order)
+      if (auto st = sub.group(m, groups[key], summary); !st) return std::move(st).error();
+    result.meshes.push_back(std::move(summary));
+  }
+  if (!options.mesh.empty() && result.meshes.empty()) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    return gltf_error("no mesh named \"" + options.mesh +
+                          "\"; the meshes are: " + (list.empty() ? "(none named)" : list),
+                      "/meshes");
+  }
+  auto glb = detail::finish_glb(root, std::move(bin));
+  if (!glb) return std::move(glb).error();
+  result.glb = std::move(*glb);
+  return result;
+}
+
+}  // namespace charkit::scene

@@ -1,0 +1,75 @@
+// `charkit deform subdivide` as a user runs it: the JSON summary, the exit
+// statuses of bad options and inputs, and the same bytes whatever the thread
+// count.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "charkit/core/json.h"
+#include "cli_support.h"
+
+namespace charkit {
+namespace {
+
+using clitest::quote;
+using clitest::run_charkit;
+using core::Json;
+
+const std::filesystem::path kModel =
+    std::filesystem::path(CHARKIT_TEST_DATA) / "models" / "RiggedSimple.glb";
+
+class DeformSubdivideCli : public clitest::ScratchDir {};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(DeformSubdivideCli, JsonSummaryAndThreadCountsGiveTheSameFile) {
+  const auto one = dir_ / "one.glb";
+  const auto two = dir_ / "two.glb";
+  auto r = run_charkit("deform subdivide " + quote(kModel) + " -o " + quote(one) +
+                       " --threads 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  ASSERT_EQ(j["meshes"].size(), 1U);
+  const Json& m = j["meshes"][0];
+  // Full strength: every edge splits and every triangle becomes four.
+  EXPECT_EQ(m["edgesSplit"], m["edges"]);
+  EXPECT_EQ(m["trianglesOut"].get<int>(), 4 * m["trianglesIn"].get<int>());
+  EXPECT_GT(m["verticesOut"].get<int>(), m["verticesIn"].get<int>());
+  auto r2 =
+      run_charkit("deform subdivide " + quote(kModel) + " -o " + quote(two) + " --threads 2 -q");
+  ASSERT_EQ(r2.exit_code, 0);
+  EXPECT_EQ(slurp(one), slurp(two));
+  // Strength 0: nothing splits.
+  auto r3 = run_charkit("deform subdivide " + quote(kModel) + " -o " + quote(two) +
+                        " --strength 0 --json");
+  ASSERT_EQ(r3.exit_code, 0);
+  EXPECT_EQ(Json::parse(r3.out)["meshes"][0]["edgesSplit"], 0);
+}
+
+TEST_F(DeformSubdivideCli, ExitStatuses) {
+  const auto out = dir_ / "o.glb";
+  const std::string base = "deform subdivide " + quote(kModel) + " -o ";
+  EXPECT_EQ(run_charkit(base + quote(out) + " --strength 2").exit_code, 2);
+  EXPECT_EQ(run_charkit(base + quote(out) + " --branch 2").exit_code, 2);
+  EXPECT_EQ(run_charkit(base + quote(out) + " --reference 1,2").exit_code, 2);
+  EXPECT_EQ(run_charkit(base + quote(dir_ / "o.gltf")).exit_code, 2);
+  EXPECT_EQ(run_charkit(base + quote(out) + " --slope -1").exit_code, 2);
+  EXPECT_EQ(
+      run_charkit("deform subdivide " + quote(dir_ / "nope.glb") + " -o " + quote(out)).exit_code,
+      2);
+  auto bad = run_charkit(base + quote(out) + " --mesh nope --json");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find("DEFORM_GLTF"), std::string::npos) << bad.out;
+  const auto junk = write("junk.glb", {'g', 'l', 'T', 'F', 2, 0, 0, 0});
+  EXPECT_EQ(run_charkit("deform subdivide " + quote(junk) + " -o " + quote(out)).exit_code, 1);
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace charkit
