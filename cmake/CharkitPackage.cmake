@@ -24,7 +24,7 @@ install(FILES ${PROJECT_BINARY_DIR}/cmake/charkitConfig.cmake
 # charkit.pc: every built module, most dependent first. With static
 # libraries `pkg-config --static --libs charkit` adds what they link.
 set(CHARKIT_PC_LIBS "")
-foreach(c server store bem learn motion scene deform core)
+foreach(c server store bem learn motion scene deform gpu core)
   if(c IN_LIST CHARKIT_BUILT_COMPONENTS)
     string(APPEND CHARKIT_PC_LIBS " -lcharkit_${c}")
   endif()
@@ -32,6 +32,11 @@ endforeach()
 string(STRIP "${CHARKIT_PC_LIBS}" CHARKIT_PC_LIBS)
 set(_req libcrypto zlib libzip)
 set(_priv)
+if("gpu" IN_LIST CHARKIT_BUILT_COMPONENTS AND CHARKIT_WITH_VULKAN)
+  if(CMAKE_DL_LIBS)
+    list(APPEND _priv -l${CMAKE_DL_LIBS})  # volk opens libvulkan.so.1 at run time
+  endif()
+endif()
 if("bem" IN_LIST CHARKIT_BUILT_COMPONENTS)
   list(APPEND _req libzstd)
 endif()

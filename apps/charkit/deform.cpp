@@ -18,6 +18,7 @@
 #include "charkit/scene/gltf_subdivide.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "device.h"
 #include "output_file.h"
 #include "printable.h"
 
@@ -31,7 +32,7 @@ struct MorphArgs {
   std::string output;
   std::vector<std::string> weights;
   std::string mesh;
-  std::string device = "auto";
+  std::string device;
   unsigned threads = 0;
   bool json = false;
 };
@@ -76,6 +77,10 @@ int run_morph(const MorphArgs& a) {
   // --device: only the CPU backend exists yet (the Vulkan one is issue 17's next part).
   std::unique_ptr<core::ThreadPool> pool;
   if (a.threads != 0) o.executor = threads_executor(a.threads, pool);
+  auto device = open_kernel_device(a.device);
+  if (!device) return report_error(a.input, device.error(), kExitUsage);
+  if (!device->note.empty()) report_info(a.input, "device auto: cpu (" + device->note + ")");
+  o.gpu = device->gpu.get();
   auto doc = scene::GltfDocument::load_file(a.input);
   if (!doc)
     return report_error(a.input, doc.error(),
@@ -106,14 +111,14 @@ int run_morph(const MorphArgs& a) {
     }
     print_json(Json{{"input", a.input},
                     {"output", a.output},
-                    {"device", "cpu"},
+                    {"device", device->name},
                     {"bytes", r->glb.size()},
                     {"meshes", std::move(meshes)}});
     return kExitOk;
   }
   std::cout << "wrote " << printable(a.output) << ": " << morphed << " of " << r->meshes.size()
             << " meshes with morph targets morphed, " << records
-            << " 40-byte records applied on the cpu device\n";
+            << " 40-byte records applied on the " << printable(device->name) << " device\n";
   return kExitOk;
 }
 
@@ -230,9 +235,11 @@ void add_deform_commands(CLI::App& app, int& exit_code) {
       ->delimiter(',')
       ->type_name("NAME=W");
   morph->add_option("--mesh", ma->mesh, "Only the mesh with this name")->type_name("NAME");
-  morph->add_option("--device", ma->device, "cpu or auto (the Vulkan device is not there yet)")
-      ->check(CLI::IsMember({"cpu", "auto"}))
-      ->capture_default_str();
+  morph
+      ->add_option("--device", ma->device,
+                   "Kernel device: cpu, gpu (Vulkan; an error when none opens) or auto (the "
+                   "Vulkan device when one opens, else cpu). Default: CHARKIT_DEVICE, else auto")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
   morph->add_option("--threads", ma->threads, "Kernel threads (0: all cores)")
       ->capture_default_str();
   morph->add_flag("--json", ma->json, "Print a JSON summary (meshes, records, weights applied)");

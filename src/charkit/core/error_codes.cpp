@@ -18,6 +18,9 @@ constexpr ErrorCodeInfo kCodes[] = {
 #define CHARKIT_ERROR_MODULE "scene"
 #include "charkit/scene/error_codes.def"
 #undef CHARKIT_ERROR_MODULE
+#define CHARKIT_ERROR_MODULE "gpu"
+#include "charkit/gpu/error_codes.def"
+#undef CHARKIT_ERROR_MODULE
 #define CHARKIT_ERROR_MODULE "deform"
 #include "charkit/deform/error_codes.def"
 #undef CHARKIT_ERROR_MODULE
@@ -47,6 +50,7 @@ enum class AllLibraryCodes {
 #include "charkit/bem/error_codes.def"
 #include "charkit/core/error_codes.def"
 #include "charkit/deform/error_codes.def"
+#include "charkit/gpu/error_codes.def"
 #include "charkit/learn/error_codes.def"
 #include "charkit/motion/error_codes.def"
 #include "charkit/scene/error_codes.def"

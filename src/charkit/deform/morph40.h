@@ -23,6 +23,7 @@
 
 #include "charkit/core/parallel.h"
 #include "charkit/core/result.h"
+#include "charkit/gpu/context.h"
 
 namespace charkit::deform {
 
@@ -58,6 +59,12 @@ struct Morph40Job {
   /// that passed validate() (a vertex named twice by one target would be
   /// written by two threads).
   core::Status run_threaded(core::Executor* executor = nullptr) const;
+  /// The same bits on the GPU backend: one dispatch per target (chunked at
+  /// the device's workgroup-count limit), a barrier between them, the
+  /// shader's multiply-adds unfused (`precise`). Requires a validated job.
+  /// Errors: GPU_LIMIT (an array past the device's storage-buffer range),
+  /// GPU_UNAVAILABLE, GPU_VULKAN.
+  core::Status run_gpu(gpu::Context& context) const;
 };
 
 }  // namespace charkit::deform

@@ -211,7 +211,10 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
         e.location = core::Location::at_pointer(pp + "/targets");
         return e;
       }
-      if (auto st = job.run_threaded(options.executor); !st) return std::move(st).error();
+      if (auto st = options.gpu != nullptr ? job.run_gpu(*options.gpu)
+                                           : job.run_threaded(options.executor);
+          !st)
+        return std::move(st).error();
       // The results as new accessors.
       std::vector<float> out_pos(3 * n);
       std::vector<float> out_normal(normal.empty() ? 0 : 3 * n);

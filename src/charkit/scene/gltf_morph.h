@@ -15,6 +15,7 @@
 
 #include "charkit/core/parallel.h"
 #include "charkit/core/result.h"
+#include "charkit/gpu/context.h"
 #include "charkit/scene/gltf_document.h"
 
 namespace charkit::scene {
@@ -30,6 +31,8 @@ struct GltfMorphOptions {
   /// Threads for the kernel (nullptr: the process-wide pool; serial_executor
   /// for one thread).
   core::Executor* executor = nullptr;
+  /// Run the kernel on this GPU context instead (nullptr: the CPU).
+  gpu::Context* gpu = nullptr;
 };
 
 struct GltfMorphMesh {

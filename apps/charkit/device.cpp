@@ -1,0 +1,30 @@
+#include "device.h"
+
+#include <cstdlib>
+
+namespace charkit::app {
+
+core::Result<KernelDevice> open_kernel_device(const std::string& option) {
+  std::string choice = option;
+  if (choice.empty()) {
+    const char* env = std::getenv("CHARKIT_DEVICE");  // not-an-error-code
+    choice = env != nullptr && *env != '\0' ? env : "auto";
+  }
+  if (choice != "cpu" && choice != "gpu" && choice != "auto")
+    return core::make_error("USAGE", "the device is \"" + choice +
+                                         "\" (--device or CHARKIT_DEVICE); it is cpu, gpu or auto");
+  KernelDevice d;
+  d.name = "cpu";
+  if (choice == "cpu") return d;
+  auto ctx = gpu::Context::create();
+  if (!ctx) {
+    if (choice == "gpu") return std::move(ctx).error();
+    d.note = ctx.error().message;
+    return d;
+  }
+  d.gpu = std::move(*ctx);
+  d.name = d.gpu->device().name;
+  return d;
+}
+
+}  // namespace charkit::app

@@ -1,0 +1,75 @@
+// Morph40Job on the GPU backend (docs/deform/morph40.md, "Devices").
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "charkit/deform/error_codes.h"
+#include "charkit/deform/morph40.h"
+#include "charkit/gpu/error_codes.h"
+
+#if CHARKIT_WITH_VULKAN
+#include "morph40.spv.h"
+#endif
+
+namespace charkit::deform {
+
+core::Status Morph40Job::run_gpu(gpu::Context& context) const {
+#if !CHARKIT_WITH_VULKAN
+  (void)context;
+  return core::make_error(gpu::codes::GPU_UNAVAILABLE.str(),
+                          "this charkit was built without the Vulkan backend");
+#else
+  if (vertices.size() != std::size_t{vertex_count} * kMorph40VertexBytes)
+    return core::make_error(codes::DEFORM_MORPH40_SIZE.str(),
+                            "the vertex array is not vertex count × 40 bytes");
+  std::vector<gpu::BufferId> owned;
+  auto release = [&] {
+    for (gpu::BufferId b : owned) context.free_buffer(b);
+  };
+  auto pipeline = context.create_pipeline(kMorph40Spirv, 2, 16);
+  if (!pipeline) return std::move(pipeline).error();
+  auto vbuf = context.create_buffer(std::max<std::size_t>(vertices.size(), 4));
+  if (!vbuf) return std::move(vbuf).error();
+  owned.push_back(*vbuf);
+  if (!vertices.empty()) std::memcpy(context.map(*vbuf).data(), vertices.data(), vertices.size());
+  const std::uint64_t per_dispatch = std::uint64_t{context.device().max_workgroup_count[0]} * 64;
+  std::vector<gpu::Dispatch> dispatches;
+  for (const Morph40Target& t : targets) {
+    if (t.records.size() % kMorph40RecordBytes != 0) {
+      release();
+      return core::make_error(codes::DEFORM_MORPH40_SIZE.str(),
+                              "a records span is not a multiple of 40 bytes");
+    }
+    const std::uint64_t n = t.records.size() / kMorph40RecordBytes;
+    if (n == 0) continue;
+    auto rbuf = context.create_buffer(t.records.size());
+    if (!rbuf) {
+      release();
+      return std::move(rbuf).error();
+    }
+    owned.push_back(*rbuf);
+    std::memcpy(context.map(*rbuf).data(), t.records.data(), t.records.size());
+    for (std::uint64_t first = 0; first < n; first += per_dispatch) {
+      const auto count = static_cast<std::uint32_t>(std::min(per_dispatch, n - first));
+      gpu::Dispatch d;
+      d.pipeline = *pipeline;
+      d.buffers = {*rbuf, *vbuf};
+      d.push.resize(16);
+      const auto f = static_cast<std::uint32_t>(first);
+      std::memcpy(d.push.data(), &f, 4);
+      std::memcpy(d.push.data() + 4, &count, 4);
+      std::memcpy(d.push.data() + 8, &t.weight, 4);
+      std::memcpy(d.push.data() + 12, &vertex_count, 4);
+      d.groups = (count + 63) / 64;
+      dispatches.push_back(std::move(d));
+    }
+  }
+  core::Status st = context.run(dispatches);
+  if (st && !vertices.empty())
+    std::memcpy(vertices.data(), context.map(*vbuf).data(), vertices.size());
+  release();
+  return st;
+#endif
+}
+
+}  // namespace charkit::deform
