@@ -137,7 +137,7 @@ struct SubdivideArgs {
   std::optional<float> geometry_scale;
   bool no_smooth = false;
   std::string mesh;
-  std::string device = "auto";
+  std::string device;
   unsigned threads = 0;
   bool json = false;
 };
@@ -169,6 +169,10 @@ int run_subdivide(const SubdivideArgs& a) {
     return report_error(a.input, usage("the output must be a .glb file: " + a.output), kExitUsage);
   std::unique_ptr<core::ThreadPool> pool;
   o.executor = threads_executor(a.threads, pool);
+  auto device = open_kernel_device(a.device);
+  if (!device) return report_error(a.input, device.error(), kExitUsage);
+  if (!device->note.empty()) report_info(a.input, "device auto: cpu (" + device->note + ")");
+  o.gpu = device->gpu.get();
   auto doc = scene::GltfDocument::load_file(a.input);
   if (!doc)
     return report_error(a.input, doc.error(),
@@ -200,14 +204,14 @@ int run_subdivide(const SubdivideArgs& a) {
                             {"edgesSplit", m.edges_split}});
     print_json(Json{{"input", a.input},
                     {"output", a.output},
-                    {"device", "cpu"},
+                    {"device", device->name},
                     {"bytes", r->glb.size()},
                     {"meshes", std::move(meshes)}});
     return kExitOk;
   }
   std::cout << "wrote " << printable(a.output) << ": " << r->meshes.size() << " meshes, " << tri_in
-            << " -> " << tri_out << " triangles, " << v_in << " -> " << v_out
-            << " vertices on the cpu device\n";
+            << " -> " << tri_out << " triangles, " << v_in << " -> " << v_out << " vertices on the "
+            << printable(device->name) << " device\n";
   return kExitOk;
 }
 
@@ -300,9 +304,11 @@ void add_deform_commands(CLI::App& app, int& exit_code) {
   subdiv->add_flag("--no-smooth", sa->no_smooth,
                    "New vertices at edge midpoints (no Loop smoothing)");
   subdiv->add_option("--mesh", sa->mesh, "Only the mesh with this name")->type_name("NAME");
-  subdiv->add_option("--device", sa->device, "cpu or auto (the Vulkan device is not there yet)")
-      ->check(CLI::IsMember({"cpu", "auto"}))
-      ->capture_default_str();
+  subdiv
+      ->add_option("--device", sa->device,
+                   "Kernel device: cpu, gpu (Vulkan; an error when none opens) or auto (the "
+                   "Vulkan device when one opens, else cpu). Default: CHARKIT_DEVICE, else auto")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
   subdiv->add_option("--threads", sa->threads, "Kernel threads (0: all cores)")
       ->capture_default_str();
   subdiv->add_flag("--json", sa->json, "Print a JSON summary (meshes, vertices, triangles, edges)");

@@ -32,7 +32,7 @@ TEST_F(DeformSubdivideCli, JsonSummaryAndThreadCountsGiveTheSameFile) {
   const auto one = dir_ / "one.glb";
   const auto two = dir_ / "two.glb";
   auto r = run_charkit("deform subdivide " + quote(kModel) + " -o " + quote(one) +
-                       " --threads 1 --json");
+                       " --threads 1 --device cpu --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const Json j = Json::parse(r.out);
   ASSERT_EQ(j["meshes"].size(), 1U);
@@ -41,8 +41,8 @@ TEST_F(DeformSubdivideCli, JsonSummaryAndThreadCountsGiveTheSameFile) {
   EXPECT_EQ(m["edgesSplit"], m["edges"]);
   EXPECT_EQ(m["trianglesOut"].get<int>(), 4 * m["trianglesIn"].get<int>());
   EXPECT_GT(m["verticesOut"].get<int>(), m["verticesIn"].get<int>());
-  auto r2 =
-      run_charkit("deform subdivide " + quote(kModel) + " -o " + quote(two) + " --threads 2 -q");
+  auto r2 = run_charkit("deform subdivide " + quote(kModel) + " -o " + quote(two) +
+                        " --threads 2 --device cpu -q");
   ASSERT_EQ(r2.exit_code, 0);
   EXPECT_EQ(slurp(one), slurp(two));
   // Strength 0: nothing splits.
@@ -50,6 +50,28 @@ TEST_F(DeformSubdivideCli, JsonSummaryAndThreadCountsGiveTheSameFile) {
                         " --strength 0 --json");
   ASSERT_EQ(r3.exit_code, 0);
   EXPECT_EQ(Json::parse(r3.out)["meshes"][0]["edgesSplit"], 0);
+}
+
+TEST_F(DeformSubdivideCli, GpuAndCpuDevicesWriteTheSameFile) {
+  auto info = run_charkit("gpu info --json");
+  ASSERT_EQ(info.exit_code, 0);
+  const Json devices = Json::parse(info.out)["devices"];
+  if (devices.empty()) GTEST_SKIP() << "no Vulkan device";
+  const auto cpu = dir_ / "cpu.glb";
+  const auto gpu = dir_ / "gpu.glb";
+  const std::string base = "deform subdivide " + quote(kModel) + " --reference 0,4,4 -o ";
+  auto c = run_charkit(base + quote(cpu) + " --device cpu --json");
+  auto g = run_charkit(base + quote(gpu) + " --device gpu --json");
+  ASSERT_EQ(c.exit_code, 0);
+  ASSERT_EQ(g.exit_code, 0) << g.out;
+  EXPECT_EQ(Json::parse(c.out)["device"], "cpu");
+  EXPECT_EQ(Json::parse(g.out)["device"], devices[0]["name"]);
+  EXPECT_EQ(slurp(cpu), slurp(gpu));
+  // CHARKIT_DEVICE decides when --device is absent; a bad value is a usage error.
+  EXPECT_EQ(clitest::run_with_stderr("CHARKIT_DEVICE=tpu '" + std::string(CHARKIT_BIN) + "' " +
+                                     base + quote(cpu))
+                .exit_code,
+            2);
 }
 
 TEST_F(DeformSubdivideCli, ExitStatuses) {

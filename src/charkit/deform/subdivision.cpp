@@ -855,22 +855,34 @@ void SubdivIndexJob::run_threaded(core::Executor* executor) const {
   *draw = DrawIndexedIndirect{static_cast<std::uint32_t>(counter.load()), 1, 0, 0, 0};
 }
 
+core::Status validate_subdivision(const SubdivParams& params, const SubdivMeshView& mesh,
+                                  std::span<const std::uint32_t> indices,
+                                  std::span<const std::uint32_t> triangle_edges,
+                                  std::span<const std::uint32_t> constrained,
+                                  const SubdivBuffers& out) {
+  const SubdivStrengthJob strength{params, mesh, out.vertices, out.edge_strength};
+  if (auto st = strength.validate(); !st) return st;
+  // The strengths are not computed yet: check the edge job's other inputs.
+  if (!constrained.empty() && constrained.size() != (std::size_t{mesh.edge_count} + 31) / 32)
+    return error(codes::DEFORM_SUBDIV_SIZE, "the constraint bitmap has " +
+                                                std::to_string(constrained.size()) +
+                                                " words, expected (edges + 31) / 32");
+  const SubdivIndexJob index{mesh.vertex_count, mesh.edge_count,        indices,     triangle_edges,
+                             out.edge_strength, params.split_threshold, out.indices, out.draw};
+  return index.validate(mesh);
+}
+
 core::Status run_subdivision_into(const SubdivParams& params, const SubdivMeshView& mesh,
                                   std::span<const std::uint32_t> indices,
                                   std::span<const std::uint32_t> triangle_edges,
                                   std::span<const std::uint32_t> constrained,
                                   const SubdivBuffers& out, const SubdivRunOptions& options) {
-  const SubdivStrengthJob strength{params, mesh, out.vertices, out.edge_strength};
   const SubdivIndexJob index{mesh.vertex_count, mesh.edge_count,        indices,     triangle_edges,
                              out.edge_strength, params.split_threshold, out.indices, out.draw};
   if (!options.inputs_validated) {
-    if (auto st = strength.validate(); !st) return st;
-    // The strengths are not computed yet: check the edge job's other inputs.
-    if (!constrained.empty() && constrained.size() != (std::size_t{mesh.edge_count} + 31) / 32)
-      return error(codes::DEFORM_SUBDIV_SIZE, "the constraint bitmap has " +
-                                                  std::to_string(constrained.size()) +
-                                                  " words, expected (edges + 31) / 32");
-    if (auto st = index.validate(mesh); !st) return st;
+    if (auto st = validate_subdivision(params, mesh, indices, triangle_edges, constrained, out);
+        !st)
+      return st;
   } else if (auto st = check_params(params); !st) {
     return st;
   }

@@ -32,6 +32,7 @@
 
 #include "charkit/core/parallel.h"
 #include "charkit/core/result.h"
+#include "charkit/gpu/context.h"
 
 namespace charkit::deform {
 
@@ -233,6 +234,13 @@ struct SubdivBuffers {
   std::span<std::uint32_t> indices;     ///< at least 12 × triangles
   DrawIndexedIndirect* draw = nullptr;  ///< its index_count: how many indices were written
 };
+/// The checks of the three jobs on these inputs and outputs (what
+/// run_subdivision_into does first).
+core::Status validate_subdivision(const SubdivParams& params, const SubdivMeshView& mesh,
+                                  std::span<const std::uint32_t> indices,
+                                  std::span<const std::uint32_t> triangle_edges,
+                                  std::span<const std::uint32_t> constrained,
+                                  const SubdivBuffers& out);
 /// Validates the jobs, then runs them: kernel 1's vertex part, kernels 1 and
 /// 2's edge parts fused into one pass (the same bits as the two kernels one
 /// after the other: tested), kernel 3. `constrained` as in SubdivEdgeJob.
@@ -242,6 +250,21 @@ core::Status run_subdivision_into(const SubdivParams& params, const SubdivMeshVi
                                   std::span<const std::uint32_t> triangle_edges,
                                   std::span<const std::uint32_t> constrained,
                                   const SubdivBuffers& out, const SubdivRunOptions& options = {});
+/// The three kernels on the GPU backend (shaders/subdiv_*.comp), one
+/// dispatch each with barriers between, kernel 3 with the two-level
+/// allocation into `out.draw` (the VkDrawIndexedIndirectCommand). The same
+/// checks as run_subdivision_into. Vertices and strengths equal the CPU's
+/// within the device's division and square-root precision (bit-equal on
+/// lavapipe in the tests); the triangles are the reference's for the
+/// strengths the GPU computed, in group order. Errors also GPU_LIMIT (an
+/// array past the device's storage-buffer range or a dispatch past its
+/// workgroup count), GPU_UNAVAILABLE, GPU_VULKAN. `kernel3` false: only
+/// kernels 1 and 2 (out.indices and out.draw untouched).
+core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& params,
+                                 const SubdivMeshView& mesh, std::span<const std::uint32_t> indices,
+                                 std::span<const std::uint32_t> triangle_edges,
+                                 std::span<const std::uint32_t> constrained,
+                                 const SubdivBuffers& out, bool kernel3 = true);
 /// The same with outputs it allocates; `indices` trimmed to the count.
 core::Result<SubdivOutput> run_subdivision(const SubdivParams& params, const SubdivMeshView& mesh,
                                            std::span<const std::uint32_t> indices,

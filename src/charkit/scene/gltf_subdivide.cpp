@@ -279,7 +279,27 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
   view.extras = extras;
   deform::SubdivRunOptions run;
   run.executor = o_.executor;
-  auto out = deform::run_subdivision(o_.params, view, indices, top->triangle_edges, {}, run);
+  core::Result<deform::SubdivOutput> out = deform::SubdivOutput{};
+  if (o_.gpu != nullptr) {
+    out->vertices.resize((n + top->edge_count) * deform::kSubdivOutVertexBytes);
+    out->edge_strength.resize(top->edge_count);
+    out->indices.resize(indices.size() * 4);
+    const deform::SubdivBuffers buffers{out->vertices, out->edge_strength, out->indices,
+                                        &out->draw};
+    if (auto st = deform::run_subdivision_gpu(*o_.gpu, o_.params, view, indices,
+                                              top->triangle_edges, {}, buffers, false);
+        !st) {
+      out = std::move(st).error();
+    } else {
+      deform::SubdivIndexJob{view.vertex_count,   view.edge_count,    indices,
+                             top->triangle_edges, out->edge_strength, o_.params.split_threshold,
+                             out->indices,        &out->draw}
+          .run();
+      out->indices.resize(out->draw.index_count);
+    }
+  } else {
+    out = deform::run_subdivision(o_.params, view, indices, top->triangle_edges, {}, run);
+  }
   if (!out) {
     core::Error e = std::move(out).error();
     if (e.location.empty()) e.location = core::Location::at_pointer(p0);

@@ -14,6 +14,7 @@
 #include "charkit/core/parallel.h"
 #include "charkit/core/result.h"
 #include "charkit/deform/subdivision.h"
+#include "charkit/gpu/context.h"
 #include "charkit/scene/gltf_document.h"
 
 namespace charkit::scene {
@@ -32,8 +33,12 @@ struct GltfSubdivideOptions {
   std::optional<float> geometry_scale;
   /// Only the mesh with this name ("" = every mesh).
   std::string mesh;
-  /// Kernels 1 and 2 over this executor (nullptr: the scalar reference).
+  /// Kernels 1 and 2 over this executor (nullptr: the calling thread).
   core::Executor* executor = nullptr;
+  /// Kernels 1 and 2 on this GPU context instead; kernel 3 then runs on the
+  /// CPU on the GPU's strengths (its reference order keeps each primitive's
+  /// triangles together, which the GPU's group order does not).
+  gpu::Context* gpu = nullptr;
 };
 
 struct GltfSubdivideMesh {
