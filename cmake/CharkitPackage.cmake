@@ -32,7 +32,7 @@ endforeach()
 string(STRIP "${CHARKIT_PC_LIBS}" CHARKIT_PC_LIBS)
 set(_req libcrypto zlib libzip)
 set(_priv)
-if("gpu" IN_LIST CHARKIT_BUILT_COMPONENTS AND CHARKIT_WITH_VULKAN)
+if("gpu" IN_LIST CHARKIT_BUILT_COMPONENTS AND CHARKIT_VULKAN_BACKEND)
   if(CMAKE_DL_LIBS)
     list(APPEND _priv -l${CMAKE_DL_LIBS})  # volk opens libvulkan.so.1 at run time
   endif()

@@ -182,6 +182,7 @@ int run_subdivide(const SubdivideArgs& a) {
     const bool option = r.error().code == deform::codes::DEFORM_SUBDIV_PARAM;
     return report_error(a.input, r.error(), option ? kExitUsage : kExitInvalid);
   }
+  for (const std::string& note : r->notes) report_info(a.input, note);
   if (auto st = write_output_file(a.output, r->glb); !st)
     return report_error(a.output, st.error(), kExitUsage);
   std::size_t tri_in = 0, tri_out = 0, v_in = 0, v_out = 0;

@@ -78,8 +78,25 @@ TEST(Morph40Gpu, VertexHitByTwoTargetsByHand) {
   EXPECT_TRUE(ctx->validation_messages().empty()) << ctx->validation_messages().front();
 }
 
+void equals_cpu(std::uint64_t max_buffer_bytes);
+
 TEST(Morph40Gpu, EqualsTheCpuReferenceBitForBit) {
-  auto ctx = context_or_skip();
+  equals_cpu(0);
+}
+
+// A vertex array past one binding's range (here a 100,000-byte cap: 2,500
+// vertices per chunk, 8 chunks) is blended chunk by chunk, with the same bits.
+TEST(Morph40Gpu, ChunkedVertexArrayEqualsTheCpu) {
+  equals_cpu(100000);
+}
+
+void equals_cpu(std::uint64_t max_buffer_bytes) {
+  gpu::ContextOptions o;
+  o.validation = true;
+  o.max_buffer_bytes = max_buffer_bytes;
+  auto created = gpu::Context::create(o);
+  if (!created) GTEST_SKIP() << "no Vulkan device: " << created.error().message;
+  std::unique_ptr<gpu::Context> ctx = std::move(*created);
   if (!ctx) GTEST_SKIP() << "no Vulkan device";
   constexpr std::uint32_t kVertices = 20000;
   std::mt19937 rng(5);

@@ -116,7 +116,9 @@ void check(unsigned index_bits, bool smooth_constrained) {
               g.vertices.size() / 4);
   // lavapipe rounds division and square root correctly, and the shaders
   // keep every multiply-add unfused (precise): the CPU's bits exactly.
-  if ((*ctx)->device().driver_name == "llvmpipe") EXPECT_EQ(differing, 0U);
+  if ((*ctx)->device().driver_name == "llvmpipe") {
+    EXPECT_EQ(differing, 0U);
+  }
   // The index kernel: the reference's triangles for the GPU's strengths.
   std::vector<std::uint32_t> want(m.indices.size() * 4);
   DrawIndexedIndirect want_draw;
@@ -140,6 +142,22 @@ void check(unsigned index_bits, bool smooth_constrained) {
   EXPECT_LT(static_cast<std::size_t>(split), g.edge_strength.size());
   const auto messages = (*ctx)->validation_messages();
   EXPECT_TRUE(messages.empty()) << messages.front();
+}
+
+TEST(SubdivisionGpu, PastTheBufferLimitIsGpuLimit) {
+  gpu::ContextOptions o;
+  o.max_buffer_bytes = 4096;
+  auto ctx = gpu::Context::create(o);
+  if (!ctx) GTEST_SKIP() << "no Vulkan device";
+  const Mesh m = sheet(20, 16);
+  SubdivOutput g;
+  g.vertices.resize((m.extras.size() + m.top.edge_count) * kSubdivOutVertexBytes);
+  g.edge_strength.resize(m.top.edge_count);
+  g.indices.resize(m.indices.size() * 4);
+  const SubdivBuffers buffers{g.vertices, g.edge_strength, g.indices, &g.draw};
+  auto st = run_subdivision_gpu(**ctx, {}, m.view(), m.indices, m.top.triangle_edges, {}, buffers);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, gpu::codes::GPU_LIMIT.str());
 }
 
 TEST(SubdivisionGpu, SixteenBitEdgesMatchTheCpu) {

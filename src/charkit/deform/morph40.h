@@ -60,10 +60,10 @@ struct Morph40Job {
   /// written by two threads).
   core::Status run_threaded(core::Executor* executor = nullptr) const;
   /// The same bits on the GPU backend: one dispatch per target (chunked at
-  /// the device's workgroup-count limit), a barrier between them, the
+  /// the device's workgroup-count limit, and per chunk of the vertex array
+  /// when it is past one binding's range), a barrier between them, the
   /// shader's multiply-adds unfused (`precise`). Requires a validated job.
-  /// Errors: GPU_LIMIT (an array past the device's storage-buffer range),
-  /// GPU_UNAVAILABLE, GPU_VULKAN.
+  /// Errors: GPU_UNAVAILABLE, GPU_VULKAN.
   core::Status run_gpu(gpu::Context& context) const;
 };
 

@@ -56,6 +56,10 @@ struct ContextOptions {
   /// A device index of list_devices(); unset: the first usable GPU
   /// (discrete, integrated, virtual), else the first usable device.
   std::optional<std::uint32_t> device;
+  /// Largest buffer to create (0: the device's maxStorageBufferRange; a
+  /// smaller value makes kernels chunk their work as on a device with that
+  /// limit, which the tests use).
+  std::uint64_t max_buffer_bytes = 0;
 };
 
 /// A kernel's buffer: host-visible, coherent, persistently mapped.
@@ -84,6 +88,9 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   const DeviceInfo& device() const;
+  /// The largest buffer create_buffer accepts: the device's storage-buffer
+  /// range, or ContextOptions::max_buffer_bytes when smaller.
+  std::uint64_t max_buffer_bytes() const;
   /// The validation layer's warnings and errors logged since this context was
   /// created (validation on).
   std::vector<std::string> validation_messages() const;

@@ -31,6 +31,9 @@ core::Result<std::unique_ptr<Context>> Context::create(const ContextOptions&) {
 const DeviceInfo& Context::device() const {
   return impl_->info;
 }
+std::uint64_t Context::max_buffer_bytes() const {
+  return 0;
+}
 std::vector<std::string> Context::validation_messages() const {
   return {};
 }

@@ -221,6 +221,7 @@ struct Context::Impl {
   VkCommandPool pool = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
   DeviceInfo info;
+  std::uint64_t max_buffer = 0;
   VkPhysicalDeviceMemoryProperties memory{};
 
   struct Buffer {
@@ -267,6 +268,10 @@ const DeviceInfo& Context::device() const {
   return impl_->info;
 }
 
+std::uint64_t Context::max_buffer_bytes() const {
+  return impl_->max_buffer;
+}
+
 std::vector<std::string> Context::validation_messages() const {
   std::lock_guard<std::mutex> lock(g_log_mutex);
   return {g_log.begin() + static_cast<std::ptrdiff_t>(std::min(impl_->log_start, g_log.size())),
@@ -307,6 +312,9 @@ core::Result<std::unique_ptr<Context>> Context::create(const ContextOptions& opt
   }
   m.physical = (*pds)[*pick];
   m.info = infos[*pick];
+  m.max_buffer = m.info.max_storage_buffer_range;
+  if (options.max_buffer_bytes != 0)
+    m.max_buffer = std::min(m.max_buffer, options.max_buffer_bytes);
   vkGetPhysicalDeviceMemoryProperties(m.physical, &m.memory);
   std::uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(m.physical, &nq, nullptr);
@@ -355,11 +363,11 @@ core::Result<std::unique_ptr<Context>> Context::create(const ContextOptions& opt
 core::Result<BufferId> Context::create_buffer(std::uint64_t bytes) {
   Impl& m = *impl_;
   if (bytes == 0) bytes = 4;
-  if (bytes > m.info.max_storage_buffer_range)
+  if (bytes > m.max_buffer)
     return core::make_error(codes::GPU_LIMIT.str(),
                             "a buffer of " + std::to_string(bytes) + " bytes is past the " +
-                                std::to_string(m.info.max_storage_buffer_range) +
-                                "-byte storage-buffer range of \"" + m.info.name + "\"");
+                                std::to_string(m.max_buffer) + "-byte storage-buffer range of \"" +
+                                m.info.name + "\"");
   Impl::Buffer b;
   b.size = bytes;
   VkBufferCreateInfo bi{};

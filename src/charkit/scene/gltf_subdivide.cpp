@@ -13,6 +13,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/deform/error_codes.h"
+#include "charkit/gpu/error_codes.h"
 #include "charkit/scene/detail/gltf_edit.h"
 
 namespace charkit::scene {
@@ -153,6 +154,8 @@ class Subdivider {
   core::Status group(std::size_t m, const std::vector<std::size_t>& prims,
                      GltfSubdivideMesh& summary);
 
+  std::vector<std::string> notes_;  ///< GltfSubdivideResult::notes
+
  private:
   GltfDocument& doc_;
   const GltfSubdivideOptions& o_;
@@ -286,9 +289,13 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
     out->indices.resize(indices.size() * 4);
     const deform::SubdivBuffers buffers{out->vertices, out->edge_strength, out->indices,
                                         &out->draw};
-    if (auto st = deform::run_subdivision_gpu(*o_.gpu, o_.params, view, indices,
-                                              top->triangle_edges, {}, buffers, false);
-        !st) {
+    auto st = deform::run_subdivision_gpu(*o_.gpu, o_.params, view, indices, top->triangle_edges,
+                                          {}, buffers, false);
+    if (!st && st.error().code == gpu::codes::GPU_LIMIT.str()) {
+      // Past the device's buffer or dispatch limits: this mesh on the CPU.
+      notes_.push_back(p0 + ": " + st.error().message + "; subdivided on the cpu instead");
+      out = deform::run_subdivision(o_.params, view, indices, top->triangle_edges, {}, run);
+    } else if (!st) {
       out = std::move(st).error();
     } else {
       deform::SubdivIndexJob{view.vertex_count,   view.edge_count,    indices,
@@ -512,6 +519,7 @@ core::Result<GltfSubdivideResult> subdivide_gltf(GltfDocument& doc,
   auto glb = detail::finish_glb(root, std::move(bin));
   if (!glb) return std::move(glb).error();
   result.glb = std::move(*glb);
+  result.notes = std::move(sub.notes_);
   return result;
 }
 

@@ -55,6 +55,9 @@ struct GltfSubdivideMesh {
 struct GltfSubdivideResult {
   std::vector<std::uint8_t> glb;
   std::vector<GltfSubdivideMesh> meshes;
+  /// What the run wants a user to know: a mesh past the GPU's limits
+  /// (GPU_LIMIT) subdivided on the CPU instead, with its pointer.
+  std::vector<std::string> notes;
 };
 
 /// Errors: GltfDocument's (GLB_*, GLTF_*, JSON_*), DEFORM_GLTF (with a JSON

@@ -27,20 +27,23 @@ layout(push_constant) uniform Push {
   uint first;         // first record of this dispatch
   uint count;         // records in this dispatch
   float weight;
-  uint vertex_count;
+  uint vertex_count;  // vertices in the bound chunk
+  uint vertex_base;   // the chunk's first vertex (arrays past one binding's range are chunked)
 } pc;
 
 void main() {
   const uint i = gl_GlobalInvocationID.x;
   if (i >= pc.count) return;
   const Record r = records[pc.first + i];
-  if (r.vertex >= pc.vertex_count) return;  // validate() refuses these; never write outside
+  // Records of vertices outside the bound chunk are another dispatch's.
+  if (r.vertex < pc.vertex_base || r.vertex - pc.vertex_base >= pc.vertex_count) return;
+  const uint v = r.vertex - pc.vertex_base;
   for (int k = 0; k < 3; ++k) {
-    precise float p = vertices[r.vertex].position[k] + pc.weight * r.position[k];
-    precise float n = vertices[r.vertex].normal[k] + pc.weight * r.normal[k];
-    precise float t = vertices[r.vertex].tangent[k] + pc.weight * r.tangent[k];
-    vertices[r.vertex].position[k] = p;
-    vertices[r.vertex].normal[k] = n;
-    vertices[r.vertex].tangent[k] = t;
+    precise float p = vertices[v].position[k] + pc.weight * r.position[k];
+    precise float n = vertices[v].normal[k] + pc.weight * r.normal[k];
+    precise float t = vertices[v].tangent[k] + pc.weight * r.tangent[k];
+    vertices[v].position[k] = p;
+    vertices[v].normal[k] = n;
+    vertices[v].tangent[k] = t;
   }
 }
