@@ -240,11 +240,7 @@ void add_deform_commands(CLI::App& app, int& exit_code) {
       ->delimiter(',')
       ->type_name("NAME=W");
   morph->add_option("--mesh", ma->mesh, "Only the mesh with this name")->type_name("NAME");
-  morph
-      ->add_option("--device", ma->device,
-                   "Kernel device: cpu, gpu (Vulkan; an error when none opens) or auto (the "
-                   "Vulkan device when one opens, else cpu). Default: CHARKIT_DEVICE, else auto")
-      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+  add_device_option(*morph, ma->device);
   morph->add_option("--threads", ma->threads, "Kernel threads (0: all cores)")
       ->capture_default_str();
   morph->add_flag("--json", ma->json, "Print a JSON summary (meshes, records, weights applied)");
@@ -305,11 +301,7 @@ void add_deform_commands(CLI::App& app, int& exit_code) {
   subdiv->add_flag("--no-smooth", sa->no_smooth,
                    "New vertices at edge midpoints (no Loop smoothing)");
   subdiv->add_option("--mesh", sa->mesh, "Only the mesh with this name")->type_name("NAME");
-  subdiv
-      ->add_option("--device", sa->device,
-                   "Kernel device: cpu, gpu (Vulkan; an error when none opens) or auto (the "
-                   "Vulkan device when one opens, else cpu). Default: CHARKIT_DEVICE, else auto")
-      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+  add_device_option(*subdiv, sa->device);
   subdiv->add_option("--threads", sa->threads, "Kernel threads (0: all cores)")
       ->capture_default_str();
   subdiv->add_flag("--json", sa->json, "Print a JSON summary (meshes, vertices, triangles, edges)");

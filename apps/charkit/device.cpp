@@ -4,6 +4,14 @@
 
 namespace charkit::app {
 
+void add_device_option(CLI::App& command, std::string& value) {
+  command
+      .add_option("--device", value,
+                  "Kernel device: cpu, gpu (Vulkan; an error when none opens) or auto (the "
+                  "Vulkan device when one opens, else cpu). Default: CHARKIT_DEVICE, else auto")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+}
+
 core::Result<KernelDevice> open_kernel_device(const std::string& option) {
   std::string choice = option;
   if (choice.empty()) {

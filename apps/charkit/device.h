@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "charkit/core/result.h"
 #include "charkit/gpu/context.h"
 
@@ -16,6 +18,10 @@ struct KernelDevice {
   std::string name;                   ///< "cpu" or the Vulkan device's name
   std::string note;                   ///< why auto chose the CPU ("" otherwise)
 };
+
+/// Adds `--device cpu|gpu|auto` (stored in `value`, "" when absent) to a
+/// command that runs a kernel.
+void add_device_option(CLI::App& command, std::string& value);
 
 /// `option` as given ("" when absent). Errors: USAGE (a value that is not
 /// cpu, gpu or auto, also from CHARKIT_DEVICE), GPU_UNAVAILABLE / GPU_VULKAN

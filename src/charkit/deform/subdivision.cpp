@@ -311,20 +311,6 @@ inline Lanes direction_sum4(const Lanes& a, const Lanes& b) {
           select(ok, _mm_mul_ps(s.z, inv), a.z), a.w};
 }
 
-/// Edge e of a table of kBits-bit indices (m.edge() without the branch).
-template <unsigned kBits>
-inline SubdivEdge edge_at(const SubdivMeshView& m, std::size_t e) {
-  if constexpr (kBits == 16) {
-    const std::uint32_t ab = m.edges[2 * e];
-    const std::uint32_t cd = m.edges[2 * e + 1];
-    return {ab & 0xFFFFU, ab >> 16, (cd & 0xFFFFU) == 0xFFFFU ? SubdivEdge::kNone : cd & 0xFFFFU,
-            (cd >> 16) == 0xFFFFU ? SubdivEdge::kNone : cd >> 16};
-  } else {
-    const std::uint32_t* w = m.edges.data() + 4 * e;
-    return {w[0], w[1], w[2], w[3]};
-  }
-}
-
 template <unsigned kBits, bool kDistance, bool kConstrained>
 void fused_edges4(const SubdivParams& p, const SubdivMeshView& m,
                   std::span<const std::uint32_t> constrained, std::span<std::uint8_t> out,
@@ -335,7 +321,7 @@ void fused_edges4(const SubdivParams& p, const SubdivMeshView& m,
   bool any_full = false;
   bool any_con = false;
   for (std::size_t i = 0; i < 4; ++i) {
-    const SubdivEdge ed = edge_at<kBits>(m, e + i);
+    const SubdivEdge ed = m.edge_as<kBits>(e + i);
     if constexpr (kDistance) {
       s[i] = edge_rule(p.edge_rule, vertex_strength(p, m, ed.a), vertex_strength(p, m, ed.b));
     } else {
@@ -544,6 +530,29 @@ core::Status check_out_vertices(const SubdivMeshView& m, std::span<const std::ui
   return core::Ok{};
 }
 
+/// What kernels 1 and 2 both check: parameters, the mesh, the output
+/// vertex array and the edge strength array's size.
+core::Status check_vertex_kernel(const SubdivParams& params, const SubdivMeshView& mesh,
+                                 std::span<const std::uint8_t> out_vertices,
+                                 std::size_t edge_strengths) {
+  if (auto st = check_params(params); !st) return st;
+  if (auto st = mesh.validate(); !st) return st;
+  if (auto st = check_out_vertices(mesh, out_vertices); !st) return st;
+  if (edge_strengths != mesh.edge_count)
+    return error(codes::DEFORM_SUBDIV_SIZE, "the edge strength array has " +
+                                                std::to_string(edge_strengths) + " entries for " +
+                                                std::to_string(mesh.edge_count) + " edges");
+  return core::Ok{};
+}
+
+core::Status check_bitmap(std::span<const std::uint32_t> constrained, std::uint32_t edge_count) {
+  if (!constrained.empty() && constrained.size() != (std::size_t{edge_count} + 31) / 32)
+    return error(codes::DEFORM_SUBDIV_SIZE, "the constraint bitmap has " +
+                                                std::to_string(constrained.size()) +
+                                                " words, expected (edges + 31) / 32");
+  return core::Ok{};
+}
+
 }  // namespace
 
 std::uint32_t pack_subdiv_extras(float geometry_scale, std::uint32_t strength6) {
@@ -714,14 +723,7 @@ core::Result<SubdivTopology> build_subdiv_topology(std::span<const std::uint32_t
 }
 
 core::Status SubdivStrengthJob::validate() const {
-  if (auto st = check_params(params); !st) return st;
-  if (auto st = mesh.validate(); !st) return st;
-  if (auto st = check_out_vertices(mesh, out_vertices); !st) return st;
-  if (edge_strength.size() != mesh.edge_count)
-    return error(codes::DEFORM_SUBDIV_SIZE,
-                 "the edge strength array has " + std::to_string(edge_strength.size()) +
-                     " entries for " + std::to_string(mesh.edge_count) + " edges");
-  return core::Ok{};
+  return check_vertex_kernel(params, mesh, out_vertices, edge_strength.size());
 }
 
 void SubdivStrengthJob::run() const {
@@ -738,23 +740,14 @@ void SubdivStrengthJob::run_threaded(core::Executor* executor) const {
 }
 
 core::Status SubdivEdgeJob::validate() const {
-  if (auto st = check_params(params); !st) return st;
-  if (auto st = mesh.validate(); !st) return st;
-  if (auto st = check_out_vertices(mesh, out_vertices); !st) return st;
-  if (edge_strength.size() != mesh.edge_count)
-    return error(codes::DEFORM_SUBDIV_SIZE,
-                 "the edge strength array has " + std::to_string(edge_strength.size()) +
-                     " entries for " + std::to_string(mesh.edge_count) + " edges");
+  if (auto st = check_vertex_kernel(params, mesh, out_vertices, edge_strength.size()); !st)
+    return st;
   for (std::size_t e = 0; e < edge_strength.size(); ++e)
     if (!std::isfinite(edge_strength[e]))
       return error(codes::DEFORM_SUBDIV_VALUE,
                    "edge " + std::to_string(e) + "'s strength is not finite",
                    core::Location::at_offset(e * 4));
-  if (!constrained.empty() && constrained.size() != (std::size_t{mesh.edge_count} + 31) / 32)
-    return error(codes::DEFORM_SUBDIV_SIZE, "the constraint bitmap has " +
-                                                std::to_string(constrained.size()) +
-                                                " words, expected (edges + 31) / 32");
-  return core::Ok{};
+  return check_bitmap(constrained, mesh.edge_count);
 }
 
 void SubdivEdgeJob::run() const {
@@ -863,10 +856,7 @@ core::Status validate_subdivision(const SubdivParams& params, const SubdivMeshVi
   const SubdivStrengthJob strength{params, mesh, out.vertices, out.edge_strength};
   if (auto st = strength.validate(); !st) return st;
   // The strengths are not computed yet: check the edge job's other inputs.
-  if (!constrained.empty() && constrained.size() != (std::size_t{mesh.edge_count} + 31) / 32)
-    return error(codes::DEFORM_SUBDIV_SIZE, "the constraint bitmap has " +
-                                                std::to_string(constrained.size()) +
-                                                " words, expected (edges + 31) / 32");
+  if (auto st = check_bitmap(constrained, mesh.edge_count); !st) return st;
   const SubdivIndexJob index{mesh.vertex_count, mesh.edge_count,        indices,     triangle_edges,
                              out.edge_strength, params.split_threshold, out.indices, out.draw};
   return index.validate(mesh);

@@ -117,19 +117,20 @@ struct SubdivMeshView {
 
   /// Edge e unpacked (e < edge_count; no check).
   SubdivEdge edge(std::uint32_t e) const {
-    SubdivEdge r;
-    if (index_bits == 16) {
-      const std::uint32_t ab = edges[2 * std::size_t{e}];
-      const std::uint32_t cd = edges[2 * std::size_t{e} + 1];
-      r.a = ab & 0xFFFFU;
-      r.b = ab >> 16;
-      r.c = (cd & 0xFFFFU) == 0xFFFFU ? SubdivEdge::kNone : cd & 0xFFFFU;
-      r.d = (cd >> 16) == 0xFFFFU ? SubdivEdge::kNone : cd >> 16;
+    return index_bits == 16 ? edge_as<16>(e) : edge_as<32>(e);
+  }
+  /// Edge e of a table of kBits-bit indices (index_bits known to the caller).
+  template <unsigned kBits>
+  SubdivEdge edge_as(std::size_t e) const {
+    if constexpr (kBits == 16) {
+      const std::uint32_t ab = edges[2 * e];
+      const std::uint32_t cd = edges[2 * e + 1];
+      return {ab & 0xFFFFU, ab >> 16, (cd & 0xFFFFU) == 0xFFFFU ? SubdivEdge::kNone : cd & 0xFFFFU,
+              (cd >> 16) == 0xFFFFU ? SubdivEdge::kNone : cd >> 16};
     } else {
-      const std::uint32_t* w = edges.data() + 4 * std::size_t{e};
-      r = {w[0], w[1], w[2], w[3]};
+      const std::uint32_t* w = edges.data() + 4 * e;
+      return {w[0], w[1], w[2], w[3]};
     }
-    return r;
   }
   /// Sizes, index_bits, endpoints and opposite corners < vertex_count,
   /// finite vertex values, extras with zero reserved bits and a finite,

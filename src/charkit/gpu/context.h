@@ -102,7 +102,9 @@ class Context {
   std::span<std::uint8_t> map(BufferId buffer);
   void free_buffer(BufferId buffer);
   /// A compute pipeline from SPIR-V words with `storage_buffers` bindings
-  /// (0..n-1 in set 0) and `push_bytes` of push constants.
+  /// (0..n-1 in set 0) and `push_bytes` of push constants. Built once per
+  /// context: the same words (by address: embedded shaders are static) and
+  /// layout give the same pipeline again.
   core::Result<PipelineId> create_pipeline(std::span<const std::uint32_t> spirv,
                                            std::uint32_t storage_buffers, std::uint32_t push_bytes);
   /// Records the dispatches in order into one command buffer, a

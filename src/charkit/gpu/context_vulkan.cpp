@@ -239,6 +239,8 @@ struct Context::Impl {
     VkPipeline pipeline = VK_NULL_HANDLE;
     std::uint32_t bindings = 0;
     std::uint32_t push_bytes = 0;
+    const std::uint32_t* spirv = nullptr;  // the words it was built from (embedded, static)
+    std::size_t words = 0;
   };
   std::vector<Pipeline> pipelines;
 
@@ -432,9 +434,19 @@ core::Result<PipelineId> Context::create_pipeline(std::span<const std::uint32_t>
                                                   std::uint32_t storage_buffers,
                                                   std::uint32_t push_bytes) {
   Impl& m = *impl_;
+  // A kernel asks for its pipeline on every run: the same embedded SPIR-V
+  // and layout give the pipeline built the first time.
+  for (std::size_t i = 0; i < m.pipelines.size(); ++i) {
+    const Impl::Pipeline& q = m.pipelines[i];
+    if (q.spirv == spirv.data() && q.words == spirv.size() && q.bindings == storage_buffers &&
+        q.push_bytes == push_bytes)
+      return PipelineId{static_cast<std::uint32_t>(i)};
+  }
   Impl::Pipeline p;
   p.bindings = storage_buffers;
   p.push_bytes = push_bytes;
+  p.spirv = spirv.data();
+  p.words = spirv.size();
   std::vector<VkDescriptorSetLayoutBinding> bindings(storage_buffers);
   for (std::uint32_t i = 0; i < storage_buffers; ++i) {
     bindings[i].binding = i;

@@ -31,6 +31,24 @@ void align4(std::vector<std::uint8_t>& bin) {
 
 }  // namespace
 
+core::Result<std::vector<std::uint8_t>> begin_edit(GltfDocument& doc, const core::ErrorCode& code) {
+  if (doc.count("buffers") > 1)
+    return gltf_error_at(
+        code,
+        "files with several buffers are not supported: merge them into one (e.g. save as GLB)",
+        "/buffers");
+  std::vector<std::uint8_t> bin;
+  if (doc.count("buffers") == 1) {
+    auto b0 = doc.buffer(0);
+    if (!b0) return std::move(b0).error();
+    bin.assign(b0->begin(), b0->end());
+  }
+  Json& root = doc.json();
+  for (const char* key : {"accessors", "bufferViews"})
+    if (!root.contains(key) || !root[key].is_array()) root[key] = Json::array();
+  return bin;
+}
+
 core::Error gltf_error_at(const core::ErrorCode& code, const std::string& message,
                           const std::string& pointer) {
   return core::make_error(code.str(), message, core::Location::at_pointer(pointer));

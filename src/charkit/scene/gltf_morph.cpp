@@ -61,25 +61,13 @@ std::vector<std::string> target_names(const Json& mesh, std::size_t count) {
 core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
                                                 const GltfMorphOptions& options) {
   Json& root = doc.json();
-  if (doc.count("buffers") > 1)
-    return at(deform::codes::DEFORM_GLTF,
-              "files with several buffers are not supported: merge them into one (e.g. save "
-              "as GLB)",
-              "/buffers");
-  std::vector<std::uint8_t> bin;
-  if (doc.count("buffers") == 1) {
-    auto b0 = doc.buffer(0);
-    if (!b0) return std::move(b0).error();
-    bin.assign(b0->begin(), b0->end());
-  }
+  auto edit = detail::begin_edit(doc, deform::codes::DEFORM_GLTF);
+  if (!edit) return std::move(edit).error();
+  std::vector<std::uint8_t> bin = std::move(*edit);
   for (const auto& [name, w] : options.weights)
     if (!std::isfinite(w))
       return core::make_error(deform::codes::DEFORM_MORPH40_WEIGHT.str(),
                               "weight of \"" + name + "\" is not finite");
-  // Created before any reference into the root is taken: adding a member
-  // later could move the root's members (an ordered_json is a vector).
-  for (const char* key : {"accessors", "bufferViews"})
-    if (!root.contains(key) || !root[key].is_array()) root[key] = Json::array();
   GltfMorphResult result;
   std::set<std::string> used_names;
   std::set<std::string> known_names;

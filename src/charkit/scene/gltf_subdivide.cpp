@@ -428,14 +428,14 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
   std::size_t written = 0;
   std::size_t split = 0;
   for (float s : out->edge_strength) split += s > o_.params.split_threshold ? 1 : 0;
+  // Kernel 3's own split rule (only its inputs are read here).
+  const deform::SubdivIndexJob k3{
+      view.vertex_count,  view.edge_count,           indices, top->triangle_edges,
+      out->edge_strength, o_.params.split_threshold, {},      nullptr};
   for (std::size_t g = 0; g < prims.size(); ++g) {
     std::size_t count = 0;
-    for (std::size_t t = tri_start[g]; t < tri_start[g + 1]; ++t) {
-      std::size_t k = 0;
-      for (std::size_t i = 0; i < 3; ++i)
-        k += out->edge_strength[top->triangle_edges[3 * t + i]] > o_.params.split_threshold ? 1 : 0;
-      count += 3 * (1 + k);
-    }
+    for (std::size_t t = tri_start[g]; t < tri_start[g + 1]; ++t)
+      count += 3 * (1 + std::size_t{deform::subdiv_split_count(k3, static_cast<std::uint32_t>(t))});
     std::vector<std::uint32_t> idx(
         out->indices.begin() + static_cast<std::ptrdiff_t>(written),
         out->indices.begin() + static_cast<std::ptrdiff_t>(written + count));
@@ -461,20 +461,9 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
 core::Result<GltfSubdivideResult> subdivide_gltf(GltfDocument& doc,
                                                  const GltfSubdivideOptions& options) {
   Json& root = doc.json();
-  if (doc.count("buffers") > 1)
-    return gltf_error(
-        "files with several buffers are not supported: merge them into one (e.g. save as GLB)",
-        "/buffers");
-  std::vector<std::uint8_t> bin;
-  if (doc.count("buffers") == 1) {
-    auto b0 = doc.buffer(0);
-    if (!b0) return std::move(b0).error();
-    bin.assign(b0->begin(), b0->end());
-  }
-  // Created before any reference into the root is taken: adding a member
-  // later could move the root's members (an ordered_json is a vector).
-  for (const char* key : {"accessors", "bufferViews"})
-    if (!root.contains(key) || !root[key].is_array()) root[key] = Json::array();
+  auto edit = detail::begin_edit(doc, deform::codes::DEFORM_GLTF);
+  if (!edit) return std::move(edit).error();
+  std::vector<std::uint8_t> bin = std::move(*edit);
   GltfSubdivideResult result;
   Subdivider sub(doc, options, bin);
   std::vector<std::string> names;

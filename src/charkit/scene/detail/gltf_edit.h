@@ -46,6 +46,13 @@ std::size_t append_uint_accessor(core::Json& root, std::vector<std::uint8_t>& bi
                                  const std::vector<std::uint32_t>& values, std::size_t components,
                                  const char* type, bool index_target);
 
+/// Starts an edit: refuses a document with several buffers (`code` at
+/// /buffers), makes sure the root has "accessors" and "bufferViews" arrays
+/// (before any reference into the root is taken: adding a member later could
+/// move the root's members, an ordered_json being a vector), and returns a
+/// copy of buffer 0 (empty when there is none) to append to.
+core::Result<std::vector<std::uint8_t>> begin_edit(GltfDocument& doc, const core::ErrorCode& code);
+
 /// Makes the document's buffer 0 the given bytes (no URI: the GLB BIN chunk)
 /// and assembles the GLB.
 core::Result<std::vector<std::uint8_t>> finish_glb(core::Json& root, std::vector<std::uint8_t> bin);
