@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "charkit/deform/subdivision.h"
@@ -71,9 +72,12 @@ std::vector<std::array<std::uint32_t, 3>> triangles(const std::vector<std::uint3
   return t;
 }
 
-void check(unsigned index_bits, bool smooth_constrained) {
+/// `cap` (bytes, 0: none) limits every buffer as on a device with that
+/// storage-buffer range, which makes the kernels chunk their work.
+void check(unsigned index_bits, bool smooth_constrained, std::uint64_t cap = 0) {
   gpu::ContextOptions o;
   o.validation = true;
+  o.max_buffer_bytes = cap;
   auto ctx = gpu::Context::create(o);
   if (!ctx) {
     EXPECT_EQ(ctx.error().code, gpu::codes::GPU_UNAVAILABLE.str());
@@ -144,7 +148,9 @@ void check(unsigned index_bits, bool smooth_constrained) {
   EXPECT_TRUE(messages.empty()) << messages.front();
 }
 
-TEST(SubdivisionGpu, PastTheBufferLimitIsGpuLimit) {
+// Only the arrays read at any index (vertices, extras, strengths, bitmap)
+// must fit one binding; past that, GPU_LIMIT.
+TEST(SubdivisionGpu, RandomAccessArrayPastTheBufferLimitIsGpuLimit) {
   gpu::ContextOptions o;
   o.max_buffer_bytes = 4096;
   auto ctx = gpu::Context::create(o);
@@ -158,6 +164,7 @@ TEST(SubdivisionGpu, PastTheBufferLimitIsGpuLimit) {
   auto st = run_subdivision_gpu(**ctx, {}, m.view(), m.indices, m.top.triangle_edges, {}, buffers);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, gpu::codes::GPU_LIMIT.str());
+  EXPECT_NE(st.error().message.find("input vertex array"), std::string::npos) << st.error().message;
 }
 
 TEST(SubdivisionGpu, SixteenBitEdgesMatchTheCpu) {
@@ -165,6 +172,14 @@ TEST(SubdivisionGpu, SixteenBitEdgesMatchTheCpu) {
 }
 TEST(SubdivisionGpu, ThirtyTwoBitEdgesAndConstraintsMatchTheCpu) {
   check(32, true);
+}
+// A 160,000-byte range: the input vertices (148,840 bytes) fit; the 14,641
+// output records go in 5 chunks of 3,333 (not a multiple of the 64-wide
+// workgroup, so a chunk ends inside a group and one chunk holds both
+// vertices and edges) and the 7,200 triangles in 3 chunks.
+TEST(SubdivisionGpu, ChunkedPastOneBindingMatchesTheCpu) {
+  check(16, false, 160000);
+  check(32, true, 160000);
 }
 
 }  // namespace

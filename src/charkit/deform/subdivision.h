@@ -257,9 +257,11 @@ core::Status run_subdivision_into(const SubdivParams& params, const SubdivMeshVi
 /// checks as run_subdivision_into. Vertices and strengths equal the CPU's
 /// within the device's division and square-root precision (bit-equal on
 /// lavapipe in the tests); the triangles are the reference's for the
-/// strengths the GPU computed, in group order. Errors also GPU_LIMIT (an
-/// array past the device's storage-buffer range or a dispatch past its
-/// workgroup count), GPU_UNAVAILABLE, GPU_VULKAN. `kernel3` false: only
+/// strengths the GPU computed, in group order within each chunk. Output
+/// records and triangles are chunked to the device's storage-buffer range
+/// and workgroup count; errors also GPU_LIMIT (an array read at any index:
+/// input vertices, extras, edge strengths, bitmap, past that range),
+/// GPU_UNAVAILABLE, GPU_VULKAN. `kernel3` false: only
 /// kernels 1 and 2 (out.indices and out.draw untouched).
 core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& params,
                                  const SubdivMeshView& mesh, std::span<const std::uint32_t> indices,

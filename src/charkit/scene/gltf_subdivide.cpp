@@ -292,7 +292,7 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
     auto st = deform::run_subdivision_gpu(*o_.gpu, o_.params, view, indices, top->triangle_edges,
                                           {}, buffers, false);
     if (!st && st.error().code == gpu::codes::GPU_LIMIT.str()) {
-      // Past the device's buffer or dispatch limits: this mesh on the CPU.
+      // An array read at any index past one binding: this mesh on the CPU.
       notes_.push_back(p0 + ": " + st.error().message + "; subdivided on the cpu instead");
       out = deform::run_subdivision(o_.params, view, indices, top->triangle_edges, {}, run);
     } else if (!st) {

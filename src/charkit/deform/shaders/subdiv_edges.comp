@@ -1,7 +1,10 @@
 // Subdivision kernel 2 (seed 003 §6): edge e's new position: the midpoint,
 // or with full adjacency and smoothing the Loop candidate
 // 3/8 (a + b) + 1/8 (c + d), optionally constrained to the mean normal, then
-// interpolated from the midpoint by the edge strength.
+// interpolated from the midpoint by the edge strength. One dispatch covers
+// edges [edge_begin, edge_begin + edge_count) (a chunk): the Edges binding
+// holds those edges, the OutVertices binding is the chunk whose record
+// out_record is edge edge_begin's; strengths and the bitmap are whole.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
@@ -9,24 +12,27 @@ layout(local_size_x = 64) in;
 #include "subdiv_types.glsl"
 
 layout(std430, set = 0, binding = 0) readonly buffer InVertices { InVertex in_vertices[]; };
-layout(std430, set = 0, binding = 1) readonly buffer Edges { uint edge_words[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Edges { uint edge_words[]; };  // from edge_begin
 layout(std430, set = 0, binding = 2) readonly buffer EdgeStrength { float edge_strength[]; };
 layout(std430, set = 0, binding = 3) readonly buffer Constrained { uint constrained[]; };
 layout(std430, set = 0, binding = 4) buffer OutVertices { vec4 out_vertices[]; };
 
 layout(push_constant) uniform Push {
-  uint vertex_count;
+  uint edge_begin;
   uint edge_count;
   uint index_bits;
   uint flags;  // bit 0: smooth, bit 1: the constraint bitmap is given
+  uint out_record;
+  uint reserved;
 } pc;
 
 #include "subdiv_common.glsl"
 
 void main() {
-  const uint i = gl_GlobalInvocationID.x;
-  if (i >= pc.edge_count) return;
-  const Edge e = load_edge(i, pc.index_bits);
+  const uint local = gl_GlobalInvocationID.x;
+  if (local >= pc.edge_count) return;
+  const uint i = pc.edge_begin + local;
+  const Edge e = load_edge(local, pc.index_bits);
   precise const vec3 pa = in_position(e.a);
   precise const vec3 pb = in_position(e.b);
   precise const vec3 mid = (pa + pb) * 0.5;
@@ -46,5 +52,5 @@ void main() {
     }
     p = mid + disp * s;
   }
-  out_vertices[3u * (pc.vertex_count + i)] = vec4(p, s);
+  out_vertices[3u * (pc.out_record + local)] = vec4(p, s);
 }
