@@ -79,6 +79,138 @@ struct Dispatch {
   std::uint32_t groups = 0;
 };
 
+// ---- Graphics (the render passes, docs/render/passes.md) ----------------
+
+/// Attachment formats: HDR colour, 8-bit maps, depth-stencil (reversed-Z
+/// depth with an 8-bit stencil) and depth only (light-space shadow maps).
+enum class ImageFormat : std::uint8_t { kRgba16Float, kRgba8Unorm, kDepth32Stencil8, kDepth32 };
+/// Which part of an image read_image copies.
+enum class ImageAspect : std::uint8_t { kColour, kDepth, kStencil };
+/// Bytes per texel of `aspect` of `format` as read_image returns them
+/// (colour: 8 or 4, depth: 4 floats, stencil: 1); 0 for an aspect the format
+/// lacks.
+std::uint32_t texel_bytes(ImageFormat format, ImageAspect aspect);
+const char* format_name(ImageFormat format);
+
+/// Vulkan's comparison, stencil, blend and cull enumerations (same order as
+/// VkCompareOp, VkStencilOp, VkBlendFactor, VkBlendOp).
+enum class CompareOp : std::uint8_t {
+  kNever,
+  kLess,
+  kEqual,
+  kLessOrEqual,
+  kGreater,
+  kNotEqual,
+  kGreaterOrEqual,
+  kAlways
+};
+enum class StencilOp : std::uint8_t {
+  kKeep,
+  kZero,
+  kReplace,
+  kIncrementClamp,
+  kDecrementClamp,
+  kInvert,
+  kIncrementWrap,
+  kDecrementWrap
+};
+enum class BlendFactor : std::uint8_t {
+  kZero,
+  kOne,
+  kSrcColour,
+  kOneMinusSrcColour,
+  kDstColour,
+  kOneMinusDstColour,
+  kSrcAlpha,
+  kOneMinusSrcAlpha,
+  kDstAlpha,
+  kOneMinusDstAlpha
+};
+enum class BlendOp : std::uint8_t { kAdd, kSubtract, kReverseSubtract, kMin, kMax };
+enum class CullMode : std::uint8_t { kNone, kFront, kBack };
+const char* name(CompareOp op);
+const char* name(StencilOp op);
+const char* name(BlendFactor factor);
+const char* name(BlendOp op);
+const char* name(CullMode mode);
+
+struct DepthState {
+  bool test = false;
+  bool write = false;
+  CompareOp compare = CompareOp::kAlways;
+};
+/// One state for front and back faces.
+struct StencilState {
+  bool enabled = false;
+  CompareOp compare = CompareOp::kAlways;
+  StencilOp pass = StencilOp::kKeep;
+  StencilOp fail = StencilOp::kKeep;
+  StencilOp depth_fail = StencilOp::kKeep;
+  std::uint8_t reference = 0;
+  std::uint8_t compare_mask = 0xFF;
+  std::uint8_t write_mask = 0xFF;
+};
+/// One colour target's blending and write mask (bit 0 R … bit 3 A).
+struct BlendState {
+  bool enabled = false;
+  std::uint8_t write_mask = 0xF;
+  BlendFactor src_colour = BlendFactor::kOne;
+  BlendFactor dst_colour = BlendFactor::kZero;
+  BlendOp colour_op = BlendOp::kAdd;
+  BlendFactor src_alpha = BlendFactor::kOne;
+  BlendFactor dst_alpha = BlendFactor::kZero;
+  BlendOp alpha_op = BlendOp::kAdd;
+};
+struct GraphicsState {
+  DepthState depth;
+  StencilState stencil;
+  std::vector<BlendState> colour;  ///< one per colour attachment, in order
+  CullMode cull = CullMode::kNone;
+};
+
+/// A float vertex attribute: `components` (1..4) floats at `offset`.
+struct VertexAttribute {
+  std::uint32_t location = 0;
+  std::uint32_t components = 3;
+  std::uint32_t offset = 0;
+};
+struct GraphicsPipelineDesc {
+  std::span<const std::uint32_t> vertex_spirv;
+  std::span<const std::uint32_t> fragment_spirv;  ///< empty: depth only
+  std::uint32_t vertex_stride = 12;
+  std::vector<VertexAttribute> attributes;
+  std::vector<ImageFormat> colour_formats;  ///< as many as state.colour
+  std::optional<ImageFormat> depth_format;
+  GraphicsState state;
+  std::uint32_t push_bytes = 0;  ///< push constants seen by both stages
+};
+
+struct ImageId {
+  std::uint32_t id = 0;
+};
+/// An attachment of a render pass: cleared to the given values first, or
+/// loaded (the contents earlier passes left).
+struct Attachment {
+  ImageId image;
+  bool clear = false;
+  std::array<float, 4> clear_colour{};
+  float clear_depth = 0.0F;  ///< reversed-Z: 0 is the far plane
+  std::uint32_t clear_stencil = 0;
+};
+/// A non-indexed or (indices set) indexed draw of `count` vertices/indices.
+struct Draw {
+  PipelineId pipeline;
+  BufferId vertices;
+  std::optional<BufferId> indices;  ///< 32-bit
+  std::uint32_t count = 0;
+  std::vector<std::uint8_t> push;
+};
+struct RenderPass {
+  std::vector<Attachment> colour;
+  std::optional<Attachment> depth;  ///< also the stencil when its format has one
+  std::vector<Draw> draws;
+};
+
 class Context {
  public:
   /// Errors: GPU_UNAVAILABLE (with the reason), GPU_VULKAN.
@@ -111,6 +243,22 @@ class Context {
   /// shader-write → shader-read/write barrier between consecutive ones and a
   /// shader → host barrier at the end, submits it and waits.
   core::Status run(std::span<const Dispatch> dispatches);
+
+  /// A 2D image usable as an attachment and read back with read_image.
+  /// Errors: GPU_UNAVAILABLE (a device without a graphics queue),
+  /// GPU_LIMIT (past the device's image size), GPU_VULKAN.
+  core::Result<ImageId> create_image(std::uint32_t width, std::uint32_t height, ImageFormat format);
+  void free_image(ImageId image);
+  /// Its texels, rows top to bottom, texel_bytes(format, aspect) each.
+  core::Result<std::vector<std::uint8_t>> read_image(ImageId image, ImageAspect aspect);
+  /// A graphics pipeline (dynamic rendering, viewport and scissor set to the
+  /// attachments' size; triangle lists, counter-clockwise front faces); each
+  /// call builds one. Errors: GPU_UNAVAILABLE (no graphics queue), GPU_VULKAN
+  /// (also a description that contradicts itself).
+  core::Result<PipelineId> create_graphics_pipeline(const GraphicsPipelineDesc& desc);
+  /// Records the passes in order into one command buffer (every attachment
+  /// the same size; a full memory barrier between passes), submits, waits.
+  core::Status render(std::span<const RenderPass> passes);
 
  private:
   Context();

@@ -51,5 +51,18 @@ core::Result<PipelineId> Context::create_pipeline(std::span<const std::uint32_t>
 core::Status Context::run(std::span<const Dispatch>) {
   return not_built();
 }
+core::Result<ImageId> Context::create_image(std::uint32_t, std::uint32_t, ImageFormat) {
+  return not_built();
+}
+void Context::free_image(ImageId) {}
+core::Result<std::vector<std::uint8_t>> Context::read_image(ImageId, ImageAspect) {
+  return not_built();
+}
+core::Result<PipelineId> Context::create_graphics_pipeline(const GraphicsPipelineDesc&) {
+  return not_built();
+}
+core::Status Context::render(std::span<const RenderPass>) {
+  return not_built();
+}
 
 }  // namespace charkit::gpu

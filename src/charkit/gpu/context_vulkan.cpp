@@ -11,20 +11,12 @@
 #include <utility>
 
 #include "charkit/gpu/context.h"
+#include "charkit/gpu/detail/vulkan.h"
 #include "charkit/gpu/error_codes.h"
 
 namespace charkit::gpu {
 
 namespace {
-
-core::Error vk_error(const char* call, VkResult r) {
-  return core::make_error(codes::GPU_VULKAN.str(),
-                          std::string(call) + " failed with VkResult " + std::to_string(r));
-}
-
-core::Error unavailable(std::string why) {
-  return core::make_error(codes::GPU_UNAVAILABLE.str(), std::move(why));
-}
 
 /// volkInitialize once per process: whether a loader is there.
 bool loader_present() {
@@ -196,6 +188,15 @@ core::Result<VkInstance> shared_instance(bool validation) {
 
 }  // namespace
 
+core::Error vk_error(const char* call, VkResult r) {
+  return core::make_error(codes::GPU_VULKAN.str(),
+                          std::string(call) + " failed with VkResult " + std::to_string(r));
+}
+
+core::Error unavailable(std::string why) {
+  return core::make_error(codes::GPU_UNAVAILABLE.str(), std::move(why));
+}
+
 bool built_with_vulkan() {
   return true;
 }
@@ -209,59 +210,6 @@ core::Result<std::vector<DeviceInfo>> list_devices() {
   for (std::uint32_t i = 0; i < pds->size(); ++i) out.push_back(describe((*pds)[i], i));
   return out;
 }
-
-struct Context::Impl {
-  VkInstance instance = VK_NULL_HANDLE;  // shared_instance()'s, not owned
-  std::size_t log_start = 0;             // g_log entries before this context
-  VkPhysicalDevice physical = VK_NULL_HANDLE;
-  VkDevice device = VK_NULL_HANDLE;
-  VolkDeviceTable vk{};
-  VkQueue queue = VK_NULL_HANDLE;
-  std::uint32_t queue_family = 0;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-  DeviceInfo info;
-  std::uint64_t max_buffer = 0;
-  VkPhysicalDeviceMemoryProperties memory{};
-
-  struct Buffer {
-    VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    std::uint64_t size = 0;
-    std::uint8_t* mapped = nullptr;
-  };
-  std::unordered_map<std::uint32_t, Buffer> buffers;
-  std::uint32_t next_buffer = 1;
-
-  struct Pipeline {
-    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-    VkPipelineLayout layout = VK_NULL_HANDLE;
-    VkPipeline pipeline = VK_NULL_HANDLE;
-    std::uint32_t bindings = 0;
-    std::uint32_t push_bytes = 0;
-    const std::uint32_t* spirv = nullptr;  // the words it was built from (embedded, static)
-    std::size_t words = 0;
-  };
-  std::vector<Pipeline> pipelines;
-
-  ~Impl() {
-    if (device != VK_NULL_HANDLE) {
-      vk.vkDeviceWaitIdle(device);
-      for (auto& [id, b] : buffers) {
-        vk.vkDestroyBuffer(device, b.buffer, nullptr);
-        vk.vkFreeMemory(device, b.memory, nullptr);
-      }
-      for (Pipeline& p : pipelines) {
-        vk.vkDestroyPipeline(device, p.pipeline, nullptr);
-        vk.vkDestroyPipelineLayout(device, p.layout, nullptr);
-        vk.vkDestroyDescriptorSetLayout(device, p.set_layout, nullptr);
-      }
-      if (fence != VK_NULL_HANDLE) vk.vkDestroyFence(device, fence, nullptr);
-      if (pool != VK_NULL_HANDLE) vk.vkDestroyCommandPool(device, pool, nullptr);
-      vk.vkDestroyDevice(device, nullptr);
-    }
-  }
-};
 
 Context::Context() : impl_(std::make_unique<Impl>()) {}
 Context::~Context() = default;
@@ -322,7 +270,15 @@ core::Result<std::unique_ptr<Context>> Context::create(const ContextOptions& opt
   vkGetPhysicalDeviceQueueFamilyProperties(m.physical, &nq, nullptr);
   std::vector<VkQueueFamilyProperties> qf(nq);
   vkGetPhysicalDeviceQueueFamilyProperties(m.physical, &nq, qf.data());
+  // A family with graphics and compute (the render passes need both), else
+  // compute only (then graphics calls answer GPU_UNAVAILABLE).
   bool found = false;
+  const VkQueueFlags both = VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT;
+  for (std::uint32_t i = 0; i < nq && !found; ++i)
+    if ((qf[i].queueFlags & both) == both) {
+      m.queue_family = i;
+      found = m.graphics = true;
+    }
   for (std::uint32_t i = 0; i < nq && !found; ++i)
     if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0) {
       m.queue_family = i;
@@ -340,7 +296,21 @@ core::Result<std::unique_ptr<Context>> Context::create(const ContextOptions& opt
   VkPhysicalDeviceVulkan13Features f13{};
   f13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
   f13.maintenance4 = VK_TRUE;
+  // Dynamic rendering (the render passes) where the device has it.
+  VkPhysicalDeviceVulkan13Features have13{};
+  have13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
+  VkPhysicalDeviceFeatures2 have{};
+  have.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  have.pNext = &have13;
+  vkGetPhysicalDeviceFeatures2(m.physical, &have);
+  f13.dynamicRendering = have13.dynamicRendering;
+  m.graphics = m.graphics && have13.dynamicRendering == VK_TRUE;
+  // Independent blend: the eye pass blends one target and writes the next.
+  VkPhysicalDeviceFeatures core_features{};
+  core_features.independentBlend = have.features.independentBlend;
+  m.graphics = m.graphics && have.features.independentBlend == VK_TRUE;
   VkDeviceCreateInfo di{};
+  di.pEnabledFeatures = &core_features;
   di.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   di.pNext = &f13;
   di.queueCreateInfoCount = 1;
@@ -375,7 +345,9 @@ core::Result<BufferId> Context::create_buffer(std::uint64_t bytes) {
   VkBufferCreateInfo bi{};
   bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   bi.size = bytes;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_VERTEX_BUFFER_BIT |
+             VK_BUFFER_USAGE_INDEX_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   if (VkResult r = m.vk.vkCreateBuffer(m.device, &bi, nullptr, &b.buffer); r != VK_SUCCESS)
     return vk_error("vkCreateBuffer", r);
@@ -503,6 +475,8 @@ core::Status Context::run(std::span<const Dispatch> dispatches) {
     if (d.pipeline.id >= m.pipelines.size())
       return core::make_error(codes::GPU_VULKAN.str(), "dispatch of an unknown pipeline");
     const Impl::Pipeline& p = m.pipelines[d.pipeline.id];
+    if (p.graphics)
+      return core::make_error(codes::GPU_VULKAN.str(), "dispatch of a graphics pipeline");
     if (d.buffers.size() != p.bindings || d.push.size() != p.push_bytes)
       return core::make_error(codes::GPU_VULKAN.str(),
                               "a dispatch's buffers or push constants do not fit its pipeline");
