@@ -70,6 +70,16 @@ class RenderPasses : public ::testing::Test {
     EXPECT_TRUE(pl) << pl.error().message;
     return *pl;
   }
+  /// Six vertices of `vertices` with `pipeline`.
+  static gpu::Draw draw(gpu::PipelineId pipeline, gpu::BufferId vertices,
+                        std::vector<std::uint8_t> push_bytes) {
+    gpu::Draw d;
+    d.pipeline = pipeline;
+    d.vertices = vertices;
+    d.count = 6;
+    d.push = std::move(push_bytes);
+    return d;
+  }
   static std::vector<std::uint8_t> push(const Colours& c) {
     std::vector<std::uint8_t> p(64);
     std::memcpy(p.data(), c.data(), 64);
@@ -142,7 +152,7 @@ TEST_F(RenderPasses, EveryPassWritesWhatItsTableSays) {
     SCOPED_TRACE(p.name);
     const gpu::BufferId q = quad(-1, 1, 0.5F);
     gpu::RenderPass r = gbuffer_pass(true, kClear, 0x80);
-    r.draws.push_back({pipeline(p.id), q, std::nullopt, 6, push(kDraw)});
+    r.draws.push_back(draw(pipeline(p.id), q, push(kDraw)));
     ASSERT_TRUE(ctx_->render(std::span(&r, 1)));
     for (std::size_t i = 0; i < 4; ++i) {
       const Target t = kColourTargets[i];
@@ -177,7 +187,7 @@ TEST_F(RenderPasses, EveryPassWritesWhatItsTableSays) {
 TEST_F(RenderPasses, FaceThenClassificationSetsBitTwoOnlyUnderBitSeven) {
   const gpu::BufferId left = quad(-1, 0, 0.5F);
   gpu::RenderPass face = gbuffer_pass(true, kClear, 0x41);
-  face.draws.push_back({pipeline(PassId::kFaceMain), left, std::nullopt, 6, push(kDraw)});
+  face.draws.push_back(draw(pipeline(PassId::kFaceMain), left, push(kDraw)));
   ASSERT_TRUE(ctx_->render(std::span(&face, 1)));
   std::vector<std::vector<std::uint8_t>> before;
   for (Target t : kColourTargets) before.push_back(read(t));
@@ -188,7 +198,7 @@ TEST_F(RenderPasses, FaceThenClassificationSetsBitTwoOnlyUnderBitSeven) {
 
   const gpu::BufferId all = quad(-1, 1, 0.75F);
   gpu::RenderPass cls = gbuffer_pass(false);
-  cls.draws.push_back({pipeline(PassId::kShadowClassification), all, std::nullopt, 6, push(kDraw)});
+  cls.draws.push_back(draw(pipeline(PassId::kShadowClassification), all, push(kDraw)));
   ASSERT_TRUE(ctx_->render(std::span(&cls, 1)));
   const auto stencil1 = read(Target::kDepthStencil, gpu::ImageAspect::kStencil);
   for (std::uint32_t y = 0; y < kH; ++y)
@@ -205,7 +215,7 @@ TEST_F(RenderPasses, FaceThenClassificationSetsBitTwoOnlyUnderBitSeven) {
 TEST_F(RenderPasses, ClassificationKeepsTheOtherStencilBits) {
   gpu::RenderPass cls = gbuffer_pass(true, kClear, 0xC1);
   cls.draws.push_back(
-      {pipeline(PassId::kShadowClassification), quad(-1, 1, 0.5F), std::nullopt, 6, push(kDraw)});
+      draw(pipeline(PassId::kShadowClassification), quad(-1, 1, 0.5F), push(kDraw)));
   ASSERT_TRUE(ctx_->render(std::span(&cls, 1)));
   const auto stencil = read(Target::kDepthStencil, gpu::ImageAspect::kStencil);
   EXPECT_EQ(stencil[3 * kW + 5], 0xC5);
@@ -217,8 +227,7 @@ TEST_F(RenderPasses, ClassificationKeepsTheOtherStencilBits) {
 // map keep the face's bits; an eye behind the face depth is not drawn.
 TEST_F(RenderPasses, EyeBlendsPremultipliedAndKeepsTheSurfaceData) {
   gpu::RenderPass face = gbuffer_pass(true, kClear, 0);
-  face.draws.push_back(
-      {pipeline(PassId::kFaceMain), quad(-1, 1, 0.5F), std::nullopt, 6, push(kDraw)});
+  face.draws.push_back(draw(pipeline(PassId::kFaceMain), quad(-1, 1, 0.5F), push(kDraw)));
   ASSERT_TRUE(ctx_->render(std::span(&face, 1)));
   std::vector<std::vector<std::uint8_t>> before;
   for (Target t : kColourTargets) before.push_back(read(t));
@@ -229,8 +238,8 @@ TEST_F(RenderPasses, EyeBlendsPremultipliedAndKeepsTheSurfaceData) {
   const Colours eye_push = {eye, Colour{0, 0, 0, 0}, Colour{1, 1, 1, 1}, Colour{1, 1, 1, 1}};
   gpu::RenderPass pass = gbuffer_pass(false);
   const gpu::PipelineId eye_pipeline = pipeline(PassId::kEyeComposite);
-  pass.draws.push_back({eye_pipeline, quad(-1, 0, 0.9F), std::nullopt, 6, push(eye_push)});
-  pass.draws.push_back({eye_pipeline, quad(0, 1, 0.3F), std::nullopt, 6, push(eye_push)});
+  pass.draws.push_back(draw(eye_pipeline, quad(-1, 0, 0.9F), push(eye_push)));
+  pass.draws.push_back(draw(eye_pipeline, quad(0, 1, 0.3F), push(eye_push)));
   ASSERT_TRUE(ctx_->render(std::span(&pass, 1)));
 
   const auto hdr = read(Target::kHdr);
@@ -255,7 +264,7 @@ TEST_F(RenderPasses, EyeBlendsPremultipliedAndKeepsTheSurfaceData) {
 TEST_F(RenderPasses, FaceShadowWritesOnlyLightDepth) {
   gpu::RenderPass r;
   r.depth = gpu::Attachment{images_[Target::kShadowDepth], true};
-  r.draws.push_back({pipeline(PassId::kFaceShadow), quad(-1, 0, 0.625F), std::nullopt, 6, {}});
+  r.draws.push_back(draw(pipeline(PassId::kFaceShadow), quad(-1, 0, 0.625F), {}));
   ASSERT_TRUE(ctx_->render(std::span(&r, 1)));
   const auto d = read(Target::kShadowDepth, gpu::ImageAspect::kDepth);
   EXPECT_EQ(depth_at(d, 1, 1), 0.625F);
@@ -268,7 +277,7 @@ TEST_F(RenderPasses, FaceShadowWritesOnlyLightDepth) {
 TEST_F(RenderPasses, MismatchedAttachmentsAreRefused) {
   gpu::RenderPass r;
   r.colour.push_back(gpu::Attachment{images_[Target::kHdr], true});
-  r.draws.push_back({pipeline(PassId::kFaceMain), quad(-1, 1, 0.5F), std::nullopt, 6, push(kDraw)});
+  r.draws.push_back(draw(pipeline(PassId::kFaceMain), quad(-1, 1, 0.5F), push(kDraw)));
   auto st = ctx_->render(std::span(&r, 1));
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, gpu::codes::GPU_VULKAN.str());

@@ -52,6 +52,36 @@ TEST(Pcf9, AShadowEdgeGivesSixNinths) {
   EXPECT_FLOAT_EQ(pcf9(map, {ndc_of_column(200), y, 0.5F}, {0, 0, 0}, forward), 0.9999F);
 }
 
+// The cascade path rotates the taps. The eight outer taps sit at radius √2,
+// 45° apart, so a quarter-turn multiple maps the kernel onto itself; at 22.5°
+// their x offsets are ±1.307 and ±0.541 texels, so at column 1024 four fall
+// in column 1023 (shadow) and five taps stay lit.
+TEST(Pcf9, RotatedTaps) {
+  const std::vector<float> depth = edge_map();
+  const ShadowMap map{2048, depth};
+  PcfParams p;
+  const float y = ndc_of_column(700);
+  p.rotation = 3.14159265F / 4.0F;
+  EXPECT_FLOAT_EQ(pcf9(map, {ndc_of_column(1024), y, 0.5F}, {0, 0, 0}, p), 6.0F * 0.1111F);
+  p.rotation = 3.14159265F / 8.0F;
+  EXPECT_FLOAT_EQ(pcf9(map, {ndc_of_column(1024), y, 0.5F}, {0, 0, 0}, p), 5.0F * 0.1111F);
+}
+
+// Cascade selection: the first sphere holding the point, by squared
+// distance; 4 outside all.
+TEST(Cascades, LevelFromSquaredDistances) {
+  const CascadeSpheres s = {{{0, 0, 0, 1}, {0.5F, 0, 0, 4}, {1, 0.5F, 0, 16}, {2, 1, 0.5F, 64}}};
+  EXPECT_EQ(cascade_level({0.5F, 0, 0}, s), 0U);     // d² = 0.25 < 1
+  EXPECT_EQ(cascade_level({1.0F, 0, 0}, s), 1U);     // d² = 1, not < 1; 0.25 < 4
+  EXPECT_EQ(cascade_level({3.0F, 0, 0}, s), 2U);     // 9, 6.25, then 4.25 < 16
+  EXPECT_EQ(cascade_level({9.0F, 1, 0.5F}, s), 3U);  // 49 < 64
+  EXPECT_EQ(cascade_level({20.0F, 0, 0}, s), 4U);
+  // The perturbation angle: 2π·fract(52.9829189·fract(0.06711056·x + 0.00583715·y)).
+  EXPECT_FLOAT_EQ(cascade_rotation({0, 0}), 0.0F);
+  EXPECT_NEAR(cascade_rotation({1, 0}), 3.49165F, 1e-4);
+  EXPECT_NEAR(cascade_rotation({10.5F, 3.5F}), 2.62281F, 1e-3);
+}
+
 TEST(Pcf9, VisibilityCombinesOcclusionStrengthAndSwitch) {
   EXPECT_EQ(shadow_visibility(0.0F, 1.0F, 1.0F, false), 1.0F);
   EXPECT_FLOAT_EQ(shadow_visibility(0.0F, 1.0F, 1.0F, true), 0.0F);

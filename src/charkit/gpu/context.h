@@ -69,6 +69,11 @@ struct BufferId {
 struct PipelineId {
   std::uint32_t id = 0;
 };
+struct ImageId {
+  std::uint32_t id = 0;
+};
+/// How a pipeline's texture binding samples (clamped to the edge).
+enum class Sampling : std::uint8_t { kNearest, kLinear };
 
 /// One compute dispatch: a pipeline, its storage buffers (binding i =
 /// buffers[i]), push constants and the number of workgroups along x.
@@ -77,6 +82,8 @@ struct Dispatch {
   std::vector<BufferId> buffers;
   std::vector<std::uint8_t> push;
   std::uint32_t groups = 0;
+  /// Sampled images at bindings buffers.size() … (the pipeline's textures).
+  std::vector<ImageId> textures;
 };
 
 // ---- Graphics (the render passes, docs/render/passes.md) ----------------
@@ -183,11 +190,10 @@ struct GraphicsPipelineDesc {
   std::optional<ImageFormat> depth_format;
   GraphicsState state;
   std::uint32_t push_bytes = 0;  ///< push constants seen by both stages
+  /// Combined image samplers at set 0, bindings 0..n-1, seen by both stages.
+  std::vector<Sampling> textures;
 };
 
-struct ImageId {
-  std::uint32_t id = 0;
-};
 /// An attachment of a render pass: cleared to the given values first, or
 /// loaded (the contents earlier passes left).
 struct Attachment {
@@ -204,6 +210,7 @@ struct Draw {
   std::optional<BufferId> indices;  ///< 32-bit
   std::uint32_t count = 0;
   std::vector<std::uint8_t> push;
+  std::vector<ImageId> textures;  ///< one per pipeline texture binding
 };
 struct RenderPass {
   std::vector<Attachment> colour;
@@ -237,8 +244,10 @@ class Context {
   /// (0..n-1 in set 0) and `push_bytes` of push constants. Built once per
   /// context: the same words (by address: embedded shaders are static) and
   /// layout give the same pipeline again.
+  /// `textures`: combined image samplers after the storage buffers.
   core::Result<PipelineId> create_pipeline(std::span<const std::uint32_t> spirv,
-                                           std::uint32_t storage_buffers, std::uint32_t push_bytes);
+                                           std::uint32_t storage_buffers, std::uint32_t push_bytes,
+                                           std::span<const Sampling> textures = {});
   /// Records the dispatches in order into one command buffer, a
   /// shader-write → shader-read/write barrier between consecutive ones and a
   /// shader → host barrier at the end, submits it and waits.
@@ -249,6 +258,9 @@ class Context {
   /// GPU_LIMIT (past the device's image size), GPU_VULKAN.
   core::Result<ImageId> create_image(std::uint32_t width, std::uint32_t height, ImageFormat format);
   void free_image(ImageId image);
+  /// Fills a colour image (or a depth-only one) with texels, rows top to
+  /// bottom, texel_bytes(format, colour or depth) each, ready for sampling.
+  core::Status write_image(ImageId image, std::span<const std::uint8_t> texels);
   /// Its texels, rows top to bottom, texel_bytes(format, aspect) each.
   core::Result<std::vector<std::uint8_t>> read_image(ImageId image, ImageAspect aspect);
   /// A graphics pipeline (dynamic rendering, viewport and scissor set to the

@@ -45,7 +45,7 @@ std::span<std::uint8_t> Context::map(BufferId) {
 }
 void Context::free_buffer(BufferId) {}
 core::Result<PipelineId> Context::create_pipeline(std::span<const std::uint32_t>, std::uint32_t,
-                                                  std::uint32_t) {
+                                                  std::uint32_t, std::span<const Sampling>) {
   return not_built();
 }
 core::Status Context::run(std::span<const Dispatch>) {
@@ -55,6 +55,9 @@ core::Result<ImageId> Context::create_image(std::uint32_t, std::uint32_t, ImageF
   return not_built();
 }
 void Context::free_image(ImageId) {}
+core::Status Context::write_image(ImageId, std::span<const std::uint8_t>) {
+  return not_built();
+}
 core::Result<std::vector<std::uint8_t>> Context::read_image(ImageId, ImageAspect) {
   return not_built();
 }

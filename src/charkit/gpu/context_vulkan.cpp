@@ -404,14 +404,15 @@ void Context::free_buffer(BufferId buffer) {
 
 core::Result<PipelineId> Context::create_pipeline(std::span<const std::uint32_t> spirv,
                                                   std::uint32_t storage_buffers,
-                                                  std::uint32_t push_bytes) {
+                                                  std::uint32_t push_bytes,
+                                                  std::span<const Sampling> textures) {
   Impl& m = *impl_;
   // A kernel asks for its pipeline on every run: the same embedded SPIR-V
   // and layout give the pipeline built the first time.
   for (std::size_t i = 0; i < m.pipelines.size(); ++i) {
     const Impl::Pipeline& q = m.pipelines[i];
     if (q.spirv == spirv.data() && q.words == spirv.size() && q.bindings == storage_buffers &&
-        q.push_bytes == push_bytes)
+        q.push_bytes == push_bytes && q.textures == textures.size())
       return PipelineId{static_cast<std::uint32_t>(i)};
   }
   Impl::Pipeline p;
@@ -419,16 +420,25 @@ core::Result<PipelineId> Context::create_pipeline(std::span<const std::uint32_t>
   p.push_bytes = push_bytes;
   p.spirv = spirv.data();
   p.words = spirv.size();
-  std::vector<VkDescriptorSetLayoutBinding> bindings(storage_buffers);
-  for (std::uint32_t i = 0; i < storage_buffers; ++i) {
+  p.textures = static_cast<std::uint32_t>(textures.size());
+  std::vector<VkSampler> samplers;
+  for (Sampling sampling : textures) {
+    auto sampler = m.sampler(sampling);
+    if (!sampler) return std::move(sampler).error();
+    samplers.push_back(*sampler);
+  }
+  std::vector<VkDescriptorSetLayoutBinding> bindings(storage_buffers + textures.size());
+  for (std::uint32_t i = 0; i < bindings.size(); ++i) {
     bindings[i].binding = i;
-    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorType = i < storage_buffers ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                                                     : VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
     bindings[i].descriptorCount = 1;
     bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    if (i >= storage_buffers) bindings[i].pImmutableSamplers = &samplers[i - storage_buffers];
   }
   VkDescriptorSetLayoutCreateInfo li{};
   li.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
-  li.bindingCount = storage_buffers;
+  li.bindingCount = static_cast<std::uint32_t>(bindings.size());
   li.pBindings = bindings.data();
   if (VkResult r = m.vk.vkCreateDescriptorSetLayout(m.device, &li, nullptr, &p.set_layout);
       r != VK_SUCCESS)
@@ -470,7 +480,7 @@ core::Result<PipelineId> Context::create_pipeline(std::span<const std::uint32_t>
 core::Status Context::run(std::span<const Dispatch> dispatches) {
   Impl& m = *impl_;
   if (dispatches.empty()) return core::Ok{};
-  std::uint32_t descriptors = 0;
+  std::uint32_t descriptors = 0, textures = 0;
   for (const Dispatch& d : dispatches) {
     if (d.pipeline.id >= m.pipelines.size())
       return core::make_error(codes::GPU_VULKAN.str(), "dispatch of an unknown pipeline");
@@ -483,14 +493,27 @@ core::Status Context::run(std::span<const Dispatch> dispatches) {
     for (BufferId b : d.buffers)
       if (m.buffers.find(b.id) == m.buffers.end())
         return core::make_error(codes::GPU_VULKAN.str(), "dispatch of an unknown buffer");
+    if (d.textures.size() != p.textures)
+      return core::make_error(codes::GPU_VULKAN.str(),
+                              "a dispatch's textures do not fit its pipeline");
+    for (ImageId t : d.textures) {
+      auto it = m.images.find(t.id);
+      if (it == m.images.end() || it->second.layout == VK_IMAGE_LAYOUT_UNDEFINED ||
+          it->second.format == ImageFormat::kDepth32Stencil8)
+        return core::make_error(codes::GPU_VULKAN.str(),
+                                "a dispatch samples an unknown, unwritten or depth-stencil image");
+    }
     descriptors += p.bindings;
+    textures += p.textures;
   }
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(descriptors, 1U)};
+  const VkDescriptorPoolSize sizes[2] = {
+      {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(descriptors, 1U)},
+      {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, std::max(textures, 1U)}};
   VkDescriptorPoolCreateInfo dpi{};
   dpi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
   dpi.maxSets = static_cast<std::uint32_t>(dispatches.size());
-  dpi.poolSizeCount = 1;
-  dpi.pPoolSizes = &size;
+  dpi.poolSizeCount = 2;
+  dpi.pPoolSizes = sizes;
   VkDescriptorPool dpool = VK_NULL_HANDLE;
   if (VkResult r = m.vk.vkCreateDescriptorPool(m.device, &dpi, nullptr, &dpool); r != VK_SUCCESS)
     return vk_error("vkCreateDescriptorPool", r);
@@ -526,7 +549,8 @@ core::Status Context::run(std::span<const Dispatch> dispatches) {
       return vk_error("vkAllocateDescriptorSets", r);
     }
     std::vector<VkDescriptorBufferInfo> infos(d.buffers.size());
-    std::vector<VkWriteDescriptorSet> writes(d.buffers.size());
+    std::vector<VkDescriptorImageInfo> image_infos(d.textures.size());
+    std::vector<VkWriteDescriptorSet> writes(d.buffers.size() + d.textures.size());
     for (std::size_t b = 0; b < d.buffers.size(); ++b) {
       infos[b] = {m.buffers[d.buffers[b].id].buffer, 0, VK_WHOLE_SIZE};
       writes[b].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
@@ -535,6 +559,19 @@ core::Status Context::run(std::span<const Dispatch> dispatches) {
       writes[b].descriptorCount = 1;
       writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       writes[b].pBufferInfo = &infos[b];
+    }
+    for (std::size_t t = 0; t < d.textures.size(); ++t) {
+      Impl::Image& img = m.images[d.textures[t].id];
+      if (img.layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)
+        m.transition(cmd, img, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, false);
+      image_infos[t] = {VK_NULL_HANDLE, img.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+      VkWriteDescriptorSet& w = writes[d.buffers.size() + t];
+      w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+      w.dstSet = set;
+      w.dstBinding = static_cast<std::uint32_t>(d.buffers.size() + t);
+      w.descriptorCount = 1;
+      w.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+      w.pImageInfo = &image_infos[t];
     }
     m.vk.vkUpdateDescriptorSets(m.device, static_cast<std::uint32_t>(writes.size()), writes.data(),
                                 0, nullptr);

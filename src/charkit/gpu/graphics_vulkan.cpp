@@ -80,6 +80,52 @@ void Context::Impl::transition(VkCommandBuffer cmd, Image& i, VkImageLayout to,
   i.layout = to;
 }
 
+core::Result<VkSampler> Context::Impl::sampler(Sampling sampling) {
+  VkSampler& slot = samplers[sampling == Sampling::kLinear ? 1 : 0];
+  if (slot == VK_NULL_HANDLE) {
+    VkSamplerCreateInfo si{};
+    si.sType = VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO;
+    si.magFilter = si.minFilter =
+        sampling == Sampling::kLinear ? VK_FILTER_LINEAR : VK_FILTER_NEAREST;
+    si.mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST;
+    si.addressModeU = si.addressModeV = si.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
+    si.maxLod = 0.0F;
+    if (VkResult r = vk.vkCreateSampler(device, &si, nullptr, &slot); r != VK_SUCCESS)
+      return vk_error("vkCreateSampler", r);
+  }
+  return slot;
+}
+
+core::Status Context::Impl::staging(VkDeviceSize bytes, VkBuffer* buffer,
+                                    VkDeviceMemory* out_memory, void** mapped) {
+  VkBufferCreateInfo bi{};
+  bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  bi.size = std::max<VkDeviceSize>(bytes, 4);
+  bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  if (VkResult r = vk.vkCreateBuffer(device, &bi, nullptr, buffer); r != VK_SUCCESS)
+    return vk_error("vkCreateBuffer", r);
+  VkMemoryRequirements req{};
+  vk.vkGetBufferMemoryRequirements(device, *buffer, &req);
+  const auto type = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                                        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  VkMemoryAllocateInfo ai{};
+  ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  ai.allocationSize = req.size;
+  ai.memoryTypeIndex = type.value_or(0);
+  *out_memory = VK_NULL_HANDLE;
+  VkResult r =
+      type ? vk.vkAllocateMemory(device, &ai, nullptr, out_memory) : VK_ERROR_FEATURE_NOT_PRESENT;
+  if (r == VK_SUCCESS) r = vk.vkBindBufferMemory(device, *buffer, *out_memory, 0);
+  if (r == VK_SUCCESS) r = vk.vkMapMemory(device, *out_memory, 0, VK_WHOLE_SIZE, 0, mapped);
+  if (r != VK_SUCCESS) {
+    vk.vkDestroyBuffer(device, *buffer, nullptr);
+    if (*out_memory != VK_NULL_HANDLE) vk.vkFreeMemory(device, *out_memory, nullptr);
+    return vk_error("allocating a staging buffer", r);
+  }
+  return core::Ok{};
+}
+
 core::Status Context::Impl::submit(const std::function<void(VkCommandBuffer)>& record) {
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkCommandBufferAllocateInfo cai{};
@@ -193,32 +239,12 @@ core::Result<std::vector<std::uint8_t>> Context::read_image(ImageId image, Image
   const VkDeviceSize bytes = VkDeviceSize{img.width} * img.height * texel;
   VkBuffer staging = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
-  VkBufferCreateInfo bi{};
-  bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-  bi.size = bytes;
-  bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  if (VkResult r = m.vk.vkCreateBuffer(m.device, &bi, nullptr, &staging); r != VK_SUCCESS)
-    return vk_error("vkCreateBuffer", r);
+  void* ptr = nullptr;
+  if (auto st = m.staging(bytes, &staging, &memory, &ptr); !st) return std::move(st).error();
   auto release = [&] {
     m.vk.vkDestroyBuffer(m.device, staging, nullptr);
-    if (memory != VK_NULL_HANDLE) m.vk.vkFreeMemory(m.device, memory, nullptr);
+    m.vk.vkFreeMemory(m.device, memory, nullptr);
   };
-  VkMemoryRequirements req{};
-  m.vk.vkGetBufferMemoryRequirements(m.device, staging, &req);
-  const auto type = m.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                          VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-  VkMemoryAllocateInfo ai{};
-  ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-  ai.allocationSize = req.size;
-  ai.memoryTypeIndex = type.value_or(0);
-  VkResult r =
-      type ? m.vk.vkAllocateMemory(m.device, &ai, nullptr, &memory) : VK_ERROR_FEATURE_NOT_PRESENT;
-  if (r == VK_SUCCESS) r = m.vk.vkBindBufferMemory(m.device, staging, memory, 0);
-  if (r != VK_SUCCESS) {
-    release();
-    return vk_error("allocating a staging buffer", r);
-  }
   auto st = m.submit([&](VkCommandBuffer cmd) {
     m.transition(cmd, img, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, false);
     VkBufferImageCopy region{};
@@ -242,15 +268,41 @@ core::Result<std::vector<std::uint8_t>> Context::read_image(ImageId image, Image
     return std::move(st).error();
   }
   std::vector<std::uint8_t> out(bytes);
-  void* ptr = nullptr;
-  if ((r = m.vk.vkMapMemory(m.device, memory, 0, VK_WHOLE_SIZE, 0, &ptr)) != VK_SUCCESS) {
-    release();
-    return vk_error("vkMapMemory", r);
-  }
   std::memcpy(out.data(), ptr, bytes);
-  m.vk.vkUnmapMemory(m.device, memory);
   release();
   return out;
+}
+
+core::Status Context::write_image(ImageId image, std::span<const std::uint8_t> texels) {
+  Impl& m = *impl_;
+  auto it = m.images.find(image.id);
+  if (it == m.images.end()) return bad_use("write_image of an unknown image");
+  Impl::Image& img = it->second;
+  const ImageAspect aspect = is_depth(img.format) ? ImageAspect::kDepth : ImageAspect::kColour;
+  if (has_stencil(img.format)) return bad_use("write_image of a depth-stencil image");
+  const VkDeviceSize bytes = VkDeviceSize{img.width} * img.height * texel_bytes(img.format, aspect);
+  if (texels.size() != bytes)
+    return bad_use("write_image of " + std::to_string(texels.size()) + " bytes into a " +
+                   std::to_string(bytes) + "-byte image");
+  VkBuffer staging = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void* ptr = nullptr;
+  if (auto st = m.staging(bytes, &staging, &memory, &ptr); !st) return st;
+  std::memcpy(ptr, texels.data(), bytes);
+  auto st = m.submit([&](VkCommandBuffer cmd) {
+    m.transition(cmd, img, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, true);
+    VkBufferImageCopy region{};
+    region.imageSubresource.aspectMask =
+        aspect == ImageAspect::kColour ? VK_IMAGE_ASPECT_COLOR_BIT : VK_IMAGE_ASPECT_DEPTH_BIT;
+    region.imageSubresource.layerCount = 1;
+    region.imageExtent = {img.width, img.height, 1};
+    m.vk.vkCmdCopyBufferToImage(cmd, staging, img.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
+                                &region);
+    m.transition(cmd, img, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, false);
+  });
+  m.vk.vkDestroyBuffer(m.device, staging, nullptr);
+  m.vk.vkFreeMemory(m.device, memory, nullptr);
+  return st;
 }
 
 core::Result<PipelineId> Context::create_graphics_pipeline(const GraphicsPipelineDesc& desc) {
@@ -277,13 +329,43 @@ core::Result<PipelineId> Context::create_graphics_pipeline(const GraphicsPipelin
   p.colour_formats = desc.colour_formats;
   p.depth_format = desc.depth_format;
   const VkShaderStageFlags stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
+  p.textures = static_cast<std::uint32_t>(desc.textures.size());
+  if (!desc.textures.empty()) {
+    // Immutable samplers: nearest or linear, clamped to the edge.
+    std::vector<VkSampler> chosen;
+    for (Sampling sampling : desc.textures) {
+      auto sampler = m.sampler(sampling);
+      if (!sampler) return std::move(sampler).error();
+      chosen.push_back(*sampler);
+    }
+    std::vector<VkDescriptorSetLayoutBinding> bindings(desc.textures.size());
+    for (std::uint32_t i = 0; i < bindings.size(); ++i) {
+      bindings[i].binding = i;
+      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+      bindings[i].descriptorCount = 1;
+      bindings[i].stageFlags = stages;
+      bindings[i].pImmutableSamplers = &chosen[i];
+    }
+    VkDescriptorSetLayoutCreateInfo li{};
+    li.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+    li.bindingCount = static_cast<std::uint32_t>(bindings.size());
+    li.pBindings = bindings.data();
+    if (VkResult r = m.vk.vkCreateDescriptorSetLayout(m.device, &li, nullptr, &p.set_layout);
+        r != VK_SUCCESS)
+      return vk_error("vkCreateDescriptorSetLayout", r);
+  }
   VkPushConstantRange range{stages, 0, desc.push_bytes};
   VkPipelineLayoutCreateInfo pli{};
   pli.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  pli.setLayoutCount = desc.textures.empty() ? 0 : 1;
+  pli.pSetLayouts = &p.set_layout;
   pli.pushConstantRangeCount = desc.push_bytes > 0 ? 1 : 0;
   pli.pPushConstantRanges = &range;
-  if (VkResult r = m.vk.vkCreatePipelineLayout(m.device, &pli, nullptr, &p.layout); r != VK_SUCCESS)
+  if (VkResult r = m.vk.vkCreatePipelineLayout(m.device, &pli, nullptr, &p.layout);
+      r != VK_SUCCESS) {
+    m.vk.vkDestroyDescriptorSetLayout(m.device, p.set_layout, nullptr);
     return vk_error("vkCreatePipelineLayout", r);
+  }
 
   VkShaderModule modules[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
   VkPipelineShaderStageCreateInfo stage_info[2]{};
@@ -398,6 +480,7 @@ core::Result<PipelineId> Context::create_graphics_pipeline(const GraphicsPipelin
     if (mod != VK_NULL_HANDLE) m.vk.vkDestroyShaderModule(m.device, mod, nullptr);
   if (r != VK_SUCCESS) {
     m.vk.vkDestroyPipelineLayout(m.device, p.layout, nullptr);
+    m.vk.vkDestroyDescriptorSetLayout(m.device, p.set_layout, nullptr);
     return vk_error("creating a graphics pipeline", r);
   }
   m.pipelines.push_back(std::move(p));
@@ -442,13 +525,86 @@ core::Status Context::render(std::span<const RenderPass> passes) {
       if (p.depth_format.has_value() != pass.depth.has_value() ||
           (pass.depth && m.images[pass.depth->image.id].format != *p.depth_format))
         return bad_use("the depth attachment differs from the pipeline's");
+      if (d.textures.size() != p.textures)
+        return bad_use("a draw's pipeline samples " + std::to_string(p.textures) +
+                       " textures, the draw gives " + std::to_string(d.textures.size()));
+      for (ImageId t : d.textures) {
+        auto ti = m.images.find(t.id);
+        if (ti == m.images.end()) return bad_use("a draw samples an unknown image");
+        if (has_stencil(ti->second.format)) return bad_use("a draw samples a depth-stencil image");
+        if (ti->second.layout == VK_IMAGE_LAYOUT_UNDEFINED)
+          return bad_use("a draw samples an image nothing has written");
+        for (const Attachment* a : all)
+          if (a->image.id == t.id) return bad_use("a pass samples its own attachment");
+      }
       if (m.buffers.find(d.vertices.id) == m.buffers.end() ||
           (d.indices && m.buffers.find(d.indices->id) == m.buffers.end()))
         return bad_use("a draw of an unknown buffer");
     }
   }
-  return m.submit([&](VkCommandBuffer cmd) {
+  // One descriptor set per draw that samples textures, from one pool.
+  std::uint32_t sets = 0, samplers = 0;
+  for (const RenderPass& pass : passes)
+    for (const Draw& d : pass.draws)
+      if (!d.textures.empty()) {
+        ++sets;
+        samplers += static_cast<std::uint32_t>(d.textures.size());
+      }
+  VkDescriptorPool dpool = VK_NULL_HANDLE;
+  if (sets > 0) {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, samplers};
+    VkDescriptorPoolCreateInfo dpi{};
+    dpi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    dpi.maxSets = sets;
+    dpi.poolSizeCount = 1;
+    dpi.pPoolSizes = &size;
+    if (VkResult r = m.vk.vkCreateDescriptorPool(m.device, &dpi, nullptr, &dpool); r != VK_SUCCESS)
+      return vk_error("vkCreateDescriptorPool", r);
+  }
+  std::vector<std::vector<VkDescriptorSet>> draw_sets;
+  for (const RenderPass& pass : passes) {
+    draw_sets.emplace_back(pass.draws.size(), VK_NULL_HANDLE);
+    for (std::size_t k = 0; k < pass.draws.size(); ++k) {
+      const Draw& d = pass.draws[k];
+      if (d.textures.empty()) continue;
+      const Impl::Pipeline& p = m.pipelines[d.pipeline.id];
+      VkDescriptorSetAllocateInfo sai{};
+      sai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+      sai.descriptorPool = dpool;
+      sai.descriptorSetCount = 1;
+      sai.pSetLayouts = &p.set_layout;
+      if (VkResult r = m.vk.vkAllocateDescriptorSets(m.device, &sai, &draw_sets.back()[k]);
+          r != VK_SUCCESS) {
+        m.vk.vkDestroyDescriptorPool(m.device, dpool, nullptr);
+        return vk_error("vkAllocateDescriptorSets", r);
+      }
+      std::vector<VkDescriptorImageInfo> infos(d.textures.size());
+      std::vector<VkWriteDescriptorSet> writes(d.textures.size());
+      for (std::size_t t = 0; t < d.textures.size(); ++t) {
+        infos[t] = {VK_NULL_HANDLE, m.images[d.textures[t].id].view,
+                    VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+        writes[t].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        writes[t].dstSet = draw_sets.back()[k];
+        writes[t].dstBinding = static_cast<std::uint32_t>(t);
+        writes[t].descriptorCount = 1;
+        writes[t].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+        writes[t].pImageInfo = &infos[t];
+      }
+      m.vk.vkUpdateDescriptorSets(m.device, static_cast<std::uint32_t>(writes.size()),
+                                  writes.data(), 0, nullptr);
+    }
+  }
+  std::size_t pass_index = 0;
+  auto st = m.submit([&](VkCommandBuffer cmd) {
     for (const RenderPass& pass : passes) {
+      const std::vector<VkDescriptorSet>& pass_sets = draw_sets[pass_index++];
+      // Sampled images move to shader-read layout before the pass begins.
+      for (const Draw& d : pass.draws)
+        for (ImageId t : d.textures) {
+          Impl::Image& img = m.images[t.id];
+          if (img.layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)
+            m.transition(cmd, img, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, false);
+        }
       std::vector<VkRenderingAttachmentInfo> colour;
       auto info = [&](const Attachment& a, VkImageLayout layout) {
         Impl::Image& img = m.images[a.image.id];
@@ -488,9 +644,13 @@ core::Status Context::render(std::span<const RenderPass> passes) {
           0.0F, 0.0F, static_cast<float>(size.width), static_cast<float>(size.height), 0.0F, 1.0F};
       m.vk.vkCmdSetViewport(cmd, 0, 1, &viewport);
       m.vk.vkCmdSetScissor(cmd, 0, 1, &ri.renderArea);
-      for (const Draw& d : pass.draws) {
+      for (std::size_t k = 0; k < pass.draws.size(); ++k) {
+        const Draw& d = pass.draws[k];
         const Impl::Pipeline& p = m.pipelines[d.pipeline.id];
         m.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, p.pipeline);
+        if (pass_sets[k] != VK_NULL_HANDLE)
+          m.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, p.layout, 0, 1,
+                                       &pass_sets[k], 0, nullptr);
         const VkDeviceSize offset = 0;
         m.vk.vkCmdBindVertexBuffers(cmd, 0, 1, &m.buffers[d.vertices.id].buffer, &offset);
         if (p.push_bytes > 0)
@@ -507,6 +667,8 @@ core::Status Context::render(std::span<const RenderPass> passes) {
       m.vk.vkCmdEndRendering(cmd);
     }
   });
+  if (dpool != VK_NULL_HANDLE) m.vk.vkDestroyDescriptorPool(m.device, dpool, nullptr);
+  return st;
 }
 
 }  // namespace charkit::gpu

@@ -35,10 +35,15 @@ float pcf9(const ShadowMap& map, const Vec3& position, const Vec3& normal, const
   const float r2 = std::sqrt(2.0F);
   const float taps[9][2] = {{0, 0},  {1, 1},   {-1, 1}, {1, -1}, {-1, -1},
                             {r2, 0}, {-r2, 0}, {0, r2}, {0, -r2}};
+  const float cr = std::cos(p.rotation);
+  const float sr = std::sin(p.rotation);
   float lit = 0.0F;
   for (const auto& t : taps) {
-    const float tu = u + t[0] * texel;
-    const float tv = v + t[1] * texel;
+    // Rotated by the perturbation angle (0: the taps as listed).
+    const float ox = t[0] * cr - t[1] * sr;
+    const float oy = t[0] * sr + t[1] * cr;
+    const float tu = u + ox * texel;
+    const float tv = v + oy * texel;
     const auto last = static_cast<float>(map.size - 1);
     const auto x = static_cast<std::size_t>(
         std::clamp(std::floor(tu * static_cast<float>(map.size)), 0.0F, last));
@@ -49,6 +54,23 @@ float pcf9(const ShadowMap& map, const Vec3& position, const Vec3& normal, const
     lit += pass ? 1.0F : 0.0F;
   }
   return kPcfWeight * lit;
+}
+
+std::uint32_t cascade_level(const Vec3& position, const CascadeSpheres& spheres) {
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    const Vec4& s = spheres[i];
+    const float dx = position[0] - s[0];
+    const float dy = position[1] - s[1];
+    const float dz = position[2] - s[2];
+    if (dx * dx + dy * dy + dz * dz < s[3]) return i;
+  }
+  return 4;
+}
+
+float cascade_rotation(const Vec2& pixel) {
+  const float a = 0.06711056F * pixel[0] + 0.00583715F * pixel[1];
+  const float f = 52.9829189F * (a - std::floor(a));
+  return 6.2831853F * (f - std::floor(f));
 }
 
 float shadow_visibility(float pass_rate, float occlusion, float strength, bool enabled) {

@@ -37,6 +37,9 @@ struct PcfParams {
   /// Reversed-Z: a tap passes (is lit) when the surface depth ≥ the stored
   /// depth. False: it passes when ≤.
   bool greater_equal = true;
+  /// The taps' rotation in radians (the cascade path's perturbation angle,
+  /// cascade_rotation); 0 for the additional shadow map.
+  float rotation = 0.0F;
 };
 
 /// The pass rate: 0.1111 × the number of lit taps among the centre, the four
@@ -44,6 +47,21 @@ struct PcfParams {
 /// (base offset 1 / size). Each tap reads the nearest texel; taps outside the
 /// map read its edge. 9 lit taps give 0.9999, not 1 (the seed's constant).
 float pcf9(const ShadowMap& map, const Vec3& position, const Vec3& normal, const PcfParams& p);
+
+// ---- cascade selection (§8) -------------------------------------------------
+
+/// The main camera's shadow cascades: four reference centres with squared
+/// range thresholds (xyz centre, w = r²).
+using CascadeSpheres = std::array<Vec4, 4>;
+/// The first level whose sphere holds the position (|p − c|² < r², squared
+/// distances, no square root); 4 when none does (outside every cascade: no
+/// shadow from the cascades).
+std::uint32_t cascade_level(const Vec3& position, const CascadeSpheres& spheres);
+/// The perturbation angle of the cascade taps from the projected position in
+/// pixels: 2π · fract(52.9829189 · fract(0.06711056 x + 0.00583715 y))
+/// (interleaved gradient noise: our reading of "an angle derived from the
+/// projected position", docs/render/shading.md).
+float cascade_rotation(const Vec2& pixel);
 
 /// How the pass rate shades: 1 when the switch is off, else
 /// 1 − strength × (1 − pass × occlusion) (our reading of "combined with the

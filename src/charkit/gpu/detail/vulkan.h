@@ -53,7 +53,8 @@ struct Context::Impl {
     std::uint32_t push_bytes = 0;
     const std::uint32_t* spirv = nullptr;  // the words it was built from (embedded, static)
     std::size_t words = 0;
-    bool graphics = false;  // with the attachments it draws into:
+    std::uint32_t textures = 0;  // combined image samplers (graphics)
+    bool graphics = false;       // with the attachments it draws into:
     std::vector<ImageFormat> colour_formats;
     std::optional<ImageFormat> depth_format;
   };
@@ -69,6 +70,7 @@ struct Context::Impl {
     VkImageLayout layout = VK_IMAGE_LAYOUT_UNDEFINED;
   };
   std::unordered_map<std::uint32_t, Image> images;
+  VkSampler samplers[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};  // nearest, linear; made on first use
   std::uint32_t next_image = 1;
 
   void destroy(Image& i) const {
@@ -85,6 +87,12 @@ struct Context::Impl {
   /// A full memory dependency with a layout change of `i` to `to` (from
   /// undefined when `discard`), recorded into `cmd`.
   void transition(VkCommandBuffer cmd, Image& i, VkImageLayout to, bool discard) const;
+  /// The context's sampler for `sampling`, made on first use.
+  core::Result<VkSampler> sampler(Sampling sampling);
+  /// A host-visible staging buffer of `bytes` (transfer source and
+  /// destination) with its memory mapped at *mapped.
+  core::Status staging(VkDeviceSize bytes, VkBuffer* buffer, VkDeviceMemory* out_memory,
+                       void** mapped);
   /// Records with `record` into a one-time command buffer, submits, waits.
   core::Status submit(const std::function<void(VkCommandBuffer)>& record);
 
@@ -92,6 +100,8 @@ struct Context::Impl {
     if (device != VK_NULL_HANDLE) {
       vk.vkDeviceWaitIdle(device);
       for (auto& [id, i] : images) destroy(i);
+      for (VkSampler s : samplers)
+        if (s != VK_NULL_HANDLE) vk.vkDestroySampler(device, s, nullptr);
       for (auto& [id, b] : buffers) {
         vk.vkDestroyBuffer(device, b.buffer, nullptr);
         vk.vkFreeMemory(device, b.memory, nullptr);
