@@ -26,6 +26,9 @@ void add_deformer_commands(CLI::App& app, int& exit_code);
 /// `charkit deform …` (deform.cpp): the deformation kernels on files (`deform morph`).
 void add_deform_commands(CLI::App& app, int& exit_code);
 
+/// `charkit render` (render.cpp): a model through the character passes.
+void add_render_commands(CLI::App& app, int& exit_code);
+
 /// `charkit gpu info` (gpu.cpp): the Vulkan devices of the GPU backend.
 void add_gpu_commands(CLI::App& app, int& exit_code);
 

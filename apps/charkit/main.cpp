@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   add_model_commands(app, exit_code);
   add_deformer_commands(app, exit_code);
   add_deform_commands(app, exit_code);
+  add_render_commands(app, exit_code);
   add_gpu_commands(app, exit_code);
 #if CHARKIT_WITH_SERVER
   add_serve_commands(app, exit_code);

@@ -52,8 +52,8 @@ TEST(ErrorsCli, ListsLibraryAndProgramCodesOnce) {
   EXPECT_TRUE(codes.count("IO_OPEN"));                     // core
   EXPECT_TRUE(codes.count("BEM_MANIFEST_JSON_TOO_DEEP"));  // bem, built from JSON_TOO_DEEP
   EXPECT_TRUE(codes.count("SIDECAR_TOO_LARGE"));           // the program's own
-  EXPECT_EQ(modules, (std::set<std::string>{"core", "scene", "gpu", "deform", "motion", "learn",
-                                            "bem", "store", "server", "cli"}));
+  EXPECT_EQ(modules, (std::set<std::string>{"core", "scene", "gpu", "deform", "render", "motion",
+                                            "learn", "bem", "store", "server", "cli"}));
   // The text list has one line per code.
   auto t = run_charkit("errors");
   ASSERT_EQ(t.exit_code, 0);

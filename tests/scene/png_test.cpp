@@ -133,5 +133,60 @@ TEST(Resize, SrgbAveragesInLinearLight) {
   EXPECT_NEAR(srgb.pixels[mid], 188, 3);
 }
 
+// 16-bit PNGs: IHDR by hand (bit depth 16, colour types 6 and 0), samples
+// read back by stb_image's 16-bit loader.
+TEST(Png, SixteenBitRoundTrip) {
+  std::vector<std::uint16_t> rgba;
+  for (int i = 0; i < 3 * 2 * 4; ++i) rgba.push_back(static_cast<std::uint16_t>(i * 2741 + 7));
+  auto png = encode_png16(3, 2, 4, rgba);
+  ASSERT_TRUE(png.ok());
+  const std::vector<std::uint8_t>& b = *png;
+  EXPECT_EQ(be32(b, 12), 0x49484452u);  // "IHDR"
+  EXPECT_EQ(be32(b, 16), 3u);
+  EXPECT_EQ(be32(b, 20), 2u);
+  EXPECT_EQ(b[24], 16);  // bit depth
+  EXPECT_EQ(b[25], 6);   // RGBA
+  int w = 0, h = 0, channels = 0;
+  stbi_us* px = stbi_load_16_from_memory(b.data(), static_cast<int>(b.size()), &w, &h, &channels, 4);
+  ASSERT_NE(px, nullptr);
+  EXPECT_EQ(w, 3);
+  EXPECT_EQ(h, 2);
+  EXPECT_EQ(std::vector<std::uint16_t>(px, px + rgba.size()), rgba);
+  stbi_image_free(px);
+
+  const std::vector<std::uint16_t> grey = {0, 1, 256, 65535};
+  auto g = encode_png16(2, 2, 1, grey);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ((*g)[25], 0);  // grey
+  px = stbi_load_16_from_memory(g->data(), static_cast<int>(g->size()), &w, &h, &channels, 1);
+  ASSERT_NE(px, nullptr);
+  EXPECT_EQ(std::vector<std::uint16_t>(px, px + 4), grey);
+  stbi_image_free(px);
+  EXPECT_FALSE(encode_png16(2, 2, 3, std::vector<std::uint16_t>(12)));  // 3 channels: refused
+}
+
+// Decoding: our PNG back, and refusals with SCENE_IMAGE_DECODE.
+TEST(Png, DecodeImage) {
+  RgbaImage img;
+  img.width = 4;
+  img.height = 3;
+  for (int i = 0; i < 48; ++i) img.pixels.push_back(static_cast<std::uint8_t>(i * 5));
+  auto png = encode_png(img);
+  ASSERT_TRUE(png.ok());
+  auto back = decode_image(*png);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->width, 4u);
+  EXPECT_EQ(back->pixels, img.pixels);
+  auto small = decode_image(*png, 3);  // wider than the limit
+  ASSERT_FALSE(small);
+  EXPECT_EQ(small.error().code, "SCENE_IMAGE_DECODE");
+  const std::vector<std::uint8_t> junk = {'G', 'I', 'F', '8', '9', 'a', 0, 0};
+  auto bad = decode_image(junk);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "SCENE_IMAGE_DECODE");
+  std::vector<std::uint8_t> cut(png->begin(), png->begin() + 40);  // truncated
+  EXPECT_FALSE(decode_image(cut));
+}
+
 }  // namespace
 }  // namespace charkit::scene

@@ -1,11 +1,11 @@
-// tinygltf (libtinygltf-dev, header-only use) and stb_image for tests that
-// read our glTF output back. Exactly one test source per test program defines
+// tinygltf (libtinygltf-dev, header-only use) for tests that read our glTF
+// output back. Exactly one test source per test program defines
 // CHARKIT_TINYGLTF_IMPLEMENTATION before including this (the Debian shared
 // libtinygltf is not linked: the test CMake only links charkit libraries).
+// stb_image's implementation comes from charkit_scene (scene/image.cpp).
 #pragma once
 
 #ifdef CHARKIT_TINYGLTF_IMPLEMENTATION
-#define STB_IMAGE_IMPLEMENTATION
 #define TINYGLTF_IMPLEMENTATION
 #endif
 #define TINYGLTF_NO_STB_IMAGE_WRITE

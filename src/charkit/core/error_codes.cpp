@@ -24,6 +24,9 @@ constexpr ErrorCodeInfo kCodes[] = {
 #define CHARKIT_ERROR_MODULE "deform"
 #include "charkit/deform/error_codes.def"
 #undef CHARKIT_ERROR_MODULE
+#define CHARKIT_ERROR_MODULE "render"
+#include "charkit/render/error_codes.def"
+#undef CHARKIT_ERROR_MODULE
 #define CHARKIT_ERROR_MODULE "motion"
 #include "charkit/motion/error_codes.def"
 #undef CHARKIT_ERROR_MODULE
@@ -53,6 +56,7 @@ enum class AllLibraryCodes {
 #include "charkit/gpu/error_codes.def"
 #include "charkit/learn/error_codes.def"
 #include "charkit/motion/error_codes.def"
+#include "charkit/render/error_codes.def"
 #include "charkit/scene/error_codes.def"
 #include "charkit/server/error_codes.def"
 #include "charkit/store/error_codes.def"

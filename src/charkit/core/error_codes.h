@@ -30,7 +30,7 @@ struct ErrorCodeInfo {
 };
 
 /// Every code the charkit libraries declare, grouped by module (core, scene,
-/// gpu, deform, motion, learn, bem, store, server), in declaration order.
+/// gpu, deform, render, motion, learn, bem, store, server), in declaration order.
 std::span<const ErrorCodeInfo> library_error_codes();
 
 /// The entry for `code` in `table`, or nullptr.

@@ -190,7 +190,9 @@ struct GraphicsPipelineDesc {
   std::optional<ImageFormat> depth_format;
   GraphicsState state;
   std::uint32_t push_bytes = 0;  ///< push constants seen by both stages
-  /// Combined image samplers at set 0, bindings 0..n-1, seen by both stages.
+  /// Storage buffers at set 0, bindings 0..n-1, then combined image
+  /// samplers at n.., all seen by both stages.
+  std::uint32_t storage_buffers = 0;
   std::vector<Sampling> textures;
 };
 
@@ -210,6 +212,7 @@ struct Draw {
   std::optional<BufferId> indices;  ///< 32-bit
   std::uint32_t count = 0;
   std::vector<std::uint8_t> push;
+  std::vector<BufferId> buffers;  ///< one per pipeline storage-buffer binding
   std::vector<ImageId> textures;  ///< one per pipeline texture binding
 };
 struct RenderPass {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -330,7 +331,8 @@ core::Result<PipelineId> Context::create_graphics_pipeline(const GraphicsPipelin
   p.depth_format = desc.depth_format;
   const VkShaderStageFlags stages = VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT;
   p.textures = static_cast<std::uint32_t>(desc.textures.size());
-  if (!desc.textures.empty()) {
+  p.bindings = desc.storage_buffers;
+  if (!desc.textures.empty() || desc.storage_buffers > 0) {
     // Immutable samplers: nearest or linear, clamped to the edge.
     std::vector<VkSampler> chosen;
     for (Sampling sampling : desc.textures) {
@@ -338,13 +340,15 @@ core::Result<PipelineId> Context::create_graphics_pipeline(const GraphicsPipelin
       if (!sampler) return std::move(sampler).error();
       chosen.push_back(*sampler);
     }
-    std::vector<VkDescriptorSetLayoutBinding> bindings(desc.textures.size());
+    const std::uint32_t nb = desc.storage_buffers;
+    std::vector<VkDescriptorSetLayoutBinding> bindings(nb + desc.textures.size());
     for (std::uint32_t i = 0; i < bindings.size(); ++i) {
       bindings[i].binding = i;
-      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+      bindings[i].descriptorType =
+          i < nb ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
       bindings[i].descriptorCount = 1;
       bindings[i].stageFlags = stages;
-      bindings[i].pImmutableSamplers = &chosen[i];
+      if (i >= nb) bindings[i].pImmutableSamplers = &chosen[i - nb];
     }
     VkDescriptorSetLayoutCreateInfo li{};
     li.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
@@ -357,7 +361,7 @@ core::Result<PipelineId> Context::create_graphics_pipeline(const GraphicsPipelin
   VkPushConstantRange range{stages, 0, desc.push_bytes};
   VkPipelineLayoutCreateInfo pli{};
   pli.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
-  pli.setLayoutCount = desc.textures.empty() ? 0 : 1;
+  pli.setLayoutCount = desc.textures.empty() && desc.storage_buffers == 0 ? 0 : 1;
   pli.pSetLayouts = &p.set_layout;
   pli.pushConstantRangeCount = desc.push_bytes > 0 ? 1 : 0;
   pli.pPushConstantRanges = &range;
@@ -489,7 +493,9 @@ core::Result<PipelineId> Context::create_graphics_pipeline(const GraphicsPipelin
 
 core::Status Context::render(std::span<const RenderPass> passes) {
   Impl& m = *impl_;
-  // Everything checked before anything is recorded.
+  // Everything checked before anything is recorded. An image is written
+  // once an earlier pass of the same call drew into it.
+  std::set<std::uint32_t> written;
   for (const RenderPass& pass : passes) {
     std::vector<const Attachment*> all;
     for (const Attachment& a : pass.colour) all.push_back(&a);
@@ -525,6 +531,11 @@ core::Status Context::render(std::span<const RenderPass> passes) {
       if (p.depth_format.has_value() != pass.depth.has_value() ||
           (pass.depth && m.images[pass.depth->image.id].format != *p.depth_format))
         return bad_use("the depth attachment differs from the pipeline's");
+      if (d.buffers.size() != p.bindings)
+        return bad_use("a draw's pipeline reads " + std::to_string(p.bindings) +
+                       " storage buffers, the draw gives " + std::to_string(d.buffers.size()));
+      for (BufferId b : d.buffers)
+        if (m.buffers.find(b.id) == m.buffers.end()) return bad_use("a draw of an unknown buffer");
       if (d.textures.size() != p.textures)
         return bad_use("a draw's pipeline samples " + std::to_string(p.textures) +
                        " textures, the draw gives " + std::to_string(d.textures.size()));
@@ -532,7 +543,7 @@ core::Status Context::render(std::span<const RenderPass> passes) {
         auto ti = m.images.find(t.id);
         if (ti == m.images.end()) return bad_use("a draw samples an unknown image");
         if (has_stencil(ti->second.format)) return bad_use("a draw samples a depth-stencil image");
-        if (ti->second.layout == VK_IMAGE_LAYOUT_UNDEFINED)
+        if (ti->second.layout == VK_IMAGE_LAYOUT_UNDEFINED && written.count(t.id) == 0)
           return bad_use("a draw samples an image nothing has written");
         for (const Attachment* a : all)
           if (a->image.id == t.id) return bad_use("a pass samples its own attachment");
@@ -541,23 +552,27 @@ core::Status Context::render(std::span<const RenderPass> passes) {
           (d.indices && m.buffers.find(d.indices->id) == m.buffers.end()))
         return bad_use("a draw of an unknown buffer");
     }
+    for (const Attachment* a : all) written.insert(a->image.id);
   }
   // One descriptor set per draw that samples textures, from one pool.
-  std::uint32_t sets = 0, samplers = 0;
+  std::uint32_t sets = 0, samplers = 0, storage = 0;
   for (const RenderPass& pass : passes)
     for (const Draw& d : pass.draws)
-      if (!d.textures.empty()) {
+      if (!d.textures.empty() || !d.buffers.empty()) {
         ++sets;
         samplers += static_cast<std::uint32_t>(d.textures.size());
+        storage += static_cast<std::uint32_t>(d.buffers.size());
       }
   VkDescriptorPool dpool = VK_NULL_HANDLE;
   if (sets > 0) {
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, samplers};
+    const VkDescriptorPoolSize sizes[2] = {
+        {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, std::max(samplers, 1U)},
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(storage, 1U)}};
     VkDescriptorPoolCreateInfo dpi{};
     dpi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
     dpi.maxSets = sets;
-    dpi.poolSizeCount = 1;
-    dpi.pPoolSizes = &size;
+    dpi.poolSizeCount = 2;
+    dpi.pPoolSizes = sizes;
     if (VkResult r = m.vk.vkCreateDescriptorPool(m.device, &dpi, nullptr, &dpool); r != VK_SUCCESS)
       return vk_error("vkCreateDescriptorPool", r);
   }
@@ -566,7 +581,7 @@ core::Status Context::render(std::span<const RenderPass> passes) {
     draw_sets.emplace_back(pass.draws.size(), VK_NULL_HANDLE);
     for (std::size_t k = 0; k < pass.draws.size(); ++k) {
       const Draw& d = pass.draws[k];
-      if (d.textures.empty()) continue;
+      if (d.textures.empty() && d.buffers.empty()) continue;
       const Impl::Pipeline& p = m.pipelines[d.pipeline.id];
       VkDescriptorSetAllocateInfo sai{};
       sai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
@@ -578,17 +593,25 @@ core::Status Context::render(std::span<const RenderPass> passes) {
         m.vk.vkDestroyDescriptorPool(m.device, dpool, nullptr);
         return vk_error("vkAllocateDescriptorSets", r);
       }
+      const std::size_t nb = d.buffers.size();
+      std::vector<VkDescriptorBufferInfo> buffer_infos(nb);
       std::vector<VkDescriptorImageInfo> infos(d.textures.size());
-      std::vector<VkWriteDescriptorSet> writes(d.textures.size());
-      for (std::size_t t = 0; t < d.textures.size(); ++t) {
-        infos[t] = {VK_NULL_HANDLE, m.images[d.textures[t].id].view,
-                    VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
-        writes[t].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-        writes[t].dstSet = draw_sets.back()[k];
-        writes[t].dstBinding = static_cast<std::uint32_t>(t);
-        writes[t].descriptorCount = 1;
-        writes[t].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-        writes[t].pImageInfo = &infos[t];
+      std::vector<VkWriteDescriptorSet> writes(nb + d.textures.size());
+      for (std::size_t w = 0; w < writes.size(); ++w) {
+        writes[w].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        writes[w].dstSet = draw_sets.back()[k];
+        writes[w].dstBinding = static_cast<std::uint32_t>(w);
+        writes[w].descriptorCount = 1;
+        if (w < nb) {
+          buffer_infos[w] = {m.buffers[d.buffers[w].id].buffer, 0, VK_WHOLE_SIZE};
+          writes[w].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+          writes[w].pBufferInfo = &buffer_infos[w];
+        } else {
+          infos[w - nb] = {VK_NULL_HANDLE, m.images[d.textures[w - nb].id].view,
+                           VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+          writes[w].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+          writes[w].pImageInfo = &infos[w - nb];
+        }
       }
       m.vk.vkUpdateDescriptorSets(m.device, static_cast<std::uint32_t>(writes.size()),
                                   writes.data(), 0, nullptr);

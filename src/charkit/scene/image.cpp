@@ -1,12 +1,21 @@
 #include "charkit/scene/image.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
+#include <string>
 
 // The one translation unit with stb_image_write's implementation.
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
 #include <stb/stb_image_write.h>
+// …of stb_image's (PNG and JPEG only: what glTF allows)…
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_NO_STDIO
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#define STBI_MAX_DIMENSIONS 16384
+#include <stb/stb_image.h>
 // …and of stb_image_resize's.
 #define STB_IMAGE_RESIZE_IMPLEMENTATION
 #include <stb/stb_image_resize.h>
@@ -38,6 +47,34 @@ core::Result<std::vector<std::uint8_t>> encode(std::uint32_t width, std::uint32_
     return core::make_error("SCENE_PNG_ENCODE", "stb_image_write could not encode the PNG");
   }
   return out;
+}
+
+/// PNG's CRC-32 (ISO 3309) of a chunk's type and data.
+std::uint32_t crc32(const std::uint8_t* data, std::size_t n, std::uint32_t crc = 0xFFFFFFFFU) {
+  static const std::array<std::uint32_t, 256> table = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1U) != 0 ? 0xEDB88320U ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  for (std::size_t i = 0; i < n; ++i) crc = table[(crc ^ data[i]) & 0xFFU] ^ (crc >> 8);
+  return crc;
+}
+
+void put_be32(std::vector<std::uint8_t>& out, std::uint32_t v) {
+  for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<std::uint8_t>(v >> s));
+}
+
+void put_chunk(std::vector<std::uint8_t>& out, const char* type,
+               const std::vector<std::uint8_t>& data) {
+  put_be32(out, static_cast<std::uint32_t>(data.size()));
+  const std::size_t start = out.size();
+  out.insert(out.end(), type, type + 4);
+  out.insert(out.end(), data.begin(), data.end());
+  put_be32(out, crc32(out.data() + start, out.size() - start) ^ 0xFFFFFFFFU);
 }
 
 }  // namespace
@@ -82,6 +119,70 @@ core::Result<std::vector<std::uint8_t>> encode_png(const RgbaImage& image) {
 core::Result<std::vector<std::uint8_t>> encode_png_grey(std::uint32_t width, std::uint32_t height,
                                                         const std::vector<std::uint8_t>& grey) {
   return encode(width, height, 1, grey);
+}
+
+core::Result<RgbaImage> decode_image(core::Bytes bytes, std::uint32_t max_side) {
+  const std::uint64_t int_max = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+  if (bytes.empty() || bytes.size() > int_max)
+    return core::make_error("SCENE_IMAGE_DECODE", "an image of " + std::to_string(bytes.size()) +
+                                                      " bytes cannot be decoded");
+  int w = 0, h = 0, channels = 0;
+  const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
+  const int len = static_cast<int>(bytes.size());
+  if (stbi_info_from_memory(data, len, &w, &h, &channels) == 0)
+    return core::make_error("SCENE_IMAGE_DECODE",
+                            std::string("not a PNG or JPEG image (") + stbi_failure_reason() + ")");
+  if (w <= 0 || h <= 0 || static_cast<std::uint32_t>(w) > max_side ||
+      static_cast<std::uint32_t>(h) > max_side)
+    return core::make_error("SCENE_IMAGE_DECODE", "an image of " + std::to_string(w) + "x" +
+                                                      std::to_string(h) + " is past " +
+                                                      std::to_string(max_side) + " a side");
+  stbi_uc* px = stbi_load_from_memory(data, len, &w, &h, &channels, 4);
+  if (px == nullptr)
+    return core::make_error("SCENE_IMAGE_DECODE", std::string("the image does not decode (") +
+                                                      stbi_failure_reason() + ")");
+  RgbaImage img;
+  img.width = static_cast<std::uint32_t>(w);
+  img.height = static_cast<std::uint32_t>(h);
+  img.pixels.assign(px, px + std::size_t{img.width} * img.height * 4);
+  stbi_image_free(px);
+  return img;
+}
+
+core::Result<std::vector<std::uint8_t>> encode_png16(std::uint32_t width, std::uint32_t height,
+                                                     std::uint32_t channels,
+                                                     const std::vector<std::uint16_t>& samples) {
+  const std::uint64_t row = std::uint64_t{width} * channels * 2 + 1;
+  const std::uint64_t int_max = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+  if (width == 0 || height == 0 || (channels != 1 && channels != 4) ||
+      samples.size() != std::uint64_t{width} * height * channels || row * height > int_max)
+    return core::make_error("SCENE_PNG_SIZE",
+                            "image size does not match its samples or is too large");
+  // Filter type 0 on every row, samples big-endian.
+  std::vector<std::uint8_t> raw;
+  raw.reserve(row * height);
+  for (std::uint32_t y = 0; y < height; ++y) {
+    raw.push_back(0);
+    for (std::size_t i = 0; i < std::size_t{width} * channels; ++i) {
+      const std::uint16_t v = samples[std::size_t{y} * width * channels + i];
+      raw.push_back(static_cast<std::uint8_t>(v >> 8));
+      raw.push_back(static_cast<std::uint8_t>(v & 0xFFU));
+    }
+  }
+  int zlen = 0;
+  unsigned char* z = stbi_zlib_compress(raw.data(), static_cast<int>(raw.size()), &zlen, 6);
+  if (z == nullptr || zlen <= 0)
+    return core::make_error("SCENE_PNG_ENCODE", "stb_image_write could not compress the PNG");
+  std::vector<std::uint8_t> out = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  std::vector<std::uint8_t> ihdr;
+  put_be32(ihdr, width);
+  put_be32(ihdr, height);
+  ihdr.insert(ihdr.end(), {16, static_cast<std::uint8_t>(channels == 4 ? 6 : 0), 0, 0, 0});
+  put_chunk(out, "IHDR", ihdr);
+  put_chunk(out, "IDAT", std::vector<std::uint8_t>(z, z + zlen));
+  STBIW_FREE(z);
+  put_chunk(out, "IEND", {});
+  return out;
 }
 
 }  // namespace charkit::scene

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "charkit/core/bytes.h"
 #include "charkit/core/result.h"
 
 namespace charkit::scene {
@@ -32,6 +33,17 @@ RgbaImage resize_to_fit(const RgbaImage& image, std::uint32_t max_side, bool srg
 /// PNG of an RGBA8 image (colour type 6). Errors: SCENE_PNG_SIZE (empty,
 /// pixel count mismatch or too large for stb), SCENE_PNG_ENCODE.
 core::Result<std::vector<std::uint8_t>> encode_png(const RgbaImage& image);
+
+/// A PNG or JPEG decoded to RGBA8 (stb_image), rows top to bottom. Errors:
+/// SCENE_IMAGE_DECODE (not PNG/JPEG, corrupt, or a side past `max_side`).
+core::Result<RgbaImage> decode_image(core::Bytes bytes, std::uint32_t max_side = 16384);
+
+/// A 16-bit PNG (colour type 6 with 4 channels, 0 with 1), width * height *
+/// channels samples, each written big-endian as PNG wants. Errors as
+/// encode_png.
+core::Result<std::vector<std::uint8_t>> encode_png16(std::uint32_t width, std::uint32_t height,
+                                                     std::uint32_t channels,
+                                                     const std::vector<std::uint16_t>& samples);
 
 /// PNG of a one-channel image (colour type 0, grey), width * height bytes.
 core::Result<std::vector<std::uint8_t>> encode_png_grey(std::uint32_t width, std::uint32_t height,

@@ -13,6 +13,12 @@ vec3 lut_shape(vec3 colour, float exposure) {
   return clamp(log2(x) * 0.0735 + 0.386036, 0.0, 1.0);
 }
 
+// The inverse of lut_shape inside (0, 1): the colour it came from.
+vec3 lut_unshape(vec3 shaped, float exposure) {
+  precise vec3 r = (exp2((shaped - 0.386036) / 0.0735) - 0.047996) / (5.555556 * exposure);
+  return r;
+}
+
 // ((now / w − before / w) × (0.5, −0.5)) → sign · √|d| × scale + zero.
 vec2 encode_motion(vec4 now, vec4 before, float scale, float zero) {
   const float wn = now.w != 0.0 ? now.w : 1.0;

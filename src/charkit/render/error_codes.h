@@ -1,0 +1,12 @@
+// The render module's declared error codes as constants:
+// `e.code == render::codes::RENDER_MODEL`. Declared in error_codes.def next
+// to this file; see charkit/core/error_codes.h.
+#pragma once
+
+#include "charkit/core/error_codes.h"
+
+namespace charkit::render::codes {
+#define CHARKIT_ERROR(code, meaning, remedy) inline constexpr core::ErrorCode code{#code};
+#include "charkit/render/error_codes.def"
+#undef CHARKIT_ERROR
+}  // namespace charkit::render::codes

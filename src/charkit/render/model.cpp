@@ -1,0 +1,455 @@
+// Loading a model for the passes (docs/render/render.md, "Models and
+// parts").
+#include "charkit/render/model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <set>
+#include <string_view>
+
+#include "charkit/core/json.h"
+#include "charkit/render/error_codes.h"
+
+namespace charkit::render {
+
+namespace {
+
+using core::Json;
+
+core::Error model_error(std::string message, std::string pointer) {
+  return core::make_error(codes::RENDER_MODEL.str(), std::move(message),
+                          core::Location::at_pointer(std::move(pointer)));
+}
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
+
+/// The documented name fallback: eye parts (not brows, lashes, lids or
+/// lines), then face parts.
+std::optional<PartKind> kind_from_name(const std::string& name) {
+  const std::string n = lower(name);
+  if (n.empty()) return std::nullopt;
+  const bool eye_word = contains(n, "eye") || contains(n, "iris") || contains(n, "pupil");
+  const bool eye_surround =
+      contains(n, "brow") || contains(n, "lash") || contains(n, "lid") || contains(n, "line");
+  if (eye_word && !eye_surround) return PartKind::kEye;
+  if (contains(n, "face") || contains(n, "head") || contains(n, "mouth") || contains(n, "cheek"))
+    return PartKind::kFace;
+  return std::nullopt;
+}
+
+const Json* member(const Json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+std::optional<std::size_t> index_of(const Json& j, const char* key) {
+  const Json* v = member(j, key);
+  if (v == nullptr || !v->is_number_unsigned()) return std::nullopt;
+  return v->get<std::size_t>();
+}
+
+std::string string_of(const Json& j, const char* key) {
+  const Json* v = member(j, key);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+core::Mat4f node_local(const Json& node) {
+  if (const Json* m = member(node, "matrix"); m != nullptr && m->is_array() && m->size() == 16) {
+    core::Mat4f r{};
+    for (std::size_t i = 0; i < 16; ++i)
+      r[i] = (*m)[i].is_number() ? (*m)[i].get<float>() : (i % 5 == 0 ? 1.0F : 0.0F);
+    return r;
+  }
+  core::Trs<float> trs;
+  auto vec = [&](const char* key, float* out, std::size_t n) {
+    const Json* v = member(node, key);
+    if (v == nullptr || !v->is_array() || v->size() != n) return;
+    for (std::size_t i = 0; i < n; ++i)
+      if ((*v)[i].is_number()) out[i] = (*v)[i].get<float>();
+  };
+  vec("translation", trs.translation.data(), 3);
+  float q[4] = {0, 0, 0, 1};
+  vec("rotation", q, 4);
+  trs.rotation = {q[0], q[1], q[2], q[3]};
+  vec("scale", trs.scale.data(), 3);
+  return core::compose(trs);
+}
+
+}  // namespace
+
+const char* part_kind_name(PartKind kind) {
+  switch (kind) {
+    case PartKind::kBody:
+      return "body";
+    case PartKind::kFace:
+      return "face";
+    case PartKind::kEye:
+      return "eye";
+    case PartKind::kTransparent:
+      return "transparent";
+  }
+  return "body";
+}
+
+core::Result<PartsMapping> parse_parts(core::Bytes bytes) {
+  auto json = core::parse_json_strict(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  if (!json) return std::move(json).error();
+  auto bad = [](std::string message, std::string pointer) {
+    return core::make_error(codes::RENDER_PARTS.str(), std::move(message),
+                            core::Location::at_pointer(std::move(pointer)));
+  };
+  if (!json->is_object()) return bad("the parts mapping must be a JSON object", "");
+  PartsMapping m;
+  for (const auto& [key, value] : json->items()) {
+    PartKind kind;
+    if (key == "face")
+      kind = PartKind::kFace;
+    else if (key == "eye")
+      kind = PartKind::kEye;
+    else if (key == "transparent")
+      kind = PartKind::kTransparent;
+    else if (key == "body")
+      kind = PartKind::kBody;
+    else
+      return bad("\"" + key + "\" is not a part (face, eye, transparent, body)", "/" + key);
+    if (!value.is_array()) return bad("a part maps to a list of names", "/" + key);
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      if (!value[i].is_string())
+        return bad("a material or mesh name is a string", "/" + key + "/" + std::to_string(i));
+      m.by_name[value[i].template get<std::string>()] = kind;
+    }
+  }
+  return m;
+}
+
+core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
+                                            const ModelLoadOptions& options) {
+  const Json& root = doc.json();
+  RenderModel model;
+  const Json* extensions = member(root, "extensions");
+  const Json* vrm0 = extensions != nullptr ? member(*extensions, "VRM") : nullptr;
+  if (vrm0 != nullptr) model.facing_z = -1.0F;
+
+  // VRM 0.x material properties by material name: MToon and render type.
+  std::map<std::string, std::pair<std::string, bool>> vrm_materials;  // shader, transparent
+  if (vrm0 != nullptr)
+    if (const Json* mp = member(*vrm0, "materialProperties"); mp != nullptr && mp->is_array())
+      for (const Json& m : *mp) {
+        const Json* tags = member(m, "tagMap");
+        const std::string type = tags != nullptr ? string_of(*tags, "RenderType") : "";
+        const Json* queue = member(m, "renderQueue");
+        const bool transparent = type == "Transparent" || (queue != nullptr && queue->is_number() &&
+                                                           queue->get<double>() >= 3000.0);
+        vrm_materials[string_of(m, "name")] = {string_of(m, "shader"), transparent};
+      }
+
+  const Json* nodes = member(root, "nodes");
+  const std::size_t node_count = nodes != nullptr && nodes->is_array() ? nodes->size() : 0;
+  // World matrices from the scene's roots (or every node nobody parents).
+  std::vector<core::Mat4f> world(node_count, core::identity4<float>());
+  std::vector<bool> placed(node_count, false);
+  std::vector<std::size_t> roots;
+  if (auto s = index_of(root, "scene").value_or(0); member(root, "scenes") != nullptr) {
+    const Json& scenes = root["scenes"];
+    if (scenes.is_array() && s < scenes.size())
+      if (const Json* rn = member(scenes[s], "nodes"); rn != nullptr && rn->is_array())
+        for (const Json& r : *rn)
+          if (r.is_number_unsigned() && r.get<std::size_t>() < node_count)
+            roots.push_back(r.get<std::size_t>());
+  }
+  if (roots.empty()) {
+    std::vector<bool> child(node_count, false);
+    for (std::size_t i = 0; i < node_count; ++i)
+      if (const Json* c = member((*nodes)[i], "children"); c != nullptr && c->is_array())
+        for (const Json& k : *c)
+          if (k.is_number_unsigned() && k.get<std::size_t>() < node_count)
+            child[k.get<std::size_t>()] = true;
+    for (std::size_t i = 0; i < node_count; ++i)
+      if (!child[i]) roots.push_back(i);
+  }
+  std::vector<std::size_t> drawn;  // nodes with a mesh, in visiting order
+  std::function<void(std::size_t, const core::Mat4f&, int)> visit =
+      [&](std::size_t n, const core::Mat4f& parent, int depth) {
+        if (placed[n] || depth > 256) return;  // a node twice or a cycle: once only
+        placed[n] = true;
+        world[n] = core::mul(parent, node_local((*nodes)[n]));
+        if (member((*nodes)[n], "mesh") != nullptr) drawn.push_back(n);
+        if (const Json* c = member((*nodes)[n], "children"); c != nullptr && c->is_array())
+          for (const Json& k : *c)
+            if (k.is_number_unsigned() && k.get<std::size_t>() < node_count)
+              visit(k.get<std::size_t>(), world[n], depth + 1);
+      };
+  for (std::size_t r : roots) visit(r, core::identity4<float>(), 0);
+
+  const Json* meshes = member(root, "meshes");
+  const Json* materials = member(root, "materials");
+  std::map<std::size_t, std::optional<std::uint32_t>> image_slot;  // glTF image → model image
+  auto texture_image = [&](std::size_t texture) -> core::Result<std::optional<std::uint32_t>> {
+    const Json* textures = member(root, "textures");
+    if (textures == nullptr || !textures->is_array() || texture >= textures->size())
+      return std::optional<std::uint32_t>{};
+    const auto source = index_of((*textures)[texture], "source");
+    const Json* images = member(root, "images");
+    if (!source || images == nullptr || !images->is_array() || *source >= images->size())
+      return std::optional<std::uint32_t>{};
+    if (auto it = image_slot.find(*source); it != image_slot.end()) return it->second;
+    const std::string ptr = "/images/" + std::to_string(*source);
+    const auto view = index_of((*images)[*source], "bufferView");
+    const Json* views = member(root, "bufferViews");
+    if (!view || views == nullptr || !views->is_array() || *view >= views->size()) {
+      model.warnings.push_back(ptr + ": only images in buffer views are decoded; drawn untextured");
+      image_slot[*source] = std::nullopt;
+      return std::optional<std::uint32_t>{};
+    }
+    const Json& bv = (*views)[*view];
+    const auto buffer = index_of(bv, "buffer");
+    const std::size_t offset = index_of(bv, "byteOffset").value_or(0);
+    const auto length = index_of(bv, "byteLength");
+    if (!buffer || !length) return model_error("the image's buffer view is malformed", ptr);
+    auto bytes = doc.buffer(*buffer);
+    if (!bytes) return std::move(bytes).error();
+    if (offset > bytes->size() || *length > bytes->size() - offset)
+      return model_error("the image's buffer view runs past its buffer", ptr);
+    auto img = scene::decode_image(bytes->subspan(offset, *length), options.max_texture_side);
+    if (!img) {
+      core::Error e = std::move(img).error();
+      e.location = core::Location::at_pointer(ptr);
+      return e;
+    }
+    model.images.push_back(std::move(*img));
+    const auto slot = static_cast<std::uint32_t>(model.images.size() - 1);
+    image_slot[*source] = slot;
+    return std::optional<std::uint32_t>{slot};
+  };
+
+  std::uint64_t total_vertices = 0;
+  for (std::size_t n : drawn) {
+    const Json& node = (*nodes)[n];
+    const auto mesh_index = index_of(node, "mesh");
+    if (!mesh_index || meshes == nullptr || !meshes->is_array() || *mesh_index >= meshes->size())
+      return model_error("the node's mesh does not exist", "/nodes/" + std::to_string(n));
+    const Json& mesh = (*meshes)[*mesh_index];
+    const Json* prims = member(mesh, "primitives");
+    if (prims == nullptr || !prims->is_array()) continue;
+    // Skinning at the rest pose: joint world × inverse bind.
+    std::vector<core::Mat4f> joint_matrix;
+    if (const auto skin = index_of(node, "skin")) {
+      const Json* skins = member(root, "skins");
+      const std::string sp = "/skins/" + std::to_string(*skin);
+      if (skins == nullptr || !skins->is_array() || *skin >= skins->size())
+        return model_error("the node's skin does not exist", "/nodes/" + std::to_string(n));
+      const Json* joints = member((*skins)[*skin], "joints");
+      if (joints == nullptr || !joints->is_array()) return model_error("a skin needs joints", sp);
+      std::vector<float> inverse_bind;
+      if (const auto ib = index_of((*skins)[*skin], "inverseBindMatrices")) {
+        auto m = doc.read_accessor_floats(*ib);
+        if (!m) return std::move(m).error();
+        if (m->size() != joints->size() * 16)
+          return model_error("inverseBindMatrices does not hold one MAT4 per joint", sp);
+        inverse_bind = std::move(*m);
+      }
+      for (std::size_t j = 0; j < joints->size(); ++j) {
+        const Json& jn = (*joints)[j];
+        if (!jn.is_number_unsigned() || jn.get<std::size_t>() >= node_count)
+          return model_error("a joint is not a node", sp + "/joints/" + std::to_string(j));
+        core::Mat4f ibm = core::identity4<float>();
+        if (!inverse_bind.empty()) std::copy_n(inverse_bind.begin() + 16 * j, 16, ibm.begin());
+        joint_matrix.push_back(core::mul(world[jn.get<std::size_t>()], ibm));
+      }
+    }
+    for (std::size_t p = 0; p < prims->size(); ++p) {
+      const Json& prim = (*prims)[p];
+      const std::string ptr =
+          "/meshes/" + std::to_string(*mesh_index) + "/primitives/" + std::to_string(p);
+      if (const auto mode = index_of(prim, "mode"); mode && *mode != 4) {
+        model.warnings.push_back(ptr + ": mode " + std::to_string(*mode) +
+                                 " is not a triangle list; skipped");
+        continue;
+      }
+      const Json* attributes = member(prim, "attributes");
+      const auto position =
+          attributes != nullptr ? index_of(*attributes, "POSITION") : std::nullopt;
+      if (!position) return model_error("a primitive needs POSITION", ptr + "/attributes");
+      auto pos = doc.read_accessor_floats(*position);
+      if (!pos) return std::move(pos).error();
+      const std::size_t count = pos->size() / 3;
+      if (pos->size() != count * 3) return model_error("POSITION is not VEC3", ptr);
+      total_vertices += count;
+      if (total_vertices > options.max_vertices)
+        return model_error(
+            "the model has more than " + std::to_string(options.max_vertices) + " vertices", ptr);
+      auto read = [&](const char* name, std::size_t comps) -> core::Result<std::vector<float>> {
+        const auto a = index_of(*attributes, name);
+        if (!a) return std::vector<float>{};
+        auto v = doc.read_accessor_floats(*a);
+        if (!v) return std::move(v).error();
+        if (v->size() != count * comps)
+          return model_error(std::string(name) + " does not match POSITION's count",
+                             ptr + "/attributes/" + name);
+        return v;
+      };
+      auto normal = read("NORMAL", 3);
+      if (!normal) return std::move(normal).error();
+      auto uv = read("TEXCOORD_0", 2);
+      if (!uv) return std::move(uv).error();
+      std::vector<float> weights;
+      std::vector<std::uint32_t> joints;
+      if (!joint_matrix.empty() && index_of(*attributes, "JOINTS_0") &&
+          index_of(*attributes, "WEIGHTS_0")) {
+        auto w = read("WEIGHTS_0", 4);
+        if (!w) return std::move(w).error();
+        auto j = doc.read_accessor_uints(*index_of(*attributes, "JOINTS_0"));
+        if (!j) return std::move(j).error();
+        if (j->size() != count * 4) return model_error("JOINTS_0 does not match POSITION", ptr);
+        for (std::uint32_t k : *j)
+          if (k >= joint_matrix.size())
+            return model_error("JOINTS_0 names a joint the skin lacks",
+                               ptr + "/attributes/JOINTS_0");
+        weights = std::move(*w);
+        joints = std::move(*j);
+      }
+      RenderPrimitive out;
+      out.pointer = ptr;
+      out.mesh_name = string_of(mesh, "name");
+      out.vertices.resize(count);
+      const core::Mat4f& node_world = world[n];
+      for (std::size_t v = 0; v < count; ++v) {
+        core::Mat4f m = node_world;
+        if (!weights.empty()) {
+          float sum = 0;
+          core::Mat4f blend{};
+          for (std::size_t k = 0; k < 4; ++k) {
+            const float w = weights[4 * v + k];
+            if (!(w > 0.0F)) continue;
+            sum += w;
+            const core::Mat4f& jm = joint_matrix[joints[4 * v + k]];
+            for (std::size_t e = 0; e < 16; ++e) blend[e] += w * jm[e];
+          }
+          if (sum > 0.0F) {
+            for (float& e : blend) e /= sum;
+            m = blend;
+          }
+        }
+        const core::Vec3f local{(*pos)[3 * v], (*pos)[3 * v + 1], (*pos)[3 * v + 2]};
+        const core::Vec3f wp = core::transform_point(m, local);
+        RenderVertex& rv = out.vertices[v];
+        std::copy(wp.begin(), wp.end(), rv.position);
+        if (!normal->empty()) {
+          const core::Mat3f nm = core::transpose(core::inverse(core::linear_part(m)));
+          const core::Vec3f wn = core::normalize(core::mul(
+              nm, core::Vec3f{(*normal)[3 * v], (*normal)[3 * v + 1], (*normal)[3 * v + 2]}));
+          std::copy(wn.begin(), wn.end(), rv.normal);
+        } else {
+          rv.normal[0] = rv.normal[1] = rv.normal[2] = 0.0F;
+        }
+        rv.uv[0] = uv->empty() ? 0.0F : (*uv)[2 * v];
+        rv.uv[1] = uv->empty() ? 0.0F : (*uv)[2 * v + 1];
+      }
+      if (const auto ind = index_of(prim, "indices")) {
+        auto idx = doc.read_accessor_uints(*ind);
+        if (!idx) return std::move(idx).error();
+        out.indices = std::move(*idx);
+      } else {
+        out.indices.resize(count);
+        for (std::size_t i = 0; i < count; ++i) out.indices[i] = static_cast<std::uint32_t>(i);
+      }
+      out.indices.resize(out.indices.size() / 3 * 3);
+      for (std::uint32_t i : out.indices)
+        if (i >= count) return model_error("an index is past the vertex count", ptr + "/indices");
+      if (normal->empty()) {  // smooth normals from the faces
+        std::vector<core::Vec3f> acc(count, core::Vec3f{0, 0, 0});
+        for (std::size_t t = 0; t + 2 < out.indices.size(); t += 3) {
+          const float* a = out.vertices[out.indices[t]].position;
+          const float* b = out.vertices[out.indices[t + 1]].position;
+          const float* c = out.vertices[out.indices[t + 2]].position;
+          const core::Vec3f fn = core::cross(core::Vec3f{b[0] - a[0], b[1] - a[1], b[2] - a[2]},
+                                             core::Vec3f{c[0] - a[0], c[1] - a[1], c[2] - a[2]});
+          for (int k = 0; k < 3; ++k)
+            acc[out.indices[t + static_cast<std::size_t>(k)]] =
+                core::add(acc[out.indices[t + static_cast<std::size_t>(k)]], fn);
+        }
+        for (std::size_t v = 0; v < count; ++v) {
+          const core::Vec3f nn = core::normalize(acc[v]);
+          std::copy(nn.begin(), nn.end(), out.vertices[v].normal);
+        }
+      }
+      // The material: colour, texture, alpha, and the part.
+      std::string alpha_mode;
+      if (const auto mi = index_of(prim, "material")) {
+        if (materials == nullptr || !materials->is_array() || *mi >= materials->size())
+          return model_error("the primitive's material does not exist", ptr + "/material");
+        const Json& mat = (*materials)[*mi];
+        out.material_name = string_of(mat, "name");
+        alpha_mode = string_of(mat, "alphaMode");
+        out.alpha_mask = alpha_mode == "MASK";
+        if (const Json* c = member(mat, "alphaCutoff"); c != nullptr && c->is_number())
+          out.alpha_cutoff = c->get<float>();
+        if (const Json* pbr = member(mat, "pbrMetallicRoughness")) {
+          if (const Json* f = member(*pbr, "baseColorFactor");
+              f != nullptr && f->is_array() && f->size() == 4)
+            for (std::size_t c = 0; c < 4; ++c)
+              if ((*f)[c].is_number()) out.base_colour[c] = (*f)[c].get<float>();
+          if (const Json* t = member(*pbr, "baseColorTexture"))
+            if (const auto ti = index_of(*t, "index")) {
+              auto slot = texture_image(*ti);
+              if (!slot) return std::move(slot).error();
+              out.base_texture = *slot;
+            }
+        }
+      }
+      // The part: the mapping file, then VRM / alpha, then names.
+      std::optional<PartKind> kind;
+      if (options.parts) {
+        for (const std::string& name : {out.material_name, out.mesh_name})
+          if (auto it = options.parts->by_name.find(name);
+              !kind && !name.empty() && it != options.parts->by_name.end()) {
+            kind = it->second;
+            out.kind_reason = "parts file";
+          }
+      }
+      if (!kind) {
+        auto vm = vrm_materials.find(out.material_name);
+        if (alpha_mode == "BLEND" || (vm != vrm_materials.end() && vm->second.second)) {
+          kind = PartKind::kTransparent;
+          out.kind_reason = alpha_mode == "BLEND" ? "alphaMode BLEND" : "VRM render type";
+        }
+      }
+      if (!kind) {
+        if ((kind = kind_from_name(out.material_name))) {
+          out.kind_reason = "material name";
+        } else if ((kind = kind_from_name(out.mesh_name))) {
+          out.kind_reason = "mesh name";
+        }
+      }
+      out.kind = kind.value_or(PartKind::kBody);
+      if (!kind) out.kind_reason = "default";
+      if (!out.indices.empty()) model.primitives.push_back(std::move(out));
+    }
+  }
+  if (model.primitives.empty()) return model_error("the model has no triangles to draw", "/meshes");
+  bool first = true;
+  for (const RenderPrimitive& prim : model.primitives)
+    for (const RenderVertex& v : prim.vertices)
+      for (std::size_t c = 0; c < 3; ++c) {
+        if (!std::isfinite(v.position[c]))
+          return model_error("a vertex position is not finite", prim.pointer);
+        model.min[c] = first ? v.position[c] : std::min(model.min[c], v.position[c]);
+        model.max[c] = first ? v.position[c] : std::max(model.max[c], v.position[c]);
+        first = first && c < 2;
+      }
+  return model;
+}
+
+}  // namespace charkit::render

@@ -1,0 +1,80 @@
+// A glTF / GLB / VRM model prepared for the character passes
+// (docs/render/render.md): its triangle primitives in world space at the
+// rest pose (skinned ones through their joints' rest matrices), each sorted
+// into a part — face, eye, transparent or body — by a mapping file, the VRM
+// material data or the material's name, with its base colour factor and
+// decoded base colour texture.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "charkit/core/bytes.h"
+#include "charkit/core/math.h"
+#include "charkit/core/result.h"
+#include "charkit/scene/gltf_document.h"
+#include "charkit/scene/image.h"
+
+namespace charkit::render {
+
+enum class PartKind : std::uint8_t { kBody, kFace, kEye, kTransparent };
+const char* part_kind_name(PartKind kind);
+
+/// The vertex the passes draw: 32 bytes.
+struct RenderVertex {
+  float position[3];
+  float normal[3];
+  float uv[2];
+};
+static_assert(sizeof(RenderVertex) == 32);
+
+struct RenderPrimitive {
+  std::string pointer;  ///< "/meshes/0/primitives/1"
+  std::string mesh_name;
+  std::string material_name;
+  PartKind kind = PartKind::kBody;
+  std::string kind_reason;  ///< why: "parts file", "VRM MToon", "material name", "alphaMode BLEND",
+                            ///< "default"
+  std::vector<RenderVertex> vertices;  ///< world space, rest pose
+  std::vector<std::uint32_t> indices;  ///< triangle list
+  core::Vec4f base_colour{1, 1, 1, 1};
+  std::optional<std::uint32_t> base_texture;  ///< into RenderModel::images
+  bool alpha_mask = false;
+  float alpha_cutoff = 0.5F;
+};
+
+struct RenderModel {
+  std::vector<RenderPrimitive> primitives;
+  std::vector<scene::RgbaImage> images;    ///< decoded glTF images (empty where unused)
+  core::Vec3f min{0, 0, 0}, max{0, 0, 0};  ///< world bounds of every vertex
+  /// The direction the model faces: +Z for glTF, −Z for VRM 0.x (Unity's
+  /// export); the default camera looks at that side.
+  float facing_z = 1.0F;
+  std::vector<std::string> warnings;
+};
+
+/// Part names (face, eye, transparent, body) of material or mesh names.
+struct PartsMapping {
+  std::map<std::string, PartKind> by_name;
+};
+/// {"face": ["FaceMat", …], "eye": […], "transparent": […], "body": […]}.
+/// Errors: RENDER_PARTS (with the pointer), JSON_*.
+core::Result<PartsMapping> parse_parts(core::Bytes json);
+
+struct ModelLoadOptions {
+  std::optional<PartsMapping> parts;
+  /// Base colour textures larger than this are refused (SCENE_IMAGE_DECODE).
+  std::uint32_t max_texture_side = 8192;
+  /// Cap on the vertices of all primitives together (RENDER_MODEL past it).
+  std::uint64_t max_vertices = std::uint64_t{1} << 24;
+};
+
+/// Errors: RENDER_MODEL (nothing drawable, a bad primitive, at its pointer),
+/// the glTF reader's (GLTF_*), SCENE_IMAGE_DECODE.
+core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
+                                            const ModelLoadOptions& options = {});
+
+}  // namespace charkit::render

@@ -1,0 +1,86 @@
+// The character passes' fragment shader (docs/render/render.md): one
+// program, the pass in pc.mode. Body and face: toon lighting with the 9-tap
+// PCF shadow and the HSV-type shadow colour into the four targets (§7);
+// eye: premultiplied colour × coverage through the character LUT when one is
+// given (§9); transparent: lit, premultiplied, with its motion; the
+// classification pass writes no colour (its masks are 0).
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "frame.glsl"
+#include "shading.glsl"
+
+layout(set = 0, binding = 1) uniform sampler2D base_texture;  // linear
+layout(set = 0, binding = 2) uniform sampler2D shadow_map;    // nearest (texelFetch)
+layout(set = 0, binding = 3) uniform sampler2D lut;           // nearest (texelFetch)
+
+layout(location = 0) in vec3 v_world;
+layout(location = 1) in vec3 v_normal;
+layout(location = 2) in vec2 v_uv;
+layout(location = 3) in vec4 v_clip_now;
+layout(location = 4) in vec4 v_clip_before;
+
+layout(location = 0) out vec4 out_hdr;
+layout(location = 1) out vec4 out_material1;
+layout(location = 2) out vec4 out_material2;
+layout(location = 3) out vec4 out_normal;
+
+vec3 srgb_to_linear(vec3 c) {
+  return mix(c / 12.92, pow((c + 0.055) / 1.055, vec3(2.4)), greaterThan(c, vec3(0.04045)));
+}
+
+void main() {
+  vec4 base = pc.base_colour;
+  if ((pc.flags & FLAG_TEXTURED) != 0u) {
+    const vec4 t = texture(base_texture, v_uv);
+    base *= vec4(srgb_to_linear(t.rgb), t.a);
+  }
+  if ((pc.flags & FLAG_MASK) != 0u && base.a < pc.alpha_cutoff) discard;
+  vec3 n = normalize(v_normal);
+  if (!gl_FrontFacing) n = -n;
+  const vec3 l = normalize(frame.light_dir.xyz);
+
+  // Toon lighting: a narrow step across the terminator (our reading of the
+  // face's shading), the PCF pass rate through the material's switch.
+  const float ndl = dot(n, l);
+  const float lit = smoothstep(-0.05, 0.05, ndl);
+  const float pass_rate = pcf9(shadow_map, v_world, n, frame.shadow.x, frame.light_vp,
+                               frame.region, true, 0.0);
+  const float visibility = shadow_visibility(pass_rate, 1.0, frame.shadow.y, frame.shadow.z != 0.0);
+  const float light = lit * visibility;
+  const vec3 shade = shadow_colour(base.rgb, frame.params.y, frame.params.z);
+  const vec3 colour = mix(shade, base.rgb, light) * frame.light_colour.rgb +
+                      base.rgb * frame.ambient.rgb;
+
+  // Motion: the seed's encoding, or the constant zero when it is off.
+  const float zero = frame.motion.z;
+  const vec2 motion = frame.motion.x != 0.0
+                          ? encode_motion(v_clip_now, v_clip_before, frame.motion.y, zero)
+                          : vec2(zero);
+  const uint flags = (pc.mode == MODE_FACE ? 1u : 0u) | (light < 0.5 ? 2u : 0u) |
+                     ((pc.flags & FLAG_TEXTURED) != 0u ? 4u : 0u) |
+                     (frame.motion.x != 0.0 ? 8u : 0u);
+
+  if (pc.mode == MODE_EYE) {
+    vec3 eye = base.rgb;
+    if (frame.params.w != 0.0)
+      eye = lut_unshape(lut_sample(lut, lut_shape(eye, frame.params.x), 2u), frame.params.x);
+    out_hdr = vec4(eye * base.a, base.a);  // premultiplied: colour × coverage, coverage
+    out_material1 = vec4(0.0);              // written directly: zero
+    out_material2 = vec4(0.0);              // masked
+    out_normal = vec4(0.0);                 // masked
+    return;
+  }
+  if (pc.mode == MODE_TRANSPARENT) {
+    out_hdr = vec4(colour * base.a, base.a);
+    out_material1 = vec4(0.0);
+    out_material2 = vec4(motion, 0.0, 0.0);  // RG only (mask)
+    out_normal = vec4(0.0);
+    return;
+  }
+  out_hdr = vec4(colour, 1.0);
+  // The control value, square-root compressed (our reading: the lit term).
+  out_material1 = vec4(vec3(sqrt(light)), pc.mode == MODE_FACE ? 0.0 : 1.0);
+  out_material2 = vec4(motion, float(flags) / 255.0,
+                       pc.mode == MODE_FACE && frame.shadow.z != 0.0 ? 87.0 / 255.0 : 0.0);
+  out_normal = vec4(0.5 * n + 0.5, 1.0);
+}

@@ -1,0 +1,32 @@
+// The frame constants and per-draw push constants the character passes share
+// (render/frame.cpp writes them; docs/render/render.md).
+layout(std430, set = 0, binding = 0) readonly buffer Frame {
+  mat4 view_proj;       // reversed-Z perspective, clip y up (the shaders flip y to raster)
+  mat4 prev_view_proj;  // the previous frame's (motion vectors)
+  mat4 light_vp;        // reversed-Z orthographic light, clip y up
+  vec4 light_dir;       // xyz towards the light
+  vec4 light_colour;
+  vec4 ambient;
+  vec4 shadow;          // normal offset, strength, enabled, -
+  vec4 region;          // the shadow sub-region of the map
+  vec4 params;          // exposure, shadow value scale, saturation scale, LUT on
+  vec4 motion;          // on, scale, zero, -
+} frame;
+
+const uint MODE_BODY = 0u;
+const uint MODE_FACE = 1u;
+const uint MODE_CLASSIFY = 2u;
+const uint MODE_EYE = 3u;
+const uint MODE_TRANSPARENT = 4u;
+const uint MODE_SHADOW = 5u;
+
+const uint FLAG_TEXTURED = 1u;
+const uint FLAG_MASK = 2u;
+
+layout(push_constant) uniform Push {
+  vec4 base_colour;
+  uint mode;
+  uint flags;
+  float alpha_cutoff;
+  uint reserved;
+} pc;

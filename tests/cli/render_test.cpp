@@ -1,0 +1,135 @@
+// `charkit render` as a user runs it: a VRM model to a PNG (read back by
+// stb_image: not blank, the character covering the expected part of the
+// image), the attachment dumps (16-bit PNGs and the 8-bit stencil, read back),
+// the parts mapping that routes materials to the face and eye passes, the
+// turntable, the pass table, a LUT, and the exit statuses of bad options and
+// inputs. Skipped where no Vulkan device exists.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "charkit/core/json.h"
+#include "charkit/core/mapped_file.h"
+#include "charkit/render/lut.h"
+#include "charkit/scene/image.h"
+#include "cli_support.h"
+
+namespace charkit {
+namespace {
+
+using clitest::quote;
+using clitest::run_charkit;
+using core::Json;
+
+const std::filesystem::path kModels = std::filesystem::path(CHARKIT_TEST_DATA) / "models";
+
+class RenderCli : public clitest::ScratchDir {
+ protected:
+  void SetUp() override {
+    clitest::ScratchDir::SetUp();
+    auto info = run_charkit("gpu info --json");
+    ASSERT_EQ(info.exit_code, 0);
+    if (Json::parse(info.out)["devices"].empty()) GTEST_SKIP() << "no Vulkan device";
+  }
+  scene::RgbaImage read_png(const std::filesystem::path& p) {
+    auto f = core::MappedFile::open(p.string());
+    EXPECT_TRUE(f) << p;
+    if (!f) return {};
+    auto img = scene::decode_image(f->bytes());
+    EXPECT_TRUE(img) << p;
+    return img ? *img : scene::RgbaImage{};
+  }
+};
+
+TEST_F(RenderCli, GodetteToPngWithDumps) {
+  const auto out = dir_ / "godette.png";
+  const auto dump = dir_ / "dump";
+  auto r =
+      run_charkit("render " + quote(kModels / "Godette_vrm_v4.vrm") + " -o " + quote(out) +
+                  " --size 160x200 --shadow-map 512 --dump-attachments " + quote(dump) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  ASSERT_EQ(j["parts"].size(), 4U);
+  EXPECT_EQ(j["parts"][0]["part"], "face");
+  const Json& img = j["images"][0];
+  EXPECT_GT(img["coverage"].get<double>(), 0.08);
+  EXPECT_LT(img["coverage"].get<double>(), 0.5);
+  EXPECT_GT(img["facePixels"].get<int>(), 0);
+  // The PNG: the character is opaque and coloured, the rest transparent.
+  const scene::RgbaImage png = read_png(out);
+  ASSERT_EQ(png.width, 160U);
+  ASSERT_EQ(png.height, 200U);
+  std::size_t opaque = 0, coloured = 0;
+  for (std::size_t i = 0; i < png.pixels.size(); i += 4) {
+    opaque += png.pixels[i + 3] == 255 ? 1 : 0;
+    coloured += png.pixels[i] + png.pixels[i + 1] + png.pixels[i + 2] > 30 ? 1 : 0;
+  }
+  EXPECT_EQ(opaque, img["characterPixels"].get<std::size_t>())
+      << "opaque pixels are the character's";
+  EXPECT_GT(coloured, opaque / 2);
+  // The dumps: 16-bit PNGs (read by stb_image's 16-bit loader inside
+  // decode_image's format check) and the stencil, whose face pixels are 0x84.
+  for (const char* name : {"hdr.png", "material1.png", "material2.png", "normal.png", "depth.png",
+                           "shadow.png", "stencil.png"})
+    EXPECT_TRUE(std::filesystem::exists(dump / name)) << name;
+  const scene::RgbaImage stencil = read_png(dump / "stencil.png");
+  std::size_t face = 0;
+  for (std::size_t i = 0; i < stencil.pixels.size(); i += 4) face += stencil.pixels[i] == 0x84;
+  EXPECT_EQ(face, img["facePixels"].get<std::size_t>());
+  const scene::RgbaImage normal = read_png(dump / "normal.png");  // 16-bit → 8 by stb
+  EXPECT_EQ(normal.width, 160U);
+}
+
+TEST_F(RenderCli, PartsFileSendsMaterialsToTheEyePassAndTurntable) {
+  const auto parts = dir_ / "parts.json";
+  std::ofstream(parts) << R"({"face": ["Red"], "eye": ["Blue"]})";
+  const auto out = dir_ / "robot.png";
+  auto r = run_charkit("render " + quote(kModels / "debug_robot.vrm") + " -o " + quote(out) +
+                       " --size 96x96 --shadow-map 256 --parts " + quote(parts) +
+                       " --turntable 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  ASSERT_EQ(j["images"].size(), 2U);
+  EXPECT_GT(j["images"][0]["eyePixels"].get<int>(), 0);
+  EXPECT_GT(j["images"][0]["facePixels"].get<int>(), 0);
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "robot_000.png"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "robot_001.png"));
+  EXPECT_EQ(j["images"][1]["yaw"].get<double>(), 180.0);
+}
+
+TEST_F(RenderCli, ExplainLutAndExitStatuses) {
+  auto e = run_charkit("render --explain");
+  ASSERT_EQ(e.exit_code, 0);
+  EXPECT_NE(e.out.find("Face main shading"), std::string::npos);
+  EXPECT_NE(e.out.find("ref 0x84 (132), compare mask 0x80 (128), write mask 0x04 (4)"),
+            std::string::npos);
+  auto ej = run_charkit("render --explain --json");
+  ASSERT_EQ(ej.exit_code, 0);
+  EXPECT_EQ(Json::parse(ej.out)["passes"].size(), 6U);
+
+  const auto lut = dir_ / "identity.cube";
+  std::ofstream(lut) << render::identity_cube_lut();
+  const auto model = quote(kModels / "sphere.vrm");
+  const auto out = quote(dir_ / "s.png");
+  EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --size 64x64 --lut " + quote(lut) +
+                        " --shadow-map 64")
+                .exit_code,
+            0);
+  const auto bad_lut = dir_ / "bad.cube";
+  std::ofstream(bad_lut) << "LUT_3D_SIZE 17\n";
+  EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --lut " + quote(bad_lut)).exit_code,
+            1);
+  EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --size 0x5").exit_code, 2);
+  EXPECT_EQ(run_charkit("render " + model + " -o " + quote(dir_ / "s.jpg")).exit_code, 2);
+  EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --camera fov=500").exit_code, 2);
+  EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --device cpu").exit_code, 2);
+  EXPECT_EQ(run_charkit("render " + quote(dir_ / "missing.vrm") + " -o " + out).exit_code, 2);
+  const auto junk = dir_ / "junk.glb";
+  std::ofstream(junk) << "not a model";
+  EXPECT_EQ(run_charkit("render " + quote(junk) + " -o " + out).exit_code, 1);
+}
+
+}  // namespace
+}  // namespace charkit

@@ -1,0 +1,124 @@
+// Loading models for the passes (render/model.h) on the test models, the
+// parts mapping file, and the .cube LUT reader (render/lut.h).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "charkit/render/error_codes.h"
+#include "charkit/render/lut.h"
+#include "charkit/render/model.h"
+#include "charkit/render/shading.h"
+
+namespace charkit::render {
+namespace {
+
+std::string model_path(const char* name) {
+  return (std::filesystem::path(CHARKIT_TEST_DATA) / "models" / name).string();
+}
+
+core::Bytes text(const std::string& s) {
+  return core::Bytes(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+}
+
+TEST(RenderModel, GodettePartsTexturesAndBounds) {
+  auto doc = scene::GltfDocument::load_file(model_path("Godette_vrm_v4.vrm"));
+  ASSERT_TRUE(doc);
+  auto m = load_render_model(*doc);
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_EQ(m->primitives.size(), 4U);
+  EXPECT_EQ(m->facing_z, -1.0F);  // VRM 0.x
+  EXPECT_EQ(m->primitives[0].material_name, "Face");
+  EXPECT_EQ(m->primitives[0].kind, PartKind::kFace);
+  EXPECT_EQ(m->primitives[0].kind_reason, "material name");
+  EXPECT_EQ(m->primitives[1].kind, PartKind::kBody);
+  EXPECT_EQ(m->primitives[2].material_name, "GodotLogo");
+  EXPECT_EQ(m->primitives[2].kind, PartKind::kTransparent);  // alphaMode BLEND
+  EXPECT_TRUE(m->primitives[0].base_texture.has_value());
+  ASSERT_FALSE(m->images.empty());
+  EXPECT_GT(m->images[*m->primitives[0].base_texture].width, 0U);
+  // A standing character about 1.4 m tall with its feet near y = 0.
+  EXPECT_NEAR(m->min[1], 0.0F, 0.1F);
+  EXPECT_GT(m->max[1] - m->min[1], 1.0F);
+  EXPECT_LT(m->max[1] - m->min[1], 2.0F);
+  for (const RenderPrimitive& p : m->primitives)
+    for (const RenderVertex& v : p.vertices) {
+      const float len = std::sqrt(v.normal[0] * v.normal[0] + v.normal[1] * v.normal[1] +
+                                  v.normal[2] * v.normal[2]);
+      ASSERT_NEAR(len, 1.0F, 1e-3F) << p.pointer;
+    }
+}
+
+TEST(RenderModel, PartsFileOverridesAndErrors) {
+  auto parts = parse_parts(text(R"({"eye": ["Blue"], "face": ["Red"], "body": ["Green"]})"));
+  ASSERT_TRUE(parts) << parts.error().message;
+  auto doc = scene::GltfDocument::load_file(model_path("debug_robot.vrm"));
+  ASSERT_TRUE(doc);
+  ModelLoadOptions o;
+  o.parts = *parts;
+  auto m = load_render_model(*doc, o);
+  ASSERT_TRUE(m) << m.error().message;
+  int eyes = 0, faces = 0;
+  for (const RenderPrimitive& p : m->primitives) {
+    EXPECT_EQ(p.kind_reason, "parts file") << p.material_name;
+    eyes += p.kind == PartKind::kEye ? 1 : 0;
+    faces += p.kind == PartKind::kFace ? 1 : 0;
+  }
+  // The robot's one mesh (red, green, blue primitives) hangs under many
+  // nodes: as many eye parts as face parts, each drawn where its node is.
+  EXPECT_GT(eyes, 0);
+  EXPECT_EQ(eyes, faces);
+  EXPECT_EQ(m->primitives.size(), static_cast<std::size_t>(3 * eyes));
+  EXPECT_EQ(m->facing_z, 1.0F);  // VRM 1.0 faces +Z
+  for (const char* bad : {"[1]", R"({"hair": ["X"]})", R"({"face": "X"})", R"({"face": [3]})"}) {
+    auto r = parse_parts(text(bad));
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().code, codes::RENDER_PARTS.str()) << bad;
+  }
+  EXPECT_FALSE(parse_parts(text("{")));  // JSON syntax
+}
+
+TEST(RenderModel, RefusesWhatItCannotDraw) {
+  const std::string empty = R"({"asset": {"version": "2.0"}})";
+  auto doc = scene::GltfDocument::load(text(empty));
+  ASSERT_TRUE(doc);
+  auto m = load_render_model(*doc);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, codes::RENDER_MODEL.str());
+  // A mesh node whose primitive lacks POSITION: the pointer names it.
+  const std::string no_position =
+      R"({"asset": {"version": "2.0"}, "nodes": [{"mesh": 0}],
+          "meshes": [{"primitives": [{"attributes": {}}]}]})";
+  auto doc2 = scene::GltfDocument::load(text(no_position));
+  ASSERT_TRUE(doc2);
+  auto m2 = load_render_model(*doc2);
+  ASSERT_FALSE(m2);
+  EXPECT_EQ(m2.error().location.pointer, "/meshes/0/primitives/0/attributes");
+}
+
+TEST(CubeLut, IdentityIsTheIdentityStripAndErrorsNameTheLine) {
+  const std::string cube = identity_cube_lut();
+  auto strip = parse_cube_lut(text(cube));
+  ASSERT_TRUE(strip) << strip.error().message;
+  std::vector<Vec4> want(1024 * 32);
+  fill_identity_lut(want, 2);
+  ASSERT_EQ(strip->size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i)
+    for (std::size_t c = 0; c < 3; ++c) ASSERT_NEAR((*strip)[i][c], want[i][c], 1e-6) << i;
+  // The identity LUT returns the shaped input.
+  const LutStrip lut{*strip, 2};
+  const Vec3 out = lut_sample(lut, {0.3F, 0.6F, 0.9F});
+  EXPECT_NEAR(out[0], 0.3F, 1e-5);
+  EXPECT_NEAR(out[2], 0.9F, 1e-5);
+  auto bad = parse_cube_lut(text("LUT_3D_SIZE 33\n"));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, codes::RENDER_LUT.str());
+  EXPECT_EQ(bad.error().location.member, "line 1");
+  auto short_lut = parse_cube_lut(text("LUT_3D_SIZE 32\n0 0 0\n0 0 x\n"));
+  ASSERT_FALSE(short_lut);
+  EXPECT_EQ(short_lut.error().location.member, "line 3");
+  EXPECT_FALSE(parse_cube_lut(text("LUT_3D_SIZE 32\n0 0 0\n")));  // too few lines
+}
+
+}  // namespace
+}  // namespace charkit::render
