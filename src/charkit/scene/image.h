@@ -1,5 +1,5 @@
-// 8-bit images, their PNG encoding (stb_image_write, zlib inside) and
-// downscaling (stb_image_resize).
+// 8-bit images, their PNG encoding (stb_image_write, zlib inside), decoding
+// (libpng, TurboJPEG) and downscaling (stb_image_resize).
 #pragma once
 
 #include <cstdint>
@@ -34,8 +34,9 @@ RgbaImage resize_to_fit(const RgbaImage& image, std::uint32_t max_side, bool srg
 /// pixel count mismatch or too large for stb), SCENE_PNG_ENCODE.
 core::Result<std::vector<std::uint8_t>> encode_png(const RgbaImage& image);
 
-/// A PNG or JPEG decoded to RGBA8 (stb_image), rows top to bottom. Errors:
-/// SCENE_IMAGE_DECODE (not PNG/JPEG, corrupt, or a side past `max_side`).
+/// A PNG (libpng) or JPEG (TurboJPEG) decoded to RGBA8, rows top to bottom.
+/// Errors: SCENE_IMAGE_DECODE (not PNG/JPEG, corrupt, or a side past
+/// `max_side`).
 core::Result<RgbaImage> decode_image(core::Bytes bytes, std::uint32_t max_side = 16384);
 
 /// A 16-bit PNG (colour type 6 with 4 channels, 0 with 1), width * height *
