@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "charkit/bem/error_codes.h"
+#include "charkit/bem/export_gltf.h"
+#include "charkit/bem/load.h"
+#include "charkit/bem/settings.h"
 #include "charkit/core/error_codes.h"
 #include "charkit/core/half.h"
 #include "charkit/core/json.h"
@@ -27,6 +31,7 @@
 #include "commands.h"
 #include "device.h"
 #include "output_file.h"
+#include "package_input.h"
 #include "printable.h"
 
 namespace charkit::app {
@@ -43,6 +48,8 @@ struct RenderArgs {
   float exposure = 1.0F;
   std::string lut;
   std::string parts;
+  std::string options;     // BEM selection
+  std::string parameters;  // BEM parameters
   bool no_shadows = false;
   std::uint32_t shadow_map = 2048;
   std::string device;
@@ -165,6 +172,40 @@ core::Status dump_attachments(const std::string& dir, const render::Frame& f) {
   return write_output_file(dir + "/stencil.png", *stencil);
 }
 
+/// A BEM package's selection exported to GLB in memory (the `bem export`
+/// path: morphs applied, Unity axes converted), for rendering.
+core::Result<std::vector<std::uint8_t>> bem_selection_glb(const RenderArgs& a, int& exit) {
+  exit = kExitInvalid;
+  auto file = PackageInput::open(a.input);
+  if (!file) {
+    exit = input_error_exit_code(file.error());
+    return std::move(file).error();
+  }
+  bem::ValidateOptions vo;
+  vo.input_hints = file->hints();
+  bem::LoadedPackage loaded = bem::load_package(file->bytes(), vo);
+  if (!loaded.ok()) {
+    report_issues(a.input, loaded.validation.report);
+    return core::make_error("BEM_EXPORT_INVALID_PACKAGE", loaded.error);
+  }
+  auto settings = bem::parse_settings(*loaded.model, a.options, a.parameters);
+  if (!settings) {
+    exit = kExitUsage;
+    return std::move(settings).error();
+  }
+  bem::ExportOptions eo;
+  eo.generator = "charkit render";
+  auto exported = bem::export_glb(*loaded.model, *loaded.package, *settings, eo);
+  if (!exported) return std::move(exported).error();
+  for (const bem::ExportWarning& w : exported->result.warnings)
+    report_warning(a.input, w.code, w.message, w.pointer);
+  if (exported->result.scene.meshes.empty())
+    return core::make_error(bem::codes::BEM_EXPORT_EMPTY.str(),
+                            "the selection replaces no mesh: nothing to render",
+                            core::Location::at_pointer("/meshes"));
+  return std::move(exported->glb);
+}
+
 std::string numbered(const std::string& path, unsigned i) {
   const std::filesystem::path p(path);
   char digits[16];
@@ -246,7 +287,8 @@ int run_render(const RenderArgs& a) {
   if (!a.lut.empty()) {
     auto file = core::MappedFile::open(a.lut);
     if (!file) return report_error(a.lut, file.error(), kExitUsage);
-    auto lut = render::parse_cube_lut(file->bytes());
+    auto lut = lower_extension(a.lut) == ".png" ? render::parse_png_lut(file->bytes())
+                                                : render::parse_cube_lut(file->bytes());
     if (!lut)
       return report_error(a.lut, lut.error(),
                           core::is_io_error(lut.error()) ? kExitUsage : kExitInvalid);
@@ -267,7 +309,20 @@ int run_render(const RenderArgs& a) {
                         "charkit render draws with Vulkan; without a GPU, Mesa's lavapipe "
                         "(Debian mesa-vulkan-drivers) renders on the CPU",
                         kExitUsage);
-  auto doc = scene::GltfDocument::load_file(a.input);
+  const std::string in_ext = lower_extension(a.input);
+  const bool package = in_ext == ".bem" || in_ext == ".zip";
+  if (!package && (!a.options.empty() || !a.parameters.empty()))
+    return report_error(a.input, "USAGE", "--options and --parameters select in a BEM package",
+                        kExitUsage);
+  core::Result<scene::GltfDocument> doc = core::make_error("USAGE", "");
+  if (package) {
+    int exit = kExitInvalid;
+    auto glb = bem_selection_glb(a, exit);
+    if (!glb) return report_error(a.input, glb.error(), exit);
+    doc = scene::GltfDocument::load(*glb);
+  } else {
+    doc = scene::GltfDocument::load_file(a.input);
+  }
   if (!doc)
     return report_error(a.input, doc.error(),
                         core::is_io_error(doc.error()) ? kExitUsage : kExitInvalid);
@@ -351,7 +406,14 @@ void add_render_commands(CLI::App& app, int& exit_code) {
       "Render a character model through the character passes of seed 003 (face shadow "
       "geometry, body, face main shading, shadow classification, eye, transparent parts, each "
       "with its exact pipeline state) on the GPU backend, and write a tone-mapped PNG");
-  r->add_option("model", a->input, "glTF, GLB or VRM file")->type_name("MODEL");
+  r->add_option("model", a->input,
+                "glTF, GLB or VRM file, or a BEM package (.bem, .zip: its selection is exported "
+                "as `bem export` does)")
+      ->type_name("MODEL");
+  r->add_option("--options", a->options, "BEM package: the selection (as `bem select`)")
+      ->type_name("TEXT");
+  r->add_option("--parameters", a->parameters, "BEM package: parameter values (as `bem select`)")
+      ->type_name("TEXT");
   r->add_option("-o,--output", a->output, "Output PNG (with --turntable: OUT_000.png …)")
       ->type_name("OUT.png");
   r->add_option("--size", a->size, "Image size")->type_name("WxH")->capture_default_str();
@@ -367,9 +429,9 @@ void add_render_commands(CLI::App& app, int& exit_code) {
   r->add_option("--exposure", a->exposure, "Exposure (tone mapping and the LUT shaper)")
       ->capture_default_str();
   r->add_option("--lut", a->lut,
-                "Character LUT for the eye branch: a .cube 3D LUT of size 32 over the shaped "
-                "colour")
-      ->type_name("FILE.cube");
+                "Character LUT for the eye branch, over the shaped colour: a .cube 3D LUT of "
+                "size 32, or a 1024x32 PNG strip (blue picks the 32-pixel slice)")
+      ->type_name("FILE.cube|.png");
   r->add_option("--parts", a->parts,
                 "Which materials or meshes are face, eye, transparent or body: a JSON file "
                 "{\"face\": [NAMES], \"eye\": [...], ...} (default: VRM data and names)")

@@ -117,6 +117,13 @@ TEST_F(RenderCli, ExplainLutAndExitStatuses) {
                         " --shadow-map 64")
                 .exit_code,
             0);
+  // A BEM package's selection renders through the export path.
+  auto bem = run_charkit("render " +
+                         quote(std::filesystem::path(CHARKIT_EXAMPLES_DIR) / "example-1.5.bem") +
+                         " -o " + out + " --size 64x64 --shadow-map 64 --json");
+  ASSERT_EQ(bem.exit_code, 0) << bem.out;
+  EXPECT_GT(Json::parse(bem.out)["images"][0]["coverage"].get<double>(), 0.01);
+  EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --options x").exit_code, 2);
   const auto bad_lut = dir_ / "bad.cube";
   std::ofstream(bad_lut) << "LUT_3D_SIZE 17\n";
   EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --lut " + quote(bad_lut)).exit_code,

@@ -120,5 +120,30 @@ TEST(CubeLut, IdentityIsTheIdentityStripAndErrorsNameTheLine) {
   EXPECT_FALSE(parse_cube_lut(text("LUT_3D_SIZE 32\n0 0 0\n")));  // too few lines
 }
 
+TEST(PngLut, StripFromAPngAndItsSize) {
+  scene::RgbaImage img;
+  img.width = 1024;
+  img.height = 32;
+  for (std::uint32_t y = 0; y < 32; ++y)
+    for (std::uint32_t x = 0; x < 1024; ++x)
+      img.pixels.insert(img.pixels.end(),
+                        {static_cast<std::uint8_t>(x % 32 * 8), static_cast<std::uint8_t>(y * 8),
+                         static_cast<std::uint8_t>(x / 32 * 8), 255});
+  auto png = scene::encode_png(img);
+  ASSERT_TRUE(png);
+  auto strip = parse_png_lut(*png);
+  ASSERT_TRUE(strip) << strip.error().message;
+  // Texel (x = 32·3 + 5, y = 7): slice 3, red 5, green 7.
+  const Vec4& t = (*strip)[7 * 1024 + 3 * 32 + 5];
+  EXPECT_FLOAT_EQ(t[0], 40.0F / 255.0F);
+  EXPECT_FLOAT_EQ(t[1], 56.0F / 255.0F);
+  EXPECT_FLOAT_EQ(t[2], 24.0F / 255.0F);
+  img.width = 512;
+  img.pixels.resize(512 * 32 * 4);
+  auto small = parse_png_lut(*scene::encode_png(img));
+  ASSERT_FALSE(small);
+  EXPECT_EQ(small.error().code, codes::RENDER_LUT.str());
+}
+
 }  // namespace
 }  // namespace charkit::render

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "charkit/render/error_codes.h"
+#include "charkit/scene/image.h"
 
 namespace charkit::render {
 
@@ -60,6 +61,20 @@ core::Result<std::vector<Vec4>> parse_cube_lut(core::Bytes bytes) {
     for (std::size_t g = 0; g < kLevels; ++g)
       for (std::size_t r = 0; r < kLevels; ++r)
         strip[g * 1024 + b * 32 + r] = cube[r + kLevels * g + kLevels * kLevels * b];
+  return strip;
+}
+
+core::Result<std::vector<Vec4>> parse_png_lut(core::Bytes png) {
+  auto img = scene::decode_image(png, 1024);
+  if (!img) return std::move(img).error();
+  if (img->width != 1024 || img->height != 32)
+    return core::make_error(codes::RENDER_LUT.str(),
+                            "a LUT strip is 1024 x 32 pixels, this image " +
+                                std::to_string(img->width) + " x " + std::to_string(img->height));
+  std::vector<Vec4> strip(1024 * 32);
+  for (std::size_t i = 0; i < strip.size(); ++i)
+    for (std::size_t c = 0; c < 4; ++c)
+      strip[i][c] = static_cast<float>(img->pixels[4 * i + c]) / 255.0F;
   return strip;
 }
 

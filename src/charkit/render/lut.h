@@ -16,6 +16,11 @@ namespace charkit::render {
 /// Errors: RENDER_LUT (with the line), past 1 MiB per line or 8 MiB in all.
 core::Result<std::vector<Vec4>> parse_cube_lut(core::Bytes text);
 
+/// A 1024 × 32 PNG strip in the layout above (slice s at x in [32 s,
+/// 32 s + 32), red along x, green along y), 8-bit channels / 255. Errors:
+/// SCENE_IMAGE_DECODE, RENDER_LUT (another size).
+core::Result<std::vector<Vec4>> parse_png_lut(core::Bytes png);
+
 /// The identity cube as .cube text (each entry its own coordinates).
 std::string identity_cube_lut();
 
