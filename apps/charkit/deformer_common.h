@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -18,10 +19,28 @@
 #include "charkit/learn/dataset.h"
 #include "charkit/learn/npy.h"
 #include "charkit/learn/pose.h"
+#include "charkit/scene/intake.h"
+#include "charkit/scene/model_inspect.h"
 #include "charkit/scene/rig.h"
 #include "cli_output.h"
 
 namespace charkit::app {
+
+/// A VRM's humanoid bone names -> the rig's joint (node) names; empty for
+/// other files (or when the details cannot be read: the map then takes
+/// joint names only).
+inline std::map<std::string, std::string> vrm_humanoid_joints(core::Bytes bytes) {
+  std::map<std::string, std::string> out;
+  auto info = scene::inspect_model(bytes);
+  if (!info) return out;
+  auto details = scene::model_details(bytes, *info);
+  if (!details || !details->contains("humanoid") || !(*details)["humanoid"].is_array()) return out;
+  for (const auto& e : (*details)["humanoid"])
+    if (e.is_object() && e.contains("bone") && e["bone"].is_string() && e.contains("nodeName") &&
+        e["nodeName"].is_string())
+      out.emplace(e["bone"].get<std::string>(), e["nodeName"].get<std::string>());
+  return out;
+}
 
 /// "a, b,c" -> {"a", "b", "c"} (spaces dropped, empty items skipped).
 inline std::vector<std::string> split_list(const std::string& s) {

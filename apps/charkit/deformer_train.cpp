@@ -68,22 +68,6 @@ struct SampleArgs {
   bool json = false;
 };
 
-/// A VRM's humanoid bone names -> the rig's joint (node) names; empty for
-/// other files (or when the details cannot be read: the map then takes
-/// joint names only).
-std::map<std::string, std::string> vrm_humanoid_joints(core::Bytes bytes) {
-  std::map<std::string, std::string> out;
-  auto info = scene::inspect_model(bytes);
-  if (!info) return out;
-  auto details = scene::model_details(bytes, *info);
-  if (!details || !details->contains("humanoid") || !(*details)["humanoid"].is_array()) return out;
-  for (const auto& e : (*details)["humanoid"])
-    if (e.is_object() && e.contains("bone") && e["bone"].is_string() && e.contains("nodeName") &&
-        e["nodeName"].is_string())
-      out.emplace(e["bone"].get<std::string>(), e["nodeName"].get<std::string>());
-  return out;
-}
-
 int run_sample(const SampleArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   scene::RigOptions ro;

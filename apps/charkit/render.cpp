@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/gpu/error_codes.h"
+#include "charkit/learn/action.h"
+#include "charkit/learn/targets.h"
+#include "charkit/motion/bvh.h"
 #include "charkit/render/error_codes.h"
 #include "charkit/render/frame.h"
 #include "charkit/render/lut.h"
@@ -29,6 +33,7 @@
 #include "charkit/scene/image.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "deformer_common.h"
 #include "device.h"
 #include "output_file.h"
 #include "package_input.h"
@@ -50,6 +55,11 @@ struct RenderArgs {
   std::string parts;
   std::string options;     // BEM selection
   std::string parameters;  // BEM parameters
+  std::string motion;      // glTF animation (the model's own file) or BVH
+  double frame = 0;
+  double fps = 30;
+  std::string animation;
+  std::string joint_map;
   bool no_shadows = false;
   std::uint32_t shadow_map = 2048;
   std::string device;
@@ -206,6 +216,85 @@ core::Result<std::vector<std::uint8_t>> bem_selection_glb(const RenderArgs& a, i
   return std::move(exported->glb);
 }
 
+/// The model's skinned joints posed by --motion at frame N and N − 1 (N − 1
+/// = N at frame 0): local matrices by glTF node, for load_render_model.
+struct MotionPoses {
+  std::map<std::size_t, core::Mat4f> now, before;
+};
+
+core::Result<MotionPoses> motion_poses(const RenderArgs& a, core::Bytes model_bytes, int& exit) {
+  exit = kExitInvalid;
+  auto rig = scene::load_rig(model_bytes);
+  if (!rig) return std::move(rig).error();
+  learn::ActionOptions ao;
+  ao.animation = a.animation;
+  ao.fps = a.fps;
+  ao.start_frame = std::max(a.frame - 1.0, 0.0);
+  ao.end_frame = a.frame;
+  ao.frames = a.frame >= 1.0 ? 2 : 1;
+  auto file = core::MappedFile::open(a.motion);
+  if (!file) {
+    exit = kExitUsage;
+    return std::move(file).error();
+  }
+  // The bones the motion drives: every joint for the model's own glTF
+  // animation; for a BVH the joints it names (directly or through the map).
+  const bool bvh = lower_extension(a.motion) == ".bvh";
+  std::set<std::string> bvh_names;
+  if (bvh) {
+    auto header = motion::parse_bvh_header(core::as_chars(file->bytes()));
+    if (!header) return std::move(header).error();
+    for (const motion::BvhJoint& j : header->joints) bvh_names.insert(j.name);
+  }
+  learn::InputSpec spec;
+  auto add_bones = [&] {
+    for (const std::string& name : rig->skeleton.joint_names) {
+      bool driven = !bvh || bvh_names.count(name) != 0;
+      if (auto m = ao.bvh_joints.find(name); bvh && m != ao.bvh_joints.end())
+        for (const std::string& n : m->second) driven = driven || bvh_names.count(n) != 0;
+      if (!driven) continue;
+      learn::BoneInput b;
+      b.name = name;
+      for (auto& axis : b.axes) axis = {true, -180.0, 180.0};
+      spec.bones.push_back(std::move(b));
+    }
+  };
+  core::Result<learn::ActionSamples> s = core::make_error("USAGE", "");
+  if (bvh) {
+    if (!a.joint_map.empty()) {
+      auto text = core::MappedFile::open(a.joint_map);
+      if (!text) {
+        exit = kExitUsage;
+        return std::move(text).error();
+      }
+      auto map = learn::parse_bvh_joint_map(core::as_chars(text->bytes()),
+                                            vrm_humanoid_joints(model_bytes));
+      if (!map) return std::move(map).error();
+      ao.bvh_joints = std::move(*map);
+    }
+    add_bones();
+    if (spec.bones.empty())
+      return core::make_error("ACTION_BONE",
+                              "no joint of the model is in the BVH (map them with --joint-map)");
+    s = learn::sample_bvh_action(core::as_chars(file->bytes()), spec, ao);
+  } else {
+    add_bones();
+    s = learn::sample_gltf_action(file->bytes(), *rig, spec, ao);
+  }
+  if (!s) return std::move(s).error();
+  MotionPoses out;
+  const std::size_t last = s->poses.size() - 1;  // pose 0 is the rest pose
+  const std::pair<std::size_t, std::map<std::size_t, core::Mat4f>*> wanted[] = {
+      {last, &out.now}, {last > 1 ? 1 : last, &out.before}};
+  for (const auto& [pose, target] : wanted) {
+    auto locals = learn::pose_locals(*rig, spec, s->poses[pose]);
+    if (!locals) return std::move(locals).error();
+    for (std::size_t j = 0; j < locals->size(); ++j)
+      (*target)[rig->joint_nodes[j]] = scene::transform_matrix((*locals)[j]);
+  }
+  return out;
+}
+
 std::string numbered(const std::string& path, unsigned i) {
   const std::filesystem::path p(path);
   char digits[16];
@@ -326,7 +415,30 @@ int run_render(const RenderArgs& a) {
   if (!doc)
     return report_error(a.input, doc.error(),
                         core::is_io_error(doc.error()) ? kExitUsage : kExitInvalid);
-  auto model = render::load_render_model(*doc, mo);
+  // With --motion: the model posed at frame N, its previous positions at N − 1.
+  core::Result<render::RenderModel> model = core::make_error("USAGE", "");
+  if (!a.motion.empty()) {
+    if (package)
+      return report_error(a.input, "USAGE", "--motion poses a glTF/VRM model, not a BEM package",
+                          kExitUsage);
+    auto bytes = core::MappedFile::open(a.input);
+    if (!bytes) return report_error(a.input, bytes.error(), kExitUsage);
+    int exit = kExitInvalid;
+    auto poses = motion_poses(a, bytes->bytes(), exit);
+    if (!poses) return report_error(a.motion, poses.error(), exit);
+    render::ModelLoadOptions earlier = mo;
+    earlier.node_locals = std::move(poses->before);
+    mo.node_locals = std::move(poses->now);
+    auto then = render::load_render_model(*doc, earlier);
+    if (!then) return report_error(a.input, then.error(), kExitInvalid);
+    model = render::load_render_model(*doc, mo);
+    if (model)
+      if (auto st = render::set_previous_positions(*model, *then); !st)
+        return report_error(a.input, st.error(), kExitInvalid);
+    fo.motion = true;
+  } else {
+    model = render::load_render_model(*doc, mo);
+  }
   if (!model) return report_error(a.input, model.error(), kExitInvalid);
   for (const std::string& w : model->warnings) report_warning(a.input, "RENDER_MODEL", w);
   // The default light: front, above and to the side of the way the model faces.
@@ -435,6 +547,19 @@ void add_render_commands(CLI::App& app, int& exit_code) {
   r->add_option("--parts", a->parts,
                 "Which materials or meshes are face, eye, transparent or body: a JSON file "
                 "{\"face\": [NAMES], \"eye\": [...], ...} (default: VRM data and names)")
+      ->type_name("FILE.json");
+  r->add_option("--motion", a->motion,
+                "Pose the skeleton from a motion: the model's own glTF animation (give MODEL "
+                "again, or a file with the same nodes) or a BVH (joints matched by name, or "
+                "--joint-map); frames N and N - 1 give the motion vectors")
+      ->type_name("FILE");
+  r->add_option("--frame", a->frame, "Motion frame N (glTF: time N / --fps)")
+      ->capture_default_str();
+  r->add_option("--fps", a->fps, "Frames per second of a glTF animation")->capture_default_str();
+  r->add_option("--animation", a->animation, "glTF animation name or index (default: the first)")
+      ->type_name("NAME");
+  r->add_option("--joint-map", a->joint_map,
+                "BVH: JSON object, rig joint or VRM humanoid bone -> BVH joint names")
       ->type_name("FILE.json");
   r->add_flag("--no-shadows", a->no_shadows, "Turn the face/body shadow off");
   r->add_option("--shadow-map", a->shadow_map, "Light depth map size")->capture_default_str();

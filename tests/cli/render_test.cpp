@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "charkit/core/json.h"
@@ -15,6 +16,11 @@
 #include "charkit/render/lut.h"
 #include "charkit/scene/image.h"
 #include "cli_support.h"
+
+// stb_image reads the 16-bit dumps back as they are (an independent reader).
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#include <stb/stb_image.h>
 
 namespace charkit {
 namespace {
@@ -32,6 +38,19 @@ class RenderCli : public clitest::ScratchDir {
     auto info = run_charkit("gpu info --json");
     ASSERT_EQ(info.exit_code, 0);
     if (Json::parse(info.out)["devices"].empty()) GTEST_SKIP() << "no Vulkan device";
+  }
+  /// RGBA16 samples of a 16-bit PNG (stb_image, no conversion).
+  std::vector<std::uint16_t> read_png16(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    int w = 0, h = 0, n = 0;
+    stbi_us* px = stbi_load_16_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()),
+                                           static_cast<int>(bytes.size()), &w, &h, &n, 4);
+    EXPECT_NE(px, nullptr) << p;
+    if (px == nullptr) return {};
+    std::vector<std::uint16_t> out(px, px + std::size_t(w) * h * 4);
+    stbi_image_free(px);
+    return out;
   }
   scene::RgbaImage read_png(const std::filesystem::path& p) {
     auto f = core::MappedFile::open(p.string());
@@ -97,6 +116,56 @@ TEST_F(RenderCli, PartsFileSendsMaterialsToTheEyePassAndTurntable) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / "robot_000.png"));
   EXPECT_TRUE(std::filesystem::exists(dir_ / "robot_001.png"));
   EXPECT_EQ(j["images"][1]["yaw"].get<double>(), 180.0);
+}
+
+// --motion: CesiumMan's own walk at frame 10 moves the character (another
+// image than frame 0) and writes motion vectors where it moved; at frame 0
+// (previous frame = this frame) every motion is the zero 127/255.
+TEST_F(RenderCli, MotionPosesTheSkeletonAndGivesMotionVectors) {
+  const auto model = quote(kModels / "CesiumMan.glb");
+  auto moving_pixels = [&](int frame) {
+    const auto out = dir_ / ("walk" + std::to_string(frame) + ".png");
+    const auto dump = dir_ / ("walk" + std::to_string(frame));
+    auto r = run_charkit("render " + model + " --motion " + model + " --frame " +
+                         std::to_string(frame) + " -o " + quote(out) +
+                         " --size 96x96 --shadow-map 128 --dump-attachments " + quote(dump));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const std::vector<std::uint16_t> m2 = read_png16(dump / "material2.png");
+    const scene::RgbaImage colour = read_png(out);
+    std::size_t moving = 0;
+    for (std::size_t i = 0; i < m2.size() && i < colour.pixels.size(); i += 4)
+      if (colour.pixels[i + 3] == 255 && (m2[i] != 127 * 257 || m2[i + 1] != 127 * 257)) ++moving;
+    return std::pair{moving, colour.pixels};
+  };
+  const auto [still, frame0] = moving_pixels(0);
+  const auto [moving, frame10] = moving_pixels(10);
+  EXPECT_EQ(still, 0U);
+  EXPECT_GT(moving, 50U);
+  EXPECT_NE(frame0, frame10);
+  // A BVH on a VRM through a joint map (humanoid bone names → BVH joints):
+  // the arms come down from the T-pose, so the character's outline changes.
+  const auto bvh = quote(std::filesystem::path(CHARKIT_TEST_DATA) / "bvh" / "test_mocapbank.bvh");
+  const auto map = dir_ / "map.json";
+  std::ofstream(map) << R"({"hips": ["Hips"], "leftUpperArm": ["LeftShoulder"],
+                            "rightUpperArm": ["RightShoulder"], "leftLowerArm": ["LeftElbow"],
+                            "rightLowerArm": ["RightElbow"]})";
+  const auto godette = quote(kModels / "Godette_vrm_v4.vrm");
+  auto rest = run_charkit("render " + godette + " -o " + quote(dir_ / "rest.png") +
+                          " --size 96x96 --shadow-map 128 --json");
+  auto posed = run_charkit("render " + godette + " --motion " + bvh + " --joint-map " + quote(map) +
+                           " --frame 10 -o " + quote(dir_ / "posed.png") +
+                           " --size 96x96 --shadow-map 128 --json");
+  ASSERT_EQ(rest.exit_code, 0);
+  ASSERT_EQ(posed.exit_code, 0) << posed.out;
+  EXPECT_NE(Json::parse(rest.out)["images"][0]["characterPixels"],
+            Json::parse(posed.out)["images"][0]["characterPixels"]);
+  EXPECT_EQ(run_charkit("render " + godette + " --motion " + bvh + " -o " + quote(dir_ / "x.png") +
+                        " --frame 10")
+                .exit_code,
+            1);  // no Godette joint has a BVH joint's name: map them
+  auto bad = run_charkit("render " + model + " --motion " + quote(kModels / "sphere.vrm") + " -o " +
+                         quote(dir_ / "x.png"));
+  EXPECT_EQ(bad.exit_code, 1);  // that file has no animation
 }
 
 TEST_F(RenderCli, ExplainLutAndExitStatuses) {

@@ -41,7 +41,8 @@ RenderModel quad() {
   RenderPrimitive p;
   p.pointer = "/meshes/0/primitives/0";
   const float xy[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
-  for (const auto& c : xy) p.vertices.push_back({{c[0], c[1], 0}, {0, 0, 1}, {0, 0}});
+  for (const auto& c : xy)
+    p.vertices.push_back({{c[0], c[1], 0}, {0, 0, 1}, {0, 0}, {c[0], c[1], 0}});
   p.indices = {0, 1, 2, 0, 2, 3};
   p.base_colour = {0.8F, 0.4F, 0.2F, 1.0F};
   m.primitives.push_back(p);
@@ -98,6 +99,35 @@ TEST_F(RenderFrame, KnownCameraMotionGivesTheEncodedMotionVector) {
   // The quad is lit from the front: its normal map reads (0.5, 0.5, 1).
   EXPECT_NEAR(still->normal[c + 2], 255, 1);
   EXPECT_EQ(still->normal[c + 3], 255);
+}
+
+// A posed model: the quad's previous positions one step to the left, the
+// camera still: the motion vector is the screen step of the vertices.
+TEST_F(RenderFrame, VertexMotionGivesTheEncodedMotionVector) {
+  RenderModel m = quad();
+  for (RenderVertex& v : m.primitives[0].vertices) v.previous[0] -= 0.1F;
+  FrameOptions o;
+  o.width = 64;
+  o.height = 64;
+  o.shadow_map_size = 64;
+  o.camera.eye = {0, 0, 3};
+  o.camera.target = {0, 0, 0};
+  o.motion = true;
+  auto f = render_frame(*ctx_, m, o);
+  ASSERT_TRUE(f) << f.error().message;
+  const core::Mat4f vp = camera_view_projection(o.camera, 1.0F);
+  auto clip = [&](const core::Vec3f& p) {
+    Vec4 c{};
+    for (std::size_t r = 0; r < 4; ++r)
+      c[r] = vp[r] * p[0] + vp[4 + r] * p[1] + vp[8 + r] * p[2] + vp[12 + r];
+    return c;
+  };
+  const Vec2 want = encode_motion(clip({0.2F, 0.1F, 0}), clip({0.1F, 0.1F, 0}));
+  EXPECT_GT(want[0], 0.55F);  // moved right: positive x
+  EXPECT_NEAR(want[1], 127.0F / 255.0F, 1e-6F);
+  const std::size_t i = (32 * 64 + 32) * 4;
+  EXPECT_NEAR(f->material2[i] / 255.0F, want[0], 0.6F / 255.0F);
+  EXPECT_NEAR(f->material2[i + 1] / 255.0F, want[1], 0.6F / 255.0F);
 }
 
 TEST_F(RenderFrame, GodetteRendersWithFaceAndShadow) {

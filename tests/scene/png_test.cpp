@@ -147,7 +147,8 @@ TEST(Png, SixteenBitRoundTrip) {
   EXPECT_EQ(b[24], 16);  // bit depth
   EXPECT_EQ(b[25], 6);   // RGBA
   int w = 0, h = 0, channels = 0;
-  stbi_us* px = stbi_load_16_from_memory(b.data(), static_cast<int>(b.size()), &w, &h, &channels, 4);
+  stbi_us* px =
+      stbi_load_16_from_memory(b.data(), static_cast<int>(b.size()), &w, &h, &channels, 4);
   ASSERT_NE(px, nullptr);
   EXPECT_EQ(w, 3);
   EXPECT_EQ(h, 2);
@@ -186,6 +187,14 @@ TEST(Png, DecodeImage) {
   EXPECT_EQ(bad.error().code, "SCENE_IMAGE_DECODE");
   std::vector<std::uint8_t> cut(png->begin(), png->begin() + 40);  // truncated
   EXPECT_FALSE(decode_image(cut));
+  // A 16-bit PNG keeps its values (scaled to 8 bits, no gamma change).
+  const std::vector<std::uint16_t> wide = {127 * 257, 40 * 257, 200 * 257, 65535,
+                                           0,         65535,    1000,      65535};
+  auto png16 = encode_png16(2, 1, 4, wide);
+  ASSERT_TRUE(png16.ok());
+  auto back16 = decode_image(*png16);
+  ASSERT_TRUE(back16.ok()) << back16.error().message;
+  EXPECT_EQ(back16->pixels, (std::vector<std::uint8_t>{127, 40, 200, 255, 0, 255, 4, 255}));
 }
 
 }  // namespace

@@ -209,12 +209,14 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
   put(constants, core::Vec4f{0, 0, 1, 1});
   put(constants, core::Vec4f{o.exposure, o.shadow_colour.value_scale,
                              o.shadow_colour.saturation_scale, lut_on ? 1.0F : 0.0F});
-  put(constants, core::Vec4f{o.previous_camera ? 1.0F : 0.0F, motion.scale, motion.zero, 0});
+  put(constants,
+      core::Vec4f{o.previous_camera || o.motion ? 1.0F : 0.0F, motion.scale, motion.zero, 0});
   auto frame_buffer = own.buffer(constants.data(), constants.size());
   if (!frame_buffer) return std::move(frame_buffer).error();
 
   // One pipeline per pass, all from the table.
-  const std::vector<gpu::VertexAttribute> attributes = {{0, 3, 0}, {1, 3, 12}, {2, 2, 24}};
+  const std::vector<gpu::VertexAttribute> attributes = {
+      {0, 3, 0}, {1, 3, 12}, {2, 2, 24}, {3, 3, 32}};
   auto make = [&](PassId id) -> core::Result<gpu::PipelineId> {
     const PassDesc& p = pass(id);
     const bool depth_only = p.colour.empty();

@@ -45,6 +45,10 @@ struct FrameOptions {
   /// The camera one frame earlier (motion vectors); unset: motion off (the
   /// second material map's RG hold the constant zero).
   std::optional<Camera> previous_camera;
+  /// Motion vectors on with the vertices' previous positions
+  /// (RenderVertex::previous, a model posed at two frames) and
+  /// previous_camera or, unset, the same camera.
+  bool motion = false;
   core::Vec3f light_direction{0.4F, 0.7F, 0.6F};  ///< towards the light, world space
   core::Vec3f light_colour{1.0F, 1.0F, 1.0F};
   core::Vec3f ambient{0.25F, 0.25F, 0.28F};

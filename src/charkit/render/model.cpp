@@ -88,6 +88,20 @@ core::Mat4f node_local(const Json& node) {
 
 }  // namespace
 
+core::Status set_previous_positions(RenderModel& now, const RenderModel& before) {
+  if (now.primitives.size() != before.primitives.size())
+    return model_error("the two poses have different primitives", "/meshes");
+  for (std::size_t p = 0; p < now.primitives.size(); ++p) {
+    RenderPrimitive& a = now.primitives[p];
+    const RenderPrimitive& b = before.primitives[p];
+    if (a.vertices.size() != b.vertices.size())
+      return model_error("the two poses differ in vertex count", a.pointer);
+    for (std::size_t v = 0; v < a.vertices.size(); ++v)
+      std::copy(b.vertices[v].position, b.vertices[v].position + 3, a.vertices[v].previous);
+  }
+  return core::Ok{};
+}
+
 const char* part_kind_name(PartKind kind) {
   switch (kind) {
     case PartKind::kBody:
@@ -184,7 +198,9 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
       [&](std::size_t n, const core::Mat4f& parent, int depth) {
         if (placed[n] || depth > 256) return;  // a node twice or a cycle: once only
         placed[n] = true;
-        world[n] = core::mul(parent, node_local((*nodes)[n]));
+        const auto pose = options.node_locals.find(n);
+        world[n] = core::mul(
+            parent, pose != options.node_locals.end() ? pose->second : node_local((*nodes)[n]));
         if (member((*nodes)[n], "mesh") != nullptr) drawn.push_back(n);
         if (const Json* c = member((*nodes)[n], "children"); c != nullptr && c->is_array())
           for (const Json& k : *c)
@@ -346,6 +362,7 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
         const core::Vec3f wp = core::transform_point(m, local);
         RenderVertex& rv = out.vertices[v];
         std::copy(wp.begin(), wp.end(), rv.position);
+        std::copy(wp.begin(), wp.end(), rv.previous);
         if (!normal->empty()) {
           const core::Mat3f nm = core::transpose(core::inverse(core::linear_part(m)));
           const core::Vec3f wn = core::normalize(core::mul(

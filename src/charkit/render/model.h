@@ -23,13 +23,14 @@ namespace charkit::render {
 enum class PartKind : std::uint8_t { kBody, kFace, kEye, kTransparent };
 const char* part_kind_name(PartKind kind);
 
-/// The vertex the passes draw: 32 bytes.
+/// The vertex the passes draw: 44 bytes.
 struct RenderVertex {
   float position[3];
   float normal[3];
   float uv[2];
+  float previous[3];  ///< the position one frame earlier (motion vectors); = position at rest
 };
-static_assert(sizeof(RenderVertex) == 32);
+static_assert(sizeof(RenderVertex) == 44);
 
 struct RenderPrimitive {
   std::string pointer;  ///< "/meshes/0/primitives/1"
@@ -70,7 +71,15 @@ struct ModelLoadOptions {
   std::uint32_t max_texture_side = 8192;
   /// Cap on the vertices of all primitives together (RENDER_MODEL past it).
   std::uint64_t max_vertices = std::uint64_t{1} << 24;
+  /// Local matrices that replace those of these nodes (a pose: joints
+  /// rotated by a motion); the rest of the hierarchy as the file says.
+  std::map<std::size_t, core::Mat4f> node_locals;
 };
+
+/// `now`'s vertices with `before`'s positions as their previous positions:
+/// the same model loaded at two poses (RENDER_MODEL when the primitives or
+/// their vertex counts differ).
+core::Status set_previous_positions(RenderModel& now, const RenderModel& before);
 
 /// Errors: RENDER_MODEL (nothing drawable, a bad primitive, at its pointer),
 /// the glTF reader's (GLTF_*), SCENE_IMAGE_DECODE.

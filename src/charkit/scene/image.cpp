@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -138,14 +139,28 @@ core::Result<RgbaImage> decode_image(core::Bytes bytes, std::uint32_t max_side) 
       png_image_free(&png);
       return std::move(st).error();
     }
-    png.format = PNG_FORMAT_RGBA;
     img.width = png.width;
     img.height = png.height;
     img.pixels.resize(std::size_t{img.width} * img.height * 4);
-    if (png_image_finish_read(&png, nullptr, img.pixels.data(), 0, nullptr) == 0) {
+    // libpng takes 16-bit samples as linear and would gamma-encode them into
+    // 8-bit sRGB: read them as they are (its linear format, premultiplied by
+    // alpha) and only scale them to 8 bits.
+    const bool sixteen = (png.format & PNG_FORMAT_FLAG_LINEAR) != 0;
+    png.format = sixteen ? PNG_FORMAT_LINEAR_RGB_ALPHA : PNG_FORMAT_RGBA;
+    std::vector<std::uint16_t> wide(sixteen ? img.pixels.size() : 0);
+    void* target = sixteen ? static_cast<void*>(wide.data()) : img.pixels.data();
+    if (png_image_finish_read(&png, nullptr, target, 0, nullptr) == 0) {
       const std::string why = png.message;
       png_image_free(&png);
       return fail("the PNG does not decode (" + why + ")");
+    }
+    for (std::size_t i = 0; sixteen && i < wide.size(); i += 4) {
+      const double a = wide[i + 3];
+      for (std::size_t c = 0; c < 3; ++c) {
+        const double v = a > 0 ? std::min(65535.0, wide[i + c] * 65535.0 / a) : 0.0;
+        img.pixels[i + c] = static_cast<std::uint8_t>(std::lround(v / 257.0));
+      }
+      img.pixels[i + 3] = static_cast<std::uint8_t>(std::lround(a / 257.0));
     }
     return img;
   }

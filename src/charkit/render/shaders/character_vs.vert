@@ -9,6 +9,7 @@
 layout(location = 0) in vec3 position;
 layout(location = 1) in vec3 normal;
 layout(location = 2) in vec2 uv;
+layout(location = 3) in vec3 previous;  // one frame earlier (posed motion)
 
 layout(location = 0) out vec3 v_world;
 layout(location = 1) out vec3 v_normal;
@@ -23,7 +24,7 @@ void main() {
   v_uv = uv;
   precise const vec4 now = frame.view_proj * p;
   v_clip_now = now;
-  v_clip_before = frame.prev_view_proj * p;
+  v_clip_before = frame.prev_view_proj * vec4(previous, 1.0);
   // The classification pass redraws the face at equal depth (GreaterEqual):
   // the same program and inputs give the same position (precise: no
   // contraction that could differ between pipelines).
