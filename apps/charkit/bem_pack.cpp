@@ -3,6 +3,7 @@
 // convert`. This file handles files, options and output; what is packed and
 // how: docs/bem/pack.md.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "charkit/bem/writer.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/gltf_document.h"
+#include "charkit/scene/texture_decode.h"
 #include "cli_output.h"
 #include "commands.h"
 #include "output_file.h"
@@ -108,6 +110,16 @@ int run_pack(const PackArgs& a) {
                             {"bones", m.bones},
                             {"bonesAdded", m.bones_added},
                             {"sliders", m.sliders}});
+    Json textures = Json::array();
+    for (const bem::PackedTexture& t : packed->textures) {
+      Json tj{{"texture", t.texture}, {"image", t.image},
+              {"name", t.name},       {"format", scene::texture_format_name(t.format)},
+              {"width", t.width},     {"height", t.height},
+              {"mips", t.mips},       {"encoded", t.encoded}};
+      // PSNR: null when kept, "inf" would not be JSON: an exact encode is 99.
+      if (t.encoded) tj["psnrDb"] = std::isfinite(t.psnr_db) ? t.psnr_db : 99.0;
+      textures.push_back(std::move(tj));
+    }
     Json warnings = Json::array();
     for (const bem::PackWarning& w : packed->warnings)
       warnings.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
@@ -116,6 +128,7 @@ int run_pack(const PackArgs& a) {
                     {"container", zip ? "zip" : "binary"},
                     {"version", version},
                     {"meshes", std::move(meshes)},
+                    {"textures", std::move(textures)},
                     {"payloads", s.payloads_out},
                     {"bytes", s.file_bytes},
                     {"warnings", std::move(warnings)},
@@ -135,6 +148,14 @@ int run_pack(const PackArgs& a) {
                 << (m.bones ? ", " + std::to_string(m.bones) + " palette bones" : "")
                 << (m.bones_added ? " (" + std::to_string(m.bones_added) + " added)" : "")
                 << (m.sliders ? ", " + std::to_string(m.sliders) + " sliders" : "") << "\n";
+    for (const bem::PackedTexture& t : packed->textures)
+      if (t.encoded)
+        std::cout << "texture " << t.texture << " (" << printable(t.name) << ") <- image "
+                  << t.image << ": " << scene::texture_format_name(t.format) << " " << t.width
+                  << "x" << t.height << ", " << t.mips << " mips, PSNR "
+                  << (std::isfinite(t.psnr_db) ? std::to_string(t.psnr_db).substr(0, 5) + " dB"
+                                               : std::string("exact"))
+                  << "\n";
     std::cout << printable(a.output) << ": BEM " << version << " " << (zip ? "ZIP" : "binary")
               << ", " << packed->meshes.size() << " meshes packed, " << s.payloads_out
               << " payloads, " << s.file_bytes << " bytes\n";

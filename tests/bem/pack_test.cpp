@@ -11,6 +11,7 @@
 #include <iterator>
 #include <optional>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/pack.h"
@@ -21,7 +22,11 @@
 #include "charkit/core/bytes.h"
 #include "charkit/core/half.h"
 #include "charkit/core/json.h"
+#include "charkit/scene/detail/gltf_edit.h"
 #include "charkit/scene/gltf_document.h"
+#include "charkit/scene/image.h"
+#include "charkit/scene/texture_decode.h"
+#include "charkit/scene/texture_encode.h"
 #include "morph_test_support.h"
 #include "package_builder.h"
 
@@ -321,6 +326,151 @@ TEST(BemPack, ExportThenPackGivesTheTemplatesBytes) {
     auto written = write_binary(r->content);
     ASSERT_TRUE(written.ok()) << written.error().to_string();
   }
+}
+
+/// `glb` with image `index` replaced by `png` (a new buffer view at the end
+/// of the buffer) and renamed `name` when not empty.
+ByteVec with_image(const ByteVec& glb, std::size_t index, const ByteVec& png,
+                   const std::string& name = "") {
+  auto doc = scene::GltfDocument::load(glb);
+  EXPECT_TRUE(doc.ok());
+  if (!doc) return {};
+  auto bin = scene::detail::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
+  EXPECT_TRUE(bin.ok());
+  if (!bin) return {};
+  core::Json root = doc->json();
+  while (bin->size() % 4 != 0) bin->push_back(0);
+  const std::size_t offset = bin->size(), length = png.size();
+  Json view = Json::object();
+  view["buffer"] = 0;
+  view["byteOffset"] = offset;
+  view["byteLength"] = length;
+  root["bufferViews"].push_back(std::move(view));
+  bin->insert(bin->end(), png.begin(), png.end());
+  root["images"][index]["bufferView"] = root["bufferViews"].size() - 1;
+  if (!name.empty()) root["images"][index]["name"] = name;
+  auto out = scene::detail::finish_glb(root, std::move(*bin));
+  EXPECT_TRUE(out.ok());
+  return out.ok() ? *out : ByteVec{};
+}
+
+/// A w × h test image: r = 16x + 3, g = 16y + 5, b = 40, a = 255.
+scene::RgbaImage test_image(std::uint32_t w, std::uint32_t h) {
+  scene::RgbaImage img;
+  img.width = w;
+  img.height = h;
+  for (std::uint32_t y = 0; y < h; ++y)
+    for (std::uint32_t x = 0; x < w; ++x)
+      img.pixels.insert(img.pixels.end(), {static_cast<std::uint8_t>(16 * x + 3),
+                                           static_cast<std::uint8_t>(16 * y + 5), 40, 255});
+  return img;
+}
+
+// A changed image is encoded in the template texture's format: for RGBA32,
+// the pixels with their rows back in Unity's order (bottom first) — or as
+// stored with raw axes; the image bem export wrote keeps the payload.
+TEST(BemPackTextures, ChangedImageBecomesTheTexturesPayload) {
+  for (const bool raw : {false, true}) {
+    SCOPED_TRACE(raw ? "raw axes" : "converted axes");
+    Template t;
+    ASSERT_NO_FATAL_FAILURE(load_template(t, quad_package().binary()));
+    const scene::RgbaImage img = test_image(4, 4);
+    const ByteVec glb = with_image(export_default(t.file, raw), 0, *scene::encode_png(img));
+    PackOptions o;
+    o.raw_axes = raw;
+    auto r = pack(t, glb, o);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    ASSERT_EQ(r->textures.size(), 1U);
+    EXPECT_TRUE(r->textures[0].encoded);
+    EXPECT_TRUE(std::isinf(r->textures[0].psnr_db));  // RGBA32: exact
+    ByteVec want;
+    for (std::uint32_t row = 0; row < 4; ++row) {
+      const std::uint32_t y = raw ? row : 3 - row;
+      for (std::uint32_t x = 0; x < 4; ++x)
+        want.insert(want.end(), {static_cast<std::uint8_t>(16 * x + 3),
+                                 static_cast<std::uint8_t>(16 * y + 5), 40, 255});
+    }
+    EXPECT_EQ(payload_at(r->content, "/textures/0/payload"), want);
+    ASSERT_TRUE(write_binary(r->content).ok());
+  }
+  // Unchanged: kept, not encoded.
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, quad_package().binary()));
+  auto kept = pack(t, export_default(t.file));
+  ASSERT_TRUE(kept.ok());
+  ASSERT_EQ(kept->textures.size(), 1U);
+  EXPECT_FALSE(kept->textures[0].encoded);
+}
+
+// A BC7 template texture takes a new 8 × 8 image (size and mips change):
+// our encoder's blocks decode back close to it, and the package validates.
+TEST(BemPackTextures, Bc7TextureTakesANewSizeWithMips) {
+  testkit::TestPackage p = quad_package();
+  scene::RgbaImage flat;
+  flat.width = flat.height = 4;
+  flat.pixels.assign(64, 0x80);
+  p.manifest["textures"][0]["format"] = scene::texture_format::kBC7;
+  p.payloads[4] = scene::encode_bc7(flat);
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, p.binary()));
+  const scene::RgbaImage img = test_image(8, 8);
+  t.content.manifest["textures"][0]["mips"] = 1;
+  auto r = pack(t, with_image(export_default(t.file), 0, *scene::encode_png(img)));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_EQ(r->textures.size(), 1U);
+  EXPECT_TRUE(r->textures[0].encoded);
+  EXPECT_GT(r->textures[0].psnr_db, 35.0);
+  const Json& tj = r->content.manifest["textures"][0];
+  EXPECT_EQ(tj["width"], 8);
+  EXPECT_EQ(tj["height"], 8);
+  const ByteVec& payload = payload_at(r->content, "/textures/0/payload");
+  EXPECT_EQ(payload.size(), 4U * 16U);  // one mip (the template had one): 2 × 2 blocks
+  auto back = scene::decode_top_mip(scene::texture_format::kBC7, 8, 8, true, payload);
+  ASSERT_TRUE(back.ok());
+  // Row 0 of the payload is the image's bottom row (Unity order).
+  EXPECT_NEAR(back->pixels[0], 3, 6);           // x = 0
+  EXPECT_NEAR(back->pixels[1], 16 * 7 + 5, 6);  // y = 7
+  ASSERT_TRUE(write_binary(r->content).ok());
+}
+
+// Refusals: no encoder for ASTC; a block format needs multiples of 4; an
+// image that does not decode. Each names the image.
+TEST(BemPackTextures, Refusals) {
+  testkit::TestPackage p = quad_package();
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, p.binary()));
+  const ByteVec glb = export_default(t.file);
+  const std::string name = "T_actor_example_body_01_d";
+  // Not decodable.
+  auto bad = pack(t, with_image(glb, 0, ByteVec{1, 2, 3, 4}, name));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, codes::BEM_PACK_TEXTURE.str());
+  EXPECT_EQ(bad.error().location.pointer, "/images/0");
+  // BC7 at 6 × 6.
+  testkit::TestPackage bc7 = quad_package();
+  scene::RgbaImage flat;
+  flat.width = flat.height = 4;
+  flat.pixels.assign(64, 0x80);
+  bc7.manifest["textures"][0]["format"] = scene::texture_format::kBC7;
+  bc7.payloads[4] = scene::encode_bc7(flat);
+  Template tb;
+  ASSERT_NO_FATAL_FAILURE(load_template(tb, bc7.binary()));
+  auto odd = pack(tb, with_image(export_default(tb.file), 0, *scene::encode_png(test_image(6, 6))));
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.error().code, codes::BEM_PACK_TEXTURE.str());
+  EXPECT_NE(odd.error().message.find("multiple of 4"), std::string::npos) << odd.error().message;
+  // ASTC 4×4: no encoder.
+  testkit::TestPackage astc = quad_package();
+  astc.manifest["textures"][0]["format"] = scene::texture_format::kASTC4x4;
+  astc.payloads[4] = ByteVec(16, 0);
+  Template ta;
+  ASSERT_NO_FATAL_FAILURE(load_template(ta, astc.binary()));
+  // The export may not decode this block: give the scene an image of that name.
+  const ByteVec base = export_default(t.file);  // has image 0
+  auto none = pack(ta, with_image(base, 0, *scene::encode_png(test_image(4, 4)), name));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, codes::BEM_PACK_TEXTURE.str());
+  EXPECT_NE(none.error().message.find("ASTC"), std::string::npos) << none.error().message;
 }
 
 /// The attributes of the first primitive of each glTF mesh, as floats.

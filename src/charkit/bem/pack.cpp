@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -14,6 +15,9 @@
 #include "charkit/core/bytes.h"
 #include "charkit/core/half.h"
 #include "charkit/core/json.h"
+#include "charkit/scene/image.h"
+#include "charkit/scene/texture_decode.h"
+#include "charkit/scene/texture_encode.h"
 
 namespace charkit::bem {
 namespace {
@@ -141,11 +145,11 @@ class ScenePacker {
                     names + ")",
                 "/meshes");
     }
-    warn_new_images();
     for (const auto& [m, g] : *matched) {
       auto st = pack_mesh(m, g);
       if (!st) return std::move(st).error();
     }
+    if (auto st = pack_textures(); !st) return std::move(st).error();
     drop_replaced_payloads();
     return std::move(result_);
   }
@@ -157,28 +161,152 @@ class ScenePacker {
 
   const Json& json() const { return doc_.json(); }
 
-  /// Images are not packed (the template's textures stay): say so for an
-  /// image that is not one of them by name (bem export names each image
-  /// after its texture's original_name, or texture_N).
-  void warn_new_images() {
-    std::set<std::string> known;
-    for (std::size_t t = 0; t < model_.textures.size(); ++t) {
-      known.insert(model_.textures[t].original_name);
-      known.insert("texture_" + std::to_string(t));
+  /// The glTF images named after template textures (bem export names each
+  /// image after its texture's original_name, or texture_N) replace them:
+  /// kept when equal to the export's image of the texture, else encoded in
+  /// the texture's format. Other images are not packed (warning).
+  core::Status pack_textures() {
+    std::map<std::string, std::uint32_t> texture_of_name;
+    for (std::uint32_t t = 0; t < model_.textures.size(); ++t) {
+      const std::string& n = model_.textures[t].original_name;
+      texture_of_name.emplace(n.empty() ? "texture_" + std::to_string(t) : n, t);
+      texture_of_name.emplace("texture_" + std::to_string(t), t);
     }
+    std::set<std::uint32_t> done;
     const std::size_t images = doc_.count("images");
     for (std::size_t i = 0; i < images; ++i) {
+      const std::string ptr = "/images/" + std::to_string(i);
       const Json& im = json()["images"][i];
       std::string name;
       if (im.is_object() && im.contains("name") && im["name"].is_string())
         name = im["name"].get<std::string>();
-      if (known.contains(name)) continue;
-      warn("BEM_PACK_TEXTURES_KEPT",
-           "image " + std::to_string(i) + (name.empty() ? "" : " (\"" + name + "\")") +
-               " is not one of the template's textures and is not packed: the package keeps "
-               "the template's textures",
-           "/images/" + std::to_string(i));
+      auto found = texture_of_name.find(name);
+      if (found == texture_of_name.end()) {
+        warn("BEM_PACK_TEXTURES_KEPT",
+             "image " + std::to_string(i) + (name.empty() ? "" : " (\"" + name + "\")") +
+                 " is named after no template texture and is not packed",
+             ptr);
+        continue;
+      }
+      const std::uint32_t t = found->second;
+      if (!done.insert(t).second) {
+        warn("BEM_PACK_TEXTURES_KEPT",
+             "image " + std::to_string(i) + " names texture " + std::to_string(t) +
+                 " again; the first image with that name is packed",
+             ptr);
+        continue;
+      }
+      auto bytes = image_bytes(im, ptr);
+      if (!bytes) return std::move(bytes).error();
+      if (bytes->empty()) {
+        warn("BEM_PACK_TEXTURES_KEPT",
+             "image " + std::to_string(i) + " is not stored in the file (a URI): texture " +
+                 std::to_string(t) + " is kept",
+             ptr);
+        continue;
+      }
+      auto st = pack_texture(t, static_cast<std::uint32_t>(i), *bytes, ptr);
+      if (!st) return st;
     }
+    return core::Ok{};
+  }
+
+  /// The bytes of an image stored in a buffer view (empty for a URI image).
+  core::Result<std::vector<std::uint8_t>> image_bytes(const Json& im, const std::string& ptr) {
+    if (!im.is_object() || !im.contains("bufferView")) return std::vector<std::uint8_t>{};
+    auto view = core::json_uint32(im["bufferView"]);
+    if (!view || *view >= doc_.count("bufferViews"))
+      return at("BEM_PACK_TEXTURE", "the image's bufferView does not exist", ptr + "/bufferView");
+    const Json& bv = json()["bufferViews"][*view];
+    const std::string bvp = "/bufferViews/" + std::to_string(*view);
+    auto buffer =
+        bv.is_object() && bv.contains("buffer") ? core::json_uint32(bv["buffer"]) : std::nullopt;
+    auto length = bv.is_object() && bv.contains("byteLength") ? core::json_uint32(bv["byteLength"])
+                                                              : std::nullopt;
+    std::uint32_t offset = 0;
+    if (bv.is_object() && bv.contains("byteOffset")) {
+      auto o = core::json_uint32(bv["byteOffset"]);
+      if (!o) return at("BEM_PACK_TEXTURE", "a malformed byteOffset", bvp + "/byteOffset");
+      offset = *o;
+    }
+    if (!buffer || !length) return at("BEM_PACK_TEXTURE", "a malformed buffer view", bvp);
+    auto data = doc_.buffer(*buffer);
+    if (!data) return std::move(data).error();
+    if (offset > data->size() || *length > data->size() - offset)
+      return at("BEM_PACK_TEXTURE", "the buffer view runs past its buffer", bvp);
+    return std::vector<std::uint8_t>(data->begin() + offset, data->begin() + offset + *length);
+  }
+
+  /// Which channels carry data: R (grey formats), RG (two-channel normal
+  /// maps: bem export rebuilds blue), else RGBA.
+  static std::size_t data_channels(const Texture& tex) {
+    if (tex.format == scene::texture_format::kR8 || tex.format == scene::texture_format::kBC4)
+      return 1;
+    if (tex.semantic == "normal" &&
+        (tex.normal_encoding == "xy-unorm" || tex.format == scene::texture_format::kBC5))
+      return 2;
+    return 4;
+  }
+
+  core::Status pack_texture(std::uint32_t t, std::uint32_t i, const std::vector<std::uint8_t>& png,
+                            const std::string& ptr) {
+    const Texture& tex = model_.textures[t];
+    auto image = scene::decode_image(png);
+    if (!image) return at("BEM_PACK_TEXTURE", image.error().message, ptr);
+    // Unity stores the bottom row first (bem export flips to glTF's order).
+    if (!options_.raw_axes) scene::flip_rows(*image);
+    const std::size_t channels = data_channels(tex);
+    PackedTexture out{
+        t, i, tex.original_name, tex.format, image->width, image->height, tex.mips, false, 0.0};
+    // Unchanged: the template's top mip decodes to the same data channels.
+    if (tex.payload < result_.content.payloads.size() && image->width == tex.width &&
+        image->height == tex.height) {
+      auto original = scene::decode_top_mip(tex.format, tex.width, tex.height, tex.srgb,
+                                            result_.content.payloads[tex.payload]);
+      bool same = static_cast<bool>(original);
+      for (std::size_t p = 0; same && p < image->pixels.size(); p += 4)
+        for (std::size_t c = 0; c < channels; ++c)
+          same = same && image->pixels[p + c] == original->pixels[p + c];
+      if (same) {
+        result_.textures.push_back(out);
+        return core::Ok{};
+      }
+    }
+    // Changed: encode, with as many mips as the new size allows up to the
+    // template's count.
+    std::uint32_t full = 1;
+    for (std::uint32_t w = image->width, h = image->height; w > 1 || h > 1; ++full) {
+      w = std::max<std::uint32_t>(1, w / 2);
+      h = std::max<std::uint32_t>(1, h / 2);
+    }
+    const std::uint32_t mips = std::min(std::max<std::uint32_t>(tex.mips, 1), full);
+    auto chain = scene::encode_texture(tex.format, *image, mips, tex.srgb);
+    if (!chain)
+      return at("BEM_PACK_TEXTURE",
+                "texture " + std::to_string(t) + " (\"" + tex.original_name + "\", " +
+                    scene::texture_format_name(tex.format) + "): " + chain.error().message,
+                ptr);
+    auto back = scene::decode_top_mip(tex.format, image->width, image->height, tex.srgb, *chain);
+    if (back) {
+      double sum = 0;
+      std::size_t n = 0;
+      for (std::size_t p = 0; p < image->pixels.size(); p += 4)
+        for (std::size_t c = 0; c < channels; ++c, ++n) {
+          const double d = double(image->pixels[p + c]) - double(back->pixels[p + c]);
+          sum += d * d;
+        }
+      out.psnr_db = sum == 0 ? std::numeric_limits<double>::infinity()
+                             : 10.0 * std::log10(255.0 * 255.0 * double(n) / sum);
+    }
+    Json& tj = result_.content.manifest["textures"][t];
+    tj["width"] = image->width;
+    tj["height"] = image->height;
+    tj["mips"] = mips;
+    tj["payload"] = add_payload(std::move(*chain));
+    out.mips = mips;
+    out.encoded = true;
+    result_.textures.push_back(out);
+    return core::Ok{};
   }
 
   /// Template mesh index -> (glTF mesh, node placing it).

@@ -56,9 +56,24 @@ struct PackedMesh {
   std::uint32_t sliders = 0;      ///< morph targets packed as §10 channels
 };
 
+/// A template texture given by a glTF image (named like the texture, as
+/// bem export names them).
+struct PackedTexture {
+  std::uint32_t texture = 0;  ///< index into the template's textures
+  std::uint32_t image = 0;    ///< index into the glTF's images
+  std::string name;
+  std::uint32_t format = 0;  ///< the template's (Unity TextureFormat)
+  std::uint32_t width = 0, height = 0, mips = 1;
+  /// False: the image is the template texture as bem export writes it, so
+  /// the template's payload is kept byte for byte.
+  bool encoded = false;
+  double psnr_db = 0;  ///< level 0 decoded against the image (encoded only; inf = exact)
+};
+
 struct PackResult {
   PackageContent content;  ///< the template with the packed meshes; not yet validated
   std::vector<PackedMesh> meshes;
+  std::vector<PackedTexture> textures;
   std::vector<PackWarning> warnings;
 };
 
@@ -75,6 +90,9 @@ struct PackResult {
 /// primitive while the vertex count changed), BEM_PACK_JOINT (a joint not
 /// among the component's bones, more than 256 palette bones),
 /// BEM_PACK_MORPHS (a template mesh with deformation channels),
+/// BEM_PACK_TEXTURE (an image for a template texture that does not decode or
+/// cannot be encoded in the texture's format: ASTC, a block format whose
+/// size is not a multiple of 4),
 /// BEM_PACK_SLIDER (a morph target that cannot become a slider),
 /// BEM_PACK_LIMIT, and the glTF reader's errors.
 ///
@@ -83,6 +101,13 @@ struct PackResult {
 /// mesh.weights; shared by every mesh with a target of that name, and with a
 /// template parameter of that id when it has the same range) and one
 /// sparse-position-f32 channel per packed mesh and target.
+///
+/// Images named after a template texture (its original_name, or texture_N)
+/// replace it: an image equal to what bem export writes for the texture
+/// keeps the template's payload; any other is encoded in the texture's
+/// format and srgb flag (BC7 by our encoder, BC1/BC3/BC4/BC5 by libsquish,
+/// RGBA32, R8) with as many mips as the template had (fewer when the new
+/// size allows fewer), rows flipped back to Unity's order unless raw_axes.
 core::Result<PackResult> pack_scene(const PackageContent& template_content, const Model& model,
                                     scene::GltfDocument& scene, const PackOptions& options = {});
 

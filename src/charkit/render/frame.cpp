@@ -53,6 +53,7 @@ core::Mat4f perspective(float fov_y, float aspect, float near_plane) {
   return m;
 }
 
+#if CHARKIT_WITH_VULKAN  // what only the Vulkan frame uses
 /// The light: orthographic along −direction over the model's bounding
 /// sphere, reversed-Z (1 nearest the light), clip y up.
 core::Mat4f light_view_projection(const RenderModel& model, const core::Vec3f& direction) {
@@ -109,6 +110,7 @@ class Owned {
   std::vector<gpu::ImageId> images_;
 };
 
+#endif
 }  // namespace
 
 core::Mat4f camera_view_projection(const Camera& c, float aspect) {

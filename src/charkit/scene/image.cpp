@@ -110,6 +110,25 @@ RgbaImage resize_to_fit(const RgbaImage& image, std::uint32_t max_side, bool srg
   return out;
 }
 
+RgbaImage resize_to(const RgbaImage& image, std::uint32_t width, std::uint32_t height, bool srgb) {
+  RgbaImage out;
+  out.width = std::max<std::uint32_t>(width, 1);
+  out.height = std::max<std::uint32_t>(height, 1);
+  if (image.width == out.width && image.height == out.height) return image;
+  out.pixels.resize(std::size_t{out.width} * out.height * 4);
+  if (image.width == 0 || image.height == 0 ||
+      image.pixels.size() != std::size_t{image.width} * image.height * 4)
+    return out;
+  const int w = static_cast<int>(image.width), h = static_cast<int>(image.height);
+  const int ow = static_cast<int>(out.width), oh = static_cast<int>(out.height);
+  if (srgb) {
+    stbir_resize_uint8_srgb(image.pixels.data(), w, h, 0, out.pixels.data(), ow, oh, 0, 4, 3, 0);
+  } else {
+    stbir_resize_uint8(image.pixels.data(), w, h, 0, out.pixels.data(), ow, oh, 0, 4);
+  }
+  return out;
+}
+
 core::Result<std::vector<std::uint8_t>> encode_png(const RgbaImage& image) {
   return encode(image.width, image.height, 4, image.pixels);
 }

@@ -30,6 +30,10 @@ void flip_rows(RgbaImage& image);
 /// linear. An image already small enough is returned as is.
 RgbaImage resize_to_fit(const RgbaImage& image, std::uint32_t max_side, bool srgb);
 
+/// The image scaled to exactly width x height (≥ 1 each; the same filter
+/// and colour handling as resize_to_fit).
+RgbaImage resize_to(const RgbaImage& image, std::uint32_t width, std::uint32_t height, bool srgb);
+
 /// PNG of an RGBA8 image (colour type 6). Errors: SCENE_PNG_SIZE (empty,
 /// pixel count mismatch or too large for stb), SCENE_PNG_ENCODE.
 core::Result<std::vector<std::uint8_t>> encode_png(const RgbaImage& image);

@@ -1,11 +1,14 @@
-// Texture encoding for GPU formats. BC7 today (modes 1, 5 and 6, from the
-// public BPTC format description; bc7_encode.cpp), used by `bem pack`.
+// Texture encoding for the game's GPU formats (Unity TextureFormat numbers,
+// BEM §8), used by `bem pack`: BC7 (modes 1, 5 and 6, from the public BPTC
+// format description; bc7_encode.cpp), BC1/BC3/BC4/BC5 (libsquish), RGBA32
+// and R8 (copies), each with its mip chain.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "charkit/core/parallel.h"
+#include "charkit/core/result.h"
 #include "charkit/scene/detail/bc7_encode.h"
 #include "charkit/scene/image.h"
 
@@ -17,5 +20,19 @@ namespace charkit::scene {
 /// not depend on the executor.
 std::vector<std::uint8_t> encode_bc7(const RgbaImage& image, const Bc7EncodeOptions& options = {},
                                      core::Executor* executor = nullptr);
+
+/// Whether encode_texture can write `format`.
+bool can_encode_texture(std::uint32_t format);
+
+/// The mip chain of `image` (rows as given) in `format`: level 0 the image,
+/// each next level half the size (at least 1) resampled from level 0
+/// (sRGB-aware when `srgb`), `mips` levels, concatenated as BEM §8 stores
+/// them. BC4 and R8 take the red channel, BC5 red and green. Errors:
+/// SCENE_TEXTURE_UNSUPPORTED_FORMAT (no encoder: ASTC and formats we do not
+/// know), SCENE_TEXTURE_DIMENSIONS (empty, or a block format whose size is
+/// not a multiple of 4).
+core::Result<std::vector<std::uint8_t>> encode_texture(std::uint32_t format, const RgbaImage& image,
+                                                       std::uint32_t mips, bool srgb,
+                                                       core::Executor* executor = nullptr);
 
 }  // namespace charkit::scene
