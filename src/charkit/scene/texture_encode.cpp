@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 
+#include <astcenc.h>
 #include <squish.h>
 
 #include "charkit/scene/texture_decode.h"
@@ -57,20 +58,58 @@ std::vector<std::uint8_t> encode_level(std::uint32_t format, const RgbaImage& le
   return out;
 }
 
+std::uint32_t astc_dim(std::uint32_t f) {
+  return f == texture_format::kASTC4x4   ? 4
+         : f == texture_format::kASTC5x5 ? 5
+         : f == texture_format::kASTC6x6 ? 6
+                                         : 0;
+}
+
+/// The levels in ASTC (libastcenc, LDR, sRGB profile when srgb, medium
+/// effort), one context for the chain.
+core::Result<std::vector<std::uint8_t>> encode_astc(std::uint32_t format,
+                                                    const std::vector<RgbaImage>& levels,
+                                                    bool srgb) {
+  const std::uint32_t dim = astc_dim(format);
+  astcenc_config config{};
+  astcenc_error status = astcenc_config_init(srgb ? ASTCENC_PRF_LDR_SRGB : ASTCENC_PRF_LDR, dim,
+                                             dim, 1, ASTCENC_PRE_MEDIUM, 0, &config);
+  astcenc_context* context = nullptr;
+  if (status == ASTCENC_SUCCESS) status = astcenc_context_alloc(&config, 1, &context);
+  std::vector<std::uint8_t> chain;
+  for (std::size_t l = 0; status == ASTCENC_SUCCESS && l < levels.size(); ++l) {
+    RgbaImage level = levels[l];  // astcenc takes a mutable image
+    void* slices[1] = {level.pixels.data()};
+    astcenc_image in{level.width, level.height, 1, ASTCENC_TYPE_U8, slices};
+    const astcenc_swizzle swizzle{ASTCENC_SWZ_R, ASTCENC_SWZ_G, ASTCENC_SWZ_B, ASTCENC_SWZ_A};
+    std::vector<std::uint8_t> blocks(std::size_t{(level.width + dim - 1) / dim} *
+                                     ((level.height + dim - 1) / dim) * 16);
+    status = astcenc_compress_image(context, &in, &swizzle, blocks.data(), blocks.size(), 0);
+    if (status == ASTCENC_SUCCESS) status = astcenc_compress_reset(context);
+    chain.insert(chain.end(), blocks.begin(), blocks.end());
+  }
+  if (context != nullptr) astcenc_context_free(context);
+  if (status != ASTCENC_SUCCESS)
+    return core::make_error("SCENE_TEXTURE_ENCODE",
+                            std::string("libastcenc: ") + astcenc_get_error_string(status));
+  return chain;
+}
+
 }  // namespace
 
 bool can_encode_texture(std::uint32_t format) {
-  return format == texture_format::kRGBA32 || format == texture_format::kR8 || block_format(format);
+  return format == texture_format::kRGBA32 || format == texture_format::kR8 ||
+         block_format(format) || astc_dim(format) != 0;
 }
 
 core::Result<std::vector<std::uint8_t>> encode_texture(std::uint32_t format, const RgbaImage& image,
                                                        std::uint32_t mips, bool srgb,
                                                        core::Executor* executor) {
   if (!can_encode_texture(format))
-    return core::make_error("SCENE_TEXTURE_UNSUPPORTED_FORMAT",
-                            std::string("charkit has no encoder for ") +
-                                texture_format_name(format) +
-                                " (it writes RGBA32, R8, BC1, BC3, BC4, BC5 and BC7)");
+    return core::make_error(
+        "SCENE_TEXTURE_UNSUPPORTED_FORMAT",
+        std::string("charkit has no encoder for ") + texture_format_name(format) +
+            " (it writes RGBA32, R8, BC1, BC3, BC4, BC5, BC7 and ASTC 4x4/5x5/6x6)");
   if (image.width == 0 || image.height == 0 ||
       image.pixels.size() != std::size_t{image.width} * image.height * 4)
     return core::make_error("SCENE_TEXTURE_DIMENSIONS", "the image is empty");
@@ -80,14 +119,18 @@ core::Result<std::vector<std::uint8_t>> encode_texture(std::uint32_t format, con
                                                             "multiple of 4 (§8); this image is " +
                                                             std::to_string(image.width) + "x" +
                                                             std::to_string(image.height));
-  std::vector<std::uint8_t> chain;
+  std::vector<RgbaImage> levels;
   std::uint32_t w = image.width, h = image.height;
   for (std::uint32_t level = 0; level < std::max<std::uint32_t>(mips, 1); ++level) {
-    const RgbaImage l = level == 0 ? image : resize_to(image, w, h, srgb);
-    const std::vector<std::uint8_t> bytes = encode_level(format, l, executor);
-    chain.insert(chain.end(), bytes.begin(), bytes.end());
+    levels.push_back(level == 0 ? image : resize_to(image, w, h, srgb));
     w = std::max<std::uint32_t>(1, w / 2);
     h = std::max<std::uint32_t>(1, h / 2);
+  }
+  if (astc_dim(format) != 0) return encode_astc(format, levels, srgb);
+  std::vector<std::uint8_t> chain;
+  for (const RgbaImage& l : levels) {
+    const std::vector<std::uint8_t> bytes = encode_level(format, l, executor);
+    chain.insert(chain.end(), bytes.begin(), bytes.end());
   }
   return chain;
 }

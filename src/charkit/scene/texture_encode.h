@@ -1,7 +1,8 @@
 // Texture encoding for the game's GPU formats (Unity TextureFormat numbers,
 // BEM §8), used by `bem pack`: BC7 (modes 1, 5 and 6, from the public BPTC
-// format description; bc7_encode.cpp), BC1/BC3/BC4/BC5 (libsquish), RGBA32
-// and R8 (copies), each with its mip chain.
+// format description; bc7_encode.cpp), BC1/BC3/BC4/BC5 (libsquish), ASTC
+// 4x4/5x5/6x6 LDR (libastcenc), RGBA32 and R8 (copies), each with its mip
+// chain.
 #pragma once
 
 #include <cstdint>
@@ -28,9 +29,9 @@ bool can_encode_texture(std::uint32_t format);
 /// each next level half the size (at least 1) resampled from level 0
 /// (sRGB-aware when `srgb`), `mips` levels, concatenated as BEM §8 stores
 /// them. BC4 and R8 take the red channel, BC5 red and green. Errors:
-/// SCENE_TEXTURE_UNSUPPORTED_FORMAT (no encoder: ASTC and formats we do not
-/// know), SCENE_TEXTURE_DIMENSIONS (empty, or a block format whose size is
-/// not a multiple of 4).
+/// SCENE_TEXTURE_UNSUPPORTED_FORMAT (formats we do not know),
+/// SCENE_TEXTURE_DIMENSIONS (empty, or a BC format whose size is not a
+/// multiple of 4), SCENE_TEXTURE_ENCODE (libastcenc failed).
 core::Result<std::vector<std::uint8_t>> encode_texture(std::uint32_t format, const RgbaImage& image,
                                                        std::uint32_t mips, bool srgb,
                                                        core::Executor* executor = nullptr);
