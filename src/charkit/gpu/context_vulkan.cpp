@@ -421,28 +421,9 @@ core::Result<PipelineId> Context::create_pipeline(std::span<const std::uint32_t>
   p.spirv = spirv.data();
   p.words = spirv.size();
   p.textures = static_cast<std::uint32_t>(textures.size());
-  std::vector<VkSampler> samplers;
-  for (Sampling sampling : textures) {
-    auto sampler = m.sampler(sampling);
-    if (!sampler) return std::move(sampler).error();
-    samplers.push_back(*sampler);
-  }
-  std::vector<VkDescriptorSetLayoutBinding> bindings(storage_buffers + textures.size());
-  for (std::uint32_t i = 0; i < bindings.size(); ++i) {
-    bindings[i].binding = i;
-    bindings[i].descriptorType = i < storage_buffers ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-                                                     : VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-    bindings[i].descriptorCount = 1;
-    bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-    if (i >= storage_buffers) bindings[i].pImmutableSamplers = &samplers[i - storage_buffers];
-  }
-  VkDescriptorSetLayoutCreateInfo li{};
-  li.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
-  li.bindingCount = static_cast<std::uint32_t>(bindings.size());
-  li.pBindings = bindings.data();
-  if (VkResult r = m.vk.vkCreateDescriptorSetLayout(m.device, &li, nullptr, &p.set_layout);
-      r != VK_SUCCESS)
-    return vk_error("vkCreateDescriptorSetLayout", r);
+  auto layout = m.make_set_layout(storage_buffers, textures, VK_SHADER_STAGE_COMPUTE_BIT);
+  if (!layout) return std::move(layout).error();
+  p.set_layout = *layout;
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
   VkPipelineLayoutCreateInfo pli{};
   pli.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
@@ -506,109 +487,52 @@ core::Status Context::run(std::span<const Dispatch> dispatches) {
     descriptors += p.bindings;
     textures += p.textures;
   }
-  const VkDescriptorPoolSize sizes[2] = {
-      {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(descriptors, 1U)},
-      {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, std::max(textures, 1U)}};
-  VkDescriptorPoolCreateInfo dpi{};
-  dpi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-  dpi.maxSets = static_cast<std::uint32_t>(dispatches.size());
-  dpi.poolSizeCount = 2;
-  dpi.pPoolSizes = sizes;
-  VkDescriptorPool dpool = VK_NULL_HANDLE;
-  if (VkResult r = m.vk.vkCreateDescriptorPool(m.device, &dpi, nullptr, &dpool); r != VK_SUCCESS)
-    return vk_error("vkCreateDescriptorPool", r);
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  VkCommandBufferAllocateInfo cai{};
-  cai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  cai.commandPool = m.pool;
-  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cai.commandBufferCount = 1;
-  auto cleanup = [&] {
-    if (cmd != VK_NULL_HANDLE) m.vk.vkFreeCommandBuffers(m.device, m.pool, 1, &cmd);
-    m.vk.vkDestroyDescriptorPool(m.device, dpool, nullptr);
-  };
-  if (VkResult r = m.vk.vkAllocateCommandBuffers(m.device, &cai, &cmd); r != VK_SUCCESS) {
-    cleanup();
-    return vk_error("vkAllocateCommandBuffers", r);
+  auto pool = m.make_pool(static_cast<std::uint32_t>(dispatches.size()), descriptors, textures);
+  if (!pool) return std::move(pool).error();
+  std::vector<VkDescriptorSet> sets;
+  for (const Dispatch& d : dispatches) {
+    auto set = m.make_set(*pool, m.pipelines[d.pipeline.id].set_layout, d.buffers, d.textures);
+    if (!set) {
+      m.vk.vkDestroyDescriptorPool(m.device, *pool, nullptr);
+      return std::move(set).error();
+    }
+    sets.push_back(*set);
   }
-  VkCommandBufferBeginInfo bi{};
-  bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  m.vk.vkBeginCommandBuffer(cmd, &bi);
-  for (std::size_t i = 0; i < dispatches.size(); ++i) {
-    const Dispatch& d = dispatches[i];
-    const Impl::Pipeline& p = m.pipelines[d.pipeline.id];
-    VkDescriptorSet set = VK_NULL_HANDLE;
-    VkDescriptorSetAllocateInfo sai{};
-    sai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-    sai.descriptorPool = dpool;
-    sai.descriptorSetCount = 1;
-    sai.pSetLayouts = &p.set_layout;
-    if (VkResult r = m.vk.vkAllocateDescriptorSets(m.device, &sai, &set); r != VK_SUCCESS) {
-      cleanup();
-      return vk_error("vkAllocateDescriptorSets", r);
+  auto st = m.submit([&](VkCommandBuffer cmd) {
+    for (std::size_t i = 0; i < dispatches.size(); ++i) {
+      const Dispatch& d = dispatches[i];
+      const Impl::Pipeline& p = m.pipelines[d.pipeline.id];
+      for (ImageId t : d.textures) {
+        Impl::Image& img = m.images[t.id];
+        if (img.layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)
+          m.transition(cmd, img, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, false);
+      }
+      if (i > 0) {
+        VkMemoryBarrier mb{};
+        mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+        mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+        mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        m.vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0,
+                                  nullptr);
+      }
+      m.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+      m.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &sets[i], 0,
+                                   nullptr);
+      if (p.push_bytes > 0)
+        m.vk.vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_bytes,
+                                d.push.data());
+      if (d.groups > 0) m.vk.vkCmdDispatch(cmd, d.groups, 1, 1);
     }
-    std::vector<VkDescriptorBufferInfo> infos(d.buffers.size());
-    std::vector<VkDescriptorImageInfo> image_infos(d.textures.size());
-    std::vector<VkWriteDescriptorSet> writes(d.buffers.size() + d.textures.size());
-    for (std::size_t b = 0; b < d.buffers.size(); ++b) {
-      infos[b] = {m.buffers[d.buffers[b].id].buffer, 0, VK_WHOLE_SIZE};
-      writes[b].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-      writes[b].dstSet = set;
-      writes[b].dstBinding = static_cast<std::uint32_t>(b);
-      writes[b].descriptorCount = 1;
-      writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[b].pBufferInfo = &infos[b];
-    }
-    for (std::size_t t = 0; t < d.textures.size(); ++t) {
-      Impl::Image& img = m.images[d.textures[t].id];
-      if (img.layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)
-        m.transition(cmd, img, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, false);
-      image_infos[t] = {VK_NULL_HANDLE, img.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
-      VkWriteDescriptorSet& w = writes[d.buffers.size() + t];
-      w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-      w.dstSet = set;
-      w.dstBinding = static_cast<std::uint32_t>(d.buffers.size() + t);
-      w.descriptorCount = 1;
-      w.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-      w.pImageInfo = &image_infos[t];
-    }
-    m.vk.vkUpdateDescriptorSets(m.device, static_cast<std::uint32_t>(writes.size()), writes.data(),
-                                0, nullptr);
-    if (i > 0) {
-      VkMemoryBarrier mb{};
-      mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-      mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-      mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-      m.vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0,
-                                nullptr);
-    }
-    m.vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
-    m.vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0,
-                                 nullptr);
-    if (p.push_bytes > 0)
-      m.vk.vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_bytes,
-                              d.push.data());
-    if (d.groups > 0) m.vk.vkCmdDispatch(cmd, d.groups, 1, 1);
-  }
-  VkMemoryBarrier host{};
-  host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-  host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  m.vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                            0, 1, &host, 0, nullptr, 0, nullptr);
-  m.vk.vkEndCommandBuffer(cmd);
-  VkSubmitInfo submit{};
-  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cmd;
-  VkResult r = m.vk.vkQueueSubmit(m.queue, 1, &submit, m.fence);
-  if (r == VK_SUCCESS) r = m.vk.vkWaitForFences(m.device, 1, &m.fence, VK_TRUE, UINT64_MAX);
-  m.vk.vkResetFences(m.device, 1, &m.fence);
-  cleanup();
-  if (r != VK_SUCCESS) return vk_error("vkQueueSubmit/vkWaitForFences", r);
-  return core::Ok{};
+    VkMemoryBarrier host{};
+    host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    m.vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                              0, 1, &host, 0, nullptr, 0, nullptr);
+  });
+  m.vk.vkDestroyDescriptorPool(m.device, *pool, nullptr);
+  return st;
 }
 
 }  // namespace charkit::gpu

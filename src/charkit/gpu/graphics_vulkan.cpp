@@ -81,6 +81,87 @@ void Context::Impl::transition(VkCommandBuffer cmd, Image& i, VkImageLayout to,
   i.layout = to;
 }
 
+core::Result<VkDescriptorSetLayout> Context::Impl::make_set_layout(
+    std::uint32_t buffer_count, std::span<const Sampling> textures, VkShaderStageFlags stages) {
+  std::vector<VkSampler> chosen;  // immutable: nearest or linear, clamped to the edge
+  for (Sampling s : textures) {
+    auto one = sampler(s);
+    if (!one) return std::move(one).error();
+    chosen.push_back(*one);
+  }
+  std::vector<VkDescriptorSetLayoutBinding> bindings(buffer_count + textures.size());
+  for (std::uint32_t i = 0; i < bindings.size(); ++i) {
+    bindings[i].binding = i;
+    bindings[i].descriptorType = i < buffer_count ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                                                  : VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+    bindings[i].descriptorCount = 1;
+    bindings[i].stageFlags = stages;
+    if (i >= buffer_count) bindings[i].pImmutableSamplers = &chosen[i - buffer_count];
+  }
+  VkDescriptorSetLayoutCreateInfo li{};
+  li.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  li.bindingCount = static_cast<std::uint32_t>(bindings.size());
+  li.pBindings = bindings.data();
+  VkDescriptorSetLayout layout = VK_NULL_HANDLE;
+  if (VkResult r = vk.vkCreateDescriptorSetLayout(device, &li, nullptr, &layout); r != VK_SUCCESS)
+    return vk_error("vkCreateDescriptorSetLayout", r);
+  return layout;
+}
+
+core::Result<VkDescriptorPool> Context::Impl::make_pool(std::uint32_t sets,
+                                                        std::uint32_t buffer_count,
+                                                        std::uint32_t textures) {
+  const VkDescriptorPoolSize sizes[2] = {
+      {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(buffer_count, 1U)},
+      {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, std::max(textures, 1U)}};
+  VkDescriptorPoolCreateInfo dpi{};
+  dpi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+  dpi.maxSets = std::max(sets, 1U);
+  dpi.poolSizeCount = 2;
+  dpi.pPoolSizes = sizes;
+  VkDescriptorPool made = VK_NULL_HANDLE;
+  if (VkResult r = vk.vkCreateDescriptorPool(device, &dpi, nullptr, &made); r != VK_SUCCESS)
+    return vk_error("vkCreateDescriptorPool", r);
+  return made;
+}
+
+core::Result<VkDescriptorSet> Context::Impl::make_set(VkDescriptorPool from,
+                                                      VkDescriptorSetLayout layout,
+                                                      std::span<const BufferId> set_buffers,
+                                                      std::span<const ImageId> textures) {
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  VkDescriptorSetAllocateInfo sai{};
+  sai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+  sai.descriptorPool = from;
+  sai.descriptorSetCount = 1;
+  sai.pSetLayouts = &layout;
+  if (VkResult r = vk.vkAllocateDescriptorSets(device, &sai, &set); r != VK_SUCCESS)
+    return vk_error("vkAllocateDescriptorSets", r);
+  const std::size_t nb = set_buffers.size();
+  std::vector<VkDescriptorBufferInfo> buffer_infos(nb);
+  std::vector<VkDescriptorImageInfo> image_infos(textures.size());
+  std::vector<VkWriteDescriptorSet> writes(nb + textures.size());
+  for (std::size_t w = 0; w < writes.size(); ++w) {
+    writes[w].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+    writes[w].dstSet = set;
+    writes[w].dstBinding = static_cast<std::uint32_t>(w);
+    writes[w].descriptorCount = 1;
+    if (w < nb) {
+      buffer_infos[w] = {buffers[set_buffers[w].id].buffer, 0, VK_WHOLE_SIZE};
+      writes[w].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[w].pBufferInfo = &buffer_infos[w];
+    } else {
+      image_infos[w - nb] = {VK_NULL_HANDLE, images[textures[w - nb].id].view,
+                             VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+      writes[w].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+      writes[w].pImageInfo = &image_infos[w - nb];
+    }
+  }
+  vk.vkUpdateDescriptorSets(device, static_cast<std::uint32_t>(writes.size()), writes.data(), 0,
+                            nullptr);
+  return set;
+}
+
 core::Result<VkSampler> Context::Impl::sampler(Sampling sampling) {
   VkSampler& slot = samplers[sampling == Sampling::kLinear ? 1 : 0];
   if (slot == VK_NULL_HANDLE) {
@@ -333,30 +414,9 @@ core::Result<PipelineId> Context::create_graphics_pipeline(const GraphicsPipelin
   p.textures = static_cast<std::uint32_t>(desc.textures.size());
   p.bindings = desc.storage_buffers;
   if (!desc.textures.empty() || desc.storage_buffers > 0) {
-    // Immutable samplers: nearest or linear, clamped to the edge.
-    std::vector<VkSampler> chosen;
-    for (Sampling sampling : desc.textures) {
-      auto sampler = m.sampler(sampling);
-      if (!sampler) return std::move(sampler).error();
-      chosen.push_back(*sampler);
-    }
-    const std::uint32_t nb = desc.storage_buffers;
-    std::vector<VkDescriptorSetLayoutBinding> bindings(nb + desc.textures.size());
-    for (std::uint32_t i = 0; i < bindings.size(); ++i) {
-      bindings[i].binding = i;
-      bindings[i].descriptorType =
-          i < nb ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-      bindings[i].descriptorCount = 1;
-      bindings[i].stageFlags = stages;
-      if (i >= nb) bindings[i].pImmutableSamplers = &chosen[i - nb];
-    }
-    VkDescriptorSetLayoutCreateInfo li{};
-    li.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
-    li.bindingCount = static_cast<std::uint32_t>(bindings.size());
-    li.pBindings = bindings.data();
-    if (VkResult r = m.vk.vkCreateDescriptorSetLayout(m.device, &li, nullptr, &p.set_layout);
-        r != VK_SUCCESS)
-      return vk_error("vkCreateDescriptorSetLayout", r);
+    auto layout = m.make_set_layout(desc.storage_buffers, desc.textures, stages);
+    if (!layout) return std::move(layout).error();
+    p.set_layout = *layout;
   }
   VkPushConstantRange range{stages, 0, desc.push_bytes};
   VkPipelineLayoutCreateInfo pli{};
@@ -565,16 +625,9 @@ core::Status Context::render(std::span<const RenderPass> passes) {
       }
   VkDescriptorPool dpool = VK_NULL_HANDLE;
   if (sets > 0) {
-    const VkDescriptorPoolSize sizes[2] = {
-        {VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, std::max(samplers, 1U)},
-        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(storage, 1U)}};
-    VkDescriptorPoolCreateInfo dpi{};
-    dpi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-    dpi.maxSets = sets;
-    dpi.poolSizeCount = 2;
-    dpi.pPoolSizes = sizes;
-    if (VkResult r = m.vk.vkCreateDescriptorPool(m.device, &dpi, nullptr, &dpool); r != VK_SUCCESS)
-      return vk_error("vkCreateDescriptorPool", r);
+    auto pool = m.make_pool(sets, storage, samplers);
+    if (!pool) return std::move(pool).error();
+    dpool = *pool;
   }
   std::vector<std::vector<VkDescriptorSet>> draw_sets;
   for (const RenderPass& pass : passes) {
@@ -582,39 +635,12 @@ core::Status Context::render(std::span<const RenderPass> passes) {
     for (std::size_t k = 0; k < pass.draws.size(); ++k) {
       const Draw& d = pass.draws[k];
       if (d.textures.empty() && d.buffers.empty()) continue;
-      const Impl::Pipeline& p = m.pipelines[d.pipeline.id];
-      VkDescriptorSetAllocateInfo sai{};
-      sai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-      sai.descriptorPool = dpool;
-      sai.descriptorSetCount = 1;
-      sai.pSetLayouts = &p.set_layout;
-      if (VkResult r = m.vk.vkAllocateDescriptorSets(m.device, &sai, &draw_sets.back()[k]);
-          r != VK_SUCCESS) {
+      auto set = m.make_set(dpool, m.pipelines[d.pipeline.id].set_layout, d.buffers, d.textures);
+      if (!set) {
         m.vk.vkDestroyDescriptorPool(m.device, dpool, nullptr);
-        return vk_error("vkAllocateDescriptorSets", r);
+        return std::move(set).error();
       }
-      const std::size_t nb = d.buffers.size();
-      std::vector<VkDescriptorBufferInfo> buffer_infos(nb);
-      std::vector<VkDescriptorImageInfo> infos(d.textures.size());
-      std::vector<VkWriteDescriptorSet> writes(nb + d.textures.size());
-      for (std::size_t w = 0; w < writes.size(); ++w) {
-        writes[w].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-        writes[w].dstSet = draw_sets.back()[k];
-        writes[w].dstBinding = static_cast<std::uint32_t>(w);
-        writes[w].descriptorCount = 1;
-        if (w < nb) {
-          buffer_infos[w] = {m.buffers[d.buffers[w].id].buffer, 0, VK_WHOLE_SIZE};
-          writes[w].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-          writes[w].pBufferInfo = &buffer_infos[w];
-        } else {
-          infos[w - nb] = {VK_NULL_HANDLE, m.images[d.textures[w - nb].id].view,
-                           VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
-          writes[w].descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-          writes[w].pImageInfo = &infos[w - nb];
-        }
-      }
-      m.vk.vkUpdateDescriptorSets(m.device, static_cast<std::uint32_t>(writes.size()),
-                                  writes.data(), 0, nullptr);
+      draw_sets.back()[k] = *set;
     }
   }
   std::size_t pass_index = 0;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -87,6 +88,20 @@ struct Context::Impl {
   /// A full memory dependency with a layout change of `i` to `to` (from
   /// undefined when `discard`), recorded into `cmd`.
   void transition(VkCommandBuffer cmd, Image& i, VkImageLayout to, bool discard) const;
+  /// A descriptor set layout of `buffers` storage buffers (bindings
+  /// 0..n-1) then one combined image sampler per `textures` entry, with
+  /// the context's immutable samplers, seen by `stages`.
+  core::Result<VkDescriptorSetLayout> make_set_layout(std::uint32_t buffer_count,
+                                                      std::span<const Sampling> textures,
+                                                      VkShaderStageFlags stages);
+  /// A pool for `sets` sets holding these many descriptors in all.
+  core::Result<VkDescriptorPool> make_pool(std::uint32_t sets, std::uint32_t buffer_count,
+                                           std::uint32_t textures);
+  /// A set of `layout` from `pool` with `buffers` at bindings 0.. and
+  /// `textures` after them (in shader-read layout when used).
+  core::Result<VkDescriptorSet> make_set(VkDescriptorPool from, VkDescriptorSetLayout layout,
+                                         std::span<const BufferId> set_buffers,
+                                         std::span<const ImageId> textures);
   /// The context's sampler for `sampling`, made on first use.
   core::Result<VkSampler> sampler(Sampling sampling);
   /// A host-visible staging buffer of `bytes` (transfer source and
