@@ -21,31 +21,6 @@ namespace charkit::deform {
 #if CHARKIT_WITH_VULKAN
 namespace {
 
-/// Buffers a run creates, freed on every way out.
-class Buffers {
- public:
-  explicit Buffers(gpu::Context& c) : c_(c) {}
-  ~Buffers() {
-    for (gpu::BufferId b : ids_) c_.free_buffer(b);
-  }
-  Buffers(const Buffers&) = delete;
-  Buffers& operator=(const Buffers&) = delete;
-  /// A buffer holding `bytes` (zeros past them, at least 4 bytes).
-  core::Result<gpu::BufferId> make(const void* data, std::size_t bytes, std::size_t size) {
-    auto b = c_.create_buffer(std::max<std::size_t>(size, 4));
-    if (!b) return std::move(b).error();
-    ids_.push_back(*b);
-    std::span<std::uint8_t> m = c_.map(*b);
-    std::fill(m.begin(), m.end(), std::uint8_t{0});
-    if (bytes > 0) std::memcpy(m.data(), data, bytes);
-    return *b;
-  }
-
- private:
-  gpu::Context& c_;
-  std::vector<gpu::BufferId> ids_;
-};
-
 template <typename T>
 void push(std::vector<std::uint8_t>& p, T v) {
   const auto* b = reinterpret_cast<const std::uint8_t*>(&v);
@@ -104,17 +79,17 @@ core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& para
   if (!p2) return std::move(p2).error();
   auto p3 = context.create_pipeline(kSubdiv_indicesSpirv, 5, 12);
   if (!p3) return std::move(p3).error();
-  Buffers b(context);
+  gpu::Scratch b(context);
   const std::uint32_t none = 0;
-  auto in_vertices = b.make(mesh.vertices.data(), mesh.vertices.size(), mesh.vertices.size());
+  auto in_vertices = b.buffer(mesh.vertices.data(), mesh.vertices.size(), mesh.vertices.size());
   if (!in_vertices) return std::move(in_vertices).error();
-  auto extras = b.make(mesh.extras.data(), mesh.extras.size() * 4, mesh.extras.size() * 4);
+  auto extras = b.buffer(mesh.extras.data(), mesh.extras.size() * 4, mesh.extras.size() * 4);
   if (!extras) return std::move(extras).error();
-  auto strength = b.make(nullptr, 0, E * 4);
+  auto strength = b.buffer(nullptr, 0, E * 4);
   if (!strength) return std::move(strength).error();
   auto bits = constrained.empty()
-                  ? b.make(&none, 4, 4)
-                  : b.make(constrained.data(), constrained.size() * 4, constrained.size() * 4);
+                  ? b.buffer(&none, 4, 4)
+                  : b.buffer(constrained.data(), constrained.size() * 4, constrained.size() * 4);
   if (!bits) return std::move(bits).error();
 
   std::vector<gpu::Dispatch> d;
@@ -128,11 +103,11 @@ core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& para
     const std::uint64_t r1 = std::min(r0 + per_chunk, V + E);
     const std::uint64_t e0 = r0 > V ? r0 - V : 0;
     const std::uint64_t e1 = r1 > V ? r1 - V : 0;
-    auto chunk = b.make(nullptr, 0, (r1 - r0) * 48);
+    auto chunk = b.buffer(nullptr, 0, (r1 - r0) * 48);
     if (!chunk) return std::move(chunk).error();
     out_pieces.push_back({*chunk, r0, r1 - r0});
     const std::uint32_t* words = mesh.edges.data() + e0 * edge_words;
-    auto edges = b.make(words, (e1 - e0) * edge_words * 4, (e1 - e0) * edge_words * 4);
+    auto edges = b.buffer(words, (e1 - e0) * edge_words * 4, (e1 - e0) * edge_words * 4);
     if (!edges) return std::move(edges).error();
     gpu::Dispatch k1;
     k1.pipeline = *p1;
@@ -168,15 +143,15 @@ core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& para
   if (kernel3) {
     for (std::uint64_t t0 = 0; t0 < T; t0 += per_chunk) {
       const std::uint64_t n = std::min(per_chunk, T - t0);
-      auto tri = b.make(indices.data() + 3 * t0, n * 12, n * 12);
+      auto tri = b.buffer(indices.data() + 3 * t0, n * 12, n * 12);
       if (!tri) return std::move(tri).error();
-      auto tri_edges = b.make(triangle_edges.data() + 3 * t0, n * 12, n * 12);
+      auto tri_edges = b.buffer(triangle_edges.data() + 3 * t0, n * 12, n * 12);
       if (!tri_edges) return std::move(tri_edges).error();
-      auto oi = b.make(nullptr, 0, n * 48);
+      auto oi = b.buffer(nullptr, 0, n * 48);
       if (!oi) return std::move(oi).error();
       index_pieces.push_back({*oi, t0, n});
       const DrawIndexedIndirect initial{0, 1, 0, 0, 0};
-      auto dr = b.make(&initial, sizeof initial, sizeof initial);
+      auto dr = b.buffer(&initial, sizeof initial, sizeof initial);
       if (!dr) return std::move(dr).error();
       draws.push_back(*dr);
       gpu::Dispatch k3;

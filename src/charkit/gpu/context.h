@@ -281,4 +281,26 @@ class Context {
   std::unique_ptr<Impl> impl_;
 };
 
+/// The buffers and images one kernel run or frame creates, freed when it
+/// goes out of scope (on every way out).
+class Scratch {
+ public:
+  explicit Scratch(Context& context) : context_(context) {}
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  /// A buffer of max(size, 4) bytes holding `bytes` of `data` (≤ size) and
+  /// zeros after them.
+  core::Result<BufferId> buffer(const void* data, std::size_t bytes, std::size_t size);
+  core::Result<BufferId> buffer(const void* data, std::size_t bytes) {
+    return buffer(data, bytes, bytes);
+  }
+  core::Result<ImageId> image(std::uint32_t width, std::uint32_t height, ImageFormat format);
+
+ private:
+  Context& context_;
+  std::vector<BufferId> buffers_;
+  std::vector<ImageId> images_;
+};
+
 }  // namespace charkit::gpu

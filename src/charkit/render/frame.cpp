@@ -80,36 +80,6 @@ void put(std::vector<std::uint8_t>& out, const T& v) {
   out.insert(out.end(), b, b + sizeof v);
 }
 
-/// Frees what a frame created on every way out.
-class Owned {
- public:
-  explicit Owned(gpu::Context& c) : c_(c) {}
-  ~Owned() {
-    for (gpu::BufferId b : buffers_) c_.free_buffer(b);
-    for (gpu::ImageId i : images_) c_.free_image(i);
-  }
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-  core::Result<gpu::BufferId> buffer(const void* data, std::size_t bytes) {
-    auto b = c_.create_buffer(std::max<std::size_t>(bytes, 4));
-    if (!b) return std::move(b).error();
-    buffers_.push_back(*b);
-    if (bytes > 0) std::memcpy(c_.map(*b).data(), data, bytes);
-    return *b;
-  }
-  core::Result<gpu::ImageId> image(std::uint32_t w, std::uint32_t h, gpu::ImageFormat f) {
-    auto i = c_.create_image(w, h, f);
-    if (!i) return std::move(i).error();
-    images_.push_back(*i);
-    return *i;
-  }
-
- private:
-  gpu::Context& c_;
-  std::vector<gpu::BufferId> buffers_;
-  std::vector<gpu::ImageId> images_;
-};
-
 #endif
 }  // namespace
 
@@ -147,7 +117,7 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     return core::make_error(codes::RENDER_OPTION.str(), "image and shadow-map sizes must be > 0");
   if (!o.lut.empty() && o.lut.size() != 1024 * 32)
     return core::make_error(codes::RENDER_OPTION.str(), "the LUT strip must hold 1024 x 32 texels");
-  Owned own(context);
+  gpu::Scratch own(context);
   const std::uint32_t W = o.width, H = o.height;
   auto hdr = own.image(W, H, gpu::ImageFormat::kRgba16Float);
   if (!hdr) return std::move(hdr).error();
