@@ -217,24 +217,9 @@ class ScenePacker {
     auto view = core::json_uint32(im["bufferView"]);
     if (!view || *view >= doc_.count("bufferViews"))
       return at("BEM_PACK_TEXTURE", "the image's bufferView does not exist", ptr + "/bufferView");
-    const Json& bv = json()["bufferViews"][*view];
-    const std::string bvp = "/bufferViews/" + std::to_string(*view);
-    auto buffer =
-        bv.is_object() && bv.contains("buffer") ? core::json_uint32(bv["buffer"]) : std::nullopt;
-    auto length = bv.is_object() && bv.contains("byteLength") ? core::json_uint32(bv["byteLength"])
-                                                              : std::nullopt;
-    std::uint32_t offset = 0;
-    if (bv.is_object() && bv.contains("byteOffset")) {
-      auto o = core::json_uint32(bv["byteOffset"]);
-      if (!o) return at("BEM_PACK_TEXTURE", "a malformed byteOffset", bvp + "/byteOffset");
-      offset = *o;
-    }
-    if (!buffer || !length) return at("BEM_PACK_TEXTURE", "a malformed buffer view", bvp);
-    auto data = doc_.buffer(*buffer);
-    if (!data) return std::move(data).error();
-    if (offset > data->size() || *length > data->size() - offset)
-      return at("BEM_PACK_TEXTURE", "the buffer view runs past its buffer", bvp);
-    return std::vector<std::uint8_t>(data->begin() + offset, data->begin() + offset + *length);
+    auto bytes = doc_.buffer_view(*view);
+    if (!bytes) return std::move(bytes).error();
+    return std::vector<std::uint8_t>(bytes->begin(), bytes->end());
   }
 
   /// Which channels carry data: R (grey formats), RG (two-channel normal

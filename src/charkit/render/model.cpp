@@ -223,22 +223,14 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
     if (auto it = image_slot.find(*source); it != image_slot.end()) return it->second;
     const std::string ptr = "/images/" + std::to_string(*source);
     const auto view = index_of((*images)[*source], "bufferView");
-    const Json* views = member(root, "bufferViews");
-    if (!view || views == nullptr || !views->is_array() || *view >= views->size()) {
+    if (!view || *view >= doc.count("bufferViews")) {
       model.warnings.push_back(ptr + ": only images in buffer views are decoded; drawn untextured");
       image_slot[*source] = std::nullopt;
       return std::optional<std::uint32_t>{};
     }
-    const Json& bv = (*views)[*view];
-    const auto buffer = index_of(bv, "buffer");
-    const std::size_t offset = index_of(bv, "byteOffset").value_or(0);
-    const auto length = index_of(bv, "byteLength");
-    if (!buffer || !length) return model_error("the image's buffer view is malformed", ptr);
-    auto bytes = doc.buffer(*buffer);
+    auto bytes = doc.buffer_view(*view);
     if (!bytes) return std::move(bytes).error();
-    if (offset > bytes->size() || *length > bytes->size() - offset)
-      return model_error("the image's buffer view runs past its buffer", ptr);
-    auto img = scene::decode_image(bytes->subspan(offset, *length), options.max_texture_side);
+    auto img = scene::decode_image(*bytes, options.max_texture_side);
     if (!img) {
       core::Error e = std::move(img).error();
       e.location = core::Location::at_pointer(ptr);

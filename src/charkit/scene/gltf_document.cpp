@@ -518,27 +518,12 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
 
   // A bufferView, range-checked against its buffer.
   const auto view_of = [&](std::size_t v) -> Result<View> {
+    auto bytes = doc.buffer_view(v);
+    if (!bytes) return std::move(bytes).error();
     const std::string vp = core::json_pointer_join("/bufferViews", v);
-    const Json& view = root["bufferViews"][v];
-    if (!view.is_object()) return at_ptr("GLTF_BUFFER_VIEW", "a bufferView must be an object", vp);
-    auto b = index_member(view, "buffer", doc.count("buffers"), vp, "GLTF_BUFFER_VIEW", "buffers");
-    if (!b) return std::move(b).error();
-    auto off = uint_member(view, "byteOffset", 0, vp, "GLTF_BUFFER_VIEW");
-    if (!off) return std::move(off).error();
-    auto len = uint_member(view, "byteLength", std::nullopt, vp, "GLTF_BUFFER_VIEW");
-    if (!len) return std::move(len).error();
-    auto stride = uint_member(view, "byteStride", 0, vp, "GLTF_BUFFER_VIEW");
+    auto stride = uint_member(root["bufferViews"][v], "byteStride", 0, vp, "GLTF_BUFFER_VIEW");
     if (!stride) return std::move(stride).error();
-    auto data = doc.buffer(*b);
-    if (!data) return std::move(data).error();
-    if (*off > data->size() || *len > data->size() - *off)
-      return at_ptr("GLTF_BUFFER_VIEW",
-                    "bytes " + std::to_string(*off) + " + " + std::to_string(*len) +
-                        " run past buffer " + std::to_string(*b) + " (" +
-                        std::to_string(data->size()) + " bytes)",
-                    vp);
-    return View{data->subspan(static_cast<std::size_t>(*off), static_cast<std::size_t>(*len)),
-                static_cast<std::size_t>(*stride)};
+    return View{*bytes, static_cast<std::size_t>(*stride)};
   };
   // count elements of elem bytes every stride bytes from offset fit in the view.
   const auto fits = [](std::uint64_t offset, std::uint64_t n, std::uint64_t stride,
@@ -663,6 +648,29 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
           component_value<T>(e + layout.offset(c), info->component_type, info->normalized);
   }
   return out;
+}
+
+Result<Bytes> GltfDocument::buffer_view(std::size_t v) {
+  const std::string vp = core::json_pointer_join("/bufferViews", v);
+  if (v >= count("bufferViews"))
+    return at_ptr("GLTF_BUFFER_VIEW", "there is no bufferView " + std::to_string(v), vp);
+  const Json& view = json()["bufferViews"][v];
+  if (!view.is_object()) return at_ptr("GLTF_BUFFER_VIEW", "a bufferView must be an object", vp);
+  auto b = index_member(view, "buffer", count("buffers"), vp, "GLTF_BUFFER_VIEW", "buffers");
+  if (!b) return std::move(b).error();
+  auto off = uint_member(view, "byteOffset", 0, vp, "GLTF_BUFFER_VIEW");
+  if (!off) return std::move(off).error();
+  auto len = uint_member(view, "byteLength", std::nullopt, vp, "GLTF_BUFFER_VIEW");
+  if (!len) return std::move(len).error();
+  auto data = buffer(*b);
+  if (!data) return std::move(data).error();
+  if (*off > data->size() || *len > data->size() - *off)
+    return at_ptr("GLTF_BUFFER_VIEW",
+                  "bytes " + std::to_string(*off) + " + " + std::to_string(*len) +
+                      " run past buffer " + std::to_string(*b) + " (" +
+                      std::to_string(data->size()) + " bytes)",
+                  vp);
+  return data->subspan(static_cast<std::size_t>(*off), static_cast<std::size_t>(*len));
 }
 
 Result<std::vector<float>> GltfDocument::read_accessor_floats(std::size_t index) {

@@ -131,6 +131,10 @@ class GltfDocument {
   /// that may not or cannot be read), IO_* (the file), GLTF_LIMIT.
   core::Result<core::Bytes> buffer(std::size_t index);
 
+  /// The bytes of bufferView `index`, range-checked against its buffer.
+  /// Errors: GLTF_BUFFER_VIEW (at /bufferViews/i…), buffer()'s errors.
+  core::Result<core::Bytes> buffer_view(std::size_t index);
+
   /// Accessor declaration. Errors: GLTF_ACCESSOR (at /accessors/i/…).
   core::Result<GltfAccessorInfo> accessor(std::size_t index) const;
 

@@ -96,18 +96,7 @@ RgbaImage resize_to_fit(const RgbaImage& image, std::uint32_t max_side, bool srg
   auto side = [&](std::uint32_t v) {
     return std::max<std::uint32_t>(1, static_cast<std::uint32_t>(v * scale + 0.5));
   };
-  RgbaImage out;
-  out.width = side(image.width);
-  out.height = side(image.height);
-  out.pixels.resize(std::size_t{out.width} * out.height * 4);
-  const int w = static_cast<int>(image.width), h = static_cast<int>(image.height);
-  const int ow = static_cast<int>(out.width), oh = static_cast<int>(out.height);
-  if (srgb) {
-    stbir_resize_uint8_srgb(image.pixels.data(), w, h, 0, out.pixels.data(), ow, oh, 0, 4, 3, 0);
-  } else {
-    stbir_resize_uint8(image.pixels.data(), w, h, 0, out.pixels.data(), ow, oh, 0, 4);
-  }
-  return out;
+  return resize_to(image, side(image.width), side(image.height), srgb);
 }
 
 RgbaImage resize_to(const RgbaImage& image, std::uint32_t width, std::uint32_t height, bool srgb) {
