@@ -1,18 +1,24 @@
 // libFuzzer target: `bem pack` inputs. The bytes are a glTF scene (GLB or
-// glTF JSON; the reader bounded to 1 MiB) packed into a fixed template, the
+// glTF JSON; the reader bounded to 1 MiB), optionally after a spec file
+// ("SPEC", UInt32 LE length, the spec's JSON: bem pack --spec), packed into
+// a fixed template, the
 // game-layout example (packed normal/tangent word, SNorm8×4 outline data,
 // 12-byte skin). A packed result goes through the writer, whose validation
 // must accept it or refuse it with an error, never crash; an accepted one
 // must keep the template's mesh count.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <exception>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "charkit/bem/load.h"
 #include "charkit/bem/pack.h"
+#include "charkit/bem/pack_spec.h"
 #include "charkit/bem/writer.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/gltf_document.h"
@@ -47,6 +53,19 @@ const Template& the_template() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > (1u << 20)) return 0;
   const Template& t = the_template();
+  std::optional<bem::PackSpec> spec;
+  if (size >= 8 && std::memcmp(data, "SPEC", 4) == 0) {
+    std::uint32_t n = 0;
+    std::memcpy(&n, data + 4, 4);
+    if (n > size - 8) return 0;
+    auto parsed = bem::parse_pack_spec(core::Bytes(data + 8, n));
+    if (parsed)
+      spec = std::move(*parsed);
+    else
+      (void)parsed.error().to_string();
+    data += 8 + n;
+    size -= 8 + n;
+  }
   scene::GltfLoadOptions lo;
   lo.max_total_bytes = std::size_t{1} << 20;
   lo.max_zero_accessor_bytes = std::size_t{1} << 20;
@@ -55,6 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   bem::PackOptions po;
   po.raw_axes = size % 2 == 0;
   po.max_vertices = 1u << 14;
+  if (spec) po.spec = &*spec;
   auto packed = bem::pack_scene(t.content, *t.loaded.model, *doc, po);
   if (!packed) {
     (void)packed.error().to_string();
@@ -62,6 +82,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (packed->content.manifest["meshes"].size() != t.content.manifest["meshes"].size())
     __builtin_trap();
+  // Every string the manifest holds must serialise (no invalid UTF-8 from the spec or scene).
+  try {
+    (void)packed->content.manifest.dump(-1, ' ', false, core::Json::error_handler_t::strict);
+  } catch (const std::exception&) {
+    return 0;  // the writer refuses it with BEM_WRITE_MANIFEST
+  }
   auto written = bem::write_binary(packed->content);
   if (written) {
     bem::LoadedPackage back = bem::load_package(written->bytes);

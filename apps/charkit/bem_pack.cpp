@@ -6,13 +6,17 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "charkit/bem/error_codes.h"
+#include "charkit/bem/folder.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/pack.h"
+#include "charkit/bem/pack_spec.h"
 #include "charkit/bem/writer.h"
 #include "charkit/core/json.h"
+#include "charkit/core/mapped_file.h"
 #include "charkit/scene/gltf_document.h"
 #include "charkit/scene/texture_decode.h"
 #include "cli_output.h"
@@ -31,6 +35,8 @@ struct PackArgs {
   std::string template_path;
   std::string output;
   std::string to;
+  std::string spec;
+  std::vector<std::string> texture_formats;
   bool raw_axes = false;
   bool json = false;
 };
@@ -52,36 +58,88 @@ int run_pack(const PackArgs& a) {
                 kExitUsage, a.json);
   const bool zip = a.to.empty() ? ext == ".zip" : a.to == "zip";
 
-  auto tmpl = PackageInput::open(a.template_path);
-  if (!tmpl)
-    return fail(a.template_path, tmpl.error(), input_error_exit_code(tmpl.error()), a.json);
-  bem::ValidateOptions vo;
-  vo.input_hints = tmpl->hints();
-  bem::LoadedPackage loaded = bem::load_package(tmpl->bytes(), vo);
-  if (!loaded.ok()) {
-    report_issues(a.template_path, loaded.validation.report);
-    return fail(a.template_path,
-                core::make_error(bem::codes::BEM_PACK_TEMPLATE.str(),
-                                 "the template is not a valid package: " + loaded.error),
-                kExitInvalid, a.json);
-  }
-  auto content = bem::read_package_content(tmpl->bytes());
-  if (!content) return fail(a.template_path, content.error(), kExitInvalid, a.json);
-
-  auto doc = scene::GltfDocument::load_file(a.scene);
-  if (!doc) {
-    const int exit = core::is_io_error(doc.error()) ? kExitUsage : kExitInvalid;
-    return fail(a.scene, doc.error(), exit, a.json);
-  }
   bem::PackOptions po;
   po.raw_axes = a.raw_axes;
-  auto packed = bem::pack_scene(*content, *loaded.model, *doc, po);
-  if (!packed) {
-    const std::string& code = packed.error().code;
-    const bool template_side = code == bem::codes::BEM_PACK_TEMPLATE ||
-                               code == bem::codes::BEM_PACK_MORPHS ||
-                               code == bem::codes::BEM_PACK_DRAW_MISSING;
-    return fail(template_side ? a.template_path : a.scene, packed.error(), kExitInvalid, a.json);
+  for (const std::string& tf : a.texture_formats) {
+    const auto eq = tf.find('=');
+    const auto format =
+        eq == std::string::npos ? std::nullopt : scene::texture_format_from_name(tf.substr(eq + 1));
+    if (eq == 0 || !format)
+      return fail(tf,
+                  core::make_error("USAGE",
+                                   "--texture-format takes KIND=FORMAT or NAME=FORMAT (KIND: "
+                                   "color, normal, linear; NAME: a texture's original_name; "
+                                   "FORMAT: BC7, BC1, BC3, BC4, BC5, ASTC4x4, ASTC5x5, ASTC6x6, "
+                                   "RGBA32, R8)"),
+                  kExitUsage, a.json);
+    po.texture_formats[tf.substr(0, eq)] = *format;
+  }
+  std::optional<bem::PackSpec> spec;
+  if (!a.spec.empty()) {
+    auto file = core::MappedFile::open(a.spec);
+    if (!file) return fail(a.spec, file.error(), kExitUsage, a.json);
+    auto parsed = bem::parse_pack_spec(file->bytes());
+    if (!parsed) return fail(a.spec, parsed.error(), kExitInvalid, a.json);
+    spec = std::move(*parsed);
+    po.spec = &*spec;
+  }
+  core::Result<bem::PackResult> packed = core::make_error("USAGE", "");
+  if (bem::looks_like_project_file(a.scene)) {
+    // The public BEM creator project: a whole package, no template.
+    if (!a.template_path.empty())
+      return fail(a.template_path,
+                  core::make_error("USAGE",
+                                   "a project.json is a whole package (manifest and payload "
+                                   "files): give no --template"),
+                  kExitUsage, a.json);
+    auto project = bem::read_project_file(a.scene);
+    if (!project) {
+      const int exit = core::is_io_error(project.error()) ? kExitUsage : kExitInvalid;
+      return fail(a.scene, project.error(), exit, a.json);
+    }
+    packed = bem::pack_project(std::move(*project), po);
+    if (!packed)
+      return fail(packed.error().code == bem::codes::BEM_PACK_SPEC ? a.spec : a.scene,
+                  packed.error(), kExitInvalid, a.json);
+  } else {
+    if (a.template_path.empty())
+      return fail(a.scene,
+                  core::make_error("USAGE",
+                                   "--template is required: the package whose layout, materials "
+                                   "and options the glTF scene is packed into"),
+                  kExitUsage, a.json);
+    auto tmpl = PackageInput::open(a.template_path);
+    if (!tmpl)
+      return fail(a.template_path, tmpl.error(), input_error_exit_code(tmpl.error()), a.json);
+    bem::ValidateOptions vo;
+    vo.input_hints = tmpl->hints();
+    bem::LoadedPackage loaded = bem::load_package(tmpl->bytes(), vo);
+    if (!loaded.ok()) {
+      report_issues(a.template_path, loaded.validation.report);
+      return fail(a.template_path,
+                  core::make_error(bem::codes::BEM_PACK_TEMPLATE.str(),
+                                   "the template is not a valid package: " + loaded.error),
+                  kExitInvalid, a.json);
+    }
+    auto content = bem::read_package_content(tmpl->bytes());
+    if (!content) return fail(a.template_path, content.error(), kExitInvalid, a.json);
+
+    auto doc = scene::GltfDocument::load_file(a.scene);
+    if (!doc) {
+      const int exit = core::is_io_error(doc.error()) ? kExitUsage : kExitInvalid;
+      return fail(a.scene, doc.error(), exit, a.json);
+    }
+    packed = bem::pack_scene(*content, *loaded.model, *doc, po);
+    if (!packed) {
+      const std::string& code = packed.error().code;
+      const bool template_side = code == bem::codes::BEM_PACK_TEMPLATE ||
+                                 code == bem::codes::BEM_PACK_MORPHS ||
+                                 code == bem::codes::BEM_PACK_DRAW_MISSING;
+      const std::string& subject = code == bem::codes::BEM_PACK_SPEC ? a.spec
+                                   : template_side                   ? a.template_path
+                                                                     : a.scene;
+      return fail(subject, packed.error(), kExitInvalid, a.json);
+    }
   }
 
   bem::WriteOptions wo;
@@ -172,13 +230,15 @@ void add_bem_pack_command(CLI::App& bem, int& exit_code) {
       "Write a glTF scene's meshes (a bem export edited in Blender, say) into a package in the "
       "layout of a template package: vertex streams, bone palettes and draw indices replaced, "
       "shape keys as sliders, everything else of the template kept");
-  cmd->add_option("scene", args->scene, "glTF scene (.glb, or .gltf with its buffers beside it)")
+  cmd->add_option("scene", args->scene,
+                  "glTF scene (.glb, or .gltf with its buffers beside it), or the public BEM "
+                  "creator project's project.json (a manifest and its payload files: packed "
+                  "without --template)")
       ->required()
       ->type_name("SCENE");
   cmd->add_option("-t,--template", args->template_path,
                   "Package whose layout, materials, textures and options the result keeps "
                   "(.bem, .zip or package folder)")
-      ->required()
       ->type_name("PACKAGE");
   cmd->add_option("-o,--output", args->output, "Output package (.bem or .zip)")
       ->required()
@@ -186,6 +246,17 @@ void add_bem_pack_command(CLI::App& bem, int& exit_code) {
   cmd->add_option("--to", args->to, "Container to write (default: zip for *.zip, else bem)")
       ->check(CLI::IsMember({"bem", "zip"}))
       ->type_name("bem|zip");
+  cmd->add_option("--spec", args->spec,
+                  "Spec file (JSON): package id, name, author, version, option groups, component "
+                  "rules, selection constraints, texture slots, slider parameters (ranges, "
+                  "several shape keys on one slider, available_when), material overrides, root "
+                  "offset, drivers (docs/bem/pack.md)")
+      ->type_name("SPEC.json");
+  cmd->add_option("--texture-format", args->texture_formats,
+                  "Format for edited textures of a kind (color, normal, linear) or of one "
+                  "texture (its original_name), instead of the template texture's: BC7, BC1, "
+                  "BC3, BC4, BC5, ASTC4x4, ASTC5x5, ASTC6x6, RGBA32, R8. Repeatable")
+      ->type_name("KIND=FORMAT");
   cmd->add_flag("--raw-axes", args->raw_axes,
                 "The scene keeps Unity's conventions (as bem export --raw-axes writes it): no "
                 "axis, UV or winding conversion");
@@ -194,7 +265,9 @@ void add_bem_pack_command(CLI::App& bem, int& exit_code) {
       "A glTF mesh named mesh_N replaces the template's mesh N (bem export names them so); else "
       "a mesh whose node is named after a replaced component (or has it in extras.bem_component) "
       "replaces that component's mesh. "
-      "Each primitive fills the next draw whose material has the primitive's material name.\n"
+      "Each primitive fills the next draw whose material has the primitive's material name. "
+      "A project.json ({\"manifest\": ..., \"payload_files\": [...]}) is packed as it is, "
+      "with the spec's fields applied and the capabilities it uses declared.\n"
       "Exit status: 0 written, 1 a scene or template that cannot be packed (the message says "
       "why and where), 2 usage or I/O error.");
   cmd->callback([args, &exit_code] { exit_code = run_pack(*args); });

@@ -96,5 +96,76 @@ TEST_F(PackCli, ErrorsNameTheProblemAndExitCodesFollowTheConvention) {
   EXPECT_EQ(std::string(magic, 4), "PK\x03\x04");
 }
 
+// --spec: the package's own id and name in the written package; a spec
+// error names the spec file and its JSON pointer; --texture-format takes
+// KIND=FORMAT only.
+TEST_F(PackCli, SpecFileAndTextureFormats) {
+  const fs::path tmpl = kExamples / "example-1.5.bem";
+  const fs::path glb = dir_ / "scene.glb";
+  ASSERT_EQ(run_charkit("bem export " + quote(tmpl) + " -o " + quote(glb)).exit_code, 0);
+  const std::string spec_text =
+      R"({"package_id": "creator.edit", "name": "Edited", "version": "1.1.0"})";
+  auto spec = write("spec.json", std::vector<std::uint8_t>(spec_text.begin(), spec_text.end()));
+  const fs::path out = dir_ / "out.bem";
+  auto r = run_charkit("bem pack " + quote(glb) + " --template " + quote(tmpl) + " --spec " +
+                       quote(spec) + " -o " + quote(out) + " --texture-format color=BC7");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = run_charkit("bem inspect " + quote(out) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("creator.edit"), std::string::npos) << r.out;
+  EXPECT_EQ(run_charkit("bem validate " + quote(out)).exit_code, 0);
+
+  const std::string bad_text = R"({"package_id": "x", "colour": "red"})";
+  auto bad = write("bad.json", std::vector<std::uint8_t>(bad_text.begin(), bad_text.end()));
+  r = run_charkit("bem pack " + quote(glb) + " --template " + quote(tmpl) + " --spec " +
+                      quote(bad) + " -o " + quote(dir_ / "bad.bem"),
+                  true);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("BEM_PACK_SPEC"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/colour"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bad.json"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "bad.bem"));
+
+  r = run_charkit("bem pack " + quote(glb) + " --template " + quote(tmpl) + " -o " +
+                      quote(dir_ / "tf.bem") + " --texture-format color=BC6H",
+                  true);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("KIND=FORMAT"), std::string::npos) << r.out;
+}
+
+// The public BEM creator project's project.json (here made from `bem
+// unpack` of an example: its manifest and payload files) packs without a
+// template; giving one is a usage error.
+TEST_F(PackCli, ProjectJsonPacksWithoutATemplate) {
+  const fs::path pkg = kExamples / "example-1.5.bem";
+  const fs::path folder = dir_ / "unpacked";
+  ASSERT_EQ(run_charkit("bem unpack " + quote(pkg) + " " + quote(folder)).exit_code, 0);
+  std::ifstream mf(folder / "manifest.json");
+  const Json manifest = Json::parse(mf);
+  Json files = Json::array();
+  for (std::size_t i = 0; fs::exists(
+           folder / "payloads" / (std::string(i < 10 ? "000" : "00") + std::to_string(i) + ".bin"));
+       ++i)
+    files.push_back("payloads/" + std::string(i < 10 ? "000" : "00") + std::to_string(i) + ".bin");
+  ASSERT_FALSE(files.empty());
+  const std::string text = Json{{"manifest", manifest}, {"payload_files", files}}.dump(2);
+  {
+    std::ofstream out(folder / "project.json");
+    out << text;
+  }
+  const fs::path out = dir_ / "from-project.bem";
+  auto r = run_charkit("bem pack " + quote(folder / "project.json") + " -o " + quote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(run_charkit("bem validate " + quote(out)).exit_code, 0);
+  r = run_charkit("bem pack " + quote(folder / "project.json") + " --template " + quote(pkg) +
+                      " -o " + quote(dir_ / "x.bem"),
+                  true);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  // A glTF scene without --template: a usage error that says what is missing.
+  r = run_charkit("bem pack " + quote(dir_ / "scene.glb") + " -o " + quote(dir_ / "y.bem"), true);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--template is required"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace charkit::clitest

@@ -19,6 +19,7 @@
 #include "charkit/bem/container.h"
 #include "charkit/bem/detail/payload_name.h"
 #include "charkit/bem/writer.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 namespace {
@@ -125,6 +126,74 @@ std::string payload_file_name(std::size_t id) {
 }
 
 }  // namespace
+
+core::Result<PackageContent> read_project_file(const std::string& path) {
+  const fs::path project(path);
+  auto text = read_file(project, std::uint64_t{64} << 20, "BEM_PROJECT");
+  if (!text) return std::move(text).error();
+  auto json = core::parse_json_strict(core::as_chars(*text));
+  if (!json) return std::move(json).error();
+  auto bad = [&](std::string message, std::string pointer) {
+    return make_error("BEM_PROJECT", project.string() + ": " + message,
+                      core::Location::at_pointer(std::move(pointer)));
+  };
+  if (!json->is_object()) return bad("a project is a JSON object", "");
+  if (!json->contains("manifest") || !(*json)["manifest"].is_object())
+    return bad("\"manifest\" is the package's manifest object", "/manifest");
+  if (!json->contains("payload_files") || !(*json)["payload_files"].is_array())
+    return bad("\"payload_files\" is an array of paths, one per payload id", "/payload_files");
+  const core::Json& files = (*json)["payload_files"];
+  if (files.size() > 16384) return bad("more than 16384 payload files (§11)", "/payload_files");
+  std::error_code ec;
+  const fs::path root = fs::absolute(project, ec).parent_path();
+  if (ec) return io_error("IO_OPEN", project, ec.message());
+  PackageContent out;
+  out.manifest = std::move((*json)["manifest"]);
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::string ptr = "/payload_files/" + std::to_string(i);
+    if (!files[i].is_string()) return bad("a payload file is a path string", ptr);
+    std::string name = files[i].get<std::string>();
+    std::replace(name.begin(), name.end(), '\\', '/');
+    const fs::path rel(name);
+    if (name.empty() || rel.is_absolute() || name.find(':') != std::string::npos)
+      return bad("\"" + name + "\" is not a relative path inside the project's folder", ptr);
+    // Every component on the way: no "..", no symbolic link.
+    fs::path at = root;
+    for (const fs::path& part : rel) {
+      if (part == "..") return bad("\"" + name + "\" leaves the project's folder (\"..\")", ptr);
+      if (part.empty() || part == ".") continue;
+      at /= part;
+      auto st = fs::symlink_status(at, ec);
+      if (!ec && fs::is_symlink(st))
+        return io_error("BEM_FOLDER_SYMLINK", at, "symbolic links are not followed");
+    }
+    auto size = fs::file_size(at, ec);
+    if (ec) return io_error("IO_OPEN", at, ec.message());
+    if (size == 0 || size > kMaxPayloadSize)
+      return io_error("BEM_PAYLOAD_DECODED_SIZE", at,
+                      std::to_string(size) + " bytes; §2 allows 1 byte .. 512 MiB");
+    total += size;
+    if (total > kMaxFileSize)
+      return io_error("BEM_FILE_TOO_LARGE", project, "the project's payload files exceed 2 GiB");
+    auto bytes = read_file(at, kMaxPayloadSize, "BEM_PAYLOAD_DECODED_SIZE");
+    if (!bytes) return std::move(bytes).error();
+    out.payloads.push_back(std::move(*bytes));
+  }
+  return out;
+}
+
+bool looks_like_project_file(const std::string& path) {
+  FileCloser f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) return false;
+  std::string head(65536, '\0');
+  const ssize_t n = ::read(f.fd, head.data(), head.size());
+  if (n <= 0) return false;
+  head.resize(static_cast<std::size_t>(n));
+  const auto first = head.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && head[first] == '{' &&
+         head.find("\"payload_files\"") != std::string::npos;
+}
 
 bool is_package_folder(const std::string& path) {
   std::error_code ec;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "charkit/bem/writer.h"
 #include "charkit/core/bytes.h"
 #include "charkit/core/result.h"
 
@@ -22,6 +23,22 @@ namespace charkit::bem {
 /// payload bytes about twice at peak (files, then the archive).
 /// Errors: BEM_FOLDER_* and IO_*.
 core::Result<std::vector<std::uint8_t>> read_package_folder(const std::string& dir);
+
+/// The public BEM creator project's `project.json`
+/// (`{"manifest": {...}, "payload_files": ["payloads/0000.bin", ...]}`):
+/// payload i is the file payload_files[i], a path relative to the
+/// project.json's folder ('\\' read as '/'; no absolute path, "..", ':' or
+/// symbolic link anywhere on the way, so it stays inside the folder). The
+/// manifest is taken as given (not validated here). Sizes are checked before
+/// reading (project.json 64 MiB, payload 1 byte .. 512 MiB, all together
+/// 2 GiB, at most 16384 payload files). Errors: BEM_PROJECT (at its JSON
+/// pointer), BEM_FOLDER_SYMLINK, BEM_PAYLOAD_DECODED_SIZE, BEM_FILE_TOO_LARGE,
+/// IO_*, the strict JSON parser's.
+core::Result<PackageContent> read_project_file(const std::string& path);
+
+/// True when the file's first bytes look like a project.json: a JSON
+/// object (after whitespace) that mentions "payload_files" in its first 64 KiB.
+bool looks_like_project_file(const std::string& path);
 
 /// True when path names a directory (a package folder rather than a file).
 bool is_package_folder(const std::string& path);

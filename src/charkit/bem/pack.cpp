@@ -95,6 +95,24 @@ void write_component(std::uint8_t* p, std::uint32_t format, double v) {
 /// The vertices of one glTF mesh, its primitives concatenated (primitives
 /// that share one `attributes` object share their vertices, as `bem export`
 /// writes them).
+/// The spec's package fields, options and rules replace the manifest's;
+/// its material overrides go on the draws they name.
+core::Status apply_spec_fields(const PackSpec& spec, Json& manifest) {
+  for (const auto& [key, value] : spec.fields.items()) manifest[key] = value;
+  for (const PackSpecDrawOverride& o : spec.material_overrides) {
+    Json& meshes = manifest["meshes"];
+    if (!meshes.is_array() || o.mesh >= meshes.size() || !meshes[o.mesh].is_object() ||
+        !meshes[o.mesh].contains("draws") || !meshes[o.mesh]["draws"].is_array() ||
+        o.draw >= meshes[o.mesh]["draws"].size() || !meshes[o.mesh]["draws"][o.draw].is_object())
+      return at("BEM_PACK_SPEC",
+                "the package has no draw " + std::to_string(o.draw) + " in mesh " +
+                    std::to_string(o.mesh),
+                o.pointer);
+    meshes[o.mesh]["draws"][o.draw]["material_overrides"] = o.overrides;
+  }
+  return core::Ok{};
+}
+
 struct SceneMesh {
   std::uint32_t gltf_mesh = 0;
   std::optional<std::uint32_t> node;
@@ -150,7 +168,10 @@ class ScenePacker {
       if (!st) return std::move(st).error();
     }
     if (auto st = pack_textures(); !st) return std::move(st).error();
+    if (auto st = apply_spec(); !st) return std::move(st).error();
+    if (auto st = build_sliders(); !st) return std::move(st).error();
     drop_replaced_payloads();
+    if (auto st = declare_used_capabilities(result_.content); !st) return std::move(st).error();
     return std::move(result_);
   }
 
@@ -224,13 +245,22 @@ class ScenePacker {
 
   /// Which channels carry data: R (grey formats), RG (two-channel normal
   /// maps: bem export rebuilds blue), else RGBA.
-  static std::size_t data_channels(const Texture& tex) {
-    if (tex.format == scene::texture_format::kR8 || tex.format == scene::texture_format::kBC4)
-      return 1;
+  static std::size_t data_channels(const Texture& tex, std::uint32_t format) {
+    if (format == scene::texture_format::kR8 || format == scene::texture_format::kBC4) return 1;
     if (tex.semantic == "normal" &&
-        (tex.normal_encoding == "xy-unorm" || tex.format == scene::texture_format::kBC5))
+        (tex.normal_encoding == "xy-unorm" || format == scene::texture_format::kBC5))
       return 2;
     return 4;
+  }
+
+  /// The format an edited texture is encoded in: --texture-format by name,
+  /// else by kind (normal, color = sRGB, linear), else the template's.
+  std::uint32_t edited_format(const Texture& tex) const {
+    const auto& formats = options_.texture_formats;
+    if (auto it = formats.find(tex.original_name); it != formats.end()) return it->second;
+    const char* kind = tex.semantic == "normal" ? "normal" : tex.srgb ? "color" : "linear";
+    if (auto it = formats.find(kind); it != formats.end()) return it->second;
+    return tex.format;
   }
 
   core::Status pack_texture(std::uint32_t t, std::uint32_t i, const std::vector<std::uint8_t>& png,
@@ -240,7 +270,7 @@ class ScenePacker {
     if (!image) return at("BEM_PACK_TEXTURE", image.error().message, ptr);
     // Unity stores the bottom row first (bem export flips to glTF's order).
     if (!options_.raw_axes) scene::flip_rows(*image);
-    const std::size_t channels = data_channels(tex);
+    const std::size_t channels = data_channels(tex, tex.format);
     PackedTexture out{
         t, i, tex.original_name, tex.format, image->width, image->height, tex.mips, false, 0.0};
     // Unchanged: the template's top mip decodes to the same data channels.
@@ -265,18 +295,25 @@ class ScenePacker {
       h = std::max<std::uint32_t>(1, h / 2);
     }
     const std::uint32_t mips = std::min(std::max<std::uint32_t>(tex.mips, 1), full);
-    auto chain = scene::encode_texture(tex.format, *image, mips, tex.srgb);
+    const std::uint32_t format = edited_format(tex);
+    if (format == scene::texture_format::kR8 && tex.srgb)
+      return at("BEM_PACK_TEXTURE",
+                "texture " + std::to_string(t) + " (\"" + tex.original_name +
+                    "\") is sRGB, and R8 cannot be (BEM §8): choose another format for it",
+                ptr);
+    auto chain = scene::encode_texture(format, *image, mips, tex.srgb);
     if (!chain)
       return at("BEM_PACK_TEXTURE",
                 "texture " + std::to_string(t) + " (\"" + tex.original_name + "\", " +
-                    scene::texture_format_name(tex.format) + "): " + chain.error().message,
+                    scene::texture_format_name(format) + "): " + chain.error().message,
                 ptr);
-    auto back = scene::decode_top_mip(tex.format, image->width, image->height, tex.srgb, *chain);
+    auto back = scene::decode_top_mip(format, image->width, image->height, tex.srgb, *chain);
     if (back) {
+      const std::size_t encoded_channels = data_channels(tex, format);
       double sum = 0;
       std::size_t n = 0;
       for (std::size_t p = 0; p < image->pixels.size(); p += 4)
-        for (std::size_t c = 0; c < channels; ++c, ++n) {
+        for (std::size_t c = 0; c < encoded_channels; ++c, ++n) {
           const double d = double(image->pixels[p + c]) - double(back->pixels[p + c]);
           sum += d * d;
         }
@@ -288,6 +325,16 @@ class ScenePacker {
     tj["height"] = image->height;
     tj["mips"] = mips;
     tj["payload"] = add_payload(std::move(*chain));
+    if (format != tex.format) {
+      tj["format"] = format;
+      // A two-channel normal map says so (§8: Android's installer needs it).
+      if (tex.semantic == "normal" && format == scene::texture_format::kBC5)
+        tj["normal_encoding"] = "xy-unorm";
+      else if (tex.semantic == "normal" && tex.normal_encoding == "xy-unorm" &&
+               format != scene::texture_format::kBC5)
+        tj["normal_encoding"] = "xyz-unorm";
+    }
+    out.format = format;
     out.mips = mips;
     out.encoded = true;
     result_.textures.push_back(out);
@@ -931,7 +978,7 @@ class ScenePacker {
       mj["index_count"] = start;
     }
     if (!sm->targets.empty()) {
-      auto st = add_sliders(m, *sm, pm);
+      auto st = collect_targets(m, *sm);
       if (!st) return st;
     }
     result_.meshes.push_back(std::move(pm));
@@ -952,13 +999,50 @@ class ScenePacker {
     return id;
   }
 
-  /// §10: each morph target of the packed mesh becomes a slider: a
-  /// parameter (ticks 0..1000, neutral 0, default from the mesh's weight;
-  /// one parameter per name, shared by every mesh with a target of that
-  /// name) and a channel on this mesh with the neutral frame at 0 and the
-  /// target's sparse-position-f32 displacements at 1000.
-  core::Status add_sliders(std::uint32_t m, const SceneMesh& sm, PackedMesh& pm) {
+  /// The morph targets of one packed mesh, as §10 frame payloads.
+  struct MeshTargets {
+    std::uint32_t mesh = 0;  ///< template mesh
+    std::size_t packed = 0;  ///< index into result_.meshes
+    std::string pointer;     ///< /meshes/g/extras/targetNames
+    std::vector<std::string> names;
+    std::vector<float> weights;
+    std::vector<std::uint32_t> payloads;  ///< sparse-position-f32 payload ids
+  };
+
+  /// A sparse-position-f32 frame payload (§10): descriptor, then one record
+  /// per vertex the displacement moves.
+  std::uint32_t delta_payload(const std::vector<float>* d, std::size_t vertices) {
+    const float sx = options_.raw_axes ? 1.0F : -1.0F;
+    std::vector<std::uint8_t> records;
+    std::uint32_t count = 0;
+    for (std::size_t v = 0; d != nullptr && v < vertices; ++v) {
+      const float* p = d->data() + 3 * v;
+      if (p[0] == 0.0F && p[1] == 0.0F && p[2] == 0.0F) continue;
+      std::uint8_t rec[16];
+      put<std::uint32_t>(rec, static_cast<std::uint32_t>(v));
+      const float xyz[3] = {sx * p[0], p[1], p[2]};
+      for (int c = 0; c < 3; ++c)
+        put<std::uint32_t>(rec + 4 + 4 * c, std::bit_cast<std::uint32_t>(xyz[c]));
+      records.insert(records.end(), rec, rec + 16);
+      ++count;
+    }
+    const std::string descriptor =
+        "{\"count\":" + std::to_string(count) + ",\"encoding\":\"sparse-position-f32\"}";
+    std::vector<std::uint8_t> payload(4);
+    put<std::uint32_t>(payload.data(), static_cast<std::uint32_t>(descriptor.size()));
+    payload.insert(payload.end(), descriptor.begin(), descriptor.end());
+    payload.insert(payload.end(), records.begin(), records.end());
+    const std::uint32_t id = add_payload(std::move(payload));
+    count_of_payload_[id] = count;
+    return id;
+  }
+
+  /// §10 needs Float32 XYZ positions and a 1.3+ structure; the targets'
+  /// displacements become frame payloads, turned into sliders once every
+  /// mesh is packed (build_sliders).
+  core::Status collect_targets(std::uint32_t m, const SceneMesh& sm) {
     const Mesh& mesh = model_.meshes[m];
+    const std::string tptr = "/meshes/" + std::to_string(sm.gltf_mesh) + "/primitives/0/targets";
     const bool f32_position =
         std::any_of(mesh.attributes.begin(), mesh.attributes.end(), [](const VertexAttribute& a) {
           return a.semantic == kPosition && a.format == 0 && a.dimension == 3;
@@ -968,80 +1052,215 @@ class ScenePacker {
                 "template mesh " + std::to_string(m) +
                     " does not store Float32 XYZ positions, which §10 sliders need; its morph "
                     "targets cannot become sliders",
-                "/meshes/" + std::to_string(sm.gltf_mesh) + "/primitives/0/targets");
+                tptr);
     if (model_.appearance_structure)
       return at("BEM_PACK_SLIDER",
                 "the template is a BEM 1.0 package, whose appearances cannot have sliders (§10 "
                 "parameters need BEM 1.3 and its option groups); the shape keys cannot be packed",
-                "/meshes/" + std::to_string(sm.gltf_mesh) + "/primitives/0/targets");
+                tptr);
+    MeshTargets mt;
+    mt.mesh = m;
+    mt.packed = result_.meshes.size();
+    mt.pointer = "/meshes/" + std::to_string(sm.gltf_mesh) + "/extras/targetNames";
+    for (std::size_t k = 0; k < sm.targets.size(); ++k) {
+      const std::string& name = sm.target_names[k];
+      if (name.size() > 256)
+        return at("BEM_PACK_SLIDER", "the shape key name is longer than 256 bytes",
+                  mt.pointer + "/" + std::to_string(k));
+      if (std::find(mt.names.begin(), mt.names.end(), name) != mt.names.end())
+        return at("BEM_PACK_SLIDER", "two shape keys of the mesh are named \"" + name + "\"",
+                  mt.pointer + "/" + std::to_string(k));
+      mt.names.push_back(name);
+      mt.weights.push_back(sm.target_weights[k]);
+      mt.payloads.push_back(delta_payload(&sm.targets[k], sm.vertex_count));
+    }
+    targets_.push_back(std::move(mt));
+    return core::Ok{};
+  }
+
+  core::Status apply_spec() {
+    if (options_.spec == nullptr) return core::Ok{};
+    return apply_spec_fields(*options_.spec, result_.content.manifest);
+  }
+
+  /// A §10 parameter object, replacing the template's parameter of that id
+  /// or appended (BEM_PACK_LIMIT past 64).
+  core::Status put_parameter(Json param, const std::string& ptr) {
+    Json& params = result_.content.manifest["parameters"];
+    for (Json& p : params)
+      if (p.is_object() && p.contains("id") && p["id"] == param["id"]) {
+        p = std::move(param);
+        return core::Ok{};
+      }
+    if (params.size() >= 64) return at("BEM_PACK_LIMIT", "more than 64 parameters (BEM §11)", ptr);
+    params.push_back(std::move(param));
+    return core::Ok{};
+  }
+
+  /// One mesh_deformations channel (BEM_PACK_LIMIT past 4096).
+  core::Status put_channel(std::uint32_t mesh, const std::string& id, Json frames,
+                           const std::string& ptr) {
+    Json& channels = result_.content.manifest["mesh_deformations"];
+    if (channels.size() >= 4096)
+      return at("BEM_PACK_LIMIT", "more than 4096 deformation channels (BEM §11)", ptr);
+    channels.push_back(Json{{"mesh", mesh}, {"parameter", id}, {"frames", std::move(frames)}});
+    return core::Ok{};
+  }
+
+  Json delta_frame(std::int64_t value, std::uint32_t payload) {
+    return Json{{"value", value},
+                {"payload", payload},
+                {"count", count_of_payload_.at(payload)},
+                {"encoding", "sparse-position-f32"}};
+  }
+
+  /// §10 sliders from the packed meshes' shape keys. The spec's parameters
+  /// come first: each takes one shape key (its `shape_key`, else the one
+  /// named like its id) or several (`frames`), with the spec's range,
+  /// neutral, step, default and condition; every mesh with one of those
+  /// shape keys gets a channel (a frame of a shape key the mesh lacks moves
+  /// nothing). Every other shape key name becomes a parameter of its own:
+  /// ticks 0..1000, neutral 0, default from the mesh's weight, shared by
+  /// every mesh with a shape key of that name and by a template parameter of
+  /// that id and range.
+  core::Status build_sliders() {
+    const std::vector<PackSpecParameter> none;
+    const std::vector<PackSpecParameter>& specified =
+        options_.spec != nullptr ? options_.spec->parameters : none;
+    if (targets_.empty() && specified.empty()) return core::Ok{};
     Json& manifest = result_.content.manifest;
     if (!manifest.contains("parameters")) manifest["parameters"] = Json::array();
     if (!manifest.contains("mesh_deformations")) manifest["mesh_deformations"] = Json::array();
-    Json& caps = manifest["required_capabilities"];
-    for (const char* cap : {"body-parameters", "mesh-position-deltas"})
-      if (std::find(caps.begin(), caps.end(), Json(cap)) == caps.end()) caps.push_back(cap);
-    Json& params = manifest["parameters"];
-    Json& channels = manifest["mesh_deformations"];
-    const float sx = options_.raw_axes ? 1.0F : -1.0F;
-    for (std::size_t k = 0; k < sm.targets.size(); ++k) {
-      const std::string& name = sm.target_names[k];
-      const std::string tptr =
-          "/meshes/" + std::to_string(sm.gltf_mesh) + "/extras/targetNames/" + std::to_string(k);
-      if (name.size() > 256)
-        return at("BEM_PACK_SLIDER", "the shape key name is longer than 256 bytes", tptr);
-      const std::string id = slider_id(name);
-      auto p = std::find_if(params.begin(), params.end(), [&](const Json& x) {
-        return x.is_object() && x.contains("id") && x["id"] == id;
-      });
-      if (p != params.end()) {
-        if ((*p)["min"] != 0 || (*p)["max"] != 1000 || (*p)["neutral"] != 0)
-          return at("BEM_PACK_SLIDER",
-                    "shape key \"" + name + "\" would share the template's parameter \"" + id +
-                        "\", whose range is not 0..1000 with neutral 0; rename the shape key",
-                    tptr);
-      } else {
-        if (params.size() >= 64)
-          return at("BEM_PACK_LIMIT", "more than 64 parameters (BEM §11)", tptr);
-        params.push_back(Json{{"id", id},
-                              {"name", name},
-                              {"min", 0},
-                              {"max", 1000},
-                              {"neutral", 0},
-                              {"default", std::lround(sm.target_weights[k] * 1000.0F)},
-                              {"step", 1}});
+    // Shape key names in the order met, with the first mesh's weight.
+    std::vector<std::string> names;
+    std::map<std::string, float> weight_of;
+    std::map<std::string, std::string> pointer_of;
+    for (const MeshTargets& mt : targets_)
+      for (std::size_t k = 0; k < mt.names.size(); ++k)
+        if (weight_of.emplace(mt.names[k], mt.weights[k]).second) {
+          names.push_back(mt.names[k]);
+          pointer_of[mt.names[k]] = mt.pointer + "/" + std::to_string(k);
+        }
+    auto known = [&] {
+      std::string s;
+      for (const std::string& n : names) s += (s.empty() ? "\"" : ", \"") + n + "\"";
+      return s.empty() ? std::string("none") : s;
+    };
+    std::set<std::string> consumed;
+    for (const PackSpecParameter& sp : specified) {
+      std::vector<PackSpecFrame> frames = sp.frames;
+      const std::int64_t min = sp.min.value_or(0), max = sp.max.value_or(1000);
+      const std::int64_t step = sp.step.value_or(1);
+      const std::int64_t neutral = sp.neutral.value_or(min);
+      std::int64_t fallback_default = neutral;
+      if (frames.empty()) {  // one shape key
+        std::string key = sp.shape_key.value_or("");
+        if (key.empty())
+          for (const std::string& n : names)
+            if (n == sp.id || (key.empty() && slider_id(n) == sp.id)) key = n;
+        if (key.empty())
+          return at("BEM_PACK_SPEC",
+                    "no packed mesh has a shape key for parameter \"" + sp.id +
+                        "\" (give its \"shape_key\"; the shape keys: " + known() + ")",
+                    sp.pointer);
+        if (neutral != min && neutral != max)
+          return at("BEM_PACK_SPEC",
+                    "a neutral tick inside the range needs \"frames\": which shape key lies on "
+                    "each side",
+                    sp.pointer + "/neutral");
+        const std::int64_t at_key = neutral == min ? max : min;
+        frames = {PackSpecFrame{std::min(neutral, at_key), neutral <= at_key, ""},
+                  PackSpecFrame{std::max(neutral, at_key), neutral > at_key, ""}};
+        (frames[0].neutral ? frames[1] : frames[0]).shape_key = key;
+        if (weight_of.count(key)) {
+          const double w = weight_of[key];
+          const auto ticks = std::llround(w * double(at_key - neutral) / double(step));
+          fallback_default = std::clamp<std::int64_t>(neutral + ticks * step, min, max);
+        }
       }
-      if (channels.size() >= 4096)
-        return at("BEM_PACK_LIMIT", "more than 4096 deformation channels (BEM §11)", tptr);
-      // Records: every vertex the target moves, in vertex order.
-      std::vector<std::uint8_t> records;
-      std::uint32_t count = 0;
-      const std::vector<float>& d = sm.targets[k];
-      for (std::size_t v = 0; v < sm.vertex_count; ++v) {
-        if (d[3 * v] == 0.0F && d[3 * v + 1] == 0.0F && d[3 * v + 2] == 0.0F) continue;
-        std::uint8_t rec[16];
-        put<std::uint32_t>(rec, static_cast<std::uint32_t>(v));
-        const float xyz[3] = {sx * d[3 * v], d[3 * v + 1], d[3 * v + 2]};
-        for (int c = 0; c < 3; ++c)
-          put<std::uint32_t>(rec + 4 + 4 * c, std::bit_cast<std::uint32_t>(xyz[c]));
-        records.insert(records.end(), rec, rec + 16);
-        ++count;
+      if (max <= min) return at("BEM_PACK_SPEC", "\"min\" is below \"max\" (BEM §10)", sp.pointer);
+      std::vector<std::string> keys;
+      for (std::size_t i = 0; i < frames.size(); ++i) {
+        if (frames[i].neutral) continue;
+        const std::string& key = frames[i].shape_key;
+        const std::string kptr = sp.frames.empty()
+                                     ? sp.pointer + "/shape_key"
+                                     : sp.pointer + "/frames/" + std::to_string(i) + "/shape_key";
+        if (!weight_of.count(key))
+          return at(
+              "BEM_PACK_SPEC",
+              "no packed mesh has a shape key \"" + key + "\" (the shape keys: " + known() + ")",
+              kptr);
+        if (!consumed.insert(key).second)
+          return at("BEM_PACK_SPEC",
+                    "shape key \"" + key + "\" is used by two parameters or two frames", kptr);
+        keys.push_back(key);
       }
-      const std::string descriptor =
-          "{\"count\":" + std::to_string(count) + ",\"encoding\":\"sparse-position-f32\"}";
-      std::vector<std::uint8_t> payload(4);
-      put<std::uint32_t>(payload.data(), static_cast<std::uint32_t>(descriptor.size()));
-      payload.insert(payload.end(), descriptor.begin(), descriptor.end());
-      payload.insert(payload.end(), records.begin(), records.end());
-      channels.push_back(
-          Json{{"mesh", m},
-               {"parameter", id},
-               {"frames", Json::array({Json{{"value", 0}, {"neutral", true}},
-                                       Json{{"value", 1000},
-                                            {"payload", add_payload(std::move(payload))},
-                                            {"count", count},
-                                            {"encoding", "sparse-position-f32"}}})}});
-      ++pm.sliders;
+      Json param{{"id", sp.id},
+                 {"name", sp.name.value_or(sp.frames.empty() ? keys.front() : sp.id)},
+                 {"min", min},
+                 {"max", max},
+                 {"neutral", neutral},
+                 {"default", sp.default_value.value_or(fallback_default)},
+                 {"step", step}};
+      if (sp.available_when) param["available_when"] = *sp.available_when;
+      if (auto st = put_parameter(std::move(param), sp.pointer); !st) return st;
+      for (const MeshTargets& mt : targets_) {
+        const bool has_any = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
+          return std::find(mt.names.begin(), mt.names.end(), k) != mt.names.end();
+        });
+        if (!has_any) continue;
+        Json fj = Json::array();
+        for (const PackSpecFrame& f : frames) {
+          if (f.neutral) {
+            fj.push_back(Json{{"value", f.value}, {"neutral", true}});
+            continue;
+          }
+          auto it = std::find(mt.names.begin(), mt.names.end(), f.shape_key);
+          const std::uint32_t payload =
+              it == mt.names.end() ? delta_payload(nullptr, 0)
+                                   : mt.payloads[static_cast<std::size_t>(it - mt.names.begin())];
+          fj.push_back(delta_frame(f.value, payload));
+        }
+        if (auto st = put_channel(mt.mesh, sp.id, std::move(fj), sp.pointer); !st) return st;
+        ++result_.meshes[mt.packed].sliders;
+      }
     }
+    Json& params = manifest["parameters"];
+    for (const MeshTargets& mt : targets_)
+      for (std::size_t k = 0; k < mt.names.size(); ++k) {
+        const std::string& name = mt.names[k];
+        if (consumed.count(name)) continue;
+        const std::string tptr = mt.pointer + "/" + std::to_string(k);
+        const std::string id = slider_id(name);
+        auto p = std::find_if(params.begin(), params.end(), [&](const Json& x) {
+          return x.is_object() && x.contains("id") && x["id"] == id;
+        });
+        if (p != params.end()) {
+          if ((*p)["min"] != 0 || (*p)["max"] != 1000 || (*p)["neutral"] != 0)
+            return at("BEM_PACK_SLIDER",
+                      "shape key \"" + name + "\" would share the parameter \"" + id +
+                          "\", whose range is not 0..1000 with neutral 0; rename the shape key "
+                          "or describe its parameter in the spec",
+                      tptr);
+        } else {
+          auto st = put_parameter(Json{{"id", id},
+                                       {"name", name},
+                                       {"min", 0},
+                                       {"max", 1000},
+                                       {"neutral", 0},
+                                       {"default", std::lround(weight_of[name] * 1000.0F)},
+                                       {"step", 1}},
+                                  tptr);
+          if (!st) return st;
+        }
+        auto st = put_channel(
+            mt.mesh, id,
+            Json::array({Json{{"value", 0}, {"neutral", true}}, delta_frame(1000, mt.payloads[k])}),
+            tptr);
+        if (!st) return st;
+        ++result_.meshes[mt.packed].sliders;
+      }
     return core::Ok{};
   }
 
@@ -1186,6 +1405,8 @@ class ScenePacker {
   scene::GltfDocument& doc_;
   const PackOptions& options_;
   PackResult result_;
+  std::vector<MeshTargets> targets_;
+  std::map<std::uint32_t, std::uint32_t> count_of_payload_;
 };
 
 }  // namespace
@@ -1193,6 +1414,23 @@ class ScenePacker {
 core::Result<PackResult> pack_scene(const PackageContent& template_content, const Model& model,
                                     scene::GltfDocument& scene, const PackOptions& options) {
   return ScenePacker(template_content, model, scene, options).run();
+}
+
+core::Result<PackResult> pack_project(PackageContent project, const PackOptions& options) {
+  PackResult out;
+  out.content = std::move(project);
+  out.content.manifest_text.clear();
+  if (options.spec != nullptr) {
+    if (!options.spec->parameters.empty())
+      return at("BEM_PACK_SPEC",
+                "a project has no shape keys to make sliders of: its parameters and "
+                "mesh_deformations are in its manifest",
+                options.spec->parameters.front().pointer);
+    if (auto st = apply_spec_fields(*options.spec, out.content.manifest); !st)
+      return std::move(st).error();
+  }
+  if (auto st = declare_used_capabilities(out.content); !st) return std::move(st).error();
+  return out;
 }
 
 }  // namespace charkit::bem

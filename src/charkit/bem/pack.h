@@ -15,10 +15,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "charkit/bem/model.h"
+#include "charkit/bem/pack_spec.h"
 #include "charkit/bem/writer.h"
 #include "charkit/core/result.h"
 #include "charkit/scene/gltf_document.h"
@@ -31,6 +33,15 @@ struct PackOptions {
   bool raw_axes = false;
   /// Refuse scenes whose meshes have more vertices in all than this.
   std::uint64_t max_vertices = std::uint64_t{1} << 22;
+  /// The spec file (bem pack --spec): package fields, options, rules,
+  /// slider parameters, material overrides. Null: the template's, and one
+  /// 0..1000 slider per shape key name. Not owned.
+  const PackSpec* spec = nullptr;
+  /// Formats for edited textures instead of the template texture's (bem
+  /// pack --texture-format): by the texture's original_name, else by kind:
+  /// "normal" (semantic normal), "color" (sRGB), "linear" (the rest).
+  /// Values are Unity TextureFormat numbers (scene/texture_decode.h).
+  std::map<std::string, std::uint32_t> texture_formats;
 };
 
 /// Something packed differently than one might assume (a draw kept from
@@ -110,5 +121,13 @@ struct PackResult {
 /// size allows fewer), rows flipped back to Unity's order unless raw_axes.
 core::Result<PackResult> pack_scene(const PackageContent& template_content, const Model& model,
                                     scene::GltfDocument& scene, const PackOptions& options = {});
+
+/// The public BEM creator project (project.json: a manifest and its payload
+/// files, read by read_project_file in folder.h) made ready for the writer:
+/// the spec's package fields, options, rules and material overrides applied
+/// (spec parameters are refused: BEM_PACK_SPEC; a project's sliders are in
+/// its manifest), and every §1 capability the content uses declared, as the
+/// public tool's pack step does. Not yet validated: the writer does that.
+core::Result<PackResult> pack_project(PackageContent project, const PackOptions& options = {});
 
 }  // namespace charkit::bem

@@ -122,6 +122,7 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   summary.declared_minor = declared;
   summary.effective_minor = effective;
   summary.needed_minor = ctx.needed_minor();
+  summary.used_capabilities = ctx.used_capabilities;
   // §11's per-selection limits differ by version too (texture bindings 32 →
   // 64 from 1.2, decoded bytes 512/768/1536 MiB): the lowest version that
   // expresses the content is also one whose limits hold its worst cases.

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ struct ValidationSummary {
   std::optional<int> declared_minor;  ///< header minor / ZIP format_version
   int effective_minor = 0;            ///< the version whose rules were applied
   int needed_minor = 0;               ///< the lowest version that expresses the content
+  /// §1 capabilities the content uses (declared or not), each with the
+  /// first place that uses it.
+  std::map<std::string, std::string> used_capabilities;
   std::uint32_t payload_count = 0;
   /// The §6 selection proof (docs/bem/proof.md): present when the package
   /// passed every other check and the proof ran (its failures are errors in

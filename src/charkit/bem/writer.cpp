@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "charkit/bem/container.h"
+#include "charkit/bem/detail/context.h"
 #include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
@@ -466,6 +467,30 @@ core::Result<WrittenPackage> choose_and_write(Prepared& p, const WriteOptions& o
 }
 
 }  // namespace
+
+core::Status declare_used_capabilities(PackageContent& content) {
+  auto prepared = prepare(content, WriteOptions{});
+  if (!prepared) return std::move(prepared).error();
+  Prepared& p = *prepared;
+  auto text = manifest_text(p.manifest, true, content);
+  if (!text) return std::move(text).error();
+  // Laid out as the newest version, stored raw: every capability is
+  // expressible and nothing is compressed only to be thrown away.
+  std::vector<Encoded> raw(p.payloads.size());
+  auto bytes = assemble_binary(*text, kMaxMinor, p.payloads, raw);
+  if (!bytes) return std::move(bytes).error();
+  ValidateOptions vo;
+  vo.check_payloads = false;
+  const ValidationResult checked = validate_package(*bytes, vo);
+  Json& caps = content.manifest["required_capabilities"];
+  if (!caps.is_array()) caps = Json::array();
+  for (const std::string& cap : known_capabilities())
+    if (checked.summary.used_capabilities.count(cap) &&
+        std::find(caps.begin(), caps.end(), Json(cap)) == caps.end())
+      caps.push_back(cap);
+  content.manifest_text.clear();
+  return core::Ok{};
+}
 
 std::vector<PayloadRef> find_payload_refs(const core::Json& manifest) {
   std::vector<PayloadRef> refs;

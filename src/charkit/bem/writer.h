@@ -53,6 +53,14 @@ void for_each_payload_ref(
     core::Json& manifest,
     const std::function<void(core::Json& value, const std::string& pointer, std::uint32_t id)>& fn);
 
+/// §1: add to the manifest's required_capabilities every capability the
+/// content uses and does not declare (found by laying the content out and
+/// validating it, so the rule is the validator's), in the order of §1's
+/// table. For content assembled from parts (bem pack, a project.json) whose
+/// author should not have to list them. Errors: the writer's own (a
+/// manifest that is not an object, a missing payload).
+core::Status declare_used_capabilities(PackageContent& content);
+
 struct WriteOptions {
   /// zstd level for binary payloads (1..22). 9: most of level 19's ratio on
   /// mesh and texture data at a fraction of its time.

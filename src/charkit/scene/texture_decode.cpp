@@ -131,6 +131,21 @@ core::Status decode_astc(std::uint32_t format, bool srgb, std::span<const std::u
 
 }  // namespace
 
+std::optional<std::uint32_t> texture_format_from_name(std::string_view name) {
+  std::string key;
+  for (char c : name)
+    if (c != ' ' && c != '_' && c != '-')
+      key += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  for (std::uint32_t f : {tf::kRGBA32, tf::kBC1, tf::kBC3, tf::kBC7, tf::kBC4, tf::kBC5,
+                          tf::kASTC4x4, tf::kASTC5x5, tf::kASTC6x6, tf::kR8}) {
+    std::string known;
+    for (const char* c = texture_format_name(f); *c; ++c)
+      if (*c != ' ') known += *c == 'x' ? 'X' : *c;
+    if (key == known || key == std::to_string(f)) return f;
+  }
+  return std::nullopt;
+}
+
 const char* texture_format_name(std::uint32_t format) {
   switch (format) {
     case tf::kRGBA32:

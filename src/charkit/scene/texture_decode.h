@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 
 #include "charkit/core/result.h"
 #include "charkit/scene/image.h"
@@ -33,6 +34,10 @@ inline constexpr std::uint32_t kR8 = 63;
 
 /// "RGBA32", "BC1", … or "format N" for numbers we do not know.
 const char* texture_format_name(std::uint32_t format);
+/// The format of a name as texture_format_name writes it, case and the
+/// space in "ASTC 4x4" ignored ("bc7", "ASTC6x6", "astc_6x6"), or a Unity
+/// TextureFormat number of a format listed above; nullopt for anything else.
+std::optional<std::uint32_t> texture_format_from_name(std::string_view name);
 
 /// Bytes of the top mip of a width x height texture, or nullopt when the
 /// format is not one we decode.
