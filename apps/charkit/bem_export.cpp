@@ -38,6 +38,7 @@ struct ExportArgs {
   bool skip_validation = false;
   bool raw_axes = false;
   bool allow_empty = false;
+  bool bake_sliders = false;
 };
 
 int fail(const ExportArgs& a, int exit, const std::string& code, const std::string& message,
@@ -92,6 +93,7 @@ int run_export(const ExportArgs& a) {
   bem::ExportOptions eo;
   eo.plan = bem::PlanOptions{a.resource, a.platform};
   eo.unity_to_gltf = !a.raw_axes;
+  eo.morph_targets = !a.bake_sliders;
   eo.generator = std::string("charkit ") + CHARKIT_VERSION_STRING;
   // .gltf output: the same document with the buffer in a .bin beside it.
   const bool separate = ext == ".gltf";
@@ -217,6 +219,11 @@ void add_bem_export_command(CLI::App& bem, int& exit_code) {
   cmd->add_flag("--raw-axes", args->raw_axes,
                 "Keep Unity's conventions (left-handed axes, bottom-row-first images) instead of "
                 "converting to glTF's");
+  cmd->add_flag("--bake-sliders", args->bake_sliders,
+                "Write the positions with the sliders applied (--parameters ticks) and no morph "
+                "targets; by default each slider frame is a morph target (a Blender shape key, "
+                "named after the parameter) weighted to those ticks, so bem pack can carry the "
+                "sliders back");
   cmd->add_flag("--allow-empty", args->allow_empty,
                 "Write the glTF even when the selection replaces no mesh (it has no geometry); "
                 "without it that is exit 1 and nothing is written");

@@ -132,9 +132,8 @@ int run_pack(const PackArgs& a) {
     packed = bem::pack_scene(*content, *loaded.model, *doc, po);
     if (!packed) {
       const std::string& code = packed.error().code;
-      const bool template_side = code == bem::codes::BEM_PACK_TEMPLATE ||
-                                 code == bem::codes::BEM_PACK_MORPHS ||
-                                 code == bem::codes::BEM_PACK_DRAW_MISSING;
+      const bool template_side =
+          code == bem::codes::BEM_PACK_TEMPLATE || code == bem::codes::BEM_PACK_DRAW_MISSING;
       const std::string& subject = code == bem::codes::BEM_PACK_SPEC ? a.spec
                                    : template_side                   ? a.template_path
                                                                      : a.scene;

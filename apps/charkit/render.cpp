@@ -553,9 +553,12 @@ void add_render_commands(CLI::App& app, int& exit_code) {
                 "again, or a file with the same nodes) or a BVH (joints matched by name, or "
                 "--joint-map); frames N and N - 1 give the motion vectors")
       ->type_name("FILE");
-  r->add_option("--frame", a->frame, "Motion frame N (glTF: time N / --fps)")
+  r->add_option("--frame", a->frame, "Motion frame N, 0 or more (glTF: time N / --fps)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  r->add_option("--fps", a->fps, "Frames per second of a glTF animation")->capture_default_str();
+  r->add_option("--fps", a->fps, "Frames per second of a glTF animation")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   r->add_option("--animation", a->animation, "glTF animation name or index (default: the first)")
       ->type_name("NAME");
   r->add_option("--joint-map", a->joint_map,

@@ -662,19 +662,176 @@ TEST(BemPack, APackedNormalLayoutNeedsTangents) {
   EXPECT_EQ(back.tangent[3], -1.0f);
 }
 
-TEST(BemPack, TemplatesWithSlidersAreRefused) {
-  SceneSpec s;
-  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
-  s.uvs = {0, 0, 1, 0, 0, 1};
-  s.joint_names = {"Bip001_Pelvis"};
-  s.joints = std::vector<std::uint16_t>(12, 0);
-  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
-  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
+/// The JSON chunk of a GLB.
+Json gltf_json(const ByteVec& glb) {
+  auto doc = scene::GltfDocument::load(glb);
+  EXPECT_TRUE(doc.ok());
+  return doc.ok() ? doc->json() : Json{};
+}
+
+/// Exports the selection of `file` at `parameters` with the sliders as
+/// morph targets (what `bem export` writes by default).
+ByteVec export_with_targets(const ByteVec& file, const std::string& parameters,
+                            bool raw_axes = false) {
+  LoadedPackage loaded = load_package(file);
+  EXPECT_TRUE(loaded.ok()) << loaded.error;
+  if (!loaded.ok()) return {};
+  auto settings = parse_settings(*loaded.model, "", parameters);
+  EXPECT_TRUE(settings.ok());
+  ExportOptions eo;
+  eo.unity_to_gltf = !raw_axes;
+  eo.morph_targets = true;
+  auto glb = export_glb(*loaded.model, *loaded.package, *settings, eo);
+  EXPECT_TRUE(glb.ok()) << glb.error().to_string();
+  return glb.ok() ? glb->glb : ByteVec{};
+}
+
+/// Every accessor a GLB's meshes use, as floats: attributes, indices and
+/// morph targets of every primitive, keyed "mesh/primitive/what".
+std::map<std::string, std::vector<float>> mesh_data_of(const ByteVec& glb) {
+  std::map<std::string, std::vector<float>> out;
+  auto doc = scene::GltfDocument::load(glb);
+  EXPECT_TRUE(doc.ok());
+  if (!doc) return out;
+  const Json& j = doc->json();
+  auto read = [&](const std::string& key, const Json& accessor) {
+    auto v = doc->read_accessor_floats(accessor.get<std::size_t>());
+    EXPECT_TRUE(v.ok()) << key;
+    if (v) out[key] = *v;
+  };
+  for (std::size_t m = 0; m < j["meshes"].size(); ++m) {
+    const Json& mesh = j["meshes"][m];
+    for (std::size_t p = 0; p < mesh["primitives"].size(); ++p) {
+      const Json& prim = mesh["primitives"][p];
+      const std::string at = std::to_string(m) + "/" + std::to_string(p) + "/";
+      for (auto it = prim["attributes"].begin(); it != prim["attributes"].end(); ++it)
+        read(at + it.key(), it.value());
+      read(at + "indices", prim["indices"]);
+      if (prim.contains("targets"))
+        for (std::size_t t = 0; t < prim["targets"].size(); ++t)
+          read(at + "target" + std::to_string(t), prim["targets"][t]["POSITION"]);
+    }
+    if (mesh.contains("extras")) out[std::to_string(m) + "/targetNames"] = {};
+  }
+  return out;
+}
+
+// Issue 19's round trip over the test corpus (the builder's valid package
+// of every version, the 1.4 explicit-target one, packages with sliders) and
+// the examples: export -> pack into the original -> valid -> export again
+// gives the same positions, normals, tangents, UVs, skin, indices and morph
+// targets (within float precision), and every texture is kept byte for byte.
+TEST(BemPack, CorpusAndExamplesRoundTrip) {
+  std::vector<std::pair<std::string, ByteVec>> packages;
+  for (int minor = 0; minor <= 5; ++minor)
+    packages.emplace_back("builder 1." + std::to_string(minor),
+                          testkit::make_valid_package(minor).binary());
+  packages.emplace_back("builder 1.4 explicit", testkit::make_valid_package_v14().binary());
+  for (int minor = 3; minor <= 5; ++minor)
+    packages.emplace_back("sliders 1." + std::to_string(minor),
+                          morphtest::with_morph(minor).binary());
+  packages.emplace_back("quad", quad_package().binary());
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(CHARKIT_TEST_DATA) + "/examples")) {
+    if (e.path().extension() != ".bem" && e.path().extension() != ".zip") continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    packages.emplace_back(e.path().filename().string(),
+                          ByteVec{std::istreambuf_iterator<char>(in), {}});
+  }
+  ASSERT_EQ(packages.size(), 16u);
+  for (const auto& [name, original] : packages)
+    for (const bool raw : {false, true}) {
+      SCOPED_TRACE(name + (raw ? ", raw axes" : ""));
+      Template t;
+      ASSERT_NO_FATAL_FAILURE(load_template(t, original));
+      const ByteVec glb = export_with_targets(original, "", raw);
+      PackOptions o;
+      o.raw_axes = raw;
+      auto r = pack(t, glb, o);
+      ASSERT_TRUE(r.ok()) << r.error().to_string();
+      for (const PackedTexture& tex : r->textures) EXPECT_FALSE(tex.encoded) << tex.name;
+      for (const PackWarning& w : r->warnings)
+        EXPECT_NE(w.code, "BEM_PACK_TEXTURES_KEPT") << w.message;
+      core::Report report;
+      auto written = write_binary(r->content, {}, &report);
+      ASSERT_TRUE(written.ok()) << written.error().to_string() << "\n" << report.to_text("packed");
+      const auto before = mesh_data_of(glb);
+      const auto after = mesh_data_of(export_with_targets(written->bytes, "", raw));
+      ASSERT_EQ(before.size(), after.size());
+      for (const auto& [key, values] : before) {
+        SCOPED_TRACE(key);
+        ASSERT_TRUE(after.contains(key));
+        const auto& v2 = after.at(key);
+        ASSERT_EQ(values.size(), v2.size());
+        for (std::size_t i = 0; i < values.size(); ++i) ASSERT_NEAR(values[i], v2[i], 1e-6) << i;
+      }
+    }
+}
+
+// A template's own sliders come back: bem export writes each frame as a
+// morph target named after the parameter (base positions unmorphed, the
+// weight showing the ticks), and pack rebuilds the channel's frames from
+// them, giving the template's payload bytes back. A three-frame channel
+// (neutral in the middle) names its targets id@tick. An export with the
+// sliders baked has no targets and is refused.
+TEST(BemPack, TemplateSlidersRoundTripThroughMorphTargets) {
+  testkit::TestPackage p = morphtest::with_morph(3);
+  for (const bool raw : {false, true}) {
+    SCOPED_TRACE(raw ? "raw axes" : "converted axes");
+    Template t;
+    ASSERT_NO_FATAL_FAILURE(load_template(t, p.binary()));
+    const ByteVec glb = export_with_targets(t.file, "body:250", raw);
+    // The GLB: mesh_0 with one target "body" at weight 0.25, x mirrored.
+    const Json doc = gltf_json(glb);
+    const Json& mesh = doc["meshes"][0];
+    EXPECT_EQ(mesh["extras"]["targetNames"], Json::parse(R"(["body"])"));
+    EXPECT_EQ(mesh["weights"], Json::parse("[0.25]"));
+    const auto attrs = attributes_of(glb);
+    EXPECT_EQ(attrs.at("0/POSITION"),
+              (std::vector<float>{0, 0, 0, raw ? 1.0f : -1.0f, 0, 0, 0, 1, 0}));
+    PackOptions o;
+    o.raw_axes = raw;
+    auto r = pack(t, glb, o);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    EXPECT_EQ(r->content.manifest["mesh_deformations"], p.manifest["mesh_deformations"]);
+    EXPECT_EQ(r->content.manifest["parameters"], p.manifest["parameters"]);
+    EXPECT_EQ(payload_at(r->content, "/mesh_deformations/0/frames/1/payload"),
+              p.payloads[morphtest::kFramePayload]);
+    EXPECT_EQ(r->meshes[0].sliders, 0u);  // no new slider
+  }
+  {
+    Template t;
+    ASSERT_NO_FATAL_FAILURE(load_template(t, p.binary()));
+    auto r = pack(t, export_default(t.file));  // baked: no targets
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, "BEM_PACK_MORPHS");
+    EXPECT_NE(r.error().message.find("\"body\""), std::string::npos) << r.error().message;
+  }
+  // Three frames: 0 (a payload), 500 neutral, 1000 (the template's frame).
+  testkit::TestPackage three = p;
+  three.manifest["parameters"][0]["neutral"] = 500;
+  three.manifest["parameters"][0]["default"] = 500;
+  three.payloads.push_back(morphtest::deformation_payload({{1, 0, 0, 0.5f}}));
+  three.manifest["mesh_deformations"][0]["frames"] = Json::parse(R"([
+      {"value": 0, "payload": 6, "count": 1, "encoding": "sparse-position-f32"},
+      {"value": 500, "neutral": true},
+      {"value": 1000, "payload": 5, "count": 2, "encoding": "sparse-position-f32"}])");
   Template t;
-  ASSERT_NO_FATAL_FAILURE(load_template(t, morphtest::with_morph(3).binary()));
-  auto r = pack(t, build_scene(s));
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, "BEM_PACK_MORPHS");
+  ASSERT_NO_FATAL_FAILURE(load_template(t, three.binary()));
+  const ByteVec glb = export_with_targets(t.file, "body:250");
+  const Json doc = gltf_json(glb);
+  EXPECT_EQ(doc["meshes"][0]["extras"]["targetNames"], Json::parse(R"(["body@0","body@1000"])"));
+  EXPECT_EQ(doc["meshes"][0]["weights"], Json::parse("[0.5, 0.0]"));
+  auto r = pack(t, glb);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  auto without_ids = [](Json channels) {
+    for (Json& f : channels[0]["frames"]) f.erase("payload");
+    return channels;
+  };
+  EXPECT_EQ(without_ids(r->content.manifest["mesh_deformations"]),
+            without_ids(three.manifest["mesh_deformations"]));
+  EXPECT_EQ(payload_at(r->content, "/mesh_deformations/0/frames/0/payload"), three.payloads[6]);
+  EXPECT_EQ(payload_at(r->content, "/mesh_deformations/0/frames/2/payload"), three.payloads[5]);
 }
 
 TEST(BemPack, OneZeroTemplatesGetOneIndexStreamInDrawOrder) {

@@ -133,6 +133,35 @@ TEST_F(PackCli, SpecFileAndTextureFormats) {
   EXPECT_NE(r.out.find("KIND=FORMAT"), std::string::npos) << r.out;
 }
 
+// A package with sliders: bem export writes them as shape keys, bem pack
+// carries them back (the channels rebuilt, no new parameter); exported with
+// --bake-sliders they cannot come back: exit 1, BEM_PACK_MORPHS.
+TEST_F(PackCli, SlidersComeBackThroughExport) {
+  const fs::path pkg = kExamples / ".." / "sliders" / "example-1.5-sliders.bem";
+  const fs::path glb = dir_ / "keys.glb";
+  ASSERT_EQ(run_charkit("bem export " + quote(pkg) + " -o " + quote(glb)).exit_code, 0);
+  auto r = run_charkit("bem pack " + quote(glb) + " --template " + quote(pkg) + " -o " +
+                           quote(dir_ / "back.bem") + " --json",
+                       false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["meshes"][0]["sliders"], 0);  // the template's own, not new ones
+  r = run_charkit("bem inspect " + quote(dir_ / "back.bem") + " --json");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("shoulders"), std::string::npos) << r.out;
+  EXPECT_EQ(run_charkit("bem validate " + quote(dir_ / "back.bem")).exit_code, 0);
+
+  ASSERT_EQ(run_charkit("bem export " + quote(pkg) + " -o " + quote(dir_ / "baked.glb") +
+                        " --bake-sliders")
+                .exit_code,
+            0);
+  r = run_charkit("bem pack " + quote(dir_ / "baked.glb") + " --template " + quote(pkg) + " -o " +
+                      quote(dir_ / "no.bem"),
+                  true);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("BEM_PACK_MORPHS"), std::string::npos) << r.out;
+}
+
 // The public BEM creator project's project.json (here made from `bem
 // unpack` of an example: its manifest and payload files) packs without a
 // template; giving one is a usage error.

@@ -201,6 +201,13 @@ TEST_F(RenderCli, ExplainLutAndExitStatuses) {
   EXPECT_EQ(run_charkit("render " + model + " -o " + quote(dir_ / "s.jpg")).exit_code, 2);
   EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --camera fov=500").exit_code, 2);
   EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --device cpu").exit_code, 2);
+  // A negative frame would mean "the last one" to the motion sampler: refused.
+  EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --motion " + model + " --frame -1")
+                .exit_code,
+            2);
+  EXPECT_EQ(
+      run_charkit("render " + model + " -o " + out + " --motion " + model + " --fps 0").exit_code,
+      2);
   EXPECT_EQ(run_charkit("render " + quote(dir_ / "missing.vrm") + " -o " + out).exit_code, 2);
   const auto junk = dir_ / "junk.glb";
   std::ofstream(junk) << "not a model";

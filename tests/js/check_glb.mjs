@@ -56,6 +56,8 @@ try {
         vertices: o.geometry.attributes.position?.count ?? 0,
         indices: o.geometry.index?.count ?? 0,
         attributes: Object.keys(o.geometry.attributes).sort(),
+        morphTargets: o.geometry.morphAttributes.position?.length ?? 0,
+        morphNames: Object.keys(o.morphTargetDictionary ?? {}).sort(),
         material: o.material?.name ?? null,
       });
     }

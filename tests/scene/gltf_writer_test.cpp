@@ -223,6 +223,48 @@ TEST(GltfWriter, TinygltfReadsBackEqualData) {
   EXPECT_EQ(model.images[0].image, small_image().pixels);
 }
 
+// Morph targets (shape keys): every primitive gets the mesh's targets, each a
+// POSITION accessor with min/max (glTF 2.0 requires them); mesh.weights and
+// extras.targetNames carry the weights and names. tinygltf reads them back.
+TEST(GltfWriter, MorphTargetsWithNamesAndWeights) {
+  Scene scene = sample_scene();
+  Mesh& a = scene.meshes[0];
+  a.targets = {MorphTarget{"smile", {{0, 0, 0}, {0.5F, 0, 0}, {0, 0, 0}, {0, -1, 2}}, 0.25F},
+               MorphTarget{"blink", {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, 0.0F}};
+  const auto glb = glb_of(scene);
+  tinygltf::TinyGLTF loader;
+  tinygltf::Model model;
+  std::string err;
+  std::string warn;
+  ASSERT_TRUE(loader.LoadBinaryFromMemory(&model, &err, &warn, glb.data(),
+                                          static_cast<unsigned>(glb.size())))
+      << err;
+  const auto& mesh = model.meshes[0];
+  EXPECT_EQ(mesh.weights, (std::vector<double>{0.25, 0.0}));
+  ASSERT_TRUE(mesh.extras.Has("targetNames"));
+  EXPECT_EQ(mesh.extras.Get("targetNames").Get(0).Get<std::string>(), "smile");
+  EXPECT_EQ(mesh.extras.Get("targetNames").Get(1).Get<std::string>(), "blink");
+  for (const auto& prim : mesh.primitives) {
+    ASSERT_EQ(prim.targets.size(), 2u);
+    const int acc = prim.targets[0].at("POSITION");
+    EXPECT_EQ(read_accessor<float>(model, acc, 3),
+              (std::vector<float>{0, 0, 0, 0.5F, 0, 0, 0, 0, 0, 0, -1, 2}));
+    const auto& accessor = model.accessors[static_cast<std::size_t>(acc)];
+    EXPECT_EQ(accessor.minValues, (std::vector<double>{0, -1, 0}));
+    EXPECT_EQ(accessor.maxValues, (std::vector<double>{0.5, 0, 2}));
+  }
+  EXPECT_FALSE(model.meshes[1].primitives[0].targets.size());  // the mesh without targets
+  // One displacement per vertex, finite.
+  a.targets[1].positions.pop_back();
+  auto bad = write_glb(scene);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, "SCENE_MESH_ATTRIBUTE_COUNT");
+  a.targets[1].positions.push_back({0, std::nanf(""), 0});
+  bad = write_glb(scene);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, "SCENE_MESH_NOT_FINITE");
+}
+
 TEST(GltfWriter, FlatSkeletonGetsOneCommonRoot) {
   Scene s = sample_scene();
   s.skeleton->parents = {-1, -1, -1};

@@ -13,6 +13,7 @@
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
 #include "charkit/core/half.h"
+#include "charkit/deform/sparse_morph.h"
 #include "charkit/scene/gltf_writer.h"
 #include "charkit/scene/image.h"
 
@@ -172,6 +173,49 @@ class SceneBuilder {
     result_.warnings.push_back({std::move(code), std::move(message), std::move(pointer)});
   }
 
+  /// §10 channels as morph targets (ExportOptions::morph_targets): one per
+  /// non-neutral frame, its sparse records spread over the vertices (x
+  /// mirrored like the positions), weighted as the plan evaluates the tick.
+  core::Status add_morph_targets(const PlannedMesh& pm, const SelectedMesh& sel, std::uint32_t vc,
+                                 float sx, scene::Mesh& out) {
+    for (const PlannedChannel& ch : pm.channels) {
+      const Deformation& def = model_.deformations[ch.deformation];
+      const Parameter& param = model_.parameters[ch.parameter];
+      std::size_t non_neutral = 0;
+      std::optional<std::uint32_t> neutral_value;
+      for (const DeformationFrame& f : def.frames) {
+        if (f.neutral)
+          neutral_value = f.value;
+        else
+          ++non_neutral;
+      }
+      for (const PlannedFrame& f : ch.frames) {
+        if (f.neutral) continue;
+        const bool plain = non_neutral == 1 && f.value == param.max && neutral_value == param.min;
+        scene::MorphTarget t;
+        t.name = plain ? param.id : param.id + "@" + std::to_string(f.value);
+        t.weight = f.weight;
+        t.positions.assign(vc, scene::Vec3{0.0F, 0.0F, 0.0F});
+        auto it = sel.frame_payloads.find(f.payload);
+        if (it == sel.frame_payloads.end())
+          return make_error(
+              "BEM_EXPORT_ATTRIBUTE", "a planned frame was not read",
+              core::Location::at_pointer("/mesh_deformations/" + std::to_string(ch.deformation)));
+        auto d = deform::parse_sparse_deltas(it->second->bytes(), vc, f.count);
+        if (!d) return std::move(d).error();
+        for (std::size_t r = 0; r + 16 <= d->records.size(); r += 16) {
+          std::uint32_t v = 0;
+          float xyz[3];
+          std::memcpy(&v, d->records.data() + r, 4);
+          std::memcpy(xyz, d->records.data() + r + 4, 12);
+          if (v < vc) t.positions[v] = {sx * xyz[0], xyz[1], xyz[2]};
+        }
+        out.targets.push_back(std::move(t));
+      }
+    }
+    return core::Ok{};
+  }
+
   core::Result<scene::Mesh> build_mesh(const PlannedMesh& pm, const SelectedMesh& sel) {
     const Mesh& mesh = model_.meshes[pm.mesh];
     const std::uint32_t vc = mesh.vertex_count;
@@ -190,7 +234,12 @@ class SceneBuilder {
     }
 
     out.positions.resize(vc);
-    if (sel.positions.size() == std::size_t{vc} * 3) {  // §10: morphed positions
+    const bool targets = options_.morph_targets && !pm.channels.empty();
+    if (targets) {
+      auto st = add_morph_targets(pm, sel, vc, sx, out);
+      if (!st) return std::move(st).error();
+    }
+    if (!targets && sel.positions.size() == std::size_t{vc} * 3) {  // §10: morphed positions
       for (std::uint32_t v = 0; v < vc; ++v) {
         out.positions[v] = {sx * sel.positions[3 * v], sel.positions[3 * v + 1],
                             sel.positions[3 * v + 2]};
@@ -505,7 +554,9 @@ core::Result<ExportResult> build_export_scene(const Model& model, const Plan& pl
 
 core::Result<GlbExport> export_glb(const Model& model, const Package& package,
                                    const Settings& settings, const ExportOptions& options) {
-  auto plan = make_plan(model, settings, options.plan);
+  PlanOptions plan_options = options.plan;
+  plan_options.all_frames = options.morph_targets;
+  auto plan = make_plan(model, settings, plan_options);
   if (!plan) {
     return std::move(plan).error();
   }

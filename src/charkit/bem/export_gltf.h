@@ -30,6 +30,14 @@ struct ExportOptions {
   bool unity_to_gltf = true;
   scene::DecodeLimits texture_limits;
   std::string generator = "charkit";
+  /// §10 sliders as glTF morph targets (Blender shape keys) instead of
+  /// baked into the positions: the positions are the mesh's own, and each
+  /// non-neutral frame of each active channel is a target named after the
+  /// parameter id (`id` when the channel's only such frame is at the
+  /// parameter's max with the neutral frame at its min, else `id@tick`),
+  /// weighted so that viewers show the selected ticks. bem pack reads them
+  /// back into the template's channels. export_glb then plans every frame.
+  bool morph_targets = false;
   /// Called with the meshes built so far and the number planned (their
   /// vertices converted and their textures decoded and encoded as PNG), on
   /// the calling thread; the last call has done == total. May be empty.

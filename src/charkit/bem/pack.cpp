@@ -747,13 +747,6 @@ class ScenePacker {
   core::Status pack_mesh(std::uint32_t m,
                          std::pair<std::uint32_t, std::optional<std::uint32_t>> g) {
     const Mesh& mesh = model_.meshes[m];
-    for (const Deformation& d : model_.deformations)
-      if (d.mesh == m)
-        return at("BEM_PACK_MORPHS",
-                  "template mesh " + std::to_string(m) +
-                      " has morph sliders (mesh_deformations) over its vertices; bem pack does "
-                      "not carry them over yet",
-                  mesh_ptr(m));
     auto sm = read_scene_mesh(g.first, g.second);
     if (!sm) return std::move(sm).error();
     const std::size_t vc = sm->vertex_count;
@@ -977,8 +970,10 @@ class ScenePacker {
       mj["indices"] = add_payload(std::move(all));
       mj["index_count"] = start;
     }
-    if (!sm->targets.empty()) {
-      auto st = collect_targets(m, *sm);
+    std::set<std::string> template_targets;
+    if (auto st = rebuild_template_channels(m, *sm, template_targets); !st) return st;
+    if (sm->targets.size() > template_targets.size()) {
+      auto st = collect_targets(m, *sm, template_targets);
       if (!st) return st;
     }
     result_.meshes.push_back(std::move(pm));
@@ -1040,7 +1035,8 @@ class ScenePacker {
   /// §10 needs Float32 XYZ positions and a 1.3+ structure; the targets'
   /// displacements become frame payloads, turned into sliders once every
   /// mesh is packed (build_sliders).
-  core::Status collect_targets(std::uint32_t m, const SceneMesh& sm) {
+  core::Status collect_targets(std::uint32_t m, const SceneMesh& sm,
+                               const std::set<std::string>& skip) {
     const Mesh& mesh = model_.meshes[m];
     const std::string tptr = "/meshes/" + std::to_string(sm.gltf_mesh) + "/primitives/0/targets";
     const bool f32_position =
@@ -1064,6 +1060,7 @@ class ScenePacker {
     mt.pointer = "/meshes/" + std::to_string(sm.gltf_mesh) + "/extras/targetNames";
     for (std::size_t k = 0; k < sm.targets.size(); ++k) {
       const std::string& name = sm.target_names[k];
+      if (skip.count(name)) continue;
       if (name.size() > 256)
         return at("BEM_PACK_SLIDER", "the shape key name is longer than 256 bytes",
                   mt.pointer + "/" + std::to_string(k));
@@ -1075,6 +1072,55 @@ class ScenePacker {
       mt.payloads.push_back(delta_payload(&sm.targets[k], sm.vertex_count));
     }
     targets_.push_back(std::move(mt));
+    return core::Ok{};
+  }
+
+  /// The template's own §10 channels on mesh m, their frames rebuilt from
+  /// the scene's morph targets as bem export writes them (one per
+  /// non-neutral frame: `id`, or `id@tick`), so the sliders follow the
+  /// edited vertices. The parameters and frame ticks stay the template's.
+  /// BEM_PACK_MORPHS when a frame has no target (an export with
+  /// --bake-sliders, or the shape key was deleted or renamed).
+  core::Status rebuild_template_channels(std::uint32_t m, const SceneMesh& sm,
+                                         std::set<std::string>& used) {
+    if (std::none_of(model_.deformations.begin(), model_.deformations.end(),
+                     [&](const Deformation& d) { return d.mesh == m; }))
+      return core::Ok{};
+    Json& channels = result_.content.manifest["mesh_deformations"];
+    for (std::size_t di = 0; di < model_.deformations.size(); ++di) {
+      const Deformation& def = model_.deformations[di];
+      if (def.mesh != m) continue;
+      const Parameter& param = model_.parameters.at(def.parameter);
+      std::size_t non_neutral = 0;
+      std::optional<std::uint32_t> neutral_value;
+      for (const DeformationFrame& f : def.frames) {
+        if (f.neutral)
+          neutral_value = f.value;
+        else
+          ++non_neutral;
+      }
+      for (std::size_t fi = 0; fi < def.frames.size(); ++fi) {
+        const DeformationFrame& f = def.frames[fi];
+        if (f.neutral) continue;
+        const bool plain = non_neutral == 1 && f.value == param.max && neutral_value == param.min;
+        const std::string name = plain ? param.id : param.id + "@" + std::to_string(f.value);
+        auto it = std::find(sm.target_names.begin(), sm.target_names.end(), name);
+        if (it == sm.target_names.end())
+          return at("BEM_PACK_MORPHS",
+                    "template mesh " + std::to_string(m) + " has the slider \"" + param.id +
+                        "\"; the glTF mesh has no shape key \"" + name +
+                        "\" for its frame at tick " + std::to_string(f.value) +
+                        " (bem export writes one per frame; an export with --bake-sliders has "
+                        "none, and a renamed or deleted shape key cannot be matched)",
+                    "/meshes/" + std::to_string(sm.gltf_mesh));
+        const auto k = static_cast<std::size_t>(it - sm.target_names.begin());
+        const std::uint32_t payload = delta_payload(&sm.targets[k], sm.vertex_count);
+        Json& fj = channels.at(di).at("frames").at(fi);
+        fj["payload"] = payload;
+        fj["count"] = count_of_payload_.at(payload);
+        used.insert(name);
+      }
+    }
     return core::Ok{};
   }
 

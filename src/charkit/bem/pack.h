@@ -100,7 +100,8 @@ struct PackResult {
 /// draw; the message lists the names), BEM_PACK_DRAW_MISSING (a draw with no
 /// primitive while the vertex count changed), BEM_PACK_JOINT (a joint not
 /// among the component's bones, more than 256 palette bones),
-/// BEM_PACK_MORPHS (a template mesh with deformation channels),
+/// BEM_PACK_MORPHS (a frame of a template mesh's own slider without the
+/// morph target bem export writes for it: `id` or `id@tick`),
 /// BEM_PACK_TEXTURE (an image for a template texture that does not decode or
 /// cannot be encoded in the texture's format: ASTC, a block format whose
 /// size is not a multiple of 4),

@@ -20,6 +20,7 @@ struct Builder {
   const Settings& settings;
   Plan plan;
   std::vector<std::uint32_t> payloads;
+  bool all_frames = false;
 
   std::uint64_t payload_count() const { return model.payload_sizes.size(); }
 
@@ -167,6 +168,16 @@ struct Builder {
     }
     if (!found)
       return plan_error("BEM_PLAN_FRAMES", "no frame covers tick " + std::to_string(v), where);
+    if (all_frames) {
+      for (std::size_t f = 0; f < def.frames.size(); ++f) {
+        const bool planned = std::any_of(ch.frames.begin(), ch.frames.end(),
+                                         [&](const PlannedFrame& p) { return p.frame == f; });
+        if (!planned && !def.frames[f].neutral)
+          if (auto st = frame(f, 0.0f); !st.ok()) return st;
+      }
+      std::sort(ch.frames.begin(), ch.frames.end(),
+                [](const PlannedFrame& a, const PlannedFrame& b) { return a.frame < b.frame; });
+    }
     pm.channels.push_back(std::move(ch));
     return core::Ok{};
   }
@@ -210,7 +221,7 @@ core::Result<Plan> make_plan(const Model& model, const Settings& settings,
     }
   }
 
-  Builder b{model, settings, {}, {}};
+  Builder b{model, settings, {}, {}, options.all_frames};
   b.plan.resource = options.resource;
   b.plan.platform = options.platform;
   b.plan.parameter_ticks = settings.ticks;

@@ -25,6 +25,10 @@ namespace charkit::bem {
 struct PlanOptions {
   std::string resource;  ///< Resource::id
   std::string platform;  ///< e.g. "windows-x64", "android-arm64"
+  /// Plan every non-neutral frame of each active channel (the ones the
+  /// tick does not use with weight 0), so their payloads are read: for
+  /// exports that carry each frame as a morph target.
+  bool all_frames = false;
 };
 
 /// The planned state of one target component.
@@ -67,7 +71,9 @@ struct PlannedChannel {
   std::uint32_t tick = 0;         ///< tick used (neutral when unavailable)
   bool available = true;          ///< the parameter's available_when holds
   /// Exactly on a frame: one frame, weight 1. Between frames a < v < b: two
-  /// frames with weights (b−v)/(b−a) and (v−a)/(b−a).
+  /// frames with weights (b−v)/(b−a) and (v−a)/(b−a). With
+  /// PlanOptions::all_frames, every other non-neutral frame too, weight 0;
+  /// frames in Deformation::frames order.
   std::vector<PlannedFrame> frames;
 };
 

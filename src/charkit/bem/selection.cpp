@@ -122,6 +122,8 @@ core::Status morph(const Mesh& mesh, const PlannedMesh& pm, Cache& cache, unsign
         e.location.pointer = where;
         return e;
       }
+      out.frame_payloads.emplace(f.payload, *p);
+      if (f.weight == 0.0f) continue;  // planned for PlanOptions::all_frames only
       sc.frames[sc.frame_count++] = deform::SparseFrame{d->records, f.weight};
     }
     if (sc.frame_count > 0) channels.push_back(sc);

@@ -54,6 +54,10 @@ struct SelectedMesh {
   /// when the mesh has active channels; empty otherwise (use the stream's
   /// position attribute as is).
   std::vector<float> positions;
+  /// The decoded frame payloads of the mesh's planned channels (by payload
+  /// id; every frame with PlanOptions::all_frames), checked against the
+  /// mesh's vertex count.
+  std::map<std::uint32_t, SharedPayload> frame_payloads;
 };
 
 struct SelectedTexture {

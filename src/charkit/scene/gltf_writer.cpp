@@ -83,6 +83,15 @@ core::Status validate_mesh(const Scene& scene, const Mesh& mesh, const std::stri
       return scene_error("SCENE_MESH_NOT_FINITE", "a vertex attribute holds NaN or infinity", cw);
     }
   }
+  for (std::size_t t = 0; t < mesh.targets.size(); ++t) {
+    const MorphTarget& target = mesh.targets[t];
+    const std::string tw = ptr(where + "/targets", t);
+    if (target.positions.size() != vc)
+      return scene_error("SCENE_MESH_ATTRIBUTE_COUNT",
+                         "a morph target needs one displacement per position", tw);
+    if (!all_finite_values(target.positions) || !std::isfinite(target.weight))
+      return scene_error("SCENE_MESH_NOT_FINITE", "a morph target holds NaN or infinity", tw);
+  }
   // Non-finite floats cannot be written as JSON min/max and are invalid glTF data.
   bool all_finite = all_finite_values(mesh.positions) && all_finite_values(mesh.normals) &&
                     all_finite_values(mesh.tangents) && all_finite_values(mesh.colors) &&
@@ -360,9 +369,23 @@ Json mesh_json(const Mesh& mesh, DocumentBuilder& doc) {
   for (const CustomAttribute& a : mesh.custom) {
     attributes[a.name] = doc.add_float_values(a.values, a.components);
   }
+  // Morph targets: POSITION displacements with min/max (glTF 2.0 §3.7.2.2
+  // requires them), shared by every primitive of the mesh.
+  Json targets = Json::array();
+  Json names = Json::array();
+  Json weights = Json::array();
+  for (const MorphTarget& t : mesh.targets) {
+    targets.push_back(Json{{"POSITION", doc.add_float_accessor(t.positions, "VEC3", true)}});
+    names.push_back(t.name);
+    weights.push_back(t.weight);
+  }
   Json out = Json::object();
   if (!mesh.name.empty()) {
     out["name"] = mesh.name;
+  }
+  if (!mesh.targets.empty()) {
+    out["weights"] = std::move(weights);
+    out["extras"] = Json{{"targetNames", std::move(names)}};
   }
   out["primitives"] = Json::array();
   for (const Primitive& prim : mesh.primitives) {
@@ -373,6 +396,7 @@ Json mesh_json(const Mesh& mesh, DocumentBuilder& doc) {
       p["material"] = *prim.material;
     }
     p["mode"] = 4;  // TRIANGLES
+    if (!targets.empty()) p["targets"] = targets;
     out["primitives"].push_back(std::move(p));
   }
   return out;

@@ -36,6 +36,15 @@ struct CustomAttribute {
   std::vector<float> values;  ///< vertex count × components
 };
 
+/// A morph target (a Blender shape key): a POSITION displacement per vertex,
+/// shown at `weight` (glTF mesh.weights) by viewers; the name goes to
+/// mesh.extras.targetNames, where Blender's importer and exporter keep it.
+struct MorphTarget {
+  std::string name;
+  std::vector<Vec3> positions;  ///< vertex count displacements
+  float weight = 0.0F;
+};
+
 struct Mesh {
   std::string name;
   std::vector<Vec3> positions;  ///< required, defines the vertex count
@@ -46,6 +55,7 @@ struct Mesh {
   std::vector<std::array<std::uint16_t, 4>> joints;  ///< indices into the skin's joints
   std::vector<Vec4> weights;
   std::vector<CustomAttribute> custom;  ///< written as `_NAME` attributes
+  std::vector<MorphTarget> targets;     ///< every primitive gets them all
   std::vector<Primitive> primitives;
 
   std::size_t vertex_count() const { return positions.size(); }
