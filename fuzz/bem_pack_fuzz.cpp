@@ -1,7 +1,8 @@
 // libFuzzer target: `bem pack` inputs. The bytes are a glTF scene (GLB or
 // glTF JSON; the reader bounded to 1 MiB), optionally after a spec file
-// ("SPEC", UInt32 LE length, the spec's JSON: bem pack --spec), packed into
-// a fixed template, the
+// ("SPEC", UInt32 LE length, the spec's JSON: bem pack --spec) and/or a
+// JSON template ("TMPL", UInt32 LE length, the template: packed into it
+// with PackOptions::fresh instead), packed into a fixed template, the
 // game-layout example (packed normal/tangent word, SNorm8×4 outline data,
 // 12-byte skin). A packed result goes through the writer, whose validation
 // must accept it or refuse it with an error, never crash; an accepted one
@@ -54,6 +55,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size > (1u << 20)) return 0;
   const Template& t = the_template();
   std::optional<bem::PackSpec> spec;
+  std::optional<bem::PackTemplate> json_template;
+  if (size >= 8 && std::memcmp(data, "TMPL", 4) == 0) {
+    std::uint32_t n = 0;
+    std::memcpy(&n, data + 4, 4);
+    if (n > size - 8) return 0;
+    auto made = bem::load_json_template(core::Bytes(data + 8, n));
+    if (!made) {
+      (void)made.error().to_string();
+      return 0;
+    }
+    json_template = std::move(*made);
+    data += 8 + n;
+    size -= 8 + n;
+  }
   if (size >= 8 && std::memcmp(data, "SPEC", 4) == 0) {
     std::uint32_t n = 0;
     std::memcpy(&n, data + 4, 4);
@@ -75,12 +90,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   po.raw_axes = size % 2 == 0;
   po.max_vertices = 1u << 14;
   if (spec) po.spec = &*spec;
-  auto packed = bem::pack_scene(t.content, *t.loaded.model, *doc, po);
+  po.fresh = json_template.has_value();
+  auto packed = json_template
+                    ? bem::pack_scene(json_template->content, json_template->model, *doc, po)
+                    : bem::pack_scene(t.content, *t.loaded.model, *doc, po);
   if (!packed) {
     (void)packed.error().to_string();
     return 0;
   }
-  if (packed->content.manifest["meshes"].size() != t.content.manifest["meshes"].size())
+  if (!json_template &&
+      packed->content.manifest["meshes"].size() != t.content.manifest["meshes"].size())
     __builtin_trap();
   // Every string the manifest holds must serialise (no invalid UTF-8 from the spec or scene).
   try {

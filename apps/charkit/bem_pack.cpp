@@ -108,28 +108,39 @@ int run_pack(const PackArgs& a) {
                                    "--template is required: the package whose layout, materials "
                                    "and options the glTF scene is packed into"),
                   kExitUsage, a.json);
-    auto tmpl = PackageInput::open(a.template_path);
-    if (!tmpl)
-      return fail(a.template_path, tmpl.error(), input_error_exit_code(tmpl.error()), a.json);
-    bem::ValidateOptions vo;
-    vo.input_hints = tmpl->hints();
-    bem::LoadedPackage loaded = bem::load_package(tmpl->bytes(), vo);
-    if (!loaded.ok()) {
-      report_issues(a.template_path, loaded.validation.report);
-      return fail(a.template_path,
-                  core::make_error(bem::codes::BEM_PACK_TEMPLATE.str(),
-                                   "the template is not a valid package: " + loaded.error),
-                  kExitInvalid, a.json);
+    std::optional<bem::PackTemplate> tmpl_holder;
+    if (lower_extension(a.template_path) == ".json") {
+      // A JSON template: target and layouts, no package (docs/bem/pack.md).
+      auto file = core::MappedFile::open(a.template_path);
+      if (!file) return fail(a.template_path, file.error(), kExitUsage, a.json);
+      auto made = bem::load_json_template(file->bytes());
+      if (!made) return fail(a.template_path, made.error(), kExitInvalid, a.json);
+      tmpl_holder = std::move(*made);
+      po.fresh = true;
+    } else {
+      auto tmpl = PackageInput::open(a.template_path);
+      if (!tmpl)
+        return fail(a.template_path, tmpl.error(), input_error_exit_code(tmpl.error()), a.json);
+      bem::ValidateOptions vo;
+      vo.input_hints = tmpl->hints();
+      bem::LoadedPackage loaded = bem::load_package(tmpl->bytes(), vo);
+      if (!loaded.ok()) {
+        report_issues(a.template_path, loaded.validation.report);
+        return fail(a.template_path,
+                    core::make_error(bem::codes::BEM_PACK_TEMPLATE.str(),
+                                     "the template is not a valid package: " + loaded.error),
+                    kExitInvalid, a.json);
+      }
+      auto content = bem::read_package_content(tmpl->bytes());
+      if (!content) return fail(a.template_path, content.error(), kExitInvalid, a.json);
+      tmpl_holder = bem::PackTemplate{std::move(*content), std::move(*loaded.model)};
     }
-    auto content = bem::read_package_content(tmpl->bytes());
-    if (!content) return fail(a.template_path, content.error(), kExitInvalid, a.json);
-
     auto doc = scene::GltfDocument::load_file(a.scene);
     if (!doc) {
       const int exit = core::is_io_error(doc.error()) ? kExitUsage : kExitInvalid;
       return fail(a.scene, doc.error(), exit, a.json);
     }
-    packed = bem::pack_scene(*content, *loaded.model, *doc, po);
+    packed = bem::pack_scene(tmpl_holder->content, tmpl_holder->model, *doc, po);
     if (!packed) {
       const std::string& code = packed.error().code;
       const bool template_side =
@@ -164,6 +175,7 @@ int run_pack(const PackArgs& a) {
                             {"vertices", m.vertices},
                             {"drawsReplaced", m.draws_replaced},
                             {"drawsKept", m.draws_kept},
+                            {"drawsAdded", m.draws_added},
                             {"bones", m.bones},
                             {"bonesAdded", m.bones_added},
                             {"sliders", m.sliders}});
@@ -202,6 +214,7 @@ int run_pack(const PackArgs& a) {
                 << m.vertices_before << " -> " << m.vertices << " vertices, " << m.draws_replaced
                 << " draws packed"
                 << (m.draws_kept ? ", " + std::to_string(m.draws_kept) + " kept" : "")
+                << (m.draws_added ? ", " + std::to_string(m.draws_added) + " added" : "")
                 << (m.bones ? ", " + std::to_string(m.bones) + " palette bones" : "")
                 << (m.bones_added ? " (" + std::to_string(m.bones_added) + " added)" : "")
                 << (m.sliders ? ", " + std::to_string(m.sliders) + " sliders" : "") << "\n";
@@ -227,8 +240,9 @@ void add_bem_pack_command(CLI::App& bem, int& exit_code) {
   CLI::App* cmd = bem.add_subcommand(
       "pack",
       "Write a glTF scene's meshes (a bem export edited in Blender, say) into a package in the "
-      "layout of a template package: vertex streams, bone palettes and draw indices replaced, "
-      "shape keys as sliders, everything else of the template kept");
+      "layout of a template package (or of a JSON template: the target's facts): vertex "
+      "streams, bone palettes and draw indices replaced, shape keys as sliders, images as "
+      "textures, everything else of the template kept; or a project.json packed as it is");
   cmd->add_option("scene", args->scene,
                   "glTF scene (.glb, or .gltf with its buffers beside it), or the public BEM "
                   "creator project's project.json (a manifest and its payload files: packed "
@@ -237,7 +251,8 @@ void add_bem_pack_command(CLI::App& bem, int& exit_code) {
       ->type_name("SCENE");
   cmd->add_option("-t,--template", args->template_path,
                   "Package whose layout, materials, textures and options the result keeps "
-                  "(.bem, .zip or package folder)")
+                  "(.bem, .zip or package folder), or a JSON template (*.json: the target and "
+                  "each component's vertex layout and texture facts, docs/bem/pack.md)")
       ->type_name("PACKAGE");
   cmd->add_option("-o,--output", args->output, "Output package (.bem or .zip)")
       ->required()
@@ -264,7 +279,9 @@ void add_bem_pack_command(CLI::App& bem, int& exit_code) {
       "A glTF mesh named mesh_N replaces the template's mesh N (bem export names them so); else "
       "a mesh whose node is named after a replaced component (or has it in extras.bem_component) "
       "replaces that component's mesh. "
-      "Each primitive fills the next draw whose material has the primitive's material name. "
+      "Each primitive fills the next draw whose material has the primitive's material name, or "
+      "gets a new draw of the donor component's material slot of that name. With a JSON "
+      "template, what the scene does not fill (draws, meshes, textures) is left out. "
       "A project.json ({\"manifest\": ..., \"payload_files\": [...]}) is packed as it is, "
       "with the spec's fields applied and the capabilities it uses declared.\n"
       "Exit status: 0 written, 1 a scene or template that cannot be packed (the message says "

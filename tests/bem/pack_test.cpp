@@ -1247,6 +1247,104 @@ TEST(BemPackTextures, AFormatOverrideReencodesEditedTextures) {
   EXPECT_EQ(scene::texture_format_from_name("BC6H"), std::nullopt);
 }
 
+/// A JSON template for the builder's target: component 0 in the builder's
+/// rigid layout (position, UV, one bone index) with its colour texture.
+std::string builder_json_template(const std::string& texture_extra = "") {
+  const Json target = testkit::make_valid_package(3).manifest["target"];
+  return R"({"target": )" + target.dump() + R"(, "layouts": [{"component": 0,
+      "attributes": [[0,0,3,0,0],[4,0,2,1,0],[13,6,4,2,0]], "strides": [12, 8, 4],
+      "textures": [{"material_slot": 0, "original_name": "T_actor_example_body_01_d",
+                    "srgb": true, "format": "RGBA32")" +
+         texture_extra + "}]}]}";
+}
+
+// No package to start from: a JSON template (the target, the layout and
+// texture facts) and the builder package's export give that package's mesh
+// and texture bytes back, in a package of their own (no options: BEM 1.3).
+TEST(BemPackTemplate, AJsonTemplateAndASceneMakeAPackage) {
+  const std::string text = builder_json_template();
+  auto tmpl = load_json_template(core::as_bytes(text));
+  ASSERT_TRUE(tmpl.ok()) << tmpl.error().to_string();
+  const testkit::TestPackage original = testkit::make_valid_package(3);
+  auto doc = scene::GltfDocument::load(export_default(original.binary()));
+  ASSERT_TRUE(doc.ok());
+  PackOptions o;
+  o.fresh = true;
+  auto r = pack_scene(tmpl->content, tmpl->model, *doc, o);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const Json& m = r->content.manifest;
+  ASSERT_EQ(m["meshes"].size(), 1u);
+  ASSERT_EQ(m["meshes"][0]["draws"].size(), 1u);
+  EXPECT_EQ(m["meshes"][0]["vertex_count"], 3);
+  EXPECT_EQ(m["option_groups"], Json::array());
+  EXPECT_EQ(m["component_rules"], Json::parse(R"([
+      {"target":0,"candidates":[{"when":true,"operation":"replace","mesh":0}]},
+      {"target":1,"candidates":[{"when":true,"operation":"keep"}]}])"));
+  EXPECT_EQ(m["target"], original.manifest["target"]);
+  for (const char* ptr :
+       {"/meshes/0/streams/0/payload", "/meshes/0/streams/1/payload", "/meshes/0/streams/2/payload",
+        "/meshes/0/draws/0/indices", "/textures/0/payload"})
+    EXPECT_EQ(
+        payload_at(r->content, ptr),
+        original.payloads.at(original.manifest.at(Json::json_pointer(ptr)).get<std::size_t>()))
+        << ptr;
+  EXPECT_EQ(m["meshes"][0]["bones"],
+            Json::parse(R"([{"component":0,"index":0,"name":"Bip001_Pelvis"}])"));
+  core::Report report;
+  auto written = write_binary(r->content, {}, &report);
+  ASSERT_TRUE(written.ok()) << written.error().to_string() << "\n" << report.to_text("packed");
+  EXPECT_EQ(written->stats.minor, 3);
+  EXPECT_TRUE(load_package(written->bytes).ok());
+
+  // The scene without the texture's image: the draw needs it.
+  auto no_image = scene::GltfDocument::load(build_scene(triangle_scene()));
+  ASSERT_TRUE(no_image.ok());
+  r = pack_scene(tmpl->content, tmpl->model, *no_image, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_TEXTURE");
+  EXPECT_NE(r.error().message.find("T_actor_example_body_01_d"), std::string::npos);
+}
+
+// A second primitive of a material gets a draw of its own (a copy of the
+// first one's material and textures), in a template package too.
+TEST(BemPackTemplate, ASecondPrimitiveOfAMaterialIsANewDraw) {
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, testkit::make_valid_package(3).binary()));
+  SceneSpec s = triangle_scene();
+  s.primitives.push_back({"M_actor_example_body_01", {2, 1, 0}});
+  auto r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const Json& draws = r->content.manifest["meshes"][0]["draws"];
+  ASSERT_EQ(draws.size(), 2u);
+  EXPECT_EQ(draws[1]["material_name"], "M_actor_example_body_01");
+  EXPECT_EQ(draws[1]["textures"], draws[0]["textures"]);
+  EXPECT_EQ(r->meshes[0].draws_added, 1u);
+  EXPECT_TRUE(write_binary(r->content).ok());
+}
+
+TEST(BemPackTemplate, FactsAreNeverGuessed) {
+  auto code_of = [](const std::string& text) {
+    auto r = load_json_template(core::as_bytes(text));
+    return r.ok() ? std::string("ok") : r.error().code + " " + r.error().location.pointer;
+  };
+  EXPECT_EQ(code_of(builder_json_template()), "ok");
+  std::string no_srgb = builder_json_template();
+  no_srgb.replace(no_srgb.find(R"("srgb": true,)"), 13, "");
+  EXPECT_EQ(code_of(no_srgb), "BEM_PACK_TEMPLATE /layouts/0/textures/0/srgb");
+  std::string no_layout = builder_json_template();
+  no_layout.replace(no_layout.find(R"("attributes")"), 12, R"("attributez")");
+  EXPECT_EQ(code_of(no_layout), "BEM_PACK_TEMPLATE /layouts/0/attributez");
+  EXPECT_EQ(code_of(R"({"target": {"components": []}, "layouts": []})"),
+            "BEM_PACK_TEMPLATE /layouts");
+  EXPECT_EQ(code_of(builder_json_template(R"(, "semantic": "mask")")),
+            "BEM_PACK_TEMPLATE /layouts/0/textures/0/semantic");
+  // A layout the validator refuses (a stride that does not match the
+  // attributes): its first issue, at the manifest pointer.
+  std::string stride = builder_json_template();
+  stride.replace(stride.find("[12, 8, 4]"), 10, "[16, 8, 4]");
+  EXPECT_EQ(code_of(stride).rfind("BEM_PACK_TEMPLATE /meshes/0", 0), 0u) << code_of(stride);
+}
+
 /// A scratch folder for project files, removed at the end of the test.
 struct ProjectDir {
   std::filesystem::path dir;

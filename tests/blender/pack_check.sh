@@ -73,15 +73,16 @@ pack_and_check() {
   rm -rf "$base.unpacked"
   "$charkit" bem unpack -q "$packed" "$base.unpacked" >/dev/null
   "$charkit" bem inspect --json "$pkg" >"$base.template.json"
-  # Exports of the packed package: every parameter at 0, then each shape key
-  # alone at 1000 (the parameter ids are the shape key names here).
+  # Exports of the packed package with the sliders baked into the positions
+  # (--bake-sliders): every parameter at 0, then each shape key alone at
+  # 1000 (the parameter ids are the shape key names here).
   local params keys k
   keys="$(python3 -c 'import json,sys; print(" ".join(p["id"] for p in json.load(open(sys.argv[1])).get("parameters", [])))' "$base.unpacked/manifest.json")"
   params=""
   for k in $keys; do params="${params:+$params&}$k:0"; done
-  "$charkit" bem export -q "$packed" -o "$base.zero.glb" --parameters "$params" >/dev/null
+  "$charkit" bem export -q --bake-sliders "$packed" -o "$base.zero.glb" --parameters "$params" >/dev/null
   for k in $keys; do
-    "$charkit" bem export -q "$packed" -o "$base.$k.glb" --parameters "${params/$k:0/$k:1000}" >/dev/null
+    "$charkit" bem export -q --bake-sliders "$packed" -o "$base.$k.glb" --parameters "${params/$k:0/$k:1000}" >/dev/null
   done
   python3 - "$name" "$scene" "$base" "$summary" <<'PY'
 import json, struct, sys

@@ -162,6 +162,55 @@ TEST_F(PackCli, SlidersComeBackThroughExport) {
   EXPECT_NE(r.out.find("BEM_PACK_MORPHS"), std::string::npos) << r.out;
 }
 
+// A JSON template made of the game-layout example's facts (its target, its
+// mesh's attributes and strides, its texture's name and colour space): the
+// example's export packs into a package of its own, which validates.
+TEST_F(PackCli, JsonTemplateForTheGameLayout) {
+  const fs::path pkg = kExamples / "example-1.1-game-layout.bem";
+  const fs::path folder = dir_ / "unpacked";
+  ASSERT_EQ(run_charkit("bem unpack " + quote(pkg) + " " + quote(folder)).exit_code, 0);
+  std::ifstream mf(folder / "manifest.json");
+  const Json m = Json::parse(mf);
+  const Json& mesh = m["meshes"][0];
+  Json strides = Json::array();
+  for (const Json& s : mesh["streams"]) strides.push_back(s["stride"]);
+  Json textures = Json::array();
+  for (const Json& t : m["textures"])
+    textures.push_back(Json{{"material_slot", 0},
+                            {"original_name", t["original_name"]},
+                            {"srgb", t["srgb"]},
+                            {"format", "RGBA32"}});
+  const Json tmpl{{"target", m["target"]},
+                  {"layouts", Json::array({Json{{"component", 0},
+                                                {"attributes", mesh["attributes"]},
+                                                {"strides", strides},
+                                                {"textures", textures}}})}};
+  {
+    std::ofstream out(dir_ / "template.json");
+    out << tmpl.dump(2);
+  }
+  const fs::path glb = dir_ / "scene.glb";
+  ASSERT_EQ(run_charkit("bem export " + quote(pkg) + " -o " + quote(glb)).exit_code, 0);
+  const fs::path out = dir_ / "fresh.bem";
+  auto r = run_charkit("bem pack " + quote(glb) + " --template " + quote(dir_ / "template.json") +
+                           " -o " + quote(out) + " --json",
+                       false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(run_charkit("bem validate " + quote(out)).exit_code, 0);
+  // A fact left out is refused, naming it.
+  Json missing = tmpl;
+  missing["layouts"][0].erase("strides");
+  {
+    std::ofstream o2(dir_ / "missing.json");
+    o2 << missing.dump();
+  }
+  r = run_charkit("bem pack " + quote(glb) + " --template " + quote(dir_ / "missing.json") +
+                      " -o " + quote(dir_ / "no.bem"),
+                  true);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("/layouts/0/strides"), std::string::npos) << r.out;
+}
+
 // The public BEM creator project's project.json (here made from `bem
 // unpack` of an example: its manifest and payload files) packs without a
 // template; giving one is a usage error.

@@ -144,7 +144,7 @@ class ScenePacker {
  public:
   ScenePacker(const PackageContent& tmpl, const Model& model, scene::GltfDocument& doc,
               const PackOptions& options)
-      : model_(model), doc_(doc), options_(options) {
+      : model_(model), doc_(doc), options_(options), template_manifest_(tmpl.manifest) {
     result_.content = tmpl;
     result_.content.manifest_text.clear();  // the manifest changes
   }
@@ -168,8 +168,9 @@ class ScenePacker {
       if (!st) return std::move(st).error();
     }
     if (auto st = pack_textures(); !st) return std::move(st).error();
-    if (auto st = apply_spec(); !st) return std::move(st).error();
     if (auto st = build_sliders(); !st) return std::move(st).error();
+    if (auto st = prune_placeholders(); !st) return std::move(st).error();
+    if (auto st = apply_spec(); !st) return std::move(st).error();
     drop_replaced_payloads();
     if (auto st = declare_used_capabilities(result_.content); !st) return std::move(st).error();
     return std::move(result_);
@@ -898,6 +899,20 @@ class ScenePacker {
       std::optional<std::size_t> d;
       for (std::size_t k = 0; k < mesh.draws.size() && !d; ++k)
         if (!assigned[k] && mesh.draws[k].material_name == prim.material) d = k;
+      if (!d && !one_stream) {
+        // A new draw: one of the donor component's material slots (§7).
+        auto added = new_draw(mesh, prim.material);
+        if (added) {
+          Json& draws = mj["draws"];
+          draws.push_back(std::move(*added));
+          Json& dj = draws.back();
+          dj["indices"] = add_payload(index_bytes(prim, index_size));
+          dj["count"] = static_cast<std::uint32_t>(prim.indices.size());
+          ++pm.draws_replaced;
+          ++pm.draws_added;
+          continue;
+        }
+      }
       if (!d) {
         std::set<std::string> names;
         for (const Draw& dr : mesh.draws) names.insert("\"" + dr.material_name + "\"");
@@ -910,16 +925,7 @@ class ScenePacker {
                   prim.pointer + "/material");
       }
       assigned[*d] = true;
-      std::vector<std::uint8_t> bytes(prim.indices.size() * index_size);
-      for (std::size_t i = 0; i < prim.indices.size(); ++i) {
-        std::size_t src = i;
-        if (!options_.raw_axes && i % 3 != 0) src = i - i % 3 + (i % 3 == 1 ? 2 : 1);  // winding
-        const std::uint32_t v = prim.indices[src];
-        if (index_size == 2)
-          put<std::uint16_t>(bytes.data() + 2 * i, static_cast<std::uint16_t>(v));
-        else
-          put<std::uint32_t>(bytes.data() + 4 * i, v);
-      }
+      std::vector<std::uint8_t> bytes = index_bytes(prim, index_size);
       Json& dj = mj["draws"][*d];
       if (one_stream)
         stream_parts[*d] = std::move(bytes);
@@ -930,6 +936,10 @@ class ScenePacker {
     }
     for (std::size_t k = 0; k < mesh.draws.size(); ++k) {
       if (assigned[k]) continue;
+      if (options_.fresh) {  // a placeholder draw: dropped (prune_placeholders)
+        dropped_draws_[m].insert(k);
+        continue;
+      }
       const std::string dptr = mesh_ptr(m) + "/draws/" + std::to_string(k);
       if (vc != mesh.vertex_count || index_size != mesh.index_size)
         return at("BEM_PACK_DRAW_MISSING",
@@ -977,6 +987,117 @@ class ScenePacker {
       if (!st) return st;
     }
     result_.meshes.push_back(std::move(pm));
+    return core::Ok{};
+  }
+
+  /// A primitive's indices in the template's index size, winding reversed
+  /// back to Unity's unless raw_axes.
+  std::vector<std::uint8_t> index_bytes(const SceneMesh::Primitive& prim,
+                                        std::uint32_t index_size) const {
+    std::vector<std::uint8_t> bytes(prim.indices.size() * index_size);
+    for (std::size_t i = 0; i < prim.indices.size(); ++i) {
+      std::size_t src = i;
+      if (!options_.raw_axes && i % 3 != 0) src = i - i % 3 + (i % 3 == 1 ? 2 : 1);  // winding
+      const std::uint32_t v = prim.indices[src];
+      if (index_size == 2)
+        put<std::uint16_t>(bytes.data() + 2 * i, static_cast<std::uint16_t>(v));
+      else
+        put<std::uint32_t>(bytes.data() + 4 * i, v);
+    }
+    return bytes;
+  }
+
+  /// A new draw for a primitive whose material no draw of the template
+  /// mesh has left: the draw of that material copied (its textures and
+  /// overrides) when the mesh has one, else a draw of the donor
+  /// component's material slot of that name (the component of the mesh's
+  /// first draw; §7: the name must be the slot's), with no textures (the
+  /// material keeps its own). Nullopt when no slot has the name.
+  std::optional<Json> new_draw(const Mesh& mesh, const std::string& material) const {
+    for (std::size_t k = 0; k < mesh.draws.size(); ++k)
+      if (mesh.draws[k].material_name == material) return draw_json_of(mesh, k);
+    if (mesh.draws.empty()) return std::nullopt;
+    const std::uint32_t c = mesh.draws.front().material_component;
+    if (c >= model_.components.size()) return std::nullopt;
+    const auto& materials = model_.components[c].materials;
+    auto it = std::find(materials.begin(), materials.end(), material);
+    if (it == materials.end()) return std::nullopt;
+    return Json{{"when", true},
+                {"material_component", c},
+                {"material_slot", static_cast<std::uint32_t>(it - materials.begin())},
+                {"material_name", material},
+                {"textures", Json::array()}};
+  }
+
+  /// Draw k of the template mesh as the template's manifest holds it,
+  /// without its index fields.
+  Json draw_json_of(const Mesh& mesh, std::size_t k) const {
+    const auto m = static_cast<std::size_t>(&mesh - model_.meshes.data());
+    Json d = template_manifest_.at("meshes").at(m).at("draws").at(k);
+    for (const char* key : {"indices", "count", "start"}) d.erase(key);
+    return d;
+  }
+
+  /// PackOptions::fresh: the placeholders the scene did not fill go.
+  /// Unfilled draws and unpacked meshes are dropped (their components
+  /// kept), textures no packed draw uses are dropped, and a texture a packed
+  /// draw uses must have had an image.
+  core::Status prune_placeholders() {
+    if (!options_.fresh) return core::Ok{};
+    Json& man = result_.content.manifest;
+    for (const auto& [m, ks] : dropped_draws_)
+      for (auto k = ks.rbegin(); k != ks.rend(); ++k)
+        man["meshes"][m]["draws"].erase(static_cast<std::size_t>(*k));
+    std::set<std::uint32_t> packed;
+    for (const PackedMesh& pm : result_.meshes) packed.insert(pm.mesh);
+    std::map<std::uint32_t, std::uint32_t> new_mesh;
+    Json meshes = Json::array();
+    for (std::uint32_t i = 0; i < man["meshes"].size(); ++i)
+      if (packed.count(i)) {
+        new_mesh[i] = static_cast<std::uint32_t>(meshes.size());
+        meshes.push_back(man["meshes"][i]);
+      }
+    std::set<std::uint32_t> given;
+    for (const PackedTexture& t : result_.textures) given.insert(t.texture);
+    std::map<std::uint32_t, std::uint32_t> new_texture;
+    for (Json& mesh : meshes)
+      for (Json& d : mesh["draws"])
+        for (Json& t : d["textures"]) {
+          const auto idx = core::json_uint32(t);
+          if (!idx) continue;
+          if (!given.count(*idx))
+            return at("BEM_PACK_TEXTURE",
+                      "texture " + std::to_string(*idx) + " (\"" +
+                          model_.textures[*idx].original_name + "\") of material \"" +
+                          d["material_name"].get<std::string>() +
+                          "\" has no image in the scene: name the material's image \"" +
+                          model_.textures[*idx].original_name + "\"",
+                      "/images");
+          new_texture.emplace(*idx, 0);
+        }
+    Json textures = Json::array();
+    for (auto& [old, now] : new_texture) {
+      now = static_cast<std::uint32_t>(textures.size());
+      textures.push_back(man["textures"][old]);
+    }
+    for (Json& mesh : meshes)
+      for (Json& d : mesh["draws"])
+        for (Json& t : d["textures"])
+          if (auto idx = core::json_uint32(t)) t = new_texture.at(*idx);
+    for (Json& rule : man["component_rules"])
+      for (Json& cand : rule["candidates"])
+        if (cand.contains("mesh")) {
+          auto it = new_mesh.find(cand["mesh"].get<std::uint32_t>());
+          if (it == new_mesh.end())
+            cand = Json{{"when", true}, {"operation", "keep"}};
+          else
+            cand["mesh"] = it->second;
+        }
+    if (man.contains("mesh_deformations"))
+      for (Json& ch : man["mesh_deformations"])
+        ch["mesh"] = new_mesh.at(ch["mesh"].get<std::uint32_t>());
+    man["meshes"] = std::move(meshes);
+    man["textures"] = std::move(textures);
     return core::Ok{};
   }
 
@@ -1450,8 +1571,10 @@ class ScenePacker {
   const Model& model_;
   scene::GltfDocument& doc_;
   const PackOptions& options_;
+  const Json& template_manifest_;
   PackResult result_;
   std::vector<MeshTargets> targets_;
+  std::map<std::uint32_t, std::set<std::size_t>> dropped_draws_;
   std::map<std::uint32_t, std::uint32_t> count_of_payload_;
 };
 

@@ -42,6 +42,12 @@ struct PackOptions {
   /// "normal" (semantic normal), "color" (sRGB), "linear" (the rest).
   /// Values are Unity TextureFormat numbers (scene/texture_decode.h).
   std::map<std::string, std::uint32_t> texture_formats;
+  /// The template came from a JSON template (load_json_template): its
+  /// meshes, draws and textures are placeholders. Draws no primitive fills,
+  /// meshes no glTF mesh replaces (their components are then kept) and
+  /// textures no packed draw uses are dropped; a texture a packed draw uses
+  /// needs an image (BEM_PACK_TEXTURE).
+  bool fresh = false;
 };
 
 /// Something packed differently than one might assume (a draw kept from
@@ -62,6 +68,7 @@ struct PackedMesh {
   std::uint32_t vertices = 0;
   std::uint32_t draws_replaced = 0;
   std::uint32_t draws_kept = 0;   ///< draws without a primitive, indices kept (same vertex count)
+  std::uint32_t draws_added = 0;  ///< new draws (a material slot the mesh had no draw left for)
   std::uint32_t bones = 0;        ///< palette size after packing (0: static)
   std::uint32_t bones_added = 0;  ///< palette bones the template did not have
   std::uint32_t sliders = 0;      ///< morph targets packed as §10 channels
@@ -122,6 +129,23 @@ struct PackResult {
 /// size allows fewer), rows flipped back to Unity's order unless raw_axes.
 core::Result<PackResult> pack_scene(const PackageContent& template_content, const Model& model,
                                     scene::GltfDocument& scene, const PackOptions& options = {});
+
+/// A JSON template (docs/bem/pack.md, "JSON templates"): `target` (the §4
+/// target object) and `layouts` (per component to fill: `component`,
+/// `attributes`, `strides`, optional `index_size`, `textures` with
+/// `material_slot`, `original_name`, `srgb`, optional `semantic` and
+/// `format`). Made into a placeholder package (one mesh per layout, one draw
+/// per material slot, 4x4 grey textures, no options, each filled component
+/// replaced) that pack fills with PackOptions::fresh. Errors:
+/// BEM_PACK_TEMPLATE at the template's JSON pointer (a fact missing: never
+/// guessed), or with the validator's first issue; the JSON parser's.
+struct PackTemplate {
+  PackageContent content;
+  Model model;
+};
+core::Result<PackTemplate> load_json_template(core::Bytes json);
+/// The placeholder package alone (not validated).
+core::Result<PackageContent> template_from_json(core::Bytes json);
 
 /// The public BEM creator project (project.json: a manifest and its payload
 /// files, read by read_project_file in folder.h) made ready for the writer:
