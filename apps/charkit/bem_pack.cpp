@@ -187,6 +187,7 @@ int run_pack(const PackArgs& a) {
               {"mips", t.mips},       {"encoded", t.encoded}};
       // PSNR: null when kept, "inf" would not be JSON: an exact encode is 99.
       if (t.encoded) tj["psnrDb"] = std::isfinite(t.psnr_db) ? t.psnr_db : 99.0;
+      if (t.dds) tj["dds"] = true;
       textures.push_back(std::move(tj));
     }
     Json warnings = Json::array();
@@ -221,10 +222,13 @@ int run_pack(const PackArgs& a) {
     for (const bem::PackedTexture& t : packed->textures)
       if (t.encoded)
         std::cout << "texture " << t.texture << " (" << printable(t.name) << ") <- image "
-                  << t.image << ": " << scene::texture_format_name(t.format) << " " << t.width
-                  << "x" << t.height << ", " << t.mips << " mips, PSNR "
-                  << (std::isfinite(t.psnr_db) ? std::to_string(t.psnr_db).substr(0, 5) + " dB"
-                                               : std::string("exact"))
+                  << t.image << ": " << (t.dds ? "DDS " : "")
+                  << scene::texture_format_name(t.format) << " " << t.width << "x" << t.height
+                  << ", " << t.mips << " mips, "
+                  << (t.dds ? std::string("passed through")
+                      : std::isfinite(t.psnr_db)
+                          ? "PSNR " + std::to_string(t.psnr_db).substr(0, 5) + " dB"
+                          : std::string("PSNR exact"))
                   << "\n";
     std::cout << printable(a.output) << ": BEM " << version << " " << (zip ? "ZIP" : "binary")
               << ", " << packed->meshes.size() << " meshes packed, " << s.payloads_out

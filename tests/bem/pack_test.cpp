@@ -1219,6 +1219,58 @@ TEST(BemPackSpec, Refusals) {
   EXPECT_EQ(pack_error(R"({"parameters": [{"id": "Belly", "step": 300}]})"), "ok");
 }
 
+/// A DX10 DDS file (header fields by hand, as in tests/scene/dds_test.cpp)
+/// of a w × h texture in DXGI format `dxgi` with `data` after the headers.
+ByteVec dds_file(std::uint32_t w, std::uint32_t h, std::uint32_t dxgi, const ByteVec& data) {
+  ByteVec out = {'D', 'D', 'S', ' '};
+  auto put32 = [&](std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  for (std::uint32_t v : {124u, 0x1007u, h, w, 0u, 0u, 1u}) put32(v);
+  for (int i = 0; i < 11; ++i) put32(0);
+  for (std::uint32_t v : {32u, 4u, 0x30315844u /* "DX10" */, 0u, 0u, 0u, 0u, 0u}) put32(v);
+  for (std::uint32_t v : {0x1000u, 0u, 0u, 0u, 0u}) put32(v);
+  for (std::uint32_t v : {dxgi, 3u, 0u, 1u, 0u}) put32(v);
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+// DDS images pass through: their data is the texture's payload byte for
+// byte, their header gives format, size, mips and (DX10) colour space.
+TEST(BemPackTextures, DdsImagesPassThroughUnchanged) {
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, quad_package().binary()));
+  // BC7 sRGB 8x8: four 16-byte blocks (any bytes: they are not decoded).
+  ByteVec blocks;
+  for (int i = 0; i < 64; ++i) blocks.push_back(static_cast<std::uint8_t>(i * 7));
+  const ByteVec glb = with_image(export_default(t.file), 0, dds_file(8, 8, 99, blocks));
+  auto r = pack(t, glb);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_EQ(r->textures.size(), 1u);
+  EXPECT_TRUE(r->textures[0].dds);
+  const Json& tj = r->content.manifest["textures"][0];
+  EXPECT_EQ(tj["format"], 25);
+  EXPECT_EQ(tj["width"], 8);
+  EXPECT_EQ(tj["height"], 8);
+  EXPECT_EQ(tj["mips"], 1);
+  EXPECT_EQ(tj["srgb"], true);
+  EXPECT_EQ(payload_at(r->content, "/textures/0/payload"), blocks);
+  EXPECT_TRUE(r->warnings.empty());
+  core::Report report;
+  ASSERT_TRUE(write_binary(r->content, {}, &report).ok()) << report.to_text("packed");
+  // A linear DXGI format for an sRGB texture: kept, with a warning.
+  auto linear = pack(t, with_image(export_default(t.file), 0, dds_file(8, 8, 98, blocks)));
+  ASSERT_TRUE(linear.ok());
+  ASSERT_EQ(linear->warnings.size(), 1u);
+  EXPECT_EQ(linear->warnings[0].code, "BEM_PACK_TEXTURE_SRGB");
+  EXPECT_EQ(linear->content.manifest["textures"][0]["srgb"], false);
+  // A DDS the packer cannot take: refused at the image.
+  auto bad = pack(t, with_image(export_default(t.file), 0, dds_file(8, 8, 95, blocks)));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, "BEM_PACK_TEXTURE");
+  EXPECT_NE(bad.error().message.find("DXGI format 95"), std::string::npos);
+}
+
 // --texture-format: an edited texture in another format than the
 // template's (by its name here), the manifest's format following.
 TEST(BemPackTextures, AFormatOverrideReencodesEditedTextures) {

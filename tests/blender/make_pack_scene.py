@@ -12,6 +12,18 @@
 #     slider's default is 500). Mesh data names (`mesh_N`), object names and
 #     material names stay as imported.
 #
+#   blender ... -P make_pack_scene.py -- --sliders NAMES IN.glb OUT.glb
+#       --edit-key KEY --drop-key KEY --dropped-output OUT2.glb
+#     The template's own sliders: imports IN.glb (a `charkit bem export` of a
+#     package with sliders, whose frames are morph targets) and fails unless
+#     the first mesh's shape keys are exactly "Basis" + NAMES (comma
+#     separated, the package's parameter ids). Then edits as a creator would:
+#     the object scaled by 1.02 and the transform applied, two vertices of
+#     the basis moved in Edit Mode (Blender moves the keys relative to it
+#     along), the displacement of shape key KEY changed on three vertices.
+#     No topology change. Exports OUT.glb, then deletes shape key --drop-key
+#     and exports OUT2.glb (which `bem pack` must refuse: BEM_PACK_MORPHS).
+#
 #   blender ... -P make_pack_scene.py -- --new OUT.glb --material NAME --bone NAME
 #       [--texcoord2] [--no-shape-keys]
 #     Builds a mesh from nothing: a 3 x 3 grid, triangulated, UVs, mesh data
@@ -65,6 +77,10 @@ subdivide = not flag("--no-subdivide")
 texcoord2 = flag("--texcoord2")
 material_name = option("--material")
 bone_name = option("--bone")
+slider_names = option("--sliders")
+edit_key = option("--edit-key")
+drop_key = option("--drop-key")
+dropped_output = option("--dropped-output")
 
 
 # --- glTF application-specific attributes -----------------------------------
@@ -213,6 +229,54 @@ def edit_imported(path):
     return meshes, restored
 
 
+def edit_sliders(path):
+    """The slider round: shape keys checked against the package's sliders,
+    basis and one key edited (see the header)."""
+    names = slider_names.split(",")
+    if not edit_key or not drop_key or not dropped_output or edit_key not in names or drop_key not in names:
+        raise SystemExit("--sliders needs --edit-key and --drop-key (two of its names) and --dropped-output")
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    result = bpy.ops.import_scene.gltf(filepath=path)
+    if "FINISHED" not in result:
+        raise SystemExit(f"import failed: {result}")
+    restored = restore_underscore_attributes(path)
+    meshes = sorted((ob for ob in bpy.data.objects if ob.type == "MESH"), key=lambda o: o.data.name)
+    if not meshes:
+        raise SystemExit("no mesh imported")
+    ob = meshes[0]
+    me = ob.data
+    keys = [k.name for k in me.shape_keys.key_blocks] if me.shape_keys else []
+    if keys != ["Basis"] + names:
+        raise SystemExit(f"{me.name}: imported shape keys {keys}, expected {['Basis'] + names}")
+    count = len(me.vertices)
+    ob.scale = (1.02, 1.02, 1.02)
+    apply_transforms(ob)
+    # The basis in Edit Mode, as a creator moves vertices: on leaving it
+    # Blender writes the basis and moves every key relative to it along.
+    ob.active_shape_key_index = 0
+    bpy.ops.object.mode_set(mode="EDIT")
+    bm = bmesh.from_edit_mesh(me)
+    bm.verts.ensure_lookup_table()
+    for i in (0, 1):
+        bm.verts[i].co.z += 0.02
+        bm.verts[i].co.x -= 0.01
+    bmesh.update_edit_mesh(me)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    basis = me.shape_keys.key_blocks["Basis"]
+    # One key's displacement changed on three vertices (the key's own data,
+    # as sculpting it or Edit Mode with that key active does).
+    key = me.shape_keys.key_blocks[edit_key]
+    for i in range(min(3, count)):
+        key.data[i].co.y -= 0.04
+        key.data[i].co.x += 0.01
+    if len(me.vertices) != count:
+        raise SystemExit(f"{me.name}: vertex count changed {count} -> {len(me.vertices)}")
+    moved = sum(1 for v, b in zip(me.vertices, basis.data) if (v.co - b.co).length > 1e-6)
+    if moved:
+        raise SystemExit(f"{me.name}: {moved} mesh vertices differ from the basis after Edit Mode")
+    return meshes, restored
+
+
 def make_new():
     if not material_name or not bone_name:
         raise SystemExit("--new needs --material and --bone")
@@ -257,8 +321,40 @@ def make_new():
     return [ob], {}
 
 
+def describe(meshes, out):
+    summary = {"output": out, "restored_attributes": restored, "meshes": []}
+    for ob in meshes:
+        if any(abs(ob.matrix_world[i][j] - (i == j)) > 1e-6 for i in range(4) for j in range(4)):
+            raise SystemExit(f"{ob.name}: transform not applied: {ob.matrix_world}")
+        me = ob.data
+        summary["meshes"].append({
+            "name": me.name,
+            "object": ob.name,
+            "vertices": len(me.vertices),
+            "polygons": len(me.polygons),
+            "materials": [m.name for m in me.materials if m is not None],
+            "shape_keys": [k.name for k in me.shape_keys.key_blocks] if me.shape_keys else [],
+        })
+    return summary
+
+
+def export(out):
+    result = bpy.ops.export_scene.gltf(
+        filepath=out, export_format="GLB", export_tangents=True, export_normals=True,
+        export_texcoords=True, export_morph=True, export_morph_normal=True,
+        export_skins=True, export_apply=False, export_attributes=True,
+        export_colors=False, export_extras=False, export_animations=False,
+        export_yup=True)
+    if "FINISHED" not in result:
+        raise SystemExit(f"export failed: {result}")
+
+
 if new_scene:
     meshes, restored = make_new()
+elif slider_names:
+    if len(args) != 2:
+        raise SystemExit("usage: make_pack_scene.py -- --sliders NAMES IN.glb OUT.glb [options]")
+    meshes, restored = edit_sliders(args.pop(0))
 else:
     if len(args) != 2:
         raise SystemExit("usage: make_pack_scene.py -- IN.glb OUT.glb [options]")
@@ -267,26 +363,11 @@ if len(args) != 1:
     raise SystemExit(f"expected OUT.glb, got {args}")
 out = args[0]
 
-summary = {"output": out, "restored_attributes": restored, "meshes": []}
-for ob in meshes:
-    if any(abs(ob.matrix_world[i][j] - (i == j)) > 1e-6 for i in range(4) for j in range(4)):
-        raise SystemExit(f"{ob.name}: transform not applied: {ob.matrix_world}")
-    me = ob.data
-    summary["meshes"].append({
-        "name": me.name,
-        "object": ob.name,
-        "vertices": len(me.vertices),
-        "polygons": len(me.polygons),
-        "materials": [m.name for m in me.materials if m is not None],
-        "shape_keys": [k.name for k in me.shape_keys.key_blocks] if me.shape_keys else [],
-    })
-
-result = bpy.ops.export_scene.gltf(
-    filepath=out, export_format="GLB", export_tangents=True, export_normals=True,
-    export_texcoords=True, export_morph=True, export_morph_normal=True,
-    export_skins=True, export_apply=False, export_attributes=True,
-    export_colors=False, export_extras=False, export_animations=False,
-    export_yup=True)
-if "FINISHED" not in result:
-    raise SystemExit(f"export failed: {result}")
+summary = describe(meshes, out)
+export(out)
+if slider_names:
+    ob = meshes[0]
+    ob.shape_key_remove(ob.data.shape_keys.key_blocks[drop_key])
+    summary["dropped"] = describe(meshes, dropped_output)
+    export(dropped_output)
 print("CHARKIT_PACK_SCENE " + json.dumps(summary))

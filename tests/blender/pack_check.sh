@@ -36,6 +36,16 @@
 #   example-1.5.zip          the ZIP container, packed to .zip; edited without
 #                            a poke or shape keys, so the vertex count must
 #                            come back unchanged (3 -> 3).
+# Round 2, the template's own sliders (slider_round below): round 1's packed
+# game-layout and 1.5 packages (sliders belly and shoulders) are exported
+# with their sliders as morph targets (`bem export`'s default), imported in
+# Blender (shape keys Basis, belly, shoulders required), the basis and the
+# belly key edited, exported and packed back into the same package (exit 0,
+# `--json` sliders 0: no new slider, the parameters and frame ticks kept),
+# validated, and `bem export --bake-sliders` of it at every slider 0 and at
+# belly:1000 / shoulders:1000 gives Blender's basis and basis + that key's
+# displacement; the same scene without the shoulders key must be refused
+# (BEM_PACK_MORPHS, exit 1).
 # Exit 77 (skipped) when Blender is not installed (it is not part of
 # scripts/bootstrap: it is large); BLENDER=/path/to/blender picks another one.
 set -euo pipefail
@@ -84,66 +94,13 @@ pack_and_check() {
   for k in $keys; do
     "$charkit" bem export -q --bake-sliders "$packed" -o "$base.$k.glb" --parameters "${params/$k:0/$k:1000}" >/dev/null
   done
-  python3 - "$name" "$scene" "$base" "$summary" <<'PY'
-import json, struct, sys
+  PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$here" python3 - "$name" "$scene" "$base" "$summary" <<'PY'
+import json, sys
+from gltf_rows import glb, close, mesh_positions, target_deltas, attribute
 name, scene, base, blender = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-
-COMPONENTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4}
-CODES = {5120: "b", 5121: "B", 5122: "h", 5123: "H", 5125: "I", 5126: "f"}
-
-def glb(path):
-    data = open(path, "rb").read()
-    magic, version, length = struct.unpack_from("<4sII", data, 0)
-    assert magic == b"glTF" and version == 2 and length == len(data), f"{path}: bad GLB header"
-    clen, _ = struct.unpack_from("<II", data, 12)
-    doc = json.loads(data[20:20 + clen])
-    blen, _ = struct.unpack_from("<II", data, 20 + clen)
-    binary = data[28 + clen:28 + clen + blen]
-    def accessor(i):
-        a = doc["accessors"][i]
-        v = doc["bufferViews"][a["bufferView"]]
-        code, n = CODES[a["componentType"]], COMPONENTS[a["type"]]
-        stride = v.get("byteStride", struct.calcsize("<" + code) * n)
-        off = v.get("byteOffset", 0) + a.get("byteOffset", 0)
-        return [struct.unpack_from("<%d%s" % (n, code), binary, off + k * stride) for k in range(a["count"])]
-    return doc, accessor
 
 def fail(msg):
     sys.exit(f"FAILED: {name}: {msg}")
-
-def close(a, b, tol=1e-5):
-    return len(a) == len(b) and all(abs(x - y) <= tol for p, q in zip(a, b) for x, y in zip(p, q))
-
-def mesh_positions(doc, accessor, mesh):
-    """The mesh's vertices as `bem pack` counts them: primitives sharing one
-    attributes object share their vertices, others are appended."""
-    seen, rows = [], []
-    for p in mesh["primitives"]:
-        if p["attributes"] in seen:
-            continue
-        seen.append(p["attributes"])
-        rows += accessor(p["attributes"]["POSITION"])
-    return rows
-
-def target_deltas(doc, accessor, mesh, t):
-    seen, rows = [], []
-    for p in mesh["primitives"]:
-        if p["attributes"] in seen:
-            continue
-        seen.append(p["attributes"])
-        rows += accessor(p["targets"][t]["POSITION"])
-    return rows
-
-def attribute(doc, accessor, mesh, name):
-    seen, rows = [], []
-    for p in mesh["primitives"]:
-        if p["attributes"] in seen:
-            continue
-        seen.append(p["attributes"])
-        if name not in p["attributes"]:
-            return None
-        rows += accessor(p["attributes"][name])
-    return rows
 
 def influences(doc, accessor, mesh):
     """Per vertex {joint name: weight} for the weights above zero."""
@@ -269,6 +226,127 @@ print(f"{name}: packed BEM {pack['version']} {pack['container']}, valid; " + "; 
 PY
 }
 
+# slider_round STEM: round 2, the template's own sliders through Blender.
+# OUT/STEM-packed.bem (round 1's package, sliders belly and shoulders from
+# Blender's shape keys) is exported with its sliders as morph targets; Blender
+# must import them as shape keys Basis + the parameter ids; the basis and the
+# `belly` key edited there, exported, packed back into the same package: no
+# new sliders, valid, and its baked export at belly:1000 is Blender's basis +
+# Blender's belly displacement. Without the `shoulders` key pack must refuse
+# (BEM_PACK_MORPHS).
+slider_round() {
+  local stem="$1"
+  local pkg="$out/$stem-packed.bem" round1="$out/$stem-packed" base="$out/$stem-sliders"
+  local ids params k summary rc
+  ids="$(python3 -c 'import json,sys; print(",".join(p["id"] for p in json.load(open(sys.argv[1])).get("parameters", [])))' "$round1.unpacked/manifest.json")"
+  [[ ",$ids," == *,belly,* && ",$ids," == *,shoulders,* ]] || { echo "FAILED: $pkg: sliders '$ids', expected belly and shoulders"; exit 1; }
+  "$charkit" bem export -q "$pkg" -o "$base.glb" >/dev/null
+  summary="$(blender_scene "$base.blender.log" --sliders "$ids" "$base.glb" "$base-edited.glb" \
+    --edit-key belly --drop-key shoulders --dropped-output "$base-dropped.glb")"
+  rm -f "$base-packed.bem" "$base-refused.bem"
+  if ! "$charkit" bem pack "$base-edited.glb" --template "$pkg" -o "$base-packed.bem" --json >"$base-packed.pack.json" 2>"$base-packed.pack.err"; then
+    cat "$base-packed.pack.json" "$base-packed.pack.err"; echo "FAILED: $stem sliders: charkit bem pack $base-edited.glb --template $pkg"; exit 1
+  fi
+  if ! "$charkit" bem validate "$base-packed.bem" >"$base-packed.validate.log" 2>&1; then
+    cat "$base-packed.validate.log"; echo "FAILED: $stem sliders: charkit bem validate $base-packed.bem"; exit 1
+  fi
+  rm -rf "$base-packed.unpacked"
+  "$charkit" bem unpack -q "$base-packed.bem" "$base-packed.unpacked" >/dev/null
+  params=""
+  for k in ${ids//,/ }; do params="${params:+$params&}$k:0"; done
+  "$charkit" bem export -q --bake-sliders "$base-packed.bem" -o "$base-packed.zero.glb" --parameters "$params" >/dev/null
+  for k in belly shoulders; do
+    "$charkit" bem export -q --bake-sliders "$base-packed.bem" -o "$base-packed.$k.glb" --parameters "${params/$k:0/$k:1000}" >/dev/null
+  done
+  rc=0
+  "$charkit" bem pack "$base-dropped.glb" --template "$pkg" -o "$base-refused.bem" >"$base-refused.log" 2>&1 || rc=$?
+  grep -q 'BEM_PACK_MORPHS' "$base-refused.log" && [ "$rc" = 1 ] && [ ! -e "$base-refused.bem" ] || {
+    cat "$base-refused.log"; echo "FAILED: $stem sliders: shape key shoulders deleted, pack not refused with BEM_PACK_MORPHS (exit $rc)"; exit 1; }
+  PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$here" python3 - "$stem (sliders)" "$base" "$round1" "$summary" "$ids" <<'PY'
+import json, sys
+from gltf_rows import glb, close, mesh_positions, target_deltas
+name, base, round1, blender, ids = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5].split(",")
+
+def fail(msg):
+    sys.exit(f"FAILED: {name}: {msg}")
+
+def exported(path, mesh_name):
+    doc, acc = glb(path)
+    return mesh_positions(doc, acc, next(m for m in doc["meshes"] if m.get("name") == mesh_name))
+
+def unmatched(rows, others, tol=1e-5):
+    """The rows with no row of `others` within tol (vertex order and
+    Blender's vertex splitting aside)."""
+    return [r for r in rows if not any(all(abs(x - y) <= tol for x, y in zip(r, o)) for o in others)]
+
+def sub(a, b):
+    return [tuple(x - y for x, y in zip(p, q)) for p, q in zip(a, b)]
+
+bm = blender["meshes"][0]
+if bm["shape_keys"] != ["Basis"] + ids:
+    fail(f"Blender's shape keys {bm['shape_keys']}, expected Basis + {ids}")
+if blender["dropped"]["meshes"][0]["shape_keys"] != ["Basis"] + [i for i in ids if i != "shoulders"]:
+    fail(f"Blender's shape keys after deleting shoulders: {blender['dropped']['meshes'][0]['shape_keys']}")
+sdoc, sacc = glb(base + "-edited.glb")
+gi, gm = next((i, m) for i, m in enumerate(sdoc["meshes"]) if m.get("name") == bm["name"])
+index = int(gm["name"][5:])
+names = gm.get("extras", {}).get("targetNames", [])
+if names != ids:
+    fail(f"Blender's glTF targetNames {names}, expected {ids}")
+basis = mesh_positions(sdoc, sacc, gm)
+delta = {k: target_deltas(sdoc, sacc, gm, names.index(k)) for k in ("belly", "shoulders")}
+
+# The pack summary: the template's mesh replaced, no new slider.
+pack = json.load(open(base + "-packed.pack.json"))
+before = json.load(open(round1 + ".pack.json"))["meshes"]
+before = next(m for m in before if m["mesh"] == index)["vertices"]
+if not pack.get("ok") or pack.get("warnings") or pack.get("issues", {}).get("numErrors", 0):
+    fail(f"pack summary: ok {pack.get('ok')}, warnings {pack.get('warnings')}, issues {pack.get('issues')}")
+want = [{"mesh": index, "gltfMesh": gi, "verticesBefore": before, "vertices": len(basis), "sliders": 0}]
+got = [{k: m.get(k) for k in want[0]} for m in pack["meshes"]]
+if got != want:
+    fail(f"pack reports {got}, expected {want} (the shape keys are the template's own sliders)")
+
+# The manifest: the template's parameters and frame ticks, unchanged.
+old = json.load(open(round1 + ".unpacked/manifest.json"))
+new = json.load(open(base + "-packed.unpacked/manifest.json"))
+if new.get("parameters") != old.get("parameters"):
+    fail(f"parameters {new.get('parameters')}, the template's {old.get('parameters')}")
+ticks = lambda m: sorted((c["mesh"], c["parameter"], [(f["value"], f.get("neutral", False), f.get("encoding")) for f in c["frames"]])
+                         for c in m.get("mesh_deformations", []))
+if ticks(new) != ticks(old):
+    fail(f"channels {ticks(new)}, the template's {ticks(old)}")
+if new["meshes"][index]["vertex_count"] != len(basis):
+    fail(f"manifest vertex_count {new['meshes'][index]['vertex_count']}, Blender's GLB {len(basis)}")
+
+# Baked exports of the result: Blender's basis, basis + each key.
+mesh_name = gm["name"]
+zero = exported(base + "-packed.zero.glb", mesh_name)
+if not close(zero, basis):
+    fail("baked export at every slider 0 is not Blender's edited basis")
+for k in ("belly", "shoulders"):
+    expect = [tuple(a + b for a, b in zip(p, d)) for p, d in zip(basis, delta[k])]
+    if not close(exported(f"{base}-packed.{k}.glb", mesh_name), expect):
+        others = "&".join(f"{i}:0" for i in ids if i != k)
+        fail(f"bem export --bake-sliders --parameters {k}:1000&{others} is not Blender's basis + its {k} displacement")
+
+# The edits are real: against round 1's package (the template) scaled by
+# 1.02, the basis and the belly displacement changed, shoulders did not.
+old_zero = [tuple(1.02 * x for x in p) for p in exported(round1 + ".zero.glb", mesh_name)]
+old_delta = {k: [tuple(1.02 * x for x in d) for d in sub(exported(f"{round1}.{k}.glb", mesh_name), exported(round1 + ".zero.glb", mesh_name))]
+             for k in ("belly", "shoulders")}
+moved = len(unmatched(basis, old_zero))
+reshaped = len(unmatched(delta["belly"], old_delta["belly"]))
+if not moved or not reshaped:
+    fail(f"Blender's edits did not reach its GLB: {moved} basis vertices moved, {reshaped} belly displacements changed")
+if unmatched(delta["shoulders"], old_delta["shoulders"]) or unmatched(old_delta["shoulders"], delta["shoulders"]):
+    fail("the shoulders displacements changed (Blender moves keys with their basis)")
+print(f"{name}: {ids} imported as Blender shape keys, basis ({moved} glTF vertices) and belly ({reshaped}) edited, "
+      f"packed back into {pack['version']} {pack['container']}: {before} -> {len(basis)} vertices, 0 new sliders, valid, "
+      f"baked belly:1000 = basis + belly; shoulders deleted: BEM_PACK_MORPHS")
+PY
+}
+
 for f in "$examples"/*.bem "$examples"/*.zip; do
   [ -e "$f" ] || continue
   file="$(basename "$f")"
@@ -325,4 +403,11 @@ PY
   n=$((n + 1))
 done
 [ "$n" -gt 0 ] || { echo "no example packages in $examples"; exit 1; }
-echo "$n templates passed, 0 failed ($((SECONDS - start)) s, $("$blender" --version 2>/dev/null | head -1))"
+sliders=0
+for stem in example-1.1-game-layout-bem example-1.5-bem; do
+  [ -e "$examples/${stem%-bem}.bem" ] || continue  # packed by round 1 above
+  slider_round "$stem"
+  sliders=$((sliders + 1))
+done
+[ "$sliders" -gt 0 ] || { echo "FAILED: no packed package with sliders for the slider round"; exit 1; }
+echo "$n templates and $sliders slider round(s) passed, 0 failed ($((SECONDS - start)) s, $("$blender" --version 2>/dev/null | head -1))"

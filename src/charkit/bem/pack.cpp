@@ -15,6 +15,7 @@
 #include "charkit/core/bytes.h"
 #include "charkit/core/half.h"
 #include "charkit/core/json.h"
+#include "charkit/scene/dds.h"
 #include "charkit/scene/image.h"
 #include "charkit/scene/texture_decode.h"
 #include "charkit/scene/texture_encode.h"
@@ -264,9 +265,44 @@ class ScenePacker {
     return tex.format;
   }
 
+  /// A DDS image is the texture's payload as it is (its format, size, mip
+  /// chain and, from a DX10 header, colour space; BGRA swizzled to RGBA):
+  /// what the creator's tool wrote reaches the game unchanged.
+  core::Status pack_dds(std::uint32_t t, std::uint32_t i, const std::vector<std::uint8_t>& file,
+                        const std::string& ptr) {
+    const Texture& tex = model_.textures[t];
+    auto dds = scene::parse_dds(file);
+    if (!dds)
+      return at("BEM_PACK_TEXTURE",
+                "texture " + std::to_string(t) + " (\"" + tex.original_name +
+                    "\"): " + dds.error().message,
+                ptr);
+    const bool srgb = dds->srgb.value_or(tex.srgb);
+    if (srgb != tex.srgb)
+      warn("BEM_PACK_TEXTURE_SRGB",
+           "the DDS image of texture " + std::to_string(t) + " (\"" + tex.original_name +
+               "\") is " + (srgb ? "sRGB" : "linear") + " by its DXGI format; the template's is " +
+               (tex.srgb ? "sRGB" : "linear") + ": the DDS's is kept",
+           ptr);
+    Json& tj = result_.content.manifest["textures"][t];
+    tj["width"] = dds->width;
+    tj["height"] = dds->height;
+    tj["mips"] = dds->mips;
+    tj["format"] = dds->format;
+    tj["srgb"] = srgb;
+    tj["payload"] = add_payload(std::move(dds->data));
+    PackedTexture out{t,           i,          tex.original_name,
+                      dds->format, dds->width, dds->height,
+                      dds->mips,   true,       std::numeric_limits<double>::infinity()};
+    out.dds = true;
+    result_.textures.push_back(out);
+    return core::Ok{};
+  }
+
   core::Status pack_texture(std::uint32_t t, std::uint32_t i, const std::vector<std::uint8_t>& png,
                             const std::string& ptr) {
     const Texture& tex = model_.textures[t];
+    if (scene::is_dds(png)) return pack_dds(t, i, png, ptr);
     auto image = scene::decode_image(png);
     if (!image) return at("BEM_PACK_TEXTURE", image.error().message, ptr);
     // Unity stores the bottom row first (bem export flips to glTF's order).

@@ -86,6 +86,7 @@ struct PackedTexture {
   /// the template's payload is kept byte for byte.
   bool encoded = false;
   double psnr_db = 0;  ///< level 0 decoded against the image (encoded only; inf = exact)
+  bool dds = false;    ///< a DDS image: its data passed through unchanged
 };
 
 struct PackResult {
