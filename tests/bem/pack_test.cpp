@@ -584,10 +584,12 @@ TEST(BemPack, AMaterialNotInTheTemplateIsRefusedWithTheNames) {
   s.node_name = "BEM_C0";
   r = pack(t, build_scene(s));
   ASSERT_TRUE(r.ok()) << r.error().to_string();
-  s.node_name = "BEM_C1";  // component 1 is kept, not replaced: no mesh to pack into
+  s.node_name = "BEM_C1";  // component 1 is kept, not replaced: its layout is unknown
   r = pack(t, build_scene(s));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, "BEM_PACK_NO_MESH");
+  EXPECT_EQ(r.error().code, "BEM_PACK_MESH");
+  EXPECT_NE(r.error().message.find("JSON template"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().location.pointer, "/nodes/0");
   // ... and so does the node's name.
   s.node_name = "S_actor_example_body_01_lod0";
   r = pack(t, build_scene(s));
@@ -1269,6 +1271,122 @@ TEST(BemPackTextures, DdsImagesPassThroughUnchanged) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, "BEM_PACK_TEXTURE");
   EXPECT_NE(bad.error().message.find("DXGI format 95"), std::string::npos);
+}
+
+/// `glb` with morph targets added to glTF mesh `mesh` (every primitive):
+/// target k moves vertex v by (0, (k + 1) * 0.125 * (v + 1), 0); names in
+/// extras.targetNames.
+ByteVec with_targets(const ByteVec& glb, std::size_t mesh, const std::vector<std::string>& names) {
+  auto doc = scene::GltfDocument::load(glb);
+  EXPECT_TRUE(doc.ok());
+  if (!doc) return {};
+  auto bin = scene::detail::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
+  EXPECT_TRUE(bin.ok());
+  if (!bin) return {};
+  Json root = doc->json();
+  Json& mj = root["meshes"][mesh];
+  const auto pos = mj["primitives"][0]["attributes"]["POSITION"].get<std::size_t>();
+  const std::size_t n = root["accessors"][pos]["count"].get<std::size_t>();
+  Json targets = Json::array();
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    std::vector<float> d(3 * n, 0.0f);
+    for (std::size_t v = 0; v < n; ++v) d[3 * v + 1] = float(k + 1) * 0.125f * float(v + 1);
+    while (bin->size() % 4 != 0) bin->push_back(0);
+    const ByteVec bytes = testkit::f32_bytes(d);
+    root["bufferViews"].push_back(
+        Json{{"buffer", 0}, {"byteOffset", bin->size()}, {"byteLength", bytes.size()}});
+    bin->insert(bin->end(), bytes.begin(), bytes.end());
+    float hi = 0.125f * float(k + 1) * float(n);
+    root["accessors"].push_back(Json{{"bufferView", root["bufferViews"].size() - 1},
+                                     {"componentType", 5126},
+                                     {"count", n},
+                                     {"type", "VEC3"},
+                                     {"min", {0.0, 0.0, 0.0}},
+                                     {"max", {0.0, hi, 0.0}}});
+    targets.push_back(Json{{"POSITION", root["accessors"].size() - 1}});
+  }
+  for (Json& prim : mj["primitives"]) prim["targets"] = targets;
+  mj["extras"] = Json{{"targetNames", names}};
+  auto out = scene::detail::finish_glb(root, std::move(*bin));
+  EXPECT_TRUE(out.ok());
+  return out.ok() ? *out : ByteVec{};
+}
+
+// Issue 19's hand-made scene: a body of two meshes (body and hair, two
+// components) sharing two shape keys: one parameter per name, one channel
+// per mesh and name, each with that mesh's own displacements.
+TEST(BemPack, TwoMeshesShareTheirShapeKeysSliders) {
+  testkit::TestPackage p = testkit::make_valid_package(3);
+  Json hair = p.manifest["meshes"][0];
+  hair["bones"] = Json::parse(R"([{"component":1,"index":0,"name":"Bip001_Head"}])");
+  hair["draws"][0]["material_component"] = 1;
+  hair["draws"][0]["material_name"] = "M_actor_example_hair_01";
+  hair["draws"][0]["textures"] = Json::array();
+  p.manifest["meshes"].push_back(hair);
+  p.manifest["component_rules"][1]["candidates"][0] =
+      Json::parse(R"({"when":true,"operation":"replace","mesh":1})");
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, p.binary()));
+  ByteVec glb = export_default(t.file);
+  glb = with_targets(glb, 0, {"smile", "blink"});
+  glb = with_targets(glb, 1, {"blink", "smile"});
+  auto r = pack(t, glb);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const Json& m = r->content.manifest;
+  ASSERT_EQ(m["parameters"].size(), 2u);
+  EXPECT_EQ(m["parameters"][0]["id"], "smile");
+  EXPECT_EQ(m["parameters"][1]["id"], "blink");
+  const Json& ch = m["mesh_deformations"];
+  ASSERT_EQ(ch.size(), 4u);
+  std::map<std::pair<int, std::string>, ByteVec> payload_of;
+  for (std::size_t i = 0; i < ch.size(); ++i)
+    payload_of[{ch[i]["mesh"].get<int>(), ch[i]["parameter"].get<std::string>()}] =
+        payload_at(r->content, "/mesh_deformations/" + std::to_string(i) + "/frames/1/payload");
+  // Target k moves vertex v up by (k + 1) / 8 × (v + 1): smile is target 0
+  // on mesh 0 and target 1 on mesh 1.
+  auto records = [](float step) {
+    return morphtest::deformation_payload(
+        {{0, -0.0f, step, 0}, {1, -0.0f, 2 * step, 0}, {2, -0.0f, 3 * step, 0}});
+  };
+  EXPECT_EQ(payload_of.at({0, "smile"}), records(0.125f));
+  EXPECT_EQ(payload_of.at({0, "blink"}), records(0.25f));
+  EXPECT_EQ(payload_of.at({1, "blink"}), records(0.125f));
+  EXPECT_EQ(payload_of.at({1, "smile"}), records(0.25f));
+  EXPECT_EQ(r->meshes.size(), 2u);
+  ASSERT_TRUE(write_binary(r->content).ok());
+}
+
+// PNG into BC5 (a two-channel normal map) and BC4 (a mask) templates:
+// libsquish's blocks, close to the image in the channels that hold data.
+TEST(BemPackTextures, NormalMapsAndMasksAreBc5AndBc4) {
+  for (const std::uint32_t format : {scene::texture_format::kBC5, scene::texture_format::kBC4}) {
+    SCOPED_TRACE(scene::texture_format_name(format));
+    testkit::TestPackage p = quad_package();
+    scene::RgbaImage grey;
+    grey.width = grey.height = 4;
+    grey.pixels.assign(64, 128);
+    Json& tex = p.manifest["textures"][0];
+    tex["format"] = format;
+    tex["srgb"] = false;
+    if (format == scene::texture_format::kBC5) {
+      tex["semantic"] = "normal";
+      tex["normal_encoding"] = "xy-unorm";
+    }
+    p.payloads[4] = *scene::encode_texture(format, grey, 1, false);
+    Template t;
+    ASSERT_NO_FATAL_FAILURE(load_template(t, p.binary()));
+    const ByteVec glb = with_image(export_default(t.file), 0, *scene::encode_png(test_image(8, 8)));
+    auto r = pack(t, glb);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    ASSERT_EQ(r->textures.size(), 1u);
+    EXPECT_TRUE(r->textures[0].encoded);
+    EXPECT_EQ(r->content.manifest["textures"][0]["format"], format);
+    EXPECT_EQ(r->content.manifest["textures"][0]["width"], 8);
+    EXPECT_EQ(payload_at(r->content, "/textures/0/payload").size(),
+              format == scene::texture_format::kBC5 ? 64u : 32u);  // 4 blocks of 16 / 8
+    EXPECT_GT(r->textures[0].psnr_db, 35.0);
+    ASSERT_TRUE(write_binary(r->content).ok());
+  }
 }
 
 // --texture-format: an edited texture in another format than the

@@ -456,6 +456,16 @@ class ScenePacker {
                             " template meshes replace: name the glTF mesh mesh_N to say which",
                         "/nodes/" + std::to_string(*node) + "/name");
             target = *it->second.begin();
+          } else if (std::any_of(model_.components.begin(), model_.components.end(),
+                                 [&](const Component& c) { return c.mesh_name == key; })) {
+            // A component the template keeps or hides: no mesh of the
+            // template gives its vertex layout, which is never guessed.
+            return at("BEM_PACK_MESH",
+                      "node \"" + component->get<std::string>() + "\" names component \"" + key +
+                          "\", which no mesh of the template replaces, so its vertex layout "
+                          "is unknown: pack it with a JSON template that gives the layout "
+                          "(docs/bem/pack.md), or into a package that replaces it",
+                      "/nodes/" + std::to_string(*node));
           }
         }
       }
