@@ -210,17 +210,27 @@ testkit::TestPackage quad_package() {
 }
 
 /// Exports the default selection of `file` as GLB.
-ByteVec export_default(const ByteVec& file, bool raw_axes = false) {
+/// Exports the selection of `file` at `parameters`: the sliders baked into
+/// the positions, or (morph_targets) as morph targets, as `bem export`
+/// writes them by default.
+ByteVec export_selection(const ByteVec& file, const std::string& parameters, bool raw_axes,
+                         bool morph_targets) {
   LoadedPackage loaded = load_package(file);
   EXPECT_TRUE(loaded.ok()) << loaded.error;
   if (!loaded.ok()) return {};
-  auto settings = parse_settings(*loaded.model, "", "");
+  auto settings = parse_settings(*loaded.model, "", parameters);
   EXPECT_TRUE(settings.ok());
+  if (!settings.ok()) return {};
   ExportOptions eo;
   eo.unity_to_gltf = !raw_axes;
+  eo.morph_targets = morph_targets;
   auto glb = export_glb(*loaded.model, *loaded.package, *settings, eo);
   EXPECT_TRUE(glb.ok()) << glb.error().to_string();
   return glb.ok() ? glb->glb : ByteVec{};
+}
+
+ByteVec export_default(const ByteVec& file, bool raw_axes = false) {
+  return export_selection(file, "", raw_axes, false);
 }
 
 TEST(BemPack, HandMadeSceneGivesTheBytesOfTheTemplateLayout) {
@@ -401,6 +411,27 @@ TEST(BemPackTextures, ChangedImageBecomesTheTexturesPayload) {
     }
     EXPECT_EQ(payload_at(r->content, "/textures/0/payload"), want);
     ASSERT_TRUE(write_binary(r->content).ok());
+  }
+  // An image whose own name is another: extras.original_name says which
+  // texture it replaces.
+  {
+    Template t;
+    ASSERT_NO_FATAL_FAILURE(load_template(t, quad_package().binary()));
+    ByteVec glb =
+        with_image(export_default(t.file), 0, *scene::encode_png(test_image(4, 4)), "my_painting");
+    auto doc = scene::GltfDocument::load(glb);
+    ASSERT_TRUE(doc.ok());
+    auto bin = scene::detail::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
+    ASSERT_TRUE(bin.ok());
+    Json root = doc->json();
+    root["images"][0]["extras"] = Json{{"original_name", "T_actor_example_body_01_d"}};
+    auto edited = scene::detail::finish_glb(root, std::move(*bin));
+    ASSERT_TRUE(edited.ok());
+    auto r = pack(t, *edited);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    ASSERT_EQ(r->textures.size(), 1U);
+    EXPECT_TRUE(r->textures[0].encoded);
+    EXPECT_TRUE(r->warnings.empty());
   }
   // Unchanged: kept, not encoded.
   Template t;
@@ -675,17 +706,7 @@ Json gltf_json(const ByteVec& glb) {
 /// morph targets (what `bem export` writes by default).
 ByteVec export_with_targets(const ByteVec& file, const std::string& parameters,
                             bool raw_axes = false) {
-  LoadedPackage loaded = load_package(file);
-  EXPECT_TRUE(loaded.ok()) << loaded.error;
-  if (!loaded.ok()) return {};
-  auto settings = parse_settings(*loaded.model, "", parameters);
-  EXPECT_TRUE(settings.ok());
-  ExportOptions eo;
-  eo.unity_to_gltf = !raw_axes;
-  eo.morph_targets = true;
-  auto glb = export_glb(*loaded.model, *loaded.package, *settings, eo);
-  EXPECT_TRUE(glb.ok()) << glb.error().to_string();
-  return glb.ok() ? glb->glb : ByteVec{};
+  return export_selection(file, parameters, raw_axes, true);
 }
 
 /// Every accessor a GLB's meshes use, as floats: attributes, indices and
@@ -1032,15 +1053,8 @@ std::vector<float> exported_positions(const PackageContent& c, const std::string
   EXPECT_TRUE(written.ok()) << (written.ok() ? "" : written.error().to_string()) << "\n"
                             << report.to_text("packed");
   if (!written.ok()) return {};
-  LoadedPackage loaded = load_package(written->bytes);
-  EXPECT_TRUE(loaded.ok()) << loaded.error;
-  if (!loaded.ok()) return {};
-  auto sel = parse_settings(*loaded.model, "", settings);
-  EXPECT_TRUE(sel.ok());
-  if (!sel.ok()) return {};
-  auto glb = export_glb(*loaded.model, *loaded.package, *sel);
-  EXPECT_TRUE(glb.ok());
-  return glb.ok() ? attributes_of(glb->glb).at("0/POSITION") : std::vector<float>{};
+  const ByteVec glb = export_selection(written->bytes, settings, false, false);
+  return glb.empty() ? std::vector<float>{} : attributes_of(glb).at("0/POSITION");
 }
 
 // The spec sets the package's fields, options and rules; a slider made of

@@ -181,19 +181,10 @@ class SceneBuilder {
     for (const PlannedChannel& ch : pm.channels) {
       const Deformation& def = model_.deformations[ch.deformation];
       const Parameter& param = model_.parameters[ch.parameter];
-      std::size_t non_neutral = 0;
-      std::optional<std::uint32_t> neutral_value;
-      for (const DeformationFrame& f : def.frames) {
-        if (f.neutral)
-          neutral_value = f.value;
-        else
-          ++non_neutral;
-      }
       for (const PlannedFrame& f : ch.frames) {
         if (f.neutral) continue;
-        const bool plain = non_neutral == 1 && f.value == param.max && neutral_value == param.min;
         scene::MorphTarget t;
-        t.name = plain ? param.id : param.id + "@" + std::to_string(f.value);
+        t.name = slider_target_name(param, def, f.frame);
         t.weight = f.weight;
         t.positions.assign(vc, scene::Vec3{0.0F, 0.0F, 0.0F});
         auto it = sel.frame_payloads.find(f.payload);
@@ -550,6 +541,21 @@ core::Result<ExportResult> build_export_scene(const Model& model, const Plan& pl
                                               const Selection& selection,
                                               const ExportOptions& options) {
   return SceneBuilder(model, plan, selection, options).build();
+}
+
+std::string slider_target_name(const Parameter& param, const Deformation& channel,
+                               std::size_t frame) {
+  std::size_t non_neutral = 0;
+  std::optional<std::uint32_t> neutral_value;
+  for (const DeformationFrame& f : channel.frames) {
+    if (f.neutral)
+      neutral_value = f.value;
+    else
+      ++non_neutral;
+  }
+  const std::uint32_t value = channel.frames.at(frame).value;
+  const bool plain = non_neutral == 1 && value == param.max && neutral_value == param.min;
+  return plain ? param.id : param.id + "@" + std::to_string(value);
 }
 
 core::Result<GlbExport> export_glb(const Model& model, const Package& package,

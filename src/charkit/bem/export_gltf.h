@@ -64,6 +64,13 @@ core::Result<ExportResult> build_export_scene(const Model& model, const Plan& pl
                                               const Selection& selection,
                                               const ExportOptions& options = {});
 
+/// The morph-target name bem export gives frame `frame` (not neutral) of a
+/// §10 channel over `param`, and bem pack looks for: the parameter id when
+/// it is the channel's one non-neutral frame, at the parameter's max with
+/// the neutral frame at its min (a plain 0..max slider); else `id@tick`.
+std::string slider_target_name(const Parameter& param, const Deformation& channel,
+                               std::size_t frame);
+
 struct GlbExport {
   std::vector<std::uint8_t> glb;
   ExportResult result;

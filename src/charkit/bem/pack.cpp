@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "charkit/bem/detail/vertex_format.h"
+#include "charkit/bem/export_gltf.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
 #include "charkit/core/half.h"
@@ -200,8 +201,13 @@ class ScenePacker {
     for (std::size_t i = 0; i < images; ++i) {
       const std::string ptr = "/images/" + std::to_string(i);
       const Json& im = json()["images"][i];
+      // The texture it replaces: extras.original_name (a name a tool could
+      // not keep as the image's own), else the image's name.
       std::string name;
-      if (im.is_object() && im.contains("name") && im["name"].is_string())
+      if (im.is_object() && im.contains("extras") && im["extras"].is_object() &&
+          im["extras"].contains("original_name") && im["extras"]["original_name"].is_string())
+        name = im["extras"]["original_name"].get<std::string>();
+      else if (im.is_object() && im.contains("name") && im["name"].is_string())
         name = im["name"].get<std::string>();
       auto found = texture_of_name.find(name);
       if (found == texture_of_name.end()) {
@@ -1258,19 +1264,10 @@ class ScenePacker {
       const Deformation& def = model_.deformations[di];
       if (def.mesh != m) continue;
       const Parameter& param = model_.parameters.at(def.parameter);
-      std::size_t non_neutral = 0;
-      std::optional<std::uint32_t> neutral_value;
-      for (const DeformationFrame& f : def.frames) {
-        if (f.neutral)
-          neutral_value = f.value;
-        else
-          ++non_neutral;
-      }
       for (std::size_t fi = 0; fi < def.frames.size(); ++fi) {
         const DeformationFrame& f = def.frames[fi];
         if (f.neutral) continue;
-        const bool plain = non_neutral == 1 && f.value == param.max && neutral_value == param.min;
-        const std::string name = plain ? param.id : param.id + "@" + std::to_string(f.value);
+        const std::string name = slider_target_name(param, def, fi);
         auto it = std::find(sm.target_names.begin(), sm.target_names.end(), name);
         if (it == sm.target_names.end())
           return at("BEM_PACK_MORPHS",
