@@ -1504,6 +1504,22 @@ TEST(BemPackTemplate, ASecondPrimitiveOfAMaterialIsANewDraw) {
   EXPECT_EQ(draws[1]["textures"], draws[0]["textures"]);
   EXPECT_EQ(r->meshes[0].draws_added, 1u);
   EXPECT_TRUE(write_binary(r->content).ok());
+  // The hair component's material on the body mesh: a draw of component 1's
+  // slot 0 (§7: any component can donate a material), no textures of its own.
+  s.primitives.back().first = "M_actor_example_hair_01";
+  r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->content.manifest["meshes"][0]["draws"][1]["material_component"], 1);
+  EXPECT_EQ(r->content.manifest["meshes"][0]["draws"][1]["material_slot"], 0);
+  EXPECT_EQ(r->content.manifest["meshes"][0]["draws"][1]["textures"], Json::array());
+  EXPECT_TRUE(write_binary(r->content).ok());
+  // A name no component has: refused, listing the names it can have.
+  s.primitives.back().first = "M_unknown";
+  r = pack(t, build_scene(s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_MATERIAL");
+  EXPECT_NE(r.error().message.find("\"M_actor_example_hair_01\""), std::string::npos)
+      << r.error().message;
 }
 
 TEST(BemPackTemplate, FactsAreNeverGuessed) {

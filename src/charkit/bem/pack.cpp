@@ -953,7 +953,7 @@ class ScenePacker {
         if (!assigned[k] && mesh.draws[k].material_name == prim.material) d = k;
       if (!d && !one_stream) {
         // A new draw: one of the donor component's material slots (§7).
-        auto added = new_draw(mesh, prim.material);
+        auto added = new_draw(m, mesh, prim.material);
         if (added) {
           Json& draws = mj["draws"];
           draws.push_back(std::move(*added));
@@ -966,14 +966,21 @@ class ScenePacker {
         }
       }
       if (!d) {
+        // The valid names: the draws' materials, and (1.1+: new draws)
+        // every component's material slots.
         std::set<std::string> names;
         for (const Draw& dr : mesh.draws) names.insert("\"" + dr.material_name + "\"");
+        if (!one_stream)
+          for (const Component& c : model_.components)
+            for (const std::string& mat : c.materials) names.insert("\"" + mat + "\"");
         std::string list;
         for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
         return at("BEM_PACK_MATERIAL",
                   "the primitive's material \"" + prim.material + "\" is not the material of " +
-                      (names.size() == 1 ? "the" : "a") + " draw of template mesh " +
-                      std::to_string(m) + " left to fill; its draws' materials: " + list,
+                      (one_stream ? "a draw of template mesh " + std::to_string(m) +
+                                        " left to fill (BEM 1.0: no new draws)"
+                                  : std::string("a draw or a component's material slot")) +
+                      "; the materials it can have: " + list,
                   prim.pointer + "/material");
       }
       assigned[*d] = true;
@@ -1065,20 +1072,39 @@ class ScenePacker {
   /// component's material slot of that name (the component of the mesh's
   /// first draw; §7: the name must be the slot's), with no textures (the
   /// material keeps its own). Nullopt when no slot has the name.
-  std::optional<Json> new_draw(const Mesh& mesh, const std::string& material) const {
+  std::optional<Json> new_draw(std::uint32_t m, const Mesh& mesh,
+                               const std::string& material) const {
     for (std::size_t k = 0; k < mesh.draws.size(); ++k)
       if (mesh.draws[k].material_name == material) return draw_json_of(mesh, k);
-    if (mesh.draws.empty()) return std::nullopt;
-    const std::uint32_t c = mesh.draws.front().material_component;
-    if (c >= model_.components.size()) return std::nullopt;
-    const auto& materials = model_.components[c].materials;
-    auto it = std::find(materials.begin(), materials.end(), material);
-    if (it == materials.end()) return std::nullopt;
-    return Json{{"when", true},
-                {"material_component", c},
-                {"material_slot", static_cast<std::uint32_t>(it - materials.begin())},
-                {"material_name", material},
-                {"textures", Json::array()}};
+    for (const std::uint32_t c : donor_components(m, mesh)) {
+      const auto& materials = model_.components[c].materials;
+      auto it = std::find(materials.begin(), materials.end(), material);
+      if (it == materials.end()) continue;
+      return Json{{"when", true},
+                  {"material_component", c},
+                  {"material_slot", static_cast<std::uint32_t>(it - materials.begin())},
+                  {"material_name", material},
+                  {"textures", Json::array()}};
+    }
+    return std::nullopt;
+  }
+
+  /// Where a new draw's material slot is searched, in order (§7: any
+  /// component can donate a material; the nearest ones first): the
+  /// components the mesh's draws take materials from, those the mesh
+  /// replaces, then every other component.
+  std::vector<std::uint32_t> donor_components(std::uint32_t m, const Mesh& mesh) const {
+    std::vector<std::uint32_t> order;
+    auto add = [&](std::uint32_t c) {
+      if (c < model_.components.size() && std::find(order.begin(), order.end(), c) == order.end())
+        order.push_back(c);
+    };
+    for (const Draw& d : mesh.draws) add(d.material_component);
+    for (std::uint32_t c = 0; c < model_.components.size(); ++c)
+      for (const Candidate& cand : model_.components[c].candidates)
+        if (cand.op == Operation::kReplace && cand.mesh == m) add(c);
+    for (std::uint32_t c = 0; c < model_.components.size(); ++c) add(c);
+    return order;
   }
 
   /// Draw k of the template mesh as the template's manifest holds it,
