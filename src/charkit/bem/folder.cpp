@@ -134,7 +134,7 @@ core::Result<PackageContent> read_project_file(const std::string& path) {
   auto json = core::parse_json_strict(core::as_chars(*text));
   if (!json) return std::move(json).error();
   auto bad = [&](std::string message, std::string pointer) {
-    return make_error("BEM_PROJECT", project.string() + ": " + message,
+    return make_error("BEM_PROJECT", std::move(message),
                       core::Location::at_pointer(std::move(pointer)));
   };
   if (!json->is_object()) return bad("a project is a JSON object", "");
