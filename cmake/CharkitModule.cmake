@@ -29,6 +29,10 @@ function(charkit_module name)
     VERSION ${PROJECT_VERSION}
     SOVERSION ${CHARKIT_SOVERSION})
   target_compile_features(${target} PUBLIC cxx_std_20)
+  if(CHARKIT_BUILD_C_API)
+    # Linked into the shared libcharkit_c.so.
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  endif()
   # The generated charkit/version.h is in ${PROJECT_BINARY_DIR}/include for
   # the build tree (core, the program and the tests add it; keeping it off
   # every module's command line keeps ccache's hits across build trees) and

@@ -458,19 +458,6 @@ int run_nmn(const RunArgs& a, core::Bytes bytes) {
   return write_outputs(a, "nmn", rows, runner->input_count(), runner->output_count(), out, a.clamp);
 }
 
-// "x: float32 [batch, 3]"
-std::string value_text(const learn::OnnxValueInfo& v) {
-  std::string s = v.name + ": " + learn::onnx_type_name(v.elem_type);
-  if (!v.has_shape) return s + " (shape unknown)";
-  s += " [";
-  for (std::size_t k = 0; k < v.shape.size(); ++k) {
-    if (k) s += ", ";
-    const auto& d = v.shape[k];
-    s += !d.symbol.empty() ? d.symbol : d.value >= 0 ? std::to_string(d.value) : "?";
-  }
-  return s + "]";
-}
-
 Json value_json(const learn::OnnxValueInfo& v) {
   Json dims = Json::array();
   for (const auto& d : v.shape) {
@@ -516,9 +503,9 @@ int info_onnx(const RunArgs& a, core::Bytes bytes) {
      << ", " << bytes.size() << " bytes\n";
   if (!d.producer.empty()) os << "producer: " << printable(d.producer) << "\n";
   os << "inputs:\n";
-  for (const auto& v : m->inputs()) os << "  " << printable(value_text(v)) << "\n";
+  for (const auto& v : m->inputs()) os << "  " << printable(learn::onnx_value_text(v)) << "\n";
   os << "outputs:\n";
-  for (const auto& v : m->outputs()) os << "  " << printable(value_text(v)) << "\n";
+  for (const auto& v : m->outputs()) os << "  " << printable(learn::onnx_value_text(v)) << "\n";
   os << "nodes: " << d.node_count << " (";
   bool first = true;
   for (const auto& [op, n] : d.ops) {
@@ -537,25 +524,9 @@ int info_onnx(const RunArgs& a, core::Bytes bytes) {
 int run_onnx(const RunArgs& a, core::Bytes bytes) {
   auto m = learn::load_onnx(bytes);
   if (!m) return fail(a.model, m.error(), kExitInvalid);
-  if (m->inputs().size() != 1 || m->outputs().empty())
-    return fail(a.model,
-                core::make_error("ONNX_RUN_INPUTS",
-                                 "deformer run needs a model with exactly one graph input (has " +
-                                     std::to_string(m->inputs().size()) + ")"),
-                kExitInvalid);
-  const auto& in_info = m->inputs()[0];
-  const bool typed_ok = in_info.elem_type == 0 || in_info.elem_type == 1;
-  const auto rank = in_info.shape.size();
-  if (!typed_ok || (in_info.has_shape && rank != 1 && rank != 2))
-    return fail(
-        a.model,
-        core::make_error("ONNX_RUN_INPUTS", "the model input must be float32 of rank 1 or 2, is " +
-                                                value_text(in_info)),
-        kExitInvalid);
   // Feature count: the last declared dim when known; else whatever the input has.
-  std::int64_t columns = -1;
-  if (in_info.has_shape && in_info.shape.back().symbol.empty())
-    columns = in_info.shape.back().value;
+  auto columns = learn::onnx_row_columns(*m);
+  if (!columns) return fail(a.model, columns.error(), kExitInvalid);
   // Read the input (with its own column count when the model does not fix it).
   auto file = core::MappedFile::open(a.input);
   if (!file) return fail_io(a.input, file.error());
@@ -564,63 +535,15 @@ int run_onnx(const RunArgs& a, core::Bytes bytes) {
   if (peek->shape.size() != 2)
     return fail(a.input, core::make_error("INPUT_SHAPE", "the input must be a 2-D float32 array"),
                 kExitInvalid);
-  if (columns < 0) columns = static_cast<std::int64_t>(peek->shape[1]);
+  const auto cols =
+      *columns >= 0 ? static_cast<std::size_t>(*columns) : static_cast<std::size_t>(peek->shape[1]);
   std::vector<float> values;
   std::size_t rows = 0;
-  if (int rc = load_input(a, static_cast<std::size_t>(columns), 1, values, rows); rc != kExitOk)
-    return rc;
-  const auto cols = static_cast<std::size_t>(columns);
-  // Whole batch at once, or one row per run.
-  bool batch = false;
-  if (!in_info.has_shape) {
-    batch = true;
-  } else if (rank == 2) {
-    const auto& d0 = in_info.shape[0];
-    batch = !d0.symbol.empty() || d0.value < 0 || d0.value == static_cast<std::int64_t>(rows);
-    if (!batch && d0.value != 1)
-      return fail(
-          a.model,
-          core::make_error("ONNX_RUN_INPUTS", "the model takes batches of exactly " +
-                                                  std::to_string(d0.value) +
-                                                  " rows, the input has " + std::to_string(rows)),
-          kExitInvalid);
-  }
-  std::vector<float> out;
+  if (int rc = load_input(a, cols, 1, values, rows); rc != kExitOk) return rc;
   std::size_t outputs = 0;
-  auto take = [&](const learn::OnnxTensor& t, std::size_t per_row) -> bool {
-    if (t.type != learn::OnnxType::kFloat) return false;
-    if (outputs == 0) outputs = per_row;
-    if (per_row != outputs) return false;
-    out.insert(out.end(), t.f.begin(), t.f.end());
-    return true;
-  };
-  auto bad_output = [&] {
-    return fail(a.model,
-                core::make_error("ONNX_RUN_OUTPUTS",
-                                 "output 0 is not float32 with one row of values per sample"),
-                kExitInvalid);
-  };
-  std::vector<learn::OnnxTensor> in(1);
-  if (batch) {
-    in[0] =
-        learn::OnnxTensor::from_f32({static_cast<std::int64_t>(rows), columns}, std::move(values));
-    if (!in_info.has_shape && rows == 1) in[0].shape = {columns};
-    auto r = m->run(in);
-    if (!r) return fail(a.model, r.error(), kExitInvalid);
-    const auto& t = (*r)[0];
-    if (rows > 0 && (t.f.size() % rows != 0 || !take(t, t.f.size() / rows))) return bad_output();
-  } else {
-    in[0] = learn::OnnxTensor::from_f32(
-        rank == 2 ? std::vector<std::int64_t>{1, columns} : std::vector<std::int64_t>{columns},
-        std::vector<float>(cols));
-    for (std::size_t r = 0; r < rows; ++r) {
-      std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(r * cols), cols, in[0].f.begin());
-      auto res = m->run(in);
-      if (!res) return fail(a.model, res.error(), kExitInvalid);
-      if (!take((*res)[0], (*res)[0].f.size())) return bad_output();
-    }
-  }
-  return write_outputs(a, "onnx", rows, cols, outputs, out, a.clamp);
+  auto out = learn::run_onnx_rows(*m, values, rows, cols, &outputs);
+  if (!out) return fail(a.model, out.error(), kExitInvalid);
+  return write_outputs(a, "onnx", rows, cols, outputs, *out, a.clamp);
 }
 
 int run_run(const RunArgs& a) {

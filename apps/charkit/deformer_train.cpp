@@ -260,23 +260,6 @@ struct TrainArgs {
   bool json = false;
 };
 
-Json error_json(const learn::ErrorStats& e) {
-  return Json{{"samples", e.samples}, {"mean", e.mean}, {"max", e.max}};
-}
-
-Json stats_json(const learn::PoseModel& m) {
-  const learn::PoseModelStats& s = m.stats;
-  Json per_bone = Json::object();
-  for (std::size_t b = 0; b < m.spec.bones.size() && b < s.holdout_per_bone.size(); ++b)
-    per_bone[m.spec.bones[b].name] = s.holdout_per_bone[b];
-  return Json{{"train", error_json(s.train)},
-              {"holdout", error_json(s.holdout)},
-              {"uncorrectedTrain", error_json(s.uncorrected_train)},
-              {"uncorrectedHoldout", error_json(s.uncorrected_holdout)},
-              {"holdoutPerBone", per_bone},
-              {"seconds", s.seconds}};
-}
-
 void print_stats(std::ostream& os, const learn::PoseModel& m) {
   const learn::PoseModelStats& s = m.stats;
   auto line = [&](const char* what, const learn::ErrorStats& model, const learn::ErrorStats& none) {
@@ -387,7 +370,7 @@ int run_train(const TrainArgs& a) {
              {"features", model->feature_count()},
              {"vertices", model->vertex_count},
              {"morphs", model->morph_count()},
-             {"stats", stats_json(*model)}};
+             {"stats", learn::stats_json(*model)}};
     print_json(std::move(doc));
   } else {
     std::cout << "wrote " << printable(a.output)
@@ -448,8 +431,8 @@ int run_eval(const EvalArgs& a) {
   if (a.json) {
     Json doc{{"model", a.model},
              {"dataset", a.dataset},
-             {"error", error_json(*err)},
-             {"uncorrected", error_json(*base)}};
+             {"error", learn::error_stats_json(*err)},
+             {"uncorrected", learn::error_stats_json(*base)}};
     print_json(std::move(doc));
   } else {
     std::cout << printable(a.model) << " on " << printable(a.dataset) << " (" << err->samples

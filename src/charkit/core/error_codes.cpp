@@ -42,6 +42,9 @@ constexpr ErrorCodeInfo kCodes[] = {
 #define CHARKIT_ERROR_MODULE "server"
 #include "charkit/server/error_codes.def"
 #undef CHARKIT_ERROR_MODULE
+#define CHARKIT_ERROR_MODULE "capi"
+#include "charkit/capi/error_codes.def"
+#undef CHARKIT_ERROR_MODULE
 };
 #undef CHARKIT_ERROR
 

@@ -130,4 +130,25 @@ const char* onnx_type_name(std::int32_t elem_type);
 /// the graph is not parsed).
 bool looks_like_onnx(core::Bytes bytes);
 
+/// A declared input or output as text: "x: float32 [batch, 3]".
+std::string onnx_value_text(const OnnxValueInfo& value);
+
+/// Rows through a model with one float32 graph input of rank 1 or 2
+/// (`deformer run`, the C API): the columns the input declares (its last
+/// dimension), or -1 when it does not fix them. Errors: ONNX_RUN_INPUTS (not
+/// exactly one input, or one of another type or rank; the message gives it).
+core::Result<std::int64_t> onnx_row_columns(const OnnxModel& model);
+
+/// Runs `rows` rows of `columns` floats (row-major in `values`) through the
+/// model. The batch goes in at once as [rows, columns] when the input's
+/// first dimension is symbolic, unknown or equal to rows (an input of
+/// unknown shape gets [columns] for a single row); a declared [1, columns]
+/// or [columns] input is fed one row at a time. Returns output 0, one row of
+/// `*outputs` values per input row. Errors: onnx_row_columns()'s,
+/// ONNX_RUN_INPUTS (a fixed batch size other than 1 or rows),
+/// ONNX_RUN_OUTPUTS (output 0 not float32 with one row per sample), run()'s.
+core::Result<std::vector<float>> run_onnx_rows(OnnxModel& model, std::span<const float> values,
+                                               std::size_t rows, std::size_t columns,
+                                               std::size_t* outputs);
+
 }  // namespace charkit::learn

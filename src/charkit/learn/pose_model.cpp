@@ -5,8 +5,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "charkit/learn/npy.h"
 #include "charkit/learn/detail/prng.h"
+#include "charkit/learn/npy.h"
 
 namespace charkit::learn {
 
@@ -649,6 +649,23 @@ core::Result<PoseModel> load_pose_model(const std::filesystem::path& json_path,
   auto npz = read_file_bytes(npz_path, limits.max_data_bytes * 4);
   if (!npz) return std::move(npz).error();
   return decode_pose_model(core::as_chars(*json), *npz, limits);
+}
+
+core::Json error_stats_json(const ErrorStats& e) {
+  return core::Json{{"samples", e.samples}, {"mean", e.mean}, {"max", e.max}};
+}
+
+core::Json stats_json(const PoseModel& m) {
+  const PoseModelStats& s = m.stats;
+  core::Json per_bone = core::Json::object();
+  for (std::size_t b = 0; b < m.spec.bones.size() && b < s.holdout_per_bone.size(); ++b)
+    per_bone[m.spec.bones[b].name] = s.holdout_per_bone[b];
+  return core::Json{{"train", error_stats_json(s.train)},
+                    {"holdout", error_stats_json(s.holdout)},
+                    {"uncorrectedTrain", error_stats_json(s.uncorrected_train)},
+                    {"uncorrectedHoldout", error_stats_json(s.uncorrected_holdout)},
+                    {"holdoutPerBone", per_bone},
+                    {"seconds", s.seconds}};
 }
 
 }  // namespace charkit::learn

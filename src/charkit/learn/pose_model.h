@@ -109,6 +109,13 @@ core::Status validate(const PoseModel& model);
 /// Progress of training: (iteration done, of total, current loss).
 using TrainProgress = std::function<void(std::size_t, std::size_t, double)>;
 
+/// {"samples", "mean", "max"}.
+core::Json error_stats_json(const ErrorStats& e);
+/// The statistics as `deformer train --json` and the C API give them:
+/// {"train", "holdout", "uncorrectedTrain", "uncorrectedHoldout" (each
+/// error_stats_json), "holdoutPerBone": {bone: error}, "seconds"}.
+core::Json stats_json(const PoseModel& model);
+
 /// Train on a dataset. Errors: MODEL_OPTIONS (holdout outside [0, 0.9],
 /// basis size 0, morph basis shape), MODEL_DATASET (too few samples), and
 /// the ridge / MLP errors.

@@ -19,6 +19,7 @@
 #include "charkit/core/utf8.h"
 #include "charkit/motion/assimp_motion.h"
 #include "charkit/motion/convert.h"
+#include "charkit/motion/convert_file.h"
 #include "charkit/motion/error_codes.h"
 #include "charkit/motion/format.h"
 #include "charkit/motion/keypoint_json.h"
@@ -114,42 +115,12 @@ core::Result<NdjsonOut> convert_motion(const std::string& path, store::Upload& u
         up.write(core::Bytes(reinterpret_cast<const std::uint8_t*>(chunk.data()), chunk.size()));
     return s.ok();
   };
-  const motion::MotionBudget budget{ctx.budgets.max_joint_frames, ctx.budgets.max_output_bytes};
-  auto file = core::MappedFile::open(path);
-  if (!file) return std::move(file).error();
-  auto bytes = file->bytes();
-  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  kind = motion::detect_motion_file(text);
-  if (motion::is_assimp_kind(kind)) {
-    motion::AssimpMotionOptions ao;
-    ao.isolation.cancel = cancel;
-    auto m = motion::load_assimp_motion_file(path, ao);
-    if (!m) return std::move(m).error();
-    motion::ConvertOptions opts;
-    opts.budget = budget;
-    opts.cancel = cancel;
-    auto r = motion::convert_assimp_motion(*m, opts, sink);
-    if (!r) return std::move(r).error();
-    return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
-  }
-  if (kind == motion::MotionFileKind::kKeypointJson) {
-    motion::KeypointJsonOptions ko;
-    ko.budget = budget;
-    ko.cancel = cancel;
-    auto r = motion::convert_keypoint_json(text, ko, sink);
-    if (!r) return std::move(r).error();
-    return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
-  }
-  if (kind == motion::MotionFileKind::kBvh) {
-    motion::ConvertOptions opts;
-    opts.hints = &*file;
-    opts.budget = budget;
-    opts.cancel = cancel;
-    auto r = motion::convert_bvh(text, opts, sink);
-    if (!r) return std::move(r).error();
-    return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
-  }
-  return motion::unknown_motion_file_error();
+  motion::MotionFileOptions o;
+  o.budget = motion::MotionBudget{ctx.budgets.max_joint_frames, ctx.budgets.max_output_bytes};
+  o.cancel = cancel;
+  auto r = motion::convert_motion_file(path, o, sink, &kind);
+  if (!r) return std::move(r).error();
+  return NdjsonOut{r->frames, r->fps, std::move(r->warnings)};
 }
 
 /// A library budget error (MOTION_BUDGET_X) as the job's (JOB_BUDGET_X).

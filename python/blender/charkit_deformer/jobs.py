@@ -1,0 +1,665 @@
+"""The add-on's work, as plain functions and generators.
+
+Long operations (generate training data, train, export .nmn, bake) are
+generators that yield (done, total) after each step and return a message
+for the user. The modal operators drive them one step per timer tick and
+close() them on ESC; execute() drives them to the end. Each one restores the
+scene's pose, frame and shape-key values in a `finally`, so an error or a
+cancellation leaves the scene as it was.
+"""
+
+import functools
+import math
+import os
+import threading
+
+import numpy as np
+
+import bpy
+
+from . import _ck, bridge, state
+from .bridge import JobError
+
+_running = 0
+
+
+def busy():
+    """True while a job runs: the preview handlers then stay quiet."""
+    return _running > 0
+
+
+def _job(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        global _running
+        _running += 1
+        try:
+            return (yield from fn(*args, **kwargs))
+        finally:
+            _running -= 1
+    return wrapper
+
+
+def run_to_end(gen):
+    """Drives a job generator to its end; returns its message."""
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value
+
+
+def _threaded(fn):
+    """Runs fn(progress) in a worker thread (ctypes releases the GIL during the C call)
+    and yields (done, total) until it ends; returns its result. Closing the generator
+    makes the progress callback return False, so the C call stops with Cancelled."""
+    box = {"done": 0, "total": 1, "result": None, "error": None}
+    stop = threading.Event()
+
+    def progress(done, total, _loss=0.0):
+        box["done"], box["total"] = int(done), max(int(total), 1)
+        return not stop.is_set()
+
+    def work():
+        try:
+            box["result"] = fn(progress)
+        except BaseException as e:  # handed to the main thread
+            box["error"] = e
+
+    t = threading.Thread(target=work, name="charkit-job", daemon=True)
+    t.start()
+    try:
+        while t.is_alive():
+            t.join(0.05)
+            yield box["done"], box["total"]
+    finally:
+        if t.is_alive():
+            stop.set()
+            t.join()
+    if box["error"] is not None:
+        raise box["error"]
+    return box["result"]
+
+
+def _settings(context):
+    return context.scene.charkit
+
+
+def _abspath(path, what):
+    if not path:
+        raise JobError(f"{what}: no file path given")
+    return os.path.abspath(bpy.path.abspath(path))
+
+
+def _make_dirs(path):
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+
+def load_bones(context):
+    """Fills Inputs > Bones with the armature's bones (keeping the settings of bones
+    already listed) and syncs the shape-key lists."""
+    s = _settings(context)
+    arm = s.armature
+    if arm is None:
+        raise JobError("Pick an armature in Setup")
+    old = {b.name: (b.use, b.axis_x, b.axis_y, b.axis_z, b.min_deg, b.max_deg) for b in s.bones}
+    s.bones.clear()
+    for bone in bridge.joint_order(arm):
+        item = s.bones.add()
+        item.name = bone.name
+        if bone.name in old:
+            item.use, item.axis_x, item.axis_y, item.axis_z, item.min_deg, item.max_deg = old[bone.name]
+        else:
+            item.use = bone.use_deform
+    s.bones_index = min(s.bones_index, max(len(s.bones) - 1, 0))
+    n_keys = load_shape_keys(context)
+    return f"{len(s.bones)} bones, {n_keys} shape keys"
+
+
+def load_shape_keys(context):
+    s = _settings(context)
+    mesh = s.mesh
+    names = []
+    if mesh is not None:
+        blocks = bridge.shape_key_blocks(mesh)
+        if blocks is not None:
+            names = [kb.name for kb in blocks][1:]  # the reference key is no input
+    for coll, fields in ((s.curves, ("use", "min", "max")), (s.morphs, ("use",))):
+        old = {it.name: tuple(getattr(it, f) for f in fields) for it in coll}
+        coll.clear()
+        for n in names:
+            it = coll.add()
+            it.name = n
+            if n in old:
+                for f, v in zip(fields, old[n]):
+                    setattr(it, f, v)
+    s.curves_index = min(s.curves_index, max(len(s.curves) - 1, 0))
+    s.morphs_index = min(s.morphs_index, max(len(s.morphs) - 1, 0))
+    return len(names)
+
+
+def _spec(ck, bones, curves):
+    b, c = bridge.spec_dict(bones, curves)
+    return ck.InputSpec(b, c)
+
+
+# ---------------------------------------------------------------------------
+# Training poses
+
+def key_poses(scene, arm, bone_names, rotations, start):
+    """Keyframes rotations[i] (x y z w) on the bones' rotation_quaternion at frame start + i
+    (the bones switch to QUATERNION mode) and ends at the start frame."""
+    for n in bone_names:
+        arm.pose.bones[n].rotation_mode = 'QUATERNION'
+    for i, row in enumerate(rotations):
+        for n, r in zip(bone_names, row):
+            pb = arm.pose.bones[n]
+            pb.rotation_quaternion = (float(r[3]), float(r[0]), float(r[1]), float(r[2]))
+            pb.keyframe_insert("rotation_quaternion", frame=start + i, group=n)
+    scene.frame_set(start)
+
+
+def generate_random_poses(context):
+    """The rest pose then N seeded random poses keyed on the timeline (no mesh evaluation)."""
+    ck = _ck.get()
+    s = _settings(context)
+    arm, mesh = bridge.require_objects(s)
+    bones, curves, _ = bridge.check_inputs(s, arm, mesh)
+    spec = _spec(ck, bones, curves)
+    rotations, _euler, _curves = ck.sample_poses(spec, s.random_count, s.random_seed)
+    key_poses(context.scene, arm, [b.name for b in bones], rotations, s.timeline_start)
+    return (f"Keyed the rest pose and {s.random_count} random poses on {len(bones)} bones, "
+            f"frames {s.timeline_start}-{s.timeline_start + s.random_count}")
+
+
+def _unique(names):
+    seen, out = set(), []
+    for n in names:
+        m, k = n, 2
+        while m in seen:
+            m, k = f"{n}_{k}", k + 1
+        seen.add(m)
+        out.append(m)
+    return out
+
+
+@_job
+def generate_training_data(context):
+    ck = _ck.get()
+    scene = context.scene
+    s = scene.charkit
+    arm, mesh = bridge.require_objects(s)
+    bones, curves, _ = bridge.check_inputs(s, arm, mesh)
+    bone_names = [b.name for b in bones]
+    curve_names = [c.name for c in curves]
+    spec = _spec(ck, bones, curves)
+    snapshot = bridge.SceneState(scene, arm, mesh)
+    try:
+        if s.pose_source == 'RANDOM':
+            rotations, _euler, curve_values = ck.sample_poses(spec, s.random_count, s.random_seed)
+            names = ["rest"] + [f"pose_{i}" for i in range(1, len(rotations))]
+            frames = []
+        else:
+            if s.action is None:
+                raise JobError("Action sampling: pick an action")
+            frames = bridge.action_frames(s.action_start, s.action_end, s.action_frames)
+            bridge.assign_action(arm, s.action)
+            rotations = np.zeros((len(frames) + 1, len(bones), 4), np.float64)
+            rotations[0, :, 3] = 1.0
+            total = 2 * len(frames) + 1
+            for k, f in enumerate(frames):
+                whole = math.floor(f)
+                scene.frame_set(int(whole), subframe=float(f - whole))
+                rotations[k + 1] = bridge.current_rotations(arm, bone_names)
+                yield k + 1, total
+            curve_values = np.zeros((len(frames) + 1, len(curves)), np.float64)
+            names = _unique(["rest"] + [bridge.frame_name(f) for f in frames])
+        # (float64 or float32, as charkit gives them: kept as they are)
+        rotations = np.ascontiguousarray(rotations)
+        curve_values = np.ascontiguousarray(curve_values).reshape(len(rotations), len(curves))
+        n = len(rotations)
+        offset = len(frames)
+        total = offset + n + 1
+        to_arm = bridge.obj_to_arm(arm, mesh)
+        bridge.prepare_pose_run(arm, mesh, bone_names, curves)
+        positions = np.empty((n, len(mesh.data.vertices), 3), np.float32)
+        for i in range(n):
+            bridge.set_input_pose(arm, mesh, bone_names, rotations[i], curve_names, curve_values[i])
+            positions[i] = bridge.evaluate_positions(context, mesh, to_arm)
+            yield offset + i + 1, total
+        rig_data = bridge.RigData(ck, arm, mesh, positions[0])
+        cv = curve_values if curves else None
+        neural = ck.Dataset.from_positions(rig_data.rig, spec, rotations, positions, cv)
+        features = ck.pose_features(spec, rotations, cv)
+        linear = ck.Dataset(spec, features, positions - positions[0], mesh_name=mesh.name)
+        yield total, total
+    finally:
+        snapshot.restore()
+    keyed = ""
+    own_action = s.pose_source == 'ACTION' and arm.animation_data is not None \
+        and arm.animation_data.action == s.action
+    if s.bake_to_timeline and own_action:
+        keyed = "; not keyed on the timeline (the poses come from the armature's own action)"
+    elif s.bake_to_timeline:
+        key_poses(scene, arm, bone_names, rotations, s.timeline_start)
+        keyed = f"; keyed at frames {s.timeline_start}-{s.timeline_start + len(rotations) - 1}"
+    se = state.get(scene)
+    se.data_objects = (arm.name, mesh.name)
+    se.data_bone_names, se.data_curve_names = bone_names, curve_names
+    se.spec = spec
+    se.pose_names = names
+    se.rotations, se.curves, se.positions = rotations, curve_values, positions
+    se.data_rig = rig_data
+    se.linear_dataset, se.neural_dataset = linear, neural
+    se.lbs_error = getattr(neural, "lbs_error", None)
+    msg = f"Training data: {n} poses (rest + {n - 1}), {positions.shape[1]} vertices"
+    if se.lbs_error:
+        msg += f"; plain LBS error mean {se.lbs_error[0]:.4g}, max {se.lbs_error[1]:.4g}"
+    return msg + keyed
+
+
+# ---------------------------------------------------------------------------
+# Training
+
+_CLAMP = {'NONE': "none", 'UNIT': "unit", 'TRAINING_RANGE': "training-range"}
+
+
+def _check_data(se, s):
+    if se.linear_dataset is None:
+        raise JobError("No training data: Generate Training Data first")
+    arm, mesh = bridge.require_objects(s)
+    if se.data_objects != (arm.name, mesh.name):
+        raise JobError("The training data is of other objects: Generate Training Data again")
+    if len(mesh.data.vertices) != se.positions.shape[1]:
+        raise JobError("The mesh's vertex count changed: Generate Training Data again")
+    return arm, mesh
+
+
+@_job
+def train(context):
+    ck = _ck.get()
+    scene = context.scene
+    s = scene.charkit
+    se = state.get(scene)
+    arm, mesh = _check_data(se, s)
+    if s.model_type == 'LINEAR':
+        dataset = se.linear_dataset
+        options = {"ridge_lambda": float(s.ridge_lambda)}
+        model = yield from _threaded(
+            lambda progress: ck.Model.train(dataset, kind="linear", progress=progress, **options))
+    else:
+        dataset = se.neural_dataset
+        options = {"hidden": bridge.parse_hidden(s.hidden), "learning_rate": float(s.learning_rate),
+                   "iterations": int(s.iterations), "batch_size": int(s.batch_size),
+                   "seed": int(s.train_seed), "standardize": bool(s.standardize),
+                   "clamp": _CLAMP[s.clamp]}
+        morphs = bridge.used_morphs(s)
+        names, deltas = None, None
+        if morphs:
+            _, _, morphs = bridge.check_inputs(s, arm, mesh, need_bones=False)
+            names = [m.name for m in morphs]
+            deltas = bridge.shape_key_deltas(mesh, names, bridge.obj_to_arm(arm, mesh))
+            options["basis"] = "morph-targets"
+        model = yield from _threaded(
+            lambda progress: ck.Model.train(dataset, kind="neural", progress=progress,
+                                            morph_names=names, morph_deltas=deltas, **options))
+    se.set_model(model, "trained", "", se.data_objects, se.data_bone_names, se.data_curve_names,
+                 se.data_rig)
+    refresh_preview(scene, force=True, quiet=True)
+    return f"Trained a {model.kind} model: " + stats_summary(se.stats)
+
+
+def _stat(stats, *keys):
+    """stats[key] under its snake_case or camelCase name (pose_model.json uses the
+    former, the C API's model info the latter)."""
+    for k in keys:
+        if k in stats:
+            return stats[k]
+    return None
+
+
+_ERROR_ROWS = ((("train",), "Train"), (("holdout",), "Held-out"),
+               (("uncorrected_train", "uncorrectedTrain"), "No correction"),
+               (("uncorrected_holdout", "uncorrectedHoldout"), "No corr. (held-out)"))
+
+
+def stats_summary(stats):
+    if not stats:
+        return "no statistics"
+    parts = []
+    for keys, label in ((_ERROR_ROWS[0][0], "train"), (_ERROR_ROWS[1][0], "held-out"),
+                        (_ERROR_ROWS[3][0], "uncorrected held-out")):
+        st = _stat(stats, *keys)
+        if isinstance(st, dict) and st.get("samples"):
+            parts.append(f"{label} mean {st.get('mean', 0):.4g} max {st.get('max', 0):.4g}")
+    return ", ".join(parts) if parts else "no held-out samples"
+
+
+def stats_lines(se):
+    """(label, text) rows for the panel: errors, the per-bone held-out breakdown
+    (under the Blender bones that feed each input), time and loss."""
+    stats = se.stats or {}
+    rows = []
+    if stats:
+        rows.append(("Error", "mean / max"))
+    for keys, label in _ERROR_ROWS:
+        st = _stat(stats, *keys)
+        if isinstance(st, dict):
+            rows.append((label, f"{st.get('mean', 0):.3g} / {st.get('max', 0):.3g}"))
+    per_bone = _stat(stats, "holdout_per_bone", "holdoutPerBone")
+    names = se.model_bone_names
+    if isinstance(per_bone, dict):
+        spec_names = se.model.spec.bone_names if se.model is not None else list(per_bone)
+        per_bone = [per_bone.get(n, 0.0) for n in spec_names]
+    if per_bone:
+        rows.append(("Held-out by bone", ""))
+        for n, v in zip(names, per_bone):
+            rows.append(("  " + n, f"{float(v):.3g}"))
+    counts = [(_stat(stats, *k) or {}).get("samples") for k, _ in _ERROR_ROWS[:2]]
+    if all(isinstance(c, int) for c in counts):
+        rows.append(("Poses", f"{counts[0]} train, {counts[1]} held out"))
+    seconds = _stat(stats, "seconds")
+    if seconds is not None:
+        rows.append(("Time", f"{float(seconds):.3g} s"))
+    loss = _stat(stats, "final_loss", "finalLoss")
+    if loss is not None:
+        rows.append(("Final loss", f"{float(loss):.4g}"))
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# Model files and engine networks
+
+def _require_model(se):
+    if se.model is None:
+        raise JobError("No model: Train, Import Model or Import Network first")
+    return se.model
+
+
+def export_model(context):
+    s = _settings(context)
+    se = state.get(context.scene)
+    model = _require_model(se)
+    path = _abspath(s.model_path, "Model File")
+    if not path.lower().endswith(".json"):
+        path += ".json"
+    _make_dirs(path)
+    model.save(path)
+    return f"Saved {os.path.basename(path)} and {os.path.basename(path[:-5])}.npz"
+
+
+def map_inputs(s, bone_names, curve_names, morph_names=None):
+    """The seed's mapping of a file's inputs onto the current lists: bones <- the first N
+    used bones, curves <- the first N used curve inputs, morph targets <- the used morph
+    targets (same count). Returns (bones, curves, warnings)."""
+    warnings = []
+    ub, uc = bridge.used_bones(s), bridge.used_curves(s)
+    if len(ub) < len(bone_names):
+        raise JobError(f"The model has {len(bone_names)} input bones; Inputs has {len(ub)} in use")
+    if len(uc) < len(curve_names):
+        raise JobError(f"The model has {len(curve_names)} curve inputs; Inputs has {len(uc)} in use")
+    bones, curves = ub[:len(bone_names)], uc[:len(curve_names)]
+    for kind, items, names in (("bone", bones, bone_names), ("curve", curves, curve_names)):
+        for i, (it, n) in enumerate(zip(items, names)):
+            if it.name != n:
+                warnings.append(f"{kind} input {i} '{n}' of the file is mapped to '{it.name}'")
+    if morph_names is not None:
+        um = bridge.used_morphs(s)
+        if len(um) != len(morph_names):
+            raise JobError(f"The model weighs {len(morph_names)} morph targets; "
+                           f"Inputs has {len(um)} in use (the counts must be equal)")
+        for i, (it, n) in enumerate(zip(um, morph_names)):
+            if it.name != n:
+                warnings.append(f"morph target {i} '{n}' of the file is mapped to '{it.name}'")
+    return bones, curves, warnings
+
+
+def model_basis(info):
+    """"learned" | "morph-targets" of a neural model's info (kept in its "hyper")."""
+    return info.get("basis") or (info.get("hyper") or {}).get("basis")
+
+
+def import_model(context):
+    """Loads a charkit model (NAME.json + NAME.npz). Returns (message, warnings)."""
+    ck = _ck.get()
+    scene = context.scene
+    s = scene.charkit
+    se = state.get(scene)
+    arm, mesh = bridge.require_objects(s)
+    path = _abspath(s.model_path, "Model File")
+    if not os.path.isfile(path):
+        raise JobError(f"No model file at {path}")
+    model = ck.Model.load(path)
+    info = model.info()
+    morph_names = None
+    if model.kind == "neural" and model_basis(info) == "morph-targets":
+        morph_names = list(model.morph_names)
+    bones, curves, warnings = map_inputs(s, model.spec.bone_names, model.spec.curve_names, morph_names)
+    if model.vertex_count != len(mesh.data.vertices):
+        raise JobError(f"The model is for {model.vertex_count} vertices; '{mesh.name}' has "
+                       f"{len(mesh.data.vertices)}")
+    for b in bones:
+        if b.name not in arm.data.bones:
+            raise JobError(f"Input bone '{b.name}' is not a bone of '{arm.name}'")
+    bone_names, curve_names = [b.name for b in bones], [c.name for c in curves]
+    bind = bridge.evaluate_rest(context, s, arm, mesh, bone_names, curves)
+    rig_data = bridge.RigData(ck, arm, mesh, bind)
+    se.set_model(model, "file", path, (arm.name, mesh.name), bone_names, curve_names, rig_data)
+    refresh_preview(scene, force=True, quiet=True)
+    return f"Loaded a {model.kind} model from {os.path.basename(path)}", warnings
+
+
+class LocalModeNetwork(JobError):
+    """A local-mode .nmn: its per-bone group networks are not run (a warning, not an error)."""
+
+
+def import_network(context):
+    """An engine network (.nmn global mode or .onnx) as the current model; its outputs weigh
+    the used morph targets (or the NAME.morphs.npz beside a .nmn). Returns (message, warnings)."""
+    ck = _ck.get()
+    scene = context.scene
+    s = scene.charkit
+    se = state.get(scene)
+    arm, mesh = bridge.require_objects(s)
+    bones, curves, morphs = bridge.check_inputs(s, arm, mesh)
+    path = _abspath(s.network_path, "Network")
+    if not os.path.isfile(path):
+        raise JobError(f"No network file at {path}")
+    spec = _spec(ck, bones, curves)
+    bone_names, curve_names = [b.name for b in bones], [c.name for c in curves]
+    bind = bridge.evaluate_rest(context, s, arm, mesh, bone_names, curves)
+    rig_data = bridge.RigData(ck, arm, mesh, bind)
+    if morphs:
+        names = [m.name for m in morphs]
+        deltas = bridge.shape_key_deltas(mesh, names, bridge.obj_to_arm(arm, mesh))
+        for n, d in zip(names, deltas):
+            rig_data.rig.add_morph(n, d)
+    clamp = "unit" if s.clamp_imported else "none"
+    try:
+        model, warnings = ck.import_network(path, rig_data.rig, spec, clamp)
+    except Exception as e:
+        if _ck.is_charkit_error(e) and getattr(e, "code", "") == "IMPORT_LOCAL_MODE":
+            raise LocalModeNetwork(f"{os.path.basename(path)} is a local-mode network: its group "
+                                   "networks are not run, so it was not imported ({})".format(e)) from None
+        raise
+    se.set_model(model, "network", path, (arm.name, mesh.name), bone_names, curve_names, rig_data)
+    refresh_preview(scene, force=True, quiet=True)
+    return (f"Imported {os.path.basename(path)}: {model.feature_count} inputs, "
+            f"{len(model.morph_names)} morph targets"), list(warnings)
+
+
+@_job
+def export_nmn(context):
+    ck = _ck.get()
+    scene = context.scene
+    s = scene.charkit
+    se = state.get(scene)
+    if not (se.model is not None and se.trained_from_neural and se.neural_dataset is not None):
+        raise JobError("Export .nmn is for a Neural model trained in this session: Train a Neural model first")
+    path = _abspath(s.nmn_path, "NMN File")
+    if not path.lower().endswith(".nmn"):
+        path += ".nmn"
+    _make_dirs(path)
+    rig, dataset = se.data_rig.rig, se.neural_dataset
+    options = {"hidden": bridge.parse_hidden(s.hidden), "morphs": int(s.nmn_morphs),
+               "iterations": int(s.iterations), "batch_size": int(s.batch_size),
+               "learning_rate": float(s.learning_rate), "seed": int(s.train_seed)}
+    exported = yield from _threaded(
+        lambda progress: ck.export_nmn(rig, dataset, path, progress=progress, **options))
+    se.exported_model = exported
+    stem = path[:-4]
+    return (f"Wrote {os.path.basename(path)}, {os.path.basename(stem)}.bmd_ue.json and "
+            f"{os.path.basename(stem)}.morphs.npz")
+
+
+# ---------------------------------------------------------------------------
+# Preview and bake
+
+def _model_objects(s, se):
+    model = _require_model(se)
+    arm, mesh = bridge.require_objects(s)
+    if se.model_objects != (arm.name, mesh.name):
+        raise JobError("The model was set up for other objects: import or train it again")
+    if model.vertex_count != len(mesh.data.vertices):
+        raise JobError(f"The model is for {model.vertex_count} vertices; '{mesh.name}' has "
+                       f"{len(mesh.data.vertices)}")
+    return model, arm, mesh
+
+
+def _uses_armature(model):
+    """Neural models (and imported networks) correct the skinned pose; linear models
+    hold the whole deformation from the rest pose."""
+    return model.kind != "linear"
+
+
+def preview_name(mesh):
+    return mesh.name + bridge.PREVIEW_SUFFIX
+
+
+def create_preview(context):
+    scene = context.scene
+    s = scene.charkit
+    se = state.get(scene)
+    model, arm, mesh = _model_objects(s, se)
+    to_arm = bridge.obj_to_arm(arm, mesh)
+    coords = bridge.transform_points(np.linalg.inv(to_arm), se.model_rig.bind)
+    ob = bridge.make_mesh_copy(context, mesh, preview_name(mesh), coords, se.model_rig,
+                               arm if _uses_armature(model) else None)
+    ob["charkit_preview"] = "neural" if _uses_armature(model) else "linear"
+    se.preview_key = None
+    refresh_preview(scene, force=True)
+    return f"Preview proxy '{ob.name}' ({'on the skinned pose' if _uses_armature(model) else 'on the rest pose'})"
+
+
+def refresh_preview(scene, force=False, quiet=False):
+    """Writes base + the model's offsets for the current pose into the proxy. Returns
+    True when it changed the proxy. quiet: no error when there is nothing to refresh."""
+    s = scene.charkit
+    se = state.peek(scene)
+    try:
+        if se is None or se.model is None:
+            raise JobError("No model: Train, Import Model or Import Network first")
+        model, arm, mesh = _model_objects(s, se)
+        ob = bpy.data.objects.get(preview_name(mesh))
+        if ob is None or ob.type != 'MESH':
+            raise JobError("No preview proxy: Create Preview Proxy first")
+    except JobError:
+        if quiet:
+            return False
+        raise
+    ck = _ck.get()
+    kind = "neural" if _uses_armature(model) else "linear"
+    if ob.get("charkit_preview") != kind or len(ob.data.vertices) != model.vertex_count:
+        if quiet:
+            return False
+        raise JobError("The preview proxy is of another model kind: Create Preview Proxy again")
+    rot = bridge.current_rotations(arm, se.model_bone_names)
+    cur = bridge.current_curves(mesh, se.model_curve_names)
+    to_arm = bridge.obj_to_arm(arm, mesh)
+    key = (rot.tobytes(), cur.tobytes(), to_arm.tobytes(), id(model))
+    if not force and key == se.preview_key:
+        return False
+    features = se.features(ck, rot[None], cur[None])
+    offsets = np.asarray(model.offsets(features), np.float32).reshape(-1, 3)
+    coords = bridge.transform_points(np.linalg.inv(to_arm), se.model_rig.bind + offsets)
+    ob.data.vertices.foreach_set("co", coords.ravel())
+    ob.data.update()
+    se.preview_key = key
+    return True
+
+
+def bake_poses(ck, s, se):
+    """The poses to bake: the training poses when they are the model's inputs, else the
+    rest pose and Training's random poses on the model's input bones."""
+    if (se.rotations is not None and se.data_bone_names == se.model_bone_names
+            and se.data_curve_names == se.model_curve_names):
+        return list(se.pose_names), se.rotations, se.curves
+    by_name = {b.name: b for b in s.bones}
+    cby_name = {c.name: c for c in s.curves}
+    spec = _spec(ck, [by_name[n] for n in se.model_bone_names], [cby_name[n] for n in se.model_curve_names])
+    rotations, _e, curves = ck.sample_poses(spec, s.random_count, s.random_seed)
+    names = ["rest"] + [f"pose_{i}" for i in range(1, len(rotations))]
+    return names, rotations, np.asarray(curves).reshape(len(rotations), -1)
+
+
+@_job
+def bake_shape_keys(context):
+    ck = _ck.get()
+    scene = context.scene
+    s = scene.charkit
+    se = state.get(scene)
+    model, arm, mesh = _model_objects(s, se)
+    lib_path = _abspath(s.pose_library_path, "Pose Library") if s.pose_library_path else None
+    names, rotations, curves = bake_poses(ck, s, se)
+    n = len(names)
+    total = n + 2
+    features = se.features(ck, rotations, curves)
+    offsets = np.asarray(model.offsets(features), np.float32).reshape(n, -1, 3)
+    yield 1, total
+    to_arm = bridge.obj_to_arm(arm, mesh)
+    from_arm = np.linalg.inv(to_arm)
+    base = bridge.transform_points(from_arm, se.model_rig.bind)
+    use_arm = _uses_armature(model)
+    name = mesh.name + bridge.BAKED_SUFFIX
+    # Built under a temporary name: a cancelled or failed bake leaves an earlier one alone.
+    ob = bridge.make_mesh_copy(context, mesh, name + "_part", base, se.model_rig,
+                               arm if use_arm else None)
+    done = False
+    try:
+        basis = ob.shape_key_add(name="Basis", from_mix=False)
+        keys = ["ck_" + p for p in names]
+        for i, key in enumerate(keys):
+            kb = ob.shape_key_add(name=key, from_mix=False)
+            kb.relative_key = basis
+            kb.value = 0.0
+            co = base + bridge.transform_vectors(from_arm, offsets[i])
+            kb.data.foreach_set("co", np.ascontiguousarray(co, np.float32).ravel())
+            yield 2 + i, total
+        ob.data.update()
+        ob["charkit_baked"] = "neural" if use_arm else "linear"
+        bridge.remove_object(name)
+        ob.name = name
+        ob.data.name = name
+        done = True
+    finally:
+        if not done:  # cancelled or failed: no half-baked object stays behind
+            data = ob.data
+            bpy.data.objects.remove(ob, do_unlink=True)
+            if data.users == 0:
+                bpy.data.meshes.remove(data)
+    msg = f"Baked {n} shape keys into '{name}'"
+    if lib_path:
+        spec = ck.InputSpec(list(se.model_bone_names), list(se.model_curve_names))
+        text = ck.pose_library_json(spec, mesh.name, names, rotations,
+                                    curves if se.model_curve_names else None, shape_keys=keys)
+        _make_dirs(lib_path)
+        with open(lib_path, "w", encoding="utf-8") as f:
+            f.write(text)
+        msg += f"; pose library {os.path.basename(lib_path)}"
+    yield total, total
+    return msg

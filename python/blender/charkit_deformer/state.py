@@ -1,0 +1,83 @@
+"""What the add-on holds in memory per scene: the training data of the last
+Generate Training Data run and the current model (trained, loaded or imported),
+as charkit handles and numpy arrays. None of it is saved in the .blend file:
+Export Model keeps a model."""
+
+import numpy as np
+
+_sessions = {}
+
+
+class Session:
+    def __init__(self):
+        # training data (Generate Training Data)
+        self.data_objects = None       # (armature name, mesh name)
+        self.data_bone_names = []
+        self.data_curve_names = []
+        self.spec = None               # charkit.InputSpec of the data
+        self.pose_names = []
+        self.rotations = None          # (N, B, 4) x y z w, relative to rest
+        self.curves = None             # (N, C)
+        self.positions = None          # (N, V, 3) evaluated mesh, armature space
+        self.data_rig = None           # bridge.RigData
+        self.linear_dataset = None
+        self.neural_dataset = None
+        self.lbs_error = None
+        # the model
+        self.model = None
+        self.origin = None             # "trained" | "file" | "network"
+        self.source = ""               # file it came from
+        self.model_objects = None      # (armature name, mesh name)
+        self.model_bone_names = []     # Blender bones feeding the model's inputs, in order
+        self.model_curve_names = []    # shape keys feeding its curve inputs
+        self.model_rig = None          # bridge.RigData: bind positions, weights
+        self.rest_local = None         # (B, 4) for engine-layout models
+        self.trained_from_neural = False
+        self.stats = None
+        self.info = None
+        self.exported_model = None     # the network export_nmn wrote, as a model
+        self.preview_key = None
+
+    def set_model(self, model, origin, source, objects, bone_names, curve_names, rig_data):
+        self.model = model
+        self.origin = origin
+        self.source = source
+        self.model_objects = objects
+        self.model_bone_names = list(bone_names)
+        self.model_curve_names = list(curve_names)
+        self.model_rig = rig_data
+        self.rest_local = rig_data.rest_local(bone_names) if bone_names else None
+        self.trained_from_neural = origin == "trained" and model.kind == "neural"
+        self.info = model.info()
+        stats = getattr(model, "stats", None)
+        self.stats = stats if stats else (self.info or {}).get("stats")
+        self.exported_model = None
+        self.preview_key = None
+
+    def features(self, ck, rotations, curves):
+        """The model's features for poses of its input bones: rotations (N, B, 4), curves (N, C)."""
+        model = self.model
+        spec = model.spec
+        rotations = np.ascontiguousarray(rotations)
+        c = None
+        if spec.curve_count:
+            c = np.ascontiguousarray(curves)
+        if model.layout == "engine":
+            return ck.pose_features(spec, rotations, c, layout="engine", rest_local=self.rest_local)
+        return ck.pose_features(spec, rotations, c)
+
+
+def get(scene):
+    key = scene.name_full
+    s = _sessions.get(key)
+    if s is None:
+        s = _sessions[key] = Session()
+    return s
+
+
+def peek(scene):
+    return _sessions.get(scene.name_full)
+
+
+def clear_all():
+    _sessions.clear()

@@ -1,0 +1,75 @@
+// Shared by the C API's translation units: the handle types, the thread's
+// last error, and the guard that turns every C++ failure into a status.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "charkit/c_api.h"
+#include "charkit/core/result.h"
+#include "charkit/learn/dataset.h"
+#include "charkit/learn/pose.h"
+#include "charkit/learn/pose_model.h"
+#include "charkit/scene/rig.h"
+
+struct charkit_spec {
+  charkit::learn::InputSpec spec;
+};
+struct charkit_rig {
+  charkit::scene::Rig rig;
+};
+struct charkit_dataset {
+  charkit::learn::Dataset d;
+};
+struct charkit_model {
+  charkit::learn::PoseModel m;
+};
+
+namespace charkit::capi {
+
+/// Thrown from a progress callback wrapper when the caller's callback asks to
+/// stop; caught by guarded() (never crosses the C boundary).
+struct Cancelled {};
+
+void clear_error();
+/// Records e as the thread's last error; returns the status its code maps to
+/// (IO_* -> CHARKIT_IO_ERROR, CAPI_ARGUMENT -> CHARKIT_BAD_ARGUMENT, ...).
+charkit_status fail(const core::Error& e);
+/// CAPI_ARGUMENT with this message.
+charkit_status bad_argument(std::string message);
+
+/// Runs f (returning charkit_status) with the last error cleared first and
+/// every exception turned into a status: nothing thrown leaves the library.
+template <typename F>
+charkit_status guarded(F&& f) noexcept {
+  clear_error();
+  try {
+    return std::forward<F>(f)();
+  } catch (const Cancelled&) {
+    return fail(core::make_error("CAPI_CANCELLED", "cancelled by the progress callback"));
+  } catch (const std::bad_alloc&) {
+    return fail(core::make_error("CAPI_INTERNAL", "out of memory"));
+  } catch (const std::exception& e) {
+    return fail(core::make_error("CAPI_INTERNAL", std::string("internal error: ") + e.what()));
+  } catch (...) {
+    return fail(core::make_error("CAPI_INTERNAL", "internal error"));
+  }
+}
+
+/// A copy of s as a NUL-terminated string released by charkit_free.
+char* dup_string(const std::string& s);
+
+learn::FeatureLayout layout_of(int layout);
+
+/// Poses from caller arrays (rotations count x bones x 4, normalised unless
+/// already unit within 1e-9; curves
+/// count x curves), each value checked finite. CAPI_ARGUMENT otherwise.
+charkit_status poses_from(const learn::InputSpec& spec, const double* rotations,
+                          const double* curves, std::uint64_t count, std::vector<learn::Pose>& out);
+bool layout_ok(int layout);
+
+}  // namespace charkit::capi

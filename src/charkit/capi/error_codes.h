@@ -1,0 +1,12 @@
+// The C API's declared error codes as constants:
+// `e.code == capi::codes::CAPI_ARGUMENT`. Declared in error_codes.def next to
+// this file; see charkit/core/error_codes.h.
+#pragma once
+
+#include "charkit/core/error_codes.h"
+
+namespace charkit::capi::codes {
+#define CHARKIT_ERROR(code, meaning, remedy) inline constexpr core::ErrorCode code{#code};
+#include "charkit/capi/error_codes.def"
+#undef CHARKIT_ERROR
+}  // namespace charkit::capi::codes

@@ -1,0 +1,690 @@
+"""Headless end-to-end test of the Blender add-on charkit_deformer.
+
+Run by tests/blender/deformer_addon_check.sh:
+  blender --background --factory-startup --python-exit-code 1 \
+      --python tests/blender/deformer_addon_test.py -- --out OUT_DIR
+with CHARKIT_LIBRARY pointing at libcharkit_c.so. Builds an armature (a chain
+of three deform bones, two twist bones and a non-deform control bone) and a
+skinned cylinder with a corrective shape key driven by a bone's rotation (a
+simple driver expression), a shape key used as a curve input and three shape
+keys used as morph targets; registers the add-on and runs its operators in
+order, checking each result against charkit's own computation. Prints
+"CHARKIT_DEFORMER_TEST OK" last; any failure exits 1.
+"""
+
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+for p in (os.path.join(ROOT, "python", "blender"), os.path.join(ROOT, "python")):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+from mathutils import Euler, Matrix, Quaternion, Vector  # noqa: E402
+
+ARGS = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+OUT = ARGS[ARGS.index("--out") + 1] if "--out" in ARGS else os.path.join(ROOT, "build", "blender-deformer-test")
+T0 = time.perf_counter()
+
+
+def log(msg):
+    print(f"[{time.perf_counter() - T0:7.2f}s] {msg}", flush=True)
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def close(a, b, tol, what):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    check(a.shape == b.shape, f"{what}: shapes {a.shape} vs {b.shape}")
+    err = float(np.max(np.abs(a - b))) if a.size else 0.0
+    check(err <= tol, f"{what}: max difference {err:.3g} > {tol:g}")
+    return err
+
+
+# ---------------------------------------------------------------------------
+# The scene
+
+BONES = [  # name, head, tail, parent, deform
+    ("b0", (0, 0, 0), (0, 1, 0), None, True),
+    ("b1", (0, 1, 0), (0, 2, 0), "b0", True),
+    ("b2", (0, 2, 0), (0, 3, 0), "b1", True),
+    ("t1", (0, 1, 0), (0, 1.3, 0.1), "b1", True),
+    ("t2", (0, 2, 0), (0, 2.3, 0.1), "b2", True),
+    ("ctrl", (0, 0, 0.5), (0, 0.5, 0.5), "b0", False),
+]
+RINGS, AROUND, RADIUS, LENGTH = 25, 12, 0.25, 3.0
+
+
+def build_scene():
+    for ob in list(bpy.data.objects):
+        bpy.data.objects.remove(ob, do_unlink=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 250
+    scene.frame_set(1)
+
+    arm_data = bpy.data.armatures.new("RigData")
+    arm = bpy.data.objects.new("Rig", arm_data)
+    scene.collection.objects.link(arm)
+    arm.location = (0.5, -0.2, 0.3)
+    arm.rotation_euler = (0.0, 0.0, 0.3)
+    bpy.context.view_layer.objects.active = arm
+    bpy.ops.object.mode_set(mode='EDIT')
+    for name, head, tail, parent, deform in BONES:
+        eb = arm_data.edit_bones.new(name)
+        eb.head, eb.tail = head, tail
+        eb.use_deform = deform
+        if parent:
+            eb.parent = arm_data.edit_bones[parent]
+            eb.use_connect = name in ("b1", "b2")
+    bpy.ops.object.mode_set(mode='OBJECT')
+
+    # The cylinder along the chain, built in armature space and stored in a mesh
+    # object whose transform differs from the armature's (X = arm^-1 @ mesh): the
+    # add-on must convert between the two spaces.
+    X = Matrix.Translation((0.1, 0.05, -0.2)) @ Euler((0.4, 0.0, -0.2)).to_matrix().to_4x4() @ Matrix.Scale(1.25, 4)
+    Xi = X.inverted()
+    verts, faces, arm_pos = [], [], []
+    for r in range(RINGS):
+        y = LENGTH * r / (RINGS - 1)
+        for a in range(AROUND):
+            t = 2 * math.pi * a / AROUND
+            p = Vector((RADIUS * math.cos(t), y, RADIUS * math.sin(t)))
+            arm_pos.append(p)
+            verts.append(tuple(Xi @ p))
+    for r in range(RINGS - 1):
+        for a in range(AROUND):
+            i0, i1 = r * AROUND + a, r * AROUND + (a + 1) % AROUND
+            faces.append((i0, i1, i1 + AROUND, i0 + AROUND))
+    me = bpy.data.meshes.new("TubeMesh")
+    me.from_pydata(verts, [], faces)
+    me.update()
+    mesh = bpy.data.objects.new("Tube", me)
+    scene.collection.objects.link(mesh)
+    mesh.matrix_world = arm.matrix_world @ X
+
+    groups = {n: mesh.vertex_groups.new(name=n) for n in ("b0", "b1", "b2", "t1", "t2", "ctrl")}
+    for i, p in enumerate(arm_pos):
+        y = p.y
+        w = {n: max(0.0, 1.0 - abs(y - c) / 1.2) for n, c in (("b0", 0.5), ("b1", 1.5), ("b2", 2.5))}
+        if 1.0 <= y <= 2.0:
+            w["t1"] = 0.06
+        if y >= 1.4:
+            w["t2"] = 0.04
+        for n, v in w.items():
+            if v > 0:
+                groups[n].add([i], v, 'REPLACE')
+        if y < 0.6:
+            groups["ctrl"].add([i], 0.5, 'REPLACE')  # not a deform bone: ignored
+    mod = mesh.modifiers.new("Armature", 'ARMATURE')
+    mod.object = arm
+
+    # Shape keys: Basis, a corrective bulge at the b0/b1 joint driven by b1's X
+    # rotation, "flex" (a curve input) and three morph targets.
+    mesh.shape_key_add(name="Basis", from_mix=False)
+    base = np.array([tuple(v.co) for v in me.vertices], np.float64)
+    arm_np = np.array([tuple(p) for p in arm_pos], np.float64)
+
+    def add_key(name, arm_deltas):
+        kb = mesh.shape_key_add(name=name, from_mix=False)
+        d_obj = arm_deltas @ np.array(Xi.to_3x3()).T
+        kb.data.foreach_set("co", (base + d_obj).astype(np.float32).ravel())
+        return kb
+
+    radial = arm_np.copy()
+    radial[:, 1] = 0.0
+    radial /= np.linalg.norm(radial, axis=1, keepdims=True)
+    bump = np.clip(1.0 - np.abs(arm_np[:, 1] - 1.0) / 0.4, 0.0, 1.0)[:, None]
+    corrective = add_key("corrective", 0.12 * bump * radial)
+    drv = corrective.driver_add("value").driver
+    drv.type = 'SCRIPTED'
+    var = drv.variables.new()
+    var.name = "rx"
+    var.type = 'TRANSFORMS'
+    var.targets[0].id = arm
+    var.targets[0].bone_target = "b1"
+    var.targets[0].transform_type = 'ROT_X'
+    var.targets[0].transform_space = 'LOCAL_SPACE'
+    drv.expression = "abs(rx) * 1.2"
+    check(drv.is_simple_expression, "the driver expression should need no Python")
+    flex = np.zeros_like(arm_np)
+    flex[:, 2] = 0.05 * np.clip(arm_np[:, 1] - 2.0, 0.0, 1.0)
+    add_key("flex", flex)
+    for k in range(3):
+        d = np.zeros_like(arm_np)
+        d[:, k] = 0.03 * np.sin(arm_np[:, 1] * (k + 1))
+        add_key(f"m{k}", d)
+    bpy.context.view_layer.update()
+    return arm, mesh
+
+
+# ---------------------------------------------------------------------------
+# A small ONNX MLP, serialised by hand (protobuf wire format)
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _field(num, wire, payload):
+    key = _varint((num << 3) | wire)
+    if wire == 0:
+        return key + _varint(payload)
+    if wire == 2:
+        return key + _varint(len(payload)) + payload
+    raise ValueError(wire)
+
+
+def _str(num, s):
+    return _field(num, 2, s.encode())
+
+
+def _tensor(name, a):
+    a = np.ascontiguousarray(a, np.float32)
+    msg = b"".join(_field(1, 0, d) for d in a.shape)  # dims
+    msg += _field(2, 0, 1)                            # data_type FLOAT
+    msg += _str(8, name)                              # name
+    msg += _field(9, 2, a.astype("<f4").tobytes())    # raw_data
+    return msg
+
+
+def _value_info(name, dims):
+    shape = b""
+    for d in dims:
+        dim = _str(2, d) if isinstance(d, str) else _field(1, 0, d)
+        shape += _field(1, 2, dim)
+    tensor_type = _field(1, 0, 1) + _field(2, 2, shape)  # elem_type FLOAT, shape
+    return _str(1, name) + _field(2, 2, _field(1, 2, tensor_type))
+
+
+def _node(op, inputs, outputs, name, attrs=()):
+    msg = b"".join(_str(1, i) for i in inputs) + b"".join(_str(2, o) for o in outputs)
+    msg += _str(3, name) + _str(4, op)
+    for aname, ival in attrs:  # INT attributes
+        msg += _field(5, 2, _str(1, aname) + _field(3, 0, ival) + _field(20, 0, 2))
+    return msg
+
+
+def write_onnx_mlp(path, w1, b1, w2, b2):
+    """x [N, in] -> Gemm(W1, b1, transB) -> Elu -> Gemm(W2, b2, transB) -> y [N, out]."""
+    nodes = [_node("Gemm", ["x", "W1", "B1"], ["h"], "fc1", [("transB", 1)]),
+             _node("Elu", ["h"], ["e"], "act1"),
+             _node("Gemm", ["e", "W2", "B2"], ["y"], "fc2", [("transB", 1)])]
+    graph = b"".join(_field(1, 2, n) for n in nodes) + _str(2, "mlp")
+    for name, a in (("W1", w1), ("B1", b1), ("W2", w2), ("B2", b2)):
+        graph += _field(5, 2, _tensor(name, a))
+    graph += _field(11, 2, _value_info("x", ["N", w1.shape[1]]))
+    graph += _field(12, 2, _value_info("y", ["N", w2.shape[0]]))
+    model = _field(1, 0, 7) + _str(2, "charkit-test") + _field(7, 2, graph)
+    model += _field(8, 2, _str(1, "") + _field(2, 0, 13))
+    with open(path, "wb") as f:
+        f.write(model)
+
+
+def mlp_numpy(x, w1, b1, w2, b2):
+    h = x.astype(np.float64) @ w1.T.astype(np.float64) + b1
+    h = np.where(h > 0, h, np.expm1(np.minimum(h, 0)))
+    return h @ w2.T.astype(np.float64) + b2
+
+
+# ---------------------------------------------------------------------------
+# Scene state (what a cancelled or failed run must leave as it was)
+
+def scene_state(arm, mesh):
+    sc = bpy.context.scene
+    st = {"frame": sc.frame_current, "pose_position": arm.data.pose_position}
+    for pb in arm.pose.bones:
+        st[pb.name] = (pb.rotation_mode, tuple(pb.rotation_quaternion), tuple(pb.rotation_euler),
+                       tuple(pb.rotation_axis_angle), tuple(pb.location), tuple(pb.scale))
+    for kb in mesh.data.shape_keys.key_blocks:
+        st["key:" + kb.name] = (kb.value, kb.slider_min, kb.slider_max)
+    return st
+
+
+def same_state(a, b, what):
+    check(a.keys() == b.keys(), f"{what}: state keys differ")
+    for k in a:
+        va, vb = a[k], b[k]
+        if isinstance(va, tuple):
+            for x, y in zip(va, vb):
+                if isinstance(x, tuple):
+                    check(np.allclose(x, y, atol=1e-6), f"{what}: {k} {va} != {vb}")
+                elif isinstance(x, float):
+                    check(abs(x - y) <= 1e-6, f"{what}: {k} {va} != {vb}")
+                else:
+                    check(x == y, f"{what}: {k} {va} != {vb}")
+        else:
+            check(va == vb, f"{what}: {k} {va} != {vb}")
+
+
+def evaluated_arm_positions(obj, arm):
+    dg = bpy.context.evaluated_depsgraph_get()
+    ob_eval = obj.evaluated_get(dg)
+    me = ob_eval.to_mesh()
+    co = np.empty(len(me.vertices) * 3, np.float32)
+    me.vertices.foreach_get("co", co)
+    ob_eval.to_mesh_clear()
+    m = np.array(arm.matrix_world.inverted() @ obj.matrix_world)
+    return co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
+
+
+def base_coords(obj):
+    co = np.empty(len(obj.data.vertices) * 3, np.float32)
+    obj.data.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
+def arm_to_obj_linear(arm, mesh):
+    return np.array((mesh.matrix_world.inverted() @ arm.matrix_world).to_3x3())
+
+
+# ---------------------------------------------------------------------------
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    import charkit_deformer
+    from charkit_deformer import _ck, jobs, state
+
+    charkit_deformer.register()
+    ck = _ck.get()
+    log(f"charkit {ck.version()} (C API {ck.c_api_version()}) from {getattr(ck, '__file__', '?')}")
+    check(hasattr(bpy.types.Scene, "charkit"), "scene.charkit is registered")
+    for op in ("load_bones", "generate_random_poses", "generate_training_data", "train", "create_preview",
+               "refresh_preview", "bake_shape_keys", "export_model", "import_model", "import_network",
+               "export_nmn"):
+        check(hasattr(bpy.ops.charkit, op), f"operator charkit.{op}")
+    check(hasattr(bpy.types, "CHARKIT_PT_main"), "the panel is registered")
+
+    arm, mesh = build_scene()
+    scene = bpy.context.scene
+    s = scene.charkit
+    s.armature, s.mesh = arm, mesh
+    V = len(mesh.data.vertices)
+    L = arm_to_obj_linear(arm, mesh)
+
+    # --- Inputs
+    bpy.ops.charkit.load_bones()
+    check(sorted(b.name for b in s.bones) == sorted(n for n, *_ in BONES), "bones listed")
+    names = [b.name for b in s.bones]
+    check(names.index("b0") < names.index("b1") < names.index("b2"), "bones parents first")
+    check(not s.bones["ctrl"].use and s.bones["b1"].use, "deform bones used by default")
+    check([c.name for c in s.curves] == ["corrective", "flex", "m0", "m1", "m2"], "curve list")
+    check([m.name for m in s.morphs] == ["corrective", "flex", "m0", "m1", "m2"], "morph list")
+    for b in s.bones:
+        b.use = b.name in ("b1", "b2")
+    s.bones["b1"].axis_y = False
+    s.bones["b1"].min_deg, s.bones["b1"].max_deg = -50.0, 50.0
+    s.bones["b2"].min_deg, s.bones["b2"].max_deg = -35.0, 35.0
+    s.curves["flex"].use = True
+    s.random_count, s.random_seed, s.timeline_start = 40, 5, 1
+    spec = ck.InputSpec(*jobs.bridge.spec_dict([s.bones["b1"], s.bones["b2"]], [s.curves["flex"]]))
+    rot_ref, _euler, curves_ref = ck.sample_poses(spec, 40, 5)
+    log("inputs set: bones b1 (x, z), b2; curve flex")
+
+    # --- Generate Random Poses: keyed on the timeline
+    bpy.ops.charkit.generate_random_poses()
+    check(scene.frame_current == 1, "ends at the start frame")
+    for f in (1, 2, 17, 41):
+        scene.frame_set(f)
+        got = [arm.pose.bones[n].rotation_quaternion for n in ("b1", "b2")]
+        got = np.array([[q.x, q.y, q.z, q.w] for q in got])
+        close(got, rot_ref[f - 1], 1e-5, f"keyed pose at frame {f}")
+    scene.frame_set(1)
+    log("generate_random_poses: rest + 40 poses keyed")
+
+    # --- A cancelled run restores the scene
+    scene.frame_set(7)
+    arm.pose.bones["b1"].rotation_mode = 'XYZ'
+    arm.pose.bones["b1"].rotation_euler = (0.1, 0.2, 0.3)
+    arm.pose.bones["b0"].location = (0.0, 0.1, 0.0)
+    arm.pose.bones["ctrl"].rotation_quaternion = Quaternion((0, 0, 1), 0.4)
+    mesh.data.shape_keys.key_blocks["flex"].value = 0.3
+    mesh.data.shape_keys.key_blocks["m1"].value = 0.2
+    bpy.context.view_layer.update()
+    before = scene_state(arm, mesh)
+    gen = jobs.generate_training_data(bpy.context)
+    steps = [next(gen) for _ in range(6)]
+    check(steps[-1][0] < steps[-1][1], "cancelled part-way")
+    check(jobs.busy(), "a job is running")
+    gen.close()
+    check(not jobs.busy(), "no job after cancel")
+    same_state(before, scene_state(arm, mesh), "after cancel")
+    log("cancelled generate_training_data: scene restored")
+
+    # --- An error (a modifier that changes the vertex count) restores the scene
+    sub = mesh.modifiers.new("Subdivision", 'SUBSURF')
+    sub.levels = 1
+    try:
+        bpy.ops.charkit.generate_training_data()
+    except RuntimeError as e:
+        check("vertex count" in str(e), f"error names the vertex count: {e}")
+    else:
+        raise AssertionError("a topology-changing modifier must fail")
+    same_state(before, scene_state(arm, mesh), "after error")
+    mesh.modifiers.remove(sub)
+    log("failed generate_training_data: reported and scene restored")
+
+    # back to the keyed animation at the start frame
+    arm.pose.bones["b1"].rotation_mode = 'QUATERNION'
+    arm.pose.bones["b0"].location = (0.0, 0.0, 0.0)
+    arm.pose.bones["ctrl"].rotation_quaternion = (1, 0, 0, 0)
+    mesh.data.shape_keys.key_blocks["m1"].value = 0.0
+    mesh.data.shape_keys.key_blocks["flex"].value = 0.0
+    scene.frame_set(1)
+
+    # --- Generate Training Data (random)
+    t = time.perf_counter()
+    check(bpy.ops.charkit.generate_training_data() == {'FINISHED'}, "generate_training_data")
+    se = state.get(scene)
+    log(f"generate_training_data: {len(se.rotations)} poses in {time.perf_counter() - t:.2f}s, "
+        f"LBS error {se.lbs_error}")
+    check(scene.frame_current == 1, "training data ends at the start frame")
+    check(arm.pose.bones["b1"].rotation_mode == 'QUATERNION', "baked inputs in quaternion mode")
+    close(se.rotations, rot_ref, 1e-7, "training rotations = sample_poses")
+    close(se.curves, curves_ref, 1e-7, "training curves = sample_poses")
+    check(se.positions.shape == (41, V, 3), "positions shape")
+    # the rig reproduces Blender: LBS of bind + the stored delta is the evaluated mesh
+    neural_deltas = se.neural_dataset.deltas()
+    check(float(np.abs(neural_deltas[0]).max()) < 1e-4, "rest delta is zero")
+    for i in (3, 17, 40):
+        skinned = se.data_rig.rig.skin(spec, se.rotations[i], offsets=neural_deltas[i])
+        close(skinned, se.positions[i], 2e-4, f"LBS(bind + delta) = evaluated mesh, pose {i}")
+    check(float(np.abs(neural_deltas).max()) > 1e-3, "the corrective shows up in the deltas")
+    lin_deltas = se.linear_dataset.deltas()
+    close(lin_deltas, se.positions - se.positions[0], 1e-6, "linear deltas = positions - rest")
+    # the training targets are Blender's own evaluation: pose 17 is keyed at frame 18
+    scene.frame_set(18)
+    flex_key = mesh.data.shape_keys.key_blocks["flex"]
+    flex_key.value = float(se.curves[17, 0])
+    bpy.context.view_layer.update()
+    close(evaluated_arm_positions(mesh, arm), se.positions[17], 1e-5, "pose 17 = Blender's evaluation")
+    flex_key.value = 0.0
+    scene.frame_set(1)
+
+    # --- Linear model
+    s.model_type = 'LINEAR'
+    check(bpy.ops.charkit.train() == {'FINISHED'}, "train linear")
+    check(se.model.kind == "linear" and se.stats and "holdout" in se.stats and "train" in se.stats,
+          "linear stats present")
+    rows = jobs.stats_lines(se)
+    check(any(r[0].strip() == "b1" for r in rows), f"per-bone held-out rows: {rows}")
+    log("train linear: " + jobs.stats_summary(se.stats))
+
+    bpy.ops.charkit.create_preview()
+    proxy = bpy.data.objects["Tube_charkit_preview"]
+    check(not any(m.type == 'ARMATURE' for m in proxy.modifiers), "linear proxy has no armature modifier")
+    rest_obj = base_coords(proxy).copy()
+    close(rest_obj, base_coords_from_bind(se, arm, mesh), 1e-5, "linear proxy at rest = rest mesh")
+    pb = arm.pose.bones["b1"]
+    pb.rotation_quaternion = Quaternion((1, 0, 0), 0.6)
+    bpy.context.view_layer.update()  # depsgraph_update_post refreshes the proxy
+    moved = base_coords(proxy)
+    check(float(np.abs(moved - rest_obj).max()) > 1e-2, "linear proxy follows the pose")
+    rot = np.array([[*Quaternion((1, 0, 0), 0.6)[1:], Quaternion((1, 0, 0), 0.6)[0]],
+                    [0, 0, 0, 1]], np.float32)
+    feats = ck.pose_features(se.model.spec, rot[None], np.zeros((1, 1), np.float32))
+    want = rest_obj + se.model.offsets(feats)[0] @ L.T
+    close(moved, want, 1e-4, "linear proxy = rest + prediction")
+    scene.frame_set(5)  # frame_change_post refreshes too
+    close(base_coords(proxy), rest_obj + se.model.offsets(
+        ck.pose_features(se.model.spec, se.rotations[4:5], np.zeros((1, 1), np.float32)))[0] @ L.T, 1e-4,
+        "linear proxy after a frame change")
+    scene.frame_set(1)
+    log("linear preview follows the pose")
+
+    s.pose_library_path = os.path.join(OUT, "linear_poses.json")
+    check(bpy.ops.charkit.bake_shape_keys() == {'FINISHED'}, "bake linear")
+    baked = bpy.data.objects["Tube_charkit_baked"]
+    check(not any(m.type == 'ARMATURE' for m in baked.modifiers), "linear bake drops the armature modifier")
+    check(len(baked.data.shape_keys.key_blocks) == 1 + 41, "one key per pose")
+    offs = se.model.offsets(ck.pose_features(se.model.spec, se.rotations, se.curves))
+    kb = baked.data.shape_keys.key_blocks
+    basis = base_coords_key(kb[0])
+    for i in (0, 7, 40):
+        close(base_coords_key(kb[i + 1]) - basis, offs[i] @ L.T, 1e-5, f"linear baked key {i}")
+    log("bake linear: 41 keys")
+
+    # --- Neural model
+    s.model_type = 'NEURAL'
+    s.hidden, s.iterations, s.batch_size, s.learning_rate = "32,32", 400, 32, 3e-3
+    t = time.perf_counter()
+    check(bpy.ops.charkit.train() == {'FINISHED'}, "train neural")
+    check(se.model.kind == "neural" and se.stats and "holdout" in se.stats, "neural stats present")
+    log(f"train neural ({time.perf_counter() - t:.2f}s): " + jobs.stats_summary(se.stats))
+    check(se.trained_from_neural, "trained in this session")
+
+    bpy.ops.charkit.create_preview()
+    proxy = bpy.data.objects["Tube_charkit_preview"]
+    check(any(m.type == 'ARMATURE' and m.object == arm for m in proxy.modifiers),
+          "neural proxy keeps an armature modifier")
+    base0 = base_coords(proxy).copy()
+    pose_i = 23
+    scene.frame_set(1 + pose_i)
+    base1 = base_coords(proxy).copy()
+    check(float(np.abs(base1 - base0).max()) > 1e-4, "neural proxy's offsets follow the pose")
+    # the proxy reads the curve input from the shape key's current value (not keyed: 0)
+    cur = np.array([mesh.data.shape_keys.key_blocks["flex"].value], np.float32)
+    feats = ck.pose_features(se.model.spec, se.rotations[pose_i:pose_i + 1], cur[None])
+    offs_now = se.model.offsets(feats)[0]
+    close(base1 - base_coords_from_bind(se, arm, mesh), offs_now @ L.T, 1e-5,
+          "neural proxy base = bind + offsets")
+    # Blender's armature modifier on the proxy skins exactly as charkit's rig does.
+    skinned = se.model_rig.rig.skin(spec, se.rotations[pose_i], offsets=offs_now)
+    close(evaluated_arm_positions(proxy, arm), skinned, 1e-4, "proxy skinning = charkit LBS")
+    scene.frame_set(1)
+    log("neural preview follows the pose on the skinned mesh")
+
+    s.pose_library_path = os.path.join(OUT, "neural_poses.json")
+    check(bpy.ops.charkit.bake_shape_keys() == {'FINISHED'}, "bake neural")
+    baked = bpy.data.objects["Tube_charkit_baked"]
+    check(any(m.type == 'ARMATURE' for m in baked.modifiers), "neural bake keeps the armature modifier")
+    kb = baked.data.shape_keys.key_blocks
+    check(len(kb) == 1 + 41, "one key per pose")
+    check([k.name for k in kb][1:4] == ["ck_rest", "ck_pose_1", "ck_pose_2"], "key names")
+    offs = se.model.offsets(ck.pose_features(se.model.spec, se.rotations, se.curves))
+    basis = base_coords_key(kb[0])
+    worst = 0.0
+    for i in range(41):
+        worst = max(worst, close(base_coords_key(kb[i + 1]) - basis, offs[i] @ L.T, 1e-5,
+                                 f"neural baked key {i}"))
+    lib = json.load(open(s.pose_library_path))
+    check(lib["format"] == "charkit.pose_library" and len(lib["poses"]) == 41, "pose library")
+    check(lib["poses"][5]["shape_key"] == "ck_pose_5" and lib["bones"] == ["b1", "b2"], "pose library names")
+    log(f"bake neural: 41 keys, worst |key - basis - offsets| {worst:.2g}; pose library written")
+    gen = jobs.bake_shape_keys(bpy.context)
+    for _ in range(5):
+        next(gen)
+    gen.close()
+    check("Tube_charkit_baked_part" not in bpy.data.objects and "Tube_charkit_baked_part" not in bpy.data.meshes,
+          "a cancelled bake leaves nothing behind")
+    check(len(bpy.data.objects["Tube_charkit_baked"].data.shape_keys.key_blocks) == 42,
+          "a cancelled bake keeps the earlier one")
+    log("bake cancelled part-way: the earlier bake stays")
+
+    # --- Own format round trip
+    s.model_path = os.path.join(OUT, "pose_model.json")
+    check(bpy.ops.charkit.export_model() == {'FINISHED'}, "export model")
+    check(os.path.isfile(os.path.join(OUT, "pose_model.npz")), "pose_model.npz written")
+    trained = se.model
+    feats_all = ck.pose_features(trained.spec, se.rotations, se.curves)
+    check(bpy.ops.charkit.import_model() == {'FINISHED'}, "import model")
+    check(se.origin == "file" and se.model is not trained, "imported model is current")
+    close(se.model.offsets(feats_all), trained.offsets(feats_all), 1e-6, "imported model offsets")
+    # mapped onto other bones: a warning, not an error
+    s.bones["b1"].use, s.bones["b0"].use = False, True
+    _msg, warnings = jobs.import_model(bpy.context)
+    check(any("mapped to 'b0'" in w for w in warnings), f"mapping warning: {warnings}")
+    check(se.model_bone_names == ["b0", "b2"], "mapped bones")
+    s.bones["b1"].use, s.bones["b0"].use = True, False
+    log("export/import model: offsets equal; renamed inputs only warn")
+
+    # --- Training cancelled part-way: the worker thread stops, the model stays
+    iterations = s.iterations
+    s.iterations = 10_000_000
+    current = se.model
+    t = time.perf_counter()
+    gen = jobs.train(bpy.context)
+    for _ in range(3):
+        next(gen)
+    gen.close()
+    check(se.model is current and not jobs.busy(), "a cancelled training keeps the model")
+    check(time.perf_counter() - t < 60, "cancelled training stopped")
+    s.iterations = iterations
+    log(f"train cancelled part-way after {time.perf_counter() - t:.2f}s")
+
+    # --- Export .nmn from the trained neural model (train again: the import replaced it)
+    check(bpy.ops.charkit.train() == {'FINISHED'}, "train neural again")
+    s.nmn_path = os.path.join(OUT, "nmn", "MLD_Tube.nmn")
+    s.nmn_morphs, s.iterations = 8, 300
+    t = time.perf_counter()
+    check(bpy.ops.charkit.export_nmn() == {'FINISHED'}, "export nmn")
+    for ext in (".nmn", ".bmd_ue.json", ".morphs.npz"):
+        check(os.path.isfile(os.path.join(OUT, "nmn", "MLD_Tube" + ext)), f"{ext} written")
+    exported = se.exported_model
+    check(exported is not None and exported.layout == "engine", "export_nmn returns the engine model")
+    log(f"export_nmn in {time.perf_counter() - t:.2f}s")
+
+    s.network_path = s.nmn_path
+    s.clamp_imported = False  # the export clamps to its training range; compare unclamped
+    check(bpy.ops.charkit.import_network() == {'FINISHED'}, "import nmn")
+    check(se.origin == "network" and se.model.layout == "engine", "network imported")
+    rest_local = se.model_rig.rest_local(["b1", "b2"])
+    ef = ck.pose_features(se.model.spec, se.rotations, se.curves, layout="engine", rest_local=rest_local)
+    close(se.features(ck, se.rotations, se.curves), ef, 0, "engine features")
+    # The export clamps each weight to its training range, which a .nmn does not hold:
+    # import unclamped and apply the export's range (from its saved model) to compare.
+    w_imp, w_exp = se.model.weights(ef), exported.weights(ef)
+    check(w_imp.shape == w_exp.shape, f"weights shapes {w_imp.shape} {w_exp.shape}")
+    close(se.model.morphs(), exported.morphs(), 1e-6, "imported .nmn morph targets")
+    wmin, wmax = training_range(exported, w_exp.shape[1])
+    w_clip = np.clip(w_imp, wmin, wmax)
+    close(w_clip, w_exp, 1e-5, "imported .nmn weights")
+    close(np.einsum("nm,mvk->nvk", w_clip, se.model.morphs()), exported.offsets(ef), 1e-5,
+          "imported .nmn offsets")
+    inside = np.all(w_clip == w_imp, axis=1)
+    if inside.any():
+        close(se.model.offsets(ef)[inside], exported.offsets(ef)[inside], 1e-5,
+              "imported .nmn offsets (poses inside the training range)")
+    bpy.ops.charkit.create_preview()
+    check(bpy.ops.charkit.bake_shape_keys() == {'FINISHED'}, "bake imported network")
+    log("import .nmn: weights and offsets equal the export")
+
+    # --- ONNX: 2 bones x 6 + 1 curve = 13 inputs, 3 outputs weighing m0..m2
+    for m in s.morphs:
+        m.use = m.name in ("m0", "m1", "m2")
+    rng = np.random.default_rng(3)
+    w1 = rng.normal(0, 0.6, (6, 13)).astype(np.float32)
+    b1 = rng.normal(0, 0.2, 6).astype(np.float32)
+    w2 = rng.normal(0, 0.8, (3, 6)).astype(np.float32)
+    b2 = np.array([0.3, 0.5, 0.2], np.float32)
+    onnx_path = os.path.join(OUT, "mlp.onnx")
+    write_onnx_mlp(onnx_path, w1, b1, w2, b2)
+    s.network_path = onnx_path
+    s.clamp_imported = True
+    check(bpy.ops.charkit.import_network() == {'FINISHED'}, "import onnx")
+    ef = se.features(ck, se.rotations, se.curves)
+    check(ef.shape == (41, 13), f"engine features {ef.shape}")
+    want = np.clip(mlp_numpy(ef, w1, b1, w2, b2), 0.0, 1.0)
+    got = se.model.weights(ef)
+    check(got.shape == (41, 3), f"onnx weights shape {got.shape}")
+    close(got, want, 1e-5, "onnx weights = clip(MLP(features))")
+    check(0 < float((want == 0).mean() + (want == 1).mean()) < 1, "the clamp was exercised")
+    morph = np.stack([jobs.bridge.shape_key_deltas(mesh, [n], jobs.bridge.obj_to_arm(arm, mesh))[0]
+                      for n in ("m0", "m1", "m2")])
+    close(se.model.offsets(ef), np.einsum("nm,mvk->nvk", want, morph), 1e-5, "onnx offsets")
+    bpy.ops.charkit.create_preview()
+    scene.frame_set(9)
+    check(bpy.ops.charkit.refresh_preview() == {'FINISHED'}, "refresh")
+    scene.frame_set(1)
+    log("import .onnx: weights = clip(MLP), offsets = weights x morph targets")
+
+    # --- Neural with morph targets as the basis
+    check(bpy.ops.charkit.train() == {'FINISHED'}, "train with morph targets")
+    check(jobs.model_basis(se.info) == "morph-targets" and list(se.model.morph_names) == ["m0", "m1", "m2"],
+          f"morph-target basis: {se.info.get('hyper')} {se.model.morph_names}")
+    # saved and loaded, it maps onto the used morph targets (their count must match)
+    s.model_path = os.path.join(OUT, "morph_model.json")
+    check(bpy.ops.charkit.export_model() == {'FINISHED'}, "export morph-target model")
+    s.morphs["m2"].use = False
+    try:
+        bpy.ops.charkit.import_model()
+    except RuntimeError as e:
+        check("morph targets" in str(e), f"morph-target count error: {e}")
+    else:
+        raise AssertionError("a morph-target count mismatch must fail")
+    s.morphs["m2"].use = True
+    check(bpy.ops.charkit.import_model() == {'FINISHED'}, "import morph-target model")
+    log("train neural on morph targets: " + jobs.stats_summary(se.stats))
+    for m in s.morphs:
+        m.use = False
+
+    # --- Action sampling: the keyed training poses come back
+    s.pose_source = 'ACTION'
+    s.action = arm.animation_data.action
+    s.action_start, s.action_end, s.action_frames = 1, 41, 41
+    s.bake_to_timeline = False
+    before = scene_state(arm, mesh)
+    check(bpy.ops.charkit.generate_training_data() == {'FINISHED'}, "action sampling")
+    same_state(before, scene_state(arm, mesh), "after action sampling")
+    check(len(se.rotations) == 42 and se.pose_names[1] == "frame_1", "rest + 41 frames")
+    close(se.rotations[1:], rot_ref, 1e-5, "action frames = keyed poses")
+    log("action sampling: frames reproduce the keyed poses")
+
+    charkit_deformer.unregister()
+    check(not any(getattr(h, "__module__", "") == "charkit_deformer"
+                  for h in bpy.app.handlers.depsgraph_update_post + bpy.app.handlers.frame_change_post),
+          "handlers removed")
+    log("unregistered")
+
+
+def base_coords_key(kb):
+    co = np.empty(len(kb.data) * 3, np.float32)
+    kb.data.foreach_get("co", co)
+    return co.reshape(-1, 3)
+
+
+def base_coords_from_bind(se, arm, mesh):
+    m = np.array(arm.matrix_world.inverted() @ mesh.matrix_world)
+    inv = np.linalg.inv(m)
+    return se.model_rig.bind.astype(np.float64) @ inv[:3, :3].T + inv[:3, 3]
+
+
+def training_range(model, m):
+    """The per-weight clamp range of a training-range model, from its saved .npz."""
+    path = os.path.join(OUT, "exported_engine_model.json")
+    model.save(path)
+    with np.load(path[:-5] + ".npz") as z:
+        if "weight_min" not in z.files:
+            return np.full(m, -np.inf), np.full(m, np.inf)
+        lo, hi = z["weight_min"].astype(np.float64).ravel(), z["weight_max"].astype(np.float64).ravel()
+    if len(lo) == m - 1:  # no range for the fixed morph 0
+        lo, hi = np.concatenate([[-np.inf], lo]), np.concatenate([[np.inf], hi])
+    check(len(lo) == m, f"weight range of {len(lo)} for {m} weights")
+    return lo, hi
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BaseException:
+        traceback.print_exc()
+        print("CHARKIT_DEFORMER_TEST FAILED", flush=True)
+        sys.stdout.flush()
+        sys.exit(1)
+    print(f"CHARKIT_DEFORMER_TEST OK ({time.perf_counter() - T0:.1f}s)", flush=True)
