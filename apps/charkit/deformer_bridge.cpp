@@ -181,6 +181,9 @@ int run_import(const ImportArgs& a) {
     return report_error(a.clamp, usage_error("--clamp is unit or none"), kExitUsage);
   auto m = learn::import_engine_network(file->bytes(), a.network, sidecar, *rig, spec, o);
   if (!m) return report_error(a.network, m.error(), kExitInvalid);
+  if (m->hyper.contains("warnings"))
+    for (const Json& w : m->hyper["warnings"])
+      report_warning(a.network, w.value("code", ""), w.value("message", ""));
   if (auto st = learn::save_pose_model(*m, a.output); !st)
     return report_error(a.output, st.error(), kExitUsage);
   if (a.json) {

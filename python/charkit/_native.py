@@ -291,6 +291,16 @@ def f64(a, name, shape=None):
     return arr
 
 
+def curves_arg(curves, n, c):
+    """Curve values of n poses as (n, c) float64, or None when the spec has no
+    curves (NULL for the C API); None given means every curve at 0."""
+    if c == 0:
+        return None
+    if curves is None:
+        return np.zeros((n, c), np.float64)
+    return f64(curves, "curves", (n, c))
+
+
 def u32ptr(a):
     return None if a is None else a.ctypes.data_as(U32P)
 

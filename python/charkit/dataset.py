@@ -76,13 +76,7 @@ class Dataset(N.Handle):
         rot = N.f64(rotations, "rotations", (None, b, 4))
         n = rot.shape[0]
         pos = N.f32(positions, "positions", (n, rig.vertex_count, 3))
-        cur = None
-        if curves is not None:
-            cur = N.f64(curves, "curves", (n, c))
-        elif c:
-            cur = np.zeros((n, c), np.float64)
-        if c == 0:
-            cur = None
+        cur = N.curves_arg(curves, n, c)
         err = (c_double * 2)(0.0, 0.0)
         out = N.DatasetP()
         N.check(N.fn.dataset_from_positions(rig._h, spec._h, lay, n, N.dptr(rot), N.dptr(cur),

@@ -198,13 +198,7 @@ def pose_library_json(spec, mesh, names, rotations, curves=None, shape_keys=None
     b, c = spec.bone_count, spec.curve_count
     n = len(names)
     rot = N.f64(rotations, "rotations", (n, b, 4))
-    cur = None
-    if curves is not None:
-        cur = N.f64(curves, "curves", (n, c))
-    elif c:
-        cur = np.zeros((n, c), np.float64)
-    if c == 0:
-        cur = None
+    cur = N.curves_arg(curves, n, c)
     keys = None
     if shape_keys is not None:
         shape_keys = list(shape_keys)

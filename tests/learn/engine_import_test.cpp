@@ -282,30 +282,121 @@ TEST(EngineImport, LayersOutsideAnMlpChainAreRefused) {
   EXPECT_EQ(m.error().code, "IMPORT_UNSUPPORTED");
 }
 
-TEST(EngineImport, LocalModeIsRefusedWithAClearError) {
+// Local network: 2 bones (12 inputs), no curves, one small network per bone
+// as MultiLinear layers: Sequence[MultiLinear 2x(6->2), ELU, MultiLinear
+// 2x(2->1)], 1 morph per bone; optionally a group model over both bones.
+NmnNetwork local_network(bool with_group) {
+  NmnNetwork n;
+  n.mode = NmnMode::kLocal;
+  n.num_morphs_per_bone = 1;
+  n.num_bones = 2;
+  n.num_floats_per_curve = 6;
+  for (int i = 0; i < 12; ++i) {
+    n.input_mean.push_back(0.05F * static_cast<float>(i));
+    n.input_std.push_back(1.0F + 0.1F * static_cast<float>(i));
+  }
+  n.runtime_name = "NNERuntimeBasicCpu";
+  NmnLayer a = layer(NmnLayerType::kMultiLinear, 12, 4);
+  a.blocks = 2;
+  a.rows = 6;
+  a.cols = 2;
+  for (int i = 0; i < 24; ++i) a.weights.push_back(0.03F * static_cast<float>(i % 7) - 0.1F);
+  a.biases = {0.1F, -0.2F, 0.05F, 0.0F};
+  NmnLayer b = layer(NmnLayerType::kMultiLinear, 4, 2);
+  b.blocks = 2;
+  b.rows = 2;
+  b.cols = 1;
+  b.weights = {0.7F, -0.4F, 0.25F, 0.9F};
+  b.biases = {0.01F, -0.02F};
+  n.main.root = layer(NmnLayerType::kSequence, 12, 2);
+  n.main.root.children = {a, layer(NmnLayerType::kElu, 4, 4), b};
+  n.main.input_size = 12;
+  n.main.output_size = 2;
+  if (with_group) {
+    n.num_groups = 1;
+    n.num_items_per_group = 2;
+    NmnModel g;
+    g.root = layer(NmnLayerType::kLinear, 12, 1);
+    g.root.weights.assign(12, 0.5F);
+    g.root.biases = {0.0F};
+    g.input_size = 12;
+    g.output_size = 1;
+    n.group = g;
+  }
+  return n;
+}
+
+InputSpec two_bones() {
+  InputSpec s;
+  s.bones.push_back({"a", {}});
+  s.bones.push_back({"b", {}});
+  return s;
+}
+
+TEST(EngineImport, LocalModeRunsItsPerBoneNetworksLikeTheRunner) {
+  const NmnNetwork n = local_network(false);
+  auto bytes = write_nmn(n);
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  EngineImportOptions io;
+  io.clamp = WeightClamp::kNone;
+  auto m = import_engine_network(*bytes, "local.nmn", std::nullopt,
+                                 rig_with_morphs(2, {"p", "q"}), two_bones(), io);
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(m->hyper["mode"], "local");
+  EXPECT_FALSE(m->hyper.contains("warnings"));
+  ASSERT_EQ(m->morph_count(), 2u);
+  auto runner = NmnRunner::create(*read_nmn(*bytes));
+  ASSERT_TRUE(runner) << runner.error().to_string();
+  PoseModelEvaluator ev(*m);
+  for (int row = 0; row < 5; ++row) {
+    std::vector<float> x(12);
+    for (int i = 0; i < 12; ++i) x[i] = std::sin(0.7F * static_cast<float>(row * 12 + i));
+    std::vector<float> want(2), got(2);
+    runner->run(x, want);
+    ASSERT_TRUE(ev.weights(x, got));
+    for (int k = 0; k < 2; ++k) EXPECT_NEAR(got[k], want[k], 1e-6) << "row " << row;
+  }
+}
+
+TEST(EngineImport, LocalModeGroupModelIsNamedInAWarning) {
+  auto bytes = write_nmn(local_network(true));
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  auto m = import_engine_network(*bytes, "local.nmn", std::nullopt,
+                                 rig_with_morphs(2, {"p", "q"}), two_bones(), {});
+  ASSERT_TRUE(m) << m.error().to_string();
+  ASSERT_TRUE(m->hyper.contains("warnings"));
+  ASSERT_EQ(m->hyper["warnings"].size(), 1u);
+  EXPECT_EQ(m->hyper["warnings"][0]["code"], "IMPORT_GROUP_NOT_RUN");
+  EXPECT_EQ(m->morph_count(), 2u);  // the main model's outputs only
+}
+
+TEST(EngineImport, LocalModeWithCurvesIsRefusedWithAClearError) {
   NmnNetwork n;
   n.mode = NmnMode::kLocal;
   n.num_morphs = 0;
   n.num_morphs_per_bone = 1;
   n.num_bones = 1;
+  n.num_curves = 1;
   n.num_floats_per_curve = 6;
-  n.input_mean.assign(6, 0.0F);
-  n.input_std.assign(6, 1.0F);
+  n.input_mean.assign(12, 0.0F);
+  n.input_std.assign(12, 1.0F);
   n.runtime_name = "NNERuntimeBasicCpu";
-  NmnLayer ml = layer(NmnLayerType::kMultiLinear, 6, 1);
-  ml.blocks = 1;
+  NmnLayer ml = layer(NmnLayerType::kMultiLinear, 12, 2);
+  ml.blocks = 2;
   ml.rows = 6;
   ml.cols = 1;
-  ml.weights.assign(6, 0.5F);
-  ml.biases = {0};
-  n.main.root = layer(NmnLayerType::kSequence, 6, 1);
-  n.main.root.children = {ml, layer(NmnLayerType::kElu, 1, 1)};
-  n.main.input_size = 6;
-  n.main.output_size = 1;
+  ml.weights.assign(12, 0.5F);
+  ml.biases = {0, 0};
+  n.main.root = layer(NmnLayerType::kSequence, 12, 2);
+  n.main.root.children = {ml, layer(NmnLayerType::kElu, 2, 2)};
+  n.main.input_size = 12;
+  n.main.output_size = 2;
   auto bytes = write_nmn(n);
   ASSERT_TRUE(bytes) << bytes.error().to_string();
-  auto m = import_engine_network(*bytes, "local.nmn", std::nullopt, rig_with_morphs(2, {"p"}),
-                                 one_bone(), {});
+  InputSpec spec = one_bone();
+  spec.curves.push_back({"c", 0.0, 1.0});
+  auto m = import_engine_network(*bytes, "local.nmn", std::nullopt, rig_with_morphs(2, {"p", "q"}),
+                                 spec, {});
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().code, "IMPORT_LOCAL_MODE");
   EXPECT_NE(m.error().message.find("deformer run"), std::string::npos);

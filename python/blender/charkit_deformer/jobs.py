@@ -455,7 +455,9 @@ def import_model(context):
 
 
 class LocalModeNetwork(JobError):
-    """A local-mode .nmn: its per-bone group networks are not run (a warning, not an error)."""
+    """A local-mode .nmn with curves (6 inputs per curve, a pose model gives 1): not
+    imported, reported as a warning. Local mode without curves imports; its group
+    model, if any, does not run (the import's IMPORT_GROUP_NOT_RUN warning)."""
 
 
 def import_network(context):
@@ -484,8 +486,9 @@ def import_network(context):
         model, warnings = ck.import_network(path, rig_data.rig, spec, clamp)
     except Exception as e:
         if _ck.is_charkit_error(e) and getattr(e, "code", "") == "IMPORT_LOCAL_MODE":
-            raise LocalModeNetwork(f"{os.path.basename(path)} is a local-mode network: its group "
-                                   "networks are not run, so it was not imported ({})".format(e)) from None
+            raise LocalModeNetwork(f"{os.path.basename(path)} is a local-mode network with curves, "
+                                   "which a pose model cannot feed, so it was not imported ({})"
+                                   .format(e)) from None
         raise
     se.set_model(model, "network", path, (arm.name, mesh.name), bone_names, curve_names, rig_data)
     refresh_preview(scene, force=True, quiet=True)

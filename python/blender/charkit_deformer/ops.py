@@ -253,11 +253,4 @@ classes = (CHARKIT_OT_load_bones, CHARKIT_OT_load_shape_keys, CHARKIT_OT_generat
            CHARKIT_OT_bones_use)
 
 
-def register():
-    for c in classes:
-        bpy.utils.register_class(c)
-
-
-def unregister():
-    for c in reversed(classes):
-        bpy.utils.unregister_class(c)
+register, unregister = bpy.utils.register_classes_factory(classes)

@@ -235,11 +235,4 @@ classes = (CHARKIT_UL_bones, CHARKIT_UL_curves, CHARKIT_UL_morphs, CHARKIT_PT_ma
            CHARKIT_PT_engine)
 
 
-def register():
-    for c in classes:
-        bpy.utils.register_class(c)
-
-
-def unregister():
-    for c in reversed(classes):
-        bpy.utils.unregister_class(c)
+register, unregister = bpy.utils.register_classes_factory(classes)

@@ -364,10 +364,6 @@ charkit_status charkit_import_network(const char* path, charkit_rig* rig, const 
     if (kind == learn::DeformerFileKind::kNmn) {
       auto n = learn::read_nmn(file->bytes());
       if (!n) return fail(n.error());
-      if (n->mode == learn::NmnMode::kLocal)
-        warnings.push_back(
-            "the network is in local mode: its group network does not run here; only global-mode "
-            "networks import as a pose model");
       const auto morphs_path = learn::nmn_morphs_path(path);
       if (std::filesystem::is_regular_file(morphs_path, ec)) {
         auto bytes = learn::read_file_bytes(morphs_path, std::size_t{4} << 30);
@@ -382,6 +378,9 @@ charkit_status charkit_import_network(const char* path, charkit_rig* rig, const 
       if (warnings_json) *warnings_json = capi::dup_string(warnings.dump());
       return fail(m.error());
     }
+    if (m->hyper.contains("warnings"))
+      for (const Json& w : m->hyper["warnings"])
+        warnings.push_back(w.value("code", "") + ": " + w.value("message", ""));
     if (warnings_json) *warnings_json = capi::dup_string(warnings.dump());
     *out = new charkit_model{std::move(*m)};
     return CHARKIT_OK;

@@ -106,6 +106,26 @@ core::Status nmn_steps(const NmnLayer& l, std::vector<Step>& steps, std::string 
           s.layer.weights[i * l.out + o] =
               static_cast<float>(l.qweights[i * l.out + o]) * l.scales[i] + l.offsets[i];
       break;
+    case NmnLayerType::kMultiLinear: {
+      // Block-diagonal: block b maps inputs [b*rows, (b+1)*rows) to outputs
+      // [b*cols, (b+1)*cols) by its rows x cols matrix; as one dense layer
+      // with zeros outside the blocks (x*0 adds nothing to a sum).
+      const std::uint64_t dense = std::uint64_t{l.in} * l.out;
+      if (dense > (std::uint64_t{1} << 26))
+        return unsupported(label + " is too large to run as one dense layer (" +
+                           std::to_string(l.in) + " x " + std::to_string(l.out) + ")");
+      s.dense = true;
+      s.layer.inputs = l.in;
+      s.layer.outputs = l.out;
+      s.layer.biases = l.biases;
+      s.layer.weights.assign(static_cast<std::size_t>(dense), 0.0F);
+      for (std::size_t b = 0; b < l.blocks; ++b)
+        for (std::size_t r = 0; r < l.rows; ++r)
+          for (std::size_t c = 0; c < l.cols; ++c)
+            s.layer.weights[(b * l.rows + r) * l.out + b * l.cols + c] =
+                l.weights[(b * l.rows + r) * l.cols + c];
+      break;
+    }
     case NmnLayerType::kRelu:
       s.act = Activation::kReLU;
       break;
@@ -403,10 +423,12 @@ core::Result<PoseModel> to_pose_model(Mlp mlp, const std::optional<NmnSidecar>& 
 }  // namespace
 
 core::Result<Mlp> nmn_to_mlp(const NmnNetwork& n) {
-  if (n.mode != NmnMode::kGlobal)
+  if (n.mode == NmnMode::kLocal && n.num_curves > 0)
     return make_error("IMPORT_LOCAL_MODE",
-                      "a local-mode network (one small network per bone) runs with `charkit "
-                      "deformer run` but is not one MLP and cannot be imported as a pose model");
+                      "a local-mode network gives each of its " + std::to_string(n.num_curves) +
+                          " curves " + std::to_string(n.num_floats_per_curve) +
+                          " inputs, a pose model 1: it runs with `charkit deformer run` but "
+                          "cannot be imported as a pose model");
   std::vector<Step> steps;
   if (auto st = nmn_steps(n.main.root, steps, "0"); !st) return std::move(st).error();
   auto mlp = chain_to_mlp(steps);
@@ -447,6 +469,13 @@ core::Result<PoseModel> import_engine_network(core::Bytes bytes, std::string_vie
       if (auto st = check_nmn_sidecar(*sidecar, *net); !st) return std::move(st).error();
     hyper["format"] = "nmn";
     hyper["runtime_name"] = net->runtime_name;
+    if (net->mode == NmnMode::kLocal) hyper["mode"] = "local";
+    if (net->group)
+      hyper["warnings"] = core::Json::array(
+          {core::Json{{"code", "IMPORT_GROUP_NOT_RUN"},
+                      {"message", "the network's group model (" + std::to_string(net->num_groups) +
+                                      " bone groups) does not run in the imported model; only "
+                                      "the per-bone main model does"}}});
     return to_pose_model(std::move(*mlp), sidecar, rig, spec, o, std::move(hyper));
   }
   if (kind == DeformerFileKind::kOnnx) {

@@ -27,11 +27,14 @@ struct EngineImportOptions {
 ///
 /// - Kind: from the content (the `.nmn` magic, else an ONNX ModelProto), the
 ///   file name only naming it in messages.
-/// - `.nmn`: local mode is refused (IMPORT_LOCAL_MODE: such a network runs
-///   with `charkit deformer run` but is not one MLP); the main model must be
-///   Linear/CompressedLinear layers with one activation kind (ReLU, ELU or
+/// - `.nmn`: the main model must be Linear/CompressedLinear/MultiLinear
+///   layers (MultiLinear, the per-bone networks of local mode, as one
+///   block-diagonal dense layer) with one activation kind (ReLU, ELU or
 ///   TanH) between them and optionally after the last (Copy layers and
 ///   nested Sequences are fine). The input normalisation comes from the file.
+///   Local mode: the main model runs; a group model does not, which the model's
+///   hyper["warnings"] says ({"code": "IMPORT_GROUP_NOT_RUN", "message"});
+///   local mode with curves (6 inputs per curve) is IMPORT_LOCAL_MODE.
 /// - `.onnx`: one float input and one output; nodes Gemm, or MatMul followed
 ///   by Add of a constant bias, with Relu / Elu (alpha 1) / Tanh between them
 ///   and optionally after the last; Identity and Flatten pass through. The
@@ -54,8 +57,9 @@ core::Result<PoseModel> import_engine_network(core::Bytes network, std::string_v
                                               const scene::Rig& rig, const InputSpec& spec,
                                               const EngineImportOptions& options = {});
 
-/// The main model of a global-mode `.nmn` as an MLP (normalisation
-/// included). Errors: IMPORT_LOCAL_MODE, IMPORT_UNSUPPORTED.
+/// The main model of a `.nmn` as an MLP (normalisation included; a local-mode
+/// group model is left out). Errors: IMPORT_LOCAL_MODE (local mode with
+/// curves), IMPORT_UNSUPPORTED.
 core::Result<Mlp> nmn_to_mlp(const NmnNetwork& network);
 
 }  // namespace charkit::learn
