@@ -54,6 +54,8 @@ void add_bem_convert_commands(CLI::App& bem, int& exit_code);
 void add_bem_export_command(CLI::App& bem, int& exit_code);
 /// `charkit bem pack` (bem_pack.cpp): a glTF scene's meshes into a template's layout.
 void add_bem_pack_command(CLI::App& bem, int& exit_code);
+/// `charkit bem simulate` (bem_simulate.cpp): the §13 drivers over time, NDJSON.
+void add_bem_simulate_command(CLI::App& bem, int& exit_code);
 
 // The `charkit deformer` sub-commands, registered by add_deformer_commands.
 /// `charkit deformer info` and `run` (deformer_run.cpp): any model file's
