@@ -540,6 +540,7 @@ void add_bem_commands(CLI::App& app, int& exit_code) {
 
   add_bem_select_command(*bem, exit_code);
   add_bem_simulate_command(*bem, exit_code);
+  add_bem_library_command(*bem, exit_code);
   add_bem_convert_commands(*bem, exit_code);
   add_bem_export_command(*bem, exit_code);
   add_bem_pack_command(*bem, exit_code);

@@ -14,8 +14,10 @@
 #include "charkit/bem/drivers.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/plan.h"
+#include "charkit/bem/runtime_ini.h"
 #include "charkit/bem/settings.h"
 #include "charkit/core/json.h"
+#include "charkit/core/mapped_file.h"
 #include "cli_output.h"
 #include "commands.h"
 #include "package_input.h"
@@ -32,6 +34,8 @@ struct SimulateArgs {
   std::string parameters;
   std::string events;
   std::string output;
+  std::string ini;
+  bool options_given = false, parameters_given = false;
   double dt = 1.0 / 30.0;
   std::uint64_t steps = 30;
   bool skip_validation = false;
@@ -211,7 +215,25 @@ int run_simulate(const SimulateArgs& a) {
                         kExitInvalid);
   }
   const bem::Model& model = *loaded.model;
-  auto settings = bem::parse_settings(model, a.options, a.parameters);
+  // runtime.ini: the package's [Mod.<package_id>] gives the saved settings
+  // the command line does not, and the drivers= states.
+  bem::ModSettings mod;
+  std::string options = a.options, parameters = a.parameters;
+  if (!a.ini.empty()) {
+    auto ini_file = core::MappedFile::open(a.ini);
+    if (!ini_file) return report_error(a.ini, ini_file.error(), kExitUsage);
+    auto ini = bem::RuntimeIni::parse(core::as_chars(ini_file->bytes()));
+    if (!ini) return report_error(a.ini, ini.error(), kExitInvalid);
+    const std::string id = loaded.manifest.value("package_id", std::string());
+    auto m = bem::read_mod_settings(*ini, id);
+    if (!m) return report_error(a.ini, m.error(), kExitInvalid);
+    mod = std::move(*m);
+    if (!ini->section("Mod." + id))
+      report_warning(a.ini, "BEM_SIMULATE_OPTIONS", "no [Mod." + id + "] section; defaults used");
+    if (!a.options_given) options = mod.options;
+    if (!a.parameters_given) parameters = mod.parameters_saved;
+  }
+  auto settings = bem::parse_settings(model, options, parameters);
   if (!settings) return report_error(a.file, settings.error(), kExitUsage);
   for (const bem::SettingsWarning& w : settings->warnings)
     report_warning(a.file, w.code, w.message,
@@ -223,6 +245,15 @@ int run_simulate(const SimulateArgs& a) {
   for (const std::string& line : set.log) report_info(a.file, line);
   bem::DriverRuntime rt(std::move(set), model, settings->ticks,
                         bem::static_materials(model, *plan));
+  for (const auto& [id, state] : mod.drivers) {
+    const int d = rt.find(id);
+    if (d < 0) {
+      report_warning(a.ini, "BEM_SIMULATE_EVENTS", "drivers=: no driver \"" + id + "\"");
+      continue;
+    }
+    rt.start(static_cast<std::size_t>(d));
+    if (state == "pause") rt.pause(static_cast<std::size_t>(d));
+  }
   auto events = parse_events(a.events, rt);
   if (!events) return report_error(a.file, events.error(), kExitUsage);
 
@@ -265,10 +296,16 @@ void add_bem_simulate_command(CLI::App& bem, int& exit_code) {
       "and the sound events");
   sim->add_option("file", args->file, "Package file (.bem, .zip)")->required()->type_name("FILE");
   sim->add_option("--options", args->options, "Saved option string 'group:choice&…'")
-      ->type_name("S");
+      ->type_name("S")
+      ->each([args](const std::string&) { args->options_given = true; });
   sim->add_option("--parameters", args->parameters,
                   "Saved parameter string 'id:tick&…': the manual ticks drivers release to")
-      ->type_name("S");
+      ->type_name("S")
+      ->each([args](const std::string&) { args->parameters_given = true; });
+  sim->add_option("--ini", args->ini,
+                  "A runtime.ini: its [Mod.<package id>] gives options, parameters_saved and the "
+                  "drivers= states (id:play, id:pause) unless the command line says otherwise")
+      ->type_name("runtime.ini");
   sim->add_option("--events", args->events,
                   "Controls 'TIME:ACTION:DRIVER[:ARG]&…', actions start, pause, stop, toggle, "
                   "speed (e.g. '0:start:glow&2.5:speed:glow:2&4:stop:glow'); an event applies "

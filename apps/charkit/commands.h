@@ -56,6 +56,8 @@ void add_bem_export_command(CLI::App& bem, int& exit_code);
 void add_bem_pack_command(CLI::App& bem, int& exit_code);
 /// `charkit bem simulate` (bem_simulate.cpp): the §13 drivers over time, NDJSON.
 void add_bem_simulate_command(CLI::App& bem, int& exit_code);
+/// `charkit bem library` (bem_library.cpp): runtime.ini + packages/ of a player.
+void add_bem_library_command(CLI::App& bem, int& exit_code);
 
 // The `charkit deformer` sub-commands, registered by add_deformer_commands.
 /// `charkit deformer info` and `run` (deformer_run.cpp): any model file's
