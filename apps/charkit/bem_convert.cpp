@@ -151,12 +151,15 @@ int run_unpack(const std::string& file, const std::string& dir, bool force, bool
            {"folder", dir},
            {"payloads", r->payloads},
            {"payloadBytes", r->payload_bytes},
-           {"manifestBytes", r->manifest_bytes}};
+           {"manifestBytes", r->manifest_bytes},
+           {"sounds", r->sounds}};
     print_json(std::move(j));
   } else {
     std::cout << printable(file) << ": unpacked into " << printable(dir) << ": manifest.json ("
               << r->manifest_bytes << " bytes), " << r->payloads << " payload files ("
-              << r->payload_bytes << " bytes)\n";
+              << r->payload_bytes << " bytes)"
+              << (r->sounds ? ", " + std::to_string(r->sounds) + " driver sounds in sounds/" : "")
+              << "\n";
   }
   return kExitOk;
 }

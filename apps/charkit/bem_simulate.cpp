@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "charkit/bem/load.h"
 #include "charkit/bem/plan.h"
 #include "charkit/bem/runtime_ini.h"
+#include "charkit/bem/selection.h"
 #include "charkit/bem/settings.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
@@ -39,7 +41,48 @@ struct SimulateArgs {
   double dt = 1.0 / 30.0;
   std::uint64_t steps = 30;
   bool skip_validation = false;
+  bool positions = false;
 };
+
+/// Payloads decoded once and kept: --positions re-reads the selection every
+/// step, and only the frames' weights change between steps.
+class CachedPayloads final : public bem::PayloadSource {
+ public:
+  explicit CachedPayloads(const bem::Package& package) : source_(package) {}
+  core::Result<bem::PayloadData> read(std::uint32_t id) const override {
+    auto it = cache_.find(id);
+    if (it == cache_.end()) {
+      auto r = source_.read(id);
+      if (!r) return std::move(r).error();
+      const core::Bytes b = r->bytes();
+      it = cache_.emplace(id, std::vector<std::uint8_t>(b.begin(), b.end())).first;
+    }
+    return bem::PayloadData(core::Bytes(it->second));
+  }
+
+ private:
+  bem::PackagePayloadSource source_;
+  mutable std::map<std::uint32_t, std::vector<std::uint8_t>> cache_;
+};
+
+/// The deformed positions of the meshes with active channels at the frame's
+/// ticks (§10 evaluation through bem::read_selection): [{"mesh", "positions"}].
+core::Result<Json> positions_json(const bem::Model& model, const bem::Settings& base,
+                                  const bem::RuntimeFrame& f, const bem::PayloadSource& source) {
+  bem::Settings s = base;
+  for (std::size_t p = 0; p < s.ticks.size() && p < f.ticks.size(); ++p)
+    if (s.parameter_available[p]) s.ticks[p] = f.ticks[p];  // unavailable: neutral (§10)
+  auto plan = bem::make_plan(model, s, {});
+  if (!plan) return std::move(plan).error();
+  bem::SelectionOptions so;
+  so.read_textures = false;
+  auto sel = bem::read_selection(model, *plan, source, so);
+  if (!sel) return std::move(sel).error();
+  Json out = Json::array();
+  for (const bem::SelectedMesh& m : sel->meshes)
+    if (!m.positions.empty()) out.push_back(Json{{"mesh", m.mesh}, {"positions", m.positions}});
+  return out;
+}
 
 /// One control event of --events: TIME:ACTION:DRIVER[:ARG].
 struct Event {
@@ -265,6 +308,8 @@ int run_simulate(const SimulateArgs& a) {
       return report_error(a.output, "IO_CREATE", "cannot create the output file", kExitUsage);
     os = &file_out;
   }
+  std::unique_ptr<CachedPayloads> payloads;
+  if (a.positions) payloads = std::make_unique<CachedPayloads>(*loaded.package);
   std::size_t next = 0;
   constexpr double kEps = 1e-9;
   for (std::uint64_t k = 0; k <= a.steps; ++k) {
@@ -272,7 +317,14 @@ int run_simulate(const SimulateArgs& a) {
     // Events at or before this time apply before the state is reported and
     // before the step that starts here.
     while (next < events->size() && (*events)[next].time <= t + kEps) apply(rt, (*events)[next++]);
-    *os << frame_json(k, t, model, rt, rt.frame()).dump() << '\n';
+    const bem::RuntimeFrame frame = rt.frame();
+    Json line = frame_json(k, t, model, rt, frame);
+    if (a.positions) {
+      auto pos = positions_json(model, *settings, frame, *payloads);
+      if (!pos) return report_error(a.file, pos.error(), kExitInvalid);
+      line["positions"] = std::move(*pos);
+    }
+    *os << line.dump() << '\n';
     if (k < a.steps) rt.step(a.dt);
   }
   os->flush();
@@ -315,6 +367,9 @@ void add_bem_simulate_command(CLI::App& bem, int& exit_code) {
   sim->add_option("--steps", args->steps, "Steps after the state at time 0")->capture_default_str();
   sim->add_option("-o,--output", args->output, "Write the NDJSON here instead of stdout")
       ->type_name("OUT.ndjson");
+  sim->add_flag("--positions", args->positions,
+                "Add each line's deformed positions of the meshes with active §10 channels "
+                "(x y z per vertex)");
   sim->add_flag("--skip-validation", args->skip_validation,
                 "Apply the user's 'disable model validation' switch while validating");
   sim->footer(

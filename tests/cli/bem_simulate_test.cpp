@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -145,6 +146,40 @@ TEST_F(SimulateCli, LinesCarryStatesMaterialsAndSounds) {
   EXPECT_EQ(ls[2]["materials"][0]["value"], 0.5);
   EXPECT_EQ(ls[2]["materials"][0]["source"], "static");
   EXPECT_EQ(ls[4]["parameters"]["body"], 1000);
+}
+
+TEST_F(SimulateCli, UnpackNamesADriversSoundByItsFormat) {
+  Json d = driver("sine", "loop");
+  d["id"] = "../thrust loop";  // no path out of sounds/
+  d["sound"] = Json{{"payload", 6}, {"format", "ogg"}};
+  auto path = write("p.bem", package(Json::array({d})).binary());
+  const auto out = dir_ / "unpacked";
+  auto r = run_charkit("bem unpack " + quote(path) + " " + quote(out) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(Json::parse(r.out)["sounds"], 1);
+  const auto sound = out / "sounds" / "sound_6.ogg";  // a leading dot: named by payload
+  ASSERT_TRUE(std::filesystem::exists(sound));
+  EXPECT_EQ(std::filesystem::file_size(sound), 32u);  // the payload's bytes
+  EXPECT_TRUE(std::filesystem::exists(out / "payloads" / "0006.bin"));
+}
+
+TEST_F(SimulateCli, PositionsFollowTheDrivenTicks) {
+  // body's frame at 1000 moves vertex 1 by (0.5, 0, 0): at tick 250 by 0.125.
+  auto ls = lines(package(Json::array({driver("sawtooth", "loop")})),
+                  "--dt 0.25 --steps 2 --positions --events '0:start:d&0.5:stop:d'");
+  ASSERT_EQ(ls.size(), 3u);
+  ASSERT_EQ(ls[0]["positions"].size(), 1u);
+  EXPECT_EQ(ls[0]["positions"][0]["mesh"], 0);
+  const Json& p0 = ls[0]["positions"][0]["positions"];
+  const Json& p1 = ls[1]["positions"][0]["positions"];
+  const Json& p2 = ls[2]["positions"][0]["positions"];
+  ASSERT_EQ(p0.size(), p1.size());
+  ASSERT_GT(p0.size(), 5u);
+  for (std::size_t k = 0; k < p0.size(); ++k) {
+    const double d = p1[k].get<double>() - p0[k].get<double>();
+    EXPECT_NEAR(d, k == 3 ? 0.125 : 0.0, 1e-6) << "component " << k;
+    EXPECT_EQ(p2[k], p0[k]) << "stopped: back at the manual tick 0";
+  }
 }
 
 TEST_F(SimulateCli, BadEventsAndOptionsAreUsageErrors) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -303,6 +304,42 @@ core::Result<UnpackStats> unpack_package(core::Bytes file, const std::string& di
       return std::move(w).error();
     ++stats.payloads;
     stats.payload_bytes += data->size();
+  }
+  // §13 driver sounds, also under sounds/<driver id>.<format>: a copy named
+  // so that a player or an editor opens it (payloads/ keeps the package's own
+  // names, which the folder reads back). The manifest is not validated here,
+  // so every field is checked as it is used.
+  auto manifest = core::parse_json_strict(text);
+  if (!manifest || !manifest->is_object() || !manifest->contains("drivers") ||
+      !(*manifest)["drivers"].is_array())
+    return stats;
+  std::vector<std::string> used;
+  for (const core::Json& d : (*manifest)["drivers"]) {
+    if (!d.is_object() || !d.contains("sound") || !d["sound"].is_object()) continue;
+    const core::Json& snd = d["sound"];
+    if (!snd.contains("payload") || !snd["payload"].is_number_unsigned()) continue;
+    const auto id = snd["payload"].get<std::uint64_t>();
+    if (id >= pkg->payload_count() || !pkg->payloads()[id].present) continue;
+    std::string name = d.contains("id") && d["id"].is_string() ? d["id"].get<std::string>() : "";
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+    if (name.size() > 64) name.resize(64);
+    if (name.empty() || name.front() == '.') name = "sound_" + std::to_string(id);
+    std::string ext = snd.contains("format") && snd["format"].is_string()
+                          ? snd["format"].get<std::string>()
+                          : "bin";
+    static constexpr const char* kFormats[] = {"wav", "mp3", "m4a", "aac", "flac",
+                                               "ogg", "wma", "mp4", "bin"};
+    if (std::find(std::begin(kFormats), std::end(kFormats), ext) == std::end(kFormats)) ext = "bin";
+    std::string sound_file = name + "." + ext;
+    for (int n = 2; std::find(used.begin(), used.end(), sound_file) != used.end(); ++n)
+      sound_file = name + "_" + std::to_string(n) + "." + ext;
+    used.push_back(sound_file);
+    fs::create_directory(dir / "sounds", ec);
+    auto data = pkg->read_payload_into(static_cast<std::uint32_t>(id), scratch);
+    if (!data) return std::move(data).error();
+    if (auto w = write_file(dir / "sounds" / sound_file, *data); !w) return std::move(w).error();
+    ++stats.sounds;
   }
   return stats;
 }

@@ -53,13 +53,17 @@ struct UnpackStats {
   std::size_t payloads = 0;         ///< payload files written
   std::uint64_t payload_bytes = 0;  ///< their decoded bytes
   std::uint64_t manifest_bytes = 0;
+  std::size_t sounds = 0;  ///< §13 driver sounds also written as sounds/<id>.<format>
 };
 
 /// Write a single package (binary or ZIP) as a folder: manifest.json byte
 /// for byte as stored, each payload decoded into payloads/NNNN.bin (NNNNN
-/// from 10000). The package is opened and every payload decoded and checked
-/// by the reader, but its manifest is not validated (unpack is a debugging
-/// aid). Refuses a non-empty directory unless options.force.
+/// from 10000), and each §13 driver sound once more as
+/// sounds/<driver id>.<format> (the id reduced to [A-Za-z0-9._-];
+/// sound_<payload> when that is empty or starts with a dot; a format outside
+/// the §13 list as .bin). The package is opened and every payload decoded
+/// and checked by the reader, but its manifest is not validated (unpack is a
+/// debugging aid). Refuses a non-empty directory unless options.force.
 core::Result<UnpackStats> unpack_package(core::Bytes file, const std::string& dir,
                                          const UnpackOptions& options = {});
 
