@@ -25,6 +25,51 @@ testkit::TestPackage example_v15() {
   return p;
 }
 
+// The 1.5 drivers example (§10, §12, §13): the baseline triangle with a
+// parameter "open" (0..100) whose one frame moves vertex 1 by (0.5, 0.5, 0),
+// a static _Glow on the draw, and three drivers: "wave" (pingpong, 0.5 Hz,
+// drives "open"), "glow" (sine, 1 Hz: _Glow 0..2, _EmissionColor black to
+// orange, keyword _EMISSION above w 0.5) and "blink" (step, once, 2 Hz,
+// drives "open" over its upper half).
+testkit::TestPackage example_drivers() {
+  testkit::TestPackage p = testkit::make_valid_package(5);
+  Json& m = p.manifest;
+  m["package_id"] = "charkit.example.drivers";
+  m["name"] = "charkit example (BEM 1.5 drivers)";
+  m["author"] = "charkit project (CC0)";
+  for (const char* cap :
+       {"body-parameters", "mesh-position-deltas", "material-overrides-v1", "dynamic-drivers-v1"})
+    m["required_capabilities"].push_back(cap);
+  m["parameters"] = Json::parse(
+      R"([{"id": "open", "name": "Open", "min": 0, "max": 100, "neutral": 0, "default": 0, "step": 1}])");
+  m["mesh_deformations"] = Json::parse(
+      R"([{"mesh": 0, "parameter": "open", "frames": [{"value": 0, "neutral": true},
+          {"value": 100, "payload": 5, "count": 1, "encoding": "sparse-position-f32"}]}])");
+  m["meshes"][0]["draws"][0]["material_overrides"] = Json{{"floats", Json{{"_Glow", 0.25}}}};
+  m["drivers"] = Json::parse(R"([
+    {"id": "wave", "name": "Wave", "waveform": "pingpong", "playback": "loop",
+     "base_frequency": 0.5,
+     "bindings": [{"type": "morph_parameter", "target": "open"}]},
+    {"id": "glow", "name": "Glow", "waveform": "sine", "playback": "loop", "base_frequency": 1.0,
+     "bindings": [
+       {"type": "material_float", "component": 0, "material_slot": 0, "property": "_Glow",
+        "range": [0, 2]},
+       {"type": "material_color", "component": 0, "material_slot": 0,
+        "property": "_EmissionColor", "colors": [[0, 0, 0, 1], [1, 0.5, 0, 1]]},
+       {"type": "material_keyword", "component": 0, "material_slot": 0, "keyword": "_EMISSION",
+        "threshold": 0.5}]},
+    {"id": "blink", "name": "Blink", "waveform": "step", "playback": "once", "base_frequency": 2.0,
+     "bindings": [{"type": "morph_parameter", "target": "open", "range": [0.5, 1]}]}])");
+  // Payload 5: the frame at open = 100, one sparse record (vertex 1).
+  const std::string header = R"({"count":1,"encoding":"sparse-position-f32"})";
+  testkit::ByteVec delta = testkit::u32_bytes({static_cast<std::uint32_t>(header.size())});
+  delta.insert(delta.end(), header.begin(), header.end());
+  for (const testkit::ByteVec& b : {testkit::u32_bytes({1}), testkit::f32_bytes({0.5F, 0.5F, 0})})
+    delta.insert(delta.end(), b.begin(), b.end());
+  p.payloads.push_back(delta);
+  return p;
+}
+
 // The game's own 16/12/12 vertex layout (docs/bem/export.md, "Packed normal
 // and tangent"): a quad with position + the packed normal/tangent word in
 // stream 0, UV + SNorm8×4 outline data (TexCoord2) in stream 1 and the
@@ -97,6 +142,7 @@ std::vector<ExampleFile> make_example_packages() {
   return {
       {"example-1.5.bem", binary_best_codec(v15)},
       {"example-1.5.zip", v15.zip(/*deflate=*/true)},
+      {"example-1.5-drivers.bem", binary_best_codec(example_drivers())},
       {"example-1.4-explicit.bem", v14.binary()},
       {"example-1.0.bem", v10.binary()},
       {"example-1.1-game-layout.bem", binary_best_codec(example_game_layout())},

@@ -8,7 +8,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -84,160 +83,12 @@ core::Result<Json> positions_json(const bem::Model& model, const bem::Settings& 
   return out;
 }
 
-/// One control event of --events: TIME:ACTION:DRIVER[:ARG].
-struct Event {
-  double time = 0.0;
-  std::string action;  ///< start, pause, stop, toggle, speed
-  std::size_t driver = 0;
-  double arg = 1.0;  ///< speed
-  std::size_t column = 0;
-};
-
-core::Result<std::vector<Event>> parse_events(const std::string& text,
-                                              const bem::DriverRuntime& rt) {
-  std::vector<Event> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('&', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(pos, end - pos);
-    auto bad = [&](const std::string& why) {
-      return core::make_error("BEM_SIMULATE_EVENTS",
-                              "event \"" + item + "\": " + why +
-                                  " (form TIME:ACTION:DRIVER[:ARG], actions start, pause, stop, "
-                                  "toggle, speed)",
-                              core::Location::at_offset(pos + 1));
-    };
-    std::vector<std::string> parts;
-    std::stringstream ss(item);
-    for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
-    if (parts.size() < 3 || parts.size() > 4) return bad("expected 3 or 4 fields");
-    Event e;
-    e.column = pos + 1;
-    char* stop = nullptr;
-    e.time = std::strtod(parts[0].c_str(), &stop);
-    if (parts[0].empty() || *stop != '\0' || !std::isfinite(e.time) || e.time < 0)
-      return bad("the time is not a number of seconds >= 0");
-    e.action = parts[1];
-    if (e.action != "start" && e.action != "pause" && e.action != "stop" && e.action != "toggle" &&
-        e.action != "speed")
-      return bad("unknown action \"" + e.action + "\"");
-    const int d = rt.find(parts[2]);
-    if (d < 0) {
-      std::string ids;
-      for (const bem::Driver& drv : rt.drivers()) ids += (ids.empty() ? "" : ", ") + drv.id;
-      return bad("no driver \"" + parts[2] +
-                 "\" (the package's drivers: " + (ids.empty() ? "none" : ids) + ")");
-    }
-    e.driver = static_cast<std::size_t>(d);
-    if (e.action == "speed") {
-      if (parts.size() != 4) return bad("speed needs a value, e.g. 2:speed:glow:1.5");
-      e.arg = std::strtod(parts[3].c_str(), &stop);
-      if (parts[3].empty() || *stop != '\0' || !std::isfinite(e.arg))
-        return bad("the speed is not a number");
-    } else if (parts.size() == 4) {
-      return bad("only speed takes a value");
-    }
-    out.push_back(e);
-    pos = end + 1;
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Event& a, const Event& b) { return a.time < b.time; });
-  return out;
-}
-
-void apply(bem::DriverRuntime& rt, const Event& e) {
-  if (e.action == "start")
-    rt.start(e.driver);
-  else if (e.action == "pause")
-    rt.pause(e.driver);
-  else if (e.action == "stop")
-    rt.stop(e.driver);
-  else if (e.action == "toggle")
-    rt.toggle(e.driver);
-  else
-    rt.set_speed(e.driver, e.arg);
-}
-
-Json color_json(const std::array<double, 4>& c) {
-  return Json::array({c[0], c[1], c[2], c[3]});
-}
-
 Json frame_json(std::uint64_t step, double time, const bem::Model& model,
                 const bem::DriverRuntime& rt, const bem::RuntimeFrame& f) {
-  Json drivers = Json::array();
-  for (const bem::DriverStatus& s : f.drivers) {
-    const bem::Driver& d = rt.drivers()[s.driver];
-    Json bindings = Json::array();
-    for (const bem::BindingOutput& o : s.outputs) {
-      const bem::DriverBinding& b = d.bindings[o.binding];
-      Json j{{"type", bem::binding_type_name(b.type)}};
-      switch (b.type) {
-        case bem::BindingType::kMorphParameter:
-          j["target"] = b.target;
-          j["tick"] = o.tick;
-          break;
-        case bem::BindingType::kMaterialFloat:
-          j["component"] = b.component;
-          j["material_slot"] = b.material_slot;
-          j["property"] = b.property;
-          j["value"] = o.value;
-          break;
-        case bem::BindingType::kMaterialColor:
-          j["component"] = b.component;
-          j["material_slot"] = b.material_slot;
-          j["property"] = b.property;
-          j["value"] = color_json(o.color);
-          break;
-        case bem::BindingType::kMaterialKeyword:
-          j["component"] = b.component;
-          j["material_slot"] = b.material_slot;
-          j["keyword"] = b.keyword;
-          j["enabled"] = o.enabled;
-          break;
-      }
-      bindings.push_back(std::move(j));
-    }
-    drivers.push_back(Json{{"id", d.id},
-                           {"state", bem::driver_state_name(s.state)},
-                           {"phase", s.phase},
-                           {"w", s.w},
-                           {"speed", s.speed},
-                           {"bindings", std::move(bindings)}});
-  }
-  Json params = Json::object();
-  for (std::size_t p = 0; p < model.parameters.size(); ++p)
-    params[model.parameters[p].id] = f.ticks[p];
-  Json materials = Json::array();
-  for (const bem::MaterialValue& m : f.materials) {
-    Json j{{"component", m.component},
-           {"material_slot", m.material_slot},
-           {"type", bem::binding_type_name(m.type)},
-           {m.type == bem::BindingType::kMaterialKeyword ? "keyword" : "property", m.name}};
-    if (m.type == bem::BindingType::kMaterialFloat)
-      j["value"] = m.value;
-    else if (m.type == bem::BindingType::kMaterialColor)
-      j["value"] = color_json(m.color);
-    else
-      j["enabled"] = m.enabled;
-    j["source"] = m.driven ? "driver" : m.from_static ? "static" : "default";
-    materials.push_back(std::move(j));
-  }
-  Json sounds = Json::array();
-  for (const bem::SoundEvent& e : f.sounds) {
-    const bem::Driver& d = rt.drivers()[e.driver];
-    Json j{{"driver", d.id}, {"event", e.start ? "start" : "stop"}};
-    if (e.start && d.sound) {
-      j["payload"] = d.sound->payload;
-      j["format"] = d.sound->format;
-      j["gain"] = d.sound->gain;
-      j["loop"] = d.sound->loop;
-      j["offset_seconds"] = d.sound->offset_seconds;
-    }
-    sounds.push_back(std::move(j));
-  }
-  return Json{{"step", step},         {"time", time},           {"drivers", drivers},
-              {"parameters", params}, {"materials", materials}, {"sounds", sounds}};
+  Json line{{"step", step}, {"time", time}};
+  Json state = bem::runtime_frame_json(model, rt, f);
+  for (auto& [k, v] : state.items()) line[k] = std::move(v);
+  return line;
 }
 
 int run_simulate(const SimulateArgs& a) {
@@ -297,7 +148,7 @@ int run_simulate(const SimulateArgs& a) {
     rt.start(static_cast<std::size_t>(d));
     if (state == "pause") rt.pause(static_cast<std::size_t>(d));
   }
-  auto events = parse_events(a.events, rt);
+  auto events = bem::parse_driver_events(a.events, rt.drivers());
   if (!events) return report_error(a.file, events.error(), kExitUsage);
 
   std::ofstream file_out;
@@ -316,7 +167,10 @@ int run_simulate(const SimulateArgs& a) {
     const double t = static_cast<double>(k) * a.dt;
     // Events at or before this time apply before the state is reported and
     // before the step that starts here.
-    while (next < events->size() && (*events)[next].time <= t + kEps) apply(rt, (*events)[next++]);
+    while (next < events->size() && (*events)[next].time <= t + kEps) {
+      const bem::DriverEvent& e = (*events)[next++];
+      bem::apply_driver_control(rt, e.action, e.driver, e.arg);
+    }
     const bem::RuntimeFrame frame = rt.frame();
     Json line = frame_json(k, t, model, rt, frame);
     if (a.positions) {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "charkit/bem/export_gltf.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/plan.h"
 #include "charkit/bem/settings.h"
@@ -336,4 +337,124 @@ TEST(DriverRuntime, TheLaterDriverOfAParameterWins) {
   EXPECT_EQ(rt.frame().ticks[0], 250u);
   EXPECT_EQ(rt.find("b"), 1);
   EXPECT_EQ(rt.find("c"), -1);
+}
+
+TEST(DriverControls, EventsParseSortAndSayWhatIsWrong) {
+  auto l = load_with(Json::array(
+      {morph_driver("a", "sawtooth", "loop", 1.0), morph_driver("b", "sine", "loop", 1.0)}));
+  DriverRuntime rt = runtime_of(*l);
+  auto ev = parse_driver_events("2:stop:a&0.5:speed:b:1.5&0.5:start:b&0:toggle:a", rt.drivers());
+  ASSERT_TRUE(ev) << ev.error().to_string();
+  ASSERT_EQ(ev->size(), 4u);
+  // By time; equal times keep their order (speed before start at 0.5).
+  EXPECT_EQ((*ev)[0].action, DriverAction::kToggle);
+  EXPECT_EQ((*ev)[0].column, 38u);
+  EXPECT_EQ((*ev)[1].action, DriverAction::kSpeed);
+  EXPECT_EQ((*ev)[1].driver, 1u);
+  EXPECT_EQ((*ev)[1].arg, 1.5);
+  EXPECT_EQ((*ev)[2].action, DriverAction::kStart);
+  EXPECT_EQ((*ev)[3].time, 2.0);
+  EXPECT_TRUE(parse_driver_events("", rt.drivers())->empty());
+
+  struct Bad {
+    const char* text;
+    const char* says;
+    std::size_t column;
+  };
+  for (const Bad& b : {Bad{"0:start", "3 or 4 fields", 1}, Bad{"0:start:a&x:stop:a", "time", 11},
+                       Bad{"-1:start:a", "time", 1}, Bad{"0:jump:a", "unknown action 'jump'", 1},
+                       Bad{"0:start:zz", "no driver 'zz' (the package's drivers: 'a', 'b')", 1},
+                       Bad{"0:speed:a", "needs a value", 1},
+                       Bad{"0:speed:a:fast", "not a number", 1}, Bad{"0:stop:a:2", "only speed", 1},
+                       Bad{"0:start:a:b:c", "3 or 4", 1}, Bad{"inf:start:a", "time", 1}}) {
+    auto r = parse_driver_events(b.text, rt.drivers());
+    ASSERT_FALSE(r) << b.text;
+    EXPECT_EQ(r.error().code, "BEM_SIMULATE_EVENTS");
+    EXPECT_NE(r.error().message.find(b.says), std::string::npos) << r.error().message;
+    EXPECT_EQ(r.error().location.offset, b.column) << b.text;
+  }
+  // A byte that is not UTF-8 is quoted as \xHH.
+  auto r = parse_driver_events("0:start:\xff", rt.drivers());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("'\\xFF'"), std::string::npos) << r.error().message;
+}
+
+TEST(DriverControls, ControlMessagesApplyLikeTheEvents) {
+  auto l = load_with(Json::array({morph_driver("a", "sawtooth", "loop", 1.0)}));
+  DriverRuntime rt = runtime_of(*l);
+  auto c = parse_driver_control(R"({"action": "speed", "driver": "a", "value": 8})", rt.drivers());
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_EQ(c->action, DriverAction::kSpeed);
+  EXPECT_EQ(c->arg, 8.0);
+  apply_driver_control(rt, c->action, c->driver, c->arg);
+  apply_driver_control(rt, DriverAction::kStart, 0);
+  rt.step(0.1);
+  const RuntimeFrame f = rt.frame();
+  EXPECT_EQ(f.drivers[0].speed, 4.0);  // the live range's top
+  EXPECT_NEAR(f.drivers[0].phase, 0.4, 1e-12);
+  EXPECT_EQ(f.ticks[0], 400u);
+
+  for (const char* bad :
+       {"", "[]", "{}", R"({"action": 1, "driver": "a"})", R"({"action": "jump", "driver": "a"})",
+        R"({"action": "start"})", R"({"action": "start", "driver": "b"})",
+        R"({"action": "speed", "driver": "a"})",
+        R"({"action": "speed", "driver": "a", "value": "2"})",
+        R"({"action": "stop", "driver": "a", "value": 2})"}) {
+    auto r = parse_driver_control(bad, rt.drivers());
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().code, "BEM_DRIVER_CONTROL") << bad;
+  }
+  EXPECT_FALSE(parse_driver_control(std::string(5000, ' ') + "{}", rt.drivers()));
+}
+
+TEST(DriverControls, TheFrameJsonIsTheLineFormat) {
+  auto l = load_with(Json::array({morph_driver("a", "pingpong", "loop", 1.0)}));
+  DriverRuntime rt = runtime_of(*l, 7);
+  rt.start(0);
+  rt.step(0.25);
+  const RuntimeFrame f = rt.frame();
+  const Json j = runtime_frame_json(*l->pkg.model, rt, f);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"drivers", "parameters", "materials", "sounds"}));
+  EXPECT_EQ(j["drivers"][0]["id"], "a");
+  EXPECT_EQ(j["drivers"][0]["state"], "playing");
+  EXPECT_EQ(j["drivers"][0]["w"], 0.5);
+  EXPECT_EQ(j["drivers"][0]["bindings"][0], Json::parse(R"({"type": "morph_parameter",
+      "target": "body", "tick": 500})"));
+  EXPECT_EQ(j["parameters"], Json::parse(R"({"body": 500})"));
+}
+
+TEST(DriverPreview, FrameWeightsAndTheExportsMorphTargetOrder) {
+  Deformation def;
+  def.frames = {{0, true, 0, 0}, {400, false, 5, 1}, {1000, false, 6, 1}};
+  using W = std::vector<std::pair<std::uint32_t, float>>;
+  EXPECT_EQ(channel_frame_weights(def, 0), (W{{0, 1.0f}}));
+  EXPECT_EQ(channel_frame_weights(def, 400), (W{{1, 1.0f}}));
+  EXPECT_EQ(channel_frame_weights(def, 100), (W{{0, 0.75f}, {1, 0.25f}}));
+  EXPECT_EQ(channel_frame_weights(def, 700), (W{{1, 0.5f}, {2, 0.5f}}));
+  EXPECT_TRUE(channel_frame_weights(def, 1001).empty());
+
+  // The export's targets: one per non-neutral frame (here the one at 1000).
+  auto l = load_with(Json::array({morph_driver("a", "pingpong", "loop", 1.0)}));
+  const Model& model = *l->pkg.model;
+  PlanOptions po;
+  po.all_frames = true;
+  auto plan = make_plan(model, default_settings(model), po);
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  using M = std::vector<std::vector<float>>;
+  EXPECT_EQ(morph_target_weights(model, *plan, {0}), (M{{0.0f}}));
+  EXPECT_EQ(morph_target_weights(model, *plan, {250}), (M{{0.25f}}));
+  EXPECT_EQ(morph_target_weights(model, *plan, {1000}), (M{{1.0f}}));
+  EXPECT_EQ(morph_target_weights(model, *plan, {}), (M{{0.0f}}));  // the plan's tick
+  // The GLB's own default weights are the plan's ticks'.
+  auto exported = export_glb(model, *l->pkg.package, default_settings(model), [] {
+    ExportOptions o;
+    o.morph_targets = true;
+    return o;
+  }());
+  ASSERT_TRUE(exported) << exported.error().to_string();
+  ASSERT_EQ(exported->result.scene.meshes.size(), 1u);
+  ASSERT_EQ(exported->result.scene.meshes[0].targets.size(), 1u);
+  EXPECT_EQ(exported->result.scene.meshes[0].targets[0].weight, 0.0f);
 }

@@ -761,7 +761,7 @@ TEST(BemPack, CorpusAndExamplesRoundTrip) {
     packages.emplace_back(e.path().filename().string(),
                           ByteVec{std::istreambuf_iterator<char>(in), {}});
   }
-  ASSERT_EQ(packages.size(), 16u);
+  ASSERT_EQ(packages.size(), 17u);
   for (const auto& [name, original] : packages)
     for (const bool raw : {false, true}) {
       SCOPED_TRACE(name + (raw ? ", raw axes" : ""));

@@ -188,7 +188,7 @@ TEST_F(SimulateCli, BadEventsAndOptionsAreUsageErrors) {
   auto r = run_charkit("bem simulate " + quote(path) + " --events '0:start:nope'", true);
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("BEM_SIMULATE_EVENTS"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("the package's drivers: d"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the package's drivers: 'd'"), std::string::npos) << r.out;
   r = run_charkit("bem simulate " + quote(path) + " --events '0:jump:d'", true);
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("unknown action"), std::string::npos) << r.out;

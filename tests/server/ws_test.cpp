@@ -598,6 +598,143 @@ TEST_F(WsTest, LiveRefusesBadFramesAndNames) {
   EXPECT_EQ(upgrade_status(port_, "/api/live/a"), 400u);
 }
 
+// The console's drivers playground (docs/api.md §Drivers playground) on the
+// drivers example: the header describes the drivers, the frames follow the
+// §13 rules (pingpong w from the phase, tick = round(w·100), the preview's
+// morph weight tick / 100, the phase advancing by 0.5 Hz × speed per 1/30 s
+// step), controls apply, a bad control is answered without closing, and an
+// idle playground sends nothing.
+TEST_F(WsTest, DriversPlaygroundRunsTheRuntime) {
+  auto upload = [&](const std::string& file) {
+    auto r = request(port_, http::verb::post, "/api/packages?filename=" + file,
+                     read_file(kData / "examples" / file));
+    EXPECT_EQ(r.status, 201u) << r.body;
+    const std::string url = "/api/packages/" + std::to_string(r.json()["id"].get<std::int64_t>());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    while (request(port_, http::verb::get, url).json().value("validity", "") == "unknown" &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(25ms);
+    EXPECT_EQ(request(port_, http::verb::get, url).json()["validity"], "valid");
+    return url;
+  };
+  const std::string url = upload("example-1.5-drivers.bem");
+  const std::string plain = upload("example-1.5.bem");
+  EXPECT_EQ(upgrade_status(port_, plain + "/drivers"), 422u);  // NO_DRIVERS
+  EXPECT_EQ(upgrade_status(port_, "/api/packages/999/drivers"), 404u);
+  EXPECT_EQ(upgrade_status(port_, url + "/drivers?options=%26%26"), 400u);
+  EXPECT_EQ(request(port_, http::verb::get, url + "/drivers").status, 426u);
+
+  // The preview GLB with the channel as a morph target (targets=1).
+  auto glb = request(port_, http::verb::get, url + "/export.glb?targets=1");
+  ASSERT_EQ(glb.status, 200u) << glb.body;
+  std::uint32_t json_len = 0;
+  std::memcpy(&json_len, glb.body.data() + 12, 4);
+  Json doc = Json::parse(glb.body.substr(20, json_len));
+  ASSERT_EQ(doc["meshes"].size(), 1u);
+  EXPECT_EQ(doc["meshes"][0]["primitives"][0]["targets"].size(), 1u) << doc["meshes"].dump();
+  EXPECT_EQ(request(port_, http::verb::get, url + "/export.glb?targets=2").status, 400u);
+
+  WsClient c;
+  ASSERT_EQ(c.connect(port_, url + "/drivers"), 101u);
+  auto next = [&] {
+    auto m = c.read();
+    if (!m.ok) return Json();
+    EXPECT_FALSE(m.binary);
+    return Json::parse(m.data);
+  };
+  Json header = next();
+  ASSERT_EQ(header["type"], "drivers") << header.dump();
+  ASSERT_EQ(header["drivers"].size(), 3u);
+  EXPECT_EQ(header["fps"], 30.0);
+  const Json& wave = header["drivers"][0];
+  EXPECT_EQ(wave["id"], "wave");
+  EXPECT_EQ(wave["waveform"], "pingpong");
+  ASSERT_EQ(wave["curve"].size(), 257u);
+  EXPECT_EQ(wave["curve"][0], 0.0);
+  EXPECT_EQ(wave["curve"][64], 0.5);
+  EXPECT_EQ(wave["curve"][128], 1.0);
+  EXPECT_EQ(header["meshes"], Json::parse(R"([{"targets": 1}])"));
+
+  Json f0 = next();
+  ASSERT_EQ(f0["type"], "frame") << f0.dump();
+  EXPECT_EQ(f0["parameters"]["open"], 0);
+  EXPECT_EQ(f0["morphs"], Json::parse("[[0.0]]"));
+  for (const Json& d : f0["drivers"]) EXPECT_EQ(d["state"], "stopped");
+  // Released materials: the static _Glow, the colour binding's first colour, keyword off.
+  ASSERT_EQ(f0["materials"].size(), 3u) << f0["materials"].dump();
+  EXPECT_EQ(f0["materials"][0]["value"], 0.25);
+  EXPECT_EQ(f0["materials"][0]["source"], "static");
+  // Idle: nothing is sent (the next message is the answer to a bad control
+  // sent after a pause; a timed-out read would spoil the stream).
+  auto expect_idle = [&] {
+    std::this_thread::sleep_for(300ms);
+    c.text(R"({"action": "start", "driver": "nope"})");
+    Json m = next();
+    EXPECT_EQ(m["type"], "error") << m.dump();
+    EXPECT_NE(m["message"].get<std::string>().find("'wave', 'glow', 'blink'"), std::string::npos)
+        << m.dump();
+  };
+  expect_idle();
+
+  c.text(R"({"action": "start", "driver": "wave"})");
+  // The phase since the base frame: base_phase + (step - base_step) / 30 s ×
+  // 0.5 Hz × speed; a speed change rebases at the first frame showing it.
+  std::uint64_t base_step = f0["step"];
+  double base_phase = 0.0;
+  double speed = 1.0;
+  int checked = 0;
+  bool answered = false;
+  while (checked < 40) {
+    Json f = next();
+    ASSERT_FALSE(f.is_null());
+    if (f["type"] == "error") {  // the bad control: answered, the connection stays
+      EXPECT_EQ(f["error"], "BEM_DRIVER_CONTROL");
+      EXPECT_NE(f["message"].get<std::string>().find("jump"), std::string::npos);
+      answered = true;
+      continue;
+    }
+    ASSERT_EQ(f["type"], "frame") << f.dump();
+    const Json& d = f["drivers"][0];
+    ASSERT_EQ(d["state"], "playing");
+    const std::uint64_t step = f["step"];
+    const double p = d["phase"];
+    if (d["speed"].get<double>() != speed) {
+      speed = d["speed"];
+      EXPECT_EQ(speed, 2.0);
+      base_step = step;
+      base_phase = p;
+    } else {
+      const double expect =
+          std::fmod(base_phase + static_cast<double>(step - base_step) / 30.0 * 0.5 * speed, 1.0);
+      const double diff = p - expect;  // on the circle: 0.9999… and 0 are the same phase
+      EXPECT_NEAR(diff - std::round(diff), 0.0, 1e-9) << f.dump();
+    }
+    const double w = p < 0.5 ? 2 * p : 2 - 2 * p;
+    EXPECT_NEAR(d["w"].get<double>(), w, 1e-12);
+    const long tick = std::lround(w * 100);
+    EXPECT_EQ(f["parameters"]["open"], tick);
+    EXPECT_EQ(d["bindings"][0]["tick"], tick);
+    EXPECT_NEAR(f["morphs"][0][0].get<double>(), static_cast<double>(tick) / 100.0, 1e-6);
+    if (++checked == 10) {
+      c.text(R"({"action": "speed", "driver": "wave", "value": 2})");
+      c.text(R"({"action": "jump", "driver": "wave"})");
+    }
+  }
+  EXPECT_TRUE(answered);
+  EXPECT_EQ(speed, 2.0);
+  c.text(R"({"action": "stop", "driver": "wave"})");
+  for (int i = 0; i < 20; ++i) {
+    Json f = next();
+    ASSERT_EQ(f["type"], "frame");
+    if (f["drivers"][0]["state"] != "stopped") continue;
+    EXPECT_EQ(f["parameters"]["open"], 0);
+    EXPECT_EQ(f["morphs"], Json::parse("[[0.0]]"));
+    expect_idle();
+    return;
+  }
+  ADD_FAILURE() << "no stopped frame after stop";
+}
+
 TEST_F(WsTest, StopSendsGoingAwayCloseToStreamAndLiveClients) {
   auto id = bvh_motion();
   WsClient stream;

@@ -39,6 +39,7 @@ const files = {
   bvh: join(root, "tests/data/bvh/test_mocapbank.bvh"),
   walk: join(root, "tests/data/bvh/test_freebvh.bvh"),
   bem: join(root, "tests/data/examples/example-1.5.bem"),
+  drivers: join(root, "tests/data/examples/example-1.5-drivers.bem"),
 };
 rmSync(dataDir, { recursive: true, force: true });
 mkdirSync(dataDir, { recursive: true });
@@ -345,6 +346,54 @@ try {
       await shot(`package-${label}`);
     });
   }
+
+  await step("drivers panel: a pingpong driver moves the preview, stop returns the base pose", async () => {
+    const up = await fetch(`${base}/api/packages?filename=example-1.5-drivers.bem`, { method: "POST",
+      body: readFileSync(files.drivers) });
+    assert.equal(up.status, 201);
+    const rec = await up.json();
+    try {
+      await page.goto(`${base}/packages/${rec.id}`);
+      await page.waitForFunction(() => window.charkitConsole.page?.preview?.loads >= 1 &&
+        window.charkitConsole.page.drivers?.frame, null, { timeout: 60000 });
+      const d0 = await page.evaluate(() => window.charkitConsole.page.drivers);
+      assert.deepEqual(d0.header.drivers.map((d) => d.id), ["wave", "glow", "blink"]);
+      assert.equal(await page.$$eval(".drivers .driver", (els) => els.length), 3);
+      assert.equal(d0.frame.drivers[0].state, "stopped");
+      assert.deepEqual(d0.weights, [0], "the preview has the channel's one morph target, at 0");
+      await page.waitForTimeout(300);
+      const rest = await stagePixels();
+      await page.click('button[data-driver="wave"][data-action="start"]');
+      await page.waitForFunction(() => {
+        const d = window.charkitConsole.page.drivers;
+        return d.frame.drivers[0].state === "playing" && d.weights[0] > 0.4;
+      }, null, { timeout: 15000 });
+      // Paused: the pose holds still for the pixel comparison.
+      await page.click('button[data-driver="wave"][data-action="pause"]');
+      await page.waitForFunction(() => window.charkitConsole.page.drivers.frame.drivers[0].state === "paused");
+      const paused = await page.evaluate(() => window.charkitConsole.page.drivers);
+      const tick = paused.frame.parameters.open;
+      assert.ok(tick > 0, `tick ${tick}`);
+      assert.ok(Math.abs(paused.weights[0] - tick / 100) < 1e-6, `weight ${paused.weights[0]} for tick ${tick}`);
+      assert.match(await page.textContent('.driver[data-driver="wave"] .driver-state'), /paused/);
+      await page.waitForTimeout(200);
+      const moved = changedFraction(rest, await stagePixels());
+      assert.ok(moved > 0.005, `${(moved * 100).toFixed(2)} % of the stage changed while the driver held open = ${tick}`);
+      await shot("package-drivers");
+      await page.click('button[data-driver="wave"][data-action="stop"]');
+      await page.waitForFunction(() => window.charkitConsole.page.drivers.frame.drivers[0].state === "stopped");
+      const stopped = await page.evaluate(() => window.charkitConsole.page.drivers);
+      assert.equal(stopped.frame.parameters.open, 0);
+      assert.deepEqual(stopped.weights, [0]);
+      await page.waitForTimeout(200);
+      const back = changedFraction(rest, await stagePixels());
+      assert.ok(back < 0.001, `${(back * 100).toFixed(2)} % of the stage differs from the base pose after stop`);
+      assert.deepEqual(stopped.errors, []);
+      console.log(`     drivers: open = ${tick} changed ${(moved * 100).toFixed(1)} % of the stage; after stop ${(back * 100).toFixed(2)} %`);
+    } finally {
+      await fetch(`${base}/api/packages/${rec.id}`, { method: "DELETE" });
+    }
+  });
 
   await step("live page shows a publisher's frames", async () => {
     await page.goto(`${base}/live/test-cam`);

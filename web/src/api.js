@@ -20,6 +20,11 @@ export function toLogin() {
   location.assign("/login");
 }
 
+/** The WebSocket URL of a server path (ws: or wss: as the page was loaded). */
+export function wsUrl(path) {
+  return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
+}
+
 async function errorOf(r) {
   let body = null;
   try {

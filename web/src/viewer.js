@@ -81,6 +81,33 @@ export class Viewer {
     return this.stats();
   }
 
+  /**
+   * Sets the loaded glTF's morph target weights: `morphs[m]` holds glTF mesh
+   * m's weights in target order (every primitive of the mesh, every node that
+   * uses it). Returns the number of primitives set.
+   */
+  setMorphWeights(morphs) {
+    const assoc = this.gltf?.parser?.associations;
+    let n = 0;
+    this.root?.traverse((o) => {
+      if (!o.isMesh || !o.morphTargetInfluences) return;
+      const w = morphs[assoc?.get(o)?.meshes];
+      if (!w) return;
+      for (let i = 0; i < o.morphTargetInfluences.length && i < w.length; i++) o.morphTargetInfluences[i] = w[i];
+      n++;
+    });
+    return n;
+  }
+
+  /** The first primitive's morph target weights (what the page's test reads). */
+  morphWeights() {
+    let out = null;
+    this.root?.traverse((o) => {
+      if (!out && o.isMesh && o.morphTargetInfluences?.length) out = [...o.morphTargetInfluences];
+    });
+    return out ?? [];
+  }
+
   /** Removes the model. */
   clear() {
     if (this.skeleton) this.scene.remove(this.skeleton);

@@ -2,8 +2,11 @@
 #include "charkit/bem/drivers.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <numbers>
+
+#include "charkit/core/utf8.h"
 
 namespace charkit::bem {
 
@@ -472,6 +475,248 @@ RuntimeFrame DriverRuntime::frame() {
   f.sounds = std::move(pending_);
   pending_.clear();
   return f;
+}
+
+// ---- controls, events and the frame's JSON ------------------------------------------
+
+std::optional<DriverAction> driver_action(std::string_view name) {
+  if (name == "start") return DriverAction::kStart;
+  if (name == "pause") return DriverAction::kPause;
+  if (name == "stop") return DriverAction::kStop;
+  if (name == "toggle") return DriverAction::kToggle;
+  if (name == "speed") return DriverAction::kSpeed;
+  return std::nullopt;
+}
+
+const char* driver_action_name(DriverAction a) {
+  switch (a) {
+    case DriverAction::kStart:
+      return "start";
+    case DriverAction::kPause:
+      return "pause";
+    case DriverAction::kStop:
+      return "stop";
+    case DriverAction::kToggle:
+      return "toggle";
+    case DriverAction::kSpeed:
+      return "speed";
+  }
+  return "start";
+}
+
+namespace {
+
+/// A decimal number filling the whole field (no sign prefix '+', no spaces).
+std::optional<double> whole_number(std::string_view s) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
+    return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+core::Result<std::vector<DriverEvent>> parse_driver_events(std::string_view text,
+                                                           const std::vector<Driver>& drivers) {
+  constexpr std::size_t kMaxEvents = 100000;
+  std::vector<DriverEvent> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('&', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view item = text.substr(pos, end - pos);
+    auto bad = [&](const std::string& why) {
+      return core::make_error("BEM_SIMULATE_EVENTS",
+                              "event " + core::quote_excerpt(item) + ": " + why +
+                                  " (form TIME:ACTION:DRIVER[:ARG], actions start, pause, stop, "
+                                  "toggle, speed)",
+                              core::Location::at_offset(pos + 1));
+    };
+    if (out.size() >= kMaxEvents) return bad("more than " + std::to_string(kMaxEvents) + " events");
+    std::vector<std::string_view> parts;
+    for (std::size_t a = 0;;) {
+      const std::size_t b = item.find(':', a);
+      parts.push_back(item.substr(a, b == std::string_view::npos ? item.size() - a : b - a));
+      if (b == std::string_view::npos || parts.size() > 4) break;
+      a = b + 1;
+    }
+    if (parts.size() < 3 || parts.size() > 4) return bad("expected 3 or 4 fields");
+    DriverEvent e;
+    e.column = pos + 1;
+    const auto time = whole_number(parts[0]);
+    if (!time || *time < 0) return bad("the time is not a number of seconds >= 0");
+    e.time = *time;
+    const auto action = driver_action(parts[1]);
+    if (!action) return bad("unknown action " + core::quote_excerpt(parts[1]));
+    e.action = *action;
+    const auto it = std::find_if(drivers.begin(), drivers.end(),
+                                 [&](const Driver& d) { return d.id == parts[2]; });
+    if (it == drivers.end()) {
+      std::string ids;
+      for (const Driver& d : drivers) ids += (ids.empty() ? "" : ", ") + core::quote_excerpt(d.id);
+      return bad("no driver " + core::quote_excerpt(parts[2]) +
+                 " (the package's drivers: " + (ids.empty() ? "none" : ids) + ")");
+    }
+    e.driver = static_cast<std::size_t>(it - drivers.begin());
+    if (e.action == DriverAction::kSpeed) {
+      if (parts.size() != 4) return bad("speed needs a value, e.g. 2:speed:glow:1.5");
+      const auto speed = whole_number(parts[3]);
+      if (!speed) return bad("the speed is not a number");
+      e.arg = *speed;
+    } else if (parts.size() == 4) {
+      return bad("only speed takes a value");
+    }
+    out.push_back(e);
+    pos = end + 1;
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const DriverEvent& a, const DriverEvent& b) { return a.time < b.time; });
+  return out;
+}
+
+core::Result<DriverEvent> parse_driver_control(std::string_view json_text,
+                                               const std::vector<Driver>& drivers) {
+  auto bad = [](const std::string& why) {
+    return core::make_error("BEM_DRIVER_CONTROL",
+                            why +
+                                " (a control is {\"action\": \"start\"|\"pause\"|\"stop\"|"
+                                "\"toggle\"|\"speed\", \"driver\": ID, \"value\": SPEED})");
+  };
+  if (json_text.size() > 4096) return bad("the message is over 4096 bytes");
+  auto j = core::parse_json_strict(json_text);
+  if (!j) return bad("not JSON: " + j.error().message);
+  if (!j->is_object()) return bad("not a JSON object");
+  const auto action_it = j->find("action");
+  if (action_it == j->end() || !action_it->is_string()) return bad("no string \"action\"");
+  const auto action = driver_action(action_it->get_ref<const std::string&>());
+  if (!action)
+    return bad("unknown action " + core::quote_excerpt(action_it->get_ref<const std::string&>()));
+  const auto driver_it = j->find("driver");
+  if (driver_it == j->end() || !driver_it->is_string()) return bad("no string \"driver\"");
+  const std::string& id = driver_it->get_ref<const std::string&>();
+  const auto it =
+      std::find_if(drivers.begin(), drivers.end(), [&](const Driver& d) { return d.id == id; });
+  if (it == drivers.end()) {
+    std::string ids;
+    for (const Driver& d : drivers) ids += (ids.empty() ? "" : ", ") + core::quote_excerpt(d.id);
+    return bad("no driver " + core::quote_excerpt(id) +
+               " (the package's drivers: " + (ids.empty() ? "none" : ids) + ")");
+  }
+  DriverEvent e;
+  e.action = *action;
+  e.driver = static_cast<std::size_t>(it - drivers.begin());
+  const auto value_it = j->find("value");
+  if (e.action == DriverAction::kSpeed) {
+    if (value_it == j->end() || !value_it->is_number())
+      return bad("speed needs a number \"value\"");
+    e.arg = value_it->get<double>();
+    if (!std::isfinite(e.arg)) return bad("the speed is not a finite number");
+  } else if (value_it != j->end()) {
+    return bad("only speed takes a value");
+  }
+  return e;
+}
+
+void apply_driver_control(DriverRuntime& rt, DriverAction action, std::size_t driver, double arg) {
+  switch (action) {
+    case DriverAction::kStart:
+      return rt.start(driver);
+    case DriverAction::kPause:
+      return rt.pause(driver);
+    case DriverAction::kStop:
+      return rt.stop(driver);
+    case DriverAction::kToggle:
+      return rt.toggle(driver);
+    case DriverAction::kSpeed:
+      return rt.set_speed(driver, arg);
+  }
+}
+
+namespace {
+
+Json color_json(const std::array<double, 4>& c) {
+  return Json::array({c[0], c[1], c[2], c[3]});
+}
+
+}  // namespace
+
+Json runtime_frame_json(const Model& model, const DriverRuntime& rt, const RuntimeFrame& f) {
+  Json drivers = Json::array();
+  for (const DriverStatus& s : f.drivers) {
+    const Driver& d = rt.drivers()[s.driver];
+    Json bindings = Json::array();
+    for (const BindingOutput& o : s.outputs) {
+      const DriverBinding& b = d.bindings[o.binding];
+      Json j{{"type", binding_type_name(b.type)}};
+      switch (b.type) {
+        case BindingType::kMorphParameter:
+          j["target"] = b.target;
+          j["tick"] = o.tick;
+          break;
+        case BindingType::kMaterialFloat:
+          j["component"] = b.component;
+          j["material_slot"] = b.material_slot;
+          j["property"] = b.property;
+          j["value"] = o.value;
+          break;
+        case BindingType::kMaterialColor:
+          j["component"] = b.component;
+          j["material_slot"] = b.material_slot;
+          j["property"] = b.property;
+          j["value"] = color_json(o.color);
+          break;
+        case BindingType::kMaterialKeyword:
+          j["component"] = b.component;
+          j["material_slot"] = b.material_slot;
+          j["keyword"] = b.keyword;
+          j["enabled"] = o.enabled;
+          break;
+      }
+      bindings.push_back(std::move(j));
+    }
+    drivers.push_back(Json{{"id", d.id},
+                           {"state", driver_state_name(s.state)},
+                           {"phase", s.phase},
+                           {"w", s.w},
+                           {"speed", s.speed},
+                           {"bindings", std::move(bindings)}});
+  }
+  Json params = Json::object();
+  for (std::size_t p = 0; p < model.parameters.size() && p < f.ticks.size(); ++p)
+    params[model.parameters[p].id] = f.ticks[p];
+  Json materials = Json::array();
+  for (const MaterialValue& m : f.materials) {
+    Json j{{"component", m.component},
+           {"material_slot", m.material_slot},
+           {"type", binding_type_name(m.type)},
+           {m.type == BindingType::kMaterialKeyword ? "keyword" : "property", m.name}};
+    if (m.type == BindingType::kMaterialFloat)
+      j["value"] = m.value;
+    else if (m.type == BindingType::kMaterialColor)
+      j["value"] = color_json(m.color);
+    else
+      j["enabled"] = m.enabled;
+    j["source"] = m.driven ? "driver" : m.from_static ? "static" : "default";
+    materials.push_back(std::move(j));
+  }
+  Json sounds = Json::array();
+  for (const SoundEvent& e : f.sounds) {
+    const Driver& d = rt.drivers()[e.driver];
+    Json j{{"driver", d.id}, {"event", e.start ? "start" : "stop"}};
+    if (e.start && d.sound) {
+      j["payload"] = d.sound->payload;
+      j["format"] = d.sound->format;
+      j["gain"] = d.sound->gain;
+      j["loop"] = d.sound->loop;
+      j["offset_seconds"] = d.sound->offset_seconds;
+    }
+    sounds.push_back(std::move(j));
+  }
+  return Json{{"drivers", std::move(drivers)},
+              {"parameters", std::move(params)},
+              {"materials", std::move(materials)},
+              {"sounds", std::move(sounds)}};
 }
 
 }  // namespace charkit::bem

@@ -25,6 +25,7 @@
 #include "charkit/bem/model.h"
 #include "charkit/bem/plan.h"
 #include "charkit/core/json.h"
+#include "charkit/core/result.h"
 
 namespace charkit::bem {
 
@@ -182,6 +183,8 @@ class DriverRuntime {
   const std::vector<std::string>& log() const { return set_.log; }
   /// Index of a driver by id, or -1.
   int find(std::string_view id) const;
+  /// A driver's state now (frame() also reports it).
+  DriverState state(std::size_t driver) const { return live_.at(driver).state; }
 
   /// §13 controls. start: from stopped or finished the phase restarts at 0,
   /// from paused it goes on; pause: playing -> paused (phase kept, still
@@ -216,5 +219,43 @@ class DriverRuntime {
   std::vector<Live> live_;
   std::vector<SoundEvent> pending_;
 };
+
+/// The controls of §13 a player offers, by name: "start", "pause", "stop",
+/// "toggle", "speed" (with a value). nullopt for any other name.
+enum class DriverAction : std::uint8_t { kStart, kPause, kStop, kToggle, kSpeed };
+std::optional<DriverAction> driver_action(std::string_view name);
+const char* driver_action_name(DriverAction a);
+
+/// One timed control (bem simulate --events): TIME:ACTION:DRIVER[:ARG].
+struct DriverEvent {
+  double time = 0.0;
+  DriverAction action = DriverAction::kStart;
+  std::size_t driver = 0;  ///< index into the drivers
+  double arg = 1.0;        ///< speed
+  std::size_t column = 0;  ///< 1-based offset of the event in the text
+};
+
+/// Parses `TIME:ACTION:DRIVER[:ARG]` items joined by `&` against the drivers
+/// (ids), sorted by time (stable: equal times keep their order). Error
+/// BEM_SIMULATE_EVENTS with the event's column and, for an unknown driver,
+/// the ids there are. At most 100000 events.
+core::Result<std::vector<DriverEvent>> parse_driver_events(std::string_view text,
+                                                           const std::vector<Driver>& drivers);
+
+/// One control message of the console's drivers WebSocket (docs/api.md
+/// §Drivers): a JSON object {"action": "start"|"pause"|"stop"|"toggle"|
+/// "speed", "driver": id, "value": speed (speed only)}; time 0. Error
+/// BEM_DRIVER_CONTROL saying what is wrong (unknown drivers listed).
+core::Result<DriverEvent> parse_driver_control(std::string_view json_text,
+                                               const std::vector<Driver>& drivers);
+
+/// Applies one control to a driver (speed: `arg`).
+void apply_driver_control(DriverRuntime& rt, DriverAction action, std::size_t driver,
+                          double arg = 1.0);
+
+/// One frame as JSON (docs/bem/runtime.md, the line format of bem simulate
+/// and the frames of the console's drivers WebSocket): {"drivers",
+/// "parameters", "materials", "sounds"}.
+core::Json runtime_frame_json(const Model& model, const DriverRuntime& rt, const RuntimeFrame& f);
 
 }  // namespace charkit::bem

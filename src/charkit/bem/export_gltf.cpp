@@ -558,6 +558,29 @@ std::string slider_target_name(const Parameter& param, const Deformation& channe
   return plain ? param.id : param.id + "@" + std::to_string(value);
 }
 
+std::vector<std::vector<float>> morph_target_weights(const Model& model, const Plan& plan,
+                                                     const std::vector<std::uint32_t>& ticks) {
+  std::vector<std::vector<float>> out;
+  for (const PlannedMesh& pm : plan.meshes) {
+    if (pm.segments.empty()) continue;  // not exported (BEM_EXPORT_NO_DRAWS)
+    std::vector<float>& weights = out.emplace_back();
+    for (const PlannedChannel& ch : pm.channels) {
+      const Deformation& def = model.deformations[ch.deformation];
+      const std::uint32_t tick =
+          ch.available && ch.parameter < ticks.size() ? ticks[ch.parameter] : ch.tick;
+      const auto at = channel_frame_weights(def, tick);
+      for (std::size_t f = 0; f < def.frames.size(); ++f) {
+        if (def.frames[f].neutral) continue;
+        float w = 0.0f;
+        for (const auto& [frame, fw] : at)
+          if (frame == f) w = fw;
+        weights.push_back(w);
+      }
+    }
+  }
+  return out;
+}
+
 core::Result<GlbExport> export_glb(const Model& model, const Package& package,
                                    const Settings& settings, const ExportOptions& options) {
   PlanOptions plan_options = options.plan;

@@ -71,6 +71,16 @@ core::Result<ExportResult> build_export_scene(const Model& model, const Plan& pl
 std::string slider_target_name(const Parameter& param, const Deformation& channel,
                                std::size_t frame);
 
+/// The weights of the morph targets build_export_scene writes with
+/// ExportOptions::morph_targets, at other parameter ticks: one list per
+/// scene mesh (the export's order: the plan's meshes that have a selected
+/// draw), one weight per target in the export's order (each active channel's
+/// non-neutral frames). `ticks`: per parameter (manifest order); a channel
+/// whose parameter is unavailable keeps the plan's (neutral) tick. The plan
+/// is the export's (PlanOptions::all_frames).
+std::vector<std::vector<float>> morph_target_weights(const Model& model, const Plan& plan,
+                                                     const std::vector<std::uint32_t>& ticks);
+
 struct GlbExport {
   std::vector<std::uint8_t> glb;
   ExportResult result;

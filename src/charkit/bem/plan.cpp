@@ -152,20 +152,10 @@ struct Builder {
       if (!fr.neutral) payloads.push_back(fr.payload);
       return core::Ok{};
     };
-    bool found = false;
-    for (std::size_t f = 0; f < def.frames.size() && !found; ++f) {
-      if (def.frames[f].value == v) {
-        if (auto st = frame(f, 1.0f); !st.ok()) return st;
-        found = true;
-      } else if (f + 1 < def.frames.size() && def.frames[f].value < v &&
-                 v < def.frames[f + 1].value) {
-        const double a = def.frames[f].value;
-        const double b = def.frames[f + 1].value;
-        if (auto st = frame(f, static_cast<float>((b - v) / (b - a))); !st.ok()) return st;
-        if (auto st = frame(f + 1, static_cast<float>((v - a) / (b - a))); !st.ok()) return st;
-        found = true;
-      }
-    }
+    const auto weights = channel_frame_weights(def, v);
+    for (const auto& [f, w] : weights)
+      if (auto st = frame(f, w); !st.ok()) return st;
+    const bool found = !weights.empty();
     if (!found)
       return plan_error("BEM_PLAN_FRAMES", "no frame covers tick " + std::to_string(v), where);
     if (all_frames) {
@@ -184,6 +174,21 @@ struct Builder {
 };
 
 }  // namespace
+
+std::vector<std::pair<std::uint32_t, float>> channel_frame_weights(const Deformation& def,
+                                                                   std::uint32_t tick) {
+  const double v = tick;
+  for (std::size_t f = 0; f < def.frames.size(); ++f) {
+    if (def.frames[f].value == tick) return {{static_cast<std::uint32_t>(f), 1.0f}};
+    if (f + 1 < def.frames.size() && def.frames[f].value < tick && tick < def.frames[f + 1].value) {
+      const double a = def.frames[f].value;
+      const double b = def.frames[f + 1].value;
+      return {{static_cast<std::uint32_t>(f), static_cast<float>((b - v) / (b - a))},
+              {static_cast<std::uint32_t>(f + 1), static_cast<float>((v - a) / (b - a))}};
+    }
+  }
+  return {};
+}
 
 core::Result<Plan> make_plan(const Model& model, const Settings& settings,
                              const PlanOptions& options) {

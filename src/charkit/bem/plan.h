@@ -128,6 +128,13 @@ struct Plan {
   std::vector<std::uint32_t> payloads;
 };
 
+/// §10: the frames of a channel evaluated at `tick`, with their weights:
+/// exactly on a frame, that frame with weight 1; between frames a < v < b,
+/// both with (b−v)/(b−a) and (v−a)/(b−a). Empty when no frame covers the
+/// tick (make_plan's BEM_PLAN_FRAMES).
+std::vector<std::pair<std::uint32_t, float>> channel_frame_weights(const Deformation& def,
+                                                                   std::uint32_t tick);
+
 /// Compute the plan of one normalised selection. Errors (code, message,
 /// JSON-pointer-like location): BEM_PLAN_RESOURCE (unknown resource, or a
 /// resource asked of a package without 1.4 resources), BEM_PLAN_PLATFORM

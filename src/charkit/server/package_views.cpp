@@ -11,6 +11,7 @@
 #include "charkit/core/mapped_file.h"
 #include "charkit/scene/image.h"
 #include "charkit/scene/texture_decode.h"
+#include "charkit/server/detail/drivers_playground.h"
 #include "charkit/server/detail/server_impl.h"
 
 namespace charkit::server {
@@ -61,6 +62,44 @@ ExportCache& Server::Impl::export_cache() {
   return *export_cache_;
 }
 
+/// 409 unless the package validated (NOT_READY while its job runs,
+/// PACKAGE_INVALID after it failed): exports, thumbnails and the drivers
+/// playground need its model.
+std::optional<StringResponse> Server::Impl::refuse_unless_valid(const store::Package& pkg) {
+  if (pkg.validity == store::Validity::valid) return std::nullopt;
+  if (pkg.validity == store::Validity::unknown)
+    return error_reply(http::status::conflict, "NOT_READY", "the package is not validated yet",
+                       Json{{"validity", "unknown"}});
+  return error_reply(http::status::conflict, "PACKAGE_INVALID",
+                     "the package is invalid: only a valid package is exported, has thumbnails "
+                     "or runs its drivers (see /api/packages/" +
+                         std::to_string(pkg.id) + "/report)");
+}
+
+std::variant<std::unique_ptr<OpenedPackage>, StringResponse> Server::Impl::open_package_file(
+    const store::Asset& asset, bool load) {
+  auto out = std::make_unique<OpenedPackage>();
+  auto local = blobs->local_file(asset.storage_key);  // S3: a downloaded copy
+  if (!local) return store_error_reply(local.error());
+  out->local.emplace(std::move(*local));
+  auto file = core::MappedFile::open(out->local->path().string());
+  if (!file) return store_error_reply(file.error());
+  out->file = std::move(*file);
+  if (!load) return out;
+  bem::ValidateOptions vo;
+  vo.input_hints = &out->file;
+  // The bound of package.validate jobs (docs/server.md §Limits).
+  const std::uint64_t cap = std::numeric_limits<std::uint64_t>::max() / kDecodedBytesPerUploadByte;
+  vo.max_decoded_bytes = options.job_budgets.max_decoded_bytes.value_or(
+      kDecodedBytesPerUploadByte * std::min(options.max_upload_bytes, cap));
+  vo.cancel = &stopping;
+  out->loaded = bem::load_package(out->file.bytes(), vo);
+  if (!out->loaded.ok())
+    return error_reply(http::status::conflict, "PACKAGE_INVALID",
+                       "the package cannot be read: " + out->loaded.error);
+  return out;
+}
+
 Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
                                         const QueryParams& params) {
   auto p = catalogue->get_package(id);
@@ -88,23 +127,23 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
                            "size is a whole number of pixels from 16 to 512");
     }
   }
-  if (!summary && pkg.validity != store::Validity::valid) {
-    if (pkg.validity == store::Validity::unknown)
-      return error_reply(http::status::conflict, "NOT_READY", "the package is not validated yet",
-                         Json{{"validity", "unknown"}});
-    return error_reply(http::status::conflict, "PACKAGE_INVALID",
-                       "the package is invalid: only a valid package is exported or has "
-                       "thumbnails (see /api/packages/" +
-                           std::to_string(id) + "/report)");
-  }
+  if (!summary)
+    if (auto refusal = refuse_unless_valid(pkg)) return std::move(*refusal);
   auto a = catalogue->get_asset(pkg.asset_id);
   if (!a) return store_error_reply(a.error());
   if (!*a) return error_reply(http::status::not_found, "NOT_FOUND", "the package's asset is gone");
   const std::string options_text = query_value(params, "options").value_or("");
   const std::string parameters_text = query_value(params, "parameters").value_or("");
+  // targets=1: §10 channels as morph targets (bem export --morph-targets), as
+  // the drivers playground needs them.
+  const std::string targets_text = query_value(params, "targets").value_or("0");
+  if (targets_text != "0" && targets_text != "1")
+    return error_reply(http::status::bad_request, "BAD_PARAMETER", "targets is 0 or 1");
+  const bool morph_targets = targets_text == "1";
   const std::string key = texture ? (*a)->sha256 + "\ntexture\n" + std::to_string(*texture) + '\n' +
                                         std::to_string(thumb_side)
-                                  : (*a)->sha256 + '\n' + options_text + '\n' + parameters_text;
+                                  : (*a)->sha256 + '\n' + options_text + '\n' + parameters_text +
+                                        (morph_targets ? "\ntargets" : "");
   auto reply = [](const ExportCache::Entry& e, bool hit) {
     StringResponse res{http::status::ok, 11};
     res.set(http::field::content_type, e.content_type);
@@ -119,23 +158,11 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
     if (auto hit = export_cache().find(key)) return reply(*hit, true);
   }
 
-  auto local = blobs->local_file((*a)->storage_key);  // S3: a downloaded copy
-  if (!local) return store_error_reply(local.error());
-  auto file = core::MappedFile::open(local->path().string());
-  if (!file) return store_error_reply(file.error());
-  if (summary) return json_reply(http::status::ok, bem::inspect_package(file->bytes()));
-
-  bem::ValidateOptions vo;
-  vo.input_hints = &*file;
-  // The bound of package.validate jobs (docs/server.md §Limits).
-  const std::uint64_t cap = std::numeric_limits<std::uint64_t>::max() / kDecodedBytesPerUploadByte;
-  vo.max_decoded_bytes = options.job_budgets.max_decoded_bytes.value_or(
-      kDecodedBytesPerUploadByte * std::min(options.max_upload_bytes, cap));
-  vo.cancel = &stopping;
-  bem::LoadedPackage loaded = bem::load_package(file->bytes(), vo);
-  if (!loaded.ok())
-    return error_reply(http::status::conflict, "PACKAGE_INVALID",
-                       "the package cannot be read: " + loaded.error);
+  auto opened = open_package_file(**a, !summary);
+  if (auto* refusal = std::get_if<StringResponse>(&opened)) return std::move(*refusal);
+  const OpenedPackage& op = *std::get<0>(opened);
+  if (summary) return json_reply(http::status::ok, bem::inspect_package(op.file.bytes()));
+  const bem::LoadedPackage& loaded = op.loaded;
   const bem::Model& model = *loaded.model;
 
   ExportCache::Entry e;
@@ -177,6 +204,7 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
   }
   bem::ExportOptions eo;
   eo.generator = "charkit";
+  eo.morph_targets = morph_targets;
   auto exported = bem::export_glb(model, *loaded.package, *settings, eo);
   if (!exported)
     return error_reply(http::status::unprocessable_entity, exported.error().code,
@@ -204,6 +232,48 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
   auto res = reply(e, false);
   export_cache().put(std::move(e));
   return res;
+}
+
+}  // namespace charkit::server
+
+namespace charkit::server {
+
+std::variant<std::shared_ptr<DriverPlayground>, StringResponse> Server::Impl::open_drivers(
+    std::int64_t package_id, std::string_view query) {
+  auto params = parse_query(query);
+  if (!params)
+    return error_reply(http::status::bad_request, params.error().code, params.error().message);
+  auto p = catalogue->get_package(package_id);
+  if (!p) return store_error_reply(p.error());
+  if (!*p) return error_reply(http::status::not_found, "NOT_FOUND", "no such package");
+  if (auto refusal = refuse_unless_valid(**p)) return std::move(*refusal);
+  auto a = catalogue->get_asset((*p)->asset_id);
+  if (!a) return store_error_reply(a.error());
+  if (!*a) return error_reply(http::status::not_found, "NOT_FOUND", "the package's asset is gone");
+  auto opened = open_package_file(**a, true);
+  if (auto* refusal = std::get_if<StringResponse>(&opened)) return std::move(*refusal);
+  OpenedPackage& op = *std::get<0>(opened);
+  const bem::Model& model = *op.loaded.model;
+  bem::DriverSet set = bem::read_drivers(op.loaded.manifest, model);
+  if (set.drivers.empty())
+    return error_reply(http::status::unprocessable_entity, "NO_DRIVERS",
+                       "the package has no drivers the runtime runs (BEM 1.5 §13)",
+                       Json{{"log", set.log}});
+  auto settings = bem::parse_settings(model, query_value(*params, "options").value_or(""),
+                                      query_value(*params, "parameters").value_or(""));
+  if (!settings) {
+    Json detail = Json::object();
+    if (settings.error().location.offset) detail["column"] = *settings.error().location.offset;
+    return error_reply(http::status::bad_request, settings.error().code, settings.error().message,
+                       detail);
+  }
+  bem::PlanOptions po;
+  po.all_frames = true;  // the targets of export.glb?targets=1
+  auto plan = bem::make_plan(model, *settings, po);
+  if (!plan)
+    return error_reply(http::status::unprocessable_entity, plan.error().code, plan.error().message);
+  return std::make_shared<DriverPlayground>(package_id, std::move(*op.loaded.model), *settings,
+                                            std::move(*plan), std::move(set));
 }
 
 }  // namespace charkit::server

@@ -262,6 +262,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     const auto& seg = target_.segments;
     if (seg.size() >= 3 && seg[0] == "api" &&
         ((seg.size() == 4 && seg[1] == "motions" && seg[3] == "stream") ||
+         (seg.size() == 4 && seg[1] == "packages" && seg[3] == "drivers") ||
          (seg.size() == 3 && seg[1] == "live")))
       return websocket_route(std::move(req));
     const bool keep = req->keep_alive();
@@ -321,6 +322,31 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       return send(std::move(res), true);
     }
     const auto& seg = target_.segments;
+    if (seg[1] == "packages") {
+      auto id = parse_id(seg[2]);
+      if (!id)
+        return send(error_reply(http::status::bad_request, "BAD_ID",
+                                core::quote_excerpt(seg[2]) + " is not a record id"),
+                    true);
+      using Opened = std::variant<std::shared_ptr<DriverPlayground>, StringResponse>;
+      offload(
+          [this, id = *id, query = target_.query]() -> Opened {
+            try {
+              return srv_.open_drivers(id, query);
+            } catch (const std::exception& e) {
+              return srv_.internal_error(e);
+            }
+          },
+          [this, req](Opened opened) {
+            if (closed_) return;
+            if (auto* refusal = std::get_if<StringResponse>(&opened))
+              return send(std::move(*refusal), true);
+            handed_off_ = true;
+            ws::start_drivers(srv_.hub, std::move(stream_), std::move(*req),
+                              std::get<0>(std::move(opened)), slot_);
+          });
+      return;
+    }
     if (seg[1] == "motions") {
       auto id = parse_id(seg[2]);
       if (!id)

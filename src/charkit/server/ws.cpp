@@ -18,6 +18,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/json_text.h"
+#include "charkit/server/detail/drivers_playground.h"
 
 namespace charkit::server::ws {
 namespace {
@@ -38,7 +39,7 @@ Json error_body(std::string_view code, std::string_view message) {
 
 namespace {
 
-enum class Mode { motion, publish, view };
+enum class Mode { motion, publish, view, drivers };
 
 template <class Stream>
 class WsSessionImpl final : public WsSession,
@@ -73,6 +74,10 @@ class WsSessionImpl final : public WsSession,
     motion_id_ = id;
   }
   void set_channel(std::string name) { channel_ = std::move(name); }
+  void set_playground(std::shared_ptr<DriverPlayground> p) {
+    playground_ = std::move(p);
+    text_frames_ = true;
+  }
 
   void start() {
     net::dispatch(ws_.get_executor(), [self = this->shared_from_this()] { self->begin(); });
@@ -136,7 +141,7 @@ class WsSessionImpl final : public WsSession,
                         error_body("SHUTTING_DOWN", "the server is stopping"));
       else
         hub_.sessions[this] = this->weak_from_this();
-      if (!refusal && mode_ != Mode::motion) refusal = claim_channel();
+      if (!refusal && (mode_ == Mode::publish || mode_ == Mode::view)) refusal = claim_channel();
     }
     if (refusal) return refuse(refusal->first, refusal->second);
     beast::error_code ec;
@@ -205,6 +210,13 @@ class WsSessionImpl final : public WsSession,
     if (ec || closing_) return;
     open_ = true;
     client_.emplace(hub_.metrics.stream_clients);
+    if (mode_ == Mode::drivers) {
+      send_text(playground_->header());
+      anchor_time_ = Clock::now();
+      offer_frame(std::make_shared<const std::string>(playground_->advance(0)));
+      schedule_drivers();
+      return do_read();
+    }
     Json header{{"type", "header"},
                 {"format", kFormat},
                 {"encoding", kEncoding},
@@ -272,6 +284,14 @@ class WsSessionImpl final : public WsSession,
       }
       case Mode::view:
         return close_with(websocket::close_code::policy_error, "viewers send no messages");
+      case Mode::drivers: {
+        if (binary)
+          return close_with(websocket::close_code::unknown_data,
+                            "the drivers playground takes JSON text control messages");
+        std::string err = playground_->control(msg);
+        if (!err.empty()) send_text(std::move(err));  // answered; the connection stays open
+        break;
+      }
     }
     do_read();
   }
@@ -452,6 +472,36 @@ class WsSessionImpl final : public WsSession,
     schedule();
   }
 
+  // ---- the drivers playground: a frame period clock from the anchor ----
+  void schedule_drivers() {
+    const std::uint64_t my = ++gen_;
+    const double next_s = static_cast<double>(ticks_ + 1) / DriverPlayground::kFps;
+    timer_.expires_at(anchor_time_ + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(next_s)));
+    timer_.async_wait([self = this->shared_from_this(), my](beast::error_code ec) {
+      if (ec || my != self->gen_) return;
+      self->drivers_tick();
+    });
+  }
+
+  /// Every period: the runtime advances by the periods since the last tick
+  /// (a late wake-up catches up in one step) and, when anything changes, the
+  /// frame goes to the latest-wins queue.
+  void drivers_tick() {
+    if (closing_ || !open_) return;
+    std::chrono::duration<double> since = Clock::now() - anchor_time_;
+    const auto due =
+        static_cast<std::uint64_t>(std::max(0.0, since.count()) * DriverPlayground::kFps);
+    if (due > ticks_) {
+      const std::uint64_t periods = due - ticks_;
+      ticks_ = due;
+      // Idle (nothing plays, no control since): nothing moves, nothing is sent.
+      if (playground_->changing())
+        offer_frame(std::make_shared<const std::string>(playground_->advance(periods)));
+    }
+    schedule_drivers();
+  }
+
   // ---- frames, read a window at a time off the I/O threads ----
   /// The frame if its window is in memory; else nullptr, and the window is
   /// being read (tick() or the paused seek resumes when it arrives). Reads
@@ -588,24 +638,26 @@ class WsSessionImpl final : public WsSession,
     }
   }
 
-  void write(Msg m, bool binary) {
+  /// `frame`: from the latest-wins queue (binary keypoint frames; the
+  /// playground's text frames), else a text message.
+  void write(Msg m, bool frame) {
     writing_ = true;
-    ws_.binary(binary);
-    ws_.async_write(net::buffer(*m), [self = this->shared_from_this(), m, binary](
-                                         beast::error_code ec, std::size_t) {
-      self->writing_ = false;
-      if (ec) {
-        self->closing_ = true;
-        ++self->gen_;
-        self->timer_.cancel();
-        return;
-      }
-      if (binary) {
-        ++self->sent_;
-        self->hub_.metrics.frames_sent.fetch_add(1);
-      }
-      self->pump();
-    });
+    ws_.binary(frame && !text_frames_);
+    ws_.async_write(net::buffer(*m),
+                    [self = this->shared_from_this(), m, frame](beast::error_code ec, std::size_t) {
+                      self->writing_ = false;
+                      if (ec) {
+                        self->closing_ = true;
+                        ++self->gen_;
+                        self->timer_.cancel();
+                        return;
+                      }
+                      if (frame) {
+                        ++self->sent_;
+                        self->hub_.metrics.frames_sent.fetch_add(1);
+                      }
+                      self->pump();
+                    });
   }
 
   /// A closing publisher frees its channel at once, so a reconnect is not
@@ -665,6 +717,9 @@ class WsSessionImpl final : public WsSession,
   std::int64_t stalled_at_ = -1;
   std::uint64_t stalled_gen_ = 0;
   std::int64_t motion_id_ = 0;
+  std::shared_ptr<DriverPlayground> playground_;
+  bool text_frames_ = false;  ///< the queue's frames are text (the playground)
+  std::uint64_t ticks_ = 0;   ///< playground: frame periods since the anchor
   beast::flat_buffer rbuf_;
   std::optional<GaugeToken> client_;
   bool open_ = false, closing_ = false, close_pending_ = false, writing_ = false;
@@ -702,7 +757,25 @@ void start_live_on(Hub& hub, Stream&& stream, http::request<http::string_body>&&
   s->start();
 }
 
+template <class Stream>
+void start_drivers_on(Hub& hub, Stream&& stream, http::request<http::string_body>&& req,
+                      std::shared_ptr<DriverPlayground> playground, std::shared_ptr<void> slot) {
+  auto s = std::make_shared<WsSessionImpl<Stream>>(hub, std::move(stream), std::move(req),
+                                                   Mode::drivers, std::move(slot));
+  s->set_playground(std::move(playground));
+  s->start();
+}
+
 }  // namespace
+
+void start_drivers(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
+                   std::shared_ptr<DriverPlayground> playground, std::shared_ptr<void> slot) {
+  start_drivers_on(hub, std::move(stream), std::move(req), std::move(playground), std::move(slot));
+}
+void start_drivers(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
+                   std::shared_ptr<DriverPlayground> playground, std::shared_ptr<void> slot) {
+  start_drivers_on(hub, std::move(stream), std::move(req), std::move(playground), std::move(slot));
+}
 
 void start_motion_stream(Hub& hub, beast::tcp_stream&& stream,
                          http::request<http::string_body>&& req,

@@ -1,6 +1,6 @@
 // The motion page (playback of the keypoint stream with its controls and
 // the joint angles over time) and the live page (a channel's frames).
-import { api, ApiError } from "../api.js";
+import { api, ApiError, wsUrl } from "../api.js";
 import { ANGLE_NAMES, EDGES, confidenceClass, decodeFrame, readAngles } from "../keypoints.js";
 import { badge, formatTime, h, loading, mount, toast } from "../ui.js";
 import { AvatarView } from "./avatar.js";
@@ -80,10 +80,6 @@ function drawAngles(canvas, series, frames, frame) {
     ctx.lineTo(x(frame), hgt - pad);
     ctx.stroke();
   }
-}
-
-function wsUrl(path) {
-  return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
 }
 
 function legend() {

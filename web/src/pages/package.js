@@ -5,6 +5,7 @@ import { api, ApiError, fetchResponse } from "../api.js";
 import { countIssues, filterIssues, groupIssues, locationOf, severities } from "../report.js";
 import { badge, formatBytes, formatTime, h, loading, mount, toast } from "../ui.js";
 import { Viewer } from "../viewer.js";
+import { driversPanel } from "./drivers.js";
 
 function facts(rows) {
   return h("dl", { class: "facts" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v ?? "–")]));
@@ -159,7 +160,9 @@ function summarySection(s, thumbsOf) {
 /**
  * The 3D preview of one selection: a selector per option group, a slider
  * per parameter (1.3+), the GLB of `export.glb` for the selection shown in
- * a Viewer, the normalised strings and the normalisation notes.
+ * a Viewer, the normalised strings and the normalisation notes. A package
+ * with drivers (1.5) gets the Drivers panel: its GLB carries the §10
+ * channels as morph targets (targets=1) whose weights the drivers set.
  */
 function previewSection(id, s, state) {
   const stage = h("div", { class: "stage", "aria-label": "Preview of the selection (drag to orbit)" });
@@ -180,6 +183,8 @@ function previewSection(id, s, state) {
     return input;
   });
   const viewer = new Viewer(stage);
+  const hasDrivers = Array.isArray(s.drivers) ? s.drivers.length > 0 : s.drivers > 0;
+  const drivers = hasDrivers ? driversPanel(id, viewer, state) : null;
   state.preview = { loads: 0, options: null, parameters: null, warnings: [], stats: null, error: null, busy: false };
   let timer = null;
   let seq = 0;
@@ -191,13 +196,16 @@ function previewSection(id, s, state) {
     if (options) q.set("options", options);
     if (parameters) q.set("parameters", parameters);
     state.preview.busy = true;
+    const glbQuery = new URLSearchParams(q);
+    if (drivers) glbQuery.set("targets", "1");
     try {
-      const r = await fetchResponse(`/api/packages/${id}/export.glb${q.size ? "?" + q : ""}`);
+      const r = await fetchResponse(`/api/packages/${id}/export.glb${glbQuery.size ? "?" + glbQuery : ""}`);
       const selection = JSON.parse(r.headers.get("X-Charkit-Selection") ?? "{}");
       const bytes = await r.arrayBuffer();
       if (mine !== seq) return;
       const stats = await viewer.load(bytes);
       if (mine !== seq) return;
+      drivers?.connect(q);  // the runtime of this selection, its morph weights for this GLB
       Object.assign(state.preview, { loads: state.preview.loads + 1, options: selection.options,
         parameters: selection.parameters, warnings: selection.warnings ?? [], stats, error: null });
       mount(notes, h("p", {}, "Options ", h("code", {}, selection.options || "(none)"),
@@ -223,10 +231,12 @@ function previewSection(id, s, state) {
   return {
     element: h("section", { class: "preview" }, h("h2", {}, "Preview"),
       h("div", { class: "split" }, h("div", { class: "viewer-col" }, stage, notes), h("aside", { class: "panel" },
-        h("h2", {}, "Selection"), controls.childElementCount ? controls : h("p", { class: "muted" }, "No options or parameters.")))),
+        h("h2", {}, "Selection"), controls.childElementCount ? controls : h("p", { class: "muted" }, "No options or parameters."))),
+      drivers?.element),
     dispose: () => {
       clearTimeout(timer);
       seq++;
+      drivers?.dispose();
       viewer.dispose();
     },
   };

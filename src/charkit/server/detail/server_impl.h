@@ -27,9 +27,11 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "charkit/bem/load.h"
 #include "charkit/core/ascii.h"
 #include "charkit/core/json.h"
 #include "charkit/core/json_text.h"
+#include "charkit/core/mapped_file.h"
 #include "charkit/core/utf8.h"
 #include "charkit/server/detail/auth.h"
 #include "charkit/server/detail/console.h"
@@ -40,6 +42,7 @@
 #include "charkit/server/detail/ws.h"
 #include "charkit/server/server.h"
 #include "charkit/server/worker.h"
+#include "charkit/store/blob_store.h"
 #include "charkit/store/catalogue.h"
 #include "charkit/store/content_lock.h"
 #include "charkit/store/error_codes.h"
@@ -113,7 +116,16 @@ inline std::string_view content_type_of(std::string_view ext) {
 
 class SessionBase;
 
-class ExportCache;  // package_views.cpp
+class ExportCache;       // package_views.cpp
+class DriverPlayground;  // detail/drivers_playground.h
+
+/// A stored package opened for a view: its local file (an S3 object's
+/// downloaded copy), mapped, and when asked its validation and model.
+struct OpenedPackage {
+  std::optional<store::LocalBlob> local;
+  core::MappedFile file;
+  bem::LoadedPackage loaded;
+};
 
 struct Server::Impl {
   ServerOptions options;
@@ -219,6 +231,18 @@ struct Server::Impl {
   /// selection exported as `charkit bem export` does) and /textures/N.png
   /// (a texture's thumbnail); the last two cached.
   Reply handle_package_view(std::int64_t id, std::string_view view, const QueryParams& params);
+  /// 409 NOT_READY / PACKAGE_INVALID unless the package validated.
+  std::optional<StringResponse> refuse_unless_valid(const store::Package& pkg);
+  /// The package file of `asset`, mapped, and with `load` its model (409
+  /// PACKAGE_INVALID when it does not load). Blocking: on the pool.
+  std::variant<std::unique_ptr<OpenedPackage>, StringResponse> open_package_file(
+      const store::Asset& asset, bool load);
+  /// GET /api/packages/{id}/drivers before the upgrade: the package's
+  /// drivers playground for the selection of ?options=&parameters=, or the
+  /// HTTP refusal (404, 409, 400 for a bad selection, 422 NO_DRIVERS).
+  /// Blocking: on the pool.
+  std::variant<std::shared_ptr<DriverPlayground>, StringResponse> open_drivers(
+      std::int64_t package_id, std::string_view query);
   Reply handle_get(store::Kind kind, std::int64_t id);
   Reply handle_delete(store::Kind kind, std::int64_t id);
   Reply handle_asset(const store::Asset& asset, const http::request<http::string_body>& req);

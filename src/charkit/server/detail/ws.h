@@ -23,6 +23,10 @@
 #include "charkit/server/detail/frame_source.h"
 #include "charkit/server/detail/metrics.h"
 
+namespace charkit::server {
+class DriverPlayground;  // detail/drivers_playground.h
+}  // namespace charkit::server
+
 namespace charkit::server::ws {
 
 inline constexpr std::string_view kFormat = "mediapipe33@0.1.0";
@@ -115,6 +119,14 @@ void start_live(Hub& hub, beast::tcp_stream&& stream, http::request<http::string
                 std::string channel, LiveRole role, std::shared_ptr<void> slot = {});
 void start_live(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
                 std::string channel, LiveRole role, std::shared_ptr<void> slot = {});
+/// Runs a package's drivers playground (the route already opened it): a
+/// {"type": "drivers"} header, then a {"type": "frame"} text message per
+/// frame period while anything changes; the page's control messages apply
+/// at once (docs/api.md §Drivers playground).
+void start_drivers(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
+                   std::shared_ptr<DriverPlayground> playground, std::shared_ptr<void> slot = {});
+void start_drivers(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
+                   std::shared_ptr<DriverPlayground> playground, std::shared_ptr<void> slot = {});
 /// Server::stop: closes every WebSocket connection (posted to their strands).
 void shutdown_all(Hub& hub);
 
