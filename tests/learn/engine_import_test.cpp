@@ -339,8 +339,8 @@ TEST(EngineImport, LocalModeRunsItsPerBoneNetworksLikeTheRunner) {
   ASSERT_TRUE(bytes) << bytes.error().to_string();
   EngineImportOptions io;
   io.clamp = WeightClamp::kNone;
-  auto m = import_engine_network(*bytes, "local.nmn", std::nullopt,
-                                 rig_with_morphs(2, {"p", "q"}), two_bones(), io);
+  auto m = import_engine_network(*bytes, "local.nmn", std::nullopt, rig_with_morphs(2, {"p", "q"}),
+                                 two_bones(), io);
   ASSERT_TRUE(m) << m.error().to_string();
   EXPECT_EQ(m->hyper["mode"], "local");
   EXPECT_FALSE(m->hyper.contains("warnings"));
@@ -361,8 +361,8 @@ TEST(EngineImport, LocalModeRunsItsPerBoneNetworksLikeTheRunner) {
 TEST(EngineImport, LocalModeGroupModelIsNamedInAWarning) {
   auto bytes = write_nmn(local_network(true));
   ASSERT_TRUE(bytes) << bytes.error().to_string();
-  auto m = import_engine_network(*bytes, "local.nmn", std::nullopt,
-                                 rig_with_morphs(2, {"p", "q"}), two_bones(), {});
+  auto m = import_engine_network(*bytes, "local.nmn", std::nullopt, rig_with_morphs(2, {"p", "q"}),
+                                 two_bones(), {});
   ASSERT_TRUE(m) << m.error().to_string();
   ASSERT_TRUE(m->hyper.contains("warnings"));
   ASSERT_EQ(m->hyper["warnings"].size(), 1u);
