@@ -149,7 +149,7 @@ int run_simulate(const SimulateArgs& a) {
     if (state == "pause") rt.pause(static_cast<std::size_t>(d));
   }
   auto events = bem::parse_driver_events(a.events, rt.drivers());
-  if (!events) return report_error(a.file, events.error(), kExitUsage);
+  if (!events) return report_error("--events", events.error(), kExitUsage);
 
   std::ofstream file_out;
   std::ostream* os = &std::cout;
