@@ -39,10 +39,13 @@ std::vector<charkit::core::Bytes> frames(const BigPackage& p) {
   return out;
 }
 
+// Arg: ValidateOptions::threads (wall time: the pieces run on other threads).
 void BM_ValidatePackage(benchmark::State& state) {
   const BigPackage& p = package();
+  charkit::bem::ValidateOptions o;
+  o.threads = static_cast<unsigned>(state.range(0));
   for (auto _ : state) {
-    auto r = charkit::bem::validate_package(p.file);
+    auto r = charkit::bem::validate_package(p.file, o);
     if (!r.valid()) state.SkipWithError(r.report.to_text("big.bem").c_str());
     benchmark::DoNotOptimize(r);
   }
@@ -66,6 +69,9 @@ void BM_ZstdDecodeFrames(benchmark::State& state) {
 }
 
 BENCHMARK(BM_ValidatePackage)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond)
     ->Repetitions(5)
     ->ReportAggregatesOnly(true);
@@ -93,7 +99,7 @@ int write_package(const std::filesystem::path& dir) {
   }
   std::cout << "file_bytes=" << p.file.size() << " payloads=" << fs.size()
             << " decoded_bytes=" << p.decoded_total << " largest_decoded=" << p.largest_decoded
-            << "\n";
+            << " second_largest_decoded=" << p.second_largest_decoded << "\n";
   return 0;
 }
 

@@ -206,7 +206,12 @@ BigPackage make_big_package() {
   l.manifest = m.dump();
   for (auto& b : payloads) {
     out.decoded_total += b.size();
-    out.largest_decoded = std::max<std::uint64_t>(out.largest_decoded, b.size());
+    if (b.size() > out.largest_decoded) {
+      out.second_largest_decoded = out.largest_decoded;
+      out.largest_decoded = b.size();
+    } else {
+      out.second_largest_decoded = std::max<std::uint64_t>(out.second_largest_decoded, b.size());
+    }
     l.payloads.push_back({std::move(b), true});
   }
   out.file = testkit::build_binary(l);

@@ -13,6 +13,7 @@ struct BigPackage {
   std::vector<std::uint8_t> file;  ///< the .bem bytes
   std::uint64_t decoded_total = 0;
   std::uint64_t largest_decoded = 0;
+  std::uint64_t second_largest_decoded = 0;  ///< the next payload in size (may equal the largest)
 };
 
 BigPackage make_big_package();

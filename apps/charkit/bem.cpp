@@ -50,6 +50,7 @@ struct ValidateArgs {
   bool json = false;
   bool skip_validation = false;
   std::size_t max_issues = 200;
+  unsigned threads = 0;
 };
 
 enum class FileOutcome { kValid, kInvalid, kIoError };
@@ -119,6 +120,7 @@ FileOutcome validate_one(const std::string& path, const ValidateArgs& args, Json
   bem::ValidateOptions options;
   options.skip_validation = args.skip_validation;
   options.max_issues = args.max_issues;
+  options.threads = args.threads;
   options.input_hints = file->hints();
   // One file: its payloads as progress (a list shows files instead).
   StepProgress progress(path, "checking payloads");
@@ -517,6 +519,12 @@ void add_bem_commands(CLI::App& app, int& exit_code) {
                    "Keep at most N issues per file (counts stay exact)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
       ->default_val(200)
+      ->type_name("N");
+  validate
+      ->add_option("--threads", validate_args->threads,
+                   "Payloads decoded at once (0: one per core); the report does not depend on it")
+      ->check(CLI::Range(0u, 256u))
+      ->default_val(0)
       ->type_name("N");
   validate->footer("Exit status: 0 all valid, 1 any invalid, 2 usage or I/O error.");
   validate->callback([validate_args, &exit_code] { exit_code = run_validate(*validate_args); });

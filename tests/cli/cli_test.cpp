@@ -67,9 +67,10 @@ TEST(CliHelp, HelpAndVersionExitZero) {
 
 TEST(CliUsage, UsageErrorsExitTwo) {
   // Bare `charkit` and a bare group print their help instead (CliConventions).
-  for (const char* args : {"bem validate", "bem inspect", "bem frobnicate x.bem",
-                           "bem validate --bogus x.bem", "bem validate --max-issues 0 x.bem",
-                           "bem validate --max-issues many x.bem", "nosuchgroup"}) {
+  for (const char* args :
+       {"bem validate", "bem inspect", "bem frobnicate x.bem", "bem validate --bogus x.bem",
+        "bem validate --max-issues 0 x.bem", "bem validate --max-issues many x.bem",
+        "bem validate --threads -1 x.bem", "bem validate --threads 257 x.bem", "nosuchgroup"}) {
     EXPECT_EQ(run_charkit(args).exit_code, 2) << "charkit " << args;
   }
 }
@@ -196,6 +197,26 @@ TEST_F(CliValidate, MaxIssuesTruncates) {
   EXPECT_EQ(one["files"][0]["issues"]["truncated"], true);
   // Counts stay exact past the cap.
   EXPECT_EQ(one["files"][0]["issues"]["numErrors"], all["files"][0]["issues"]["numErrors"]);
+}
+
+// The report does not depend on --threads (tests/threads checks the library
+// on many packages; this is the option reaching it).
+TEST_F(CliValidate, ThreadsDoNotChangeTheReport) {
+  testkit::TestPackage p = testkit::make_valid_package(5);
+  p.payloads[3] = testkit::u16_bytes({0, 1, 3});  // an index out of range
+  for (int k = 0; k < 6; ++k) p.payloads.push_back(testkit::ByteVec(4096u << k, 1));
+  auto path = write("faults.bem", p.binary(true));
+  auto one = run_charkit("bem validate --json --threads 1 " + quote(path));
+  EXPECT_EQ(one.exit_code, 1);
+  EXPECT_NE(one.out.find("BEM_INDEX_RANGE"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("BEM_PAYLOAD_UNREFERENCED"), std::string::npos) << one.out;
+  for (const char* threads : {"2", "4", "0"}) {
+    auto many =
+        run_charkit("bem validate --json --threads " + std::string(threads) + " " + quote(path));
+    EXPECT_EQ(many.exit_code, 1) << threads;
+    EXPECT_EQ(many.out, one.out) << "--threads " << threads;
+  }
+  EXPECT_NE(run_charkit("bem validate --help").out.find("--threads"), std::string::npos);
 }
 
 TEST_F(CliValidate, CollectionMembersListed) {

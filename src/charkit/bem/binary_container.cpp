@@ -13,34 +13,43 @@ using core::Location;
 class BinaryPackage final : public Package {
  public:
   ContainerKind kind() const override { return ContainerKind::kBinary; }
-  core::Result<Bytes> read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const override;
+  core::Status prepare_payload(std::uint32_t id) const override;
+  core::Result<Bytes> decode_prepared(std::uint32_t id, PayloadBuffer& scratch) const override;
   friend std::unique_ptr<Package> bem::open_binary(Bytes file, core::Report& report,
                                                    DecodeControl* control);
 };
 
-core::Result<Bytes> BinaryPackage::read_payload_into(std::uint32_t id,
-                                                     PayloadBuffer& scratch) const {
+/// A payload's error as the caller sees it: "payload N: …" at the offset
+/// inside the file.
+core::Error payload_error(std::uint32_t id, const PayloadInfo& p, core::Error e) {
+  e.message = "payload " + std::to_string(id) + ": " + e.message;
+  e.location = Location::at_offset(p.offset + e.location.offset.value_or(0));
+  return e;
+}
+
+core::Status BinaryPackage::prepare_payload(std::uint32_t id) const {
   if (id >= payloads_.size())
     return core::make_error("BEM_PAYLOAD_ID", "payload " + std::to_string(id) + " does not exist");
   const PayloadInfo& p = payloads_[id];
-  // open_binary checked that the stored range lies inside the file.
+  if (p.codec == Codec::kRaw) return core::Ok{};
+  // open_binary checked that the stored range lies inside the file and
+  // decoded_size ≤ 512 MiB; the frame is checked against it before any
+  // byte is counted or written.
+  auto st = check_zstd_frame(file_.subspan(p.offset, p.stored_size), p.decoded_size);
+  if (st && control_) st = control_->charge(p.decoded_size, "zstd payload");
+  if (!st) return payload_error(id, p, std::move(st).error());
+  return core::Ok{};
+}
+
+core::Result<Bytes> BinaryPackage::decode_prepared(std::uint32_t id, PayloadBuffer& scratch) const {
+  if (id >= payloads_.size())
+    return core::make_error("BEM_PAYLOAD_ID", "payload " + std::to_string(id) + " does not exist");
+  const PayloadInfo& p = payloads_[id];
   Bytes stored = file_.subspan(p.offset, p.stored_size);
   if (p.codec == Codec::kRaw) return stored;
-  // decoded_size ≤ 512 MiB was checked by open_binary; the frame is checked
-  // against it before any byte is written.
-  auto st = check_zstd_frame(stored, p.decoded_size);
-  if (st && control_) st = control_->charge(p.decoded_size, "zstd payload");
-  std::span<std::uint8_t> out;
-  if (st) {
-    out = scratch.get(static_cast<std::size_t>(p.decoded_size));
-    st = decode_zstd_payload(stored, out);
-  }
-  if (!st) {
-    core::Error e = std::move(st).error();
-    e.message = "payload " + std::to_string(id) + ": " + e.message;
-    e.location = Location::at_offset(p.offset + e.location.offset.value_or(0));
-    return e;
-  }
+  std::span<std::uint8_t> out = scratch.get(static_cast<std::size_t>(p.decoded_size));
+  if (auto st = decode_zstd_payload(stored, out); !st)
+    return payload_error(id, p, std::move(st).error());
   return Bytes(out);
 }
 

@@ -1,19 +1,23 @@
-// Payload pass: decode every payload exactly once, in id order, and run the
-// content checks the manifest passes queued for it (§7 indices and skin
-// weights, §10 deformation frames, §5 preview PNG). One buffer at a time:
-// peak memory is the largest decoded payload.
+// Payload pass: decode every payload exactly once and run the content checks
+// the manifest passes queued for it (§7 indices and skin weights, §10
+// deformation frames, §5 preview PNG). With ValidateOptions::threads > 1,
+// several payloads are decoded at once, one buffer per thread; the report is
+// the same as one thread's (PayloadPass below says how).
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/parallel.h"
 
 namespace charkit::bem {
 namespace {
@@ -272,69 +276,173 @@ core::Location payload_location(const PayloadInfo& info) {
   return loc;
 }
 
+bool stops_the_pass(const std::string& code) {
+  return code == codes::BEM_DECODE_BUDGET || code == codes::BEM_CANCELLED;
+}
+
+/// The payload pass over several threads. Payloads are claimed in id order
+/// under one lock, and what must happen in that order happens there: the
+/// cancel poll, the warnings that need no decoding and
+/// Package::prepare_payload, which spends the decode budget. Decoding and
+/// the content checks then run unlocked, each thread into its own buffer and
+/// its own per-payload report; the reports are merged in id order at the
+/// end. So the report is the one pass's whatever the thread count, and peak
+/// memory is one decoded payload per thread.
+class PayloadPass {
+ public:
+  explicit PayloadPass(Context& ctx)
+      : ctx_(ctx),
+        table_(ctx.package.payloads()),
+        n_(static_cast<std::uint32_t>(table_.size())),
+        section_(ctx.package.kind() == ContainerKind::kZip ? "§14" : "§2"),
+        // A manifest error can end the walk over part of the manifest (or
+        // skip a reference whose size is wrong) before its payload
+        // references are seen: "unreferenced" is only known when the
+        // manifest walk had no error.
+        references_known_(!ctx.report.has_errors()),
+        mapped_range_(ctx.options.input_hints && ctx.package.kind() == ContainerKind::kBinary),
+        reports_(n_, core::Report(ctx.report.max_issues())),
+        done_(n_, 0) {}
+
+  void run() {
+    const ValidateOptions& o = ctx_.options;
+    core::Executor& ex = o.executor != nullptr ? *o.executor
+                         : o.threads == 1      ? core::serial_executor()
+                                               : core::default_executor();
+    const std::size_t threads = o.threads == 0 ? ex.concurrency() : o.threads;
+    const std::size_t pieces = std::min<std::size_t>(threads, std::max<std::uint32_t>(n_, 1));
+    const std::thread::id caller = std::this_thread::get_id();
+    if (o.progress) o.progress(0, n_);
+    // Each piece claims payloads until none is left; the executor rethrows
+    // the first exception once every piece has returned.
+    ex.parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
+      for (std::size_t piece = b; piece < e; ++piece) work(std::this_thread::get_id() == caller);
+    });
+    for (std::uint32_t id = 0; id < n_; ++id)
+      if (done_[id]) ctx_.report.merge(reports_[id]);
+    if (o.progress) o.progress(n_, n_);
+  }
+
+ private:
+  void work(bool calling_thread) {
+    PayloadBuffer scratch;  // grows to the largest payload this piece decodes
+    try {
+      for (;;) {
+        std::uint32_t id = 0;
+        bool decode = false;
+        {
+          std::lock_guard lock(mutex_);
+          if (stop_ || next_ >= n_) return;
+          id = next_++;
+          decode = begin(id, reports_[id]);
+        }
+        if (decode) finish(id, reports_[id], scratch);
+        std::uint32_t checked = 0;
+        {
+          std::lock_guard lock(mutex_);
+          done_[id] = 1;
+          while (checked_ < n_ && done_[checked_]) ++checked_;
+          checked = checked_;
+        }
+        // Progress is reported on the calling thread only (ValidateOptions).
+        if (calling_thread && ctx_.options.progress && checked < n_)
+          ctx_.options.progress(checked, n_);
+      }
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      stop_ = true;  // the other pieces stop claiming; the executor rethrows
+      throw;
+    }
+  }
+
+  void report_decode_error(core::Report& out, const PayloadInfo& info, core::Error err) {
+    core::Location loc = err.location;
+    if (!loc.offset) loc.offset = info.offset;
+    if (loc.member.empty()) loc.member = info.member;
+    out.error(err.code, section_, loc, err.message);
+  }
+
+  /// In id order, under the lock: what comes before decoding. False when
+  /// the payload is not decoded (absent, or refused).
+  bool begin(std::uint32_t id, core::Report& out) {
+    const PayloadInfo& info = table_[id];
+    if (!info.present) return false;  // a missing ZIP payload is reported where it is referenced
+    if (const DecodeControl* control = ctx_.package.decode_control())
+      if (auto p = control->poll(); !p) {
+        out.error(p.error().code, section_, payload_location(info),
+                  "payload " + std::to_string(id) + ": " + p.error().message);
+        stop_ = true;
+        return false;
+      }
+    auto uses = ctx_.payload_uses.find(id);
+    bool referenced = uses != ctx_.payload_uses.end() && !uses->second.empty();
+    // Q5: unreferenced payloads and zstd without gain are writer duties: reported, not errors.
+    if (!referenced && references_known_)
+      out.warning("BEM_PAYLOAD_UNREFERENCED", "§2", payload_location(info),
+                  "payload " + std::to_string(id) + " is not referenced by the manifest");
+    if (info.codec == Codec::kZstd && info.stored_size >= info.decoded_size)
+      out.info("BEM_PAYLOAD_ZSTD_NO_GAIN", "§2", payload_location(info),
+               "payload " + std::to_string(id) + " is zstd-compressed to " +
+                   std::to_string(info.stored_size) + " bytes from " +
+                   std::to_string(info.decoded_size) + "; writers store it raw");
+    if (auto st = ctx_.package.prepare_payload(id); !st) {
+      core::Error err = std::move(st).error();
+      // Past the budget, or cancelled: the remaining payloads are not decoded.
+      if (stops_the_pass(err.code)) stop_ = true;
+      report_decode_error(out, info, std::move(err));
+      return false;
+    }
+    return true;
+  }
+
+  /// Unlocked: decode once (integrity: zstd frame rules, ZIP CRC) and run
+  /// the queued checks; the bytes are dropped before this thread decodes
+  /// its next payload.
+  void finish(std::uint32_t id, core::Report& out, PayloadBuffer& scratch) {
+    const PayloadInfo& info = table_[id];
+    const Bytes stored_range =
+        mapped_range_ ? ctx_.package.file().subspan(info.offset, info.stored_size) : Bytes{};
+    if (mapped_range_) ctx_.options.input_hints->will_read(stored_range);
+    auto read = ctx_.package.decode_prepared(id, scratch);
+    if (!read) {
+      core::Error err = std::move(read).error();
+      if (stops_the_pass(err.code)) {  // a ZIP entry polls the cancel flag as it is read
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+      }
+      report_decode_error(out, info, std::move(err));
+      return;
+    }
+    Bytes bytes = *read;
+    auto uses = ctx_.payload_uses.find(id);
+    if (uses != ctx_.payload_uses.end() && !uses->second.empty() &&
+        bytes.size() == info.decoded_size) {
+      Context local(ctx_.manifest, ctx_.package, out, ctx_.options, ctx_.minor(),
+                    ctx_.minor_known());
+      check_uses(local, id, bytes, uses->second);
+    }
+    // The stored bytes are not read again: a memory-mapped caller may drop them.
+    if (mapped_range_) ctx_.options.input_hints->done_reading(stored_range);
+  }
+
+  Context& ctx_;
+  const std::vector<PayloadInfo>& table_;
+  const std::uint32_t n_;
+  const char* const section_;
+  const bool references_known_;
+  const bool mapped_range_;
+  std::vector<core::Report> reports_;  ///< per payload, merged in id order
+  std::mutex mutex_;
+  std::vector<char> done_;     ///< guarded by mutex_
+  std::uint32_t next_ = 0;     ///< the next payload to claim; guarded by mutex_
+  std::uint32_t checked_ = 0;  ///< payloads 0..checked_-1 are done; guarded by mutex_
+  bool stop_ = false;          ///< guarded by mutex_
+};
+
 }  // namespace
 
 void check_payload_data(Context& ctx) {
-  const auto& table = ctx.package.payloads();
-  const char* section = ctx.package.kind() == ContainerKind::kZip ? "§14" : "§2";
-  // One scratch buffer for the whole package: it grows to the largest
-  // payload and is never zero-filled, so pages are faulted in once.
-  PayloadBuffer scratch;
-  const core::ProgressFn& progress = ctx.options.progress;
-  // A manifest error can end the walk over part of the manifest (or skip a
-  // reference whose size is wrong) before its payload references are seen:
-  // "unreferenced" is only known when the manifest walk had no error.
-  const bool references_known = !ctx.report.has_errors();
-  for (std::uint32_t id = 0; id < table.size(); ++id) {
-    if (progress) progress(id, table.size());
-    const PayloadInfo& info = table[id];
-    if (!info.present) continue;  // a missing ZIP payload is reported where it is referenced
-    if (const DecodeControl* control = ctx.package.decode_control())
-      if (auto p = control->poll(); !p) {
-        ctx.report.error(p.error().code, section, payload_location(info),
-                         "payload " + std::to_string(id) + ": " + p.error().message);
-        return;
-      }
-    auto uses = ctx.payload_uses.find(id);
-    bool referenced = uses != ctx.payload_uses.end() && !uses->second.empty();
-    // Q5: unreferenced payloads and zstd without gain are writer duties: reported, not errors.
-    if (!referenced && references_known)
-      ctx.report.warning("BEM_PAYLOAD_UNREFERENCED", "§2", payload_location(info),
-                         "payload " + std::to_string(id) + " is not referenced by the manifest");
-    if (info.codec == Codec::kZstd && info.stored_size >= info.decoded_size)
-      ctx.report.info("BEM_PAYLOAD_ZSTD_NO_GAIN", "§2", payload_location(info),
-                      "payload " + std::to_string(id) + " is zstd-compressed to " +
-                          std::to_string(info.stored_size) + " bytes from " +
-                          std::to_string(info.decoded_size) + "; writers store it raw");
-
-    // Decode once (integrity: zstd frame rules, ZIP CRC); the decoded bytes are
-    // dropped before the next payload is decoded.
-    auto report_decode_error = [&](core::Error err) {
-      core::Location loc = err.location;
-      if (!loc.offset) loc.offset = info.offset;
-      if (loc.member.empty()) loc.member = info.member;
-      ctx.report.error(err.code, section, loc, err.message);
-    };
-    const bool mapped_range =
-        ctx.options.input_hints && ctx.package.kind() == ContainerKind::kBinary;
-    const Bytes stored_range =
-        mapped_range ? ctx.package.file().subspan(info.offset, info.stored_size) : Bytes{};
-    if (mapped_range) ctx.options.input_hints->will_read(stored_range);
-    auto read = ctx.package.read_payload_into(id, scratch);
-    if (!read) {
-      core::Error err = std::move(read).error();
-      // Past the budget, or cancelled: the remaining payloads are not decoded.
-      const bool stop = err.code == codes::BEM_DECODE_BUDGET || err.code == codes::BEM_CANCELLED;
-      report_decode_error(std::move(err));
-      if (stop) return;
-      continue;
-    }
-    Bytes bytes = *read;
-    if (referenced && bytes.size() == info.decoded_size) check_uses(ctx, id, bytes, uses->second);
-    // The stored bytes are not read again: a memory-mapped caller may drop them.
-    if (mapped_range) ctx.options.input_hints->done_reading(stored_range);
-  }
-  if (progress) progress(table.size(), table.size());
+  PayloadPass(ctx).run();
 }
 
 }  // namespace charkit::bem

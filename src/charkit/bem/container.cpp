@@ -95,6 +95,11 @@ core::Status DecodeControl::poll() const {
   return core::Ok{};
 }
 
+core::Result<Bytes> Package::read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const {
+  if (auto st = prepare_payload(id); !st) return std::move(st).error();
+  return decode_prepared(id, scratch);
+}
+
 core::Result<PayloadData> Package::read_payload(std::uint32_t id) const {
   PayloadBuffer buf;
   auto r = read_payload_into(id, buf);

@@ -184,7 +184,18 @@ class Package {
   /// the stored range with content size == decoded_size, no dictionary; ZIP:
   /// CRC and sizes). The bytes are a view of the file (raw payloads) or live
   /// in scratch until its next use. Errors carry the location of the payload.
-  virtual core::Result<Bytes> read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const = 0;
+  /// The same as prepare_payload followed by decode_prepared.
+  core::Result<Bytes> read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const;
+  /// The first half of read_payload_into: the checks that need no decoding
+  /// (the id, the declared size, the zstd frame header) and the charge of
+  /// the decoded size to the decode budget. Cheap; a caller decoding
+  /// payloads on several threads calls it in id order, so the budget is
+  /// spent (and runs out) exactly as in one pass.
+  virtual core::Status prepare_payload(std::uint32_t id) const = 0;
+  /// The second half: decode payload id, which prepare_payload accepted,
+  /// into scratch. Different ids may be decoded on different threads at
+  /// once (ZIP entries are read one at a time: libzip's handle is shared).
+  virtual core::Result<Bytes> decode_prepared(std::uint32_t id, PayloadBuffer& scratch) const = 0;
   /// read_payload_into with a buffer of its own.
   core::Result<PayloadData> read_payload(std::uint32_t id) const;
   /// Collection bundles: the bytes of member i (decompressed). The buffer

@@ -13,6 +13,7 @@
 #include "charkit/bem/container.h"
 #include "charkit/bem/proof.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/core/parallel.h"
 #include "charkit/core/progress.h"
 #include "charkit/core/report.h"
 
@@ -39,6 +40,17 @@ struct ValidateOptions {
   /// Polled between payloads, members and passes and every few MiB of a ZIP
   /// entry; once true, validation stops with BEM_CANCELLED. May be null.
   const std::atomic<bool>* cancel = nullptr;
+  /// Payloads decoded and checked at once (binary packages; ZIP entries are
+  /// read one at a time); 0 = the executor's concurrency. The report does
+  /// not depend on it: issues come in payload order and the decode budget is
+  /// spent in payload order. Each thread has its own decode buffer, so peak
+  /// memory is about the largest `threads` payloads. The library's default
+  /// is one (a server validates several packages at once); the CLI uses
+  /// every core.
+  unsigned threads = 1;
+  /// Where payloads are decoded; null = core::default_executor() (the
+  /// calling thread alone when threads is 1). Not owned.
+  core::Executor* executor = nullptr;
   /// Called with the payloads checked so far and the package's payload
   /// count while payload contents are decoded and checked (the long pass),
   /// on the calling thread; the last call has done == total. A collection

@@ -209,7 +209,10 @@ bool read_central_directory(Bytes f, std::uint64_t expected, std::vector<Span>& 
 class ZipPackage final : public Package {
  public:
   ContainerKind kind() const override { return kind_; }
-  core::Result<Bytes> read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const override;
+  core::Status prepare_payload(std::uint32_t id) const override;
+  core::Result<Bytes> decode_prepared(std::uint32_t id, PayloadBuffer& scratch) const override;
+  /// Payload id's entry, present and of an allowed size.
+  core::Result<const Entry*> payload_entry(std::uint32_t id) const;
   core::Result<PayloadData> read_member(std::size_t i) const override;
 
   /// Read entry e completely, checking that it ends at its declared size and
@@ -301,7 +304,7 @@ core::Status charge_entry(DecodeControl* control, const Entry& e) {
   return core::Ok{};
 }
 
-core::Result<Bytes> ZipPackage::read_payload_into(std::uint32_t id, PayloadBuffer& scratch) const {
+core::Result<const Entry*> ZipPackage::payload_entry(std::uint32_t id) const {
   if (id >= payloads_.size() || !payloads_[id].present)
     return core::make_error("BEM_ZIP_MISSING_PAYLOAD",
                             "ZIP package is missing payload " + std::to_string(id));
@@ -313,7 +316,19 @@ core::Result<Bytes> ZipPackage::read_payload_into(std::uint32_t id, PayloadBuffe
         "BEM_PAYLOAD_DECODED_SIZE",
         e.name + ": payload is " + std::to_string(e.size) + " bytes, allowed 1..536870912", loc);
   }
-  if (auto c = charge_entry(control_, e); !c) return std::move(c).error();
+  return &e;
+}
+
+core::Status ZipPackage::prepare_payload(std::uint32_t id) const {
+  auto e = payload_entry(id);
+  if (!e) return std::move(e).error();
+  return charge_entry(control_, **e);
+}
+
+core::Result<Bytes> ZipPackage::decode_prepared(std::uint32_t id, PayloadBuffer& scratch) const {
+  auto entry = payload_entry(id);
+  if (!entry) return std::move(entry).error();
+  const Entry& e = **entry;
   auto out = scratch.get(static_cast<std::size_t>(e.size));
   auto st = read_entry(e, out);
   if (!st) return std::move(st).error();
