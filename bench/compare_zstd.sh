@@ -14,7 +14,7 @@ runs=${1:-5}
 cd "$root"
 
 cmake --preset release >/dev/null
-cmake --build --preset release >/dev/null
+cmake --build --preset release --target charkit bem_validate_bench >/dev/null
 charkit=$root/build/release/apps/charkit/charkit
 gen=$root/build/release/bench/bem_validate_bench
 

@@ -1,6 +1,7 @@
 // The MLP benchmarks of issue 5: training (300 inputs = 100 bones x 3,
 // 2 x 128 ELU hidden, 128 outputs, batch 128, 5000 Adam steps on 1000
-// samples) and single-pose inference of that network, allocation-free.
+// samples), single-pose inference of that network, allocation-free, and
+// batched inference (bench/compare_mlp_batch.sh against onnxruntime-node).
 // The same algorithm in numpy and PyTorch is in bench/peer/mlp_{numpy,torch}.py;
 // bench/compare_mlp.sh runs all of them side by side.
 #include <benchmark/benchmark.h>
@@ -11,9 +12,9 @@
 #include <iterator>
 #include <vector>
 
+#include "charkit/learn/detail/prng.h"
 #include "charkit/learn/mlp.h"
 #include "charkit/learn/onnx.h"
-#include "charkit/learn/detail/prng.h"
 
 using namespace charkit::learn;
 
@@ -87,6 +88,35 @@ void BM_MlpInferOnePose(benchmark::State& state) {
 }
 BENCHMARK(BM_MlpInferOnePose)->Unit(benchmark::kMicrosecond);
 
+// Batched inference (bake, preview, `deformer run` over many poses): the
+// Arg rows per MlpEvaluator::evaluate_batch call; `us_per_pose` is the
+// figure bench/compare_mlp_batch.sh sets against onnxruntime-node.
+void BM_MlpInferBatch(benchmark::State& state) {
+  const Problem p = make_problem();
+  auto m = init_mlp(kFeatures, kOutputs, options(0));
+  if (!m) {
+    state.SkipWithError(m.error().message.c_str());
+    return;
+  }
+  const auto rows = static_cast<std::size_t>(state.range(0));
+  MlpEvaluator eval(*m);
+  std::vector<float> in(rows * kFeatures), out(rows * kOutputs);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = p.x[i % p.x.size()];
+  for (auto _ : state) {
+    if (!eval.evaluate_batch(in, rows, out)) state.SkipWithError("size mismatch");
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["us_per_pose"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * rows),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  // 2·(300·128 + 128·128 + 128·128) flops per pose in the products.
+  state.counters["GFLOPs"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * rows) * 2.0 *
+                             (kFeatures * 128.0 + 128.0 * 128.0 + 128.0 * kOutputs),
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_MlpInferBatch)->Arg(1)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
+
 // The same kind of network through charkit's ONNX runner, on a file exported
 // by PyTorch (bench/compare_mlp.sh sets CHARKIT_BENCH_ONNX; skipped without).
 void BM_OnnxInferOnePose(benchmark::State& state) {
@@ -114,6 +144,38 @@ void BM_OnnxInferOnePose(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_OnnxInferOnePose)->Unit(benchmark::kMicrosecond);
+
+// charkit's ONNX runner with Arg rows per run on CHARKIT_BENCH_ONNX_BATCH
+// (bench/peer/mlp_onnx_batch.py: a dynamic batch axis).
+void BM_OnnxInferBatch(benchmark::State& state) {
+  const char* path = std::getenv("CHARKIT_BENCH_ONNX_BATCH");
+  if (path == nullptr) {
+    state.SkipWithError("CHARKIT_BENCH_ONNX_BATCH is not set");
+    return;
+  }
+  std::ifstream f(path, std::ios::binary);
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)),
+                                        std::istreambuf_iterator<char>());
+  auto model = load_onnx(bytes);
+  if (!model) {
+    state.SkipWithError(model.error().message.c_str());
+    return;
+  }
+  const Problem p = make_problem();
+  const auto rows = static_cast<std::size_t>(state.range(0));
+  std::vector<float> in(rows * kFeatures);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = p.x[i % p.x.size()];
+  for (auto _ : state) {
+    std::size_t outputs = 0;
+    auto out = run_onnx_rows(*model, in, rows, kFeatures, &outputs);
+    if (!out) state.SkipWithError(out.error().message.c_str());
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["us_per_pose"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * rows),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_OnnxInferBatch)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
-#include "charkit/learn/mlp.h"
 #include "charkit/learn/detail/prng.h"
+#include "charkit/learn/mlp.h"
 
 using namespace charkit::learn;
 
@@ -115,6 +117,49 @@ TEST(Mlp, EvaluatorMatchesTheBatchForward) {
   EXPECT_NEAR(*loss, (out[0] * out[0] + out[1] * out[1] + out[2] * out[2]) / 3.0, 1e-5);
   std::vector<float> wrong(2);
   EXPECT_FALSE(ev.evaluate(x, wrong));
+}
+
+// The batch path against the one-row path, row by row, for every activation,
+// across block boundaries (kBatchRows) and with a partial last block.
+TEST(Mlp, BatchEvaluationEqualsOneRowAtATime) {
+  for (Activation act : {Activation::kELU, Activation::kReLU, Activation::kTanh}) {
+    MlpOptions o;
+    o.hidden = {37, 19};
+    o.hidden_activation = act;
+    o.output_activation = act == Activation::kTanh ? Activation::kTanh : Activation::kIdentity;
+    auto m = init_mlp(23, 11, o);
+    ASSERT_TRUE(m.ok());
+    Rng r(9);
+    for (std::size_t i = 0; i < 23; ++i) {
+      m->input_mean[i] = static_cast<float>(r.uniform(-1.0, 1.0));
+      m->input_std[i] = static_cast<float>(r.uniform(0.5, 3.0));
+    }
+    const std::size_t rows = 2 * MlpEvaluator::kBatchRows + 7;
+    std::vector<float> x(rows * 23), batch(rows * 11, -99.0F), one(11);
+    for (float& v : x) v = static_cast<float>(r.uniform(-4.0, 4.0));
+    MlpEvaluator ev(*m);
+    ASSERT_TRUE(ev.evaluate_batch(x, rows, batch));
+    double worst = 0.0;
+    for (std::size_t i = 0; i < rows; ++i) {
+      ASSERT_TRUE(ev.evaluate(std::span<const float>(x).subspan(i * 23, 23), one));
+      for (std::size_t k = 0; k < 11; ++k) {
+        ASSERT_TRUE(std::isfinite(batch[i * 11 + k]));
+        worst = std::max(worst, std::abs(double{batch[i * 11 + k]} - one[k]) /
+                                    std::max(1.0, std::abs(double{one[k]})));
+      }
+    }
+    EXPECT_LT(worst, 1e-5) << static_cast<int>(act);
+    // A batch of one row (Eigen takes its matrix-vector path) agrees too.
+    std::vector<float> last(11);
+    ASSERT_TRUE(ev.evaluate_batch(std::span<const float>(x).subspan((rows - 1) * 23), 1, last));
+    for (std::size_t k = 0; k < 11; ++k)
+      EXPECT_NEAR(last[k], batch[(rows - 1) * 11 + k], 1e-5 * std::max(1.0F, std::abs(last[k])));
+    // Sizes that do not match leave the outputs untouched.
+    std::vector<float> wrong(rows * 11 - 1, 5.0F);
+    EXPECT_FALSE(ev.evaluate_batch(x, rows, wrong));
+    EXPECT_EQ(wrong[0], 5.0F);
+    EXPECT_TRUE(ev.evaluate_batch({}, 0, {}));
+  }
 }
 
 TEST(Mlp, TrainingFitsASmoothFunctionAndIsSeeded) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "charkit/learn/detail/batch_kernels.h"
 #include "charkit/learn/detail/dense_kernel.h"
 #include "charkit/learn/detail/prng.h"
 
@@ -29,11 +30,9 @@ void apply(Activation act, MatF& z) {
       z = z.cwiseMax(0.0F);
       break;
     case Activation::kELU:
-      // max(z, 0) + (exp(min(z, 0)) - 1): the same values as the select
-      // form, but every operation has a packet path (Eigen 3.4's select does
-      // not, which made every exp a scalar libm call: 20 % of training).
-      // Training only; the evaluator uses activate(), i.e. expm1.
-      z = (z.array().max(0.0F) + (z.array().min(0.0F).exp() - 1.0F)).matrix();
+      // The batch paths' vectorised ELU (detail::elu_inplace: a polynomial
+      // expm1 compiled for the CPU's vector width, picked at run time).
+      detail::elu_inplace(z.data(), static_cast<std::size_t>(z.size()));
       break;
     case Activation::kTanh:
       z = z.array().tanh().matrix();
@@ -188,6 +187,47 @@ bool MlpEvaluator::evaluate(std::span<const float> input, std::span<float> outpu
   return true;
 }
 
+bool MlpEvaluator::evaluate_batch(std::span<const float> inputs, std::size_t rows,
+                                  std::span<float> outputs) {
+  const Mlp& m = *mlp_;
+  const std::size_t in = m.input_count(), out = m.output_count();
+  if (m.layers.empty() || inputs.size() != rows * in || outputs.size() != rows * out) return false;
+  if (batch_a_.empty()) {
+    batch_a_.resize(kBatchRows * a_.size());
+    batch_b_.resize(kBatchRows * a_.size());
+  }
+  for (std::size_t r0 = 0; r0 < rows; r0 += kBatchRows) {
+    const auto n = static_cast<Eigen::Index>(std::min(kBatchRows, rows - r0));
+    detail::standardise_rows(inputs.data() + r0 * in, static_cast<std::size_t>(n), in,
+                             m.input_mean.data(), m.input_std.data(), batch_a_.data());
+    float* a = batch_a_.data();
+    float* b = batch_b_.data();
+    for (std::size_t l = 0; l < m.layers.size(); ++l) {
+      const DenseLayer& d = m.layers[l];
+      const auto no = static_cast<Eigen::Index>(d.outputs);
+      Eigen::Map<MatF> z(l + 1 == m.layers.size() ? outputs.data() + r0 * out : b, n, no);
+      z.rowwise() = Eigen::Map<const Eigen::RowVectorXf>(d.biases.data(), no);
+      detail::gemm(false, false, static_cast<std::size_t>(n), d.outputs, d.inputs, a, d.inputs,
+                   d.weights.data(), d.outputs, 1.0F, z.data(), d.outputs);
+      switch (l + 1 == m.layers.size() ? m.output_activation : m.hidden_activation) {
+        case Activation::kIdentity:
+          break;
+        case Activation::kReLU:
+          z = z.cwiseMax(0.0F);
+          break;
+        case Activation::kELU:
+          detail::elu_inplace(z.data(), static_cast<std::size_t>(z.size()));
+          break;
+        case Activation::kTanh:
+          z = z.array().tanh().matrix();
+          break;
+      }
+      std::swap(a, b);
+    }
+  }
+  return true;
+}
+
 void adam_update(std::span<float> params, std::span<const float> grads, std::span<float> m,
                  std::span<float> v, std::uint64_t step, const AdamOptions& o) {
   const double t = static_cast<double>(step);
@@ -327,11 +367,8 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   const auto b2 = static_cast<float>(options.adam.beta2);
   auto adam = [&](float* p, const float* g, Eigen::ArrayXf& m, Eigen::ArrayXf& v, float step,
                   float eps) {
-    Eigen::Map<Eigen::ArrayXf> pa(p, m.size());
-    Eigen::Map<const Eigen::ArrayXf> ga(g, m.size());
-    m = b1 * m + (1.0F - b1) * ga;
-    v = b2 * v + (1.0F - b2) * ga.square();
-    pa -= step * m / (v.sqrt() + eps);
+    detail::adam_step(p, g, m.data(), v.data(), static_cast<std::size_t>(m.size()), b1, b2, step,
+                      eps);
   };
   for (std::size_t it = 0; it < options.iterations; ++it) {
     for (Eigen::Index k = 0; k < bi; ++k) {
@@ -343,9 +380,8 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     }
     for (std::size_t l = 0; l < n; ++l) {
       const DenseLayer& d = mlp.layers[l];
-      MapW w(d.weights.data(), static_cast<Eigen::Index>(d.inputs),
-             static_cast<Eigen::Index>(d.outputs));
-      z[l].noalias() = a[l] * w;
+      detail::gemm(false, false, options.batch_size, d.outputs, d.inputs, a[l].data(), d.inputs,
+                   d.weights.data(), d.outputs, 0.0F, z[l].data(), d.outputs);
       z[l].rowwise() += Eigen::Map<const Eigen::RowVectorXf>(d.biases.data(), z[l].cols());
       a[l + 1] = z[l];
       apply(l + 1 == n ? mlp.output_activation : mlp.hidden_activation, a[l + 1]);
@@ -374,12 +410,13 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
           dz = (da.array() * (1.0F - a[l + 1].array().square())).matrix();
           break;
       }
-      gw[l].noalias() = a[l].transpose() * dz;
+      detail::gemm(true, false, d.inputs, d.outputs, options.batch_size, a[l].data(), d.inputs,
+                   dz.data(), d.outputs, 0.0F, gw[l].data(), d.outputs);
       gb[l] = dz.colwise().sum();
       if (l > 0) {
-        MapW w(d.weights.data(), static_cast<Eigen::Index>(d.inputs),
-               static_cast<Eigen::Index>(d.outputs));
-        da.noalias() = dz * w.transpose();
+        da.resize(bi, static_cast<Eigen::Index>(d.inputs));
+        detail::gemm(false, true, options.batch_size, d.inputs, d.outputs, dz.data(), d.outputs,
+                     d.weights.data(), d.outputs, 0.0F, da.data(), d.inputs);
       }
     }
     const double t = static_cast<double>(it + 1);

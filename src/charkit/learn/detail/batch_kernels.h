@@ -1,0 +1,50 @@
+// Internal: the kernels of the learn module's batch paths (MLP training and
+// batched inference; docs/learn/batch.md): the one matrix-product entry and
+// the elementwise ELU. Row-major float32.
+// With libxsmm (CHARKIT_WITH_XSMM) the products run on kernels libxsmm
+// generates at run time for the CPU at hand (AVX-512, AVX2, …), so a
+// portable build is fast on the machine it runs on; Eigen's products are
+// the fallback (built without libxsmm, or a shape libxsmm has no kernel for).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace charkit::learn::detail {
+
+enum class GemmBackend {
+  kAuto,   ///< libxsmm where built with it and it has a kernel, else Eigen
+  kEigen,  ///< always Eigen (tests compare the two)
+};
+
+/// C = op(A)·op(B) (beta 0) or C += op(A)·op(B) (beta 1), C m×n; op(A) m×k,
+/// op(B) k×n; op(X) = Xᵀ when the flag is set. lda/ldb/ldc: the row strides
+/// (in floats) of the matrices as stored (A stored k×m when ta). C must not
+/// overlap A or B.
+void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const float* a,
+          std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc,
+          GemmBackend backend = GemmBackend::kAuto);
+
+/// z[i] = z[i] > 0 ? z[i] : expm1(z[i]) for i < n (ELU, α = 1): a
+/// polynomial expm1 (within 4 ulp of std::expm1, tests/learn) in a loop
+/// compiled for AVX-512, AVX2 and the baseline, the one for the CPU picked
+/// at run time (GCC's target_clones).
+void elu_inplace(float* z, std::size_t n);
+
+/// out[r][c] = (x[r][c] - mean[c]) / sd[c] for rows × cols (the inputs'
+/// standardisation, a division as MlpEvaluator::evaluate has it), compiled
+/// like elu_inplace. out may be x.
+void standardise_rows(const float* x, std::size_t rows, std::size_t cols, const float* mean,
+                      const float* sd, float* out);
+
+/// One Adam step over n parameters with the bias corrections folded into
+/// step and eps (train_mlp): m = β1·m + (1−β1)·g; v = β2·v + (1−β2)·g²;
+/// p −= step·m / (√v + eps). Compiled like elu_inplace.
+void adam_step(float* p, const float* g, float* m, float* v, std::size_t n, float beta1,
+               float beta2, float step, float eps);
+
+/// What kAuto runs on this machine: "libxsmm (<target>)", e.g. "libxsmm
+/// (cpx)" on an AVX-512 CPU, or "Eigen".
+std::string gemm_backend_name();
+
+}  // namespace charkit::learn::detail
