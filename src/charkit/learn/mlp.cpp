@@ -21,8 +21,8 @@ bool all_finite(std::span<const float> v) {
   return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
 }
 
-/// a = act(z), elementwise.
-void apply(Activation act, MatF& z) {
+/// a = act(z), elementwise (a matrix or a map of the batch buffers).
+void apply(Activation act, Eigen::Ref<MatF> z) {
   switch (act) {
     case Activation::kIdentity:
       break;
@@ -209,19 +209,7 @@ bool MlpEvaluator::evaluate_batch(std::span<const float> inputs, std::size_t row
       z.rowwise() = Eigen::Map<const Eigen::RowVectorXf>(d.biases.data(), no);
       detail::gemm(false, false, static_cast<std::size_t>(n), d.outputs, d.inputs, a, d.inputs,
                    d.weights.data(), d.outputs, 1.0F, z.data(), d.outputs);
-      switch (l + 1 == m.layers.size() ? m.output_activation : m.hidden_activation) {
-        case Activation::kIdentity:
-          break;
-        case Activation::kReLU:
-          z = z.cwiseMax(0.0F);
-          break;
-        case Activation::kELU:
-          detail::elu_inplace(z.data(), static_cast<std::size_t>(z.size()));
-          break;
-        case Activation::kTanh:
-          z = z.array().tanh().matrix();
-          break;
-      }
+      apply(l + 1 == m.layers.size() ? m.output_activation : m.hidden_activation, z);
       std::swap(a, b);
     }
   }
