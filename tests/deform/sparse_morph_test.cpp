@@ -160,11 +160,11 @@ TEST(SparseMorph, VertexOutOfRangeIsAnError) {
   EXPECT_EQ(s2.error().code, "BEM_MORPH_VERTEX");
 }
 
-// 70,000 vertices (enough for the threaded path), 6 channels of random
+// n vertices (70,000: enough for the threaded path; 300,000: outputs written
+// with streaming stores), 6 channels of random
 // distinct vertices, 1 or 2 frames with random weights. sorted: every frame
 // sorted by vertex (the tiled path) except frame `unsorted_frame` (-1: none).
-void fast_equals_reference(bool sorted, int unsorted_frame) {
-  const std::uint32_t n = 70000;
+void fast_equals_reference(bool sorted, int unsorted_frame, std::uint32_t n = 70000) {
   std::mt19937 rng(12345);
   std::uniform_real_distribution<float> val(-1.0f, 1.0f);
   std::vector<float> xyz(static_cast<std::size_t>(n) * 3);
@@ -222,6 +222,18 @@ TEST(SparseMorph, FastEqualsReferenceSorted) {
 }
 TEST(SparseMorph, FastEqualsReferenceOneFrameUnsorted) {
   fast_equals_reference(true, 7);
+}
+TEST(SparseMorph, FastEqualsReferenceStreamingStores) {
+  fast_equals_reference(true, -1, 300000);
+  fast_equals_reference(true, 3, 300000);
+}
+// The portable (SSE2) record kernel, which a CPU with AVX-512 would not run.
+TEST(SparseMorph, PortableKernelEqualsReference) {
+  detail::use_portable_morph_kernel(true);
+  fast_equals_reference(true, -1);
+  fast_equals_reference(true, 7);
+  fast_equals_reference(true, -1, 300000);
+  detail::use_portable_morph_kernel(false);
 }
 
 TEST(SparseMorph, ManyChannelsSpanBatches) {

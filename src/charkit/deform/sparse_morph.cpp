@@ -1,6 +1,7 @@
 #include "charkit/deform/sparse_morph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -10,6 +11,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #include <xmmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define CHARKIT_MORPH_AVX512 1
 #endif
 
 #include "charkit/core/json.h"
@@ -122,12 +127,35 @@ core::Status run_range(const SparseMorphJob& job, std::uint32_t lo, std::uint32_
 // scanning path, which reports errors exactly as run() does.
 
 constexpr std::uint32_t kTileVertices = 8192;  // 128 KiB of 4-float accumulators: L2-resident
-constexpr std::size_t kPrefetchBytes = 1024;   // how far ahead in a record stream
+// The stream prefetched while a frame's run is read is the run of the frame
+// this many places later in channel/frame order (wrapping to the next tile):
+// its data then has several runs' time to arrive, whatever the number of
+// frames, and only this many runs are in flight in L2. Prefetching each
+// stream's own data a fixed distance ahead gave it less than a memory
+// latency with 128 frames (bench/RESULTS.md, sparse morph).
+constexpr std::size_t kPrefetchFrames = 4;
+// Outputs of at least this many vertices are written with streaming stores:
+// larger than L2, so the lines would be evicted before any reader came; the
+// stores then skip the read-for-ownership of every output line.
+constexpr std::uint32_t kStreamingVertices = 1u << 18;
 
 struct FrameRef {
   const std::uint8_t* p = nullptr;
   std::size_t n = 0;  // records
   float w = 0.0f;
+};
+
+/// Where a run's prefetches go: [p, end) of a later frame's records.
+struct PrefetchStream {
+  const std::uint8_t* p = nullptr;
+  const std::uint8_t* end = nullptr;
+  void touch(std::size_t byte) const {
+#if defined(__SSE2__)
+    if (p + byte < end) _mm_prefetch(reinterpret_cast<const char*>(p + byte), _MM_HINT_T0);
+#else
+    (void)byte;
+#endif
+  }
 };
 
 std::size_t frame_total(const SparseMorphJob& job) {
@@ -168,18 +196,13 @@ std::size_t lower_bound_vertex(const FrameRef& f, std::size_t first, std::uint32
   return first;
 }
 
-// acc[4·(v − a) + 1..3] += w · delta for the records from *cursor on whose
-// vertex lies in the tile [a, a + span); stops at the first record at or
-// past the tile's end (the frame's run for this tile when it is sorted) and
-// advances *cursor. Returns false on a record below the tile (an unsorted
-// frame): the caller then discards the job. A record is 16 bytes: u32 vertex
-// then 3 floats, so one 128-bit load holds the delta in lanes 1–3; lane 0
-// (the vertex bits) is masked to zero. Same operations per component, in the
-// same order, as run(): bit-identical. A linear scan, not a binary search
-// for the run's end: the search's far probes miss the cache, the scan's
-// compare is one predictable branch on a line that is read anyway.
-inline bool accumulate_run(const FrameRef& fr, std::size_t* cursor, std::uint32_t a,
-                           std::uint32_t span, float* acc) {
+// The record loop of a run, one record at a time, from *cursor: adds the
+// records whose vertex lies in the tile, stops at the first at or past the
+// tile's end. Returns false on a record below the tile (an unsorted frame).
+// A record is 16 bytes: u32 vertex then 3 floats, so one 128-bit load holds
+// the delta in lanes 1–3; lane 0 (the vertex bits) is masked to zero.
+inline bool accumulate_records(const FrameRef& fr, std::size_t* cursor, std::uint32_t a,
+                               std::uint32_t span, float* acc) {
   std::size_t i = *cursor;
   bool ok = true;
 #if defined(__SSE2__)
@@ -197,10 +220,6 @@ inline bool accumulate_run(const FrameRef& fr, std::size_t* cursor, std::uint32_
     }
     float* d = acc + static_cast<std::size_t>(off) * 4;
 #if defined(__SSE2__)
-    // One prefetch per 64-byte line, kPrefetchBytes ahead: 128 interleaved
-    // record streams are more than the hardware prefetcher follows.
-    if ((i & 3) == 0)
-      _mm_prefetch(reinterpret_cast<const char*>(rec) + kPrefetchBytes, _MM_HINT_T0);
     const __m128 delta = _mm_and_ps(_mm_loadu_ps(reinterpret_cast<const float*>(rec)), mask);
     _mm_store_ps(d, _mm_add_ps(_mm_load_ps(d), _mm_mul_ps(w, delta)));
 #else
@@ -212,6 +231,159 @@ inline bool accumulate_run(const FrameRef& fr, std::size_t* cursor, std::uint32_
   }
   *cursor = i;
   return ok;
+}
+
+// acc[4·(v − a) + 1..3] += w · delta for the records from *cursor on whose
+// vertex lies in the tile [a, a + span); stops at the first record at or
+// past the tile's end (the frame's run for this tile when it is sorted) and
+// advances *cursor. Returns false on a record below the tile (an unsorted
+// frame): the caller then discards the job. The run is read in blocks of
+// four records (one 64-byte line) with one range test for the four (their
+// largest offset) and one prefetch into `pf`; a block with a record outside
+// the tile goes to the record loop, which ends the run or reports it
+// unsorted. Same operations per component, in the same order, as run():
+// bit-identical. A linear scan, not a binary search for the run's end: the
+// search's far probes miss the cache, the scan's compare is one predictable
+// branch on a line that is read anyway.
+inline bool accumulate_run(const FrameRef& fr, std::size_t* cursor, std::uint32_t a,
+                           std::uint32_t span, float* acc, const PrefetchStream& pf) {
+#if defined(__SSE2__)
+  std::size_t i = *cursor;
+  const std::size_t i0 = i;
+  const __m128 w = _mm_set1_ps(fr.w);
+  const __m128 mask = _mm_castsi128_ps(_mm_set_epi32(-1, -1, -1, 0));
+  for (; i + 4 <= fr.n; i += 4) {
+    const std::uint8_t* rec = fr.p + i * kSparseRecordSize;
+    std::uint32_t v[4];
+    for (int k = 0; k < 4; ++k) std::memcpy(&v[k], rec + 16 * k, 4);
+    const std::uint32_t off[4] = {v[0] - a, v[1] - a, v[2] - a, v[3] - a};
+    if (std::max(std::max(off[0], off[1]), std::max(off[2], off[3])) >= span) break;
+    pf.touch((i - i0) * kSparseRecordSize);
+    for (int k = 0; k < 4; ++k) {
+      float* d = acc + static_cast<std::size_t>(off[k]) * 4;
+      const __m128 delta =
+          _mm_and_ps(_mm_loadu_ps(reinterpret_cast<const float*>(rec + 16 * k)), mask);
+      _mm_store_ps(d, _mm_add_ps(_mm_load_ps(d), _mm_mul_ps(w, delta)));
+    }
+  }
+  *cursor = i;
+#else
+  (void)pf;
+#endif
+  return accumulate_records(fr, cursor, a, span, acc);
+}
+
+#if defined(CHARKIT_MORPH_AVX512)
+// 128-bit lane K of v. The zero-masked extract: GCC 12 warns on the
+// unmasked one's (and the cast's) undefined pass-through operand.
+template <int K>
+__attribute__((target("avx512f"))) inline __m128 lane(__m512 v) {
+  return _mm512_maskz_extractf32x4_ps(0xF, v, K);
+}
+
+// accumulate_run with one 512-bit load per block of four records: the range
+// test of the four vertex lanes is one compare into a mask, the weighting one
+// multiply that zeroes the vertex lanes; each record's lane is then added to
+// its accumulator. Same per-component operations as accumulate_run.
+__attribute__((target("avx512f"))) bool accumulate_run_avx512(const FrameRef& fr,
+                                                              std::size_t* cursor, std::uint32_t a,
+                                                              std::uint32_t span, float* acc,
+                                                              const PrefetchStream& pf) {
+  std::size_t i = *cursor;
+  const std::size_t i0 = i;
+  const __m512i av = _mm512_set1_epi32(static_cast<int>(a));
+  const __m512i spanv = _mm512_set1_epi32(static_cast<int>(span));
+  const __m512 w = _mm512_set1_ps(fr.w);
+  constexpr __mmask16 kVertexLanes = 0x1111;
+  for (; i + 4 <= fr.n; i += 4) {
+    const std::uint8_t* rec = fr.p + i * kSparseRecordSize;
+    const __m512i x = _mm512_loadu_si512(rec);
+    const __m512i off = _mm512_sub_epi32(x, av);
+    if (_mm512_mask_cmplt_epu32_mask(kVertexLanes, off, spanv) != kVertexLanes) break;
+    pf.touch((i - i0) * kSparseRecordSize);
+    const __m512 d =
+        _mm512_maskz_mul_ps(static_cast<__mmask16>(~kVertexLanes), w, _mm512_castsi512_ps(x));
+    std::uint32_t o[4];
+    for (int k = 0; k < 4; ++k) std::memcpy(&o[k], rec + 16 * k, 4);
+    float* p0 = acc + static_cast<std::size_t>(o[0] - a) * 4;
+    float* p1 = acc + static_cast<std::size_t>(o[1] - a) * 4;
+    float* p2 = acc + static_cast<std::size_t>(o[2] - a) * 4;
+    float* p3 = acc + static_cast<std::size_t>(o[3] - a) * 4;
+    _mm_store_ps(p0, _mm_add_ps(_mm_load_ps(p0), lane<0>(d)));
+    _mm_store_ps(p1, _mm_add_ps(_mm_load_ps(p1), lane<1>(d)));
+    _mm_store_ps(p2, _mm_add_ps(_mm_load_ps(p2), lane<2>(d)));
+    _mm_store_ps(p3, _mm_add_ps(_mm_load_ps(p3), lane<3>(d)));
+  }
+  *cursor = i;
+  return accumulate_records(fr, cursor, a, span, acc);
+}
+#endif
+
+using RunKernel = bool (*)(const FrameRef&, std::size_t*, std::uint32_t, std::uint32_t, float*,
+                           const PrefetchStream&);
+
+// Set by tests (detail::use_portable_morph_kernel) to check the portable
+// kernel on a machine with AVX-512.
+std::atomic<bool> g_force_portable{false};
+
+RunKernel pick_kernel() {
+#if defined(CHARKIT_MORPH_AVX512)
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f") != 0;
+  if (has_avx512 && !g_force_portable.load(std::memory_order_relaxed))
+    return &accumulate_run_avx512;
+#endif
+  return
+      [](const FrameRef& fr, std::size_t* cursor, std::uint32_t a, std::uint32_t span, float* acc,
+         const PrefetchStream& pf) { return accumulate_run(fr, cursor, a, span, acc, pf); };
+}
+
+// deltas and out of vertices [a, t1) from the tile's accumulators (lanes
+// 1–3 of each quad) and the base positions.
+void finish_tile(const SparseMorphJob& job, std::uint32_t a, std::uint32_t t1, const float* acc,
+                 bool streaming) {
+  const std::uint8_t* base = job.base.data();
+  std::uint32_t v = a;
+#if defined(__SSE2__)
+  // Four vertices per step: the quads (·,x,y,z) become 12 packed floats;
+  // streaming stores when the caller asked and the outputs are aligned.
+  float* dd = job.deltas.data() + static_cast<std::size_t>(a) * 3;
+  float* oo = job.out.data() + static_cast<std::size_t>(a) * 3;
+  if (streaming && job.base_stride == 12 && reinterpret_cast<std::uintptr_t>(dd) % 16 == 0 &&
+      reinterpret_cast<std::uintptr_t>(oo) % 16 == 0) {
+    for (; v + 4 <= t1; v += 4, dd += 12, oo += 12) {
+      const float* q = acc + static_cast<std::size_t>(v - a) * 4;
+      const __m128 q0 = _mm_load_ps(q), q1 = _mm_load_ps(q + 4), q2 = _mm_load_ps(q + 8),
+                   q3 = _mm_load_ps(q + 12);
+      // x0 y0 z0 x1 | y1 z1 x2 y2 | z2 x3 y3 z3
+      const __m128 p0 = _mm_shuffle_ps(q0, _mm_shuffle_ps(q0, q1, _MM_SHUFFLE(1, 1, 3, 3)),
+                                       _MM_SHUFFLE(3, 0, 2, 1));
+      const __m128 p1 = _mm_shuffle_ps(q1, q2, _MM_SHUFFLE(2, 1, 3, 2));
+      const __m128 p2 = _mm_shuffle_ps(_mm_shuffle_ps(q2, q3, _MM_SHUFFLE(1, 1, 3, 3)), q3,
+                                       _MM_SHUFFLE(3, 2, 2, 0));
+      const auto* b = reinterpret_cast<const float*>(base + static_cast<std::size_t>(v) * 12);
+      _mm_stream_ps(dd, p0);
+      _mm_stream_ps(dd + 4, p1);
+      _mm_stream_ps(dd + 8, p2);
+      _mm_stream_ps(oo, _mm_add_ps(_mm_loadu_ps(b), p0));
+      _mm_stream_ps(oo + 4, _mm_add_ps(_mm_loadu_ps(b + 4), p1));
+      _mm_stream_ps(oo + 8, _mm_add_ps(_mm_loadu_ps(b + 8), p2));
+    }
+  }
+#else
+  (void)streaming;
+#endif
+  for (; v < t1; ++v) {
+    const float* d = acc + static_cast<std::size_t>(v - a) * 4;
+    float xyz[3];
+    std::memcpy(xyz, base + static_cast<std::size_t>(v) * job.base_stride, 12);
+    const std::size_t o = static_cast<std::size_t>(v) * 3;
+    job.deltas[o] = d[1];
+    job.deltas[o + 1] = d[2];
+    job.deltas[o + 2] = d[3];
+    job.out[o] = xyz[0] + d[1];
+    job.out[o + 1] = xyz[1] + d[2];
+    job.out[o + 2] = xyz[2] + d[3];
+  }
 }
 
 // The job on vertices [lo, hi) by tiles: for each tile, every frame (in
@@ -236,30 +408,34 @@ bool run_tiled(const SparseMorphJob& job, std::uint32_t lo, std::uint32_t hi, bo
   };
   std::vector<Quad> tile(kTileVertices);
   float* acc = tile.data()->v;
-  const std::uint8_t* base = job.base.data();
+  const RunKernel kernel = pick_kernel();
+  const bool streaming = job.vertex_count >= kStreamingVertices;
   for (std::uint64_t t0 = lo; t0 < hi; t0 += kTileVertices) {
     const auto a = static_cast<std::uint32_t>(t0);
     const auto t1 = static_cast<std::uint32_t>(std::min<std::uint64_t>(hi, t0 + kTileVertices));
     std::fill(acc, acc + static_cast<std::size_t>(t1 - a) * 4, 0.0f);
     for (std::size_t f = 0; f < nf; ++f) {
       const FrameRef& fr = frames[f];
+      // The run of the frame kPrefetchFrames later: in this tile, or (past
+      // the last frame) in the next one, where the cursors of the frames
+      // already read this tile now point.
+      const std::size_t g = (f + kPrefetchFrames) % nf;
+      const PrefetchStream pf{frames[g].p + cur[g] * kSparseRecordSize,
+                              frames[g].p + frames[g].n * kSparseRecordSize};
       // Every record consumed lies in the tile, and the cursors must reach
       // the frame's end, so an unsorted frame is caught.
-      if (!accumulate_run(fr, &cur[f], a, t1 - a, acc)) return false;
+      if (!kernel(fr, &cur[f], a, t1 - a, acc, pf)) {
+#if defined(__SSE2__)
+        if (streaming) _mm_sfence();  // before the caller's fallback rewrites the outputs
+#endif
+        return false;
+      }
     }
-    for (std::uint32_t v = a; v < t1; ++v) {
-      const float* d = acc + static_cast<std::size_t>(v - a) * 4;
-      float xyz[3];
-      std::memcpy(xyz, base + static_cast<std::size_t>(v) * job.base_stride, 12);
-      const std::size_t o = static_cast<std::size_t>(v) * 3;
-      job.deltas[o] = d[1];
-      job.deltas[o + 1] = d[2];
-      job.deltas[o + 2] = d[3];
-      job.out[o] = xyz[0] + d[1];
-      job.out[o + 1] = xyz[1] + d[2];
-      job.out[o + 2] = xyz[2] + d[3];
-    }
+    finish_tile(job, a, t1, acc, streaming);
   }
+#if defined(__SSE2__)
+  if (streaming) _mm_sfence();  // the streaming stores before any reader
+#endif
   for (std::size_t f = 0; f < nf; ++f) {
     if (whole && cur[f] != frames[f].n) return false;  // a record at or past vertex_count
     if (!whole) ends[f] = cur[f];
@@ -362,6 +538,12 @@ core::Status SparseMorphJob::run_fast(unsigned threads, core::Executor* executor
     if (!st.ok()) return st;
   return core::Ok{};
 }
+
+namespace detail {
+void use_portable_morph_kernel(bool portable) {
+  g_force_portable.store(portable, std::memory_order_relaxed);
+}
+}  // namespace detail
 
 core::Result<SparseDeltas> parse_sparse_deltas(std::span<const std::uint8_t> payload,
                                                std::uint32_t vertex_count,

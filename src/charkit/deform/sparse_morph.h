@@ -58,6 +58,12 @@ struct SparseMorphJob {
   core::Status run_fast(unsigned threads = 1, core::Executor* executor = nullptr) const;
 };
 
+namespace detail {
+/// Tests only: run_fast uses the portable (SSE2) record kernel even where
+/// the CPU has AVX-512, so both kernels are checked on one machine.
+void use_portable_morph_kernel(bool portable);
+}  // namespace detail
+
 /// A parsed §10 delta payload: `4 + J + 16N` bytes.
 struct SparseDeltas {
   std::uint32_t count = 0;                ///< N
