@@ -1,10 +1,11 @@
 // The worker pool's lease protocol (docs/contracts/data-models.md §5): short
 // leases renewed by heartbeats, a dead worker's job retried within seconds, a
 // lost claim cancelling its run and discarding its result, the wall-time
-// budget, and on PostgreSQL the LISTEN/NOTIFY wake-up. Every test runs on
-// SQLite and on PostgreSQL (a fresh schema; skipped without the ctest
-// fixture). Waits are bounded polls with generous limits; the only timing
-// claims are "within about two leases" and "well under the poll interval".
+// budget, a failed job failing its motion, and on PostgreSQL the
+// LISTEN/NOTIFY wake-up. Every test runs on SQLite and on PostgreSQL (a
+// fresh schema; skipped without the ctest fixture). Waits are bounded
+// polls with generous limits; the only timing claims are "within about two
+// leases" and "well under the poll interval".
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -20,11 +21,13 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "charkit/core/json.h"
 #include "charkit/server/worker.h"
 #include "charkit/store/blob_store.h"
 #include "charkit/store/catalogue.h"
+#include "charkit/store/detail/sql_connection.h"
 #include "charkit/store/jobs.h"
 #include "package_builder.h"
 #include "raw_zip.h"
@@ -96,6 +99,33 @@ class WorkerPoolTest : public ::testing::TestWithParam<Backend> {
     auto j = queue_->get(id);
     EXPECT_TRUE(j && j->has_value());
     return j && j->has_value() ? **j : store::Job{};
+  }
+  /// Makes the database refuse `event` (INSERT, UPDATE) on `table` when
+  /// `when` (an SQL condition on NEW; "" = always) holds, with the message
+  /// "injected fault": a trigger made over a raw connection, for faults the
+  /// API cannot cause.
+  void inject_fault(const std::string& table, const std::string& event, const std::string& when) {
+    const bool pg = GetParam() == Backend::postgresql;
+    auto c = pg ? store::detail::open_postgresql(db_.url, db_.schema)
+                : store::detail::open_sqlite((dir_ / "c.sqlite3").string(), 10s);
+    ASSERT_TRUE(c) << c.error().to_string();
+    std::vector<std::string> sql;
+    if (pg) {
+      sql.push_back(
+          "CREATE FUNCTION inject_fault() RETURNS trigger LANGUAGE plpgsql AS "
+          "$$ BEGIN RAISE EXCEPTION 'injected fault'; END $$");
+      sql.push_back("CREATE TRIGGER inject_fault BEFORE " + event + " ON " + table +
+                    " FOR EACH ROW" + (when.empty() ? "" : " WHEN (" + when + ")") +
+                    " EXECUTE FUNCTION inject_fault()");
+    } else {
+      sql.push_back("CREATE TRIGGER inject_fault BEFORE " + event + " ON " + table +
+                    (when.empty() ? "" : " WHEN " + when) +
+                    " BEGIN SELECT RAISE(ABORT, 'injected fault'); END");
+    }
+    for (const auto& q : sql) {
+      auto r = (*c)->exec(q);
+      ASSERT_TRUE(r) << q << ": " << r.error().to_string();
+    }
   }
 
   fs::path dir_;
@@ -365,6 +395,71 @@ TEST_P(WorkerPoolTest, RerunningAPreprocessJobIsHarmless) {
   EXPECT_EQ((*kp)->refcount, 1);
   EXPECT_EQ(files_under(dir_ / "blobs" / "keypoints"), 1u);
   EXPECT_EQ(files_under(dir_ / "blobs" / "tmp"), 0u);
+}
+
+/// A BVH motion (pending) whose file is in the blob store at `blob_root`.
+std::int64_t add_bvh_motion(const fs::path& blob_root, store::Catalogue& cat) {
+  auto blobs = store::BlobStore::open(blob_root);
+  EXPECT_TRUE(blobs);
+  std::ifstream in(fs::path(CHARKIT_TEST_DATA) / "bvh" / "test_freebvh.bvh", std::ios::binary);
+  const std::string bvh((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_FALSE(bvh.empty());
+  auto blob =
+      blobs->put(store::Kind::motion, "bvh",
+                 core::Bytes(reinterpret_cast<const std::uint8_t*>(bvh.data()), bvh.size()));
+  EXPECT_TRUE(blob) << blob.error().to_string();
+  auto asset = cat.put_asset(
+      store::NewAsset{blob->sha256, store::Kind::motion, "bvh", blob->size, "a.bvh", blob->key});
+  EXPECT_TRUE(asset);
+  store::Motion fields;
+  fields.format = "bvh";
+  auto motion = cat.add_motion(asset->record.id, fields);
+  EXPECT_TRUE(motion);
+  return motion->record.id;
+}
+
+// An error after the motion was marked running (here the content lock of the
+// keypoints cannot be taken: the database refuses the lock row) fails the
+// job for good, so the motion fails with it, with the job's error text; it
+// used to stay `running` forever.
+TEST_P(WorkerPoolTest, ContentLockErrorFailsThePreprocessedMotion) {
+  const std::int64_t id = add_bvh_motion(dir_ / "blobs", *cat_);
+  ASSERT_NO_FATAL_FAILURE(inject_fault("content_locks", "INSERT", ""));
+  auto blobs = store::BlobStore::open(dir_ / "blobs");
+  ASSERT_TRUE(blobs);
+  auto s = run_job(kJobMotionPreprocess, job_payload(id), *blobs, *cat_);
+  ASSERT_FALSE(s);
+  auto m = cat_->get_motion(id);
+  ASSERT_TRUE(m && m->has_value());
+  EXPECT_EQ((*m)->preprocess_state, store::PreprocessState::failed);
+  EXPECT_EQ((*m)->error.rfind(s.error().code + ": ", 0), 0u) << (*m)->error;
+  EXPECT_NE((*m)->error.find("injected fault"), std::string::npos) << (*m)->error;
+  EXPECT_FALSE((*m)->keypoints_asset_id.has_value());
+  EXPECT_EQ(files_under(dir_ / "blobs" / "tmp"), 0u);  // the upload was aborted
+}
+
+// The same through the pool, the last write failing (the motion's `done`
+// record is refused): the job is failed (not retried) and the motion is
+// `failed` with the job's error text and no keypoints, not `running`.
+TEST_P(WorkerPoolTest, FailedFinalRecordFailsTheJobAndTheMotion) {
+  const std::int64_t id = add_bvh_motion(dir_ / "blobs", *cat_);
+  ASSERT_NO_FATAL_FAILURE(inject_fault("motions", "UPDATE", "NEW.preprocess_state = 'done'"));
+  auto enq = queue_->enqueue(kJobMotionPreprocess, job_payload(id));
+  ASSERT_TRUE(enq);
+  auto pool = start(pool_options({}));
+  ASSERT_TRUE(pool);
+  ASSERT_TRUE(eventually([&] { return job(enq->id).state == store::JobState::failed; }));
+  pool->stop();
+  const store::Job j = job(enq->id);
+  EXPECT_EQ(j.attempts, 1);
+  EXPECT_NE(j.error.find("injected fault"), std::string::npos) << j.error;
+  auto m = cat_->get_motion(id);
+  ASSERT_TRUE(m && m->has_value());
+  EXPECT_EQ((*m)->preprocess_state, store::PreprocessState::failed);
+  EXPECT_EQ((*m)->error, j.error);
+  EXPECT_FALSE((*m)->keypoints_asset_id.has_value());
+  EXPECT_EQ(pool->stats().failures, 1u);
+  EXPECT_EQ(pool->stats().completions, 0u);
 }
 
 // PostgreSQL: an idle pool whose poll interval is a minute wakes on the

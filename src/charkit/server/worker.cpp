@@ -141,8 +141,10 @@ bool is_job_budget(const core::Error& e) {
          e.code == codes::JOB_BUDGET_JOINT_FRAMES || e.code == codes::JOB_BUDGET_OUTPUT_BYTES;
 }
 
-Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::Catalogue& cat,
-                         const JobContext& ctx) {
+/// The body of preprocess_motion (below), which settles the motion when this
+/// returns an error.
+Status convert_and_record_motion(std::int64_t id, const store::BlobStore& blobs,
+                                 store::Catalogue& cat, const JobContext& ctx) {
   auto got = cat.get_motion(id);
   if (!got) return std::move(got).error();
   if (!*got) return core::Ok{};  // deleted meanwhile: nothing to do
@@ -209,7 +211,7 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
   auto lock = store::lock_content(cat, {up->digest()});
   if (!lock) {
     up->abort();
-    return std::move(lock).error();  // busy or no database: the job is retried
+    return std::move(lock).error();  // busy or no database: the job fails, the motion with it
   }
   auto blob = up->commit();
   if (!blob) return fail(blob.error());
@@ -235,6 +237,41 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
   lock->release();
   remove_orphans(cat, blobs, u->orphans);
   return core::Ok{};
+}
+
+/// Fails a motion still `pending` or `running` with the text of the error its
+/// job fails with; one already done or failed (by an earlier run) is left.
+void fail_with_job(std::int64_t id, const core::Error& e, const store::BlobStore& blobs,
+                   store::Catalogue& cat) {
+  auto got = cat.get_motion(id);  // as stored: no half-made result of the failed run
+  if (!got || !*got) return;      // the database is unreachable too, or the motion went
+  store::Motion m = std::move(**got);
+  if (m.preprocess_state != store::PreprocessState::pending &&
+      m.preprocess_state != store::PreprocessState::running)
+    return;
+  m.preprocess_state = store::PreprocessState::failed;
+  m.error = error_text(e);
+  auto u = cat.update_motion(m);
+  if (u) remove_orphans(cat, blobs, u->orphans);
+}
+
+/// An error return fails the job for good (WorkerPool: JobQueue::fail, no
+/// retry; only kJobCancelled is released back to pending), so the motion
+/// fails with the same text instead of staying `running` (or `pending`)
+/// forever: a busy content lock, a database error, the last update refused,
+/// an exception. A cancelled run already put the motion back to pending (or
+/// had not begun), and a lost claim leaves the record to the job's new owner.
+Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::Catalogue& cat,
+                         const JobContext& ctx) {
+  Status s = core::Ok{};
+  try {
+    s = convert_and_record_motion(id, blobs, cat, ctx);
+  } catch (const std::exception& e) {
+    s = core::make_error("JOB_EXCEPTION", e.what());  // as run_job would
+  }
+  if (!s && s.error().code != codes::JOB_CANCELLED && stop_of(ctx) != JobStop::lost)
+    fail_with_job(id, s.error(), blobs, cat);
+  return s;
 }
 
 // ---- package.validate -------------------------------------------------------
