@@ -26,13 +26,32 @@ echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 taskset -c 0 "$build/bench/fma_peak_bench" --benchmark_repetitions="$reps" \
   --benchmark_report_aggregates_only=true 2>/dev/null | grep -E "median" || true
 CHARKIT_BENCH_ONNX_BATCH="$out/mlp.onnx" taskset -c 0 "$build/bench/mlp_bench" \
-  --benchmark_filter='BM_MlpInferOnePose|BM_MlpInferBatch|BM_OnnxInferBatch' \
+  --benchmark_filter='BM_MlpInferOnePose|BM_OnnxInferBatch' \
   --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true 2>/dev/null |
   grep -E "median" || true
-if [ -f bench/peer/node_modules/onnxruntime-node/package.json ]; then
-  for b in 1 64 256 1024; do
-    (cd bench/peer && taskset -c 0 node mlp_ort_batch.mjs "$out/mlp.onnx" "$b" "$reps")
-  done
-else
+if [ ! -f bench/peer/node_modules/onnxruntime-node/package.json ]; then
   echo "onnxruntime-node: not installed (see the header of this script)"
+  exit 0
 fi
+# charkit and onnxruntime-node alternate, REPEATS rounds; each round runs
+# every batch size on both sides (charkit: the median of 3 repetitions,
+# onnxruntime-node: 3 timed rounds of ~0.5 s) and prints the ratio, so a
+# noisy neighbour slows both sides of a round alike. Then the medians.
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+declare -A ck ort ratio
+printf '%-6s %6s %14s %14s %8s\n' round batch "charkit us" "ort-node us" ratio
+for round in $(seq 1 "$reps"); do
+  res=$(taskset -c 0 "$build/bench/mlp_bench" --benchmark_filter='BM_MlpInferBatch' \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>/dev/null)
+  for b in 1 64 256 1024; do
+    c=$(awk -v b="BM_MlpInferBatch/$b""_median" '$1 == b {for (i = 1; i <= NF; ++i) if ($i ~ /^us_per_pose=/) {sub("us_per_pose=", "", $i); v = $i; if (v ~ /ns$/) {sub("ns", "", v); v /= 1000} else sub("us", "", v); print v}}' <<<"$res")
+    o=$(cd bench/peer && taskset -c 0 node mlp_ort_batch.mjs "$out/mlp.onnx" "$b" 3 | sed -n 's/.*: \([0-9.]*\) us per pose.*/\1/p')
+    r=$(awk -v o="$o" -v c="$c" 'BEGIN {printf "%.2f", o / c}')
+    printf '%-6s %6s %14s %14s %8s\n' "$round" "$b" "$c" "$o" "$r"
+    ck[$b]+="$c "; ort[$b]+="$o "; ratio[$b]+="$r "
+  done
+done
+for b in 1 64 256 1024; do
+  printf '%-6s %6s %14s %14s %8s\n' median "$b" "$(tr ' ' '\n' <<<"${ck[$b]}" | grep . | median)" \
+    "$(tr ' ' '\n' <<<"${ort[$b]}" | grep . | median)" "$(tr ' ' '\n' <<<"${ratio[$b]}" | grep . | median)"
+done

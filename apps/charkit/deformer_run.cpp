@@ -312,30 +312,34 @@ int run_own(const RunArgs& a) {
   std::size_t rows = 0;
   if (int rc = load_input(a, m->feature_count(), outputs, in, rows); rc != kExitOk) return rc;
   std::vector<float> out(rows * outputs);
+  // Whole batches through the network (the same bits as pose by pose).
   learn::PoseModelEvaluator eval(*m);
-  learn::MlpEvaluator raw(m->mlp);
-  const std::size_t f = m->feature_count();
-  const std::size_t first = m->fixed_first_morph ? 1 : 0;
-  for (std::size_t r = 0; r < rows; ++r) {
-    std::span<const float> x(in.data() + r * f, f);
-    std::span<float> y(out.data() + r * outputs, outputs);
-    bool ok = false;
-    if (!weights) {
-      ok = eval.offsets(x, y);
-    } else if (a.clamp) {
-      ok = eval.weights(x, y);
-    } else {
-      if (first == 1) y[0] = 1.0F;
-      ok = raw.evaluate(x, y.subspan(first));
+  bool ok = false;
+  if (!weights) {
+    ok = eval.offsets(in, rows, out);
+  } else if (a.clamp) {
+    ok = eval.weights(in, rows, out);
+  } else if (m->fixed_first_morph) {
+    // Raw outputs after the fixed morph 0's weight of 1.
+    const std::size_t p = outputs - 1;
+    std::vector<float> raw(rows * p);
+    learn::MlpEvaluator net(m->mlp);
+    ok = net.evaluate_batch(in, rows, raw);
+    for (std::size_t r = 0; ok && r < rows; ++r) {
+      out[r * outputs] = 1.0F;
+      std::copy_n(raw.begin() + static_cast<std::ptrdiff_t>(r * p), p,
+                  out.begin() + static_cast<std::ptrdiff_t>(r * outputs + 1));
     }
-    if (!ok)
-      return fail(
-          a.model,
-          core::make_error("MODEL_RUN", "the model could not run on row " + std::to_string(r)),
-          kExitInvalid);
+  } else {
+    learn::MlpEvaluator net(m->mlp);
+    ok = net.evaluate_batch(in, rows, out);
   }
+  if (!ok)
+    return fail(a.model, core::make_error("MODEL_RUN", "the model could not run on the input"),
+                kExitInvalid);
   // --clamp was the model's own clamping, done above.
-  return write_outputs(a, "charkit", rows, f, outputs, out, /*clamp_to_unit=*/false);
+  return write_outputs(a, "charkit", rows, m->feature_count(), outputs, out,
+                       /*clamp_to_unit=*/false);
 }
 
 int run_info(const RunArgs& a) {

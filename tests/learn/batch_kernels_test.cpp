@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -95,4 +96,36 @@ TEST(BatchKernels, EluAgainstExpm1) {
   std::vector<float> nan{std::numeric_limits<float>::quiet_NaN()};
   detail::elu_inplace(nan.data(), 1);
   EXPECT_TRUE(std::isnan(nan[0]));
+}
+
+// dense_rows: every ISA's kernel gives the bits of a double-checked scalar
+// chain of fused multiply-adds (bias first, k in order), for row counts
+// around the 4-row blocks and output counts around the 16/32/64/128-output
+// blocks and masks.
+TEST(DenseRows, EveryIsaEqualsTheFmaChain) {
+  Rng rng(17);
+  for (std::size_t rows : {std::size_t{1}, std::size_t{3}, std::size_t{4}, std::size_t{9}})
+    for (std::size_t in : {std::size_t{1}, std::size_t{7}, std::size_t{300}})
+      for (std::size_t out : {std::size_t{1}, std::size_t{6}, std::size_t{16}, std::size_t{37},
+                              std::size_t{64}, std::size_t{128}, std::size_t{131}}) {
+        std::vector<float> x(rows * in), w(in * out), b(out);
+        for (float& v : x) v = static_cast<float>(rng.uniform(-2.0, 2.0));
+        for (float& v : w) v = static_cast<float>(rng.uniform(-1.0, 1.0));
+        for (float& v : b) v = static_cast<float>(rng.uniform(-1.0, 1.0));
+        std::vector<float> want(rows * out);
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t o = 0; o < out; ++o) {
+            float acc = b[o];
+            for (std::size_t k = 0; k < in; ++k) acc = std::fma(x[r * in + k], w[k * out + o], acc);
+            want[r * out + o] = acc;
+          }
+        for (detail::DenseIsa isa : {detail::DenseIsa::kAuto, detail::DenseIsa::kAvx512,
+                                     detail::DenseIsa::kAvx2, detail::DenseIsa::kScalar}) {
+          std::vector<float> got(rows * out + 5, 1234.0F);  // 5 guard floats past the end
+          detail::dense_rows(x.data(), rows, in, w.data(), b.data(), out, got.data(), isa);
+          EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))
+              << "isa " << static_cast<int>(isa) << ", " << rows << "x" << in << " -> " << out;
+          for (std::size_t g = rows * out; g < got.size(); ++g) EXPECT_EQ(got[g], 1234.0F);
+        }
+      }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -159,6 +160,50 @@ TEST(Mlp, BatchEvaluationEqualsOneRowAtATime) {
     EXPECT_FALSE(ev.evaluate_batch(x, rows, wrong));
     EXPECT_EQ(wrong[0], 5.0F);
     EXPECT_TRUE(ev.evaluate_batch({}, 0, {}));
+  }
+}
+
+// A row's outputs do not depend on the batch it is evaluated in: every batch
+// size, a row's position in the block of kBatchRows, and evaluate() (a batch
+// of one) give the same bits. bake, `deformer run` and the C API evaluate
+// whole batches and must agree with a single pose to the bit.
+TEST(Mlp, RowsDoNotDependOnTheirBatch) {
+  for (Activation act : {Activation::kELU, Activation::kReLU, Activation::kTanh}) {
+    for (std::size_t width : {std::size_t{37}, std::size_t{128}}) {
+      MlpOptions o;
+      o.hidden = {width, width};
+      o.hidden_activation = act;
+      o.output_activation = act == Activation::kTanh ? Activation::kTanh : Activation::kIdentity;
+      auto m = init_mlp(300, 11, o);
+      ASSERT_TRUE(m.ok());
+      Rng r(9);
+      for (std::size_t i = 0; i < 300; ++i) {
+        m->input_mean[i] = static_cast<float>(r.uniform(-1.0, 1.0));
+        m->input_std[i] = static_cast<float>(r.uniform(0.5, 3.0));
+      }
+      const std::size_t rows = 2 * MlpEvaluator::kBatchRows + 7;
+      std::vector<float> x(rows * 300), all(rows * 11);
+      for (float& v : x) v = static_cast<float>(r.uniform(-4.0, 4.0));
+      MlpEvaluator ev(*m);
+      ASSERT_TRUE(ev.evaluate_batch(x, rows, all));
+      for (std::size_t batch :
+           {std::size_t{1}, std::size_t{3}, std::size_t{64}, std::size_t{100}}) {
+        std::vector<float> part(rows * 11);
+        for (std::size_t r0 = 0; r0 < rows; r0 += batch) {
+          const std::size_t n = std::min(batch, rows - r0);
+          ASSERT_TRUE(ev.evaluate_batch(std::span<const float>(x).subspan(r0 * 300, n * 300), n,
+                                        std::span<float>(part).subspan(r0 * 11, n * 11)));
+        }
+        EXPECT_EQ(0, std::memcmp(all.data(), part.data(), all.size() * 4))
+            << "activation " << static_cast<int>(act) << " width " << width << " batch " << batch;
+      }
+      std::vector<float> one(11);
+      for (std::size_t i : {std::size_t{0}, std::size_t{63}, std::size_t{64}, rows - 1}) {
+        ASSERT_TRUE(ev.evaluate(std::span<const float>(x).subspan(i * 300, 300), one));
+        EXPECT_EQ(0, std::memcmp(one.data(), all.data() + i * 11, 11 * 4))
+            << "evaluate, row " << i << ", activation " << static_cast<int>(act);
+      }
+    }
   }
 }
 

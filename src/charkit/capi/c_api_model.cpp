@@ -253,10 +253,9 @@ charkit_status charkit_model_offsets(const charkit_model* model, const float* fe
     const learn::PoseModel& m = model->m;
     const std::size_t f = m.feature_count(), n3 = m.vertex_count * 3;
     learn::PoseModelEvaluator ev(m);
-    for (std::uint64_t r = 0; r < rows; ++r)
-      if (!ev.offsets(std::span<const float>(features + r * f, f),
-                      std::span<float>(out + r * n3, n3)))
-        return bad_argument("the features do not match the model");
+    if (!ev.offsets(std::span<const float>(features, rows * f), rows,
+                    std::span<float>(out, rows * n3)))
+      return bad_argument("the features do not match the model");
     return CHARKIT_OK;
   });
 }
@@ -270,10 +269,9 @@ charkit_status charkit_model_weights(const charkit_model* model, const float* fe
       return bad_argument("a linear model has no morph weights");
     const std::size_t f = m.feature_count(), k = m.morph_count();
     learn::PoseModelEvaluator ev(m);
-    for (std::uint64_t r = 0; r < rows; ++r)
-      if (!ev.weights(std::span<const float>(features + r * f, f),
-                      std::span<float>(out + r * k, k)))
-        return bad_argument("the features do not match the model");
+    if (!ev.weights(std::span<const float>(features, rows * f), rows,
+                    std::span<float>(out, rows * k)))
+      return bad_argument("the features do not match the model");
     return CHARKIT_OK;
   });
 }

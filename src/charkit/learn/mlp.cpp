@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "charkit/learn/detail/batch_kernels.h"
-#include "charkit/learn/detail/dense_kernel.h"
 #include "charkit/learn/detail/prng.h"
 
 namespace charkit::learn {
@@ -35,7 +34,11 @@ void apply(Activation act, Eigen::Ref<MatF> z) {
       detail::elu_inplace(z.data(), static_cast<std::size_t>(z.size()));
       break;
     case Activation::kTanh:
-      z = z.array().tanh().matrix();
+      // std::tanh on every element: Eigen's vectorised tanh would give the
+      // elements of a packet and those of the tail different bits, so a
+      // row's outputs would depend on the batch around it.
+      for (Eigen::Index r = 0; r < z.rows(); ++r)
+        for (Eigen::Index c = 0; c < z.cols(); ++c) z(r, c) = std::tanh(z(r, c));
       break;
   }
 }
@@ -149,19 +152,6 @@ core::Status validate(const Mlp& m) {
   return core::Ok{};
 }
 
-namespace detail {
-
-void dense_affine(const float* x, const float* w, const float* b, float* y, std::size_t in,
-                  std::size_t out) {
-  // Map of the caller's buffers; noalias: no temporary, so no allocation.
-  const auto ni = static_cast<Eigen::Index>(in), no = static_cast<Eigen::Index>(out);
-  Eigen::Map<Eigen::RowVectorXf> yv(y, no);
-  yv = Eigen::Map<const Eigen::RowVectorXf>(b, no);
-  yv.noalias() += Eigen::Map<const Eigen::RowVectorXf>(x, ni) * MapW(w, ni, no);
-}
-
-}  // namespace detail
-
 MlpEvaluator::MlpEvaluator(const Mlp& mlp) : mlp_(&mlp) {
   std::size_t width = mlp.input_count();
   for (const DenseLayer& d : mlp.layers) width = std::max(width, d.outputs);
@@ -173,17 +163,7 @@ bool MlpEvaluator::evaluate(std::span<const float> input, std::span<float> outpu
   const Mlp& m = *mlp_;
   if (m.layers.empty() || input.size() != m.input_count() || output.size() != m.output_count())
     return false;
-  for (std::size_t i = 0; i < input.size(); ++i)
-    a_[i] = (input[i] - m.input_mean[i]) / m.input_std[i];
-  for (std::size_t l = 0; l < m.layers.size(); ++l) {
-    const DenseLayer& d = m.layers[l];
-    const Activation act = l + 1 == m.layers.size() ? m.output_activation : m.hidden_activation;
-    detail::dense_affine(a_.data(), d.weights.data(), d.biases.data(), b_.data(), d.inputs,
-                         d.outputs);
-    for (std::size_t o = 0; o < d.outputs; ++o) b_[o] = activate(act, b_[o]);
-    std::swap(a_, b_);  // swaps buffers, no allocation
-  }
-  std::copy(a_.begin(), a_.begin() + static_cast<std::ptrdiff_t>(output.size()), output.begin());
+  run_rows(input.data(), 1, output.data(), a_.data(), b_.data());
   return true;
 }
 
@@ -192,28 +172,31 @@ bool MlpEvaluator::evaluate_batch(std::span<const float> inputs, std::size_t row
   const Mlp& m = *mlp_;
   const std::size_t in = m.input_count(), out = m.output_count();
   if (m.layers.empty() || inputs.size() != rows * in || outputs.size() != rows * out) return false;
+  if (rows == 1) return evaluate(inputs, outputs);
   if (batch_a_.empty()) {
     batch_a_.resize(kBatchRows * a_.size());
     batch_b_.resize(kBatchRows * a_.size());
   }
-  for (std::size_t r0 = 0; r0 < rows; r0 += kBatchRows) {
-    const auto n = static_cast<Eigen::Index>(std::min(kBatchRows, rows - r0));
-    detail::standardise_rows(inputs.data() + r0 * in, static_cast<std::size_t>(n), in,
-                             m.input_mean.data(), m.input_std.data(), batch_a_.data());
-    float* a = batch_a_.data();
-    float* b = batch_b_.data();
-    for (std::size_t l = 0; l < m.layers.size(); ++l) {
-      const DenseLayer& d = m.layers[l];
-      const auto no = static_cast<Eigen::Index>(d.outputs);
-      Eigen::Map<MatF> z(l + 1 == m.layers.size() ? outputs.data() + r0 * out : b, n, no);
-      z.rowwise() = Eigen::Map<const Eigen::RowVectorXf>(d.biases.data(), no);
-      detail::gemm(false, false, static_cast<std::size_t>(n), d.outputs, d.inputs, a, d.inputs,
-                   d.weights.data(), d.outputs, 1.0F, z.data(), d.outputs);
-      apply(l + 1 == m.layers.size() ? m.output_activation : m.hidden_activation, z);
-      std::swap(a, b);
-    }
-  }
+  for (std::size_t r0 = 0; r0 < rows; r0 += kBatchRows)
+    run_rows(inputs.data() + r0 * in, std::min(kBatchRows, rows - r0), outputs.data() + r0 * out,
+             batch_a_.data(), batch_b_.data());
   return true;
+}
+
+void MlpEvaluator::run_rows(const float* inputs, std::size_t n, float* outputs, float* a,
+                            float* b) const {
+  const Mlp& m = *mlp_;
+  const std::size_t in = m.input_count();
+  detail::standardise_rows(inputs, n, in, m.input_mean.data(), m.input_std.data(), a);
+  for (std::size_t l = 0; l < m.layers.size(); ++l) {
+    const DenseLayer& d = m.layers[l];
+    const bool last = l + 1 == m.layers.size();
+    float* z = last ? outputs : b;
+    detail::dense_rows(a, n, d.inputs, d.weights.data(), d.biases.data(), d.outputs, z);
+    apply(last ? m.output_activation : m.hidden_activation,
+          Eigen::Map<MatF>(z, static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d.outputs)));
+    std::swap(a, b);
+  }
 }
 
 void adam_update(std::span<float> params, std::span<const float> grads, std::span<float> m,

@@ -51,21 +51,24 @@ class MlpEvaluator {
   static constexpr std::size_t kBatchRows = 64;
 
   explicit MlpEvaluator(const Mlp& mlp);
-  /// One row (the latency path: matrix-vector products). False (out
-  /// untouched) when the sizes do not match.
+  /// One row. False (out untouched) when the sizes do not match.
   [[nodiscard]] bool evaluate(std::span<const float> input, std::span<float> output);
-  /// `rows` rows at once (the throughput path of bake, preview and
-  /// `deformer run`): inputs row-major [rows][input_count], outputs
-  /// [rows][output_count]. Blocks of kBatchRows rows go through each layer
-  /// as one matrix product, so the weights are read once per block instead
-  /// of once per row. Each row equals evaluate()'s to float rounding (the
-  /// products sum in another order; tests/learn: within 1e-5 relative).
-  /// Its scratch is allocated by the first call.
-  /// False (outputs untouched) when the sizes do not match.
+  /// `rows` rows at once (the throughput path of bake, preview,
+  /// `deformer run` and the C API): inputs row-major [rows][input_count],
+  /// outputs [rows][output_count]. Blocks of kBatchRows rows go through each
+  /// layer together, so the weights are read once per block instead of once
+  /// per row. A row's outputs are the same bits as evaluate()'s on it, in
+  /// any batch (detail::dense_rows: one fused multiply-add chain per output;
+  /// tests/learn). Its scratch is allocated by the first call of more than
+  /// one row. False (outputs untouched) when the sizes do not match.
   [[nodiscard]] bool evaluate_batch(std::span<const float> inputs, std::size_t rows,
                                     std::span<float> outputs);
 
  private:
+  /// n rows (n ≤ kBatchRows) through every layer; a and b hold n rows of
+  /// the widest layer each.
+  void run_rows(const float* inputs, std::size_t n, float* outputs, float* a, float* b) const;
+
   const Mlp* mlp_;
   std::vector<float> a_, b_;
   std::vector<float> batch_a_, batch_b_;  ///< kBatchRows × the widest layer each

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "charkit/learn/detail/dense_kernel.h"
+#include "charkit/learn/detail/batch_kernels.h"
 #include "charkit/learn/nmn.h"
 
 namespace charkit::learn {
@@ -50,7 +50,7 @@ void apply(const NmnRunner::Op& op, const float* x, float* y) {
   switch (op.type) {
     case NmnLayerType::kLinear:
       // The kernel MlpEvaluator uses: an exported network re-reads to the bit.
-      detail::dense_affine(x, op.w.data(), op.bias.data(), y, op.in, op.out);
+      detail::dense_rows(x, 1, op.in, op.w.data(), op.bias.data(), op.out, y);
       return;
     case NmnLayerType::kMultiLinear: {
       std::copy(op.bias.begin(), op.bias.end(), y);
@@ -69,7 +69,9 @@ void apply(const NmnRunner::Op& op, const float* x, float* y) {
       for (std::size_t i = 0; i < op.in; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
       return;
     case NmnLayerType::kElu:
-      for (std::size_t i = 0; i < op.in; ++i) y[i] = nmn_elu(x[i]);
+      // MlpEvaluator's ELU (within 4 ulp of nmn_elu), for the bit-exact re-read.
+      std::copy(x, x + op.in, y);
+      detail::elu_inplace(y, op.in);
       return;
     case NmnLayerType::kTanh:
       for (std::size_t i = 0; i < op.in; ++i) y[i] = std::tanh(x[i]);

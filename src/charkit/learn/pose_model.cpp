@@ -139,35 +139,84 @@ PoseModelEvaluator::PoseModelEvaluator(const PoseModel& model)
       raw_(model.kind == ModelKind::kNeural ? model.predicted_weights() : 0),
       w_(model.kind == ModelKind::kNeural ? model.morph_count() : 0) {}
 
-bool PoseModelEvaluator::weights(std::span<const float> features, std::span<float> out) {
+void PoseModelEvaluator::place_weights(std::span<const float> raw, std::span<float> out) const {
   const PoseModel& m = *m_;
-  if (m.kind != ModelKind::kNeural || features.size() != m.feature_count() ||
-      out.size() != m.morph_count())
-    return false;
-  if (!mlp_.evaluate(features, raw_)) return false;
   const std::size_t first = m.fixed_first_morph ? 1 : 0;
   if (first) out[0] = 1.0F;
-  for (std::size_t k = 0; k < raw_.size(); ++k) {
-    float w = raw_[k];
+  for (std::size_t k = 0; k < raw.size(); ++k) {
+    float w = raw[k];
     if (m.clamp == WeightClamp::kUnit) w = std::clamp(w, 0.0F, 1.0F);
     if (m.clamp == WeightClamp::kTrainingRange) w = std::clamp(w, m.weight_min[k], m.weight_max[k]);
     out[first + k] = w;
   }
-  return true;
 }
 
-bool PoseModelEvaluator::offsets(std::span<const float> features, std::span<float> out) {
+void PoseModelEvaluator::combine_morphs(std::span<const float> w, std::span<float> out) const {
   const PoseModel& m = *m_;
   const std::size_t width = 3 * m.vertex_count;
-  if (out.size() != width) return false;
-  if (m.kind == ModelKind::kLinear) return m.linear.evaluate(features, out);
-  if (!weights(features, w_)) return false;
   std::fill(out.begin(), out.end(), 0.0F);
-  for (std::size_t k = 0; k < w_.size(); ++k) {
-    const float wk = w_[k];
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    const float wk = w[k];
     if (wk == 0.0F) continue;
     const float* row = m.morphs.data() + k * width;
     for (std::size_t i = 0; i < width; ++i) out[i] += wk * row[i];
+  }
+}
+
+bool PoseModelEvaluator::weights(std::span<const float> features, std::span<float> out) {
+  return weights(features, 1, out);
+}
+
+bool PoseModelEvaluator::offsets(std::span<const float> features, std::span<float> out) {
+  return offsets(features, 1, out);
+}
+
+bool PoseModelEvaluator::weights(std::span<const float> features, std::size_t rows,
+                                 std::span<float> out) {
+  const PoseModel& m = *m_;
+  const std::size_t f = m.feature_count(), k = m.morph_count(), p = m.predicted_weights();
+  if (m.kind != ModelKind::kNeural || features.size() != rows * f || out.size() != rows * k)
+    return false;
+  if (rows == 1) {  // the one-pose path allocates nothing
+    if (!mlp_.evaluate(features, raw_)) return false;
+    place_weights(raw_, out);
+    return true;
+  }
+  if (batch_raw_.empty()) batch_raw_.resize(kRowsPerRun * p);
+  for (std::size_t r0 = 0; r0 < rows; r0 += kRowsPerRun) {
+    const std::size_t n = std::min(kRowsPerRun, rows - r0);
+    const std::span<float> raw(batch_raw_.data(), n * p);
+    if (!mlp_.evaluate_batch(features.subspan(r0 * f, n * f), n, raw)) return false;
+    for (std::size_t r = 0; r < n; ++r)
+      place_weights(raw.subspan(r * p, p), out.subspan((r0 + r) * k, k));
+  }
+  return true;
+}
+
+bool PoseModelEvaluator::offsets(std::span<const float> features, std::size_t rows,
+                                 std::span<float> out) {
+  const PoseModel& m = *m_;
+  const std::size_t f = m.feature_count(), width = 3 * m.vertex_count;
+  if (features.size() != rows * f || out.size() != rows * width) return false;
+  if (m.kind == ModelKind::kLinear) {
+    for (std::size_t r = 0; r < rows; ++r)
+      if (!m.linear.evaluate(features.subspan(r * f, f), out.subspan(r * width, width)))
+        return false;
+    return true;
+  }
+  const std::size_t k = m.morph_count();
+  if (rows == 1) {
+    if (!weights(features, 1, w_)) return false;
+    combine_morphs(w_, out);
+    return true;
+  }
+  if (batch_w_.empty()) batch_w_.resize(kRowsPerRun * k);
+  for (std::size_t r0 = 0; r0 < rows; r0 += kRowsPerRun) {
+    const std::size_t n = std::min(kRowsPerRun, rows - r0);
+    const std::span<float> w(batch_w_.data(), n * k);
+    if (!weights(features.subspan(r0 * f, n * f), n, w)) return false;
+    for (std::size_t r = 0; r < n; ++r)
+      combine_morphs(w.subspan(r * k, k), out.subspan((r0 + r) * width, width));
   }
   return true;
 }

@@ -137,11 +137,29 @@ class PoseModelEvaluator {
   [[nodiscard]] bool weights(std::span<const float> features, std::span<float> out);
   /// Bind-space offsets (3V) for features. False on a size mismatch.
   [[nodiscard]] bool offsets(std::span<const float> features, std::span<float> out);
+  /// weights() of `rows` rows at once: features [rows][feature_count], out
+  /// [rows][morph_count]. The network runs on blocks of rows
+  /// (MlpEvaluator::evaluate_batch); every row gets the same bits as
+  /// weights() on it alone. False (out unspecified) on a size mismatch.
+  [[nodiscard]] bool weights(std::span<const float> features, std::size_t rows,
+                             std::span<float> out);
+  /// offsets() of `rows` rows at once (out [rows][3V]), the same bits as row
+  /// by row.
+  [[nodiscard]] bool offsets(std::span<const float> features, std::size_t rows,
+                             std::span<float> out);
 
  private:
+  /// Rows of the network run together by the batch calls.
+  static constexpr std::size_t kRowsPerRun = 256;
+  /// Clamps the raw network outputs of one row into its morph weights.
+  void place_weights(std::span<const float> raw, std::span<float> out) const;
+  /// out = Σ_k w[k]·morph k, one row.
+  void combine_morphs(std::span<const float> w, std::span<float> out) const;
+
   const PoseModel* m_;
   MlpEvaluator mlp_;
   std::vector<float> raw_, w_;
+  std::vector<float> batch_raw_, batch_w_;  ///< kRowsPerRun rows each, on first use
 };
 
 struct PoseModelFiles {

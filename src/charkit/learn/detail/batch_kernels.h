@@ -25,6 +25,24 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const f
           std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc,
           GemmBackend backend = GemmBackend::kAuto);
 
+/// Which code dense_rows runs: the CPU's best (kAuto) or one named (tests
+/// compare each with the scalar one; a kernel the CPU lacks falls back to
+/// kScalar).
+enum class DenseIsa { kAuto, kAvx512, kAvx2, kScalar };
+
+/// y[r][o] = bias[o] + Σ_k x[r][k]·w[k][o] for r < rows, o < out (x rows×in,
+/// w in×out, y rows×out, row-major, y not overlapping x or w): the dense
+/// layer of MLP inference. Every output is one chain of fused multiply-adds
+/// from bias[o] over k in order, whatever the ISA, the number of rows or the
+/// blocking, so a row's outputs are the same bits in a batch of one and in
+/// any batch (bake, `deformer run` and the C API agree with a single pose).
+/// A library GEMM does not promise that (libxsmm's and Eigen's results
+/// change with the row count). AVX-512 and AVX2+FMA kernels picked at run
+/// time; the scalar kernel (std::fma) is the reference they are tested
+/// against.
+void dense_rows(const float* x, std::size_t rows, std::size_t in, const float* w, const float* bias,
+                std::size_t out, float* y, DenseIsa isa = DenseIsa::kAuto);
+
 /// z[i] = z[i] > 0 ? z[i] : expm1(z[i]) for i < n (ELU, α = 1): a
 /// polynomial expm1 (within 4 ulp of std::expm1, tests/learn) in a loop
 /// compiled for AVX-512, AVX2 and the baseline, the one for the CPU picked
