@@ -29,7 +29,7 @@ echo "== training, 5000 steps, median of $reps (seconds)"
 for threads in 1 2; do
   export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
   ours=$(for i in $(seq "$reps"); do
-    taskset -c 0-$((threads - 1)) "$build/bench/mlp_bench" --benchmark_filter=BM_MlpTrain \
+    taskset -c 0-$((threads - 1)) "$build/bench/mlp_bench" --benchmark_filter="BM_MlpTrain/5000/$threads/" \
       --benchmark_format=json 2>/dev/null |
       $py -c 'import json,sys; d=json.load(sys.stdin); print(min(b["real_time"] for b in d["benchmarks"] if b.get("run_type")=="iteration")/1e3)'
   done | median)

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <vector>
 
+#include "charkit/core/parallel.h"
 #include "charkit/learn/detail/prng.h"
 #include "charkit/learn/mlp.h"
 #include "charkit/learn/onnx.h"
@@ -53,9 +54,14 @@ MlpOptions options(std::size_t iterations) {
   return o;
 }
 
+// Args: steps, threads (the step split over a pool of that many threads).
 void BM_MlpTrain(benchmark::State& state) {
   const Problem p = make_problem();
-  const MlpOptions o = options(static_cast<std::size_t>(state.range(0)));
+  MlpOptions o = options(static_cast<std::size_t>(state.range(0)));
+  const auto threads = static_cast<std::size_t>(state.range(1));
+  charkit::core::ThreadPool pool(threads);
+  o.threads = threads;
+  o.executor = &pool;
   MlpTrainStats stats;
   for (auto _ : state) {
     auto m = train_mlp(p.x, p.y, kSamples, kFeatures, kOutputs, o, &stats);
@@ -67,7 +73,12 @@ void BM_MlpTrain(benchmark::State& state) {
       static_cast<double>(state.range(0)) * static_cast<double>(state.iterations()),
       benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_MlpTrain)->Arg(5000)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
+BENCHMARK(BM_MlpTrain)
+    ->Args({5000, 1})
+    ->Args({5000, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->Repetitions(3);
 
 void BM_MlpInferOnePose(benchmark::State& state) {
   const Problem p = make_problem();

@@ -256,6 +256,7 @@ struct TrainArgs {
   std::string clamp = "range";
   double holdout = 0.1;
   std::uint64_t split_seed = 777;
+  std::size_t threads = 1;
   bool quiet = false;
   bool json = false;
 };
@@ -331,6 +332,7 @@ int run_train(const TrainArgs& a) {
   o.mlp.batch_size = a.batch;
   o.mlp.adam.learning_rate = a.learning_rate;
   o.mlp.seed = a.seed;
+  o.mlp.threads = a.threads;
   o.basis_size = a.basis_size;
   if (a.basis == "learned") {
     o.basis = learn::NeuralBasis::kLearned;
@@ -574,6 +576,13 @@ void add_deformer_train_commands(CLI::App& deformer, int& exit_code) {
       ->capture_default_str();
   train->add_option("--split-seed", ta->split_seed, "Seed of the held-out split")
       ->capture_default_str();
+  train
+      ->add_option("--threads", ta->threads,
+                   "neural: threads each step is split over (0: one per core); the model is the "
+                   "same bits for the same seed and thread count")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{64}))
+      ->capture_default_str()
+      ->type_name("N");
   train->add_flag("-q,--quiet", ta->quiet, "No progress line");
   train->add_flag("--json", ta->json, "Print a JSON summary with the statistics");
   train->footer(

@@ -223,6 +223,28 @@ TEST_F(DeformerTrainCli, ClearErrors) {
   EXPECT_NE(e.out.find("EVAL_MISMATCH"), std::string::npos) << e.out;
 }
 
+// --threads: two runs with the same count write the same model bytes; a
+// count out of range is a usage error.
+TEST_F(DeformerTrainCli, ThreadsGiveTheSameModelForTheSameCount) {
+  const auto ds = dir_ / "d.npz";
+  ASSERT_EQ(run_charkit("deformer sample " + quote(kRig) + " --bones joint_3 --range 50 " +
+                        "--poses 60 -o " + quote(ds))
+                .exit_code,
+            0);
+  const std::string train = "deformer train " + quote(ds) +
+                            " --model neural --hidden 24,24 --iterations 200 --basis-size 4 -q ";
+  for (const char* name : {"a", "b"}) {
+    auto r = run_charkit(train + "--threads 2 -o " + quote(dir_ / (std::string(name) + ".json")));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  }
+  EXPECT_EQ(read_text(dir_ / "a.npz"), read_text(dir_ / "b.npz"));
+  EXPECT_FALSE(read_text(dir_ / "a.npz").empty());
+  auto bad = run_charkit(train + "--threads 65 -o " + quote(dir_ / "c.json"), true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("--threads"), std::string::npos) << bad.out;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "c.json"));
+}
+
 TEST_F(DeformerTrainCli, BakeExportImportAndAction) {
   const auto ds = dir_ / "d.npz";
   ASSERT_EQ(run_charkit("deformer sample " + quote(kRig) + " --bones joint_3 --range 50 " +

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "charkit/core/parallel.h"
 #include "charkit/learn/detail/prng.h"
 #include "charkit/learn/mlp.h"
 
@@ -236,4 +237,49 @@ TEST(Mlp, TrainingFitsASmoothFunctionAndIsSeeded) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->layers[1].weights, m->layers[1].weights);  // same seed, same bits
   EXPECT_EQ(train_mlp(x, y, n, 3, 2, o).error().code, "MLP_SHAPE");
+}
+
+// Training split over several threads (rows, then parameters): the same
+// bits on every run with a given thread count, and the same quality as one
+// thread (other counts sum in other orders).
+TEST(Mlp, TrainingOnSeveralThreadsIsDeterministic) {
+  const std::size_t n = 300, f = 23, k = 9;
+  Rng r(21);
+  std::vector<float> x(n * f), y(n * k);
+  for (float& v : x) v = static_cast<float>(r.uniform(-2.0, 2.0));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t o = 0; o < k; ++o)
+      y[i * k + o] = std::sin(x[i * f + o]) * x[i * f + o + 1] + 0.1F * x[i * f + 2 * o];
+  MlpOptions o;
+  o.hidden = {40, 33};
+  o.iterations = 400;
+  o.batch_size = 50;
+  o.adam.learning_rate = 3e-3;
+  MlpTrainStats one_stats;
+  auto one = train_mlp(x, y, n, f, k, o, &one_stats);
+  ASSERT_TRUE(one.ok()) << one.error().to_string();
+  charkit::core::ThreadPool pool(3);
+  o.executor = &pool;
+  for (std::size_t threads : {std::size_t{2}, std::size_t{3}, std::size_t{7}}) {
+    o.threads = threads;
+    MlpTrainStats stats;
+    auto a = train_mlp(x, y, n, f, k, o, &stats);
+    auto b = train_mlp(x, y, n, f, k, o);
+    ASSERT_TRUE(a.ok() && b.ok());
+    for (std::size_t l = 0; l < a->layers.size(); ++l) {
+      EXPECT_EQ(a->layers[l].weights, b->layers[l].weights) << threads << " threads, layer " << l;
+      EXPECT_EQ(a->layers[l].biases, b->layers[l].biases) << threads << " threads, layer " << l;
+    }
+    EXPECT_NEAR(stats.final_loss, one_stats.final_loss, 0.01 * one_stats.final_loss)
+        << threads << " threads";
+    EXPECT_LT(stats.final_loss, 0.2 * stats.initial_loss);
+  }
+  // Through the serial executor: one piece after another, the same bits as
+  // a pool of that many threads.
+  o.threads = 3;
+  auto pooled = train_mlp(x, y, n, f, k, o);
+  o.executor = &charkit::core::serial_executor();
+  auto serial = train_mlp(x, y, n, f, k, o);
+  ASSERT_TRUE(pooled.ok() && serial.ok());
+  EXPECT_EQ(pooled->layers[0].weights, serial->layers[0].weights);
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "charkit/core/parallel.h"
 #include "charkit/learn/detail/batch_kernels.h"
 #include "charkit/learn/detail/prng.h"
 
@@ -301,104 +302,167 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     if (!l0) return std::move(l0).error();
     stats->initial_loss = *l0;
   }
-  // The training loop works in preallocated Eigen matrices (no allocation
-  // per step): the batch is gathered already standardised, activations and
-  // their derivatives are computed in place, and Adam runs vectorised in
-  // float with the bias corrections folded into the step size:
+  // The training loop works in preallocated buffers (no allocation per
+  // step). A step has two phases, each split over `threads` pieces that write
+  // disjoint parts (docs/learn/batch.md, "Training on several cores"):
+  //  1. by batch rows: gather the rows already standardised, the forward
+  //     pass, the loss, and the backward pass's row-local part (every
+  //     layer's dz and the next da);
+  //  2. by parameters: each layer's weight gradient a^T·dz for a range of
+  //     its input rows and the bias gradient for a range of its outputs,
+  //     each followed at once by Adam on that range.
+  // Adam runs in float with the bias corrections folded into the step size:
   // lr m^ / (sqrt(v^) + eps) = (lr sqrt(c2) / c1) m / (sqrt(v) + eps sqrt(c2)).
   const std::size_t n = mlp.layers.size();
-  const auto bi = static_cast<Eigen::Index>(options.batch_size);
-  const auto fi = static_cast<Eigen::Index>(features);
-  const auto oi = static_cast<Eigen::Index>(outputs);
-  std::vector<MatF> z(n), a(n + 1), gw(n);
-  std::vector<Eigen::RowVectorXf> gb(n);
-  std::vector<Eigen::ArrayXf> mw(n), vw(n), mb(n), vb(n);
-  a[0].resize(bi, fi);
+  const std::size_t batch = options.batch_size;
+  // The default pool is only started when more than one piece is asked for.
+  std::size_t wanted = options.threads;
+  if (wanted == 0)
+    wanted =
+        (options.executor != nullptr ? *options.executor : core::default_executor()).concurrency();
+  const std::size_t pieces = std::clamp<std::size_t>(wanted, 1, std::min<std::size_t>(batch, 64));
+  core::Executor& ex = pieces == 1                   ? core::serial_executor()
+                       : options.executor != nullptr ? *options.executor
+                                                     : core::default_executor();
+  std::size_t widest = features;
+  for (const DenseLayer& d : mlp.layers) widest = std::max(widest, d.outputs);
+  std::vector<std::vector<float>> z(n), a(n + 1), dz(n), gw(n), gb(n), mw(n), vw(n), mb(n), vb(n);
+  a[0].resize(batch * features);
   for (std::size_t l = 0; l < n; ++l) {
     const DenseLayer& d = mlp.layers[l];
-    const auto in = static_cast<Eigen::Index>(d.inputs);
-    const auto out = static_cast<Eigen::Index>(d.outputs);
-    z[l].resize(bi, out);
-    a[l + 1].resize(bi, out);
-    gw[l].resize(in, out);
-    gb[l].resize(out);
-    mw[l] = Eigen::ArrayXf::Zero(in * out);
-    vw[l] = Eigen::ArrayXf::Zero(in * out);
-    mb[l] = Eigen::ArrayXf::Zero(out);
-    vb[l] = Eigen::ArrayXf::Zero(out);
+    z[l].resize(batch * d.outputs);
+    a[l + 1].resize(batch * d.outputs);
+    dz[l].resize(batch * d.outputs);
+    gw[l].resize(d.inputs * d.outputs);
+    gb[l].resize(d.outputs);
+    mw[l].assign(d.inputs * d.outputs, 0.0F);
+    vw[l].assign(d.inputs * d.outputs, 0.0F);
+    mb[l].assign(d.outputs, 0.0F);
+    vb[l].assign(d.outputs, 0.0F);
   }
-  MatF yb(bi, oi), da, dz;
-  Eigen::RowVectorXf inv_sd(fi), mean(fi);
-  for (Eigen::Index j = 0; j < fi; ++j) {
-    mean[j] = mlp.input_mean[static_cast<std::size_t>(j)];
-    inv_sd[j] = 1.0F / mlp.input_std[static_cast<std::size_t>(j)];
-  }
-  const double denom = static_cast<double>(options.batch_size) * static_cast<double>(outputs);
+  std::vector<float> yb(batch * outputs);
+  std::vector<std::vector<float>> da(pieces, std::vector<float>(batch * widest));
+  std::vector<double> piece_loss(pieces);
+  std::vector<std::size_t> rows(batch);
+  std::vector<float> inv_sd(features);
+  for (std::size_t j = 0; j < features; ++j) inv_sd[j] = 1.0F / mlp.input_std[j];
+  const double denom = static_cast<double>(batch) * static_cast<double>(outputs);
+  const auto grad_scale = static_cast<float>(2.0 / denom);
   const auto b1 = static_cast<float>(options.adam.beta1);
   const auto b2 = static_cast<float>(options.adam.beta2);
-  auto adam = [&](float* p, const float* g, Eigen::ArrayXf& m, Eigen::ArrayXf& v, float step,
-                  float eps) {
-    detail::adam_step(p, g, m.data(), v.data(), static_cast<std::size_t>(m.size()), b1, b2, step,
-                      eps);
+  auto range = [](std::size_t count, std::size_t piece, std::size_t of) {
+    return std::pair<std::size_t, std::size_t>{count * piece / of, count * (piece + 1) / of};
   };
-  for (std::size_t it = 0; it < options.iterations; ++it) {
-    for (Eigen::Index k = 0; k < bi; ++k) {
-      auto row = static_cast<std::size_t>(rng.uniform() * static_cast<double>(samples));
-      row = std::min(row, samples - 1);
-      a[0].row(k) = (Eigen::Map<const Eigen::RowVectorXf>(x.data() + row * features, fi) - mean)
-                        .cwiseProduct(inv_sd);
-      yb.row(k) = Eigen::Map<const Eigen::RowVectorXf>(y.data() + row * outputs, oi);
+  auto map = [](std::vector<float>& v, std::size_t r0, std::size_t nr, std::size_t cols) {
+    return Eigen::Map<MatF>(v.data() + r0 * cols, static_cast<Eigen::Index>(nr),
+                            static_cast<Eigen::Index>(cols));
+  };
+
+  // Phase 1 on rows [r0, r1).
+  auto rows_pass = [&](std::size_t piece) {
+    const auto [r0, r1] = range(batch, piece, pieces);
+    const std::size_t nr = r1 - r0;
+    piece_loss[piece] = 0.0;
+    if (nr == 0) return;
+    for (std::size_t k = r0; k < r1; ++k) {
+      const float* xr = x.data() + rows[k] * features;
+      float* ar = a[0].data() + k * features;
+      for (std::size_t j = 0; j < features; ++j) ar[j] = (xr[j] - mlp.input_mean[j]) * inv_sd[j];
+      std::copy_n(y.data() + rows[k] * outputs, outputs, yb.data() + k * outputs);
     }
     for (std::size_t l = 0; l < n; ++l) {
       const DenseLayer& d = mlp.layers[l];
-      detail::gemm(false, false, options.batch_size, d.outputs, d.inputs, a[l].data(), d.inputs,
-                   d.weights.data(), d.outputs, 0.0F, z[l].data(), d.outputs);
-      z[l].rowwise() += Eigen::Map<const Eigen::RowVectorXf>(d.biases.data(), z[l].cols());
-      a[l + 1] = z[l];
-      apply(l + 1 == n ? mlp.output_activation : mlp.hidden_activation, a[l + 1]);
+      detail::gemm(false, false, nr, d.outputs, d.inputs, a[l].data() + r0 * d.inputs, d.inputs,
+                   d.weights.data(), d.outputs, 0.0F, z[l].data() + r0 * d.outputs, d.outputs);
+      auto zl = map(z[l], r0, nr, d.outputs);
+      zl.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(d.biases.data(), zl.cols());
+      auto al = map(a[l + 1], r0, nr, d.outputs);
+      al = zl;
+      apply(l + 1 == n ? mlp.output_activation : mlp.hidden_activation, al);
     }
-    da = a[n] - yb;
-    const double loss = static_cast<double>(da.squaredNorm()) / denom;
-    if (!std::isfinite(loss))
-      return make_error("MLP_NOT_FINITE", "training diverged (lower the learning rate)");
-    da *= static_cast<float>(2.0 / denom);
+    Eigen::Map<MatF> g(da[piece].data(), static_cast<Eigen::Index>(nr),
+                       static_cast<Eigen::Index>(outputs));
+    g = map(a[n], r0, nr, outputs) - map(yb, r0, nr, outputs);
+    piece_loss[piece] = static_cast<double>(g.squaredNorm());
+    g *= grad_scale;
     for (std::size_t l = n; l-- > 0;) {
       const DenseLayer& d = mlp.layers[l];
       const Activation act = l + 1 == n ? mlp.output_activation : mlp.hidden_activation;
+      Eigen::Map<MatF> dal(da[piece].data(), static_cast<Eigen::Index>(nr),
+                           static_cast<Eigen::Index>(d.outputs));
+      auto dzl = map(dz[l], r0, nr, d.outputs);
       switch (act) {
         case Activation::kIdentity:
-          dz = da;
+          dzl = dal;
           break;
         case Activation::kReLU:
-          dz = (z[l].array() > 0.0F).select(da.array(), 0.0F).matrix();
+          dzl = (map(z[l], r0, nr, d.outputs).array() > 0.0F).select(dal.array(), 0.0F).matrix();
           break;
         case Activation::kELU:
           // ELU' is 1 for z > 0 and a + 1 = e^z <= 1 otherwise, i.e.
           // min(a + 1, 1) (vectorised, unlike a select).
-          dz = (da.array() * (a[l + 1].array() + 1.0F).min(1.0F)).matrix();
+          dzl =
+              (dal.array() * (map(a[l + 1], r0, nr, d.outputs).array() + 1.0F).min(1.0F)).matrix();
           break;
         case Activation::kTanh:
-          dz = (da.array() * (1.0F - a[l + 1].array().square())).matrix();
+          dzl = (dal.array() * (1.0F - map(a[l + 1], r0, nr, d.outputs).array().square())).matrix();
           break;
       }
-      detail::gemm(true, false, d.inputs, d.outputs, options.batch_size, a[l].data(), d.inputs,
-                   dz.data(), d.outputs, 0.0F, gw[l].data(), d.outputs);
-      gb[l] = dz.colwise().sum();
-      if (l > 0) {
-        da.resize(bi, static_cast<Eigen::Index>(d.inputs));
-        detail::gemm(false, true, options.batch_size, d.inputs, d.outputs, dz.data(), d.outputs,
-                     d.weights.data(), d.outputs, 0.0F, da.data(), d.inputs);
+      if (l > 0)
+        detail::gemm(false, true, nr, d.inputs, d.outputs, dz[l].data() + r0 * d.outputs, d.outputs,
+                     d.weights.data(), d.outputs, 0.0F, da[piece].data(), d.inputs);
+    }
+  };
+
+  // Phase 2: the gradients and Adam of each layer's input rows [i0, i1) and
+  // outputs [o0, o1).
+  float step = 0.0F, eps = 0.0F;
+  auto params_pass = [&](std::size_t piece) {
+    for (std::size_t l = 0; l < n; ++l) {
+      DenseLayer& d = mlp.layers[l];
+      const auto [i0, i1] = range(d.inputs, piece, pieces);
+      if (i1 > i0) {
+        detail::gemm(true, false, i1 - i0, d.outputs, batch, a[l].data() + i0, d.inputs,
+                     dz[l].data(), d.outputs, 0.0F, gw[l].data() + i0 * d.outputs, d.outputs);
+        const std::size_t at = i0 * d.outputs, count = (i1 - i0) * d.outputs;
+        detail::adam_step(d.weights.data() + at, gw[l].data() + at, mw[l].data() + at,
+                          vw[l].data() + at, count, b1, b2, step, eps);
+      }
+      const auto [o0, o1] = range(d.outputs, piece, pieces);
+      if (o1 > o0) {
+        float* g = gb[l].data();
+        std::fill(g + o0, g + o1, 0.0F);
+        for (std::size_t r = 0; r < batch; ++r) {
+          const float* row = dz[l].data() + r * d.outputs;
+          for (std::size_t o = o0; o < o1; ++o) g[o] += row[o];
+        }
+        detail::adam_step(d.biases.data() + o0, g + o0, mb[l].data() + o0, vb[l].data() + o0,
+                          o1 - o0, b1, b2, step, eps);
       }
     }
+  };
+
+  for (std::size_t it = 0; it < options.iterations; ++it) {
+    for (std::size_t k = 0; k < batch; ++k) {
+      auto row = static_cast<std::size_t>(rng.uniform() * static_cast<double>(samples));
+      rows[k] = std::min(row, samples - 1);
+    }
+    ex.parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
+      for (std::size_t p = b; p < e; ++p) rows_pass(p);
+    });
+    double sum = 0.0;
+    for (double pl : piece_loss) sum += pl;  // in piece order: deterministic
+    const double loss = sum / denom;
+    if (!std::isfinite(loss))
+      return make_error("MLP_NOT_FINITE", "training diverged (lower the learning rate)");
     const double t = static_cast<double>(it + 1);
     const double c1 = 1.0 - std::pow(options.adam.beta1, t);
     const double c2 = 1.0 - std::pow(options.adam.beta2, t);
-    const auto step = static_cast<float>(options.adam.learning_rate * std::sqrt(c2) / c1);
-    const auto eps = static_cast<float>(options.adam.epsilon * std::sqrt(c2));
-    for (std::size_t l = 0; l < n; ++l) {
-      adam(mlp.layers[l].weights.data(), gw[l].data(), mw[l], vw[l], step, eps);
-      adam(mlp.layers[l].biases.data(), gb[l].data(), mb[l], vb[l], step, eps);
-    }
+    step = static_cast<float>(options.adam.learning_rate * std::sqrt(c2) / c1);
+    eps = static_cast<float>(options.adam.epsilon * std::sqrt(c2));
+    ex.parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
+      for (std::size_t p = b; p < e; ++p) params_pass(p);
+    });
     if (options.progress && options.progress_every > 0 &&
         ((it + 1) % options.progress_every == 0 || it + 1 == options.iterations))
       options.progress(it + 1, options.iterations, loss);

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "charkit/core/parallel.h"
 #include "charkit/core/result.h"
 
 namespace charkit::learn {
@@ -105,6 +106,13 @@ struct MlpOptions {
   /// done, total steps, the last mini-batch's loss).
   std::function<void(std::size_t, std::size_t, double)> progress;
   std::size_t progress_every = 250;
+  /// Pieces each training step is split into (the batch's rows, then the
+  /// parameters), run on `executor` (null: core::default_executor()); 0 =
+  /// one per unit of the executor's concurrency, at most min(batch_size, 64).
+  /// The result is deterministic for a given seed and thread count; other
+  /// counts sum in other orders (differences at float rounding).
+  std::size_t threads = 1;
+  core::Executor* executor = nullptr;
 };
 
 /// Glorot-uniform weights (U(-a, a), a = sqrt(6 / (in + out))) drawn from
