@@ -949,7 +949,7 @@ core::Result<std::uint16_t> Server::start() {
               "or pass --insecure-open");
   }
   tcp::endpoint endpoint(address, impl.options.port);
-  impl.acceptor.emplace(impl.ioc);
+  impl.acceptor.emplace(impl.accept_strand);
   impl.acceptor->open(endpoint.protocol(), ec);
   if (!ec) impl.acceptor->set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) impl.acceptor->bind(endpoint, ec);
@@ -1004,7 +1004,7 @@ core::Result<std::uint16_t> Server::start() {
   }
   impl.blocking.emplace(impl.options.blocking_threads ? impl.options.blocking_threads : 1);
   impl.hub.blocking = impl.blocking->get_executor();
-  impl.accept_timer.emplace(impl.ioc);
+  impl.accept_timer.emplace(impl.accept_strand);
   impl.guard.emplace(net::make_work_guard(impl.ioc));
   impl.do_accept();
   unsigned n = impl.options.http_threads ? impl.options.http_threads : 1;
@@ -1019,7 +1019,7 @@ void Server::stop() {
   if (impl.stopping.exchange(true)) return;
   // Running jobs see the cancel flag now, while connections close.
   if (impl.workers) impl.workers->request_stop();
-  net::post(impl.ioc, [&impl] {
+  net::post(impl.accept_strand, [&impl] {
     beast::error_code ec;
     impl.acceptor->close(ec);
     impl.accept_timer->cancel();

@@ -142,6 +142,10 @@ struct Server::Impl {
 
   net::io_context ioc;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> guard;
+  /// The acceptor, its back-off timer and stop()'s close run on this strand:
+  /// an accept completion re-arms the acceptor while stop() closes it, and
+  /// the two must not touch the acceptor at once with several I/O threads.
+  net::strand<net::io_context::executor_type> accept_strand{net::make_strand(ioc)};
   std::optional<tcp::acceptor> acceptor;
   std::optional<net::steady_timer> accept_timer;
   std::chrono::milliseconds accept_backoff{10};
