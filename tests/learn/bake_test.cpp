@@ -368,6 +368,65 @@ TEST(Bake, TwoPrimitivesKeepTargetsWeightsAndAnimation) {
     EXPECT_EQ(tback->morph_targets[t].position_deltas, back->morph_targets[t].position_deltas);
 }
 
+// A neural model by hand: one bone's 3 features -> 24 ELU -> 5 morph weights
+// over 96 vertices, values from a fixed pattern.
+PoseModel hand_neural(const InputSpec& spec, std::size_t vertices) {
+  PoseModel m;
+  m.spec = spec;
+  m.vertex_count = vertices;
+  m.kind = ModelKind::kNeural;
+  const std::size_t f = m.feature_count(), hidden = 24, k = 5;
+  auto pattern = [](std::size_t i, float scale) {
+    return scale * static_cast<float>(static_cast<int>((i * 37 + 11) % 23) - 11) / 11.0F;
+  };
+  m.mlp.input_mean.assign(f, 0.1F);
+  m.mlp.input_std.assign(f, 0.7F);
+  DenseLayer a{f, hidden, {}, {}}, b{hidden, k, {}, {}};
+  for (std::size_t i = 0; i < f * hidden; ++i) a.weights.push_back(pattern(i, 0.8F));
+  for (std::size_t i = 0; i < hidden; ++i) a.biases.push_back(pattern(i + 5, 0.1F));
+  for (std::size_t i = 0; i < hidden * k; ++i) b.weights.push_back(pattern(i + 3, 0.3F));
+  for (std::size_t i = 0; i < k; ++i) b.biases.push_back(pattern(i + 7, 0.05F));
+  m.mlp.layers = {std::move(a), std::move(b)};
+  for (std::size_t c = 0; c < k; ++c) m.morph_names.push_back("m" + std::to_string(c));
+  for (std::size_t i = 0; i < k * 3 * vertices; ++i) m.morphs.push_back(pattern(i, 0.02F));
+  return m;
+}
+
+// More poses than one batch of the model (64) and not a multiple of it: each
+// baked target has the bits of the pose run through the model alone.
+TEST(Bake, ManyPosesInBatchesEqualEachPoseAlone) {
+  const auto src = rigged_simple();
+  auto rig = scene::load_rig(src);
+  ASSERT_TRUE(rig) << rig.error().to_string();
+  const PoseModel model = hand_neural(one_bone("joint_3"), 96);
+  ASSERT_TRUE(validate(model)) << validate(model).error().to_string();
+  std::vector<PoseLibraryEntry> poses;
+  for (int i = 0; i < 150; ++i)
+    poses.push_back(euler_pose("p" + std::to_string(i), (i * 7) % 90 - 45, (i * 13) % 60 - 30,
+                               (i * 3) % 40 - 20));
+  auto baked = bake_shape_keys(src, *rig, model, poses, BakeOptions{});
+  ASSERT_TRUE(baked) << baked.error().to_string();
+  auto back = scene::load_rig(baked->gltf);
+  ASSERT_TRUE(back) << back.error().to_string();
+  ASSERT_EQ(back->morph_targets.size(), poses.size());
+  PoseModelEvaluator ev(model);
+  std::vector<float> features(3), offsets(3 * 96);
+  std::size_t moving = 0;
+  for (std::size_t p = 0; p < poses.size(); ++p) {
+    ASSERT_TRUE(pose_model_features(model, *rig, poses[p].pose, features));
+    ASSERT_TRUE(ev.offsets(features, offsets));
+    for (float& d : offsets)
+      if (std::abs(d) <= BakeOptions{}.epsilon) d = 0.0F;
+    ASSERT_EQ(back->morph_targets[p].position_deltas.size(), offsets.size());
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(back->morph_targets[p].position_deltas[i]),
+                std::bit_cast<std::uint32_t>(offsets[i]))
+          << "pose " << p << " float " << i;
+    moving += offsets[0] != 0.0F;
+  }
+  EXPECT_GT(moving, 100u);  // the poses give different, non-zero offsets
+}
+
 TEST(Bake, EpsilonZeroesSmallOffsets) {
   const auto src = two_primitive_glb().glb();
   auto rig = scene::load_rig(src);

@@ -437,42 +437,57 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   pad4(bin, 0);
   const std::size_t view_offset = bin.size();
   bin.reserve(bin.size() + static_cast<std::size_t>(new_bytes));
+  // The poses run through the model in batches (each row has the same bits
+  // as a pose run alone: learn/batch.md), at most 64 and 16 MiB of offsets.
   PoseModelEvaluator ev(model);
-  std::vector<float> features(model.feature_count()), offsets(v3);
+  const std::size_t fc = model.feature_count();
+  const std::size_t batch =
+      std::clamp<std::size_t>((std::size_t{16} << 20) / (std::max<std::size_t>(v3, 1) * 4), 1, 64);
+  std::vector<float> features(batch * fc), offsets(batch * v3);
   if (!root.contains("bufferViews")) root["bufferViews"] = Json::array();
   if (!root["bufferViews"].is_array())
     return at("BAKE_GLTF", "bufferViews is not an array", "/bufferViews");
   const std::size_t view_index = root["bufferViews"].size();
   std::vector<std::vector<std::size_t>> new_accessor(poses.size());
-  for (std::size_t i = 0; i < poses.size(); ++i) {
-    if (auto st = pose_model_features(model, rig, poses[i].pose, features); !st)
-      return std::move(st).error();
-    if (!ev.offsets(features, offsets))
-      return make_error("MODEL_SHAPE", "the model cannot run on pose \"" + poses[i].name + "\"");
-    for (float& d : offsets)
+  for (std::size_t first = 0; first < poses.size(); first += batch) {
+    const std::size_t rows = std::min(batch, poses.size() - first);
+    for (std::size_t r = 0; r < rows; ++r)
+      if (auto st = pose_model_features(model, rig, poses[first + r].pose,
+                                        std::span(features).subspan(r * fc, fc));
+          !st)
+        return std::move(st).error();
+    if (!ev.offsets(std::span<const float>(features).first(rows * fc), rows,
+                    std::span(offsets).first(rows * v3)))
+      return make_error("MODEL_SHAPE",
+                        "the model cannot run on pose \"" + poses[first].name + "\"");
+    for (float& d : std::span(offsets).first(rows * v3))
       if (std::abs(d) <= o.epsilon) d = 0.0F;  // also turns -0 into +0
-    for (std::size_t p = 0; p < prims.size(); ++p) {
-      std::array<float, 3> lo{}, hi{};
-      for (std::size_t k = 0; k < 3; ++k) {
-        lo[k] = std::numeric_limits<float>::infinity();
-        hi[k] = -lo[k];
-      }
-      const std::size_t acc_offset = bin.size() - view_offset;
-      for (std::size_t v = prim_first[p]; v < prim_first[p] + prim_count[p]; ++v)
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t i = first + r;
+      const float* pose_offsets = offsets.data() + r * v3;
+      for (std::size_t p = 0; p < prims.size(); ++p) {
+        std::array<float, 3> lo{}, hi{};
         for (std::size_t k = 0; k < 3; ++k) {
-          const float d = offsets[3 * v + k];
-          lo[k] = std::min(lo[k], d);
-          hi[k] = std::max(hi[k], d);
-          put_f32(bin, d);
+          lo[k] = std::numeric_limits<float>::infinity();
+          hi[k] = -lo[k];
         }
-      new_accessor[i].push_back(root["accessors"].size());
-      root["accessors"].push_back(Json{{"bufferView", view_index},
-                                       {"byteOffset", acc_offset},
-                                       {"componentType", 5126},
-                                       {"count", prim_count[p]},
-                                       {"type", "VEC3"},
-                                       {"min", {lo[0], lo[1], lo[2]}},
-                                       {"max", {hi[0], hi[1], hi[2]}}});
+        const std::size_t acc_offset = bin.size() - view_offset;
+        for (std::size_t v = prim_first[p]; v < prim_first[p] + prim_count[p]; ++v)
+          for (std::size_t k = 0; k < 3; ++k) {
+            const float d = pose_offsets[3 * v + k];
+            lo[k] = std::min(lo[k], d);
+            hi[k] = std::max(hi[k], d);
+            put_f32(bin, d);
+          }
+        new_accessor[i].push_back(root["accessors"].size());
+        root["accessors"].push_back(Json{{"bufferView", view_index},
+                                         {"byteOffset", acc_offset},
+                                         {"componentType", 5126},
+                                         {"count", prim_count[p]},
+                                         {"type", "VEC3"},
+                                         {"min", {lo[0], lo[1], lo[2]}},
+                                         {"max", {hi[0], hi[1], hi[2]}}});
+      }
     }
   }
   // Several vertex-attribute accessors share this view: glTF 2.0 §3.6.2.4
