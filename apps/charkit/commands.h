@@ -11,6 +11,11 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitInvalid = 1;
 inline constexpr int kExitUsage = 2;
 
+/// The top-level app with the groups add_groups registers, parsed from
+/// argv and run; returns the exit status (program.cpp). main() of
+/// charkit-all and charkit-bem.
+int run_program(int argc, char** argv, void (*add_groups)(CLI::App& app, int& exit_code));
+
 /// `charkit bem …`: validate and inspect BEM packages.
 void add_bem_commands(CLI::App& app, int& exit_code);
 

@@ -1,47 +1,12 @@
-// charkit: one command-line program with a sub-command group per module.
-// Exit status (ARCHITECTURE.md): 0 success, 1 invalid input, 2 usage error.
-// Output convention (docs/cli.md, cli_output.h): results on stdout, messages
-// on stderr as `FILE: LOCATION: severity CODE: message`, one JSON document
-// with --json.
-#include <cstring>
-#include <exception>
-#include <iostream>
-#include <string>
-
-#include "charkit/version.h"
-#include "cli_output.h"
+// charkit-all: every command group of the charkit command line. Users run
+// `charkit` (launcher.cpp), which hands it every command but the `bem` ones
+// (docs/cli.md §Programs).
 #include "commands.h"
 
 namespace {
 
-// The deepest command the parser reached, for the "see --help" hint.
-std::string command_path(const CLI::App& app) {
-  std::string path;
-  const CLI::App* a = &app;
-  while (true) {
-    auto subs = a->get_subcommands();
-    if (subs.empty()) break;
-    a = subs.front();
-    path += " " + a->get_name();
-  }
-  return path;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
+void add_all_groups(CLI::App& app, int& exit_code) {
   using namespace charkit::app;
-  CLI::App app{"charkit: game-character asset toolkit (BEM packages, motion, deformers, rendering)",
-               "charkit"};
-  app.set_version_flag("--version", "charkit " CHARKIT_VERSION_STRING);
-  app.footer(
-      "Every command also takes --json (one JSON document on stdout), -q/--quiet (only errors) "
-      "and -v/--verbose (more detail).\n"
-      "Exit status: 0 success, 1 invalid input, 2 usage or I/O error.\n"
-      "Run 'charkit help COMMAND' or 'charkit COMMAND --help' for the options of a command; "
-      "'charkit completion bash' prints a bash completion script.");
-
-  int exit_code = kExitOk;
   add_bem_commands(app, exit_code);
   add_motion_commands(app, exit_code);
   add_model_commands(app, exit_code);
@@ -55,29 +20,10 @@ int main(int argc, char** argv) {
 #endif
   add_errors_command(app, exit_code);
   add_help_commands(app, exit_code);
-  install_output_options(app);
+}
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // --help and --version arrive here as "successful" parse errors.
-    if (e.get_exit_code() == 0) {
-      app.exit(e);
-      return kExitOk;
-    }
-    // The flags were not recorded: look for them in the arguments.
-    for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
-      if (std::strcmp(argv[i], "--json") == 0) output_mode().json = true;
-      if (std::strcmp(argv[i], "-q") == 0 || std::strcmp(argv[i], "--quiet") == 0)
-        output_mode().quiet = true;
-    }
-    report_error("", "USAGE",
-                 std::string(e.what()) + " (see 'charkit" + command_path(app) + " --help')",
-                 kExitUsage);
-    return finish_output(kExitUsage);
-  } catch (const std::exception& e) {
-    report_error("", "INTERNAL", std::string("internal error: ") + e.what(), kExitUsage);
-    return finish_output(kExitUsage);
-  }
-  return finish_output(exit_code);
+}  // namespace
+
+int main(int argc, char** argv) {
+  return charkit::app::run_program(argc, argv, add_all_groups);
 }

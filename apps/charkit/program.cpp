@@ -1,0 +1,75 @@
+// The command line shared by the charkit programs (docs/cli.md §Programs):
+// the top-level app, its flags and footer, parsing and the exit status. Each
+// program passes the command groups it holds.
+// Exit status (ARCHITECTURE.md): 0 success, 1 invalid input, 2 usage error.
+// Output convention (docs/cli.md, cli_output.h): results on stdout, messages
+// on stderr as `FILE: LOCATION: severity CODE: message`, one JSON document
+// with --json.
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "charkit/version.h"
+#include "cli_output.h"
+#include "commands.h"
+
+namespace charkit::app {
+namespace {
+
+// The deepest command the parser reached, for the "see --help" hint.
+std::string command_path(const CLI::App& app) {
+  std::string path;
+  const CLI::App* a = &app;
+  while (true) {
+    auto subs = a->get_subcommands();
+    if (subs.empty()) break;
+    a = subs.front();
+    path += " " + a->get_name();
+  }
+  return path;
+}
+
+}  // namespace
+
+int run_program(int argc, char** argv, void (*add_groups)(CLI::App& app, int& exit_code)) {
+  CLI::App app{"charkit: game-character asset toolkit (BEM packages, motion, deformers, rendering)",
+               "charkit"};
+  app.set_version_flag("--version", "charkit " CHARKIT_VERSION_STRING);
+  app.footer(
+      "Every command also takes --json (one JSON document on stdout), -q/--quiet (only errors) "
+      "and -v/--verbose (more detail).\n"
+      "Exit status: 0 success, 1 invalid input, 2 usage or I/O error.\n"
+      "Run 'charkit help COMMAND' or 'charkit COMMAND --help' for the options of a command; "
+      "'charkit completion bash' prints a bash completion script.");
+
+  int exit_code = kExitOk;
+  add_groups(app, exit_code);
+  install_output_options(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version arrive here as "successful" parse errors.
+    if (e.get_exit_code() == 0) {
+      app.exit(e);
+      return kExitOk;
+    }
+    // The flags were not recorded: look for them in the arguments.
+    for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
+      if (std::strcmp(argv[i], "--json") == 0) output_mode().json = true;
+      if (std::strcmp(argv[i], "-q") == 0 || std::strcmp(argv[i], "--quiet") == 0)
+        output_mode().quiet = true;
+    }
+    report_error("", "USAGE",
+                 std::string(e.what()) + " (see 'charkit" + command_path(app) + " --help')",
+                 kExitUsage);
+    return finish_output(kExitUsage);
+  } catch (const std::exception& e) {
+    report_error("", "INTERNAL", std::string("internal error: ") + e.what(), kExitUsage);
+    return finish_output(kExitUsage);
+  }
+  return finish_output(exit_code);
+}
+
+}  // namespace charkit::app
