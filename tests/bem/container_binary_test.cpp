@@ -507,3 +507,96 @@ TEST(BinaryZstd, ValidatorReportsBrokenPayload) {
   auto r = check(bad);
   EXPECT_FALSE(r.valid()) << r.report.to_text("pkg");
 }
+
+// ---- stream_zstd_payload ----------------------------------------------------
+
+namespace {
+
+// Bytes that compress to a mix of block types: runs, a pattern, noise.
+ByteVec mixed_data(std::size_t n, std::uint32_t seed) {
+  ByteVec d(n);
+  std::uint32_t x = seed * 2654435761u + 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    const std::size_t region = (i / 5000) % 3;
+    d[i] = region == 0   ? 0x11
+           : region == 1 ? static_cast<std::uint8_t>(i * 7 % 251)
+                         : static_cast<std::uint8_t>(x >> 24);
+  }
+  return d;
+}
+
+struct Pieces {
+  ByteVec bytes;
+  std::vector<std::size_t> sizes;
+};
+
+charkit::core::Status stream(const ByteVec& frame, std::uint64_t size, std::size_t piece,
+                             Pieces& got) {
+  ByteVec buf(piece);
+  return bem::stream_zstd_payload(frame, size, buf, [&](charkit::core::Bytes p) {
+    got.sizes.push_back(p.size());
+    got.bytes.insert(got.bytes.end(), p.begin(), p.end());
+  });
+}
+
+}  // namespace
+
+TEST(ZstdStream, PiecesAreTheWholeDecodeInOrder) {
+  for (std::size_t n : {std::size_t{1}, std::size_t{95}, std::size_t{393215}, std::size_t{393216},
+                        std::size_t{393217}, std::size_t{3 * 393216 + 17}}) {
+    const ByteVec data = mixed_data(n, static_cast<std::uint32_t>(n));
+    for (bool checksum : {false, true}) {
+      const ByteVec frame = compress_with(data, true, checksum);
+      ASSERT_TRUE(bem::check_zstd_frame(frame, n));
+      for (std::size_t piece : {std::size_t{96}, std::size_t{393216}}) {
+        Pieces got;
+        auto st = stream(frame, n, piece, got);
+        ASSERT_TRUE(st) << st.error().message << " n=" << n;
+        EXPECT_EQ(got.bytes, data) << "n=" << n << " piece=" << piece;
+        ASSERT_FALSE(got.sizes.empty());
+        for (std::size_t i = 0; i + 1 < got.sizes.size(); ++i) ASSERT_EQ(got.sizes[i], piece);
+        EXPECT_GE(got.sizes.back(), 1u);
+        EXPECT_LE(got.sizes.back(), piece);
+      }
+    }
+  }
+}
+
+TEST(ZstdStream, BrokenFramesFail) {
+  const std::size_t n = 200000;
+  const ByteVec data = mixed_data(n, 7);
+  const ByteVec frame = compress_with(data, true, true);
+  Pieces got;
+  // The checksum does not match.
+  ByteVec bad_sum = frame;
+  bad_sum.back() ^= 0xFF;
+  auto st = stream(bad_sum, n, 4096, got);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, "BEM_ZSTD_DATA");
+  // Cut short.
+  ByteVec cut(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(frame.size() / 2));
+  st = stream(cut, n, 4096, got);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, "BEM_ZSTD_DATA");
+  // More bytes than the caller expects, and fewer.
+  st = stream(frame, n - 1, 4096, got);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, "BEM_ZSTD_SIZE");
+  st = stream(frame, n + 1, 4096, got);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, "BEM_ZSTD_SIZE");
+  // A corrupt byte inside the blocks: an error, never more bytes than asked.
+  for (std::size_t at = 20; at < frame.size(); at += frame.size() / 17) {
+    ByteVec broken = frame;
+    broken[at] ^= 0x5A;
+    Pieces g;
+    auto s = stream(broken, n, 4096, g);
+    EXPECT_FALSE(s) << "a flipped byte at " << at << " went unnoticed despite the checksum";
+    EXPECT_LE(g.bytes.size(), n);
+  }
+  // The decoder is usable again after an error.
+  Pieces again;
+  ASSERT_TRUE(stream(frame, n, 4096, again));
+  EXPECT_EQ(again.bytes, data);
+}

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "mesh_test_util.h"
 
@@ -256,4 +259,81 @@ TEST(PayloadRules, SharedBadPayloadReportedOnce) {
   auto r = rules_test::validate(p);
   EXPECT_FALSE(r.valid());
   EXPECT_EQ(rules_test::count_code(r, "BEM_INDEX_RANGE"), 1u) << r.report.to_text("pkg");
+}
+
+namespace {
+
+// The errors of a report as "CODE: message" lines, in order.
+std::vector<std::string> error_lines(const bem::ValidationResult& r) {
+  std::vector<std::string> out;
+  for (const auto& i : r.report.issues())
+    if (i.severity == core::Severity::kError) out.push_back(i.code + ": " + i.message);
+  return out;
+}
+
+// 120,000 vertices with a 12-byte skin stream (1.44 MB) and 360,000 32-bit
+// indices (1.44 MB): in a zstd binary package each is decoded in four
+// pieces of 384 KiB with its checks run on each piece.
+TestPackage big_skinned_mesh() {
+  const std::uint32_t n = 120000;
+  TestPackage p = with_skin12(2);
+  mesh0(p)["vertex_count"] = n;
+  p.payloads[0] = ByteVec(std::size_t{n} * 12, 0);
+  p.payloads[1] = ByteVec(std::size_t{n} * 8, 0);
+  ByteVec skin;
+  for (std::uint32_t v = 0; v < n; ++v)
+    skin.insert(skin.end(), {0xFF, 0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  p.payloads[2] = skin;
+  std::vector<std::uint32_t> idx(std::size_t{n} * 3);
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<std::uint32_t>((i * 7) % n);
+  mesh0(p)["index_size"] = 4;
+  p.payloads[3] = testkit::u32_bytes(idx);
+  p.manifest["meshes"][0]["draws"][0]["count"] = idx.size();
+  return p;
+}
+
+}  // namespace
+
+// A zstd payload of a binary package is checked piece by piece as it is
+// decoded; a finding anywhere in it (here in the last piece) gives the
+// report the whole payload gives (the raw binary form decodes nothing).
+TEST(PayloadRules, StreamedZstdPayloadsReportWhatWholeOnesDo) {
+  const TestPackage clean = big_skinned_mesh();
+  {
+    auto r = rules_test::validate(clean, Form::kBinaryZstd);
+    EXPECT_TRUE(r.valid()) << r.report.to_text("pkg");
+  }
+  struct Fault {
+    const char* code;
+    std::function<void(TestPackage&)> apply;
+  };
+  const std::size_t last = std::size_t{120000} - 1;
+  const std::vector<Fault> faults = {
+      {"BEM_INDEX_RANGE",
+       [](TestPackage& p) {
+         auto& b = p.payloads[3];
+         b[b.size() - 4] = 0xC0;  // the last index: 0x1D4C0 = 120000, one past the last vertex
+         b[b.size() - 3] = 0xD4;
+         b[b.size() - 2] = 0x01;
+       }},
+      {"BEM_SKIN_WEIGHT_SUM",
+       [last](TestPackage& p) {
+         p.payloads[2][last * 12] = 0x00;  // weight 0 of the last vertex: 0x8000, sum 32768
+         p.payloads[2][last * 12 + 1] = 0x80;
+       }},
+      {"BEM_SKIN_INDEX", [last](TestPackage& p) { p.payloads[2][last * 12 + 8] = 200; }},
+      {"BEM_SKIN_INDEX", [](TestPackage& p) { p.payloads[2][5 * 12 + 9] = 77; }},
+  };
+  for (const auto& f : faults) {
+    TestPackage p = clean;
+    f.apply(p);
+    auto whole = rules_test::validate(p, Form::kBinary);
+    auto streamed = rules_test::validate(p, Form::kBinaryZstd);
+    EXPECT_TRUE(streamed.report.has_code(f.code)) << f.code << streamed.report.to_text("pkg");
+    EXPECT_FALSE(error_lines(streamed).empty());
+    EXPECT_EQ(error_lines(streamed), error_lines(whole)) << f.code;
+    bem::ValidateOptions two;
+    two.threads = 2;
+    EXPECT_EQ(error_lines(rules_test::validate(p, Form::kBinaryZstd, two)), error_lines(streamed));
+  }
 }

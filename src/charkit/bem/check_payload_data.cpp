@@ -270,6 +270,102 @@ void check_uses(Context& ctx, std::uint32_t id, Bytes b, const std::vector<Paylo
   }
 }
 
+/// The content checks of check_uses over a payload's bytes piece by piece,
+/// with nothing kept: the index maxima and skin statistics merge across
+/// pieces, and the PNG signature is in the first piece. clean() says that
+/// check_uses on the whole bytes would report nothing; when it would, the
+/// caller decodes the payload whole and runs check_uses, so the report is
+/// the same either way. Deformation frames need the whole payload:
+/// possible() is false for a payload that has one.
+class StreamedChecks {
+ public:
+  /// Every piece but the last is a multiple of this: of 2 and 4 (indices)
+  /// and of 4, 12 and 32 (skin strides).
+  static constexpr std::size_t kPieceUnit = 96;
+
+  StreamedChecks(const std::vector<PayloadUse>& uses, std::uint64_t size)
+      : uses_(uses), size_(size) {
+    for (const auto& use : uses) {
+      switch (use.role) {
+        case PayloadRole::kDeformation:
+          possible_ = false;
+          break;
+        case PayloadRole::kIndices:
+          if ((use.index_size == 2 || use.index_size == 4) && size % use.index_size == 0)
+            (use.index_size == 2 ? index16_ : index32_) = true;
+          break;
+        case PayloadRole::kSkinStream:
+          if ((use.skin_stride == 4 || use.skin_stride == 12 || use.skin_stride == 32) &&
+              size == std::uint64_t{use.vertex_count} * use.skin_stride)
+            skin_[stride_slot(use.skin_stride)].wanted = true;
+          break;
+        case PayloadRole::kPreview:
+          png_wanted_ = true;
+          break;
+        case PayloadRole::kVertexStream:
+        case PayloadRole::kTexture:
+        case PayloadRole::kSound:
+          break;
+      }
+    }
+  }
+  bool possible() const { return possible_; }
+
+  void feed(Bytes piece) {
+    if (png_wanted_ && first_) png_ = is_png(piece);
+    first_ = false;
+    if (index16_)
+      max16_ = std::max(max16_, max_index<std::uint16_t>(piece.data(), piece.size() / 2));
+    if (index32_)
+      max32_ = std::max(max32_, max_index<std::uint32_t>(piece.data(), piece.size() / 4));
+    for (std::uint32_t stride : {4u, 12u, 32u}) {
+      Skin& s = skin_[stride_slot(stride)];
+      if (!s.wanted) continue;
+      const SkinStats p = scan_skin(piece, stride);
+      s.stats.max_index = std::max(s.stats.max_index, p.max_index);
+      s.stats.bad_sum += p.bad_sum;
+      s.stats.bad_value += p.bad_value;
+    }
+  }
+
+  /// Whether check_uses would find nothing to report (the whole payload fed).
+  bool clean() const {
+    for (const auto& use : uses_) {
+      if (use.role == PayloadRole::kIndices) {
+        if (use.index_size == 2 && index16_ && max16_ >= use.vertex_count) return false;
+        if (use.index_size == 4 && index32_ && max32_ >= use.vertex_count) return false;
+      } else if (use.role == PayloadRole::kSkinStream) {
+        if (use.skin_stride != 4 && use.skin_stride != 12 && use.skin_stride != 32) continue;
+        if (size_ != std::uint64_t{use.vertex_count} * use.skin_stride) continue;
+        const Skin& s = skin_[stride_slot(use.skin_stride)];
+        if (s.stats.max_index >= use.palette_size || s.stats.bad_sum || s.stats.bad_value)
+          return false;
+      } else if (use.role == PayloadRole::kPreview && !png_) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  struct Skin {
+    bool wanted = false;
+    SkinStats stats;
+  };
+  static std::size_t stride_slot(std::uint32_t stride) {
+    return stride == 4 ? 0 : stride == 12 ? 1 : 2;
+  }
+
+  const std::vector<PayloadUse>& uses_;
+  const std::uint64_t size_;
+  bool possible_ = true;
+  bool first_ = true;
+  bool index16_ = false, index32_ = false;
+  std::uint32_t max16_ = 0, max32_ = 0;
+  Skin skin_[3];
+  bool png_wanted_ = false, png_ = false;
+};
+
 core::Location payload_location(const PayloadInfo& info) {
   core::Location loc = core::Location::at_offset(info.offset);
   loc.member = info.member;
@@ -286,10 +382,17 @@ bool stops_the_pass(const std::string& code) {
 /// Package::prepare_payload, which spends the decode budget. Decoding and
 /// the content checks then run unlocked, each thread into its own buffer and
 /// its own per-payload report; the reports are merged in id order at the
-/// end. So the report is the one pass's whatever the thread count, and peak
-/// memory is one decoded payload per thread.
+/// end. So the report is the one pass's whatever the thread count. A zstd
+/// payload of a binary package is decoded in pieces with its checks run on
+/// each piece (streamed_clean); only a payload with deformation frames, a
+/// finding to locate, or another container is decoded whole, so peak memory
+/// is at most one whole payload per thread and usually a piece.
 class PayloadPass {
  public:
+  /// Streamed payloads are decoded in pieces of this size: a multiple of
+  /// StreamedChecks::kPieceUnit that stays in L2 with the decoder's window in L3.
+  static constexpr std::size_t kPieceBytes = StreamedChecks::kPieceUnit * 4096;  // 384 KiB
+
   explicit PayloadPass(Context& ctx)
       : ctx_(ctx),
         table_(ctx.package.payloads()),
@@ -325,7 +428,8 @@ class PayloadPass {
 
  private:
   void work(bool calling_thread) {
-    PayloadBuffer scratch;  // grows to the largest payload this piece decodes
+    PayloadBuffer scratch;            // grows to the largest payload this piece decodes whole
+    std::vector<std::uint8_t> piece;  // the pieces of streamed payloads
     try {
       for (;;) {
         std::uint32_t id = 0;
@@ -336,7 +440,7 @@ class PayloadPass {
           id = next_++;
           decode = begin(id, reports_[id]);
         }
-        if (decode) finish(id, reports_[id], scratch);
+        if (decode) finish(id, reports_[id], scratch, piece);
         std::uint32_t checked = 0;
         {
           std::lock_guard lock(mutex_);
@@ -395,14 +499,38 @@ class PayloadPass {
     return true;
   }
 
+  /// Unlocked: a zstd payload of a binary package whose checks run piece by
+  /// piece is decoded in pieces of kPieceBytes that stay in cache; true when
+  /// that decode succeeded and the checks found nothing. Otherwise (and for
+  /// every other payload) finish() decodes it whole, which reports exactly
+  /// what one pass reported before pieces existed.
+  bool streamed_clean(std::uint32_t id, const PayloadInfo& info, std::vector<std::uint8_t>& piece) {
+    if (ctx_.package.kind() != ContainerKind::kBinary || info.codec != Codec::kZstd) return false;
+    static const std::vector<PayloadUse> kNoUses;
+    auto uses = ctx_.payload_uses.find(id);
+    StreamedChecks checks(uses == ctx_.payload_uses.end() ? kNoUses : uses->second,
+                          info.decoded_size);
+    if (!checks.possible()) return false;
+    if (piece.empty()) piece.resize(kPieceBytes);
+    const Bytes stored = ctx_.package.file().subspan(info.offset, info.stored_size);
+    auto st = stream_zstd_payload(stored, info.decoded_size, piece,
+                                  [&checks](Bytes p) { checks.feed(p); });
+    return st && checks.clean();
+  }
+
   /// Unlocked: decode once (integrity: zstd frame rules, ZIP CRC) and run
   /// the queued checks; the bytes are dropped before this thread decodes
   /// its next payload.
-  void finish(std::uint32_t id, core::Report& out, PayloadBuffer& scratch) {
+  void finish(std::uint32_t id, core::Report& out, PayloadBuffer& scratch,
+              std::vector<std::uint8_t>& piece) {
     const PayloadInfo& info = table_[id];
     const Bytes stored_range =
         mapped_range_ ? ctx_.package.file().subspan(info.offset, info.stored_size) : Bytes{};
     if (mapped_range_) ctx_.options.input_hints->will_read(stored_range);
+    if (streamed_clean(id, info, piece)) {
+      if (mapped_range_) ctx_.options.input_hints->done_reading(stored_range);
+      return;
+    }
     auto read = ctx_.package.decode_prepared(id, scratch);
     if (!read) {
       core::Error err = std::move(read).error();

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -252,5 +253,15 @@ core::Status check_zstd_frame(Bytes stored, std::uint64_t decoded_size);
 /// The same into caller memory: out.size() must equal decoded_size, which is
 /// checked against the frame before anything is written.
 core::Status decode_zstd_payload(Bytes stored, std::span<std::uint8_t> out);
+/// Decode a frame that check_zstd_frame accepted without holding its output:
+/// `sink` gets the decoded bytes in order, in pieces of exactly piece.size()
+/// bytes (the last one shorter) that live in `piece` during the call. The
+/// decoder's window (the frame's, 2 MiB at zstd's default levels) and
+/// `piece` are all the memory it uses. Fails (BEM_ZSTD_DATA, BEM_ZSTD_SIZE)
+/// where decode_zstd_payload fails, though the messages may differ, and also
+/// when the window is over zstd's default limit of 128 MiB.
+core::Status stream_zstd_payload(Bytes stored, std::uint64_t decoded_size,
+                                 std::span<std::uint8_t> piece,
+                                 const std::function<void(Bytes)>& sink);
 
 }  // namespace charkit::bem

@@ -3,7 +3,9 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getFrameHeader, ZSTD_isFrame, ZSTD_decompressBound
 #include <zstd.h>
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "charkit/bem/container.h"
 
@@ -101,19 +103,24 @@ core::Status check_zstd_frame(Bytes stored, std::uint64_t decoded_size) {
 
 namespace {
 
-core::Status decompress_checked_frame(Bytes stored, std::span<std::uint8_t> out) {
-  using core::Location;
-  using core::make_error;
-  const std::uint64_t decoded_size = out.size();
+/// This thread's decoder (null when it cannot be allocated), kept between payloads.
+ZSTD_DCtx* thread_dctx() {
   struct DCtxFree {
     void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
   };
   thread_local std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx(ZSTD_createDCtx());
-  if (!dctx)
+  return dctx.get();
+}
+
+core::Status decompress_checked_frame(Bytes stored, std::span<std::uint8_t> out) {
+  using core::Location;
+  using core::make_error;
+  const std::uint64_t decoded_size = out.size();
+  ZSTD_DCtx* dctx = thread_dctx();
+  if (dctx == nullptr)
     return make_error("BEM_ZSTD_DATA", "cannot allocate a zstd decoder", Location::at_offset(0));
   // The frame's optional content checksum is verified by the decoder (docs/bem/zip.md).
-  std::size_t n =
-      ZSTD_decompressDCtx(dctx.get(), out.data(), out.size(), stored.data(), stored.size());
+  std::size_t n = ZSTD_decompressDCtx(dctx, out.data(), out.size(), stored.data(), stored.size());
   if (ZSTD_isError(n))
     return make_error("BEM_ZSTD_DATA", std::string("zstd data is corrupt: ") + ZSTD_getErrorName(n),
                       Location::at_offset(0));
@@ -131,6 +138,52 @@ core::Status decode_zstd_payload(Bytes stored, std::span<std::uint8_t> out) {
   auto st = check_zstd_frame(stored, out.size());
   if (!st) return st;
   return decompress_checked_frame(stored, out);
+}
+
+core::Status stream_zstd_payload(Bytes stored, std::uint64_t decoded_size,
+                                 std::span<std::uint8_t> piece,
+                                 const std::function<void(Bytes)>& sink) {
+  using core::Location;
+  using core::make_error;
+  ZSTD_DCtx* dctx = thread_dctx();
+  if (dctx == nullptr || piece.empty())
+    return make_error("BEM_ZSTD_DATA", "cannot allocate a zstd decoder", Location::at_offset(0));
+  ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+  ZSTD_inBuffer in{stored.data(), stored.size(), 0};
+  ZSTD_outBuffer out{piece.data(), piece.size(), 0};
+  std::uint64_t total = 0;
+  auto size_error = [&] {
+    return make_error("BEM_ZSTD_SIZE",
+                      "zstd frame decoded to more than " + std::to_string(decoded_size) + " bytes",
+                      Location::at_offset(0));
+  };
+  for (;;) {
+    const std::size_t left = ZSTD_decompressStream(dctx, &out, &in);
+    if (ZSTD_isError(left)) {
+      ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+      return make_error("BEM_ZSTD_DATA",
+                        std::string("zstd data is corrupt: ") + ZSTD_getErrorName(left),
+                        Location::at_offset(in.pos));
+    }
+    // The decoder returns when the piece is full or it needs more input.
+    const bool full = out.pos == out.size;
+    if (full || (left == 0 && out.pos > 0)) {
+      total += out.pos;
+      if (total > decoded_size) return size_error();
+      sink(Bytes(piece.data(), out.pos));
+      out.pos = 0;
+    }
+    if (left == 0) break;  // the frame is decoded and every byte handed over
+    if (!full && in.pos == in.size)
+      return make_error("BEM_ZSTD_DATA", "zstd frame is truncated",
+                        Location::at_offset(stored.size()));
+  }
+  if (total != decoded_size || in.pos != in.size)
+    return make_error("BEM_ZSTD_SIZE",
+                      "zstd frame decoded to " + std::to_string(total) + " bytes, expected " +
+                          std::to_string(decoded_size),
+                      Location::at_offset(0));
+  return core::Ok{};
 }
 
 core::Status decode_zstd_payload(Bytes stored, std::uint64_t decoded_size,
