@@ -69,6 +69,21 @@ void BM_MlpTrain(benchmark::State& state) {
     benchmark::DoNotOptimize(m);
   }
   state.counters["final_loss"] = stats.final_loss;
+  // The products' FLOP per step (forward, weight gradients, and the input
+  // gradients of every layer but the first): 44.8 M for this network. Set
+  // against bench/fma_peak_bench (bench/compare_train_peak.sh).
+  double macs = 0.0, first = 0.0;
+  std::size_t in = kFeatures;
+  for (std::size_t width : {o.hidden[0], o.hidden[1], kOutputs}) {
+    const double layer = static_cast<double>(in) * static_cast<double>(width);
+    if (in == kFeatures) first = layer;
+    macs += layer;
+    in = width;
+  }
+  const double flop_per_step = 2.0 * static_cast<double>(o.batch_size) * (3.0 * macs - first);
+  state.counters["FLOP/s"] = benchmark::Counter(
+      static_cast<double>(state.range(0)) * static_cast<double>(state.iterations()) * flop_per_step,
+      benchmark::Counter::kIsRate);
   state.counters["steps_per_s"] = benchmark::Counter(
       static_cast<double>(state.range(0)) * static_cast<double>(state.iterations()),
       benchmark::Counter::kIsRate);

@@ -283,3 +283,98 @@ TEST(Mlp, TrainingOnSeveralThreadsIsDeterministic) {
   ASSERT_TRUE(pooled.ok() && serial.ok());
   EXPECT_EQ(pooled->layers[0].weights, serial->layers[0].weights);
 }
+
+// A few steps of train_mlp equal Adam (adam_update, in double) on the
+// gradients mlp_loss computes (Eigen, the plain forward and backward pass)
+// for the same batches, drawn from the same seeded stream: the training
+// path's fused kernels (gather and standardise, bias and activation,
+// residual, derivatives, column sums, folded Adam) against the reference,
+// for every activation, odd widths (vector tails) and one and two pieces.
+TEST(Mlp, TrainingStepsEqualAdamOnTheReferenceGradients) {
+  const std::size_t n = 40, f = 19, k = 21;
+  Rng r(3);
+  std::vector<float> x(n * f), y(n * k);
+  for (float& v : x) v = static_cast<float>(r.uniform(-2.0, 2.0));
+  for (float& v : y) v = static_cast<float>(r.uniform(-1.0, 1.0));
+  struct Case {
+    Activation hidden, output;
+  };
+  for (const Case c :
+       {Case{Activation::kELU, Activation::kIdentity},
+        Case{Activation::kReLU, Activation::kIdentity}, Case{Activation::kTanh, Activation::kELU},
+        Case{Activation::kIdentity, Activation::kTanh}}) {
+    for (std::size_t threads : {std::size_t{1}, std::size_t{2}}) {
+      MlpOptions o;
+      o.hidden = {37, 18};
+      o.hidden_activation = c.hidden;
+      o.output_activation = c.output;
+      o.iterations = 3;
+      o.batch_size = 24;
+      o.seed = 11;
+      o.threads = threads;
+      // A large epsilon keeps each step linear in the gradient (no sign
+      // flips from rounding), and standard deviations that are powers of
+      // two make x·(1/sd) and x/sd the same float.
+      o.adam.epsilon = 1.0;
+      o.adam.learning_rate = 0.05;
+      for (std::size_t j = 0; j < f; ++j) {
+        o.fixed_input_mean.push_back(0.125F * static_cast<float>(j % 5));
+        o.fixed_input_std.push_back(j % 2 == 0 ? 2.0F : 0.5F);
+      }
+      auto trained = train_mlp(x, y, n, f, k, o);
+      ASSERT_TRUE(trained.ok()) << trained.error().to_string();
+
+      auto init = init_mlp(f, k, o);
+      ASSERT_TRUE(init.ok());
+      Mlp ref = std::move(init).value();
+      ref.input_mean = o.fixed_input_mean;
+      ref.input_std = o.fixed_input_std;
+      Rng rng(o.seed);  // the stream init_mlp drew its weights from
+      for (const DenseLayer& d : ref.layers)
+        for (std::size_t i = 0; i < d.weights.size(); ++i) (void)rng.uniform(-1.0, 1.0);
+      std::vector<DenseLayer> mw(ref.layers), vw(ref.layers);
+      for (DenseLayer& d : mw) std::fill(d.weights.begin(), d.weights.end(), 0.0F);
+      for (DenseLayer& d : vw) std::fill(d.weights.begin(), d.weights.end(), 0.0F);
+      std::vector<std::vector<float>> mb, vb;
+      for (const DenseLayer& d : ref.layers) {
+        mb.emplace_back(d.outputs, 0.0F);
+        vb.emplace_back(d.outputs, 0.0F);
+      }
+      for (std::uint64_t step = 1; step <= o.iterations; ++step) {
+        std::vector<float> xb, yb;
+        for (std::size_t b = 0; b < o.batch_size; ++b) {
+          auto row = static_cast<std::size_t>(rng.uniform() * static_cast<double>(n));
+          row = std::min(row, n - 1);
+          xb.insert(xb.end(), x.begin() + static_cast<std::ptrdiff_t>(row * f),
+                    x.begin() + static_cast<std::ptrdiff_t>((row + 1) * f));
+          yb.insert(yb.end(), y.begin() + static_cast<std::ptrdiff_t>(row * k),
+                    y.begin() + static_cast<std::ptrdiff_t>((row + 1) * k));
+        }
+        std::vector<DenseLayer> grads;
+        ASSERT_TRUE(mlp_loss(ref, xb, yb, o.batch_size, &grads).ok());
+        for (std::size_t l = 0; l < ref.layers.size(); ++l) {
+          adam_update(ref.layers[l].weights, grads[l].weights, mw[l].weights, vw[l].weights, step,
+                      o.adam);
+          adam_update(ref.layers[l].biases, grads[l].biases, mb[l], vb[l], step, o.adam);
+        }
+      }
+      // Each step moves a parameter by at most about lr·|m^|; the two paths
+      // differ only by float rounding in the products and sums.
+      double worst = 0.0, moved = 0.0;
+      for (std::size_t l = 0; l < ref.layers.size(); ++l) {
+        const DenseLayer& t = trained->layers[l];
+        const DenseLayer& e = ref.layers[l];
+        ASSERT_EQ(t.weights.size(), e.weights.size());
+        for (std::size_t i = 0; i < e.weights.size(); ++i)
+          worst = std::max(worst, static_cast<double>(std::fabs(t.weights[i] - e.weights[i])));
+        for (std::size_t i = 0; i < e.biases.size(); ++i) {
+          worst = std::max(worst, static_cast<double>(std::fabs(t.biases[i] - e.biases[i])));
+          moved = std::max(moved, static_cast<double>(std::fabs(e.biases[i])));
+        }
+      }
+      EXPECT_GT(moved, 1e-3) << "the reference steps moved the biases";
+      EXPECT_LT(worst, 2e-6) << "hidden " << static_cast<int>(c.hidden) << ", output "
+                             << static_cast<int>(c.output) << ", " << threads << " threads";
+    }
+  }
+}

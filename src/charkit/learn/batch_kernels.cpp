@@ -43,6 +43,75 @@ void eigen_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, c
     cm.noalias() += am.transpose() * bm.transpose();
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/// dst (16×16, ld ldd) = the 16×16 block at src (ld lds) transposed: 64
+/// in-register shuffles (unpack by 32 and 64 bits within 128-bit lanes,
+/// then two rounds of 128-bit lane shuffles).
+__attribute__((target("avx512f"))) void transpose16(const float* src, std::size_t lds, float* dst,
+                                                    std::size_t ldd) {
+  // The zero-masked forms with every lane set: GCC 12's plain forms read an
+  // undefined vector and fail -Werror=maybe-uninitialized.
+  const auto all16 = static_cast<__mmask16>(0xFFFF);
+  const auto all8 = static_cast<__mmask8>(0xFF);
+  __m512 r[16], t[16];
+  for (std::size_t i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * lds);
+  for (std::size_t i = 0; i < 16; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_ps(all16, r[i], r[i + 1]);      // per lane: a0 b0 a1 b1
+    t[i + 1] = _mm512_maskz_unpackhi_ps(all16, r[i], r[i + 1]);  // a2 b2 a3 b3
+  }
+  for (std::size_t i = 0; i < 16; i += 4) {  // rows i..i+3: lane j holds column 4j + q
+    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+    const __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+    r[i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, a, c));      // q = 0
+    r[i + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, a, c));  // q = 1
+    r[i + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all8, b, d));  // q = 2
+    r[i + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all8, b, d));  // q = 3
+  }
+  // Lanes 0, 2 (columns q, 8 + q) and 1, 3 (4 + q, 12 + q) of row groups
+  // 0-3 with 4-7, and of 8-11 with 12-15.
+  for (std::size_t h = 0; h < 16; h += 8)
+    for (std::size_t q = 0; q < 4; ++q) {
+      t[h + q] = _mm512_maskz_shuffle_f32x4(all16, r[h + q], r[h + 4 + q], 0x88);
+      t[h + 4 + q] = _mm512_maskz_shuffle_f32x4(all16, r[h + q], r[h + 4 + q], 0xdd);
+    }
+  // t[q], t[8 + q]: columns q and 8 + q (q < 4); t[4 + q], t[12 + q]: 4 + q
+  // and 12 + q, for the row groups 0-7 and 8-15.
+  for (std::size_t q = 0; q < 8; ++q) {
+    _mm512_storeu_ps(dst + q * ldd, _mm512_maskz_shuffle_f32x4(all16, t[q], t[8 + q], 0x88));
+    _mm512_storeu_ps(dst + (q + 8) * ldd, _mm512_maskz_shuffle_f32x4(all16, t[q], t[8 + q], 0xdd));
+  }
+}
+#endif
+
+}  // namespace
+
+void transpose(const float* src, std::size_t rows, std::size_t cols, std::size_t lds, float* dst,
+               std::size_t ldd, DenseIsa isa) {
+  std::size_t r0 = 0, c0 = 0;
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f") != 0;
+  if ((isa == DenseIsa::kAuto || isa == DenseIsa::kAvx512) && has_avx512) {
+    r0 = rows - rows % 16;
+    c0 = cols - cols % 16;
+    for (std::size_t i = 0; i < r0; i += 16)
+      for (std::size_t j = 0; j < c0; j += 16)
+        transpose16(src + i * lds + j, lds, dst + j * ldd + i, ldd);
+  }
+#else
+  (void)isa;
+#endif
+  // What the blocks leave: the columns past c0 of the block rows, then every
+  // row past r0; in tiles of 16 so both sides stay in cache.
+  for (std::size_t i = 0; i < r0; ++i)
+    for (std::size_t j = c0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
+  for (std::size_t jj = 0; jj < cols; jj += 16)
+    for (std::size_t i = r0; i < rows; ++i)
+      for (std::size_t j = jj; j < std::min(cols, jj + 16); ++j)
+        dst[j * ldd + i] = src[i * lds + j];
+}
+
+namespace {
+
 #if CHARKIT_WITH_XSMM
 /// libxsmm is column-major. A row-major matrix read column-major is its
 /// transpose, so the row-major C = op(A)·op(B) is the column-major
@@ -66,44 +135,36 @@ bool xsmm_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, co
   }
   if (!tb) return false;
   // libxsmm 1.17 has no kernel with its first operand transposed (our
-  // C = A·Bᵀ): B is transposed into scratch (k×n, row-major) first.
+  // C = A·Bᵀ): B (stored n×k) is transposed into scratch (k×n) first, by
+  // transpose() (libxsmm_otrans took a quarter of this product's time).
   thread_local std::vector<float> scratch;
   scratch.resize(k * n);
-  // Column-major view: B's storage is k×n (ld ldb) → scratch n×k (ld n).
-  libxsmm_otrans(scratch.data(), b, sizeof(float), static_cast<libxsmm_blasint>(k),
-                 static_cast<libxsmm_blasint>(n), static_cast<libxsmm_blasint>(ldb),
-                 static_cast<libxsmm_blasint>(n));
+  transpose(b, n, k, ldb, scratch.data(), n);
   return xsmm_gemm(ta, false, m, n, k, a, lda, scratch.data(), n, beta, c, ldc);
 }
 #endif
 
-/// expm1(x) for x in [-87, 0]: x + x²/2 + … + x⁸/8! where |x| < 0.35 (no
-/// cancellation), else e^x - 1 with e^x = 2^n · e^r, r = x - n ln 2 split in
-/// two constants, e^r a degree-7 polynomial. Branch-free, so it vectorises.
+/// expm1(x) for x in [-87, 0] with one polynomial and no branch, so it
+/// vectorises: x = n ln 2 + r with |r| <= ln 2 / 2 (n = round(x / ln 2), r
+/// from two constants), expm1(r) = r + r²·(1/2! + r/3! + … + r⁶/8!) (the
+/// series' first omitted term is below 1e-9 of r), and
+/// expm1(x) = 2ⁿ·expm1(r) + (2ⁿ − 1), where 2ⁿ − 1 is exact: for n = 0
+/// (|x| < 0.3466) the result is expm1(r) itself, with no cancellation.
 inline float expm1_nonpositive(float x) {
   const float t = x * 1.44269504F + 12582912.0F;  // round(x / ln 2) in the low bits
   const float nf = t - 12582912.0F;
   const float r = (x - nf * 0.693359375F) - nf * -2.12194440e-4F;
-  float p = 1.0F / 5040.0F;
-  p = p * r + 1.0F / 720.0F;
-  p = p * r + 1.0F / 120.0F;
-  p = p * r + 1.0F / 24.0F;
-  p = p * r + 1.0F / 6.0F;
-  p = p * r + 0.5F;
-  p = p * r + 1.0F;
-  p = p * r + 1.0F;
+  float q = 1.0F / 40320.0F;
+  q = q * r + 1.0F / 5040.0F;
+  q = q * r + 1.0F / 720.0F;
+  q = q * r + 1.0F / 120.0F;
+  q = q * r + 1.0F / 24.0F;
+  q = q * r + 1.0F / 6.0F;
+  q = q * r + 0.5F;
+  const float em1r = r + r * r * q;
   const auto n = static_cast<std::int32_t>(nf);
   const float two_n = std::bit_cast<float>(static_cast<std::int32_t>((n + 127) << 23));
-  const float big = p * two_n - 1.0F;
-  float q = 1.0F / 40320.0F;
-  q = q * x + 1.0F / 5040.0F;
-  q = q * x + 1.0F / 720.0F;
-  q = q * x + 1.0F / 120.0F;
-  q = q * x + 1.0F / 24.0F;
-  q = q * x + 1.0F / 6.0F;
-  q = q * x + 0.5F;
-  const float small = x + x * x * q;
-  return x > -0.35F ? small : big;
+  return two_n * em1r + (two_n - 1.0F);
 }
 
 // ---- dense_rows ---------------------------------------------------------------
@@ -492,7 +553,78 @@ __attribute__((target("avx2,fma"))) void dense_rows_avx2(const float* x, std::si
     if (out32 < out) dense_rows_scalar(x + r * in, 1, in, w, bias, out, y + r * out, out32);
   }
 }
+
+/// One block of 16 parameters of adam_step_avx512 (k: the lanes in range).
+/// Whole blocks use plain loads and stores: masked 512-bit stores are
+/// several times slower on Zen 4/5.
+template <bool Whole>
+__attribute__((target("avx512f"))) inline void adam_block(float* p, const float* g, float* m,
+                                                          float* v, __mmask16 k,
+                                                          const AdamStep& c) {
+  const __m512 gi = Whole ? _mm512_loadu_ps(g) : _mm512_maskz_loadu_ps(k, g);
+  const __m512 m0 = Whole ? _mm512_loadu_ps(m) : _mm512_maskz_loadu_ps(k, m);
+  const __m512 v0 = Whole ? _mm512_loadu_ps(v) : _mm512_maskz_loadu_ps(k, v);
+  const __m512 p0 = Whole ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(k, p);
+  const __m512 mi = _mm512_fmadd_ps(_mm512_set1_ps(c.beta1), m0,
+                                    _mm512_mul_ps(_mm512_set1_ps(c.one_minus_beta1), gi));
+  const __m512 vi =
+      _mm512_fmadd_ps(_mm512_set1_ps(c.beta2), v0,
+                      _mm512_mul_ps(_mm512_set1_ps(c.one_minus_beta2), _mm512_mul_ps(gi, gi)));
+  // s = v·r, refined: s·(3/2 − s·r/2) with r ≈ 1/√v; 0 where v < FLT_MIN.
+  const __m512 r = _mm512_maskz_rsqrt14_ps(static_cast<__mmask16>(0xFFFF), vi);
+  const __m512 s0 = _mm512_mul_ps(vi, r);
+  const __mmask16 pos = _mm512_cmp_ps_mask(vi, _mm512_set1_ps(1.17549435e-38F), _CMP_GE_OQ);
+  const __m512 s = _mm512_maskz_mul_ps(
+      pos, s0, _mm512_fnmadd_ps(_mm512_mul_ps(_mm512_set1_ps(0.5F), s0), r, _mm512_set1_ps(1.5F)));
+  // 1/d refined: x·(2 − d·x).
+  const __m512 d = _mm512_add_ps(s, _mm512_set1_ps(c.eps));
+  const __m512 x0 = _mm512_maskz_rcp14_ps(static_cast<__mmask16>(0xFFFF), d);
+  const __m512 x = _mm512_mul_ps(x0, _mm512_fnmadd_ps(d, x0, _mm512_set1_ps(2.0F)));
+  const __m512 pi = _mm512_fnmadd_ps(_mm512_mul_ps(_mm512_set1_ps(c.step), mi), x, p0);
+  if (Whole) {
+    _mm512_storeu_ps(m, mi);
+    _mm512_storeu_ps(v, vi);
+    _mm512_storeu_ps(p, pi);
+  } else {
+    _mm512_mask_storeu_ps(m, k, mi);
+    _mm512_mask_storeu_ps(v, k, vi);
+    _mm512_mask_storeu_ps(p, k, pi);
+  }
+}
+
+/// Adam with AVX-512's reciprocal estimates refined by one Newton step
+/// instead of vsqrtps and vdivps (whose 512-bit forms cost 25 cycles per 16
+/// parameters in L1 on Zen 5; now 15): √v = v·rsqrt(v) and
+/// 1/(√v + eps), each within 2 ulp of the exact float (14-bit estimates,
+/// one step doubles the bits). v below FLT_MIN counts as 0 (its root is
+/// below 1.1e-19, far under any eps Adam is run with).
+__attribute__((target("avx512f"))) void adam_step_avx512(float* p, const float* g, float* m,
+                                                         float* v, std::size_t n,
+                                                         const AdamStep& c) {
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    adam_block<true>(p + i, g + i, m + i, v + i, static_cast<__mmask16>(0xFFFF), c);
+  if (i < n)
+    adam_block<false>(p + i, g + i, m + i, v + i, static_cast<__mmask16>((1u << (n - i)) - 1u), c);
+}
 #endif
+
+/// Adam on the vector units with the exact square root and division: the
+/// CPUs without AVX-512, and the reference adam_step_avx512 is tested
+/// against.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void adam_step_loop(float* p, const float* g, float* m, float* v, std::size_t n,
+                    const AdamStep& c) {
+  const float b1 = c.beta1, c1 = c.one_minus_beta1, b2 = c.beta2, c2 = c.one_minus_beta2;
+  const float step = c.step, eps = c.eps;
+  for (std::size_t i = 0; i < n; ++i) {
+    m[i] = b1 * m[i] + c1 * g[i];
+    v[i] = b2 * v[i] + c2 * (g[i] * g[i]);
+    p[i] -= step * m[i] / (std::sqrt(v[i]) + eps);
+  }
+}
 
 }  // namespace
 
@@ -516,15 +648,95 @@ void standardise_rows(const float* x, std::size_t rows, std::size_t cols, const 
     for (std::size_t c = 0; c < cols; ++c) out[r * cols + c] = (x[r * cols + c] - mean[c]) / sd[c];
 }
 
+void adam_step(float* p, const float* g, float* m, float* v, std::size_t n, const AdamStep& c,
+               DenseIsa isa) {
+#if defined(CHARKIT_DENSE_X86)
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f") != 0;
+  if ((isa == DenseIsa::kAuto || isa == DenseIsa::kAvx512) && has_avx512)
+    return adam_step_avx512(p, g, m, v, n, c);
+#else
+  (void)isa;
+#endif
+  adam_step_loop(p, g, m, v, n, c);
+}
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void adam_step(float* p, const float* g, float* m, float* v, std::size_t n, float beta1,
-               float beta2, float step, float eps) {
-  for (std::size_t i = 0; i < n; ++i) {
-    m[i] = beta1 * m[i] + (1.0F - beta1) * g[i];
-    v[i] = beta2 * v[i] + (1.0F - beta2) * (g[i] * g[i]);
-    p[i] -= step * m[i] / (std::sqrt(v[i]) + eps);
+void bias_rows(float* z, std::size_t rows, std::size_t cols, const float* bias, bool elu) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* zr = z + r * cols;
+    if (elu) {
+      for (std::size_t c = 0; c < cols; ++c) {
+        const float x = zr[c] + bias[c];
+        const float neg = expm1_nonpositive(std::min(std::max(x, -87.0F), 0.0F));
+        zr[c] = x > 0.0F ? x : neg;
+      }
+    } else {
+      for (std::size_t c = 0; c < cols; ++c) zr[c] += bias[c];
+    }
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void gather_standardise(const float* x, std::size_t cols, const std::size_t* idx,
+                        std::size_t rows, const float* mean, const float* inv_sd, float* out) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* xr = x + idx[r] * cols;
+    float* o = out + r * cols;
+    for (std::size_t c = 0; c < cols; ++c) o[c] = (xr[c] - mean[c]) * inv_sd[c];
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+double
+residual_rows(const float* a, const float* y, const std::size_t* idx, std::size_t rows,
+              std::size_t cols, float scale, float* g) {
+  double total = 0.0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* ar = a + r * cols;
+    const float* yr = y + idx[r] * cols;
+    float* gr = g + r * cols;
+    float lanes[16] = {};
+    std::size_t c = 0;
+    for (; c + 16 <= cols; c += 16)
+      for (std::size_t j = 0; j < 16; ++j) {
+        const float d = ar[c + j] - yr[c + j];
+        lanes[j] += d * d;
+        gr[c + j] = d * scale;
+      }
+    for (std::size_t j = 0; c < cols; ++c, ++j) {
+      const float d = ar[c] - yr[c];
+      lanes[j] += d * d;
+      gr[c] = d * scale;
+    }
+    float s = 0.0F;
+    for (float l : lanes) s += l;
+    total += static_cast<double>(s);
+  }
+  return total;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void elu_backward(const float* da, const float* a, std::size_t n, float* dz) {
+  for (std::size_t i = 0; i < n; ++i) dz[i] = da[i] * std::min(a[i] + 1.0F, 1.0F);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void column_sums(const float* m, std::size_t rows, std::size_t ld, std::size_t c0, std::size_t c1,
+                 float* out) {
+  for (std::size_t c = c0; c < c1; ++c) out[c] = 0.0F;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* row = m + r * ld;
+    for (std::size_t c = c0; c < c1; ++c) out[c] += row[c];
   }
 }
 

@@ -326,11 +326,10 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
                                                      : core::default_executor();
   std::size_t widest = features;
   for (const DenseLayer& d : mlp.layers) widest = std::max(widest, d.outputs);
-  std::vector<std::vector<float>> z(n), a(n + 1), dz(n), gw(n), gb(n), mw(n), vw(n), mb(n), vb(n);
+  std::vector<std::vector<float>> a(n + 1), dz(n), gw(n), gb(n), mw(n), vw(n), mb(n), vb(n);
   a[0].resize(batch * features);
   for (std::size_t l = 0; l < n; ++l) {
     const DenseLayer& d = mlp.layers[l];
-    z[l].resize(batch * d.outputs);
     a[l + 1].resize(batch * d.outputs);
     dz[l].resize(batch * d.outputs);
     gw[l].resize(d.inputs * d.outputs);
@@ -340,7 +339,6 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     mb[l].assign(d.outputs, 0.0F);
     vb[l].assign(d.outputs, 0.0F);
   }
-  std::vector<float> yb(batch * outputs);
   std::vector<std::vector<float>> da(pieces, std::vector<float>(batch * widest));
   std::vector<double> piece_loss(pieces);
   std::vector<std::size_t> rows(batch);
@@ -348,8 +346,6 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   for (std::size_t j = 0; j < features; ++j) inv_sd[j] = 1.0F / mlp.input_std[j];
   const double denom = static_cast<double>(batch) * static_cast<double>(outputs);
   const auto grad_scale = static_cast<float>(2.0 / denom);
-  const auto b1 = static_cast<float>(options.adam.beta1);
-  const auto b2 = static_cast<float>(options.adam.beta2);
   auto range = [](std::size_t count, std::size_t piece, std::size_t of) {
     return std::pair<std::size_t, std::size_t>{count * piece / of, count * (piece + 1) / of};
   };
@@ -358,65 +354,67 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
                             static_cast<Eigen::Index>(cols));
   };
 
-  // Phase 1 on rows [r0, r1).
+  // Phase 1 on rows [r0, r1). A layer's product goes straight into a[l+1]
+  // and the bias and activation follow in one pass: the backward pass needs
+  // only the activations (every derivative below is written from a).
   auto rows_pass = [&](std::size_t piece) {
     const auto [r0, r1] = range(batch, piece, pieces);
     const std::size_t nr = r1 - r0;
     piece_loss[piece] = 0.0;
     if (nr == 0) return;
-    for (std::size_t k = r0; k < r1; ++k) {
-      const float* xr = x.data() + rows[k] * features;
-      float* ar = a[0].data() + k * features;
-      for (std::size_t j = 0; j < features; ++j) ar[j] = (xr[j] - mlp.input_mean[j]) * inv_sd[j];
-      std::copy_n(y.data() + rows[k] * outputs, outputs, yb.data() + k * outputs);
-    }
+    detail::gather_standardise(x.data(), features, rows.data() + r0, nr, mlp.input_mean.data(),
+                               inv_sd.data(), a[0].data() + r0 * features);
     for (std::size_t l = 0; l < n; ++l) {
       const DenseLayer& d = mlp.layers[l];
+      const Activation act = l + 1 == n ? mlp.output_activation : mlp.hidden_activation;
+      float* al = a[l + 1].data() + r0 * d.outputs;
       detail::gemm(false, false, nr, d.outputs, d.inputs, a[l].data() + r0 * d.inputs, d.inputs,
-                   d.weights.data(), d.outputs, 0.0F, z[l].data() + r0 * d.outputs, d.outputs);
-      auto zl = map(z[l], r0, nr, d.outputs);
-      zl.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(d.biases.data(), zl.cols());
-      auto al = map(a[l + 1], r0, nr, d.outputs);
-      al = zl;
-      apply(l + 1 == n ? mlp.output_activation : mlp.hidden_activation, al);
+                   d.weights.data(), d.outputs, 0.0F, al, d.outputs);
+      detail::bias_rows(al, nr, d.outputs, d.biases.data(), act == Activation::kELU);
+      if (act != Activation::kELU && act != Activation::kIdentity)
+        apply(act, map(a[l + 1], r0, nr, d.outputs));
     }
-    Eigen::Map<MatF> g(da[piece].data(), static_cast<Eigen::Index>(nr),
-                       static_cast<Eigen::Index>(outputs));
-    g = map(a[n], r0, nr, outputs) - map(yb, r0, nr, outputs);
-    piece_loss[piece] = static_cast<double>(g.squaredNorm());
-    g *= grad_scale;
+    // The output layer's da = 2/(batch·outputs)·(a - y); into dz directly
+    // when there is no activation to differentiate.
+    const bool linear_out = mlp.output_activation == Activation::kIdentity;
+    piece_loss[piece] = detail::residual_rows(
+        a[n].data() + r0 * outputs, y.data(), rows.data() + r0, nr, outputs, grad_scale,
+        linear_out ? dz[n - 1].data() + r0 * outputs : da[piece].data());
     for (std::size_t l = n; l-- > 0;) {
       const DenseLayer& d = mlp.layers[l];
       const Activation act = l + 1 == n ? mlp.output_activation : mlp.hidden_activation;
-      Eigen::Map<MatF> dal(da[piece].data(), static_cast<Eigen::Index>(nr),
-                           static_cast<Eigen::Index>(d.outputs));
-      auto dzl = map(dz[l], r0, nr, d.outputs);
+      const std::size_t cells = nr * d.outputs;
+      const float* dal = da[piece].data();
+      float* dzl = dz[l].data() + r0 * d.outputs;
+      const float* al = a[l + 1].data() + r0 * d.outputs;
       switch (act) {
         case Activation::kIdentity:
-          dzl = dal;
+          if (!(linear_out && l + 1 == n)) std::copy_n(dal, cells, dzl);
           break;
         case Activation::kReLU:
-          dzl = (map(z[l], r0, nr, d.outputs).array() > 0.0F).select(dal.array(), 0.0F).matrix();
+          for (std::size_t i = 0; i < cells; ++i) dzl[i] = al[i] > 0.0F ? dal[i] : 0.0F;
           break;
         case Activation::kELU:
-          // ELU' is 1 for z > 0 and a + 1 = e^z <= 1 otherwise, i.e.
-          // min(a + 1, 1) (vectorised, unlike a select).
-          dzl =
-              (dal.array() * (map(a[l + 1], r0, nr, d.outputs).array() + 1.0F).min(1.0F)).matrix();
+          detail::elu_backward(dal, al, cells, dzl);
           break;
         case Activation::kTanh:
-          dzl = (dal.array() * (1.0F - map(a[l + 1], r0, nr, d.outputs).array().square())).matrix();
+          for (std::size_t i = 0; i < cells; ++i) dzl[i] = dal[i] * (1.0F - al[i] * al[i]);
           break;
       }
       if (l > 0)
-        detail::gemm(false, true, nr, d.inputs, d.outputs, dz[l].data() + r0 * d.outputs, d.outputs,
-                     d.weights.data(), d.outputs, 0.0F, da[piece].data(), d.inputs);
+        detail::gemm(false, true, nr, d.inputs, d.outputs, dzl, d.outputs, d.weights.data(),
+                     d.outputs, 0.0F, da[piece].data(), d.inputs);
     }
   };
 
   // Phase 2: the gradients and Adam of each layer's input rows [i0, i1) and
   // outputs [o0, o1).
-  float step = 0.0F, eps = 0.0F;
+  detail::AdamStep adam{static_cast<float>(options.adam.beta1),
+                        static_cast<float>(1.0 - options.adam.beta1),
+                        static_cast<float>(options.adam.beta2),
+                        static_cast<float>(1.0 - options.adam.beta2),
+                        0.0F,
+                        0.0F};
   auto params_pass = [&](std::size_t piece) {
     for (std::size_t l = 0; l < n; ++l) {
       DenseLayer& d = mlp.layers[l];
@@ -426,18 +424,14 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
                      dz[l].data(), d.outputs, 0.0F, gw[l].data() + i0 * d.outputs, d.outputs);
         const std::size_t at = i0 * d.outputs, count = (i1 - i0) * d.outputs;
         detail::adam_step(d.weights.data() + at, gw[l].data() + at, mw[l].data() + at,
-                          vw[l].data() + at, count, b1, b2, step, eps);
+                          vw[l].data() + at, count, adam);
       }
       const auto [o0, o1] = range(d.outputs, piece, pieces);
       if (o1 > o0) {
         float* g = gb[l].data();
-        std::fill(g + o0, g + o1, 0.0F);
-        for (std::size_t r = 0; r < batch; ++r) {
-          const float* row = dz[l].data() + r * d.outputs;
-          for (std::size_t o = o0; o < o1; ++o) g[o] += row[o];
-        }
+        detail::column_sums(dz[l].data(), batch, d.outputs, o0, o1, g);
         detail::adam_step(d.biases.data() + o0, g + o0, mb[l].data() + o0, vb[l].data() + o0,
-                          o1 - o0, b1, b2, step, eps);
+                          o1 - o0, adam);
       }
     }
   };
@@ -458,8 +452,8 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     const double t = static_cast<double>(it + 1);
     const double c1 = 1.0 - std::pow(options.adam.beta1, t);
     const double c2 = 1.0 - std::pow(options.adam.beta2, t);
-    step = static_cast<float>(options.adam.learning_rate * std::sqrt(c2) / c1);
-    eps = static_cast<float>(options.adam.epsilon * std::sqrt(c2));
+    adam.step = static_cast<float>(options.adam.learning_rate * std::sqrt(c2) / c1);
+    adam.eps = static_cast<float>(options.adam.epsilon * std::sqrt(c2));
     ex.parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
       for (std::size_t p = b; p < e; ++p) params_pass(p);
     });

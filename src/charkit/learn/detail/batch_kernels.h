@@ -43,6 +43,13 @@ enum class DenseIsa { kAuto, kAvx512, kAvx2, kScalar };
 void dense_rows(const float* x, std::size_t rows, std::size_t in, const float* w, const float* bias,
                 std::size_t out, float* y, DenseIsa isa = DenseIsa::kAuto);
 
+/// dst[j][i] = src[i][j] for i < rows, j < cols (src rows×cols with row
+/// stride lds, dst cols×rows with row stride ldd; no overlap): 16×16 blocks
+/// in AVX-512 registers where the CPU has it (kAuto, kAvx512), the rest
+/// element by element.
+void transpose(const float* src, std::size_t rows, std::size_t cols, std::size_t lds, float* dst,
+               std::size_t ldd, DenseIsa isa = DenseIsa::kAuto);
+
 /// z[i] = z[i] > 0 ? z[i] : expm1(z[i]) for i < n (ELU, α = 1): a
 /// polynomial expm1 (within 4 ulp of std::expm1, tests/learn) in a loop
 /// compiled for AVX-512, AVX2 and the baseline, the one for the CPU picked
@@ -55,11 +62,46 @@ void elu_inplace(float* z, std::size_t n);
 void standardise_rows(const float* x, std::size_t rows, std::size_t cols, const float* mean,
                       const float* sd, float* out);
 
-/// One Adam step over n parameters with the bias corrections folded into
-/// step and eps (train_mlp): m = β1·m + (1−β1)·g; v = β2·v + (1−β2)·g²;
-/// p −= step·m / (√v + eps). Compiled like elu_inplace.
-void adam_step(float* p, const float* g, float* m, float* v, std::size_t n, float beta1,
-               float beta2, float step, float eps);
+/// Adam's constants for one step, the complements rounded from double
+/// (1 − 0.999 in float is 1.3e-5 off, which moved every step by 6e-6).
+struct AdamStep {
+  float beta1, one_minus_beta1, beta2, one_minus_beta2;
+  float step, eps;  ///< the bias corrections folded in (train_mlp)
+};
+
+/// One Adam step over n parameters: m = β1·m + (1−β1)·g; v = β2·v + (1−β2)·g²;
+/// p −= step·m / (√v + eps). On AVX-512 (kAuto or kAvx512) √v and the
+/// division come from the reciprocal estimates refined by a Newton step
+/// (each within 2 ulp); otherwise (kAvx2, kScalar, other CPUs) a loop
+/// compiled like elu_inplace with the exact square root and division.
+void adam_step(float* p, const float* g, float* m, float* v, std::size_t n, const AdamStep& c,
+               DenseIsa isa = DenseIsa::kAuto);
+
+// ---- the elementwise steps of training (train_mlp), each one pass over its
+// rows, compiled like elu_inplace. Bits depend on the build and the CPU's
+// vector width (FMA contraction), never on the rows' split.
+
+/// z[r][c] += bias[c] for r < rows, c < cols; then ELU in place when elu.
+void bias_rows(float* z, std::size_t rows, std::size_t cols, const float* bias, bool elu);
+
+/// out[r][c] = (x[idx[r]][c] - mean[c]) · inv_sd[c] for r < rows, c < cols:
+/// the batch's rows gathered from the samples and standardised.
+void gather_standardise(const float* x, std::size_t cols, const std::size_t* idx, std::size_t rows,
+                        const float* mean, const float* inv_sd, float* out);
+
+/// d = a[r][c] - y[idx[r]][c]; g[r][c] = scale·d; returns Σ d² (each row
+/// summed over 16 lanes in a fixed order, the rows in order, in double).
+double residual_rows(const float* a, const float* y, const std::size_t* idx, std::size_t rows,
+                     std::size_t cols, float scale, float* g);
+
+/// dz[i] = da[i] · min(a[i] + 1, 1) for i < n: ELU's derivative written
+/// from its output (1 for z > 0, e^z = a + 1 otherwise). dz may be da.
+void elu_backward(const float* da, const float* a, std::size_t n, float* dz);
+
+/// out[c] = Σ_r m[r][c] over rows, for c in [c0, c1) (rows × ld, row-major;
+/// rows summed in order): a bias gradient.
+void column_sums(const float* m, std::size_t rows, std::size_t ld, std::size_t c0, std::size_t c1,
+                 float* out);
 
 /// What kAuto runs on this machine: "libxsmm (<target>)", e.g. "libxsmm
 /// (cpx)" on an AVX-512 CPU, or "Eigen".
