@@ -21,7 +21,9 @@ out="$(cd "$out" && pwd)"
 log="$out/blender.log"
 
 env_vars=(CHARKIT_LIBRARY="$lib")
-if ldd "$lib" 2>/dev/null | grep -q 'libasan'; then
+# grep reads all of ldd's output (no -q): with pipefail, grep -q quitting at
+# the first match can kill ldd with SIGPIPE and fail the test (seen in CI).
+if ldd "$lib" 2>/dev/null | grep 'libasan' >/dev/null; then
   asan="$(gcc -print-file-name=libasan.so)"
   [ -f "$asan" ] || { echo "FAILED: $lib needs libasan, but gcc has none ($asan)"; exit 1; }
   # Blender itself is not instrumented: leaks at exit and its allocator pairs
