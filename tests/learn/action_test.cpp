@@ -722,12 +722,17 @@ TEST(ActionBvh, JointMapMatchesBonesOfOtherNames) {
             std::string::npos)
       << tried.error().message;
 
+  // (An empty list was accepted until action_fuzz found it: a bone with no
+  // joint name to try.)
   for (const char* bad : {"[1]", R"({"a": 3})", R"({"a": [""]})", R"({"a": [1]})",
-                          R"({"hips": "x", "pelvis": "y"})"}) {
+                          R"({"hips": "x", "pelvis": "y"})", R"({"a": "x", "b": []})"}) {
     auto e = parse_bvh_joint_map(bad, humanoid);
     ASSERT_FALSE(e) << bad;
     EXPECT_EQ(e.error().code, "JOINT_MAP") << bad;
   }
+  auto empty = parse_bvh_joint_map(R"({"a": "x", "b": []})", humanoid);
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().location.pointer, "/b") << empty.error().to_string();
   auto not_json = parse_bvh_joint_map("{", humanoid);
   ASSERT_FALSE(not_json);
   EXPECT_EQ(not_json.error().code.rfind("JSON", 0), 0u) << not_json.error().code;

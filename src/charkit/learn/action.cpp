@@ -530,6 +530,7 @@ core::Result<std::map<std::string, std::vector<std::string>>> parse_bvh_joint_ma
     if (v.is_string()) {
       names.push_back(v.get<std::string>());
     } else if (v.is_array()) {
+      if (v.empty()) return fail(ptr, "an empty list: give 1 to 64 joint names");
       if (v.size() > kMaxNames) return fail(ptr, "more than 64 joint names");
       std::size_t k = 0;
       for (const Json& n : v) {
