@@ -225,10 +225,12 @@ TEST(PayloadRules, ContentChecksCanBeSkipped) {
   EXPECT_TRUE(r.valid()) << r.report.to_text("pkg");
 }
 
-TEST(PayloadRules, LargeMeshScansCleanly) {
-  // 60,000 vertices, 12-byte skin, 180,000 indices: a sanity check of the kernels.
-  const std::uint32_t n = 60000;
-  TestPackage p = with_skin12(2, {65535, 0, 0, 0}, {0, 0, 0, 0});
+namespace {
+
+// n vertices with a 12-byte skin stream (every vertex all on bone 0) and
+// 3n 32-bit indices (index i is (i · step) mod n), one draw over them all.
+TestPackage skinned_mesh(std::uint32_t n, std::uint32_t step) {
+  TestPackage p = with_skin12(2);
   mesh0(p)["vertex_count"] = n;
   p.payloads[0] = ByteVec(std::size_t{n} * 12, 0);
   p.payloads[1] = ByteVec(std::size_t{n} * 8, 0);
@@ -237,16 +239,27 @@ TEST(PayloadRules, LargeMeshScansCleanly) {
     skin.insert(skin.end(), {0xFF, 0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
   p.payloads[2] = skin;
   std::vector<std::uint32_t> idx(std::size_t{n} * 3);
-  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<std::uint32_t>(i % n);
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<std::uint32_t>((i * step) % n);
   mesh0(p)["index_size"] = 4;
   p.payloads[3] = testkit::u32_bytes(idx);
   p.manifest["meshes"][0]["draws"][0]["count"] = idx.size();
+  return p;
+}
+
+}  // namespace
+
+TEST(PayloadRules, LargeMeshScansCleanly) {
+  // 60,000 vertices, 12-byte skin, 180,000 indices: a sanity check of the kernels.
+  const std::uint32_t n = 60000;
+  TestPackage p = skinned_mesh(n, 1);
   for (auto form : {Form::kBinary, Form::kBinaryZstd, Form::kZip}) {
     auto r = rules_test::validate(p, form);
     EXPECT_TRUE(r.valid()) << r.report.to_text("pkg");
   }
-  idx.back() = n;
-  p.payloads[3] = testkit::u32_bytes(idx);
+  // The last index (little-endian u32) becomes n, one past the last vertex.
+  ByteVec& indices = p.payloads[3];
+  for (std::size_t k = 0; k < 4; ++k)
+    indices[indices.size() - 4 + k] = static_cast<std::uint8_t>(n >> (8 * k));
   EXPECT_REJECTS(p, "BEM_INDEX_RANGE");
 }
 
@@ -275,21 +288,7 @@ std::vector<std::string> error_lines(const bem::ValidationResult& r) {
 // indices (1.44 MB): in a zstd binary package each is decoded in four
 // pieces of 384 KiB with its checks run on each piece.
 TestPackage big_skinned_mesh() {
-  const std::uint32_t n = 120000;
-  TestPackage p = with_skin12(2);
-  mesh0(p)["vertex_count"] = n;
-  p.payloads[0] = ByteVec(std::size_t{n} * 12, 0);
-  p.payloads[1] = ByteVec(std::size_t{n} * 8, 0);
-  ByteVec skin;
-  for (std::uint32_t v = 0; v < n; ++v)
-    skin.insert(skin.end(), {0xFF, 0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
-  p.payloads[2] = skin;
-  std::vector<std::uint32_t> idx(std::size_t{n} * 3);
-  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<std::uint32_t>((i * 7) % n);
-  mesh0(p)["index_size"] = 4;
-  p.payloads[3] = testkit::u32_bytes(idx);
-  p.manifest["meshes"][0]["draws"][0]["count"] = idx.size();
-  return p;
+  return skinned_mesh(120000, 7);
 }
 
 }  // namespace
