@@ -167,6 +167,13 @@ inline float expm1_nonpositive(float x) {
   return two_n * em1r + (two_n - 1.0F);
 }
 
+/// ELU (α = 1) of one value, branch-free: expm1 of the value clamped to
+/// [-87, 0] (NaN passes through), selected where x <= 0.
+inline float elu_value(float x) {
+  const float neg = expm1_nonpositive(std::min(std::max(x, -87.0F), 0.0F));
+  return x > 0.0F ? x : neg;
+}
+
 // ---- dense_rows ---------------------------------------------------------------
 //
 // One accumulator per output, started at the bias, fused multiply-adds over
@@ -633,11 +640,7 @@ void adam_step_loop(float* p, const float* g, float* m, float* v, std::size_t n,
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 void elu_inplace(float* z, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    const float x = z[i];
-    const float neg = expm1_nonpositive(std::min(std::max(x, -87.0F), 0.0F));
-    z[i] = x > 0.0F ? x : neg;
-  }
+  for (std::size_t i = 0; i < n; ++i) z[i] = elu_value(z[i]);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -668,11 +671,7 @@ void bias_rows(float* z, std::size_t rows, std::size_t cols, const float* bias, 
   for (std::size_t r = 0; r < rows; ++r) {
     float* zr = z + r * cols;
     if (elu) {
-      for (std::size_t c = 0; c < cols; ++c) {
-        const float x = zr[c] + bias[c];
-        const float neg = expm1_nonpositive(std::min(std::max(x, -87.0F), 0.0F));
-        zr[c] = x > 0.0F ? x : neg;
-      }
+      for (std::size_t c = 0; c < cols; ++c) zr[c] = elu_value(zr[c] + bias[c]);
     } else {
       for (std::size_t c = 0; c < cols; ++c) zr[c] += bias[c];
     }
