@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -196,4 +197,19 @@ TEST(BatchKernels, TransposeEveryShape) {
                 << rows << "x" << cols << " isa " << static_cast<int>(isa) << " at " << j << ","
                 << i;
       }
+}
+
+// The training buffers start on cache lines whatever their size (rows split
+// between cores at multiples of 16 floats must not share a line), and the
+// allocator's storage behaves as a vector's.
+TEST(BatchKernels, AlignedFloatsStartOnCacheLines) {
+  for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{17}, std::size_t{38400}}) {
+    detail::AlignedFloats v(n, 1.5F);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % 64, 0U) << n;
+    v.push_back(2.0F);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % 64, 0U) << n;
+    EXPECT_EQ(v.size(), n + 1);
+    EXPECT_EQ(v.front(), 1.5F);
+    EXPECT_EQ(v.back(), 2.0F);
+  }
 }

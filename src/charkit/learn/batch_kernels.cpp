@@ -137,7 +137,7 @@ bool xsmm_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, co
   // libxsmm 1.17 has no kernel with its first operand transposed (our
   // C = A·Bᵀ): B (stored n×k) is transposed into scratch (k×n) first, by
   // transpose() (libxsmm_otrans took a quarter of this product's time).
-  thread_local std::vector<float> scratch;
+  thread_local AlignedFloats scratch;
   scratch.resize(k * n);
   transpose(b, n, k, ldb, scratch.data(), n);
   return xsmm_gemm(ta, false, m, n, k, a, lda, scratch.data(), n, beta, c, ldc);

@@ -326,10 +326,14 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
                                                      : core::default_executor();
   std::size_t widest = features;
   for (const DenseLayer& d : mlp.layers) widest = std::max(widest, d.outputs);
-  std::vector<std::vector<float>> a(n + 1), dz(n), gw(n), gb(n), mw(n), vw(n), mb(n), vb(n);
+  // The weights and biases are trained in copies on cache-line boundaries.
+  std::vector<detail::AlignedFloats> a(n + 1), dz(n), gw(n), gb(n), mw(n), vw(n), mb(n), vb(n),
+      wt(n), bs(n);
   a[0].resize(batch * features);
   for (std::size_t l = 0; l < n; ++l) {
     const DenseLayer& d = mlp.layers[l];
+    wt[l].assign(d.weights.begin(), d.weights.end());
+    bs[l].assign(d.biases.begin(), d.biases.end());
     a[l + 1].resize(batch * d.outputs);
     dz[l].resize(batch * d.outputs);
     gw[l].resize(d.inputs * d.outputs);
@@ -339,7 +343,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     mb[l].assign(d.outputs, 0.0F);
     vb[l].assign(d.outputs, 0.0F);
   }
-  std::vector<std::vector<float>> da(pieces, std::vector<float>(batch * widest));
+  std::vector<detail::AlignedFloats> da(pieces, detail::AlignedFloats(batch * widest));
   std::vector<double> piece_loss(pieces);
   std::vector<std::size_t> rows(batch);
   std::vector<float> inv_sd(features);
@@ -349,7 +353,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   auto range = [](std::size_t count, std::size_t piece, std::size_t of) {
     return std::pair<std::size_t, std::size_t>{count * piece / of, count * (piece + 1) / of};
   };
-  auto map = [](std::vector<float>& v, std::size_t r0, std::size_t nr, std::size_t cols) {
+  auto map = [](detail::AlignedFloats& v, std::size_t r0, std::size_t nr, std::size_t cols) {
     return Eigen::Map<MatF>(v.data() + r0 * cols, static_cast<Eigen::Index>(nr),
                             static_cast<Eigen::Index>(cols));
   };
@@ -369,8 +373,8 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       const Activation act = l + 1 == n ? mlp.output_activation : mlp.hidden_activation;
       float* al = a[l + 1].data() + r0 * d.outputs;
       detail::gemm(false, false, nr, d.outputs, d.inputs, a[l].data() + r0 * d.inputs, d.inputs,
-                   d.weights.data(), d.outputs, 0.0F, al, d.outputs);
-      detail::bias_rows(al, nr, d.outputs, d.biases.data(), act == Activation::kELU);
+                   wt[l].data(), d.outputs, 0.0F, al, d.outputs);
+      detail::bias_rows(al, nr, d.outputs, bs[l].data(), act == Activation::kELU);
       if (act != Activation::kELU && act != Activation::kIdentity)
         apply(act, map(a[l + 1], r0, nr, d.outputs));
     }
@@ -402,8 +406,8 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
           break;
       }
       if (l > 0)
-        detail::gemm(false, true, nr, d.inputs, d.outputs, dzl, d.outputs, d.weights.data(),
-                     d.outputs, 0.0F, da[piece].data(), d.inputs);
+        detail::gemm(false, true, nr, d.inputs, d.outputs, dzl, d.outputs, wt[l].data(), d.outputs,
+                     0.0F, da[piece].data(), d.inputs);
     }
   };
 
@@ -417,21 +421,21 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
                         0.0F};
   auto params_pass = [&](std::size_t piece) {
     for (std::size_t l = 0; l < n; ++l) {
-      DenseLayer& d = mlp.layers[l];
+      const DenseLayer& d = mlp.layers[l];
       const auto [i0, i1] = range(d.inputs, piece, pieces);
       if (i1 > i0) {
         detail::gemm(true, false, i1 - i0, d.outputs, batch, a[l].data() + i0, d.inputs,
                      dz[l].data(), d.outputs, 0.0F, gw[l].data() + i0 * d.outputs, d.outputs);
         const std::size_t at = i0 * d.outputs, count = (i1 - i0) * d.outputs;
-        detail::adam_step(d.weights.data() + at, gw[l].data() + at, mw[l].data() + at,
+        detail::adam_step(wt[l].data() + at, gw[l].data() + at, mw[l].data() + at,
                           vw[l].data() + at, count, adam);
       }
       const auto [o0, o1] = range(d.outputs, piece, pieces);
       if (o1 > o0) {
         float* g = gb[l].data();
         detail::column_sums(dz[l].data(), batch, d.outputs, o0, o1, g);
-        detail::adam_step(d.biases.data() + o0, g + o0, mb[l].data() + o0, vb[l].data() + o0,
-                          o1 - o0, adam);
+        detail::adam_step(bs[l].data() + o0, g + o0, mb[l].data() + o0, vb[l].data() + o0, o1 - o0,
+                          adam);
       }
     }
   };
@@ -460,6 +464,10 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     if (options.progress && options.progress_every > 0 &&
         ((it + 1) % options.progress_every == 0 || it + 1 == options.iterations))
       options.progress(it + 1, options.iterations, loss);
+  }
+  for (std::size_t l = 0; l < n; ++l) {
+    mlp.layers[l].weights.assign(wt[l].begin(), wt[l].end());
+    mlp.layers[l].biases.assign(bs[l].begin(), bs[l].end());
   }
   for (const DenseLayer& d : mlp.layers)
     if (!all_finite(d.weights) || !all_finite(d.biases))

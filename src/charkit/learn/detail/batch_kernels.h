@@ -8,9 +8,30 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
 #include <string>
+#include <vector>
 
 namespace charkit::learn::detail {
+
+/// Storage on 64-byte boundaries, for the batch paths' buffers (training
+/// splits their rows and parameter ranges between cores: a row of 128
+/// floats then fills whole cache lines, so no line is written by two cores,
+/// where with malloc's 16-byte alignment every split shared one; and a
+/// row's vector loads never straddle two lines).
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  explicit CacheLineAllocator(const CacheLineAllocator<U>& /*other*/) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t /*n*/) { ::operator delete (p, std::align_val_t{64}); }
+  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
+};
+using AlignedFloats = std::vector<float, CacheLineAllocator<float>>;
 
 enum class GemmBackend {
   kAuto,   ///< libxsmm where built with it and it has a kernel, else Eigen
