@@ -62,6 +62,24 @@ core::Executor* threads_executor(unsigned threads, std::unique_ptr<core::ThreadP
   return &core::default_executor();
 }
 
+/// Opens the kernel device (--device) and loads the input glTF of a deform
+/// command, reporting what fails (a bad --device or an unreadable input is
+/// a usage error, a broken file invalid input); returns kExitOk or the
+/// exit code.
+int open_device_and_input(const std::string& input, const std::string& device_option,
+                          KernelDevice& device, std::optional<scene::GltfDocument>& doc) {
+  auto opened = open_kernel_device(device_option);
+  if (!opened) return report_error(input, opened.error(), kExitUsage);
+  if (!opened->note.empty()) report_info(input, "device auto: cpu (" + opened->note + ")");
+  device = std::move(*opened);
+  auto loaded = scene::GltfDocument::load_file(input);
+  if (!loaded)
+    return report_error(input, loaded.error(),
+                        core::is_io_error(loaded.error()) ? kExitUsage : kExitInvalid);
+  doc.emplace(std::move(*loaded));
+  return kExitOk;
+}
+
 int run_morph(const MorphArgs& a) {
   scene::GltfMorphOptions o;
   o.mesh = a.mesh;
@@ -74,17 +92,12 @@ int run_morph(const MorphArgs& a) {
   }
   if (lower_extension(a.output) != ".glb")
     return report_error(a.input, usage("the output must be a .glb file: " + a.output), kExitUsage);
-  // --device: only the CPU backend exists yet (the Vulkan one is issue 17's next part).
   std::unique_ptr<core::ThreadPool> pool;
   if (a.threads != 0) o.executor = threads_executor(a.threads, pool);
-  auto device = open_kernel_device(a.device);
-  if (!device) return report_error(a.input, device.error(), kExitUsage);
-  if (!device->note.empty()) report_info(a.input, "device auto: cpu (" + device->note + ")");
-  o.gpu = device->gpu.get();
-  auto doc = scene::GltfDocument::load_file(a.input);
-  if (!doc)
-    return report_error(a.input, doc.error(),
-                        core::is_io_error(doc.error()) ? kExitUsage : kExitInvalid);
+  KernelDevice device;
+  std::optional<scene::GltfDocument> doc;
+  if (int rc = open_device_and_input(a.input, a.device, device, doc); rc != kExitOk) return rc;
+  o.gpu = device.gpu.get();
   auto r = scene::apply_gltf_morphs(*doc, o);
   if (!r) {
     const bool unknown_name = r.error().code == deform::codes::DEFORM_MORPH_TARGET;
@@ -111,14 +124,14 @@ int run_morph(const MorphArgs& a) {
     }
     print_json(Json{{"input", a.input},
                     {"output", a.output},
-                    {"device", device->name},
+                    {"device", device.name},
                     {"bytes", r->glb.size()},
                     {"meshes", std::move(meshes)}});
     return kExitOk;
   }
   std::cout << "wrote " << printable(a.output) << ": " << morphed << " of " << r->meshes.size()
             << " meshes with morph targets morphed, " << records
-            << " 40-byte records applied on the " << printable(device->name) << " device\n";
+            << " 40-byte records applied on the " << printable(device.name) << " device\n";
   return kExitOk;
 }
 
@@ -169,14 +182,10 @@ int run_subdivide(const SubdivideArgs& a) {
     return report_error(a.input, usage("the output must be a .glb file: " + a.output), kExitUsage);
   std::unique_ptr<core::ThreadPool> pool;
   o.executor = threads_executor(a.threads, pool);
-  auto device = open_kernel_device(a.device);
-  if (!device) return report_error(a.input, device.error(), kExitUsage);
-  if (!device->note.empty()) report_info(a.input, "device auto: cpu (" + device->note + ")");
-  o.gpu = device->gpu.get();
-  auto doc = scene::GltfDocument::load_file(a.input);
-  if (!doc)
-    return report_error(a.input, doc.error(),
-                        core::is_io_error(doc.error()) ? kExitUsage : kExitInvalid);
+  KernelDevice device;
+  std::optional<scene::GltfDocument> doc;
+  if (int rc = open_device_and_input(a.input, a.device, device, doc); rc != kExitOk) return rc;
+  o.gpu = device.gpu.get();
   auto r = scene::subdivide_gltf(*doc, o);
   if (!r) {
     const bool option = r.error().code == deform::codes::DEFORM_SUBDIV_PARAM;
@@ -205,14 +214,14 @@ int run_subdivide(const SubdivideArgs& a) {
                             {"edgesSplit", m.edges_split}});
     print_json(Json{{"input", a.input},
                     {"output", a.output},
-                    {"device", device->name},
+                    {"device", device.name},
                     {"bytes", r->glb.size()},
                     {"meshes", std::move(meshes)}});
     return kExitOk;
   }
   std::cout << "wrote " << printable(a.output) << ": " << r->meshes.size() << " meshes, " << tri_in
             << " -> " << tri_out << " triangles, " << v_in << " -> " << v_out << " vertices on the "
-            << printable(device->name) << " device\n";
+            << printable(device.name) << " device\n";
   return kExitOk;
 }
 

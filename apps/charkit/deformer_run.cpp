@@ -342,16 +342,21 @@ int run_own(const RunArgs& a) {
                        /*clamp_to_unit=*/false);
 }
 
-int run_info(const RunArgs& a) {
+// Opens the model file and calls the handler for its kind: Unreal .nmn or
+// ONNX (with the file's bytes), or charkit's own pose_model.json (which the
+// handler loads itself); any other file is MODEL_KIND.
+using BytesHandler = int (*)(const RunArgs&, core::Bytes);
+using OwnHandler = int (*)(const RunArgs&);
+int by_model_kind(const RunArgs& a, BytesHandler nmn, BytesHandler onnx, OwnHandler own) {
   auto file = core::MappedFile::open(a.model);
   if (!file) return fail_io(a.model, file.error());
   switch (learn::detect_deformer_file(file->bytes(), a.model)) {
     case learn::DeformerFileKind::kNmn:
-      return info_nmn(a, file->bytes());
+      return nmn(a, file->bytes());
     case learn::DeformerFileKind::kOnnx:
-      return info_onnx(a, file->bytes());
+      return onnx(a, file->bytes());
     case learn::DeformerFileKind::kPoseModel:
-      return info_own(a);
+      return own(a);
     case learn::DeformerFileKind::kUnknown:
       break;
   }
@@ -362,6 +367,10 @@ int run_info(const RunArgs& a) {
                        ".nmn, ONNX .onnx)",
                        core::Location::at_offset(0)),
       kExitInvalid);
+}
+
+int run_info(const RunArgs& a) {
+  return by_model_kind(a, info_nmn, info_onnx, info_own);
 }
 
 // The input array: IN.npy, or the `features` array of a dataset .npz
@@ -551,25 +560,7 @@ int run_onnx(const RunArgs& a, core::Bytes bytes) {
 }
 
 int run_run(const RunArgs& a) {
-  auto file = core::MappedFile::open(a.model);
-  if (!file) return fail_io(a.model, file.error());
-  switch (learn::detect_deformer_file(file->bytes(), a.model)) {
-    case learn::DeformerFileKind::kNmn:
-      return run_nmn(a, file->bytes());
-    case learn::DeformerFileKind::kOnnx:
-      return run_onnx(a, file->bytes());
-    case learn::DeformerFileKind::kPoseModel:
-      return run_own(a);
-    case learn::DeformerFileKind::kUnknown:
-      break;
-  }
-  return fail(
-      a.model,
-      core::make_error("MODEL_KIND",
-                       "not a model file charkit knows (supported: charkit pose_model.json, Unreal "
-                       ".nmn, ONNX .onnx)",
-                       core::Location::at_offset(0)),
-      kExitInvalid);
+  return by_model_kind(a, run_nmn, run_onnx, run_own);
 }
 
 }  // namespace
