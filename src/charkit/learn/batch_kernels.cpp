@@ -13,6 +13,11 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define CHARKIT_DENSE_X86 1
+// The elementwise loops compiled for AVX-512, AVX2 and the baseline, the
+// one for the CPU picked at run time (GCC's target_clones).
+#define CHARKIT_WIDTH_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CHARKIT_WIDTH_CLONES
 #endif
 
 namespace charkit::learn::detail {
@@ -620,9 +625,7 @@ __attribute__((target("avx512f"))) void adam_step_avx512(float* p, const float* 
 /// Adam on the vector units with the exact square root and division: the
 /// CPUs without AVX-512, and the reference adam_step_avx512 is tested
 /// against.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+CHARKIT_WIDTH_CLONES
 void adam_step_loop(float* p, const float* g, float* m, float* v, std::size_t n,
                     const AdamStep& c) {
   const float b1 = c.beta1, c1 = c.one_minus_beta1, b2 = c.beta2, c2 = c.one_minus_beta2;
@@ -636,16 +639,12 @@ void adam_step_loop(float* p, const float* g, float* m, float* v, std::size_t n,
 
 }  // namespace
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+CHARKIT_WIDTH_CLONES
 void elu_inplace(float* z, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) z[i] = elu_value(z[i]);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+CHARKIT_WIDTH_CLONES
 void standardise_rows(const float* x, std::size_t rows, std::size_t cols, const float* mean,
                       const float* sd, float* out) {
   for (std::size_t r = 0; r < rows; ++r)
@@ -664,9 +663,7 @@ void adam_step(float* p, const float* g, float* m, float* v, std::size_t n, cons
   adam_step_loop(p, g, m, v, n, c);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+CHARKIT_WIDTH_CLONES
 void bias_rows(float* z, std::size_t rows, std::size_t cols, const float* bias, bool elu) {
   for (std::size_t r = 0; r < rows; ++r) {
     float* zr = z + r * cols;
@@ -678,11 +675,9 @@ void bias_rows(float* z, std::size_t rows, std::size_t cols, const float* bias, 
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-void gather_standardise(const float* x, std::size_t cols, const std::size_t* idx,
-                        std::size_t rows, const float* mean, const float* inv_sd, float* out) {
+CHARKIT_WIDTH_CLONES
+void gather_standardise(const float* x, std::size_t cols, const std::size_t* idx, std::size_t rows,
+                        const float* mean, const float* inv_sd, float* out) {
   for (std::size_t r = 0; r < rows; ++r) {
     const float* xr = x + idx[r] * cols;
     float* o = out + r * cols;
@@ -690,12 +685,9 @@ void gather_standardise(const float* x, std::size_t cols, const std::size_t* idx
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-double
-residual_rows(const float* a, const float* y, const std::size_t* idx, std::size_t rows,
-              std::size_t cols, float scale, float* g) {
+CHARKIT_WIDTH_CLONES
+double residual_rows(const float* a, const float* y, const std::size_t* idx, std::size_t rows,
+                     std::size_t cols, float scale, float* g) {
   double total = 0.0;
   for (std::size_t r = 0; r < rows; ++r) {
     const float* ar = a + r * cols;
@@ -721,16 +713,12 @@ residual_rows(const float* a, const float* y, const std::size_t* idx, std::size_
   return total;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+CHARKIT_WIDTH_CLONES
 void elu_backward(const float* da, const float* a, std::size_t n, float* dz) {
   for (std::size_t i = 0; i < n; ++i) dz[i] = da[i] * std::min(a[i] + 1.0F, 1.0F);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+CHARKIT_WIDTH_CLONES
 void column_sums(const float* m, std::size_t rows, std::size_t ld, std::size_t c0, std::size_t c1,
                  float* out) {
   for (std::size_t c = c0; c < c1; ++c) out[c] = 0.0F;
