@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "charkit/core/parallel.h"
+#include "charkit/learn/detail/batch_kernels.h"
 #include "charkit/learn/detail/prng.h"
 #include "charkit/learn/mlp.h"
 
@@ -269,6 +270,12 @@ TEST(Mlp, TrainingOnSeveralThreadsIsDeterministic) {
     for (std::size_t l = 0; l < a->layers.size(); ++l) {
       EXPECT_EQ(a->layers[l].weights, b->layers[l].weights) << threads << " threads, layer " << l;
       EXPECT_EQ(a->layers[l].biases, b->layers[l].biases) << threads << " threads, layer " << l;
+      // On the fused products (AVX-512) no sum depends on the split: every
+      // thread count gives one thread's bits.
+      if (detail::fused_product_available()) {
+        EXPECT_EQ(a->layers[l].weights, one->layers[l].weights) << threads << " threads, " << l;
+        EXPECT_EQ(a->layers[l].biases, one->layers[l].biases) << threads << " threads, " << l;
+      }
     }
     EXPECT_NEAR(stats.final_loss, one_stats.final_loss, 0.01 * one_stats.final_loss)
         << threads << " threads";
@@ -291,6 +298,9 @@ TEST(Mlp, TrainingOnSeveralThreadsIsDeterministic) {
 // residual, derivatives, column sums, folded Adam) against the reference,
 // for every activation, odd widths (vector tails) and one and two pieces.
 TEST(Mlp, TrainingStepsEqualAdamOnTheReferenceGradients) {
+  struct Restore {
+    ~Restore() { detail::set_fused_products(true); }
+  } restore;
   const std::size_t n = 40, f = 19, k = 21;
   Rng r(3);
   std::vector<float> x(n * f), y(n * k);
@@ -303,7 +313,11 @@ TEST(Mlp, TrainingStepsEqualAdamOnTheReferenceGradients) {
        {Case{Activation::kELU, Activation::kIdentity},
         Case{Activation::kReLU, Activation::kIdentity}, Case{Activation::kTanh, Activation::kELU},
         Case{Activation::kIdentity, Activation::kTanh}}) {
-    for (std::size_t threads : {std::size_t{1}, std::size_t{2}}) {
+    // Both paths of a step: the fused products (AVX-512 CPUs) and gemm with
+    // the elementwise passes (every CPU).
+    for (int variant = 0; variant < 4; ++variant) {
+      const std::size_t threads = variant % 2 == 0 ? 1 : 2;
+      detail::set_fused_products(variant < 2);
       MlpOptions o;
       o.hidden = {37, 18};
       o.hidden_activation = c.hidden;
@@ -374,7 +388,8 @@ TEST(Mlp, TrainingStepsEqualAdamOnTheReferenceGradients) {
       }
       EXPECT_GT(moved, 1e-3) << "the reference steps moved the biases";
       EXPECT_LT(worst, 2e-6) << "hidden " << static_cast<int>(c.hidden) << ", output "
-                             << static_cast<int>(c.output) << ", " << threads << " threads";
+                             << static_cast<int>(c.output) << ", " << threads
+                             << " threads, variant " << variant;
     }
   }
 }

@@ -14,6 +14,13 @@ using core::make_error;
 
 namespace {
 
+/// 1 / sd per input, the factors the batch's standardisation multiplies by.
+std::vector<float> inv_sd_of(const Mlp& mlp) {
+  std::vector<float> inv(mlp.input_std.size());
+  for (std::size_t j = 0; j < inv.size(); ++j) inv[j] = 1.0F / mlp.input_std[j];
+  return inv;
+}
+
 using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MapW = Eigen::Map<const MatF>;
 
@@ -329,7 +336,20 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   // The weights and biases are trained in copies on cache-line boundaries.
   std::vector<detail::AlignedFloats> a(n + 1), dz(n), gw(n), gb(n), mw(n), vw(n), mb(n), vb(n),
       wt(n), bs(n);
-  a[0].resize(batch * features);
+  // With the fused products (AVX-512) the samples are standardised once and
+  // a batch's rows are read where they lie (xrows); otherwise every step
+  // gathers them into a[0] for gemm.
+  const bool fused = detail::fused_product_available();
+  detail::AlignedFloats xs;
+  if (fused) {
+    std::vector<std::size_t> all(samples);
+    for (std::size_t i = 0; i < samples; ++i) all[i] = i;
+    xs.resize(samples * features);
+    detail::gather_standardise(x.data(), features, all.data(), samples, mlp.input_mean.data(),
+                               inv_sd_of(mlp).data(), xs.data());
+  } else {
+    a[0].resize(batch * features);
+  }
   for (std::size_t l = 0; l < n; ++l) {
     const DenseLayer& d = mlp.layers[l];
     wt[l].assign(d.weights.begin(), d.weights.end());
@@ -346,8 +366,29 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   std::vector<detail::AlignedFloats> da(pieces, detail::AlignedFloats(batch * widest));
   std::vector<double> piece_loss(pieces);
   std::vector<std::size_t> rows(batch);
-  std::vector<float> inv_sd(features);
-  for (std::size_t j = 0; j < features; ++j) inv_sd[j] = 1.0F / mlp.input_std[j];
+  const std::vector<float> inv_sd = inv_sd_of(mlp);
+  // The fused products' row pointers: the batch's samples (set every step),
+  // each layer's activations and dz (fixed), and per piece the transposed
+  // weights of the input-gradient products.
+  std::vector<const float*> xrows(fused ? batch : 0);
+  std::vector<std::vector<const float*>> arows(fused ? n : 0), dzrows(fused ? n : 0);
+  std::vector<std::vector<detail::AlignedFloats>> wtt(fused ? pieces : 0);
+  if (fused) {
+    for (std::size_t l = 0; l < n; ++l) {
+      const DenseLayer& d = mlp.layers[l];
+      dzrows[l].resize(batch);
+      for (std::size_t b = 0; b < batch; ++b) dzrows[l][b] = dz[l].data() + b * d.outputs;
+      if (l == 0) continue;
+      arows[l].resize(batch);
+      for (std::size_t b = 0; b < batch; ++b) arows[l][b] = a[l].data() + b * d.inputs;
+    }
+    for (auto& w : wtt) {
+      w.resize(n);
+      for (std::size_t l = 1; l < n; ++l) w[l].resize(mlp.layers[l].inputs * mlp.layers[l].outputs);
+    }
+  }
+  // Layer l's inputs as row pointers (fused path).
+  auto inputs_of = [&](std::size_t l) { return l == 0 ? xrows.data() : arows[l].data(); };
   const double denom = static_cast<double>(batch) * static_cast<double>(outputs);
   const auto grad_scale = static_cast<float>(2.0 / denom);
   auto range = [](std::size_t count, std::size_t piece, std::size_t of) {
@@ -366,15 +407,27 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     const std::size_t nr = r1 - r0;
     piece_loss[piece] = 0.0;
     if (nr == 0) return;
-    detail::gather_standardise(x.data(), features, rows.data() + r0, nr, mlp.input_mean.data(),
-                               inv_sd.data(), a[0].data() + r0 * features);
+    if (!fused)
+      detail::gather_standardise(x.data(), features, rows.data() + r0, nr, mlp.input_mean.data(),
+                                 inv_sd.data(), a[0].data() + r0 * features);
     for (std::size_t l = 0; l < n; ++l) {
       const DenseLayer& d = mlp.layers[l];
       const Activation act = l + 1 == n ? mlp.output_activation : mlp.hidden_activation;
       float* al = a[l + 1].data() + r0 * d.outputs;
-      detail::gemm(false, false, nr, d.outputs, d.inputs, a[l].data() + r0 * d.inputs, d.inputs,
-                   wt[l].data(), d.outputs, 0.0F, al, d.outputs);
-      detail::bias_rows(al, nr, d.outputs, bs[l].data(), act == Activation::kELU);
+      if (fused) {
+        detail::FusedProduct p;
+        p.x = inputs_of(l) + r0;
+        p.rows = nr, p.depth = d.inputs, p.cols = d.outputs;
+        p.b = wt[l].data(), p.ldb = d.outputs, p.bias = bs[l].data();
+        p.epilogue =
+            act == Activation::kELU ? detail::FusedEpilogue::kElu : detail::FusedEpilogue::kStore;
+        p.y = al, p.ldy = d.outputs;
+        detail::fused_product(p);
+      } else {
+        detail::gemm(false, false, nr, d.outputs, d.inputs, a[l].data() + r0 * d.inputs, d.inputs,
+                     wt[l].data(), d.outputs, 0.0F, al, d.outputs);
+        detail::bias_rows(al, nr, d.outputs, bs[l].data(), act == Activation::kELU);
+      }
       if (act != Activation::kELU && act != Activation::kIdentity)
         apply(act, map(a[l + 1], r0, nr, d.outputs));
     }
@@ -384,6 +437,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     piece_loss[piece] = detail::residual_rows(
         a[n].data() + r0 * outputs, y.data(), rows.data() + r0, nr, outputs, grad_scale,
         linear_out ? dz[n - 1].data() + r0 * outputs : da[piece].data());
+    bool dz_done = false;  // dz[l] already written by the fused product below
     for (std::size_t l = n; l-- > 0;) {
       const DenseLayer& d = mlp.layers[l];
       const Activation act = l + 1 == n ? mlp.output_activation : mlp.hidden_activation;
@@ -391,23 +445,45 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       const float* dal = da[piece].data();
       float* dzl = dz[l].data() + r0 * d.outputs;
       const float* al = a[l + 1].data() + r0 * d.outputs;
-      switch (act) {
-        case Activation::kIdentity:
-          if (!(linear_out && l + 1 == n)) std::copy_n(dal, cells, dzl);
-          break;
-        case Activation::kReLU:
-          for (std::size_t i = 0; i < cells; ++i) dzl[i] = al[i] > 0.0F ? dal[i] : 0.0F;
-          break;
-        case Activation::kELU:
-          detail::elu_backward(dal, al, cells, dzl);
-          break;
-        case Activation::kTanh:
-          for (std::size_t i = 0; i < cells; ++i) dzl[i] = dal[i] * (1.0F - al[i] * al[i]);
-          break;
-      }
-      if (l > 0)
+      if (!dz_done) switch (act) {
+          case Activation::kIdentity:
+            if (!(linear_out && l + 1 == n)) std::copy_n(dal, cells, dzl);
+            break;
+          case Activation::kReLU:
+            for (std::size_t i = 0; i < cells; ++i) dzl[i] = al[i] > 0.0F ? dal[i] : 0.0F;
+            break;
+          case Activation::kELU:
+            detail::elu_backward(dal, al, cells, dzl);
+            break;
+          case Activation::kTanh:
+            for (std::size_t i = 0; i < cells; ++i) dzl[i] = dal[i] * (1.0F - al[i] * al[i]);
+            break;
+        }
+      dz_done = false;
+      if (l == 0) continue;
+      if (fused) {
+        // da = dz·Wᵀ on the transposed weights; when the layer below is ELU,
+        // its derivative is applied on the way and dz[l-1] is written.
+        float* wtl = wtt[piece][l].data();
+        detail::transpose(wt[l].data(), d.inputs, d.outputs, d.outputs, wtl, d.inputs);
+        dz_done = mlp.hidden_activation == Activation::kELU;
+        detail::FusedProduct p;
+        p.x = dzrows[l].data() + r0;
+        p.rows = nr, p.depth = d.outputs, p.cols = d.inputs;
+        p.b = wtl, p.ldb = d.inputs;
+        if (dz_done) {
+          p.epilogue = detail::FusedEpilogue::kEluGrad;
+          p.e = a[l].data() + r0 * d.inputs, p.lde = d.inputs;
+          p.y = dz[l - 1].data() + r0 * d.inputs;
+        } else {
+          p.y = da[piece].data();
+        }
+        p.ldy = d.inputs;
+        detail::fused_product(p);
+      } else {
         detail::gemm(false, true, nr, d.inputs, d.outputs, dzl, d.outputs, wt[l].data(), d.outputs,
                      0.0F, da[piece].data(), d.inputs);
+      }
     }
   };
 
@@ -424,8 +500,17 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       const DenseLayer& d = mlp.layers[l];
       const auto [i0, i1] = range(d.inputs, piece, pieces);
       if (i1 > i0) {
-        detail::gemm(true, false, i1 - i0, d.outputs, batch, a[l].data() + i0, d.inputs,
-                     dz[l].data(), d.outputs, 0.0F, gw[l].data() + i0 * d.outputs, d.outputs);
+        if (fused) {
+          detail::FusedProduct p;
+          p.x = inputs_of(l), p.layout = detail::FusedRows::kPerK, p.offset = i0;
+          p.rows = i1 - i0, p.depth = batch, p.cols = d.outputs;
+          p.b = dz[l].data(), p.ldb = d.outputs;
+          p.y = gw[l].data() + i0 * d.outputs, p.ldy = d.outputs;
+          detail::fused_product(p);
+        } else {
+          detail::gemm(true, false, i1 - i0, d.outputs, batch, a[l].data() + i0, d.inputs,
+                       dz[l].data(), d.outputs, 0.0F, gw[l].data() + i0 * d.outputs, d.outputs);
+        }
         const std::size_t at = i0 * d.outputs, count = (i1 - i0) * d.outputs;
         detail::adam_step(wt[l].data() + at, gw[l].data() + at, mw[l].data() + at,
                           vw[l].data() + at, count, adam);
@@ -445,6 +530,8 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       auto row = static_cast<std::size_t>(rng.uniform() * static_cast<double>(samples));
       rows[k] = std::min(row, samples - 1);
     }
+    if (fused)
+      for (std::size_t k = 0; k < batch; ++k) xrows[k] = xs.data() + rows[k] * features;
     ex.parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
       for (std::size_t p = b; p < e; ++p) rows_pass(p);
     });

@@ -124,6 +124,59 @@ void elu_backward(const float* da, const float* a, std::size_t n, float* dz);
 void column_sums(const float* m, std::size_t rows, std::size_t ld, std::size_t c0, std::size_t c1,
                  float* out);
 
+// ---- products with their epilogues (fused_product.cpp) -------------------
+
+/// How FusedProduct::x gives X(r, k).
+enum class FusedRows {
+  kPerRow,  ///< X(r, k) = x[r][offset + k]: one pointer per row of y (A·B)
+  kPerK,    ///< X(r, k) = x[k][offset + r]: one pointer per k (Aᵀ·B, a weight gradient)
+};
+
+/// What is done to a sum before it is stored.
+enum class FusedEpilogue {
+  kStore,    ///< y = sum
+  kElu,      ///< y = ELU(sum), α = 1 (NaN passes)
+  kEluGrad,  ///< y = sum · min(e + 1, 1): ELU's derivative from its output e
+};
+
+/// y[r][o] = epilogue(bias[o] + Σ_k X(r, k)·b[k][o]) for r < rows, o < cols
+/// (bias null: from 0), the sum one chain of fused multiply-adds over k in
+/// order. The rows of X come through pointers, so a batch's rows can be
+/// read where they lie in the samples (no gathered copy) and Xᵀ·B needs no
+/// transpose. y must not overlap the inputs.
+struct FusedProduct {
+  const float* const* x = nullptr;
+  FusedRows layout = FusedRows::kPerRow;
+  std::size_t offset = 0;
+  std::size_t rows = 0, depth = 0, cols = 0;
+  const float* b = nullptr;  ///< depth × cols, row stride ldb
+  std::size_t ldb = 0;
+  const float* bias = nullptr;
+  FusedEpilogue epilogue = FusedEpilogue::kStore;
+  const float* e = nullptr;  ///< kEluGrad: rows × cols, row stride lde
+  std::size_t lde = 0;
+  float* y = nullptr;  ///< rows × cols, row stride ldy
+  std::size_t ldy = 0;
+};
+
+/// Whether fused_product has a kernel on this CPU (AVX-512, GCC builds) and
+/// is enabled.
+bool fused_product_available();
+
+/// Turns the fused products off (false) or back on for the whole process,
+/// so that tests run the gemm path of train_mlp on AVX-512 CPUs too.
+void set_fused_products(bool enabled);
+
+/// Runs p on AVX-512 (six rows × 64 outputs per block; the same bits as
+/// fused_product_reference for kStore and kEluGrad, the ELU within a few
+/// ulp) and returns true; returns false, doing nothing, where
+/// fused_product_available() is false (the caller then uses gemm and the
+/// elementwise passes).
+bool fused_product(const FusedProduct& p);
+
+/// fused_product in scalar code (std::fma), the reference it is tested against.
+void fused_product_reference(const FusedProduct& p);
+
 /// What kAuto runs on this machine: "libxsmm (<target>)", e.g. "libxsmm
 /// (cpx)" on an AVX-512 CPU, or "Eigen".
 std::string gemm_backend_name();

@@ -1,0 +1,263 @@
+// detail::fused_product: the training step's matrix products with their
+// elementwise neighbours done on the accumulators before they are stored
+// (docs/learn/batch.md, "Products with their epilogues").
+//
+// Every output is one chain of fused multiply-adds over k in order, from the
+// bias or 0, so the blocking (six, four, two or one rows × 64 outputs) and
+// the rows' split between cores never change a bit; the AVX-512 kernel
+// equals fused_product_reference (std::fma) to the bit for kStore and
+// kEluGrad, and within the ELU polynomial's rounding for kElu
+// (tests/learn/fused_product_test.cpp).
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#include "charkit/learn/detail/batch_kernels.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define CHARKIT_FUSED_X86 1
+#endif
+
+namespace charkit::learn::detail {
+namespace {
+
+/// X(r, k) as FusedProduct::x describes it.
+inline float x_at(const FusedProduct& p, std::size_t r, std::size_t k) {
+  return p.layout == FusedRows::kPerRow ? p.x[r][p.offset + k] : p.x[k][p.offset + r];
+}
+
+/// expm1 for x in [-87, 0], the polynomial of batch_kernels.cpp's
+/// expm1_nonpositive written with explicit fused multiply-adds (the
+/// reference and the vector kernel round the same operations).
+inline float expm1_poly(float x) {
+  const float t = std::fma(x, 1.44269504F, 12582912.0F);
+  const float nf = t - 12582912.0F;
+  const float r = std::fma(nf, 2.12194440e-4F, std::fma(-nf, 0.693359375F, x));
+  float q = 1.0F / 40320.0F;
+  q = std::fma(q, r, 1.0F / 5040.0F);
+  q = std::fma(q, r, 1.0F / 720.0F);
+  q = std::fma(q, r, 1.0F / 120.0F);
+  q = std::fma(q, r, 1.0F / 24.0F);
+  q = std::fma(q, r, 1.0F / 6.0F);
+  q = std::fma(q, r, 0.5F);
+  const float em1r = std::fma(r * r, q, r);
+  const auto n = static_cast<std::int32_t>(nf);
+  const float two_n = std::bit_cast<float>(static_cast<std::int32_t>((n + 127) << 23));
+  return std::fma(two_n, em1r, two_n - 1.0F);
+}
+
+inline float elu_ref(float x) {
+  if (std::isnan(x)) return x;
+  return x > 0.0F ? x : expm1_poly(std::min(std::max(x, -87.0F), 0.0F));
+}
+
+#if defined(CHARKIT_FUSED_X86)
+
+/// ELU of 16 lanes, expm1_poly's operations in the same order; NaN passes.
+__attribute__((target("avx512f"))) inline __m512 elu16(__m512 x) {
+  // max(c, x) and min(c, x) return x where x is NaN. (GCC 12's unmasked
+  // forms read an undefined vector: the maskz forms with every lane.)
+  const auto all = static_cast<__mmask16>(0xFFFF);
+  const __m512 xc = _mm512_maskz_min_ps(all, _mm512_setzero_ps(),
+                                        _mm512_maskz_max_ps(all, _mm512_set1_ps(-87.0F), x));
+  const __m512 big = _mm512_set1_ps(12582912.0F);
+  const __m512 nf = _mm512_sub_ps(_mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504F), big), big);
+  const __m512 r = _mm512_fmadd_ps(nf, _mm512_set1_ps(2.12194440e-4F),
+                                   _mm512_fnmadd_ps(nf, _mm512_set1_ps(0.693359375F), xc));
+  __m512 q = _mm512_set1_ps(1.0F / 40320.0F);
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0F / 5040.0F));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0F / 720.0F));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0F / 120.0F));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0F / 24.0F));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0F / 6.0F));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.5F));
+  const __m512 em1r = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, r);
+  // nf is a whole number in [-126, 0] (or NaN, whose lanes the blend below
+  // keeps as x): 2^n from its exponent bits.
+  const __m512i n = _mm512_maskz_cvttps_epi32(all, nf);
+  const __m512 two_n = _mm512_castsi512_ps(
+      _mm512_maskz_slli_epi32(all, _mm512_add_epi32(n, _mm512_set1_epi32(127)), 23));
+  const __m512 neg = _mm512_fmadd_ps(two_n, em1r, _mm512_sub_ps(two_n, _mm512_set1_ps(1.0F)));
+  // x where x > 0 or x is NaN, the polynomial elsewhere.
+  const __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ);
+  return _mm512_mask_blend_ps(keep, neg, x);
+}
+
+/// One vector of 16 outputs: a plain load where the block is whole (Full),
+/// a masked one in the layer's last block.
+template <bool Full>
+__attribute__((target("avx512f"))) inline __m512 load16(__mmask16 m, const float* p) {
+  if constexpr (Full)
+    return _mm512_loadu_ps(p);
+  else
+    return _mm512_maskz_loadu_ps(m, p);
+}
+
+/// R rows × 64 outputs from (r0, o0): 4R accumulators (24 for six rows, and
+/// 4 registers for the weights' vectors and one for a broadcast). The
+/// fields the loop reads are copied to locals first: through the reference
+/// GCC reloads them on every k.
+template <int R, FusedRows L, FusedEpilogue E, bool Full>
+__attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& p, std::size_t r0,
+                                                           std::size_t o0,
+                                                           const __mmask16 (&mk)[4]) {
+  const __mmask16 m0 = mk[0], m1 = mk[1], m2 = mk[2], m3 = mk[3];
+  const std::size_t depth = p.depth, ldb = p.ldb;
+  __m512 c[R][4];
+  {
+    const float* bo = p.bias + o0;
+    const __m512 b0 = p.bias != nullptr ? load16<Full>(m0, bo) : _mm512_setzero_ps();
+    const __m512 b1 = p.bias != nullptr ? load16<Full>(m1, bo + 16) : _mm512_setzero_ps();
+    const __m512 b2 = p.bias != nullptr ? load16<Full>(m2, bo + 32) : _mm512_setzero_ps();
+    const __m512 b3 = p.bias != nullptr ? load16<Full>(m3, bo + 48) : _mm512_setzero_ps();
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) c[r][0] = b0, c[r][1] = b1, c[r][2] = b2, c[r][3] = b3;
+  }
+  const float* xr[R];
+  if constexpr (L == FusedRows::kPerRow) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) xr[r] = p.x[r0 + static_cast<std::size_t>(r)] + p.offset;
+  }
+  const float* bk = p.b + o0;
+  const float* const* xk = p.x;
+  const std::size_t xoff = p.offset + r0;
+#pragma GCC unroll 4
+  for (std::size_t k = 0; k < depth; ++k, bk += ldb) {
+    const __m512 w0 = load16<Full>(m0, bk), w1 = load16<Full>(m1, bk + 16),
+                 w2 = load16<Full>(m2, bk + 32), w3 = load16<Full>(m3, bk + 48);
+    const float* row = nullptr;
+    if constexpr (L == FusedRows::kPerK) row = xk[k] + xoff;
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m512 a =
+          _mm512_set1_ps(L == FusedRows::kPerRow ? xr[r][k] : row[static_cast<std::size_t>(r)]);
+      c[r][0] = _mm512_fmadd_ps(a, w0, c[r][0]);
+      c[r][1] = _mm512_fmadd_ps(a, w1, c[r][1]);
+      c[r][2] = _mm512_fmadd_ps(a, w2, c[r][2]);
+      c[r][3] = _mm512_fmadd_ps(a, w3, c[r][3]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    float* y = p.y + (r0 + static_cast<std::size_t>(r)) * p.ldy + o0;
+    const float* e = E == FusedEpilogue::kEluGrad
+                         ? p.e + (r0 + static_cast<std::size_t>(r)) * p.lde + o0
+                         : nullptr;
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __mmask16 mj = j == 0 ? m0 : j == 1 ? m1 : j == 2 ? m2 : m3;
+      __m512 v = c[r][j];
+      if constexpr (E == FusedEpilogue::kElu) v = elu16(v);
+      if constexpr (E == FusedEpilogue::kEluGrad) {
+        const __m512 ej = load16<Full>(mj, e + 16 * j);
+        v = _mm512_mul_ps(
+            v, _mm512_maskz_min_ps(static_cast<__mmask16>(0xFFFF),
+                                   _mm512_add_ps(ej, _mm512_set1_ps(1.0F)), _mm512_set1_ps(1.0F)));
+      }
+      if constexpr (Full)
+        _mm512_storeu_ps(y + 16 * j, v);
+      else
+        _mm512_mask_storeu_ps(y + 16 * j, mj, v);
+    }
+  }
+}
+
+/// Every row block of one column block.
+template <FusedRows L, FusedEpilogue E, bool Full>
+__attribute__((target("avx512f"))) void fused_columns(const FusedProduct& p, std::size_t o0,
+                                                      const __mmask16 (&m)[4]) {
+  std::size_t r = 0;
+  // Six-row blocks, except that eight rows left go as two of four.
+  for (; p.rows - r >= 6 && p.rows - r != 8; r += 6) fused_block<6, L, E, Full>(p, r, o0, m);
+  for (; p.rows - r >= 4; r += 4) fused_block<4, L, E, Full>(p, r, o0, m);
+  for (; p.rows - r >= 2; r += 2) fused_block<2, L, E, Full>(p, r, o0, m);
+  for (; r < p.rows; ++r) fused_block<1, L, E, Full>(p, r, o0, m);
+}
+
+template <FusedRows L, FusedEpilogue E>
+__attribute__((target("avx512f"))) void fused_product_avx512(const FusedProduct& p) {
+  for (std::size_t o0 = 0; o0 < p.cols; o0 += 64) {
+    __mmask16 m[4];
+    for (int j = 0; j < 4; ++j) {
+      const std::size_t first = o0 + 16 * static_cast<std::size_t>(j);
+      const std::size_t lanes = first >= p.cols ? 0 : std::min<std::size_t>(16, p.cols - first);
+      m[j] = static_cast<__mmask16>((1u << lanes) - 1u);
+    }
+    if (o0 + 64 <= p.cols)
+      fused_columns<L, E, true>(p, o0, m);
+    else
+      fused_columns<L, E, false>(p, o0, m);
+  }
+}
+
+template <FusedRows L>
+void fused_dispatch(const FusedProduct& p) {
+  switch (p.epilogue) {
+    case FusedEpilogue::kStore:
+      return fused_product_avx512<L, FusedEpilogue::kStore>(p);
+    case FusedEpilogue::kElu:
+      return fused_product_avx512<L, FusedEpilogue::kElu>(p);
+    case FusedEpilogue::kEluGrad:
+      return fused_product_avx512<L, FusedEpilogue::kEluGrad>(p);
+  }
+}
+#endif
+
+}  // namespace
+
+namespace {
+std::atomic<bool> g_fused_enabled{true};
+}
+
+void set_fused_products(bool enabled) {
+  g_fused_enabled.store(enabled);
+}
+
+bool fused_product_available() {
+#if defined(CHARKIT_FUSED_X86)
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f") != 0;
+  return has_avx512 && g_fused_enabled.load(std::memory_order_relaxed);
+#else
+  return false;
+#endif
+}
+
+bool fused_product(const FusedProduct& p) {
+  if (!fused_product_available()) return false;
+#if defined(CHARKIT_FUSED_X86)
+  if (p.rows == 0 || p.cols == 0) return true;
+  if (p.layout == FusedRows::kPerRow)
+    fused_dispatch<FusedRows::kPerRow>(p);
+  else
+    fused_dispatch<FusedRows::kPerK>(p);
+  return true;
+#else
+  (void)p;
+  return false;
+#endif
+}
+
+void fused_product_reference(const FusedProduct& p) {
+  for (std::size_t r = 0; r < p.rows; ++r)
+    for (std::size_t o = 0; o < p.cols; ++o) {
+      float acc = p.bias != nullptr ? p.bias[o] : 0.0F;
+      for (std::size_t k = 0; k < p.depth; ++k)
+        acc = std::fma(x_at(p, r, k), p.b[k * p.ldb + o], acc);
+      switch (p.epilogue) {
+        case FusedEpilogue::kStore:
+          break;
+        case FusedEpilogue::kElu:
+          acc = elu_ref(acc);
+          break;
+        case FusedEpilogue::kEluGrad:
+          acc *= std::min(p.e[r * p.lde + o] + 1.0F, 1.0F);
+          break;
+      }
+      p.y[r * p.ldy + o] = acc;
+    }
+}
+
+}  // namespace charkit::learn::detail
