@@ -1,5 +1,6 @@
 // detail::fused_product (the training step's products with their epilogues)
-// against fused_product_reference, the scalar std::fma chain, to the bit:
+// against fused_product_reference, the scalar std::fma chain (and adam_step
+// for the Adam epilogue), to the bit:
 // both row layouts, every epilogue, with and without a bias, row counts
 // around the 6/4/2/1-row blocks, column counts around the 64-column blocks
 // and their masks, gathered and repeated row pointers, an offset into the
@@ -68,18 +69,32 @@ TEST(FusedProduct, EveryFormEqualsTheReference) {
   if (!detail::fused_product_available()) GTEST_SKIP() << "no AVX-512 kernel on this CPU";
   Rng rng(5);
   for (FusedRows layout : {FusedRows::kPerRow, FusedRows::kPerK})
-    for (FusedEpilogue epi : {FusedEpilogue::kStore, FusedEpilogue::kElu, FusedEpilogue::kEluGrad})
+    for (FusedEpilogue epi : {FusedEpilogue::kStore, FusedEpilogue::kElu, FusedEpilogue::kEluGrad,
+                              FusedEpilogue::kAdam})
       for (std::size_t rows : {1, 2, 3, 5, 6, 7, 8, 13, 14, 20})
         for (std::size_t depth : {1, 9, 70})
           for (std::size_t cols : {1, 16, 37, 64, 100, 128, 131}) {
             Inputs in;
             FusedProduct p = make(in, layout, epi, rows % 2 == 1, rows, depth, cols, rng);
             const std::size_t cells = rows * p.ldy;
-            std::vector<float> want(cells + 4, 77.0F), got(cells + 4, 77.0F);
-            p.y = want.data();
+            // kAdam: y holds the parameters (updated in place), m and v the
+            // moments (v >= 0, some exactly 0) laid out like y.
+            std::vector<float> want(cells + 4), got, m0(cells + 4), v0(cells + 4);
+            for (std::size_t i = 0; i < want.size(); ++i) {
+              want[i] = static_cast<float>(rng.uniform(-1.0, 1.0));
+              m0[i] = static_cast<float>(rng.uniform(-0.1, 0.1));
+              v0[i] = i % 5 == 0 ? 0.0F : static_cast<float>(rng.uniform(0.0, 0.01));
+            }
+            got = want;
+            std::vector<float> m1 = m0, v1 = v0;
+            const detail::AdamStep adam{0.9F, 0.1F, 0.999F, 0.001F, 0.01F, 1e-8F};
+            p.adam = &adam;
+            p.y = want.data(), p.m = m0.data(), p.v = v0.data();
             detail::fused_product_reference(p);
-            p.y = got.data();
+            p.y = got.data(), p.m = m1.data(), p.v = v1.data();
             ASSERT_TRUE(detail::fused_product(p));
+            ASSERT_EQ(m0, m1);
+            ASSERT_EQ(v0, v1);
             ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
                 << "layout " << static_cast<int>(layout) << ", epilogue " << static_cast<int>(epi)
                 << ", " << rows << "x" << depth << " -> " << cols;

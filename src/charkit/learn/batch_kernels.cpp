@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "charkit/learn/detail/adam_avx512.h"
 #include "charkit/learn/detail/batch_kernels.h"
 
 #if CHARKIT_WITH_XSMM
@@ -572,35 +573,7 @@ template <bool Whole>
 __attribute__((target("avx512f"))) inline void adam_block(float* p, const float* g, float* m,
                                                           float* v, __mmask16 k,
                                                           const AdamStep& c) {
-  const __m512 gi = Whole ? _mm512_loadu_ps(g) : _mm512_maskz_loadu_ps(k, g);
-  const __m512 m0 = Whole ? _mm512_loadu_ps(m) : _mm512_maskz_loadu_ps(k, m);
-  const __m512 v0 = Whole ? _mm512_loadu_ps(v) : _mm512_maskz_loadu_ps(k, v);
-  const __m512 p0 = Whole ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(k, p);
-  const __m512 mi = _mm512_fmadd_ps(_mm512_set1_ps(c.beta1), m0,
-                                    _mm512_mul_ps(_mm512_set1_ps(c.one_minus_beta1), gi));
-  const __m512 vi =
-      _mm512_fmadd_ps(_mm512_set1_ps(c.beta2), v0,
-                      _mm512_mul_ps(_mm512_set1_ps(c.one_minus_beta2), _mm512_mul_ps(gi, gi)));
-  // s = v·r, refined: s·(3/2 − s·r/2) with r ≈ 1/√v; 0 where v < FLT_MIN.
-  const __m512 r = _mm512_maskz_rsqrt14_ps(static_cast<__mmask16>(0xFFFF), vi);
-  const __m512 s0 = _mm512_mul_ps(vi, r);
-  const __mmask16 pos = _mm512_cmp_ps_mask(vi, _mm512_set1_ps(1.17549435e-38F), _CMP_GE_OQ);
-  const __m512 s = _mm512_maskz_mul_ps(
-      pos, s0, _mm512_fnmadd_ps(_mm512_mul_ps(_mm512_set1_ps(0.5F), s0), r, _mm512_set1_ps(1.5F)));
-  // 1/d refined: x·(2 − d·x).
-  const __m512 d = _mm512_add_ps(s, _mm512_set1_ps(c.eps));
-  const __m512 x0 = _mm512_maskz_rcp14_ps(static_cast<__mmask16>(0xFFFF), d);
-  const __m512 x = _mm512_mul_ps(x0, _mm512_fnmadd_ps(d, x0, _mm512_set1_ps(2.0F)));
-  const __m512 pi = _mm512_fnmadd_ps(_mm512_mul_ps(_mm512_set1_ps(c.step), mi), x, p0);
-  if (Whole) {
-    _mm512_storeu_ps(m, mi);
-    _mm512_storeu_ps(v, vi);
-    _mm512_storeu_ps(p, pi);
-  } else {
-    _mm512_mask_storeu_ps(m, k, mi);
-    _mm512_mask_storeu_ps(v, k, vi);
-    _mm512_mask_storeu_ps(p, k, pi);
-  }
+  adam16<Whole>(Whole ? _mm512_loadu_ps(g) : _mm512_maskz_loadu_ps(k, g), p, m, v, k, c);
 }
 
 /// Adam with AVX-512's reciprocal estimates refined by one Newton step

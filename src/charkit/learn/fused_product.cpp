@@ -13,7 +13,9 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
+#include "charkit/learn/detail/adam_avx512.h"
 #include "charkit/learn/detail/batch_kernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -157,10 +159,14 @@ __attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& p
             v, _mm512_maskz_min_ps(static_cast<__mmask16>(0xFFFF),
                                    _mm512_add_ps(ej, _mm512_set1_ps(1.0F)), _mm512_set1_ps(1.0F)));
       }
-      if constexpr (Full)
+      if constexpr (E == FusedEpilogue::kAdam) {
+        const std::size_t at = static_cast<std::size_t>(y - p.y) + 16 * static_cast<std::size_t>(j);
+        adam16<Full>(v, y + 16 * j, p.m + at, p.v + at, mj, *p.adam);
+      } else if constexpr (Full) {
         _mm512_storeu_ps(y + 16 * j, v);
-      else
+      } else {
         _mm512_mask_storeu_ps(y + 16 * j, mj, v);
+      }
     }
   }
 }
@@ -202,6 +208,8 @@ void fused_dispatch(const FusedProduct& p) {
       return fused_product_avx512<L, FusedEpilogue::kElu>(p);
     case FusedEpilogue::kEluGrad:
       return fused_product_avx512<L, FusedEpilogue::kEluGrad>(p);
+    case FusedEpilogue::kAdam:
+      return fused_product_avx512<L, FusedEpilogue::kAdam>(p);
   }
 }
 #endif
@@ -241,7 +249,8 @@ bool fused_product(const FusedProduct& p) {
 }
 
 void fused_product_reference(const FusedProduct& p) {
-  for (std::size_t r = 0; r < p.rows; ++r)
+  std::vector<float> g(p.epilogue == FusedEpilogue::kAdam ? p.cols : 0);
+  for (std::size_t r = 0; r < p.rows; ++r) {
     for (std::size_t o = 0; o < p.cols; ++o) {
       float acc = p.bias != nullptr ? p.bias[o] : 0.0F;
       for (std::size_t k = 0; k < p.depth; ++k)
@@ -255,9 +264,17 @@ void fused_product_reference(const FusedProduct& p) {
         case FusedEpilogue::kEluGrad:
           acc *= std::min(p.e[r * p.lde + o] + 1.0F, 1.0F);
           break;
+        case FusedEpilogue::kAdam:
+          g[o] = acc;
+          continue;
       }
       p.y[r * p.ldy + o] = acc;
     }
+    if (p.epilogue == FusedEpilogue::kAdam) {
+      const std::size_t at = r * p.ldy;
+      adam_step(p.y + at, g.data(), p.m + at, p.v + at, p.cols, *p.adam);
+    }
+  }
 }
 
 }  // namespace charkit::learn::detail

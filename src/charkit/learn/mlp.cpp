@@ -356,7 +356,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     bs[l].assign(d.biases.begin(), d.biases.end());
     a[l + 1].resize(batch * d.outputs);
     dz[l].resize(batch * d.outputs);
-    gw[l].resize(d.inputs * d.outputs);
+    if (!fused) gw[l].resize(d.inputs * d.outputs);  // fused: the sums go into Adam
     gb[l].resize(d.outputs);
     mw[l].assign(d.inputs * d.outputs, 0.0F);
     vw[l].assign(d.inputs * d.outputs, 0.0F);
@@ -500,20 +500,23 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       const DenseLayer& d = mlp.layers[l];
       const auto [i0, i1] = range(d.inputs, piece, pieces);
       if (i1 > i0) {
+        const std::size_t at = i0 * d.outputs, count = (i1 - i0) * d.outputs;
         if (fused) {
+          // The weight gradient's sums go straight into Adam.
           detail::FusedProduct p;
           p.x = inputs_of(l), p.layout = detail::FusedRows::kPerK, p.offset = i0;
           p.rows = i1 - i0, p.depth = batch, p.cols = d.outputs;
           p.b = dz[l].data(), p.ldb = d.outputs;
-          p.y = gw[l].data() + i0 * d.outputs, p.ldy = d.outputs;
+          p.epilogue = detail::FusedEpilogue::kAdam, p.adam = &adam;
+          p.y = wt[l].data() + at, p.ldy = d.outputs;
+          p.m = mw[l].data() + at, p.v = vw[l].data() + at;
           detail::fused_product(p);
         } else {
           detail::gemm(true, false, i1 - i0, d.outputs, batch, a[l].data() + i0, d.inputs,
-                       dz[l].data(), d.outputs, 0.0F, gw[l].data() + i0 * d.outputs, d.outputs);
+                       dz[l].data(), d.outputs, 0.0F, gw[l].data() + at, d.outputs);
+          detail::adam_step(wt[l].data() + at, gw[l].data() + at, mw[l].data() + at,
+                            vw[l].data() + at, count, adam);
         }
-        const std::size_t at = i0 * d.outputs, count = (i1 - i0) * d.outputs;
-        detail::adam_step(wt[l].data() + at, gw[l].data() + at, mw[l].data() + at,
-                          vw[l].data() + at, count, adam);
       }
       const auto [o0, o1] = range(d.outputs, piece, pieces);
       if (o1 > o0) {

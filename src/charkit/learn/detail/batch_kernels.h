@@ -137,7 +137,10 @@ enum class FusedEpilogue {
   kStore,    ///< y = sum
   kElu,      ///< y = ELU(sum), α = 1 (NaN passes)
   kEluGrad,  ///< y = sum · min(e + 1, 1): ELU's derivative from its output e
+  kAdam,     ///< the sum is a gradient: one Adam step (*adam) on the parameters in y
 };
+
+struct AdamStep;
 
 /// y[r][o] = epilogue(bias[o] + Σ_k X(r, k)·b[k][o]) for r < rows, o < cols
 /// (bias null: from 0), the sum one chain of fused multiply-adds over k in
@@ -157,6 +160,9 @@ struct FusedProduct {
   std::size_t lde = 0;
   float* y = nullptr;  ///< rows × cols, row stride ldy
   std::size_t ldy = 0;
+  float* m = nullptr;  ///< kAdam: Adam's moments, laid out as y
+  float* v = nullptr;
+  const AdamStep* adam = nullptr;
 };
 
 /// Whether fused_product has a kernel on this CPU (AVX-512, GCC builds) and
@@ -174,7 +180,8 @@ void set_fused_products(bool enabled);
 /// elementwise passes).
 bool fused_product(const FusedProduct& p);
 
-/// fused_product in scalar code (std::fma), the reference it is tested against.
+/// fused_product in scalar code (std::fma), the reference it is tested
+/// against; kAdam runs adam_step (kAuto) on each row's sums.
 void fused_product_reference(const FusedProduct& p);
 
 /// What kAuto runs on this machine: "libxsmm (<target>)", e.g. "libxsmm
