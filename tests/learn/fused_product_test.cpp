@@ -27,6 +27,8 @@ struct Inputs {
   std::vector<float> pool;        // the rows the pointers point into
   std::vector<const float*> ptr;  // one per row (kPerRow) or per k (kPerK)
   std::vector<float> b, bias, e;
+  std::vector<float> targets;  // kResidual: a row per row of y, scrambled
+  std::vector<const float*> tptr;
 };
 
 // A product of rows × depth → cols with padded strides; X's rows gathered
@@ -50,6 +52,11 @@ FusedProduct make(Inputs& in, FusedRows layout, FusedEpilogue epi, bool with_bia
   in.e.resize(rows * lde);
   // ELU outputs: > -1, some exactly at or above 0.
   for (float& v : in.e) v = static_cast<float>(rng.uniform(-0.999, 1.0));
+  in.targets.resize((rows + 1) * cols);
+  for (float& v : in.targets) v = static_cast<float>(rng.uniform(-3.0, 3.0));
+  in.tptr.resize(rows);
+  for (std::size_t r = 0; r < rows; ++r)
+    in.tptr[r] = in.targets.data() + ((r * 5) % (rows + 1)) * cols;
   FusedProduct p;
   p.x = in.ptr.data();
   p.layout = layout;
@@ -60,6 +67,8 @@ FusedProduct make(Inputs& in, FusedRows layout, FusedEpilogue epi, bool with_bia
   p.epilogue = epi;
   p.e = in.e.data(), p.lde = lde;
   p.ldy = cols + 3;
+  p.t = in.tptr.data();
+  p.scale = 0.375F;
   return p;
 }
 
@@ -70,7 +79,7 @@ TEST(FusedProduct, EveryFormEqualsTheReference) {
   Rng rng(5);
   for (FusedRows layout : {FusedRows::kPerRow, FusedRows::kPerK})
     for (FusedEpilogue epi : {FusedEpilogue::kStore, FusedEpilogue::kElu, FusedEpilogue::kEluGrad,
-                              FusedEpilogue::kAdam})
+                              FusedEpilogue::kAdam, FusedEpilogue::kResidual})
       for (std::size_t rows : {1, 2, 3, 5, 6, 7, 8, 13, 14, 20})
         for (std::size_t depth : {1, 9, 70})
           for (std::size_t cols : {1, 16, 37, 64, 100, 128, 131}) {
@@ -89,12 +98,16 @@ TEST(FusedProduct, EveryFormEqualsTheReference) {
             std::vector<float> m1 = m0, v1 = v0;
             const detail::AdamStep adam{0.9F, 0.1F, 0.999F, 0.001F, 0.01F, 1e-8F};
             p.adam = &adam;
-            p.y = want.data(), p.m = m0.data(), p.v = v0.data();
+            std::vector<float> lanes0(rows * 16, 5.0F), lanes1(rows * 16, 6.0F);
+            p.y = want.data(), p.m = m0.data(), p.v = v0.data(), p.lanes = lanes0.data();
             detail::fused_product_reference(p);
-            p.y = got.data(), p.m = m1.data(), p.v = v1.data();
+            p.y = got.data(), p.m = m1.data(), p.v = v1.data(), p.lanes = lanes1.data();
             ASSERT_TRUE(detail::fused_product(p));
             ASSERT_EQ(m0, m1);
             ASSERT_EQ(v0, v1);
+            if (epi == FusedEpilogue::kResidual) {
+              ASSERT_EQ(lanes0, lanes1);
+            }
             ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
                 << "layout " << static_cast<int>(layout) << ", epilogue " << static_cast<int>(epi)
                 << ", " << rows << "x" << depth << " -> " << cols;
@@ -103,19 +116,22 @@ TEST(FusedProduct, EveryFormEqualsTheReference) {
 
 // The reference: the sums within float rounding of double sums, the ELU of
 // them within 4 ulp of std::expm1 (exact above 0), the derivative's factor
-// min(e + 1, 1); stores only inside the rows' columns.
+// min(e + 1, 1), the residual and its squares by lane; stores only inside
+// the rows' columns.
 TEST(FusedProduct, ReferenceAgainstDouble) {
   Rng rng(9);
   for (FusedRows layout : {FusedRows::kPerRow, FusedRows::kPerK})
-    for (FusedEpilogue epi :
-         {FusedEpilogue::kStore, FusedEpilogue::kElu, FusedEpilogue::kEluGrad}) {
+    for (FusedEpilogue epi : {FusedEpilogue::kStore, FusedEpilogue::kElu, FusedEpilogue::kEluGrad,
+                              FusedEpilogue::kResidual}) {
       Inputs in;
       const std::size_t rows = 7, depth = 33, cols = 19;
       FusedProduct p = make(in, layout, epi, true, rows, depth, cols, rng);
-      std::vector<float> y(rows * p.ldy, 77.0F);
+      std::vector<float> y(rows * p.ldy, 77.0F), lanes(rows * 16);
       p.y = y.data();
+      p.lanes = lanes.data();
       detail::fused_product_reference(p);
       for (std::size_t r = 0; r < rows; ++r) {
+        std::vector<double> sq(16, 0.0);
         for (std::size_t o = 0; o < cols; ++o) {
           double sum = p.bias[o];
           for (std::size_t k = 0; k < depth; ++k) {
@@ -126,10 +142,20 @@ TEST(FusedProduct, ReferenceAgainstDouble) {
           double want = sum;
           if (epi == FusedEpilogue::kElu) want = sum > 0.0 ? sum : std::expm1(sum);
           if (epi == FusedEpilogue::kEluGrad) want = sum * std::min(p.e[r * p.lde + o] + 1.0, 1.0);
+          if (epi == FusedEpilogue::kResidual) {
+            const double d = sum - p.t[r][o];
+            want = d * p.scale;
+            sq[o % 16] += d * d;
+          }
           const double tol = 1e-5 * (1.0 + std::abs(want));
           EXPECT_NEAR(y[r * p.ldy + o], want, tol) << r << "," << o;
         }
         for (std::size_t o = cols; o < p.ldy; ++o) EXPECT_EQ(y[r * p.ldy + o], 77.0F);
+        if (epi == FusedEpilogue::kResidual) {
+          for (std::size_t j = 0; j < 16; ++j) {
+            EXPECT_NEAR(lanes[r * 16 + j], sq[j], 1e-5 * (1.0 + sq[j])) << r << ", lane " << j;
+          }
+        }
       }
     }
 }

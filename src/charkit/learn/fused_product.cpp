@@ -148,11 +148,27 @@ __attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& p
     const float* e = E == FusedEpilogue::kEluGrad
                          ? p.e + (r0 + static_cast<std::size_t>(r)) * p.lde + o0
                          : nullptr;
+    // kResidual: the row's target and its 16 lanes of squared residuals
+    // (from 0 at the first column block, carried over the next ones).
+    const float* t = nullptr;
+    float* lanes = nullptr;
+    __m512 sq = _mm512_setzero_ps();
+    if constexpr (E == FusedEpilogue::kResidual) {
+      t = p.t[r0 + static_cast<std::size_t>(r)] + o0;
+      lanes = p.lanes + (r0 + static_cast<std::size_t>(r)) * 16;
+      if (o0 != 0) sq = _mm512_loadu_ps(lanes);
+    }
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       const __mmask16 mj = j == 0 ? m0 : j == 1 ? m1 : j == 2 ? m2 : m3;
       __m512 v = c[r][j];
       if constexpr (E == FusedEpilogue::kElu) v = elu16(v);
+      if constexpr (E == FusedEpilogue::kResidual) {
+        // Masked lanes: 0 − 0.
+        const __m512 d = _mm512_sub_ps(v, load16<Full>(mj, t + 16 * j));
+        sq = _mm512_fmadd_ps(d, d, sq);
+        v = _mm512_mul_ps(d, _mm512_set1_ps(p.scale));
+      }
       if constexpr (E == FusedEpilogue::kEluGrad) {
         const __m512 ej = load16<Full>(mj, e + 16 * j);
         v = _mm512_mul_ps(
@@ -168,6 +184,7 @@ __attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& p
         _mm512_mask_storeu_ps(y + 16 * j, mj, v);
       }
     }
+    if constexpr (E == FusedEpilogue::kResidual) _mm512_storeu_ps(lanes, sq);
   }
 }
 
@@ -210,6 +227,8 @@ void fused_dispatch(const FusedProduct& p) {
       return fused_product_avx512<L, FusedEpilogue::kEluGrad>(p);
     case FusedEpilogue::kAdam:
       return fused_product_avx512<L, FusedEpilogue::kAdam>(p);
+    case FusedEpilogue::kResidual:
+      return fused_product_avx512<L, FusedEpilogue::kResidual>(p);
   }
 }
 #endif
@@ -251,6 +270,7 @@ bool fused_product(const FusedProduct& p) {
 void fused_product_reference(const FusedProduct& p) {
   std::vector<float> g(p.epilogue == FusedEpilogue::kAdam ? p.cols : 0);
   for (std::size_t r = 0; r < p.rows; ++r) {
+    if (p.epilogue == FusedEpilogue::kResidual) std::fill_n(p.lanes + r * 16, 16, 0.0F);
     for (std::size_t o = 0; o < p.cols; ++o) {
       float acc = p.bias != nullptr ? p.bias[o] : 0.0F;
       for (std::size_t k = 0; k < p.depth; ++k)
@@ -267,6 +287,13 @@ void fused_product_reference(const FusedProduct& p) {
         case FusedEpilogue::kAdam:
           g[o] = acc;
           continue;
+        case FusedEpilogue::kResidual: {
+          const float d = acc - p.t[r][o];
+          float& lane = p.lanes[r * 16 + o % 16];
+          lane = std::fma(d, d, lane);
+          acc = d * p.scale;
+          break;
+        }
       }
       p.y[r * p.ldy + o] = acc;
     }

@@ -367,10 +367,11 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   std::vector<double> piece_loss(pieces);
   std::vector<std::size_t> rows(batch);
   const std::vector<float> inv_sd = inv_sd_of(mlp);
-  // The fused products' row pointers: the batch's samples (set every step),
-  // each layer's activations and dz (fixed), and per piece the transposed
+  // The fused products' row pointers: the batch's samples and targets (set
+  // every step), each layer's activations and dz (fixed), and per piece the transposed
   // weights of the input-gradient products.
-  std::vector<const float*> xrows(fused ? batch : 0);
+  std::vector<const float*> xrows(fused ? batch : 0), trows(fused ? batch : 0);
+  std::vector<float> lanes(fused ? batch * 16 : 0);  // the rows' squared residuals
   std::vector<std::vector<const float*>> arows(fused ? n : 0), dzrows(fused ? n : 0);
   std::vector<std::vector<detail::AlignedFloats>> wtt(fused ? pieces : 0);
   if (fused) {
@@ -410,6 +411,10 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     if (!fused)
       detail::gather_standardise(x.data(), features, rows.data() + r0, nr, mlp.input_mean.data(),
                                  inv_sd.data(), a[0].data() + r0 * features);
+    const bool linear_out = mlp.output_activation == Activation::kIdentity;
+    // Fused with a linear output, the last product ends in the residual:
+    // dz[n-1] and the row's squared sums, and no output activations.
+    const bool residual_done = fused && linear_out;
     for (std::size_t l = 0; l < n; ++l) {
       const DenseLayer& d = mlp.layers[l];
       const Activation act = l + 1 == n ? mlp.output_activation : mlp.hidden_activation;
@@ -422,6 +427,11 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
         p.epilogue =
             act == Activation::kELU ? detail::FusedEpilogue::kElu : detail::FusedEpilogue::kStore;
         p.y = al, p.ldy = d.outputs;
+        if (residual_done && l + 1 == n) {
+          p.epilogue = detail::FusedEpilogue::kResidual;
+          p.t = trows.data() + r0, p.scale = grad_scale, p.lanes = lanes.data() + r0 * 16;
+          p.y = dz[n - 1].data() + r0 * outputs;
+        }
         detail::fused_product(p);
       } else {
         detail::gemm(false, false, nr, d.outputs, d.inputs, a[l].data() + r0 * d.inputs, d.inputs,
@@ -433,10 +443,19 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     }
     // The output layer's da = 2/(batch·outputs)·(a - y); into dz directly
     // when there is no activation to differentiate.
-    const bool linear_out = mlp.output_activation == Activation::kIdentity;
-    piece_loss[piece] = detail::residual_rows(
-        a[n].data() + r0 * outputs, y.data(), rows.data() + r0, nr, outputs, grad_scale,
-        linear_out ? dz[n - 1].data() + r0 * outputs : da[piece].data());
+    if (residual_done) {
+      double total = 0.0;
+      for (std::size_t r = r0; r < r1; ++r) {
+        float sum = 0.0F;
+        for (std::size_t j = 0; j < 16; ++j) sum += lanes[r * 16 + j];
+        total += static_cast<double>(sum);
+      }
+      piece_loss[piece] = total;
+    } else {
+      piece_loss[piece] = detail::residual_rows(
+          a[n].data() + r0 * outputs, y.data(), rows.data() + r0, nr, outputs, grad_scale,
+          linear_out ? dz[n - 1].data() + r0 * outputs : da[piece].data());
+    }
     bool dz_done = false;  // dz[l] already written by the fused product below
     for (std::size_t l = n; l-- > 0;) {
       const DenseLayer& d = mlp.layers[l];
@@ -534,7 +553,10 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       rows[k] = std::min(row, samples - 1);
     }
     if (fused)
-      for (std::size_t k = 0; k < batch; ++k) xrows[k] = xs.data() + rows[k] * features;
+      for (std::size_t k = 0; k < batch; ++k) {
+        xrows[k] = xs.data() + rows[k] * features;
+        trows[k] = y.data() + rows[k] * outputs;
+      }
     ex.parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
       for (std::size_t p = b; p < e; ++p) rows_pass(p);
     });

@@ -138,6 +138,9 @@ enum class FusedEpilogue {
   kElu,      ///< y = ELU(sum), α = 1 (NaN passes)
   kEluGrad,  ///< y = sum · min(e + 1, 1): ELU's derivative from its output e
   kAdam,     ///< the sum is a gradient: one Adam step (*adam) on the parameters in y
+  /// The output layer's loss gradient: d = sum − t[r][o]; y = scale·d; and
+  /// lanes[r][o mod 16] = Σ d² over the row's columns in order (fused).
+  kResidual,
 };
 
 struct AdamStep;
@@ -163,6 +166,9 @@ struct FusedProduct {
   float* m = nullptr;  ///< kAdam: Adam's moments, laid out as y
   float* v = nullptr;
   const AdamStep* adam = nullptr;
+  const float* const* t = nullptr;  ///< kResidual: the targets, one row pointer per row
+  float scale = 1.0F;
+  float* lanes = nullptr;  ///< kResidual: rows × 16 sums of squares
 };
 
 /// Whether fused_product has a kernel on this CPU (AVX-512, GCC builds) and
