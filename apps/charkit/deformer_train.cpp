@@ -579,7 +579,8 @@ void add_deformer_train_commands(CLI::App& deformer, int& exit_code) {
   train
       ->add_option("--threads", ta->threads,
                    "neural: threads each step is split over (0: one per core); the model is the "
-                   "same bits for the same seed and thread count")
+                   "same bits for the same seed and thread count (on AVX-512 CPUs for every "
+                   "thread count)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{64}))
       ->capture_default_str()
       ->type_name("N");
