@@ -318,6 +318,11 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   //  2. by parameters: each layer's weight gradient a^T·dz for a range of
   //     its input rows and the bias gradient for a range of its outputs,
   //     each followed at once by Adam on that range.
+  // On AVX-512 CPUs the products run on detail::fused_product, which does
+  // the elementwise work next to each product (bias and ELU, ELU', the
+  // residual, Adam) on its sums before they are stored, and reads the
+  // batch's rows in place (docs/learn/batch.md, "Products with their
+  // epilogues"); elsewhere on detail::gemm and one pass per elementwise step.
   // Adam runs in float with the bias corrections folded into the step size:
   // lr m^ / (sqrt(v^) + eps) = (lr sqrt(c2) / c1) m / (sqrt(v) + eps sqrt(c2)).
   const std::size_t n = mlp.layers.size();
