@@ -103,9 +103,13 @@ __attribute__((target("avx512f"))) inline __m512 load16(__mmask16 m, const float
 /// fields the loop reads are copied to locals first: through the reference
 /// GCC reloads them on every k.
 template <int R, FusedRows L, FusedEpilogue E, bool Full>
-__attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& p, std::size_t r0,
-                                                           std::size_t o0,
+__attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& pr,
+                                                           std::size_t r0, std::size_t o0,
                                                            const __mmask16 (&mk)[4]) {
+  // Local copies: a store through y, m or v could change *pr or *pr.adam
+  // as far as GCC knows, so it would reload every field after each store.
+  const FusedProduct p = pr;
+  const AdamStep adam = p.adam != nullptr ? *p.adam : AdamStep{};
   const __mmask16 m0 = mk[0], m1 = mk[1], m2 = mk[2], m3 = mk[3];
   const std::size_t depth = p.depth, ldb = p.ldb;
   __m512 c[R][4];
@@ -177,7 +181,7 @@ __attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& p
       }
       if constexpr (E == FusedEpilogue::kAdam) {
         const std::size_t at = static_cast<std::size_t>(y - p.y) + 16 * static_cast<std::size_t>(j);
-        adam16<Full>(v, y + 16 * j, p.m + at, p.v + at, mj, *p.adam);
+        adam16<Full>(v, y + 16 * j, p.m + at, p.v + at, mj, adam);
       } else if constexpr (Full) {
         _mm512_storeu_ps(y + 16 * j, v);
       } else {
