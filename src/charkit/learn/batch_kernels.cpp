@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "charkit/learn/detail/adam_avx512.h"
+#include "charkit/learn/detail/avx512_blocks.h"
 #include "charkit/learn/detail/batch_kernels.h"
 
 #if CHARKIT_WITH_XSMM
@@ -434,16 +434,6 @@ __attribute__((target("avx512f"))) inline void dense_block1_avx512(
   _mm512_mask_storeu_ps(yo + 112, m7, c7);
 }
 
-// The masks of the J vectors of 16 outputs from o0 (zero past the layer's end).
-template <int J>
-void output_masks(std::size_t o0, std::size_t out, __mmask16* m) {
-  for (int j = 0; j < J; ++j) {
-    const std::size_t first = o0 + 16 * static_cast<std::size_t>(j);
-    const std::size_t lanes = first >= out ? 0 : std::min<std::size_t>(16, out - first);
-    m[j] = static_cast<__mmask16>((1u << lanes) - 1u);
-  }
-}
-
 __attribute__((target("avx512f"))) void dense_rows_avx512(const float* x, std::size_t rows,
                                                           std::size_t in, const float* w,
                                                           const float* bias, std::size_t out,
@@ -567,15 +557,6 @@ __attribute__((target("avx2,fma"))) void dense_rows_avx2(const float* x, std::si
   }
 }
 
-/// One block of 16 parameters of adam_step_avx512 (k: the lanes in range).
-/// Whole blocks use plain loads and stores, the tail masked ones.
-template <bool Whole>
-__attribute__((target("avx512f"))) inline void adam_block(float* p, const float* g, float* m,
-                                                          float* v, __mmask16 k,
-                                                          const AdamStep& c) {
-  adam16<Whole>(Whole ? _mm512_loadu_ps(g) : _mm512_maskz_loadu_ps(k, g), p, m, v, k, c);
-}
-
 /// Adam with AVX-512's reciprocal estimates refined by one Newton step
 /// instead of vsqrtps and vdivps (0.36 ns per parameter in L1 with them on
 /// an Intel Xeon with AVX-512 at about 3.8 GHz, 0.25 without; the 512-bit
@@ -589,9 +570,11 @@ __attribute__((target("avx512f"))) void adam_step_avx512(float* p, const float* 
                                                          const AdamStep& c) {
   std::size_t i = 0;
   for (; i + 16 <= n; i += 16)
-    adam_block<true>(p + i, g + i, m + i, v + i, static_cast<__mmask16>(0xFFFF), c);
-  if (i < n)
-    adam_block<false>(p + i, g + i, m + i, v + i, static_cast<__mmask16>((1u << (n - i)) - 1u), c);
+    adam16<true>(_mm512_loadu_ps(g + i), p + i, m + i, v + i, static_cast<__mmask16>(0xFFFF), c);
+  if (i < n) {
+    const auto k = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    adam16<false>(_mm512_maskz_loadu_ps(k, g + i), p + i, m + i, v + i, k, c);
+  }
 }
 #endif
 

@@ -5,9 +5,8 @@
 // Every output is one chain of fused multiply-adds over k in order, from the
 // bias or 0, so the blocking (six, four, two or one rows × 64 outputs) and
 // the rows' split between cores never change a bit; the AVX-512 kernel
-// equals fused_product_reference (std::fma) to the bit for kStore and
-// kEluGrad, and within the ELU polynomial's rounding for kElu
-// (tests/learn/fused_product_test.cpp).
+// equals fused_product_reference (std::fma; adam_step for kAdam) to the bit
+// for every epilogue (tests/learn/fused_product_test.cpp).
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -15,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "charkit/learn/detail/adam_avx512.h"
+#include "charkit/learn/detail/avx512_blocks.h"
 #include "charkit/learn/detail/batch_kernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -99,12 +98,10 @@ __attribute__((target("avx512f"))) inline __m512 load16(__mmask16 m, const float
 }
 
 /// R rows × 64 outputs from (r0, o0): 4R accumulators (24 for six rows, and
-/// 4 registers for the weights' vectors and one for a broadcast). The
-/// fields the loop reads are copied to locals first: through the reference
-/// GCC reloads them on every k.
+/// 4 registers for the weights' vectors and one for a broadcast).
 template <int R, FusedRows L, FusedEpilogue E, bool Full>
-__attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& pr,
-                                                           std::size_t r0, std::size_t o0,
+__attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& pr, std::size_t r0,
+                                                           std::size_t o0,
                                                            const __mmask16 (&mk)[4]) {
   // Local copies: a store through y, m or v could change *pr or *pr.adam
   // as far as GCC knows, so it would reload every field after each store.
@@ -208,11 +205,7 @@ template <FusedRows L, FusedEpilogue E>
 __attribute__((target("avx512f"))) void fused_product_avx512(const FusedProduct& p) {
   for (std::size_t o0 = 0; o0 < p.cols; o0 += 64) {
     __mmask16 m[4];
-    for (int j = 0; j < 4; ++j) {
-      const std::size_t first = o0 + 16 * static_cast<std::size_t>(j);
-      const std::size_t lanes = first >= p.cols ? 0 : std::min<std::size_t>(16, p.cols - first);
-      m[j] = static_cast<__mmask16>((1u << lanes) - 1u);
-    }
+    output_masks<4>(o0, p.cols, m);
     if (o0 + 64 <= p.cols)
       fused_columns<L, E, true>(p, o0, m);
     else
@@ -237,27 +230,31 @@ void fused_dispatch(const FusedProduct& p) {
 }
 #endif
 
-}  // namespace
-
-namespace {
-std::atomic<bool> g_fused_enabled{true};
+bool cpu_has_kernel() {
+#if defined(CHARKIT_FUSED_X86)
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f") != 0;
+  return has_avx512;
+#else
+  return false;
+#endif
 }
+
+// set_fused_products: whether train_mlp takes this path (a choice made once
+// per training); fused_product itself runs wherever the CPU can.
+std::atomic<bool> g_fused_enabled{true};
+
+}  // namespace
 
 void set_fused_products(bool enabled) {
   g_fused_enabled.store(enabled);
 }
 
 bool fused_product_available() {
-#if defined(CHARKIT_FUSED_X86)
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f") != 0;
-  return has_avx512 && g_fused_enabled.load(std::memory_order_relaxed);
-#else
-  return false;
-#endif
+  return cpu_has_kernel() && g_fused_enabled.load(std::memory_order_relaxed);
 }
 
 bool fused_product(const FusedProduct& p) {
-  if (!fused_product_available()) return false;
+  if (!cpu_has_kernel()) return false;
 #if defined(CHARKIT_FUSED_X86)
   if (p.rows == 0 || p.cols == 0) return true;
   if (p.layout == FusedRows::kPerRow)

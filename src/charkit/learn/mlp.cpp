@@ -14,13 +14,6 @@ using core::make_error;
 
 namespace {
 
-/// 1 / sd per input, the factors the batch's standardisation multiplies by.
-std::vector<float> inv_sd_of(const Mlp& mlp) {
-  std::vector<float> inv(mlp.input_std.size());
-  for (std::size_t j = 0; j < inv.size(); ++j) inv[j] = 1.0F / mlp.input_std[j];
-  return inv;
-}
-
 using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MapW = Eigen::Map<const MatF>;
 
@@ -341,17 +334,22 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   // The weights and biases are trained in copies on cache-line boundaries.
   std::vector<detail::AlignedFloats> a(n + 1), dz(n), gw(n), gb(n), mw(n), vw(n), mb(n), vb(n),
       wt(n), bs(n);
+  std::vector<float> inv_sd(features);
+  for (std::size_t j = 0; j < features; ++j) inv_sd[j] = 1.0F / mlp.input_std[j];
   // With the fused products (AVX-512) the samples are standardised once and
   // a batch's rows are read where they lie (xrows); otherwise every step
   // gathers them into a[0] for gemm.
   const bool fused = detail::fused_product_available();
+  const bool linear_out = mlp.output_activation == Activation::kIdentity;
+  // Fused with a linear output, the last product ends in the residual:
+  // dz[n-1] and the rows' squared sums; a[n] is not written.
+  const bool residual_done = fused && linear_out;
   detail::AlignedFloats xs;
   if (fused) {
-    std::vector<std::size_t> all(samples);
-    for (std::size_t i = 0; i < samples; ++i) all[i] = i;
     xs.resize(samples * features);
-    detail::gather_standardise(x.data(), features, all.data(), samples, mlp.input_mean.data(),
-                               inv_sd_of(mlp).data(), xs.data());
+    for (std::size_t i = 0; i < samples; ++i)
+      detail::gather_standardise(x.data(), features, &i, 1, mlp.input_mean.data(), inv_sd.data(),
+                                 xs.data() + i * features);
   } else {
     a[0].resize(batch * features);
   }
@@ -371,7 +369,6 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   std::vector<detail::AlignedFloats> da(pieces, detail::AlignedFloats(batch * widest));
   std::vector<double> piece_loss(pieces);
   std::vector<std::size_t> rows(batch);
-  const std::vector<float> inv_sd = inv_sd_of(mlp);
   // The fused products' row pointers: the batch's samples and targets (set
   // every step), each layer's activations and dz (fixed), and per piece the transposed
   // weights of the input-gradient products.
@@ -416,10 +413,6 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     if (!fused)
       detail::gather_standardise(x.data(), features, rows.data() + r0, nr, mlp.input_mean.data(),
                                  inv_sd.data(), a[0].data() + r0 * features);
-    const bool linear_out = mlp.output_activation == Activation::kIdentity;
-    // Fused with a linear output, the last product ends in the residual:
-    // dz[n-1] and the row's squared sums, and no output activations.
-    const bool residual_done = fused && linear_out;
     for (std::size_t l = 0; l < n; ++l) {
       const DenseLayer& d = mlp.layers[l];
       const Activation act = l + 1 == n ? mlp.output_activation : mlp.hidden_activation;
@@ -469,7 +462,8 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       const float* dal = da[piece].data();
       float* dzl = dz[l].data() + r0 * d.outputs;
       const float* al = a[l + 1].data() + r0 * d.outputs;
-      if (!dz_done) switch (act) {
+      if (!dz_done) {
+        switch (act) {
           case Activation::kIdentity:
             if (!(linear_out && l + 1 == n)) std::copy_n(dal, cells, dzl);
             break;
@@ -483,6 +477,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
             for (std::size_t i = 0; i < cells; ++i) dzl[i] = dal[i] * (1.0F - al[i] * al[i]);
             break;
         }
+      }
       dz_done = false;
       if (l == 0) continue;
       if (fused) {

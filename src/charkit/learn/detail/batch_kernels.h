@@ -180,10 +180,10 @@ bool fused_product_available();
 void set_fused_products(bool enabled);
 
 /// Runs p on AVX-512 (six rows × 64 outputs per block; the same bits as
-/// fused_product_reference for kStore and kEluGrad, the ELU within a few
-/// ulp) and returns true; returns false, doing nothing, where
-/// fused_product_available() is false (the caller then uses gemm and the
-/// elementwise passes).
+/// fused_product_reference for every epilogue) and returns true; returns
+/// false, doing nothing, on a CPU (or a build) without the kernel, whatever
+/// set_fused_products says (the caller then uses gemm and the elementwise
+/// passes).
 bool fused_product(const FusedProduct& p);
 
 /// fused_product in scalar code (std::fma), the reference it is tested

@@ -1,14 +1,28 @@
-// Internal: one block of 16 parameters of Adam on AVX-512, shared by
-// adam_step (batch_kernels.cpp) and the weight-gradient products that run
-// Adam on their sums (fused_product.cpp), so both give the same bits.
+// Internal: AVX-512 pieces shared by the batch kernels (batch_kernels.cpp)
+// and the fused training products (fused_product.cpp): the masks of a block
+// of output vectors, and one block of 16 parameters of Adam (adam_step and
+// the products that run Adam on their sums give the same bits).
 #pragma once
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cstddef>
+
 #include "charkit/learn/detail/batch_kernels.h"
 
 namespace charkit::learn::detail {
+
+/// The masks of the J vectors of 16 outputs from o0 (zero past out).
+template <int J>
+inline void output_masks(std::size_t o0, std::size_t out, __mmask16* m) {
+  for (int j = 0; j < J; ++j) {
+    const std::size_t first = o0 + 16 * static_cast<std::size_t>(j);
+    const std::size_t lanes = first >= out ? 0 : std::min<std::size_t>(16, out - first);
+    m[j] = static_cast<__mmask16>((1u << lanes) - 1u);
+  }
+}
 
 /// m = β1·m + (1−β1)·g; v = β2·v + (1−β2)·g²; p −= step·m / (√v + eps) for
 /// the lanes in k (Whole: all 16, plain loads and stores). √v = v·rsqrt(v)
