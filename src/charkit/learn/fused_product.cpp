@@ -58,12 +58,15 @@ inline float elu_ref(float x) {
 #if defined(CHARKIT_FUSED_X86)
 
 /// ELU of 16 lanes, expm1_poly's operations in the same order; NaN passes.
+/// Only the lanes with x <= 0 (or NaN) keep the polynomial, so the upper
+/// clamp at 0 is not needed here (it changes no such lane), and 2^n comes
+/// from vscalefps (exact for the whole numbers n in [-126, 0] of those
+/// lanes, the same bits as expm1_poly's exponent field).
 __attribute__((target("avx512f"))) inline __m512 elu16(__m512 x) {
-  // max(c, x) and min(c, x) return x where x is NaN. (GCC 12's unmasked
-  // forms read an undefined vector: the maskz forms with every lane.)
+  // max(c, x) returns x where x is NaN. (GCC 12's unmasked forms read an
+  // undefined vector: the maskz forms with every lane.)
   const auto all = static_cast<__mmask16>(0xFFFF);
-  const __m512 xc = _mm512_maskz_min_ps(all, _mm512_setzero_ps(),
-                                        _mm512_maskz_max_ps(all, _mm512_set1_ps(-87.0F), x));
+  const __m512 xc = _mm512_maskz_max_ps(all, _mm512_set1_ps(-87.0F), x);
   const __m512 big = _mm512_set1_ps(12582912.0F);
   const __m512 nf = _mm512_sub_ps(_mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504F), big), big);
   const __m512 r = _mm512_fmadd_ps(nf, _mm512_set1_ps(2.12194440e-4F),
@@ -76,11 +79,7 @@ __attribute__((target("avx512f"))) inline __m512 elu16(__m512 x) {
   q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0F / 6.0F));
   q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.5F));
   const __m512 em1r = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, r);
-  // nf is a whole number in [-126, 0] (or NaN, whose lanes the blend below
-  // keeps as x): 2^n from its exponent bits.
-  const __m512i n = _mm512_maskz_cvttps_epi32(all, nf);
-  const __m512 two_n = _mm512_castsi512_ps(
-      _mm512_maskz_slli_epi32(all, _mm512_add_epi32(n, _mm512_set1_epi32(127)), 23));
+  const __m512 two_n = _mm512_maskz_scalef_ps(all, _mm512_set1_ps(1.0F), nf);
   const __m512 neg = _mm512_fmadd_ps(two_n, em1r, _mm512_sub_ps(two_n, _mm512_set1_ps(1.0F)));
   // x where x > 0 or x is NaN, the polynomial elsewhere.
   const __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ);

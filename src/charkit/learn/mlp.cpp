@@ -230,6 +230,25 @@ core::Result<double> mlp_loss(const Mlp& mlp, std::span<const float> x, std::spa
   const std::size_t o = mlp.output_count();
   if (rows == 0 || x.size() != rows * f || y.size() != rows * o)
     return make_error("MLP_SHAPE", "x must be rows x inputs and y rows x outputs");
+  if (grads == nullptr) {
+    // The loss alone (training's statistics, held-out errors): the batch
+    // kernels in blocks of rows, the squared differences summed in double.
+    MlpEvaluator eval(mlp);
+    const std::size_t chunk = std::min<std::size_t>(rows, 1024);
+    std::vector<float> out(chunk * o);
+    double sum = 0.0;
+    for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
+      const std::size_t nr = std::min(chunk, rows - r0);
+      if (!eval.evaluate_batch(x.subspan(r0 * f, nr * f), nr, std::span(out).first(nr * o)))
+        return make_error("MLP_SHAPE", "x must be rows x inputs and y rows x outputs");
+      const float* t = y.data() + r0 * o;
+      for (std::size_t i = 0; i < nr * o; ++i) {
+        const double d = static_cast<double>(out[i]) - static_cast<double>(t[i]);
+        sum += d * d;
+      }
+    }
+    return sum / (static_cast<double>(rows) * static_cast<double>(o));
+  }
   std::vector<MatF> z, a;
   forward(mlp, standardised(mlp, x, rows), z, a);
   Eigen::Map<const MatF> target(y.data(), static_cast<Eigen::Index>(rows),

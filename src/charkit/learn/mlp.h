@@ -122,7 +122,10 @@ core::Result<Mlp> init_mlp(std::size_t inputs, std::size_t outputs, const MlpOpt
 
 /// Mean-squared error L = sum (y_hat - y)^2 / (rows * outputs) over the rows
 /// of x (row-major rows x inputs, raw features) and its gradient per layer
-/// (same shapes as mlp.layers) in *grads when not null. Errors: MLP_SHAPE.
+/// (same shapes as mlp.layers) in *grads when not null. Without grads the
+/// rows run through MlpEvaluator::evaluate_batch (the outputs bake and
+/// `deformer run` give); with them through the plain Eigen forward and
+/// backward pass the training kernels are tested against. Errors: MLP_SHAPE.
 core::Result<double> mlp_loss(const Mlp& mlp, std::span<const float> x, std::span<const float> y,
                               std::size_t rows, std::vector<DenseLayer>* grads = nullptr);
 
