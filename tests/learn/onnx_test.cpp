@@ -345,6 +345,46 @@ TEST(OnnxModel, HugeBroadcastIsRefused) {
   EXPECT_EQ(y.error().code, "ONNX_SHAPE");
 }
 
+TEST(OnnxModel, LayerNormalizationWithoutBias) {
+  // X [2,2,3], axis 1: each of the 2 rows of 6 values normalised, times a
+  // Scale of the normalised dims' shape [2,3]; no B (the optional third
+  // input left out: the fuzzer found its broadcast strides left unset).
+  auto m = base_model(17);
+  auto* g = m.mutable_graph();
+  add_io(g->add_input(), "x", {2, 2, 3});
+  add_io(g->add_output(), "y", {2, 2, 3});
+  const float scale[6] = {1.0f, 2.0f, 3.0f, 0.5f, -1.0f, 0.0f};
+  auto* s = g->add_initializer();
+  s->set_name("s");
+  s->set_data_type(onnx::TensorProto::FLOAT);
+  s->add_dims(2);
+  s->add_dims(3);
+  for (float f : scale) s->add_float_data(f);
+  auto* ln = add_node(g, "LayerNormalization", {"x", "s"}, "y");
+  auto* axis = ln->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  auto model = load_onnx(bytes_of(m.SerializeAsString()));
+  ASSERT_TRUE(model.ok()) << model.error().to_string();
+  const std::vector<float> xv = {1, 2, 3, 4, 5, 6, -3, 0, 9, 2, 2, 2};
+  OnnxTensor x = OnnxTensor::from_f32({2, 2, 3}, xv);
+  auto y = model->run({&x, 1});
+  ASSERT_TRUE(y.ok()) << y.error().to_string();
+  ASSERT_EQ((*y)[0].f.size(), 12u);
+  for (std::size_t row = 0; row < 2; ++row) {
+    double mean = 0.0, var = 0.0;
+    for (std::size_t k = 0; k < 6; ++k) mean += xv[row * 6 + k];
+    mean /= 6.0;
+    for (std::size_t k = 0; k < 6; ++k) var += (xv[row * 6 + k] - mean) * (xv[row * 6 + k] - mean);
+    var /= 6.0;
+    for (std::size_t k = 0; k < 6; ++k) {
+      const double want = (xv[row * 6 + k] - mean) / std::sqrt(var + 1e-5) * scale[k];
+      EXPECT_NEAR((*y)[0].f[row * 6 + k], want, 1e-5) << row << "," << k;
+    }
+  }
+}
+
 // One node `op` over the float input x [n]: loads, then runs on `x`.
 struct OneNode {
   onnx::ModelProto m = base_model();

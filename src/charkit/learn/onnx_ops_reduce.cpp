@@ -43,7 +43,7 @@ Status reduce(const Node& n, const OnnxTensor& x, const OnnxTensor* axes_t, Onnx
     }
   }
   if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
-  Idx so, zero{};
+  Idx so{}, zero{};
   bstrides(keep, keep.size(), so);
   const auto m = static_cast<std::size_t>(out.numel());
   if (x.type == OnnxType::kInt64) {
@@ -205,7 +205,7 @@ Status layer_norm(const Node& n, const OnnxTensor& x, const OnnxTensor& scale,
   if (auto st = shape_out(n, out, OnnxType::kFloat, x.shape); !st) return st;
   const std::int64_t len = numel_of(norm);
   const std::int64_t rows = len ? x.numel() / len : 0;
-  Idx ss, sb;
+  Idx ss{}, sb{};
   bstrides(scale.shape, norm.size(), ss);
   if (bias) bstrides(bias->shape, norm.size(), sb);
   for (std::int64_t row = 0; row < rows; ++row) {

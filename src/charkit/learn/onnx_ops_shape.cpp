@@ -105,7 +105,7 @@ Status expand(const Node& n, const OnnxTensor& x, const OnnxTensor& shape_t, Onn
     return node_error(n, "ONNX_SHAPE",
                       shape_str(x.shape) + " does not broadcast to " + shape_str(sc.s2));
   if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
-  Idx sx, zero{};
+  Idx sx{}, zero{};
   bstrides(x.shape, sc.s1.size(), sx);
   auto copy = [&](const auto& src, auto& dst) {
     for_each_bcast(sc.s1, sx, zero, [&](std::int64_t e, std::int64_t i, std::int64_t) {
@@ -173,7 +173,7 @@ Status slice(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTen
   if (axes.empty())
     for (std::size_t k = 0; k < m; ++k) axes.push_back(static_cast<std::int64_t>(k));
   if (steps.empty()) steps.assign(m, 1);
-  Idx in_st;
+  Idx in_st{};
   strides_of(x.shape, in_st);
   std::array<std::int64_t, kOnnxMaxRank> b{}, cnt{}, step{};
   std::array<bool, kOnnxMaxRank> seen{};
@@ -216,7 +216,7 @@ Status slice(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTen
   os.assign(cnt.begin(), cnt.begin() + r);
   if (auto st = shape_out(n, out, x.type, os); !st) return st;
   std::int64_t base = 0;
-  Idx st;
+  Idx st{};
   for (std::size_t k = 0; k < static_cast<std::size_t>(r); ++k) {
     base += b[k] * in_st[k];
     st[k] = in_st[k] * step[k];
@@ -263,7 +263,7 @@ Status tile(const Node& n, const OnnxTensor& x, const OnnxTensor& rep, OnnxTenso
   }
   if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
   if (out.numel() == 0) return core::Ok{};
-  Idx ist;
+  Idx ist{};
   strides_of(x.shape, ist);
   auto copy = [&](const auto& src, auto& dst) {
     Idx idx{}, in_idx{};
@@ -387,7 +387,7 @@ Status pad(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTenso
       sc.map[static_cast<std::size_t>(at++)] = src;
     }
   }
-  Idx ist;
+  Idx ist{};
   strides_of(x.shape, ist);
   auto fill = [&](const auto& src, auto& dst, auto constant) {
     Idx idx{};

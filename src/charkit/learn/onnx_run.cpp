@@ -13,8 +13,8 @@
 
 #include <Eigen/Core>
 
-#include "charkit/learn/onnx.h"
 #include "charkit/learn/detail/onnx_kernels.h"
+#include "charkit/learn/onnx.h"
 
 namespace charkit::learn {
 
@@ -226,7 +226,7 @@ Status gemm(const Node& n, const OnnxTensor& a, const OnnxTensor& b, const OnnxT
     if (!broadcast(sc.s1, c->shape, sc.s2) || sc.s2 != sc.s1)
       return node_error(n, "ONNX_SHAPE",
                         "C " + shape_str(c->shape) + " does not broadcast to " + shape_str(sc.s1));
-    Idx so{}, scs;
+    Idx so{}, scs{};
     bstrides(c->shape, 2, scs);
     float* po = out.f.data();
     for_each_bcast(sc.s1, so, scs, [&](std::int64_t e, std::int64_t, std::int64_t ic) {
@@ -266,7 +266,7 @@ Status matmul(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
   if (auto st = shape_out(n, out, OnnxType::kFloat, sc.s1); !st) return st;
   if (auto st = check_work(n, out.numel(), K); !st) return st;
   std::fill(out.f.begin(), out.f.end(), 0.0f);
-  Idx sa, sb;
+  Idx sa{}, sb{};
   bstrides(ab, batch.size(), sa);
   bstrides(bb, batch.size(), sb);
   const std::int64_t mk = M * K, kn = K * N, mn = M * N;
@@ -612,7 +612,7 @@ Status where(const Node& n, const OnnxTensor& c, const OnnxTensor& x, const Onnx
                       "shapes " + shape_str(c.shape) + ", " + shape_str(x.shape) + " and " +
                           shape_str(y.shape) + " do not broadcast");
   if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
-  Idx s0, s1, s2;
+  Idx s0{}, s1{}, s2{};
   bstrides(c.shape, sc.s1.size(), s0);
   bstrides(x.shape, sc.s1.size(), s1);
   bstrides(y.shape, sc.s1.size(), s2);

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "charkit/learn/onnx.h"
 #include "charkit/learn/detail/onnx_graph.h"
+#include "charkit/learn/onnx.h"
 
 namespace charkit::learn::onnx_kernel {
 
@@ -176,7 +176,7 @@ void bcast2(std::span<const std::int64_t> os, std::span<const std::int64_t> as,
   } else if (nb == total && na == 1) {
     for (std::int64_t k = 0; k < total; ++k) f(k, 0, k);
   } else {
-    Idx sa, sb;
+    Idx sa{}, sb{};
     bstrides(as, os.size(), sa);
     bstrides(bs, os.size(), sb);
     for_each_bcast(os, sa, sb, f);
