@@ -156,17 +156,15 @@ bool xsmm_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, co
 /// series' first omitted term is below 1e-9 of r), and
 /// expm1(x) = 2ⁿ·expm1(r) + (2ⁿ − 1), where 2ⁿ − 1 is exact: for n = 0
 /// (|x| < 0.3466) the result is expm1(r) itself, with no cancellation.
+/// (The constants: detail::elu_expm1.)
 inline float expm1_nonpositive(float x) {
-  const float t = x * 1.44269504F + 12582912.0F;  // round(x / ln 2) in the low bits
-  const float nf = t - 12582912.0F;
-  const float r = (x - nf * 0.693359375F) - nf * -2.12194440e-4F;
-  float q = 1.0F / 40320.0F;
-  q = q * r + 1.0F / 5040.0F;
-  q = q * r + 1.0F / 720.0F;
-  q = q * r + 1.0F / 120.0F;
-  q = q * r + 1.0F / 24.0F;
-  q = q * r + 1.0F / 6.0F;
-  q = q * r + 0.5F;
+  using namespace elu_expm1;
+  const float t = x * kLog2e + kShift;  // round(x / ln 2) in the low bits
+  const float nf = t - kShift;
+  const float r = (x - nf * kLn2Hi) - nf * kLn2Lo;
+  float q = kQ[0];
+#pragma GCC unroll 6
+  for (std::size_t i = 1; i < 7; ++i) q = q * r + kQ[i];
   const float em1r = r + r * r * q;
   const auto n = static_cast<std::int32_t>(nf);
   const float two_n = std::bit_cast<float>(static_cast<std::int32_t>((n + 127) << 23));

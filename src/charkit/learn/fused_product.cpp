@@ -31,19 +31,16 @@ inline float x_at(const FusedProduct& p, std::size_t r, std::size_t k) {
 }
 
 /// expm1 for x in [-87, 0], the polynomial of batch_kernels.cpp's
-/// expm1_nonpositive written with explicit fused multiply-adds (the
-/// reference and the vector kernel round the same operations).
+/// expm1_nonpositive (detail::elu_expm1) written with explicit fused
+/// multiply-adds (the reference and the vector kernel round the same
+/// operations).
 inline float expm1_poly(float x) {
-  const float t = std::fma(x, 1.44269504F, 12582912.0F);
-  const float nf = t - 12582912.0F;
-  const float r = std::fma(nf, 2.12194440e-4F, std::fma(-nf, 0.693359375F, x));
-  float q = 1.0F / 40320.0F;
-  q = std::fma(q, r, 1.0F / 5040.0F);
-  q = std::fma(q, r, 1.0F / 720.0F);
-  q = std::fma(q, r, 1.0F / 120.0F);
-  q = std::fma(q, r, 1.0F / 24.0F);
-  q = std::fma(q, r, 1.0F / 6.0F);
-  q = std::fma(q, r, 0.5F);
+  using namespace elu_expm1;
+  const float t = std::fma(x, kLog2e, kShift);
+  const float nf = t - kShift;
+  const float r = std::fma(nf, -kLn2Lo, std::fma(-nf, kLn2Hi, x));
+  float q = kQ[0];
+  for (std::size_t i = 1; i < 7; ++i) q = std::fma(q, r, kQ[i]);
   const float em1r = std::fma(r * r, q, r);
   const auto n = static_cast<std::int32_t>(nf);
   const float two_n = std::bit_cast<float>(static_cast<std::int32_t>((n + 127) << 23));
@@ -67,17 +64,14 @@ __attribute__((target("avx512f"))) inline __m512 elu16(__m512 x) {
   // undefined vector: the maskz forms with every lane.)
   const auto all = static_cast<__mmask16>(0xFFFF);
   const __m512 xc = _mm512_maskz_max_ps(all, _mm512_set1_ps(-87.0F), x);
-  const __m512 big = _mm512_set1_ps(12582912.0F);
-  const __m512 nf = _mm512_sub_ps(_mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504F), big), big);
-  const __m512 r = _mm512_fmadd_ps(nf, _mm512_set1_ps(2.12194440e-4F),
-                                   _mm512_fnmadd_ps(nf, _mm512_set1_ps(0.693359375F), xc));
-  __m512 q = _mm512_set1_ps(1.0F / 40320.0F);
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0F / 5040.0F));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0F / 720.0F));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0F / 120.0F));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0F / 24.0F));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0F / 6.0F));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.5F));
+  using namespace elu_expm1;
+  const __m512 big = _mm512_set1_ps(kShift);
+  const __m512 nf = _mm512_sub_ps(_mm512_fmadd_ps(xc, _mm512_set1_ps(kLog2e), big), big);
+  const __m512 r = _mm512_fmadd_ps(nf, _mm512_set1_ps(-kLn2Lo),
+                                   _mm512_fnmadd_ps(nf, _mm512_set1_ps(kLn2Hi), xc));
+  __m512 q = _mm512_set1_ps(kQ[0]);
+#pragma GCC unroll 6
+  for (std::size_t i = 1; i < 7; ++i) q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(kQ[i]));
   const __m512 em1r = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, r);
   const __m512 two_n = _mm512_maskz_scalef_ps(all, _mm512_set1_ps(1.0F), nf);
   const __m512 neg = _mm512_fmadd_ps(two_n, em1r, _mm512_sub_ps(two_n, _mm512_set1_ps(1.0F)));

@@ -124,6 +124,20 @@ void elu_backward(const float* da, const float* a, std::size_t n, float* dz);
 void column_sums(const float* m, std::size_t rows, std::size_t ld, std::size_t c0, std::size_t c1,
                  float* out);
 
+/// The constants of the ELU's expm1 for x in [-87, 0], one polynomial for
+/// batch_kernels.cpp's loop and fused_product.cpp's reference and AVX-512
+/// kernel: n = round(x / ln 2) by adding and subtracting kShift, r = x − n·ln 2
+/// with ln 2 = kLn2Hi + kLn2Lo, expm1(r) = r + r²·q(r) with q's Taylor
+/// coefficients highest first (1/8! … 1/2!), expm1(x) = 2ⁿ·expm1(r) + (2ⁿ − 1).
+namespace elu_expm1 {
+inline constexpr float kLog2e = 1.44269504F;
+inline constexpr float kShift = 12582912.0F;  // 1.5·2²³: the sum rounds to a whole number
+inline constexpr float kLn2Hi = 0.693359375F;
+inline constexpr float kLn2Lo = -2.12194440e-4F;
+inline constexpr float kQ[7] = {1.0F / 40320.0F, 1.0F / 5040.0F, 1.0F / 720.0F, 1.0F / 120.0F,
+                                1.0F / 24.0F,    1.0F / 6.0F,    0.5F};
+}  // namespace elu_expm1
+
 // ---- products with their epilogues (fused_product.cpp) -------------------
 
 /// How FusedProduct::x gives X(r, k).
