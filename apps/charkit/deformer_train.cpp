@@ -70,6 +70,8 @@ struct SampleArgs {
 
 int run_sample(const SampleArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
+  if (auto json = learn::companion_path(a.output, ".json", true); !json)
+    return report_error(a.output, json.error(), kExitUsage);
   scene::RigOptions ro;
   ro.mesh_name = a.mesh;
   ro.intake.name = a.rig;
@@ -306,6 +308,9 @@ core::Result<learn::MorphBasisInput> morphs_from_rig(const TrainArgs& a, const l
 }
 
 int run_train(const TrainArgs& a) {
+  // The output's name is checked before the training, not after it.
+  if (auto npz = learn::companion_path(a.output, ".npz", true); !npz)
+    return report_error(a.output, npz.error(), kExitUsage);
   auto d = learn::load_dataset(a.dataset);
   if (!d) return report_error(a.dataset, d.error(), load_exit(d.error()));
 

@@ -209,6 +209,20 @@ TEST_F(DeformerTrainCli, ClearErrors) {
       true);
   EXPECT_EQ(d.exit_code, 2);
   EXPECT_NE(d.out.find("linear or neural"), std::string::npos) << d.out;
+  // A model named .npz would have its description written over its weights
+  // (and a dataset named .json over its arrays): refused before any work.
+  auto one = run_charkit(
+      "deformer train " + quote(dir_ / "d.npz") + " -o " + quote(dir_ / "model.npz"), true);
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_NE(one.out.find("IO_WRITE"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("does not end in .npz"), std::string::npos) << one.out;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "model.npz"));
+  auto two = run_charkit("deformer sample " + quote(kRig) + " --bones joint_3 --poses 20 -o " +
+                             quote(dir_ / "d2.json"),
+                         true);
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_NE(two.out.find("does not end in .json"), std::string::npos) << two.out;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "d2.json"));
   // eval with a dataset of other inputs: refused with both shapes named.
   ASSERT_EQ(run_charkit("deformer train " + quote(dir_ / "d.npz") + " -o " + quote(dir_ / "m.json"))
                 .exit_code,

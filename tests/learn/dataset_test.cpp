@@ -138,5 +138,13 @@ TEST(Dataset, SaveAndLoadFiles) {
   ASSERT_FALSE(no_sidecar.ok());
   EXPECT_NE(no_sidecar.error().message.find("train.json"), std::string::npos);
   EXPECT_NE(no_sidecar.error().message.find("deformer sample"), std::string::npos);
+  // Named .json, the dataset and its description would be one file: refused
+  // before anything is written, and on reading.
+  auto one_file = save_dataset(d, dir / "train2.json");
+  ASSERT_FALSE(one_file.ok());
+  EXPECT_EQ(one_file.error().code, "IO_WRITE");
+  EXPECT_NE(one_file.error().message.find("train2.json"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "train2.json"));
+  EXPECT_EQ(load_dataset(dir / "train2.json").error().code, "IO_OPEN");
   fs::remove_all(dir);
 }

@@ -212,6 +212,13 @@ TEST(PoseModel, FilesRoundTripExactly) {
     std::filesystem::create_directories(dir);
     ASSERT_TRUE(save_pose_model(*m, dir / "pose_model.json"));
     ASSERT_TRUE(std::filesystem::exists(dir / "pose_model.npz"));
+    // Named .npz, the model's description would overwrite its weights:
+    // refused, and the files already there are left as they are.
+    auto one_file = save_pose_model(*m, dir / "pose_model.npz");
+    ASSERT_FALSE(one_file);
+    EXPECT_EQ(one_file.error().code, "IO_WRITE");
+    EXPECT_NE(one_file.error().message.find("pose_model.npz"), std::string::npos);
+    EXPECT_EQ(load_pose_model(dir / "pose_model.npz").error().code, "IO_OPEN");
     auto back = load_pose_model(dir / "pose_model.json");
     ASSERT_TRUE(back) << back.error().to_string();
     auto f1 = encode_pose_model(*m);

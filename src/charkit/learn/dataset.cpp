@@ -305,18 +305,18 @@ core::Result<Dataset> decode_dataset(core::Bytes npz, std::string_view json,
 core::Status save_dataset(const Dataset& dataset, const std::filesystem::path& npz_path) {
   auto files = encode_dataset(dataset);
   if (!files) return std::move(files).error();
+  auto json_path = companion_path(npz_path, ".json", true);
+  if (!json_path) return std::move(json_path).error();
   if (auto st = write_file_bytes(npz_path, files->npz); !st) return st;
-  std::filesystem::path json_path = npz_path;
-  json_path.replace_extension(".json");
-  return write_file_bytes(json_path, core::as_bytes(files->json));
+  return write_file_bytes(*json_path, core::as_bytes(files->json));
 }
 
 core::Result<Dataset> load_dataset(const std::filesystem::path& npz_path, const NpyLimits& limits) {
+  auto json_path = companion_path(npz_path, ".json", false);
+  if (!json_path) return std::move(json_path).error();
   auto npz = read_file_bytes(npz_path, limits.max_data_bytes * 2 + (1ULL << 20));
   if (!npz) return std::move(npz).error();
-  std::filesystem::path json_path = npz_path;
-  json_path.replace_extension(".json");
-  auto json = read_file_bytes(json_path, 64ULL << 20);
+  auto json = read_file_bytes(*json_path, 64ULL << 20);
   if (!json) {
     core::Error e = std::move(json).error();
     e.message += " (the dataset's description, which `deformer sample` writes beside the .npz)";

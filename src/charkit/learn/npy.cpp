@@ -570,6 +570,17 @@ core::Status write_file_bytes(const std::filesystem::path& path,
   return core::Ok{};
 }
 
+core::Result<std::filesystem::path> companion_path(const std::filesystem::path& path,
+                                                   const char* extension, bool writing) {
+  std::filesystem::path other = path;
+  other.replace_extension(extension);
+  if (other != path) return other;
+  return make_error(writing ? "IO_WRITE" : "IO_OPEN",
+                    path.string() + " and its " + extension +
+                        " companion would be one file: give a name that does not end in " +
+                        extension);
+}
+
 core::Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& path,
                                                         std::uint64_t max_bytes) {
   std::error_code ec;

@@ -92,4 +92,12 @@ core::Status write_file_bytes(const std::filesystem::path& path,
 core::Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& path,
                                                         std::uint64_t max_bytes);
 
+/// The companion of a two-file pair (a dataset's .npz and .json, a model's
+/// .json and .npz): `path` with its extension replaced by `extension`
+/// (".npz", ".json"). When that is `path` itself (`-o model.npz` for a
+/// model whose weights go to model.npz), the two files would overwrite each
+/// other: IO_WRITE when `writing`, else IO_OPEN, naming both.
+core::Result<std::filesystem::path> companion_path(const std::filesystem::path& path,
+                                                   const char* extension, bool writing);
+
 }  // namespace charkit::learn

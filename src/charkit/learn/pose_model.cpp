@@ -683,9 +683,9 @@ core::Result<PoseModel> decode_pose_model(std::string_view text, core::Bytes npz
 core::Status save_pose_model(const PoseModel& model, const std::filesystem::path& json_path) {
   auto files = encode_pose_model(model);
   if (!files) return std::move(files).error();
-  std::filesystem::path npz_path = json_path;
-  npz_path.replace_extension(".npz");
-  if (auto st = write_file_bytes(npz_path, files->npz); !st) return st;
+  auto npz_path = companion_path(json_path, ".npz", true);
+  if (!npz_path) return std::move(npz_path).error();
+  if (auto st = write_file_bytes(*npz_path, files->npz); !st) return st;
   return write_file_bytes(json_path, core::as_bytes(files->json));
 }
 
@@ -693,9 +693,9 @@ core::Result<PoseModel> load_pose_model(const std::filesystem::path& json_path,
                                         const NpyLimits& limits) {
   auto json = read_file_bytes(json_path, std::uint64_t{64} << 20);
   if (!json) return std::move(json).error();
-  std::filesystem::path npz_path = json_path;
-  npz_path.replace_extension(".npz");
-  auto npz = read_file_bytes(npz_path, limits.max_data_bytes * 4);
+  auto npz_path = companion_path(json_path, ".npz", false);
+  if (!npz_path) return std::move(npz_path).error();
+  auto npz = read_file_bytes(*npz_path, limits.max_data_bytes * 4);
   if (!npz) return std::move(npz).error();
   return decode_pose_model(core::as_chars(*json), *npz, limits);
 }
