@@ -32,10 +32,10 @@ read -r rd_other rd_own wr_other wr_own < <("$build/bench/core_transfer_bench" \
   $py -c 'import json,sys,statistics
 d=json.load(sys.stdin); v={}
 for b in d["benchmarks"]:
-    if b.get("run_type")=="iteration": v.setdefault(b["run_name"].split("/")[0],[]).append(b["ns_per_line"])
+    if b.get("run_type")=="iteration": v.setdefault(b["run_name"].split("/")[1],[]).append(b["ns_per_line"])
 m=lambda k: statistics.median(v[k])
-print(" ".join("%.2f" % m(k) for k in ("BM_ReadAfterOtherWrote", "BM_ReadOwn",
-                                       "BM_WriteAfterOtherRead", "BM_WriteOwn")))')
+print(" ".join("%.2f" % m(k) for k in ("ReadAfterOtherWrote", "ReadOwn",
+                                       "WriteAfterOtherRead", "WriteOwn")))')
 echo "cross-core ns per line: read after the other core wrote $rd_other (own lines $rd_own)," \
   "write after the other core read $wr_other (own lines $wr_own)"
 # The ceiling of two pieces (RESULTS.md, "Two threads: what the cores pay

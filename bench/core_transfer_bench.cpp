@@ -7,17 +7,16 @@
 // Two threads: the benchmark's, pinned to the first CPU of the process's
 // affinity mask and timed, and a helper pinned to the second, which touches
 // the buffer first (untimed) in every iteration:
-//  - BM_ReadAfterOtherWrote: the helper writes every line, then the timed
+//  - BM_Lines/ReadAfterOtherWrote: the helper writes every line, then the timed
 //    thread reads one word of every line (the lines come from the other
 //    core's cache);
-//  - BM_WriteAfterOtherRead: the helper reads every line the timed thread
+//  - BM_Lines/WriteAfterOtherRead: the helper reads every line the timed thread
 //    wrote, then the timed thread writes every line again (each line must
 //    be taken back from the other core's cache first);
-//  - BM_ReadOwn, BM_WriteOwn: the same passes with a helper that does
+//  - BM_Lines/ReadOwn, BM_Lines/WriteOwn: the same passes with a helper that does
 //    nothing (the lines stay in the timed core's L1/L2).
-// Counter ns_per_line. Argument: the buffer in KiB (142: half the training
-// network's 285 KiB of weights; 32: one layer's dz or activations of half
-// the batch).
+// Counter ns_per_line. Argument (the last part of the name): the buffer in KiB (142: half the
+// training network's 285 KiB of weights; 32: one layer's dz or activations of half the batch).
 #include <pthread.h>
 #include <sched.h>
 
@@ -25,11 +24,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <thread>
 #include <vector>
 
 #include <benchmark/benchmark.h>
+
+#include "charkit/learn/detail/batch_kernels.h"
 
 namespace {
 
@@ -117,7 +117,7 @@ class Helper {
 
 /// One case: the helper touches the buffer (`other`), then the timed thread
 /// reads or writes every line (`write`).
-void run(benchmark::State& state, Touch other, bool write) {
+void BM_Lines(benchmark::State& state, Touch other, bool write) {
   int a = 0, b = 0;
   if (!two_cpus(&a, &b)) {
     state.SkipWithError("needs two CPUs");
@@ -130,10 +130,10 @@ void run(benchmark::State& state, Touch other, bool write) {
     return;
   }
   const std::size_t lines = static_cast<std::size_t>(state.range(0)) * 1024 / kLine;
-  std::vector<std::uint32_t> storage(lines * kWords + kWords);
-  // The buffer on a line boundary.
-  auto* buf = reinterpret_cast<std::uint32_t*>(
-      (reinterpret_cast<std::uintptr_t>(storage.data()) + kLine - 1) & ~std::uintptr_t{kLine - 1});
+  // On cache-line boundaries (the training's buffers are too).
+  std::vector<std::uint32_t, charkit::learn::detail::CacheLineAllocator<std::uint32_t>> storage(
+      lines * kWords);
+  std::uint32_t* buf = storage.data();
   write_lines(buf, lines, 1);
   double ns = 0.0;
   {
@@ -165,31 +165,26 @@ void run(benchmark::State& state, Touch other, bool write) {
         ns / static_cast<double>(state.iterations()) / static_cast<double>(lines);
 }
 
-void BM_ReadAfterOtherWrote(benchmark::State& state) {
-  run(state, Touch::kWrite, false);
-}
-void BM_ReadOwn(benchmark::State& state) {
-  run(state, Touch::kNothing, false);
-}
-void BM_WriteAfterOtherRead(benchmark::State& state) {
-  run(state, Touch::kRead, true);
-}
-void BM_WriteOwn(benchmark::State& state) {
-  run(state, Touch::kNothing, true);
-}
-
-BENCHMARK(BM_ReadAfterOtherWrote)
+BENCHMARK_CAPTURE(BM_Lines, ReadAfterOtherWrote, Touch::kWrite, false)
     ->Arg(32)
     ->Arg(142)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_ReadOwn)->Arg(32)->Arg(142)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_WriteAfterOtherRead)
+BENCHMARK_CAPTURE(BM_Lines, ReadOwn, Touch::kNothing, false)
     ->Arg(32)
     ->Arg(142)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_WriteOwn)->Arg(32)->Arg(142)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Lines, WriteAfterOtherRead, Touch::kRead, true)
+    ->Arg(32)
+    ->Arg(142)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Lines, WriteOwn, Touch::kNothing, true)
+    ->Arg(32)
+    ->Arg(142)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
