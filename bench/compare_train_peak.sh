@@ -7,7 +7,7 @@
 #  - two threads (BM_MlpTrain/5000/2 on CPUs 0-1) against one: goal >= 1.7x;
 #    its ceiling on this machine is what a core pays for lines the other core
 #    has just used, measured first by bench/core_transfer_bench (RESULTS.md,
-#    "Two threads: what the cores pay each other").
+#    "two threads — what the cores pay each other").
 # Each round runs the peak, then one thread, then two; the ratios are taken
 # inside a round and the medians over rounds are printed.
 # Usage: bench/compare_train_peak.sh [BUILD_DIR] [ROUNDS]
@@ -38,7 +38,7 @@ print(" ".join("%.2f" % m(k) for k in ("ReadAfterOtherWrote", "ReadOwn",
                                        "WriteAfterOtherRead", "WriteOwn")))')
 echo "cross-core ns per line: read after the other core wrote $rd_other (own lines $rd_own)," \
   "write after the other core read $wr_other (own lines $wr_own)"
-# The ceiling of two pieces (RESULTS.md, "Two threads: what the cores pay
+# The ceiling of two pieces (RESULTS.md, "two threads — what the cores pay
 # each other"): half the one-thread time plus, every step and piece, 4,272
 # lines read that the other core wrote (its weight rows in phase 1: 2,224;
 # its dz rows and half its activation rows in phase 2: 2,048) and 4,272
