@@ -4,8 +4,8 @@
 // both row layouts, every epilogue, with and without a bias, row counts
 // around the 6/4/2/1-row blocks, column counts around the 64-column blocks
 // and their masks, gathered and repeated row pointers, an offset into the
-// rows and strides wider than the matrices. The reference itself is checked
-// against sums in double and std::expm1.
+// rows and strides wider than the matrices, with and without the prefetches.
+// The reference itself is checked against sums in double and std::expm1.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -85,6 +85,7 @@ TEST(FusedProduct, EveryFormEqualsTheReference) {
           for (std::size_t cols : {1, 16, 37, 64, 100, 128, 131}) {
             Inputs in;
             FusedProduct p = make(in, layout, epi, rows % 2 == 1, rows, depth, cols, rng);
+            p.prefetch = (rows + depth) % 2 == 0;  // changes no bit
             const std::size_t cells = rows * p.ldy;
             // kAdam: y holds the parameters (updated in place), m and v the
             // moments (v >= 0, some exactly 0) laid out like y.

@@ -93,15 +93,16 @@ __attribute__((target("avx512f"))) inline __m512 load16(__mmask16 m, const float
 /// R rows × 64 outputs from (r0, o0): 4R accumulators (24 for six rows, and
 /// 4 registers for the weights' vectors and one for a broadcast).
 template <int R, FusedRows L, FusedEpilogue E, bool Full>
-__attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& pr, std::size_t r0,
-                                                           std::size_t o0,
-                                                           const __mmask16 (&mk)[4]) {
+__attribute__((target("avx512f,prfchw"))) inline void fused_block(const FusedProduct& pr,
+                                                                  std::size_t r0, std::size_t o0,
+                                                                  const __mmask16 (&mk)[4]) {
   // Local copies: a store through y, m or v could change *pr or *pr.adam
   // as far as GCC knows, so it would reload every field after each store.
   const FusedProduct p = pr;
   const AdamStep adam = p.adam != nullptr ? *p.adam : AdamStep{};
   const __mmask16 m0 = mk[0], m1 = mk[1], m2 = mk[2], m3 = mk[3];
   const std::size_t depth = p.depth, ldb = p.ldb;
+  const bool prefetch = p.prefetch;
   __m512 c[R][4];
   {
     const float* bo = p.bias + o0;
@@ -126,6 +127,19 @@ __attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& p
                  w2 = load16<Full>(m2, bk + 32), w3 = load16<Full>(m3, bk + 48);
     const float* row = nullptr;
     if constexpr (L == FusedRows::kPerK) row = xk[k] + xoff;
+    // What the epilogue reads and writes, one vector's lines per k over the
+    // first 4R k, fetched while the sums run (for writing where written).
+    if (prefetch && k < 4 * static_cast<std::size_t>(R)) {
+      const std::size_t rr = r0 + (k >> 2), cc = o0 + 16 * (k & 3);
+      const std::size_t q = rr * p.ldy + cc;
+      __builtin_prefetch(p.y + q, 1, 3);
+      if constexpr (E == FusedEpilogue::kAdam) {
+        __builtin_prefetch(p.m + q, 1, 3);
+        __builtin_prefetch(p.v + q, 1, 3);
+      }
+      if constexpr (E == FusedEpilogue::kResidual) __builtin_prefetch(p.t[rr] + cc, 0, 3);
+      if constexpr (E == FusedEpilogue::kEluGrad) __builtin_prefetch(p.e + rr * p.lde + cc, 0, 3);
+    }
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       const __m512 a =
@@ -135,6 +149,27 @@ __attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& p
       c[r][2] = _mm512_fmadd_ps(a, w2, c[r][2]);
       c[r][3] = _mm512_fmadd_ps(a, w3, c[r][3]);
     }
+  }
+  if constexpr (E == FusedEpilogue::kAdam) {
+    // The sums leave the registers first: with 4R accumulators live, Adam's
+    // constants and temporaries did not fit, and GCC spilled and reloaded
+    // them for every vector.
+    alignas(64) float g[R][64];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) _mm512_store_ps(&g[r][16 * j], c[r][j]);
+#pragma GCC unroll 1
+    for (int r = 0; r < R; ++r) {
+      const std::size_t at = (r0 + static_cast<std::size_t>(r)) * p.ldy + o0;
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const __mmask16 mj = j == 0 ? m0 : j == 1 ? m1 : j == 2 ? m2 : m3;
+        const std::size_t o = at + 16 * static_cast<std::size_t>(j);
+        adam16<Full>(_mm512_load_ps(&g[r][16 * j]), p.y + o, p.m + o, p.v + o, mj, adam);
+      }
+    }
+    return;
   }
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r) {
@@ -169,10 +204,7 @@ __attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& p
             v, _mm512_maskz_min_ps(static_cast<__mmask16>(0xFFFF),
                                    _mm512_add_ps(ej, _mm512_set1_ps(1.0F)), _mm512_set1_ps(1.0F)));
       }
-      if constexpr (E == FusedEpilogue::kAdam) {
-        const std::size_t at = static_cast<std::size_t>(y - p.y) + 16 * static_cast<std::size_t>(j);
-        adam16<Full>(v, y + 16 * j, p.m + at, p.v + at, mj, adam);
-      } else if constexpr (Full) {
+      if constexpr (Full) {
         _mm512_storeu_ps(y + 16 * j, v);
       } else {
         _mm512_mask_storeu_ps(y + 16 * j, mj, v);
@@ -184,8 +216,8 @@ __attribute__((target("avx512f"))) inline void fused_block(const FusedProduct& p
 
 /// Every row block of one column block.
 template <FusedRows L, FusedEpilogue E, bool Full>
-__attribute__((target("avx512f"))) void fused_columns(const FusedProduct& p, std::size_t o0,
-                                                      const __mmask16 (&m)[4]) {
+__attribute__((target("avx512f,prfchw"))) void fused_columns(const FusedProduct& p, std::size_t o0,
+                                                             const __mmask16 (&m)[4]) {
   std::size_t r = 0;
   // Six-row blocks, except that eight rows left go as two of four.
   for (; p.rows - r >= 6 && p.rows - r != 8; r += 6) fused_block<6, L, E, Full>(p, r, o0, m);
@@ -195,7 +227,7 @@ __attribute__((target("avx512f"))) void fused_columns(const FusedProduct& p, std
 }
 
 template <FusedRows L, FusedEpilogue E>
-__attribute__((target("avx512f"))) void fused_product_avx512(const FusedProduct& p) {
+__attribute__((target("avx512f,prfchw"))) void fused_product_avx512(const FusedProduct& p) {
   for (std::size_t o0 = 0; o0 < p.cols; o0 += 64) {
     __mmask16 m[4];
     output_masks<4>(o0, p.cols, m);

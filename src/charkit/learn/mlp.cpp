@@ -438,6 +438,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       float* al = a[l + 1].data() + r0 * d.outputs;
       if (fused) {
         detail::FusedProduct p;
+        p.prefetch = pieces > 1;
         p.x = inputs_of(l) + r0;
         p.rows = nr, p.depth = d.inputs, p.cols = d.outputs;
         p.b = wt[l].data(), p.ldb = d.outputs, p.bias = bs[l].data();
@@ -506,6 +507,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
         detail::transpose(wt[l].data(), d.inputs, d.outputs, d.outputs, wtl, d.inputs);
         dz_done = mlp.hidden_activation == Activation::kELU;
         detail::FusedProduct p;
+        p.prefetch = pieces > 1;
         p.x = dzrows[l].data() + r0;
         p.rows = nr, p.depth = d.outputs, p.cols = d.inputs;
         p.b = wtl, p.ldb = d.inputs;
@@ -542,6 +544,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
         if (fused) {
           // The weight gradient's sums go straight into Adam.
           detail::FusedProduct p;
+          p.prefetch = pieces > 1;
           p.x = inputs_of(l), p.layout = detail::FusedRows::kPerK, p.offset = i0;
           p.rows = i1 - i0, p.depth = batch, p.cols = d.outputs;
           p.b = dz[l].data(), p.ldb = d.outputs;
