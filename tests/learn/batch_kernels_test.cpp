@@ -153,12 +153,8 @@ TEST(BatchKernels, AdamStepAgainstDouble) {
                             : static_cast<float>(r.uniform(-1.0, 1.0) *
                                                  std::pow(10.0, -static_cast<double>(i % 11)));
         const double c1 = 1.0 - std::pow(b1, t), c2 = 1.0 - std::pow(b2, t);
-        const detail::AdamStep c{static_cast<float>(b1),
-                                 static_cast<float>(1.0 - b1),
-                                 static_cast<float>(b2),
-                                 static_cast<float>(1.0 - b2),
-                                 static_cast<float>(lr * std::sqrt(c2) / c1),
-                                 static_cast<float>(eps * std::sqrt(c2))};
+        const detail::AdamStep c =
+            detail::adam_step_constants(b1, b2, lr, eps, static_cast<std::uint64_t>(t));
         detail::adam_step(p.data(), g.data(), m.data(), v.data(), n, c, isa);
         for (std::size_t i = 0; i < n; ++i) {
           md[i] = b1 * md[i] + (1.0 - b1) * g[i];

@@ -97,7 +97,7 @@ TEST(FusedProduct, EveryFormEqualsTheReference) {
             }
             got = want;
             std::vector<float> m1 = m0, v1 = v0;
-            const detail::AdamStep adam{0.9F, 0.1F, 0.999F, 0.001F, 0.01F, 1e-8F};
+            const detail::AdamStep adam = detail::adam_step_constants(0.9, 0.999, 0.01, 1e-8, 3);
             p.adam = &adam;
             std::vector<float> lanes0(rows * 16, 5.0F), lanes1(rows * 16, 6.0F);
             p.y = want.data(), p.m = m0.data(), p.v = v0.data(), p.lanes = lanes0.data();

@@ -238,6 +238,19 @@ TEST(Mlp, TrainingFitsASmoothFunctionAndIsSeeded) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->layers[1].weights, m->layers[1].weights);  // same seed, same bits
   EXPECT_EQ(train_mlp(x, y, n, 3, 2, o).error().code, "MLP_SHAPE");
+  // Adam's options: a step with lr or eps at 0 would divide by 0.
+  for (auto bad :
+       {+[](MlpOptions& b) { b.adam.learning_rate = 0.0; },
+        +[](MlpOptions& b) { b.adam.learning_rate = -1e-3; },
+        +[](MlpOptions& b) { b.adam.epsilon = 0.0; }, +[](MlpOptions& b) { b.adam.beta1 = 1.0; },
+        +[](MlpOptions& b) { b.adam.beta2 = std::nan(""); }}) {
+    MlpOptions b = o;
+    b.iterations = 1;
+    bad(b);
+    auto e = train_mlp(x, y, n, 2, 2, b);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().code, "MODEL_OPTIONS");
+  }
 }
 
 // Training split over several threads (rows, then parameters): the same

@@ -582,12 +582,11 @@ __attribute__((target("avx512f"))) void adam_step_avx512(float* p, const float* 
 CHARKIT_WIDTH_CLONES
 void adam_step_loop(float* p, const float* g, float* m, float* v, std::size_t n,
                     const AdamStep& c) {
-  const float b1 = c.beta1, c1 = c.one_minus_beta1, b2 = c.beta2, c2 = c.one_minus_beta2;
-  const float step = c.step, eps = c.eps;
+  const float b1 = c.beta1, b2 = c.beta2, scale = c.root_scale, floor = c.floor;
   for (std::size_t i = 0; i < n; ++i) {
-    m[i] = b1 * m[i] + c1 * g[i];
-    v[i] = b2 * v[i] + c2 * (g[i] * g[i]);
-    p[i] -= step * m[i] / (std::sqrt(v[i]) + eps);
+    m[i] = b1 * m[i] + g[i];
+    v[i] = b2 * v[i] + g[i] * g[i];
+    p[i] -= m[i] / (scale * std::sqrt(v[i]) + floor);
   }
 }
 
@@ -603,6 +602,15 @@ void standardise_rows(const float* x, std::size_t rows, std::size_t cols, const 
                       const float* sd, float* out) {
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) out[r * cols + c] = (x[r * cols + c] - mean[c]) / sd[c];
+}
+
+AdamStep adam_step_constants(double beta1, double beta2, double lr, double eps, std::uint64_t t) {
+  const double td = static_cast<double>(t);
+  const double c1 = 1.0 - std::pow(beta1, td), c2 = 1.0 - std::pow(beta2, td);
+  const double per = c1 / (lr * (1.0 - beta1));
+  return AdamStep{static_cast<float>(beta1), static_cast<float>(beta2),
+                  static_cast<float>(per * std::sqrt((1.0 - beta2) / c2)),
+                  static_cast<float>(per * eps)};
 }
 
 void adam_step(float* p, const float* g, float* m, float* v, std::size_t n, const AdamStep& c,

@@ -290,6 +290,12 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       y.size() != samples * outputs)
     return make_error("MLP_SHAPE", "x must be samples x features and y samples x outputs");
   if (options.batch_size == 0) return make_error("MLP_SHAPE", "batch_size must be > 0");
+  const AdamOptions& ao = options.adam;
+  if (!(ao.learning_rate > 0.0) || !std::isfinite(ao.learning_rate) || !(ao.epsilon > 0.0) ||
+      !std::isfinite(ao.epsilon) || !(ao.beta1 >= 0.0 && ao.beta1 < 1.0) ||
+      !(ao.beta2 >= 0.0 && ao.beta2 < 1.0))
+    return make_error("MODEL_OPTIONS",
+                      "Adam needs a learning rate and epsilon > 0 and beta1, beta2 in [0, 1)");
   if (!all_finite(x) || !all_finite(y))
     return make_error("MLP_NOT_FINITE", "training data holds NaN or infinity");
   Rng rng(options.seed);
@@ -529,12 +535,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
 
   // Phase 2: the gradients and Adam of each layer's input rows [i0, i1) and
   // outputs [o0, o1).
-  detail::AdamStep adam{static_cast<float>(options.adam.beta1),
-                        static_cast<float>(1.0 - options.adam.beta1),
-                        static_cast<float>(options.adam.beta2),
-                        static_cast<float>(1.0 - options.adam.beta2),
-                        0.0F,
-                        0.0F};
+  detail::AdamStep adam;
   auto params_pass = [&](std::size_t piece) {
     for (std::size_t l = 0; l < n; ++l) {
       const DenseLayer& d = mlp.layers[l];
@@ -587,11 +588,8 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     const double loss = sum / denom;
     if (!std::isfinite(loss))
       return make_error("MLP_NOT_FINITE", "training diverged (lower the learning rate)");
-    const double t = static_cast<double>(it + 1);
-    const double c1 = 1.0 - std::pow(options.adam.beta1, t);
-    const double c2 = 1.0 - std::pow(options.adam.beta2, t);
-    adam.step = static_cast<float>(options.adam.learning_rate * std::sqrt(c2) / c1);
-    adam.eps = static_cast<float>(options.adam.epsilon * std::sqrt(c2));
+    adam = detail::adam_step_constants(options.adam.beta1, options.adam.beta2,
+                                       options.adam.learning_rate, options.adam.epsilon, it + 1);
     ex.parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
       for (std::size_t p = b; p < e; ++p) params_pass(p);
     });

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <string>
 #include <vector>
@@ -83,18 +84,29 @@ void elu_inplace(float* z, std::size_t n);
 void standardise_rows(const float* x, std::size_t rows, std::size_t cols, const float* mean,
                       const float* sd, float* out);
 
-/// Adam's constants for one step, the complements rounded from double
-/// (1 − 0.999 in float is 1.3e-5 off, which moved every step by 6e-6).
+/// Adam's constants for one step (adam_step_constants). The moments are
+/// kept scaled, m̃ = m/(1−β1) and ṽ = v/(1−β2): they update as m̃ = β1·m̃ + g
+/// and ṽ = β2·ṽ + g², and the step p −= lr·m̂/(√v̂ + ε) (m̂ = m/(1−β1ᵗ),
+/// v̂ = v/(1−β2ᵗ)) becomes p −= m̃ / (root_scale·√ṽ + floor). That is three
+/// operations fewer per parameter than the textbook form (the products by
+/// 1−β1, 1−β2 and lr), and the complements are rounded once, in the
+/// constants (1 − 0.999 in float is 1.3e-5 off).
 struct AdamStep {
-  float beta1, one_minus_beta1, beta2, one_minus_beta2;
-  float step, eps;  ///< the bias corrections folded in (train_mlp)
+  float beta1 = 0.9F, beta2 = 0.999F;
+  float root_scale = 1.0F, floor = 1.0F;
 };
 
-/// One Adam step over n parameters: m = β1·m + (1−β1)·g; v = β2·v + (1−β2)·g²;
-/// p −= step·m / (√v + eps). On AVX-512 (kAuto or kAvx512) √v and the
-/// division come from the reciprocal estimates refined by a Newton step
-/// (each within 2 ulp); otherwise (kAvx2, kScalar, other CPUs) a loop
-/// compiled like elu_inplace with the exact square root and division.
+/// The constants of step t ≥ 1, computed in double: root_scale =
+/// (1−β1ᵗ)·√((1−β2)/(1−β2ᵗ)) / (lr·(1−β1)) and floor = (1−β1ᵗ)·ε / (lr·(1−β1)).
+/// lr and ε must be > 0 and β1, β2 in [0, 1) (train_mlp checks).
+AdamStep adam_step_constants(double beta1, double beta2, double lr, double eps, std::uint64_t t);
+
+/// One Adam step over n parameters with scaled moments (AdamStep):
+/// m̃ = β1·m̃ + g; ṽ = β2·ṽ + g²; p −= m̃ / (root_scale·√ṽ + floor). On
+/// AVX-512 (kAuto or kAvx512) √ṽ and the division come from the reciprocal
+/// estimates refined by a Newton step (each within 2 ulp); otherwise (kAvx2,
+/// kScalar, other CPUs) a loop compiled like elu_inplace with the exact
+/// square root and division.
 void adam_step(float* p, const float* g, float* m, float* v, std::size_t n, const AdamStep& c,
                DenseIsa isa = DenseIsa::kAuto);
 
