@@ -197,8 +197,8 @@ struct FusedProduct {
   float* lanes = nullptr;  ///< kResidual: rows × 16 sums of squares
   /// Fetch each block's epilogue lines (y for writing; m and v, the
   /// targets or e) while its sums run. For lines another core has just used
-  /// (train_mlp on several threads): 2–3 % off a two-thread step; on one
-  /// thread, where the lines are the core's own, 1–2 % slower.
+  /// (train_mlp on several threads): 1.5–3 % off a two-thread step; on
+  /// one thread, where the lines are the core's own, 1.4–2.1 % slower.
   bool prefetch = false;
 };
 
