@@ -4,7 +4,8 @@
 // both row layouts, every epilogue, with and without a bias, row counts
 // around the 6/4/2/1-row blocks, column counts around the 64-column blocks
 // and their masks, gathered and repeated row pointers, an offset into the
-// rows and strides wider than the matrices, with and without the prefetches.
+// rows and strides wider than the matrices, with and without the prefetches
+// (and, for Adam, the column sums of b).
 // The reference itself is checked against sums in double and std::expm1.
 #include <gtest/gtest.h>
 
@@ -100,12 +101,28 @@ TEST(FusedProduct, EveryFormEqualsTheReference) {
             const detail::AdamStep adam = detail::adam_step_constants(0.9, 0.999, 0.01, 1e-8, 3);
             p.adam = &adam;
             std::vector<float> lanes0(rows * 16, 5.0F), lanes1(rows * 16, 6.0F);
+            // kAdam: the column sums of b (the bias gradient) in about half
+            // the cases; one float past the columns must stay untouched.
+            const bool sums = epi == FusedEpilogue::kAdam && (rows + cols) % 2 == 1;
+            std::vector<float> sums0(cols + 1, 9.0F), sums1(cols + 1, 7.0F);
             p.y = want.data(), p.m = m0.data(), p.v = v0.data(), p.lanes = lanes0.data();
+            p.column_sums = sums ? sums0.data() : nullptr;
             detail::fused_product_reference(p);
             p.y = got.data(), p.m = m1.data(), p.v = v1.data(), p.lanes = lanes1.data();
+            p.column_sums = sums ? sums1.data() : nullptr;
             ASSERT_TRUE(detail::fused_product(p));
             ASSERT_EQ(m0, m1);
             ASSERT_EQ(v0, v1);
+            if (sums) {
+              EXPECT_EQ(sums1[cols], 7.0F);
+              sums1[cols] = 9.0F;
+              ASSERT_EQ(0, std::memcmp(sums0.data(), sums1.data(), sums0.size() * sizeof(float)));
+              for (std::size_t o = 0; o < cols; ++o) {  // the reference: k in order
+                float s = 0.0F;
+                for (std::size_t k = 0; k < depth; ++k) s += p.b[k * p.ldb + o];
+                ASSERT_EQ(s, sums0[o]);
+              }
+            }
             if (epi == FusedEpilogue::kResidual) {
               ASSERT_EQ(lanes0, lanes1);
             }

@@ -91,8 +91,10 @@ __attribute__((target("avx512f"))) inline __m512 load16(__mmask16 m, const float
 }
 
 /// R rows × 64 outputs from (r0, o0): 4R accumulators (24 for six rows, and
-/// 4 registers for the weights' vectors and one for a broadcast).
-template <int R, FusedRows L, FusedEpilogue E, bool Full>
+/// 4 registers for the weights' vectors and one for a broadcast). Sums: the
+/// block also adds up b's 64 columns over k into p.column_sums (4 more
+/// accumulators, so at most four rows).
+template <int R, FusedRows L, FusedEpilogue E, bool Full, bool Sums = false>
 __attribute__((target("avx512f,prfchw"))) inline void fused_block(const FusedProduct& pr,
                                                                   std::size_t r0, std::size_t o0,
                                                                   const __mmask16 (&mk)[4]) {
@@ -118,6 +120,9 @@ __attribute__((target("avx512f,prfchw"))) inline void fused_block(const FusedPro
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) xr[r] = p.x[r0 + static_cast<std::size_t>(r)] + p.offset;
   }
+  static_assert(!Sums || R <= 4, "the column sums need four registers more");
+  __m512 sums[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                    _mm512_setzero_ps()};
   const float* bk = p.b + o0;
   const float* const* xk = p.x;
   const std::size_t xoff = p.offset + r0;
@@ -125,6 +130,12 @@ __attribute__((target("avx512f,prfchw"))) inline void fused_block(const FusedPro
   for (std::size_t k = 0; k < depth; ++k, bk += ldb) {
     const __m512 w0 = load16<Full>(m0, bk), w1 = load16<Full>(m1, bk + 16),
                  w2 = load16<Full>(m2, bk + 32), w3 = load16<Full>(m3, bk + 48);
+    if constexpr (Sums) {
+      sums[0] = _mm512_add_ps(sums[0], w0);
+      sums[1] = _mm512_add_ps(sums[1], w1);
+      sums[2] = _mm512_add_ps(sums[2], w2);
+      sums[3] = _mm512_add_ps(sums[3], w3);
+    }
     const float* row = nullptr;
     if constexpr (L == FusedRows::kPerK) row = xk[k] + xoff;
     // What the epilogue reads and writes, one vector's lines per k over the
@@ -148,6 +159,16 @@ __attribute__((target("avx512f,prfchw"))) inline void fused_block(const FusedPro
       c[r][1] = _mm512_fmadd_ps(a, w1, c[r][1]);
       c[r][2] = _mm512_fmadd_ps(a, w2, c[r][2]);
       c[r][3] = _mm512_fmadd_ps(a, w3, c[r][3]);
+    }
+  }
+  if constexpr (Sums) {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      float* cs = p.column_sums + o0 + 16 * static_cast<std::size_t>(j);
+      if constexpr (Full)
+        _mm512_storeu_ps(cs, sums[j]);
+      else
+        _mm512_mask_storeu_ps(cs, j == 0 ? m0 : j == 1 ? m1 : j == 2 ? m2 : m3, sums[j]);
     }
   }
   if constexpr (E == FusedEpilogue::kAdam) {
@@ -219,6 +240,22 @@ template <FusedRows L, FusedEpilogue E, bool Full>
 __attribute__((target("avx512f,prfchw"))) void fused_columns(const FusedProduct& p, std::size_t o0,
                                                              const __mmask16 (&m)[4]) {
   std::size_t r = 0;
+  if constexpr (E == FusedEpilogue::kAdam) {
+    // The column sums of b (a layer's bias gradient) come with the first
+    // block, of four rows at most.
+    if (p.column_sums != nullptr) {
+      if (p.rows >= 4) {
+        fused_block<4, L, E, Full, true>(p, 0, o0, m);
+        r = 4;
+      } else if (p.rows >= 2) {
+        fused_block<2, L, E, Full, true>(p, 0, o0, m);
+        r = 2;
+      } else {
+        fused_block<1, L, E, Full, true>(p, 0, o0, m);
+        r = 1;
+      }
+    }
+  }
   // Six-row blocks, except that eight rows left go as two of four.
   for (; p.rows - r >= 6 && p.rows - r != 8; r += 6) fused_block<6, L, E, Full>(p, r, o0, m);
   for (; p.rows - r >= 4; r += 4) fused_block<4, L, E, Full>(p, r, o0, m);
@@ -295,6 +332,12 @@ bool fused_product(const FusedProduct& p) {
 
 void fused_product_reference(const FusedProduct& p) {
   std::vector<float> g(p.epilogue == FusedEpilogue::kAdam ? p.cols : 0);
+  if (p.epilogue == FusedEpilogue::kAdam && p.column_sums != nullptr && p.rows > 0)
+    for (std::size_t o = 0; o < p.cols; ++o) {
+      float sum = 0.0F;
+      for (std::size_t k = 0; k < p.depth; ++k) sum += p.b[k * p.ldb + o];
+      p.column_sums[o] = sum;
+    }
   for (std::size_t r = 0; r < p.rows; ++r) {
     if (p.epilogue == FusedEpilogue::kResidual) std::fill_n(p.lanes + r * 16, 16, 0.0F);
     for (std::size_t o = 0; o < p.cols; ++o) {

@@ -392,6 +392,9 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     vb[l].assign(d.outputs, 0.0F);
   }
   std::vector<detail::AlignedFloats> da(pieces, detail::AlignedFloats(batch * widest));
+  // Per piece, a layer's bias gradient as the fused weight-gradient product
+  // sums it (every column; the piece runs Adam on its own range of them).
+  std::vector<detail::AlignedFloats> bias_grad(fused ? pieces : 0, detail::AlignedFloats(widest));
   std::vector<double> piece_loss(pieces);
   std::vector<std::size_t> rows(batch);
   // The fused products' row pointers: the batch's samples and targets (set
@@ -540,6 +543,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     for (std::size_t l = 0; l < n; ++l) {
       const DenseLayer& d = mlp.layers[l];
       const auto [i0, i1] = range(d.inputs, piece, pieces);
+      bool bias_summed = false;  // the fused product wrote the bias gradient
       if (i1 > i0) {
         const std::size_t at = i0 * d.outputs, count = (i1 - i0) * d.outputs;
         if (fused) {
@@ -552,7 +556,9 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
           p.epilogue = detail::FusedEpilogue::kAdam, p.adam = &adam;
           p.y = wt[l].data() + at, p.ldy = d.outputs;
           p.m = mw[l].data() + at, p.v = vw[l].data() + at;
+          p.column_sums = bias_grad[piece].data();
           detail::fused_product(p);
+          bias_summed = true;
         } else {
           detail::gemm(true, false, i1 - i0, d.outputs, batch, a[l].data() + i0, d.inputs,
                        dz[l].data(), d.outputs, 0.0F, gw[l].data() + at, d.outputs);
@@ -562,8 +568,8 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       }
       const auto [o0, o1] = range(d.outputs, piece, pieces);
       if (o1 > o0) {
-        float* g = gb[l].data();
-        detail::column_sums(dz[l].data(), batch, d.outputs, o0, o1, g);
+        float* g = bias_summed ? bias_grad[piece].data() : gb[l].data();
+        if (!bias_summed) detail::column_sums(dz[l].data(), batch, d.outputs, o0, o1, g);
         detail::adam_step(bs[l].data() + o0, g + o0, mb[l].data() + o0, vb[l].data() + o0, o1 - o0,
                           adam);
       }

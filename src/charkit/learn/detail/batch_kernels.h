@@ -200,6 +200,10 @@ struct FusedProduct {
   /// (train_mlp on several threads): 1.5–3 % off a two-thread step; on
   /// one thread, where the lines are the core's own, 1.4–2.1 % slower.
   bool prefetch = false;
+  /// kAdam only (ignored otherwise): when set and rows > 0, column_sums[o] =
+  /// Σ_k b[k][o] for o < cols, summed in k order from 0 (column_sums' bits:
+  /// the bias gradient of the layer whose dz is b).
+  float* column_sums = nullptr;
 };
 
 /// Whether fused_product has a kernel on this CPU (AVX-512, GCC builds) and
