@@ -395,6 +395,9 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   // Per piece, a layer's bias gradient as the fused weight-gradient product
   // sums it (every column; the piece runs Adam on its own range of them).
   std::vector<detail::AlignedFloats> bias_grad(fused ? pieces : 0, detail::AlignedFloats(widest));
+  // The fused products fetch their epilogues' lines ahead only when another
+  // core has used them (FusedProduct::prefetch: it costs on one thread).
+  const bool prefetch = pieces > 1;
   std::vector<double> piece_loss(pieces);
   std::vector<std::size_t> rows(batch);
   // The fused products' row pointers: the batch's samples and targets (set
@@ -447,7 +450,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       float* al = a[l + 1].data() + r0 * d.outputs;
       if (fused) {
         detail::FusedProduct p;
-        p.prefetch = pieces > 1;
+        p.prefetch = prefetch;
         p.x = inputs_of(l) + r0;
         p.rows = nr, p.depth = d.inputs, p.cols = d.outputs;
         p.b = wt[l].data(), p.ldb = d.outputs, p.bias = bs[l].data();
@@ -516,7 +519,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
         detail::transpose(wt[l].data(), d.inputs, d.outputs, d.outputs, wtl, d.inputs);
         dz_done = mlp.hidden_activation == Activation::kELU;
         detail::FusedProduct p;
-        p.prefetch = pieces > 1;
+        p.prefetch = prefetch;
         p.x = dzrows[l].data() + r0;
         p.rows = nr, p.depth = d.outputs, p.cols = d.inputs;
         p.b = wtl, p.ldb = d.inputs;
@@ -549,7 +552,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
         if (fused) {
           // The weight gradient's sums go straight into Adam.
           detail::FusedProduct p;
-          p.prefetch = pieces > 1;
+          p.prefetch = prefetch;
           p.x = inputs_of(l), p.layout = detail::FusedRows::kPerK, p.offset = i0;
           p.rows = i1 - i0, p.depth = batch, p.cols = d.outputs;
           p.b = dz[l].data(), p.ldb = d.outputs;
