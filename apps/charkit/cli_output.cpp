@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <utility>
@@ -76,6 +78,32 @@ void install(CLI::App& app, bool root) {
 }
 
 }  // namespace
+
+namespace {
+
+// A finite number (the whole argument) at least `low`, or above it when
+// `strict`.
+CLI::Validator number_from(double low, bool strict, std::string name, std::string message) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool ok = !text.empty() && end == text.c_str() + text.size() && std::isfinite(v) &&
+                        (strict ? v > low : v >= low);
+        return ok ? std::string() : message;
+      },
+      std::move(name));
+}
+
+}  // namespace
+
+CLI::Validator positive_number() {
+  return number_from(0.0, true, "POSITIVE", "must be a number greater than 0");
+}
+
+CLI::Validator non_negative_number() {
+  return number_from(0.0, false, "NONNEGATIVE", "must be a number, 0 or more");
+}
 
 std::string help_text(const CLI::App& app) {
   // The text `charkit A B --help` prints: the usage line names the whole path.

@@ -89,6 +89,12 @@ std::string help_text(const CLI::App& app);
 /// parsed flags in output_mode() before any command runs.
 void install_output_options(CLI::App& app);
 
+/// Option checks with plain messages (CLI11's PositiveNumber and
+/// NonNegativeNumber print "Value 0 not in range 0.000000 to 1797…"): a
+/// finite number > 0, and one ≥ 0. The value itself is not echoed.
+CLI::Validator positive_number();
+CLI::Validator non_negative_number();
+
 /// Progress of one long step on stderr: a rewritten bar when stderr is a
 /// terminal, else a line at most once a second or per 10 %. Nothing with
 /// --quiet; nothing during the first second unless --verbose.

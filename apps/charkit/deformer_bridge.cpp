@@ -322,7 +322,9 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
       ->capture_default_str();
   ex->add_option("--iterations", ea->iterations, "Adam steps")->capture_default_str();
   ex->add_option("--batch", ea->batch, "Samples per step")->capture_default_str();
-  ex->add_option("--lr", ea->learning_rate, "Learning rate")->capture_default_str();
+  ex->add_option("--lr", ea->learning_rate, "Learning rate (> 0)")
+      ->check(positive_number())
+      ->capture_default_str();
   ex->add_option("--seed", ea->seed, "Initialisation and batch seed")->capture_default_str();
   ex->add_flag("-q,--quiet", ea->quiet, "No progress line");
   ex->add_flag("--json", ea->json, "Print a JSON summary");

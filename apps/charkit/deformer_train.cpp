@@ -561,7 +561,9 @@ void add_deformer_train_commands(CLI::App& deformer, int& exit_code) {
       ->capture_default_str();
   train->add_option("--iterations", ta->iterations, "neural: Adam steps")->capture_default_str();
   train->add_option("--batch", ta->batch, "neural: samples per step")->capture_default_str();
-  train->add_option("--lr", ta->learning_rate, "neural: learning rate")->capture_default_str();
+  train->add_option("--lr", ta->learning_rate, "neural: learning rate (> 0)")
+      ->check(positive_number())
+      ->capture_default_str();
   train->add_option("--seed", ta->seed, "neural: initialisation and batch seed")
       ->capture_default_str();
   train->add_option("--basis", ta->basis, "neural: learned or morphs")->capture_default_str();

@@ -554,10 +554,10 @@ void add_render_commands(CLI::App& app, int& exit_code) {
                 "--joint-map); frames N and N - 1 give the motion vectors")
       ->type_name("FILE");
   r->add_option("--frame", a->frame, "Motion frame N, 0 or more (glTF: time N / --fps)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   r->add_option("--fps", a->fps, "Frames per second of a glTF animation")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   r->add_option("--animation", a->animation, "glTF animation name or index (default: the first)")
       ->type_name("NAME");

@@ -223,6 +223,15 @@ TEST_F(DeformerTrainCli, ClearErrors) {
   EXPECT_EQ(two.exit_code, 2);
   EXPECT_NE(two.out.find("does not end in .json"), std::string::npos) << two.out;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "d2.json"));
+  // A learning rate that is not > 0: usage (2), the option named.
+  for (const char* lr : {"0", "-0.1", "nan"}) {
+    auto bad = run_charkit("deformer train " + quote(dir_ / "d.npz") + " --model neural --lr " +
+                               lr + " -o " + quote(dir_ / "lr.json"),
+                           true);
+    EXPECT_EQ(bad.exit_code, 2) << lr;
+    EXPECT_NE(bad.out.find("--lr: must be a number greater than 0"), std::string::npos) << bad.out;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "lr.json"));
+  }
   // eval with a dataset of other inputs: refused with both shapes named.
   ASSERT_EQ(run_charkit("deformer train " + quote(dir_ / "d.npz") + " -o " + quote(dir_ / "m.json"))
                 .exit_code,
