@@ -19,6 +19,12 @@ if [ $# -lt 2 ]; then
   exit 2
 fi
 rev_a="$1" rev_b="$2" rounds="${3:-16}" steps="${4:-1000}" build="${5:-build/release}"
+for rev in "$rev_a" "$rev_b"; do
+  if [ "$rev" != worktree ] && ! git rev-parse --verify --quiet "$rev^{commit}" >/dev/null; then
+    echo "compare_train_revisions: no such revision: $rev (a commit, branch or tag, or worktree)" >&2
+    exit 2
+  fi
+done
 LEARN_SOURCES="mlp fused_product batch_kernels prng"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
