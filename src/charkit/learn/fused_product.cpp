@@ -126,8 +126,8 @@ __attribute__((target("avx512f,prfchw"))) inline void fused_block(const FusedPro
   const float* bk = p.b + o0;
   const float* const* xk = p.x;
   const std::size_t xoff = p.offset + r0;
-#pragma GCC unroll 4
-  for (std::size_t k = 0; k < depth; ++k, bk += ldb) {
+  // One k: the four vectors of b's row k, then each row's broadcast times them.
+  auto step = [&](std::size_t k) __attribute__((always_inline, target("avx512f,prfchw"))) {
     const __m512 w0 = load16<Full>(m0, bk), w1 = load16<Full>(m1, bk + 16),
                  w2 = load16<Full>(m2, bk + 32), w3 = load16<Full>(m3, bk + 48);
     if constexpr (Sums) {
@@ -138,19 +138,6 @@ __attribute__((target("avx512f,prfchw"))) inline void fused_block(const FusedPro
     }
     const float* row = nullptr;
     if constexpr (L == FusedRows::kPerK) row = xk[k] + xoff;
-    // What the epilogue reads and writes, one vector's lines per k over the
-    // first 4R k, fetched while the sums run (for writing where written).
-    if (prefetch && k < 4 * static_cast<std::size_t>(R)) {
-      const std::size_t rr = r0 + (k >> 2), cc = o0 + 16 * (k & 3);
-      const std::size_t q = rr * p.ldy + cc;
-      __builtin_prefetch(p.y + q, 1, 3);
-      if constexpr (E == FusedEpilogue::kAdam) {
-        __builtin_prefetch(p.m + q, 1, 3);
-        __builtin_prefetch(p.v + q, 1, 3);
-      }
-      if constexpr (E == FusedEpilogue::kResidual) __builtin_prefetch(p.t[rr] + cc, 0, 3);
-      if constexpr (E == FusedEpilogue::kEluGrad) __builtin_prefetch(p.e + rr * p.lde + cc, 0, 3);
-    }
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       const __m512 a =
@@ -160,7 +147,27 @@ __attribute__((target("avx512f,prfchw"))) inline void fused_block(const FusedPro
       c[r][2] = _mm512_fmadd_ps(a, w2, c[r][2]);
       c[r][3] = _mm512_fmadd_ps(a, w3, c[r][3]);
     }
+  };
+  std::size_t k = 0;
+  if (prefetch) {
+    // What the epilogue reads and writes, one vector's lines per k over the
+    // first 4R k, fetched while the sums run (for writing where written).
+    const std::size_t kp = std::min(depth, 4 * static_cast<std::size_t>(R));
+    for (; k < kp; ++k, bk += ldb) {
+      const std::size_t rr = r0 + (k >> 2), cc = o0 + 16 * (k & 3);
+      const std::size_t q = rr * p.ldy + cc;
+      __builtin_prefetch(p.y + q, 1, 3);
+      if constexpr (E == FusedEpilogue::kAdam) {
+        __builtin_prefetch(p.m + q, 1, 3);
+        __builtin_prefetch(p.v + q, 1, 3);
+      }
+      if constexpr (E == FusedEpilogue::kResidual) __builtin_prefetch(p.t[rr] + cc, 0, 3);
+      if constexpr (E == FusedEpilogue::kEluGrad) __builtin_prefetch(p.e + rr * p.lde + cc, 0, 3);
+      step(k);
+    }
   }
+#pragma GCC unroll 4
+  for (; k < depth; ++k, bk += ldb) step(k);
   if constexpr (Sums) {
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
