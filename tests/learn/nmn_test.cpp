@@ -477,6 +477,62 @@ TEST(NmnRead, WidthWithoutArraysIsBounded) {
   EXPECT_TRUE(read_nmn_model(ok.bytes()).ok());
 }
 
+TEST(NmnRead, TotalValuesAreBounded) {
+  // Eight ReLU layers of 2^20 take and give 2^24 values: the limit. A ninth
+  // (an 8-byte layer the runner would spend 2^21 operations on) is refused
+  // at its type field: 16 + 8·8 bytes into the blob.
+  auto relus = [](std::uint32_t count) {
+    Hand h;
+    h.u32(0x0BA51C01).u32(1).u32(1).u32(count);  // Sequence of count
+    for (std::uint32_t i = 0; i < count; ++i) h.u32(7).u32(1u << 20);
+    return h;
+  };
+  EXPECT_TRUE(read_nmn_model(relus(8).bytes()).ok());
+  auto m = read_nmn_model(relus(9).bytes());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, "NMN_LAYER_SIZE");
+  EXPECT_EQ(m.error().location.offset, 80u);
+
+  // A MultiLinear of 2^24 + 1 empty blocks (no rows, no columns: no arrays)
+  // counts its blocks: the runner used to loop over them (a fuzzer's 272-byte
+  // file ran for seconds).
+  Hand blocks;
+  blocks.u32(0x0BA51C01).u32(1).u32(6).u32((1u << 24) + 1).u32(0).u32(0);
+  blocks.at(64);  // the empty bias and weight arrays start at 64-byte boundaries
+  m = read_nmn_model(blocks.bytes());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, "NMN_LAYER_SIZE");
+  EXPECT_EQ(m.error().location.offset, 8u);
+}
+
+TEST(NmnRun, MultiLinearWithoutRowsGivesItsBiases) {
+  // A MultiLinear of 0 rows per block takes no inputs and gives its biases;
+  // it can only follow a layer that gives none: global network, one curve
+  // input, main model Sequence[Linear 1->0, MultiLinear(3 blocks, 0 rows,
+  // 1 column)], written, read back and run.
+  NmnNetwork n;
+  n.mode = NmnMode::kGlobal;
+  n.num_curves = 1, n.num_floats_per_curve = 1, n.num_morphs = 3;
+  n.input_mean = {0.0f};
+  n.input_std = {1.0f};
+  NmnLayer to_none = make_layer(NmnLayerType::kLinear, 1, 0);
+  NmnLayer ml = make_layer(NmnLayerType::kMultiLinear, 0, 3);
+  ml.blocks = 3, ml.rows = 0, ml.cols = 1;
+  ml.biases = {0.5f, -1.0f, 2.0f};
+  n.main.root = make_layer(NmnLayerType::kSequence, 1, 3);
+  n.main.root.children = {to_none, ml};
+  n.main.input_size = 1, n.main.output_size = 3;
+  auto bytes = write_nmn(n);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().to_string();
+  auto back = read_nmn(*bytes);
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  auto r = NmnRunner::create(*back);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  std::vector<float> in{0.25f}, out(3);
+  r->run(in, out);
+  EXPECT_EQ(out, (std::vector<float>{0.5f, -1.0f, 2.0f}));
+}
+
 TEST(NmnRoundTrip, ReadWriteRead) {
   for (const auto& file : {global_file(), local_file()}) {
     auto a = read_nmn(file);

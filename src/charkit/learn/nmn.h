@@ -29,6 +29,11 @@ inline constexpr std::size_t kNmnMaxDepth = 32;
 /// Widest layer (inputs or outputs) the reader accepts: a bound on what the
 /// runner allocates, since activation layers carry a size but no arrays.
 inline constexpr std::uint32_t kNmnMaxWidth = 1u << 20;
+/// Most values the leaf layers of one model may take and give in all (the
+/// sum of their input and output sizes, and of MultiLinear's block counts):
+/// a bound on the work of one run, which the file need not pay for, since an
+/// activation layer is 8 bytes whatever its size.
+inline constexpr std::uint64_t kNmnMaxValues = std::uint64_t{1} << 24;
 
 enum class NmnMode : std::uint32_t { kLocal = 0, kGlobal = 1 };
 
@@ -126,7 +131,9 @@ struct NmnNetwork {
 /// NMN_MAGIC, NMN_VERSION, NMN_MODE, NMN_HEADER (inconsistent header fields),
 /// NMN_NAME, NMN_MODEL_MAGIC, NMN_MODEL_VERSION, NMN_MODEL_SIZE,
 /// NMN_LAYER_UNSUPPORTED (names the id), NMN_LAYER_SIZE (sizes that do not
-/// chain, or wider than kNmnMaxWidth), NMN_TOO_DEEP, NMN_MODEL_TRAILING, NMN_TRAILING.
+/// chain, a layer wider than kNmnMaxWidth, or a model whose layers take and
+/// give more than kNmnMaxValues values in all), NMN_TOO_DEEP,
+/// NMN_MODEL_TRAILING, NMN_TRAILING.
 core::Result<NmnNetwork> read_nmn(core::Bytes bytes);
 
 /// Parse one embedded model blob (what follows the size field; base_offset

@@ -141,6 +141,15 @@ class ModelReader {
                      std::to_string(l.in) + " -> " + std::to_string(l.out) +
                      " values is wider than " + std::to_string(kNmnMaxWidth),
                  at);
+    if (l.type != NmnLayerType::kSequence) {
+      values_ += std::uint64_t{l.in} + l.out + l.blocks;
+      if (values_ > kNmnMaxValues)
+        return err("NMN_LAYER_SIZE",
+                   "the model's layers take and give more than " + std::to_string(kNmnMaxValues) +
+                       " values in all (the limit is reached at this " +
+                       std::string(nmn_layer_name(static_cast<std::uint32_t>(l.type))) + " layer)",
+                   at);
+    }
     return std::nullopt;
   }
 
@@ -247,6 +256,7 @@ class ModelReader {
   }
 
   Cursor c_;
+  std::uint64_t values_ = 0;  // the leaf layers' sizes so far (kNmnMaxValues)
 };
 
 }  // namespace

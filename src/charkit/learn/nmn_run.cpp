@@ -54,6 +54,7 @@ void apply(const NmnRunner::Op& op, const float* x, float* y) {
       return;
     case NmnLayerType::kMultiLinear: {
       std::copy(op.bias.begin(), op.bias.end(), y);
+      if (op.rows == 0 || op.cols == 0) return;  // the biases (or nothing)
       const float* w = op.w.data();
       for (std::size_t blk = 0; blk < op.blocks; ++blk) {
         const float* xb = x + blk * op.rows;
