@@ -42,8 +42,9 @@ inline float expm1_poly(float x) {
   float q = kQ[0];
   for (std::size_t i = 1; i < 7; ++i) q = std::fma(q, r, kQ[i]);
   const float em1r = std::fma(r * r, q, r);
-  const auto n = static_cast<std::int32_t>(nf);
-  const float two_n = std::bit_cast<float>(static_cast<std::int32_t>((n + 127) << 23));
+  // 2ⁿ from t's low mantissa bits, as batch_kernels.cpp's expm1_nonpositive.
+  const std::uint32_t n = std::bit_cast<std::uint32_t>(t) - std::bit_cast<std::uint32_t>(kShift);
+  const float two_n = std::bit_cast<float>((n + 127U) << 23);
   return std::fma(two_n, em1r, two_n - 1.0F);
 }
 
