@@ -17,6 +17,10 @@
 #   BUILD_DIR: a build with CHARKIT_BUILD_BENCH=ON (default build/release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 build="${1:-build/release}"
 rounds="${2:-5}"
 products="${3:-}"
