@@ -166,12 +166,7 @@ inline float expm1_nonpositive(float x) {
 #pragma GCC unroll 6
   for (std::size_t i = 1; i < 7; ++i) q = q * r + kQ[i];
   const float em1r = r + r * r * q;
-  // 2ⁿ from the bits of t, whose low mantissa bits hold n (t and kShift
-  // share their exponent): integer arithmetic in unsigned, so a NaN x (which
-  // passes through here and makes em1r NaN) is not a float-to-int conversion
-  // out of range, which C++ leaves undefined.
-  const std::uint32_t n = std::bit_cast<std::uint32_t>(t) - std::bit_cast<std::uint32_t>(kShift);
-  const float two_n = std::bit_cast<float>((n + 127U) << 23);
+  const float two_n = two_to_n(t);
   return two_n * em1r + (two_n - 1.0F);
 }
 

@@ -119,7 +119,7 @@ core::Status nmn_steps(const NmnLayer& l, std::vector<Step>& steps, std::string 
       s.layer.outputs = l.out;
       s.layer.biases = l.biases;
       s.layer.weights.assign(static_cast<std::size_t>(dense), 0.0F);
-      for (std::size_t b = 0; b < (dense == 0 ? 0 : l.blocks); ++b)
+      for (std::size_t b = 0; b < l.blocks; ++b)
         for (std::size_t r = 0; r < l.rows; ++r)
           for (std::size_t c = 0; c < l.cols; ++c)
             s.layer.weights[(b * l.rows + r) * l.out + b * l.cols + c] =

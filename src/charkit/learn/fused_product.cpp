@@ -42,9 +42,7 @@ inline float expm1_poly(float x) {
   float q = kQ[0];
   for (std::size_t i = 1; i < 7; ++i) q = std::fma(q, r, kQ[i]);
   const float em1r = std::fma(r * r, q, r);
-  // 2ⁿ from t's low mantissa bits, as batch_kernels.cpp's expm1_nonpositive.
-  const std::uint32_t n = std::bit_cast<std::uint32_t>(t) - std::bit_cast<std::uint32_t>(kShift);
-  const float two_n = std::bit_cast<float>((n + 127U) << 23);
+  const float two_n = two_to_n(t);
   return std::fma(two_n, em1r, two_n - 1.0F);
 }
 
@@ -341,11 +339,7 @@ bool fused_product(const FusedProduct& p) {
 void fused_product_reference(const FusedProduct& p) {
   std::vector<float> g(p.epilogue == FusedEpilogue::kAdam ? p.cols : 0);
   if (p.epilogue == FusedEpilogue::kAdam && p.column_sums != nullptr && p.rows > 0)
-    for (std::size_t o = 0; o < p.cols; ++o) {
-      float sum = 0.0F;
-      for (std::size_t k = 0; k < p.depth; ++k) sum += p.b[k * p.ldb + o];
-      p.column_sums[o] = sum;
-    }
+    column_sums(p.b, p.depth, p.ldb, 0, p.cols, p.column_sums);
   for (std::size_t r = 0; r < p.rows; ++r) {
     if (p.epilogue == FusedEpilogue::kResidual) std::fill_n(p.lanes + r * 16, 16, 0.0F);
     for (std::size_t o = 0; o < p.cols; ++o) {

@@ -7,6 +7,7 @@
 // the fallback (built without libxsmm, or a shape libxsmm has no kernel for).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -148,6 +149,14 @@ inline constexpr float kLn2Hi = 0.693359375F;
 inline constexpr float kLn2Lo = -2.12194440e-4F;
 inline constexpr float kQ[7] = {1.0F / 40320.0F, 1.0F / 5040.0F, 1.0F / 720.0F, 1.0F / 120.0F,
                                 1.0F / 24.0F,    1.0F / 6.0F,    0.5F};
+/// 2ⁿ for t = x·log2(e) + kShift rounded: t and kShift share their exponent,
+/// so t's low mantissa bits hold n. Integer arithmetic in unsigned, so a NaN
+/// x (which makes the polynomial NaN anyway) is no float-to-int conversion
+/// out of range, which C++ leaves undefined.
+inline float two_to_n(float t) {
+  const std::uint32_t n = std::bit_cast<std::uint32_t>(t) - std::bit_cast<std::uint32_t>(kShift);
+  return std::bit_cast<float>((n + 127U) << 23);
+}
 }  // namespace elu_expm1
 
 // ---- products with their epilogues (fused_product.cpp) -------------------
