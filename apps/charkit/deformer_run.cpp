@@ -7,6 +7,7 @@
 // The work is in charkit::learn; this file maps files to text and results to
 // exit codes.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -424,6 +425,15 @@ int load_input(const RunArgs& a, std::size_t columns, std::size_t outputs,
 // range the Blender-side tools use for morph weights) and the --json summary.
 int write_outputs(const RunArgs& a, const char* kind, std::size_t rows, std::size_t inputs,
                   std::size_t outputs, std::vector<float>& out, bool clamp_to_unit) {
+  // NaN or infinity in the inputs or the model's values: written as they
+  // are, but said, since a morph weight of NaN breaks whatever reads it.
+  const auto not_finite = static_cast<std::size_t>(
+      std::count_if(out.begin(), out.end(), [](float v) { return !std::isfinite(v); }));
+  if (not_finite > 0)
+    report_warning(a.output, "OUTPUT_NOT_FINITE",
+                   std::to_string(not_finite) + " of " + std::to_string(out.size()) +
+                       " outputs are NaN or infinite (the input or the model holds values "
+                       "that are not finite)");
   if (clamp_to_unit)
     for (float& v : out) v = std::clamp(v, 0.0f, 1.0f);
   auto arr = learn::NpyArray::from_f32({rows, outputs}, out);

@@ -3,6 +3,7 @@
 // (magic, version 1.0, uint16 header length, Python-literal dict padded with
 // spaces to a multiple of 64 bytes and ending in '\n', then the data).
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -172,9 +173,10 @@ TEST_F(DeformerRun, RunBatchHandComputed) {
   auto model = write("net.nmn", nmn_file());
   auto in = write("in.npy", npy(3, 3, {3, 1, -2, 1, 0, 1, -1, 0, 0}));
   auto out = dir_ / "out.npy";
-  auto r =
-      run_charkit("deformer run " + quote(model) + " --input " + quote(in) + " -o " + quote(out));
+  auto r = run_charkit(
+      "deformer run " + quote(model) + " --input " + quote(in) + " -o " + quote(out), true);
   ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("OUTPUT_NOT_FINITE"), std::string::npos) << r.out;
   std::string header;
   auto v = read_npy_floats(out, header);
   EXPECT_NE(header.find("'<f4'"), std::string::npos) << header;
@@ -190,6 +192,21 @@ TEST_F(DeformerRun, RunBatchHandComputed) {
   v = read_npy_floats(out, header);
   ASSERT_EQ(v.size(), 6u);
   EXPECT_EQ(v, (std::vector<float>{1, 1, 0.5f, 1, 0, 1}));
+
+  // A second row whose feature overflows the first layer (0.5 + 2·3e38):
+  // both of its outputs are infinite (ReLU would turn a NaN into 0), written
+  // as they are and counted in a warning.
+  auto big_in = write("big.npy", npy(3, 3, {3, 1, -2, 1, 3e38F, 0, -1, 0, 0}));
+  r = run_charkit(
+      "deformer run " + quote(model) + " --input " + quote(big_in) + " -o " + quote(out), true);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("warning OUTPUT_NOT_FINITE: 2 of 6 outputs are NaN or infinite"),
+            std::string::npos)
+      << r.out;
+  v = read_npy_floats(out, header);
+  ASSERT_EQ(v.size(), 6u);
+  EXPECT_TRUE(std::isinf(v[2]) && std::isinf(v[3]));
+  EXPECT_FLOAT_EQ(v[0], 3.5f);
 }
 
 TEST_F(DeformerRun, SidecarIsReadAndChecked) {
