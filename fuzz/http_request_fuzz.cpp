@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "charkit/server/detail/auth.h"
 #include "charkit/server/detail/http_glue.h"
 #include "charkit/store/blob_store.h"
 
@@ -37,10 +38,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check(seg.find('/') == std::string::npos && seg.find('\\') == std::string::npos);
       check(seg.find('\0') == std::string::npos);
     }
-    if (auto q = parse_query(t->query)) {
-      check(q->size() <= kMaxQueryParams);
-      (void)query_value(*q, "filename");
-    }
+    check(t->params.size() <= kMaxQueryParams);
+    (void)query_value(t->params, "filename");
+    (void)required_access("GET", t->segments, t->params);
   }
   if (auto q = parse_query(text)) check(q->size() <= kMaxQueryParams);
 

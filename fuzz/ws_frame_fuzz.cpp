@@ -4,7 +4,8 @@
 // sends after a valid upgrade, read by a Beast WebSocket server stream with
 // the server's message limit (4 KiB): masking, fragmentation, control
 // frames, close codes, UTF-8 of text messages. No input may crash, throw
-// or grow a message past the limit.
+// or grow a message past the limit. (3) The frame-length guard the server
+// puts in front of Beast (ws::FrameLengthGuard) scans the same bytes.
 #include <boost/asio.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
 #include <boost/beast/core.hpp>
@@ -35,6 +36,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view frame = in.substr(0, ws::kFrameBytes);
   auto v = ws::decode_frame(frame);
   if (v) check(ws::encode_frame(*v) == frame);
+
+  // (3) the frame-length guard in front of it: the same bytes out whatever
+  // the split (whole, byte by byte), and only a tripped guard changes any.
+  {
+    std::string whole(in), bytewise(in);
+    ws::FrameLengthGuard a, b;
+    a.feed(reinterpret_cast<unsigned char*>(whole.data()), whole.size());
+    for (char& c : bytewise) b.feed(reinterpret_cast<unsigned char*>(&c), 1);
+    check(whole == bytewise);
+    check(a.tripped() == b.tripped());
+    if (!a.tripped()) check(whole == in);
+  }
 
   // (2) the WebSocket protocol after a handshake, server side.
   net::io_context ioc;

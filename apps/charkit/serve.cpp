@@ -46,6 +46,9 @@ struct ServeArgs {
   std::string tls_key;
   // Bounded work.
   std::size_t max_connections = 1024;
+  std::size_t max_connections_per_client = 64;
+  unsigned header_timeout_s = 10;
+  unsigned session_hours = 24 * 7;
   std::uint64_t min_upload_rate = 4096;
   unsigned blocking_threads = 4;
   // Jobs (docs/server.md §Jobs, §Limits).
@@ -159,6 +162,9 @@ int run_serve(const ServeArgs& a) {
     return report_error("", "USAGE", "--tls-cert and --tls-key go together", kExitUsage);
   }
   o.max_connections = a.max_connections;
+  o.max_connections_per_client = a.max_connections_per_client;
+  o.header_timeout = std::chrono::seconds(a.header_timeout_s);
+  o.session_lifetime = std::chrono::hours(a.session_hours);
   o.min_upload_rate = a.min_upload_rate;
   o.blocking_threads = a.blocking_threads;
   o.job_lease = seconds_to_ms(a.job_lease_s);
@@ -169,6 +175,7 @@ int run_serve(const ServeArgs& a) {
   if (!srv) return report_error("", srv.error(), kExitUsage);
   auto port = (*srv)->start();
   if (!port) return report_error("", port.error(), kExitUsage);
+  for (const auto& w : (*srv)->warnings()) report_warning("", w.code, w.message);
   std::string host = o.address.find(':') != std::string::npos ? "[" + o.address + "]" : o.address;
   // Where it listens is the command's result: printed even with --quiet.
   std::cerr << format_message(
@@ -279,6 +286,23 @@ void add_serve_commands(CLI::App& app, int& exit_code) {
       ->add_option("--max-connections", args->max_connections,
                    "Open connections at most (HTTP and WebSocket); more get 503")
       ->capture_default_str();
+  serve
+      ->add_option("--max-connections-per-client", args->max_connections_per_client,
+                   "Open connections from one client address (IPv6: its /64) at most, so that "
+                   "no client can take them all; more get 503 (0: no per-client cap)")
+      ->capture_default_str();
+  serve
+      ->add_option("--header-timeout", args->header_timeout_s,
+                   "Seconds a connection may stay open without sending a whole request line "
+                   "and header (when new, and between keep-alive requests)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 3600u));
+  serve
+      ->add_option("--session-hours", args->session_hours,
+                   "Lifetime of a browser login session in hours (logout or revoking its token "
+                   "ends it sooner)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 24u * 366u));
   serve
       ->add_option("--min-upload-rate", args->min_upload_rate,
                    "Bytes/s an upload must average after its first 30 s, else it is cut off (0: "

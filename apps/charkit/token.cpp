@@ -1,4 +1,5 @@
-// `charkit token create|list|revoke`: the API tokens of `charkit serve`
+// `charkit token create|list|revoke|sessions`: the API tokens of `charkit
+// serve` and the browser sessions opened with them
 // (docs/server.md §Access control). The catalogue is the server's: the same
 // --data/--db options. A created token's secret goes to stdout once, alone
 // on its line (or in --json), so that a script can capture it; everything
@@ -30,6 +31,7 @@ struct TokenArgs {
   std::int64_t id = 0;
   bool json = false;
   bool active_only = false;
+  bool all = false;
 };
 
 core::Result<std::unique_ptr<store::Catalogue>> open_catalogue(const TokenArgs& a) {
@@ -114,6 +116,41 @@ int run_list(const TokenArgs& a) {
   return kExitOk;
 }
 
+Json session_json(const store::ApiSession& s) {
+  return Json{{"id", s.id},
+              {"tokenId", s.token_id},
+              {"tokenName", s.token_name},
+              {"scope", store::scope_name(s.scope)},
+              {"createdAt", s.created_at},
+              {"expiresAt", s.expires_at},
+              {"lastUsedAt", s.last_used_at ? Json(*s.last_used_at) : Json(nullptr)},
+              {"revokedAt", s.revoked_at ? Json(*s.revoked_at) : Json(nullptr)}};
+}
+
+int run_sessions(const TokenArgs& a) {
+  auto cat = open_catalogue(a);
+  if (!cat) return fail("sessions", cat.error());
+  auto list = store::TokenStore(**cat).list_sessions(a.all);
+  if (!list) return fail("sessions", list.error());
+  if (a.json) {
+    Json arr = Json::array();
+    for (const auto& s : *list) arr.push_back(session_json(s));
+    print_json(Json{{"sessions", arr}});
+    return kExitOk;
+  }
+  if (list->empty()) {
+    report_info("", a.all ? "no browser sessions" : "no open browser sessions");
+    return kExitOk;
+  }
+  std::cout << "ID\tTOKEN\tSCOPE\tCREATED\tEXPIRES\tLAST USED\tREVOKED\tTOKEN NAME\n";
+  for (const auto& s : *list)
+    std::cout << s.id << "\t" << s.token_id << "\t" << store::scope_name(s.scope) << "\t"
+              << iso_time(s.created_at) << "\t" << iso_time(s.expires_at) << "\t"
+              << iso_time(s.last_used_at) << "\t" << iso_time(s.revoked_at) << "\t"
+              << printable(s.token_name) << "\n";
+  return kExitOk;
+}
+
 int run_revoke(const TokenArgs& a) {
   auto cat = open_catalogue(a);
   if (!cat) return fail("revoke", cat.error());
@@ -122,8 +159,9 @@ int run_revoke(const TokenArgs& a) {
   if (!*r)
     return report_error("", "TOKEN_UNKNOWN", "no active token with id " + std::to_string(a.id),
                         kExitInvalid);
-  report_info(
-      "", "token " + std::to_string(a.id) + " revoked (servers stop accepting it within seconds)");
+  report_info("", "token " + std::to_string(a.id) +
+                      " and its browser sessions revoked (servers stop accepting them within "
+                      "seconds)");
   return kExitOk;
 }
 
@@ -138,12 +176,13 @@ void add_catalogue_options(CLI::App* cmd, TokenArgs& a) {
 
 void add_token_commands(CLI::App& app, int& exit_code) {
   CLI::App* token = app.add_subcommand(
-      "token", "API tokens of `charkit serve`: create, list and revoke bearer tokens");
+      "token", "API tokens of `charkit serve`: create, list and revoke bearer tokens; list "
+      "browser sessions");
   token->require_subcommand(1);
   token->footer(
       "Once a token has been created (revoked ones count: revoking never reopens the server),\n"
       "the server requires one on every API request and WebSocket (Authorization: Bearer\n"
-      "SECRET, or the login cookie of /login). Scopes: read (GET routes, streams, /metrics),\n"
+      "SECRET, or the session cookie of /login). Scopes: read (GET routes, streams, /metrics),\n"
       "write (also uploads and live publishing), admin (also DELETE). Only the SHA-256 of a\n"
       "secret is stored. Use the same --data/--db as `charkit serve`.");
 
@@ -166,8 +205,22 @@ void add_token_commands(CLI::App& app, int& exit_code) {
   add_catalogue_options(list, *l);
   list->callback([l, &exit_code] { exit_code = run_list(*l); });
 
+  auto se = std::make_shared<TokenArgs>();
+  CLI::App* sessions = token->add_subcommand(
+      "sessions", "List browser sessions (console logins): their token, expiry and last use");
+  sessions->add_flag("--json", se->json, "JSON output");
+  sessions->add_flag("--all", se->all,
+                     "Also sessions that ended (logged out, expired, or their token revoked) "
+                     "within the last day");
+  add_catalogue_options(sessions, *se);
+  sessions->footer(
+      "A session is opened by logging in at /login with a token; the cookie holds the session's\n"
+      "own secret (only its SHA-256 is stored), never the token. Logging out ends it; revoking\n"
+      "its token with `charkit token revoke` ends all of the token's sessions.");
+  sessions->callback([se, &exit_code] { exit_code = run_sessions(*se); });
+
   auto r = std::make_shared<TokenArgs>();
-  CLI::App* revoke = token->add_subcommand("revoke", "Revoke a token by id");
+  CLI::App* revoke = token->add_subcommand("revoke", "Revoke a token (and its sessions) by id");
   revoke->add_option("ID", r->id, "The token's id (from `charkit token list`)")->required();
   add_catalogue_options(revoke, *r);
   revoke->footer("Exit status: 0 revoked, 1 no active token with this id, 2 database error.");

@@ -3,6 +3,7 @@
 // checks for HTTP and WebSocket, CORS, and the refusal to listen openly on
 // a non-loopback address.
 #include "charkit/server/detail/auth.h"
+#include "charkit/server/detail/http_glue.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -31,26 +32,61 @@ namespace http = test_http::http;
 
 TEST(Auth, RequiredAccessPerRoute) {
   using S = std::vector<std::string>;
-  EXPECT_EQ(required_access("GET", S{}, ""), Access::open);
-  EXPECT_EQ(required_access("GET", S{"healthz"}, ""), Access::open);
-  EXPECT_EQ(required_access("GET", S{"login"}, ""), Access::open);
-  EXPECT_EQ(required_access("POST", S{"api", "session"}, ""), Access::open);
-  EXPECT_EQ(required_access("GET", S{"metrics"}, ""), Access::metrics);
-  EXPECT_EQ(required_access("GET", S{"api", "motions"}, ""), Access::read);
-  EXPECT_EQ(required_access("GET", S{"api", "assets", "ab"}, ""), Access::read);
-  EXPECT_EQ(required_access("POST", S{"api", "motions"}, "filename=a.bvh"), Access::write);
-  EXPECT_EQ(required_access("DELETE", S{"api", "motions", "1"}, ""), Access::admin);
-  EXPECT_EQ(required_access("GET", S{"api", "live", "cam"}, "role=view"), Access::read);
-  EXPECT_EQ(required_access("GET", S{"api", "live", "cam"}, "x=1&role=publish"), Access::write);
-  EXPECT_EQ(required_access("GET", S{"api", "motions", "1", "stream"}, ""), Access::read);
+  using Q = QueryParams;
+  EXPECT_EQ(required_access("GET", S{}, {}), Access::open);
+  EXPECT_EQ(required_access("GET", S{"healthz"}, {}), Access::open);
+  EXPECT_EQ(required_access("GET", S{"login"}, {}), Access::open);
+  EXPECT_EQ(required_access("POST", S{"api", "session"}, {}), Access::open);
+  EXPECT_EQ(required_access("GET", S{"metrics"}, {}), Access::metrics);
+  EXPECT_EQ(required_access("GET", S{"api", "motions"}, {}), Access::read);
+  EXPECT_EQ(required_access("GET", S{"api", "assets", "ab"}, {}), Access::read);
+  EXPECT_EQ(required_access("POST", S{"api", "motions"}, Q{{"filename", "a.bvh"}}), Access::write);
+  EXPECT_EQ(required_access("DELETE", S{"api", "motions", "1"}, {}), Access::admin);
+  EXPECT_EQ(required_access("GET", S{"api", "live", "cam"}, Q{{"role", "view"}}), Access::read);
+  EXPECT_EQ(required_access("GET", S{"api", "live", "cam"}, Q{{"x", "1"}, {"role", "publish"}}),
+            Access::write);
+  EXPECT_EQ(required_access("GET", S{"api", "motions", "1", "stream"}, {}), Access::read);
+}
+
+// Access is decided on the decoded query the router reads: every spelling of
+// ?role=publish that the router takes as publishing needs write.
+TEST(Auth, LiveRoleIsDecidedOnTheDecodedQuery) {
+  using S = std::vector<std::string>;
+  for (const char* target :
+       {"/api/live/x?role=publish", "/api/live/x?role=%70ublish", "/api/live/x?rol%65=publish",
+        "/api/live/x?role=publis%68", "/api/live/x?%72%6F%6C%65=%70%75%62%6C%69%73%68",
+        "/api/%6Cive/x?role=publish", "/api/live/x?a=1&&role=publish&role=view"}) {
+    auto t = parse_target(target);
+    ASSERT_TRUE(t.ok()) << target;
+    EXPECT_EQ(live_role(t->params), LiveRoleRequest::publish) << target;
+    EXPECT_EQ(required_access("GET", t->segments, t->params), Access::write) << target;
+  }
+  for (const char* target : {"/api/live/x?role=view", "/api/live/x?role=%76iew",
+                             "/api/live/x?role=view&role=publish"}) {
+    auto t = parse_target(target);
+    ASSERT_TRUE(t.ok()) << target;
+    EXPECT_EQ(live_role(t->params), LiveRoleRequest::view) << target;
+    EXPECT_EQ(required_access("GET", t->segments, t->params), Access::read) << target;
+  }
+  // Neither role: the route answers 400 BAD_ROLE, and access is read.
+  for (const char* target : {"/api/live/x", "/api/live/x?role=Publish", "/api/live/x?role=publish+",
+                             "/api/live/x?roles=publish"}) {
+    auto t = parse_target(target);
+    ASSERT_TRUE(t.ok()) << target;
+    EXPECT_EQ(live_role(t->params), std::nullopt) << target;
+  }
+  EXPECT_EQ(required_access("GET", S{"api", "live", "x"}, {}), Access::read);
 }
 
 TEST(Auth, SecretFromBearerOrCookie) {
   EXPECT_EQ(request_secret("Bearer ckt_abc", ""), "ckt_abc");
   EXPECT_EQ(request_secret("bearer   ckt_abc  ", ""), "ckt_abc");
-  EXPECT_EQ(request_secret("Basic dXNlcg==", "charkit_token=ckt_c"), "ckt_c");
-  EXPECT_EQ(request_secret("", "a=1; charkit_token=\"ckt_q\"; b=2"), "ckt_q");
-  EXPECT_EQ(request_secret("", "charkit_tokenx=1; xcharkit_token=2"), "");
+  EXPECT_EQ(request_secret("Basic dXNlcg==", "charkit_session=cks_c"), "cks_c");
+  EXPECT_EQ(request_secret("", "a=1; charkit_session=\"cks_q\"; b=2"), "cks_q");
+  EXPECT_EQ(request_secret("", "charkit_sessionx=1; xcharkit_session=2"), "");
+  // The cookie carries sessions only, never a token.
+  EXPECT_EQ(request_secret("", "charkit_session=ckt_abc"), "");
+  EXPECT_EQ(request_secret("", "charkit_token=ckt_abc"), "");
   EXPECT_EQ(request_secret("", ""), "");
 }
 
@@ -63,6 +99,12 @@ TEST(Auth, HostAndOriginRules) {
   EXPECT_TRUE(host_allowed(p, "[::1]:8080"));
   EXPECT_FALSE(host_allowed(p, "127.0.0.1:9090"));
   EXPECT_FALSE(host_allowed(p, "attacker.example:8080"));  // DNS rebinding
+  AccessPolicy named{{"charkit.example", "other.example:443"}, {}};
+  EXPECT_TRUE(host_allowed(named, "charkit.example:8443"));  // a name listed without a port
+  EXPECT_TRUE(host_allowed(named, "charkit.example"));
+  EXPECT_TRUE(host_allowed(named, "other.example:443"));
+  EXPECT_FALSE(host_allowed(named, "other.example:444"));    // listed with its port
+  EXPECT_FALSE(host_allowed(named, "charkit.example.evil:8443"));
   EXPECT_FALSE(host_allowed(p, ""));
   AccessPolicy any;
   any.hosts = default_allowed_hosts("0.0.0.0", 8080);
@@ -214,7 +256,7 @@ TEST_P(AuthServerTest, PublicReadAndMetricsOptions) {
   EXPECT_EQ(request(port_, http::verb::post, "/api/motions?filename=a.json", "{}").status, 401u);
 }
 
-TEST_P(AuthServerTest, LoginCookieForBrowsers) {
+TEST_P(AuthServerTest, LoginOpensASessionNotTheToken) {
   const std::string writer = make_token(store::Scope::write);
   start(options());
   const std::string origin = "http://127.0.0.1:" + std::to_string(port_);
@@ -227,18 +269,117 @@ TEST_P(AuthServerTest, LoginCookieForBrowsers) {
   EXPECT_EQ(form.status, 303u);
   EXPECT_EQ(form.header("Location"), "/");
   const std::string set = form.header("Set-Cookie");
-  EXPECT_EQ(set.rfind("charkit_token=" + writer + ";", 0), 0u) << set;
+  // The cookie holds a session's own secret, never the token.
+  ASSERT_EQ(set.rfind("charkit_session=cks_", 0), 0u) << set;
+  EXPECT_EQ(set.find(writer), std::string::npos) << set;
   EXPECT_NE(set.find("HttpOnly"), std::string::npos);
   EXPECT_NE(set.find("SameSite=Strict"), std::string::npos);
-  const std::string cookie = "charkit_token=" + writer;
+  EXPECT_NE(set.find("Max-Age=604800"), std::string::npos) << set;  // the default 7 days
+  const std::string cookie = set.substr(0, set.find(';'));
+  const std::string session = cookie.substr(cookie.find('=') + 1);
+  EXPECT_EQ(session.size(), store::kSessionSecretLength);
   auto me = get("/api/session", {}, {{"Cookie", cookie}});
   ASSERT_EQ(me.status, 200u);
   EXPECT_EQ(me.json()["authenticated"], true);
   EXPECT_EQ(me.json()["scope"], "write");
   EXPECT_EQ(me.json()["authRequired"], true);
   EXPECT_EQ(get("/api/packages", {}, {{"Cookie", cookie}}).status, 200u);
-  auto out = request(port_, http::verb::delete_, "/api/session", {}, {{"Origin", origin}});
+  // Hashed at rest: the catalogue holds its SHA-256 and the token it came from.
+  {
+    auto c = catalogue();
+    auto list = store::TokenStore(*c).list_sessions();
+    ASSERT_TRUE(list);
+    ASSERT_EQ(list->size(), 1u);
+    EXPECT_EQ((*list)[0].scope, store::Scope::write);
+    EXPECT_GT((*list)[0].expires_at, (*list)[0].created_at);
+  }
+  // A cookie holding the raw token (what older servers set) is not a login.
+  EXPECT_EQ(get("/api/packages", {}, {{"Cookie", "charkit_session=" + writer}}).status, 401u);
+  EXPECT_EQ(get("/api/packages", {}, {{"Cookie", "charkit_token=" + writer}}).status, 401u);
+  // A session does not open another session.
+  auto renew = request(port_, http::verb::post, "/api/session", "{\"token\":\"" + session + "\"}",
+                       {{"Content-Type", "application/json"}, {"Origin", origin}});
+  EXPECT_EQ(renew.status, 401u);
+  // Logout ends the session on the server: a copy of the cookie stops working.
+  auto out = request(port_, http::verb::delete_, "/api/session", {},
+                     {{"Origin", origin}, {"Cookie", cookie}});
+  EXPECT_EQ(out.status, 200u);
+  EXPECT_EQ(out.json()["sessionEnded"], true);
   EXPECT_NE(out.header("Set-Cookie").find("Max-Age=0"), std::string::npos);
+  EXPECT_EQ(get("/api/packages", {}, {{"Cookie", cookie}}).status, 401u);
+  EXPECT_EQ(get("/api/packages", writer).status, 200u);  // the token itself still works
+}
+
+TEST_P(AuthServerTest, RevokingATokenEndsItsSessions) {
+  const std::string writer = make_token(store::Scope::write);
+  start(options());
+  const std::string origin = "http://127.0.0.1:" + std::to_string(port_);
+  auto login = request(port_, http::verb::post, "/api/session", "{\"token\":\"" + writer + "\"}",
+                       {{"Content-Type", "application/json"}, {"Origin", origin}});
+  ASSERT_EQ(login.status, 200u) << login.body;
+  const std::string set = login.header("Set-Cookie");
+  const std::string cookie = set.substr(0, set.find(';'));
+  EXPECT_EQ(get("/api/motions", {}, {{"Cookie", cookie}}).status, 200u);
+  auto c = catalogue();
+  store::TokenStore tokens(*c);
+  auto list = tokens.list();
+  ASSERT_TRUE(list);
+  ASSERT_TRUE(*tokens.revoke((*list)[0].id));
+  auto open = tokens.list_sessions();
+  ASSERT_TRUE(open);
+  EXPECT_TRUE(open->empty());
+  auto all = tokens.list_sessions(true);
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_TRUE((*all)[0].revoked_at.has_value());
+  eventually([&] { return get("/api/motions", {}, {{"Cookie", cookie}}).status == 401; });
+}
+
+TEST_P(AuthServerTest, SessionsExpire) {
+  make_token(store::Scope::read);
+  auto c = catalogue();
+  store::TokenStore tokens(*c);
+  auto list = tokens.list();
+  ASSERT_TRUE(list);
+  const std::int64_t id = (*list)[0].id;
+  auto s = tokens.create_session(id, 200);
+  ASSERT_TRUE(s) << s.error().to_string();
+  auto live = tokens.verify(s->secret);
+  ASSERT_TRUE(live);
+  ASSERT_TRUE(live->has_value());
+  EXPECT_EQ((*live)->id, id);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto ended = tokens.verify(s->secret);
+  ASSERT_TRUE(ended);
+  EXPECT_FALSE(ended->has_value());
+  EXPECT_EQ(tokens.create_session(id, 0).error().code, "TOKEN_INVALID");
+  EXPECT_EQ(tokens.create_session(id + 1000, 1000).error().code, "TOKEN_UNKNOWN");
+  // Malformed and unknown session secrets are simply not valid.
+  for (std::string bad : {std::string("cks_"), "cks_" + std::string(43, '!'),
+                          "cks_" + std::string(43, 'A')}) {
+    auto v = tokens.verify(bad);
+    ASSERT_TRUE(v);
+    EXPECT_FALSE(v->has_value()) << bad;
+  }
+}
+
+// One client holding connections up to its cap cannot lock out others:
+// another client's authenticated request is answered.
+TEST_P(AuthServerTest, ClientAtItsConnectionCapLeavesOthersServed) {
+  const std::string reader = make_token(store::Scope::read);
+  auto o = options();
+  o.max_connections_per_client = 16;
+  start(o);
+  boost::asio::io_context ioc;
+  std::vector<std::unique_ptr<test_http::tcp::socket>> held;
+  for (int i = 0; i < 16; ++i) held.push_back(test_http::connect_from(ioc, "127.0.0.2", port_));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string refused =
+      test_http::get_from("127.0.0.2", port_, "/api/motions", "Authorization: Bearer " + reader + "\r\n");
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  const std::string ok =
+      test_http::get_from("127.0.0.1", port_, "/api/motions", "Authorization: Bearer " + reader + "\r\n");
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok;
 }
 
 TEST_P(AuthServerTest, HostAndOriginChecksForHttpAndWebSocket) {
@@ -306,6 +447,49 @@ TEST_P(AuthServerTest, WebSocketNeedsATokenOnceTokensExist) {
   EXPECT_EQ(upgrade("/api/live/cam?role=publish", reader).rfind("HTTP/1.1 403", 0), 0u);
 }
 
+// A read token (or none, under --public-read) could publish by spelling
+// role=publish with percent-escapes: the access check compared the raw query
+// while the router decoded it. Every spelling is refused now, and a viewer
+// stays a viewer.
+TEST_P(AuthServerTest, EncodedPublishRoleNeedsWrite) {
+  const std::string reader = make_token(store::Scope::read);
+  const std::string writer = make_token(store::Scope::write);
+  auto o = options();
+  o.public_read = true;
+  start(o);
+  const std::string host = "127.0.0.1:" + std::to_string(port_);
+  auto upgrade = [&](const std::string& target, const std::string& token) {
+    std::string up = "GET " + target + " HTTP/1.1\r\nHost: " + host +
+                     "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "
+                     "dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n";
+    if (!token.empty()) up += "Authorization: Bearer " + token + "\r\n";
+    return raw_exchange(port_, up + "\r\n", std::chrono::milliseconds(500));
+  };
+  int channel = 0;
+  for (const char* target :
+       {"/api/live/cam?role=publish", "/api/live/cam?role=%70ublish", "/api/live/cam?rol%65=publish",
+        "/api/live/cam?role=publis%68", "/api/live/cam?%72ole=%70ublis%68",
+        "/api/%6cive/cam?role=%70ublish", "/api/live/cam?x=1&role=%70ublish&role=view"}) {
+    EXPECT_EQ(upgrade(target, "").rfind("HTTP/1.1 401", 0), 0u) << target;
+    EXPECT_EQ(upgrade(target, reader).rfind("HTTP/1.1 403", 0), 0u) << target;
+    // A channel of its own per spelling: the previous publisher may still be closing.
+    std::string own = target;
+    own.replace(own.find("cam"), 3, "cam" + std::to_string(++channel));
+    const std::string as_writer = upgrade(own, writer);
+    EXPECT_EQ(as_writer.rfind("HTTP/1.1 101", 0), 0u) << target;
+    EXPECT_NE(as_writer.find("\"role\":\"publish\""), std::string::npos) << target;
+  }
+  // Viewing needs no token under --public-read, and stays viewing.
+  for (const char* target : {"/api/live/cam?role=view", "/api/live/cam?role=%76iew",
+                             "/api/live/cam?role=view&role=publish"}) {
+    const std::string got = upgrade(target, "");
+    EXPECT_EQ(got.rfind("HTTP/1.1 101", 0), 0u) << target;
+    EXPECT_NE(got.find("\"role\":\"view\""), std::string::npos) << target;
+  }
+  // A query that does not decode is refused before access is decided.
+  EXPECT_EQ(upgrade("/api/live/cam?role=%7publish", reader).rfind("HTTP/1.1 400", 0), 0u);
+}
+
 TEST_P(AuthServerTest, NonLoopbackWithoutTokensRefusesToStart) {
   auto o = options();
   o.address = "0.0.0.0";
@@ -316,8 +500,37 @@ TEST_P(AuthServerTest, NonLoopbackWithoutTokensRefusesToStart) {
   EXPECT_EQ(p.error().code, "SERVER_INSECURE");
   o.insecure_open = true;
   {
+    // Told to, it starts, and says what that means (DNS rebinding without a Host allow-list).
     auto t = start_test_server(o);
-    EXPECT_TRUE(t.ok());
+    ASSERT_TRUE(t.ok());
+    auto w = t->server->warnings();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].code, "SERVER_OPEN_NETWORK");
+    EXPECT_NE(w[0].message.find("DNS rebinding"), std::string::npos) << w[0].message;
+  }
+  {
+    // With --allowed-host the Host allow-list still applies on an open server.
+    auto named = o;
+    named.allowed_hosts = {"charkit.test"};
+    auto t = start_test_server(named);
+    ASSERT_TRUE(t.ok());
+    auto w = t->server->warnings();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].message.find("DNS rebinding"), std::string::npos) << w[0].message;
+    const std::string port = std::to_string(t->port);
+    EXPECT_EQ(raw_request(t->port, "GET /api/motions HTTP/1.1\r\nHost: attacker.example:" + port +
+                                       "\r\n\r\n")
+                  .status,
+              403u);
+    EXPECT_EQ(
+        raw_request(t->port, "GET /api/motions HTTP/1.1\r\nHost: charkit.test:" + port + "\r\n\r\n")
+            .status,
+        200u);
+  }
+  {
+    auto t = start_test_server(options());  // loopback: nothing to warn about
+    ASSERT_TRUE(t.ok());
+    EXPECT_TRUE(t->server->warnings().empty());
   }
   // With a token it starts (and needs it).
   make_token(store::Scope::read);

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -87,6 +88,36 @@ inline Response raw_request(std::uint16_t port, const std::string& bytes) {
   beast::error_code ec;
   net::write(sock, net::buffer(bytes), ec);
   return read_response(sock, ec);
+}
+
+/// A socket connected to the server from `source` (any 127.0.0.0/8 address is
+/// this machine's: several clients on one host).
+inline std::unique_ptr<tcp::socket> connect_from(net::io_context& ioc, const char* source,
+                                          std::uint16_t port) {
+  auto s = std::make_unique<tcp::socket>(ioc);
+  s->open(tcp::v4());
+  s->bind(tcp::endpoint(net::ip::make_address(source), 0));
+  s->connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  return s;
+}
+
+/// The answer to one GET sent from `source` on a new connection.
+inline std::string get_from(const char* source, std::uint16_t port, const std::string& target,
+                     const std::string& extra = {}) {
+  net::io_context ioc;
+  auto s = connect_from(ioc, source, port);
+  const std::string req =
+      "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + extra + "\r\n";
+  net::write(*s, net::buffer(req));
+  std::string got;
+  boost::system::error_code ec;
+  char b[4096];
+  for (;;) {
+    const std::size_t n = s->read_some(net::buffer(b), ec);
+    got.append(b, n);
+    if (ec) break;
+  }
+  return got;
 }
 
 /// Writes raw bytes and returns everything the server sends until it closes

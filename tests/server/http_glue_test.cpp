@@ -31,7 +31,13 @@ TEST(HttpGlue, Target) {
   auto t = parse_target("/api//motions/3?x=1");
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->segments, (std::vector<std::string>{"api", "motions", "3"}));
-  EXPECT_EQ(t->query, "x=1");
+  EXPECT_EQ(t->params, (QueryParams{{"x", "1"}}));
+  // The query is decoded once, here: names and values alike.
+  auto enc = parse_target("/api/live/x?rol%65=publis%68&a+b=c%20d");
+  ASSERT_TRUE(enc.ok());
+  EXPECT_EQ(enc->params, (QueryParams{{"role", "publish"}, {"a b", "c d"}}));
+  EXPECT_EQ(parse_target("/api?role=%7").error().code, "HTTP_BAD_ESCAPE");
+  EXPECT_EQ(parse_target("/api?role=%00").error().code, "HTTP_NUL");
   EXPECT_TRUE(parse_target("/")->segments.empty());
   EXPECT_EQ(parse_target("http://x/").error().code, "HTTP_BAD_TARGET");
   EXPECT_EQ(parse_target(std::string_view("/a\0b", 4)).error().code, "HTTP_BAD_TARGET");

@@ -28,7 +28,9 @@ namespace net = test_http::net;
 namespace http = test_http::http;
 using tcp = test_http::tcp;
 using Clock = std::chrono::steady_clock;
+using test_http::connect_from;
 using test_http::count_files;
+using test_http::get_from;
 using test_http::raw_request;
 using test_http::request;
 
@@ -65,6 +67,87 @@ TEST(Limits, ConnectionCapAnswers503ThenRecovers) {
     if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(status, 200u);
+  t->server.reset();
+  fs::remove_all(dir);
+}
+
+// One client holding idle connections up to its cap cannot lock others out:
+// its next connection is refused, another client's request is answered.
+TEST(Limits, OneClientAtItsCapLeavesOthersServed) {
+  auto dir = fresh_dir("percap");
+  auto o = test_server_options(dir);
+  o.max_connections = 64;
+  o.max_connections_per_client = 8;
+  auto t = start_test_server(o);
+  ASSERT_TRUE(t.ok()) << t.error().to_string();
+  net::io_context ioc;
+  std::vector<std::unique_ptr<tcp::socket>> held;
+  for (int i = 0; i < 8; ++i) held.push_back(connect_from(ioc, "127.0.0.2", t->port));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // all accepted
+  const std::string refused = get_from("127.0.0.2", t->port, "/healthz");
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  EXPECT_NE(refused.find("TOO_MANY_CLIENT_CONNECTIONS"), std::string::npos) << refused;
+  // Another client is served, on as many connections as it likes (up to its own cap).
+  for (const char* other : {"127.0.0.1", "127.0.0.3"}) {
+    const std::string ok = get_from(other, t->port, "/healthz");
+    EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << other << ": " << ok;
+  }
+  held.pop_back();  // one freed: the first client may connect again
+  std::string again;
+  for (int i = 0; i < 100; ++i) {
+    again = get_from("127.0.0.2", t->port, "/healthz");
+    if (again.rfind("HTTP/1.1 200", 0) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(again.rfind("HTTP/1.1 200", 0), 0u) << again;
+  t->server.reset();
+  fs::remove_all(dir);
+}
+
+// A connection that sends nothing is closed after the header timeout, and
+// its slot is free again (here well before the 30 s read timeout).
+TEST(Limits, IdleConnectionsAreClosedAfterTheHeaderTimeout) {
+  auto dir = fresh_dir("idle");
+  auto o = test_server_options(dir);
+  o.header_timeout = std::chrono::seconds(1);
+  o.max_connections_per_client = 2;
+  auto t = start_test_server(o);
+  ASSERT_TRUE(t.ok()) << t.error().to_string();
+  net::io_context ioc;
+  auto a = connect_from(ioc, "127.0.0.2", t->port);
+  auto b = connect_from(ioc, "127.0.0.2", t->port);
+  const auto t0 = Clock::now();
+  boost::system::error_code ec;
+  char buf[64];
+  a->read_some(net::buffer(buf), ec);  // blocks until the server closes it
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_TRUE(ec == net::error::eof || ec == net::error::connection_reset) << ec.message();
+  EXPECT_GT(took, 0.5);
+  EXPECT_LT(took, 5.0);
+  b->read_some(net::buffer(buf), ec);
+  EXPECT_TRUE(ec == net::error::eof || ec == net::error::connection_reset) << ec.message();
+  // Both slots are free: the client is served again.
+  std::string ok;
+  for (int i = 0; i < 100; ++i) {
+    ok = get_from("127.0.0.2", t->port, "/healthz");
+    if (ok.rfind("HTTP/1.1 200", 0) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok;
+  t->server.reset();
+  fs::remove_all(dir);
+}
+
+TEST(Limits, DuplicateHostIsRefused) {
+  auto dir = fresh_dir("dhost");
+  auto t = start_test_server(test_server_options(dir));
+  ASSERT_TRUE(t.ok()) << t.error().to_string();
+  auto twice = raw_request(
+      t->port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: attacker.example\r\n\r\n");
+  EXPECT_EQ(twice.status, 400u);
+  EXPECT_EQ(twice.json()["error"], "DUPLICATE_HOST");
+  auto once = raw_request(t->port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(once.status, 200u);
   t->server.reset();
   fs::remove_all(dir);
 }

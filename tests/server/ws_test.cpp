@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "charkit/core/json.h"
+#include "charkit/server/detail/ws.h"
 #include "charkit/server/server.h"
 #include "http_client.h"
 #include "test_server.h"
@@ -52,9 +53,12 @@ using test_http::Response;
 
 /// The HTTP status a WebSocket upgrade request gets when the server refuses it
 /// before the handshake (Beast's client keeps no refused response for us).
-unsigned upgrade_status(std::uint16_t port, const std::string& target) {
+unsigned upgrade_status(std::uint16_t port, const std::string& target,
+                        const char* source = "127.0.0.1") {
   net::io_context ioc;
   tcp::socket sock(ioc);
+  sock.open(tcp::v4());
+  sock.bind(tcp::endpoint(net::ip::make_address(source), 0));
   sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
   http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, "127.0.0.1");
@@ -130,9 +134,12 @@ struct Message {
 class WsClient {
  public:
   /// Handshake; returns the HTTP status of the answer (101 when upgraded).
-  unsigned connect(std::uint16_t port, const std::string& target, int rcvbuf = 0) {
+  /// `source`: the client's own address (any 127.0.0.0/8 one: another client).
+  unsigned connect(std::uint16_t port, const std::string& target, int rcvbuf = 0,
+                   const char* source = "127.0.0.1") {
     auto& sock = beast::get_lowest_layer(ws_).socket();
     sock.open(tcp::v4());
+    sock.bind(tcp::endpoint(net::ip::make_address(source), 0));
     if (rcvbuf > 0) sock.set_option(net::socket_base::receive_buffer_size(rcvbuf));
     sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
     websocket::response_type res;
@@ -170,6 +177,10 @@ class WsClient {
   void binary(const std::string& s) {
     ws_.binary(true);
     ws_.write(net::buffer(s));
+  }
+  /// Bytes written to the connection as they are (hand-made frames).
+  void raw(const std::string& bytes) {
+    net::write(beast::get_lowest_layer(ws_).socket(), net::buffer(bytes));
   }
   websocket::close_reason reason() const { return ws_.reason(); }
   /// Reads until the server's close arrives; the close code (0 if none came).
@@ -514,6 +525,25 @@ TEST_F(WsTest, MalformedClientMessagesClose) {
     c.text(std::string(5000, 'a'));  // over the 4 KiB message limit
     EXPECT_EQ(c.wait_close(), 1009u);
   }
+  // RFC 6455 §5.2: a 64-bit length with its top bit set is no length at
+  // all (1002 protocol error); a possible length over the limit is 1009.
+  // Frames built by hand: FIN + binary, MASK + 127, eight length bytes, a
+  // mask key; sent whole and split byte by byte.
+  for (bool split : {false, true}) {
+    for (auto [top, code] : {std::pair<unsigned char, unsigned>{0x80, 1002u}, {0xFF, 1002u},
+                             {0x00, 1009u}, {0x7F, 1009u}}) {
+      WsClient c;
+      ASSERT_EQ(c.connect(port_, target), 101u);
+      ASSERT_TRUE(c.read().ok);  // the header
+      std::string frame = {'\x82', '\xFF', static_cast<char>(top), '\0', '\0', '\x01',
+                           '\0',    '\0',    '\0',                  '\0', 'k',    'e', 'y', '!'};
+      if (split)
+        for (char b : frame) c.raw(std::string(1, b));
+      else
+        c.raw(frame);
+      EXPECT_EQ(c.wait_close(), code) << "top byte " << int(top) << (split ? " split" : "");
+    }
+  }
   // Not a WebSocket request, a bad id, a motion that is not done.
   EXPECT_EQ(request(port_, http::verb::get, target).status, 426u);
   EXPECT_EQ(upgrade_status(port_, "/api/motions/999/stream"), 404u);
@@ -564,6 +594,62 @@ TEST_F(WsTest, LivePublishTwoViewersIdenticalBytes) {
   // A viewer must not send.
   v2.text("hello");
   EXPECT_EQ(v2.wait_close(), 1008u);
+}
+
+// The guard follows frame boundaries: a normal masked frame (16-bit length)
+// passes untouched, then a 64-bit length with its top bit set is zeroed.
+TEST(FrameLengthGuard, FollowsFramesAndZeroesImpossibleLengths) {
+  std::string bytes = {'\x82', '\xFE', '\x00', '\x80', 'm', 'a', 's', 'k'};
+  bytes += std::string(128, '\xFF');  // the payload: 0xFF bytes that look like headers
+  const std::string good = bytes;
+  bytes += std::string{'\x81', '\xFF', '\x80', '\x01', '\x02', '\x03', '\x04', '\x05', '\x06',
+                       '\x07', 'k', 'e', 'y', '!'};
+  ws::FrameLengthGuard g;
+  std::string out = bytes;
+  // In uneven pieces, as reads deliver them.
+  std::size_t at = 0;
+  for (std::size_t piece : {3u, 1u, 200u}) {
+    const std::size_t k = std::min(piece, out.size() - at);
+    g.feed(reinterpret_cast<unsigned char*>(out.data() + at), k);
+    at += k;
+  }
+  EXPECT_TRUE(g.tripped());
+  EXPECT_EQ(out.substr(0, good.size()), good);
+  EXPECT_EQ(out.substr(good.size(), 2), bytes.substr(good.size(), 2));
+  EXPECT_EQ(out.substr(good.size() + 2, 8), std::string(8, '\0'));
+  EXPECT_EQ(out.substr(good.size() + 10), "key!");
+  // A possible 64-bit length is left as it is.
+  ws::FrameLengthGuard h;
+  std::string fine = {'\x82', '\xFF', '\x7F', '\0', '\0', '\0', '\0', '\0', '\0', '\0'};
+  const std::string before = fine;
+  h.feed(reinterpret_cast<unsigned char*>(fine.data()), fine.size());
+  EXPECT_FALSE(h.tripped());
+  EXPECT_EQ(fine, before);
+}
+
+// Viewers waiting on channels never use up the channels publishers need, and
+// one owner (here, without tokens: one client address) is bounded on both.
+TEST_F(WsTest, ViewersCannotSquatTheChannelsPublishersNeed) {
+  std::vector<std::unique_ptr<WsClient>> held;
+  auto open = [&](const std::string& target, const char* source) {
+    held.push_back(std::make_unique<WsClient>());
+    return held.back()->connect(port_, target, 0, source);
+  };
+  for (std::size_t i = 0; i < ws::kMaxWaitingChannelsPerOwner; ++i)
+    ASSERT_EQ(open("/api/live/w" + std::to_string(i) + "?role=view", "127.0.0.2"), 101u) << i;
+  // That viewer's next waiting channel is refused; joining an existing one is not.
+  EXPECT_EQ(upgrade_status(port_, "/api/live/wx?role=view", "127.0.0.2"), 503u);
+  EXPECT_EQ(open("/api/live/w0?role=view", "127.0.0.2"), 101u);
+  // Another client may still wait on channels of its own.
+  EXPECT_EQ(open("/api/live/wx?role=view", "127.0.0.3"), 101u);
+  // Publishers are not affected: a new channel, and a channel viewers wait on.
+  ASSERT_EQ(open("/api/live/p0?role=publish", "127.0.0.4"), 101u);
+  ASSERT_EQ(open("/api/live/w1?role=publish", "127.0.0.4"), 101u);
+  // One owner publishes at most kMaxChannelsPerOwner channels; others still can.
+  for (std::size_t i = 2; i < ws::kMaxChannelsPerOwner; ++i)
+    ASSERT_EQ(open("/api/live/p" + std::to_string(i) + "?role=publish", "127.0.0.4"), 101u) << i;
+  EXPECT_EQ(upgrade_status(port_, "/api/live/px?role=publish", "127.0.0.4"), 503u);
+  EXPECT_EQ(open("/api/live/px?role=publish", "127.0.0.5"), 101u);
 }
 
 TEST_F(WsTest, LiveRefusesBadFramesAndNames) {

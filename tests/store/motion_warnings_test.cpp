@@ -45,7 +45,7 @@ class MotionWarningsTest : public StoreTest {
 TEST_P(MotionWarningsTest, StoredReadBackAndListed) {
   auto c = open_catalogue();
   ASSERT_TRUE(c);
-  EXPECT_EQ(latest_schema_version(), 4);
+  EXPECT_GE(latest_schema_version(), 4);
   auto a = c->put_asset(motion_asset('a'));
   ASSERT_TRUE(a);
   auto m = c->add_motion(a->record.id, Motion{});
@@ -138,15 +138,16 @@ TEST_P(MotionWarningsTest, MigrationAddsTheColumnToASchema3Database) {
     // Back to what a schema-3 build left: no column, no version-4 row.
     auto db = raw();
     ASSERT_TRUE(db);
+    ASSERT_TRUE(db->exec("DROP TABLE api_sessions"));  // version 5's
     ASSERT_TRUE(db->exec("ALTER TABLE motions DROP COLUMN warnings"));
-    ASSERT_TRUE(db->exec("DELETE FROM schema_version WHERE version = 4"));
+    ASSERT_TRUE(db->exec("DELETE FROM schema_version WHERE version >= 4"));
     auto v = db->exec("SELECT max(version) FROM schema_version");
     ASSERT_TRUE(v);
     EXPECT_EQ(*v->rows[0][0], "3");
   }
   auto c = open_catalogue();  // migrates
   ASSERT_TRUE(c);
-  EXPECT_EQ(*c->schema_version(), 4);
+  EXPECT_EQ(*c->schema_version(), latest_schema_version());
   auto got = c->get_motion(id);
   ASSERT_TRUE(got && *got) << (got ? "" : got.error().to_string());
   EXPECT_EQ((*got)->frames, 12);

@@ -36,8 +36,15 @@ std::string digest(std::string_view secret) {
 
 }  // namespace
 
+std::optional<LiveRoleRequest> live_role(const QueryParams& params) {
+  const auto role = query_value(params, "role");
+  if (role == "publish") return LiveRoleRequest::publish;
+  if (role == "view") return LiveRoleRequest::view;
+  return std::nullopt;
+}
+
 Access required_access(std::string_view method, const std::vector<std::string>& seg,
-                       std::string_view query) {
+                       const QueryParams& params) {
   if (seg.empty()) return Access::open;  // the console page: its API calls are checked
   if (seg.size() == 1 && (seg[0] == "healthz" || seg[0] == "login")) return Access::open;
   if (seg.size() == 1 && seg[0] == "metrics") return Access::metrics;
@@ -45,23 +52,14 @@ Access required_access(std::string_view method, const std::vector<std::string>& 
   if (seg.size() == 2 && seg[1] == "session") return Access::open;  // login / logout / whoami
   if (method == "DELETE") return Access::admin;
   if (method == "POST" || method == "PUT" || method == "PATCH") return Access::write;
-  if (seg.size() == 3 && seg[1] == "live") {
-    // ?role=publish sends frames to every viewer: write.
-    std::string_view q = query;
-    while (!q.empty()) {
-      auto amp = q.find('&');
-      auto part = q.substr(0, amp);
-      if (part == "role=publish") return Access::write;
-      q = amp == std::string_view::npos ? std::string_view() : q.substr(amp + 1);
-    }
-  }
+  // Publishing sends frames to every viewer: write. The decision reads the
+  // decoded query through live_role(), as the live route does.
+  if (seg.size() == 3 && seg[1] == "live" && live_role(params) == LiveRoleRequest::publish)
+    return Access::write;
   return Access::read;
 }
 
-std::string request_secret(std::string_view authorization, std::string_view cookie) {
-  authorization = trim(authorization);
-  if (authorization.size() > 7 && core::ascii_iequals(authorization.substr(0, 7), "bearer "))
-    return std::string(trim(authorization.substr(7)));
+std::string session_cookie(std::string_view cookie) {
   // Cookie: name=value; name2=value2 (RFC 6265 §4.2.1).
   while (!cookie.empty()) {
     auto semi = cookie.find(';');
@@ -69,14 +67,23 @@ std::string request_secret(std::string_view authorization, std::string_view cook
     cookie = semi == std::string_view::npos ? std::string_view() : cookie.substr(semi + 1);
     auto eq = pair.find('=');
     if (eq == std::string_view::npos) continue;
-    if (trim(pair.substr(0, eq)) == kTokenCookie) {
+    if (trim(pair.substr(0, eq)) == kSessionCookie) {
       auto value = trim(pair.substr(eq + 1));
       if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
         value = value.substr(1, value.size() - 2);
+      // Only a session's secret: an API token never travels in a cookie.
+      if (value.substr(0, store::kSessionPrefix.size()) != store::kSessionPrefix) continue;
       return std::string(value);
     }
   }
   return {};
+}
+
+std::string request_secret(std::string_view authorization, std::string_view cookie) {
+  authorization = trim(authorization);
+  if (authorization.size() > 7 && core::ascii_iequals(authorization.substr(0, 7), "bearer "))
+    return std::string(trim(authorization.substr(7)));
+  return session_cookie(cookie);
 }
 
 std::vector<std::string> default_allowed_hosts(std::string_view address, std::uint16_t port) {
@@ -98,6 +105,10 @@ bool host_allowed(const AccessPolicy& policy, std::string_view host) {
     if (h == allowed) return true;
     // A Host without a port (some clients leave out the default) matches by name.
     if (!has_port && host_part(allowed) == h) return true;
+    // A listed name without a port (--allowed-host NAME) matches it on any
+    // port: the name is what DNS rebinding cannot forge.
+    if (has_port && host_part(allowed).size() == allowed.size() && host_part(h) == allowed)
+      return true;
   }
   return false;
 }
@@ -131,6 +142,7 @@ std::optional<AuthCache::Decision> AuthCache::find(std::string_view secret) {
   auto it = entries_.find(digest(secret));
   if (it == entries_.end() || it->second.expires < now) return std::nullopt;
   d.scope = it->second.scope;
+  d.token_id = it->second.token_id;
   return d;
 }
 
@@ -143,7 +155,10 @@ core::Result<AuthCache::Decision> AuthCache::lookup(store::TokenStore& tokens,
   if (d.tokens_exist && !secret.empty()) {
     auto t = tokens.verify(secret);
     if (!t) return std::move(t).error();
-    if (*t) d.scope = (*t)->scope;
+    if (*t) {
+      d.scope = (*t)->scope;
+      d.token_id = (*t)->id;
+    }
   }
   std::lock_guard lock(mu_);
   const auto now = std::chrono::steady_clock::now();
@@ -151,7 +166,7 @@ core::Result<AuthCache::Decision> AuthCache::lookup(store::TokenStore& tokens,
   tokens_checked_ = now;
   if (!secret.empty() && d.tokens_exist) {
     if (entries_.size() >= 4096) entries_.clear();  // bounded: random secrets cannot grow it
-    entries_[digest(secret)] = Entry{d.scope, now + ttl_};
+    entries_[digest(secret)] = Entry{d.scope, d.token_id, now + ttl_};
   }
   return d;
 }

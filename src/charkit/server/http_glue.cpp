@@ -128,7 +128,11 @@ core::Result<Target> parse_target(std::string_view target) {
   Target t;
   std::size_t q = target.find('?');
   std::string_view path = target.substr(0, q);
-  if (q != std::string_view::npos) t.query = std::string(target.substr(q + 1));
+  if (q != std::string_view::npos) {
+    auto params = parse_query(target.substr(q + 1));
+    if (!params) return std::move(params).error();
+    t.params = std::move(*params);
+  }
   std::size_t pos = 1;  // past the leading '/'
   while (const auto raw = next_part(path, '/', pos)) {
     auto seg = percent_decode(*raw, false);

@@ -239,10 +239,7 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
 namespace charkit::server {
 
 std::variant<std::shared_ptr<DriverPlayground>, StringResponse> Server::Impl::open_drivers(
-    std::int64_t package_id, std::string_view query) {
-  auto params = parse_query(query);
-  if (!params)
-    return error_reply(http::status::bad_request, params.error().code, params.error().message);
+    std::int64_t package_id, const QueryParams& params) {
   auto p = catalogue->get_package(package_id);
   if (!p) return store_error_reply(p.error());
   if (!*p) return error_reply(http::status::not_found, "NOT_FOUND", "no such package");
@@ -259,8 +256,8 @@ std::variant<std::shared_ptr<DriverPlayground>, StringResponse> Server::Impl::op
     return error_reply(http::status::unprocessable_entity, "NO_DRIVERS",
                        "the package has no drivers the runtime runs (BEM 1.5 §13)",
                        Json{{"log", set.log}});
-  auto settings = bem::parse_settings(model, query_value(*params, "options").value_or(""),
-                                      query_value(*params, "parameters").value_or(""));
+  auto settings = bem::parse_settings(model, query_value(params, "options").value_or(""),
+                                      query_value(params, "parameters").value_or(""));
   if (!settings) {
     Json detail = Json::object();
     if (settings.error().location.offset) detail["column"] = *settings.error().location.offset;

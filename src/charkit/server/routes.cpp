@@ -346,9 +346,7 @@ StringResponse Server::Impl::console_reply(const http::request<http::string_body
 Reply Server::Impl::handle(const http::request<http::string_body>& req, const Target& target) {
   const auto& seg = target.segments;
   const auto method = req.method();
-  auto params = parse_query(target.query);
-  if (!params)
-    return error_reply(http::status::bad_request, params.error().code, params.error().message);
+  const QueryParams& params = target.params;
   auto not_allowed = [](std::string_view allow) {
     auto res = error_reply(http::status::method_not_allowed, "METHOD_NOT_ALLOWED",
                            "allowed here: " + std::string(allow));
@@ -417,7 +415,7 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
   auto kind = store::parse_kind(seg[1]);
   if (!kind || *kind == store::Kind::keypoints) return not_found();
   if (seg.size() == 2) {
-    if (method == http::verb::get) return handle_list(*kind, *params);
+    if (method == http::verb::get) return handle_list(*kind, params);
     return not_allowed("GET, POST");
   }
   auto id = parse_id(seg[2]);
@@ -431,7 +429,7 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
   }
   if (seg.size() == 5 && *kind == store::Kind::package && seg[3] == "textures") {
     if (method != http::verb::get) return not_allowed("GET");
-    return handle_package_view(*id, "textures/" + seg[4], *params);
+    return handle_package_view(*id, "textures/" + seg[4], params);
   }
   if (seg.size() != 4) return not_found();
   if (*kind == store::Kind::motion && seg[3] == "keypoints.ndjson") {
@@ -451,7 +449,7 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
   }
   if (*kind == store::Kind::package && (seg[3] == "summary" || seg[3] == "export.glb")) {
     if (method != http::verb::get) return not_allowed("GET");
-    return handle_package_view(*id, seg[3], *params);
+    return handle_package_view(*id, seg[3], params);
   }
   if (*kind == store::Kind::package && seg[3] == "report") {
     if (method != http::verb::get) return not_allowed("GET");
@@ -474,9 +472,19 @@ StringResponse Server::Impl::handle_session(const http::request<http::string_bod
   const std::string cookie_attrs =
       std::string("; Path=/; HttpOnly; SameSite=Strict") + (tls ? "; Secure" : "");
   if (req.method() == http::verb::delete_) {
-    auto res = json_reply(http::status::ok, Json{{"authenticated", false}});
+    // Logout ends the session in the catalogue, not only in this browser: a
+    // copy of the cookie stops working too.
+    const std::string session = session_cookie(sv(req[http::field::cookie]));
+    bool ended = false;
+    if (!session.empty()) {
+      auto r = store::TokenStore(*catalogue).revoke_session(session);
+      if (!r) return store_error_reply(r.error());
+      ended = *r;
+      auth_cache.clear();
+    }
+    auto res = json_reply(http::status::ok, Json{{"authenticated", false}, {"sessionEnded", ended}});
     res.set(http::field::set_cookie,
-            std::string(kTokenCookie) + "=" + cookie_attrs + "; Max-Age=0");
+            std::string(kSessionCookie) + "=" + cookie_attrs + "; Max-Age=0");
     return res;
   }
   if (req.method() == http::verb::get) {
@@ -514,9 +522,14 @@ StringResponse Server::Impl::handle_session(const http::request<http::string_bod
   while (!secret.empty() &&
          (secret.back() == ' ' || secret.back() == '\n' || secret.back() == '\r'))
     secret.pop_back();
-  auto d = lookup_auth(secret);
-  if (!d) return store_error_reply(d.error());
-  if (!d->scope) {
+  // Only an API token opens a session (a session's secret would renew itself forever).
+  std::optional<AuthCache::Decision> d;
+  if (secret.substr(0, store::kTokenPrefix.size()) == store::kTokenPrefix) {
+    auto looked = lookup_auth(secret);
+    if (!looked) return store_error_reply(looked.error());
+    d = *looked;
+  }
+  if (!d || !d->scope || !d->token_id) {
     if (form) {
       StringResponse res{http::status::see_other, 11};
       res.set(http::field::location, "/login?failed=1");
@@ -526,10 +539,16 @@ StringResponse Server::Impl::handle_session(const http::request<http::string_bod
     return error_reply(http::status::unauthorized, "UNAUTHENTICATED",
                        "not an active API token of this server");
   }
-  // The cookie holds the secret itself: HttpOnly (no script reads it),
-  // SameSite=Strict (no other site's page sends it), Secure under TLS.
-  const std::string cookie =
-      std::string(kTokenCookie) + "=" + secret + cookie_attrs + "; Max-Age=2592000";
+  // The cookie holds a new session's secret, never the token: HttpOnly (no
+  // script reads it), SameSite=Strict (no other site's page sends it),
+  // Secure under TLS; it ends with the session (logout, expiry, or the
+  // token's revocation).
+  const auto lifetime = std::chrono::duration_cast<std::chrono::milliseconds>(
+      options.session_lifetime);
+  auto session = store::TokenStore(*catalogue).create_session(*d->token_id, lifetime.count());
+  if (!session) return store_error_reply(session.error());
+  const std::string cookie = std::string(kSessionCookie) + "=" + session->secret + cookie_attrs +
+                             "; Max-Age=" + std::to_string(lifetime.count() / 1000);
   if (form) {
     StringResponse res{http::status::see_other, 11};
     res.set(http::field::location, "/");
@@ -537,8 +556,10 @@ StringResponse Server::Impl::handle_session(const http::request<http::string_bod
     res.prepare_payload();
     return res;
   }
-  auto res = json_reply(http::status::ok,
-                        Json{{"authenticated", true}, {"scope", store::scope_name(*d->scope)}});
+  auto res = json_reply(http::status::ok, Json{{"authenticated", true},
+                                               {"scope", store::scope_name(*d->scope)},
+                                               {"sessionId", session->session.id},
+                                               {"expiresAt", session->session.expires_at}});
   res.set(http::field::set_cookie, cookie);
   return res;
 }

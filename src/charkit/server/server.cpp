@@ -40,11 +40,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   // line and header, a chunk-size line, or a chunked body's whole trailer
   // section. Bounding it by the header limit bounds trailers the same way
   // (Beast's own header limit does not cover them).
-  Session(Server::Impl& srv, Stream&& stream)
+  Session(Server::Impl& srv, Stream&& stream, std::shared_ptr<void> slot, std::string client)
       : srv_(srv),
         stream_(std::move(stream)),
         buffer_(srv.options.max_header_bytes),
-        slot_(srv.connection_slot()) {}
+        slot_(std::move(slot)),
+        client_(std::move(client)) {}
   ~Session() override {
     std::lock_guard lock(srv_.sessions_mutex);
     srv_.sessions.erase(this);
@@ -111,8 +112,9 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     header_parser_->header_limit(srv_.options.max_header_bytes);
     header_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     // One deadline for the whole request line and header: a client that
-    // trickles header bytes is cut off, not re-armed per read.
-    lowest().expires_after(srv_.options.read_timeout);
+    // trickles header bytes, or holds the connection idle, is cut off, not
+    // re-armed per read.
+    lowest().expires_after(std::min(srv_.options.read_timeout, srv_.options.header_timeout));
     http::async_read_header(stream_, buffer_, *header_parser_,
                             [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                               self->on_header(ec);
@@ -153,6 +155,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // Who is talking (docs/server.md §Access control): the Host must name
     // this server (DNS rebinding), a browser's Origin must be this server or
     // an allowed CORS origin (cross-site forms and WebSockets).
+    // RFC 9112 §3.2: a request with more than one Host field is answered
+    // 400 (which one a proxy in front used is unknown).
+    if (req.count(http::field::host) > 1)
+      return send(error_reply(http::status::bad_request, "DUPLICATE_HOST",
+                              "the request has more than one Host header field"),
+                  true);
     const std::string_view host = sv(req[http::field::host]);
     if (!host_allowed(srv_.access, host))
       return send(error_reply(http::status::forbidden, "HOST_FORBIDDEN",
@@ -168,7 +176,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                   true);
     cors_origin_ = oc == OriginCheck::cors ? std::string(origin) : std::string();
     if (req.method() == http::verb::options) return send(preflight_reply(), !req.keep_alive());
-    access_ = required_access(method_, target_.segments, target_.query);
+    access_ = required_access(method_, target_.segments, target_.params);
     authorize();
   }
 
@@ -189,6 +197,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   /// route(). A cached decision answers at once; else the catalogue is asked
   /// on the blocking pool.
   void authorize() {
+    token_id_.reset();
     const Access need = access_;
     if (need == Access::open || (need == Access::read && srv_.options.public_read) ||
         (need == Access::metrics && srv_.options.public_metrics))
@@ -206,6 +215,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
   void decide(const AuthCache::Decision& d) {
+    token_id_ = d.scope ? d.token_id : std::nullopt;
     const bool required = d.tokens_exist || srv_.options.auth == AuthMode::required;
     if (!required) return route();
     if (!d.scope) {
@@ -330,9 +340,9 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                     true);
       using Opened = std::variant<std::shared_ptr<DriverPlayground>, StringResponse>;
       offload(
-          [this, id = *id, query = target_.query]() -> Opened {
+          [this, id = *id, params = target_.params]() -> Opened {
             try {
-              return srv_.open_drivers(id, query);
+              return srv_.open_drivers(id, params);
             } catch (const std::exception& e) {
               return srv_.internal_error(e);
             }
@@ -377,16 +387,18 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                               "a channel name is 1.." + std::to_string(ws::kMaxChannelName) +
                                   " characters of A-Z a-z 0-9 _ -"),
                   true);
-    auto params = parse_query(target_.query);
-    std::optional<std::string> role;
-    if (params) role = query_value(*params, "role");
-    if (!role || (*role != "publish" && *role != "view"))
+    const auto role = live_role(target_.params);
+    if (!role)
       return send(error_reply(http::status::bad_request, "BAD_ROLE",
                               "a live connection needs ?role=publish or ?role=view"),
                   true);
     handed_off_ = true;
+    // Per-owner channel limits count a token's connections together (its
+    // sessions included); without a token, the client's address.
+    std::string owner = token_id_ ? "token:" + std::to_string(*token_id_) : "client:" + client_;
     ws::start_live(srv_.hub, std::move(stream_), std::move(*req), seg[2],
-                   *role == "publish" ? ws::LiveRole::publish : ws::LiveRole::view, slot_);
+                   *role == LiveRoleRequest::publish ? ws::LiveRole::publish : ws::LiveRole::view,
+                   std::move(owner), slot_);
   }
 
   // ---- uploads: streamed into the blob store ----
@@ -413,12 +425,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     kind_ = kind;
     reader_.reset();
     refusal_.reset();
-    auto params = parse_query(target_.query);
-    if (!params)
-      return send(
-          error_reply(http::status::bad_request, params.error().code, params.error().message),
-          true);
-    auto raw = query_value(*params, "filename");
+    auto raw = query_value(target_.params, "filename");
     const std::string_view content_type = sv(header_parser_->get()[http::field::content_type]);
     const bool multipart = is_multipart_form_data(content_type);
     std::string boundary;
@@ -807,6 +814,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   Stream stream_;
   beast::flat_buffer buffer_;
   std::shared_ptr<void> slot_;  ///< the server's connection count; moves to a WebSocket session
+  std::string client_;           ///< connection_key() of the peer: per-client limits
+  std::optional<std::int64_t> token_id_;  ///< the request's token, when it had a valid one
   std::optional<http::request_parser<http::empty_body>> header_parser_;
   std::optional<http::request_parser<http::string_body>> body_parser_;
   std::optional<http::request_parser<http::buffer_body>> upload_parser_;
@@ -834,6 +843,19 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+namespace {
+
+/// A 503 answer sent whole before any request is read, then the connection closed.
+std::string fixed_503(std::string_view code, std::string_view message) {
+  const std::string body = "{\"error\":\"" + std::string(code) + "\",\"message\":\"" +
+                           std::string(message) + "\",\"detail\":null}\n";
+  return "HTTP/1.1 503 Service Unavailable\r\nServer: charkit\r\nContent-Type: "
+         "application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+}  // namespace
+
 void Server::Impl::do_accept() {
   acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (stopping) return;
@@ -857,20 +879,35 @@ void Server::Impl::do_accept() {
       return do_accept();
     }
     accept_backoff = std::chrono::milliseconds(10);
-    if (open_connections.load() >= options.max_connections) {
-      // Over the cap: a fixed 503 and close, without reading the request.
+    // Over a cap: a fixed 503 and close, without reading the request.
+    auto refuse = [this, &socket](const std::string& reply) {
       metrics.connections_refused.fetch_add(1);
       auto s = std::make_shared<tcp::socket>(std::move(socket));
-      static const std::string k503 =
-          "HTTP/1.1 503 Service Unavailable\r\nServer: charkit\r\nContent-Type: "
-          "application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 97\r\n\r\n"
-          "{\"error\":\"TOO_MANY_CONNECTIONS\",\"message\":\"the server is at its connection "
-          "limit\",\"detail\":null}\n";
-      net::async_write(*s, net::buffer(k503), [s](beast::error_code, std::size_t) {
+      net::async_write(*s, net::buffer(reply), [s](beast::error_code, std::size_t) {
         beast::error_code ignored;
         s->shutdown(tcp::socket::shutdown_both, ignored);
         s->close(ignored);
       });
+    };
+    static const std::string k503 = fixed_503(
+        "TOO_MANY_CONNECTIONS", "the server is at its connection limit");
+    static const std::string k503_client = fixed_503(
+        "TOO_MANY_CLIENT_CONNECTIONS",
+        "this client holds as many connections as one client may; close some first");
+    if (open_connections.load() >= options.max_connections) {
+      refuse(k503);
+      return do_accept();
+    }
+    beast::error_code peer_ec;
+    const auto peer = socket.remote_endpoint(peer_ec);
+    if (peer_ec) {  // the client left already
+      socket.close(peer_ec);
+      return do_accept();
+    }
+    std::string client = connection_key(peer.address());
+    auto slot = connection_slot(client);
+    if (!slot) {
+      refuse(k503_client);
       return do_accept();
     }
     // Keypoint frames are small writes at a fixed rate: without TCP_NODELAY,
@@ -879,10 +916,12 @@ void Server::Impl::do_accept() {
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     if (ssl_ctx)
-      std::make_shared<Session<ws::TlsStream>>(*this, ws::TlsStream(std::move(socket), *ssl_ctx))
+      std::make_shared<Session<ws::TlsStream>>(*this, ws::TlsStream(std::move(socket), *ssl_ctx),
+                                               std::move(slot), std::move(client))
           ->run();
     else
-      std::make_shared<Session<beast::tcp_stream>>(*this, beast::tcp_stream(std::move(socket)))
+      std::make_shared<Session<beast::tcp_stream>>(*this, beast::tcp_stream(std::move(socket)),
+                                                   std::move(slot), std::move(client))
           ->run();
     do_accept();
   });
@@ -923,6 +962,10 @@ Server::~Server() {
   stop();
 }
 
+std::vector<Server::Warning> Server::warnings() const {
+  return impl_ ? impl_->start_warnings : std::vector<Warning>{};
+}
+
 std::uint16_t Server::port() const {
   return impl_ ? impl_->port.load() : 0;
 }
@@ -936,11 +979,12 @@ core::Result<std::uint16_t> Server::start() {
     return core::make_error("SERVER_ADDRESS",
                             "'" + impl.options.address + "' is not an IP address: " + ec.message());
   // Open to anyone who can connect: only on loopback, unless told.
-  if (!address.is_loopback() && !impl.options.insecure_open &&
-      impl.options.auth != AuthMode::required) {
+  bool open_network = false;
+  if (!address.is_loopback() && impl.options.auth != AuthMode::required) {
     auto n = store::TokenStore(*impl.catalogue).count();
     if (!n) return std::move(n).error();
-    if (*n == 0)
+    open_network = *n == 0;
+    if (open_network && !impl.options.insecure_open)
       return core::make_error(
           "SERVER_INSECURE",
           "refusing to listen on " + impl.options.address +
@@ -986,6 +1030,19 @@ core::Result<std::uint16_t> Server::start() {
     }
   }
   impl.access.cors_origins = impl.options.cors_origins;
+  impl.start_warnings.clear();
+  if (open_network)
+    impl.start_warnings.push_back(
+        {"SERVER_OPEN_NETWORK",
+         "listening on " + impl.options.address +
+             " with no API token (--insecure-open): anyone who can reach this address may upload "
+             "and delete" +
+             (impl.access.hosts.empty()
+                  ? std::string(", and with no Host allow-list any web page a user of this "
+                                "network visits can reach the server through DNS rebinding "
+                                "(give the names it is reached by with --allowed-host)")
+                  : std::string()) +
+             ". Create a token with `charkit token create --scope admin` to close it"});
   if (impl.options.job_workers > 0) {
     WorkerPoolOptions wo;
     wo.db_url = resolved_db_url(impl.options);

@@ -44,6 +44,10 @@ struct ServerOptions {
   /// Open connections (HTTP and WebSocket) at most; past it a new one gets a
   /// 503 TOO_MANY_CONNECTIONS and is closed.
   std::size_t max_connections = 1024;
+  /// Open connections from one client address (an IPv6 client: its /64) at
+  /// most, so that one client cannot take every connection; past it a new
+  /// one gets a 503 TOO_MANY_CLIENT_CONNECTIONS and is closed. 0: no cap.
+  std::size_t max_connections_per_client = 64;
   unsigned job_workers = 2;  ///< 0: enqueue only (a `charkit worker` runs the jobs)
   /// How long a claimed job is held without a heartbeat before another
   /// worker may take it again (a worker that died mid-job); running jobs
@@ -58,6 +62,10 @@ struct ServerOptions {
   std::uint64_t max_request_body = 64 * 1024;  ///< bodies of non-upload requests
   /// The whole request line + header; each body read; an upload's grace period.
   std::chrono::seconds read_timeout{30};
+  /// A connection that has not sent a whole request line and header this
+  /// long after it opened (or after its previous answer) is closed: idle
+  /// and trickling connections do not hold their slots for read_timeout.
+  std::chrono::seconds header_timeout{10};
   /// After the grace period an upload must have arrived at this average rate
   /// (bytes/s; 0: no minimum), else the connection is closed and nothing kept.
   std::uint64_t min_upload_rate = 4096;
@@ -65,6 +73,9 @@ struct ServerOptions {
   /// Listen on a non-loopback address although no token exists (anyone who
   /// can connect may then upload and delete). Without it start() refuses.
   bool insecure_open = false;
+  /// How long a browser session (the console's login) lasts; logging out
+  /// or revoking its token ends it sooner.
+  std::chrono::hours session_lifetime{24 * 7};
   bool public_read = false;     ///< GET routes need no token
   bool public_metrics = false;  ///< /metrics needs no token
   /// Host header values accepted besides localhost names and the listen
@@ -107,6 +118,14 @@ class Server {
   void stop();
   /// The port start() bound (0 before).
   std::uint16_t port() const;
+  /// What start() found unsafe but was told to allow (each a code and a
+  /// sentence), for the operator to see: SERVER_OPEN_NETWORK when
+  /// --insecure-open listens on a non-loopback address with no API token.
+  struct Warning {
+    std::string code;
+    std::string message;
+  };
+  std::vector<Warning> warnings() const;
 
   struct Impl;  ///< internal (server.cpp)
 

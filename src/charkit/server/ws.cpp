@@ -33,6 +33,59 @@ Json error_body(std::string_view code, std::string_view message) {
   return Json{{"error", code}, {"message", message}, {"detail", nullptr}};
 }
 
+/// The connection as the WebSocket stream reads it: every byte the client
+/// sends passes a FrameLengthGuard first (a 64-bit length with its top bit
+/// set closes with 1002, not 1009); everything else is the next layer's.
+template <class Next>
+class GuardedStream {
+ public:
+  using executor_type = typename Next::executor_type;
+  using next_layer_type = Next;
+
+  explicit GuardedStream(Next&& next) : next_(std::move(next)) {}
+  executor_type get_executor() noexcept { return next_.get_executor(); }
+  Next& next_layer() noexcept { return next_; }
+  const Next& next_layer() const noexcept { return next_; }
+
+  template <class MutableBuffers, class Handler>
+  auto async_read_some(const MutableBuffers& buffers, Handler&& handler) {
+    auto ex = net::get_associated_executor(handler, next_.get_executor());
+    return next_.async_read_some(
+        buffers, net::bind_executor(ex, [this, buffers, h = std::forward<Handler>(handler)](
+                                            beast::error_code ec, std::size_t n) mutable {
+          std::size_t left = n;
+          for (auto it = net::buffer_sequence_begin(buffers);
+               left > 0 && it != net::buffer_sequence_end(buffers); ++it) {
+            net::mutable_buffer b = *it;
+            const std::size_t k = std::min(left, b.size());
+            guard_.feed(static_cast<unsigned char*>(b.data()), k);
+            left -= k;
+          }
+          std::move(h)(ec, n);
+        }));
+  }
+  template <class ConstBuffers, class Handler>
+  auto async_write_some(const ConstBuffers& buffers, Handler&& handler) {
+    return next_.async_write_some(buffers, std::forward<Handler>(handler));
+  }
+
+ private:
+  Next next_;
+  FrameLengthGuard guard_;
+};
+
+template <class Next>
+void teardown(beast::role_type role, GuardedStream<Next>& s, beast::error_code& ec) {
+  using beast::websocket::teardown;
+  teardown(role, s.next_layer(), ec);
+}
+
+template <class Next, class Handler>
+void async_teardown(beast::role_type role, GuardedStream<Next>& s, Handler&& handler) {
+  using beast::websocket::async_teardown;
+  async_teardown(role, s.next_layer(), std::forward<Handler>(handler));
+}
+
 }  // namespace
 
 // ---- one WebSocket connection ---------------------------------------------------------
@@ -73,7 +126,10 @@ class WsSessionImpl final : public WsSession,
     fps_ = source_->fps();
     motion_id_ = id;
   }
-  void set_channel(std::string name) { channel_ = std::move(name); }
+  void set_channel(std::string name, std::string owner) {
+    channel_ = std::move(name);
+    owner_ = std::move(owner);
+  }
   void set_playground(std::shared_ptr<DriverPlayground> p) {
     playground_ = std::move(p);
     text_frames_ = true;
@@ -157,24 +213,54 @@ class WsSessionImpl final : public WsSession,
         req_, [self = this->shared_from_this()](beast::error_code e) { self->on_accept(e); });
   }
 
-  /// Under hub_.mutex: takes the publisher slot or a viewer slot.
+  /// Under hub_.mutex: takes the publisher slot or a viewer slot. Channels
+  /// with a publisher and channels viewers wait on are counted apart, each
+  /// in all and per owner, so that viewers never use up what publishers need.
   std::optional<std::pair<http::status, Json>> claim_channel() {
-    auto it = hub_.channels.find(channel_);
-    if (it == hub_.channels.end() && hub_.channels.size() >= kMaxChannels)
+    auto too_many = [](const std::string& message) {
       return std::pair{http::status::service_unavailable,
-                       error_body("TOO_MANY_CHANNELS", "at most " + std::to_string(kMaxChannels) +
-                                                           " live channels at once")};
-    Channel& c = hub_.channels[channel_];
+                       error_body("TOO_MANY_CHANNELS", message)};
+    };
+    std::size_t published = 0, published_by_owner = 0, waiting = 0, waiting_by_owner = 0;
+    for (const auto& [name, c] : hub_.channels) {
+      if (c.published()) {
+        ++published;
+        if (c.publisher_owner == owner_) ++published_by_owner;
+      } else {
+        ++waiting;
+        if (c.opened_by == owner_) ++waiting_by_owner;
+      }
+    }
+    auto it = hub_.channels.find(channel_);
+    const bool exists = it != hub_.channels.end();
     if (mode_ == Mode::publish) {
-      if (c.has_publisher && !c.publisher.expired()) {
+      if (exists && it->second.published())
         return std::pair{
             http::status::conflict,
             error_body("CHANNEL_BUSY", "channel '" + channel_ + "' already has a publisher")};
-      }
+      if (published >= kMaxChannels)
+        return too_many("at most " + std::to_string(kMaxChannels) +
+                        " live channels have a publisher at once");
+      if (published_by_owner >= kMaxChannelsPerOwner)
+        return too_many("one token (or client, without tokens) publishes at most " +
+                        std::to_string(kMaxChannelsPerOwner) + " channels at once");
+      Channel& c = hub_.channels[channel_];
       c.publisher = this->weak_from_this();
       c.has_publisher = true;
+      c.publisher_owner = owner_;
       return std::nullopt;
     }
+    if (!exists) {
+      if (waiting >= kMaxWaitingChannels)
+        return too_many("at most " + std::to_string(kMaxWaitingChannels) +
+                        " channels wait for a publisher at once");
+      if (waiting_by_owner >= kMaxWaitingChannelsPerOwner)
+        return too_many("one token (or client, without tokens) waits on at most " +
+                        std::to_string(kMaxWaitingChannelsPerOwner) +
+                        " channels without a publisher at once");
+    }
+    Channel& c = hub_.channels[channel_];
+    if (!exists) c.opened_by = owner_;
     std::erase_if(c.viewers, [](const std::weak_ptr<WsSession>& w) { return w.expired(); });
     if (c.viewers.size() >= kMaxViewersPerChannel)
       return std::pair{
@@ -696,12 +782,13 @@ class WsSessionImpl final : public WsSession,
   }
 
   Hub& hub_;
-  websocket::stream<Stream> ws_;
+  websocket::stream<GuardedStream<Stream>> ws_;
   net::steady_timer timer_;
   net::steady_timer stop_timer_;  ///< bounds the close handshake at shutdown
   http::request<http::string_body> req_;
   Mode mode_;
   std::string channel_;
+  std::string owner_;  ///< who opened a live connection (per-owner channel limits)
   std::shared_ptr<void> slot_;  ///< the server's connection count, held while open
   std::shared_ptr<const FrameSource> source_;
   std::int64_t frame_count_ = 0;
@@ -749,11 +836,12 @@ void start_motion_stream_on(Hub& hub, Stream&& stream, http::request<http::strin
 
 template <class Stream>
 void start_live_on(Hub& hub, Stream&& stream, http::request<http::string_body>&& req,
-                   std::string channel, LiveRole role, std::shared_ptr<void> slot) {
+                   std::string channel, LiveRole role, std::string owner,
+                   std::shared_ptr<void> slot) {
   auto s = std::make_shared<WsSessionImpl<Stream>>(
       hub, std::move(stream), std::move(req),
       role == LiveRole::publish ? Mode::publish : Mode::view, std::move(slot));
-  s->set_channel(std::move(channel));
+  s->set_channel(std::move(channel), std::move(owner));
   s->start();
 }
 
@@ -791,12 +879,16 @@ void start_motion_stream(Hub& hub, TlsStream&& stream, http::request<http::strin
                          std::move(slot));
 }
 void start_live(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
-                std::string channel, LiveRole role, std::shared_ptr<void> slot) {
-  start_live_on(hub, std::move(stream), std::move(req), std::move(channel), role, std::move(slot));
+                std::string channel, LiveRole role, std::string owner,
+                std::shared_ptr<void> slot) {
+  start_live_on(hub, std::move(stream), std::move(req), std::move(channel), role,
+                std::move(owner), std::move(slot));
 }
 void start_live(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
-                std::string channel, LiveRole role, std::shared_ptr<void> slot) {
-  start_live_on(hub, std::move(stream), std::move(req), std::move(channel), role, std::move(slot));
+                std::string channel, LiveRole role, std::string owner,
+                std::shared_ptr<void> slot) {
+  start_live_on(hub, std::move(stream), std::move(req), std::move(channel), role,
+                std::move(owner), std::move(slot));
 }
 
 void shutdown_all(Hub& hub) {

@@ -180,4 +180,43 @@ bool valid_channel_name(std::string_view name) {
   return true;
 }
 
+void FrameLengthGuard::feed(unsigned char* bytes, std::size_t n) {
+  std::size_t i = 0;
+  while (i < n && !tripped_) {
+    if (skip_ > 0) {
+      const std::uint64_t k = std::min<std::uint64_t>(skip_, n - i);
+      skip_ -= k;
+      i += static_cast<std::size_t>(k);
+      continue;
+    }
+    unsigned char& b = bytes[i++];
+    // The first byte of a 64-bit length (header byte 2 when byte 1 says 127):
+    // its top bit set is no length at all; zero all eight bytes.
+    if (have_ >= 2 && have_ < 10 && (header_[1] & 0x7F) == 127 &&
+        (have_ > 2 ? header_[2] == 0xFF : (b & 0x80) != 0)) {
+      b = 0;
+      header_[2] = 0xFF;  // remembers the rewrite for the remaining length bytes
+      if (have_ == 9) tripped_ = true;
+      ++have_;
+      continue;
+    }
+    header_[have_++] = b;
+    if (have_ == 2) {
+      const unsigned len7 = header_[1] & 0x7Fu;
+      need_ = 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0) + ((header_[1] & 0x80u) ? 4 : 0);
+    }
+    if (have_ < 2 || have_ < need_) continue;
+    const unsigned len7 = header_[1] & 0x7Fu;
+    std::uint64_t len = len7;
+    if (len7 == 126) len = (std::uint64_t{header_[2]} << 8) | header_[3];
+    if (len7 == 127) {
+      len = 0;
+      for (int k = 2; k < 10; ++k) len = (len << 8) | header_[k];
+    }
+    skip_ = len;
+    have_ = 0;
+    need_ = 2;
+  }
+}
+
 }  // namespace charkit::server::ws

@@ -128,6 +128,20 @@ const std::vector<Migration>& migrations() {
            // {"code", "message"} (existing rows: none).
            "ALTER TABLE motions ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]'",
        }},
+      {5,
+       {
+           // Browser sessions (tokens.h): the console's login cookie holds a
+           // session secret, never an API token; only its SHA-256 is kept.
+           R"(CREATE TABLE api_sessions (
+  id {ID},
+  token_id BIGINT NOT NULL REFERENCES api_tokens(id),
+  secret_sha256 TEXT NOT NULL UNIQUE CHECK (length(secret_sha256) = 64),
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  last_used_at BIGINT,
+  revoked_at BIGINT))",
+           "CREATE INDEX api_sessions_token ON api_sessions (token_id)",
+       }},
   };
   return list;
 }

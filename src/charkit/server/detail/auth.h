@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "charkit/server/detail/http_glue.h"
 #include "charkit/store/tokens.h"
 
 namespace charkit::server {
@@ -23,18 +24,29 @@ namespace charkit::server {
 /// login) need nothing; `metrics` is any valid token unless public.
 enum class Access { open, read, write, admin, metrics };
 
-/// The access a route needs, from the method and the decoded path segments.
-/// Uploads and live publishing need write; DELETE needs admin; every other
-/// /api read (including WebSocket streams and live viewing) needs read.
+/// The access a route needs, from the method, the decoded path segments and
+/// the decoded query (the same Target the router reads). Uploads and live
+/// publishing need write; DELETE needs admin; every other /api read
+/// (including WebSocket streams and live viewing) needs read.
 Access required_access(std::string_view method, const std::vector<std::string>& segments,
-                       std::string_view query);
+                       const QueryParams& params);
 
-/// The login cookie's name.
-inline constexpr std::string_view kTokenCookie = "charkit_token";
+/// The role a live connection asks for (`?role=publish` or `?role=view`,
+/// decoded; the first `role` parameter counts): nullopt for anything else.
+/// Access control and the live route both decide through this one function.
+enum class LiveRoleRequest { publish, view };
+std::optional<LiveRoleRequest> live_role(const QueryParams& params);
 
-/// The token secret of a request: `Authorization: Bearer SECRET` (scheme
-/// case-insensitive), else the charkit_token cookie; "" when neither.
+/// The login cookie's name: it holds a browser session's secret
+/// (store::kSessionPrefix), never an API token.
+inline constexpr std::string_view kSessionCookie = "charkit_session";
+
+/// The secret of a request: `Authorization: Bearer SECRET` (scheme
+/// case-insensitive; a token's or a session's), else the session cookie when
+/// it holds a session secret; "" when neither.
 std::string request_secret(std::string_view authorization, std::string_view cookie);
+/// The session secret of the cookie header, "" when none.
+std::string session_cookie(std::string_view cookie);
 
 /// Who may talk to the server from a browser.
 struct AccessPolicy {
@@ -50,8 +62,9 @@ struct AccessPolicy {
 /// names, and the address itself unless it is a wildcard (0.0.0.0, ::).
 std::vector<std::string> default_allowed_hosts(std::string_view address, std::uint16_t port);
 
-/// True when the Host header names this server (case-insensitive; a name
-/// without a port matches the listed name with any port).
+/// True when the Host header names this server (case-insensitive; a Host
+/// without a port matches a listed name with any port, and a listed name
+/// without a port matches a Host of that name with any port).
 bool host_allowed(const AccessPolicy& policy, std::string_view host);
 
 /// How a request's Origin header stands: none (not a browser, or a
@@ -73,6 +86,8 @@ class AuthCache {
     /// opens the server again).
     bool tokens_exist = false;
     std::optional<store::Scope> scope;  ///< the secret's scope; nullopt: none or not valid
+    /// The token the secret is (or whose session it is): per-token limits.
+    std::optional<std::int64_t> token_id;
   };
   /// The cached decision for this secret, if fresh.
   std::optional<Decision> find(std::string_view secret);
@@ -84,6 +99,7 @@ class AuthCache {
  private:
   struct Entry {
     std::optional<store::Scope> scope;
+    std::optional<std::int64_t> token_id;
     std::chrono::steady_clock::time_point expires;
   };
   std::chrono::milliseconds ttl_;

@@ -33,14 +33,18 @@ core::Result<QueryParams> parse_query(std::string_view query);
 /// The value of the first parameter called `name`.
 std::optional<std::string> query_value(const QueryParams& params, std::string_view name);
 
-/// The target split into its path segments (percent-decoded) and raw query
-/// ("/api/motions/3?x=1" → {"api","motions","3"}, "x=1"). Empty segments
-/// ("//") are dropped. Errors: HTTP_BAD_TARGET (not origin-form: no leading
-/// '/', or a raw space or control byte), HTTP_BAD_ESCAPE, HTTP_NUL,
-/// HTTP_BAD_PATH (a decoded segment that is "." or ".." or holds '/' or '\').
+/// The target split into its path segments and its query, both
+/// percent-decoded ("/api/motions/3?x=1" → {"api","motions","3"},
+/// {{"x","1"}}). This is the one parse of a request's target: routing,
+/// access control and every handler read these fields, never the raw text,
+/// so that no two of them can see different values for one parameter.
+/// Empty segments ("//") are dropped. Errors: HTTP_BAD_TARGET (not
+/// origin-form: no leading '/', or a raw space or control byte),
+/// HTTP_BAD_ESCAPE, HTTP_NUL, HTTP_BAD_PATH (a decoded segment that is "."
+/// or ".." or holds '/' or '\'), HTTP_TOO_MANY_PARAMS.
 struct Target {
   std::vector<std::string> segments;
-  std::string query;
+  QueryParams params;
 };
 core::Result<Target> parse_target(std::string_view target);
 

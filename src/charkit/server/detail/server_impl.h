@@ -171,15 +171,47 @@ struct Server::Impl {
     return auth_cache.lookup(tokens, secret);
   }
 
-  /// A token held for a connection's life: counts it in open_connections.
-  std::shared_ptr<void> connection_slot() {
+  /// Open connections per client (connection_key()), for the per-client cap.
+  std::mutex clients_mutex;
+  std::map<std::string, std::size_t> client_connections;
+
+  /// Who a connection counts against: an IPv4 address, or the /64 prefix of
+  /// an IPv6 one (one host usually holds a whole /64); v4-mapped IPv6 as IPv4.
+  static std::string connection_key(const net::ip::address& a) {
+    if (a.is_v6()) {
+      const auto v6 = a.to_v6();
+      if (v6.is_v4_mapped()) return net::ip::make_address_v4(net::ip::v4_mapped, v6).to_string();
+      auto bytes = v6.to_bytes();
+      for (std::size_t i = 8; i < bytes.size(); ++i) bytes[i] = 0;
+      return net::ip::address_v6(bytes).to_string() + "/64";
+    }
+    return a.to_string();
+  }
+
+  /// A token held for a connection's life: counts it in open_connections
+  /// and against its client. nullptr when the client already holds
+  /// options.max_connections_per_client connections.
+  std::shared_ptr<void> connection_slot(const std::string& client) {
+    {
+      std::lock_guard lock(clients_mutex);
+      std::size_t& n = client_connections[client];
+      if (options.max_connections_per_client && n >= options.max_connections_per_client)
+        return nullptr;
+      ++n;
+    }
     open_connections.fetch_add(1);
     metrics.connections.fetch_add(1);
-    return std::shared_ptr<void>(nullptr, [this](void*) {
+    return std::shared_ptr<void>(reinterpret_cast<void*>(1), [this, client](void*) {
+      {
+        std::lock_guard lock(clients_mutex);
+        auto it = client_connections.find(client);
+        if (it != client_connections.end() && --it->second == 0) client_connections.erase(it);
+      }
       open_connections.fetch_sub(1);
       metrics.connections.fetch_sub(1);
     });
   }
+  std::vector<Server::Warning> start_warnings;  ///< start()'s (Server::warnings)
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
   std::atomic<std::uint16_t> port{0};
@@ -246,7 +278,7 @@ struct Server::Impl {
   /// HTTP refusal (404, 409, 400 for a bad selection, 422 NO_DRIVERS).
   /// Blocking: on the pool.
   std::variant<std::shared_ptr<DriverPlayground>, StringResponse> open_drivers(
-      std::int64_t package_id, std::string_view query);
+      std::int64_t package_id, const QueryParams& params);
   Reply handle_get(store::Kind kind, std::int64_t id);
   Reply handle_delete(store::Kind kind, std::int64_t id);
   Reply handle_asset(const store::Asset& asset, const http::request<http::string_body>& req);

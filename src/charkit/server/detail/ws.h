@@ -38,7 +38,16 @@ inline constexpr std::size_t kFrameBytes = 4 + 4 + kPoints * 4 * 4 + kAngles * 4
 static_assert(kFrameBytes == 572);
 /// Largest client message read (control commands; a live frame is 572 bytes).
 inline constexpr std::size_t kMaxClientMessage = 4096;
+/// Live channels with a publisher, at most; one owner (an API token, or a
+/// client address on a server without tokens) publishes at most
+/// kMaxChannelsPerOwner of them.
 inline constexpr std::size_t kMaxChannels = 64;
+inline constexpr std::size_t kMaxChannelsPerOwner = 8;
+/// Channels that viewers wait on before any publisher came, at most, and per
+/// owner: they never count against the publishers' kMaxChannels, so viewers
+/// cannot squat the channels publishers need.
+inline constexpr std::size_t kMaxWaitingChannels = 256;
+inline constexpr std::size_t kMaxWaitingChannelsPerOwner = 8;
 inline constexpr std::size_t kMaxViewersPerChannel = 256;
 inline constexpr std::size_t kMaxChannelName = 64;
 /// Longest motion streamed (its line index costs 8 bytes a frame).
@@ -65,6 +74,28 @@ core::Result<FrameValues> parse_ndjson_line(std::string_view line);
 /// [A-Za-z0-9_-], 1..kMaxChannelName characters.
 bool valid_channel_name(std::string_view name);
 
+/// Follows the frame headers of a client's byte stream as it arrives, before
+/// the WebSocket library parses it. RFC 6455 §5.2: a 64-bit payload length
+/// must have its most significant bit clear. The library (Beast 1.74) takes
+/// such a length for a merely large message and closes with 1009 (too big);
+/// the scan sets that length's eight bytes to zero, which the library
+/// refuses as a non-minimal length: close 1002 (protocol error), as the RFC
+/// wants. Bytes are scanned once each, in order, in any split.
+class FrameLengthGuard {
+ public:
+  /// Scans (and where needed rewrites) the next `n` bytes of the stream.
+  void feed(unsigned char* bytes, std::size_t n);
+  /// An impossible length was seen (and neutralised); later bytes are not scanned.
+  bool tripped() const { return tripped_; }
+
+ private:
+  unsigned char header_[14] = {};
+  std::size_t have_ = 0;  ///< header bytes seen of the current frame
+  std::size_t need_ = 2;  ///< header bytes the current frame has (known after 2)
+  std::uint64_t skip_ = 0;  ///< payload bytes left of the current frame
+  bool tripped_ = false;
+};
+
 /// One WebSocket connection (plain or TLS), as the hub sees it.
 class WsSession {
  public:
@@ -79,7 +110,10 @@ class WsSession {
 struct Channel {
   std::weak_ptr<WsSession> publisher;
   bool has_publisher = false;
+  std::string publisher_owner;  ///< who publishes (per-owner limit)
+  std::string opened_by;        ///< the owner of the viewer that opened it waiting
   std::vector<std::weak_ptr<WsSession>> viewers;
+  bool published() const { return has_publisher && !publisher.expired(); }
 };
 
 /// The server's WebSocket state: live channels, open sessions, frame cache.
@@ -114,11 +148,14 @@ void start_motion_stream(Hub& hub, TlsStream&& stream, http::request<http::strin
                          std::shared_ptr<const FrameSource> source, std::int64_t motion_id,
                          std::shared_ptr<void> slot = {});
 /// Joins a live channel: answers the upgrade, or an HTTP error (409 a second
-/// publisher, 503 too many channels or viewers).
+/// publisher, 503 too many channels or viewers). `owner` names who asks
+/// ("token:ID", or "client:ADDRESS" without a token) for the per-owner limits.
 void start_live(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
-                std::string channel, LiveRole role, std::shared_ptr<void> slot = {});
+                std::string channel, LiveRole role, std::string owner,
+                std::shared_ptr<void> slot = {});
 void start_live(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
-                std::string channel, LiveRole role, std::shared_ptr<void> slot = {});
+                std::string channel, LiveRole role, std::string owner,
+                std::shared_ptr<void> slot = {});
 /// Runs a package's drivers playground (the route already opened it): a
 /// {"type": "drivers"} header, then a {"type": "frame"} text message per
 /// frame period while anything changes; the page's control messages apply
