@@ -7,6 +7,7 @@
 // polls with generous limits; the only timing claims are "within about two
 // leases" and "well under the poll interval".
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -27,6 +28,7 @@
 #include "charkit/server/worker.h"
 #include "charkit/store/blob_store.h"
 #include "charkit/store/catalogue.h"
+#include "charkit/store/detail/blob_backend.h"
 #include "charkit/store/detail/sql_connection.h"
 #include "charkit/store/jobs.h"
 #include "package_builder.h"
@@ -152,6 +154,13 @@ TEST_P(WorkerPoolTest, DeadWorkersJobIsRetriedWithinTwoLeases) {
   ASSERT_TRUE(dead && dead->has_value());
   const auto claimed_at = Clock::now();
 
+  // A pid that no process has any more: a child that has exited and been
+  // reaped (taken before the pool starts its threads).
+  const pid_t dead_pid = ::fork();
+  ASSERT_GE(dead_pid, 0);
+  if (dead_pid == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(dead_pid, nullptr, 0), dead_pid);
+
   std::atomic<bool> retried{false};
   std::atomic<std::int64_t> retry_ms{-1};
   auto o = pool_options([&](const store::Job& j, const std::atomic<bool>&) -> core::Status {
@@ -164,7 +173,26 @@ TEST_P(WorkerPoolTest, DeadWorkersJobIsRetriedWithinTwoLeases) {
   o.lease = lease;
   auto pool = start(o);
   ASSERT_TRUE(pool);
+  // The dead worker left a partial upload, named as this host's uploads are
+  // (tag-host-pid-XXXXXX) with the pid of a process that is gone, after the
+  // pool's store was opened (and swept).
+  const fs::path tmp = dir_ / "blobs" / "tmp";
+  auto made = store::detail::make_temp_file(tmp, "upload");
+  ASSERT_TRUE(made) << made.error().to_string();
+  ::close(made->first);
+  std::string name = made->second.filename().string();
+  const std::string own = "-" + std::to_string(::getpid()) + "-";
+  ASSERT_NE(name.find(own), std::string::npos) << name;
+  name.replace(name.find(own), own.size(), "-" + std::to_string(dead_pid) + "-");
+  fs::rename(made->second, tmp / name);
+  auto count_files = [](const fs::path& d) {
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator(d)) n += e.is_regular_file() ? 1 : 0;
+    return n;
+  };
+  ASSERT_EQ(count_files(tmp), 1u);
   ASSERT_TRUE(eventually([&] { return job(enq->id).state == store::JobState::done; }));
+  EXPECT_EQ(count_files(tmp), 0u);  // the worker that took the job over swept it
   EXPECT_GE(retry_ms.load(), lease.count());      // not before the lease ran out
   EXPECT_LT(retry_ms.load(), 2 * lease.count());  // and soon after
   EXPECT_EQ(job(enq->id).attempts, 2);
@@ -462,10 +490,16 @@ TEST_P(WorkerPoolTest, FailedFinalRecordFailsTheJobAndTheMotion) {
   EXPECT_EQ(pool->stats().completions, 0u);
 }
 
-// PostgreSQL: an idle pool whose poll interval is a minute wakes on the
-// NOTIFY of an enqueue made through another connection.
-TEST_P(WorkerPoolTest, NotifyWakesAnIdlePool) {
-  if (GetParam() != Backend::postgresql) GTEST_SKIP() << "SQLite has no notifications";
+// PostgreSQL only (SQLite has no notifications): an idle pool whose poll
+// interval is a minute wakes on the NOTIFY of an enqueue made through another
+// connection. Instantiated for PostgreSQL alone, so no run reports a skip.
+class WorkerPoolNotifyTest : public WorkerPoolTest {};
+INSTANTIATE_TEST_SUITE_P(Catalogue, WorkerPoolNotifyTest, ::testing::Values(Backend::postgresql),
+                         [](const ::testing::TestParamInfo<Backend>&) {
+                           return std::string("postgresql");
+                         });
+
+TEST_P(WorkerPoolNotifyTest, NotifyWakesAnIdlePool) {
   std::atomic<bool> ran{false};
   auto o = pool_options([&](const store::Job&, const std::atomic<bool>&) -> core::Status {
     ran = true;

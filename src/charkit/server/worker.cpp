@@ -509,7 +509,12 @@ struct WorkerPool::Impl {
   void run_claim(const store::Job& j, Slot& slot, store::JobQueue& queue, store::Catalogue& cat,
                  const store::BlobStore& blobs) {
     ++counters.claims;
-    if (j.attempts > 1) ++counters.retries;
+    if (j.attempts > 1) {
+      ++counters.retries;
+      // The job was another worker's: if that one died mid-job its partial
+      // temporary file stays until someone sweeps; this worker does now.
+      blobs.remove_stale_temp_files();
+    }
     const std::string name = "job " + std::to_string(j.id) + " " + j.kind;
     {
       std::lock_guard lock(slot.mutex);

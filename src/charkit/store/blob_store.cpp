@@ -508,6 +508,12 @@ Result<StoredBlob> Upload::commit() {
 
 // ---------------------------------------------------------------- BlobStore
 
+void BlobStore::remove_stale_temp_files() const {
+  if (!options_.tmp_dir.empty())
+    detail::remove_stale_temp_files(options_.tmp_dir,
+                                    options_.now ? options_.now() : std::chrono::system_clock::now());
+}
+
 Result<BlobStore> BlobStore::open(const fs::path& location, BlobStoreOptions options) {
   if (!options.now) options.now = [] { return std::chrono::system_clock::now(); };
   BlobStore store;

@@ -211,6 +211,11 @@ class BlobStore {
   bool is_s3() const;
   /// Where uploads in progress are written.
   const std::filesystem::path& tmp_dir() const { return options_.tmp_dir; }
+  /// Removes the temporary files of processes that are gone (this host's, by
+  /// their pid) or, for other hosts' files, of a day ago, as open() does: a
+  /// worker that takes over the job of a worker that died calls it, so the
+  /// dead one's partial upload does not wait for the next start.
+  void remove_stale_temp_files() const;
   std::uint64_t max_bytes() const { return options_.max_bytes; }
 
  private:
