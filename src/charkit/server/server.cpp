@@ -29,18 +29,16 @@ class SessionBase {
   virtual net::any_io_executor executor() = 0;
 };
 
-/// One HTTP connection; Stream is beast::tcp_stream, or ws::TlsStream with
-/// --tls-cert (the handshake comes first, a close sends close_notify).
-template <class Stream>
-class Session final : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
-  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+/// One HTTP connection, plain or TLS (--tls-cert: the handshake comes first,
+/// a close sends close_notify), through one AnyStream.
+class Session final : public SessionBase, public std::enable_shared_from_this<Session> {
 
  public:
   // The read buffer holds what the parser has not consumed yet: a request
   // line and header, a chunk-size line, or a chunked body's whole trailer
   // section. Bounding it by the header limit bounds trailers the same way
   // (Beast's own header limit does not cover them).
-  Session(Server::Impl& srv, Stream&& stream, std::shared_ptr<void> slot, std::string client)
+  Session(Server::Impl& srv, AnyStream&& stream, std::shared_ptr<void> slot, std::string client)
       : srv_(srv),
         stream_(std::move(stream)),
         buffer_(srv.options.max_header_bytes),
@@ -74,13 +72,13 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
 
   void begin() {
-    if constexpr (kTls) {
+    if (stream_.tls()) {
       lowest().expires_after(srv_.options.read_timeout);
-      stream_.async_handshake(net::ssl::stream_base::server,
-                              [self = this->shared_from_this()](beast::error_code ec) {
-                                if (ec) return self->close_now();
-                                self->read_header();
-                              });
+      stream_.async_handshake(
+          AnyStream::Done([self = this->shared_from_this()](beast::error_code ec) {
+            if (ec) return self->close_now();
+            self->read_header();
+          }));
     } else {
       read_header();
     }
@@ -790,11 +788,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     closed_ = true;
     close_started_ = true;
     if (!in_pool_) discard_upload();
-    if constexpr (kTls) {
+    if (stream_.tls()) {
       // close_notify first (2 s at most), so the client sees a clean end.
       lowest().expires_after(std::chrono::seconds(2));
-      stream_.async_shutdown(
-          [self = this->shared_from_this()](beast::error_code) { self->close_now(); });
+      stream_.async_shutdown(AnyStream::Done(
+          [self = this->shared_from_this()](beast::error_code) { self->close_now(); }));
     } else {
       close_now();
     }
@@ -811,7 +809,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   static constexpr std::size_t kBlobChunk = 256 * 1024;
 
   Server::Impl& srv_;
-  Stream stream_;
+  AnyStream stream_;
   beast::flat_buffer buffer_;
   std::shared_ptr<void> slot_;  ///< the server's connection count; moves to a WebSocket session
   std::string client_;           ///< connection_key() of the peer: per-client limits
@@ -915,14 +913,12 @@ void Server::Impl::do_accept() {
     // client's delayed ACK (40 ms on Linux) shows as more than a frame of drift.
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    if (ssl_ctx)
-      std::make_shared<Session<ws::TlsStream>>(*this, ws::TlsStream(std::move(socket), *ssl_ctx),
-                                               std::move(slot), std::move(client))
-          ->run();
-    else
-      std::make_shared<Session<beast::tcp_stream>>(*this, beast::tcp_stream(std::move(socket)),
-                                                   std::move(slot), std::move(client))
-          ->run();
+    beast::tcp_stream connection(std::move(socket));
+    std::make_shared<Session>(*this,
+                              ssl_ctx ? AnyStream(std::move(connection), *ssl_ctx)
+                                      : AnyStream(std::move(connection)),
+                              std::move(slot), std::move(client))
+        ->run();
     do_accept();
   });
 }

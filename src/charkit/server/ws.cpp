@@ -856,35 +856,17 @@ void start_drivers_on(Hub& hub, Stream&& stream, http::request<http::string_body
 
 }  // namespace
 
-void start_drivers(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
+void start_drivers(Hub& hub, AnyStream&& stream, http::request<http::string_body>&& req,
                    std::shared_ptr<DriverPlayground> playground, std::shared_ptr<void> slot) {
   start_drivers_on(hub, std::move(stream), std::move(req), std::move(playground), std::move(slot));
 }
-void start_drivers(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
-                   std::shared_ptr<DriverPlayground> playground, std::shared_ptr<void> slot) {
-  start_drivers_on(hub, std::move(stream), std::move(req), std::move(playground), std::move(slot));
-}
-
-void start_motion_stream(Hub& hub, beast::tcp_stream&& stream,
-                         http::request<http::string_body>&& req,
+void start_motion_stream(Hub& hub, AnyStream&& stream, http::request<http::string_body>&& req,
                          std::shared_ptr<const FrameSource> source, std::int64_t motion_id,
                          std::shared_ptr<void> slot) {
   start_motion_stream_on(hub, std::move(stream), std::move(req), std::move(source), motion_id,
                          std::move(slot));
 }
-void start_motion_stream(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
-                         std::shared_ptr<const FrameSource> source, std::int64_t motion_id,
-                         std::shared_ptr<void> slot) {
-  start_motion_stream_on(hub, std::move(stream), std::move(req), std::move(source), motion_id,
-                         std::move(slot));
-}
-void start_live(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
-                std::string channel, LiveRole role, std::string owner,
-                std::shared_ptr<void> slot) {
-  start_live_on(hub, std::move(stream), std::move(req), std::move(channel), role,
-                std::move(owner), std::move(slot));
-}
-void start_live(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
+void start_live(Hub& hub, AnyStream&& stream, http::request<http::string_body>&& req,
                 std::string channel, LiveRole role, std::string owner,
                 std::shared_ptr<void> slot) {
   start_live_on(hub, std::move(stream), std::move(req), std::move(channel), role,

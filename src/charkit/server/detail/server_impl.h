@@ -25,7 +25,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
+#include <boost/asio/ssl/context.hpp>
 
 #include "charkit/bem/load.h"
 #include "charkit/core/ascii.h"

@@ -9,7 +9,6 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "charkit/core/result.h"
+#include "charkit/server/detail/any_stream.h"
 #include "charkit/server/detail/frame_source.h"
 #include "charkit/server/detail/metrics.h"
 
@@ -135,34 +135,23 @@ enum class LiveRole { publish, view };
 
 namespace beast = boost::beast;
 namespace http = beast::http;
-/// A TLS connection (`charkit serve --tls-cert`).
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 /// Upgrades and plays `source` (the route already checked the motion is
 /// done). `slot` is held for the connection's life (the server's connection count).
-void start_motion_stream(Hub& hub, beast::tcp_stream&& stream,
-                         http::request<http::string_body>&& req,
-                         std::shared_ptr<const FrameSource> source, std::int64_t motion_id,
-                         std::shared_ptr<void> slot = {});
-void start_motion_stream(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
+void start_motion_stream(Hub& hub, AnyStream&& stream, http::request<http::string_body>&& req,
                          std::shared_ptr<const FrameSource> source, std::int64_t motion_id,
                          std::shared_ptr<void> slot = {});
 /// Joins a live channel: answers the upgrade, or an HTTP error (409 a second
 /// publisher, 503 too many channels or viewers). `owner` names who asks
 /// ("token:ID", or "client:ADDRESS" without a token) for the per-owner limits.
-void start_live(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
-                std::string channel, LiveRole role, std::string owner,
-                std::shared_ptr<void> slot = {});
-void start_live(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
+void start_live(Hub& hub, AnyStream&& stream, http::request<http::string_body>&& req,
                 std::string channel, LiveRole role, std::string owner,
                 std::shared_ptr<void> slot = {});
 /// Runs a package's drivers playground (the route already opened it): a
 /// {"type": "drivers"} header, then a {"type": "frame"} text message per
 /// frame period while anything changes; the page's control messages apply
 /// at once (docs/api.md §Drivers playground).
-void start_drivers(Hub& hub, beast::tcp_stream&& stream, http::request<http::string_body>&& req,
-                   std::shared_ptr<DriverPlayground> playground, std::shared_ptr<void> slot = {});
-void start_drivers(Hub& hub, TlsStream&& stream, http::request<http::string_body>&& req,
+void start_drivers(Hub& hub, AnyStream&& stream, http::request<http::string_body>&& req,
                    std::shared_ptr<DriverPlayground> playground, std::shared_ptr<void> slot = {});
 /// Server::stop: closes every WebSocket connection (posted to their strands).
 void shutdown_all(Hub& hub);
