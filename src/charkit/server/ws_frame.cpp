@@ -182,7 +182,7 @@ bool valid_channel_name(std::string_view name) {
 
 void FrameLengthGuard::feed(unsigned char* bytes, std::size_t n) {
   std::size_t i = 0;
-  while (i < n && !tripped_) {
+  while (i < n && !done_) {
     if (skip_ > 0) {
       const std::uint64_t k = std::min<std::uint64_t>(skip_, n - i);
       skip_ -= k;
@@ -196,7 +196,8 @@ void FrameLengthGuard::feed(unsigned char* bytes, std::size_t n) {
         (have_ > 2 ? header_[2] == 0xFF : (b & 0x80) != 0)) {
       b = 0;
       header_[2] = 0xFF;  // remembers the rewrite for the remaining length bytes
-      if (have_ == 9) tripped_ = true;
+      tripped_ = true;
+      if (have_ == 9) done_ = true;  // the library fails the connection here
       ++have_;
       continue;
     }

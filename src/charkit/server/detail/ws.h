@@ -85,7 +85,8 @@ class FrameLengthGuard {
  public:
   /// Scans (and where needed rewrites) the next `n` bytes of the stream.
   void feed(unsigned char* bytes, std::size_t n);
-  /// An impossible length was seen (and neutralised); later bytes are not scanned.
+  /// An impossible length was seen (and its bytes zeroed as they came);
+  /// bytes after that length are not scanned.
   bool tripped() const { return tripped_; }
 
  private:
@@ -94,6 +95,7 @@ class FrameLengthGuard {
   std::size_t need_ = 2;  ///< header bytes the current frame has (known after 2)
   std::uint64_t skip_ = 0;  ///< payload bytes left of the current frame
   bool tripped_ = false;
+  bool done_ = false;
 };
 
 /// One WebSocket connection (plain or TLS), as the hub sees it.
