@@ -176,7 +176,8 @@ void add_catalogue_options(CLI::App* cmd, TokenArgs& a) {
 
 void add_token_commands(CLI::App& app, int& exit_code) {
   CLI::App* token = app.add_subcommand(
-      "token", "API tokens of `charkit serve`: create, list and revoke bearer tokens; list "
+      "token",
+      "API tokens of `charkit serve`: create, list and revoke bearer tokens; list "
       "browser sessions");
   token->require_subcommand(1);
   token->footer(

@@ -61,8 +61,8 @@ TEST(Auth, LiveRoleIsDecidedOnTheDecodedQuery) {
     EXPECT_EQ(live_role(t->params), LiveRoleRequest::publish) << target;
     EXPECT_EQ(required_access("GET", t->segments, t->params), Access::write) << target;
   }
-  for (const char* target : {"/api/live/x?role=view", "/api/live/x?role=%76iew",
-                             "/api/live/x?role=view&role=publish"}) {
+  for (const char* target :
+       {"/api/live/x?role=view", "/api/live/x?role=%76iew", "/api/live/x?role=view&role=publish"}) {
     auto t = parse_target(target);
     ASSERT_TRUE(t.ok()) << target;
     EXPECT_EQ(live_role(t->params), LiveRoleRequest::view) << target;
@@ -103,7 +103,7 @@ TEST(Auth, HostAndOriginRules) {
   EXPECT_TRUE(host_allowed(named, "charkit.example:8443"));  // a name listed without a port
   EXPECT_TRUE(host_allowed(named, "charkit.example"));
   EXPECT_TRUE(host_allowed(named, "other.example:443"));
-  EXPECT_FALSE(host_allowed(named, "other.example:444"));    // listed with its port
+  EXPECT_FALSE(host_allowed(named, "other.example:444"));  // listed with its port
   EXPECT_FALSE(host_allowed(named, "charkit.example.evil:8443"));
   EXPECT_FALSE(host_allowed(p, ""));
   AccessPolicy any;
@@ -355,8 +355,8 @@ TEST_P(AuthServerTest, SessionsExpire) {
   EXPECT_EQ(tokens.create_session(id, 0).error().code, "TOKEN_INVALID");
   EXPECT_EQ(tokens.create_session(id + 1000, 1000).error().code, "TOKEN_UNKNOWN");
   // Malformed and unknown session secrets are simply not valid.
-  for (std::string bad : {std::string("cks_"), "cks_" + std::string(43, '!'),
-                          "cks_" + std::string(43, 'A')}) {
+  for (std::string bad :
+       {std::string("cks_"), "cks_" + std::string(43, '!'), "cks_" + std::string(43, 'A')}) {
     auto v = tokens.verify(bad);
     ASSERT_TRUE(v);
     EXPECT_FALSE(v->has_value()) << bad;
@@ -374,11 +374,11 @@ TEST_P(AuthServerTest, ClientAtItsConnectionCapLeavesOthersServed) {
   std::vector<std::unique_ptr<test_http::tcp::socket>> held;
   for (int i = 0; i < 16; ++i) held.push_back(test_http::connect_from(ioc, "127.0.0.2", port_));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const std::string refused =
-      test_http::get_from("127.0.0.2", port_, "/api/motions", "Authorization: Bearer " + reader + "\r\n");
+  const std::string refused = test_http::get_from("127.0.0.2", port_, "/api/motions",
+                                                  "Authorization: Bearer " + reader + "\r\n");
   EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
-  const std::string ok =
-      test_http::get_from("127.0.0.1", port_, "/api/motions", "Authorization: Bearer " + reader + "\r\n");
+  const std::string ok = test_http::get_from("127.0.0.1", port_, "/api/motions",
+                                             "Authorization: Bearer " + reader + "\r\n");
   EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok;
 }
 
@@ -466,10 +466,10 @@ TEST_P(AuthServerTest, EncodedPublishRoleNeedsWrite) {
     return raw_exchange(port_, up + "\r\n", std::chrono::milliseconds(500));
   };
   int channel = 0;
-  for (const char* target :
-       {"/api/live/cam?role=publish", "/api/live/cam?role=%70ublish", "/api/live/cam?rol%65=publish",
-        "/api/live/cam?role=publis%68", "/api/live/cam?%72ole=%70ublis%68",
-        "/api/%6cive/cam?role=%70ublish", "/api/live/cam?x=1&role=%70ublish&role=view"}) {
+  for (const char* target : {"/api/live/cam?role=publish", "/api/live/cam?role=%70ublish",
+                             "/api/live/cam?rol%65=publish", "/api/live/cam?role=publis%68",
+                             "/api/live/cam?%72ole=%70ublis%68", "/api/%6cive/cam?role=%70ublish",
+                             "/api/live/cam?x=1&role=%70ublish&role=view"}) {
     EXPECT_EQ(upgrade(target, "").rfind("HTTP/1.1 401", 0), 0u) << target;
     EXPECT_EQ(upgrade(target, reader).rfind("HTTP/1.1 403", 0), 0u) << target;
     // A channel of its own per spelling: the previous publisher may still be closing.

@@ -93,7 +93,7 @@ inline Response raw_request(std::uint16_t port, const std::string& bytes) {
 /// A socket connected to the server from `source` (any 127.0.0.0/8 address is
 /// this machine's: several clients on one host).
 inline std::unique_ptr<tcp::socket> connect_from(net::io_context& ioc, const char* source,
-                                          std::uint16_t port) {
+                                                 std::uint16_t port) {
   auto s = std::make_unique<tcp::socket>(ioc);
   s->open(tcp::v4());
   s->bind(tcp::endpoint(net::ip::make_address(source), 0));
@@ -103,7 +103,7 @@ inline std::unique_ptr<tcp::socket> connect_from(net::io_context& ioc, const cha
 
 /// The answer to one GET sent from `source` on a new connection.
 inline std::string get_from(const char* source, std::uint16_t port, const std::string& target,
-                     const std::string& extra = {}) {
+                            const std::string& extra = {}) {
   net::io_context ioc;
   auto s = connect_from(ioc, source, port);
   const std::string req =

@@ -192,7 +192,7 @@ TEST_P(WorkerPoolTest, DeadWorkersJobIsRetriedWithinTwoLeases) {
   };
   ASSERT_EQ(count_files(tmp), 1u);
   ASSERT_TRUE(eventually([&] { return job(enq->id).state == store::JobState::done; }));
-  EXPECT_EQ(count_files(tmp), 0u);  // the worker that took the job over swept it
+  EXPECT_EQ(count_files(tmp), 0u);                // the worker that took the job over swept it
   EXPECT_GE(retry_ms.load(), lease.count());      // not before the lease ran out
   EXPECT_LT(retry_ms.load(), 2 * lease.count());  // and soon after
   EXPECT_EQ(job(enq->id).attempts, 2);

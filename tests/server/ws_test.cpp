@@ -530,13 +530,18 @@ TEST_F(WsTest, MalformedClientMessagesClose) {
   // Frames built by hand: FIN + binary, MASK + 127, eight length bytes, a
   // mask key; sent whole and split byte by byte.
   for (bool split : {false, true}) {
-    for (auto [top, code] : {std::pair<unsigned char, unsigned>{0x80, 1002u}, {0xFF, 1002u},
-                             {0x00, 1009u}, {0x7F, 1009u}}) {
+    for (auto [top, code] : {std::pair<unsigned char, unsigned>{0x80, 1002u},
+                             {0xFF, 1002u},
+                             {0x00, 1009u},
+                             {0x7F, 1009u}}) {
       WsClient c;
       ASSERT_EQ(c.connect(port_, target), 101u);
       ASSERT_TRUE(c.read().ok);  // the header
-      std::string frame = {'\x82', '\xFF', static_cast<char>(top), '\0', '\0', '\x01',
-                           '\0',    '\0',    '\0',                  '\0', 'k',    'e', 'y', '!'};
+      std::string frame = {'\x82', '\xFF', static_cast<char>(top),
+                           '\0',   '\0',   '\x01',
+                           '\0',   '\0',   '\0',
+                           '\0',   'k',    'e',
+                           'y',    '!'};
       if (split)
         for (char b : frame) c.raw(std::string(1, b));
       else
@@ -602,8 +607,8 @@ TEST(FrameLengthGuard, FollowsFramesAndZeroesImpossibleLengths) {
   std::string bytes = {'\x82', '\xFE', '\x00', '\x80', 'm', 'a', 's', 'k'};
   bytes += std::string(128, '\xFF');  // the payload: 0xFF bytes that look like headers
   const std::string good = bytes;
-  bytes += std::string{'\x81', '\xFF', '\x80', '\x01', '\x02', '\x03', '\x04', '\x05', '\x06',
-                       '\x07', 'k', 'e', 'y', '!'};
+  bytes += std::string{'\x81', '\xFF', '\x80', '\x01', '\x02', '\x03', '\x04',
+                       '\x05', '\x06', '\x07', 'k',    'e',    'y',    '!'};
   ws::FrameLengthGuard g;
   std::string out = bytes;
   // In uneven pieces, as reads deliver them.

@@ -409,9 +409,9 @@ TEST_P(BlobStoreTest, UploadsAndDeletesChurningTheSameFoldersNeverFail) {
           mine.pop_back();
         } else {
           const std::string body = "churn " + std::to_string(t) + " " + std::to_string(i);
-          auto r = store->put(Kind::motion, "bvh",
-                              core::Bytes(reinterpret_cast<const std::uint8_t*>(body.data()),
-                                          body.size()));
+          auto r = store->put(
+              Kind::motion, "bvh",
+              core::Bytes(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()));
           if (!r)
             fail(r.error().to_string());
           else

@@ -76,7 +76,8 @@ struct TlsImpl final : AnyStream::Impl {
 
 }  // namespace
 
-AnyStream::AnyStream(beast::tcp_stream&& tcp) : impl_(std::make_unique<PlainImpl>(std::move(tcp))) {}
+AnyStream::AnyStream(beast::tcp_stream&& tcp)
+    : impl_(std::make_unique<PlainImpl>(std::move(tcp))) {}
 AnyStream::AnyStream(beast::tcp_stream&& tcp, net::ssl::context& tls)
     : impl_(std::make_unique<TlsImpl>(std::move(tcp), tls)) {}
 AnyStream::AnyStream(AnyStream&&) noexcept = default;

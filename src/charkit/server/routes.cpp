@@ -482,7 +482,8 @@ StringResponse Server::Impl::handle_session(const http::request<http::string_bod
       ended = *r;
       auth_cache.clear();
     }
-    auto res = json_reply(http::status::ok, Json{{"authenticated", false}, {"sessionEnded", ended}});
+    auto res =
+        json_reply(http::status::ok, Json{{"authenticated", false}, {"sessionEnded", ended}});
     res.set(http::field::set_cookie,
             std::string(kSessionCookie) + "=" + cookie_attrs + "; Max-Age=0");
     return res;
@@ -543,8 +544,8 @@ StringResponse Server::Impl::handle_session(const http::request<http::string_bod
   // script reads it), SameSite=Strict (no other site's page sends it),
   // Secure under TLS; it ends with the session (logout, expiry, or the
   // token's revocation).
-  const auto lifetime = std::chrono::duration_cast<std::chrono::milliseconds>(
-      options.session_lifetime);
+  const auto lifetime =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.session_lifetime);
   auto session = store::TokenStore(*catalogue).create_session(*d->token_id, lifetime.count());
   if (!session) return store_error_reply(session.error());
   const std::string cookie = std::string(kSessionCookie) + "=" + session->secret + cookie_attrs +

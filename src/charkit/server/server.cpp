@@ -32,7 +32,6 @@ class SessionBase {
 /// One HTTP connection, plain or TLS (--tls-cert: the handshake comes first,
 /// a close sends close_notify), through one AnyStream.
 class Session final : public SessionBase, public std::enable_shared_from_this<Session> {
-
  public:
   // The read buffer holds what the parser has not consumed yet: a request
   // line and header, a chunk-size line, or a chunked body's whole trailer
@@ -812,7 +811,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   AnyStream stream_;
   beast::flat_buffer buffer_;
   std::shared_ptr<void> slot_;  ///< the server's connection count; moves to a WebSocket session
-  std::string client_;           ///< connection_key() of the peer: per-client limits
+  std::string client_;          ///< connection_key() of the peer: per-client limits
   std::optional<std::int64_t> token_id_;  ///< the request's token, when it had a valid one
   std::optional<http::request_parser<http::empty_body>> header_parser_;
   std::optional<http::request_parser<http::string_body>> body_parser_;
@@ -887,11 +886,11 @@ void Server::Impl::do_accept() {
         s->close(ignored);
       });
     };
-    static const std::string k503 = fixed_503(
-        "TOO_MANY_CONNECTIONS", "the server is at its connection limit");
-    static const std::string k503_client = fixed_503(
-        "TOO_MANY_CLIENT_CONNECTIONS",
-        "this client holds as many connections as one client may; close some first");
+    static const std::string k503 =
+        fixed_503("TOO_MANY_CONNECTIONS", "the server is at its connection limit");
+    static const std::string k503_client =
+        fixed_503("TOO_MANY_CLIENT_CONNECTIONS",
+                  "this client holds as many connections as one client may; close some first");
     if (open_connections.load() >= options.max_connections) {
       refuse(k503);
       return do_accept();
@@ -914,10 +913,10 @@ void Server::Impl::do_accept() {
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     beast::tcp_stream connection(std::move(socket));
-    std::make_shared<Session>(*this,
-                              ssl_ctx ? AnyStream(std::move(connection), *ssl_ctx)
-                                      : AnyStream(std::move(connection)),
-                              std::move(slot), std::move(client))
+    std::make_shared<Session>(
+        *this,
+        ssl_ctx ? AnyStream(std::move(connection), *ssl_ctx) : AnyStream(std::move(connection)),
+        std::move(slot), std::move(client))
         ->run();
     do_accept();
   });

@@ -218,8 +218,7 @@ class WsSessionImpl final : public WsSession,
   /// in all and per owner, so that viewers never use up what publishers need.
   std::optional<std::pair<http::status, Json>> claim_channel() {
     auto too_many = [](const std::string& message) {
-      return std::pair{http::status::service_unavailable,
-                       error_body("TOO_MANY_CHANNELS", message)};
+      return std::pair{http::status::service_unavailable, error_body("TOO_MANY_CHANNELS", message)};
     };
     std::size_t published = 0, published_by_owner = 0, waiting = 0, waiting_by_owner = 0;
     for (const auto& [name, c] : hub_.channels) {
@@ -788,7 +787,7 @@ class WsSessionImpl final : public WsSession,
   http::request<http::string_body> req_;
   Mode mode_;
   std::string channel_;
-  std::string owner_;  ///< who opened a live connection (per-owner channel limits)
+  std::string owner_;           ///< who opened a live connection (per-owner channel limits)
   std::shared_ptr<void> slot_;  ///< the server's connection count, held while open
   std::shared_ptr<const FrameSource> source_;
   std::int64_t frame_count_ = 0;
@@ -867,10 +866,9 @@ void start_motion_stream(Hub& hub, AnyStream&& stream, http::request<http::strin
                          std::move(slot));
 }
 void start_live(Hub& hub, AnyStream&& stream, http::request<http::string_body>&& req,
-                std::string channel, LiveRole role, std::string owner,
-                std::shared_ptr<void> slot) {
-  start_live_on(hub, std::move(stream), std::move(req), std::move(channel), role,
-                std::move(owner), std::move(slot));
+                std::string channel, LiveRole role, std::string owner, std::shared_ptr<void> slot) {
+  start_live_on(hub, std::move(stream), std::move(req), std::move(channel), role, std::move(owner),
+                std::move(slot));
 }
 
 void shutdown_all(Hub& hub) {

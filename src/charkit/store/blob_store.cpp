@@ -509,9 +509,8 @@ Result<StoredBlob> Upload::commit() {
 // ---------------------------------------------------------------- BlobStore
 
 void BlobStore::remove_stale_temp_files() const {
-  if (!options_.tmp_dir.empty())
-    detail::remove_stale_temp_files(options_.tmp_dir,
-                                    options_.now ? options_.now() : std::chrono::system_clock::now());
+  // open() always sets tmp_dir and now.
+  detail::remove_stale_temp_files(options_.tmp_dir, options_.now());
 }
 
 Result<BlobStore> BlobStore::open(const fs::path& location, BlobStoreOptions options) {

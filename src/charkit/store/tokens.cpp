@@ -137,8 +137,7 @@ ApiSession session_from(const Row& r) {
 
 }  // namespace
 
-Result<CreatedSession> TokenStore::create_session(std::int64_t token_id,
-                                                  std::int64_t lifetime_ms) {
+Result<CreatedSession> TokenStore::create_session(std::int64_t token_id, std::int64_t lifetime_ms) {
   if (lifetime_ms <= 0) return make_error("TOKEN_INVALID", "a session's lifetime must be > 0");
   std::array<std::uint8_t, 32> raw{};
   if (auto s = core::secure_random_bytes(raw); !s) return std::move(s).error();
@@ -180,8 +179,9 @@ Result<std::optional<ApiToken>> TokenStore::verify_session(std::string_view secr
   const std::int64_t now = cat_.now_ms();
   auto r = impl.conn->exec(
       "SELECT s.id, s.last_used_at, t.id, t.name, t.scope, t.hint, t.created_at, t.last_used_at, "
-      "t.revoked_at FROM api_sessions s JOIN api_tokens t ON t.id = s.token_id WHERE s.secret_sha256 = ? "
-          "AND s.revoked_at IS NULL AND s.expires_at > ? AND t.revoked_at IS NULL",
+      "t.revoked_at FROM api_sessions s JOIN api_tokens t ON t.id = s.token_id WHERE "
+      "s.secret_sha256 = ? "
+      "AND s.revoked_at IS NULL AND s.expires_at > ? AND t.revoked_at IS NULL",
       Params{secret_digest(secret), now});
   if (!r) return std::move(r).error();
   if (r->rows.empty()) return std::optional<ApiToken>();

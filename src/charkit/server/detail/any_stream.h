@@ -31,7 +31,8 @@ class Completion {
  public:
   Completion() = default;
   template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Completion>>>
-  explicit Completion(F&& f) : impl_(std::make_unique<Model<std::decay_t<F>>>(std::forward<F>(f))) {}
+  explicit Completion(F&& f)
+      : impl_(std::make_unique<Model<std::decay_t<F>>>(std::forward<F>(f))) {}
   /// Calls the handler once; the handler is released first, as Asio does.
   void operator()(Args... args) {
     std::unique_ptr<Concept> p = std::move(impl_);

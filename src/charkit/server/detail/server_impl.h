@@ -23,9 +23,9 @@
 #include <vector>
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/asio/ssl/context.hpp>
 
 #include "charkit/bem/load.h"
 #include "charkit/core/ascii.h"
@@ -201,6 +201,7 @@ struct Server::Impl {
     }
     open_connections.fetch_add(1);
     metrics.connections.fetch_add(1);
+    // A non-null token (its value is never used) so that "no slot" can be nullptr.
     return std::shared_ptr<void>(reinterpret_cast<void*>(1), [this, client](void*) {
       {
         std::lock_guard lock(clients_mutex);

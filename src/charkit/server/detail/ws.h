@@ -91,8 +91,8 @@ class FrameLengthGuard {
 
  private:
   unsigned char header_[14] = {};
-  std::size_t have_ = 0;  ///< header bytes seen of the current frame
-  std::size_t need_ = 2;  ///< header bytes the current frame has (known after 2)
+  std::size_t have_ = 0;    ///< header bytes seen of the current frame
+  std::size_t need_ = 2;    ///< header bytes the current frame has (known after 2)
   std::uint64_t skip_ = 0;  ///< payload bytes left of the current frame
   bool tripped_ = false;
   bool done_ = false;
