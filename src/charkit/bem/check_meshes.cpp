@@ -14,7 +14,6 @@ namespace {
 
 using core::json_pointer_join;
 
-constexpr std::uint32_t kMaxVertices = 1048576;  // §7, §11
 constexpr std::uint32_t kSemanticBlendWeight = vertex_attr::kBlendWeight;
 constexpr std::uint32_t kSemanticBlendIndices = vertex_attr::kBlendIndices;
 using vertex_attr::kFormatBytes;

@@ -21,7 +21,6 @@ constexpr std::size_t kMaxParameters = 64;              // §10, §11
 constexpr std::size_t kMaxDeformations = 4096;          // §10, §11
 constexpr std::uint32_t kMaxTick = 1000;                // §10: integer ticks 0..1000
 constexpr std::size_t kMinFrames = 2, kMaxFrames = 64;  // §10
-constexpr std::uint32_t kMaxVertices = 1048576;         // §7, §11
 constexpr std::uint32_t kMaxDescriptor = 4096;          // §10: J in 1..4096
 constexpr const char* kEncoding = "sparse-position-f32";
 constexpr int kMaxRecordIssues = 5;  // bad records reported per frame

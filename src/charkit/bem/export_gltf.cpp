@@ -9,6 +9,7 @@
 #include <optional>
 #include <tuple>
 
+#include "charkit/bem/detail/mesh_pointer.h"
 #include "charkit/bem/detail/vertex_format.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
@@ -23,10 +24,6 @@ namespace {
 using core::make_error;
 
 using namespace vertex_attr;  // kFormatBytes, the semantics (detail/vertex_format.h)
-
-std::string mesh_ptr(std::uint32_t mesh) {
-  return "/meshes/" + std::to_string(mesh);
-}
 
 /// One component of Unity format `format` as a number: normalised formats
 /// map to [0,1] / [-1,1] (SNorm clamped at -1), integer formats keep their value.

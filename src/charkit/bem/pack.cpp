@@ -10,6 +10,7 @@
 #include <set>
 #include <string_view>
 
+#include "charkit/bem/detail/mesh_pointer.h"
 #include "charkit/bem/detail/vertex_format.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/packed_tbn.h"
@@ -32,10 +33,6 @@ using namespace vertex_attr;  // kFormatBytes, the semantics (detail/vertex_form
 
 core::Error at(std::string code, std::string message, std::string pointer) {
   return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
-}
-
-std::string mesh_ptr(std::uint32_t m) {
-  return "/meshes/" + std::to_string(m);
 }
 
 /// Little-endian store of an unsigned integer.

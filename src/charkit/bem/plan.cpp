@@ -3,16 +3,14 @@
 #include <algorithm>
 #include <map>
 
+#include "charkit/bem/detail/mesh_pointer.h"
+
 namespace charkit::bem {
 
 namespace {
 
 core::Error plan_error(const char* code, std::string message, std::string pointer = {}) {
   return core::make_error(code, std::move(message), core::Location::at_pointer(std::move(pointer)));
-}
-
-std::string mesh_ptr(std::uint32_t m) {
-  return "/meshes/" + std::to_string(m);
 }
 
 struct Builder {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <set>
 
+#include "charkit/bem/detail/mesh_pointer.h"
 #include "charkit/deform/sparse_morph.h"
 
 namespace charkit::bem {
@@ -44,10 +45,6 @@ class Cache {
   std::vector<std::uint32_t>& decoded_;
   std::map<std::uint32_t, SharedPayload> cache_;
 };
-
-std::string mesh_ptr(std::uint32_t m) {
-  return "/meshes/" + std::to_string(m);
-}
 
 core::Status read_indices(const Mesh& mesh, const PlannedMesh& pm, Cache& cache,
                           SelectedMesh& out) {

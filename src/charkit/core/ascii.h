@@ -21,4 +21,12 @@ inline bool ascii_iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
+/// s without leading and trailing spaces and tabs (HTTP's optional
+/// whitespace, RFC 9110 §5.6.3).
+inline std::string_view trim_blanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
 }  // namespace charkit::core

@@ -148,6 +148,12 @@ std::string json_pointer_join(const std::string& parent, std::size_t index) {
   return parent + "/" + std::to_string(index);
 }
 
+std::string json_string_or_empty(const Json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 std::optional<std::uint32_t> json_uint32(const Json& j) {
   if (!j.is_number_unsigned()) return std::nullopt;
   auto v = j.get<Json::number_unsigned_t>();

@@ -40,5 +40,8 @@ std::optional<std::uint32_t> json_uint32(const Json& j);
 std::optional<double> json_finite_number(const Json& j);
 /// Short name of the JSON type for messages ("object", "array", "string", …).
 const char* json_type_name(const Json& j);
+/// obj[key] when obj is an object whose member key is a string; "" otherwise
+/// (the optional "name" of a glTF node, mesh, skin, …).
+std::string json_string_or_empty(const Json& obj, const char* key);
 
 }  // namespace charkit::core

@@ -10,6 +10,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/deform/skinning.h"
+#include "charkit/learn/detail/common.h"
 #include "charkit/motion/bvh.h"
 #include "charkit/motion/forward_kinematics.h"
 #include "charkit/scene/gltf_document.h"
@@ -26,8 +27,9 @@ namespace {
 // ---------------------------------------------------------------------------
 // Quaternions (core/math.h; slerp is core::slerp, glTF 2.0 Appendix C)
 
-Quaternion to_q(const scene::Vec4& v) {
-  return core::normalize(core::quat_from_xyzw<double>(v));
+/// A glTF rotation as a unit quaternion.
+Quaternion to_unit_q(const scene::Vec4& v) {
+  return core::normalize(to_q(v));
 }
 
 // ---------------------------------------------------------------------------
@@ -125,10 +127,6 @@ std::string join_names(const std::vector<std::string>& names) {
 // ---------------------------------------------------------------------------
 // glTF: container, buffers, accessors (glTF 2.0 §3.6, §4.4)
 
-core::Error at(std::string code, std::string message, std::string pointer) {
-  return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
-}
-
 // The file as a checked glTF document (scene::GltfDocument: GLB or glTF
 // JSON, GLB BIN chunk and base64 data: URIs; no external files).
 using GltfFile = scene::GltfDocument;
@@ -150,7 +148,8 @@ core::Result<const Json*> array_of(const Json& obj, const char* key, const std::
                                    const char* code) {
   auto it = obj.find(key);
   if (it == obj.end()) return static_cast<const Json*>(nullptr);
-  if (!it->is_array()) return at(code, std::string(key) + " must be an array", ptr + "/" + key);
+  if (!it->is_array())
+    return pointer_error(code, std::string(key) + " must be an array", ptr + "/" + key);
   return &*it;
 }
 
@@ -159,10 +158,11 @@ core::Result<std::size_t> index_in(const Json& obj, const char* key, std::size_t
                                    const std::string& ptr, const char* code) {
   auto it = obj.find(key);
   const std::string p = ptr + "/" + key;
-  if (it == obj.end()) return at(code, std::string(key) + " is missing", p);
+  if (it == obj.end()) return pointer_error(code, std::string(key) + " is missing", p);
   const auto v = core::json_uint32(*it);
   if (!v || *v >= count)
-    return at(code, std::string(key) + " must be an index below " + std::to_string(count), p);
+    return pointer_error(code,
+                         std::string(key) + " must be an index below " + std::to_string(count), p);
   return static_cast<std::size_t>(*v);
 }
 
@@ -176,23 +176,26 @@ core::Result<std::vector<float>> read_floats(GltfFile& f, std::size_t index, std
   if (!info) return std::move(info).error();
   const char* want_type = comps == 1 ? "SCALAR" : comps == 3 ? "VEC3" : "VEC4";
   if (info->type != want_type)
-    return at("ACTION_ACCESSOR", std::string("type must be ") + want_type, ptr + "/type");
+    return pointer_error("ACTION_ACCESSOR", std::string("type must be ") + want_type,
+                         ptr + "/type");
   const auto ct = info->component_type;
   const bool small_int =
       ct != scene::GltfComponent::kFloat && ct != scene::GltfComponent::kUnsignedInt;
   if (ct != scene::GltfComponent::kFloat && !(allow_normalized && info->normalized && small_int))
-    return at("ACTION_ACCESSOR",
-              std::string("componentType must be float") +
-                  (allow_normalized ? " or a normalised (u)byte / (u)short" : ""),
-              ptr + "/componentType");
-  if (info->count == 0) return at("ACTION_ACCESSOR", "count must be at least 1", ptr + "/count");
+    return pointer_error("ACTION_ACCESSOR",
+                         std::string("componentType must be float") +
+                             (allow_normalized ? " or a normalised (u)byte / (u)short" : ""),
+                         ptr + "/componentType");
+  if (info->count == 0)
+    return pointer_error("ACTION_ACCESSOR", "count must be at least 1", ptr + "/count");
   if (!info->buffer_view && !info->sparse)
-    return at("ACTION_ACCESSOR", "an animation accessor needs a bufferView", ptr);
+    return pointer_error("ACTION_ACCESSOR", "an animation accessor needs a bufferView", ptr);
   auto out = f.read_accessor_floats(index);
   if (!out) return std::move(out).error();
   for (std::size_t i = 0; i < out->size(); ++i)
     if (!std::isfinite((*out)[i]))
-      return at("ACTION_ACCESSOR", "element " + std::to_string(i / comps) + " is not finite", ptr);
+      return pointer_error("ACTION_ACCESSOR",
+                           "element " + std::to_string(i / comps) + " is not finite", ptr);
   return out;
 }
 
@@ -208,12 +211,13 @@ struct Track {
   std::size_t width = 0;
   bool rotation = false;
 
-  double at(std::size_t key, std::size_t slot, std::size_t c) const {
+  double pointer_error(std::size_t key, std::size_t slot, std::size_t c) const {
     const std::size_t k = interpolation == Interpolation::kCubicSpline ? key * 3 + slot : key;
     return static_cast<double>(values[k * width + c]);
   }
   Quaternion quat(std::size_t key, std::size_t slot) const {
-    return {at(key, slot, 0), at(key, slot, 1), at(key, slot, 2), at(key, slot, 3)};
+    return {pointer_error(key, slot, 0), pointer_error(key, slot, 1), pointer_error(key, slot, 2),
+            pointer_error(key, slot, 3)};
   }
 
   // The value at time t into out (width values; a rotation is normalised).
@@ -222,7 +226,7 @@ struct Track {
     const std::size_t n = ts.size();
     const std::size_t value_slot = 1;  // CUBICSPLINE keys: a (in), v, b (out)
     auto key_value = [&](std::size_t k) {
-      for (std::size_t c = 0; c < width; ++c) out[c] = at(k, value_slot, c);
+      for (std::size_t c = 0; c < width; ++c) out[c] = pointer_error(k, value_slot, c);
     };
     if (t <= static_cast<double>(ts[0]) || n == 1) {
       key_value(0);
@@ -250,7 +254,8 @@ struct Track {
             out[3] = q.w;
           } else {
             for (std::size_t c = 0; c < width; ++c)
-              out[c] = (1.0 - s) * at(k, value_slot, c) + s * at(k + 1, value_slot, c);
+              out[c] = (1.0 - s) * pointer_error(k, value_slot, c) +
+                       s * pointer_error(k + 1, value_slot, c);
           }
           break;
         case Interpolation::kCubicSpline: {
@@ -260,8 +265,8 @@ struct Track {
           const double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s;
           const double h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
           for (std::size_t c = 0; c < width; ++c)
-            out[c] = h00 * at(k, 1, c) + td * h10 * at(k, 2, c) + h01 * at(k + 1, 1, c) +
-                     td * h11 * at(k + 1, 0, c);
+            out[c] = h00 * pointer_error(k, 1, c) + td * h10 * pointer_error(k, 2, c) +
+                     h01 * pointer_error(k + 1, 1, c) + td * h11 * pointer_error(k + 1, 0, c);
           break;
         }
       }
@@ -286,7 +291,7 @@ core::Result<std::size_t> find_animation(const Json& root, const std::string& wa
   auto anims = array_of(root, "animations", "", "ACTION_ANIMATION");
   if (!anims) return std::move(anims).error();
   if (*anims == nullptr || (*anims)->empty())
-    return at("ACTION_ANIMATION", "the file has no animations", "/animations");
+    return pointer_error("ACTION_ANIMATION", "the file has no animations", "/animations");
   if (want.empty()) return std::size_t{0};
   std::vector<std::string> names;
   for (std::size_t i = 0; i < (*anims)->size(); ++i) {
@@ -302,24 +307,26 @@ core::Result<std::size_t> find_animation(const Json& root, const std::string& wa
     const std::size_t i = std::stoul(want);
     if (i < (*anims)->size()) return i;
   }
-  return at("ACTION_ANIMATION",
-            "no animation is named or numbered \"" + want + "\"; there are " + join_names(names),
-            "/animations");
+  return pointer_error(
+      "ACTION_ANIMATION",
+      "no animation is named or numbered \"" + want + "\"; there are " + join_names(names),
+      "/animations");
 }
 
 // The sampler's key times: SCALAR float, finite, not decreasing.
 core::Result<std::vector<float>> sampler_times(GltfFile& f, const AnimationView& a, std::size_t s) {
   const std::string ptr = core::json_pointer_join(a.ptr + "/samplers", s);
   const Json& sampler = (*a.samplers)[s];
-  if (!sampler.is_object()) return at("ACTION_SAMPLER", "sampler must be an object", ptr);
+  if (!sampler.is_object())
+    return pointer_error("ACTION_SAMPLER", "sampler must be an object", ptr);
   auto input = index_in(sampler, "input", f.count("accessors"), ptr, "ACTION_SAMPLER");
   if (!input) return std::move(input).error();
   auto times = read_floats(f, *input, 1, false);
   if (!times) return std::move(times).error();
   for (std::size_t k = 1; k < times->size(); ++k)
     if ((*times)[k] < (*times)[k - 1])
-      return at("ACTION_SAMPLER", "key times decrease at key " + std::to_string(k),
-                core::json_pointer_join("/accessors", *input));
+      return pointer_error("ACTION_SAMPLER", "key times decrease at key " + std::to_string(k),
+                           core::json_pointer_join("/accessors", *input));
   return times;
 }
 
@@ -340,8 +347,8 @@ core::Result<Track> read_track(GltfFile& f, const AnimationView& a, std::size_t 
     else if (v == "CUBICSPLINE")
       t.interpolation = Interpolation::kCubicSpline;
     else
-      return at("ACTION_SAMPLER", "interpolation must be LINEAR, STEP or CUBICSPLINE",
-                ptr + "/interpolation");
+      return pointer_error("ACTION_SAMPLER", "interpolation must be LINEAR, STEP or CUBICSPLINE",
+                           ptr + "/interpolation");
   }
   auto output = index_in(sampler, "output", f.count("accessors"), ptr, "ACTION_SAMPLER");
   if (!output) return std::move(output).error();
@@ -353,14 +360,15 @@ core::Result<Track> read_track(GltfFile& f, const AnimationView& a, std::size_t 
     const std::string what = std::to_string(values->size() / (rotation ? 4 : 1)) +
                              " output elements for " + std::to_string(keys) + " keys";
     if (!rotation && values->size() % (keys * per_key) == 0)
-      return at("ACTION_WEIGHTS",
-                what + ": " + std::to_string(values->size() / (keys * per_key)) +
-                    " weights per key, the rig's mesh has " + std::to_string(width) +
-                    " morph targets",
-                core::json_pointer_join("/accessors", *output));
-    return at("ACTION_SAMPLER",
-              what + " (need " + std::to_string(keys * per_key * (rotation ? 1 : width)) + ")",
-              ptr + "/output");
+      return pointer_error("ACTION_WEIGHTS",
+                           what + ": " + std::to_string(values->size() / (keys * per_key)) +
+                               " weights per key, the rig's mesh has " + std::to_string(width) +
+                               " morph targets",
+                           core::json_pointer_join("/accessors", *output));
+    return pointer_error(
+        "ACTION_SAMPLER",
+        what + " (need " + std::to_string(keys * per_key * (rotation ? 1 : width)) + ")",
+        ptr + "/output");
   }
   t.values = std::move(*values);
   return t;
@@ -392,7 +400,7 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
       continue;
     }
     nodes.push_back(rig.joint_nodes[j]);
-    rest.push_back(to_q(rig.skeleton.local_transforms[j].rotation));
+    rest.push_back(to_unit_q(rig.skeleton.local_transforms[j].rotation));
   }
   if (!missing.empty())
     return make_error("ACTION_BONE",
@@ -406,13 +414,14 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
   AnimationView a;
   a.ptr = core::json_pointer_join("/animations", *anim_index);
   const Json& anim = f.json().at("animations").at(*anim_index);
-  if (!anim.is_object()) return at("ACTION_ANIMATION", "animation must be an object", a.ptr);
+  if (!anim.is_object())
+    return pointer_error("ACTION_ANIMATION", "animation must be an object", a.ptr);
   auto samplers = array_of(anim, "samplers", a.ptr, "ACTION_SAMPLER");
   if (!samplers) return std::move(samplers).error();
   auto channels = array_of(anim, "channels", a.ptr, "ACTION_CHANNEL");
   if (!channels) return std::move(channels).error();
   if (*samplers == nullptr || *channels == nullptr)
-    return at("ACTION_CHANNEL", "an animation needs channels and samplers", a.ptr);
+    return pointer_error("ACTION_CHANNEL", "an animation needs channels and samplers", a.ptr);
   a.samplers = *samplers;
 
   // Channels: the rotation sampler of each input bone, the weights sampler
@@ -423,23 +432,23 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
   for (std::size_t c = 0; c < (*channels)->size(); ++c) {
     const std::string ptr = core::json_pointer_join(a.ptr + "/channels", c);
     const Json& ch = (**channels)[c];
-    if (!ch.is_object()) return at("ACTION_CHANNEL", "channel must be an object", ptr);
+    if (!ch.is_object()) return pointer_error("ACTION_CHANNEL", "channel must be an object", ptr);
     auto sampler = index_in(ch, "sampler", a.samplers->size(), ptr, "ACTION_CHANNEL");
     if (!sampler) return std::move(sampler).error();
     auto target = ch.find("target");
     if (target == ch.end() || !target->is_object())
-      return at("ACTION_CHANNEL", "target must be an object", ptr + "/target");
+      return pointer_error("ACTION_CHANNEL", "target must be an object", ptr + "/target");
     if (!target->contains("node")) continue;  // e.g. KHR_animation_pointer
     auto node = index_in(*target, "node", node_count, ptr + "/target", "ACTION_CHANNEL");
     if (!node) return std::move(node).error();
     auto path = target->find("path");
     if (path == target->end() || !path->is_string())
-      return at("ACTION_CHANNEL", "path must be a string", ptr + "/target/path");
+      return pointer_error("ACTION_CHANNEL", "path must be a string", ptr + "/target/path");
     const std::string& p = path->get_ref<const std::string&>();
     auto claim = [&](std::optional<std::size_t>& slot) -> core::Status {
       if (slot)
-        return at("ACTION_CHANNEL", "node " + std::to_string(*node) + " has two " + p + " channels",
-                  ptr);
+        return pointer_error("ACTION_CHANNEL",
+                             "node " + std::to_string(*node) + " has two " + p + " channels", ptr);
       slot = *sampler;
       return core::Ok{};
     };
@@ -671,7 +680,7 @@ core::Result<BuiltTargets> build_targets_from_morph_animation(const scene::Rig& 
     if (it == names.end() || j >= rig.skeleton.local_transforms.size())
       return make_error("TARGETS_BONE",
                         "input bone \"" + b.name + "\" is not a joint of the rig's skeleton");
-    rest_local.push_back(to_q(rig.skeleton.local_transforms[j].rotation));
+    rest_local.push_back(to_unit_q(rig.skeleton.local_transforms[j].rotation));
   }
 
   DatasetBuilder builder(spec, layout, rig.mesh_name);

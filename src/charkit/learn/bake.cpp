@@ -3,6 +3,7 @@
 // (nlohmann), so every member the bake does not touch — materials, textures,
 // animations, extensions, extras — is written back as it was read.
 #include "charkit/learn/bake.h"
+#include "charkit/learn/detail/common.h"
 
 #include <algorithm>
 #include <array>
@@ -33,17 +34,9 @@ namespace {
 constexpr std::uint64_t kMaxGlb = 0xFFFFFFFFull;  // GLB lengths are uint32
 constexpr const char* kDataUriPrefix = "data:application/octet-stream;base64,";
 
-core::Error at(std::string code, std::string msg, std::string pointer) {
-  return make_error(std::move(code), std::move(msg), Location::at_pointer(std::move(pointer)));
-}
-
 std::string dump(const Json& j, int indent = -1) {
   // Replace rather than throw on strings that are not UTF-8 (user pose names).
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
-}
-
-Quaternion to_q(const scene::Vec4& v) {
-  return core::quat_from_xyzw<double>(v);
 }
 
 // Euler XYZ (q = qz * qy * qx, pose.h) in degrees (core::euler_xyz_from_quat).
@@ -85,11 +78,12 @@ core::Result<std::vector<float>> read_scalar_floats(scene::GltfDocument& doc, st
   auto info = doc.accessor(index);
   if (!info) return std::move(info).error();
   if (info->type != "SCALAR")
-    return at("BAKE_GLTF", "animation weights must be a SCALAR accessor", ap + "/type");
+    return pointer_error("BAKE_GLTF", "animation weights must be a SCALAR accessor", ap + "/type");
   if (info->component_type == scene::GltfComponent::kUnsignedInt)
-    return at("BAKE_GLTF", "unsupported component type for weights", ap + "/componentType");
+    return pointer_error("BAKE_GLTF", "unsupported component type for weights",
+                         ap + "/componentType");
   if (info->component_type != scene::GltfComponent::kFloat && !info->normalized)
-    return at("BAKE_GLTF", "integer weights must be normalized", ap + "/normalized");
+    return pointer_error("BAKE_GLTF", "integer weights must be normalized", ap + "/normalized");
   return doc.read_accessor_floats(index);
 }
 
@@ -166,12 +160,15 @@ namespace {
 template <std::size_t N>
 core::Result<std::array<double, N>> finite_array(const Json& j, const std::string& p) {
   if (!j.is_array() || j.size() != N)
-    return at("POSE_LIBRARY_JSON", "expected an array of " + std::to_string(N) + " numbers", p);
+    return pointer_error("POSE_LIBRARY_JSON",
+                         "expected an array of " + std::to_string(N) + " numbers", p);
   std::array<double, N> out{};
   for (std::size_t i = 0; i < N; ++i) {
-    if (!j[i].is_number()) return at("POSE_LIBRARY_JSON", "expected a number", p);
+    if (!j[i].is_number()) return pointer_error("POSE_LIBRARY_JSON", "expected a number", p);
     auto v = core::json_finite_number(j[i]);
-    if (!v) return at("POSE_LIBRARY_VALUE", "not a finite number", core::json_pointer_join(p, i));
+    if (!v)
+      return pointer_error("POSE_LIBRARY_VALUE", "not a finite number",
+                           core::json_pointer_join(p, i));
     out[i] = *v;
   }
   return out;
@@ -182,13 +179,13 @@ core::Status names_in(const Json& root, const char* key, const std::set<std::str
   if (!root.contains(key)) return core::Ok{};
   const std::string p = core::json_pointer_join("", key);
   const Json& arr = root[key];
-  if (!arr.is_array()) return at("POSE_LIBRARY_JSON", "expected an array of names", p);
+  if (!arr.is_array()) return pointer_error("POSE_LIBRARY_JSON", "expected an array of names", p);
   for (std::size_t i = 0; i < arr.size(); ++i) {
     if (!arr[i].is_string())
-      return at("POSE_LIBRARY_JSON", "expected a name", core::json_pointer_join(p, i));
+      return pointer_error("POSE_LIBRARY_JSON", "expected a name", core::json_pointer_join(p, i));
     if (!known.contains(arr[i].get<std::string>()))
-      return at(code, "\"" + arr[i].get<std::string>() + "\" is not in the input spec",
-                core::json_pointer_join(p, i));
+      return pointer_error(code, "\"" + arr[i].get<std::string>() + "\" is not in the input spec",
+                           core::json_pointer_join(p, i));
   }
   return core::Ok{};
 }
@@ -201,11 +198,11 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
   if (!parsed) return std::move(parsed).error();
   const Json& r = *parsed;
   if (!r.is_object() || r.value("format", Json()) != "charkit.pose_library")
-    return at("POSE_LIBRARY_FORMAT", "not a charkit pose library", "/format");
+    return pointer_error("POSE_LIBRARY_FORMAT", "not a charkit pose library", "/format");
   const auto version = r.contains("version") ? core::json_uint32(r["version"]) : std::nullopt;
   if (!version || *version == 0 || *version > 1)
-    return at("POSE_LIBRARY_FORMAT", "unsupported pose library version (this reader knows 1)",
-              "/version");
+    return pointer_error("POSE_LIBRARY_FORMAT",
+                         "unsupported pose library version (this reader knows 1)", "/version");
   std::map<std::string, std::size_t> bone_index, curve_index;
   std::set<std::string> bone_names, curve_names;
   for (std::size_t b = 0; b < spec.bones.size(); ++b) {
@@ -221,7 +218,7 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
   if (auto st = names_in(r, "curves", curve_names, "POSE_LIBRARY_CURVE"); !st)
     return std::move(st).error();
   if (!r.contains("poses") || !r["poses"].is_array())
-    return at("POSE_LIBRARY_JSON", "\"poses\" must be an array", "/poses");
+    return pointer_error("POSE_LIBRARY_JSON", "\"poses\" must be an array", "/poses");
   const Json& list = r["poses"];
   std::vector<PoseLibraryEntry> out;
   out.reserve(list.size());
@@ -229,30 +226,34 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string pp = core::json_pointer_join("/poses", i);
     const Json& pj = list[i];
-    if (!pj.is_object()) return at("POSE_LIBRARY_JSON", "a pose must be an object", pp);
+    if (!pj.is_object()) return pointer_error("POSE_LIBRARY_JSON", "a pose must be an object", pp);
     if (!pj.contains("name") || !pj["name"].is_string())
-      return at("POSE_LIBRARY_JSON", "a pose needs a \"name\" string", pp + "/name");
+      return pointer_error("POSE_LIBRARY_JSON", "a pose needs a \"name\" string", pp + "/name");
     PoseLibraryEntry e;
     e.name = pj["name"].get<std::string>();
-    if (e.name.empty()) return at("POSE_LIBRARY_NAME", "empty pose name", pp + "/name");
+    if (e.name.empty()) return pointer_error("POSE_LIBRARY_NAME", "empty pose name", pp + "/name");
     if (!seen.insert(e.name).second)
-      return at("POSE_LIBRARY_NAME", "pose name \"" + e.name + "\" used twice", pp + "/name");
+      return pointer_error("POSE_LIBRARY_NAME", "pose name \"" + e.name + "\" used twice",
+                           pp + "/name");
     if (pj.contains("shape_key") && !pj["shape_key"].is_string())
-      return at("POSE_LIBRARY_JSON", "\"shape_key\" must be a string", pp + "/shape_key");
+      return pointer_error("POSE_LIBRARY_JSON", "\"shape_key\" must be a string",
+                           pp + "/shape_key");
     e.pose = rest_pose(spec);
     if (pj.contains("rotations")) {
       const Json& rot = pj["rotations"];
       const std::string rp = pp + "/rotations";
-      if (!rot.is_object()) return at("POSE_LIBRARY_JSON", "\"rotations\" must be an object", rp);
+      if (!rot.is_object())
+        return pointer_error("POSE_LIBRARY_JSON", "\"rotations\" must be an object", rp);
       for (const auto& [name, val] : rot.items()) {
         const std::string bp = core::json_pointer_join(rp, name);
         auto it = bone_index.find(name);
         if (it == bone_index.end())
-          return at("POSE_LIBRARY_BONE", "bone \"" + name + "\" is not in the input spec", bp);
+          return pointer_error("POSE_LIBRARY_BONE",
+                               "bone \"" + name + "\" is not in the input spec", bp);
         const std::size_t b = it->second;
         if (!val.is_object() || (!val.contains("quaternion") && !val.contains("euler_xyz_deg")))
-          return at("POSE_LIBRARY_JSON", "a rotation needs \"quaternion\" or \"euler_xyz_deg\"",
-                    bp);
+          return pointer_error("POSE_LIBRARY_JSON",
+                               "a rotation needs \"quaternion\" or \"euler_xyz_deg\"", bp);
         std::optional<std::array<double, 3>> euler;
         if (val.contains("euler_xyz_deg")) {
           auto ea = finite_array<3>(val["euler_xyz_deg"], bp + "/euler_xyz_deg");
@@ -266,7 +267,7 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
           q = {(*qa)[0], (*qa)[1], (*qa)[2], (*qa)[3]};
           const double n2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
           if (!(n2 > 1e-24) || !std::isfinite(n2))
-            return at("POSE_LIBRARY_VALUE", "zero quaternion", bp + "/quaternion");
+            return pointer_error("POSE_LIBRARY_VALUE", "zero quaternion", bp + "/quaternion");
           // Unit quaternions (to 1e-9) are kept exactly as written.
           if (std::abs(n2 - 1.0) > 1e-9) {
             const double n = std::sqrt(n2);
@@ -283,15 +284,18 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
     if (pj.contains("curves")) {
       const Json& cv = pj["curves"];
       const std::string cp = pp + "/curves";
-      if (!cv.is_object()) return at("POSE_LIBRARY_JSON", "\"curves\" must be an object", cp);
+      if (!cv.is_object())
+        return pointer_error("POSE_LIBRARY_JSON", "\"curves\" must be an object", cp);
       for (const auto& [name, val] : cv.items()) {
         const std::string vp = core::json_pointer_join(cp, name);
         auto it = curve_index.find(name);
         if (it == curve_index.end())
-          return at("POSE_LIBRARY_CURVE", "curve \"" + name + "\" is not in the input spec", vp);
-        if (!val.is_number()) return at("POSE_LIBRARY_JSON", "a curve value must be a number", vp);
+          return pointer_error("POSE_LIBRARY_CURVE",
+                               "curve \"" + name + "\" is not in the input spec", vp);
+        if (!val.is_number())
+          return pointer_error("POSE_LIBRARY_JSON", "a curve value must be a number", vp);
         auto v = core::json_finite_number(val);
-        if (!v) return at("POSE_LIBRARY_VALUE", "not a finite number", vp);
+        if (!v) return pointer_error("POSE_LIBRARY_VALUE", "not a finite number", vp);
         e.pose.curves[it->second] = *v;
       }
     }
@@ -348,20 +352,21 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   const std::string mp = core::json_pointer_join("/meshes", rig.mesh_index);
   if (!root.contains("meshes") || !root["meshes"].is_array() ||
       rig.mesh_index >= root["meshes"].size() || !root["meshes"][rig.mesh_index].is_object())
-    return at("BAKE_RIG_MISMATCH", "the file has no mesh " + std::to_string(rig.mesh_index), mp);
+    return pointer_error("BAKE_RIG_MISMATCH",
+                         "the file has no mesh " + std::to_string(rig.mesh_index), mp);
   if (!root.contains("nodes") || !root["nodes"].is_array() ||
       rig.node_index >= root["nodes"].size() ||
       index_of(root["nodes"][rig.node_index], "mesh") != rig.mesh_index)
-    return at("BAKE_RIG_MISMATCH", "the rig's node does not use the rig's mesh",
-              core::json_pointer_join("/nodes", rig.node_index));
+    return pointer_error("BAKE_RIG_MISMATCH", "the rig's node does not use the rig's mesh",
+                         core::json_pointer_join("/nodes", rig.node_index));
   Json& mesh = root["meshes"][rig.mesh_index];
   if (!mesh.contains("primitives") || !mesh["primitives"].is_array() || mesh["primitives"].empty())
-    return at("BAKE_GLTF", "mesh without primitives", mp + "/primitives");
+    return pointer_error("BAKE_GLTF", "mesh without primitives", mp + "/primitives");
   Json& prims = mesh["primitives"];
   std::vector<std::size_t> prim_count, prim_first;
   std::size_t total = 0;
   if (!root.contains("accessors") || !root["accessors"].is_array())
-    return at("BAKE_GLTF", "the file has no accessors", "/accessors");
+    return pointer_error("BAKE_GLTF", "the file has no accessors", "/accessors");
   const Json& accessors = root["accessors"];
   for (std::size_t p = 0; p < prims.size(); ++p) {
     const std::string pp = mp + "/primitives/" + std::to_string(p);
@@ -369,43 +374,44 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
                          ? index_of(prims[p].value("attributes", Json()), "POSITION")
                          : std::nullopt;
     if (!pos || *pos >= accessors.size())
-      return at("BAKE_GLTF", "primitive without a valid POSITION", pp + "/attributes");
+      return pointer_error("BAKE_GLTF", "primitive without a valid POSITION", pp + "/attributes");
     const auto count = index_of(accessors[*pos], "count");
     if (!count || *count == 0)
-      return at("BAKE_GLTF", "POSITION accessor without vertices",
-                core::json_pointer_join("/accessors", *pos));
+      return pointer_error("BAKE_GLTF", "POSITION accessor without vertices",
+                           core::json_pointer_join("/accessors", *pos));
     prim_first.push_back(total);
     prim_count.push_back(*count);
     total += *count;
   }
   if (total != rig.vertex_count() ||
       (!rig.primitive_vertex_offsets.empty() && rig.primitive_vertex_offsets != prim_first))
-    return at("BAKE_RIG_MISMATCH",
-              "the mesh's primitives hold " + std::to_string(total) + " vertices, the rig " +
-                  std::to_string(rig.vertex_count()),
-              mp + "/primitives");
+    return pointer_error("BAKE_RIG_MISMATCH",
+                         "the mesh's primitives hold " + std::to_string(total) +
+                             " vertices, the rig " + std::to_string(rig.vertex_count()),
+                         mp + "/primitives");
   std::size_t old_targets = 0;
   for (std::size_t p = 0; p < prims.size(); ++p) {
     const std::string tp = mp + "/primitives/" + std::to_string(p) + "/targets";
     std::size_t n = 0;
     if (prims[p].contains("targets")) {
-      if (!prims[p]["targets"].is_array()) return at("BAKE_GLTF", "targets is not an array", tp);
+      if (!prims[p]["targets"].is_array())
+        return pointer_error("BAKE_GLTF", "targets is not an array", tp);
       n = prims[p]["targets"].size();
     }
     if (p == 0) old_targets = n;
     if (n != old_targets)
-      return at("BAKE_GLTF", "primitives have different morph target counts", tp);
+      return pointer_error("BAKE_GLTF", "primitives have different morph target counts", tp);
   }
 
   // 4. Target names: mesh.extras.targetNames, filled with the rig's
   // "target_<i>" names where absent, then the new ones.
   if (mesh.contains("extras") && !mesh["extras"].is_object())
-    return at("BAKE_GLTF", "mesh extras is not an object", mp + "/extras");
+    return pointer_error("BAKE_GLTF", "mesh extras is not an object", mp + "/extras");
   Json names = Json::array();
   if (mesh.contains("extras") && mesh["extras"].contains("targetNames")) {
     names = mesh["extras"]["targetNames"];
     if (!names.is_array())
-      return at("BAKE_GLTF", "targetNames is not an array", mp + "/extras/targetNames");
+      return pointer_error("BAKE_GLTF", "targetNames is not an array", mp + "/extras/targetNames");
   }
   if (names.size() > old_targets)
     names.erase(names.begin() + static_cast<std::ptrdiff_t>(old_targets), names.end());
@@ -418,7 +424,8 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
 
   // 5. Buffer 0 receives the new data (created when the file has no buffer).
   if (!root.contains("buffers")) root["buffers"] = Json::array();
-  if (!root["buffers"].is_array()) return at("BAKE_GLTF", "buffers is not an array", "/buffers");
+  if (!root["buffers"].is_array())
+    return pointer_error("BAKE_GLTF", "buffers is not an array", "/buffers");
   std::vector<std::uint8_t> bin;
   if (root["buffers"].empty()) {
     root["buffers"].push_back(Json{{"byteLength", 0}});
@@ -446,7 +453,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   std::vector<float> features(batch * fc), offsets(batch * v3);
   if (!root.contains("bufferViews")) root["bufferViews"] = Json::array();
   if (!root["bufferViews"].is_array())
-    return at("BAKE_GLTF", "bufferViews is not an array", "/bufferViews");
+    return pointer_error("BAKE_GLTF", "bufferViews is not an array", "/bufferViews");
   const std::size_t view_index = root["bufferViews"].size();
   std::vector<std::vector<std::size_t>> new_accessor(poses.size());
   for (std::size_t first = 0; first < poses.size(); first += batch) {
@@ -511,7 +518,8 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
     if (!holder.contains("weights")) return core::Ok{};
     Json& w = holder["weights"];
     if (!w.is_array() || w.size() != old_targets)
-      return at("BAKE_GLTF", "weights do not match the morph target count", p + "/weights");
+      return pointer_error("BAKE_GLTF", "weights do not match the morph target count",
+                           p + "/weights");
     for (std::size_t i = 0; i < poses.size(); ++i) w.push_back(0.0);
     return core::Ok{};
   };
@@ -539,22 +547,23 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
         const auto node = index_of(t, "node");
         if (str_of(t, "path") != "weights" || !node || !mesh_nodes.contains(*node)) continue;
         const auto s = index_of(ch, "sampler");
-        if (!s) return at("BAKE_GLTF", "channel without a sampler", ap + "/channels");
+        if (!s) return pointer_error("BAKE_GLTF", "channel without a sampler", ap + "/channels");
         samplers.insert(*s);
       }
       for (std::size_t s : samplers) {
         const std::string sp = ap + "/samplers/" + std::to_string(s);
         if (!anim.contains("samplers") || !anim["samplers"].is_array() ||
             s >= anim["samplers"].size())
-          return at("BAKE_GLTF", "no such sampler", sp);
+          return pointer_error("BAKE_GLTF", "no such sampler", sp);
         Json& sampler = anim["samplers"][s];
         const auto out_acc = index_of(sampler, "output");
-        if (!out_acc) return at("BAKE_GLTF", "sampler without an output", sp + "/output");
+        if (!out_acc)
+          return pointer_error("BAKE_GLTF", "sampler without an output", sp + "/output");
         auto values = read_scalar_floats(*src, *out_acc);
         if (!values) return std::move(values).error();
         if (old_targets == 0 || values->size() % old_targets != 0)
-          return at("BAKE_GLTF", "weights output does not hold whole groups of targets",
-                    sp + "/output");
+          return pointer_error("BAKE_GLTF", "weights output does not hold whole groups of targets",
+                               sp + "/output");
         const std::size_t groups = values->size() / old_targets;
         const std::size_t count = groups * (old_targets + poses.size());
         if (bin.size() + 4 * count > kMaxGlb - 4096)

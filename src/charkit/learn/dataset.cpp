@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "charkit/core/json.h"
+#include "charkit/learn/detail/common.h"
 
 namespace charkit::learn {
 
@@ -14,10 +15,6 @@ namespace {
 
 constexpr const char* kFormat = "charkit.dataset";
 constexpr std::uint32_t kVersion = 1;
-
-bool all_finite(std::span<const float> v) {
-  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
-}
 
 core::Error json_error(std::string msg, std::string pointer) {
   return make_error("DATASET_JSON", std::move(msg), core::Location::at_pointer(std::move(pointer)));

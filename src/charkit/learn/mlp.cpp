@@ -6,6 +6,7 @@
 
 #include "charkit/core/parallel.h"
 #include "charkit/learn/detail/batch_kernels.h"
+#include "charkit/learn/detail/common.h"
 #include "charkit/learn/detail/prng.h"
 
 namespace charkit::learn {
@@ -16,10 +17,6 @@ namespace {
 
 using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MapW = Eigen::Map<const MatF>;
-
-bool all_finite(std::span<const float> v) {
-  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
-}
 
 /// a = act(z), elementwise (a matrix or a map of the batch buffers).
 void apply(Activation act, Eigen::Ref<MatF> z) {

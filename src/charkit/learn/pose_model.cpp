@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "charkit/learn/detail/common.h"
 #include "charkit/learn/detail/prng.h"
 #include "charkit/learn/npy.h"
 
@@ -19,10 +20,6 @@ constexpr const char* kFormat = "charkit.pose_model";
 constexpr std::uint32_t kVersion = 1;
 
 using MatD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-bool all_finite(std::span<const float> v) {
-  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
-}
 
 // Per-vertex distance statistics between a prediction and a target (3V each).
 void add_errors(std::span<const float> pred, std::span<const float> target, double& sum,

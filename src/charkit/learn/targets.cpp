@@ -6,15 +6,13 @@
 #include <string>
 #include <utility>
 
+#include "charkit/learn/detail/common.h"
+
 namespace charkit::learn {
 
 using core::make_error;
 
 namespace {
-
-Quaternion to_q(const scene::Vec4& v) {
-  return core::quat_from_xyzw<double>(v);
-}
 
 // Joint index of every input bone, by name.
 core::Result<std::vector<std::size_t>> bone_joints(const scene::Rig& rig, const InputSpec& spec) {

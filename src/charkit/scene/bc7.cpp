@@ -21,10 +21,9 @@ constexpr ModeInfo kModes[8] = {
     {1, 0, 0, 0, 7, 7, 1, 0, 4, 0}, {2, 6, 0, 0, 5, 5, 1, 0, 2, 0},
 };
 
-constexpr std::uint8_t kWeights2[4] = {0, 21, 43, 64};
-constexpr std::uint8_t kWeights3[8] = {0, 9, 18, 27, 37, 46, 55, 64};
-constexpr std::uint8_t kWeights4[16] = {0,  4,  9,  13, 17, 21, 26, 30,
-                                        34, 38, 43, 47, 51, 55, 60, 64};
+using bc7_tables::kWeights2;
+using bc7_tables::kWeights3;
+using bc7_tables::kWeights4;
 
 /// Reads the 128-bit block LSB first (bit 0 = least significant bit of byte 0).
 class BitReader {

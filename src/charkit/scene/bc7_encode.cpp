@@ -18,11 +18,11 @@
 namespace charkit::scene {
 namespace {
 
-constexpr int kWeights2[4] = {0, 21, 43, 64};
-constexpr int kWeights3[8] = {0, 9, 18, 27, 37, 46, 55, 64};
-constexpr int kWeights4[16] = {0, 4, 9, 13, 17, 21, 26, 30, 34, 38, 43, 47, 51, 55, 60, 64};
+using bc7_tables::kWeights2;
+using bc7_tables::kWeights3;
+using bc7_tables::kWeights4;
 
-const int* weights_for(int index_bits) {
+const std::uint8_t* weights_for(int index_bits) {
   return index_bits == 2 ? kWeights2 : index_bits == 3 ? kWeights3 : kWeights4;
 }
 
@@ -94,7 +94,7 @@ void quantise(const Params& pr, float value, int p, int& code, int& expanded) {
 
 /// Best index per pixel against the palette of `f`'s endpoints; sets f.index, f.error.
 void assign_indices(const Params& pr, const Pixels& px, Fit& f) {
-  const int* w = weights_for(pr.index_bits);
+  const std::uint8_t* w = weights_for(pr.index_bits);
   const int n = 1 << pr.index_bits;
   int palette[16][4];
   for (int i = 0; i < n; ++i)
@@ -182,7 +182,7 @@ Fit fit_subset(const Params& pr, const Pixels& px, int refinements) {
   }
   Fit best;
   try_endpoints(pr, px, e0, e1, best);
-  const int* w = weights_for(pr.index_bits);
+  const std::uint8_t* w = weights_for(pr.index_bits);
   for (int r = 0; r < refinements && best.error != 0; ++r) {
     // Minimise sum |(1 - w) e0 + w e1 - x|^2 over e0, e1 for the chosen weights.
     float a = 0;

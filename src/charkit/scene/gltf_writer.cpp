@@ -6,6 +6,8 @@
 #include <limits>
 #include <string_view>
 
+#include "charkit/core/json.h"
+
 namespace charkit::scene {
 namespace {
 
@@ -15,10 +17,6 @@ using core::make_error;
 core::Error scene_error(std::string code, std::string message, std::string pointer) {
   return make_error(std::move(code), std::move(message),
                     core::Location::at_pointer(std::move(pointer)));
-}
-
-std::string ptr(std::string_view base, std::size_t index) {
-  return std::string(base) + "/" + std::to_string(index);
 }
 
 template <typename T>
@@ -68,7 +66,7 @@ core::Status validate_mesh(const Scene& scene, const Mesh& mesh, const std::stri
   }
   for (std::size_t c = 0; c < mesh.custom.size(); ++c) {
     const CustomAttribute& a = mesh.custom[c];
-    const std::string cw = ptr(where + "/custom", c);
+    const std::string cw = core::json_pointer_join(where + "/custom", c);
     // glTF 2.0 §3.7.2.1: application-specific attributes start with '_'.
     if (a.name.size() < 2 || a.name[0] != '_' || a.components < 1 || a.components > 4) {
       return scene_error("SCENE_MESH_CUSTOM_ATTRIBUTE",
@@ -85,7 +83,7 @@ core::Status validate_mesh(const Scene& scene, const Mesh& mesh, const std::stri
   }
   for (std::size_t t = 0; t < mesh.targets.size(); ++t) {
     const MorphTarget& target = mesh.targets[t];
-    const std::string tw = ptr(where + "/targets", t);
+    const std::string tw = core::json_pointer_join(where + "/targets", t);
     if (target.positions.size() != vc)
       return scene_error("SCENE_MESH_ATTRIBUTE_COUNT",
                          "a morph target needs one displacement per position", tw);
@@ -123,7 +121,7 @@ core::Status validate_mesh(const Scene& scene, const Mesh& mesh, const std::stri
   }
   for (std::size_t p = 0; p < mesh.primitives.size(); ++p) {
     const Primitive& prim = mesh.primitives[p];
-    const std::string pw = ptr(where + "/primitives", p);
+    const std::string pw = core::json_pointer_join(where + "/primitives", p);
     if (prim.indices.empty() || prim.indices.size() % 3 != 0) {
       return scene_error("SCENE_MESH_INDEX_COUNT",
                          "a triangle list needs a positive multiple of 3 indices", pw);
@@ -146,7 +144,7 @@ core::Status validate_nodes(const Scene& scene) {
   std::vector<std::int64_t> parent(n, -1);
   for (std::size_t i = 0; i < n; ++i) {
     const Node& node = scene.nodes[i];
-    const std::string where = ptr("/nodes", i);
+    const std::string where = core::json_pointer_join("/nodes", i);
     if (node.mesh && *node.mesh >= scene.meshes.size()) {
       return scene_error("SCENE_NODE_MESH", "mesh index out of range", where);
     }
@@ -166,7 +164,8 @@ core::Status validate_nodes(const Scene& scene) {
     std::int64_t at = parent[i];
     for (std::size_t steps = 0; at != -1; ++steps) {
       if (steps > n) {
-        return scene_error("SCENE_NODE_CYCLE", "the node hierarchy has a cycle", ptr("/nodes", i));
+        return scene_error("SCENE_NODE_CYCLE", "the node hierarchy has a cycle",
+                           core::json_pointer_join("/nodes", i));
       }
       at = parent[static_cast<std::size_t>(at)];
     }
@@ -175,10 +174,11 @@ core::Status validate_nodes(const Scene& scene) {
     const std::uint32_t root = scene.roots[r];
     if (root >= n || parent[root] != -1) {
       return scene_error("SCENE_NODE_ROOT", "a root must be an existing node without parent",
-                         ptr("/roots", r));
+                         core::json_pointer_join("/roots", r));
     }
     if (std::count(scene.roots.begin(), scene.roots.end(), root) != 1) {
-      return scene_error("SCENE_NODE_ROOT", "a root is listed twice", ptr("/roots", r));
+      return scene_error("SCENE_NODE_ROOT", "a root is listed twice",
+                         core::json_pointer_join("/roots", r));
     }
   }
   return core::Ok{};
@@ -199,7 +199,7 @@ core::Status validate_skeleton(const Skeleton& s) {
     const std::int32_t p = s.parents[j];
     if (p < -1 || p >= static_cast<std::int64_t>(j)) {
       return scene_error("SCENE_SKELETON_PARENT", "a parent must come before its child",
-                         ptr("/skeleton/parents", j));
+                         core::json_pointer_join("/skeleton/parents", j));
     }
   }
   for (const Mat4& m : s.inverse_bind_matrices) {
@@ -634,7 +634,8 @@ core::Status validate_scene(const Scene& scene) {
     }
   }
   for (std::size_t m = 0; m < scene.meshes.size(); ++m) {
-    if (auto st = validate_mesh(scene, scene.meshes[m], ptr("/meshes", m)); !st) {
+    if (auto st = validate_mesh(scene, scene.meshes[m], core::json_pointer_join("/meshes", m));
+        !st) {
       return st;
     }
   }
@@ -646,17 +647,19 @@ core::Status validate_scene(const Scene& scene) {
     if ((mat.base_color_texture && *mat.base_color_texture >= scene.textures.size()) ||
         (mat.normal_texture && *mat.normal_texture >= scene.textures.size())) {
       return scene_error("SCENE_MATERIAL_TEXTURE", "texture index out of range",
-                         ptr("/materials", m));
+                         core::json_pointer_join("/materials", m));
     }
   }
   for (std::size_t t = 0; t < scene.textures.size(); ++t) {
     if (scene.textures[t].image >= scene.images.size()) {
-      return scene_error("SCENE_TEXTURE_IMAGE", "image index out of range", ptr("/textures", t));
+      return scene_error("SCENE_TEXTURE_IMAGE", "image index out of range",
+                         core::json_pointer_join("/textures", t));
     }
   }
   for (std::size_t i = 0; i < scene.images.size(); ++i) {
     if (scene.images[i].png.empty()) {
-      return scene_error("SCENE_IMAGE_EMPTY", "an image needs PNG bytes", ptr("/images", i));
+      return scene_error("SCENE_IMAGE_EMPTY", "an image needs PNG bytes",
+                         core::json_pointer_join("/images", i));
     }
   }
   return core::Ok{};

@@ -35,12 +35,6 @@ const Json& array_at(const Json& obj, const char* key) {
   return it != obj.end() && it->is_array() ? *it : kEmpty;
 }
 
-std::string name_of(const Json& obj) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find("name");
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 Json index_or_null(const Json& obj, const char* key) {
   if (!obj.is_object()) return nullptr;
   auto it = obj.find(key);
@@ -102,7 +96,8 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
   const Json& nodes = array_at(root, "nodes");
   const Json& accessors = array_at(root, "accessors");
   const auto node_name = [&](std::size_t n) {
-    const std::string s = n < nodes.size() ? name_of(nodes[n]) : std::string();
+    const std::string s =
+        n < nodes.size() ? core::json_string_or_empty(nodes[n], "name") : std::string();
     return s.empty() ? "#" + std::to_string(n) : s;
   };
   const auto accessor_count = [&](const Json& idx) -> std::optional<std::uint64_t> {
@@ -126,7 +121,7 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
     for (const Json& c : array_at(nodes[i], "children"))
       if (auto v = core::json_uint32(c)) children.push_back(*v);
     jn.push_back(Json{{"index", i},
-                      {"name", name_of(nodes[i])},
+                      {"name", core::json_string_or_empty(nodes[i], "name")},
                       {"parent", parents[i]},
                       {"children", std::move(children)},
                       {"mesh", index_or_null(nodes[i], "mesh")},
@@ -198,7 +193,7 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
       names.push_back(tn && t < tn->size() && (*tn)[t].is_string() ? (*tn)[t].get<std::string>()
                                                                    : "target_" + std::to_string(t));
     jm.push_back(Json{{"index", m},
-                      {"name", name_of(mesh)},
+                      {"name", core::json_string_or_empty(mesh, "name")},
                       {"primitives", std::move(prims)},
                       {"vertices", vertices},
                       {"triangles", triangles},
@@ -217,7 +212,7 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
     Json skeleton = index_or_null(skins[s], "skeleton");
     js.push_back(
         Json{{"index", s},
-             {"name", name_of(skins[s])},
+             {"name", core::json_string_or_empty(skins[s], "name")},
              {"skeleton",
               skeleton.is_null() ? Json(nullptr) : Json(node_name(skeleton.get<std::size_t>()))},
              {"joints", std::move(joints)}});
@@ -227,7 +222,7 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
   Json mats = Json::array();
   const Json& materials = array_at(root, "materials");
   for (std::size_t i = 0; i < materials.size(); ++i)
-    mats.push_back(Json{{"index", i}, {"name", name_of(materials[i])}});
+    mats.push_back(Json{{"index", i}, {"name", core::json_string_or_empty(materials[i], "name")}});
   out["materials"] = std::move(mats);
 
   Json tex = Json::array();
@@ -238,12 +233,12 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
     Json mime = nullptr, image_name = nullptr;
     if (!source.is_null() && source.get<std::size_t>() < images.size()) {
       const Json& img = images[source.get<std::size_t>()];
-      image_name = name_of(img);
+      image_name = core::json_string_or_empty(img, "name");
       if (img.is_object())
         if (auto mt = img.find("mimeType"); mt != img.end() && mt->is_string()) mime = *mt;
     }
     tex.push_back(Json{{"index", i},
-                       {"name", name_of(textures[i])},
+                       {"name", core::json_string_or_empty(textures[i], "name")},
                        {"image", source},
                        {"imageName", image_name},
                        {"mimeType", mime}});
@@ -273,7 +268,7 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
       if (mx) duration = std::max(duration, *mx);
     }
     anims.push_back(Json{{"index", a},
-                         {"name", name_of(animations[a])},
+                         {"name", core::json_string_or_empty(animations[a], "name")},
                          {"duration", duration},
                          {"channels", array_at(animations[a], "channels").size()},
                          {"samplers", array_at(animations[a], "samplers").size()}});

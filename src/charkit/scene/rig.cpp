@@ -115,10 +115,6 @@ Mat4d node_matrix(const tg::Node& n) {
   return trs_matrix(node_transform(n));
 }
 
-std::string ptr(std::string_view kind, std::size_t i) {
-  return "/" + std::string(kind) + "/" + std::to_string(i);
-}
-
 core::Error err(std::string code, std::string msg, std::string pointer) {
   return make_error(std::move(code), std::move(msg), Location::at_pointer(std::move(pointer)));
 }
@@ -134,7 +130,7 @@ core::Result<std::vector<double>> read_accessor(
   const auto ai = static_cast<std::size_t>(index);
   auto a = doc.accessor(ai);
   if (!a) return std::move(a).error();
-  const std::string ap = ptr("accessors", ai);
+  const std::string ap = core::json_pointer_join("/accessors", ai);
   if (a->type != type) return err("RIG_ACCESSOR", "unexpected accessor type", ap + "/type");
   if (std::find(component_types.begin(), component_types.end(), a->component_type) ==
       component_types.end())
@@ -173,11 +169,6 @@ core::Status numbers(const Json& obj, const char* key, std::size_t n, const std:
   return core::Ok{};
 }
 
-std::string name_of(const Json& obj) {
-  auto it = obj.find("name");
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 core::Result<const Json*> array_member(const Json& obj, const char* key, const std::string& p) {
   static const Json kEmpty = Json::array();
   auto it = obj.find(key);
@@ -208,10 +199,10 @@ core::Result<tg::Model> parse_model(const Json& root) {
   CHARKIT_RIG_TRY(nodes, array_member(root, "nodes", ""));
   for (std::size_t i = 0; i < nodes->size(); ++i) {
     const Json& j = (*nodes)[i];
-    const std::string p = ptr("nodes", i);
+    const std::string p = core::json_pointer_join("/nodes", i);
     if (!j.is_object()) return err("RIG_PARSE", "a node must be an object", p);
     tg::Node n;
-    n.name = name_of(j);
+    n.name = core::json_string_or_empty(j, "name");
     CHARKIT_RIG_TRY(mesh, index_member(j, "mesh", p));
     CHARKIT_RIG_TRY(skin, index_member(j, "skin", p));
     n.mesh = mesh;
@@ -231,10 +222,10 @@ core::Result<tg::Model> parse_model(const Json& root) {
   CHARKIT_RIG_TRY(meshes, array_member(root, "meshes", ""));
   for (std::size_t i = 0; i < meshes->size(); ++i) {
     const Json& j = (*meshes)[i];
-    const std::string p = ptr("meshes", i);
+    const std::string p = core::json_pointer_join("/meshes", i);
     if (!j.is_object()) return err("RIG_PARSE", "a mesh must be an object", p);
     tg::Mesh mesh;
-    mesh.name = name_of(j);
+    mesh.name = core::json_string_or_empty(j, "name");
     CHARKIT_RIG_TRY(prims, array_member(j, "primitives", p));
     for (std::size_t k = 0; k < prims->size(); ++k) {
       const Json& pj = (*prims)[k];
@@ -266,10 +257,10 @@ core::Result<tg::Model> parse_model(const Json& root) {
   CHARKIT_RIG_TRY(skins, array_member(root, "skins", ""));
   for (std::size_t i = 0; i < skins->size(); ++i) {
     const Json& j = (*skins)[i];
-    const std::string p = ptr("skins", i);
+    const std::string p = core::json_pointer_join("/skins", i);
     if (!j.is_object()) return err("RIG_PARSE", "a skin must be an object", p);
     tg::Skin skin;
-    skin.name = name_of(j);
+    skin.name = core::json_string_or_empty(j, "name");
     CHARKIT_RIG_TRY(ibm, index_member(j, "inverseBindMatrices", p));
     skin.inverseBindMatrices = ibm;
     CHARKIT_RIG_TRY(joints, array_member(j, "joints", p));
@@ -455,15 +446,16 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
   const tg::Mesh& mesh = m.meshes[rig.mesh_index];
   const tg::Skin& skin = m.skins[rig.skin_index];
   rig.mesh_name = mesh.name;
-  const std::string mp = ptr("meshes", rig.mesh_index);
-  const std::string sp = ptr("skins", rig.skin_index);
+  const std::string mp = core::json_pointer_join("/meshes", rig.mesh_index);
+  const std::string sp = core::json_pointer_join("/skins", rig.skin_index);
 
   // --- Node tree: one parent each, no cycles.
   std::vector<std::int64_t> parent(m.nodes.size(), -1);
   for (std::size_t i = 0; i < m.nodes.size(); ++i)
     for (std::size_t c = 0; c < m.nodes[i].children.size(); ++c) {
       const int ch = m.nodes[i].children[c];
-      const std::string cp = ptr("nodes", i) + "/children/" + std::to_string(c);
+      const std::string cp =
+          core::json_pointer_join("/nodes", i) + "/children/" + std::to_string(c);
       if (ch < 0 || static_cast<std::size_t>(ch) >= m.nodes.size())
         return err("RIG_NODE_TREE", "child index out of range", cp);
       if (parent[static_cast<std::size_t>(ch)] != -1)
@@ -474,7 +466,8 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
     std::size_t steps = 0;
     for (std::int64_t p = parent[i]; p != -1; p = parent[static_cast<std::size_t>(p)])
       if (++steps > m.nodes.size())
-        return err("RIG_NODE_TREE", "node hierarchy has a cycle", ptr("nodes", i));
+        return err("RIG_NODE_TREE", "node hierarchy has a cycle",
+                   core::json_pointer_join("/nodes", i));
   }
   const auto world_of = [&](std::size_t n) {
     Mat4d w = node_matrix(m.nodes[n]);
@@ -599,7 +592,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
         const double w = (*wgt)[v * 4 + k];
         if (!std::isfinite(w) || w < 0)
           return err("RIG_WEIGHT", "vertex " + std::to_string(v) + ": bad weight",
-                     ptr("accessors", static_cast<std::size_t>(wa)));
+                     core::json_pointer_join("/accessors", static_cast<std::size_t>(wa)));
         sum += w;
       }
       for (std::size_t k = 0; k < 4; ++k) {
@@ -609,7 +602,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
           return err("RIG_JOINT_INDEX",
                      "vertex " + std::to_string(v) + " uses joint " + std::to_string(j) + " of " +
                          std::to_string(jc),
-                     ptr("accessors", static_cast<std::size_t>(ja)));
+                     core::json_pointer_join("/accessors", static_cast<std::size_t>(ja)));
         // A zero-weight slot may name any joint; point it at a valid one.
         rig.joints.push_back(w > 0 ? new_index[j] : 0);
         rig.weights.push_back(static_cast<float>(w));
@@ -635,7 +628,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
         const double x = (*idx)[i];
         if (x >= static_cast<double>(n))
           return err("RIG_INDEX", "index " + std::to_string(i) + " past the vertex count",
-                     ptr("accessors", static_cast<std::size_t>(p.indices)));
+                     core::json_pointer_join("/accessors", static_cast<std::size_t>(p.indices)));
         rig.triangles.push_back(static_cast<std::uint32_t>(base + static_cast<std::size_t>(x)));
       }
     } else {

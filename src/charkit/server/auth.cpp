@@ -7,12 +7,6 @@
 namespace charkit::server {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = core::ascii_lower(c);
@@ -63,12 +57,12 @@ std::string session_cookie(std::string_view cookie) {
   // Cookie: name=value; name2=value2 (RFC 6265 §4.2.1).
   while (!cookie.empty()) {
     auto semi = cookie.find(';');
-    auto pair = trim(cookie.substr(0, semi));
+    auto pair = core::trim_blanks(cookie.substr(0, semi));
     cookie = semi == std::string_view::npos ? std::string_view() : cookie.substr(semi + 1);
     auto eq = pair.find('=');
     if (eq == std::string_view::npos) continue;
-    if (trim(pair.substr(0, eq)) == kSessionCookie) {
-      auto value = trim(pair.substr(eq + 1));
+    if (core::trim_blanks(pair.substr(0, eq)) == kSessionCookie) {
+      auto value = core::trim_blanks(pair.substr(eq + 1));
       if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
         value = value.substr(1, value.size() - 2);
       // Only a session's secret: an API token never travels in a cookie.
@@ -80,9 +74,9 @@ std::string session_cookie(std::string_view cookie) {
 }
 
 std::string request_secret(std::string_view authorization, std::string_view cookie) {
-  authorization = trim(authorization);
+  authorization = core::trim_blanks(authorization);
   if (authorization.size() > 7 && core::ascii_iequals(authorization.substr(0, 7), "bearer "))
-    return std::string(trim(authorization.substr(7)));
+    return std::string(core::trim_blanks(authorization.substr(7)));
   return session_cookie(cookie);
 }
 
@@ -98,7 +92,7 @@ std::vector<std::string> default_allowed_hosts(std::string_view address, std::ui
 
 bool host_allowed(const AccessPolicy& policy, std::string_view host) {
   if (policy.hosts.empty()) return true;
-  const std::string h = lower(trim(host));
+  const std::string h = lower(core::trim_blanks(host));
   if (h.empty()) return false;
   const bool has_port = host_part(h).size() != h.size();
   for (const auto& allowed : policy.hosts) {
@@ -115,13 +109,13 @@ bool host_allowed(const AccessPolicy& policy, std::string_view host) {
 
 OriginCheck check_origin(const AccessPolicy& policy, std::string_view origin, std::string_view host,
                          bool tls) {
-  origin = trim(origin);
+  origin = core::trim_blanks(origin);
   if (origin.empty()) return OriginCheck::none;
   const std::string o = lower(origin);
   // Same origin: the page came from this Host (and port). The scheme is not
   // compared: behind a TLS-terminating proxy the browser says https:// while
   // the server speaks plain HTTP, and one host:port serves only one scheme.
-  const std::string h = lower(trim(host));
+  const std::string h = lower(core::trim_blanks(host));
   (void)tls;
   for (std::string_view scheme : {"http://", "https://"})
     if (o.size() == scheme.size() + h.size() && o.compare(0, scheme.size(), scheme) == 0 &&

@@ -3,6 +3,7 @@
 
 #include <limits>
 
+#include "charkit/core/ascii.h"
 #include "charkit/core/utf8.h"
 
 namespace charkit::server {
@@ -13,16 +14,6 @@ int hex_value(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-bool is_space(char c) {
-  return c == ' ' || c == '\t';
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
 }
 
 /// Digits only, no sign; nullopt on overflow or empty.
@@ -160,17 +151,17 @@ bool is_sha256_hex(std::string_view text) {
 
 ByteRange parse_range(std::string_view header, std::uint64_t size) {
   ByteRange none;
-  std::string_view h = trim(header);
+  std::string_view h = core::trim_blanks(header);
   constexpr std::string_view kUnit = "bytes=";
   if (h.size() < kUnit.size()) return none;
   for (std::size_t i = 0; i < kUnit.size(); ++i)
     if (static_cast<char>(h[i] | 0x20) != kUnit[i] && h[i] != kUnit[i]) return none;
-  std::string_view spec = trim(h.substr(kUnit.size()));
+  std::string_view spec = core::trim_blanks(h.substr(kUnit.size()));
   if (spec.find(',') != std::string_view::npos) return none;  // several ranges: send it all
   std::size_t dash = spec.find('-');
   if (dash == std::string_view::npos) return none;
-  std::string_view a = trim(spec.substr(0, dash));
-  std::string_view b = trim(spec.substr(dash + 1));
+  std::string_view a = core::trim_blanks(spec.substr(0, dash));
+  std::string_view b = core::trim_blanks(spec.substr(dash + 1));
   ByteRange r;
   if (a.empty()) {  // suffix: the last n bytes
     auto n = parse_u64(b);

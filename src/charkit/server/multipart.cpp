@@ -16,12 +16,6 @@ constexpr std::size_t kMaxHeaderParams = 16;
 /// Transport padding allowed after a boundary (RFC 2046 §5.1.1: LWSP).
 constexpr std::size_t kMaxPadding = 64;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 /// RFC 9110 token characters.
 bool is_tchar(char c) {
   if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
@@ -41,7 +35,7 @@ core::Result<std::pair<std::string, Params>> parse_header_value(std::string_view
   skip_ows();
   std::size_t start = pos;
   while (pos < n && s[pos] != ';') ++pos;
-  std::string type(trim(s.substr(start, pos - start)));
+  std::string type(core::trim_blanks(s.substr(start, pos - start)));
   for (char& c : type) c = core::ascii_lower(c);
   Params params;
   while (pos < n) {
@@ -92,7 +86,8 @@ bool is_bchar(char c) {
 
 bool is_multipart_form_data(std::string_view content_type) {
   auto semi = content_type.find(';');
-  return core::ascii_iequals(trim(content_type.substr(0, semi)), "multipart/form-data");
+  return core::ascii_iequals(core::trim_blanks(content_type.substr(0, semi)),
+                             "multipart/form-data");
 }
 
 core::Result<std::string> multipart_boundary(std::string_view content_type) {
@@ -268,11 +263,12 @@ core::Status MultipartReader::step(bool& progressed) {
         auto colon = line.find(':');
         if (colon == std::string_view::npos || colon == 0)
           return fail("MULTIPART_BAD_HEADER", "a part's header line has no name");
-        if (!core::ascii_iequals(trim(line.substr(0, colon)), "content-disposition")) continue;
+        if (!core::ascii_iequals(core::trim_blanks(line.substr(0, colon)), "content-disposition"))
+          continue;
         if (disposition)
           return fail("MULTIPART_BAD_HEADER", "two Content-Disposition headers in one part");
         disposition = true;
-        auto fn = disposition_file_name(trim(line.substr(colon + 1)));
+        auto fn = disposition_file_name(core::trim_blanks(line.substr(colon + 1)));
         if (!fn) return fail(fn.error().code, fn.error().message);
         file_name = std::move(*fn);
       }

@@ -260,11 +260,7 @@ Package package_from(const Row& r) {
   return p;
 }
 
-std::string cat(std::initializer_list<std::string_view> parts) {
-  std::string s;
-  for (auto p : parts) s += p;
-  return s;
-}
+using detail::cat;
 
 }  // namespace
 

@@ -42,11 +42,7 @@ Job job_from(const Row& r) {
   return j;
 }
 
-std::string cat(std::initializer_list<std::string_view> parts) {
-  std::string s;
-  for (auto p : parts) s += p;
-  return s;
-}
+using detail::cat;
 
 /// The job channel of this catalogue's connection (PostgreSQL), found once;
 /// "" when it cannot be (the caller then only relies on polling).

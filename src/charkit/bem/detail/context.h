@@ -22,6 +22,10 @@ namespace charkit::bem {
 
 using core::Json;
 
+/// Most vertices one mesh may have (§7, §11): the mesh and morph passes both
+/// bound their reads by it.
+inline constexpr std::uint32_t kMaxVertices = 1048576;
+
 /// The elements of a manifest array with their JSON pointers, for the loops
 /// of every pass:
 ///

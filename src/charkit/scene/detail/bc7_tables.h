@@ -98,4 +98,10 @@ inline constexpr std::uint8_t kAnchor3Third[64] = {
     3,  6, 6, 8,  15, 3,  15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 3,  15, 15, 8,
 };
 
+/// Interpolation weights (out of 64) for 2-, 3- and 4-bit indices.
+inline constexpr std::uint8_t kWeights2[4] = {0, 21, 43, 64};
+inline constexpr std::uint8_t kWeights3[8] = {0, 9, 18, 27, 37, 46, 55, 64};
+inline constexpr std::uint8_t kWeights4[16] = {0,  4,  9,  13, 17, 21, 26, 30,
+                                               34, 38, 43, 47, 51, 55, 60, 64};
+
 }  // namespace charkit::scene::bc7_tables

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -77,5 +78,12 @@ core::Result<std::unique_ptr<Connection>> open_sqlite(const std::string& path,
                                                       std::chrono::milliseconds busy_timeout);
 core::Result<std::unique_ptr<Connection>> open_postgresql(const std::string& url,
                                                           const std::string& schema);
+
+/// The concatenation of parts, for SQL text built from fragments.
+inline std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string s;
+  for (auto p : parts) s += p;
+  return s;
+}
 
 }  // namespace charkit::store::detail

@@ -1,0 +1,34 @@
+// Small helpers shared by the learn module's passes (dataset, models,
+// targets, baking, actions), so each is written once.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "charkit/core/math.h"
+#include "charkit/core/result.h"
+#include "charkit/learn/pose.h"
+#include "charkit/scene/mesh.h"
+
+namespace charkit::learn {
+
+/// True when no value is NaN or infinite.
+inline bool all_finite(std::span<const float> v) {
+  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+}
+
+/// An error located at a JSON pointer of the input.
+inline core::Error pointer_error(std::string code, std::string message, std::string pointer) {
+  return core::make_error(std::move(code), std::move(message),
+                          core::Location::at_pointer(std::move(pointer)));
+}
+
+/// A glTF rotation (x, y, z, w) as a quaternion, as stored (not normalised).
+inline Quaternion to_q(const scene::Vec4& v) {
+  return core::quat_from_xyzw<double>(v);
+}
+
+}  // namespace charkit::learn
