@@ -40,6 +40,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   Session(Server::Impl& srv, AnyStream&& stream, std::shared_ptr<void> slot, std::string client)
       : srv_(srv),
         stream_(std::move(stream)),
+        executor_(stream_.get_executor()),
         buffer_(srv.options.max_header_bytes),
         slot_(std::move(slot)),
         client_(std::move(client)) {}
@@ -65,7 +66,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
     lowest().close();
   }
-  net::any_io_executor executor() override { return stream_.get_executor(); }
+  net::any_io_executor executor() override { return executor_; }
 
  private:
   beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
@@ -809,6 +810,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
   Server::Impl& srv_;
   AnyStream stream_;
+  // The connection's executor, kept apart from stream_: once the socket is
+  // handed to a WebSocket session stream_ is empty, and Server::stop still
+  // posts shutdown() here for every session it finds alive.
+  net::any_io_executor executor_;
   beast::flat_buffer buffer_;
   std::shared_ptr<void> slot_;  ///< the server's connection count; moves to a WebSocket session
   std::string client_;          ///< connection_key() of the peer: per-client limits
