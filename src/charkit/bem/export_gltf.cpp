@@ -9,11 +9,11 @@
 #include <optional>
 #include <tuple>
 
-#include "charkit/bem/detail/mesh_pointer.h"
 #include "charkit/bem/detail/vertex_format.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
 #include "charkit/core/half.h"
+#include "charkit/core/json.h"
 #include "charkit/deform/sparse_morph.h"
 #include "charkit/scene/gltf_writer.h"
 #include "charkit/scene/image.h"
@@ -83,7 +83,8 @@ struct AttributeView {
 core::Result<AttributeView> view_of(const Mesh& mesh, const SelectedMesh& sel,
                                     std::uint32_t mesh_index, std::size_t attribute) {
   const VertexAttribute& a = mesh.attributes[attribute];
-  const std::string where = mesh_ptr(mesh_index) + "/attributes/" + std::to_string(attribute);
+  const std::string where =
+      core::json_pointer_join("/meshes", mesh_index) + "/attributes/" + std::to_string(attribute);
   if (a.format > 11 || a.dimension < 1 || a.dimension > 4 || a.stream >= mesh.streams.size() ||
       a.stream >= sel.streams.size() || !sel.streams[a.stream]) {
     return make_error("BEM_EXPORT_ATTRIBUTE", "attribute format, dimension or stream not usable",
@@ -125,7 +126,7 @@ class SceneBuilder {
         warn("BEM_EXPORT_NO_DRAWS",
              "mesh " + std::to_string(pm.mesh) +
                  " has no selected draw; glTF needs one primitive, not exported",
-             mesh_ptr(pm.mesh));
+             core::json_pointer_join("/meshes", pm.mesh));
         continue;
       }
       auto mesh = build_mesh(pm, selection_.meshes[i]);
@@ -238,8 +239,9 @@ class SceneBuilder {
                             it->second.getf(v, 2)};
       }
     } else {
-      return make_error("BEM_EXPORT_ATTRIBUTE", "mesh has no position attribute",
-                        core::Location::at_pointer(mesh_ptr(pm.mesh) + "/attributes"));
+      return make_error(
+          "BEM_EXPORT_ATTRIBUTE", "mesh has no position attribute",
+          core::Location::at_pointer(core::json_pointer_join("/meshes", pm.mesh) + "/attributes"));
     }
     if (auto it = attrs.find(kNormal); it != attrs.end()) {
       const AttributeView& n = it->second;
@@ -262,7 +264,7 @@ class SceneBuilder {
                std::to_string(unflagged) + " of " + std::to_string(vc) +
                    " vertices have a one-component normal without the packed flag (bit 30); "
                    "decoded as packed words anyway",
-               mesh_ptr(pm.mesh) + "/attributes");
+               core::json_pointer_join("/meshes", pm.mesh) + "/attributes");
       } else {
         for (std::uint32_t v = 0; v < vc; ++v) {
           out.normals[v] = {sx * n.getf(v, 0), n.getf(v, 1), n.getf(v, 2)};
@@ -322,9 +324,9 @@ class SceneBuilder {
     for (const IndexSegment& seg : pm.segments) {
       scene::Primitive prim;
       if (std::uint64_t{seg.start} + seg.count > sel.indices.size()) {
-        return make_error(
-            "BEM_EXPORT_INDEX", "segment outside the index stream",
-            core::Location::at_pointer(mesh_ptr(pm.mesh) + "/draws/" + std::to_string(seg.draw)));
+        return make_error("BEM_EXPORT_INDEX", "segment outside the index stream",
+                          core::Location::at_pointer(core::json_pointer_join("/meshes", pm.mesh) +
+                                                     "/draws/" + std::to_string(seg.draw)));
       }
       prim.indices.assign(sel.indices.begin() + seg.start,
                           sel.indices.begin() + seg.start + seg.count);
@@ -342,8 +344,9 @@ class SceneBuilder {
   core::Status read_skin(std::uint32_t mesh_index, const Mesh& mesh, const AttributeView& indices,
                          const std::map<std::uint32_t, AttributeView>& attrs, scene::Mesh& out) {
     if (mesh.bones.empty() || joint_names_.size() + mesh.bones.size() > 0xFFFF) {
-      return make_error("BEM_EXPORT_JOINT", "skinned mesh without palette bones, or too many bones",
-                        core::Location::at_pointer(mesh_ptr(mesh_index) + "/bones"));
+      return make_error(
+          "BEM_EXPORT_JOINT", "skinned mesh without palette bones, or too many bones",
+          core::Location::at_pointer(core::json_pointer_join("/meshes", mesh_index) + "/bones"));
     }
     const auto weights_it = attrs.find(kBlendWeight);
     const AttributeView* weights = weights_it == attrs.end() ? nullptr : &weights_it->second;
@@ -372,7 +375,8 @@ class SceneBuilder {
                             "vertex " + std::to_string(v) + " uses bone " +
                                 std::to_string(static_cast<long long>(raw)) +
                                 " outside the palette of " + std::to_string(mesh.bones.size()),
-                            core::Location::at_pointer(mesh_ptr(mesh_index) + "/bones"));
+                            core::Location::at_pointer(
+                                core::json_pointer_join("/meshes", mesh_index) + "/bones"));
         }
         j[k] = joint_of[static_cast<std::size_t>(raw)];
         w[k] = wk;
@@ -405,7 +409,8 @@ class SceneBuilder {
     const Draw& d = model_.meshes[mesh].draws[draw];
     std::optional<std::uint32_t> base;
     std::optional<std::uint32_t> normal;
-    const std::string where = mesh_ptr(mesh) + "/draws/" + std::to_string(draw) + "/textures";
+    const std::string where =
+        core::json_pointer_join("/meshes", mesh) + "/draws/" + std::to_string(draw) + "/textures";
     auto found = draw_bindings_.find({mesh, draw});
     if (found != draw_bindings_.end()) {
       for (const TextureBinding* b : found->second) {

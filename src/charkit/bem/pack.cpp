@@ -10,7 +10,6 @@
 #include <set>
 #include <string_view>
 
-#include "charkit/bem/detail/mesh_pointer.h"
 #include "charkit/bem/detail/vertex_format.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/packed_tbn.h"
@@ -835,7 +834,8 @@ class ScenePacker {
     const float sx = options_.raw_axes ? 1.0F : -1.0F;
     for (std::size_t ai = 0; ai < mesh.attributes.size(); ++ai) {
       const VertexAttribute& a = mesh.attributes[ai];
-      const std::string aptr = mesh_ptr(m) + "/attributes/" + std::to_string(ai);
+      const std::string aptr =
+          core::json_pointer_join("/meshes", m) + "/attributes/" + std::to_string(ai);
       if (a.stream >= streams.size() || a.format > 11 || a.dimension < 1 || a.dimension > 4)
         return at("BEM_PACK_TEMPLATE", "attribute not usable", aptr);
       const std::uint32_t stride = mesh.streams[a.stream].stride;
@@ -996,7 +996,8 @@ class ScenePacker {
         dropped_draws_[m].insert(k);
         continue;
       }
-      const std::string dptr = mesh_ptr(m) + "/draws/" + std::to_string(k);
+      const std::string dptr =
+          core::json_pointer_join("/meshes", m) + "/draws/" + std::to_string(k);
       if (vc != mesh.vertex_count || index_size != mesh.index_size)
         return at("BEM_PACK_DRAW_MISSING",
                   "draw " + std::to_string(k) + " (material \"" + mesh.draws[k].material_name +
@@ -1559,7 +1560,7 @@ class ScenePacker {
                                    model_.components[*donor].mesh_name + "\")"
                              : std::string("the template mesh's palette")) +
                       ", so the game has no bone to bind it to",
-                  mesh_ptr(m) + "/bones");
+                  core::json_pointer_join("/meshes", m) + "/bones");
       palette.push_back({*donor, *index, name});
       palette_of_joint[j] = static_cast<std::uint32_t>(palette.size() - 1);
       ++pm.bones_added;
@@ -1569,7 +1570,7 @@ class ScenePacker {
                 "template mesh " + std::to_string(m) + " would need " +
                     std::to_string(palette.size()) +
                     " palette bones; BEM §7 allows 256 per mesh (split the mesh)",
-                mesh_ptr(m) + "/bones");
+                core::json_pointer_join("/meshes", m) + "/bones");
     Json bones = Json::array();
     for (const PaletteBone& b : palette)
       bones.push_back(Json{{"component", b.component}, {"index", b.index}, {"name", b.name}});

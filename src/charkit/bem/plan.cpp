@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "charkit/bem/detail/mesh_pointer.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 
@@ -85,8 +85,9 @@ struct Builder {
         continue;
       }
       if (!payload_ok(vs.payload))
-        return plan_error("BEM_PLAN_RANGE", "vertex stream payload does not exist",
-                          mesh_ptr(pm.mesh) + "/streams/" + std::to_string(s));
+        return plan_error(
+            "BEM_PLAN_RANGE", "vertex stream payload does not exist",
+            core::json_pointer_join("/meshes", pm.mesh) + "/streams/" + std::to_string(s));
       pm.stream_payloads.push_back(vs.payload);
       payloads.push_back(vs.payload);
     }
@@ -96,7 +97,8 @@ struct Builder {
     for (std::size_t d = 0; d < mesh.draws.size(); ++d) {
       const Draw& draw = mesh.draws[d];
       if (!evaluate(draw.when, settings.effective)) continue;
-      const std::string where = mesh_ptr(pm.mesh) + "/draws/" + std::to_string(d);
+      const std::string where =
+          core::json_pointer_join("/meshes", pm.mesh) + "/draws/" + std::to_string(d);
       if (!payload_ok(draw.indices))
         return plan_error("BEM_PLAN_RANGE", "index payload does not exist", where);
       const auto di = static_cast<std::uint32_t>(d);

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <set>
 
-#include "charkit/bem/detail/mesh_pointer.h"
+#include "charkit/core/json.h"
 #include "charkit/deform/sparse_morph.h"
 
 namespace charkit::bem {
@@ -50,10 +50,11 @@ core::Status read_indices(const Mesh& mesh, const PlannedMesh& pm, Cache& cache,
                           SelectedMesh& out) {
   if (mesh.index_size != 2 && mesh.index_size != 4)
     return select_error("BEM_SELECT_SIZE", "index_size must be 2 or 4",
-                        mesh_ptr(pm.mesh) + "/index_size");
+                        core::json_pointer_join("/meshes", pm.mesh) + "/index_size");
   out.indices.resize(pm.index_count);
   for (const IndexSegment& seg : pm.segments) {
-    const std::string where = mesh_ptr(pm.mesh) + "/draws/" + std::to_string(seg.draw);
+    const std::string where =
+        core::json_pointer_join("/meshes", pm.mesh) + "/draws/" + std::to_string(seg.draw);
     auto p = cache.get(seg.payload);
     if (!p.ok()) return std::move(p).error();
     const core::Bytes bytes = (*p)->bytes();
@@ -96,12 +97,12 @@ core::Status morph(const Mesh& mesh, const PlannedMesh& pm, Cache& cache, unsign
   if (!pos || pos->stream >= out.streams.size() || !out.streams[pos->stream])
     return select_error("BEM_SELECT_POSITION",
                         "deformed mesh has no Float32 XYZ position attribute",
-                        mesh_ptr(pm.mesh) + "/attributes");
+                        core::json_pointer_join("/meshes", pm.mesh) + "/attributes");
   const std::uint32_t stride = mesh.streams[pos->stream].stride;
   const core::Bytes stream = out.streams[pos->stream]->bytes();
   if (pos->offset > stream.size())
     return select_error("BEM_SELECT_POSITION", "position offset outside the stream",
-                        mesh_ptr(pm.mesh) + "/attributes");
+                        core::json_pointer_join("/meshes", pm.mesh) + "/attributes");
 
   std::vector<deform::SparseChannel> channels;
   channels.reserve(pm.channels.size());
@@ -137,8 +138,9 @@ core::Status morph(const Mesh& mesh, const PlannedMesh& pm, Cache& cache, unsign
   job.deltas = deltas;
   job.out = out.positions;
   if (!job.validate())
-    return select_error("BEM_SELECT_POSITION", "position stream too short for vertex_count",
-                        mesh_ptr(pm.mesh) + "/streams/" + std::to_string(pos->stream));
+    return select_error(
+        "BEM_SELECT_POSITION", "position stream too short for vertex_count",
+        core::json_pointer_join("/meshes", pm.mesh) + "/streams/" + std::to_string(pos->stream));
   return job.run_fast(threads);
 }
 
@@ -167,10 +169,11 @@ core::Result<Selection> read_selection(const Model& model, const Plan& plan,
               ? static_cast<std::uint64_t>(mesh.vertex_count) * mesh.streams[s].stride
               : 0;
       if ((*p)->size() != want)
-        return select_error("BEM_SELECT_SIZE",
-                            "vertex stream payload is " + std::to_string((*p)->size()) +
-                                " bytes, expected " + std::to_string(want),
-                            mesh_ptr(pm.mesh) + "/streams/" + std::to_string(s));
+        return select_error(
+            "BEM_SELECT_SIZE",
+            "vertex stream payload is " + std::to_string((*p)->size()) + " bytes, expected " +
+                std::to_string(want),
+            core::json_pointer_join("/meshes", pm.mesh) + "/streams/" + std::to_string(s));
       sm.streams.push_back(std::move(*p));
     }
     if (auto st = read_indices(mesh, pm, cache, sm); !st.ok()) return std::move(st).error();

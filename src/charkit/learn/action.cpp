@@ -211,13 +211,12 @@ struct Track {
   std::size_t width = 0;
   bool rotation = false;
 
-  double pointer_error(std::size_t key, std::size_t slot, std::size_t c) const {
+  double at(std::size_t key, std::size_t slot, std::size_t c) const {
     const std::size_t k = interpolation == Interpolation::kCubicSpline ? key * 3 + slot : key;
     return static_cast<double>(values[k * width + c]);
   }
   Quaternion quat(std::size_t key, std::size_t slot) const {
-    return {pointer_error(key, slot, 0), pointer_error(key, slot, 1), pointer_error(key, slot, 2),
-            pointer_error(key, slot, 3)};
+    return {at(key, slot, 0), at(key, slot, 1), at(key, slot, 2), at(key, slot, 3)};
   }
 
   // The value at time t into out (width values; a rotation is normalised).
@@ -226,7 +225,7 @@ struct Track {
     const std::size_t n = ts.size();
     const std::size_t value_slot = 1;  // CUBICSPLINE keys: a (in), v, b (out)
     auto key_value = [&](std::size_t k) {
-      for (std::size_t c = 0; c < width; ++c) out[c] = pointer_error(k, value_slot, c);
+      for (std::size_t c = 0; c < width; ++c) out[c] = at(k, value_slot, c);
     };
     if (t <= static_cast<double>(ts[0]) || n == 1) {
       key_value(0);
@@ -254,8 +253,7 @@ struct Track {
             out[3] = q.w;
           } else {
             for (std::size_t c = 0; c < width; ++c)
-              out[c] = (1.0 - s) * pointer_error(k, value_slot, c) +
-                       s * pointer_error(k + 1, value_slot, c);
+              out[c] = (1.0 - s) * at(k, value_slot, c) + s * at(k + 1, value_slot, c);
           }
           break;
         case Interpolation::kCubicSpline: {
@@ -265,8 +263,8 @@ struct Track {
           const double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s;
           const double h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
           for (std::size_t c = 0; c < width; ++c)
-            out[c] = h00 * pointer_error(k, 1, c) + td * h10 * pointer_error(k, 2, c) +
-                     h01 * pointer_error(k + 1, 1, c) + td * h11 * pointer_error(k + 1, 0, c);
+            out[c] = h00 * at(k, 1, c) + td * h10 * at(k, 2, c) + h01 * at(k + 1, 1, c) +
+                     td * h11 * at(k + 1, 0, c);
           break;
         }
       }
