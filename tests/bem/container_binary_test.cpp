@@ -19,12 +19,8 @@ using testkit::ByteVec;
 namespace {
 
 // Little-endian field writers for spelling out §2 structures in the test.
-void u32le(ByteVec& b, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-void u64le(ByteVec& b, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
+using testkit::u32le;
+using testkit::u64le;
 
 bool has(const core::Report& r, const char* code) {
   return r.has_code(code);

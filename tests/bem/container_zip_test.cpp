@@ -18,12 +18,9 @@ using testkit::ZipEntry;
 
 namespace {
 
-void u16le(ByteVec& b, std::uint16_t v) {
-  for (int i = 0; i < 2; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-void u32le(ByteVec& b, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
+using testkit::payload_name;
+using testkit::u16le;
+using testkit::u32le;
 
 // CRC-32 (ISO 3309, reflected 0xEDB88320), written out so the golden archive
 // does not depend on zlib.
@@ -40,12 +37,6 @@ ByteVec to_bytes(const std::string& s) {
   return ByteVec(s.begin(), s.end());
 }
 
-std::string payload_name(std::size_t i) {
-  char name[32];
-  std::snprintf(name, sizeof name, "payloads/%04zu.bin", i);
-  return name;
-}
-
 // Entries of a package: manifest.json (+format_version) and numbered payloads.
 std::vector<ZipEntry> entries_of(const testkit::TestPackage& p, bool with_version = true) {
   testkit::Json m = p.manifest;
@@ -56,7 +47,7 @@ std::vector<ZipEntry> entries_of(const testkit::TestPackage& p, bool with_versio
   return e;
 }
 
-bem::ValidationResult check(const ByteVec& b) {
+bem::ValidationResult check_zip(const ByteVec& b) {
   return bem::validate_package(b);
 }
 
@@ -133,7 +124,7 @@ TEST(ZipContainerGolden, StoredArchiveByteByByte) {
   u32le(zip, cd_offset);
   zip.insert(zip.end(), {0x00, 0x00});  // comment length
 
-  auto r = check(zip);
+  auto r = check_zip(zip);
   EXPECT_TRUE(r.valid()) << r.report.to_text("golden.zip");
   EXPECT_EQ(r.summary.kind, bem::ContainerKind::kZip);
   EXPECT_EQ(r.summary.declared_minor, 2);
@@ -164,7 +155,7 @@ TEST(ZipContainer, DeflateEntries) {
   for (int minor = 0; minor <= 5; ++minor) {
     auto p = testkit::make_valid_package(minor);
     ByteVec b = p.zip(/*deflate=*/true);
-    auto r = check(b);
+    auto r = check_zip(b);
     EXPECT_TRUE(r.valid()) << "1." << minor << "\n" << r.report.to_text("deflate.zip");
     core::Report report;
     auto pkg = open(b, report);
@@ -180,23 +171,23 @@ TEST(ZipContainer, Zip64EntriesAndEndRecords) {
   auto p = testkit::make_valid_package(3);
   auto entries = entries_of(p);
   for (auto& e : entries) e.zip64 = true;
-  auto r = check(testkit::build_zip(entries));
+  auto r = check_zip(testkit::build_zip(entries));
   EXPECT_TRUE(r.valid()) << r.report.to_text("zip64-entries.zip");
-  auto r2 = check(testkit::build_zip(entries_of(p), {/*zip64_end=*/true}));
+  auto r2 = check_zip(testkit::build_zip(entries_of(p), {/*zip64_end=*/true}));
   EXPECT_TRUE(r2.valid()) << r2.report.to_text("zip64-end.zip");
   auto both = entries_of(p);
   for (auto& e : both) {
     e.zip64 = true;
     e.method = 8;
   }
-  auto r3 = check(testkit::build_zip(both, {true}));
+  auto r3 = check_zip(testkit::build_zip(both, {true}));
   EXPECT_TRUE(r3.valid()) << r3.report.to_text("zip64-both.zip");
 }
 
 TEST(ZipContainer, SingleTopLevelFolderIsTheRoot) {
   auto p = testkit::make_valid_package(1);
   ByteVec b = p.zip(false, true, "My Package/");
-  auto r = check(b);
+  auto r = check_zip(b);
   EXPECT_TRUE(r.valid()) << r.report.to_text("folder.zip");
   core::Report report;
   auto pkg = open(b, report);
@@ -209,7 +200,7 @@ TEST(ZipContainer, SingleTopLevelFolderIsTheRoot) {
   entries.insert(entries.begin(), ZipEntry{"pkg/", {}});
   entries.push_back({"pkg/payloads/", {}});
   entries.push_back({"__MACOSX/pkg/._manifest.json", {1, 2, 3}});
-  auto r2 = check(testkit::build_zip(entries));
+  auto r2 = check_zip(testkit::build_zip(entries));
   EXPECT_TRUE(r2.valid()) << r2.report.to_text("folder2.zip");
 }
 
@@ -218,22 +209,22 @@ TEST(ZipContainer, TwoTopLevelFoldersHaveNoManifest) {
   auto entries = entries_of(p);
   for (auto& e : entries) e.name = "a/" + e.name;
   entries.push_back({"b/readme.txt", to_bytes("hello")});
-  auto r = check(testkit::build_zip(entries));
+  auto r = check_zip(testkit::build_zip(entries));
   EXPECT_FALSE(r.valid());
   EXPECT_TRUE(r.report.has_code("BEM_ZIP_NO_MANIFEST"));
   // One folder plus a file at the root: the folder is not unwrapped either.
   auto entries2 = entries_of(p);
   for (auto& e : entries2) e.name = "a/" + e.name;
   entries2.push_back({"readme.txt", to_bytes("hello")});
-  EXPECT_TRUE(check(testkit::build_zip(entries2)).report.has_code("BEM_ZIP_NO_MANIFEST"));
+  EXPECT_TRUE(check_zip(testkit::build_zip(entries2)).report.has_code("BEM_ZIP_NO_MANIFEST"));
   // A manifest two levels down is not found.
   auto deep = entries_of(p);
   for (auto& e : deep) e.name = "a/b/" + e.name;
-  EXPECT_TRUE(check(testkit::build_zip(deep)).report.has_code("BEM_ZIP_NO_MANIFEST"));
+  EXPECT_TRUE(check_zip(testkit::build_zip(deep)).report.has_code("BEM_ZIP_NO_MANIFEST"));
 }
 
 TEST(ZipContainer, NoManifestAtAll) {
-  auto r = check(testkit::build_zip({{"readme.txt", to_bytes("hello")}}));
+  auto r = check_zip(testkit::build_zip({{"readme.txt", to_bytes("hello")}}));
   EXPECT_FALSE(r.valid());
   EXPECT_TRUE(r.report.has_code("BEM_ZIP_NO_MANIFEST"));
 }
@@ -246,7 +237,7 @@ TEST(ZipContainer, UnpaddedAndRootLevelPayloadNames) {
   entries[3].name = "2.bin";           // unpadded, at the root
   entries.push_back({"preview.png", {0x89, 'P', 'N', 'G'}});
   ByteVec b = testkit::build_zip(entries);
-  auto r = check(b);
+  auto r = check_zip(b);
   EXPECT_TRUE(r.valid()) << r.report.to_text("names.zip");
   core::Report report;
   auto pkg = open(b, report);
@@ -262,7 +253,7 @@ TEST(ZipContainer, UnrecognisedPayloadNameWarns) {
   auto p = testkit::make_valid_package(1);
   auto entries = entries_of(p);
   entries.push_back({"payloads/007.bin", {1}});  // neither 4-digit nor unpadded
-  auto r = check(testkit::build_zip(entries));
+  auto r = check_zip(testkit::build_zip(entries));
   EXPECT_TRUE(r.valid()) << r.report.to_text("x.zip");
   EXPECT_TRUE(r.report.has_code("BEM_ZIP_PAYLOAD_NAME"));
 }
@@ -271,19 +262,19 @@ TEST(ZipContainer, DuplicatePayloadNumbers) {
   auto p = testkit::make_valid_package(1);
   auto entries = entries_of(p);
   entries.push_back({"payloads/3.bin", p.payloads[3]});
-  auto r = check(testkit::build_zip(entries));
+  auto r = check_zip(testkit::build_zip(entries));
   EXPECT_FALSE(r.valid());
   EXPECT_TRUE(r.report.has_code("BEM_ZIP_DUPLICATE_PAYLOAD"));
   auto root = entries_of(p);
   root.push_back({"0004.bin", p.payloads[4]});
-  EXPECT_TRUE(check(testkit::build_zip(root)).report.has_code("BEM_ZIP_DUPLICATE_PAYLOAD"));
+  EXPECT_TRUE(check_zip(testkit::build_zip(root)).report.has_code("BEM_ZIP_DUPLICATE_PAYLOAD"));
 }
 
 TEST(ZipContainer, DuplicateEntryNames) {
   auto p = testkit::make_valid_package(1);
   auto entries = entries_of(p);
   entries.push_back(entries[0]);
-  auto r = check(testkit::build_zip(entries));
+  auto r = check_zip(testkit::build_zip(entries));
   EXPECT_FALSE(r.valid());
   EXPECT_TRUE(r.report.has_code("BEM_ZIP_DUPLICATE_ENTRY"));
 }
@@ -314,7 +305,7 @@ TEST(ZipContainer, MissingPayloadMessage) {
   EXPECT_TRUE(any_message_contains(r2, "ZIP package is missing payload 9"));
 
   // And the whole validator, once the manifest passes reference payloads.
-  auto r = check(b);
+  auto r = check_zip(b);
   EXPECT_FALSE(r.valid());
   EXPECT_TRUE(any_message_contains(r.report, "ZIP package is missing payload 3"))
       << r.report.to_text("missing.zip");
@@ -324,12 +315,12 @@ TEST(ZipContainer, EncryptedEntry) {
   auto p = testkit::make_valid_package(1);
   auto entries = entries_of(p);
   entries[2].flags = 1;  // general purpose bit 0: encrypted
-  auto r = check(testkit::build_zip(entries));
+  auto r = check_zip(testkit::build_zip(entries));
   EXPECT_FALSE(r.valid());
   EXPECT_TRUE(r.report.has_code("BEM_ZIP_ENCRYPTED"));
   auto m = entries_of(p);
   m[0].flags = 1;
-  EXPECT_TRUE(check(testkit::build_zip(m)).report.has_code("BEM_ZIP_ENCRYPTED"));
+  EXPECT_TRUE(check_zip(testkit::build_zip(m)).report.has_code("BEM_ZIP_ENCRYPTED"));
 }
 
 TEST(ZipContainer, UnsupportedMethods) {
@@ -338,7 +329,7 @@ TEST(ZipContainer, UnsupportedMethods) {
     auto method = static_cast<std::uint16_t>(m);
     auto entries = entries_of(p);
     entries[1].method = method;
-    auto r = check(testkit::build_zip(entries));
+    auto r = check_zip(testkit::build_zip(entries));
     EXPECT_FALSE(r.valid()) << method;
     EXPECT_TRUE(r.report.has_code("BEM_ZIP_METHOD")) << method << r.report.to_text("m.zip");
   }
@@ -349,7 +340,7 @@ TEST(ZipContainer, TruncatedArchive) {
   for (std::size_t keep :
        {b.size() - 1, b.size() - 30, b.size() / 2, std::size_t{30}, std::size_t{4}}) {
     ByteVec cut(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(keep));
-    auto r = check(cut);
+    auto r = check_zip(cut);
     EXPECT_FALSE(r.valid()) << keep;
     EXPECT_TRUE(r.report.has_code("BEM_ZIP_OPEN")) << keep << r.report.to_text("cut.zip");
   }
@@ -363,7 +354,7 @@ TEST(ZipContainer, CrcMismatch) {
   auto at = std::search(b.begin(), b.end(), entries[0].data.begin(), entries[0].data.end());
   ASSERT_NE(at, b.end());
   *(at + 1) = ' ';  // '{"schema"...' -> '{ schema"...': same size, different CRC
-  auto r = check(b);
+  auto r = check_zip(b);
   EXPECT_FALSE(r.valid());
   EXPECT_TRUE(r.report.has_code("BEM_ZIP_CRC")) << r.report.to_text("crc.zip");
 
@@ -387,15 +378,16 @@ TEST(ZipContainer, EmptyAndOversizedEntries) {
   auto p = testkit::make_valid_package(1);
   auto entries = entries_of(p);
   entries[0].data.clear();  // empty manifest.json
-  EXPECT_TRUE(check(testkit::build_zip(entries)).report.has_code("BEM_MANIFEST_SIZE"));
+  EXPECT_TRUE(check_zip(testkit::build_zip(entries)).report.has_code("BEM_MANIFEST_SIZE"));
   auto empty_payload = entries_of(p);
   empty_payload[2].data.clear();
-  EXPECT_TRUE(check(testkit::build_zip(empty_payload)).report.has_code("BEM_PAYLOAD_DECODED_SIZE"));
+  EXPECT_TRUE(
+      check_zip(testkit::build_zip(empty_payload)).report.has_code("BEM_PAYLOAD_DECODED_SIZE"));
   // A manifest above 4 MiB (DEFLATE keeps the archive small).
   auto big = entries_of(p);
   big[0].data.assign((4u << 20) + 1, ' ');
   big[0].method = 8;
-  EXPECT_TRUE(check(testkit::build_zip(big)).report.has_code("BEM_MANIFEST_SIZE"));
+  EXPECT_TRUE(check_zip(testkit::build_zip(big)).report.has_code("BEM_MANIFEST_SIZE"));
 }
 
 TEST(ZipContainer, ImpossibleDeclaredSizes) {
@@ -408,7 +400,7 @@ TEST(ZipContainer, ImpossibleDeclaredSizes) {
   ASSERT_NE(cd, b.end());
   std::size_t pos = static_cast<std::size_t>(cd - b.begin()) + 24;
   b[pos + 2] = 0x40;  // + 4 MiB
-  auto r = check(b);
+  auto r = check_zip(b);
   EXPECT_FALSE(r.valid());
   EXPECT_TRUE(r.report.has_code("BEM_ZIP_ENTRY_SIZE")) << r.report.to_text("size.zip");
 }
@@ -425,14 +417,14 @@ TEST(ZipContainer, FormatVersionLowerThanContent) {
                                                                  {"neutral", 0},
                                                                  {"default", 0},
                                                                  {"step", 1}}});
-  auto ok = check(p.zip());
+  auto ok = check_zip(p.zip());
   EXPECT_TRUE(ok.valid()) << ok.report.to_text("1.3.zip");
   p.minor = 2;  // format_version "1.2"
-  auto r = check(p.zip());
+  auto r = check_zip(p.zip());
   EXPECT_FALSE(r.valid());
   EXPECT_TRUE(r.report.has_code("BEM_VERSION_TOO_LOW")) << r.report.to_text("1.2.zip");
   // Without a hint the version is inferred from the content.
-  auto inferred = check(p.zip(false, /*with_format_version=*/false));
+  auto inferred = check_zip(p.zip(false, /*with_format_version=*/false));
   EXPECT_TRUE(inferred.valid()) << inferred.report.to_text("noversion.zip");
   EXPECT_EQ(inferred.summary.declared_minor, std::nullopt);
   EXPECT_EQ(inferred.summary.needed_minor, 3);
@@ -445,12 +437,12 @@ TEST(ZipContainer, BadFormatVersion) {
   testkit::Json m = p.manifest;
   m["format_version"] = "1.6";
   entries[0].data = to_bytes(m.dump());
-  EXPECT_TRUE(check(testkit::build_zip(entries)).report.has_code("BEM_FORMAT_VERSION"));
+  EXPECT_TRUE(check_zip(testkit::build_zip(entries)).report.has_code("BEM_FORMAT_VERSION"));
 }
 
 TEST(ZipContainer, EveryBaselineWithoutFormatVersion) {
   for (int minor = 0; minor <= 5; ++minor) {
-    auto r = check(testkit::make_valid_package(minor).zip(false, false));
+    auto r = check_zip(testkit::make_valid_package(minor).zip(false, false));
     EXPECT_TRUE(r.valid()) << "1." << minor << "\n" << r.report.to_text("x.zip");
   }
 }
@@ -462,7 +454,7 @@ TEST(ZipCollection, TwoValidMembers) {
   ByteVec c = testkit::make_valid_package(3).binary(true);
   ByteVec b =
       testkit::build_zip({{"a.bem", a}, {"sub/c.bem", c, 8}, {"readme.txt", to_bytes("hi")}});
-  auto r = check(b);
+  auto r = check_zip(b);
   EXPECT_TRUE(r.valid()) << r.report.to_text("bundle.zip");
   EXPECT_EQ(r.summary.kind, bem::ContainerKind::kCollection);
   ASSERT_EQ(r.summary.members.size(), 2u);
@@ -486,7 +478,7 @@ TEST(ZipCollection, OneInvalidMember) {
   ByteVec good = testkit::make_valid_package(1).binary();
   ByteVec bad = good;
   bad[36] = 1;  // flags != 0
-  auto r = check(testkit::build_zip({{"good.bem", good}, {"bad.bem", bad}}));
+  auto r = check_zip(testkit::build_zip({{"good.bem", good}, {"bad.bem", bad}}));
   EXPECT_FALSE(r.valid());
   ASSERT_EQ(r.summary.members.size(), 2u);
   EXPECT_FALSE(r.summary.members[0].report.has_errors());
@@ -499,13 +491,13 @@ TEST(ZipCollection, OneInvalidMember) {
 TEST(ZipCollection, MembersRecognisedByBytes) {
   ByteVec zip_member = testkit::make_valid_package(2).zip(true);
   ByteVec bin_member = testkit::make_valid_package(4).binary();
-  auto r = check(testkit::build_zip({{"zipped.bem", zip_member}, {"BIG.BEM", bin_member}}));
+  auto r = check_zip(testkit::build_zip({{"zipped.bem", zip_member}, {"BIG.BEM", bin_member}}));
   EXPECT_TRUE(r.valid()) << r.report.to_text("bundle.zip");
   ASSERT_EQ(r.summary.members.size(), 2u);
   for (const auto& m : r.summary.members)
     EXPECT_FALSE(m.report.has_errors()) << m.report.to_text(m.name);
   // Not a package at all, despite the name.
-  auto r2 = check(testkit::build_zip({{"fake.bem", to_bytes("not a package")}}));
+  auto r2 = check_zip(testkit::build_zip({{"fake.bem", to_bytes("not a package")}}));
   EXPECT_FALSE(r2.valid());
   ASSERT_EQ(r2.summary.members.size(), 1u);
   EXPECT_TRUE(r2.summary.members[0].report.has_code("BEM_CONTAINER_UNKNOWN"));
@@ -513,7 +505,7 @@ TEST(ZipCollection, MembersRecognisedByBytes) {
 
 TEST(ZipCollection, NestedCollectionIsRejected) {
   ByteVec inner = testkit::build_zip({{"a.bem", testkit::make_valid_package(1).binary()}});
-  auto r = check(testkit::build_zip({{"inner.bem", inner}}));
+  auto r = check_zip(testkit::build_zip({{"inner.bem", inner}}));
   EXPECT_FALSE(r.valid());
   ASSERT_EQ(r.summary.members.size(), 1u);
   EXPECT_TRUE(r.summary.members[0].report.has_code("BEM_COLLECTION_NESTED"));
@@ -523,7 +515,7 @@ TEST(ZipCollection, ManifestWinsOverBemMembers) {
   auto p = testkit::make_valid_package(1);
   auto entries = entries_of(p);
   entries.push_back({"extra.bem", testkit::make_valid_package(0).binary()});
-  auto r = check(testkit::build_zip(entries));
+  auto r = check_zip(testkit::build_zip(entries));
   EXPECT_TRUE(r.valid()) << r.report.to_text("both.zip");
   EXPECT_EQ(r.summary.kind, bem::ContainerKind::kZip);
   EXPECT_TRUE(r.summary.members.empty());
@@ -534,16 +526,16 @@ TEST(ZipCollection, BundleEntriesAreCheckedToo) {
   ByteVec a = testkit::make_valid_package(1).binary();
   std::vector<ZipEntry> e = {{"a.bem", a}};
   e[0].flags = 1;
-  EXPECT_TRUE(check(testkit::build_zip(e)).report.has_code("BEM_ZIP_ENCRYPTED"));
+  EXPECT_TRUE(check_zip(testkit::build_zip(e)).report.has_code("BEM_ZIP_ENCRYPTED"));
   std::vector<ZipEntry> m = {{"a.bem", a, 14}};
-  EXPECT_TRUE(check(testkit::build_zip(m)).report.has_code("BEM_ZIP_METHOD"));
+  EXPECT_TRUE(check_zip(testkit::build_zip(m)).report.has_code("BEM_ZIP_METHOD"));
 }
 
 TEST(ZipContainer, BackslashSeparatorsAreReadAsSlashes) {
   auto p = testkit::make_valid_package(1);
   auto entries = entries_of(p);
   for (auto& e : entries) std::replace(e.name.begin(), e.name.end(), '/', '\\');
-  auto r = check(testkit::build_zip(entries));
+  auto r = check_zip(testkit::build_zip(entries));
   EXPECT_TRUE(r.valid()) << r.report.to_text("win.zip");
   EXPECT_TRUE(r.report.has_code("BEM_ZIP_BACKSLASH"));
 }
@@ -552,13 +544,13 @@ TEST(ZipContainer, PayloadNumberAboveTheDirectoryLimit) {
   auto p = testkit::make_valid_package(2);
   auto entries = entries_of(p);
   entries.push_back({"payloads/16384.bin", {1}});
-  auto r = check(testkit::build_zip(entries));
+  auto r = check_zip(testkit::build_zip(entries));
   EXPECT_FALSE(r.valid());
   EXPECT_TRUE(r.report.has_code("BEM_ZIP_PAYLOAD_NUMBER"));
   // 16383 is the highest possible ID: allowed (unreferenced, with a gap warning).
   auto edge = entries_of(p);
   edge.push_back({"payloads/16383.bin", {1}});
-  auto r2 = check(testkit::build_zip(edge));
+  auto r2 = check_zip(testkit::build_zip(edge));
   EXPECT_TRUE(r2.valid()) << r2.report.to_text("edge.zip");
   EXPECT_TRUE(r2.report.has_code("BEM_ZIP_PAYLOAD_GAP"));
 }
@@ -568,7 +560,7 @@ TEST(ZipContainer, RootPayloadsInsideTheTopLevelFolder) {
   auto entries = entries_of(p);
   for (std::size_t i = 1; i < entries.size(); ++i) entries[i].name = std::to_string(i - 1) + ".bin";
   for (auto& e : entries) e.name = "wrapped/" + e.name;
-  auto r = check(testkit::build_zip(entries));
+  auto r = check_zip(testkit::build_zip(entries));
   EXPECT_TRUE(r.valid()) << r.report.to_text("wrapped.zip");
 }
 
@@ -577,10 +569,10 @@ TEST(ZipContainer, ExtensionIsIrrelevant) {
   // whatever the file was called, and a binary file is never taken for a ZIP.
   ByteVec zip = testkit::make_valid_package(3).zip();
   ByteVec bin = testkit::make_valid_package(3).binary();
-  EXPECT_EQ(check(zip).summary.kind, bem::ContainerKind::kZip);
-  EXPECT_EQ(check(bin).summary.kind, bem::ContainerKind::kBinary);
-  EXPECT_TRUE(check(zip).valid());
-  EXPECT_TRUE(check(bin).valid());
+  EXPECT_EQ(check_zip(zip).summary.kind, bem::ContainerKind::kZip);
+  EXPECT_EQ(check_zip(bin).summary.kind, bem::ContainerKind::kBinary);
+  EXPECT_TRUE(check_zip(zip).valid());
+  EXPECT_TRUE(check_zip(bin).valid());
 }
 
 // §11: more than 4096 payload numbers need BEM 1.2, as a binary directory does.

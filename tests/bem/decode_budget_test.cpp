@@ -26,11 +26,7 @@ namespace {
 
 using namespace testkit::rawzip;
 
-std::string payload_name(std::size_t i) {
-  char name[32];
-  std::snprintf(name, sizeof name, "payloads/%04zu.bin", i);
-  return name;
-}
+using testkit::payload_name;
 
 /// A valid package (manifest + its payloads, STORED) followed by `extra`
 /// more payload files (unreferenced: warnings only, but each is decoded).

@@ -14,14 +14,14 @@ using testkit::TestPackage;
 
 namespace {
 
-bem::ValidationResult run(const TestPackage& p, bool zip = false) {
+bem::ValidationResult validate_options(const TestPackage& p, bool zip = false) {
   auto bytes = zip ? p.zip() : p.binary();
   return bem::validate_package(bytes);
 }
 
-::testing::AssertionResult has_error(const TestPackage& p, const std::string& code) {
+::testing::AssertionResult has_options_error(const TestPackage& p, const std::string& code) {
   for (bool zip : {false, true}) {
-    auto r = run(p, zip);
+    auto r = validate_options(p, zip);
     if (!r.report.has_code(code) || r.valid())
       return ::testing::AssertionFailure()
              << (zip ? "zip: " : "binary: ") << "expected " << code << "\n"
@@ -30,9 +30,9 @@ bem::ValidationResult run(const TestPackage& p, bool zip = false) {
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult is_valid(const TestPackage& p) {
+::testing::AssertionResult options_are_valid(const TestPackage& p) {
   for (bool zip : {false, true}) {
-    auto r = run(p, zip);
+    auto r = validate_options(p, zip);
     if (!r.valid())
       return ::testing::AssertionFailure()
              << (zip ? "zip: " : "binary: ") << r.report.to_text("pkg");
@@ -123,94 +123,94 @@ TEST(Appearances, SecondAppearanceAndPreviewAreValid) {
   b["preview"] = 5;
   p.manifest["appearances"].push_back(b);
   p.payloads.push_back(tiny_png());
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
 }
 
 TEST(Appearances, Count) {
   auto p = testkit::make_valid_package(0);
   p.manifest["appearances"] = Json::array();
-  EXPECT_TRUE(has_error(p, "BEM_ARRAY_SIZE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_ARRAY_SIZE"));
   p = testkit::make_valid_package(0);
   for (int i = 1; i < 65; ++i) {
     Json a = appearance(p);
     a["id"] = "look-" + std::to_string(i);
     p.manifest["appearances"].push_back(a);
   }
-  EXPECT_TRUE(has_error(p, "BEM_ARRAY_SIZE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_ARRAY_SIZE"));
   p.manifest["appearances"].erase(64);
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
 }
 
 TEST(Appearances, IdsAndDefault) {
   auto p = testkit::make_valid_package(0);
   p.manifest["default_appearance_id"] = "outfit-z";
-  EXPECT_TRUE(has_error(p, "BEM_DEFAULT_APPEARANCE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_DEFAULT_APPEARANCE"));
   p = testkit::make_valid_package(0);
   p.manifest["appearances"].push_back(appearance(p));
-  EXPECT_TRUE(has_error(p, "BEM_DUPLICATE_ID"));
+  EXPECT_TRUE(has_options_error(p, "BEM_DUPLICATE_ID"));
   p = testkit::make_valid_package(0);
   appearance(p)["id"] = "outfit a";
-  EXPECT_TRUE(has_error(p, "BEM_STABLE_ID"));
+  EXPECT_TRUE(has_options_error(p, "BEM_STABLE_ID"));
   p = testkit::make_valid_package(0);
   p.manifest["default_appearance_id"] = 0;
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_TYPE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_TYPE"));
 }
 
 TEST(Appearances, EveryComponentExactlyOnce) {
   auto p = testkit::make_valid_package(0);
   appearance(p)["components"].erase(1);
-  EXPECT_TRUE(has_error(p, "BEM_APPEARANCE_TARGET_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_APPEARANCE_TARGET_MISSING"));
   p = testkit::make_valid_package(0);
   appearance(p)["components"][1]["target"] = 0;
-  EXPECT_TRUE(has_error(p, "BEM_APPEARANCE_TARGET_DUPLICATE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_APPEARANCE_TARGET_DUPLICATE"));
   p = testkit::make_valid_package(0);
   appearance(p)["components"][1]["target"] = 2;
-  EXPECT_TRUE(has_error(p, "BEM_COMPONENT_INDEX"));
+  EXPECT_TRUE(has_options_error(p, "BEM_COMPONENT_INDEX"));
   p = testkit::make_valid_package(0);
   appearance(p)["components"][1].erase("target");
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_MISSING"));
 }
 
 TEST(Appearances, Operations) {
   auto p = testkit::make_valid_package(0);
   appearance(p)["components"][1]["operation"] = "swap";
-  EXPECT_TRUE(has_error(p, "BEM_OPERATION"));
+  EXPECT_TRUE(has_options_error(p, "BEM_OPERATION"));
   p = testkit::make_valid_package(0);
   appearance(p)["components"][0]["mesh"] = 1;
-  EXPECT_TRUE(has_error(p, "BEM_MESH_INDEX"));
+  EXPECT_TRUE(has_options_error(p, "BEM_MESH_INDEX"));
   p = testkit::make_valid_package(0);
   appearance(p)["components"][0].erase("mesh");
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_MISSING"));
   p = testkit::make_valid_package(0);
   appearance(p)["components"][1]["mesh"] = 0;  // Q9: mesh on keep
-  EXPECT_TRUE(has_error(p, "BEM_OPERATION_MESH"));
+  EXPECT_TRUE(has_options_error(p, "BEM_OPERATION_MESH"));
   p = testkit::make_valid_package(0);
   appearance(p)["components"][1]["operation"] = "hide";
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
 }
 
 TEST(Appearances, Preview) {
   auto p = testkit::make_valid_package(0);
   appearance(p)["preview"] = 9;
-  EXPECT_TRUE(run(p).report.has_code("BEM_PAYLOAD_ID"));
-  EXPECT_TRUE(run(p, true).report.has_code("BEM_ZIP_MISSING_PAYLOAD"));
-  EXPECT_FALSE(run(p).valid());
+  EXPECT_TRUE(validate_options(p).report.has_code("BEM_PAYLOAD_ID"));
+  EXPECT_TRUE(validate_options(p, true).report.has_code("BEM_ZIP_MISSING_PAYLOAD"));
+  EXPECT_FALSE(validate_options(p).valid());
   p = testkit::make_valid_package(0);
   appearance(p)["preview"] = 5;
   ByteVec big = tiny_png();
   big.resize((8u << 20) + 1, 0);
   p.payloads.push_back(big);
-  auto r = run(p);
+  auto r = validate_options(p);
   EXPECT_TRUE(r.report.has_code("BEM_PAYLOAD_SIZE")) << r.report.to_text("pkg");
   p = testkit::make_valid_package(0);
   appearance(p)["preview"] = "preview.png";
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_TYPE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_TYPE"));
 }
 
 TEST(Appearances, NameRequired) {
   auto p = testkit::make_valid_package(0);
   appearance(p).erase("name");
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_MISSING"));
 }
 
 // ------------------------------------------------------- §6 option groups
@@ -219,73 +219,73 @@ TEST_P(OptionsComposableMinors, SecondGroupWithAvailableWhenIsValid) {
   add_colour_group(p);
   cand(p, 1, 0)["when"] = Json{{"any", Json::array({eq("colour", "c0"), eq("colour", "c1"),
                                                     Json{{"not", eq("outfit", "b")}}})}};
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
 }
 
 TEST_P(OptionsComposableMinors, GroupFields) {
   auto p = testkit::make_valid_package(GetParam());
   group(p)["default"] = "c";
-  EXPECT_TRUE(has_error(p, "BEM_GROUP_DEFAULT"));
+  EXPECT_TRUE(has_options_error(p, "BEM_GROUP_DEFAULT"));
   p = testkit::make_valid_package(GetParam());
   group(p).erase("name");
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_MISSING"));
   p = testkit::make_valid_package(GetParam());
   group(p)["choices"] = Json::array();
-  EXPECT_TRUE(has_error(p, "BEM_ARRAY_SIZE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_ARRAY_SIZE"));
   p = testkit::make_valid_package(GetParam());
   group(p)["choices"][1]["id"] = "a";
-  EXPECT_TRUE(has_error(p, "BEM_DUPLICATE_ID"));
+  EXPECT_TRUE(has_options_error(p, "BEM_DUPLICATE_ID"));
   p = testkit::make_valid_package(GetParam());
   group(p)["choices"][1]["id"] = "b!";
-  EXPECT_TRUE(has_error(p, "BEM_STABLE_ID"));
+  EXPECT_TRUE(has_options_error(p, "BEM_STABLE_ID"));
   p = testkit::make_valid_package(GetParam());
   group(p)["choices"][1].erase("name");
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_MISSING"));
   p = testkit::make_valid_package(GetParam());
   p.manifest["option_groups"].push_back(group(p));
-  EXPECT_TRUE(has_error(p, "BEM_DUPLICATE_ID"));
+  EXPECT_TRUE(has_options_error(p, "BEM_DUPLICATE_ID"));
   p = testkit::make_valid_package(GetParam());
   group(p)["id"] = "out fit";
-  EXPECT_TRUE(has_error(p, "BEM_STABLE_ID"));
+  EXPECT_TRUE(has_options_error(p, "BEM_STABLE_ID"));
 }
 
 TEST_P(OptionsComposableMinors, AtMost64Groups) {
   auto p = testkit::make_valid_package(GetParam());
   for (int i = 1; i < 64; ++i)
     p.manifest["option_groups"].push_back(group_with_choices("g" + std::to_string(i), 2));
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
   p.manifest["option_groups"].push_back(group_with_choices("g64", 2));
-  EXPECT_TRUE(has_error(p, "BEM_ARRAY_SIZE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_ARRAY_SIZE"));
 }
 
 TEST_P(OptionsComposableMinors, AvailableWhenOnlyEarlierGroups) {
   auto p = testkit::make_valid_package(GetParam());
   add_colour_group(p);
   group(p, 0)["available_when"] = eq("colour", "c1");
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_GROUP_ORDER"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_GROUP_ORDER"));
   p = testkit::make_valid_package(GetParam());
   group(p, 0)["available_when"] = eq("outfit", "a");  // itself
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_GROUP_ORDER"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_GROUP_ORDER"));
 }
 
 TEST_P(OptionsComposableMinors, ChoicesPerGroup) {
   auto p = testkit::make_valid_package(GetParam());
   p.manifest["option_groups"].push_back(group_with_choices("many", 17));
   if (GetParam() == 1) {
-    EXPECT_TRUE(has_error(p, "BEM_VERSION_TOO_LOW"));
+    EXPECT_TRUE(has_options_error(p, "BEM_VERSION_TOO_LOW"));
   } else {
-    EXPECT_TRUE(is_valid(p));
+    EXPECT_TRUE(options_are_valid(p));
   }
   p = testkit::make_valid_package(GetParam());
   p.manifest["option_groups"].push_back(group_with_choices("many", 16));
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
   p = testkit::make_valid_package(GetParam());
   p.manifest["option_groups"].push_back(group_with_choices("many", 64));
   if (GetParam() >= 2) {
-    EXPECT_TRUE(is_valid(p));
+    EXPECT_TRUE(options_are_valid(p));
   }
   p.manifest["option_groups"].back() = group_with_choices("many", 65);
-  EXPECT_TRUE(has_error(p, "BEM_ARRAY_SIZE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_ARRAY_SIZE"));
 }
 
 TEST_P(OptionsComposableMinors, EmptyGroupListNeedsOnePointThree) {
@@ -294,9 +294,9 @@ TEST_P(OptionsComposableMinors, EmptyGroupListNeedsOnePointThree) {
   rule(p, 0)["candidates"] =
       Json::array({Json{{"when", true}, {"operation", "replace"}, {"mesh", 0}}});
   if (GetParam() < 3) {
-    EXPECT_TRUE(has_error(p, "BEM_VERSION_TOO_LOW"));
+    EXPECT_TRUE(has_options_error(p, "BEM_VERSION_TOO_LOW"));
   } else {
-    EXPECT_TRUE(is_valid(p));
+    EXPECT_TRUE(options_are_valid(p));
   }
 }
 
@@ -304,10 +304,10 @@ TEST_P(OptionsComposableMinors, EmptyGroupListNeedsOnePointThree) {
 TEST_P(OptionsComposableMinors, ConditionReferences) {
   auto p = testkit::make_valid_package(GetParam());
   cand(p, 0, 0)["when"] = eq("hair", "a");
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_UNKNOWN_GROUP"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_UNKNOWN_GROUP"));
   p = testkit::make_valid_package(GetParam());
   cand(p, 0, 0)["when"] = eq("outfit", "z");
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_UNKNOWN_CHOICE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_UNKNOWN_CHOICE"));
 }
 
 TEST_P(OptionsComposableMinors, ConditionSyntax) {
@@ -326,23 +326,23 @@ TEST_P(OptionsComposableMinors, ConditionSyntax) {
   for (const auto& c : bad) {
     auto p = testkit::make_valid_package(GetParam());
     cand(p, 0, 0)["when"] = c;
-    EXPECT_TRUE(has_error(p, "BEM_CONDITION_SYNTAX")) << c.dump();
+    EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_SYNTAX")) << c.dump();
   }
 }
 
 TEST_P(OptionsComposableMinors, ConditionOperands) {
   auto p = testkit::make_valid_package(GetParam());
   cand(p, 0, 0)["when"] = Json{{"all", Json::array()}};
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_OPERANDS"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_OPERANDS"));
   Json many = Json::array();
   for (int i = 0; i < 32; ++i) many.push_back(eq("outfit", "a"));
   cand(p, 0, 0)["when"] = Json{{"all", many}};
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
   many.push_back(eq("outfit", "a"));
   cand(p, 0, 0)["when"] = Json{{"all", many}};
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_OPERANDS"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_OPERANDS"));
   cand(p, 0, 0)["when"] = Json{{"any", eq("outfit", "a")}};
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_OPERANDS"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_OPERANDS"));
 }
 
 TEST_P(OptionsComposableMinors, ConditionDepth) {
@@ -355,96 +355,96 @@ TEST_P(OptionsComposableMinors, ConditionDepth) {
   Json ok = Json{{"not", nest(7)}};  // 15 operators + leaf = 16
   auto p = testkit::make_valid_package(GetParam());
   cand(p, 0, 0)["when"] = Json{{"not", ok}};  // 17
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_DEPTH"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_DEPTH"));
   cand(p, 0, 0)["when"] = nest(8);  // 16 operators + leaf = 17
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_DEPTH"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_DEPTH"));
   cand(p, 0, 0)["when"] = Json{{"not", Json{{"not", nest(7)}}}};  // 16 ops + leaf = 17
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_DEPTH"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_DEPTH"));
   // 15 operators + leaf = 16: the deepest allowed. An odd number of "not"s
   // around eq(outfit, b) means outfit == a, so the candidates still cover
   // every combination exactly once (the selection proof checks that).
   Json deepest = Json{{"not", eq("outfit", "b")}};
   for (int i = 0; i < 7; ++i) deepest = Json{{"not", Json{{"not", deepest}}}};
   cand(p, 0, 0)["when"] = deepest;
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
 }
 
 // ------------------------------------------------------ component rules
 TEST_P(OptionsComposableMinors, RulesCoverComponentsInOrder) {
   auto p = testkit::make_valid_package(GetParam());
   p.manifest["component_rules"].erase(1);
-  EXPECT_TRUE(has_error(p, "BEM_COMPONENT_RULES_COUNT"));
+  EXPECT_TRUE(has_options_error(p, "BEM_COMPONENT_RULES_COUNT"));
   p = testkit::make_valid_package(GetParam());
   std::swap(rule(p, 0), rule(p, 1));
-  EXPECT_TRUE(has_error(p, "BEM_COMPONENT_RULE_TARGET"));
+  EXPECT_TRUE(has_options_error(p, "BEM_COMPONENT_RULE_TARGET"));
   p = testkit::make_valid_package(GetParam());
   rule(p, 1)["candidates"] = Json::array();
-  EXPECT_TRUE(has_error(p, "BEM_ARRAY_SIZE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_ARRAY_SIZE"));
   p = testkit::make_valid_package(GetParam());
   p.manifest["component_rules"].push_back(rule(p, 1));
-  EXPECT_TRUE(has_error(p, "BEM_COMPONENT_RULES_COUNT"));
+  EXPECT_TRUE(has_options_error(p, "BEM_COMPONENT_RULES_COUNT"));
 }
 
 TEST_P(OptionsComposableMinors, CandidateFields) {
   auto p = testkit::make_valid_package(GetParam());
   cand(p, 1, 0).erase("when");  // Q10: when is required
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_MISSING"));
   p = testkit::make_valid_package(GetParam());
   cand(p, 1, 0)["operation"] = "remove";
-  EXPECT_TRUE(has_error(p, "BEM_OPERATION"));
+  EXPECT_TRUE(has_options_error(p, "BEM_OPERATION"));
   p = testkit::make_valid_package(GetParam());
   cand(p, 0, 0)["mesh"] = 3;
-  EXPECT_TRUE(has_error(p, "BEM_MESH_INDEX"));
+  EXPECT_TRUE(has_options_error(p, "BEM_MESH_INDEX"));
   p = testkit::make_valid_package(GetParam());
   cand(p, 0, 0).erase("mesh");
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_MISSING"));
   p = testkit::make_valid_package(GetParam());
   cand(p, 1, 0)["mesh"] = 0;  // Q9: mesh on keep
-  EXPECT_TRUE(has_error(p, "BEM_OPERATION_MESH"));
+  EXPECT_TRUE(has_options_error(p, "BEM_OPERATION_MESH"));
   p = testkit::make_valid_package(GetParam());
   cand(p, 1, 0)["operation"] = "hide";
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
 }
 
 TEST_P(OptionsComposableMinors, KeepMaterialOverridesValid) {
-  EXPECT_TRUE(is_valid(with_keep_override(GetParam())));
+  EXPECT_TRUE(options_are_valid(with_keep_override(GetParam())));
 }
 
 TEST_P(OptionsComposableMinors, KeepMaterialOverrideRules) {
   auto p = with_keep_override(GetParam());
   p.manifest["required_capabilities"].erase(p.manifest["required_capabilities"].size() - 1);
-  EXPECT_TRUE(has_error(p, "BEM_CAPABILITY_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CAPABILITY_MISSING"));
   p = with_keep_override(GetParam());
   cand(p, 0, 1)["material_overrides"][0]["material_slot"] = 1;
-  EXPECT_TRUE(has_error(p, "BEM_MATERIAL_SLOT"));
+  EXPECT_TRUE(has_options_error(p, "BEM_MATERIAL_SLOT"));
   p = with_keep_override(GetParam());
   cand(p, 0, 1)["material_overrides"][0]["material_name"] = "M_other";
-  EXPECT_TRUE(has_error(p, "BEM_MATERIAL_NAME"));
+  EXPECT_TRUE(has_options_error(p, "BEM_MATERIAL_NAME"));
   p = with_keep_override(GetParam());
   cand(p, 0, 1)["material_overrides"].push_back(cand(p, 0, 1)["material_overrides"][0]);
-  EXPECT_TRUE(has_error(p, "BEM_MATERIAL_SLOT_DUPLICATE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_MATERIAL_SLOT_DUPLICATE"));
   p = with_keep_override(GetParam());
   cand(p, 0, 1)["material_overrides"][0]["textures"] = Json::array();
-  EXPECT_TRUE(has_error(p, "BEM_ARRAY_SIZE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_ARRAY_SIZE"));
   p = with_keep_override(GetParam());
   cand(p, 0, 1)["material_overrides"] = Json::array();
-  EXPECT_TRUE(has_error(p, "BEM_ARRAY_SIZE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_ARRAY_SIZE"));
   p = with_keep_override(GetParam());
   cand(p, 0, 1)["material_overrides"][0].erase("material_name");
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_MISSING"));
   // Only keep candidates may carry overrides.
   p = with_keep_override(GetParam());
   cand(p, 0, 0)["material_overrides"] = cand(p, 0, 1)["material_overrides"];
-  EXPECT_TRUE(has_error(p, "BEM_MATERIAL_OVERRIDES_OPERATION"));
+  EXPECT_TRUE(has_options_error(p, "BEM_MATERIAL_OVERRIDES_OPERATION"));
   p = with_keep_override(GetParam());
   cand(p, 0, 1)["operation"] = "hide";
-  EXPECT_TRUE(has_error(p, "BEM_MATERIAL_OVERRIDES_OPERATION"));
+  EXPECT_TRUE(has_options_error(p, "BEM_MATERIAL_OVERRIDES_OPERATION"));
 }
 
 TEST(Options, KeepMaterialOverridesNeedOnePointOne) {
   auto p = with_keep_override(1);
   p.minor = 0;
-  EXPECT_TRUE(has_error(p, "BEM_VERSION_TOO_LOW"));
+  EXPECT_TRUE(has_options_error(p, "BEM_VERSION_TOO_LOW"));
 }
 
 // ------------------------------------------------- selection constraints
@@ -452,42 +452,43 @@ TEST_P(OptionsComposableMinors, SelectionConstraints) {
   auto p = testkit::make_valid_package(GetParam());
   p.manifest["selection_constraints"] =
       Json::array({Json{{"any", Json::array({eq("outfit", "a"), eq("outfit", "b")})}}, true});
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
   p.manifest["selection_constraints"].push_back(Json{{"eq", "outfit"}});
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_SYNTAX"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_SYNTAX"));
   p = testkit::make_valid_package(GetParam());
   p.manifest["selection_constraints"] = Json{{"eq", Json::array({"outfit", "a"})}};
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_TYPE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_TYPE"));
 }
 
 TEST_P(OptionsComposableMinors, DefaultSelectionMustSatisfyConstraints) {
   auto p = testkit::make_valid_package(GetParam());
   p.manifest["selection_constraints"] = Json::array({Json{{"not", eq("outfit", "a")}}});
-  EXPECT_TRUE(has_error(p, "BEM_DEFAULT_SELECTION_INVALID"));
+  EXPECT_TRUE(has_options_error(p, "BEM_DEFAULT_SELECTION_INVALID"));
   // An unavailable group has no value: eq on it is false.
   p = testkit::make_valid_package(GetParam());
   add_colour_group(p);
   p.manifest["selection_constraints"] = Json::array({eq("colour", "c0")});
-  EXPECT_TRUE(has_error(p, "BEM_DEFAULT_SELECTION_INVALID"));
+  EXPECT_TRUE(has_options_error(p, "BEM_DEFAULT_SELECTION_INVALID"));
   p.manifest["selection_constraints"] = Json::array({Json{{"not", eq("colour", "c0")}}});
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
 }
 
 INSTANTIATE_TEST_SUITE_P(Minors, OptionsComposableMinors, ::testing::Range(1, 6));
 
 // ---------------------------------------------------- §9 texture slots
 TEST(TextureSlots, ValidFromOnePointTwo) {
-  for (int minor = 2; minor <= 5; ++minor) EXPECT_TRUE(is_valid(with_slot(minor))) << minor;
+  for (int minor = 2; minor <= 5; ++minor)
+    EXPECT_TRUE(options_are_valid(with_slot(minor))) << minor;
 }
 
 TEST(TextureSlots, NeedOnePointTwo) {
-  EXPECT_TRUE(has_error(with_slot(1), "BEM_VERSION_TOO_LOW"));
+  EXPECT_TRUE(has_options_error(with_slot(1), "BEM_VERSION_TOO_LOW"));
 }
 
 TEST(TextureSlots, NeedCapability) {
   auto p = with_slot(2);
   p.manifest["required_capabilities"].erase(p.manifest["required_capabilities"].size() - 1);
-  EXPECT_TRUE(has_error(p, "BEM_CAPABILITY_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CAPABILITY_MISSING"));
 }
 
 TEST(TextureSlots, UsedFromKeepOverride) {
@@ -497,37 +498,37 @@ TEST(TextureSlots, UsedFromKeepOverride) {
       Json::array({Json{{"material_slot", 0},
                         {"material_name", "M_actor_example_body_01"},
                         {"textures", Json::array({Json{{"slot", "dress_d"}}})}}});
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
 }
 
 TEST(TextureSlots, Rules) {
   auto p = with_slot(2);
   p.manifest["texture_slots"].push_back(p.manifest["texture_slots"][0]);
-  EXPECT_TRUE(has_error(p, "BEM_DUPLICATE_ID"));
+  EXPECT_TRUE(has_options_error(p, "BEM_DUPLICATE_ID"));
   p = with_slot(2);
   p.manifest["texture_slots"][0]["id"] = "dress d";
-  EXPECT_TRUE(has_error(p, "BEM_STABLE_ID"));
+  EXPECT_TRUE(has_options_error(p, "BEM_STABLE_ID"));
   p = with_slot(2);
   p.manifest["texture_slots"][0]["candidates"] = Json::array();
-  EXPECT_TRUE(has_error(p, "BEM_ARRAY_SIZE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_ARRAY_SIZE"));
   p = with_slot(2);
   p.manifest["texture_slots"][0]["candidates"][0]["texture"] = 4;
-  EXPECT_TRUE(has_error(p, "BEM_TEXTURE_INDEX"));
+  EXPECT_TRUE(has_options_error(p, "BEM_TEXTURE_INDEX"));
   p = with_slot(2);
   p.manifest["texture_slots"][0]["candidates"][0]["texture"] = "0";
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_TYPE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_TYPE"));
   p = with_slot(2);
   p.manifest["texture_slots"][0]["candidates"][0].erase("texture");
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_MISSING"));
   p = with_slot(2);
   p.manifest["texture_slots"][0]["candidates"][0].erase("when");
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_MISSING"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_MISSING"));
   p = with_slot(2);
   p.manifest["texture_slots"][0]["candidates"][1]["when"] = eq("outfit", "c");
-  EXPECT_TRUE(has_error(p, "BEM_CONDITION_UNKNOWN_CHOICE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_CONDITION_UNKNOWN_CHOICE"));
   p = with_slot(2);
   p.manifest["texture_slots"] = Json::object();
-  EXPECT_TRUE(has_error(p, "BEM_FIELD_TYPE"));
+  EXPECT_TRUE(has_options_error(p, "BEM_FIELD_TYPE"));
 }
 
 TEST(TextureSlots, SameOriginalTexture) {
@@ -537,7 +538,7 @@ TEST(TextureSlots, SameOriginalTexture) {
   t["srgb"] = false;
   p.manifest["textures"].push_back(t);
   p.manifest["texture_slots"][0]["candidates"][1]["texture"] = 1;
-  EXPECT_TRUE(has_error(p, "BEM_TEXTURE_SLOT_ORIGINAL"));
+  EXPECT_TRUE(has_options_error(p, "BEM_TEXTURE_SLOT_ORIGINAL"));
   p.manifest["textures"][1]["original_name"] = "T_actor_example_body_01_d";
-  EXPECT_TRUE(is_valid(p));
+  EXPECT_TRUE(options_are_valid(p));
 }

@@ -14,6 +14,8 @@
 namespace charkit {
 namespace {
 
+using clitest::read_text;
+
 namespace fs = std::filesystem;
 using clitest::quote;
 using clitest::run_charkit;
@@ -33,13 +35,6 @@ testkit::TestPackage package(const std::string& id) {
       {"bindings",
        Json::array({Json{{"type", "material_float"}, {"component", 0}, {"property", "_Glow"}}})}}});
   return p;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 class LibraryCli : public clitest::ScratchDir {

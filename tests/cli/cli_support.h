@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,12 @@ inline std::string python_with_zstandard() {
     if (std::system(cmd.c_str()) == 0) return py;
   }
   return "";
+}
+
+/// The whole file at `p` as bytes in a string; empty when it cannot be read.
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 inline std::string quote(const std::filesystem::path& p) {

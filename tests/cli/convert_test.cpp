@@ -12,6 +12,7 @@
 #include "charkit/core/json.h"
 #include "cli_support.h"
 #include "package_builder.h"
+#include "test_data.h"
 
 namespace charkit::clitest {
 namespace {
@@ -29,9 +30,8 @@ std::vector<fs::path> examples() {
   return v;
 }
 
-std::vector<std::uint8_t> slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+std::vector<std::uint8_t> read_bytes(const fs::path& p) {
+  return testkit::read_file(p.string());
 }
 
 using ConvertCli = ScratchDir;
@@ -47,7 +47,7 @@ TEST_F(ConvertCli, ExamplesConvertBothWaysAndValidate) {
     r = run_charkit("bem convert " + quote(bem) + " " + quote(zip) + " --format-version");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("ZIP"), std::string::npos) << r.out;
-    auto b = slurp(bem), z = slurp(zip);
+    auto b = read_bytes(bem), z = read_bytes(zip);
     ASSERT_GE(b.size(), 8u);
     EXPECT_EQ(std::string(b.begin(), b.begin() + 8), std::string("BEM\0PKG\0", 8));
     EXPECT_EQ(std::string(z.begin(), z.begin() + 4), "PK\x03\x04");
@@ -119,7 +119,7 @@ TEST_F(ConvertCli, ToOverridesTheExtensionAndJsonReports) {
   auto out = dir_ / "out.zip";
   auto r = run_charkit("bem convert " + quote(in) + " " + quote(out) + " --to bem --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  auto b = slurp(out);
+  auto b = read_bytes(out);
   ASSERT_GE(b.size(), 12u);
   EXPECT_EQ(std::string(b.begin(), b.begin() + 8), std::string("BEM\0PKG\0", 8));
   EXPECT_EQ(b[10], 1);  // header minor: §1 lowest version
@@ -146,7 +146,7 @@ TEST_F(ConvertCli, UnpackThenConvertTheFolderGivesTheSamePackage) {
   ASSERT_EQ(run_charkit("bem convert " + quote(in) + " " + quote(from_file)).exit_code, 0);
   r = run_charkit("bem convert " + quote(folder) + " " + quote(from_folder));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(slurp(from_file), slurp(from_folder));
+  EXPECT_EQ(read_bytes(from_file), read_bytes(from_folder));
 }
 
 TEST_F(ConvertCli, UnpackOfAnUnreadableFileExitsOne) {

@@ -14,6 +14,8 @@
 namespace charkit {
 namespace {
 
+using clitest::read_text;
+
 using clitest::quote;
 using clitest::run_charkit;
 using core::Json;
@@ -22,11 +24,6 @@ const std::filesystem::path kModel =
     std::filesystem::path(CHARKIT_TEST_DATA) / "models" / "RiggedSimple.glb";
 
 class DeformSubdivideCli : public clitest::ScratchDir {};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 TEST_F(DeformSubdivideCli, JsonSummaryAndThreadCountsGiveTheSameFile) {
   const auto one = dir_ / "one.glb";
@@ -44,7 +41,7 @@ TEST_F(DeformSubdivideCli, JsonSummaryAndThreadCountsGiveTheSameFile) {
   auto r2 = run_charkit("deform subdivide " + quote(kModel) + " -o " + quote(two) +
                         " --threads 2 --device cpu -q");
   ASSERT_EQ(r2.exit_code, 0);
-  EXPECT_EQ(slurp(one), slurp(two));
+  EXPECT_EQ(read_text(one), read_text(two));
   // Strength 0: nothing splits.
   auto r3 = run_charkit("deform subdivide " + quote(kModel) + " -o " + quote(two) +
                         " --strength 0 --json");
@@ -66,7 +63,7 @@ TEST_F(DeformSubdivideCli, GpuAndCpuDevicesWriteTheSameFile) {
   ASSERT_EQ(g.exit_code, 0) << g.out;
   EXPECT_EQ(Json::parse(c.out)["device"], "cpu");
   EXPECT_EQ(Json::parse(g.out)["device"], devices[0]["name"]);
-  EXPECT_EQ(slurp(cpu), slurp(gpu));
+  EXPECT_EQ(read_text(cpu), read_text(gpu));
   // CHARKIT_DEVICE decides when --device is absent; a bad value is a usage error.
   EXPECT_EQ(clitest::run_with_stderr("CHARKIT_DEVICE=tpu '" + std::string(CHARKIT_BIN) + "' " +
                                      base + quote(cpu))

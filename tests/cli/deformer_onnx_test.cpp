@@ -20,11 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // TensorProto: dims = field 1 (varint, maybe packed), data_type = 2,
 // float_data = 4 (packed fixed32), raw_data = 9 (bytes).
 struct Tensor {
@@ -109,13 +104,13 @@ class DeformerOnnx : public ScratchDir {};
 TEST_F(DeformerOnnx, RunLinearMatchesReference) {
   // PyTorch Linear(10 -> 8) exported at opset 6: Gemm with transB and a
   // broadcast bias; input [4, 10].
-  Tensor in = decode_tensor(slurp(kLinear / "test_data_set_0/input_0.pb"));
-  Tensor want = decode_tensor(slurp(kLinear / "test_data_set_0/output_0.pb"));
+  Tensor in = decode_tensor(read_text(kLinear / "test_data_set_0/input_0.pb"));
+  Tensor want = decode_tensor(read_text(kLinear / "test_data_set_0/output_0.pb"));
   ASSERT_EQ(in.dims, (std::vector<std::uint64_t>{4, 10}));
   ASSERT_EQ(in.values.size(), 40u);
   ASSERT_EQ(want.dims, (std::vector<std::uint64_t>{4, 8}));
   auto model = write("linear.onnx", [] {
-    std::string m = slurp(kLinear / "model.onnx");
+    std::string m = read_text(kLinear / "model.onnx");
     return std::vector<std::uint8_t>(m.begin(), m.end());
   }());
   auto npy = write("in.npy", npy2d(4, 10, in.values));
@@ -127,7 +122,7 @@ TEST_F(DeformerOnnx, RunLinearMatchesReference) {
   EXPECT_EQ(j["kind"], "onnx");
   EXPECT_EQ(j["rows"], 4);
   EXPECT_EQ(j["outputs"], 8);
-  std::string s = slurp(out);
+  std::string s = read_text(out);
   ASSERT_GT(s.size(), 10u);
   std::size_t len = static_cast<unsigned char>(s[8]) | (static_cast<unsigned char>(s[9]) << 8);
   EXPECT_NE(s.find("(4, 8)"), std::string::npos) << s.substr(0, 10 + len);
@@ -159,7 +154,7 @@ TEST_F(DeformerOnnx, DetectedByExtensionToo) {
 }
 
 TEST_F(DeformerOnnx, Info) {
-  std::string m = slurp(kLinear / "model.onnx");
+  std::string m = read_text(kLinear / "model.onnx");
   auto model = write("model.bin", std::vector<std::uint8_t>(m.begin(), m.end()));
   auto r = run_charkit("deformer info " + quote(model));
   ASSERT_EQ(r.exit_code, 0) << r.out;

@@ -32,13 +32,6 @@ json parse(const RunResult& r) {
   }
 }
 
-std::string read_text(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 class DeformerTrainCli : public ScratchDir {};
 
 TEST_F(DeformerTrainCli, SampleTrainEvalInfoRun) {

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "glb_builder.h"
+#include "test_data.h"
 
 namespace charkit::learn {
 namespace {
@@ -788,10 +789,7 @@ TEST(ActionBvh, ErrorsNameTheProblem) {
 // ---------------------------------------------------------------------------
 // Real files
 
-std::vector<std::uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using testkit::read_file;
 
 // CesiumMan: 2 s of LINEAR keys. Frame 0 (t = 0) must give each joint its
 // first key, read here straight from the GLB's JSON and BIN chunk.

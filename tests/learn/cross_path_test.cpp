@@ -26,15 +26,14 @@
 #include "charkit/motion/assimp_motion.h"
 #include "charkit/scene/rig.h"
 
+#include "test_data.h"
+
 namespace charkit::learn {
 namespace {
 
 using nlohmann::json;
 
-std::vector<std::uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using testkit::read_file;
 
 void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));

@@ -104,13 +104,13 @@ std::vector<double> relu_tanh_by_hand(const NmnNetwork& n, const std::vector<flo
 TEST(DeformerFile, KindByContentThenByName) {
   const std::vector<std::uint8_t> nmn{0x04, 0x13, 0x4A, 0x23, 0, 0, 0, 0};  // kNmnMagic, LE
   const std::vector<std::uint8_t> onnx{0x08, 0x07, 0x12, 0x00};             // ir_version 7
-  const std::vector<std::uint8_t> json{'{', '}'};
+  const std::vector<std::uint8_t> json_text{'{', '}'};
   const std::vector<std::uint8_t> text{'h', 'i'};
   EXPECT_EQ(detect_deformer_file(nmn), DeformerFileKind::kNmn);
   EXPECT_EQ(detect_deformer_file(nmn, "x.onnx"), DeformerFileKind::kNmn);  // content wins
   EXPECT_EQ(detect_deformer_file(onnx), DeformerFileKind::kOnnx);
-  EXPECT_EQ(detect_deformer_file(json), DeformerFileKind::kUnknown);  // no name: content only
-  EXPECT_EQ(detect_deformer_file(json, "dir/pose_model.json"), DeformerFileKind::kPoseModel);
+  EXPECT_EQ(detect_deformer_file(json_text), DeformerFileKind::kUnknown);  // no name: content only
+  EXPECT_EQ(detect_deformer_file(json_text, "dir/pose_model.json"), DeformerFileKind::kPoseModel);
   EXPECT_EQ(detect_deformer_file(text, "net.onnx"), DeformerFileKind::kOnnx);
   EXPECT_EQ(detect_deformer_file(text, "net.bin"), DeformerFileKind::kUnknown);
   EXPECT_EQ(deformer_file_kind_name(DeformerFileKind::kPoseModel), "pose-model");

@@ -22,12 +22,14 @@
 
 #include "charkit/scene/intake.h"
 
+#include "test_data.h"
+
 namespace charkit::scene {
 namespace {
 
 using Buf = std::vector<std::uint8_t>;
 
-const std::string kModels = std::string(CHARKIT_TEST_DATA) + "/models/";
+using testkit::kModels;
 
 void put_u32(Buf& b, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));

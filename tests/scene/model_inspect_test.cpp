@@ -16,11 +16,13 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 
+#include "test_data.h"
+
 namespace charkit::scene {
 namespace {
 
 using core::Json;
-const std::string kModels = std::string(CHARKIT_TEST_DATA) + "/models/";
+using testkit::kModels;
 
 struct Inspected {
   ModelInfo info;

@@ -32,8 +32,6 @@ using test_http::request;
 using test_http::Response;
 namespace http = test_http::http;
 
-const fs::path kData = CHARKIT_TEST_DATA;
-
 class HardeningTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {

@@ -36,8 +36,6 @@ using core::Json;
 using test_http::request;
 namespace fs = std::filesystem;
 
-const fs::path kData = CHARKIT_TEST_DATA;
-
 /// The S3 test server's URL with a fresh prefix ("" when there is none).
 std::string s3_test_location() {
   static std::once_flag once;

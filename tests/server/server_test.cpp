@@ -113,8 +113,6 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, ServerTest,
                                                              : std::string("postgresql");
                          });
 
-const fs::path kData = CHARKIT_TEST_DATA;
-
 TEST_P(ServerTest, Healthz) {
   auto r = request(port_, http::verb::get, "/healthz");
   EXPECT_EQ(r.status, 200u);

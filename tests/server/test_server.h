@@ -22,6 +22,9 @@
 
 namespace charkit::server {
 
+// tests/data, where the test files live.
+inline const std::filesystem::path kData = CHARKIT_TEST_DATA;
+
 enum class Backend { sqlite, postgresql };
 
 inline void PrintTo(Backend b, std::ostream* os) {

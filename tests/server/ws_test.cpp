@@ -44,7 +44,6 @@ using core::Json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-const fs::path kData = CHARKIT_TEST_DATA;
 constexpr std::size_t kFrameBytes = 572;
 
 using test_http::read_file;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace testkit {
+namespace charkit::testkit {
 
 /// A float32 graph input or output with fixed dims.
 inline void add_io(onnx::ValueInfoProto* v, const std::string& name,
@@ -32,4 +32,4 @@ inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op,
   return n;
 }
 
-}  // namespace testkit
+}  // namespace charkit::testkit

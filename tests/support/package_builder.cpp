@@ -196,11 +196,26 @@ ByteVec TestPackage::zip(bool deflate, bool with_format_version, const std::stri
   entries.push_back({folder + "manifest.json", ByteVec(d.begin(), d.end()),
                      static_cast<std::uint16_t>(deflate ? 8 : 0)});
   for (std::size_t i = 0; i < payloads.size(); ++i) {
-    char name[32];
-    std::snprintf(name, sizeof name, "payloads/%04zu.bin", i);
-    entries.push_back({folder + name, payloads[i], static_cast<std::uint16_t>(deflate ? 8 : 0)});
+    entries.push_back(
+        {folder + payload_name(i), payloads[i], static_cast<std::uint16_t>(deflate ? 8 : 0)});
   }
   return build_zip(entries);
+}
+
+std::string payload_name(std::size_t i) {
+  char name[32];
+  std::snprintf(name, sizeof name, "payloads/%04zu.bin", i);
+  return name;
+}
+
+void u16le(ByteVec& b, std::uint16_t v) {
+  for (int i = 0; i < 2; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void u32le(ByteVec& b, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+void u64le(ByteVec& b, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
 
 ByteVec f32_bytes(const std::vector<float>& v) {

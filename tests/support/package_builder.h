@@ -88,6 +88,14 @@ TestPackage make_valid_package(int minor);
 /// A valid 1.4 package in the explicit resource-target form.
 TestPackage make_valid_package_v14();
 
+/// The name of a package's i-th payload in its ZIP form: "payloads/0003.bin".
+std::string payload_name(std::size_t i);
+
+/// Little-endian field writers, for spelling out a format's structures.
+void u16le(ByteVec& b, std::uint16_t v);
+void u32le(ByteVec& b, std::uint32_t v);
+void u64le(ByteVec& b, std::uint64_t v);
+
 /// Little helpers to make payload bytes.
 ByteVec f32_bytes(const std::vector<float>& v);
 ByteVec u16_bytes(const std::vector<std::uint16_t>& v);
