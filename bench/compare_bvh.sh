@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peer comparison (issue 4): `charkit motion convert` against three.js
+# Peer comparison: `charkit motion convert` against three.js
 # BVHLoader + the same projection in Node (bench/peer/bvh_threejs.mjs), on the
 # same generated 100,000-frame BVH. Median wall time of RUNS runs each, peak
 # RSS (/usr/bin/time -v) of one run each, and the ratio.

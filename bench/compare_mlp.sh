@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side MLP benchmarks of issue 5 on this machine:
+# Side-by-side MLP benchmarks on this machine:
 #  - training (300 inputs, 2 x 128 ELU, 128 outputs, batch 128, 5000 Adam steps):
 #    charkit (bench/mlp_bench) vs numpy (OpenBLAS) vs PyTorch CPU, with 1 and 2 threads;
 #  - single-pose inference of that network: charkit's MlpEvaluator and ONNX

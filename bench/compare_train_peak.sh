@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 22's training goals on this machine, measured in one run:
+# The training performance goals on this machine, measured in one run:
 #  - one thread: the whole training step (BM_MlpTrain/5000/1: 300 inputs,
 #    2 x 128 ELU, 128 outputs, batch 128, Adam, 5000 steps) as a share of one
 #    core's float32 FMA peak (bench/fma_peak_bench, BM_Fma512, measured in

@@ -1,5 +1,5 @@
 // What it costs a core to use cache lines another core has just used: the
-// ceiling of issue 22's two-thread training (bench/RESULTS.md), where in
+// ceiling of the two-thread training (bench/RESULTS.md), where in
 // every step each core reads the weights the other core's Adam has just
 // updated, and writes rows (activations, dz) and weights the other core
 // has read since it last wrote them.

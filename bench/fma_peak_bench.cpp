@@ -1,5 +1,5 @@
 // One core's float32 FMA throughput: the ceiling every GEMM-bound figure in
-// bench/RESULTS.md is measured against (the MLP training goal of issue 5
+// bench/RESULTS.md is measured against (the MLP training goal
 // asks for more than this ceiling; see RESULTS.md). 24 independent
 // accumulator chains of 256- or 512-bit FMAs, fully unrolled, so that
 // neither latency nor memory limits them. Compiled for AVX2+FMA and

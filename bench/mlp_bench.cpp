@@ -1,4 +1,4 @@
-// The MLP benchmarks of issue 5: training (300 inputs = 100 bones x 3,
+// The MLP benchmarks: training (300 inputs = 100 bones x 3,
 // 2 x 128 ELU hidden, 128 outputs, batch 128, 5000 Adam steps on 1000
 // samples), single-pose inference of that network, allocation-free, and
 // batched inference (bench/compare_mlp_batch.sh against onnxruntime-node).

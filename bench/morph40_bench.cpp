@@ -1,13 +1,13 @@
-// 40-byte sparse morph blend (deform/morph40.h, seed 003 §5) on a
-// 1,048,576-vertex mesh with 64 targets, each touching 10 % of the vertices
-// (104,858 distinct random vertices, records sorted by vertex as a baker
-// emits them; targets drawn independently).
+// 40-byte sparse morph blend (deform/morph40.h, the character-rendering frame
+// analysis §5) on a 1,048,576-vertex mesh with 64 targets, each touching 10 %
+// of the vertices (104,858 distinct random vertices, records sorted by vertex
+// as a baker emits them; targets drawn independently).
 //
 // Every case reports the same byte count, the touched bytes: each record
 // read (40 B) plus its vertex read and written back (36 B each way), so
 // Google Benchmark's bytes_per_second compares directly with BM_Memcpy, a
 // memcpy of the record and vertex bytes (the physical bound on the machine).
-// Goal (issue 17): threaded ≥ 80 % of memcpy. Run with
+// Goal: threaded ≥ 80 % of memcpy. Run with
 // --benchmark_repetitions=5 and read the medians.
 #include <benchmark/benchmark.h>
 

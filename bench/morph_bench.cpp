@@ -6,8 +6,8 @@
 // Every case reports the same byte count — the record bytes read
 // (64 × 2 × 104,858 × 16) plus the output positions (1,048,576 × 12) — so
 // Google Benchmark's bytes_per_second compares directly with BM_Memcpy, a
-// plain memcpy of exactly those bytes into a buffer of the same size. Goals
-// (issue 22): one thread ≥ 85 % of memcpy, two threads ≥ 1.7× one.
+// plain memcpy of exactly those bytes into a buffer of the same size. Goals:
+// one thread ≥ 85 % of memcpy, two threads ≥ 1.7× one.
 // bench/compare_morph.sh runs it several times and reports both ratios.
 #include <benchmark/benchmark.h>
 

@@ -1,7 +1,7 @@
 // Frame time of `charkit render`'s frame (render::render_frame: light depth
 // map, body, face, classification, eye, transparent, and the read-back of
 // every attachment) for the Godette VRM on the GPU backend — lavapipe on a
-// machine without a GPU. Sizes 1920×1080 (the figure) and 960×540;
+// machine without a GPU. Sizes 1920×1080 and 960×540;
 // shadow map 2048². Skips when no Vulkan device opens.
 #include <benchmark/benchmark.h>
 

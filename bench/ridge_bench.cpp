@@ -1,6 +1,6 @@
 // Ridge solve of the linear pose deformer at game-character scale: 10,000
-// vertices (30,000 outputs) x 300 features (100 bones x 3), 600 samples
-// (issue 5 benchmark list), and one allocation-free evaluation of that model.
+// vertices (30,000 outputs) x 300 features (100 bones x 3), 600 samples,
+// and one allocation-free evaluation of that model.
 #include <benchmark/benchmark.h>
 
 #include <vector>

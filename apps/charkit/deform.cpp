@@ -1,7 +1,8 @@
-// `charkit deform …`: the character deformation kernels of seed 003 on real
-// files. `deform morph` applies glTF morph targets through the 40-byte
-// sparse morph blend (docs/deform/morph40.md); `deform subdivide` runs the
-// adaptive subdivision kernels (docs/deform/subdivision.md).
+// `charkit deform …`: the character deformation kernels of the
+// character-rendering frame analysis on real files. `deform morph` applies
+// glTF morph targets through the 40-byte sparse morph blend
+// (docs/deform/morph40.md); `deform subdivide` runs the adaptive subdivision
+// kernels (docs/deform/subdivision.md).
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -229,8 +230,7 @@ int run_subdivide(const SubdivideArgs& a) {
 
 void add_deform_commands(CLI::App& app, int& exit_code) {
   CLI::App* deform = app.add_subcommand(
-      "deform",
-      "Character deformation kernels (seed 003): sparse morph blending, adaptive subdivision");
+      "deform", "Character deformation kernels: sparse morph blending, adaptive subdivision");
   deform->require_subcommand(1);
   auto ma = std::make_shared<MorphArgs>();
   CLI::App* morph = deform->add_subcommand(

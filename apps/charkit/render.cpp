@@ -515,7 +515,7 @@ void add_render_commands(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<RenderArgs>();
   CLI::App* r = app.add_subcommand(
       "render",
-      "Render a character model through the character passes of seed 003 (face shadow "
+      "Render a character model through the character passes (face shadow "
       "geometry, body, face main shading, shadow classification, eye, transparent parts, each "
       "with its exact pipeline state) on the GPU backend, and write a tone-mapped PNG");
   r->add_option("model", a->input,

@@ -2,7 +2,8 @@
 // conversion (docs/contracts/keypoints.md §2, skeleton-topology.md) written
 // the way a Node project would: three.js BVHLoader parses the file, an
 // AnimationMixer poses the skeleton frame by frame, updateMatrixWorld gives
-// world joint positions, then the seed's projection (§2.1) and NDJSON lines.
+// world joint positions, then the projection of the model and motion format
+// contract (§2.1) and NDJSON lines.
 //   node bench/peer/bvh_threejs.mjs IN.bvh OUT.ndjson
 // Uses the three.js installed under tests/js/node_modules (no new packages).
 import fs from 'node:fs';
@@ -20,7 +21,8 @@ if (!inPath || !outPath) {
   process.exit(2);
 }
 
-// The seed's default table (model-formats.md §2.2), matched case-insensitively.
+// The default table of the model and motion format contract (§2.2), matched
+// case-insensitively.
 const TABLE = {
   0: ['Head', 'Neck1', 'Head_Nub'],
   11: ['LeftShoulder', 'LeftArm', 'LShoulder'], 12: ['RightShoulder', 'RightArm', 'RShoulder'],
@@ -151,7 +153,7 @@ for (let f = 0; f < frames; ++f) {
 }
 const s = maxAbs > 0 ? 0.35 / maxAbs : 1;
 
-// Pass 2: project (seed §2.1) and write the lines.
+// Pass 2: project (the model and motion format contract §2.1) and write the lines.
 const num = (x) => { if (x === 0 || !Number.isFinite(x)) return '0.0'; const t = String(x); return /[.e]/.test(t) ? t : t + '.0'; };
 const clamp = (x, lo, hi) => Math.min(hi, Math.max(lo, x));
 const fd = fs.openSync(outPath, 'w');

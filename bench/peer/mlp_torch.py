@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The MLP training benchmark of issue 5 in PyTorch (CPU), the same network
+"""The MLP training benchmark in PyTorch (CPU), the same network
 and optimiser as charkit's train_mlp and bench/peer/mlp_numpy.py: 300 inputs,
 2 x 128 ELU hidden layers, 128 linear outputs, MSE, Adam (torch.optim.Adam
 with its defaults = the same constants), batches of 128 drawn with

@@ -239,7 +239,7 @@ TEST(BemExport, KeptComponentExportsNothing) {
   const tinygltf::Model m = read_back(e.glb->glb);
   EXPECT_TRUE(m.meshes.empty());
   EXPECT_TRUE(m.images.empty());
-  // Issue 19: an export without geometry says so.
+  // An export without geometry says so.
   ASSERT_EQ(e.glb->result.warnings.size(), 1u);
   EXPECT_EQ(e.glb->result.warnings[0].code, "BEM_EXPORT_EMPTY");
 }

@@ -739,7 +739,7 @@ std::map<std::string, std::vector<float>> mesh_data_of(const ByteVec& glb) {
   return out;
 }
 
-// Issue 19's round trip over the test corpus (the builder's valid package
+// The round trip over the test corpus (the builder's valid package
 // of every version, the 1.4 explicit-target one, packages with sliders) and
 // the examples: export -> pack into the original -> valid -> export again
 // gives the same positions, normals, tangents, UVs, skin, indices and morph
@@ -1326,7 +1326,7 @@ ByteVec with_targets(const ByteVec& glb, std::size_t mesh, const std::vector<std
   return out.ok() ? *out : ByteVec{};
 }
 
-// Issue 19's hand-made scene: a body of two meshes (body and hair, two
+// A hand-made scene: a body of two meshes (body and hair, two
 // components) sharing two shape keys: one parameter per name, one channel
 // per mesh and name, each with that mesh's own displacements.
 TEST(BemPack, TwoMeshesShareTheirShapeKeysSliders) {

@@ -166,7 +166,7 @@ TEST(PayloadRules, UnreferencedPayloadIsAWarning) {
   }
 }
 
-// Issue 19: a referenced payload whose size is wrong, or one behind a mesh
+// A referenced payload whose size is wrong, or one behind a mesh
 // the walk stopped at, is not "unreferenced": with a manifest error the
 // references are not all known, so the warning is not given.
 TEST(PayloadRules, NoUnreferencedWarningWhenTheManifestHasErrors) {

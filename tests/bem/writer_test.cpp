@@ -153,7 +153,7 @@ TEST(Writer, WritesTheLowestVersionThatExpressesTheContent) {
       {"1.3 morph parameters", morphtest::with_morph(5), 3},
       {"1.4 explicit target", testkit::make_valid_package_v14(), 4},
       {"1.5 root offset", with_root_offset(testkit::make_valid_package(5)), 5},
-      // Issue 19: 33 bindings in one selection need 1.2's limit of 64; 1.1
+      // 33 bindings in one selection need 1.2's limit of 64; 1.1
       // content otherwise (its ZIP used to be written as 1.1, which refuses it).
       {"1.2 by 33 texture bindings", with_bindings(testkit::make_valid_package(5), 33), 2},
       {"1.1 with 32 texture bindings", with_bindings(testkit::make_valid_package(5), 32), 1},

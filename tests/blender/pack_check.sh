@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 19's Blender check of `charkit bem pack`: scenes made in Blender's
+# The Blender check of `charkit bem pack`: scenes made in Blender's
 # Python, exported to glTF by Blender, packed into a template package and
 # validated.
 #   tests/blender/pack_check.sh CHARKIT_BINARY EXAMPLES_DIR OUT_DIR

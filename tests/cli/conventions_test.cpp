@@ -252,8 +252,9 @@ TEST_F(CliConventions, BashCompletion) {
   EXPECT_EQ(run_charkit("completion fish").exit_code, 2);
 }
 
-// A motion conversion reports frames as they are written (issue 15: every
-// step that can take more than a second); --verbose shows it from the start.
+// A motion conversion reports frames as they are written (the CLI conventions:
+// every step that can take more than a second); --verbose shows it from the
+// start.
 TEST_F(CliConventions, MotionConvertReportsFrames) {
   const std::string bvh = std::string(CHARKIT_TEST_DATA) + "/bvh/test_freebvh.bvh";
   auto r = run_charkit_split("motion convert " + quote(bvh) + " -v -o " + quote(dir_ / "o.ndjson"));

@@ -161,7 +161,7 @@ TEST_F(DeformerTrainCli, RunOwnModelRestGivesZeroOffsets) {
   EXPECT_EQ(e.exit_code, 1);
   EXPECT_NE(e.out.find("INPUT_SHAPE"), std::string::npos) << e.out;
   EXPECT_NE(e.out.find("takes 6"), std::string::npos) << e.out;
-  // Issue 20: the dataset .npz itself is an input (its features array), and
+  // The dataset .npz itself is an input (its features array), and
   // the text mode says what it wrote.
   auto z = run_charkit("deformer run " + quote(dir_ / "m.json") + " --input " + quote(ds) + " -o " +
                            quote(dir_ / "z.npy"),
@@ -189,7 +189,7 @@ TEST_F(DeformerTrainCli, ClearErrors) {
   // Unknown model kind and a missing dataset.
   auto c = run_charkit(
       "deformer train " + quote(dir_ / "missing.npz") + " -o " + quote(dir_ / "m.json"), true);
-  // Issue 20: a missing file is an I/O error (exit 2), named as given.
+  // A missing file is an I/O error (exit 2), named as given.
   EXPECT_EQ(c.exit_code, 2);
   EXPECT_NE(c.out.find("cannot read " + (dir_ / "missing.npz").string()), std::string::npos)
       << c.out;
@@ -311,7 +311,7 @@ TEST_F(DeformerTrainCli, BakeExportImportAndAction) {
   ASSERT_EQ(mi.exit_code, 0) << mi.out;
   EXPECT_EQ(parse(mi)["layout"], "engine");
 
-  // import (issue 20): RiggedSimple has none of the morph targets the
+  // import: RiggedSimple has none of the morph targets the
   // sidecar names; they come from net.morphs.npz beside the .nmn, and the
   // imported model gives the exported one's offsets on every sample.
   auto im = run_charkit("deformer import " + quote(dir_ / "net.nmn") + " " + quote(kRig) +
@@ -380,7 +380,7 @@ TEST_F(DeformerTrainCli, BakeExportImportAndAction) {
   EXPECT_NE(bad.out.find("ACTION_ANIMATION"), std::string::npos) << bad.out;
 }
 
-// Issue 20: on Godette's VRM the first skinned mesh is the 630-vertex face;
+// On Godette's VRM the first skinned mesh is the 630-vertex face;
 // a leg bone moves only the body, so sample must take the body, say so, and
 // warn when the mesh given with --mesh is one the bones do not move.
 TEST_F(DeformerTrainCli, SampleTakesTheMeshTheBonesMove) {
@@ -426,7 +426,7 @@ TEST_F(DeformerTrainCli, SampleTakesTheMeshTheBonesMove) {
   EXPECT_NE(wrong.out.find("\"FaceMesh\", \"BodyMesh\""), std::string::npos) << wrong.out;
 }
 
-// Issue 20: --bvh on a rig whose bones have other names, through --joint-map
+// --bvh on a rig whose bones have other names, through --joint-map
 // with VRM humanoid names (Godette's thigh.l_Armature is leftUpperLeg; the
 // BVH is a Mixamo export).
 TEST_F(DeformerTrainCli, SampleBvhThroughAJointMap) {

@@ -188,7 +188,7 @@ TEST_F(SelectCli, TextOutput) {
   EXPECT_NE(help.out.find("--parameters"), std::string::npos);
 }
 
-// Issue 19: the issues of an invalid package are printed one per line (they
+// The issues of an invalid package are printed one per line (they
 // were once joined by a literal "\x0A"), by select and convert alike.
 TEST_F(SelectCli, InvalidPackageIssuesOnePerLine) {
   testkit::TestPackage p = select_package();
@@ -218,7 +218,7 @@ TEST_F(SelectCli, InvalidPackageIssuesOnePerLine) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "o.zip"));
 }
 
-// Issue 19: `bem export` of a selection that replaces nothing says so and
+// `bem export` of a selection that replaces nothing says so and
 // writes nothing unless --allow-empty; an output name that is neither .glb
 // nor .gltf is refused before any work.
 TEST_F(SelectCli, ExportOfAnEmptySelectionAndOutputNames) {

@@ -1,8 +1,8 @@
-// The subdivision kernels (seed 003 §6, docs/deform/subdivision.md) against
-// cases worked by hand: a tetrahedron (full adjacency everywhere), a strip
-// with boundary edges, every split pattern of one triangle, the distance
-// control and the constrained branch; the threaded kernels against the
-// scalar reference.
+// The subdivision kernels (the character-rendering frame analysis §6,
+// docs/deform/subdivision.md) against cases worked by hand: a tetrahedron
+// (full adjacency everywhere), a strip with boundary edges, every split
+// pattern of one triangle, the distance control and the constrained branch;
+// the threaded kernels against the scalar reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>

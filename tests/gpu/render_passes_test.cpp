@@ -1,10 +1,11 @@
-// The render passes' pipeline states (render/passes.h, seed 003 §3) on the
-// GPU backend (lavapipe in CI) with the validation layers on: known geometry
-// drawn with each pass's state and the attachments read back. Face pixels get
-// stencil 0x80, the classification pass turns them into 0x84 and leaves
-// pixels without bit 7 alone, masked colour targets keep their bits, the eye
-// pass's premultiplied blend gives colour + dst × (1 − coverage), depth is
-// written exactly where the table says. Skipped where no Vulkan device exists.
+// The render passes' pipeline states (render/passes.h, the character-rendering
+// frame analysis §3) on the GPU backend (lavapipe in CI) with the validation
+// layers on: known geometry drawn with each pass's state and the attachments
+// read back. Face pixels get stencil 0x80, the classification pass turns them
+// into 0x84 and leaves pixels without bit 7 alone, masked colour targets keep
+// their bits, the eye pass's premultiplied blend gives colour + dst × (1 −
+// coverage), depth is written exactly where the table says. Skipped where no
+// Vulkan device exists.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -180,7 +181,7 @@ TEST_F(RenderPasses, EveryPassWritesWhatItsTableSays) {
   }
 }
 
-// The seed's sequence: the face stamps 0x80 on its pixels; the
+// The frame analysis's sequence: the face stamps 0x80 on its pixels; the
 // classification pass drawn over everything turns exactly those into 0x84,
 // leaves the rest (stencil 0x41: bit 7 clear) and every colour bit alone,
 // and writes no depth.

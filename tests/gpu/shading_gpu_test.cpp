@@ -1,6 +1,6 @@
 // The GLSL shading functions (render/shaders/shading.glsl) in the compute
 // harness on the GPU backend, held to the C++ references within 1e-5 on the
-// same random inputs (issue 18's bar). Skipped where no Vulkan device exists.
+// same random inputs. Skipped where no Vulkan device exists.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `charkit deformer bake` output (relative shape keys added to the rig's
 # glTF) checked by the Khronos glTF validator and three.js (check_glb.mjs):
-# sample → train → bake on RiggedSimple.glb (issue 20: the baked file must
-# validate with 0 errors).
+# sample → train → bake on RiggedSimple.glb (the baked file must validate
+# with 0 errors).
 #   tests/js/bake_check.sh CHARKIT_BINARY RIG OUT_DIR
 # Exit 77 (skipped) when node or the npm packages are missing.
 set -euo pipefail

@@ -684,7 +684,7 @@ TEST(ActionBvh, KnownFrameRotations) {
   EXPECT_Q_NEAR(s->poses[3].rotations[1], hips, 1e-12);
 }
 
-// Issue 20: a rig whose bones have other names samples a BVH through a
+// A rig whose bones have other names samples a BVH through a
 // joint map (rig joint or VRM humanoid name -> BVH names tried in order).
 TEST(ActionBvh, JointMapMatchesBonesOfOtherNames) {
   InputSpec spec;

@@ -1,5 +1,5 @@
 // The same glTF animation sampled through charkit's two independent paths
-// must give the same joint transforms (issue 15, one maths layer):
+// must give the same joint transforms (one maths layer):
 // - the motion path: Assimp import (motion/assimp_motion.h) and its own
 //   forward kinematics (AssimpMotion::sample_at: world joint positions);
 // - the deformer's action path: learn/action.h's glTF sampler (rest-relative

@@ -1,6 +1,6 @@
 // The trained deformer: linear and neural training on datasets whose answer
 // is known, the learned basis, clamping, the held-out split, the file pair
-// round trip, errors, and end to end (the check): a glTF rig, 200
+// round trip, errors, and end to end: a glTF rig, 200
 // sampled poses, Delta Mush targets, linear and neural models whose held-out
 // error is below the uncorrected skinning error.
 #include "charkit/learn/pose_model.h"
@@ -246,7 +246,7 @@ TEST(PoseModel, FilesRoundTripExactly) {
   }
 }
 
-// The end-to-end check.
+// The end-to-end check.
 TEST(PoseModel, EndToEndRigDeltaMushLinearAndNeural) {
   auto rig = scene::load_rig_file(std::string(CHARKIT_TEST_DATA) + "/models/RiggedSimple.glb");
   ASSERT_TRUE(rig) << rig.error().to_string();

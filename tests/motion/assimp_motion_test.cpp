@@ -464,7 +464,7 @@ TEST(AssimpMotion, SizeAndFrameLimits) {
   EXPECT_EQ(r.error().code, "MOTION_LIMIT");
 }
 
-// Issue 14: a 1.7 KB glTF whose animation lasts 6 000 s made 180 001 frames
+// A 1.7 KB glTF whose animation lasts 6 000 s made 180 001 frames
 // and 388 MB of keypoints. The budget refuses it from duration × fps before
 // one frame is sampled or written.
 TEST(AssimpMotion, BudgetRefusesALongAnimationBeforeSampling) {

@@ -58,7 +58,7 @@ TEST(JointNames, NormaliserFoldsTheCommonRigs) {
       {"Toes_L", "lefttoebase"},
       {"thigh_r", "rightupleg"},
       {"ball_l", "lefttoebase"},
-      // the seed's own candidates
+      // candidates of the default table (the model and motion format contract)
       {"LShoulder", "leftshoulder"},
       {"Head_Nub", "headnub"},
       {"Neck1", "neck1"},
@@ -153,7 +153,7 @@ TEST(JointMapping, BipedPoserAndBandaiNamesMapThroughTheNormaliser) {
   EXPECT_EQ(mb.points[25].joint, 3);
   EXPECT_EQ(mb.points[27].joint, 4);
   EXPECT_EQ(mb.points[31].joint, 5);
-  EXPECT_EQ(mb.points[11].joint, 6);  // "Shoulder_L" is the seed's first candidate, LeftShoulder
+  EXPECT_EQ(mb.points[11].joint, 6);  // "Shoulder_L" is the table's first candidate, LeftShoulder
   EXPECT_EQ(mb.points[13].joint, 8);
   EXPECT_EQ(mb.points[15].joint, 9);
   EXPECT_EQ(mb.pelvis_joint, 1);  // Hips, not joint_Root

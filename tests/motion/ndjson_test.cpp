@@ -1,4 +1,5 @@
-// The NDJSON line, checked against text written by hand from the seed (§2.1).
+// The NDJSON line, checked against text written by hand from the model and
+// motion format contract §2.1.
 #include <gtest/gtest.h>
 
 #include <string>

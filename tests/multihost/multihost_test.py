@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Several hosts' worth of charkit on one machine (issue 14).
+"""Several hosts' worth of charkit on one machine.
 
 PostgreSQL and s3rver on loopback (the project's own scripts start them),
 two `charkit serve` processes and two `charkit worker` processes sharing

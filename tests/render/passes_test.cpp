@@ -1,5 +1,6 @@
-// The pass table (render/passes.h) against the values seed 003 §3 gives,
-// written out here by hand, and docs/render/passes.md against the table.
+// The pass table (render/passes.h) against the values of the
+// character-rendering frame analysis §3, written out here by hand, and
+// docs/render/passes.md against the table.
 #include <gtest/gtest.h>
 
 #include <filesystem>

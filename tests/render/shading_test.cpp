@@ -1,7 +1,7 @@
 // The character shading functions (render/shading.h) against values worked
-// out by hand from the seed's formulas: a shadow edge through the 9-tap
-// kernel, the LUT shaper and an identity LUT, a known screen motion, and the
-// HSV shadow colour.
+// out by hand from the formulas of the character-rendering frame analysis: a
+// shadow edge through the 9-tap kernel, the LUT shaper and an identity LUT, a
+// known screen motion, and the HSV shadow colour.
 #include "charkit/render/shading.h"
 
 #include <gtest/gtest.h>
@@ -36,7 +36,8 @@ TEST(Pcf9, AShadowEdgeGivesSixNinths) {
   const float y = ndc_of_column(700);
   const float pass = pcf9(map, {ndc_of_column(1024), y, 0.5F}, {0, 0, 0}, p);
   EXPECT_FLOAT_EQ(pass, 6.0F * 0.1111F);
-  // Well inside the lit side: 9 × 0.1111 = 0.9999 (the seed's constant, not 1).
+  // Well inside the lit side: 9 × 0.1111 = 0.9999 (the frame analysis's
+  // constant, not 1).
   EXPECT_FLOAT_EQ(pcf9(map, {ndc_of_column(1500), y, 0.5F}, {0, 0, 0}, p), 0.9999F);
   // Inside the shadow: 0.
   EXPECT_EQ(pcf9(map, {ndc_of_column(200), y, 0.5F}, {0, 0, 0}, p), 0.0F);

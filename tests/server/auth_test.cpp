@@ -1,4 +1,4 @@
-// Access control (issue 14): the pure rules of auth.h, and the server with
+// Access control: the pure rules of auth.h, and the server with
 // tokens: each scope, revoked tokens, the login cookie, Host and Origin
 // checks for HTTP and WebSocket, CORS, and the refusal to listen openly on
 // a non-loopback address.

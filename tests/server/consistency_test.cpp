@@ -1,4 +1,4 @@
-// Upload, delete and commit consistent under concurrency (issue 14): the
+// Upload, delete and commit consistent under concurrency: the
 // same bytes as a package, a model and a motion (one asset, three records
 // with their own format and name), and uploads racing deletions of the same
 // bytes (no 500, and a record's blob is always there).

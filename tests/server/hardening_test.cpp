@@ -1,4 +1,4 @@
-// Requests that used to kill or desynchronise the server (issue 14), each
+// Requests that used to kill or desynchronise the server, each
 // sent with its exact bytes: invalid UTF-8 that reached a JSON answer (also
 // after being stored by a failed job and the server restarted), chunked
 // trailers past the header limit, Transfer-Encoding values other than

@@ -1,4 +1,4 @@
-// Bounded work at the connection level (issue 14): a connection cap with a
+// Bounded work at the connection level: a connection cap with a
 // 503, accept back-off when file descriptors run out (no busy loop), a
 // minimum upload rate and a whole-header deadline against trickling clients.
 #include <gtest/gtest.h>

@@ -134,7 +134,7 @@ TEST_P(ServerTest, UnknownRouteAndMethod) {
   EXPECT_EQ(request(port_, http::verb::get, "/api/motions/99").status, 404u);
 }
 
-// Issue 15: the job judges an upload by its content, as `charkit motion`
+// The job judges an upload by its content, as `charkit motion`
 // judges the same file: a BVH named .json converts as BVH (its `format`
 // stays the name's), and a .bvh that is none of the formats fails with
 // the CLI's MOTION_FORMAT.
@@ -351,7 +351,7 @@ TEST_P(ServerTest, PackageReport) {
   EXPECT_GT(brep.json()["issues"]["numErrors"].get<int>(), 0);
 }
 
-// The console's package page (issue 16): the package's summary (bem
+// The console's package page: the package's summary (bem
 // inspect's JSON) and a selection exported as GLB, cached by the selection.
 TEST_P(ServerTest, PackageSummaryAndSelectionExport) {
   std::string bem = read_file(kData / "examples" / "example-1.5.bem");
@@ -482,7 +482,7 @@ TEST_P(ServerTest, PackageOverTheDecodeBudgetIsInvalid) {
   EXPECT_NE(rep["issues"].dump().find("BEM_DECODE_BUDGET"), std::string::npos) << rep.dump();
 }
 
-// Issue 14: a 1.7 KB glTF animation of 6 000 s (180 001 frames, 388 MB of
+// A 1.7 KB glTF animation of 6 000 s (180 001 frames, 388 MB of
 // keypoints) fails on the default output budget before any frame is written.
 TEST_P(ServerTest, LongGltfAnimationFailsOnTheDefaultBudget) {
   const std::string buffer_b64 =  // times {0, 6000}, 2 quaternions, 2 translations (floats)

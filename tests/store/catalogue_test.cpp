@@ -150,7 +150,7 @@ TEST_P(CatalogueTest, MotionDefaultsAndPagingWithFilters) {
     if (i == 6) f.preprocess_state = PreprocessState::failed;
     auto m = c->add_motion(a->record.id, f);
     ASSERT_TRUE(m) << m.error().to_string();
-    EXPECT_EQ(m->record.fps, 30.0);  // seed: 30 when unknown
+    EXPECT_EQ(m->record.fps, 30.0);  // 30 when unknown (model and motion format contract)
     ids.push_back(m->record.id);
   }
   // All, three per page.

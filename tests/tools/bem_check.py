@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Independent checker for BEM packages written by charkit.
 
-Written from the BEM spec (seed 000: §2 binary container, §7 meshes, §8
-textures, §10 deformation frames, §13 sounds, §14 ZIP container), not from
+Written from the BEM 1.0–1.5 specification (§2 binary container, §7 meshes,
+§8 textures, §10 deformation frames, §13 sounds, §14 ZIP container), not from
 charkit's C++ code, so the writer is checked by a second reading of the spec.
 
 Usage: bem_check.py [--lenient] FILE...

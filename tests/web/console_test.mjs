@@ -1,4 +1,4 @@
-// The web console in a real browser (issue 16): Debian's chromium driven by
+// The web console in a real browser: Debian's chromium driven by
 // playwright-core, WebGL through SwiftShader, against a real `charkit serve`
 // on loopback with a temporary data folder.
 //   node tests/web/console_test.mjs CHARKIT CONSOLE_DIR DATA_DIR OUT_DIR

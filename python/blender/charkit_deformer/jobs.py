@@ -394,9 +394,10 @@ def export_model(context):
 
 
 def map_inputs(s, bone_names, curve_names, morph_names=None):
-    """The seed's mapping of a file's inputs onto the current lists: bones <- the first N
-    used bones, curves <- the first N used curve inputs, morph targets <- the used morph
-    targets (same count). Returns (bones, curves, warnings)."""
+    """The mapping, as in the Blender pose-deformer description, of a file's inputs onto
+    the current lists: bones <- the first N used bones, curves <- the first N used curve
+    inputs, morph targets <- the used morph targets (same count). Returns (bones, curves,
+    warnings)."""
     warnings = []
     ub, uc = bridge.used_bones(s), bridge.used_curves(s)
     if len(ub) < len(bone_names):

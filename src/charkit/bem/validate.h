@@ -1,4 +1,4 @@
-// BEM validation: every rule of the BEM 1.0–1.5 spec (seed 000) and the 1.4
+// BEM validation: every rule of the BEM 1.0–1.5 specification and the 1.4
 // explicit-target rules, over both containers. The result is a Report.
 #pragma once
 

@@ -1,4 +1,5 @@
-// Sparse morph blend with 40-byte records (seed 003 §5; docs/deform/morph40.md).
+// Sparse morph blend with 40-byte records (the character-rendering frame
+// analysis §5; docs/deform/morph40.md).
 //
 // A record is one affected vertex of one morph target:
 //   bytes  0..3   UInt32 vertex index
@@ -10,11 +11,11 @@
 // (never touched). All little-endian. Each target's weight scales its
 // deltas; nothing is normalised afterwards.
 //
-// The ordering rule (the seed's): the records of one target are applied in
-// parallel (one GPU invocation each, no float atomics), so one target must
-// not name a vertex twice; targets are applied one after another. validate()
-// refuses a target that names a vertex twice, so the threaded run and the
-// GPU give the same bits as the scalar reference.
+// The ordering rule (the frame analysis's): the records of one target are
+// applied in parallel (one GPU invocation each, no float atomics), so one
+// target must not name a vertex twice; targets are applied one after
+// another. validate() refuses a target that names a vertex twice, so the
+// threaded run and the GPU give the same bits as the scalar reference.
 #pragma once
 
 #include <cstddef>

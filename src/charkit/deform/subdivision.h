@@ -1,6 +1,7 @@
-// Adaptive Loop-style subdivision with GPU-style index generation (seed 003
-// §6; docs/deform/subdivision.md). Three kernels, each a job (fill the
-// spans, validate(), run()), as the seed separates them:
+// Adaptive Loop-style subdivision with GPU-style index generation (the
+// character-rendering frame analysis §6; docs/deform/subdivision.md). Three
+// kernels, each a job (fill the spans, validate(), run()), as the frame
+// analysis separates them:
 //
 //  1. SubdivStrengthJob: per vertex the allowed strength (6-bit strength and
 //     distance control); the original vertices copied into the 48-byte output
@@ -67,12 +68,12 @@ struct SubdivParams {
   bool smooth = true;
 };
 
-/// The edge table the kernels read. index_bits 16 (the seed's layout, at
-/// most 65535 vertices): two words per edge, a | b << 16 and c | d << 16,
-/// 0xFFFF meaning "no such vertex". index_bits 32: four words per edge a, b,
-/// c, d, 0xFFFFFFFF for none. a, b are the endpoints; c, d the opposite
-/// corners of the edge's two triangles, both given only when exactly two
-/// triangles share the edge (full adjacency). triangle_edges holds, per
+/// The edge table the kernels read. index_bits 16 (the layout of the frame
+/// analysis, at most 65535 vertices): two words per edge, a | b << 16 and
+/// c | d << 16, 0xFFFF meaning "no such vertex". index_bits 32: four words
+/// per edge a, b, c, d, 0xFFFFFFFF for none. a, b are the endpoints; c, d the
+/// opposite corners of the edge's two triangles, both given only when exactly
+/// two triangles share the edge (full adjacency). triangle_edges holds, per
 /// triangle, the edges of its corners (0,1), (1,2) and (2,0).
 struct SubdivTopology {
   std::uint32_t vertex_count = 0;

@@ -17,8 +17,9 @@
 namespace charkit::learn {
 
 struct EngineImportOptions {
-  /// Clamping of the imported weights; [0, 1] by default as the seed's
-  /// importer. kTrainingRange is refused: the files hold no training range.
+  /// Clamping of the imported weights; [0, 1] by default, as in the importer
+  /// of the Blender pose-deformer description. kTrainingRange is refused: the
+  /// files hold no training range.
   WeightClamp clamp = WeightClamp::kUnit;
 };
 

@@ -52,7 +52,8 @@ struct PoseModelOptions {
   std::size_t basis_size = 16;  ///< principal components (kLearned), at most samples - 1
   MorphBasisInput morphs;       ///< kMorphTargets
   /// Default kTrainingRange: the engine's per-morph min/max; kUnit is the
-  /// seed's [0, 1] (meant for morph-target weights).
+  /// [0, 1] of the Blender pose-deformer description (meant for morph-target
+  /// weights).
   WeightClamp clamp = WeightClamp::kTrainingRange;
   /// Fraction of the samples other than sample 0 (the rest pose, always
   /// trained on) held out for the held-out error; chosen by a seeded shuffle.

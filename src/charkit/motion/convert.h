@@ -1,8 +1,9 @@
 // BVH → MediaPipe-33 NDJSON, streaming in two passes over the text
 // (docs/contracts/keypoints.md): pass 1 runs FK on every frame to find the
-// projection scale (seed §2.1: 0.35 / max |coordinate| over the whole
-// motion); pass 2 runs FK again, projects and writes the lines. Memory is the
-// hierarchy plus one frame and a 64 KiB output buffer, whatever the length.
+// projection scale (the model and motion format contract §2.1: 0.35 / max
+// |coordinate| over the whole motion); pass 2 runs FK again, projects and
+// writes the lines. Memory is the hierarchy plus one frame and a 64 KiB
+// output buffer, whatever the length.
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,6 @@
-// Keypoint JSON input (`mediapipe33@0.1.0`, seed contracts/model-formats.md
-// §2 "关键点 JSON: 直通校验"): keypoints already estimated, e.g. from video.
+// Keypoint JSON input (`mediapipe33@0.1.0`, the model and motion format
+// contract §2 "关键点 JSON: 直通校验"): keypoints already estimated, e.g. from
+// video.
 // The reader validates the structure, normalises ranges, fills in missing
 // timeMs and angles, and writes the same NDJSON as the BVH path.
 // The format and its rules: docs/contracts/keypoints.md §6.

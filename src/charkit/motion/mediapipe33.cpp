@@ -25,7 +25,7 @@ constexpr std::array<std::string_view, kAngleCount> kAngleNames = {
     "shoulder_L", "shoulder_R", "elbow_L", "elbow_R", "hip_L",
     "hip_R",      "knee_L",     "knee_R",  "spine"};
 
-// The default joint table: seed contracts/model-formats.md §2.2, verbatim.
+// The default joint table: the model and motion format contract §2.2, verbatim.
 // This is the only place it is written down in code.
 struct TableRow {
   std::size_t point;
@@ -49,8 +49,9 @@ constexpr TableRow kDefaultTable[] = {
     {32, {"RightToeBase", "RightToe", "RToe"}},
 };
 
-// Part words of other rigs folded onto the seed's vocabulary
-// (skeleton-topology.md §4). Keys are the concatenated lower-case words.
+// Part words of other rigs folded onto the vocabulary of the model and
+// motion format contract (skeleton-topology.md §4). Keys are the concatenated
+// lower-case words.
 struct Synonym {
   std::string_view from, to;
 };

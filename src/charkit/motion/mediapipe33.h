@@ -1,5 +1,5 @@
-// MediaPipe Pose (33 points) from a BVH skeleton: the joint table (seed
-// contracts/model-formats.md §2.2, kept as data in mediapipe33.cpp), the
+// MediaPipe Pose (33 points) from a BVH skeleton: the joint table (the model
+// and motion format contract §2.2, kept as data in mediapipe33.cpp), the
 // joint-name normaliser, user joint maps, and the pose job that turns world
 // joint positions into 33 points and the 9 joint-angle cosines.
 // Rules and topology: docs/contracts/skeleton-topology.md.
@@ -36,7 +36,7 @@ bool is_estimated_point(std::size_t i);
 /// Canonical form of a joint name for matching: namespace ("mixamorig:") and
 /// rig prefixes ("Bip01 ", "Character1_") removed, side words turned into
 /// "left"/"right" ("L", "_R", "lThigh", "Bip01 R Calf"), part synonyms folded
-/// onto the seed's vocabulary ("Thigh" → "upleg"), lower case.
+/// onto the format contract's vocabulary ("Thigh" → "upleg"), lower case.
 /// "Bip01 L Thigh" → "leftupleg", "mixamorig:LeftUpLeg" → "leftupleg".
 std::string normalise_joint_name(std::string_view name);
 
@@ -45,7 +45,7 @@ struct JointTable {
   std::array<std::vector<std::string>, kPointCount> candidates;
 };
 
-/// The seed's default table.
+/// The default table of the model and motion format contract.
 JointTable default_joint_table();
 
 /// Add a user joint map (JSON object: point name or index → array of joint
@@ -104,8 +104,9 @@ void joint_angles(std::span<const Vec3> p, std::span<double> angles);
 
 /// The projection scale: 0.35 / max_abs, or 1 when max_abs is 0.
 double projection_scale(double max_abs);
-/// x = 0.5 + x·s, y = 0.5 − y·s, z = −z·s (seed §2.1), clamped to the ranges
-/// the scale guarantees (x, y in [0.15, 0.85], z in [−0.35, 0.35]).
+/// x = 0.5 + x·s, y = 0.5 − y·s, z = −z·s (the model and motion format
+/// contract §2.1), clamped to the ranges the scale guarantees (x, y in
+/// [0.15, 0.85], z in [−0.35, 0.35]).
 Keypoint project(const Keypoint& p, double scale);
 
 }  // namespace charkit::motion

@@ -16,7 +16,8 @@ void append_number(std::string& out, double v) {
   }
   std::size_t n = static_cast<std::size_t>(end - buf);
   out.append(buf, n);
-  // JSON-wise "1" is fine; the seed writes floats as "1.0", "0.0".
+  // JSON-wise "1" is fine; the model and motion format contract writes floats
+  // as "1.0", "0.0".
   if (std::memchr(buf, '.', n) == nullptr && std::memchr(buf, 'e', n) == nullptr) out += ".0";
 }
 

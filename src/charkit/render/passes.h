@@ -1,8 +1,9 @@
-// The character render passes and their exact pipeline states (seed 003
-// §2–§4; docs/render/passes.md): one declarative table, written once, that
-// the pipeline builder (pipeline_desc) uses and that `--explain` and the
-// docs print (passes_markdown). The states are the capture's where the seed
-// gives them; the rest are our readings, marked in each pass's notes.
+// The character render passes and their exact pipeline states (the
+// character-rendering frame analysis §2–§4; docs/render/passes.md): one
+// declarative table, written once, that the pipeline builder (pipeline_desc)
+// uses and that `--explain` and the docs print (passes_markdown). The states
+// are the capture's where the frame analysis gives them; the rest are our
+// readings, marked in each pass's notes.
 #pragma once
 
 #include <optional>
@@ -47,12 +48,12 @@ struct PassDesc {
   PassId id;
   const char* name;            ///< e.g. "face-main" (CLI and JSON)
   const char* title;           ///< e.g. "Face main shading"
-  const char* source;          ///< where the state comes from: "seed 003 §3" or "our reading"
+  const char* source;          ///< the state's source: frame-analysis sections or "our reading"
   const char* purpose;         ///< what the pass produces
   std::vector<Target> colour;  ///< colour attachments, in order
   std::optional<Target> depth;
   gpu::GraphicsState state;  ///< state.colour[i] belongs to colour[i]
-  const char* notes;         ///< readings where the seed is silent
+  const char* notes;         ///< readings where the frame analysis is silent
 };
 
 /// The passes in the order a frame draws them.

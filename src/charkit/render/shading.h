@@ -1,9 +1,9 @@
-// The shading functions of the character passes (seed 003 §7–§9;
-// docs/render/shading.md), as C++ references: the face shadow's 9-tap PCF
-// with its 0.1111 constant, the character LUT's input shaper and strip
-// lookup, the signed-square-root motion-vector encoding, and the HSV-type
-// shadow colour. The render passes' GLSL implements the same formulas; these
-// are what it is tested against.
+// The shading functions of the character passes (the character-rendering
+// frame analysis §7–§9; docs/render/shading.md), as C++ references: the face
+// shadow's 9-tap PCF with its 0.1111 constant, the character LUT's input
+// shaper and strip lookup, the signed-square-root motion-vector encoding, and
+// the HSV-type shadow colour. The render passes' GLSL implements the same
+// formulas; these are what it is tested against.
 #pragma once
 
 #include <array>
@@ -20,7 +20,7 @@ using Mat4 = std::array<float, 16>;
 
 // ---- 9-tap PCF (§8) -------------------------------------------------------
 
-/// The seed's constant, kept as captured (not 1/9).
+/// The constant of the frame analysis, kept as captured (not 1/9).
 inline constexpr float kPcfWeight = 0.1111F;
 
 /// A square shadow depth map (reversed-Z unless `greater_equal` is false).
@@ -45,7 +45,8 @@ struct PcfParams {
 /// The pass rate: 0.1111 × the number of lit taps among the centre, the four
 /// diagonals (±1, ±1) and the four axial taps (±√2, 0), (0, ±√2) texels
 /// (base offset 1 / size). Each tap reads the nearest texel; taps outside the
-/// map read its edge. 9 lit taps give 0.9999, not 1 (the seed's constant).
+/// map read its edge. 9 lit taps give 0.9999, not 1 (the frame analysis's
+/// constant).
 float pcf9(const ShadowMap& map, const Vec3& position, const Vec3& normal, const PcfParams& p);
 
 // ---- cascade selection (§8) -------------------------------------------------

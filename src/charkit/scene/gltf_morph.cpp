@@ -211,8 +211,9 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
         float x[10];
         std::memcpy(x, vertices.data() + v * deform::kMorph40VertexBytes, sizeof x);
         for (int c = 0; c < 3; ++c) out_pos[3 * v + c] = x[c];
-        // The kernel does not normalise (the seed's kernel does not); glTF
-        // wants unit normals and tangents, so the output does.
+        // The kernel does not normalise (nor does the one in the
+        // character-rendering frame analysis); glTF wants unit normals and
+        // tangents, so the output does.
         const core::Vec3f n3 = core::normalize(core::Vec3f{x[3], x[4], x[5]});
         const core::Vec3f t3 = core::normalize(core::Vec3f{x[6], x[7], x[8]});
         if (!normal.empty())

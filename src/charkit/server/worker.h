@@ -47,8 +47,8 @@ enum class JobStop : std::uint8_t {
 inline constexpr std::uint64_t kDecodedBytesPerUploadByte = 4;
 /// motion.preprocess: frames × skeleton joints (e.g. 100 joints × 500 000 frames).
 inline constexpr std::uint64_t kDefaultMaxJointFrames = 50'000'000;
-/// motion.preprocess: keypoint NDJSON bytes (about 120 000 frames; the
-/// 6 000 s, 180 001-frame glTF of issue 14 would make 388 MB).
+/// motion.preprocess: keypoint NDJSON bytes (about 120 000 frames; a
+/// 6 000 s, 180 001-frame glTF would make 388 MB).
 inline constexpr std::uint64_t kDefaultMaxOutputBytes = 256ull << 20;
 /// Wall time of one job.
 inline constexpr std::chrono::milliseconds kDefaultJobTimeout{5 * 60 * 1000};

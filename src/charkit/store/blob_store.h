@@ -1,11 +1,12 @@
 // Content-addressed blob store: every stored file lives at
 //   {kind}/{yyyy}/{mm}/{sha256[0:2]}/{sha256}.{ext}
-// (seed 002 §3) under a local folder or under a prefix of an S3-compatible
-// bucket (s3://BUCKET/PREFIX?endpoint=URL&region=R). Uploads stream into a
-// local temporary file while hashing; on commit a byte-identical blob is
-// reused, else the file is published (a no-replace link() locally, a PUT or
-// multipart upload on S3). The original file name never becomes a path (the
-// catalogue keeps it in assets.original_name). Contract: docs/store.md.
+// (the model and motion format contract §3) under a local folder or under a
+// prefix of an S3-compatible bucket (s3://BUCKET/PREFIX?endpoint=URL&region=R).
+// Uploads stream into a local temporary file while hashing; on commit a
+// byte-identical blob is reused, else the file is published (a no-replace
+// link() locally, a PUT or multipart upload on S3). The original file name
+// never becomes a path (the catalogue keeps it in assets.original_name).
+// Contract: docs/store.md.
 #pragma once
 
 #include <chrono>
@@ -30,8 +31,8 @@ enum class Kind { model, motion, package, keypoints };
 std::string_view kind_name(Kind kind);
 std::optional<Kind> parse_kind(std::string_view name);
 
-/// The extensions a kind accepts (lower case, no dot), seed 002
-/// model-formats §1–§3: models vrm glb gltf fbx; motions bvh fbx gltf glb
+/// The extensions a kind accepts (lower case, no dot; the model and motion
+/// format contract §1–§3): models vrm glb gltf fbx; motions bvh fbx gltf glb
 /// json; packages bem zip; keypoints ndjson (written by preprocessing).
 std::span<const std::string_view> allowed_extensions(Kind kind);
 /// Case-insensitive; `ext` without the dot.

@@ -83,7 +83,7 @@ struct Motion {
   std::int64_t asset_id = 0;
   std::string format;         ///< "bvh", "fbx", "gltf", "glb", "json": this upload's own extension
   std::string original_name;  ///< this record's client file name ("" in rows before schema 3)
-  double fps = 30.0;          ///< seed: source rate kept, 30 when unknown
+  double fps = 30.0;          ///< source rate kept, else 30 (model and motion format contract)
   std::int64_t frames = 0;
   double duration_s = 0.0;
   PreprocessState preprocess_state = PreprocessState::pending;

@@ -1,8 +1,9 @@
-// 40-byte sparse morph blend (seed 003 §5, docs/deform/morph40.md): one
-// invocation per record of one target; invocations past the record count
-// return at once. vertex += weight × delta for position, normal and tangent
-// xyz; the tangent's w is never written. `precise` keeps each
-// multiply-add unfused, so the result has the CPU reference's bits.
+// 40-byte sparse morph blend (the character-rendering frame analysis §5,
+// docs/deform/morph40.md): one invocation per record of one target;
+// invocations past the record count return at once. vertex += weight × delta
+// for position, normal and tangent xyz; the tangent's w is never written.
+// `precise` keeps each multiply-add unfused, so the result has the CPU
+// reference's bits.
 #version 450
 
 layout(local_size_x = 64) in;

@@ -1,10 +1,10 @@
-// Subdivision kernel 2 (seed 003 §6): edge e's new position: the midpoint,
-// or with full adjacency and smoothing the Loop candidate
-// 3/8 (a + b) + 1/8 (c + d), optionally constrained to the mean normal, then
-// interpolated from the midpoint by the edge strength. One dispatch covers
-// edges [edge_begin, edge_begin + edge_count) (a chunk): the Edges binding
-// holds those edges, the OutVertices binding is the chunk whose record
-// out_record is edge edge_begin's; strengths and the bitmap are whole.
+// Subdivision kernel 2 (the character-rendering frame analysis §6): edge e's
+// new position: the midpoint, or with full adjacency and smoothing the Loop
+// candidate 3/8 (a + b) + 1/8 (c + d), optionally constrained to the mean
+// normal, then interpolated from the midpoint by the edge strength. One
+// dispatch covers edges [edge_begin, edge_begin + edge_count) (a chunk): the
+// Edges binding holds those edges, the OutVertices binding is the chunk whose
+// record out_record is edge edge_begin's; strengths and the bitmap are whole.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;

@@ -1,9 +1,9 @@
-// Subdivision kernel 3 (seed 003 §6): each triangle with k split edges
-// writes 1 + k triangles. Output allocation in two levels: the 64
-// invocations of a workgroup put their index counts in shared memory, one
-// invocation sums them and takes the group's range with one atomic add on
-// the draw command's index count, and each invocation writes at the group's
-// base plus its offset in the group. The draw buffer is the
+// Subdivision kernel 3 (the character-rendering frame analysis §6): each
+// triangle with k split edges writes 1 + k triangles. Output allocation in two
+// levels: the 64 invocations of a workgroup put their index counts in shared
+// memory, one invocation sums them and takes the group's range with one atomic
+// add on the draw command's index count, and each invocation writes at the
+// group's base plus its offset in the group. The draw buffer is the
 // VkDrawIndexedIndirectCommand (the host sets it to {0, 1, 0, 0, 0}).
 #version 450
 layout(local_size_x = 64) in;

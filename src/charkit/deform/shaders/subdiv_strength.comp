@@ -1,10 +1,11 @@
-// Subdivision kernel 1 (seed 003 §6): per vertex its allowed strength and
-// its copy into the 48-byte output; per edge its strength and the new
-// vertex's normal and tangent. Output records are the vertices then the
-// edges; one dispatch covers records [record_begin, record_end) (a chunk of
-// at most one storage-buffer binding), invocation i record record_begin + i,
-// written at i of the chunk. The edge table binding holds the chunk's edges
-// from edge_begin on; the vertex arrays and edge strengths are whole.
+// Subdivision kernel 1 (the character-rendering frame analysis §6): per
+// vertex its allowed strength and its copy into the 48-byte output; per edge
+// its strength and the new vertex's normal and tangent. Output records are the
+// vertices then the edges; one dispatch covers records [record_begin,
+// record_end) (a chunk of at most one storage-buffer binding), invocation i
+// record record_begin + i, written at i of the chunk. The edge table binding
+// holds the chunk's edges from edge_begin on; the vertex arrays and edge
+// strengths are whole.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;

@@ -1,4 +1,4 @@
-// The keypoint NDJSON line (seed contracts/model-formats.md §2.1,
+// The keypoint NDJSON line (the model and motion format contract §2.1,
 // docs/contracts/keypoints.md): one frame per line,
 // {"frame":0,"timeMs":0.0,"points":[[x,y,z,c],…33],"angles":[…9]}\n
 #pragma once

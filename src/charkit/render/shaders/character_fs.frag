@@ -51,7 +51,8 @@ void main() {
   const vec3 colour = mix(shade, base.rgb, light) * frame.light_colour.rgb +
                       base.rgb * frame.ambient.rgb;
 
-  // Motion: the seed's encoding, or the constant zero when it is off.
+  // Motion: the encoding of the character-rendering frame analysis, or the
+  // constant zero when it is off.
   const float zero = frame.motion.z;
   const vec2 motion = frame.motion.x != 0.0
                           ? encode_motion(v_clip_now, v_clip_before, frame.motion.y, zero)

@@ -1,7 +1,7 @@
 // The character passes' vertex shader: world-space vertices (rest pose or
 // posed on the CPU) to the camera's clip space, or the light's for the
-// shadow geometry. Clip positions are kept with y up (the seed's motion
-// formula) and flipped for Vulkan's raster.
+// shadow geometry. Clip positions are kept with y up (the motion formula of
+// the character-rendering frame analysis) and flipped for Vulkan's raster.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "frame.glsl"

@@ -3,7 +3,7 @@
 // the compute harness (shading_harness.comp) checks them against. The
 // character passes include this file.
 
-const float PCF_WEIGHT = 0.1111;  // the seed's constant, not 1/9
+const float PCF_WEIGHT = 0.1111;  // as in the character-rendering frame analysis, not 1/9
 
 float saturate1(float x) { return clamp(x, 0.0, 1.0); }
 
