@@ -1,4 +1,4 @@
-// The BC7 encoder (scene/detail/bc7_encode.h, scene/texture_encode.h): every
+// The BC7 encoder (scene/bc7_encode.h, scene/texture_encode.h): every
 // block is read back with our BC7 decoder (itself tested against blocks
 // built by hand in bc7_test.cpp). Flat colours must come back exactly; the
 // painted and photographed textures of the test models (CesiumMan's JPEG,

@@ -2,7 +2,7 @@
 // along its principal axis, its endpoints quantised with every p-bit choice,
 // indices chosen against the exact decoded palette, then the endpoints
 // refined by least squares; every mode's block is decoded to measure it.
-#include "charkit/scene/detail/bc7_encode.h"
+#include "charkit/scene/bc7_encode.h"
 
 #include <algorithm>
 #include <array>

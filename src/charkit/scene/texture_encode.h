@@ -10,7 +10,7 @@
 
 #include "charkit/core/parallel.h"
 #include "charkit/core/result.h"
-#include "charkit/scene/detail/bc7_encode.h"
+#include "charkit/scene/bc7_encode.h"
 #include "charkit/scene/image.h"
 
 namespace charkit::scene {
