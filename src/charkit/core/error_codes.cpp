@@ -8,8 +8,10 @@ namespace charkit::core {
 
 namespace {
 
-// The library's modules, lowest layer first. A new module adds its
-// error_codes.def here (once); a new code goes only into the .def file.
+// Every module's codes in one table (the order `charkit errors` lists them
+// in). A new module adds its error_codes.def here (once); a new code goes
+// only into the .def file. That core includes the other modules' tables is
+// an edge up the layers, to be replaced by each module registering its own.
 #define CHARKIT_ERROR(code, meaning, remedy) {#code, CHARKIT_ERROR_MODULE, meaning, remedy},
 constexpr ErrorCodeInfo kCodes[] = {
 #define CHARKIT_ERROR_MODULE "core"

@@ -2,8 +2,8 @@
 // blend skinning (LBS), dual-quaternion skinning (DQS), Delta Mush on top of
 // LBS, and inverse LBS (posed point -> bind-space point).
 //
-// Layout shared by every function here (no scene types, so the module links
-// only charkit_core):
+// Layout shared by every function here (plain arrays, no scene types: the
+// kernels stay below the file formats):
 // - rest positions: 3 floats per vertex (x, y, z), bind space;
 // - joints: 4 joint indices per vertex; weights: 4 floats per vertex. Weights
 //   are normalised per vertex by their sum (a vertex whose weights sum to 0
