@@ -151,9 +151,11 @@ int run_simulate(const SimulateArgs& a) {
   auto events = bem::parse_driver_events(a.events, rt.drivers());
   if (!events) return report_error("--events", events.error(), kExitUsage);
 
+  // "-" is standard output, as everywhere else in the program.
+  const bool to_file = !a.output.empty() && a.output != "-";
   std::ofstream file_out;
   std::ostream* os = &std::cout;
-  if (!a.output.empty()) {
+  if (to_file) {
     file_out.open(a.output, std::ios::binary | std::ios::trunc);
     if (!file_out)
       return report_error(a.output, "IO_CREATE", "cannot create the output file", kExitUsage);
@@ -183,9 +185,9 @@ int run_simulate(const SimulateArgs& a) {
   }
   os->flush();
   if (!*os)
-    return report_error(a.output.empty() ? "-" : a.output, "IO_WRITE", "cannot write the output",
+    return report_error(to_file ? a.output : "-", "IO_WRITE", "cannot write the output",
                         kExitUsage);
-  if (!a.output.empty())
+  if (to_file)
     report_info(a.output, std::to_string(a.steps + 1) + " lines, " +
                               std::to_string(rt.drivers().size()) + " drivers");
   return kExitOk;
@@ -219,7 +221,8 @@ void add_bem_simulate_command(CLI::App& bem, int& exit_code) {
       ->type_name("EVENTS");
   sim->add_option("--dt", args->dt, "Seconds per step")->capture_default_str();
   sim->add_option("--steps", args->steps, "Steps after the state at time 0")->capture_default_str();
-  sim->add_option("-o,--output", args->output, "Write the NDJSON here instead of stdout")
+  sim->add_option("-o,--output", args->output,
+                  "Write the NDJSON here instead of stdout (\"-\": stdout)")
       ->type_name("OUT.ndjson");
   sim->add_flag("--positions", args->positions,
                 "Add each line's deformed positions of the meshes with active §10 channels "

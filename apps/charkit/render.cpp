@@ -445,8 +445,6 @@ int run_render(const RenderArgs& a) {
   if (a.light.empty()) fo.light_direction = {0.4F, 0.7F, 0.6F * model->facing_z};
   const float aspect = static_cast<float>(fo.width) / static_cast<float>(fo.height);
   const unsigned views = a.turntable > 0 ? a.turntable : 1;
-  if (a.turntable > 360)
-    return report_error(a.input, option_error("--turntable is 1..360 views"), kExitUsage);
   Json outputs = Json::array();
   render::FrameStats first_stats;
   for (unsigned v = 0; v < views; ++v) {
@@ -571,7 +569,9 @@ void add_render_commands(CLI::App& app, int& exit_code) {
                 "Write every attachment into DIR: hdr, material1, material2, normal, depth, "
                 "shadow (16-bit PNGs) and stencil (8-bit)")
       ->type_name("DIR");
-  r->add_option("--turntable", a->turntable, "Write N views around the model")->type_name("N");
+  r->add_option("--turntable", a->turntable, "Write N views around the model (1 to 360)")
+      ->check(CLI::Range(1u, 360u))
+      ->type_name("N");
   r->add_flag("--explain", a->explain,
               "Print the passes' pipeline states (the table the renderer builds from) and exit");
   r->add_flag("--json", a->json, "Print a JSON summary (parts, pixel counts per pass)");

@@ -2,6 +2,7 @@
 // expected lines are the worked examples of docs/bem/runtime.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -161,6 +162,23 @@ TEST_F(SimulateCli, UnpackNamesADriversSoundByItsFormat) {
   ASSERT_TRUE(std::filesystem::exists(sound));
   EXPECT_EQ(std::filesystem::file_size(sound), 32u);  // the payload's bytes
   EXPECT_TRUE(std::filesystem::exists(out / "payloads" / "0006.bin"));
+}
+
+// `-o -` is standard output, as for every other command: the same lines as
+// without -o, and no file named "-".
+TEST_F(SimulateCli, DashOutputIsStandardOutput) {
+  auto path = write("p.bem", package(Json::array({driver("sawtooth", "loop")})).binary());
+  const std::string args =
+      "bem simulate " + quote(path) + " --dt 0.25 --steps 3 --events 0:start:d";
+  auto plain = run_charkit(args);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  // In the scratch folder, so that a file named "-" would land there.
+  auto dash = run_with_stderr("(cd " + quote(dir_) + " && '" + CHARKIT_BIN + "' " + args +
+                              " -o - 2>/dev/null)");
+  ASSERT_EQ(dash.exit_code, 0) << dash.out;
+  EXPECT_EQ(dash.out, plain.out);
+  EXPECT_EQ(std::count(plain.out.begin(), plain.out.end(), '\n'), 4);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "-"));
 }
 
 TEST_F(SimulateCli, PositionsFollowTheDrivenTicks) {

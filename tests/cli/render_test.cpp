@@ -201,6 +201,12 @@ TEST_F(RenderCli, ExplainLutAndExitStatuses) {
   EXPECT_EQ(run_charkit("render " + model + " -o " + quote(dir_ / "s.jpg")).exit_code, 2);
   EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --camera fov=500").exit_code, 2);
   EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --device cpu").exit_code, 2);
+  // A turntable is 1 to 360 views: 0 was taken as "no turntable" without a word.
+  for (const char* n : {"0", "361"}) {
+    auto t = run_charkit("render " + model + " -o " + out + " --turntable " + n, true);
+    EXPECT_EQ(t.exit_code, 2) << n;
+    EXPECT_NE(t.out.find("--turntable"), std::string::npos) << t.out;
+  }
   // A negative frame would mean "the last one" to the motion sampler: refused.
   EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --motion " + model + " --frame -1")
                 .exit_code,
