@@ -343,16 +343,23 @@ int run_edit(const LibraryArgs& a) {
 }
 
 int run_library(const LibraryArgs& a) {
+  const bool edit =
+      a.action == "remove" || a.action == "enable" || a.action == "disable" || a.action == "set";
+  if (a.action != "list" && a.action != "add" && !edit)
+    return report_error(
+        a.dir, "BEM_LIBRARY_USAGE",
+        "unknown action \"" + a.action + "\" (list, add, remove, enable, disable, set)",
+        kExitUsage);
+  // Only `add` makes a library; the others need the folder to be there.
+  std::error_code ec;
+  if (a.action != "add" && !fs::is_directory(a.dir, ec))
+    return report_error(a.dir, "IO_OPEN", "no such library folder (`add` creates one)", kExitUsage);
   if (a.action == "list") return run_list(a);
   if (a.target.empty())
     return report_error(a.dir, "BEM_LIBRARY_USAGE", a.action + " needs a package or an id",
                         kExitUsage);
   if (a.action == "add") return run_add(a);
-  if (a.action == "remove" || a.action == "enable" || a.action == "disable" || a.action == "set")
-    return run_edit(a);
-  return report_error(
-      a.dir, "BEM_LIBRARY_USAGE",
-      "unknown action \"" + a.action + "\" (list, add, remove, enable, disable, set)", kExitUsage);
+  return run_edit(a);
 }
 
 }  // namespace

@@ -110,6 +110,22 @@ TEST_F(LibraryCli, AddListConflictsEditsAndRemove) {
   EXPECT_NE(read_text(ini).find("[General]\noverlay_hotkey = F3\n"), std::string::npos);
 }
 
+// A library folder that is not there is an error for every action but
+// `add` (which makes it), and an unknown action is named as such.
+TEST_F(LibraryCli, MissingFolderAndUnknownActionAreUsageErrors) {
+  for (const char* action : {"list", "remove pkg.a", "enable pkg.a", "set pkg.a --options x"}) {
+    auto r = run(action);
+    EXPECT_EQ(r.exit_code, 2) << action << ": " << r.out;
+    EXPECT_NE(r.out.find("IO_OPEN"), std::string::npos) << action << ": " << r.out;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "lib"));
+  auto r = run("frobnicate");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown action \"frobnicate\""), std::string::npos) << r.out;
+  ASSERT_EQ(run("add " + quote(write("a.bem", package("pkg.a").binary()))).exit_code, 0);
+  EXPECT_EQ(run("list").exit_code, 0);
+}
+
 TEST_F(LibraryCli, InvalidPackagesNeedForceAndAreAddedDisabled) {
   auto bytes = package("pkg.bad").binary();
   bytes.resize(bytes.size() - 7);  // the last payload cut short
