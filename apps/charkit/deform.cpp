@@ -4,12 +4,15 @@
 // (docs/deform/morph40.md); `deform subdivide` runs the adaptive subdivision
 // kernels (docs/deform/subdivision.md).
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "charkit/bem/container.h"
 #include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/core/parallel.h"
@@ -73,6 +76,17 @@ int open_device_and_input(const std::string& input, const std::string& device_op
   if (!opened) return report_error(input, opened.error(), kExitUsage);
   if (!opened->note.empty()) report_info(input, "device auto: cpu (" + opened->note + ")");
   device = std::move(*opened);
+  // A BEM package (or any ZIP) is not glTF: say so, by its first bytes,
+  // rather than report them as bad JSON.
+  std::uint8_t head[8] = {};
+  std::ifstream(input, std::ios::binary).read(reinterpret_cast<char*>(head), sizeof head);
+  if (auto kind = bem::sniff_container(core::Bytes(head, sizeof head)))
+    return report_error(
+        input, "DEFORM_INPUT_PACKAGE",
+        std::string(*kind == bem::ContainerKind::kBinary ? "a BEM package" : "a ZIP archive") +
+            ": deform commands take glTF or GLB; export a package's selection "
+            "first (charkit bem export PACKAGE -o OUT.glb)",
+        kExitUsage);
   auto loaded = scene::GltfDocument::load_file(input);
   if (!loaded)
     return report_error(input, loaded.error(),

@@ -203,6 +203,12 @@ core::Result<std::vector<std::uint8_t>> bem_selection_glb(const RenderArgs& a, i
     exit = kExitUsage;
     return std::move(settings).error();
   }
+  // An option group or parameter the package lacks is warned about, as by
+  // `bem select` and `bem export` (the default is rendered in its place).
+  for (const bem::SettingsWarning& w : settings->warnings)
+    report_warning(a.input, w.code, w.message,
+                   std::string(w.in_parameters ? "parameters" : "options") + ", column " +
+                       std::to_string(w.column));
   bem::ExportOptions eo;
   eo.generator = "charkit render";
   auto exported = bem::export_glb(*loaded.model, *loaded.package, *settings, eo);

@@ -87,6 +87,13 @@ TEST_F(DeformSubdivideCli, ExitStatuses) {
   EXPECT_NE(bad.out.find("DEFORM_GLTF"), std::string::npos) << bad.out;
   const auto junk = write("junk.glb", {'g', 'l', 'T', 'F', 2, 0, 0, 0});
   EXPECT_EQ(run_charkit("deform subdivide " + quote(junk) + " -o " + quote(out)).exit_code, 1);
+  // A BEM package, binary or ZIP, is named as one (it was reported as bad JSON).
+  for (const char* pkg : {"example-1.5.bem", "example-1.5.zip"}) {
+    const auto path = std::filesystem::path(CHARKIT_EXAMPLES_DIR) / pkg;
+    auto r = run_charkit("deform subdivide " + quote(path) + " -o " + quote(out) + " --json");
+    EXPECT_EQ(r.exit_code, 2) << pkg;
+    EXPECT_NE(r.out.find("DEFORM_INPUT_PACKAGE"), std::string::npos) << r.out;
+  }
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 

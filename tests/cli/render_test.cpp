@@ -192,6 +192,13 @@ TEST_F(RenderCli, ExplainLutAndExitStatuses) {
                          " -o " + out + " --size 64x64 --shadow-map 64 --json");
   ASSERT_EQ(bem.exit_code, 0) << bem.out;
   EXPECT_GT(Json::parse(bem.out)["images"][0]["coverage"].get<double>(), 0.01);
+  // A misspelt option group renders the default, with the warning `bem export` gives.
+  auto misspelt = run_charkit(
+      "render " + quote(std::filesystem::path(CHARKIT_EXAMPLES_DIR) / "example-1.5.bem") + " -o " +
+          out + " --size 64x64 --shadow-map 64 --options 'outfitt:b'",
+      true);
+  EXPECT_EQ(misspelt.exit_code, 0) << misspelt.out;
+  EXPECT_NE(misspelt.out.find("BEM_SETTINGS_UNKNOWN_GROUP"), std::string::npos) << misspelt.out;
   EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --options x").exit_code, 2);
   const auto bad_lut = dir_ / "bad.cube";
   std::ofstream(bad_lut) << "LUT_3D_SIZE 17\n";
