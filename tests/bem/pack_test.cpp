@@ -1425,6 +1425,15 @@ TEST(BemPackTextures, AFormatOverrideReencodesEditedTextures) {
   r = pack(t, glb, o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "BEM_PACK_TEXTURE");
+  // A name that is neither a texture of the template nor a kind would be
+  // ignored: refused, listing the template's texture names.
+  o.texture_formats.clear();
+  o.texture_formats["T_actor_example_body_01_D"] = scene::texture_format::kBC1;  // case differs
+  r = pack(t, glb, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "BEM_PACK_TEXTURE_FORMAT");
+  EXPECT_NE(r.error().message.find("\"T_actor_example_body_01_d\""), std::string::npos)
+      << r.error().message;
   EXPECT_EQ(scene::texture_format_from_name("astc_6x6"), scene::texture_format::kASTC6x6);
   EXPECT_EQ(scene::texture_format_from_name("bc7"), scene::texture_format::kBC7);
   EXPECT_EQ(scene::texture_format_from_name("63"), scene::texture_format::kR8);

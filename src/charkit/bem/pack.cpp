@@ -148,6 +148,7 @@ class ScenePacker {
   }
 
   core::Result<PackResult> run() {
+    if (auto st = check_texture_format_names(); !st) return std::move(st).error();
     auto matched = match_meshes();
     if (!matched) return std::move(matched).error();
     if (matched->empty()) {
@@ -255,6 +256,30 @@ class ScenePacker {
         (tex.normal_encoding == "xy-unorm" || format == scene::texture_format::kBC5))
       return 2;
     return 4;
+  }
+
+  /// Every name given a texture format is a texture of the template or a
+  /// kind (edited_format): one that is neither would be ignored.
+  core::Status check_texture_format_names() const {
+    for (const auto& [name, format] : options_.texture_formats) {
+      if (name == "normal" || name == "color" || name == "linear") continue;
+      std::string names;
+      for (const Texture& t : model_.textures) {
+        if (t.original_name == name) {
+          names.clear();
+          break;
+        }
+        names += (names.empty() ? "" : ", ") + ("\"" + t.original_name + "\"");
+      }
+      if (!names.empty() || model_.textures.empty())
+        return at("BEM_PACK_TEXTURE_FORMAT",
+                  "a texture format for \"" + name +
+                      "\", which is neither a texture of the template (" +
+                      (names.empty() ? std::string("none") : names) +
+                      ") nor a kind (normal, color, linear)",
+                  "/textures");
+    }
+    return {};
   }
 
   /// The format an edited texture is encoded in: --texture-format by name,
