@@ -173,8 +173,8 @@ TEST_F(SimulateCli, DashOutputIsStandardOutput) {
   auto plain = run_charkit(args);
   ASSERT_EQ(plain.exit_code, 0) << plain.out;
   // In the scratch folder, so that a file named "-" would land there.
-  auto dash = run_with_stderr("(cd " + quote(dir_) + " && '" + CHARKIT_BIN + "' " + args +
-                              " -o - 2>/dev/null)");
+  auto dash = clitest::run_with_stderr("(cd " + quote(dir_) + " && '" + CHARKIT_BIN + "' " + args +
+                                       " -o - 2>/dev/null)");
   ASSERT_EQ(dash.exit_code, 0) << dash.out;
   EXPECT_EQ(dash.out, plain.out);
   EXPECT_EQ(std::count(plain.out.begin(), plain.out.end(), '\n'), 4);

@@ -279,7 +279,7 @@ class ScenePacker {
                       ") nor a kind (normal, color, linear)",
                   "/textures");
     }
-    return {};
+    return core::Ok{};
   }
 
   /// The format an edited texture is encoded in: --texture-format by name,
