@@ -9,15 +9,6 @@
 namespace charkit::testkit {
 namespace {
 
-void put16(ByteVec& b, std::uint16_t v) {
-  for (int i = 0; i < 2; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-void put32(ByteVec& b, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-void put64(ByteVec& b, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
 void append(ByteVec& b, const ByteVec& d) {
   b.insert(b.end(), d.begin(), d.end());
 }
@@ -71,21 +62,21 @@ ByteVec build_binary(const BinaryLayout& l,
   ByteVec b;
   const std::uint8_t magic[8] = {0x42, 0x45, 0x4D, 0x00, 0x50, 0x4B, 0x47, 0x00};
   b.insert(b.end(), magic, magic + 8);
-  put16(b, l.major);
-  put16(b, l.minor);
-  put32(b, l.header_size);
+  u16le(b, l.major);
+  u16le(b, l.minor);
+  u32le(b, l.header_size);
   std::size_t file_size_pos = b.size();
-  put64(b, 0);
-  put64(b, l.manifest_size.value_or(l.manifest.size()));
-  put32(b, l.payload_count.value_or(static_cast<std::uint32_t>(dir.size())));
-  put32(b, l.flags);
+  u64le(b, 0);
+  u64le(b, l.manifest_size.value_or(l.manifest.size()));
+  u32le(b, l.payload_count.value_or(static_cast<std::uint32_t>(dir.size())));
+  u32le(b, l.flags);
   append(b, l.manifest);
   for (const auto& e : dir) {
-    put32(b, e.codec);
-    put32(b, e.reserved);
-    put64(b, e.offset);
-    put64(b, e.stored_size);
-    put64(b, e.decoded_size);
+    u32le(b, e.codec);
+    u32le(b, e.reserved);
+    u64le(b, e.offset);
+    u64le(b, e.stored_size);
+    u64le(b, e.decoded_size);
   }
   for (const auto& s : stored) append(b, s);
   append(b, l.trailing);
@@ -104,79 +95,79 @@ ByteVec build_zip(const std::vector<ZipEntry>& entries, const ZipOptions& option
     std::uint64_t local_offset = out.size();
     std::uint16_t needed = e.zip64 ? 45 : 20;
     // Local file header.
-    put32(out, 0x04034b50);
-    put16(out, needed);
-    put16(out, e.flags);
-    put16(out, e.method);
-    put16(out, kTime);
-    put16(out, kDate);
-    put32(out, crc);
-    put32(out, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(data.size()));
-    put32(out, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(e.data.size()));
-    put16(out, static_cast<std::uint16_t>(e.name.size()));
-    put16(out, e.zip64 ? 20 : 0);
+    u32le(out, 0x04034b50);
+    u16le(out, needed);
+    u16le(out, e.flags);
+    u16le(out, e.method);
+    u16le(out, kTime);
+    u16le(out, kDate);
+    u32le(out, crc);
+    u32le(out, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(data.size()));
+    u32le(out, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(e.data.size()));
+    u16le(out, static_cast<std::uint16_t>(e.name.size()));
+    u16le(out, e.zip64 ? 20 : 0);
     append(out, e.name);
     if (e.zip64) {
-      put16(out, 0x0001);
-      put16(out, 16);
-      put64(out, e.data.size());
-      put64(out, data.size());
+      u16le(out, 0x0001);
+      u16le(out, 16);
+      u64le(out, e.data.size());
+      u64le(out, data.size());
     }
     append(out, data);
     // Central directory header.
-    put32(central, 0x02014b50);
-    put16(central, 0x0300 | needed);  // made by: UNIX
-    put16(central, needed);
-    put16(central, e.flags);
-    put16(central, e.method);
-    put16(central, kTime);
-    put16(central, kDate);
-    put32(central, crc);
-    put32(central, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(data.size()));
-    put32(central, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(e.data.size()));
-    put16(central, static_cast<std::uint16_t>(e.name.size()));
-    put16(central, e.zip64 ? 28 : 0);
-    put16(central, 0);               // comment
-    put16(central, 0);               // disk
-    put16(central, 0);               // internal attributes
-    put32(central, 0100644u << 16);  // external attributes: regular file
-    put32(central, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(local_offset));
+    u32le(central, 0x02014b50);
+    u16le(central, 0x0300 | needed);  // made by: UNIX
+    u16le(central, needed);
+    u16le(central, e.flags);
+    u16le(central, e.method);
+    u16le(central, kTime);
+    u16le(central, kDate);
+    u32le(central, crc);
+    u32le(central, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(data.size()));
+    u32le(central, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(e.data.size()));
+    u16le(central, static_cast<std::uint16_t>(e.name.size()));
+    u16le(central, e.zip64 ? 28 : 0);
+    u16le(central, 0);               // comment
+    u16le(central, 0);               // disk
+    u16le(central, 0);               // internal attributes
+    u32le(central, 0100644u << 16);  // external attributes: regular file
+    u32le(central, e.zip64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(local_offset));
     append(central, e.name);
     if (e.zip64) {
-      put16(central, 0x0001);
-      put16(central, 24);
-      put64(central, e.data.size());
-      put64(central, data.size());
-      put64(central, local_offset);
+      u16le(central, 0x0001);
+      u16le(central, 24);
+      u64le(central, e.data.size());
+      u64le(central, data.size());
+      u64le(central, local_offset);
     }
   }
   std::uint64_t cd_offset = out.size();
   append(out, central);
   if (options.zip64_end) {
     std::uint64_t z64_offset = out.size();
-    put32(out, 0x06064b50);
-    put64(out, 44);
-    put16(out, 45);
-    put16(out, 45);
-    put32(out, 0);
-    put32(out, 0);
-    put64(out, entries.size());
-    put64(out, entries.size());
-    put64(out, central.size());
-    put64(out, cd_offset);
-    put32(out, 0x07064b50);
-    put32(out, 0);
-    put64(out, z64_offset);
-    put32(out, 1);
+    u32le(out, 0x06064b50);
+    u64le(out, 44);
+    u16le(out, 45);
+    u16le(out, 45);
+    u32le(out, 0);
+    u32le(out, 0);
+    u64le(out, entries.size());
+    u64le(out, entries.size());
+    u64le(out, central.size());
+    u64le(out, cd_offset);
+    u32le(out, 0x07064b50);
+    u32le(out, 0);
+    u64le(out, z64_offset);
+    u32le(out, 1);
   }
-  put32(out, 0x06054b50);
-  put16(out, 0);
-  put16(out, 0);
-  put16(out, options.zip64_end ? 0xFFFF : static_cast<std::uint16_t>(entries.size()));
-  put16(out, options.zip64_end ? 0xFFFF : static_cast<std::uint16_t>(entries.size()));
-  put32(out, options.zip64_end ? 0xFFFFFFFFu : static_cast<std::uint32_t>(central.size()));
-  put32(out, options.zip64_end ? 0xFFFFFFFFu : static_cast<std::uint32_t>(cd_offset));
-  put16(out, 0);
+  u32le(out, 0x06054b50);
+  u16le(out, 0);
+  u16le(out, 0);
+  u16le(out, options.zip64_end ? 0xFFFF : static_cast<std::uint16_t>(entries.size()));
+  u16le(out, options.zip64_end ? 0xFFFF : static_cast<std::uint16_t>(entries.size()));
+  u32le(out, options.zip64_end ? 0xFFFFFFFFu : static_cast<std::uint32_t>(central.size()));
+  u32le(out, options.zip64_end ? 0xFFFFFFFFu : static_cast<std::uint32_t>(cd_offset));
+  u16le(out, 0);
   return out;
 }
 
@@ -223,18 +214,18 @@ ByteVec f32_bytes(const std::vector<float>& v) {
   for (float f : v) {
     std::uint32_t u;
     std::memcpy(&u, &f, 4);
-    put32(b, u);
+    u32le(b, u);
   }
   return b;
 }
 ByteVec u16_bytes(const std::vector<std::uint16_t>& v) {
   ByteVec b;
-  for (auto x : v) put16(b, x);
+  for (auto x : v) u16le(b, x);
   return b;
 }
 ByteVec u32_bytes(const std::vector<std::uint32_t>& v) {
   ByteVec b;
-  for (auto x : v) put32(b, x);
+  for (auto x : v) u32le(b, x);
   return b;
 }
 
