@@ -155,6 +155,7 @@ int run_simulate(const SimulateArgs& a) {
   const bool to_file = !a.output.empty() && a.output != "-";
   std::ofstream file_out;
   std::ostream* os = &std::cout;
+  if (!to_file) set_stdout_is_data();  // --json: the summary goes to stderr
   if (to_file) {
     file_out.open(a.output, std::ios::binary | std::ios::trunc);
     if (!file_out)
@@ -187,9 +188,18 @@ int run_simulate(const SimulateArgs& a) {
   if (!*os)
     return report_error(to_file ? a.output : "-", "IO_WRITE", "cannot write the output",
                         kExitUsage);
-  if (to_file)
+  if (output_mode().json) {
+    Json drivers = Json::array();
+    for (const auto& d : rt.drivers()) drivers.push_back(d.id);
+    print_summary(Json{{"input", a.file},
+                       {"output", to_file ? a.output : std::string("-")},
+                       {"lines", a.steps + 1},
+                       {"dt", a.dt},
+                       {"drivers", std::move(drivers)}});
+  } else if (to_file) {
     report_info(a.output, std::to_string(a.steps + 1) + " lines, " +
                               std::to_string(rt.drivers().size()) + " drivers");
+  }
   return kExitOk;
 }
 

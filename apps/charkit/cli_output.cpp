@@ -171,6 +171,13 @@ void set_stdout_is_data() {
   state().stdout_is_data = true;
 }
 
+void print_summary(core::Json doc) {
+  if (state().stdout_is_data)
+    std::cerr << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  else
+    print_json(std::move(doc));
+}
+
 Json reported_messages(Severity s) {
   return s == Severity::kError ? state().errors : state().warnings;
 }

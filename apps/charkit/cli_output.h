@@ -74,6 +74,10 @@ void print_json(core::Json doc);
 /// stdout carries data (e.g. NDJSON with `-o -`): no document is added there.
 void set_stdout_is_data();
 
+/// A command's summary document: as print_json(), or on stderr after
+/// set_stdout_is_data(), since stdout then holds the data.
+void print_summary(core::Json doc);
+
 /// Called by main with the exit status: prints the JSON document (the
 /// command's, or {"ok", "errors", "warnings"}) when --json was given.
 int finish_output(int exit_code);

@@ -92,14 +92,6 @@ Json pelvis_json(const motion::ConvertSummary& s) {
   return Json(s.header.joints[static_cast<std::size_t>(s.mapping.pelvis_joint)].name);
 }
 
-// The JSON summary of convert: on stdout, or on stderr when stdout carries the NDJSON (-o -).
-void emit_summary(Json j, bool to_stdout) {
-  if (to_stdout)
-    std::cerr << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-  else
-    print_json(std::move(j));
-}
-
 void print_warnings(const std::string& subject, const std::vector<motion::BvhWarning>& ws) {
   for (const auto& w : ws) report_warning(subject, w.code, w.message);
 }
@@ -189,7 +181,6 @@ int run_convert_keypoints(const MotionArgs& a, std::string_view text) {
   if (a.fps > 0) options.fps = a.fps;
   StepProgress progress(a.input, "converting frames");
   options.progress = progress.fn();
-  const bool to_stdout = a.output == "-";
   int rc = kExitOk;
   auto r = write_ndjson(
       a,
@@ -203,7 +194,7 @@ int run_convert_keypoints(const MotionArgs& a, std::string_view text) {
   if (a.json) {
     Json j = keypoint_summary_json(a, *r);
     j["output"] = a.output;
-    emit_summary(std::move(j), to_stdout);
+    print_summary(std::move(j));
   } else {
     report_info(a.input, "keypoint JSON, " + std::to_string(r->frames) + " frames at " +
                              number_text(r->fps) + " fps written to " + a.output);
@@ -335,7 +326,6 @@ int run_convert_assimp(const MotionArgs& a, motion::JointTable table) {
   options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;
   StepProgress progress(a.input, "converting frames");
   options.progress = progress.fn();
-  const bool to_stdout = a.output == "-";
   int rc = kExitOk;
   auto r = write_ndjson(
       a,
@@ -350,7 +340,7 @@ int run_convert_assimp(const MotionArgs& a, motion::JointTable table) {
     Json j{{"input", a.input}, {"output", a.output}};
     const Json details = assimp_json(a, *m, *r);
     for (const auto& [k, v] : details.items()) j[k] = v;
-    emit_summary(std::move(j), to_stdout);
+    print_summary(std::move(j));
   } else {
     report_info(a.input, std::string(motion::assimp_format_name(m->format)) + " animation " +
                              std::to_string(m->animation) + ", " + std::to_string(r->frames) +
@@ -430,7 +420,6 @@ int run_convert(const MotionArgs& a) {
   StepProgress progress(a.input, "converting frames");
   options.progress = progress.fn();
 
-  const bool to_stdout = a.output == "-";
   int rc = kExitOk;
   auto r = write_ndjson(
       a, [&](const motion::OutputSink& sink) { return motion::convert_bvh(text, options, sink); },
@@ -448,7 +437,7 @@ int run_convert(const MotionArgs& a) {
            {"pelvis", pelvis_json(*r)},
            {"points", points_json(*r)},
            {"warnings", warnings_json(r->warnings)}};
-    emit_summary(std::move(j), to_stdout);
+    print_summary(std::move(j));
   } else {
     report_info(a.input, std::to_string(r->frames) + " frames at " + number_text(r->fps) +
                              " fps written to " + a.output);

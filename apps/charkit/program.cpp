@@ -9,6 +9,7 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "charkit/version.h"
 #include "cli_output.h"
@@ -30,6 +31,33 @@ std::string command_path(const CLI::App& app) {
   return path;
 }
 
+// The output flags also work before the command (`charkit --json bem validate
+// x.bem`): those given before the first command word move to the end of the
+// arguments (before a `--`), where the command takes them. Short forms are
+// spelt long, as a command may use -q or -v for something else.
+std::vector<char*> output_flags_last(int argc, char** argv) {
+  static char json[] = "--json", quiet[] = "--quiet", verbose[] = "--verbose";
+  std::vector<char*> args{argv[0]}, moved;
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-' && std::strcmp(argv[i], "--") != 0; ++i) {
+    const char* a = argv[i];
+    if (std::strcmp(a, "--json") == 0)
+      moved.push_back(json);
+    else if (std::strcmp(a, "-q") == 0 || std::strcmp(a, "--quiet") == 0)
+      moved.push_back(quiet);
+    else if (std::strcmp(a, "-v") == 0 || std::strcmp(a, "--verbose") == 0)
+      moved.push_back(verbose);
+    else
+      args.push_back(argv[i]);
+  }
+  int end = i;
+  while (end < argc && std::strcmp(argv[end], "--") != 0) ++end;
+  args.insert(args.end(), argv + i, argv + end);
+  args.insert(args.end(), moved.begin(), moved.end());
+  args.insert(args.end(), argv + end, argv + argc);
+  return args;
+}
+
 }  // namespace
 
 int run_program(int argc, char** argv, void (*add_groups)(CLI::App& app, int& exit_code)) {
@@ -47,6 +75,9 @@ int run_program(int argc, char** argv, void (*add_groups)(CLI::App& app, int& ex
   add_groups(app, exit_code);
   install_output_options(app);
 
+  std::vector<char*> args = output_flags_last(argc, argv);
+  argc = static_cast<int>(args.size());
+  argv = args.data();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -181,6 +181,34 @@ TEST_F(SimulateCli, DashOutputIsStandardOutput) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "-"));
 }
 
+// --json never mixes a document into the NDJSON: with the lines on stdout the
+// summary goes to stderr; with -o FILE it is stdout's one document.
+TEST_F(SimulateCli, JsonSummaryKeepsStandardOutputNdjson) {
+  auto path = write("p.bem", package(Json::array({driver("sawtooth", "loop")})).binary());
+  const std::string args =
+      "bem simulate " + quote(path) + " --dt 0.25 --steps 3 --events 0:start:d";
+  auto plain = run_charkit(args);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  auto json = run_charkit(args + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  EXPECT_EQ(json.out, plain.out);  // only the four NDJSON lines
+  auto err = clitest::run_with_stderr("'" + std::string(CHARKIT_BIN) + "' " + args +
+                                      " --json 2>&1 >/dev/null");
+  Json summary = Json::parse(err.out, nullptr, false);
+  ASSERT_FALSE(summary.is_discarded()) << err.out;
+  EXPECT_EQ(summary["lines"], 4);
+  EXPECT_EQ(summary["output"], "-");
+  EXPECT_EQ(summary["drivers"], Json::array({"d"}));
+
+  auto to_file = run_charkit(args + " --json -o " + quote(dir_ / "out.ndjson"));
+  ASSERT_EQ(to_file.exit_code, 0) << to_file.out;
+  Json doc = Json::parse(to_file.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << to_file.out;
+  EXPECT_EQ(doc["ok"], true);
+  EXPECT_EQ(doc["lines"], 4);
+  EXPECT_EQ(clitest::read_text(dir_ / "out.ndjson"), plain.out);
+}
+
 TEST_F(SimulateCli, PositionsFollowTheDrivenTicks) {
   // body's frame at 1000 moves vertex 1 by (0.5, 0, 0): at tick 250 by 0.125.
   auto ls = lines(package(Json::array({driver("sawtooth", "loop")})),

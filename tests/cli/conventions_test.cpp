@@ -9,6 +9,7 @@
 
 #include <cstdio>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -180,6 +181,25 @@ TEST_F(CliConventions, JsonSuccessHasOk) {
   EXPECT_EQ(parse_doc(r.out)["ok"], false);
 }
 
+TEST_F(CliConventions, OutputFlagsBeforeTheCommand) {
+  auto pkg = write("good.bem", testkit::make_valid_package(5).binary(true));
+  auto after = run_charkit_split("bem validate --json " + quote(pkg));
+  auto before = run_charkit_split("--json bem validate " + quote(pkg));
+  EXPECT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_EQ(before.err, "");
+  EXPECT_EQ(parse_doc(before.out)["summary"], parse_doc(after.out)["summary"]);
+  // Short forms and a command (motion inspect) whose --json is the shared one.
+  const std::string bvh = std::string(CHARKIT_TEST_DATA) + "/bvh/test_freebvh.bvh";
+  auto motion = run_charkit_split("-q --json motion inspect " + quote(bvh));
+  EXPECT_EQ(motion.exit_code, 0) << motion.err;
+  EXPECT_EQ(parse_doc(motion.out)["ok"], true);
+  // Errors too: one document, and the hint names the command, not the flag.
+  auto missing = run_charkit_split("--json bem validate " + quote(dir_ / "none.bem"));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_EQ(parse_doc(missing.out)["ok"], false);
+  EXPECT_EQ(missing.out.find("not expected"), std::string::npos) << missing.out;
+}
+
 TEST_F(CliConventions, BareCharkitAndHelpCommand) {
   auto bare = run_charkit_split("");
   EXPECT_EQ(bare.exit_code, 0);
@@ -206,6 +226,32 @@ TEST_F(CliConventions, BareCharkitAndHelpCommand) {
   EXPECT_EQ(unknown.err.rfind("error USAGE: 'charkit bem' has no command 'frobnicate'", 0), 0u)
       << unknown.err;
   EXPECT_NE(unknown.err.find("validate"), std::string::npos) << unknown.err;
+}
+
+// README.md's command list is `charkit help --commands`, so it names every
+// command there is and no other.
+TEST_F(CliConventions, ReadmeListsEveryCommand) {
+  auto r = run_charkit_split("help --commands");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  if (r.out.find("charkit serve") == std::string::npos)
+    GTEST_SKIP() << "built without the server: README.md lists its commands";
+  EXPECT_NE(r.out.find("charkit bem validate FILE..."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("charkit render MODEL"), std::string::npos) << r.out;
+  const std::string readme =
+      clitest::read_text(std::filesystem::path(CHARKIT_TEST_DATA) / ".." / ".." / "README.md");
+  const std::string marker = "<!-- charkit help --commands -->\n```text\n";
+  const auto begin = readme.find(marker);
+  ASSERT_NE(begin, std::string::npos) << "README.md has no generated command list";
+  const auto start = begin + marker.size();
+  const auto end = readme.find("```", start);
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ(readme.substr(start, end - start), r.out)
+      << "README.md's command list is stale: replace it with `charkit help --commands`";
+  // --json gives the same list as objects.
+  auto j = parse_doc(run_charkit_split("help --commands --json").out);
+  ASSERT_TRUE(j["commands"].is_array());
+  EXPECT_EQ(j["commands"].size(),
+            static_cast<std::size_t>(std::count(r.out.begin(), r.out.end(), '\n')));
 }
 
 TEST_F(CliConventions, EveryCommandTakesJsonQuietVerbose) {
