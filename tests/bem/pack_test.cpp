@@ -99,6 +99,8 @@ struct SceneSpec {
   std::vector<std::vector<float>> targets;  // POSITION displacements, 3 per vertex
   std::vector<std::string> target_names;    // mesh.extras.targetNames (empty: none)
   std::vector<float> target_weights;        // mesh.weights (empty: none)
+  std::vector<float> translation;           // node 0's translation (empty: none)
+  bool decoy = false;  // mesh 1 "Cube" on a moved node: matches no template mesh
 };
 
 ByteVec build_scene(const SceneSpec& s) {
@@ -130,7 +132,14 @@ ByteVec build_scene(const SceneSpec& s) {
   Json node = Json{{"name", s.node_name}, {"mesh", 0}};
   if (!s.joints.empty()) node["skin"] = 0;
   if (!s.node_component.empty()) node["extras"] = Json{{"bem_component", s.node_component}};
+  if (!s.translation.empty()) node["translation"] = s.translation;
   b.doc["nodes"] = Json::array({node});
+  if (s.decoy) {
+    Json cube = mesh;
+    cube["name"] = "Cube";
+    b.doc["meshes"].push_back(cube);
+    b.doc["nodes"].push_back(Json{{"name", "Cube"}, {"mesh", 1}, {"translation", {1, 2, 3}}});
+  }
   Json skin_joints = Json::array();
   for (const std::string& j : s.joint_names) {
     b.doc["nodes"].push_back(Json{{"name", j}});
@@ -606,6 +615,11 @@ TEST(BemPack, AMaterialNotInTheTemplateIsRefusedWithTheNames) {
   r = pack(t, build_scene(s));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "BEM_PACK_NO_MESH");
+  // It names the component a node may name, not the one the template keeps.
+  EXPECT_NE(r.error().message.find("S_actor_example_body_01_lod0"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(r.error().message.find("S_actor_example_hair_01_lod0"), std::string::npos)
+      << r.error().message;
   // The node's extras.bem_component names the component ...
   s.node_component = "S_actor_example_body_01_lod0";
   r = pack(t, build_scene(s));
@@ -625,6 +639,33 @@ TEST(BemPack, AMaterialNotInTheTemplateIsRefusedWithTheNames) {
   s.node_name = "S_actor_example_body_01_lod0";
   r = pack(t, build_scene(s));
   ASSERT_TRUE(r.ok()) << r.error().to_string();
+}
+
+// A transform is worth a warning only on the node of a mesh that is packed.
+TEST(BemPack, OnlyPackedNodesWarnAboutTheirTransform) {
+  Template t;
+  ASSERT_NO_FATAL_FAILURE(load_template(t, testkit::make_valid_package(3).binary()));
+  SceneSpec s;
+  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+  s.uvs = {0, 0, 1, 0, 0, 1};
+  s.joint_names = {"Bip001_Pelvis"};
+  s.joints = std::vector<std::uint16_t>(12, 0);
+  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
+  s.decoy = true;
+  auto codes = [](const PackResult& r) {
+    std::vector<std::string> out;
+    for (const PackWarning& w : r.warnings) out.push_back(w.code + " " + w.pointer);
+    return out;
+  };
+  auto r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(codes(*r), std::vector<std::string>{"BEM_PACK_MESH_UNUSED /meshes/1"});
+  s.translation = {0, 0.5f, 0};
+  r = pack(t, build_scene(s));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(codes(*r), (std::vector<std::string>{"BEM_PACK_MESH_UNUSED /meshes/1",
+                                                 "BEM_PACK_NODE_TRANSFORM /nodes/0"}));
 }
 
 TEST(BemPack, MoreThan256PaletteBonesAreRefused) {

@@ -152,9 +152,13 @@ class ScenePacker {
     auto matched = match_meshes();
     if (!matched) return std::move(matched).error();
     if (matched->empty()) {
+      // The components a glTF node may name: those a template mesh replaces.
       std::string names;
       for (const Component& c : model_.components)
-        names += (names.empty() ? "" : ", ") + c.mesh_name;
+        if (std::any_of(c.candidates.begin(), c.candidates.end(),
+                        [](const Candidate& cand) { return cand.op == Operation::kReplace; }))
+          names += (names.empty() ? "" : ", ") + c.mesh_name;
+      if (names.empty()) names = "the template replaces none";
       return at("BEM_PACK_NO_MESH",
                 "no glTF mesh matches a mesh of the template: name the glTF mesh mesh_N (N: the "
                 "template's mesh index, as bem export does) or its node after a replaced "
@@ -424,12 +428,6 @@ class ScenePacker {
       if (!mesh || *mesh >= doc_.count("meshes"))
         return at("BEM_PACK_MESH", "node mesh is not a mesh index", "/nodes/" + std::to_string(n));
       node_of_mesh.try_emplace(*mesh, static_cast<std::uint32_t>(n));
-      if (has_transform(node))
-        warn("BEM_PACK_NODE_TRANSFORM",
-             "node " + std::to_string(n) +
-                 " has a transform, which is not applied: the vertices are packed as the mesh "
-                 "stores them (apply the transform in Blender before exporting)",
-             "/nodes/" + std::to_string(n));
     }
     std::map<std::uint32_t, std::pair<std::uint32_t, std::optional<std::uint32_t>>> out;
     const std::size_t meshes = doc_.count("meshes");
@@ -511,6 +509,14 @@ class ScenePacker {
                   where);
       out[*target] = {static_cast<std::uint32_t>(g), node};
     }
+    // Only the nodes of packed meshes: a transform elsewhere changes nothing.
+    for (const auto& [m, placed] : out)
+      if (placed.second && has_transform(json()["nodes"][*placed.second]))
+        warn("BEM_PACK_NODE_TRANSFORM",
+             "node " + std::to_string(*placed.second) +
+                 " has a transform, which is not applied: the vertices are packed as the mesh "
+                 "stores them (apply the transform in Blender before exporting)",
+             "/nodes/" + std::to_string(*placed.second));
     return out;
   }
 
