@@ -260,6 +260,40 @@ TEST(BemExport, RawAxesKeepStoredValues) {
   EXPECT_EQ(accessor<std::uint16_t>(m, prims[0].indices, 1), (std::vector<std::uint16_t>{0, 1, 2}));
 }
 
+// glTF wants unit normals (the Khronos validator's ACCESSOR_VECTOR3_NON_UNIT):
+// long and short ones are normalised, a zero one is recomputed from the
+// faces that use the vertex, and a warning counts them.
+TEST(BemExport, NonUnitNormalsAreMadeUnit) {
+  testkit::TestPackage p = export_package();
+  ByteVec s0;
+  const std::vector<std::vector<float>> pos = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}};
+  const std::vector<std::vector<float>> nrm = {{0, 0, 2}, {0, 0, 0}, {0, 0.6f, 0.8f}, {0, 0, 0.5f}};
+  for (std::size_t v = 0; v < 4; ++v)
+    s0 = cat({s0, testkit::f32_bytes(pos[v]), testkit::f32_bytes(nrm[v])});
+  p.payloads[0] = s0;
+  Exported e;
+  ExportOptions eo;
+  eo.unity_to_gltf = false;
+  run_export(e, "outfit:a&sleeves:on", "", eo, p);
+  ASSERT_TRUE(e.glb.has_value());
+  ASSERT_EQ(e.glb->result.warnings.size(), 1u);
+  const auto& w = e.glb->result.warnings[0];
+  EXPECT_EQ(w.code, "BEM_EXPORT_NORMALS");
+  EXPECT_NE(w.message.find("2 normals were not unit length"), std::string::npos) << w.message;
+  EXPECT_NE(w.message.find("1 normals were zero"), std::string::npos) << w.message;
+  const tinygltf::Model m = read_back(e.glb->glb);
+  const auto n = accessor<float>(m, m.meshes[0].primitives[0].attributes.at("NORMAL"), 3);
+  // v1 lies on triangle (0, 1, 2) only: (1,0,0) x (1,1,0) = (0,0,1).
+  const std::vector<float> want = {0, 0, 1, 0, 0, 1, 0, 0.6f, 0.8f, 0, 0, 1};
+  ASSERT_EQ(n.size(), want.size());
+  for (std::size_t i = 0; i < n.size(); ++i) EXPECT_NEAR(n[i], want[i], 1e-6) << i;
+  // Unit normals as stored: no warning.
+  Exported plain;
+  run_export(plain, "outfit:a&sleeves:on", "", eo);
+  ASSERT_TRUE(plain.glb.has_value());
+  EXPECT_TRUE(plain.glb->result.warnings.empty());
+}
+
 TEST(BemExport, UndecodableTextureIsAWarningAndTheMaterialStays) {
   Exported e;
   ExportOptions eo;

@@ -338,7 +338,89 @@ class SceneBuilder {
       prim.material = material_for(pm.mesh, seg.draw);
       out.primitives.push_back(std::move(prim));
     }
+    unit_normals(pm.mesh, out);
     return out;
+  }
+
+  /// glTF wants unit NORMAL and TANGENT.xyz: a package's may be longer or
+  /// shorter (float normals as authored, packed words that decode short).
+  /// Non-unit vectors are normalised; a zero normal is recomputed from the
+  /// faces that use the vertex (area-weighted), a zero tangent made
+  /// perpendicular to the normal; a warning says how many.
+  void unit_normals(std::uint32_t mesh_index, scene::Mesh& out) {
+    constexpr float kTolerance = 1e-5F;  // well inside the Khronos validator's
+    auto length = [](float x, float y, float z) { return std::sqrt(x * x + y * y + z * z); };
+    std::uint32_t rescaled = 0, zero = 0;
+    std::vector<std::uint32_t> recompute;
+    for (std::uint32_t v = 0; v < out.normals.size(); ++v) {
+      auto& n = out.normals[v];
+      const float len = length(n[0], n[1], n[2]);
+      if (!(len > 1e-12F) || !std::isfinite(len)) {
+        recompute.push_back(v);
+      } else if (std::abs(len - 1.0F) > kTolerance) {
+        for (float& c : n) c /= len;
+        ++rescaled;
+      }
+    }
+    if (!recompute.empty()) {
+      std::vector<std::array<double, 3>> sum(out.normals.size(), {0.0, 0.0, 0.0});
+      for (const scene::Primitive& prim : out.primitives) {
+        for (std::size_t t = 0; t + 2 < prim.indices.size(); t += 3) {
+          const std::uint32_t i[3] = {prim.indices[t], prim.indices[t + 1], prim.indices[t + 2]};
+          if (i[0] >= out.positions.size() || i[1] >= out.positions.size() ||
+              i[2] >= out.positions.size())
+            continue;
+          const auto& a = out.positions[i[0]];
+          const auto& b = out.positions[i[1]];
+          const auto& c = out.positions[i[2]];
+          const double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+          const double e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+          const double f[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                               e1[0] * e2[1] - e1[1] * e2[0]};
+          for (std::uint32_t k : i)
+            for (int d = 0; d < 3; ++d) sum[k][static_cast<std::size_t>(d)] += f[d];
+        }
+      }
+      for (std::uint32_t v : recompute) {
+        const auto& f = sum[v];
+        const double len = std::sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+        out.normals[v] =
+            len > 0.0 ? scene::Vec3{static_cast<float>(f[0] / len), static_cast<float>(f[1] / len),
+                                    static_cast<float>(f[2] / len)}
+                      : scene::Vec3{0.0F, 0.0F, 1.0F};  // a vertex of no face
+        ++zero;
+      }
+    }
+    std::uint32_t tangents = 0;
+    for (std::uint32_t v = 0; v < out.tangents.size(); ++v) {
+      auto& t = out.tangents[v];
+      const float len = length(t[0], t[1], t[2]);
+      if (len > 1e-12F && std::isfinite(len)) {
+        if (std::abs(len - 1.0F) <= kTolerance) continue;
+        for (int d = 0; d < 3; ++d) t[static_cast<std::size_t>(d)] /= len;
+      } else {
+        // Any unit vector perpendicular to the normal: the axis least along it, made orthogonal.
+        const scene::Vec3 n = v < out.normals.size() ? out.normals[v] : scene::Vec3{0, 0, 1};
+        const scene::Vec3 axis =
+            std::abs(n[0]) < 0.9F ? scene::Vec3{1, 0, 0} : scene::Vec3{0, 1, 0};
+        const float d = axis[0] * n[0] + axis[1] * n[1] + axis[2] * n[2];
+        scene::Vec3 p{axis[0] - d * n[0], axis[1] - d * n[1], axis[2] - d * n[2]};
+        const float pl = length(p[0], p[1], p[2]);
+        t = {p[0] / pl, p[1] / pl, p[2] / pl, t[3] < 0.0F ? -1.0F : 1.0F};
+      }
+      ++tangents;
+    }
+    if (rescaled + zero + tangents == 0) return;
+    std::string what;
+    auto add = [&what](std::uint32_t n, const char* text) {
+      if (n == 0) return;
+      what += (what.empty() ? "" : "; ") + std::to_string(n) + text;
+    };
+    add(rescaled, " normals were not unit length and were normalised");
+    add(zero, " normals were zero and were recomputed from the faces");
+    add(tangents, " tangents were not unit length and were normalised");
+    warn("BEM_EXPORT_NORMALS", what + " (glTF needs unit normals and tangents)",
+         core::json_pointer_join("/meshes", mesh_index) + "/attributes");
   }
 
   core::Status read_skin(std::uint32_t mesh_index, const Mesh& mesh, const AttributeView& indices,
