@@ -366,6 +366,12 @@ int run_render(const RenderArgs& a) {
                           kExitUsage);
     fo.width = static_cast<std::uint32_t>((*w)[0]);
     fo.height = static_cast<std::uint32_t>((*h)[0]);
+    if (std::uint64_t{fo.width} * fo.height > render::kMaxFramePixels)
+      return report_error(a.input,
+                          option_error("--size " + a.size +
+                                       " is past the frame budget of 16,777,216 pixels "
+                                       "(4096x4096, about 1 GiB of frame memory)"),
+                          kExitUsage);
   }
   if (!a.light.empty()) {
     if (a.light.size() != 3 || core::length(core::Vec3f{a.light[0], a.light[1], a.light[2]}) <= 0)

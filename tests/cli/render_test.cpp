@@ -205,6 +205,10 @@ TEST_F(RenderCli, ExplainLutAndExitStatuses) {
   EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --lut " + quote(bad_lut)).exit_code,
             1);
   EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --size 0x5").exit_code, 2);
+  // Past the frame budget (4096 x 4096 pixels): refused before anything is drawn.
+  auto huge = run_charkit("render " + model + " -o " + out + " --size 8192x4097", true);
+  EXPECT_EQ(huge.exit_code, 2);
+  EXPECT_NE(huge.out.find("frame budget"), std::string::npos) << huge.out;
   EXPECT_EQ(run_charkit("render " + model + " -o " + quote(dir_ / "s.jpg")).exit_code, 2);
   EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --camera fov=500").exit_code, 2);
   EXPECT_EQ(run_charkit("render " + model + " -o " + out + " --device cpu").exit_code, 2);

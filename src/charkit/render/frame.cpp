@@ -115,6 +115,9 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
 #else
   if (o.width == 0 || o.height == 0 || o.shadow_map_size == 0)
     return core::make_error(codes::RENDER_OPTION.str(), "image and shadow-map sizes must be > 0");
+  if (std::uint64_t{o.width} * o.height > kMaxFramePixels)
+    return core::make_error(codes::RENDER_OPTION.str(),
+                            "the image is larger than the frame budget of 4096 x 4096 pixels");
   if (!o.lut.empty() && o.lut.size() != 1024 * 32)
     return core::make_error(codes::RENDER_OPTION.str(), "the LUT strip must hold 1024 x 32 texels");
   gpu::Scratch own(context);

@@ -38,6 +38,12 @@ Camera framing_camera(const RenderModel& model, float aspect, float yaw_degrees 
 /// plane, clip y up (column-major; what the shaders and motion vectors use).
 core::Mat4f camera_view_projection(const Camera& camera, float aspect);
 
+/// The largest image a frame renders, in pixels (4096 × 4096): a frame keeps
+/// about 60 bytes per pixel of attachments and read-back (colour, depth and
+/// stencil, the material maps, the resolved image), so this is about 1 GiB.
+/// Larger images are refused rather than left to exhaust memory.
+inline constexpr std::uint64_t kMaxFramePixels = std::uint64_t{4096} * 4096;
+
 struct FrameOptions {
   std::uint32_t width = 1024;
   std::uint32_t height = 1024;
