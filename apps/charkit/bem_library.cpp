@@ -207,6 +207,8 @@ int run_list(const LibraryArgs& a) {
               printable(bem::format_parameters(m, *e.settings));
       if (!e.mod.hotkeys.empty())
         line += "\n  hotkeys " + printable(bem::format_pairs(e.mod.hotkeys));
+      if (!e.mod.drivers.empty())
+        line += "\n  drivers " + printable(bem::format_pairs(e.mod.drivers));
     }
     std::cout << line << "\n";
     for (const std::string& w : e.mod.warnings)
@@ -330,8 +332,14 @@ int run_edit(const LibraryArgs& a) {
       if (auto st = trial.set(sec, "driver_hotkeys", bem::format_pairs(pairs)); !st)
         return fail(a, st.error(), kExitInvalid);
       // The same checks as reading: key names, one key per driver, no shared key.
+      // A refusal is about the --hotkey values: the trial file is never
+      // written, so its byte and line would point nowhere.
       auto checked = bem::read_mod_settings(trial, a.target);
-      if (!checked) return report_error(a.dir, checked.error(), kExitUsage);
+      if (!checked) {
+        core::Error e = std::move(checked).error();
+        e.location = core::Location{};
+        return report_error("--hotkey", e, kExitUsage);
+      }
       for (const std::string& w : checked->warnings) report_warning(a.dir, "RUNTIME_INI_HOTKEY", w);
       if (auto st = ini->set(sec, "driver_hotkeys", bem::format_pairs(checked->hotkeys)); !st)
         return fail(a, st.error(), kExitInvalid);
