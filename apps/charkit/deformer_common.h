@@ -120,7 +120,9 @@ inline core::Result<learn::InputSpec> input_spec_from(const std::string& spec_pa
   learn::InputSpec spec;
   for (const std::string& n : names) {
     learn::BoneInput b;
-    b.name = n;
+    // "#N" (how model inspect shows an unnamed node) becomes the joint's name.
+    const auto joint = scene::find_joint(rig, n);
+    b.name = joint ? rig.skeleton.joint_names[*joint] : n;
     for (int k = 0; k < 3; ++k) {
       b.axes[static_cast<std::size_t>(k)].enabled =
           axes.find(static_cast<char>('x' + k)) != std::string::npos;

@@ -34,6 +34,37 @@ json parse(const RunResult& r) {
 
 class DeformerTrainCli : public ScratchDir {};
 
+// model inspect shows a node without a name as "#N": that name is taken
+// wherever a joint or mesh is asked for, and means the same joint.
+TEST_F(DeformerTrainCli, InspectorNodeNamesAreAccepted) {
+  auto inspect = run_charkit("model inspect " + quote(kRig) + " --json");
+  ASSERT_EQ(inspect.exit_code, 0);
+  EXPECT_EQ(parse(inspect)["details"]["skins"][0]["joints"], json::array({"#2", "#3"}));
+  const std::string sample = "deformer sample " + quote(kRig) + " --poses 20 --seed 4 --json ";
+  auto by_name = run_charkit(sample + "--bones joint_3 -o " + quote(dir_ / "a.npz"));
+  auto by_node = run_charkit(sample + "--bones '#3' --mesh '#1' -o " + quote(dir_ / "b.npz") +
+                             " --write-spec " + quote(dir_ / "spec.json"));
+  ASSERT_EQ(by_name.exit_code, 0) << by_name.out;
+  ASSERT_EQ(by_node.exit_code, 0) << by_node.out;
+  EXPECT_EQ(parse(by_node)["lbsError"], parse(by_name)["lbsError"]);
+  // The spec names the joint by the rig's name for it.
+  EXPECT_EQ(json::parse(read_text(dir_ / "spec.json"))["bones"][0]["name"], "joint_3");
+  // A spec written by hand with "#3" works too.
+  {
+    json hand = json::parse(read_text(dir_ / "spec.json"));
+    hand["bones"][0]["name"] = "#3";
+    std::ofstream(dir_ / "hand.json") << hand.dump();
+  }
+  auto hand = run_charkit("deformer sample " + quote(kRig) + " --spec " +
+                              quote(dir_ / "hand.json") + " --poses 10 -o " + quote(dir_ / "c.npz"),
+                          true);
+  EXPECT_EQ(hand.exit_code, 0) << hand.out;
+  // A node that is not a joint, or not a skinned mesh, is still refused.
+  EXPECT_NE(run_charkit(sample + "--bones '#1' -o " + quote(dir_ / "d.npz")).exit_code, 0);
+  EXPECT_NE(
+      run_charkit(sample + "--bones joint_3 --mesh '#0' -o " + quote(dir_ / "e.npz")).exit_code, 0);
+}
+
 TEST_F(DeformerTrainCli, SampleTrainEvalInfoRun) {
   const auto ds = dir_ / "arm.npz";
   auto s = run_charkit("deformer sample " + quote(kRig) +

@@ -389,11 +389,9 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
   std::vector<Quaternion> rest;
   std::vector<std::string> missing;
   for (const BoneInput& b : spec.bones) {
-    const auto& names = rig.skeleton.joint_names;
-    const auto it = std::find(names.begin(), names.end(), b.name);
-    const auto j = static_cast<std::size_t>(it - names.begin());
-    if (it == names.end() || j >= rig.joint_nodes.size() ||
-        j >= rig.skeleton.local_transforms.size()) {
+    const auto found = scene::find_joint(rig, b.name);
+    const std::size_t j = found.value_or(0);
+    if (!found || j >= rig.joint_nodes.size() || j >= rig.skeleton.local_transforms.size()) {
       missing.push_back(b.name);
       continue;
     }
@@ -672,10 +670,9 @@ core::Result<BuiltTargets> build_targets_from_morph_animation(const scene::Rig& 
     return std::move(st).error();
   std::vector<Quaternion> rest_local;
   for (const BoneInput& b : spec.bones) {
-    const auto& names = rig.skeleton.joint_names;
-    const auto it = std::find(names.begin(), names.end(), b.name);
-    const auto j = static_cast<std::size_t>(it - names.begin());
-    if (it == names.end() || j >= rig.skeleton.local_transforms.size())
+    const auto found = scene::find_joint(rig, b.name);
+    const std::size_t j = found.value_or(0);
+    if (!found || j >= rig.skeleton.local_transforms.size())
       return make_error("TARGETS_BONE",
                         "input bone \"" + b.name + "\" is not a joint of the rig's skeleton");
     rest_local.push_back(to_unit_q(rig.skeleton.local_transforms[j].rotation));

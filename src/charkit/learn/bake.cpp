@@ -97,17 +97,14 @@ core::Status pose_model_features(const PoseModel& model, const scene::Rig& rig, 
     return make_error("FEATURE_SHAPE", "the model takes " + std::to_string(model.feature_count()) +
                                            " features, out holds " + std::to_string(out.size()));
   if (model.layout == FeatureLayout::kAxisAngle) return pose_features(model.spec, pose, out);
-  const auto& names = rig.skeleton.joint_names;
   std::vector<Quaternion> rest;
   rest.reserve(model.spec.bones.size());
   for (const BoneInput& b : model.spec.bones) {
-    auto it = std::find(names.begin(), names.end(), b.name);
-    if (it == names.end() ||
-        static_cast<std::size_t>(it - names.begin()) >= rig.skeleton.local_transforms.size())
+    const auto j = scene::find_joint(rig, b.name);
+    if (!j || *j >= rig.skeleton.local_transforms.size())
       return make_error("TARGETS_BONE",
                         "input bone \"" + b.name + "\" is not a joint of the rig's skeleton");
-    rest.push_back(
-        to_q(rig.skeleton.local_transforms[static_cast<std::size_t>(it - names.begin())].rotation));
+    rest.push_back(to_q(rig.skeleton.local_transforms[*j].rotation));
   }
   return engine_pose_features(model.spec, pose, rest, out);
 }
@@ -319,8 +316,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   // The shape keys stand for rotations of the model's bones: the rig must have them
   // (whatever the feature layout).
   for (const BoneInput& bone : model.spec.bones)
-    if (std::find(rig.skeleton.joint_names.begin(), rig.skeleton.joint_names.end(), bone.name) ==
-        rig.skeleton.joint_names.end())
+    if (!scene::find_joint(rig, bone.name))
       return make_error("TARGETS_BONE",
                         "input bone \"" + bone.name + "\" is not a joint of the rig's skeleton");
   if (poses.empty()) return make_error("BAKE_EMPTY", "no poses to bake");

@@ -26,15 +26,13 @@ core::Error dataset_error(std::string msg) {
 
 core::Result<std::vector<float>> engine_features_of(const scene::Rig& rig, const Dataset& d) {
   if (auto st = validate(d); !st) return dataset_error(st.error().to_string());
-  const auto& names = rig.skeleton.joint_names;
   std::vector<Quaternion> rest_local;
   for (const BoneInput& b : d.spec.bones) {
-    auto it = std::find(names.begin(), names.end(), b.name);
-    if (it == names.end())
+    const auto j = scene::find_joint(rig, b.name);
+    if (!j || *j >= rig.skeleton.local_transforms.size())
       return make_error("NMN_EXPORT_SPEC",
                         "input bone \"" + b.name + "\" is not a joint of the rig's skeleton");
-    rest_local.push_back(core::quat_from_xyzw<double>(
-        rig.skeleton.local_transforms[static_cast<std::size_t>(it - names.begin())].rotation));
+    rest_local.push_back(core::quat_from_xyzw<double>(rig.skeleton.local_transforms[*j].rotation));
   }
   if (d.layout == FeatureLayout::kEngine) return d.features;
   const std::size_t bones = d.spec.bones.size(), curves = d.spec.curves.size();

@@ -17,13 +17,12 @@ namespace {
 // Joint index of every input bone, by name.
 core::Result<std::vector<std::size_t>> bone_joints(const scene::Rig& rig, const InputSpec& spec) {
   std::vector<std::size_t> out;
-  const auto& names = rig.skeleton.joint_names;
   for (std::size_t b = 0; b < spec.bones.size(); ++b) {
-    auto it = std::find(names.begin(), names.end(), spec.bones[b].name);
-    if (it == names.end())
+    const auto j = scene::find_joint(rig, spec.bones[b].name);
+    if (!j)
       return make_error("TARGETS_BONE", "input bone \"" + spec.bones[b].name +
                                             "\" is not a joint of the rig's skeleton");
-    out.push_back(static_cast<std::size_t>(it - names.begin()));
+    out.push_back(*j);
   }
   return out;
 }

@@ -340,12 +340,31 @@ core::Result<std::vector<SkinnedMeshNode>> list_skinned_meshes(core::Bytes bytes
   return out;
 }
 
+std::optional<std::size_t> node_reference(std::string_view name) {
+  if (name.size() < 2 || name.size() > 10 || name[0] != '#') return std::nullopt;
+  std::size_t n = 0;
+  for (char c : name.substr(1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return n;
+}
+
+std::optional<std::size_t> find_joint(const Rig& rig, std::string_view name) {
+  const auto& names = rig.skeleton.joint_names;
+  for (std::size_t j = 0; j < names.size(); ++j)
+    if (names[j] == name) return j;
+  if (const auto node = node_reference(name))
+    for (std::size_t j = 0; j < rig.joint_nodes.size() && j < names.size(); ++j)
+      if (rig.joint_nodes[j] == *node) return j;
+  return std::nullopt;
+}
+
 double joint_influence(const Rig& rig, std::span<const std::string> joint_names) {
   const Skeleton& sk = rig.skeleton;
   std::vector<char> moved(sk.joint_count(), 0);
-  for (std::size_t j = 0; j < sk.joint_count(); ++j)
-    for (const std::string& n : joint_names)
-      if (sk.joint_names[j] == n) moved[j] = 1;
+  for (const std::string& n : joint_names)
+    if (const auto j = find_joint(rig, n); j && *j < moved.size()) moved[*j] = 1;
   // Parents come first: one pass marks every descendant.
   for (std::size_t j = 0; j < sk.joint_count(); ++j) {
     const std::int32_t p = j < sk.parents.size() ? sk.parents[j] : -1;
@@ -421,9 +440,10 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
   const std::vector<SkinnedMeshNode> candidates = skinned_nodes(m);
   std::size_t node = m.nodes.size();
   for (const SkinnedMeshNode& c : candidates) {
-    if (options.node ? c.node != *options.node
-                     : !options.mesh_name.empty() && c.node_name != options.mesh_name &&
-                           c.mesh_name != options.mesh_name)
+    if (options.node
+            ? c.node != *options.node
+            : !options.mesh_name.empty() && c.node_name != options.mesh_name &&
+                  c.mesh_name != options.mesh_name && node_reference(options.mesh_name) != c.node)
       continue;
     node = c.node;
     break;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "charkit/core/bytes.h"
@@ -96,6 +97,13 @@ struct SkinnedMeshNode {
 /// first checks and errors; none found is not an error here).
 core::Result<std::vector<SkinnedMeshNode>> list_skinned_meshes(core::Bytes bytes,
                                                                const IntakeOptions& intake = {});
+
+/// The joint a user names: the joint of that name, else, for "#N", the joint
+/// that is glTF node N (how `model inspect` shows a node without a name).
+std::optional<std::size_t> find_joint(const Rig& rig, std::string_view name);
+
+/// "#N" (N: decimal digits, a node index) as N; nullopt for any other text.
+std::optional<std::size_t> node_reference(std::string_view name);
 
 /// How much of the mesh the named joints move: the skin weight, summed over
 /// all vertices, on those joints and every joint below them (rotating a
