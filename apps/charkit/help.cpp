@@ -1,8 +1,10 @@
 // `charkit help [COMMAND [SUB]]` and `charkit completion bash`: both read the
 // CLI11 command tree, so they follow every command added elsewhere.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_output.h"
@@ -41,6 +43,40 @@ int run_help(const CLI::App& root, const std::vector<std::string>& names) {
   else
     std::cout << help_text(*a);
   return kExitOk;
+}
+
+// One line per command for `charkit help --commands`: its path, its
+// positional arguments (FILE..., [DIR]) and the first clause of its
+// description. README.md's command list is this output (a test compares).
+void collect_commands(const CLI::App& app, const std::string& path,
+                      std::vector<std::pair<std::string, std::string>>& out) {
+  const auto subs = named_subcommands(app);
+  if (subs.empty()) {
+    std::string synopsis = path;
+    for (const CLI::Option* o : app.get_options()) {
+      if (!o->get_positional()) continue;
+      std::string word = o->get_type_name().empty() ? o->get_name() : o->get_type_name();
+      if (o->get_items_expected_max() > 1) word += "...";
+      synopsis += " " + (o->get_required() ? word : "[" + word + "]");
+    }
+    std::string text = app.get_description();
+    const std::size_t stop = text.find_first_of(":;.(");
+    if (stop != std::string::npos) text.resize(stop);
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out.emplace_back(synopsis, text);
+    return;
+  }
+  for (const CLI::App* s : subs)
+    if (!s->get_group().empty()) collect_commands(*s, path + " " + s->get_name(), out);
+}
+
+std::string command_list(const std::vector<std::pair<std::string, std::string>>& lines) {
+  std::size_t width = 0;
+  for (const auto& [synopsis, text] : lines) width = std::max(width, synopsis.size());
+  std::string out;
+  for (const auto& [synopsis, text] : lines)
+    out += synopsis + std::string(width + 2 - synopsis.size(), ' ') + text + "\n";
+  return out;
 }
 
 // The words bash may complete after `charkit PATH`: its sub-commands and its options.
@@ -102,8 +138,32 @@ void add_help_commands(CLI::App& app, int& exit_code) {
   CLI::App* help = app.add_subcommand("help", "Print the help of charkit or of one command");
   help->add_option("command", *names, "A command and its sub-command, e.g. 'bem validate'")
       ->type_name("COMMAND");
+  auto commands = std::make_shared<bool>(false);
+  help->add_flag("--commands", *commands,
+                 "List every command, one line each: its arguments and what it does");
   CLI::App* root = &app;
-  help->callback([root, names, &exit_code] { exit_code = run_help(*root, *names); });
+  help->callback([root, names, commands, &exit_code] {
+    if (!*commands) {
+      exit_code = run_help(*root, *names);
+      return;
+    }
+    if (!names->empty()) {
+      exit_code =
+          report_error("", "USAGE", "--commands lists every command; give no COMMAND", kExitUsage);
+      return;
+    }
+    std::vector<std::pair<std::string, std::string>> lines;
+    collect_commands(*root, "charkit", lines);
+    if (output_mode().json) {
+      core::Json list = core::Json::array();
+      for (const auto& [synopsis, text] : lines)
+        list.push_back(core::Json{{"synopsis", synopsis}, {"summary", text}});
+      print_json(core::Json{{"commands", std::move(list)}});
+    } else {
+      std::cout << command_list(lines);
+    }
+    exit_code = kExitOk;
+  });
 
   auto shell = std::make_shared<std::string>();
   CLI::App* completion =
