@@ -5,13 +5,13 @@
 // world joint positions, then the projection of the model and motion format
 // contract (§2.1) and NDJSON lines.
 //   node bench/peer/bvh_threejs.mjs IN.bvh OUT.ndjson
-// Uses the three.js installed under tests/js/node_modules (no new packages).
+// Uses the three.js installed under tests/gltf_readers/node_modules (no new packages).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const threeDir = path.resolve(here, '../../tests/js/node_modules/three');
+const threeDir = path.resolve(here, '../../tests/gltf_readers/node_modules/three');
 const THREE = await import(pathToFileURL(path.join(threeDir, 'build/three.module.js')).href);
 const { BVHLoader } = await import(pathToFileURL(path.join(threeDir, 'examples/jsm/loaders/BVHLoader.js')).href);
 

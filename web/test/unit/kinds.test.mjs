@@ -1,7 +1,7 @@
 // Which collection the console uploads a file to (web/src/kinds.js).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { extensionOf, glbJson, kindOf } from "../src/kinds.js";
+import { extensionOf, glbJson, kindOf } from "../../src/kinds.js";
 
 test("extensions decide for unambiguous formats, case-insensitively", () => {
   assert.equal(kindOf("Avatar.VRM"), "models");

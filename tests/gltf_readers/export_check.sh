@@ -3,7 +3,7 @@
 # with the Khronos glTF validator and three.js's GLTFLoader (check_glb.mjs);
 # then the packages with sliders in tests/data/sliders, whose sliders are
 # exported as morph targets: three.js must build them with their names.
-#   tests/js/export_check.sh CHARKIT_BINARY EXAMPLES_DIR OUT_DIR
+#   tests/gltf_readers/export_check.sh CHARKIT_BINARY EXAMPLES_DIR OUT_DIR
 # Exit 77 (skipped) when node or the npm packages are missing.
 set -euo pipefail
 charkit="$1" examples="$2" out="$3"

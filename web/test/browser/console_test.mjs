@@ -1,7 +1,7 @@
 // The web console in a real browser: Debian's chromium driven by
 // playwright-core, WebGL through SwiftShader, against a real `charkit serve`
 // on loopback with a temporary data folder.
-//   node tests/web/console_test.mjs CHARKIT CONSOLE_DIR DATA_DIR OUT_DIR
+//   node web/test/browser/console_test.mjs CHARKIT CONSOLE_DIR DATA_DIR OUT_DIR
 // Screenshots of every page go to OUT_DIR. Exit 77 (skipped) without
 // chromium or playwright-core.
 import assert from "node:assert/strict";
@@ -12,7 +12,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const [charkit, consoleDir, dataDir, outDir] = process.argv.slice(2).map((p) => resolve(p));
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const chromiumPath = "/usr/bin/chromium";
 if (!existsSync(chromiumPath)) {
   console.log("chromium is not installed (scripts/bootstrap installs it): skipped");

@@ -2,7 +2,7 @@
 // report shaped like `charkit bem validate --json`'s issues.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { countIssues, filterIssues, groupIssues, locationOf } from "../src/report.js";
+import { countIssues, filterIssues, groupIssues, locationOf } from "../../src/report.js";
 
 const messages = [
   { code: "W_ONE", severity: 1, severityName: "warning", section: "4.2", pointer: "/meshes/0", message: "first warning" },

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Quaternion, Vector3 } from "three";
-import { LIMBS, solvePose } from "../src/retarget.js";
+import { LIMBS, solvePose } from "../../src/retarget.js";
 
 const S = 0.35;  // any scale: the solver uses directions only
 

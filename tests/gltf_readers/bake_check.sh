@@ -3,7 +3,7 @@
 # glTF) checked by the Khronos glTF validator and three.js (check_glb.mjs):
 # sample → train → bake on RiggedSimple.glb (the baked file must validate
 # with 0 errors).
-#   tests/js/bake_check.sh CHARKIT_BINARY RIG OUT_DIR
+#   tests/gltf_readers/bake_check.sh CHARKIT_BINARY RIG OUT_DIR
 # Exit 77 (skipped) when node or the npm packages are missing.
 set -euo pipefail
 charkit="$1" rig="$2" out="$3"

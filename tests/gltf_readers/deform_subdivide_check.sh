@@ -3,7 +3,7 @@
 # everywhere and with the distance control, checked by the Khronos glTF
 # validator and three.js (check_glb.mjs): 0 errors, and three.js's index
 # count equal to the triangles the command reports.
-#   tests/js/deform_subdivide_check.sh CHARKIT_BINARY MODEL OUT_DIR
+#   tests/gltf_readers/deform_subdivide_check.sh CHARKIT_BINARY MODEL OUT_DIR
 # Exit 77 (skipped) when node or the npm packages are missing.
 set -euo pipefail
 charkit="$1" model="$2" out="$3"

@@ -2,7 +2,7 @@
 # `charkit deform morph` on a VRM with named morph targets, checked by the
 # Khronos glTF validator and three.js (check_glb.mjs), and numerically against
 # three.js's own reading of the input's targets (morph_compare.mjs).
-#   tests/js/deform_morph_check.sh CHARKIT_BINARY MODEL OUT_DIR
+#   tests/gltf_readers/deform_morph_check.sh CHARKIT_BINARY MODEL OUT_DIR
 # Exit 77 (skipped) when node or the npm packages are missing.
 set -euo pipefail
 charkit="$1" model="$2" out="$3"

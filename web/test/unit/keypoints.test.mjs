@@ -2,7 +2,7 @@
 // the NDJSON angle reader (web/src/keypoints.js).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { EDGES, FRAME_BYTES, confidenceClass, decodeFrame, readAngles } from "../src/keypoints.js";
+import { EDGES, FRAME_BYTES, confidenceClass, decodeFrame, readAngles } from "../../src/keypoints.js";
 
 test("decodes a frame built byte by byte from the contract", () => {
   const buf = new ArrayBuffer(572);
