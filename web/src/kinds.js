@@ -1,5 +1,5 @@
 // Which collection an uploaded file goes to, from its name and content
-// (docs/console.md §Uploads). Pure: unit-tested in web/test/kinds.test.mjs.
+// (docs/console.md §Uploads). Pure: unit-tested in web/test/unit/kinds.test.mjs.
 
 const byExtension = {
   vrm: "models",

@@ -1,6 +1,6 @@
 // The package validation report as the console shows it: issues grouped by
 // severity, then by code (docs/console.md §Package page). Pure: unit-tested
-// in web/test/report.test.mjs.
+// in web/test/unit/report.test.mjs.
 
 export const severities = ["error", "warning", "info"];
 

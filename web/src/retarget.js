@@ -8,7 +8,7 @@
 //   limbs: the swing from the bone's rest direction to the keypoint
 //          direction, both in the parent bone's space
 //   neck:  the swing from its rest direction to shoulders → ears
-// Pure (three.js maths only): unit-tested in web/test/retarget.test.mjs.
+// Pure (three.js maths only): unit-tested in web/test/unit/retarget.test.mjs.
 import { Matrix4, Quaternion, Vector3 } from "three";
 
 /** Keypoint indices (docs/contracts/skeleton-topology.md §1). */
