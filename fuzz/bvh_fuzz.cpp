@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "charkit/motion/convert.h"
+#include "charkit/motion/detail/ndjson.h"
 #include "charkit/motion/forward_kinematics.h"
 #include "charkit/motion/mediapipe33.h"
-#include "charkit/motion/detail/ndjson.h"
 
 using namespace charkit::motion;
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <numbers>
 
-#include "charkit/learn/pose.h"
 #include "charkit/learn/detail/prng.h"
+#include "charkit/learn/pose.h"
 
 using namespace charkit::learn;
 
