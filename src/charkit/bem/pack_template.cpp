@@ -17,7 +17,7 @@ namespace {
 
 using core::Json;
 
-core::Error bad(std::string message, std::string pointer) {
+core::Error template_error(std::string message, std::string pointer) {
   return core::make_error(codes::BEM_PACK_TEMPLATE.str(), std::move(message),
                           core::Location::at_pointer(std::move(pointer)));
 }
@@ -33,15 +33,16 @@ core::Result<PackageContent> template_from_json(core::Bytes json) {
   auto parsed = core::parse_json_strict(core::as_chars(json));
   if (!parsed) return std::move(parsed).error();
   const Json& t = *parsed;
-  if (!t.is_object()) return bad("a JSON template is an object", "");
+  if (!t.is_object()) return template_error("a JSON template is an object", "");
   for (const auto& [key, value] : t.items())
     if (key != "target" && key != "layouts")
-      return bad("\"" + key + "\" is not a template field (target, layouts)", "/" + key);
+      return template_error("\"" + key + "\" is not a template field (target, layouts)", "/" + key);
   if (!t.contains("target") || !t["target"].is_object() || !t["target"].contains("components") ||
       !t["target"]["components"].is_array())
-    return bad("\"target\" is the package's §4 target object, with its components", "/target");
+    return template_error("\"target\" is the package's §4 target object, with its components",
+                          "/target");
   if (!t.contains("layouts") || !t["layouts"].is_array() || t["layouts"].empty())
-    return bad(
+    return template_error(
         "\"layouts\" lists the components to fill: their vertex layout and texture facts "
         "(the packer never guesses them)",
         "/layouts");
@@ -74,46 +75,49 @@ core::Result<PackageContent> template_from_json(core::Bytes json) {
   for (std::size_t l = 0; l < layouts.size(); ++l) {
     const std::string lp = "/layouts/" + std::to_string(l);
     const Json& lay = layouts[l];
-    if (!lay.is_object()) return bad("a layout is an object", lp);
+    if (!lay.is_object()) return template_error("a layout is an object", lp);
     for (const auto& [key, value] : lay.items())
       if (key != "component" && key != "attributes" && key != "strides" && key != "index_size" &&
           key != "textures")
-        return bad("\"" + key +
-                       "\" is not a layout field (component, attributes, strides, index_size, "
-                       "textures)",
-                   lp + "/" + key);
+        return template_error(
+            "\"" + key +
+                "\" is not a layout field (component, attributes, strides, index_size, "
+                "textures)",
+            lp + "/" + key);
     const auto c = lay.contains("component") ? core::json_uint32(lay["component"]) : std::nullopt;
     if (!c || *c >= components.size() || !components[*c].is_object())
-      return bad("\"component\" is the index of a target component", lp + "/component");
-    if (mesh_of_component.count(*c)) return bad("the component has two layouts", lp + "/component");
+      return template_error("\"component\" is the index of a target component", lp + "/component");
+    if (mesh_of_component.count(*c))
+      return template_error("the component has two layouts", lp + "/component");
     const Json& comp = components[*c];
     if (!lay.contains("attributes") || !lay["attributes"].is_array() || lay["attributes"].empty())
-      return bad(
+      return template_error(
           "\"attributes\" is the component's vertex layout: [semantic, format, dimension, "
           "stream, offset] per attribute (§7), as the game's mesh declares it",
           lp + "/attributes");
     if (!lay.contains("strides") || !lay["strides"].is_array() || lay["strides"].size() != 3)
-      return bad("\"strides\" is the three streams' strides (§7)", lp + "/strides");
+      return template_error("\"strides\" is the three streams' strides (§7)", lp + "/strides");
     std::uint32_t index_size = 2;
     if (lay.contains("index_size")) {
       auto v = core::json_uint32(lay["index_size"]);
-      if (!v || (*v != 2 && *v != 4)) return bad("\"index_size\" is 2 or 4", lp + "/index_size");
+      if (!v || (*v != 2 && *v != 4))
+        return template_error("\"index_size\" is 2 or 4", lp + "/index_size");
       index_size = *v;
     }
     if (!comp.contains("bone_names") || !comp["bone_names"].is_array() ||
         comp["bone_names"].empty() || !comp["bone_names"][0].is_string())
-      return bad("a component to fill needs its bone_names (the palette binds to them)",
-                 "/target/components/" + std::to_string(*c) + "/bone_names");
+      return template_error("a component to fill needs its bone_names (the palette binds to them)",
+                            "/target/components/" + std::to_string(*c) + "/bone_names");
     if (!comp.contains("materials") || !comp["materials"].is_array() || comp["materials"].empty())
-      return bad("a component to fill needs its materials (draws take their slots)",
-                 "/target/components/" + std::to_string(*c) + "/materials");
+      return template_error("a component to fill needs its materials (draws take their slots)",
+                            "/target/components/" + std::to_string(*c) + "/materials");
 
     Json mesh{{"vertex_count", 3}, {"index_size", index_size}};
     mesh["streams"] = Json::array();
     for (std::size_t s = 0; s < 3; ++s) {
       auto stride = core::json_uint32(lay["strides"][s]);
       if (!stride || *stride > 64)
-        return bad("a stride is 0..64 bytes", lp + "/strides/" + std::to_string(s));
+        return template_error("a stride is 0..64 bytes", lp + "/strides/" + std::to_string(s));
       Json sj{{"stride", *stride}};
       if (*stride > 0) {
         out.payloads.push_back(zeros(std::size_t{3} * *stride));
@@ -130,36 +134,38 @@ core::Result<PackageContent> template_from_json(core::Bytes json) {
     std::map<std::uint32_t, Json> textures_of_slot;
     if (lay.contains("textures")) {
       const Json& texs = lay["textures"];
-      if (!texs.is_array()) return bad("\"textures\" is an array", lp + "/textures");
+      if (!texs.is_array()) return template_error("\"textures\" is an array", lp + "/textures");
       for (std::size_t k = 0; k < texs.size(); ++k) {
         const std::string tp = lp + "/textures/" + std::to_string(k);
         const Json& tx = texs[k];
-        if (!tx.is_object()) return bad("a texture is an object", tp);
+        if (!tx.is_object()) return template_error("a texture is an object", tp);
         for (const auto& [key, value] : tx.items())
           if (key != "material_slot" && key != "original_name" && key != "srgb" &&
               key != "semantic" && key != "format")
-            return bad("\"" + key +
-                           "\" is not a texture field (material_slot, original_name, srgb, "
-                           "semantic, format)",
-                       tp + "/" + key);
+            return template_error(
+                "\"" + key +
+                    "\" is not a texture field (material_slot, original_name, srgb, "
+                    "semantic, format)",
+                tp + "/" + key);
         const auto slot =
             tx.contains("material_slot") ? core::json_uint32(tx["material_slot"]) : std::nullopt;
         if (!slot || *slot >= comp["materials"].size())
-          return bad("\"material_slot\" is an index into the component's materials",
-                     tp + "/material_slot");
+          return template_error("\"material_slot\" is an index into the component's materials",
+                                tp + "/material_slot");
         if (!tx.contains("original_name") || !tx["original_name"].is_string() ||
             tx["original_name"].get<std::string>().empty())
-          return bad("\"original_name\" is the name of the game texture this one replaces (§8)",
-                     tp + "/original_name");
+          return template_error(
+              "\"original_name\" is the name of the game texture this one replaces (§8)",
+              tp + "/original_name");
         if (!tx.contains("srgb") || !tx["srgb"].is_boolean())
-          return bad(
+          return template_error(
               "\"srgb\" (true or false) says whether the texture is colour; it is never "
               "guessed",
               tp + "/srgb");
         const bool srgb = tx["srgb"].get<bool>();
         const bool normal = tx.contains("semantic") && tx["semantic"] == "normal";
         if (tx.contains("semantic") && !normal)
-          return bad("\"semantic\" is \"normal\" or left out (§8)", tp + "/semantic");
+          return template_error("\"semantic\" is \"normal\" or left out (§8)", tp + "/semantic");
         std::uint32_t format = srgb     ? scene::texture_format::kBC7
                                : normal ? scene::texture_format::kBC5
                                         : scene::texture_format::kBC4;
@@ -168,7 +174,7 @@ core::Result<PackageContent> template_from_json(core::Bytes json) {
                        ? scene::texture_format_from_name(tx["format"].get<std::string>())
                        : std::nullopt;
           if (!f)
-            return bad(
+            return template_error(
                 "\"format\" is BC7, BC1, BC3, BC4, BC5, ASTC4x4, ASTC5x5, ASTC6x6, "
                 "RGBA32 or R8",
                 tp + "/format");
@@ -178,7 +184,7 @@ core::Result<PackageContent> template_from_json(core::Bytes json) {
         grey.width = grey.height = 4;
         grey.pixels.assign(64, 128);
         auto payload = scene::encode_texture(format, grey, 1, srgb);
-        if (!payload) return bad(payload.error().message, tp + "/format");
+        if (!payload) return template_error(payload.error().message, tp + "/format");
         out.payloads.push_back(std::move(*payload));
         Json tj{{"width", 4},
                 {"height", 4},
