@@ -336,9 +336,11 @@ int run_edit(const LibraryArgs& a) {
       // written, so its byte and line would point nowhere.
       auto checked = bem::read_mod_settings(trial, a.target);
       if (!checked) {
-        core::Error e = std::move(checked).error();
-        e.location = core::Location{};
-        return report_error("--hotkey", e, kExitUsage);
+        core::Error refusal = std::move(checked).error();
+        refusal.location = core::Location{};
+        if (refusal.message.rfind("line ", 0) == 0)  // "line N: …" of the trial file
+          refusal.message.erase(0, refusal.message.find(": ") + 2);
+        return report_error("--hotkey", refusal, kExitUsage);
       }
       for (const std::string& w : checked->warnings) report_warning(a.dir, "RUNTIME_INI_HOTKEY", w);
       if (auto st = ini->set(sec, "driver_hotkeys", bem::format_pairs(checked->hotkeys)); !st)

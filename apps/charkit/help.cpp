@@ -45,9 +45,34 @@ int run_help(const CLI::App& root, const std::vector<std::string>& names) {
   return kExitOk;
 }
 
+// A description's first clause, without its parenthesised asides: up to
+// ": ", "; " or ". " (not the dot of "1.5"); a leading "Step N: " is skipped.
+std::string summary(const std::string& description) {
+  std::string text;
+  int depth = 0;
+  for (char c : description) {
+    if (c == '(') ++depth;
+    if (depth == 0) text += c;
+    if (c == ')' && depth > 0 && --depth == 0 && !text.empty() && text.back() == ' ')
+      text.pop_back();  // the space before the aside
+  }
+  if (text.rfind("Step ", 0) == 0 && text.size() > 8 && text[6] == ':') {
+    text.erase(0, 8);
+    if (text[0] >= 'a' && text[0] <= 'z') text[0] = static_cast<char>(text[0] - 'a' + 'A');
+  }
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if ((text[i] == ':' || text[i] == ';' || text[i] == '.') && text[i + 1] == ' ') {
+      text.resize(i);
+      break;
+    }
+  }
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
 // One line per command for `charkit help --commands`: its path, its
-// positional arguments (FILE..., [DIR]) and the first clause of its
-// description. README.md's command list is this output (a test compares).
+// positional arguments (FILE..., [DIR]) and summary() of its description.
+// README.md's command list is this output (a test compares).
 void collect_commands(const CLI::App& app, const std::string& path,
                       std::vector<std::pair<std::string, std::string>>& out) {
   const auto subs = named_subcommands(app);
@@ -56,14 +81,11 @@ void collect_commands(const CLI::App& app, const std::string& path,
     for (const CLI::Option* o : app.get_options()) {
       if (!o->get_positional()) continue;
       std::string word = o->get_type_name().empty() ? o->get_name() : o->get_type_name();
+      word.resize(std::min(word.size(), word.find(':')));  // CLI11 appends checks (":{bash}")
       if (o->get_items_expected_max() > 1) word += "...";
       synopsis += " " + (o->get_required() ? word : "[" + word + "]");
     }
-    std::string text = app.get_description();
-    const std::size_t stop = text.find_first_of(":;.(");
-    if (stop != std::string::npos) text.resize(stop);
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    out.emplace_back(synopsis, text);
+    out.emplace_back(synopsis, summary(app.get_description()));
     return;
   }
   for (const CLI::App* s : subs)

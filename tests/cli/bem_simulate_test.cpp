@@ -192,10 +192,13 @@ TEST_F(SimulateCli, JsonSummaryKeepsStandardOutputNdjson) {
   auto json = run_charkit(args + " --json");
   ASSERT_EQ(json.exit_code, 0) << json.out;
   EXPECT_EQ(json.out, plain.out);  // only the four NDJSON lines
-  auto err = clitest::run_with_stderr("'" + std::string(CHARKIT_BIN) + "' " + args +
-                                      " --json 2>&1 >/dev/null");
-  Json summary = Json::parse(err.out, nullptr, false);
-  ASSERT_FALSE(summary.is_discarded()) << err.out;
+  const auto err = dir_ / "stderr.txt";
+  ASSERT_EQ(clitest::run_with_stderr("('" + std::string(CHARKIT_BIN) + "' " + args + " --json 2>" +
+                                     quote(err) + " >/dev/null)")
+                .exit_code,
+            0);
+  Json summary = Json::parse(clitest::read_text(err), nullptr, false);
+  ASSERT_FALSE(summary.is_discarded()) << clitest::read_text(err);
   EXPECT_EQ(summary["lines"], 4);
   EXPECT_EQ(summary["output"], "-");
   EXPECT_EQ(summary["drivers"], Json::array({"d"}));

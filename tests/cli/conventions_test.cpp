@@ -236,7 +236,9 @@ TEST_F(CliConventions, ReadmeListsEveryCommand) {
   if (r.out.find("charkit serve") == std::string::npos)
     GTEST_SKIP() << "built without the server: README.md lists its commands";
   EXPECT_NE(r.out.find("charkit bem validate FILE..."), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("charkit render MODEL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("charkit render [MODEL]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("charkit completion SHELL "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rule of BEM 1.0"), std::string::npos) << r.out;
   const std::string readme =
       clitest::read_text(std::filesystem::path(CHARKIT_TEST_DATA) / ".." / ".." / "README.md");
   const std::string marker = "<!-- charkit help --commands -->\n```text\n";
