@@ -103,6 +103,18 @@ struct SceneSpec {
   bool decoy = false;  // mesh 1 "Cube" on a moved node: matches no template mesh
 };
 
+/// One skinned triangle on Bip001_Pelvis, drawn with `material`.
+SceneSpec one_triangle_scene(const std::string& material) {
+  SceneSpec s;
+  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+  s.uvs = {0, 0, 1, 0, 0, 1};
+  s.joint_names = {"Bip001_Pelvis"};
+  s.joints = std::vector<std::uint16_t>(12, 0);
+  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+  s.primitives = {{material, {0, 1, 2}}};
+  return s;
+}
+
 ByteVec build_scene(const SceneSpec& s) {
   GltfBuilder b;
   Json attrs = Json{{"POSITION", b.floats(s.positions, "VEC3", 3)}};
@@ -586,13 +598,7 @@ TEST(BemPack, GameLayoutExampleRoundTripsThroughExport) {
 TEST(BemPack, AMaterialNotInTheTemplateIsRefusedWithTheNames) {
   Template t;
   ASSERT_NO_FATAL_FAILURE(load_template(t, testkit::make_valid_package(3).binary()));
-  SceneSpec s;
-  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
-  s.uvs = {0, 0, 1, 0, 0, 1};
-  s.joint_names = {"Bip001_Pelvis"};
-  s.joints = std::vector<std::uint16_t>(12, 0);
-  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
-  s.primitives = {{"M_something_else", {0, 1, 2}}};
+  SceneSpec s = one_triangle_scene("M_something_else");
   auto r = pack(t, build_scene(s));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "BEM_PACK_MATERIAL");
@@ -645,13 +651,7 @@ TEST(BemPack, AMaterialNotInTheTemplateIsRefusedWithTheNames) {
 TEST(BemPack, OnlyPackedNodesWarnAboutTheirTransform) {
   Template t;
   ASSERT_NO_FATAL_FAILURE(load_template(t, testkit::make_valid_package(3).binary()));
-  SceneSpec s;
-  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
-  s.uvs = {0, 0, 1, 0, 0, 1};
-  s.joint_names = {"Bip001_Pelvis"};
-  s.joints = std::vector<std::uint16_t>(12, 0);
-  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
-  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
+  SceneSpec s = one_triangle_scene("M_actor_example_body_01");
   s.decoy = true;
   auto codes = [](const PackResult& r) {
     std::vector<std::string> out;

@@ -76,6 +76,12 @@ class SimulateCli : public clitest::ScratchDir {
     }
     return out;
   }
+  /// A package with one looping sawtooth driver "d", started at 0: the
+  /// arguments of `bem simulate` over 3 steps of 0.25 s.
+  std::string sawtooth_args() {
+    auto path = write("p.bem", package(Json::array({driver("sawtooth", "loop")})).binary());
+    return "bem simulate " + quote(path) + " --dt 0.25 --steps 3 --events 0:start:d";
+  }
   std::vector<int> ticks(const std::string& waveform, const std::string& playback,
                          const std::string& events, const std::string& params = "") {
     auto ls = lines(package(Json::array({driver(waveform, playback)})),
@@ -167,9 +173,7 @@ TEST_F(SimulateCli, UnpackNamesADriversSoundByItsFormat) {
 // `-o -` is standard output, as for every other command: the same lines as
 // without -o, and no file named "-".
 TEST_F(SimulateCli, DashOutputIsStandardOutput) {
-  auto path = write("p.bem", package(Json::array({driver("sawtooth", "loop")})).binary());
-  const std::string args =
-      "bem simulate " + quote(path) + " --dt 0.25 --steps 3 --events 0:start:d";
+  const std::string args = sawtooth_args();
   auto plain = run_charkit(args);
   ASSERT_EQ(plain.exit_code, 0) << plain.out;
   // In the scratch folder, so that a file named "-" would land there.
@@ -184,9 +188,7 @@ TEST_F(SimulateCli, DashOutputIsStandardOutput) {
 // --json never mixes a document into the NDJSON: with the lines on stdout the
 // summary goes to stderr; with -o FILE it is stdout's one document.
 TEST_F(SimulateCli, JsonSummaryKeepsStandardOutputNdjson) {
-  auto path = write("p.bem", package(Json::array({driver("sawtooth", "loop")})).binary());
-  const std::string args =
-      "bem simulate " + quote(path) + " --dt 0.25 --steps 3 --events 0:start:d";
+  const std::string args = sawtooth_args();
   auto plain = run_charkit(args);
   ASSERT_EQ(plain.exit_code, 0) << plain.out;
   auto json = run_charkit(args + " --json");
