@@ -103,15 +103,15 @@ struct SceneSpec {
   bool decoy = false;  // mesh 1 "Cube" on a moved node: matches no template mesh
 };
 
-/// One skinned triangle on Bip001_Pelvis, drawn with `material`.
-SceneSpec one_triangle_scene(const std::string& material) {
+/// The rigid-skin triangle of make_valid_package (3 vertices, one bone).
+SceneSpec triangle_scene() {
   SceneSpec s;
   s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
   s.uvs = {0, 0, 1, 0, 0, 1};
   s.joint_names = {"Bip001_Pelvis"};
   s.joints = std::vector<std::uint16_t>(12, 0);
   s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
-  s.primitives = {{material, {0, 1, 2}}};
+  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
   return s;
 }
 
@@ -598,7 +598,8 @@ TEST(BemPack, GameLayoutExampleRoundTripsThroughExport) {
 TEST(BemPack, AMaterialNotInTheTemplateIsRefusedWithTheNames) {
   Template t;
   ASSERT_NO_FATAL_FAILURE(load_template(t, testkit::make_valid_package(3).binary()));
-  SceneSpec s = one_triangle_scene("M_something_else");
+  SceneSpec s = triangle_scene();
+  s.primitives[0].first = "M_something_else";
   auto r = pack(t, build_scene(s));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "BEM_PACK_MATERIAL");
@@ -651,7 +652,7 @@ TEST(BemPack, AMaterialNotInTheTemplateIsRefusedWithTheNames) {
 TEST(BemPack, OnlyPackedNodesWarnAboutTheirTransform) {
   Template t;
   ASSERT_NO_FATAL_FAILURE(load_template(t, testkit::make_valid_package(3).binary()));
-  SceneSpec s = one_triangle_scene("M_actor_example_body_01");
+  SceneSpec s = triangle_scene();
   s.decoy = true;
   auto codes = [](const PackResult& r) {
     std::vector<std::string> out;
@@ -708,14 +709,8 @@ TEST(BemPack, APackedNormalLayoutNeedsTangents) {
   p.payloads[0] = s0;
   Template t;
   ASSERT_NO_FATAL_FAILURE(load_template(t, p.binary()));
-  SceneSpec s;
-  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+  SceneSpec s = triangle_scene();
   s.normals = {0, 0, 1, 0, 0, 1, 0, 0, 1};
-  s.uvs = {0, 0, 1, 0, 0, 1};
-  s.joint_names = {"Bip001_Pelvis"};
-  s.joints = std::vector<std::uint16_t>(12, 0);
-  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
-  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
   auto r = pack(t, build_scene(s));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "BEM_PACK_ATTRIBUTE");
@@ -982,18 +977,6 @@ TEST(BemPack, ADrawWithoutAPrimitiveIsKeptOnlyWhenTheVerticesStay) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "BEM_PACK_DRAW_MISSING");
   EXPECT_EQ(r.error().location.pointer, "/meshes/0/draws/1");
-}
-
-/// The rigid-skin triangle of make_valid_package (3 vertices, one bone).
-SceneSpec triangle_scene() {
-  SceneSpec s;
-  s.positions = {0, 0, 0, 1, 0, 0, 0, 1, 0};
-  s.uvs = {0, 0, 1, 0, 0, 1};
-  s.joint_names = {"Bip001_Pelvis"};
-  s.joints = std::vector<std::uint16_t>(12, 0);
-  s.weights = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
-  s.primitives = {{"M_actor_example_body_01", {0, 1, 2}}};
-  return s;
 }
 
 TEST(BemPack, ShapeKeysBecomeSliders) {
