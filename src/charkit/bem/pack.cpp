@@ -418,6 +418,7 @@ class ScenePacker {
         if (cand.op == Operation::kReplace) meshes_of_component[c.mesh_name].insert(cand.mesh);
     // The node that places each glTF mesh (the first one).
     std::map<std::uint32_t, std::uint32_t> node_of_mesh;
+    std::set<std::uint32_t> moved_nodes;  // nodes with a transform
     const std::size_t nodes = doc_.count("nodes");
     for (std::size_t n = 0; n < nodes; ++n) {
       const Json& node = json()["nodes"][n];
@@ -428,6 +429,7 @@ class ScenePacker {
       if (!mesh || *mesh >= doc_.count("meshes"))
         return at("BEM_PACK_MESH", "node mesh is not a mesh index", "/nodes/" + std::to_string(n));
       node_of_mesh.try_emplace(*mesh, static_cast<std::uint32_t>(n));
+      if (has_transform(node)) moved_nodes.insert(static_cast<std::uint32_t>(n));
     }
     std::map<std::uint32_t, std::pair<std::uint32_t, std::optional<std::uint32_t>>> out;
     const std::size_t meshes = doc_.count("meshes");
@@ -511,7 +513,7 @@ class ScenePacker {
     }
     // Only the nodes of packed meshes: a transform elsewhere changes nothing.
     for (const auto& [m, placed] : out)
-      if (placed.second && has_transform(json()["nodes"][*placed.second]))
+      if (placed.second && moved_nodes.contains(*placed.second))
         warn("BEM_PACK_NODE_TRANSFORM",
              "node " + std::to_string(*placed.second) +
                  " has a transform, which is not applied: the vertices are packed as the mesh "
