@@ -17,7 +17,7 @@ using core::make_error;
 
 namespace {
 
-constexpr std::string_view kMagic = "\x93NUMPY";
+constexpr std::string_view kNpyMagic = "\x93NUMPY";
 
 core::Error err_at(const char* code, std::string msg, std::uint64_t offset) {
   return make_error(code, std::move(msg), core::Location::at_offset(offset));
@@ -310,7 +310,7 @@ std::vector<std::int64_t> NpyArray::to_i64() const {
 }
 
 core::Result<NpyArray> read_npy(core::Bytes file, const NpyLimits& limits) {
-  if (file.size() < kMagic.size() || core::as_chars(file.subspan(0, kMagic.size())) != kMagic)
+  if (file.size() < kNpyMagic.size() || core::as_chars(file.subspan(0, kNpyMagic.size())) != kNpyMagic)
     return err_at("NPY_MAGIC", "not a .npy file (no \\x93NUMPY magic)", 0);
   if (file.size() < 8) return err_at("NPY_TRUNCATED", "file ends inside the version", file.size());
   const std::uint8_t major = file[6];
@@ -393,7 +393,7 @@ core::Result<std::vector<std::uint8_t>> write_npy(const NpyArray& array) {
   dict.push_back('\n');
   std::vector<std::uint8_t> out;
   out.reserve(padded + array.data.size());
-  out.insert(out.end(), kMagic.begin(), kMagic.end());
+  out.insert(out.end(), kNpyMagic.begin(), kNpyMagic.end());
   out.push_back(prefix == 10 ? 1 : 2);
   out.push_back(0);
   if (prefix == 10)

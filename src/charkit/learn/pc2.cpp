@@ -14,7 +14,7 @@ using core::make_error;
 
 namespace {
 
-constexpr char kMagic[12] = {'P', 'O', 'I', 'N', 'T', 'C', 'A', 'C', 'H', 'E', '2', '\0'};
+constexpr char kPc2Magic[12] = {'P', 'O', 'I', 'N', 'T', 'C', 'A', 'C', 'H', 'E', '2', '\0'};
 
 }  // namespace
 
@@ -24,7 +24,7 @@ core::Result<PointCache> read_pc2(core::Bytes bytes, const Pc2Limits& limits) {
         "PC2_TRUNCATED",
         "file of " + std::to_string(bytes.size()) + " bytes is shorter than the 32-byte PC2 header",
         Location::at_offset(bytes.size()));
-  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+  if (std::memcmp(bytes.data(), kPc2Magic, sizeof kPc2Magic) != 0)
     return make_error("PC2_MAGIC", "not a PC2 file (no \"POINTCACHE2\\0\")",
                       Location::at_offset(0));
   const auto i32 = [&](std::size_t off) {
@@ -84,7 +84,7 @@ core::Result<std::vector<std::uint8_t>> write_pc2(const PointCache& c) {
   if (!std::isfinite(c.start_frame) || !std::isfinite(c.sample_rate))
     return make_error("PC2_NOT_FINITE", "start frame or sample rate is not finite");
   core::ByteWriter w;
-  w.write_bytes(core::Bytes(reinterpret_cast<const std::uint8_t*>(kMagic), sizeof kMagic));
+  w.write_bytes(core::Bytes(reinterpret_cast<const std::uint8_t*>(kPc2Magic), sizeof kPc2Magic));
   w.write(std::uint32_t{1});
   w.write(static_cast<std::uint32_t>(c.point_count));
   w.write_f32(c.start_frame);
