@@ -3,11 +3,22 @@
 // can do; `--markdown` writes docs/errors.md.
 #include <iostream>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "charkit/bem/error_codes.h"
+#include "charkit/capi/error_codes.h"
 #include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
+#include "charkit/deform/error_codes.h"
+#include "charkit/gpu/error_codes.h"
+#include "charkit/learn/error_codes.h"
+#include "charkit/motion/error_codes.h"
+#include "charkit/render/error_codes.h"
+#include "charkit/scene/error_codes.h"
+#include "charkit/server/error_codes.h"
+#include "charkit/store/error_codes.h"
 #include "cli_output.h"
 #include "commands.h"
 
@@ -22,11 +33,37 @@ constexpr core::ErrorCodeInfo kCliCodes[] = {
 #undef CHARKIT_ERROR
 };
 
-/// Every declared code: the libraries' (core::library_error_codes), then this program's.
+// A code declared twice, in one module or in two, is a duplicate enumerator
+// here, so the program fails to compile (tests/errors/check_error_codes.py
+// checks the same for every .def file).
+#define CHARKIT_ERROR(code, meaning, remedy) code,
+enum class EveryDeclaredCode {
+#include "charkit/bem/error_codes.def"
+#include "charkit/capi/error_codes.def"
+#include "charkit/core/error_codes.def"
+#include "charkit/deform/error_codes.def"
+#include "charkit/gpu/error_codes.def"
+#include "charkit/learn/error_codes.def"
+#include "charkit/motion/error_codes.def"
+#include "charkit/render/error_codes.def"
+#include "charkit/scene/error_codes.def"
+#include "charkit/server/error_codes.def"
+#include "charkit/store/error_codes.def"
+#include "error_codes.def"
+};
+#undef CHARKIT_ERROR
+
+/// Every declared code: each library module's table, lowest layer first
+/// (docs/architecture.md), then the C API's and this program's. The list is
+/// assembled here, above every module, so that no module knows the ones
+/// above it.
 std::vector<core::ErrorCodeInfo> all_error_codes() {
-  const auto lib = core::library_error_codes();
-  std::vector<core::ErrorCodeInfo> all(lib.begin(), lib.end());
-  all.insert(all.end(), std::begin(kCliCodes), std::end(kCliCodes));
+  const std::span<const core::ErrorCodeInfo> tables[] = {
+      core::codes::kAll,   scene::codes::kAll,  gpu::codes::kAll,   deform::codes::kAll,
+      render::codes::kAll, motion::codes::kAll, learn::codes::kAll, bem::codes::kAll,
+      store::codes::kAll,  server::codes::kAll, capi::codes::kAll,  kCliCodes};
+  std::vector<core::ErrorCodeInfo> all;
+  for (const auto& t : tables) all.insert(all.end(), t.begin(), t.end());
   return all;
 }
 

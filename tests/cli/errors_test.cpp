@@ -48,7 +48,13 @@ TEST(ErrorsCli, ListsLibraryAndProgramCodesOnce) {
   for (const auto& c : doc.at("codes")) {
     EXPECT_TRUE(codes.insert(c.at("code").get<std::string>()).second) << c.at("code");
     modules.insert(c.at("module").get<std::string>());
+    EXPECT_FALSE(c.at("meaning").get<std::string>().empty()) << c.at("code");
+    EXPECT_FALSE(c.at("remedy").get<std::string>().empty()) << c.at("code");
   }
+  // Modules come in blocks, lowest layer first, the program's own last.
+  ASSERT_FALSE(doc.at("codes").empty());
+  EXPECT_EQ(doc.at("codes").front().at("module"), "core");
+  EXPECT_EQ(doc.at("codes").back().at("module"), "cli");
   EXPECT_TRUE(codes.count("IO_OPEN"));                     // core
   EXPECT_TRUE(codes.count("BEM_MANIFEST_JSON_TOO_DEEP"));  // bem, built from JSON_TOO_DEEP
   EXPECT_TRUE(codes.count("SIDECAR_TOO_LARGE"));           // the program's own

@@ -8,66 +8,6 @@ namespace charkit::core {
 
 namespace {
 
-// Every module's codes in one table (the order `charkit errors` lists them
-// in). A new module adds its error_codes.def here (once); a new code goes
-// only into the .def file. That core includes the other modules' tables is
-// an edge up the layers, to be replaced by each module registering its own.
-#define CHARKIT_ERROR(code, meaning, remedy) {#code, CHARKIT_ERROR_MODULE, meaning, remedy},
-constexpr ErrorCodeInfo kCodes[] = {
-#define CHARKIT_ERROR_MODULE "core"
-#include "charkit/core/error_codes.def"
-#undef CHARKIT_ERROR_MODULE
-#define CHARKIT_ERROR_MODULE "scene"
-#include "charkit/scene/error_codes.def"
-#undef CHARKIT_ERROR_MODULE
-#define CHARKIT_ERROR_MODULE "gpu"
-#include "charkit/gpu/error_codes.def"
-#undef CHARKIT_ERROR_MODULE
-#define CHARKIT_ERROR_MODULE "deform"
-#include "charkit/deform/error_codes.def"
-#undef CHARKIT_ERROR_MODULE
-#define CHARKIT_ERROR_MODULE "render"
-#include "charkit/render/error_codes.def"
-#undef CHARKIT_ERROR_MODULE
-#define CHARKIT_ERROR_MODULE "motion"
-#include "charkit/motion/error_codes.def"
-#undef CHARKIT_ERROR_MODULE
-#define CHARKIT_ERROR_MODULE "learn"
-#include "charkit/learn/error_codes.def"
-#undef CHARKIT_ERROR_MODULE
-#define CHARKIT_ERROR_MODULE "bem"
-#include "charkit/bem/error_codes.def"
-#undef CHARKIT_ERROR_MODULE
-#define CHARKIT_ERROR_MODULE "store"
-#include "charkit/store/error_codes.def"
-#undef CHARKIT_ERROR_MODULE
-#define CHARKIT_ERROR_MODULE "server"
-#include "charkit/server/error_codes.def"
-#undef CHARKIT_ERROR_MODULE
-#define CHARKIT_ERROR_MODULE "capi"
-#include "charkit/capi/error_codes.def"
-#undef CHARKIT_ERROR_MODULE
-};
-#undef CHARKIT_ERROR
-
-// A code declared twice anywhere in the library is a duplicate enumerator
-// here, so it fails to compile (tests/tools/check_error_codes.py also
-// checks the CLI's own codes).
-#define CHARKIT_ERROR(code, meaning, remedy) code,
-enum class AllLibraryCodes {
-#include "charkit/bem/error_codes.def"
-#include "charkit/core/error_codes.def"
-#include "charkit/deform/error_codes.def"
-#include "charkit/gpu/error_codes.def"
-#include "charkit/learn/error_codes.def"
-#include "charkit/motion/error_codes.def"
-#include "charkit/render/error_codes.def"
-#include "charkit/scene/error_codes.def"
-#include "charkit/server/error_codes.def"
-#include "charkit/store/error_codes.def"
-};
-#undef CHARKIT_ERROR
-
 // Markdown table cells: '|' ends a cell and a newline ends the row.
 std::string cell(std::string_view s) {
   std::string out;
@@ -84,10 +24,6 @@ std::string cell(std::string_view s) {
 }
 
 }  // namespace
-
-std::span<const ErrorCodeInfo> library_error_codes() {
-  return kCodes;
-}
 
 const ErrorCodeInfo* find_error_code(std::string_view code, std::span<const ErrorCodeInfo> table) {
   for (const auto& info : table) {
@@ -115,7 +51,7 @@ std::string error_codes_markdown(std::span<const ErrorCodeInfo> table) {
       "\n"
       "Library users: a program that branches on a code compares it with the declared\n"
       "constant, `e.code == store::codes::STORE_TOO_LARGE` (`charkit/<module>/error_codes.h`),\n"
-      "so a misspelt code does not compile; `core::library_error_codes()` returns this\n"
+      "so a misspelt code does not compile; `<module>::codes::kAll` is the module's\n"
       "table. Contributors: a new code is one `CHARKIT_ERROR(CODE, \"meaning\", \"what the\n"
       "user can do\")` line in its module's `error_codes.def`; the test `errors.declared`\n"
       "(tests/errors/check_error_codes.py) fails on a code-shaped string literal in src/\n"

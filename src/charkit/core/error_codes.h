@@ -7,7 +7,10 @@
 // Code that branches on a code compares with a declared constant, never a
 // string literal: `if (e.code == store::codes::STORE_TOO_LARGE)`, so a typo
 // fails to compile. Each module's constants live in
-// charkit/<module>/error_codes.h (small; include it only where needed).
+// charkit/<module>/error_codes.h (small; include it only where needed),
+// with `<module>::codes::kAll`, the module's table. core knows no other
+// module: the list of every code is assembled above all of them, by the
+// charkit program (`charkit errors`).
 #pragma once
 
 #include <span>
@@ -29,10 +32,6 @@ struct ErrorCodeInfo {
   std::string_view remedy;
 };
 
-/// Every code the charkit libraries declare, grouped by module (core, scene,
-/// gpu, deform, render, motion, learn, bem, store, server), in declaration order.
-std::span<const ErrorCodeInfo> library_error_codes();
-
 /// The entry for `code` in `table`, or nullptr.
 const ErrorCodeInfo* find_error_code(std::string_view code, std::span<const ErrorCodeInfo> table);
 
@@ -51,6 +50,14 @@ namespace codes {
 #define CHARKIT_ERROR(code, meaning, remedy) inline constexpr ErrorCode code{#code};
 #include "charkit/core/error_codes.def"
 #undef CHARKIT_ERROR
+/// Every code the module declares, with its meaning and what the user can
+/// do, in declaration order: `charkit errors` and docs/errors.md list the
+/// modules' tables one after another.
+inline constexpr ErrorCodeInfo kAll[] = {
+#define CHARKIT_ERROR(code, meaning, remedy) {#code, "core", meaning, remedy},
+#include "charkit/core/error_codes.def"
+#undef CHARKIT_ERROR
+};
 }  // namespace codes
 
 }  // namespace charkit::core

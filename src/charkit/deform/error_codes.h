@@ -9,4 +9,12 @@ namespace charkit::deform::codes {
 #define CHARKIT_ERROR(code, meaning, remedy) inline constexpr core::ErrorCode code{#code};
 #include "charkit/deform/error_codes.def"
 #undef CHARKIT_ERROR
+/// Every code the module declares, with its meaning and what the user can
+/// do, in declaration order: `charkit errors` and docs/errors.md list the
+/// modules' tables one after another.
+inline constexpr core::ErrorCodeInfo kAll[] = {
+#define CHARKIT_ERROR(code, meaning, remedy) {#code, "deform", meaning, remedy},
+#include "charkit/deform/error_codes.def"
+#undef CHARKIT_ERROR
+};
 }  // namespace charkit::deform::codes

@@ -9,4 +9,12 @@ namespace charkit::server::codes {
 #define CHARKIT_ERROR(code, meaning, remedy) inline constexpr core::ErrorCode code{#code};
 #include "charkit/server/error_codes.def"
 #undef CHARKIT_ERROR
+/// Every code the module declares, with its meaning and what the user can
+/// do, in declaration order: `charkit errors` and docs/errors.md list the
+/// modules' tables one after another.
+inline constexpr core::ErrorCodeInfo kAll[] = {
+#define CHARKIT_ERROR(code, meaning, remedy) {#code, "server", meaning, remedy},
+#include "charkit/server/error_codes.def"
+#undef CHARKIT_ERROR
+};
 }  // namespace charkit::server::codes
