@@ -1,6 +1,6 @@
-# charkit_module(): one library per module (core, gpu, deform, scene, render,
-# motion, learn, bem, store, server), built, exported and installed the same
-# way.
+# charkit_module(): one library per module (core, scene, gpu, deform, ops,
+# render, motion, learn, bem, store, server), built, exported and installed
+# the same way.
 #
 #   charkit_module(<name>
 #     SOURCES    <files...>           the module's .cpp files

@@ -24,7 +24,7 @@ install(FILES ${PROJECT_BINARY_DIR}/cmake/charkitConfig.cmake
 # charkit.pc: every built module, most dependent first. With static
 # libraries `pkg-config --static --libs charkit` adds what they link.
 set(CHARKIT_PC_LIBS "")
-foreach(c server store bem learn motion render scene deform gpu core)
+foreach(c server store bem learn motion render ops deform gpu scene core)
   if(c IN_LIST CHARKIT_BUILT_COMPONENTS)
     string(APPEND CHARKIT_PC_LIBS " -lcharkit_${c}")
   endif()

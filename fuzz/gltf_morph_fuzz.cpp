@@ -1,4 +1,4 @@
-// libFuzzer target: scene::apply_gltf_morphs, the glTF-to-kernel input path
+// libFuzzer target: ops::apply_gltf_morphs, the glTF-to-kernel input path
 // of `charkit deform morph`, on arbitrary glTF/GLB bytes: with the file's
 // default weights and with target 0 at weight 1. It must answer with a GLB
 // that GltfDocument reads back, or an error with a code; never crash, hang
@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "charkit/core/parallel.h"
+#include "charkit/ops/gltf_morph.h"
 #include "charkit/scene/gltf_document.h"
-#include "charkit/scene/gltf_morph.h"
 
 using namespace charkit;
 
@@ -19,10 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int pass = 0; pass < 2; ++pass) {
     auto doc = scene::GltfDocument::load(core::Bytes(data, size), lo);
     if (!doc) return 0;
-    scene::GltfMorphOptions o;
+    ops::GltfMorphOptions o;
     o.executor = &core::serial_executor();
     if (pass == 1) o.weights["0"] = 1.0F;
-    auto r = scene::apply_gltf_morphs(*doc, o);
+    auto r = ops::apply_gltf_morphs(*doc, o);
     if (!r) {
       if (r.error().code.empty()) __builtin_trap();
       continue;

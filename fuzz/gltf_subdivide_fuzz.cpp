@@ -1,4 +1,4 @@
-// libFuzzer target: scene::subdivide_gltf, the glTF-to-kernel input path of
+// libFuzzer target: ops::subdivide_gltf, the glTF-to-kernel input path of
 // `charkit deform subdivide`, on arbitrary glTF/GLB bytes: full strength
 // with smoothing, and with the distance control and a strength attribute
 // named _S. It must answer with a GLB that GltfDocument reads back, or an
@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "charkit/ops/gltf_subdivide.h"
 #include "charkit/scene/gltf_document.h"
-#include "charkit/scene/gltf_subdivide.h"
 
 using namespace charkit;
 
@@ -18,13 +18,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int pass = 0; pass < 2; ++pass) {
     auto doc = scene::GltfDocument::load(core::Bytes(data, size), lo);
     if (!doc) return 0;
-    scene::GltfSubdivideOptions o;
+    ops::GltfSubdivideOptions o;
     if (pass == 1) {
       o.params.distance_control = true;
       o.params.reference = {0.0F, 1.0F, 3.0F};
       o.strength_attribute = "_S";
     }
-    auto r = scene::subdivide_gltf(*doc, o);
+    auto r = ops::subdivide_gltf(*doc, o);
     if (!r) {
       if (r.error().code.empty()) __builtin_trap();
       continue;

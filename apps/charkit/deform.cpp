@@ -17,9 +17,9 @@
 #include "charkit/core/json.h"
 #include "charkit/core/parallel.h"
 #include "charkit/deform/error_codes.h"
+#include "charkit/ops/gltf_morph.h"
+#include "charkit/ops/gltf_subdivide.h"
 #include "charkit/scene/gltf_document.h"
-#include "charkit/scene/gltf_morph.h"
-#include "charkit/scene/gltf_subdivide.h"
 #include "cli_output.h"
 #include "commands.h"
 #include "device.h"
@@ -96,7 +96,7 @@ int open_device_and_input(const std::string& input, const std::string& device_op
 }
 
 int run_morph(const MorphArgs& a) {
-  scene::GltfMorphOptions o;
+  ops::GltfMorphOptions o;
   o.mesh = a.mesh;
   for (const std::string& w : a.weights) {
     std::string name;
@@ -113,7 +113,7 @@ int run_morph(const MorphArgs& a) {
   std::optional<scene::GltfDocument> doc;
   if (int rc = open_device_and_input(a.input, a.device, device, doc); rc != kExitOk) return rc;
   o.gpu = device.gpu.get();
-  auto r = scene::apply_gltf_morphs(*doc, o);
+  auto r = ops::apply_gltf_morphs(*doc, o);
   if (!r) {
     const bool unknown_name = r.error().code == deform::codes::DEFORM_MORPH_TARGET;
     return report_error(a.input, r.error(), unknown_name ? kExitUsage : kExitInvalid);
@@ -171,7 +171,7 @@ struct SubdivideArgs {
 };
 
 int run_subdivide(const SubdivideArgs& a) {
-  scene::GltfSubdivideOptions o;
+  ops::GltfSubdivideOptions o;
   if (!a.reference.empty()) {
     if (a.reference.size() != 3)
       return report_error(a.input, usage("--reference takes X,Y,Z"), kExitUsage);
@@ -201,7 +201,7 @@ int run_subdivide(const SubdivideArgs& a) {
   std::optional<scene::GltfDocument> doc;
   if (int rc = open_device_and_input(a.input, a.device, device, doc); rc != kExitOk) return rc;
   o.gpu = device.gpu.get();
-  auto r = scene::subdivide_gltf(*doc, o);
+  auto r = ops::subdivide_gltf(*doc, o);
   if (!r) {
     const bool option = r.error().code == deform::codes::DEFORM_SUBDIV_PARAM;
     return report_error(a.input, r.error(), option ? kExitUsage : kExitInvalid);

@@ -15,20 +15,14 @@
 #include "morph_test_support.h"
 #include "package_builder.h"
 
-#define CHARKIT_TINYGLTF_IMPLEMENTATION
-#include "../scene/tinygltf_include.h"
+#include "tinygltf_include.h"
 
 namespace charkit::bem {
 namespace {
 
 using core::Json;
 using testkit::ByteVec;
-
-ByteVec cat(std::initializer_list<ByteVec> parts) {
-  ByteVec out;
-  for (const ByteVec& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
+using testkit::cat;
 
 /// Payloads: 0 stream 0 (position + normal), 1 UVs, 2 skin, 3 draw 0 indices,
 /// 4 RGBA32 texture, 5 draw 1 indices, 6 BC1 texture, 7 deformation frame.

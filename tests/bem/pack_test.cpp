@@ -26,8 +26,8 @@
 #include "charkit/core/bytes.h"
 #include "charkit/core/half.h"
 #include "charkit/core/json.h"
-#include "charkit/scene/detail/gltf_edit.h"
 #include "charkit/scene/gltf_document.h"
+#include "charkit/scene/gltf_edit.h"
 #include "charkit/scene/image.h"
 #include "charkit/scene/texture_decode.h"
 #include "charkit/scene/texture_encode.h"
@@ -39,12 +39,7 @@ namespace {
 
 using core::Json;
 using testkit::ByteVec;
-
-ByteVec cat(std::initializer_list<ByteVec> parts) {
-  ByteVec out;
-  for (const ByteVec& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
+using testkit::cat;
 
 /// A glTF 2.0 document built accessor by accessor over one embedded buffer.
 struct GltfBuilder {
@@ -370,7 +365,7 @@ ByteVec with_image(const ByteVec& glb, std::size_t index, const ByteVec& png,
   auto doc = scene::GltfDocument::load(glb);
   EXPECT_TRUE(doc.ok());
   if (!doc) return {};
-  auto bin = scene::detail::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
+  auto bin = scene::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
   EXPECT_TRUE(bin.ok());
   if (!bin) return {};
   core::Json root = doc->json();
@@ -384,7 +379,7 @@ ByteVec with_image(const ByteVec& glb, std::size_t index, const ByteVec& png,
   bin->insert(bin->end(), png.begin(), png.end());
   root["images"][index]["bufferView"] = root["bufferViews"].size() - 1;
   if (!name.empty()) root["images"][index]["name"] = name;
-  auto out = scene::detail::finish_glb(root, std::move(*bin));
+  auto out = scene::finish_glb(root, std::move(*bin));
   EXPECT_TRUE(out.ok());
   return out.ok() ? *out : ByteVec{};
 }
@@ -442,11 +437,11 @@ TEST(BemPackTextures, ChangedImageBecomesTheTexturesPayload) {
         with_image(export_default(t.file), 0, *scene::encode_png(test_image(4, 4)), "my_painting");
     auto doc = scene::GltfDocument::load(glb);
     ASSERT_TRUE(doc.ok());
-    auto bin = scene::detail::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
+    auto bin = scene::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
     ASSERT_TRUE(bin.ok());
     Json root = doc->json();
     root["images"][0]["extras"] = Json{{"original_name", "T_actor_example_body_01_d"}};
-    auto edited = scene::detail::finish_glb(root, std::move(*bin));
+    auto edited = scene::finish_glb(root, std::move(*bin));
     ASSERT_TRUE(edited.ok());
     auto r = pack(t, *edited);
     ASSERT_TRUE(r.ok()) << r.error().to_string();
@@ -1318,7 +1313,7 @@ ByteVec with_targets(const ByteVec& glb, std::size_t mesh, const std::vector<std
   auto doc = scene::GltfDocument::load(glb);
   EXPECT_TRUE(doc.ok());
   if (!doc) return {};
-  auto bin = scene::detail::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
+  auto bin = scene::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
   EXPECT_TRUE(bin.ok());
   if (!bin) return {};
   Json root = doc->json();
@@ -1345,7 +1340,7 @@ ByteVec with_targets(const ByteVec& glb, std::size_t mesh, const std::vector<std
   }
   for (Json& prim : mj["primitives"]) prim["targets"] = targets;
   mj["extras"] = Json{{"targetNames", names}};
-  auto out = scene::detail::finish_glb(root, std::move(*bin));
+  auto out = scene::finish_glb(root, std::move(*bin));
   EXPECT_TRUE(out.ok());
   return out.ok() ? *out : ByteVec{};
 }

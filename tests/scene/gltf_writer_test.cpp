@@ -12,7 +12,6 @@
 #include "charkit/scene/image.h"
 #include "glb_test_util.h"
 
-#define CHARKIT_TINYGLTF_IMPLEMENTATION
 #include "tinygltf_include.h"
 
 namespace charkit::scene {

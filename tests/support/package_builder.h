@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,13 @@
 namespace charkit::testkit {
 
 using ByteVec = std::vector<std::uint8_t>;
+
+/// The parts one after another.
+inline ByteVec cat(std::initializer_list<ByteVec> parts) {
+  ByteVec out;
+  for (const ByteVec& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
 using core::Json;
 
 /// One payload as it is to be stored in a binary container.

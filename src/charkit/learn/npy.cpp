@@ -310,7 +310,8 @@ std::vector<std::int64_t> NpyArray::to_i64() const {
 }
 
 core::Result<NpyArray> read_npy(core::Bytes file, const NpyLimits& limits) {
-  if (file.size() < kNpyMagic.size() || core::as_chars(file.subspan(0, kNpyMagic.size())) != kNpyMagic)
+  if (file.size() < kNpyMagic.size() ||
+      core::as_chars(file.subspan(0, kNpyMagic.size())) != kNpyMagic)
     return err_at("NPY_MAGIC", "not a .npy file (no \\x93NUMPY magic)", 0);
   if (file.size() < 8) return err_at("NPY_TRUNCATED", "file ends inside the version", file.size());
   const std::uint8_t major = file[6];

@@ -1,10 +1,10 @@
 #include <bit>
 #include <limits>
 
-#include "charkit/scene/detail/gltf_edit.h"
+#include "charkit/scene/gltf_edit.h"
 #include "charkit/scene/gltf_writer.h"
 
-namespace charkit::scene::detail {
+namespace charkit::scene {
 
 using core::Json;
 
@@ -138,4 +138,4 @@ core::Result<std::vector<std::uint8_t>> finish_glb(Json& root, std::vector<std::
   return assemble_glb(root.dump(-1, ' ', false, Json::error_handler_t::replace), std::move(bin));
 }
 
-}  // namespace charkit::scene::detail
+}  // namespace charkit::scene

@@ -1,8 +1,9 @@
 // tinygltf (libtinygltf-dev, header-only use) for tests that read our glTF
-// output back. Exactly one test source per test program defines
-// CHARKIT_TINYGLTF_IMPLEMENTATION before including this (the Debian shared
-// libtinygltf is not linked: the test CMake only links charkit libraries).
-// stb_image's implementation comes from charkit_scene (scene/image.cpp).
+// output back; a test program that includes this links
+// charkit_test_tinygltf, whose one source (tinygltf.cpp) defines
+// CHARKIT_TINYGLTF_IMPLEMENTATION before including it (the Debian shared
+// libtinygltf is not linked). stb_image's implementation comes from
+// charkit_scene (scene/image.cpp).
 #pragma once
 
 #ifdef CHARKIT_TINYGLTF_IMPLEMENTATION

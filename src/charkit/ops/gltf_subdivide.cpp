@@ -1,4 +1,4 @@
-#include "charkit/scene/gltf_subdivide.h"
+#include "charkit/ops/gltf_subdivide.h"
 
 #include <algorithm>
 #include <array>
@@ -14,14 +14,18 @@
 #include "charkit/core/json.h"
 #include "charkit/deform/error_codes.h"
 #include "charkit/gpu/error_codes.h"
-#include "charkit/scene/detail/gltf_edit.h"
+#include "charkit/scene/gltf_edit.h"
 
-namespace charkit::scene {
+namespace charkit::ops {
 namespace {
 
 using core::Json;
-using detail::gltf_error_at;
-using detail::gltf_index_member;
+using scene::append_float_accessor;
+using scene::append_uint_accessor;
+using scene::finish_glb;
+using scene::gltf_error_at;
+using scene::gltf_index_member;
+using scene::GltfDocument;
 
 struct PositionHash {
   std::size_t operator()(const std::array<std::uint32_t, 3>& k) const {
@@ -171,15 +175,15 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
   const Json attrs = mesh["primitives"][prims[0]]["attributes"];
   const auto pos_acc = gltf_index_member(attrs, "POSITION");
   if (!pos_acc) return gltf_error("primitive without POSITION", p0 + "/attributes");
-  auto pos = detail::read_float_attribute(doc_, *pos_acc, 3, 0, deform::codes::DEFORM_GLTF,
-                                          p0 + "/attributes/POSITION");
+  auto pos = read_float_attribute(doc_, *pos_acc, 3, 0, deform::codes::DEFORM_GLTF,
+                                  p0 + "/attributes/POSITION");
   if (!pos) return std::move(pos).error();
   const std::size_t n = pos->size() / 3;
   if (n >= 0x7FFFFFFFU) return gltf_error("too many vertices", p0 + "/attributes/POSITION");
   auto read = [&](const char* name, std::size_t comps) -> core::Result<std::vector<float>> {
     if (auto a = gltf_index_member(attrs, name))
-      return detail::read_float_attribute(doc_, *a, comps, n, deform::codes::DEFORM_GLTF,
-                                          p0 + "/attributes/" + name);
+      return read_float_attribute(doc_, *a, comps, n, deform::codes::DEFORM_GLTF,
+                                  p0 + "/attributes/" + name);
     return std::vector<float>{};
   };
   auto normal = read("NORMAL", 3);
@@ -327,14 +331,11 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
     return v;
   };
   Json new_attrs = Json::object();
-  new_attrs["POSITION"] =
-      detail::append_float_accessor(root_, bin_, kernel_attr(0, 3), 3, "VEC3", true);
+  new_attrs["POSITION"] = append_float_accessor(root_, bin_, kernel_attr(0, 3), 3, "VEC3", true);
   if (!normal->empty())
-    new_attrs["NORMAL"] =
-        detail::append_float_accessor(root_, bin_, kernel_attr(1, 3), 3, "VEC3", false);
+    new_attrs["NORMAL"] = append_float_accessor(root_, bin_, kernel_attr(1, 3), 3, "VEC3", false);
   if (!tangent->empty())
-    new_attrs["TANGENT"] =
-        detail::append_float_accessor(root_, bin_, kernel_attr(2, 4), 4, "VEC4", false);
+    new_attrs["TANGENT"] = append_float_accessor(root_, bin_, kernel_attr(2, 4), 4, "VEC4", false);
 
   // Skin sets and the other attributes.
   std::vector<std::vector<std::uint32_t>> joints;
@@ -352,8 +353,8 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
       return gltf_error(jn + " is not VEC4 × " + std::to_string(n), p0 + "/attributes/" + jn);
     auto jv = doc_.read_accessor_uints(*ja);
     if (!jv) return std::move(jv).error();
-    auto wv = detail::read_float_attribute(doc_, *wa, 4, n, deform::codes::DEFORM_GLTF,
-                                           p0 + "/attributes/" + wn);
+    auto wv =
+        read_float_attribute(doc_, *wa, 4, n, deform::codes::DEFORM_GLTF, p0 + "/attributes/" + wn);
     if (!wv) return std::move(wv).error();
     joints.push_back(std::move(*jv));
     weights.push_back(std::move(*wv));
@@ -368,11 +369,11 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
       // JOINTS_n must be UNSIGNED_BYTE or UNSIGNED_SHORT (glTF 2.0 §3.7.2.1):
       // written as shorts even when every value is below 255.
       std::vector<std::uint32_t> jvals = joints[s];
-      const std::size_t acc = detail::append_uint_accessor(root_, bin_, jvals, 4, "VEC4", false);
+      const std::size_t acc = append_uint_accessor(root_, bin_, jvals, 4, "VEC4", false);
       root_["accessors"][acc]["componentType"] = 5123;
       new_attrs["JOINTS_" + std::to_string(s)] = acc;
       new_attrs["WEIGHTS_" + std::to_string(s)] =
-          detail::append_float_accessor(root_, bin_, weights[s], 4, "VEC4", false);
+          append_float_accessor(root_, bin_, weights[s], 4, "VEC4", false);
     }
   }
   for (const auto& [name, value] : attrs.items()) {
@@ -389,9 +390,9 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
                         ap);
     auto v = doc_.read_accessor_floats(value.get<std::size_t>());
     if (!v) return std::move(v).error();
-    new_attrs[name] = detail::append_float_accessor(
-        root_, bin_, midpoint_attribute(*v, info->components, view, c), info->components,
-        type_name(info->components), false);
+    new_attrs[name] =
+        append_float_accessor(root_, bin_, midpoint_attribute(*v, info->components, view, c),
+                              info->components, type_name(info->components), false);
   }
 
   // Morph targets: the new vertex's delta is the midpoint of its endpoints'.
@@ -415,9 +416,8 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
                             tp + "/" + name);
         auto v = doc_.read_accessor_floats(value.get<std::size_t>());
         if (!v) return std::move(v).error();
-        nt[name] =
-            detail::append_float_accessor(root_, bin_, midpoint_attribute(*v, comps, view, c),
-                                          comps, type_name(comps), name == "POSITION");
+        nt[name] = append_float_accessor(root_, bin_, midpoint_attribute(*v, comps, view, c), comps,
+                                         type_name(comps), name == "POSITION");
       }
       new_targets.push_back(std::move(nt));
     }
@@ -442,7 +442,7 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
     written += count;
     for (std::uint32_t& i : idx) i = c.map[i];
     Json& prim = mesh["primitives"][prims[g]];
-    prim["indices"] = detail::append_uint_accessor(root_, bin_, idx, 1, "SCALAR", true);
+    prim["indices"] = append_uint_accessor(root_, bin_, idx, 1, "SCALAR", true);
     prim["attributes"] = new_attrs;
     if (!new_targets.empty()) prim["targets"] = new_targets;
     summary.triangles_out += count / 3;
@@ -461,7 +461,7 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
 core::Result<GltfSubdivideResult> subdivide_gltf(GltfDocument& doc,
                                                  const GltfSubdivideOptions& options) {
   Json& root = doc.json();
-  auto edit = detail::begin_edit(doc, deform::codes::DEFORM_GLTF);
+  auto edit = begin_edit(doc, deform::codes::DEFORM_GLTF);
   if (!edit) return std::move(edit).error();
   std::vector<std::uint8_t> bin = std::move(*edit);
   GltfSubdivideResult result;
@@ -505,11 +505,11 @@ core::Result<GltfSubdivideResult> subdivide_gltf(GltfDocument& doc,
                           "\"; the meshes are: " + (list.empty() ? "(none named)" : list),
                       "/meshes");
   }
-  auto glb = detail::finish_glb(root, std::move(bin));
+  auto glb = finish_glb(root, std::move(bin));
   if (!glb) return std::move(glb).error();
   result.glb = std::move(*glb);
   result.notes = std::move(sub.notes_);
   return result;
 }
 
-}  // namespace charkit::scene
+}  // namespace charkit::ops

@@ -1,7 +1,7 @@
 // glTF morph targets through the 40-byte kernel (scene/gltf_morph.h): a GLB
 // built here by hand, morphed, and read back with tinygltf; the expected
 // values are worked out by hand.
-#include "charkit/scene/gltf_morph.h"
+#include "charkit/ops/gltf_morph.h"
 
 #include <gtest/gtest.h>
 
@@ -12,10 +12,12 @@
 #include "charkit/scene/gltf_writer.h"
 #include "tinygltf_include.h"
 
-namespace charkit::scene {
+namespace charkit::ops {
 namespace {
 
 using core::Json;
+using scene::assemble_glb;
+using scene::GltfDocument;
 
 void put_floats(std::vector<std::uint8_t>& b, std::initializer_list<float> v) {
   for (float f : v) {
@@ -148,4 +150,4 @@ TEST(GltfMorph, UnknownNameListsTheTargets) {
 }
 
 }  // namespace
-}  // namespace charkit::scene
+}  // namespace charkit::ops

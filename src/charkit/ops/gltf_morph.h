@@ -18,7 +18,7 @@
 #include "charkit/gpu/context.h"
 #include "charkit/scene/gltf_document.h"
 
-namespace charkit::scene {
+namespace charkit::ops {
 
 struct GltfMorphOptions {
   /// Target name → weight. A name is the mesh's extras.targetNames entry (or
@@ -54,6 +54,7 @@ struct GltfMorphResult {
 /// in options.weights that no processed mesh has; the message lists the
 /// names), DEFORM_MORPH40_* (the kernel's validation), SCENE_TOO_LARGE.
 /// The document's JSON is edited in place (attributes re-pointed, weights).
-core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc, const GltfMorphOptions& options);
+core::Result<GltfMorphResult> apply_gltf_morphs(scene::GltfDocument& doc,
+                                                const GltfMorphOptions& options);
 
-}  // namespace charkit::scene
+}  // namespace charkit::ops

@@ -2,7 +2,7 @@
 // built here by hand (a quad in two primitives sharing their attributes,
 // with UVs, a skin and a morph target), subdivided, and read back with
 // tinygltf; the expected values are worked out by hand.
-#include "charkit/scene/gltf_subdivide.h"
+#include "charkit/ops/gltf_subdivide.h"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +14,12 @@
 #include "charkit/scene/gltf_writer.h"
 #include "tinygltf_include.h"
 
-namespace charkit::scene {
+namespace charkit::ops {
 namespace {
 
 using core::Json;
+using scene::assemble_glb;
+using scene::GltfDocument;
 
 void put(std::vector<std::uint8_t>& b, std::initializer_list<float> v) {
   for (float f : v) {
@@ -252,4 +254,4 @@ TEST(GltfSubdivide, ErrorsNameThePlace) {
 }
 
 }  // namespace
-}  // namespace charkit::scene
+}  // namespace charkit::ops

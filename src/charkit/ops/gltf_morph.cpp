@@ -1,4 +1,4 @@
-#include "charkit/scene/gltf_morph.h"
+#include "charkit/ops/gltf_morph.h"
 
 #include <algorithm>
 #include <bit>
@@ -12,27 +12,23 @@
 #include "charkit/core/math.h"
 #include "charkit/deform/error_codes.h"
 #include "charkit/deform/morph40.h"
-#include "charkit/scene/detail/gltf_edit.h"
 #include "charkit/scene/gltf_document.h"
+#include "charkit/scene/gltf_edit.h"
 
-namespace charkit::scene {
+namespace charkit::ops {
 namespace {
 
 using core::Json;
-
-core::Error at(const core::ErrorCode& code, const std::string& message, const std::string& ptr) {
-  return detail::gltf_error_at(code, message, ptr);
-}
-
-std::optional<std::size_t> index_member(const Json& j, const char* key) {
-  return detail::gltf_index_member(j, key);
-}
+using scene::append_float_accessor;
+using scene::finish_glb;
+using scene::gltf_error_at;
+using scene::gltf_index_member;
+using scene::GltfDocument;
 
 core::Result<std::vector<float>> read_attribute(GltfDocument& doc, std::size_t accessor,
                                                 std::size_t components, std::size_t count,
                                                 const std::string& ptr) {
-  return detail::read_float_attribute(doc, accessor, components, count, deform::codes::DEFORM_GLTF,
-                                      ptr);
+  return read_float_attribute(doc, accessor, components, count, deform::codes::DEFORM_GLTF, ptr);
 }
 
 /// The target names of a mesh: mesh.extras.targetNames, else the first
@@ -61,7 +57,7 @@ std::vector<std::string> target_names(const Json& mesh, std::size_t count) {
 core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
                                                 const GltfMorphOptions& options) {
   Json& root = doc.json();
-  auto edit = detail::begin_edit(doc, deform::codes::DEFORM_GLTF);
+  auto edit = begin_edit(doc, deform::codes::DEFORM_GLTF);
   if (!edit) return std::move(edit).error();
   std::vector<std::uint8_t> bin = std::move(*edit);
   for (const auto& [name, w] : options.weights)
@@ -76,7 +72,7 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
     Json& mesh = root["meshes"][m];
     const std::string mp = "/meshes/" + std::to_string(m);
     if (!mesh.is_object() || !mesh.contains("primitives") || !mesh["primitives"].is_array())
-      return at(deform::codes::DEFORM_GLTF, "mesh without a primitives array", mp);
+      return gltf_error_at(deform::codes::DEFORM_GLTF, "mesh without a primitives array", mp);
     // Members read by type (nlohmann's value() throws on a member of another type).
     const std::string mesh_name = mesh.contains("name") && mesh["name"].is_string()
                                       ? mesh["name"].get<std::string>()
@@ -92,8 +88,9 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
               : 0;
       if (p == 0) targets = n;
       if (n != targets)
-        return at(deform::codes::DEFORM_GLTF, "primitives have different morph target counts",
-                  mp + "/primitives/" + std::to_string(p) + "/targets");
+        return gltf_error_at(deform::codes::DEFORM_GLTF,
+                             "primitives have different morph target counts",
+                             mp + "/primitives/" + std::to_string(p) + "/targets");
     }
     if (targets == 0) continue;
     const std::vector<std::string> names = target_names(mesh, targets);
@@ -123,28 +120,30 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
       Json& prim = prims[p];
       const std::string pp = mp + "/primitives/" + std::to_string(p);
       if (!prim.is_object())
-        return at(deform::codes::DEFORM_GLTF, "primitive is not an object", pp);
-      if (prim.contains("mode") && index_member(prim, "mode") != std::size_t{4})
-        return at(deform::codes::DEFORM_GLTF, "only triangle primitives (mode 4) are supported",
-                  pp + "/mode");
+        return gltf_error_at(deform::codes::DEFORM_GLTF, "primitive is not an object", pp);
+      if (prim.contains("mode") && gltf_index_member(prim, "mode") != std::size_t{4})
+        return gltf_error_at(deform::codes::DEFORM_GLTF,
+                             "only triangle primitives (mode 4) are supported", pp + "/mode");
       static const Json kNoAttributes = Json::object();
       const Json& attrs = prim.contains("attributes") ? prim["attributes"] : kNoAttributes;
-      const auto pos_acc = index_member(attrs, "POSITION");
+      const auto pos_acc = gltf_index_member(attrs, "POSITION");
       if (!pos_acc)
-        return at(deform::codes::DEFORM_GLTF, "primitive without POSITION", pp + "/attributes");
+        return gltf_error_at(deform::codes::DEFORM_GLTF, "primitive without POSITION",
+                             pp + "/attributes");
       auto pos = read_attribute(doc, *pos_acc, 3, 0, pp + "/attributes/POSITION");
       if (!pos) return std::move(pos).error();
       const std::size_t n = pos->size() / 3;
       if (n > std::numeric_limits<std::uint32_t>::max())
-        return at(deform::codes::DEFORM_GLTF, "too many vertices", pp + "/attributes/POSITION");
+        return gltf_error_at(deform::codes::DEFORM_GLTF, "too many vertices",
+                             pp + "/attributes/POSITION");
       std::vector<float> normal;
       std::vector<float> tangent;
-      if (auto a = index_member(attrs, "NORMAL")) {
+      if (auto a = gltf_index_member(attrs, "NORMAL")) {
         auto r = read_attribute(doc, *a, 3, n, pp + "/attributes/NORMAL");
         if (!r) return std::move(r).error();
         normal = std::move(*r);
       }
-      if (auto a = index_member(attrs, "TANGENT")) {
+      if (auto a = gltf_index_member(attrs, "TANGENT")) {
         auto r = read_attribute(doc, *a, 4, n, pp + "/attributes/TANGENT");
         if (!r) return std::move(r).error();
         tangent = std::move(*r);
@@ -169,7 +168,7 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
         std::vector<float> d[3];
         const char* keys[3] = {"POSITION", "NORMAL", "TANGENT"};
         for (int k = 0; k < 3; ++k)
-          if (auto a = index_member(target, keys[k])) {
+          if (auto a = gltf_index_member(target, keys[k])) {
             auto r = read_attribute(doc, *a, 3, n, tp + "/" + keys[k]);
             if (!r) return std::move(r).error();
             d[k] = std::move(*r);
@@ -225,16 +224,15 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
       }
       for (float f : out_pos)
         if (!std::isfinite(f))
-          return at(deform::codes::DEFORM_GLTF, "a morphed position is not finite",
-                    pp + "/attributes/POSITION");
-      prim["attributes"]["POSITION"] =
-          detail::append_float_accessor(root, bin, out_pos, 3, "VEC3", true);
+          return gltf_error_at(deform::codes::DEFORM_GLTF, "a morphed position is not finite",
+                               pp + "/attributes/POSITION");
+      prim["attributes"]["POSITION"] = append_float_accessor(root, bin, out_pos, 3, "VEC3", true);
       if (!normal.empty())
         prim["attributes"]["NORMAL"] =
-            detail::append_float_accessor(root, bin, out_normal, 3, "VEC3", false);
+            append_float_accessor(root, bin, out_normal, 3, "VEC3", false);
       if (!tangent.empty())
         prim["attributes"]["TANGENT"] =
-            detail::append_float_accessor(root, bin, out_tangent, 4, "VEC4", false);
+            append_float_accessor(root, bin, out_tangent, 4, "VEC4", false);
       summary.vertices += n;
     }
     // The applied weights are in the base now: 0 where the file stores them.
@@ -247,7 +245,7 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
     };
     zero_applied(mesh);
     for (std::size_t node = 0; node < doc.count("nodes"); ++node)
-      if (index_member(root["nodes"][node], "mesh") == m) zero_applied(root["nodes"][node]);
+      if (gltf_index_member(root["nodes"][node], "mesh") == m) zero_applied(root["nodes"][node]);
     result.meshes.push_back(std::move(summary));
   }
   for (const auto& [name, w] : options.weights) {
@@ -263,10 +261,10 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
                                 "; the targets are: " + (list.empty() ? "(none named)" : list) +
                                 " (or target_<i> / <i>)");
   }
-  auto glb = detail::finish_glb(root, std::move(bin));
+  auto glb = finish_glb(root, std::move(bin));
   if (!glb) return std::move(glb).error();
   result.glb = std::move(*glb);
   return result;
 }
 
-}  // namespace charkit::scene
+}  // namespace charkit::ops

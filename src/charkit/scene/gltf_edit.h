@@ -1,5 +1,6 @@
-// Helpers of the writers that edit a loaded glTF document in place and
-// append new data to its one buffer (`deform morph`, `deform subdivide`):
+// Editing a loaded glTF document in place and appending new data to its one
+// buffer (what `charkit deform morph` and `deform subdivide` do, in the ops
+// module):
 // typed member reads that never throw, attribute reads with a shape check,
 // and accessor appends that keep the writer's layout rules (docs/scene.md:
 // every bufferView 4-aligned, one bufferView per accessor, no byteStride).
@@ -16,7 +17,7 @@
 #include "charkit/core/result.h"
 #include "charkit/scene/gltf_document.h"
 
-namespace charkit::scene::detail {
+namespace charkit::scene {
 
 /// An error with a JSON pointer.
 core::Error gltf_error_at(const core::ErrorCode& code, const std::string& message,
@@ -57,4 +58,4 @@ core::Result<std::vector<std::uint8_t>> begin_edit(GltfDocument& doc, const core
 /// and assembles the GLB.
 core::Result<std::vector<std::uint8_t>> finish_glb(core::Json& root, std::vector<std::uint8_t> bin);
 
-}  // namespace charkit::scene::detail
+}  // namespace charkit::scene

@@ -17,7 +17,7 @@
 #include "charkit/gpu/context.h"
 #include "charkit/scene/gltf_document.h"
 
-namespace charkit::scene {
+namespace charkit::ops {
 
 struct GltfSubdivideOptions {
   deform::SubdivParams params;
@@ -65,7 +65,7 @@ struct GltfSubdivideResult {
 /// attribute of the wrong type or count, the strength attribute missing,
 /// several buffers), the kernels' DEFORM_SUBDIV_*, SCENE_TOO_LARGE. The
 /// document's JSON is edited in place.
-core::Result<GltfSubdivideResult> subdivide_gltf(GltfDocument& doc,
+core::Result<GltfSubdivideResult> subdivide_gltf(scene::GltfDocument& doc,
                                                  const GltfSubdivideOptions& options);
 
-}  // namespace charkit::scene
+}  // namespace charkit::ops
