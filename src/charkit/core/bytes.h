@@ -32,6 +32,13 @@ inline T load_le(const std::uint8_t* p) {
   return v;
 }
 
+/// Store an unsigned integer at p, little-endian (caller guarantees sizeof(T) bytes).
+template <typename T>
+inline void store_le(std::uint8_t* p, T v) {
+  static_assert(std::is_unsigned_v<T>);
+  for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
 inline float load_f32_le(const std::uint8_t* p) {
   return std::bit_cast<float>(load_le<std::uint32_t>(p));
 }

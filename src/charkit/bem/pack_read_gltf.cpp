@@ -1,0 +1,444 @@
+// bem::pack_scene: glTF meshes matched to the template's and read (detail/scene_packer.h).
+#include "charkit/bem/detail/scene_packer.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "charkit/bem/detail/vertex_format.h"
+#include "charkit/bem/export_gltf.h"
+#include "charkit/bem/packed_tbn.h"
+#include "charkit/core/bytes.h"
+#include "charkit/core/half.h"
+#include "charkit/core/json.h"
+#include "charkit/scene/dds.h"
+#include "charkit/scene/image.h"
+#include "charkit/scene/texture_decode.h"
+#include "charkit/scene/texture_encode.h"
+
+namespace charkit::bem::detail {
+
+using core::Location;
+using core::make_error;
+using namespace vertex_attr;  // kFormatBytes, the semantics (detail/vertex_format.h)
+
+core::Result<std::map<std::uint32_t, std::pair<std::uint32_t, std::optional<std::uint32_t>>>>
+ScenePacker::match_meshes() {
+  std::map<std::string, std::set<std::uint32_t>> meshes_of_component;
+  for (const Component& c : model_.components)
+    for (const Candidate& cand : c.candidates)
+      if (cand.op == Operation::kReplace) meshes_of_component[c.mesh_name].insert(cand.mesh);
+  // The node that places each glTF mesh (the first one).
+  std::map<std::uint32_t, std::uint32_t> node_of_mesh;
+  std::set<std::uint32_t> moved_nodes;  // nodes with a transform
+  const std::size_t nodes = doc_.count("nodes");
+  for (std::size_t n = 0; n < nodes; ++n) {
+    const Json& node = json()["nodes"][n];
+    if (!node.is_object()) continue;
+    auto it = node.find("mesh");
+    if (it == node.end()) continue;
+    auto mesh = core::json_uint32(*it);
+    if (!mesh || *mesh >= doc_.count("meshes"))
+      return at("BEM_PACK_MESH", "node mesh is not a mesh index", "/nodes/" + std::to_string(n));
+    node_of_mesh.try_emplace(*mesh, static_cast<std::uint32_t>(n));
+    if (has_transform(node)) moved_nodes.insert(static_cast<std::uint32_t>(n));
+  }
+  std::map<std::uint32_t, std::pair<std::uint32_t, std::optional<std::uint32_t>>> out;
+  const std::size_t meshes = doc_.count("meshes");
+  for (std::size_t g = 0; g < meshes; ++g) {
+    const Json& mj = json()["meshes"][g];
+    const std::string where = "/meshes/" + std::to_string(g);
+    std::optional<std::uint32_t> node;
+    if (auto it = node_of_mesh.find(static_cast<std::uint32_t>(g)); it != node_of_mesh.end())
+      node = it->second;
+    std::optional<std::uint32_t> target;
+    if (mj.is_object() && mj.contains("name") && mj["name"].is_string()) {
+      const std::string name = mj["name"].get<std::string>();
+      if (name.rfind("mesh_", 0) == 0 && name.size() > 5 && name.size() < 16 &&
+          std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        const unsigned long long m = std::stoull(name.substr(5));
+        if (m >= model_.meshes.size())
+          return at("BEM_PACK_MESH",
+                    "glTF mesh \"" + name + "\" names template mesh " + std::to_string(m) +
+                        ", but the template has " + std::to_string(model_.meshes.size()),
+                    where + "/name");
+        target = static_cast<std::uint32_t>(m);
+      }
+    }
+    if (!target && node) {
+      const Json& nj = json()["nodes"][*node];
+      // The component: the node's extras.bem_component, else its name
+      // (a component's mesh_name, or BEM_C<n> for component n).
+      const Json* component = nullptr;
+      if (nj.contains("extras") && nj["extras"].is_object() &&
+          nj["extras"].contains("bem_component") && nj["extras"]["bem_component"].is_string())
+        component = &nj["extras"]["bem_component"];
+      else if (nj.contains("name") && nj["name"].is_string())
+        component = &nj["name"];
+      if (component != nullptr) {
+        std::string key = component->get<std::string>();
+        // BEM_C<n>: component n, as the public BEM project's Blender exporter names objects.
+        constexpr std::string_view kPrefix = "BEM_C";  // not-an-error-code: a node name
+        if (key.size() > 5 && key.size() < 12 && key.starts_with(kPrefix) &&
+            std::all_of(key.begin() + 5, key.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+          const unsigned long long n = std::stoull(key.substr(5));
+          if (n < model_.components.size()) key = model_.components[n].mesh_name;
+        }
+        auto it = meshes_of_component.find(key);
+        if (it != meshes_of_component.end()) {
+          if (it->second.size() > 1)
+            return at("BEM_PACK_MESH",
+                      "node \"" + it->first + "\" names a component that " +
+                          std::to_string(it->second.size()) +
+                          " template meshes replace: name the glTF mesh mesh_N to say which",
+                      "/nodes/" + std::to_string(*node) + "/name");
+          target = *it->second.begin();
+        } else if (std::any_of(model_.components.begin(), model_.components.end(),
+                               [&](const Component& c) { return c.mesh_name == key; })) {
+          // A component the template keeps or hides: no mesh of the
+          // template gives its vertex layout, which is never guessed.
+          return at("BEM_PACK_MESH",
+                    "node \"" + component->get<std::string>() + "\" names component \"" + key +
+                        "\", which no mesh of the template replaces, so its vertex layout "
+                        "is unknown: pack it with a JSON template that gives the layout "
+                        "(docs/bem/pack.md), or into a package that replaces it",
+                    "/nodes/" + std::to_string(*node));
+        }
+      }
+    }
+    if (!target) {
+      warn("BEM_PACK_MESH_UNUSED",
+           "glTF mesh " + std::to_string(g) +
+               " matches no template mesh (by its name mesh_N or its "
+               "node's component name); not packed",
+           where);
+      continue;
+    }
+    if (out.contains(*target))
+      return at("BEM_PACK_MESH",
+                "glTF meshes " + std::to_string(out[*target].first) + " and " + std::to_string(g) +
+                    " both replace template mesh " + std::to_string(*target),
+                where);
+    out[*target] = {static_cast<std::uint32_t>(g), node};
+  }
+  // Only the nodes of packed meshes: a transform elsewhere changes nothing.
+  for (const auto& [m, placed] : out)
+    if (placed.second && moved_nodes.contains(*placed.second))
+      warn("BEM_PACK_NODE_TRANSFORM",
+           "node " + std::to_string(*placed.second) +
+               " has a transform, which is not applied: the vertices are packed as the mesh "
+               "stores them (apply the transform in Blender before exporting)",
+           "/nodes/" + std::to_string(*placed.second));
+  return out;
+}
+
+bool ScenePacker::has_transform(const Json& node) {
+  auto differs = [&](const char* key, std::initializer_list<double> identity) {
+    auto it = node.find(key);
+    if (it == node.end() || !it->is_array() || it->size() != identity.size()) return false;
+    std::size_t k = 0;
+    for (double v : identity) {
+      const Json& x = (*it)[k++];
+      if (!x.is_number() || std::fabs(x.get<double>() - v) > 1e-6) return true;
+    }
+    return false;
+  };
+  return differs("translation", {0, 0, 0}) || differs("rotation", {0, 0, 0, 1}) ||
+         differs("scale", {1, 1, 1}) ||
+         differs("matrix", {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
+}
+
+core::Result<std::vector<float>> ScenePacker::read_floats(const Json& index, std::size_t components,
+                                                          std::size_t count,
+                                                          const std::string& where) {
+  auto a = core::json_uint32(index);
+  if (!a) return at("BEM_PACK_ATTRIBUTE", "expected an accessor index", where);
+  auto info = doc_.accessor(*a);
+  if (!info) return std::move(info).error();
+  if (info->components != components || info->count != count)
+    return at("BEM_PACK_ATTRIBUTE",
+              "expected " + std::to_string(count) + " elements of " + std::to_string(components) +
+                  " components, the accessor has " + std::to_string(info->count) + " of " +
+                  std::to_string(info->components),
+              where);
+  auto values = doc_.read_accessor_floats(*a);
+  if (!values) return std::move(values).error();
+  for (float v : *values)
+    if (!std::isfinite(v)) return at("BEM_PACK_ATTRIBUTE", "a value is not finite", where);
+  return values;
+}
+
+core::Result<SceneMesh> ScenePacker::read_scene_mesh(std::uint32_t g,
+                                                     std::optional<std::uint32_t> node) {
+  SceneMesh out;
+  out.gltf_mesh = g;
+  out.node = node;
+  const std::string mptr = "/meshes/" + std::to_string(g);
+  const Json& mj = json()["meshes"][g];
+  if (node) {
+    const Json& nj = json()["nodes"][*node];
+    if (nj.contains("name") && nj["name"].is_string())
+      out.node_name = nj["name"].get<std::string>();
+  }
+  if (!mj.is_object() || !mj.contains("primitives") || !mj["primitives"].is_array() ||
+      mj["primitives"].empty())
+    return at("BEM_PACK_PRIMITIVE", "the mesh has no primitives", mptr);
+  const Json& prims = mj["primitives"];
+  struct Group {
+    Json attributes;
+    Json targets;
+    std::size_t first = 0;
+    std::size_t count = 0;
+  };
+  std::vector<Group> groups;         // vertices by attributes object
+  std::set<std::string> names_seen;  // attribute names of the first group
+  for (std::size_t p = 0; p < prims.size(); ++p) {
+    const std::string pptr = mptr + "/primitives/" + std::to_string(p);
+    const Json& pj = prims[p];
+    if (!pj.is_object() || !pj.contains("attributes") || !pj["attributes"].is_object())
+      return at("BEM_PACK_PRIMITIVE", "a primitive needs an attributes object", pptr);
+    if (pj.contains("mode") && pj["mode"] != 4)
+      return at("BEM_PACK_PRIMITIVE", "only triangle primitives (mode 4) can be packed",
+                pptr + "/mode");
+    const Json targets = pj.contains("targets") ? pj["targets"] : Json::array();
+    if (!targets.is_array())
+      return at("BEM_PACK_PRIMITIVE", "targets must be an array", pptr + "/targets");
+    if (p == 0) {
+      out.targets.assign(targets.size(), {});
+    } else if (targets.size() != out.targets.size()) {
+      return at("BEM_PACK_PRIMITIVE",
+                "the primitive has " + std::to_string(targets.size()) +
+                    " morph targets, the mesh's first primitive " +
+                    std::to_string(out.targets.size()) + " (glTF: every primitive the same)",
+                pptr + "/targets");
+    }
+    const Json& attrs = pj["attributes"];
+    std::size_t first = 0;
+    std::size_t group_vertices = 0;
+    auto found = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) {
+      return gr.attributes == attrs && gr.targets == targets;
+    });
+    if (found != groups.end()) {
+      first = found->first;
+      group_vertices = found->count;
+    } else {
+      std::set<std::string> names;
+      for (auto it = attrs.begin(); it != attrs.end(); ++it) names.insert(it.key());
+      if (groups.empty()) {
+        names_seen = names;
+      } else if (names != names_seen) {
+        return at("BEM_PACK_ATTRIBUTE",
+                  "the primitive has other attributes than the mesh's first primitive; every "
+                  "primitive of a mesh needs the same ones",
+                  pptr + "/attributes");
+      }
+      first = out.vertex_count;
+      auto st = append_vertices(out, attrs, pptr + "/attributes");
+      if (!st) return std::move(st).error();
+      group_vertices = out.vertex_count - first;
+      for (std::size_t k = 0; k < targets.size(); ++k) {
+        const std::string tptr = pptr + "/targets/" + std::to_string(k);
+        std::vector<float>& dst = out.targets[k];
+        if (!targets[k].is_object())
+          return at("BEM_PACK_PRIMITIVE", "a morph target must be an object", tptr);
+        if (targets[k].contains("POSITION")) {
+          auto v = read_floats(targets[k]["POSITION"], 3, group_vertices, tptr + "/POSITION");
+          if (!v) return std::move(v).error();
+          dst.insert(dst.end(), v->begin(), v->end());
+        } else {
+          dst.resize(dst.size() + 3 * group_vertices, 0.0F);
+        }
+      }
+      groups.push_back({attrs, targets, first, group_vertices});
+    }
+    SceneMesh::Primitive prim;
+    prim.pointer = pptr;
+    if (pj.contains("material")) {
+      auto mat = core::json_uint32(pj["material"]);
+      if (!mat || *mat >= doc_.count("materials"))
+        return at("BEM_PACK_PRIMITIVE", "material is not a material index", pptr + "/material");
+      const Json& mat_json = json()["materials"][*mat];
+      if (mat_json.is_object() && mat_json.contains("name") && mat_json["name"].is_string())
+        prim.material = mat_json["name"].get<std::string>();
+    }
+    if (pj.contains("indices")) {
+      auto a = core::json_uint32(pj["indices"]);
+      if (!a) return at("BEM_PACK_PRIMITIVE", "expected an accessor index", pptr + "/indices");
+      auto idx = doc_.read_accessor_uints(*a);
+      if (!idx) return std::move(idx).error();
+      prim.indices = std::move(*idx);
+    } else {
+      prim.indices.resize(group_vertices);
+      for (std::size_t i = 0; i < group_vertices; ++i)
+        prim.indices[i] = static_cast<std::uint32_t>(i);
+    }
+    if (prim.indices.empty() || prim.indices.size() % 3 != 0)
+      return at("BEM_PACK_PRIMITIVE",
+                "the primitive has " + std::to_string(prim.indices.size()) +
+                    " indices; triangles need a positive multiple of 3",
+                pptr + "/indices");
+    for (std::uint32_t& i : prim.indices) {
+      if (i >= group_vertices)
+        return at("BEM_PACK_PRIMITIVE",
+                  "index " + std::to_string(i) + " is not below the vertex count " +
+                      std::to_string(group_vertices),
+                  pptr + "/indices");
+      i += static_cast<std::uint32_t>(first);
+    }
+    out.primitives.push_back(std::move(prim));
+  }
+  if (!out.joints.empty()) {
+    auto st = read_joint_names(out, mptr);
+    if (!st) return std::move(st).error();
+  }
+  read_target_names(out, mj, mptr);
+  return out;
+}
+
+void ScenePacker::read_target_names(SceneMesh& out, const Json& mj, const std::string& mptr) {
+  const std::size_t n = out.targets.size();
+  if (n == 0) return;
+  const Json* names = nullptr;
+  if (mj.contains("extras") && mj["extras"].is_object() && mj["extras"].contains("targetNames"))
+    names = &mj["extras"]["targetNames"];
+  bool named = names != nullptr && names->is_array() && names->size() == n;
+  for (std::size_t k = 0; named && k < n; ++k)
+    named = (*names)[k].is_string() && !(*names)[k].get<std::string>().empty();
+  for (std::size_t k = 0; k < n; ++k)
+    out.target_names.push_back(named ? (*names)[k].get<std::string>()
+                                     : "target_" + std::to_string(k));
+  if (!named)
+    warn("BEM_PACK_MORPH_NAMES",
+         "the mesh's morph targets have no names (mesh.extras.targetNames, one string each): "
+         "the sliders are named target_0 ... target_" +
+             std::to_string(n - 1),
+         mptr);
+  out.target_weights.assign(n, 0.0F);
+  if (mj.contains("weights") && mj["weights"].is_array() && mj["weights"].size() == n)
+    for (std::size_t k = 0; k < n; ++k)
+      if (mj["weights"][k].is_number())
+        out.target_weights[k] = std::clamp(mj["weights"][k].get<float>(), 0.0F, 1.0F);
+}
+
+core::Status ScenePacker::append_vertices(SceneMesh& out, const Json& attrs,
+                                          const std::string& where) {
+  if (!attrs.contains("POSITION"))
+    return at("BEM_PACK_ATTRIBUTE", "the primitive has no POSITION", where);
+  auto pa = core::json_uint32(attrs["POSITION"]);
+  if (!pa) return at("BEM_PACK_ATTRIBUTE", "expected an accessor index", where + "/POSITION");
+  auto pinfo = doc_.accessor(*pa);
+  if (!pinfo) return std::move(pinfo).error();
+  const std::size_t n = pinfo->count;
+  if (out.vertex_count + n > options_.max_vertices || out.vertex_count + n > (1u << 20))
+    return at("BEM_PACK_LIMIT",
+              "the mesh has more than " +
+                  std::to_string(std::min<std::uint64_t>(options_.max_vertices, 1u << 20)) +
+                  " vertices (BEM §11 allows 1,048,576 per mesh)",
+              where + "/POSITION");
+  auto append = [&](const char* name, std::size_t comps, std::vector<float>& dst,
+                    bool required) -> core::Status {
+    if (!attrs.contains(name)) {
+      if (required) return at("BEM_PACK_ATTRIBUTE", std::string("missing ") + name, where);
+      return core::Ok{};
+    }
+    auto v = read_floats(attrs[name], comps, n, where + "/" + name);
+    if (!v) return std::move(v).error();
+    dst.insert(dst.end(), v->begin(), v->end());
+    return core::Ok{};
+  };
+  if (auto st = append("POSITION", 3, out.positions, true); !st) return st;
+  if (auto st = append("NORMAL", 3, out.normals, false); !st) return st;
+  if (auto st = append("TANGENT", 4, out.tangents, false); !st) return st;
+  if (attrs.contains("COLOR_0")) {
+    auto a = core::json_uint32(attrs["COLOR_0"]);
+    auto info = a ? doc_.accessor(*a)
+                  : core::Result<scene::GltfAccessorInfo>(
+                        at("BEM_PACK_ATTRIBUTE", "expected an accessor index", where + "/COLOR_0"));
+    if (!info) return std::move(info).error();
+    const std::size_t comps = info->components == 3 ? 3 : 4;
+    auto v = read_floats(attrs["COLOR_0"], comps, n, where + "/COLOR_0");
+    if (!v) return std::move(v).error();
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t c = 0; c < 4; ++c)
+        out.colors.push_back(c < comps ? (*v)[i * comps + c] : 1.0F);
+  }
+  for (std::size_t t = 0; t < 8; ++t) {
+    const std::string name = "TEXCOORD_" + std::to_string(t);
+    if (!attrs.contains(name)) break;
+    if (out.uvs.size() <= t) out.uvs.resize(t + 1);
+    if (auto st = append(name.c_str(), 2, out.uvs[t], true); !st) return st;
+  }
+  for (auto it = attrs.begin(); it != attrs.end(); ++it) {
+    if (it.key().empty() || it.key()[0] != '_') continue;
+    auto a = core::json_uint32(it.value());
+    if (!a) return at("BEM_PACK_ATTRIBUTE", "expected an accessor index", where + "/" + it.key());
+    auto info = doc_.accessor(*a);
+    if (!info) return std::move(info).error();
+    if (info->components < 1 || info->components > 4)
+      return at("BEM_PACK_ATTRIBUTE", "a custom attribute needs 1 to 4 components",
+                where + "/" + it.key());
+    auto v = read_floats(it.value(), info->components, n, where + "/" + it.key());
+    if (!v) return std::move(v).error();
+    auto& slot = out.custom[it.key()];
+    if (!slot.second.empty() && slot.first != info->components)
+      return at("BEM_PACK_ATTRIBUTE", "the components differ between primitives",
+                where + "/" + it.key());
+    slot.first = static_cast<std::uint32_t>(info->components);
+    slot.second.insert(slot.second.end(), v->begin(), v->end());
+  }
+  if (attrs.contains("JOINTS_0") != attrs.contains("WEIGHTS_0"))
+    return at("BEM_PACK_ATTRIBUTE", "JOINTS_0 and WEIGHTS_0 go together", where);
+  if (attrs.contains("JOINTS_0")) {
+    auto a = core::json_uint32(attrs["JOINTS_0"]);
+    if (!a) return at("BEM_PACK_ATTRIBUTE", "expected an accessor index", where + "/JOINTS_0");
+    auto info = doc_.accessor(*a);
+    if (!info) return std::move(info).error();
+    if (info->components != 4 || info->count != n)
+      return at("BEM_PACK_ATTRIBUTE", "JOINTS_0 needs one VEC4 per vertex", where + "/JOINTS_0");
+    auto j = doc_.read_accessor_uints(*a);
+    if (!j) return std::move(j).error();
+    out.joints.insert(out.joints.end(), j->begin(), j->end());
+    if (auto st = append("WEIGHTS_0", 4, out.weights, true); !st) return st;
+  }
+  out.vertex_count += n;
+  // Every group must give the same optional attributes (checked by names
+  // in read_scene_mesh); the sizes then line up.
+  return core::Ok{};
+}
+
+core::Status ScenePacker::read_joint_names(SceneMesh& out, const std::string& mptr) {
+  if (!out.node || !json()["nodes"][*out.node].contains("skin"))
+    return at("BEM_PACK_JOINT", "the mesh has JOINTS_0 but its node has no skin", mptr);
+  const std::string nptr = "/nodes/" + std::to_string(*out.node) + "/skin";
+  auto s = core::json_uint32(json()["nodes"][*out.node]["skin"]);
+  if (!s || *s >= doc_.count("skins")) return at("BEM_PACK_JOINT", "not a skin index", nptr);
+  const Json& skin = json()["skins"][*s];
+  const std::string sptr = "/skins/" + std::to_string(*s) + "/joints";
+  if (!skin.is_object() || !skin.contains("joints") || !skin["joints"].is_array())
+    return at("BEM_PACK_JOINT", "the skin has no joints array", sptr);
+  for (std::size_t k = 0; k < skin["joints"].size(); ++k) {
+    auto n = core::json_uint32(skin["joints"][k]);
+    if (!n || *n >= doc_.count("nodes"))
+      return at("BEM_PACK_JOINT", "not a node index", core::json_pointer_join(sptr, k));
+    const Json& jn = json()["nodes"][*n];
+    if (!jn.contains("name") || !jn["name"].is_string())
+      return at("BEM_PACK_JOINT", "a joint node needs a name (the game bone it stands for)",
+                "/nodes/" + std::to_string(*n));
+    out.joint_names.push_back(jn["name"].get<std::string>());
+  }
+  for (std::uint32_t j : out.joints)
+    if (j >= out.joint_names.size())
+      return at("BEM_PACK_JOINT",
+                "JOINTS_0 uses joint " + std::to_string(j) + " of a skin with " +
+                    std::to_string(out.joint_names.size()),
+                mptr);
+  return core::Ok{};
+}
+
+}  // namespace charkit::bem::detail
