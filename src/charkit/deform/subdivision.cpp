@@ -17,6 +17,7 @@
 #endif
 
 #include "charkit/core/half.h"
+#include "charkit/core/math.h"
 #include "charkit/deform/error_codes.h"
 
 namespace charkit::deform {
@@ -33,24 +34,13 @@ core::Error error(const core::ErrorCode& code, std::string message, core::Locati
   return core::make_error(code.str(), std::move(message), std::move(location));
 }
 
-struct V3 {
-  float x, y, z;
-};
-inline V3 add(V3 a, V3 b) {
-  return {a.x + b.x, a.y + b.y, a.z + b.z};
-}
-inline V3 sub(V3 a, V3 b) {
-  return {a.x - b.x, a.y - b.y, a.z - b.z};
-}
-inline V3 scale(V3 a, float s) {
-  return {a.x * s, a.y * s, a.z * s};
-}
-inline float dot(V3 a, V3 b) {
-  return a.x * b.x + a.y * b.y + a.z * b.z;
-}
-inline float length(V3 a) {
-  return std::sqrt(dot(a, a));
-}
+// Three floats of a vertex record, with core/math.h's vector operations.
+using V3 = core::Vec3f;
+using core::add;
+using core::dot;
+using core::length;
+using core::scale;
+using core::sub;
 
 /// Input vertex v: 10 floats (position, normal, tangent xyzw).
 inline void load_vertex(const SubdivMeshView& m, std::uint32_t v, float out[10]) {
@@ -111,7 +101,7 @@ inline V3 direction_sum(V3 a, V3 b) {
   // instead of a branch on a value that waits for sqrt.
   const V3 n = scale(s, 1.0F / len);
   const bool ok = len > 0.0F;
-  return V3{ok ? n.x : a.x, ok ? n.y : a.y, ok ? n.z : a.z};
+  return V3{ok ? n[0] : a[0], ok ? n[1] : a[1], ok ? n[2] : a[2]};
 }
 
 void strength_vertices(const SubdivStrengthJob& j, std::size_t lo, std::size_t hi) {
@@ -137,13 +127,13 @@ inline float edge_strength_and_frame(const SubdivParams& p, const SubdivMeshView
   const V3 t = direction_sum(load_v3(m, ed.a, 24), load_v3(m, ed.b, 24));
   float handedness;
   std::memcpy(&handedness, m.vertices.data() + std::size_t{ed.a} * kSubdivInVertexBytes + 36, 4);
-  nrm[0] = n.x;
-  nrm[1] = n.y;
-  nrm[2] = n.z;
+  nrm[0] = n[0];
+  nrm[1] = n[1];
+  nrm[2] = n[2];
   nrm[3] = 0.0F;
-  tan[0] = t.x;
-  tan[1] = t.y;
-  tan[2] = t.z;
+  tan[0] = t[0];
+  tan[1] = t[1];
+  tan[2] = t[2];
   tan[3] = handedness;
   return s;
 }
@@ -174,9 +164,9 @@ inline void edge_position(const SubdivParams& p, const SubdivMeshView& m,
     }
     q = add(mid, scale(disp, s));
   }
-  pos[0] = q.x;
-  pos[1] = q.y;
-  pos[2] = q.z;
+  pos[0] = q[0];
+  pos[1] = q[1];
+  pos[2] = q[2];
   pos[3] = s;
 }
 
@@ -246,8 +236,8 @@ void fused_vertices(const SubdivParams& p, const SubdivMeshView& m, std::span<st
     const V3 pos = load_v3(m, vi, 0);
     const V3 n = load_v3(m, vi, 12);
     const V3 t = load_v3(m, vi, 24);
-    const Out48 r{pos.x, pos.y, pos.z, vertex_strength(p, m, vi), n.x, n.y, n.z, 0.0F,
-                  t.x,   t.y,   t.z,   load_f32(m, vi, 36)};
+    const Out48 r{pos[0], pos[1], pos[2], vertex_strength(p, m, vi), n[0], n[1], n[2], 0.0F,
+                  t[0],   t[1],   t[2],   load_f32(m, vi, 36)};
     store48(out.data() + v * kSubdivOutVertexBytes, r);
   }
   store_fence();

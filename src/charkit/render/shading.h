@@ -10,13 +10,16 @@
 #include <cstdint>
 #include <span>
 
+#include "charkit/core/math.h"
+
 namespace charkit::render {
 
-using Vec2 = std::array<float, 2>;
-using Vec3 = std::array<float, 3>;
-using Vec4 = std::array<float, 4>;
+// The maths types are core/math.h's (float).
+using Vec2 = core::Vec2f;
+using Vec3 = core::Vec3f;
+using Vec4 = core::Vec4f;
 /// Column-major 4×4 matrix (as glTF and GLSL store it).
-using Mat4 = std::array<float, 16>;
+using Mat4 = core::Mat4f;
 
 // ---- 9-tap PCF (§8) -------------------------------------------------------
 

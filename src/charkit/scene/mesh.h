@@ -11,15 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "charkit/core/math.h"
+
 namespace charkit::scene {
 
-using Vec2 = std::array<float, 2>;
-using Vec3 = std::array<float, 3>;
-using Vec4 = std::array<float, 4>;
+// The maths types are core/math.h's (float).
+using Vec2 = core::Vec2f;
+using Vec3 = core::Vec3f;
+using Vec4 = core::Vec4f;
 /// Column-major 4x4 matrix, as glTF stores it.
-using Mat4 = std::array<float, 16>;
+using Mat4 = core::Mat4f;
 
-inline constexpr Mat4 kIdentity4 = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+inline constexpr Mat4 kIdentity4 = core::identity4<float>();
 
 /// One triangle list drawn with one material.
 struct Primitive {
