@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "charkit/bem/detail/check_v15.h"
+#include "charkit/bem/drivers.h"
 
 namespace charkit::bem {
 
@@ -18,9 +19,6 @@ namespace {
 
 using core::json_pointer_join;
 
-constexpr std::size_t kMaxDrivers = 16;                // §13 quota per package
-constexpr std::size_t kMaxBindings = 32;               // §13: bindings 1..32
-constexpr std::size_t kMaxConcurrentSounds = 8;        // §13 driver sound
 constexpr std::uint64_t kMinSoundBytes = 16;           // §13: sound payload 16 B ..
 constexpr std::uint64_t kMaxSoundBytes = 32ull << 20;  //      .. 32 MiB
 
@@ -206,13 +204,13 @@ void check_drivers(Context& ctx) {
                 "driver id \"" + *id + "\" is used twice");
     ctx.get_string(d, "name", dp, false, 256, "§13");
     if (auto w = ctx.get_string(d, "waveform", dp, false, 256, "§13");
-        w && !one_of(*w, {"pingpong", "sine", "jitter", "sawtooth", "step"}))
+        w && !kWaveformNames.parse(*w))
       ctx.warning("BEM_DRIVER_WAVEFORM", "§13", json_pointer_join(dp, "waveform"),
                   "unknown waveform \"" + w->substr(0, 100) +
                       "\" (known: pingpong, sine, jitter, sawtooth, step); the runtime drops "
                       "this driver");
     if (auto pb = ctx.get_string(d, "playback", dp, false, 256, "§13");
-        pb && !one_of(*pb, {"loop", "once"}))
+        pb && !kPlaybackNames.parse(*pb))
       ctx.warning("BEM_DRIVER_PLAYBACK", "§13", json_pointer_join(dp, "playback"),
                   "unknown playback \"" + pb->substr(0, 100) +
                       "\" (known: loop, once); the runtime drops this driver");
@@ -223,14 +221,14 @@ void check_drivers(Context& ctx) {
     ctx.get_number(d, "base_frequency", dp, false, 0.0, 10.0, "§13");
     ctx.get_number(d, "speed_multiplier", dp, false, 0.0, 10.0, "§13");
     bool has_sound = check_sound(ctx, d, dp);
-    if (has_sound && ++sounds == kMaxConcurrentSounds + 1)
+    if (has_sound && ++sounds == kMaxDriverSounds + 1)
       ctx.warning("BEM_DRIVER_SOUND_QUOTA", "§13", json_pointer_join(dp, "sound"),
                   "more than 8 drivers carry a sound; at most 8 play at once and the runtime "
                   "drops the rest");
     // Q17: a sound-only driver may omit bindings (or leave them empty);
     // otherwise 1..32 bindings.
     const Json* bindings =
-        ctx.get_array(d, "bindings", dp, !has_sound, has_sound ? 0 : 1, kMaxBindings, "§13");
+        ctx.get_array(d, "bindings", dp, !has_sound, has_sound ? 0 : 1, kMaxDriverBindings, "§13");
     if (!bindings) continue;
     for (std::size_t k = 0; k < bindings->size(); ++k)
       check_binding(ctx, (*bindings)[k], json_pointer_join(json_pointer_join(dp, "bindings"), k));

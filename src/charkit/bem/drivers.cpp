@@ -12,52 +12,21 @@ namespace charkit::bem {
 
 using core::Json;
 
+// The names are literals, so each view is NUL-terminated.
 const char* waveform_name(Waveform w) {
-  switch (w) {
-    case Waveform::kPingpong:
-      return "pingpong";
-    case Waveform::kSine:
-      return "sine";
-    case Waveform::kJitter:
-      return "jitter";
-    case Waveform::kSawtooth:
-      return "sawtooth";
-    case Waveform::kStep:
-      return "step";
-  }
-  return "pingpong";
+  return kWaveformNames.name(w).data();
 }
 
 const char* playback_name(Playback p) {
-  return p == Playback::kOnce ? "once" : "loop";
+  return kPlaybackNames.name(p).data();
 }
 
 const char* driver_state_name(DriverState s) {
-  switch (s) {
-    case DriverState::kStopped:
-      return "stopped";
-    case DriverState::kPlaying:
-      return "playing";
-    case DriverState::kPaused:
-      return "paused";
-    case DriverState::kFinished:
-      return "finished";
-  }
-  return "stopped";
+  return kDriverStateNames.name(s).data();
 }
 
 const char* binding_type_name(BindingType t) {
-  switch (t) {
-    case BindingType::kMorphParameter:
-      return "morph_parameter";
-    case BindingType::kMaterialFloat:
-      return "material_float";
-    case BindingType::kMaterialColor:
-      return "material_color";
-    case BindingType::kMaterialKeyword:
-      return "material_keyword";
-  }
-  return "morph_parameter";
+  return kBindingTypeNames.name(t).data();
 }
 
 double waveform_value(Waveform w, double p) {
@@ -125,15 +94,6 @@ std::array<double, 4> rgba(const Json& c) {
   return out;
 }
 
-std::optional<Waveform> waveform_of(const std::string& s) {
-  if (s == "pingpong") return Waveform::kPingpong;
-  if (s == "sine") return Waveform::kSine;
-  if (s == "jitter") return Waveform::kJitter;
-  if (s == "sawtooth") return Waveform::kSawtooth;
-  if (s == "step") return Waveform::kStep;
-  return std::nullopt;
-}
-
 }  // namespace
 
 DriverSet read_drivers(const Json& manifest, const Model& model) {
@@ -164,7 +124,7 @@ DriverSet read_drivers(const Json& manifest, const Model& model) {
     }
     drv.name = string_or(d, "name", drv.id);
     const std::string wf = string_or(d, "waveform", "pingpong");
-    auto w = waveform_of(wf);
+    auto w = kWaveformNames.parse(wf);
     if (!w) {
       out.log.push_back("[AnimDriver] \"" + drv.id + "\": unknown waveform \"" + wf +
                         "\", dropped");
@@ -172,12 +132,13 @@ DriverSet read_drivers(const Json& manifest, const Model& model) {
     }
     drv.waveform = *w;
     const std::string pb = string_or(d, "playback", "loop");
-    if (pb != "loop" && pb != "once") {
+    auto playback = kPlaybackNames.parse(pb);
+    if (!playback) {
       out.log.push_back("[AnimDriver] \"" + drv.id + "\": unknown playback \"" + pb +
                         "\", dropped");
       continue;
     }
-    drv.playback = pb == "once" ? Playback::kOnce : Playback::kLoop;
+    drv.playback = *playback;
     if (auto it = d.find("default_playing"); it != d.end() && it->is_boolean())
       drv.default_playing = it->get<bool>();
     drv.base_frequency = std::clamp(number(d, "base_frequency").value_or(0.0), 0.0, 10.0);

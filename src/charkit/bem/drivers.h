@@ -24,6 +24,7 @@
 
 #include "charkit/bem/model.h"
 #include "charkit/bem/plan.h"
+#include "charkit/core/enum_names.h"
 #include "charkit/core/json.h"
 #include "charkit/core/result.h"
 
@@ -38,6 +39,27 @@ enum class BindingType : std::uint8_t {
   kMaterialColor,
   kMaterialKeyword
 };
+
+/// The §13 spelling of each value, one table per enum: the names below and
+/// the manifest readers and checks (bem/drivers.cpp, check_drivers.cpp)
+/// come from them.
+inline constexpr core::EnumNames<Waveform, 5> kWaveformNames{{{{Waveform::kPingpong, "pingpong"},
+                                                               {Waveform::kSine, "sine"},
+                                                               {Waveform::kJitter, "jitter"},
+                                                               {Waveform::kSawtooth, "sawtooth"},
+                                                               {Waveform::kStep, "step"}}}};
+inline constexpr core::EnumNames<Playback, 2> kPlaybackNames{
+    {{{Playback::kLoop, "loop"}, {Playback::kOnce, "once"}}}};
+inline constexpr core::EnumNames<DriverState, 4> kDriverStateNames{
+    {{{DriverState::kStopped, "stopped"},
+      {DriverState::kPlaying, "playing"},
+      {DriverState::kPaused, "paused"},
+      {DriverState::kFinished, "finished"}}}};
+inline constexpr core::EnumNames<BindingType, 4> kBindingTypeNames{
+    {{{BindingType::kMorphParameter, "morph_parameter"},
+      {BindingType::kMaterialFloat, "material_float"},
+      {BindingType::kMaterialColor, "material_color"},
+      {BindingType::kMaterialKeyword, "material_keyword"}}}};
 
 /// "pingpong", "sine", "jitter", "sawtooth", "step".
 const char* waveform_name(Waveform w);
@@ -91,6 +113,7 @@ struct Driver {
   std::optional<DriverSound> sound;
 };
 
+/// §13's quotas: drivers per package, bindings per driver, drivers with a sound.
 inline constexpr std::size_t kMaxDrivers = 16;
 inline constexpr std::size_t kMaxDriverBindings = 32;
 inline constexpr std::size_t kMaxDriverSounds = 8;
