@@ -15,7 +15,10 @@ Fails (exit 1, one line per problem, FILE:LINE first) when
 The scan (a): every C++ string literal in src/**/*.{h,cpp} and
 apps/**/*.{h,cpp} (comments included; .def files excluded) that matches
     "[A-Z][A-Z0-9]*(_[A-Z0-9]+)+"
-i.e. upper-case words joined by underscores, such as "BEM_HEADER_MAGIC".
+i.e. upper-case words joined by underscores, such as "BEM_HEADER_MAGIC";
+and a one-word literal ("USAGE", "FORBIDDEN") where a code is raised: the
+first argument of make_error, the code argument of the CLI's report_error
+and report_warning and of the server's error_reply.
 Such a literal is an error or issue code unless it is one of these
 exclusions (strings of other vocabularies that look alike):
   - glTF attribute semantics: (JOINTS|WEIGHTS|COLOR|TEXCOORD)_<n>;
@@ -45,6 +48,11 @@ COMPARE_EXEMPT = {os.path.join('src', 'charkit', 'core', 'error_codes.cpp')}
 LITERAL_COMPARE = re.compile(
     r'\bcode(?:\(\))?\s*(?:[!=]=\s*"|\.(?:starts_with|rfind|find|compare)\(\s*")'
     r'|"\s*[!=]=\s*[\w.>()-]*\bcode\b')
+# A one-word code where one is raised (one-word literals elsewhere are glTF
+# types, HTTP methods and the like).
+RAISED_WORD = re.compile(
+    r'\bmake_error\(\s*"([A-Z][A-Z0-9]+)"'
+    r'|\b(?:report_error|report_warning|error_reply)\((?:[^;"(]|"[^"]*")*?,\s*"([A-Z][A-Z0-9]+)"')
 DOC_ROW = re.compile(r'^\| `([A-Z0-9_]+)` \|', re.M)
 
 
@@ -97,8 +105,9 @@ def check(root, charkit):
             for n, line in enumerate(f, 1):
                 if LINE_MARK in line:
                     continue
-                for m in CODE_LITERAL.finditer(line):
-                    code = m.group(1)
+                found = [m.group(1) for m in CODE_LITERAL.finditer(line)]
+                found += [m.group(1) or m.group(2) for m in RAISED_WORD.finditer(line)]
+                for code in found:
                     if code in declared or code in NOT_CODES or GLTF_SEMANTIC.match(code):
                         continue
                     problems.append(f'{rel(path)}:{n}: undeclared error code {code}: declare it '
@@ -147,6 +156,7 @@ def selftest():
         open(f'{root}/src/charkit/scene/gltf.cpp', 'w').write(
             'auto a = make_error("IO_OPEN", "x");\n'
             'auto b = make_error("GLTF_BAD_STRIDE", "x");\n'
+            'report_error(file, "USAGE", "x", 2); if (type == "VEC3") {}\n'
             'attrs["TEXCOORD_1"] = 1; env("AWS_SESSION_TOKEN");\n'
             'auto c = "SOME_NAME";  // not-an-error-code\n'
             'if (e.code == "IO_OPEN") {}\n'
@@ -157,8 +167,10 @@ def selftest():
             'src/charkit/core/error_codes.def:2: error code JSON_SYNTAX is declared twice',
             'src/charkit/scene/gltf.cpp:2: undeclared error code GLTF_BAD_STRIDE: declare it once '
             'in src/charkit/scene/error_codes.def',
-            'src/charkit/scene/gltf.cpp:5: an error code is compared with a string literal',
+            'src/charkit/scene/gltf.cpp:3: undeclared error code USAGE: declare it once '
+            'in src/charkit/scene/error_codes.def',
             'src/charkit/scene/gltf.cpp:6: an error code is compared with a string literal',
+            'src/charkit/scene/gltf.cpp:7: an error code is compared with a string literal',
         ]
         ok = len(got) == len(want) and all(g.startswith(w) for g, w in zip(sorted(got), sorted(want)))
         if not ok:
