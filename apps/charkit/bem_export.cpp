@@ -12,12 +12,14 @@
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/settings.h"
+#include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/scene/gltf_writer.h"
 #include "charkit/version.h"
 #include "cli_errors.h"
 #include "commands.h"
+#include "error_codes.h"
 #include "output_file.h"
 #include "package_input.h"
 #include "printable.h"
@@ -41,6 +43,9 @@ struct ExportArgs {
   bool bake_sliders = false;
 };
 
+// The code: a declared one, or that of an error a call returned; never a literal.
+int fail(const ExportArgs& a, int exit, const char* code, const std::string& message,
+         const core::Location& loc = {}) = delete;
 int fail(const ExportArgs& a, int exit, const std::string& code, const std::string& message,
          const core::Location& loc = {}) {
   if (a.json) {
@@ -66,7 +71,7 @@ bool write_file(const std::string& path, const void* data, std::size_t size) {
 int run_export(const ExportArgs& a) {
   const std::string ext = lower_extension(a.output);
   if (ext != ".glb" && ext != ".gltf")
-    return fail(a, kExitUsage, "BEM_EXPORT_OUTPUT_NAME",
+    return fail(a, kExitUsage, codes::BEM_EXPORT_OUTPUT_NAME,
                 "output " + printable(a.output) +
                     ": the name must end in .glb (one binary file) or .gltf (JSON with a .bin "
                     "beside it)");
@@ -82,7 +87,7 @@ int run_export(const ExportArgs& a) {
   checking.finish();
   if (!loaded.ok()) {
     report_issues(a.file, loaded.validation.report);
-    return fail(a, kExitInvalid, "BEM_EXPORT_INVALID_PACKAGE", loaded.error);
+    return fail(a, kExitInvalid, codes::BEM_EXPORT_INVALID_PACKAGE, loaded.error);
   }
   const bem::Model& model = *loaded.model;
   auto settings = bem::parse_settings(model, a.options, a.parameters);
@@ -112,7 +117,7 @@ int run_export(const ExportArgs& a) {
   if (empty && !a.allow_empty) {
     for (const bem::ExportWarning& w : exported->result.warnings)
       report_warning(a.file, w.code, w.message, w.pointer);
-    return fail(a, kExitInvalid, bem::codes::BEM_EXPORT_EMPTY.str(),
+    return fail(a, kExitInvalid, bem::codes::BEM_EXPORT_EMPTY,
                 "the selection replaces no mesh; nothing written (--allow-empty writes the empty "
                 "glTF)",
                 core::Location::at_pointer("/meshes"));
@@ -132,11 +137,12 @@ int run_export(const ExportArgs& a) {
                   files.error().location);
     if (!write_file(a.output, files->json.data(), files->json.size()) ||
         !write_file(bin_path, files->bin.data(), files->bin.size()))
-      return fail(a, kExitUsage, "IO_WRITE", "cannot write " + a.output + " / " + bin_path);
+      return fail(a, kExitUsage, core::codes::IO_WRITE,
+                  "cannot write " + a.output + " / " + bin_path);
     bytes = files->json.size() + files->bin.size();
   } else {
     if (!write_file(a.output, exported->glb.data(), exported->glb.size()))
-      return fail(a, kExitUsage, "IO_WRITE", "cannot write " + a.output);
+      return fail(a, kExitUsage, core::codes::IO_WRITE, "cannot write " + a.output);
     bytes = exported->glb.size();
   }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "charkit/bem/drivers.h"
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/plan.h"
 #include "charkit/bem/runtime_ini.h"
@@ -22,6 +23,7 @@
 #include "charkit/core/mapped_file.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "error_codes.h"
 #include "output_file.h"
 #include "printable.h"
 
@@ -54,7 +56,7 @@ core::Result<bem::RuntimeIni> read_ini(const LibraryArgs& a) {
   auto file = core::MappedFile::open(ini_path(a));
   if (!file) return std::move(file).error();
   if (file->bytes().size() > bem::kRuntimeIniMaxBytes)
-    return core::make_error("RUNTIME_INI_TOO_LARGE", "runtime.ini is larger than 1 MiB");
+    return core::make_error(bem::codes::RUNTIME_INI_TOO_LARGE, "runtime.ini is larger than 1 MiB");
   return bem::RuntimeIni::parse(core::as_chars(file->bytes()));
 }
 
@@ -212,7 +214,7 @@ int run_list(const LibraryArgs& a) {
     }
     std::cout << line << "\n";
     for (const std::string& w : e.mod.warnings)
-      report_warning(ini_path(a), "RUNTIME_INI_HOTKEY", w);
+      report_warning(ini_path(a), bem::codes::RUNTIME_INI_HOTKEY, w);
   }
   std::cout << conflict_text;
   if (es->empty()) std::cout << "no packages in " << printable(a.dir) << "\n";
@@ -231,7 +233,7 @@ int run_add(const LibraryArgs& a) {
   std::string id = package_id_of(loaded);
   if (!loaded.ok() && !a.force) {
     report_issues(a.target, loaded.validation.report);
-    return report_error(a.target, "BEM_LIBRARY_INVALID_PACKAGE",
+    return report_error(a.target, codes::BEM_LIBRARY_INVALID_PACKAGE,
                         "not added: " + loaded.error + " (--force adds it anyway, disabled)",
                         kExitInvalid);
   }
@@ -239,15 +241,15 @@ int run_add(const LibraryArgs& a) {
   auto ini = read_ini(a);
   if (!ini) return fail_ini(a, ini.error());
   if (ini->section("Mod." + id))
-    return report_error(a.target, "BEM_LIBRARY_EXISTS",
+    return report_error(a.target, codes::BEM_LIBRARY_EXISTS,
                         "the library already has a package \"" + id + "\" (remove it first)",
                         kExitUsage);
   const std::string rel = "packages/" + fs::path(a.target).filename().string();
   std::error_code ec;
   fs::create_directories(fs::path(a.dir) / "packages", ec);
   if (fs::exists(fs::path(a.dir) / rel, ec))
-    return report_error(a.target, "BEM_LIBRARY_EXISTS", "the library already has a file " + rel,
-                        kExitUsage);
+    return report_error(a.target, codes::BEM_LIBRARY_EXISTS,
+                        "the library already has a file " + rel, kExitUsage);
   if (auto st = write_output_file((fs::path(a.dir) / rel).string(), bytes); !st)
     return report_error(a.dir, st.error(), kExitUsage);
   const std::string sec = "Mod." + id;
@@ -268,7 +270,7 @@ int run_edit(const LibraryArgs& a) {
     std::string ids;
     for (const bem::IniSection& s : ini->sections())
       if (s.name.rfind("Mod.", 0) == 0) ids += (ids.empty() ? "" : ", ") + s.name.substr(4);
-    return report_error(a.dir, "BEM_LIBRARY_UNKNOWN",
+    return report_error(a.dir, codes::BEM_LIBRARY_UNKNOWN,
                         "no package \"" + a.target +
                             "\" in the library (it has: " + (ids.empty() ? "none" : ids) + ")",
                         kExitUsage);
@@ -294,7 +296,7 @@ int run_edit(const LibraryArgs& a) {
     load_entry(a, e);
     const bem::Model* model = e.loaded && e.loaded->model ? &*e.loaded->model : nullptr;
     if ((a.options_given || a.parameters_given || !a.hotkeys.empty()) && !model)
-      return report_error(a.dir, "BEM_LIBRARY_INVALID_PACKAGE",
+      return report_error(a.dir, codes::BEM_LIBRARY_INVALID_PACKAGE,
                           "\"" + a.target + "\": " + e.problem, kExitInvalid);
     if (a.options_given || a.parameters_given) {
       auto s = bem::parse_settings(*model, a.options_given ? a.options : mod->options,
@@ -318,7 +320,7 @@ int run_edit(const LibraryArgs& a) {
         if (eq == std::string::npos ||
             std::none_of(drivers.drivers.begin(), drivers.drivers.end(),
                          [&](const bem::Driver& d) { return d.id == driver; }))
-          return report_error(a.dir, "RUNTIME_INI_HOTKEY",
+          return report_error(a.dir, bem::codes::RUNTIME_INI_HOTKEY,
                               "--hotkey " + h + ": DRIVER=KEY with a driver of the package",
                               kExitUsage);
         auto it = std::find_if(pairs.begin(), pairs.end(),
@@ -342,7 +344,8 @@ int run_edit(const LibraryArgs& a) {
           refusal.message.erase(0, refusal.message.find(": ") + 2);
         return report_error("--hotkey", refusal, kExitUsage);
       }
-      for (const std::string& w : checked->warnings) report_warning(a.dir, "RUNTIME_INI_HOTKEY", w);
+      for (const std::string& w : checked->warnings)
+        report_warning(a.dir, bem::codes::RUNTIME_INI_HOTKEY, w);
       if (auto st = ini->set(sec, "driver_hotkeys", bem::format_pairs(checked->hotkeys)); !st)
         return fail(a, st.error(), kExitInvalid);
     }
@@ -357,16 +360,17 @@ int run_library(const LibraryArgs& a) {
       a.action == "remove" || a.action == "enable" || a.action == "disable" || a.action == "set";
   if (a.action != "list" && a.action != "add" && !edit)
     return report_error(
-        a.dir, "BEM_LIBRARY_USAGE",
+        a.dir, codes::BEM_LIBRARY_USAGE,
         "unknown action \"" + a.action + "\" (list, add, remove, enable, disable, set)",
         kExitUsage);
   // Only `add` makes a library; the others need the folder to be there.
   std::error_code ec;
   if (a.action != "add" && !fs::is_directory(a.dir, ec))
-    return report_error(a.dir, "IO_OPEN", "no such library folder (`add` creates one)", kExitUsage);
+    return report_error(a.dir, core::codes::IO_OPEN, "no such library folder (`add` creates one)",
+                        kExitUsage);
   if (a.action == "list") return run_list(a);
   if (a.target.empty())
-    return report_error(a.dir, "BEM_LIBRARY_USAGE", a.action + " needs a package or an id",
+    return report_error(a.dir, codes::BEM_LIBRARY_USAGE, a.action + " needs a package or an id",
                         kExitUsage);
   if (a.action == "add") return run_add(a);
   return run_edit(a);

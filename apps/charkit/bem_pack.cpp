@@ -21,6 +21,7 @@
 #include "charkit/scene/texture_decode.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "error_codes.h"
 #include "output_file.h"
 #include "package_input.h"
 #include "printable.h"
@@ -53,9 +54,10 @@ int fail(const std::string& subject, const core::Error& e, int exit, bool json) 
 int run_pack(const PackArgs& a) {
   const std::string ext = lower_extension(a.output);
   if (a.to.empty() && ext != ".bem" && ext != ".zip")
-    return fail(a.output,
-                core::make_error("USAGE", "the output name must end in .bem or .zip, or give --to"),
-                kExitUsage, a.json);
+    return fail(
+        a.output,
+        core::make_error(codes::USAGE, "the output name must end in .bem or .zip, or give --to"),
+        kExitUsage, a.json);
   const bool zip = a.to.empty() ? ext == ".zip" : a.to == "zip";
 
   bem::PackOptions po;
@@ -66,7 +68,7 @@ int run_pack(const PackArgs& a) {
         eq == std::string::npos ? std::nullopt : scene::texture_format_from_name(tf.substr(eq + 1));
     if (eq == 0 || !format)
       return fail(tf,
-                  core::make_error("USAGE",
+                  core::make_error(codes::USAGE,
                                    "--texture-format takes KIND=FORMAT or NAME=FORMAT (KIND: "
                                    "color, normal, linear; NAME: a texture's original_name; "
                                    "FORMAT: BC7, BC1, BC3, BC4, BC5, ASTC4x4, ASTC5x5, ASTC6x6, "
@@ -83,12 +85,12 @@ int run_pack(const PackArgs& a) {
     spec = std::move(*parsed);
     po.spec = &*spec;
   }
-  core::Result<bem::PackResult> packed = core::make_error("USAGE", "");
+  core::Result<bem::PackResult> packed = core::make_error(codes::USAGE, "");
   if (bem::looks_like_project_file(a.scene)) {
     // The public BEM creator project: a whole package, no template.
     if (!a.template_path.empty())
       return fail(a.template_path,
-                  core::make_error("USAGE",
+                  core::make_error(codes::USAGE,
                                    "a project.json is a whole package (manifest and payload "
                                    "files): give no --template"),
                   kExitUsage, a.json);
@@ -104,7 +106,7 @@ int run_pack(const PackArgs& a) {
   } else {
     if (a.template_path.empty())
       return fail(a.scene,
-                  core::make_error("USAGE",
+                  core::make_error(codes::USAGE,
                                    "--template is required: the package whose layout, materials "
                                    "and options the glTF scene is packed into"),
                   kExitUsage, a.json);
@@ -127,7 +129,7 @@ int run_pack(const PackArgs& a) {
       if (!loaded.ok()) {
         report_issues(a.template_path, loaded.validation.report);
         return fail(a.template_path,
-                    core::make_error(bem::codes::BEM_PACK_TEMPLATE.str(),
+                    core::make_error(bem::codes::BEM_PACK_TEMPLATE,
                                      "the template is not a valid package: " + loaded.error),
                     kExitInvalid, a.json);
       }

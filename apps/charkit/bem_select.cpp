@@ -16,6 +16,7 @@
 #include "charkit/core/mapped_file.h"
 #include "cli_errors.h"
 #include "commands.h"
+#include "error_codes.h"
 #include "package_input.h"
 #include "printable.h"
 
@@ -42,6 +43,9 @@ Json error_json(const std::string& file, const std::string& code, const std::str
   return Json{{"file", file}, {"error", std::move(e)}};
 }
 
+// The code: a declared one, or that of an error a call returned; never a literal.
+int fail(const SelectArgs& a, int exit, const char* code, const std::string& message,
+         const core::Location& loc = {}) = delete;
 int fail(const SelectArgs& a, int exit, const std::string& code, const std::string& message,
          const core::Location& loc = {}) {
   if (a.json) print_json(error_json(a.file, code, message, loc));
@@ -230,13 +234,13 @@ int run_select(const SelectArgs& a) {
   if (!loaded.ok()) {
     const core::Report& r = loaded.validation.report;
     if (a.json) {
-      Json j = error_json(a.file, "BEM_SELECT_INVALID_PACKAGE", loaded.error);
+      Json j = error_json(a.file, codes::BEM_SELECT_INVALID_PACKAGE, loaded.error);
       j["valid"] = loaded.validation.valid();
       j["issues"] = Json::parse(r.to_json_issues());
       print_json(std::move(j));
     }
     report_issues(a.file, r);
-    return report_error(a.file, "BEM_SELECT_INVALID_PACKAGE", "cannot select: " + loaded.error,
+    return report_error(a.file, codes::BEM_SELECT_INVALID_PACKAGE, "cannot select: " + loaded.error,
                         kExitInvalid);
   }
   const bem::Model& model = *loaded.model;

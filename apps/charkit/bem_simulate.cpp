@@ -12,15 +12,18 @@
 #include <vector>
 
 #include "charkit/bem/drivers.h"
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/plan.h"
 #include "charkit/bem/runtime_ini.h"
 #include "charkit/bem/selection.h"
 #include "charkit/bem/settings.h"
+#include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "error_codes.h"
 #include "package_input.h"
 #include "printable.h"
 
@@ -93,10 +96,11 @@ Json frame_json(std::uint64_t step, double time, const bem::Model& model,
 
 int run_simulate(const SimulateArgs& a) {
   if (!(a.dt > 0.0) || !std::isfinite(a.dt) || a.dt > 3600.0)
-    return report_error(a.file, "BEM_SIMULATE_OPTIONS",
+    return report_error(a.file, codes::BEM_SIMULATE_OPTIONS,
                         "--dt must be a number of seconds in (0, 3600]", kExitUsage);
   if (a.steps > 10'000'000)
-    return report_error(a.file, "BEM_SIMULATE_OPTIONS", "--steps is at most 10000000", kExitUsage);
+    return report_error(a.file, codes::BEM_SIMULATE_OPTIONS, "--steps is at most 10000000",
+                        kExitUsage);
   auto file = PackageInput::open(a.file);
   if (!file) return report_error(a.file, file.error(), input_error_exit_code(file.error()));
   bem::ValidateOptions vo;
@@ -105,8 +109,8 @@ int run_simulate(const SimulateArgs& a) {
   bem::LoadedPackage loaded = bem::load_package(file->bytes(), vo);
   if (!loaded.ok()) {
     report_issues(a.file, loaded.validation.report);
-    return report_error(a.file, "BEM_SIMULATE_INVALID_PACKAGE", "cannot simulate: " + loaded.error,
-                        kExitInvalid);
+    return report_error(a.file, codes::BEM_SIMULATE_INVALID_PACKAGE,
+                        "cannot simulate: " + loaded.error, kExitInvalid);
   }
   const bem::Model& model = *loaded.model;
   // runtime.ini: the package's [Mod.<package_id>] gives the saved settings
@@ -123,7 +127,8 @@ int run_simulate(const SimulateArgs& a) {
     if (!m) return report_error(a.ini, m.error(), kExitInvalid);
     mod = std::move(*m);
     if (!ini->section("Mod." + id))
-      report_warning(a.ini, "BEM_SIMULATE_OPTIONS", "no [Mod." + id + "] section; defaults used");
+      report_warning(a.ini, codes::BEM_SIMULATE_OPTIONS,
+                     "no [Mod." + id + "] section; defaults used");
     if (!a.options_given) options = mod.options;
     if (!a.parameters_given) parameters = mod.parameters_saved;
   }
@@ -142,7 +147,7 @@ int run_simulate(const SimulateArgs& a) {
   for (const auto& [id, state] : mod.drivers) {
     const int d = rt.find(id);
     if (d < 0) {
-      report_warning(a.ini, "BEM_SIMULATE_EVENTS", "drivers=: no driver \"" + id + "\"");
+      report_warning(a.ini, bem::codes::BEM_SIMULATE_EVENTS, "drivers=: no driver \"" + id + "\"");
       continue;
     }
     rt.start(static_cast<std::size_t>(d));
@@ -159,7 +164,8 @@ int run_simulate(const SimulateArgs& a) {
   if (to_file) {
     file_out.open(a.output, std::ios::binary | std::ios::trunc);
     if (!file_out)
-      return report_error(a.output, "IO_CREATE", "cannot create the output file", kExitUsage);
+      return report_error(a.output, core::codes::IO_CREATE, "cannot create the output file",
+                          kExitUsage);
     os = &file_out;
   }
   std::unique_ptr<CachedPayloads> payloads;
@@ -186,7 +192,7 @@ int run_simulate(const SimulateArgs& a) {
   }
   os->flush();
   if (!*os)
-    return report_error(to_file ? a.output : "-", "IO_WRITE", "cannot write the output",
+    return report_error(to_file ? a.output : "-", core::codes::IO_WRITE, "cannot write the output",
                         kExitUsage);
   if (output_mode().json) {
     Json drivers = Json::array();

@@ -132,13 +132,13 @@ int report_error(std::string_view file, const core::Error& e, int exit_code) {
   return exit_code;
 }
 
-int report_error(std::string_view file, std::string_view code, std::string_view text,
+int report_error(std::string_view file, core::ErrorCode code, std::string_view text,
                  int exit_code) {
-  message(Severity::kError, file, {}, code, text);
+  message(Severity::kError, file, {}, code.name(), text);
   return exit_code;
 }
 
-void report_warning(std::string_view file, std::string_view code, std::string_view text,
+void report_warning(std::string_view file, const std::string& code, std::string_view text,
                     std::string_view location) {
   message(Severity::kWarning, file, location, code, text);
 }

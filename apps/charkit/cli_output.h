@@ -51,11 +51,14 @@ void message(Severity s, std::string_view file, std::string_view location, std::
 int report_error(std::string_view file, const core::Error& e, int exit_code);
 
 /// An error without a core::Error; returns `exit_code`.
-int report_error(std::string_view file, std::string_view code, std::string_view text,
-                 int exit_code);
+int report_error(std::string_view file, core::ErrorCode code, std::string_view text, int exit_code);
 
-void report_warning(std::string_view file, std::string_view code, std::string_view text,
+/// A warning: a declared code (charkit/<module>/error_codes.h), or the code
+/// of a warning a library function returned; never a literal.
+void report_warning(std::string_view file, const std::string& code, std::string_view text,
                     std::string_view location = {});
+void report_warning(std::string_view file, const char* code, std::string_view text,
+                    std::string_view location = {}) = delete;
 
 /// Every issue of a validation report through message() (the spec section,
 /// when any, ends the message: "… (§2)").

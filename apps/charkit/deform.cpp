@@ -23,6 +23,7 @@
 #include "cli_output.h"
 #include "commands.h"
 #include "device.h"
+#include "error_codes.h"
 #include "output_file.h"
 #include "printable.h"
 
@@ -42,7 +43,7 @@ struct MorphArgs {
 };
 
 core::Error usage(std::string text) {
-  return core::make_error("USAGE", std::move(text));
+  return core::make_error(codes::USAGE, std::move(text));
 }
 
 /// "NAME=W" → (NAME, W); false when it is not that.
@@ -82,7 +83,7 @@ int open_device_and_input(const std::string& input, const std::string& device_op
   std::ifstream(input, std::ios::binary).read(reinterpret_cast<char*>(head), sizeof head);
   if (auto kind = bem::sniff_container(core::Bytes(head, sizeof head)))
     return report_error(
-        input, "DEFORM_INPUT_PACKAGE",
+        input, codes::DEFORM_INPUT_PACKAGE,
         std::string(*kind == bem::ContainerKind::kBinary ? "a BEM package" : "a ZIP archive") +
             ": deform commands take glTF or GLB; export a package's selection "
             "first (charkit bem export PACKAGE -o OUT.glb)",

@@ -23,6 +23,7 @@
 #include "charkit/scene/model_inspect.h"
 #include "charkit/scene/rig.h"
 #include "cli_output.h"
+#include "error_codes.h"
 
 namespace charkit::app {
 
@@ -92,7 +93,7 @@ inline int load_exit(const core::Error& e) {
 }
 
 inline core::Error usage_error(std::string message) {
-  return core::make_error("USAGE", std::move(message));
+  return core::make_error(codes::USAGE, std::move(message));
 }
 
 /// The input spec of a command: --spec FILE (the JSON `deformer sample

@@ -17,6 +17,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/model_file.h"
 #include "charkit/learn/nmn.h"
 #include "charkit/learn/nmn_sidecar.h"
@@ -25,6 +26,7 @@
 #include "charkit/learn/pose_model.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "error_codes.h"
 #include "printable.h"
 
 namespace charkit::app {
@@ -68,7 +70,7 @@ int load_sidecar(const RunArgs& a, const learn::NmnNetwork& n,
   auto file = core::MappedFile::open(path);
   if (!file) return fail_io(path, file.error());
   if (file->size() > (std::size_t{64} << 20))
-    return fail(path, core::make_error("SIDECAR_TOO_LARGE", "sidecar larger than 64 MiB"),
+    return fail(path, core::make_error(codes::SIDECAR_TOO_LARGE, "sidecar larger than 64 MiB"),
                 kExitInvalid);
   auto s = learn::read_nmn_sidecar(core::as_chars(file->bytes()));
   if (!s) return fail(path, s.error(), kExitInvalid);
@@ -336,7 +338,7 @@ int run_own(const RunArgs& a) {
     ok = net.evaluate_batch(in, rows, out);
   }
   if (!ok)
-    return fail(a.model, core::make_error("MODEL_RUN", "the model could not run on the input"),
+    return fail(a.model, core::make_error(codes::MODEL_RUN, "the model could not run on the input"),
                 kExitInvalid);
   // --clamp was the model's own clamping, done above.
   return write_outputs(a, "charkit", rows, m->feature_count(), outputs, out,
@@ -363,7 +365,7 @@ int by_model_kind(const RunArgs& a, BytesHandler nmn, BytesHandler onnx, OwnHand
   }
   return fail(
       a.model,
-      core::make_error("MODEL_KIND",
+      core::make_error(codes::MODEL_KIND,
                        "not a model file charkit knows (supported: charkit pose_model.json, Unreal "
                        ".nmn, ONNX .onnx)",
                        core::Location::at_offset(0)),
@@ -382,7 +384,7 @@ core::Result<learn::NpyArray> read_input_array(core::Bytes bytes) {
     if (!members) return std::move(members).error();
     for (learn::NpzMember& m : *members)
       if (m.name == "features") return std::move(m.array);
-    return core::make_error("INPUT_SHAPE",
+    return core::make_error(codes::INPUT_SHAPE,
                             "the .npz has no features array (give a dataset from `deformer "
                             "sample`, or a 2-D float32 .npy)");
   }
@@ -399,23 +401,23 @@ int load_input(const RunArgs& a, std::size_t columns, std::size_t outputs,
   if (!arr) return fail(a.input, arr.error(), kExitInvalid);
   if (arr->dtype != learn::NpyDType::kF4 || arr->shape.size() != 2)
     return fail(a.input,
-                core::make_error("INPUT_SHAPE",
+                core::make_error(codes::INPUT_SHAPE,
                                  "the input must be a 2-D float32 ('<f4') array, one row "
                                  "of raw features per sample"),
                 kExitInvalid);
   if (arr->shape[1] != columns)
     return fail(a.input,
-                core::make_error("INPUT_SHAPE", "rows have " + std::to_string(arr->shape[1]) +
-                                                    " features, the model takes " +
-                                                    std::to_string(columns)),
+                core::make_error(codes::INPUT_SHAPE, "rows have " + std::to_string(arr->shape[1]) +
+                                                         " features, the model takes " +
+                                                         std::to_string(columns)),
                 kExitInvalid);
   // A zero-column input carries no data, so its row count bounds nothing: cap the output.
   if (arr->shape[0] > (std::uint64_t{1} << 30) / std::max<std::uint64_t>(outputs, 1))
-    return fail(
-        a.input,
-        core::make_error("INPUT_TOO_LARGE", std::to_string(arr->shape[0]) +
-                                                " rows would give more than 2^30 output values"),
-        kExitInvalid);
+    return fail(a.input,
+                core::make_error(codes::INPUT_TOO_LARGE,
+                                 std::to_string(arr->shape[0]) +
+                                     " rows would give more than 2^30 output values"),
+                kExitInvalid);
   rows = static_cast<std::size_t>(arr->shape[0]);
   values = arr->to_f32();
   return kExitOk;
@@ -430,7 +432,7 @@ int write_outputs(const RunArgs& a, const char* kind, std::size_t rows, std::siz
   const auto not_finite = static_cast<std::size_t>(
       std::count_if(out.begin(), out.end(), [](float v) { return !std::isfinite(v); }));
   if (not_finite > 0)
-    report_warning(a.output, "OUTPUT_NOT_FINITE",
+    report_warning(a.output, codes::OUTPUT_NOT_FINITE,
                    std::to_string(not_finite) + " of " + std::to_string(out.size()) +
                        " outputs are NaN or infinite (the input or the model holds values "
                        "that are not finite)");
@@ -463,7 +465,7 @@ int run_nmn(const RunArgs& a, core::Bytes bytes) {
     if (!sidecar)
       return fail(
           a.model,
-          core::make_error("NMN_GROUP_ITEMS",
+          core::make_error(learn::codes::NMN_GROUP_ITEMS,
                            "the network has a group model; its groups' bones and curves come from "
                            "the sidecar's \"groups\" (pass --sidecar FILE)"),
           kExitInvalid);
@@ -556,7 +558,8 @@ int run_onnx(const RunArgs& a, core::Bytes bytes) {
   auto peek = read_input_array(file->bytes());
   if (!peek) return fail(a.input, peek.error(), kExitInvalid);
   if (peek->shape.size() != 2)
-    return fail(a.input, core::make_error("INPUT_SHAPE", "the input must be a 2-D float32 array"),
+    return fail(a.input,
+                core::make_error(codes::INPUT_SHAPE, "the input must be a 2-D float32 array"),
                 kExitInvalid);
   const auto cols =
       *columns >= 0 ? static_cast<std::size_t>(*columns) : static_cast<std::size_t>(peek->shape[1]);

@@ -22,16 +22,19 @@
 #include "charkit/core/mapped_file.h"
 #include "charkit/learn/action.h"
 #include "charkit/learn/dataset.h"
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/pc2.h"
 #include "charkit/learn/pose.h"
 #include "charkit/learn/pose_model.h"
 #include "charkit/learn/targets.h"
+#include "charkit/scene/error_codes.h"
 #include "charkit/scene/intake.h"
 #include "charkit/scene/model_inspect.h"
 #include "charkit/scene/rig.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "deformer_common.h"
+#include "error_codes.h"
 #include "printable.h"
 
 namespace charkit::app {
@@ -103,7 +106,7 @@ int run_sample(const SampleArgs& a) {
     std::snprintf(moved, sizeof moved, "%.1f", choice->influence);
     if (choice->influence <= 0.0)
       report_warning(
-          a.rig, "RIG_NOT_INFLUENCED",
+          a.rig, scene::codes::RIG_NOT_INFLUENCED,
           "the input bones do not move mesh \"" + printable(label) +
               "\" (no skin weight on them or the joints below them)" +
               (others.empty() ? std::string() : "; other skinned meshes: " + others + " (--mesh)"));
@@ -136,7 +139,7 @@ int run_sample(const SampleArgs& a) {
     ao.end_frame = a.end;
     ao.frames = a.frames;
     ao.fps = a.fps;
-    core::Result<learn::ActionSamples> s = core::make_error("USAGE", "no action");
+    core::Result<learn::ActionSamples> s = core::make_error(codes::USAGE, "no action");
     if (!a.joint_map.empty()) {
       auto text = learn::read_file_bytes(a.joint_map, std::size_t{1} << 20);
       if (!text) return report_error(a.joint_map, text.error(), load_exit(text.error()));
@@ -167,7 +170,7 @@ int run_sample(const SampleArgs& a) {
 
   detail(a.rig, std::to_string(poses.size()) + " poses, " + std::to_string(spec->bones.size()) +
                     " input bones, targets " + a.targets);
-  core::Result<learn::BuiltTargets> built = core::make_error("USAGE", "no targets");
+  core::Result<learn::BuiltTargets> built = core::make_error(codes::USAGE, "no targets");
   if (a.targets == "morph-animation") {
     if (!action || a.bvh.size() > 0)
       return report_error(a.rig,
@@ -288,7 +291,7 @@ core::Result<learn::MorphBasisInput> morphs_from_rig(const TrainArgs& a, const l
   auto rig = scene::load_rig_file(a.morph_rig, ro);
   if (!rig) return std::move(rig).error();
   if (rig->vertex_count() != d.vertex_count)
-    return core::make_error("MODEL_OPTIONS",
+    return core::make_error(learn::codes::MODEL_OPTIONS,
                             "the rig's mesh has " + std::to_string(rig->vertex_count()) +
                                 " vertices, the dataset " + std::to_string(d.vertex_count));
   std::vector<std::string> wanted = split_list(a.morph_names);
@@ -301,9 +304,10 @@ core::Result<learn::MorphBasisInput> morphs_from_rig(const TrainArgs& a, const l
   }
   for (const std::string& w : wanted)
     if (std::find(out.names.begin(), out.names.end(), w) == out.names.end())
-      return core::make_error("MODEL_OPTIONS", "the rig's mesh has no morph target \"" + w + "\"");
+      return core::make_error(learn::codes::MODEL_OPTIONS,
+                              "the rig's mesh has no morph target \"" + w + "\"");
   if (out.names.empty())
-    return core::make_error("MODEL_OPTIONS", "the rig's mesh has no morph targets");
+    return core::make_error(learn::codes::MODEL_OPTIONS, "the rig's mesh has no morph targets");
   return out;
 }
 
@@ -407,22 +411,22 @@ int run_eval(const EvalArgs& a) {
   if (!d) return report_error(a.dataset, d.error(), load_exit(d.error()));
   if (d->layout != m->layout || d->feature_count() != m->feature_count() ||
       d->vertex_count != m->vertex_count)
-    return report_error(
-        a.dataset,
-        core::make_error("EVAL_MISMATCH", "the dataset (" + std::to_string(d->feature_count()) +
-                                              " features, " + std::to_string(d->vertex_count) +
-                                              " vertices) does not fit the model (" +
-                                              std::to_string(m->feature_count()) + " features, " +
-                                              std::to_string(m->vertex_count) + " vertices)"),
-        kExitInvalid);
+    return report_error(a.dataset,
+                        core::make_error(codes::EVAL_MISMATCH,
+                                         "the dataset (" + std::to_string(d->feature_count()) +
+                                             " features, " + std::to_string(d->vertex_count) +
+                                             " vertices) does not fit the model (" +
+                                             std::to_string(m->feature_count()) + " features, " +
+                                             std::to_string(m->vertex_count) + " vertices)"),
+                        kExitInvalid);
   for (std::size_t b = 0; b < m->spec.bones.size(); ++b)
     if (d->spec.bones[b].name != m->spec.bones[b].name)
-      return report_error(
-          a.dataset,
-          core::make_error("EVAL_MISMATCH", "input bone " + std::to_string(b) + " is \"" +
-                                                d->spec.bones[b].name + "\" in the dataset but \"" +
-                                                m->spec.bones[b].name + "\" in the model"),
-          kExitInvalid);
+      return report_error(a.dataset,
+                          core::make_error(codes::EVAL_MISMATCH,
+                                           "input bone " + std::to_string(b) + " is \"" +
+                                               d->spec.bones[b].name + "\" in the dataset but \"" +
+                                               m->spec.bones[b].name + "\" in the model"),
+                          kExitInvalid);
   auto err = learn::evaluate_error(*m, *d);
   if (!err) return report_error(a.dataset, err.error(), kExitInvalid);
   // The uncorrected error: the deltas' own size.

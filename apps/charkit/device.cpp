@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "error_codes.h"
+
 namespace charkit::app {
 
 void add_device_option(CLI::App& command, std::string& value) {
@@ -19,8 +21,9 @@ core::Result<KernelDevice> open_kernel_device(const std::string& option) {
     choice = env != nullptr && *env != '\0' ? env : "auto";
   }
   if (choice != "cpu" && choice != "gpu" && choice != "auto")
-    return core::make_error("USAGE", "the device is \"" + choice +
-                                         "\" (--device or CHARKIT_DEVICE); it is cpu, gpu or auto");
+    return core::make_error(
+        codes::USAGE,
+        "the device is \"" + choice + "\" (--device or CHARKIT_DEVICE); it is cpu, gpu or auto");
   KernelDevice d;
   d.name = "cpu";
   if (choice == "cpu") return d;

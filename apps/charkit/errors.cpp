@@ -21,17 +21,12 @@
 #include "charkit/store/error_codes.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "error_codes.h"
 
 namespace charkit::app {
 namespace {
 
 using core::Json;
-
-constexpr core::ErrorCodeInfo kCliCodes[] = {
-#define CHARKIT_ERROR(code, meaning, remedy) {#code, "cli", meaning, remedy},
-#include "error_codes.def"
-#undef CHARKIT_ERROR
-};
 
 // A code declared twice, in one module or in two, is a duplicate enumerator
 // here, so the program fails to compile (tests/errors/check_error_codes.py
@@ -61,7 +56,7 @@ std::vector<core::ErrorCodeInfo> all_error_codes() {
   const std::span<const core::ErrorCodeInfo> tables[] = {
       core::codes::kAll,   scene::codes::kAll,  gpu::codes::kAll,   deform::codes::kAll,
       render::codes::kAll, motion::codes::kAll, learn::codes::kAll, bem::codes::kAll,
-      store::codes::kAll,  server::codes::kAll, capi::codes::kAll,  kCliCodes};
+      store::codes::kAll,  server::codes::kAll, capi::codes::kAll,  codes::kAll};
   std::vector<core::ErrorCodeInfo> all;
   for (const auto& t : tables) all.insert(all.end(), t.begin(), t.end());
   return all;
@@ -90,7 +85,7 @@ int run_errors(const ErrorsArgs& a) {
     const core::ErrorCodeInfo* i = core::find_error_code(a.code, table);
     if (!i)
       return report_error(
-          "", "ERRORS_UNKNOWN_CODE",
+          "", codes::ERRORS_UNKNOWN_CODE,
           "no error code '" + a.code + "' is declared (`charkit errors` lists them)", kExitUsage);
     if (json) {
       print_json(info_json(*i));

@@ -9,6 +9,7 @@
 
 #include "cli_output.h"
 #include "commands.h"
+#include "error_codes.h"
 
 namespace charkit::app {
 namespace {
@@ -32,8 +33,9 @@ int run_help(const CLI::App& root, const std::vector<std::string>& names) {
       std::string valid;
       for (const CLI::App* c : named_subcommands(*a))
         valid += (valid.empty() ? "" : ", ") + c->get_name();
-      return report_error(
-          "", "USAGE", "'" + path + "' has no command '" + n + "'; commands: " + valid, kExitUsage);
+      return report_error("", codes::USAGE,
+                          "'" + path + "' has no command '" + n + "'; commands: " + valid,
+                          kExitUsage);
     }
     a = s;
     path += " " + n;
@@ -170,8 +172,8 @@ void add_help_commands(CLI::App& app, int& exit_code) {
       return;
     }
     if (!names->empty()) {
-      exit_code =
-          report_error("", "USAGE", "--commands lists every command; give no COMMAND", kExitUsage);
+      exit_code = report_error("", codes::USAGE, "--commands lists every command; give no COMMAND",
+                               kExitUsage);
       return;
     }
     std::vector<std::pair<std::string, std::string>> lines;

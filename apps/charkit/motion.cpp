@@ -19,10 +19,12 @@
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/assimp_motion.h"
 #include "charkit/motion/convert.h"
+#include "charkit/motion/error_codes.h"
 #include "charkit/motion/format.h"
 #include "charkit/motion/keypoint_json.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "error_codes.h"
 #include "printable.h"
 
 namespace charkit::app {
@@ -53,11 +55,12 @@ int load_table(const MotionArgs& a, motion::JointTable& table) {
   if (a.joint_map.empty()) return kExitOk;
   std::ifstream in(a.joint_map, std::ios::binary);
   if (!in) {
-    return report_error(a.joint_map, "IO_OPEN", "cannot open the joint map", kExitUsage);
+    return report_error(a.joint_map, core::codes::IO_OPEN, "cannot open the joint map", kExitUsage);
   }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (text.size() > (1u << 20)) {
-    return report_error(a.joint_map, "JOINT_MAP", "joint map larger than 1 MiB", kExitInvalid);
+    return report_error(a.joint_map, motion::codes::JOINT_MAP, "joint map larger than 1 MiB",
+                        kExitInvalid);
   }
   auto t = motion::apply_joint_map(std::move(table), text);
   if (!t) {
@@ -149,7 +152,7 @@ auto write_ndjson(const MotionArgs& a, Convert&& convert, int& rc)
   const bool to_stdout = a.output == "-";
   std::FILE* out = to_stdout ? stdout : std::fopen(a.output.c_str(), "wb");
   if (!out) {
-    rc = report_error(a.output, "IO_OPEN", "cannot create the output file", kExitUsage);
+    rc = report_error(a.output, core::codes::IO_OPEN, "cannot create the output file", kExitUsage);
     return std::nullopt;
   }
   // NDJSON on stdout: no JSON document goes there.
@@ -165,7 +168,7 @@ auto write_ndjson(const MotionArgs& a, Convert&& convert, int& rc)
       rc = report_error(a.input, r.error(),
                         r.error().code == core::codes::IO_WRITE ? kExitUsage : kExitInvalid);
     } else {
-      rc = report_error(a.output, "IO_WRITE", "cannot write the output", kExitUsage);
+      rc = report_error(a.output, core::codes::IO_WRITE, "cannot write the output", kExitUsage);
     }
     return std::nullopt;
   }
@@ -174,9 +177,11 @@ auto write_ndjson(const MotionArgs& a, Convert&& convert, int& rc)
 
 int run_convert_keypoints(const MotionArgs& a, std::string_view text) {
   if (!a.joint_map.empty() || !a.up.empty())
-    report_warning(a.input, "USAGE", "--joint-map and --up apply to skeleton input only; ignored");
+    report_warning(a.input, codes::USAGE,
+                   "--joint-map and --up apply to skeleton input only; ignored");
   if (!a.animation.empty())
-    report_warning(a.input, "USAGE", "--animation applies to FBX/glTF/GLB input only; ignored");
+    report_warning(a.input, codes::USAGE,
+                   "--animation applies to FBX/glTF/GLB input only; ignored");
   motion::KeypointJsonOptions options;
   if (a.fps > 0) options.fps = a.fps;
   StepProgress progress(a.input, "converting frames");
@@ -351,7 +356,7 @@ int run_convert_assimp(const MotionArgs& a, motion::JointTable table) {
 
 int run_inspect_assimp(const MotionArgs& a, const motion::JointTable& table) {
   auto m = load_assimp(a);
-  core::Result<motion::ConvertSummary> r = core::make_error("", "");
+  core::Result<motion::ConvertSummary> r = core::Error{};
   if (m) {
     motion::ConvertOptions options;
     options.table = table;
@@ -411,7 +416,8 @@ int run_convert(const MotionArgs& a) {
   if (in.assimp) return run_convert_assimp(a, std::move(in.table));
   if (in.format == motion::MotionFormat::kKeypointJson) return run_convert_keypoints(a, text);
   if (!a.animation.empty())
-    report_warning(a.input, "USAGE", "--animation applies to FBX/glTF/GLB input only; ignored");
+    report_warning(a.input, codes::USAGE,
+                   "--animation applies to FBX/glTF/GLB input only; ignored");
   motion::ConvertOptions options;
   options.table = std::move(in.table);
   options.up = a.up == "z" ? motion::UpAxis::kZ : motion::UpAxis::kY;

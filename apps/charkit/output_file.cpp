@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "charkit/core/error_codes.h"
+
 namespace charkit::app {
 
 std::string lower_extension(const std::string& path) {
@@ -26,14 +28,14 @@ core::Status write_output_file(const std::string& path, const std::vector<std::u
     out.close();
     if (!out) {
       std::remove(tmp.c_str());
-      return core::make_error("IO_WRITE", path + ": cannot write");
+      return core::make_error(core::codes::IO_WRITE, path + ": cannot write");
     }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
     std::remove(tmp.c_str());
-    return core::make_error("IO_WRITE", path + ": " + ec.message());
+    return core::make_error(core::codes::IO_WRITE, path + ": " + ec.message());
   }
   return core::Ok{};
 }

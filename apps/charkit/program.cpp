@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "charkit/core/error_codes.h"
 #include "charkit/version.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "error_codes.h"
 
 namespace charkit::app {
 namespace {
@@ -92,12 +94,12 @@ int run_program(int argc, char** argv, void (*add_groups)(CLI::App& app, int& ex
       if (std::strcmp(argv[i], "-q") == 0 || std::strcmp(argv[i], "--quiet") == 0)
         output_mode().quiet = true;
     }
-    report_error("", "USAGE",
+    report_error("", codes::USAGE,
                  std::string(e.what()) + " (see 'charkit" + command_path(app) + " --help')",
                  kExitUsage);
     return finish_output(kExitUsage);
   } catch (const std::exception& e) {
-    report_error("", "INTERNAL", std::string("internal error: ") + e.what(), kExitUsage);
+    report_error("", core::codes::INTERNAL, std::string("internal error: ") + e.what(), kExitUsage);
     return finish_output(kExitUsage);
   }
   return finish_output(exit_code);

@@ -22,6 +22,7 @@
 #include "charkit/core/mapped_file.h"
 #include "charkit/gpu/error_codes.h"
 #include "charkit/learn/action.h"
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/targets.h"
 #include "charkit/motion/bvh.h"
 #include "charkit/render/error_codes.h"
@@ -35,6 +36,7 @@
 #include "commands.h"
 #include "deformer_common.h"
 #include "device.h"
+#include "error_codes.h"
 #include "output_file.h"
 #include "package_input.h"
 #include "printable.h"
@@ -70,7 +72,7 @@ struct RenderArgs {
 };
 
 core::Error option_error(std::string text) {
-  return core::make_error(render::codes::RENDER_OPTION.str(), std::move(text));
+  return core::make_error(render::codes::RENDER_OPTION, std::move(text));
 }
 
 std::optional<std::vector<float>> floats(const std::string& text) {
@@ -147,7 +149,8 @@ core::Result<render::Camera> parse_camera(const std::string& spec, const render:
 core::Status dump_attachments(const std::string& dir, const render::Frame& f) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return core::make_error("IO_WRITE", "cannot create " + dir + ": " + ec.message());
+  if (ec)
+    return core::make_error(core::codes::IO_WRITE, "cannot create " + dir + ": " + ec.message());
   const std::size_t n = std::size_t{f.width} * f.height;
   auto write = [&](const std::string& name, std::uint32_t w, std::uint32_t h,
                    std::uint32_t channels, const std::vector<std::uint16_t>& samples) {
@@ -196,7 +199,7 @@ core::Result<std::vector<std::uint8_t>> bem_selection_glb(const RenderArgs& a, i
   bem::LoadedPackage loaded = bem::load_package(file->bytes(), vo);
   if (!loaded.ok()) {
     report_issues(a.input, loaded.validation.report);
-    return core::make_error("BEM_EXPORT_INVALID_PACKAGE", loaded.error);
+    return core::make_error(codes::BEM_EXPORT_INVALID_PACKAGE, loaded.error);
   }
   auto settings = bem::parse_settings(*loaded.model, a.options, a.parameters);
   if (!settings) {
@@ -216,7 +219,7 @@ core::Result<std::vector<std::uint8_t>> bem_selection_glb(const RenderArgs& a, i
   for (const bem::ExportWarning& w : exported->result.warnings)
     report_warning(a.input, w.code, w.message, w.pointer);
   if (exported->result.scene.meshes.empty())
-    return core::make_error(bem::codes::BEM_EXPORT_EMPTY.str(),
+    return core::make_error(bem::codes::BEM_EXPORT_EMPTY,
                             "the selection replaces no mesh: nothing to render",
                             core::Location::at_pointer("/meshes"));
   return std::move(exported->glb);
@@ -265,7 +268,7 @@ core::Result<MotionPoses> motion_poses(const RenderArgs& a, core::Bytes model_by
       spec.bones.push_back(std::move(b));
     }
   };
-  core::Result<learn::ActionSamples> s = core::make_error("USAGE", "");
+  core::Result<learn::ActionSamples> s = core::make_error(codes::USAGE, "");
   if (bvh) {
     if (!a.joint_map.empty()) {
       auto text = core::MappedFile::open(a.joint_map);
@@ -280,7 +283,7 @@ core::Result<MotionPoses> motion_poses(const RenderArgs& a, core::Bytes model_by
     }
     add_bones();
     if (spec.bones.empty())
-      return core::make_error("ACTION_BONE",
+      return core::make_error(learn::codes::ACTION_BONE,
                               "no joint of the model is in the BVH (map them with --joint-map)");
     s = learn::sample_bvh_action(core::as_chars(file->bytes()), spec, ao);
   } else {
@@ -349,10 +352,10 @@ int run_render(const RenderArgs& a) {
     return kExitOk;
   }
   if (a.input.empty() || a.output.empty())
-    return report_error("", "USAGE", "charkit render needs MODEL and -o OUT.png (or --explain)",
-                        kExitUsage);
+    return report_error("", codes::USAGE,
+                        "charkit render needs MODEL and -o OUT.png (or --explain)", kExitUsage);
   if (lower_extension(a.output) != ".png")
-    return report_error(a.input, "USAGE", "the output must be a .png file: " + a.output,
+    return report_error(a.input, codes::USAGE, "the output must be a .png file: " + a.output,
                         kExitUsage);
   render::FrameOptions fo;
   {
@@ -406,16 +409,16 @@ int run_render(const RenderArgs& a) {
   auto device = open_kernel_device(a.device.empty() ? std::string("gpu") : a.device);
   if (!device) return report_error(a.input, device.error(), kExitUsage);
   if (device->gpu == nullptr)
-    return report_error(a.input, gpu::codes::GPU_UNAVAILABLE.str(),
+    return report_error(a.input, gpu::codes::GPU_UNAVAILABLE,
                         "charkit render draws with Vulkan; without a GPU, Mesa's lavapipe "
                         "(Debian mesa-vulkan-drivers) renders on the CPU",
                         kExitUsage);
   const std::string in_ext = lower_extension(a.input);
   const bool package = in_ext == ".bem" || in_ext == ".zip";
   if (!package && (!a.options.empty() || !a.parameters.empty()))
-    return report_error(a.input, "USAGE", "--options and --parameters select in a BEM package",
+    return report_error(a.input, codes::USAGE, "--options and --parameters select in a BEM package",
                         kExitUsage);
-  core::Result<scene::GltfDocument> doc = core::make_error("USAGE", "");
+  core::Result<scene::GltfDocument> doc = core::make_error(codes::USAGE, "");
   if (package) {
     int exit = kExitInvalid;
     auto glb = bem_selection_glb(a, exit);
@@ -428,11 +431,11 @@ int run_render(const RenderArgs& a) {
     return report_error(a.input, doc.error(),
                         core::is_io_error(doc.error()) ? kExitUsage : kExitInvalid);
   // With --motion: the model posed at frame N, its previous positions at N − 1.
-  core::Result<render::RenderModel> model = core::make_error("USAGE", "");
+  core::Result<render::RenderModel> model = core::make_error(codes::USAGE, "");
   if (!a.motion.empty()) {
     if (package)
-      return report_error(a.input, "USAGE", "--motion poses a glTF/VRM model, not a BEM package",
-                          kExitUsage);
+      return report_error(a.input, codes::USAGE,
+                          "--motion poses a glTF/VRM model, not a BEM package", kExitUsage);
     auto bytes = core::MappedFile::open(a.input);
     if (!bytes) return report_error(a.input, bytes.error(), kExitUsage);
     int exit = kExitInvalid;
@@ -452,7 +455,8 @@ int run_render(const RenderArgs& a) {
     model = render::load_render_model(*doc, mo);
   }
   if (!model) return report_error(a.input, model.error(), kExitInvalid);
-  for (const std::string& w : model->warnings) report_warning(a.input, "RENDER_MODEL", w);
+  for (const std::string& w : model->warnings)
+    report_warning(a.input, render::codes::RENDER_MODEL, w);
   // The default light: front, above and to the side of the way the model faces.
   if (a.light.empty()) fo.light_direction = {0.4F, 0.7F, 0.6F * model->facing_z};
   const float aspect = static_cast<float>(fo.width) / static_cast<float>(fo.height);
@@ -466,8 +470,8 @@ int run_render(const RenderArgs& a) {
     fo.camera = *camera;
     auto frame = render::render_frame(*device->gpu, *model, fo);
     if (!frame) {
-      const bool limit = frame.error().code == gpu::codes::GPU_LIMIT.str() ||
-                         frame.error().code == render::codes::RENDER_OPTION.str();
+      const bool limit = frame.error().code == gpu::codes::GPU_LIMIT ||
+                         frame.error().code == render::codes::RENDER_OPTION;
       return report_error(a.input, frame.error(), limit ? kExitUsage : kExitInvalid);
     }
     const std::string out = a.turntable > 0 ? numbered(a.output, v) : a.output;

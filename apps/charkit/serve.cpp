@@ -20,6 +20,7 @@
 #include "charkit/server/worker.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "error_codes.h"
 #include "printable.h"
 
 namespace charkit::app {
@@ -159,7 +160,7 @@ int run_serve(const ServeArgs& a) {
   o.tls_cert = a.tls_cert;
   o.tls_key = a.tls_key;
   if (o.tls_cert.empty() != o.tls_key.empty()) {
-    return report_error("", "USAGE", "--tls-cert and --tls-key go together", kExitUsage);
+    return report_error("", codes::USAGE, "--tls-cert and --tls-key go together", kExitUsage);
   }
   o.max_connections = a.max_connections;
   o.max_connections_per_client = a.max_connections_per_client;

@@ -13,9 +13,11 @@
 #include "charkit/core/json.h"
 #include "charkit/core/json_text.h"
 #include "charkit/server/server.h"
+#include "charkit/store/error_codes.h"
 #include "charkit/store/tokens.h"
 #include "cli_output.h"
 #include "commands.h"
+#include "error_codes.h"
 #include "printable.h"
 
 namespace charkit::app {
@@ -71,7 +73,8 @@ int fail(const char* /*what*/, const core::Error& e) {
 
 int run_create(const TokenArgs& a) {
   auto scope = store::parse_scope(a.scope);
-  if (!scope) return report_error("", "USAGE", "--scope must be read, write or admin", kExitUsage);
+  if (!scope)
+    return report_error("", codes::USAGE, "--scope must be read, write or admin", kExitUsage);
   auto cat = open_catalogue(a);
   if (!cat) return fail("create", cat.error());
   auto t = store::TokenStore(**cat).create(*scope, a.name);
@@ -157,8 +160,8 @@ int run_revoke(const TokenArgs& a) {
   auto r = store::TokenStore(**cat).revoke(a.id);
   if (!r) return fail("revoke", r.error());
   if (!*r)
-    return report_error("", "TOKEN_UNKNOWN", "no active token with id " + std::to_string(a.id),
-                        kExitInvalid);
+    return report_error("", store::codes::TOKEN_UNKNOWN,
+                        "no active token with id " + std::to_string(a.id), kExitInvalid);
   report_info("", "token " + std::to_string(a.id) +
                       " and its browser sessions revoked (servers stop accepting them within "
                       "seconds)");

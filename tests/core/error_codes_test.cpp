@@ -5,6 +5,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "charkit/core/report.h"
 #include "charkit/core/result.h"
@@ -12,8 +13,26 @@
 namespace charkit::core {
 namespace {
 
+// An error is raised with a declared code only: text, a literal included,
+// does not compile as a code.
+template <typename C>
+concept RaisesWith = requires(C c) {
+  make_error(c, std::string());
+};
+template <typename C>
+concept ReportsWith = requires(Report r, C c) {
+  r.error(c, "", Location{}, "");
+};
+static_assert(RaisesWith<ErrorCode>);
+static_assert(!RaisesWith<const char*>);
+static_assert(!RaisesWith<std::string>);
+static_assert(!RaisesWith<std::string_view>);
+static_assert(ReportsWith<ErrorCode>);
+static_assert(!ReportsWith<const char*>);
+static_assert(!ReportsWith<std::string>);
+
 TEST(ErrorCode, ComparesWithTheCodeStringOfAnError) {
-  const Error e = make_error("IO_OPEN", "cannot open x");
+  const Error e = make_error(codes::IO_OPEN, "cannot open x");
   EXPECT_TRUE(e.code == codes::IO_OPEN);
   EXPECT_FALSE(e.code != codes::IO_OPEN);
   EXPECT_FALSE(e.code == codes::IO_READ);
@@ -21,23 +40,25 @@ TEST(ErrorCode, ComparesWithTheCodeStringOfAnError) {
   EXPECT_EQ(codes::JSON_SYNTAX.name(), "JSON_SYNTAX");
 }
 
-TEST(ErrorCode, StrIsTheCodeAsAnErrorOrReportTakesIt) {
-  const Error e = make_error(codes::JSON_TOO_DEEP.str(), "deep", Location::at_offset(3));
+TEST(ErrorCode, IsTextWhereTextIsWanted) {
+  const Error e = make_error(codes::JSON_TOO_DEEP, "deep", Location::at_offset(3));
+  const std::string text = codes::JSON_TOO_DEEP;
+  EXPECT_EQ(text, "JSON_TOO_DEEP");
   EXPECT_EQ(e.code, "JSON_TOO_DEEP");
   EXPECT_TRUE(e.code == codes::JSON_TOO_DEEP);
   Report r;
-  r.error("JSON_BOM", "§1", {}, "bom");
+  r.error(codes::JSON_BOM, "§1", {}, "bom");
   EXPECT_TRUE(r.has_code(codes::JSON_BOM.str()));
   EXPECT_FALSE(r.has_code(codes::JSON_SYNTAX.str()));
   EXPECT_TRUE(r.issues().front().code == codes::JSON_BOM);
 }
 
 TEST(ErrorCode, FamiliesAreTheIoAndIsolationPrefixes) {
-  EXPECT_TRUE(is_io_error(make_error("IO_WRITE", "")));
-  EXPECT_FALSE(is_io_error(make_error("JSON_SYNTAX", "")));
-  EXPECT_FALSE(is_io_error(make_error("ISOLATED_CRASH", "")));
-  EXPECT_TRUE(is_isolation_error(make_error("ISOLATED_CRASH", "")));
-  EXPECT_FALSE(is_isolation_error(make_error("IO_OPEN", "")));
+  EXPECT_TRUE(is_io_error(make_error(codes::IO_WRITE, "")));
+  EXPECT_FALSE(is_io_error(make_error(codes::JSON_SYNTAX, "")));
+  EXPECT_FALSE(is_io_error(make_error(codes::ISOLATED_CRASH, "")));
+  EXPECT_TRUE(is_isolation_error(make_error(codes::ISOLATED_CRASH, "")));
+  EXPECT_FALSE(is_isolation_error(make_error(codes::IO_OPEN, "")));
 }
 
 // core's own table; the whole list (every module's, once each) is checked

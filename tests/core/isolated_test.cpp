@@ -1,4 +1,5 @@
 #include "charkit/core/isolated.h"
+#include "charkit/core/error_codes.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -43,10 +44,10 @@ TEST(IsolatedTest, ALargeResultCrossesThePipeWhole) {
 }
 
 TEST(IsolatedTest, TheWorksErrorComesBackWithItsCode) {
-  auto r =
-      run_isolated([]() -> Result<Bytes8> { return make_error("X_BAD", "bad\0 input"); }, {}, "w");
+  auto r = run_isolated(
+      []() -> Result<Bytes8> { return make_error(codes::IO_READ, "bad\0 input"); }, {}, "w");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, "X_BAD");
+  EXPECT_EQ(r.error().code, "IO_READ");
   EXPECT_EQ(r.error().message, "bad");  // the C string literal stops at its NUL
 }
 

@@ -2,6 +2,7 @@
 // §5.1 framing, RFC 7578 Content-Disposition), fed whole and split at every
 // byte position, so boundaries, CRLFs and headers straddle chunk edges.
 #include "charkit/server/detail/multipart.h"
+#include "charkit/store/error_codes.h"
 
 #include <gtest/gtest.h>
 
@@ -199,7 +200,7 @@ TEST(Multipart, CallbackErrorStopsTheReader) {
   MultipartReader::Events ev;
   int data_calls = 0;
   ev.on_file_begin = [](std::string_view) -> core::Status {
-    return core::make_error("UNSUPPORTED_EXTENSION", "no");
+    return core::make_error(store::codes::STORE_KIND_EXTENSION, "no");
   };
   ev.on_file_data = [&](std::string_view) -> core::Status {
     ++data_calls;
@@ -208,7 +209,7 @@ TEST(Multipart, CallbackErrorStopsTheReader) {
   MultipartReader r(kB, ev);
   auto s = r.feed(form_body("abc"));
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.error().code, "UNSUPPORTED_EXTENSION");
+  EXPECT_EQ(s.error().code, "STORE_KIND_EXTENSION");
   EXPECT_FALSE(r.feed("more"));
   EXPECT_FALSE(r.finish());
   EXPECT_EQ(data_calls, 0);

@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/server/server.h"
 #include "charkit/server/worker.h"
@@ -49,8 +50,8 @@ JobRunner blocking_runner(std::atomic<bool>& started, std::atomic<int>& runs) {
     ++runs;
     started = true;
     for (int i = 0; i < 4000 && !cancel.load(); ++i) std::this_thread::sleep_for(5ms);
-    if (!cancel.load()) return core::make_error("TEST_TIMEOUT", "never cancelled");
-    return core::make_error(std::string(kJobCancelled), "stopping");
+    if (!cancel.load()) return core::make_error(core::codes::INTERNAL, "never cancelled");
+    return core::make_error(kJobCancelled, "stopping");
   };
 }
 

@@ -215,7 +215,7 @@ TEST_P(WorkerPoolTest, HeartbeatKeepsALongJobClaimed) {
     started = true;
     const auto end = Clock::now() + 3 * lease;
     while (Clock::now() < end && !cancel.load()) std::this_thread::sleep_for(10ms);
-    if (cancel.load()) return core::make_error(std::string(kJobCancelled), "cancelled");
+    if (cancel.load()) return core::make_error(kJobCancelled, "cancelled");
     return core::Ok{};
   });
   slow.lease = lease;
@@ -284,7 +284,7 @@ TEST_P(WorkerPoolTest, WallTimeBudgetFailsTheJob) {
   auto o = pool_options([](const store::Job&, const std::atomic<bool>& cancel) -> core::Status {
     const auto end = Clock::now() + 30s;
     while (Clock::now() < end && !cancel.load()) std::this_thread::sleep_for(5ms);
-    return core::make_error(std::string(kJobCancelled), "cancelled");
+    return core::make_error(kJobCancelled, "cancelled");
   });
   o.budgets.timeout = 300ms;
   auto pool = start(o);

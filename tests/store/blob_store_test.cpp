@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "charkit/core/error_codes.h"
 #include "charkit/core/sha256.h"
 #include "charkit/store/detail/blob_backend.h"
 #include "charkit/store/detail/s3_client.h"
@@ -352,7 +353,8 @@ TEST_P(BlobStoreTest, TwoIdenticalUploadsRacingStoreOneFile) {
   for (int round = 0; round < 5; ++round) {
     body[0] = static_cast<std::uint8_t>(round);
     std::atomic<int> ready{0};
-    std::vector<core::Result<StoredBlob>> results(2, core::make_error("X", "not run"));
+    std::vector<core::Result<StoredBlob>> results(
+        2, core::make_error(core::codes::INTERNAL, "not run"));
     std::vector<std::thread> threads;
     for (int t = 0; t < 2; ++t)
       threads.emplace_back([&, t] {

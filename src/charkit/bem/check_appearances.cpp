@@ -2,6 +2,7 @@
 #include <set>
 
 #include "charkit/bem/detail/options_internal.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 
@@ -30,13 +31,13 @@ void check_appearance(Context& ctx, const Json& a, const std::string& ptr,
     if (!ctx.expect_object(e, eptr, "§5")) continue;
     auto target = ctx.get_u32(e, "target", eptr, true, 0, 0xFFFFFFFFu, "§5");
     if (target && n > 0 && *target >= n) {
-      ctx.error("BEM_COMPONENT_INDEX", "§5", eptr + "/target",
+      ctx.error(codes::BEM_COMPONENT_INDEX, "§5", eptr + "/target",
                 "target " + std::to_string(*target) + " is not a component (the target has " +
                     std::to_string(n) + ")");
       target.reset();
     }
     if (target && !seen.insert(*target).second) {
-      ctx.error("BEM_APPEARANCE_TARGET_DUPLICATE", "§5", eptr + "/target",
+      ctx.error(codes::BEM_APPEARANCE_TARGET_DUPLICATE, "§5", eptr + "/target",
                 "component " + std::to_string(*target) +
                     " is listed twice; each appearance lists every component exactly once");
       target.reset();
@@ -46,7 +47,7 @@ void check_appearance(Context& ctx, const Json& a, const std::string& ptr,
   }
   for (std::uint32_t c = 0; c < n; ++c)
     if (!seen.count(c))
-      ctx.error("BEM_APPEARANCE_TARGET_MISSING", "§5", cptr,
+      ctx.error(codes::BEM_APPEARANCE_TARGET_MISSING, "§5", cptr,
                 "component " + std::to_string(c) +
                     " is missing; each appearance lists all target components (no inheritance)");
 }
@@ -63,12 +64,12 @@ void check_appearances(Context& ctx) {
   for (const auto& [a, ptr, i] : elements(*list, "/appearances")) {
     if (!ctx.expect_object(a, ptr, "§5")) continue;
     if (auto id = ctx.get_stable_id(a, "id", ptr, true, "§5"); id && !ids.insert(*id).second)
-      ctx.error("BEM_DUPLICATE_ID", "§5", ptr + "/id",
+      ctx.error(codes::BEM_DUPLICATE_ID, "§5", ptr + "/id",
                 "appearance id \"" + *id + "\" is used twice");
     check_appearance(ctx, a, ptr, mesh_count);
   }
   if (def && !ids.count(*def))
-    ctx.error("BEM_DEFAULT_APPEARANCE", "§5", "/default_appearance_id",
+    ctx.error(codes::BEM_DEFAULT_APPEARANCE, "§5", "/default_appearance_id",
               "default_appearance_id \"" + *def + "\" is not the id of any appearance");
 }
 

@@ -4,6 +4,7 @@
 // Depth ≤ 16 (Q2: a leaf counts as one level, like the root of the JSON
 // nesting limit), all/any with 1..32 operands.
 #include "charkit/bem/detail/condition_eval.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 
@@ -21,13 +22,13 @@ class ConditionChecker {
 
   bool check(const Json& c, const std::string& ptr, int depth) {
     if (depth > kMaxDepth) {
-      ctx_.error("BEM_CONDITION_DEPTH", section_, ptr,
+      ctx_.error(codes::BEM_CONDITION_DEPTH, section_, ptr,
                  "condition is nested deeper than 16 levels (a leaf counts as one level)");
       return false;
     }
     if (c.is_boolean()) return true;
     if (!c.is_object() || c.size() != 1) {
-      ctx_.error("BEM_CONDITION_SYNTAX", section_, ptr,
+      ctx_.error(codes::BEM_CONDITION_SYNTAX, section_, ptr,
                  std::string("a condition is true, false or an object with exactly one of "
                              "eq/all/any/not; found ") +
                      (c.is_object() ? "an object with " + std::to_string(c.size()) + " keys"
@@ -41,7 +42,7 @@ class ConditionChecker {
     if (op == "not") return check(arg, aptr, depth + 1);
     if (op == "all" || op == "any") {
       if (!arg.is_array() || arg.empty() || arg.size() > kMaxOperands) {
-        ctx_.error("BEM_CONDITION_OPERANDS", section_, aptr,
+        ctx_.error(codes::BEM_CONDITION_OPERANDS, section_, aptr,
                    "\"" + op + "\" takes an array of 1..32 conditions, found " +
                        (arg.is_array() ? std::to_string(arg.size()) + " entries"
                                        : std::string(core::json_type_name(arg))));
@@ -52,7 +53,7 @@ class ConditionChecker {
         ok = check(arg[i], json_pointer_join(aptr, i), depth + 1) && ok;
       return ok;
     }
-    ctx_.error("BEM_CONDITION_SYNTAX", section_, ptr,
+    ctx_.error(codes::BEM_CONDITION_SYNTAX, section_, ptr,
                "unknown condition operator \"" + op.substr(0, 64) +
                    "\"; allowed are eq, all, any and not");
     return false;
@@ -61,7 +62,7 @@ class ConditionChecker {
  private:
   bool check_eq(const Json& arg, const std::string& ptr) {
     if (!arg.is_array() || arg.size() != 2 || !arg[0].is_string() || !arg[1].is_string()) {
-      ctx_.error("BEM_CONDITION_SYNTAX", section_, ptr,
+      ctx_.error(codes::BEM_CONDITION_SYNTAX, section_, ptr,
                  "\"eq\" takes [group id, choice id] (two strings)");
       return false;
     }
@@ -69,20 +70,20 @@ class ConditionChecker {
     const auto& choice = arg[1].get_ref<const std::string&>();
     int gi = find_group(ctx_, group);
     if (gi < 0) {
-      ctx_.error("BEM_CONDITION_UNKNOWN_GROUP", section_, json_pointer_join(ptr, 0),
+      ctx_.error(codes::BEM_CONDITION_UNKNOWN_GROUP, section_, json_pointer_join(ptr, 0),
                  "condition refers to option group \"" + group.substr(0, 120) +
                      "\", which does not exist");
       return false;
     }
     if (group_limit_ >= 0 && gi >= group_limit_) {
-      ctx_.error("BEM_CONDITION_GROUP_ORDER", "§6", json_pointer_join(ptr, 0),
+      ctx_.error(codes::BEM_CONDITION_GROUP_ORDER, "§6", json_pointer_join(ptr, 0),
                  "available_when may only refer to groups listed before this one; \"" + group +
                      "\" is not");
       return false;
     }
     const auto& choices = ctx_.groups[static_cast<std::size_t>(gi)].second;
     if (std::find(choices.begin(), choices.end(), choice) == choices.end()) {
-      ctx_.error("BEM_CONDITION_UNKNOWN_CHOICE", section_, json_pointer_join(ptr, 1),
+      ctx_.error(codes::BEM_CONDITION_UNKNOWN_CHOICE, section_, json_pointer_join(ptr, 1),
                  "option group \"" + group + "\" has no choice \"" + choice.substr(0, 120) + "\"");
       return false;
     }

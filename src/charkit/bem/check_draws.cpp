@@ -2,6 +2,7 @@
 // texture lists, conditions; §12 draw material overrides (1.5).
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/detail/mesh_rules.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 namespace {
@@ -34,7 +35,7 @@ std::optional<std::uint32_t> get_index_count(Context& ctx, const Json& obj, cons
                                              const std::string& ptr) {
   auto n = ctx.get_u32(obj, key, ptr, true, 0, kMaxIndices, "§7");
   if (n && (*n == 0 || *n % 3 != 0)) {
-    ctx.error("BEM_DRAW_COUNT", "§7", json_pointer_join(ptr, key),
+    ctx.error(codes::BEM_DRAW_COUNT, "§7", json_pointer_join(ptr, key),
               std::string("\"") + key + "\" is " + std::to_string(*n) +
                   "; index counts are positive multiples of 3 (whole triangles)");
     return std::nullopt;
@@ -49,7 +50,7 @@ void check_material(Context& ctx, const Json& d, const std::string& dptr, MeshDr
   auto name = ctx.get_string(d, "material_name", dptr, true, 256, "§7");
   if (!comp || ctx.components.empty()) return;  // no target: its pass said why
   if (*comp >= ctx.components.size()) {
-    ctx.error("BEM_MATERIAL_COMPONENT", "§7", json_pointer_join(dptr, "material_component"),
+    ctx.error(codes::BEM_MATERIAL_COMPONENT, "§7", json_pointer_join(dptr, "material_component"),
               "material donor component " + std::to_string(*comp) +
                   " does not exist (the target has " + std::to_string(ctx.components.size()) +
                   " components)");
@@ -59,14 +60,14 @@ void check_material(Context& ctx, const Json& d, const std::string& dptr, MeshDr
   const ComponentFacts& c = ctx.components[*comp];
   if (!slot) return;
   if (*slot >= c.materials.size()) {
-    ctx.error("BEM_MATERIAL_SLOT", "§7", json_pointer_join(dptr, "material_slot"),
+    ctx.error(codes::BEM_MATERIAL_SLOT, "§7", json_pointer_join(dptr, "material_slot"),
               "material slot " + std::to_string(*slot) + " is out of range: component " +
                   std::to_string(*comp) + " has " + std::to_string(c.materials.size()) +
                   " materials");
     return;
   }
   if (name && *name != c.materials[*slot])
-    ctx.error("BEM_MATERIAL_NAME", "§7", json_pointer_join(dptr, "material_name"),
+    ctx.error(codes::BEM_MATERIAL_NAME, "§7", json_pointer_join(dptr, "material_name"),
               "material name \"" + name->substr(0, 256) + "\" does not match component " +
                   std::to_string(*comp) + " slot " + std::to_string(*slot) + " \"" +
                   c.materials[*slot] + "\"");
@@ -120,7 +121,7 @@ void check_mesh_draws(Context& ctx, const Json& mesh, MeshDrawInput& in) {
       auto start = ctx.get_u32(d, "start", dptr, true, 0, 0xFFFFFFFFu, "§7");
       auto count = get_index_count(ctx, d, "count", dptr);
       if (start && coverage_ok && *start != covered) {
-        ctx.error("BEM_DRAW_COVERAGE", "§7", json_pointer_join(dptr, "start"),
+        ctx.error(codes::BEM_DRAW_COVERAGE, "§7", json_pointer_join(dptr, "start"),
                   "draw starts at index " + std::to_string(*start) +
                       " but the previous draws end at " + std::to_string(covered) +
                       "; draws must cover the index stream in order without gaps or overlaps");
@@ -136,7 +137,7 @@ void check_mesh_draws(Context& ctx, const Json& mesh, MeshDrawInput& in) {
       if (const Json* when = ctx.field(d, "when", dptr, false, "§7"))
         check_condition(ctx, *when, json_pointer_join(dptr, "when"), -1, "§7");
       if (d.contains("start"))
-        ctx.warning("BEM_DRAW_START_IGNORED", "§7", json_pointer_join(dptr, "start"),
+        ctx.warning(codes::BEM_DRAW_START_IGNORED, "§7", json_pointer_join(dptr, "start"),
                     "\"start\" is a 1.0 field; from 1.1 the runtime concatenates the selected "
                     "draws and computes the starts itself");
       auto ids = ctx.get_u32(d, "indices", dptr, true, 0, 0xFFFFFFFFu, "§7");
@@ -154,7 +155,7 @@ void check_mesh_draws(Context& ctx, const Json& mesh, MeshDrawInput& in) {
     }
   }
   if (v10 && coverage_ok && index_count && covered != *index_count)
-    ctx.error("BEM_DRAW_COVERAGE", "§7", lptr,
+    ctx.error(codes::BEM_DRAW_COVERAGE, "§7", lptr,
               "the draws cover " + std::to_string(covered) + " indices but the mesh has " +
                   std::to_string(*index_count) + "; draws must cover the whole index stream");
 }

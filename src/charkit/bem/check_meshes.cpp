@@ -8,6 +8,7 @@
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/detail/mesh_rules.h"
 #include "charkit/bem/detail/vertex_format.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 namespace {
@@ -55,7 +56,7 @@ std::vector<Attribute> parse_attributes(Context& ctx, const Json& list, const st
   std::set<std::uint32_t> semantics;
   for (const auto& [e, aptr, i] : elements(list, lptr)) {
     if (!e.is_array() || e.size() != 5) {
-      ctx.error("BEM_ATTRIBUTE_SHAPE", "§7", aptr,
+      ctx.error(codes::BEM_ATTRIBUTE_SHAPE, "§7", aptr,
                 "a vertex attribute must be an array [semantic, format, dimension, stream, "
                 "offset] of 5 UInt32 values");
       ok = false;
@@ -67,7 +68,7 @@ std::vector<Attribute> parse_attributes(Context& ctx, const Json& list, const st
     for (std::size_t k = 0; k < 5; ++k) {
       auto v = core::json_uint32(e[k]);
       if (!v) {
-        ctx.error("BEM_FIELD_TYPE", "§3", json_pointer_join(aptr, k),
+        ctx.error(codes::BEM_FIELD_TYPE, "§3", json_pointer_join(aptr, k),
                   std::string("attribute values must be UInt32 integers, found ") +
                       core::json_type_name(e[k]));
         ints = false;
@@ -81,26 +82,26 @@ std::vector<Attribute> parse_attributes(Context& ctx, const Json& list, const st
     }
     bool good = true;
     if (a.d[0] > 13) {
-      ctx.error("BEM_ATTRIBUTE_SEMANTIC", "§7", json_pointer_join(aptr, 0),
+      ctx.error(codes::BEM_ATTRIBUTE_SEMANTIC, "§7", json_pointer_join(aptr, 0),
                 "vertex attribute semantic " + std::to_string(a.d[0]) + " is not in 0..13");
       good = false;
     } else if (!semantics.insert(a.d[0]).second) {
-      ctx.error("BEM_ATTRIBUTE_DUPLICATE", "§7", json_pointer_join(aptr, 0),
+      ctx.error(codes::BEM_ATTRIBUTE_DUPLICATE, "§7", json_pointer_join(aptr, 0),
                 "vertex attribute semantic " + std::to_string(a.d[0]) + " is declared twice");
       good = false;
     }
     if (a.d[1] > 11) {
-      ctx.error("BEM_ATTRIBUTE_FORMAT", "§7", json_pointer_join(aptr, 1),
+      ctx.error(codes::BEM_ATTRIBUTE_FORMAT, "§7", json_pointer_join(aptr, 1),
                 "vertex attribute format " + std::to_string(a.d[1]) + " is not in 0..11");
       good = false;
     }
     if (a.d[2] < 1 || a.d[2] > 4) {
-      ctx.error("BEM_ATTRIBUTE_DIMENSION", "§7", json_pointer_join(aptr, 2),
+      ctx.error(codes::BEM_ATTRIBUTE_DIMENSION, "§7", json_pointer_join(aptr, 2),
                 "vertex attribute dimension " + std::to_string(a.d[2]) + " is not in 1..4");
       good = false;
     }
     if (a.d[3] >= stream_count) {
-      ctx.error("BEM_ATTRIBUTE_STREAM", "§7", json_pointer_join(aptr, 3),
+      ctx.error(codes::BEM_ATTRIBUTE_STREAM, "§7", json_pointer_join(aptr, 3),
                 "vertex attribute stream " + std::to_string(a.d[3]) +
                     " does not exist (the mesh has " + std::to_string(stream_count) + " streams)");
       good = false;
@@ -127,7 +128,7 @@ void check_packing(Context& ctx, const std::vector<Attribute>& attrs,
         break;
       }
       if (a.d[4] != running) {
-        ctx.error("BEM_ATTRIBUTE_OFFSET", "§7", json_pointer_join(a.ptr, 4),
+        ctx.error(codes::BEM_ATTRIBUTE_OFFSET, "§7", json_pointer_join(a.ptr, 4),
                   "attribute offset is " + std::to_string(a.d[4]) +
                       " but the attributes declared "
                       "before it in stream " +
@@ -139,7 +140,7 @@ void check_packing(Context& ctx, const std::vector<Attribute>& attrs,
     }
     if (sized && strides[s] && running != *strides[s]) {
       ctx.error(
-          "BEM_ATTRIBUTE_STRIDE", "§7",
+          codes::BEM_ATTRIBUTE_STRIDE, "§7",
           json_pointer_join(json_pointer_join(json_pointer_join(mptr, "streams"), s), "stride"),
           "stream " + std::to_string(s) + " has stride " + std::to_string(*strides[s]) +
               " but its attributes take " + std::to_string(running) + " bytes");
@@ -161,7 +162,7 @@ std::optional<std::uint32_t> check_skin_layout(Context& ctx, const std::vector<A
     if (a.d[3] == 2) {
       stream2.push_back(a.d);
     } else if (skin_semantic) {
-      ctx.error("BEM_SKIN_LAYOUT", "§7", a.ptr,
+      ctx.error(codes::BEM_SKIN_LAYOUT, "§7", a.ptr,
                 "BlendWeight/BlendIndices must be declared in stream 2, found in stream " +
                     std::to_string(a.d[3]));
       clean = false;
@@ -170,7 +171,7 @@ std::optional<std::uint32_t> check_skin_layout(Context& ctx, const std::vector<A
   if (!attrs.empty()) {
     for (std::size_t i = 0; i + 1 < attrs.size(); ++i)
       if (attrs[i].d[0] == kSemanticBlendIndices) {
-        ctx.error("BEM_SKIN_BLEND_INDICES_LAST", "§7", attrs[i].ptr,
+        ctx.error(codes::BEM_SKIN_BLEND_INDICES_LAST, "§7", attrs[i].ptr,
                   "BlendIndices (semantic 13) must be the last vertex attribute");
         clean = false;
       }
@@ -184,7 +185,7 @@ std::optional<std::uint32_t> check_skin_layout(Context& ctx, const std::vector<A
   for (const auto& l : skin_layouts())
     if (l.stride == *stride) match = &l;
   if (!match) {
-    ctx.error("BEM_SKIN_LAYOUT", "§7",
+    ctx.error(codes::BEM_SKIN_LAYOUT, "§7",
               json_pointer_join(json_pointer_join(json_pointer_join(mptr, "streams"), 2), "stride"),
               "skin stream (stream 2) has stride " + std::to_string(*stride) +
                   "; allowed 4 (rigid UInt8 indices), 12 (UNorm16 weights + UInt8 indices) or 32 "
@@ -197,7 +198,7 @@ std::optional<std::uint32_t> check_skin_layout(Context& ctx, const std::vector<A
     for (const auto& d : match->decls) want += (want.empty() ? "" : ", ") + decl_text(d);
     std::string got;
     for (const auto& d : stream2) got += (got.empty() ? "" : ", ") + decl_text(d);
-    ctx.error("BEM_SKIN_LAYOUT", "§7", aptr,
+    ctx.error(codes::BEM_SKIN_LAYOUT, "§7", aptr,
               "skin stream of stride " + std::to_string(*stride) + " must declare exactly " + want +
                   " in this order; found " + (got.empty() ? std::string("nothing") : got));
     ok = false;
@@ -220,7 +221,7 @@ std::optional<std::uint32_t> check_bones(Context& ctx, const Json& mesh, bool is
     // 1.4 note: static meshes have an empty palette.
     const Json* b = ctx.field(mesh, "bones", mptr, false, "§7");
     if (b && !(b->is_array() && b->empty())) {
-      ctx.error("BEM_STATIC_BONES", "§7", json_pointer_join(mptr, "bones"),
+      ctx.error(codes::BEM_STATIC_BONES, "§7", json_pointer_join(mptr, "bones"),
                 "a static mesh must have an empty \"bones\" palette");
       ok = false;
     }
@@ -247,7 +248,7 @@ std::optional<std::uint32_t> check_bones(Context& ctx, const Json& mesh, bool is
     }
     if (!check_target) continue;  // the target pass reported why it has no components
     if (*comp >= ctx.components.size()) {
-      ctx.error("BEM_BONE_COMPONENT", "§7", json_pointer_join(eptr, "component"),
+      ctx.error(codes::BEM_BONE_COMPONENT, "§7", json_pointer_join(eptr, "component"),
                 "bone donor component " + std::to_string(*comp) +
                     " does not exist (the target has " + std::to_string(ctx.components.size()) +
                     " components)");
@@ -256,14 +257,14 @@ std::optional<std::uint32_t> check_bones(Context& ctx, const Json& mesh, bool is
     }
     const ComponentFacts& c = ctx.components[*comp];
     if (*index >= c.bone_names.size()) {
-      ctx.error("BEM_BONE_INDEX", "§7", json_pointer_join(eptr, "index"),
+      ctx.error(codes::BEM_BONE_INDEX, "§7", json_pointer_join(eptr, "index"),
                 "bone index " + std::to_string(*index) + " is out of range: component " +
                     std::to_string(*comp) + " has " + std::to_string(c.bone_names.size()) +
                     " bone names");
       ok = false;
     } else if (*name != c.bone_names[*index]) {
       // §9: the palette names the standard bone name, never an alias.
-      ctx.error("BEM_BONE_NAME", "§7", json_pointer_join(eptr, "name"),
+      ctx.error(codes::BEM_BONE_NAME, "§7", json_pointer_join(eptr, "name"),
                 "bone name \"" + name->substr(0, 256) + "\" does not match component " +
                     std::to_string(*comp) + " bone " + std::to_string(*index) + " \"" +
                     c.bone_names[*index] + "\"");
@@ -271,7 +272,7 @@ std::optional<std::uint32_t> check_bones(Context& ctx, const Json& mesh, bool is
     }
     if (input.explicit_targets) {
       if (c.renderer_kind == "static") {
-        ctx.error("BEM_BONE_DONOR_STATIC", "§7", json_pointer_join(eptr, "component"),
+        ctx.error(codes::BEM_BONE_DONOR_STATIC, "§7", json_pointer_join(eptr, "component"),
                   "bone donor component " + std::to_string(*comp) +
                       " is a static renderer; bone donors must be skinned");
         ok = false;
@@ -291,7 +292,7 @@ void check_one_mesh(Context& ctx, const Json& mesh, std::size_t index, MeshFacts
   auto index_size = ctx.get_u32(mesh, "index_size", mptr, true, 0, 0xFFFFFFFFu, "§7");
   if (index_size && *index_size != 2 && *index_size != 4) {
     ctx.error(
-        "BEM_FIELD_RANGE", "§7", json_pointer_join(mptr, "index_size"),
+        codes::BEM_FIELD_RANGE, "§7", json_pointer_join(mptr, "index_size"),
         "\"index_size\" is " + std::to_string(*index_size) + ", allowed 2 (UInt16) or 4 (UInt32)");
     index_size.reset();
   }
@@ -308,7 +309,7 @@ void check_one_mesh(Context& ctx, const Json& mesh, std::size_t index, MeshFacts
         is_static = *rk == "static";
         if (is_static) ctx.use_capability("static-meshes", kptr);
       } else {
-        ctx.error("BEM_RENDERER_KIND", "§7", kptr,
+        ctx.error(codes::BEM_RENDERER_KIND, "§7", kptr,
                   "\"renderer_kind\" is \"" + rk->substr(0, 64) +
                       "\"; allowed \"skinned\" or \"static\"");
         ok = false;
@@ -317,7 +318,7 @@ void check_one_mesh(Context& ctx, const Json& mesh, std::size_t index, MeshFacts
       ok = false;
     }
   } else if (mesh.contains("renderer_kind")) {
-    ctx.error("BEM_RENDERER_KIND_LEGACY", "§7", kptr,
+    ctx.error(codes::BEM_RENDERER_KIND_LEGACY, "§7", kptr,
               "\"renderer_kind\" belongs to the 1.4 explicit target form (target.resources); with "
               "the legacy character_id/world_resource target every mesh is skinned");
     ok = false;
@@ -366,7 +367,7 @@ void check_one_mesh(Context& ctx, const Json& mesh, std::size_t index, MeshFacts
     // 1.4 note: no skin attributes on a static mesh.
     for (const auto& a : attrs)
       if (a.d[0] == kSemanticBlendWeight || a.d[0] == kSemanticBlendIndices) {
-        ctx.error("BEM_STATIC_SKIN_ATTRIBUTE", "§7", a.ptr,
+        ctx.error(codes::BEM_STATIC_SKIN_ATTRIBUTE, "§7", a.ptr,
                   "a static mesh must not declare BlendWeight/BlendIndices (semantic 12/13)");
         ok = false;
       }
@@ -407,14 +408,14 @@ void check_one_mesh(Context& ctx, const Json& mesh, std::size_t index, MeshFacts
       if (comp >= ctx.components.size()) continue;
       const ComponentFacts& c = ctx.components[comp];
       if (!input.resource.empty() && c.resource != input.resource) {
-        ctx.error("BEM_REPLACE_RESOURCE", "§7", mptr,
+        ctx.error(codes::BEM_REPLACE_RESOURCE, "§7", mptr,
                   "mesh " + std::to_string(index) + " replaces component " + std::to_string(comp) +
                       " of resource \"" + c.resource + "\" but its donors belong to resource \"" +
                       input.resource + "\"");
         ok = false;
       }
       if (!kind.empty() && !c.renderer_kind.empty() && c.renderer_kind != kind) {
-        ctx.error("BEM_RENDERER_KIND_MISMATCH", "§7", kptr,
+        ctx.error(codes::BEM_RENDERER_KIND_MISMATCH, "§7", kptr,
                   "mesh " + std::to_string(index) + " is " + kind + " but replaces component " +
                       std::to_string(comp) + ", a " + c.renderer_kind + " renderer");
         ok = false;
@@ -441,7 +442,7 @@ void check_donor_resource(Context& ctx, std::uint32_t component, const std::stri
     return;
   }
   if (res != input.resource)
-    ctx.error("BEM_DONOR_RESOURCE", "§7", ptr,
+    ctx.error(codes::BEM_DONOR_RESOURCE, "§7", ptr,
               "donor component " + std::to_string(component) + " belongs to resource \"" + res +
                   "\" but " + input.resource_pointer + " names a donor of resource \"" +
                   input.resource +

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "charkit/bem/detail/context.h"
+#include "charkit/bem/error_codes.h"
 #include "charkit/core/bytes.h"
 
 namespace charkit::bem {
@@ -47,7 +48,7 @@ void find_parameter_refs(Context& ctx, const Json& cond, const std::string& ptr,
     if (it.key() == "eq" && it->is_array() && !it->empty() && (*it)[0].is_string()) {
       const auto& name = (*it)[0].get_ref<const std::string&>();
       if (ctx.parameter_ids.count(name) && !group_ids.count(name))
-        ctx.error("BEM_PARAMETER_CONDITION", "§10", json_pointer_join(p, 0),
+        ctx.error(codes::BEM_PARAMETER_CONDITION, "§10", json_pointer_join(p, 0),
                   "available_when refers to slider parameter \"" + name +
                       "\"; a parameter's condition may only test option groups");
     } else if (it.key() == "not") {
@@ -63,12 +64,12 @@ void find_parameter_refs(Context& ctx, const Json& cond, const std::string& ptr,
 void check_tick(Context& ctx, const char* what, std::uint32_t v, std::uint32_t min,
                 std::uint32_t max, std::uint32_t step, const std::string& ptr) {
   if (v < min || v > max) {
-    ctx.error("BEM_PARAMETER_VALUE_RANGE", "§10", ptr,
+    ctx.error(codes::BEM_PARAMETER_VALUE_RANGE, "§10", ptr,
               std::string("\"") + what + "\" is " + std::to_string(v) +
                   ", outside the parameter's range " + std::to_string(min) + ".." +
                   std::to_string(max));
   } else if ((v - min) % step != 0) {
-    ctx.error("BEM_PARAMETER_STEP", "§10", ptr,
+    ctx.error(codes::BEM_PARAMETER_STEP, "§10", ptr,
               std::string("\"") + what + "\" is " + std::to_string(v) +
                   ", not aligned to the step grid " + tick_list(min, step));
   }
@@ -98,12 +99,12 @@ std::map<std::string, Parameter> check_parameters(Context& ctx) {
 
     Parameter param;
     if (min && max && *min >= *max) {
-      ctx.error("BEM_PARAMETER_RANGE", "§10", json_pointer_join(pp, "max"),
+      ctx.error(codes::BEM_PARAMETER_RANGE, "§10", json_pointer_join(pp, "max"),
                 "\"min\" (" + std::to_string(*min) + ") must be less than \"max\" (" +
                     std::to_string(*max) + ")");
     } else if (min && max && step) {
       if ((*max - *min) % *step != 0)
-        ctx.error("BEM_PARAMETER_STEP", "§10", json_pointer_join(pp, "max"),
+        ctx.error(codes::BEM_PARAMETER_STEP, "§10", json_pointer_join(pp, "max"),
                   "\"max\" is " + std::to_string(*max) + ", not aligned to the step grid " +
                       tick_list(*min, *step));
       if (neutral)
@@ -114,7 +115,7 @@ std::map<std::string, Parameter> check_parameters(Context& ctx) {
     }
     if (id) {
       if (params.count(*id) || ctx.parameter_ids.count(*id)) {
-        ctx.error("BEM_PARAMETER_DUPLICATE", "§10", json_pointer_join(pp, "id"),
+        ctx.error(codes::BEM_PARAMETER_DUPLICATE, "§10", json_pointer_join(pp, "id"),
                   "parameter id \"" + *id + "\" is used twice");
       } else {
         params.emplace(*id, param);
@@ -141,7 +142,7 @@ void check_exact_keys(Context& ctx, const Json& obj, std::initializer_list<const
     bool ok = false;
     for (const char* a : allowed) ok = ok || it.key() == a;
     if (!ok)
-      ctx.error("BEM_FRAME_FIELDS", "§10", json_pointer_join(ptr, it.key()),
+      ctx.error(codes::BEM_FRAME_FIELDS, "§10", json_pointer_join(ptr, it.key()),
                 std::string("unexpected field \"") + it.key() + "\" in a " + kind +
                     "; such a frame contains exactly " +
                     (allowed.size() == 2 ? "\"value\" and \"neutral\""
@@ -159,13 +160,13 @@ void check_channel(Context& ctx, const Json& ch, const std::string& cp,
   const MeshFacts* facts = nullptr;
   if (mesh) {
     if (*mesh >= ctx.meshes.size()) {
-      ctx.error("BEM_DEFORMATION_MESH", "§10", json_pointer_join(cp, "mesh"),
+      ctx.error(codes::BEM_DEFORMATION_MESH, "§10", json_pointer_join(cp, "mesh"),
                 "\"mesh\" is " + std::to_string(*mesh) + " but the package has " +
                     std::to_string(ctx.meshes.size()) + " meshes");
     } else if (ctx.meshes[*mesh].valid) {
       facts = &ctx.meshes[*mesh];
       if (!facts->has_float3_position)
-        ctx.error("BEM_DEFORMATION_POSITION", "§10", json_pointer_join(cp, "mesh"),
+        ctx.error(codes::BEM_DEFORMATION_POSITION, "§10", json_pointer_join(cp, "mesh"),
                   "mesh " + std::to_string(*mesh) +
                       " has no Float32 XYZ position attribute (semantic 0, format 0, "
                       "dimension 3), which a deformed mesh needs");
@@ -176,13 +177,13 @@ void check_channel(Context& ctx, const Json& ch, const std::string& cp,
     auto it = params.find(*pname);
     if (it == params.end()) {
       if (!ctx.parameter_ids.count(*pname))
-        ctx.error("BEM_DEFORMATION_PARAMETER", "§10", json_pointer_join(cp, "parameter"),
+        ctx.error(codes::BEM_DEFORMATION_PARAMETER, "§10", json_pointer_join(cp, "parameter"),
                   "\"parameter\" names \"" + *pname + "\", which is not a declared parameter id");
     } else if (it->second.valid) {
       param = &it->second;
     }
     if (mesh && !seen.emplace(*mesh, *pname).second)
-      ctx.error("BEM_DEFORMATION_DUPLICATE", "§10", cp,
+      ctx.error(codes::BEM_DEFORMATION_DUPLICATE, "§10", cp,
                 "a second channel for mesh " + std::to_string(*mesh) + " and parameter \"" +
                     *pname + "\"; each (mesh, parameter) pair may appear only once");
   }
@@ -202,11 +203,11 @@ void check_channel(Context& ctx, const Json& ch, const std::string& cp,
     auto value = ctx.get_u32(f, "value", p, true, 0, kMaxTick, "§10");
     if (value) {
       if (prev && *value <= *prev)
-        ctx.error("BEM_FRAME_ORDER", "§10", json_pointer_join(p, "value"),
+        ctx.error(codes::BEM_FRAME_ORDER, "§10", json_pointer_join(p, "value"),
                   "frame value " + std::to_string(*value) + " does not follow " +
                       std::to_string(*prev) + "; frame values must be strictly increasing");
       if (param && *value >= param->min && (*value - param->min) % param->step != 0)
-        ctx.error("BEM_FRAME_STEP", "§10", json_pointer_join(p, "value"),
+        ctx.error(codes::BEM_FRAME_STEP, "§10", json_pointer_join(p, "value"),
                   "frame value " + std::to_string(*value) + " is not aligned to the step grid " +
                       tick_list(param->min, param->step));
       prev = value;
@@ -222,10 +223,10 @@ void check_channel(Context& ctx, const Json& ch, const std::string& cp,
       check_exact_keys(ctx, f, {"value", "neutral"}, p, "neutral frame");
       auto is_true = ctx.get_bool(f, "neutral", p, true, "§10");
       if (is_true && !*is_true)
-        ctx.error("BEM_FRAME_NEUTRAL", "§10", json_pointer_join(p, "neutral"),
+        ctx.error(codes::BEM_FRAME_NEUTRAL, "§10", json_pointer_join(p, "neutral"),
                   "\"neutral\" must be true; a data frame has no \"neutral\" field");
       if (value && param && *value != param->neutral)
-        ctx.error("BEM_FRAME_NEUTRAL", "§10", json_pointer_join(p, "value"),
+        ctx.error(codes::BEM_FRAME_NEUTRAL, "§10", json_pointer_join(p, "value"),
                   "the neutral frame has value " + std::to_string(*value) +
                       " but the parameter's neutral is " + std::to_string(param->neutral));
       continue;
@@ -236,10 +237,10 @@ void check_channel(Context& ctx, const Json& ch, const std::string& cp,
     auto count = ctx.get_u32(f, "count", p, true, 0, 0xFFFFFFFFu, "§10");
     if (auto enc = ctx.get_string(f, "encoding", p, true, 256, "§10"); enc && *enc != kEncoding)
       ctx.error(
-          "BEM_FRAME_ENCODING", "§10", json_pointer_join(p, "encoding"),
+          codes::BEM_FRAME_ENCODING, "§10", json_pointer_join(p, "encoding"),
           "\"encoding\" is \"" + enc->substr(0, 64) + "\"; only \"" + kEncoding + "\" is defined");
     if (count && *count > vertex_limit) {
-      ctx.error("BEM_FRAME_COUNT", "§10", json_pointer_join(p, "count"),
+      ctx.error(codes::BEM_FRAME_COUNT, "§10", json_pointer_join(p, "count"),
                 "\"count\" is " + std::to_string(*count) + " records but the mesh has " +
                     std::to_string(vertex_limit) + " vertices");
       count.reset();
@@ -257,12 +258,12 @@ void check_channel(Context& ctx, const Json& ch, const std::string& cp,
     }
   }
   if (neutral_frames != 1)
-    ctx.error("BEM_FRAME_NEUTRAL_COUNT", "§10", fp,
+    ctx.error(codes::BEM_FRAME_NEUTRAL_COUNT, "§10", fp,
               "a channel needs exactly one neutral frame {\"value\": neutral, \"neutral\": true}, "
               "found " +
                   std::to_string(neutral_frames));
   if (param && values_ok && first && last && (*first != param->min || *last != param->max))
-    ctx.error("BEM_FRAME_COVER", "§10", fp,
+    ctx.error(codes::BEM_FRAME_COVER, "§10", fp,
               "frames span " + std::to_string(*first) + ".." + std::to_string(*last) +
                   " but must cover the parameter's whole range " + std::to_string(param->min) +
                   ".." + std::to_string(param->max));
@@ -296,12 +297,12 @@ void check_deformation_payload(Context& ctx, std::uint32_t id, core::Bytes bytes
   const std::string& ptr = use.pointer;
   const std::string name = "deformation payload " + std::to_string(id);
   if (bytes.size() < 4) {
-    ctx.error("BEM_DEFORMATION_SIZE", "§10", ptr, name + " is shorter than its 4-byte header");
+    ctx.error(codes::BEM_DEFORMATION_SIZE, "§10", ptr, name + " is shorter than its 4-byte header");
     return;
   }
   std::uint32_t j = core::load_le<std::uint32_t>(bytes.data());
   if (j < 1 || j > kMaxDescriptor || j > bytes.size() - 4) {
-    ctx.error("BEM_DEFORMATION_HEADER", "§10", ptr,
+    ctx.error(codes::BEM_DEFORMATION_HEADER, "§10", ptr,
               name + ": descriptor length J is " + std::to_string(j) +
                   ", must be 1..4096 and fit in the payload (" + std::to_string(bytes.size()) +
                   " bytes)");
@@ -309,7 +310,7 @@ void check_deformation_payload(Context& ctx, std::uint32_t id, core::Bytes bytes
   }
   auto parsed = core::parse_json_strict(core::as_chars(bytes.subspan(4, j)), core::JsonLimits{48});
   if (!parsed) {
-    ctx.error("BEM_DEFORMATION_JSON", "§10", ptr,
+    ctx.error(codes::BEM_DEFORMATION_JSON, "§10", ptr,
               name + ": descriptor is not valid JSON: " + parsed.error().message);
     return;
   }
@@ -317,20 +318,20 @@ void check_deformation_payload(Context& ctx, std::uint32_t id, core::Bytes bytes
   bool shape_ok = d.is_object() && d.size() == 2 && d.contains("count") && d.contains("encoding");
   std::optional<std::uint32_t> n = shape_ok ? core::json_uint32(d["count"]) : std::nullopt;
   if (!shape_ok || !n || !d["encoding"].is_string() || d["encoding"] != kEncoding) {
-    ctx.error("BEM_DEFORMATION_JSON", "§10", ptr,
+    ctx.error(codes::BEM_DEFORMATION_JSON, "§10", ptr,
               name + ": descriptor must be exactly {\"count\": N, \"encoding\": \"" + kEncoding +
                   "\"} with N a UInt32");
     return;
   }
   if (*n != use.count) {
-    ctx.error("BEM_DEFORMATION_COUNT", "§10", ptr,
+    ctx.error(codes::BEM_DEFORMATION_COUNT, "§10", ptr,
               name + ": descriptor count " + std::to_string(*n) +
                   " differs from the frame's \"count\" " + std::to_string(use.count));
     return;
   }
   std::uint64_t expected = 4ull + j + 16ull * *n;
   if (bytes.size() != expected) {
-    ctx.error("BEM_DEFORMATION_SIZE", "§10", ptr,
+    ctx.error(codes::BEM_DEFORMATION_SIZE, "§10", ptr,
               name + " is " + std::to_string(bytes.size()) +
                   " bytes; 4 + J + 16N = " + std::to_string(expected));
     return;
@@ -342,7 +343,7 @@ void check_deformation_payload(Context& ctx, std::uint32_t id, core::Bytes bytes
   const std::uint8_t* rec = bytes.data() + 4 + j;
   int reported = 0;
   std::uint64_t bad = 0;
-  auto report = [&](std::uint32_t r, const std::string& code, const std::string& what) {
+  auto report = [&](std::uint32_t r, core::ErrorCode code, const std::string& what) {
     ++bad;
     if (reported++ < kMaxRecordIssues)
       ctx.error(code, "§10", ptr, name + ", record " + std::to_string(r) + ": " + what);
@@ -350,11 +351,11 @@ void check_deformation_payload(Context& ctx, std::uint32_t id, core::Bytes bytes
   for (std::uint32_t r = 0; r < *n; ++r, rec += 16) {
     std::uint32_t v = core::load_le<std::uint32_t>(rec);
     if (v >= vc) {
-      report(r, "BEM_DEFORMATION_INDEX",
+      report(r, codes::BEM_DEFORMATION_INDEX,
              "vertex index " + std::to_string(v) + " is not below the vertex count " +
                  std::to_string(use.vertex_count));
     } else if (seen[v >> 3] & (1u << (v & 7))) {
-      report(r, "BEM_DEFORMATION_DUPLICATE_INDEX",
+      report(r, codes::BEM_DEFORMATION_DUPLICATE_INDEX,
              "vertex " + std::to_string(v) + " appears twice in the same frame");
     } else {
       seen[v >> 3] = static_cast<std::uint8_t>(seen[v >> 3] | (1u << (v & 7)));
@@ -362,10 +363,10 @@ void check_deformation_payload(Context& ctx, std::uint32_t id, core::Bytes bytes
     float dx = core::load_f32_le(rec + 4), dy = core::load_f32_le(rec + 8),
           dz = core::load_f32_le(rec + 12);
     if (!std::isfinite(dx) || !std::isfinite(dy) || !std::isfinite(dz))
-      report(r, "BEM_DEFORMATION_DELTA", "a position delta is NaN or infinite");
+      report(r, codes::BEM_DEFORMATION_DELTA, "a position delta is NaN or infinite");
   }
   if (bad > kMaxRecordIssues)
-    ctx.error("BEM_DEFORMATION_RECORDS", "§10", ptr,
+    ctx.error(codes::BEM_DEFORMATION_RECORDS, "§10", ptr,
               name + ": " + std::to_string(bad) + " bad records in total (first " +
                   std::to_string(kMaxRecordIssues) + " shown)");
 }

@@ -5,6 +5,7 @@
 
 #include "charkit/bem/detail/condition_eval.h"
 #include "charkit/bem/detail/options_internal.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 
@@ -25,7 +26,7 @@ std::optional<std::uint32_t> check_operation(Context& ctx, const Json& entry,
   if (*op == "replace") {
     auto mesh = ctx.get_u32(entry, "mesh", ptr, true, 0, 0xFFFFFFFFu, section);
     if (mesh && mesh_count && *mesh >= *mesh_count) {
-      ctx.error("BEM_MESH_INDEX", section, ptr + "/mesh",
+      ctx.error(codes::BEM_MESH_INDEX, section, ptr + "/mesh",
                 "mesh " + std::to_string(*mesh) + " does not exist (the package has " +
                     std::to_string(*mesh_count) + " meshes)");
       return std::nullopt;
@@ -33,14 +34,14 @@ std::optional<std::uint32_t> check_operation(Context& ctx, const Json& entry,
     return mesh;
   }
   if (*op != "keep" && *op != "hide") {
-    ctx.error("BEM_OPERATION", section, ptr + "/operation",
+    ctx.error(codes::BEM_OPERATION, section, ptr + "/operation",
               "operation is \"" + op->substr(0, 64) + "\"; allowed are keep, hide and replace");
     return std::nullopt;
   }
   // Q9: "mesh" is a known field whose only meaning is a replacement; on
   // keep/hide it would silently do nothing, so it is rejected.
   if (entry.contains("mesh"))
-    ctx.error("BEM_OPERATION_MESH", section, ptr + "/mesh",
+    ctx.error(codes::BEM_OPERATION_MESH, section, ptr + "/mesh",
               "\"mesh\" is only allowed with operation replace, not " + *op);
   return std::nullopt;
 }
@@ -67,7 +68,7 @@ std::vector<GroupInfo> collect_groups(Context& ctx) {
   if (!groups) return out;
   if (groups->size() > kMaxGroups) {
     ctx.error(
-        "BEM_ARRAY_SIZE", "§11", "/option_groups",
+        codes::BEM_ARRAY_SIZE, "§11", "/option_groups",
         "there are " + std::to_string(groups->size()) + " option groups; at most 64 are allowed");
     return out;
   }
@@ -87,7 +88,7 @@ std::vector<GroupInfo> collect_groups(Context& ctx) {
     }
     auto id = ctx.get_stable_id(g, "id", info.ptr, true, "§6");
     if (id && !ids.insert(*id).second) {
-      ctx.error("BEM_DUPLICATE_ID", "§6", info.ptr + "/id",
+      ctx.error(codes::BEM_DUPLICATE_ID, "§6", info.ptr + "/id",
                 "option group id \"" + *id + "\" is used twice");
       id.reset();
     }
@@ -97,7 +98,7 @@ std::vector<GroupInfo> collect_groups(Context& ctx) {
     if (const Json* ch = ctx.get_array(g, "choices", info.ptr, true, 1, kUnbounded, "§6")) {
       std::string cptr = info.ptr + "/choices";
       if (ch->size() > kMaxChoices) {
-        ctx.error("BEM_ARRAY_SIZE", "§11", cptr,
+        ctx.error(codes::BEM_ARRAY_SIZE, "§11", cptr,
                   "group has " + std::to_string(ch->size()) + " choices; at most 64 are allowed");
       } else {
         if (ch->size() > kMaxChoicesV11)
@@ -117,7 +118,7 @@ std::vector<GroupInfo> collect_groups(Context& ctx) {
             continue;
           }
           if (!cids.insert(*cid).second) {
-            ctx.error("BEM_DUPLICATE_ID", "§6", eptr + "/id",
+            ctx.error(codes::BEM_DUPLICATE_ID, "§6", eptr + "/id",
                       "choice id \"" + *cid + "\" is used twice in this group");
             continue;
           }
@@ -127,7 +128,7 @@ std::vector<GroupInfo> collect_groups(Context& ctx) {
     }
     if (info.def && choices_ok &&
         std::find(entry.second.begin(), entry.second.end(), *info.def) == entry.second.end()) {
-      ctx.error("BEM_GROUP_DEFAULT", "§6", info.ptr + "/default",
+      ctx.error(codes::BEM_GROUP_DEFAULT, "§6", info.ptr + "/default",
                 "default \"" + *info.def + "\" is not one of the group's choices");
       info.def.reset();
     }
@@ -174,7 +175,7 @@ void check_texture_slots(Context& ctx) {
   const std::string sp = "/texture_slots";
   if (!slots->is_array()) {
     ctx.error(
-        "BEM_FIELD_TYPE", "§9", sp,
+        codes::BEM_FIELD_TYPE, "§9", sp,
         std::string("\"texture_slots\" must be an array, found ") + core::json_type_name(*slots));
     return;
   }
@@ -187,7 +188,7 @@ void check_texture_slots(Context& ctx) {
     if (!ctx.expect_object(s, ptr, "§9")) continue;
     auto id = ctx.get_stable_id(s, "id", ptr, true, "§9");
     if (id && ctx.texture_slot_ids.count(*id)) {
-      ctx.error("BEM_DUPLICATE_ID", "§9", ptr + "/id",
+      ctx.error(codes::BEM_DUPLICATE_ID, "§9", ptr + "/id",
                 "texture slot id \"" + *id + "\" is used twice");
       id.reset();
     }
@@ -204,13 +205,13 @@ void check_texture_slots(Context& ctx) {
         if (!tex || tex->is_null()) continue;  // null: keep the original texture
         auto index = core::json_uint32(*tex);
         if (!index) {
-          ctx.error("BEM_FIELD_TYPE", "§9", cptr + "/texture",
+          ctx.error(codes::BEM_FIELD_TYPE, "§9", cptr + "/texture",
                     std::string("\"texture\" is a texture index or null, found ") +
                         core::json_type_name(*tex));
           continue;
         }
         if (tex_count && *index >= *tex_count) {
-          ctx.error("BEM_TEXTURE_INDEX", "§9", cptr + "/texture",
+          ctx.error(codes::BEM_TEXTURE_INDEX, "§9", cptr + "/texture",
                     "texture " + std::to_string(*index) + " does not exist (the package has " +
                         std::to_string(*tex_count) + " textures)");
           continue;
@@ -221,7 +222,7 @@ void check_texture_slots(Context& ctx) {
           original = name;
           original_at = k;
         } else if (*original != *name) {
-          ctx.error("BEM_TEXTURE_SLOT_ORIGINAL", "§9", cptr + "/texture",
+          ctx.error(codes::BEM_TEXTURE_SLOT_ORIGINAL, "§9", cptr + "/texture",
                     "texture " + std::to_string(*index) + " replaces \"" + *name +
                         "\" but candidate " + std::to_string(original_at) +
                         " of this slot replaces \"" + *original +
@@ -245,17 +246,17 @@ void check_keep_overrides(Context& ctx, const Json& list, const std::string& ptr
     auto slot = ctx.get_u32(e, "material_slot", eptr, true, 0, 0xFFFFFFFFu, "§6");
     auto name = ctx.get_string(e, "material_name", eptr, true, 256, "§6");
     if (slot && comp && *slot >= comp->materials.size()) {
-      ctx.error("BEM_MATERIAL_SLOT", "§6", eptr + "/material_slot",
+      ctx.error(codes::BEM_MATERIAL_SLOT, "§6", eptr + "/material_slot",
                 "material_slot " + std::to_string(*slot) + " is outside the component's " +
                     std::to_string(comp->materials.size()) + " native materials");
       slot.reset();
     }
     if (slot && name && comp && !comp->materials[*slot].empty() && *name != comp->materials[*slot])
-      ctx.error("BEM_MATERIAL_NAME", "§6", eptr + "/material_name",
+      ctx.error(codes::BEM_MATERIAL_NAME, "§6", eptr + "/material_name",
                 "material_name \"" + name->substr(0, 120) + "\" does not match native slot " +
                     std::to_string(*slot) + " (\"" + comp->materials[*slot] + "\")");
     if (slot && !slots.insert(*slot).second)
-      ctx.error("BEM_MATERIAL_SLOT_DUPLICATE", "§6", eptr + "/material_slot",
+      ctx.error(codes::BEM_MATERIAL_SLOT_DUPLICATE, "§6", eptr + "/material_slot",
                 "material_slot " + std::to_string(*slot) + " is overridden twice in this list");
     if (const Json* tex = ctx.get_array(e, "textures", eptr, true, 1, kUnbounded, "§6"))
       check_texture_list(ctx, *tex, eptr + "/textures");
@@ -274,7 +275,7 @@ void check_candidate(Context& ctx, const Json& c, const std::string& ptr, std::s
   std::string mptr = ptr + "/material_overrides";
   auto op = c.find("operation");
   if (op == c.end() || !op->is_string() || op->get_ref<const std::string&>() != "keep") {
-    ctx.error("BEM_MATERIAL_OVERRIDES_OPERATION", "§6", mptr,
+    ctx.error(codes::BEM_MATERIAL_OVERRIDES_OPERATION, "§6", mptr,
               "material_overrides is only allowed on keep candidates (not hide or replace)");
     return;
   }
@@ -293,14 +294,14 @@ void check_component_rules(Context& ctx) {
   if (!rules) return;
   const std::size_t n = ctx.components.size();
   if (n > 0 && rules->size() != n)
-    ctx.error("BEM_COMPONENT_RULES_COUNT", "§6", "/component_rules",
+    ctx.error(codes::BEM_COMPONENT_RULES_COUNT, "§6", "/component_rules",
               "there are " + std::to_string(rules->size()) + " component rules for " +
                   std::to_string(n) + " target components; each component needs exactly one");
   std::optional<std::size_t> mesh_count = manifest_array_size(ctx.manifest, "meshes");
   for (const auto& [r, ptr, i] : elements(*rules, "/component_rules")) {
     if (!ctx.expect_object(r, ptr, "§6")) continue;
     if (auto t = ctx.get_u32(r, "target", ptr, true, 0, 0xFFFFFFFFu, "§6"); t && *t != i)
-      ctx.error("BEM_COMPONENT_RULE_TARGET", "§6", ptr + "/target",
+      ctx.error(codes::BEM_COMPONENT_RULE_TARGET, "§6", ptr + "/target",
                 "rule " + std::to_string(i) + " targets component " + std::to_string(*t) +
                     "; rules cover the components in order 0..N-1");
     const Json* cands = ctx.get_array(r, "candidates", ptr, true, 1, kUnbounded, "§6");
@@ -324,7 +325,7 @@ void check_default_selection(Context& ctx, const std::vector<GroupInfo>& groups,
   }
   for (std::size_t i = 0; i < constraints.size(); ++i)
     if (!eval_condition(constraints[i], sel, ctx))
-      ctx.error("BEM_DEFAULT_SELECTION_INVALID", "§6",
+      ctx.error(codes::BEM_DEFAULT_SELECTION_INVALID, "§6",
                 json_pointer_join("/selection_constraints", i),
                 "the default selection (every group at its default) violates this selection "
                 "constraint; the default combination must be legal");

@@ -133,7 +133,7 @@ void report_indices(Context& ctx, std::uint32_t id, Bytes b, const PayloadUse& u
                                           : load<std::uint32_t>(b.data() + 4 * i);
     bad.check(v >= use.vertex_count, i, v);
   }
-  ctx.error("BEM_INDEX_RANGE", "§7", use.pointer,
+  ctx.error(codes::BEM_INDEX_RANGE, "§7", use.pointer,
             "payload " + std::to_string(id) + ": index " + std::to_string(bad.first) + " is " +
                 std::to_string(bad.first_value) + " but the mesh has " +
                 std::to_string(use.vertex_count) + " vertices (" + std::to_string(bad.count) +
@@ -149,7 +149,7 @@ void report_skin_index(Context& ctx, std::uint32_t id, Bytes b, const PayloadUse
       std::uint32_t idx = skin_index(b.data() + v * stride, stride, k);
       bad.check(idx >= use.palette_size, v, idx);
     }
-  ctx.error("BEM_SKIN_INDEX", "§7", use.pointer,
+  ctx.error(codes::BEM_SKIN_INDEX, "§7", use.pointer,
             "payload " + std::to_string(id) + ": vertex " + std::to_string(bad.first) +
                 " uses bone " + std::to_string(bad.first_value) + " but the palette has " +
                 std::to_string(use.palette_size) + " bones (" + std::to_string(bad.count) +
@@ -182,12 +182,12 @@ void report_skin_weights(Context& ctx, std::uint32_t id, Bytes b, const PayloadU
   }
   std::string head = "payload " + std::to_string(id) + ": ";
   if (s.bad_value)
-    ctx.error("BEM_SKIN_WEIGHT_VALUE", "§7", use.pointer,
+    ctx.error(codes::BEM_SKIN_WEIGHT_VALUE, "§7", use.pointer,
               head + "vertex " + std::to_string(first_value) +
                   " has a negative or non-finite Float32 weight (" + std::to_string(s.bad_value) +
                   " vertices); weights must be finite and non-negative");
   if (s.bad_sum)
-    ctx.error("BEM_SKIN_WEIGHT_SUM", "§7", use.pointer,
+    ctx.error(codes::BEM_SKIN_WEIGHT_SUM, "§7", use.pointer,
               head + "the weights of vertex " + std::to_string(first_sum) +
                   " do not sum to 1 ± 0.01" + (stride == 12 ? " (UNorm16: 64880..66190)" : "") +
                   " (" + std::to_string(s.bad_sum) + " vertices)");
@@ -259,7 +259,7 @@ void check_uses(Context& ctx, std::uint32_t id, Bytes b, const std::vector<Paylo
       case PayloadRole::kPreview:
         if (!is_png(b))
           ctx.error(
-              "BEM_PREVIEW_PNG", "§5", use.pointer,
+              codes::BEM_PREVIEW_PNG, "§5", use.pointer,
               "preview payload " + std::to_string(id) + " is not a PNG file (no PNG signature)");
         break;
       case PayloadRole::kVertexStream:
@@ -463,7 +463,7 @@ class PayloadPass {
     core::Location loc = err.location;
     if (!loc.offset) loc.offset = info.offset;
     if (loc.member.empty()) loc.member = info.member;
-    out.error(err.code, section_, loc, err.message);
+    out.add({err.code, core::Severity::kError, section_, loc, err.message});
   }
 
   /// In id order, under the lock: what comes before decoding. False when
@@ -473,8 +473,8 @@ class PayloadPass {
     if (!info.present) return false;  // a missing ZIP payload is reported where it is referenced
     if (const DecodeControl* control = ctx_.package.decode_control())
       if (auto p = control->poll(); !p) {
-        out.error(p.error().code, section_, payload_location(info),
-                  "payload " + std::to_string(id) + ": " + p.error().message);
+        out.add({p.error().code, core::Severity::kError, section_, payload_location(info),
+                 "payload " + std::to_string(id) + ": " + p.error().message});
         stop_ = true;
         return false;
       }
@@ -482,10 +482,10 @@ class PayloadPass {
     bool referenced = uses != ctx_.payload_uses.end() && !uses->second.empty();
     // Q5: unreferenced payloads and zstd without gain are writer duties: reported, not errors.
     if (!referenced && references_known_)
-      out.warning("BEM_PAYLOAD_UNREFERENCED", "§2", payload_location(info),
+      out.warning(codes::BEM_PAYLOAD_UNREFERENCED, "§2", payload_location(info),
                   "payload " + std::to_string(id) + " is not referenced by the manifest");
     if (info.codec == Codec::kZstd && info.stored_size >= info.decoded_size)
-      out.info("BEM_PAYLOAD_ZSTD_NO_GAIN", "§2", payload_location(info),
+      out.info(codes::BEM_PAYLOAD_ZSTD_NO_GAIN, "§2", payload_location(info),
                "payload " + std::to_string(id) + " is zstd-compressed to " +
                    std::to_string(info.stored_size) + " bytes from " +
                    std::to_string(info.decoded_size) + "; writers store it raw");

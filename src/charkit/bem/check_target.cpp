@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "charkit/bem/detail/context.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 
@@ -23,8 +24,8 @@ using core::json_pointer_join;
 
 // A purely syntactic 1.4 naming rule: an error, or a warning when the user
 // disabled model validation (docs/bem/manifest.md lists which ones).
-void naming_issue(Context& ctx, const std::string& code, const char* section,
-                  const std::string& ptr, const std::string& message) {
+void naming_issue(Context& ctx, core::ErrorCode code, const char* section, const std::string& ptr,
+                  const std::string& message) {
   if (ctx.skip_validation())
     ctx.warning(code, section, ptr, message + " (accepted: model validation is disabled)");
   else
@@ -37,7 +38,7 @@ std::optional<std::string> get_nonempty(Context& ctx, const Json& obj, const cha
                                         const char* section) {
   auto s = ctx.get_string(obj, key, ptr, true, max, section);
   if (s && s->empty()) {
-    ctx.error("BEM_STRING_LENGTH", section, json_pointer_join(ptr, key),
+    ctx.error(codes::BEM_STRING_LENGTH, section, json_pointer_join(ptr, key),
               std::string("\"") + key + "\" must not be empty");
     return std::nullopt;
   }
@@ -61,7 +62,7 @@ std::optional<std::vector<std::string>> get_name_list(Context& ctx, const Json& 
     }
     const auto& s = e.get_ref<const std::string&>();
     if (s.empty() || s.size() > kMaxName) {
-      ctx.error("BEM_STRING_LENGTH", "§3", eptr,
+      ctx.error(codes::BEM_STRING_LENGTH, "§3", eptr,
                 std::string("entries of \"") + key + "\" must be 1..256 bytes, found " +
                     std::to_string(s.size()));
       out.emplace_back();
@@ -78,13 +79,13 @@ ComponentFacts check_component_common(Context& ctx, const Json& c, const std::st
                                       std::size_t index) {
   ComponentFacts facts;
   if (auto id = ctx.get_u32(c, "id", ptr, true, 0, 0xFFFFFFFFu, "§4"); id && *id != index)
-    ctx.error("BEM_COMPONENT_ID", "§4", json_pointer_join(ptr, "id"),
+    ctx.error(codes::BEM_COMPONENT_ID, "§4", json_pointer_join(ptr, "id"),
               "component ids are numbered 0..N-1 in array order: this entry is at position " +
                   std::to_string(index) + " but has id " + std::to_string(*id));
   if (auto name = get_nonempty(ctx, c, "mesh_name", ptr, kMaxName, "§4")) facts.mesh_name = *name;
   if (auto n = ctx.get_u32(c, "original_index_count", ptr, true, 1, 0xFFFFFFFFu, "§4");
       n && *n % 3 != 0)
-    ctx.error("BEM_INDEX_COUNT_MULTIPLE", "§4", json_pointer_join(ptr, "original_index_count"),
+    ctx.error(codes::BEM_INDEX_COUNT_MULTIPLE, "§4", json_pointer_join(ptr, "original_index_count"),
               "\"original_index_count\" is " + std::to_string(*n) +
                   "; it must be a positive multiple of 3 (the sum of the original sub-mesh "
                   "index counts)");
@@ -102,7 +103,7 @@ void check_bone_aliases(Context& ctx, const Json& c, const std::string& ptr,
   std::string aptr = json_pointer_join(ptr, "bone_name_aliases");
   if (!a->is_array()) {
     ctx.error(
-        "BEM_FIELD_TYPE", "§9", aptr,
+        codes::BEM_FIELD_TYPE, "§9", aptr,
         std::string("\"bone_name_aliases\" must be an array, found ") + core::json_type_name(*a));
     return;
   }
@@ -118,23 +119,23 @@ void check_bone_aliases(Context& ctx, const Json& c, const std::string& ptr,
     auto resource = ctx.get_string(e, "resource", eptr, true, kMaxName, "§9");
     auto name = get_nonempty(ctx, e, "name", eptr, kMaxName, "§9");
     if (index && bones_known && *index >= facts.bone_names.size()) {
-      ctx.error("BEM_BONE_ALIAS_INDEX", "§9", json_pointer_join(eptr, "index"),
+      ctx.error(codes::BEM_BONE_ALIAS_INDEX, "§9", json_pointer_join(eptr, "index"),
                 "alias index " + std::to_string(*index) + " is outside bone_names (" +
                     std::to_string(facts.bone_names.size()) + " entries)");
       index.reset();
     }
     if (resource && *resource != "world" && *resource != "ui") {
-      ctx.error("BEM_BONE_ALIAS_RESOURCE", "§9", json_pointer_join(eptr, "resource"),
+      ctx.error(codes::BEM_BONE_ALIAS_RESOURCE, "§9", json_pointer_join(eptr, "resource"),
                 "alias resource is \"" + resource->substr(0, 64) +
                     "\"; allowed are \"world\" and \"ui\"");
       resource.reset();
     }
     if (index && name && bones_known && *name == facts.bone_names[*index])
-      ctx.error("BEM_BONE_ALIAS_SAME_NAME", "§9", json_pointer_join(eptr, "name"),
+      ctx.error(codes::BEM_BONE_ALIAS_SAME_NAME, "§9", json_pointer_join(eptr, "name"),
                 "alias \"" + *name + "\" equals the standard bone name at index " +
                     std::to_string(*index) + "; an alias must differ from it");
     if (index && resource && !seen.emplace(*index, *resource).second)
-      ctx.error("BEM_BONE_ALIAS_DUPLICATE", "§9", eptr,
+      ctx.error(codes::BEM_BONE_ALIAS_DUPLICATE, "§9", eptr,
                 "bone " + std::to_string(*index) + " already has an alias for resource \"" +
                     *resource + "\"; each (index, resource) may appear once");
   }
@@ -147,7 +148,7 @@ void reject_fields(Context& ctx, const Json& obj, const std::string& ptr,
                    std::initializer_list<const char*> keys, const char* why) {
   for (const char* key : keys)
     if (obj.contains(key))
-      ctx.error("BEM_TARGET_MIXED", "§4", json_pointer_join(ptr, key),
+      ctx.error(codes::BEM_TARGET_MIXED, "§4", json_pointer_join(ptr, key),
                 std::string("\"") + key + "\" " + why);
 }
 
@@ -176,7 +177,7 @@ void check_legacy_target(Context& ctx, const Json& t) {
   const std::string tp = "/target";
   for (const char* key : {"kind", "id"})
     if (t.contains(key))
-      ctx.error("BEM_TARGET_MIXED", "§4", json_pointer_join(tp, key),
+      ctx.error(codes::BEM_TARGET_MIXED, "§4", json_pointer_join(tp, key),
                 std::string("\"") + key +
                     "\" belongs to the 1.4 explicit target form (with \"resources\"); the "
                     "character_id form must not mix in its fields");
@@ -189,7 +190,7 @@ void check_legacy_target(Context& ctx, const Json& t) {
   auto world = get_nonempty(ctx, t, "world_resource", tp, kMaxName, "§4");
   auto ui = get_nonempty(ctx, t, "ui_resource", tp, kMaxName, "§4");
   if (world && ui && *world == *ui)
-    ctx.error("BEM_TARGET_RESOURCES_EQUAL", "§4", tp + "/ui_resource",
+    ctx.error(codes::BEM_TARGET_RESOURCES_EQUAL, "§4", tp + "/ui_resource",
               "world_resource and ui_resource are both \"" + *world +
                   "\"; the scene model root and the detail model root must differ");
 
@@ -203,7 +204,7 @@ void check_legacy_target(Context& ctx, const Json& t) {
         if (!facts.mesh_name.empty()) {
           auto [it, fresh] = mesh_names.emplace(facts.mesh_name, i);
           if (!fresh)
-            ctx.error("BEM_DUPLICATE_MESH_NAME", "§4", cptr + "/mesh_name",
+            ctx.error(codes::BEM_DUPLICATE_MESH_NAME, "§4", cptr + "/mesh_name",
                       "mesh_name \"" + facts.mesh_name + "\" is already used by component " +
                           std::to_string(it->second));
         }
@@ -260,7 +261,7 @@ void check_resources(Context& ctx, const Json& t, std::map<std::string, Resource
     for (auto it = r.begin(); it != r.end(); ++it) {
       const std::string& k = it.key();
       if (k != "id" && k != "name" && k != "asset_path" && k != "platforms" && k != "lod")
-        ctx.error("BEM_RESOURCE_FIELD", "§4", json_pointer_join(rptr, k),
+        ctx.error(codes::BEM_RESOURCE_FIELD, "§4", json_pointer_join(rptr, k),
                   "unexpected field \"" + k.substr(0, 64) +
                       "\": a resource has exactly id, name, asset_path, platforms and lod");
     }
@@ -269,7 +270,7 @@ void check_resources(Context& ctx, const Json& t, std::map<std::string, Resource
     auto asset = get_nonempty(ctx, r, "asset_path", rptr, kMaxPath, "§4");
     auto lod = ctx.get_u32(r, "lod", rptr, true, 0, 3, "§4");
     if (name && (!is_stable_id(*name) || has_upper(*name)))
-      naming_issue(ctx, "BEM_RESOURCE_NAME", "§4", rptr + "/name",
+      naming_issue(ctx, codes::BEM_RESOURCE_NAME, "§4", rptr + "/name",
                    "resource name \"" + name->substr(0, 120) +
                        "\" must be the lower-case resource root name (letters, digits, _ . -)");
     if (asset) {
@@ -284,7 +285,7 @@ void check_resources(Context& ctx, const Json& t, std::map<std::string, Resource
           problem = "does not end in /" + *name + ".prefab (the file stem must equal name)";
       }
       if (!problem.empty())
-        naming_issue(ctx, "BEM_RESOURCE_ASSET_PATH", "§4", rptr + "/asset_path",
+        naming_issue(ctx, codes::BEM_RESOURCE_ASSET_PATH, "§4", rptr + "/asset_path",
                      "asset_path \"" + asset->substr(0, 200) + "\" " + problem);
     }
     std::vector<std::string> plats;
@@ -292,13 +293,14 @@ void check_resources(Context& ctx, const Json& t, std::map<std::string, Resource
       for (const auto& [e, pptr, k] : elements(*p, rptr + "/platforms")) {
         if (!e.is_string() || (e.get_ref<const std::string&>() != "windows-x64" &&
                                e.get_ref<const std::string&>() != "android-arm64")) {
-          ctx.error("BEM_RESOURCE_PLATFORM", "§4", pptr,
+          ctx.error(codes::BEM_RESOURCE_PLATFORM, "§4", pptr,
                     "platforms are \"windows-x64\" and \"android-arm64\"");
           continue;
         }
         const auto& s = e.get_ref<const std::string&>();
         if (std::find(plats.begin(), plats.end(), s) != plats.end()) {
-          ctx.error("BEM_RESOURCE_PLATFORM", "§4", pptr, "platform \"" + s + "\" is listed twice");
+          ctx.error(codes::BEM_RESOURCE_PLATFORM, "§4", pptr,
+                    "platform \"" + s + "\" is listed twice");
           continue;
         }
         plats.push_back(s);
@@ -309,21 +311,21 @@ void check_resources(Context& ctx, const Json& t, std::map<std::string, Resource
       if (name) {
         auto [it, fresh] = names[plat].emplace(*name, i);
         if (!fresh)
-          ctx.error("BEM_RESOURCE_DUPLICATE_ROOT", "§4", rptr + "/name",
+          ctx.error(codes::BEM_RESOURCE_DUPLICATE_ROOT, "§4", rptr + "/name",
                     "resource name \"" + *name + "\" is already used for platform " + plat +
                         " by resource " + std::to_string(it->second));
       }
       if (asset) {
         auto [it, fresh] = paths[plat].emplace(*asset, i);
         if (!fresh)
-          ctx.error("BEM_RESOURCE_DUPLICATE_ROOT", "§4", rptr + "/asset_path",
+          ctx.error(codes::BEM_RESOURCE_DUPLICATE_ROOT, "§4", rptr + "/asset_path",
                     "asset_path \"" + asset->substr(0, 200) + "\" is already used for platform " +
                         plat + " by resource " + std::to_string(it->second));
       }
     }
     if (id) {
       if (out.count(*id))
-        ctx.error("BEM_DUPLICATE_ID", "§4", rptr + "/id",
+        ctx.error(codes::BEM_DUPLICATE_ID, "§4", rptr + "/id",
                   "resource id \"" + *id + "\" is used twice");
       else
         out[*id] = ResourceFacts{lod, 0, rptr};
@@ -350,12 +352,12 @@ void check_explicit_target(Context& ctx, const Json& t) {
                 "and per-resource fields instead");
   if (auto kind = ctx.get_string(t, "kind", tp, true, kMaxName, "§4");
       kind && *kind != "character" && *kind != "weapon")
-    ctx.error("BEM_TARGET_KIND", "§4", tp + "/kind",
+    ctx.error(codes::BEM_TARGET_KIND, "§4", tp + "/kind",
               "target kind is \"" + kind->substr(0, 64) + "\"; allowed are character and weapon");
   ctx.get_stable_id(t, "id", tp, true, "§4");
   for (const char* key : {"profile_id", "revision"}) {
     if (auto s = get_nonempty(ctx, t, key, tp, kMaxName, "§4"); s && !is_stable_id(*s))
-      naming_issue(ctx, "BEM_STABLE_ID", "§4", json_pointer_join(tp, key),
+      naming_issue(ctx, codes::BEM_STABLE_ID, "§4", json_pointer_join(tp, key),
                    std::string("\"") + key + "\" must follow the stable-ID rule in 1.4, found \"" +
                        s->substr(0, 120) + "\"");
   }
@@ -370,14 +372,14 @@ void check_explicit_target(Context& ctx, const Json& t) {
       ctx, t, tp,
       [&](const Json& c, const std::string& cptr, std::size_t i, ComponentFacts& facts) {
         if (c.contains("bone_name_aliases"))
-          ctx.error("BEM_BONE_ALIASES_EXPLICIT", "§4", cptr + "/bone_name_aliases",
+          ctx.error(codes::BEM_BONE_ALIASES_EXPLICIT, "§4", cptr + "/bone_name_aliases",
                     "\"bone_name_aliases\" is not allowed with 1.4 explicit resource targets (not "
                     "even empty)");
         ResourceFacts* res = nullptr;
         if (auto r = ctx.get_string(c, "resource", cptr, true, kMaxName, "§4")) {
           auto it = resources.find(*r);
           if (it == resources.end())
-            ctx.error("BEM_COMPONENT_RESOURCE", "§4", cptr + "/resource",
+            ctx.error(codes::BEM_COMPONENT_RESOURCE, "§4", cptr + "/resource",
                       "component resource \"" + r->substr(0, 120) +
                           "\" is not the id of any target resource");
           else {
@@ -389,7 +391,7 @@ void check_explicit_target(Context& ctx, const Json& t) {
         if (auto kind = ctx.get_string(c, "renderer_kind", cptr, true, kMaxName, "§4")) {
           if (*kind != "skinned" && *kind != "static") {
             ctx.error(
-                "BEM_RENDERER_KIND", "§4", cptr + "/renderer_kind",
+                codes::BEM_RENDERER_KIND, "§4", cptr + "/renderer_kind",
                 "renderer_kind is \"" + kind->substr(0, 64) + "\"; allowed are skinned and static");
           } else {
             facts.renderer_kind = *kind;
@@ -397,7 +399,7 @@ void check_explicit_target(Context& ctx, const Json& t) {
               ctx.use_capability("static-meshes", cptr + "/renderer_kind");
               if (c.contains("bone_names") && c["bone_names"].is_array() &&
                   !c["bone_names"].empty())
-                ctx.error("BEM_STATIC_BONES", "§4", cptr + "/bone_names",
+                ctx.error(codes::BEM_STATIC_BONES, "§4", cptr + "/bone_names",
                           "a static component has no bones: bone_names must be empty");
             }
           }
@@ -406,20 +408,20 @@ void check_explicit_target(Context& ctx, const Json& t) {
           if (!path->empty()) {
             std::string problem = path_problem(*path);
             if (!problem.empty())
-              naming_issue(ctx, "BEM_RENDERER_PATH", "§4", cptr + "/renderer_path",
+              naming_issue(ctx, codes::BEM_RENDERER_PATH, "§4", cptr + "/renderer_path",
                            "renderer_path \"" + path->substr(0, 200) + "\" " + problem);
           }
           int lod = path_lod(*path);
           // Stays on with skip_validation: resource/LOD mismatch of a receiver path.
           if (lod >= 0 && res && res->lod && static_cast<std::uint32_t>(lod) != *res->lod)
-            ctx.error("BEM_RENDERER_LOD", "§4", cptr + "/renderer_path",
+            ctx.error(codes::BEM_RENDERER_LOD, "§4", cptr + "/renderer_path",
                       "renderer_path is under Mesh_all/lod" + std::to_string(lod) +
                           " but resource \"" + facts.resource + "\" uses lod " +
                           std::to_string(*res->lod));
           if (res) {
             auto [it, fresh] = renderer_paths[facts.resource].emplace(*path, i);
             if (!fresh)
-              ctx.error("BEM_DUPLICATE_RENDERER_PATH", "§4", cptr + "/renderer_path",
+              ctx.error(codes::BEM_DUPLICATE_RENDERER_PATH, "§4", cptr + "/renderer_path",
                         "renderer_path \"" + path->substr(0, 200) +
                             "\" is already used by component " + std::to_string(it->second) +
                             " of the same resource");
@@ -428,7 +430,7 @@ void check_explicit_target(Context& ctx, const Json& t) {
         if (res && !facts.mesh_name.empty()) {
           auto [it, fresh] = mesh_names[facts.resource].emplace(facts.mesh_name, i);
           if (!fresh)
-            ctx.error("BEM_DUPLICATE_MESH_NAME", "§4", cptr + "/mesh_name",
+            ctx.error(codes::BEM_DUPLICATE_MESH_NAME, "§4", cptr + "/mesh_name",
                       "mesh_name \"" + facts.mesh_name + "\" is already used by component " +
                           std::to_string(it->second) + " of the same resource");
         }
@@ -436,7 +438,7 @@ void check_explicit_target(Context& ctx, const Json& t) {
   if (!any) return;
   for (const auto& [id, r] : resources)
     if (r.components == 0)
-      ctx.error("BEM_RESOURCE_UNUSED", "§4", r.ptr,
+      ctx.error(codes::BEM_RESOURCE_UNUSED, "§4", r.ptr,
                 "resource \"" + id + "\" has no components; every resource needs at least one");
 }
 
@@ -453,7 +455,7 @@ void check_target(Context& ctx) {
   // platform is the format constant in both forms.
   if (auto p = ctx.get_string(*t, "platform", "/target", true, kMaxName, "§4");
       p && *p != "windows-x64")
-    ctx.error("BEM_TARGET_PLATFORM", "§4", "/target/platform",
+    ctx.error(codes::BEM_TARGET_PLATFORM, "§4", "/target/platform",
               "target platform is \"" + p->substr(0, 64) +
                   "\"; it is the format constant \"windows-x64\" (Android reads the same "
                   "package)");

@@ -4,6 +4,7 @@
 
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/detail/texture_size.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 namespace {
@@ -31,20 +32,20 @@ void check_one_texture(Context& ctx, const Json& tex, const std::string& ptr, Te
   ok = width && height && mips && format && srgb && name && payload;
 
   if (format && !is_texture_format(*format)) {
-    ctx.error("BEM_TEXTURE_FORMAT", "§8", json_pointer_join(ptr, "format"),
+    ctx.error(codes::BEM_TEXTURE_FORMAT, "§8", json_pointer_join(ptr, "format"),
               "texture format " + std::to_string(*format) + (*format == 24 ? " (BC6H)" : "") +
                   " is not supported; allowed Unity TextureFormat values: " + format_list());
     format.reset();
     ok = false;
   }
   if (name && name->empty()) {
-    ctx.error("BEM_STRING_LENGTH", "§8", json_pointer_join(ptr, "original_name"),
+    ctx.error(codes::BEM_STRING_LENGTH, "§8", json_pointer_join(ptr, "original_name"),
               "\"original_name\" is empty; it must be the full name of the replaced texture");
     ok = false;
   }
   // §8: R8 holds linear data only.
   if (format && *format == 63 && srgb && *srgb) {
-    ctx.error("BEM_TEXTURE_SRGB", "§8", json_pointer_join(ptr, "srgb"),
+    ctx.error(codes::BEM_TEXTURE_SRGB, "§8", json_pointer_join(ptr, "srgb"),
               "R8 textures (format 63) must have \"srgb\": false");
     ok = false;
   }
@@ -52,7 +53,7 @@ void check_one_texture(Context& ctx, const Json& tex, const std::string& ptr, Te
     TextureLayout l = texture_layout(*format);
     // §8: BC formats need width and height multiples of 4.
     if (l.bc && (*width % 4 != 0 || *height % 4 != 0)) {
-      ctx.error("BEM_TEXTURE_BLOCK_ALIGN", "§8", ptr,
+      ctx.error(codes::BEM_TEXTURE_BLOCK_ALIGN, "§8", ptr,
                 "BC texture is " + std::to_string(*width) + "x" + std::to_string(*height) +
                     "; BC formats need width and height that are multiples of 4");
       ok = false;
@@ -62,7 +63,7 @@ void check_one_texture(Context& ctx, const Json& tex, const std::string& ptr, Te
     // §8 / Q13: a chain longer than the one down to 1×1 is rejected.
     std::uint32_t full = full_mip_count(*width, *height);
     if (*mips > full) {
-      ctx.error("BEM_TEXTURE_MIPS", "§8", json_pointer_join(ptr, "mips"),
+      ctx.error(codes::BEM_TEXTURE_MIPS, "§8", json_pointer_join(ptr, "mips"),
                 "texture declares " + std::to_string(*mips) + " mip levels but a " +
                     std::to_string(*width) + "x" + std::to_string(*height) +
                     " texture has at most " + std::to_string(full));
@@ -76,7 +77,7 @@ void check_one_texture(Context& ctx, const Json& tex, const std::string& ptr, Te
     if (*sem == "normal") {
       is_normal = true;
     } else {
-      ctx.error("BEM_TEXTURE_SEMANTIC", "§8", json_pointer_join(ptr, "semantic"),
+      ctx.error(codes::BEM_TEXTURE_SEMANTIC, "§8", json_pointer_join(ptr, "semantic"),
                 "texture semantic \"" + sem->substr(0, 64) +
                     "\" is unknown; the only semantic is \"normal\" (omit the field for colour "
                     "or data textures)");
@@ -85,17 +86,17 @@ void check_one_texture(Context& ctx, const Json& tex, const std::string& ptr, Te
   }
   if (auto enc = ctx.get_string(tex, "normal_encoding", ptr, false, 256, "§8")) {
     if (*enc != "xy-unorm" && *enc != "xyz-unorm") {
-      ctx.error("BEM_TEXTURE_NORMAL_ENCODING", "§8", json_pointer_join(ptr, "normal_encoding"),
+      ctx.error(codes::BEM_TEXTURE_NORMAL_ENCODING, "§8", json_pointer_join(ptr, "normal_encoding"),
                 "\"normal_encoding\" is \"" + enc->substr(0, 64) +
                     "\"; allowed \"xy-unorm\" or \"xyz-unorm\"");
       ok = false;
     } else if (!is_normal) {
-      ctx.warning("BEM_TEXTURE_NORMAL_ENCODING_UNUSED", "§8",
+      ctx.warning(codes::BEM_TEXTURE_NORMAL_ENCODING_UNUSED, "§8",
                   json_pointer_join(ptr, "normal_encoding"),
                   "\"normal_encoding\" is set but \"semantic\" is not \"normal\"; it is ignored");
     }
   } else if (is_normal && !tex.contains("normal_encoding")) {
-    ctx.warning("BEM_TEXTURE_NORMAL_ENCODING_MISSING", "§8", ptr,
+    ctx.warning(codes::BEM_TEXTURE_NORMAL_ENCODING_MISSING, "§8", ptr,
                 "normal map without \"normal_encoding\"; Android installs need it to convert the "
                 "texture (\"xy-unorm\" or \"xyz-unorm\")");
   }
@@ -107,7 +108,7 @@ void check_one_texture(Context& ctx, const Json& tex, const std::string& ptr, Te
     std::uint64_t bytes = texture_chain_bytes(*format, *width, *height, *mips);
     std::string pptr = json_pointer_join(ptr, "payload");
     if (bytes > kTextureLimitV12) {
-      ctx.error("BEM_TEXTURE_TOO_LARGE", "§11", ptr,
+      ctx.error(codes::BEM_TEXTURE_TOO_LARGE, "§11", ptr,
                 "texture needs " + std::to_string(bytes) +
                     " bytes with its mip chain; a single texture may use at most 256 MiB");
       ok = false;
@@ -140,7 +141,7 @@ void check_textures(Context& ctx) {
 
 void check_texture_list(Context& ctx, const Json& list, const std::string& ptr) {
   if (!list.is_array()) {
-    ctx.error("BEM_FIELD_TYPE", "§7", ptr,
+    ctx.error(codes::BEM_FIELD_TYPE, "§7", ptr,
               std::string("\"textures\" must be an array, found ") + core::json_type_name(list));
     return;
   }
@@ -152,13 +153,13 @@ void check_texture_list(Context& ctx, const Json& list, const std::string& ptr) 
     std::string original;
     if (auto idx = core::json_uint32(e)) {
       if (*idx >= ctx.textures.size()) {
-        ctx.error("BEM_TEXTURE_INDEX", "§7", eptr,
+        ctx.error(codes::BEM_TEXTURE_INDEX, "§7", eptr,
                   "texture " + std::to_string(*idx) + " does not exist (the package has " +
                       std::to_string(ctx.textures.size()) + " textures)");
         continue;
       }
       if (!seen_textures.insert(*idx).second) {
-        ctx.error("BEM_TEXTURE_DUPLICATE", "§7", eptr,
+        ctx.error(codes::BEM_TEXTURE_DUPLICATE, "§7", eptr,
                   "texture " + std::to_string(*idx) + " is referenced twice in the same list");
         continue;
       }
@@ -170,12 +171,12 @@ void check_texture_list(Context& ctx, const Json& list, const std::string& ptr) 
       if (!slot) continue;
       if (!ctx.texture_slot_ids.count(*slot)) {
         ctx.error(
-            "BEM_TEXTURE_SLOT_UNKNOWN", "§9", json_pointer_join(eptr, "slot"),
+            codes::BEM_TEXTURE_SLOT_UNKNOWN, "§9", json_pointer_join(eptr, "slot"),
             "texture slot \"" + slot->substr(0, 96) + "\" is not declared in \"texture_slots\"");
         continue;
       }
       if (!seen_slots.insert(*slot).second) {
-        ctx.error("BEM_TEXTURE_DUPLICATE", "§9", eptr,
+        ctx.error(codes::BEM_TEXTURE_DUPLICATE, "§9", eptr,
                   "texture slot \"" + *slot + "\" is referenced twice in the same list");
         continue;
       }
@@ -183,7 +184,7 @@ void check_texture_list(Context& ctx, const Json& list, const std::string& ptr) 
       if (it != ctx.texture_slot_original.end()) original = it->second;
     } else {
       ctx.error(
-          "BEM_FIELD_TYPE", "§7", eptr,
+          codes::BEM_FIELD_TYPE, "§7", eptr,
           std::string("a texture reference must be a texture index or {\"slot\": id}, found ") +
               core::json_type_name(e));
       continue;
@@ -192,7 +193,7 @@ void check_texture_list(Context& ctx, const Json& list, const std::string& ptr) 
     if (original.empty()) continue;
     auto [it, inserted] = replaced.emplace(original, eptr);
     if (!inserted)
-      ctx.error("BEM_TEXTURE_ORIGINAL_CONFLICT", "§7", eptr,
+      ctx.error(codes::BEM_TEXTURE_ORIGINAL_CONFLICT, "§7", eptr,
                 "this entry replaces original texture \"" + original.substr(0, 256) + "\", which " +
                     it->second + " already replaces");
   }

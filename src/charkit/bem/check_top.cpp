@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "charkit/bem/detail/context.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 
@@ -59,14 +60,14 @@ void check_identity(Context& ctx) {
   // §3: schema is fixed 1.
   if (auto schema = ctx.get_u32(m, "schema", "", true, 0, 0xFFFFFFFFu, "§3")) {
     if (*schema != 1)
-      ctx.error("BEM_SCHEMA", "§3", "/schema",
+      ctx.error(codes::BEM_SCHEMA, "§3", "/schema",
                 "\"schema\" is " + std::to_string(*schema) + "; BEM 1.x packages use schema 1");
   }
   // Q7: package_id is an identity kept across updates and used as a settings
   // key, so it follows the stable-ID rule; name/author/version are names.
   ctx.get_stable_id(m, "package_id", "", true, "§3");
   if (auto name = ctx.get_string(m, "name", "", true, 256, "§3"); name && name->empty())
-    ctx.error("BEM_STRING_LENGTH", "§3", "/name", "\"name\" must not be empty");
+    ctx.error(codes::BEM_STRING_LENGTH, "§3", "/name", "\"name\" must not be empty");
   ctx.get_string(m, "author", "", true, 256, "§3");
   ctx.get_string(m, "version", "", true, 256, "§3");
 }
@@ -82,13 +83,13 @@ void check_capabilities(Context& ctx) {
     const std::string& name = *text;
     int m = capability_min_minor(name);
     if (m < 0) {
-      ctx.error("BEM_CAPABILITY_UNKNOWN", "§1", ptr,
+      ctx.error(codes::BEM_CAPABILITY_UNKNOWN, "§1", ptr,
                 "unknown capability \"" + name.substr(0, 120) +
                     "\"; readers reject packages that require capabilities they do not know");
       continue;
     }
     if (!ctx.declared_capabilities.insert(name).second) {
-      ctx.error("BEM_CAPABILITY_DUPLICATE", "§1", ptr,
+      ctx.error(codes::BEM_CAPABILITY_DUPLICATE, "§1", ptr,
                 "capability \"" + name + "\" is listed more than once");
       continue;
     }
@@ -98,7 +99,7 @@ void check_capabilities(Context& ctx) {
   }
   for (const char* req : kAlwaysRequired)
     if (!ctx.declared_capabilities.count(req))
-      ctx.error("BEM_CAPABILITY_REQUIRED", "§1", base,
+      ctx.error(codes::BEM_CAPABILITY_REQUIRED, "§1", base,
                 std::string("every BEM package must declare capability \"") + req + "\"");
 }
 
@@ -117,7 +118,7 @@ void check_structure(Context& ctx) {
                        m.contains("appearances") ? "/appearances" : "/default_appearance_id");
     for (const char* key : kComposableOnly)
       if (m.contains(key))
-        ctx.error("BEM_STRUCTURE_MIXED", "§3", core::json_pointer_join("", key),
+        ctx.error(codes::BEM_STRUCTURE_MIXED, "§3", core::json_pointer_join("", key),
                   std::string("\"") + key +
                       "\" belongs to the 1.1+ option structure; a 1.0 package with "
                       "appearances must not have it");
@@ -132,7 +133,7 @@ void check_structure(Context& ctx) {
   ctx.use_capability("composable-options", "/option_groups");
   for (const char* key : {"appearances", "default_appearance_id"})
     if (m.contains(key))
-      ctx.error("BEM_STRUCTURE_MIXED", "§6", core::json_pointer_join("", key),
+      ctx.error(codes::BEM_STRUCTURE_MIXED, "§6", core::json_pointer_join("", key),
                 std::string("\"") + key +
                     "\" belongs to the 1.0 fixed-appearance structure; 1.1+ packages use "
                     "option_groups and component_rules instead");
@@ -160,7 +161,7 @@ void check_top_level(Context& ctx) {
   // §3: unknown ordinary fields are optional metadata.
   for (auto it = m.begin(); it != m.end(); ++it)
     if (!known_top_field(it.key()))
-      ctx.info("BEM_UNKNOWN_FIELD", "§3", core::json_pointer_join("", it.key()),
+      ctx.info(codes::BEM_UNKNOWN_FIELD, "§3", core::json_pointer_join("", it.key()),
                "unknown top-level field \"" + it.key().substr(0, 120) +
                    "\" is kept as optional metadata and has no effect");
 }
@@ -170,13 +171,13 @@ void check_final(Context& ctx) {
   for (const auto& [cap, ptr] : ctx.used_capabilities)
     if (!ctx.declared_capabilities.count(cap))
       ctx.error(
-          "BEM_CAPABILITY_MISSING", "§1", ptr,
+          codes::BEM_CAPABILITY_MISSING, "§1", ptr,
           "this uses capability \"" + cap + "\" but required_capabilities does not declare it");
 
   // §1: multi-resource-targets is declared exactly when target has resources.
   // (Resources without the declaration are reported above.)
   if (ctx.declared_capabilities.count("multi-resource-targets") && !ctx.explicit_targets)
-    ctx.error("BEM_TARGET_RESOURCES_CAPABILITY", "§1", "/required_capabilities",
+    ctx.error(codes::BEM_TARGET_RESOURCES_CAPABILITY, "§1", "/required_capabilities",
               "capability \"multi-resource-targets\" is declared but target has no "
               "\"resources\"; declare it only with the 1.4 explicit resource targets");
 
@@ -184,7 +185,7 @@ void check_final(Context& ctx) {
   if (!ctx.structure_v10) {
     const std::uint64_t total = ctx.total_candidates;
     if (total > 4096)
-      ctx.error("BEM_CANDIDATE_LIMIT", "§11", "",
+      ctx.error(codes::BEM_CANDIDATE_LIMIT, "§11", "",
                 "the package declares " + std::to_string(total) +
                     " candidates (component + draw + texture-slot candidates); at most 4096 "
                     "are allowed");
@@ -201,7 +202,7 @@ void check_final(Context& ctx) {
   // §5/§6: a ZIP without format_version is judged as 1.0 when it has the
   // appearance structure; content of a later version cannot be combined with it.
   if (ctx.structure_v10 && !ctx.minor_known() && ctx.needed_minor() > 0)
-    ctx.error("BEM_STRUCTURE_MIXED", "§1", "/appearances",
+    ctx.error(codes::BEM_STRUCTURE_MIXED, "§1", "/appearances",
               "the 1.0 fixed-appearance structure cannot be combined with content that "
               "needs BEM 1." +
                   std::to_string(ctx.needed_minor()));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "charkit/bem/detail/check_v15.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 
@@ -31,13 +32,13 @@ void check_value_map(Context& ctx, const Json& o, const char* key, const std::st
   if (!map) return;
   const std::string mp = json_pointer_join(ptr, key);
   if (!map->is_object()) {
-    ctx.error("BEM_FIELD_TYPE", "§12", mp,
+    ctx.error(codes::BEM_FIELD_TYPE, "§12", mp,
               std::string("\"") + key + "\" must be an object of property name -> value, found " +
                   core::json_type_name(*map));
     return;
   }
   if (map->size() > quota)
-    ctx.error("BEM_OVERRIDE_QUOTA", "§12", mp,
+    ctx.error(codes::BEM_OVERRIDE_QUOTA, "§12", mp,
               std::string("\"") + key + "\" has " + std::to_string(map->size()) +
                   " entries; at most " + std::to_string(quota) + " are allowed per draw");
   const bool skip = ctx.skip_validation();
@@ -45,7 +46,7 @@ void check_value_map(Context& ctx, const Json& o, const char* key, const std::st
     const std::string& name = it.key();
     const std::string p = json_pointer_join(mp, name);
     if (skip ? !is_printable_name(name) : !is_property_name(name))
-      ctx.error("BEM_OVERRIDE_NAME", "§12", p,
+      ctx.error(codes::BEM_OVERRIDE_NAME, "§12", p,
                 "property name \"" + name.substr(0, 100) + "\" is not allowed; " +
                     (skip ? "names must be 1..96 printable ASCII characters"
                           : "names match ^_[a-zA-Z0-9_]{1,95}$"));
@@ -54,7 +55,7 @@ void check_value_map(Context& ctx, const Json& o, const char* key, const std::st
     if (dims == 1) {
       nums.push_back(&*it);
     } else if (!it->is_array() || it->size() != static_cast<std::size_t>(dims)) {
-      ctx.error("BEM_FIELD_TYPE", "§12", p,
+      ctx.error(codes::BEM_FIELD_TYPE, "§12", p,
                 std::string("\"") + key + "\" values must be arrays of 4 numbers, found " +
                     (it->is_array() ? std::to_string(it->size()) + " entries"
                                     : std::string(core::json_type_name(*it))));
@@ -66,7 +67,7 @@ void check_value_map(Context& ctx, const Json& o, const char* key, const std::st
       std::string vp = dims == 1 ? p : json_pointer_join(p, i);
       auto v = core::json_finite_number(*nums[i]);
       if (!v) {
-        ctx.error("BEM_FIELD_TYPE", "§12", vp,
+        ctx.error(codes::BEM_FIELD_TYPE, "§12", vp,
                   std::string("expected a number, found ") + core::json_type_name(*nums[i]));
         continue;
       }
@@ -74,9 +75,9 @@ void check_value_map(Context& ctx, const Json& o, const char* key, const std::st
       std::string msg = "value " + format_number(*v) + " is outside " + format_number(lo) + ".." +
                         format_number(hi);
       if (skip)  // §12 skip_validation: out-of-range values are clamped
-        ctx.warning("BEM_OVERRIDE_CLAMPED", "§12", vp, msg + "; it will be clamped");
+        ctx.warning(codes::BEM_OVERRIDE_CLAMPED, "§12", vp, msg + "; it will be clamped");
       else
-        ctx.error("BEM_OVERRIDE_RANGE", "§12", vp, msg);
+        ctx.error(codes::BEM_OVERRIDE_RANGE, "§12", vp, msg);
     }
   }
 }
@@ -88,13 +89,13 @@ std::set<std::string> check_keyword_list(Context& ctx, const Json& o, const char
   if (!list) return out;
   const std::string lp = json_pointer_join(ptr, key);
   if (!list->is_array()) {
-    ctx.error("BEM_FIELD_TYPE", "§12", lp,
+    ctx.error(codes::BEM_FIELD_TYPE, "§12", lp,
               std::string("\"") + key + "\" must be an array of keywords, found " +
                   core::json_type_name(*list));
     return out;
   }
   if (list->size() > quota)
-    ctx.error("BEM_OVERRIDE_QUOTA", "§12", lp,
+    ctx.error(codes::BEM_OVERRIDE_QUOTA, "§12", lp,
               std::string("\"") + key + "\" has " + std::to_string(list->size()) +
                   " keywords; at most " + std::to_string(quota) + " are allowed per draw");
   const bool skip = ctx.skip_validation();
@@ -103,14 +104,14 @@ std::set<std::string> check_keyword_list(Context& ctx, const Json& o, const char
     if (!text) continue;
     const std::string& s = *text;
     if (skip ? !is_printable_name(s) : !is_shader_keyword(s)) {
-      ctx.error("BEM_OVERRIDE_KEYWORD", "§12", p,
+      ctx.error(codes::BEM_OVERRIDE_KEYWORD, "§12", p,
                 "keyword \"" + s.substr(0, 100) + "\" is not allowed; " +
                     (skip ? "keywords must be 1..96 printable ASCII characters"
                           : "keywords match ^[A-Z0-9_]{2,96}$"));
       continue;
     }
     if (!out.insert(s).second)
-      ctx.warning("BEM_OVERRIDE_DUPLICATE_KEYWORD", "§12", p,
+      ctx.warning(codes::BEM_OVERRIDE_DUPLICATE_KEYWORD, "§12", p,
                   "keyword \"" + s + "\" is listed twice in \"" + key + "\"");
   }
   return out;
@@ -129,12 +130,13 @@ void check_root_offset(Context& ctx) {
     for (char c : *path)
       chars_ok = chars_ok && (is_word_char(c) || c == '-' || c == ' ' || c == '/');
     if (path->empty())
-      ctx.error("BEM_ROOT_OFFSET_PATH", "§12", pp, "\"path\" is empty; it needs 1..256 characters");
+      ctx.error(codes::BEM_ROOT_OFFSET_PATH, "§12", pp,
+                "\"path\" is empty; it needs 1..256 characters");
     else if (!chars_ok)
-      ctx.error("BEM_ROOT_OFFSET_PATH", "§12", pp,
+      ctx.error(codes::BEM_ROOT_OFFSET_PATH, "§12", pp,
                 "\"path\" \"" + path->substr(0, 100) + "\" has characters outside [-A-Za-z0-9_ /]");
     else if (path->find("..") != std::string::npos || path->find("//") != std::string::npos)
-      ctx.error("BEM_ROOT_OFFSET_PATH", "§12", pp,
+      ctx.error(codes::BEM_ROOT_OFFSET_PATH, "§12", pp,
                 "\"path\" \"" + *path + "\" must not contain \"..\" or \"//\"");
   }
   const Json* t = ctx.get_array(ro, "translation", ptr, true, 3, 3, "§12");
@@ -144,7 +146,7 @@ void check_root_offset(Context& ctx) {
   for (std::size_t i = 0; i < 3; ++i) {
     auto v = core::json_finite_number((*t)[i]);
     if (!v) {
-      ctx.error("BEM_FIELD_TYPE", "§12", json_pointer_join(tp, i),
+      ctx.error(codes::BEM_FIELD_TYPE, "§12", json_pointer_join(tp, i),
                 std::string("a translation component must be a finite number, found ") +
                     core::json_type_name((*t)[i]));
       return;
@@ -158,9 +160,9 @@ void check_root_offset(Context& ctx) {
   std::string msg = "translation length is " + format_number(len) + " m; at most " +
                     format_number(limit) + " m is allowed";
   if (skip)  // §12: with validation off the offset is clamped to 1.0 m
-    ctx.warning("BEM_ROOT_OFFSET_CLAMPED", "§12", tp, msg + "; it will be clamped");
+    ctx.warning(codes::BEM_ROOT_OFFSET_CLAMPED, "§12", tp, msg + "; it will be clamped");
   else
-    ctx.error("BEM_ROOT_OFFSET_RANGE", "§12", tp, msg);
+    ctx.error(codes::BEM_ROOT_OFFSET_RANGE, "§12", tp, msg);
 }
 
 }  // namespace
@@ -197,12 +199,13 @@ void check_material_overrides(Context& ctx, const Json& o, const std::string& pt
   // §12 skip_validation: quotas ×4.
   const std::size_t q = ctx.skip_validation() ? 4 : 1;
   if (o.empty())
-    ctx.info("BEM_OVERRIDE_EMPTY", "§12", ptr, "\"material_overrides\" is empty and has no effect");
+    ctx.info(codes::BEM_OVERRIDE_EMPTY, "§12", ptr,
+             "\"material_overrides\" is empty and has no effect");
   for (auto it = o.begin(); it != o.end(); ++it) {
     const auto& k = it.key();
     if (k != "floats" && k != "colors" && k != "vectors" && k != "disable_keywords" &&
         k != "enable_keywords")
-      ctx.warning("BEM_OVERRIDE_UNKNOWN_FIELD", "§12", json_pointer_join(ptr, k),
+      ctx.warning(codes::BEM_OVERRIDE_UNKNOWN_FIELD, "§12", json_pointer_join(ptr, k),
                   "\"" + k.substr(0, 100) +
                       "\" is not a material override field (floats, colors, vectors, "
                       "disable_keywords, enable_keywords) and is ignored");
@@ -215,7 +218,8 @@ void check_material_overrides(Context& ctx, const Json& o, const std::string& pt
   // Q19: a keyword both enabled and disabled has no defined result.
   for (const auto& k : enabled)
     if (disabled.count(k))
-      ctx.error("BEM_OVERRIDE_KEYWORD_CONFLICT", "§12", json_pointer_join(ptr, "enable_keywords"),
+      ctx.error(codes::BEM_OVERRIDE_KEYWORD_CONFLICT, "§12",
+                json_pointer_join(ptr, "enable_keywords"),
                 "keyword \"" + k + "\" is both enabled and disabled on the same draw");
 }
 

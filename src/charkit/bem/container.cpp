@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "charkit/bem/error_codes.h"
+
 namespace charkit::bem {
 
 const char* container_kind_name(ContainerKind k) {
@@ -110,7 +112,7 @@ core::Result<PayloadData> Package::read_payload(std::uint32_t id) const {
 }
 
 core::Result<PayloadData> Package::read_member(std::size_t) const {
-  return core::make_error("BEM_NOT_COLLECTION", "not a collection bundle");
+  return core::make_error(codes::BEM_NOT_COLLECTION, "not a collection bundle");
 }
 
 std::optional<ContainerKind> sniff_container(Bytes file) {
@@ -126,7 +128,7 @@ std::unique_ptr<Package> Package::open(Bytes file, core::Report& report, DecodeC
   const auto kind = sniff_container(file);
   if (kind == ContainerKind::kBinary) return open_binary(file, report, control);
   if (kind == ContainerKind::kZip) return open_zip(file, report, control);
-  report.error("BEM_CONTAINER_UNKNOWN", "§2", core::Location::at_offset(0),
+  report.error(codes::BEM_CONTAINER_UNKNOWN, "§2", core::Location::at_offset(0),
                "not a BEM package: neither the BEM magic \"BEM\\0PKG\\0\" nor a ZIP local header "
                "(PK\\3\\4)");
   return nullptr;

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/core/bytes.h"
 #include "charkit/core/report.h"
 #include "charkit/core/result.h"
@@ -100,8 +101,8 @@ class DecodeControl {
 };
 
 /// Error codes of DecodeControl.
-inline constexpr const char* kDecodeBudgetCode = "BEM_DECODE_BUDGET";
-inline constexpr const char* kCancelledCode = "BEM_CANCELLED";
+inline constexpr core::ErrorCode kDecodeBudgetCode = codes::BEM_DECODE_BUDGET;
+inline constexpr core::ErrorCode kCancelledCode = codes::BEM_CANCELLED;
 
 /// Reusable output buffer for decoded payloads. It grows to the largest
 /// request and never zero-fills, so decoding a whole package faults each

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "charkit/bem/error_codes.h"
+
 namespace charkit::bem {
 
 namespace {
@@ -71,7 +73,7 @@ void Context::need_minor(int m, const std::string& what, const std::string& poin
   // One report per location: a field's presence and its capability both
   // need the same version (e.g. /parameters), and one line says it.
   if (minor_known_ && minor_ < m && version_reported_.insert(pointer).second)
-    error("BEM_VERSION_TOO_LOW", section, pointer,
+    error(codes::BEM_VERSION_TOO_LOW, section, pointer,
           what + " needs BEM 1." + std::to_string(m) + " but the package declares 1." +
               std::to_string(minor_));
 }
@@ -79,7 +81,7 @@ void Context::need_minor(int m, const std::string& what, const std::string& poin
 void Context::allow_max_minor(int m, const std::string& what, const std::string& pointer,
                               const char* section) {
   if (minor_ > m)
-    error("BEM_VERSION_TOO_HIGH", section, pointer,
+    error(codes::BEM_VERSION_TOO_HIGH, section, pointer,
           what + " exists only up to BEM 1." + std::to_string(m) + " but the package is 1." +
               std::to_string(minor_));
 }
@@ -90,15 +92,15 @@ void Context::use_capability(const std::string& cap, const std::string& pointer)
   if (m > 0) need_minor(m, "capability " + cap, pointer);
 }
 
-void Context::error(const std::string& code, const char* section, const std::string& pointer,
+void Context::error(core::ErrorCode code, const char* section, const std::string& pointer,
                     const std::string& message) {
   report.error(code, section, core::Location::at_pointer(pointer), message);
 }
-void Context::warning(const std::string& code, const char* section, const std::string& pointer,
+void Context::warning(core::ErrorCode code, const char* section, const std::string& pointer,
                       const std::string& message) {
   report.warning(code, section, core::Location::at_pointer(pointer), message);
 }
-void Context::info(const std::string& code, const char* section, const std::string& pointer,
+void Context::info(core::ErrorCode code, const char* section, const std::string& pointer,
                    const std::string& message) {
   report.info(code, section, core::Location::at_pointer(pointer), message);
 }
@@ -110,7 +112,7 @@ const Json* Context::field(const Json& obj, const char* key, const std::string& 
     if (it != obj.end()) return &*it;
   }
   if (required)
-    error("BEM_FIELD_MISSING", section, core::json_pointer_join(obj_ptr, key),
+    error(codes::BEM_FIELD_MISSING, section, core::json_pointer_join(obj_ptr, key),
           std::string("required field \"") + key + "\" is missing");
   return nullptr;
 }
@@ -125,12 +127,12 @@ std::optional<std::uint32_t> Context::get_u32(const Json& obj, const char* key,
   auto v = core::json_uint32(*j);
   if (!v) {
     error(
-        "BEM_FIELD_TYPE", "§3", ptr,
+        codes::BEM_FIELD_TYPE, "§3", ptr,
         std::string("\"") + key + "\" must be a UInt32 integer, found " + core::json_type_name(*j));
     return std::nullopt;
   }
   if (*v < lo || *v > hi) {
-    error("BEM_FIELD_RANGE", section, ptr,
+    error(codes::BEM_FIELD_RANGE, section, ptr,
           std::string("\"") + key + "\" is " + std::to_string(*v) + ", allowed " +
               std::to_string(lo) + ".." + std::to_string(hi));
     return std::nullopt;
@@ -145,13 +147,13 @@ std::optional<std::string> Context::get_string(const Json& obj, const char* key,
   if (!j) return std::nullopt;
   std::string ptr = core::json_pointer_join(obj_ptr, key);
   if (!j->is_string()) {
-    error("BEM_FIELD_TYPE", section, ptr,
+    error(codes::BEM_FIELD_TYPE, section, ptr,
           std::string("\"") + key + "\" must be a string, found " + core::json_type_name(*j));
     return std::nullopt;
   }
   const auto& s = j->get_ref<const std::string&>();
   if (s.size() > max_bytes) {
-    error("BEM_STRING_LENGTH", "§3", ptr,
+    error(codes::BEM_STRING_LENGTH, "§3", ptr,
           std::string("\"") + key + "\" is " + std::to_string(s.size()) + " bytes, at most " +
               std::to_string(max_bytes) + " allowed");
     return std::nullopt;
@@ -168,7 +170,7 @@ std::optional<std::string> Context::get_stable_id(const Json& obj, const char* k
       get_string(obj, key, obj_ptr, required, std::numeric_limits<std::size_t>::max(), section);
   if (!s) return std::nullopt;
   if (!is_stable_id(*s)) {
-    error("BEM_STABLE_ID", "§3", core::json_pointer_join(obj_ptr, key),
+    error(codes::BEM_STABLE_ID, "§3", core::json_pointer_join(obj_ptr, key),
           std::string("\"") + key + "\" is not a stable ID ([A-Za-z0-9][A-Za-z0-9_.-]{0,95}): \"" +
               s->substr(0, 120) + "\"");
     return std::nullopt;
@@ -181,7 +183,7 @@ std::optional<bool> Context::get_bool(const Json& obj, const char* key, const st
   const Json* j = field(obj, key, obj_ptr, required, section);
   if (!j) return std::nullopt;
   if (!j->is_boolean()) {
-    error("BEM_FIELD_TYPE", section, core::json_pointer_join(obj_ptr, key),
+    error(codes::BEM_FIELD_TYPE, section, core::json_pointer_join(obj_ptr, key),
           std::string("\"") + key + "\" must be a boolean, found " + core::json_type_name(*j));
     return std::nullopt;
   }
@@ -197,12 +199,12 @@ std::optional<double> Context::get_number(const Json& obj, const char* key,
   auto v = core::json_finite_number(*j);
   if (!v) {
     error(
-        "BEM_FIELD_TYPE", section, ptr,
+        codes::BEM_FIELD_TYPE, section, ptr,
         std::string("\"") + key + "\" must be a finite number, found " + core::json_type_name(*j));
     return std::nullopt;
   }
   if (!(*v >= lo && *v <= hi)) {
-    error("BEM_FIELD_RANGE", section, ptr,
+    error(codes::BEM_FIELD_RANGE, section, ptr,
           std::string("\"") + key + "\" is " + std::to_string(*v) + ", allowed " +
               std::to_string(lo) + ".." + std::to_string(hi));
     return std::nullopt;
@@ -216,12 +218,12 @@ const Json* Context::get_array(const Json& obj, const char* key, const std::stri
   if (!j) return nullptr;
   std::string ptr = core::json_pointer_join(obj_ptr, key);
   if (!j->is_array()) {
-    error("BEM_FIELD_TYPE", section, ptr,
+    error(codes::BEM_FIELD_TYPE, section, ptr,
           std::string("\"") + key + "\" must be an array, found " + core::json_type_name(*j));
     return nullptr;
   }
   if (j->size() < lo || j->size() > hi) {
-    error("BEM_ARRAY_SIZE", section, ptr,
+    error(codes::BEM_ARRAY_SIZE, section, ptr,
           std::string("\"") + key + "\" has " + std::to_string(j->size()) + " entries, allowed " +
               std::to_string(lo) + ".." + std::to_string(hi));
     return nullptr;
@@ -231,7 +233,7 @@ const Json* Context::get_array(const Json& obj, const char* key, const std::stri
 
 bool Context::expect_object(const Json& j, const std::string& ptr, const char* section) {
   if (j.is_object()) return true;
-  error("BEM_FIELD_TYPE", section, ptr,
+  error(codes::BEM_FIELD_TYPE, section, ptr,
         std::string("expected an object, found ") + core::json_type_name(j));
   return false;
 }
@@ -239,7 +241,7 @@ bool Context::expect_object(const Json& j, const std::string& ptr, const char* s
 const std::string* Context::expect_string(const Json& j, const std::string& ptr,
                                           const char* section, const std::string& what) {
   if (j.is_string()) return &j.get_ref<const std::string&>();
-  error("BEM_FIELD_TYPE", section, ptr, what + ", found " + core::json_type_name(j));
+  error(codes::BEM_FIELD_TYPE, section, ptr, what + ", found " + core::json_type_name(j));
   return nullptr;
 }
 
@@ -248,10 +250,10 @@ bool Context::use_payload(std::uint32_t id, std::uint64_t min_size, std::uint64_
   const auto& table = package.payloads();
   if (id >= table.size() || !table[id].present) {
     if (package.kind() == ContainerKind::kZip)
-      error("BEM_ZIP_MISSING_PAYLOAD", "§14", use.pointer,
+      error(codes::BEM_ZIP_MISSING_PAYLOAD, "§14", use.pointer,
             "ZIP package is missing payload " + std::to_string(id));
     else
-      error("BEM_PAYLOAD_ID", "§2", use.pointer,
+      error(codes::BEM_PAYLOAD_ID, "§2", use.pointer,
             "payload " + std::to_string(id) + " does not exist (the directory has " +
                 std::to_string(table.size()) + ")");
     return false;
@@ -261,7 +263,7 @@ bool Context::use_payload(std::uint32_t id, std::uint64_t min_size, std::uint64_
     std::string want = min_size == max_size
                            ? std::to_string(min_size)
                            : std::to_string(min_size) + ".." + std::to_string(max_size);
-    error("BEM_PAYLOAD_SIZE", "§2", use.pointer,
+    error(codes::BEM_PAYLOAD_SIZE, "§2", use.pointer,
           "payload " + std::to_string(id) + " decodes to " + std::to_string(size) +
               " bytes, expected " + want);
     return false;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <string>
 
+#include "charkit/bem/error_codes.h"
+
 namespace charkit::bem {
 
 namespace {
@@ -49,7 +51,7 @@ DecisionGraph::DecisionGraph(std::vector<std::uint32_t> choices, std::size_t nod
 
 core::Status DecisionGraph::status() const {
   if (!exhausted_) return core::Ok{};
-  return core::make_error("BEM_DECISION_GRAPH_TOO_LARGE",
+  return core::make_error(codes::BEM_DECISION_GRAPH_TOO_LARGE,
                           "the exact decision graph of the option groups needs more than " +
                               std::to_string(limit_) +
                               " nodes (§6: at most 250000); simplify the conditions");
@@ -353,7 +355,7 @@ core::Result<MaximumResult> maximize_sum(const DecisionGraph& g, NodeId domain,
         if (inserted) {
           if (++states > state_limit)
             return core::make_error(
-                "BEM_DECISION_GRAPH_TOO_LARGE",
+                codes::BEM_DECISION_GRAPH_TOO_LARGE,
                 "the worst-case search over the decision graph needs more than " +
                     std::to_string(state_limit) + " states (§6: at most 250000 nodes)");
           next.push_back({key, acc});
@@ -368,7 +370,7 @@ core::Result<MaximumResult> maximize_sum(const DecisionGraph& g, NodeId domain,
   }
 
   if (cur.empty())
-    return core::make_error("BEM_DECISION_GRAPH_EMPTY", "no assignment satisfies the domain");
+    return core::make_error(codes::BEM_DECISION_GRAPH_EMPTY, "no assignment satisfies the domain");
   // Every variable is decided: residuals are terminal, so each final state
   // is (kTrue) with no live terms; pick the best.
   std::uint32_t best = 0;

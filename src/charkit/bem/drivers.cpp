@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/core/utf8.h"
 
 namespace charkit::bem {
@@ -488,7 +489,7 @@ core::Result<std::vector<DriverEvent>> parse_driver_events(std::string_view text
     if (end == std::string_view::npos) end = text.size();
     const std::string_view item = text.substr(pos, end - pos);
     auto bad = [&](const std::string& why) {
-      return core::make_error("BEM_SIMULATE_EVENTS",
+      return core::make_error(codes::BEM_SIMULATE_EVENTS,
                               "event " + core::quote_excerpt(item) + ": " + why +
                                   " (form TIME:ACTION:DRIVER[:ARG], actions start, pause, stop, "
                                   "toggle, speed)",
@@ -539,7 +540,7 @@ core::Result<std::vector<DriverEvent>> parse_driver_events(std::string_view text
 core::Result<DriverEvent> parse_driver_control(std::string_view json_text,
                                                const std::vector<Driver>& drivers) {
   auto bad = [](const std::string& why) {
-    return core::make_error("BEM_DRIVER_CONTROL",
+    return core::make_error(codes::BEM_DRIVER_CONTROL,
                             why +
                                 " (a control is {\"action\": \"start\"|\"pause\"|\"stop\"|"
                                 "\"toggle\"|\"speed\", \"driver\": ID, \"value\": SPEED})");

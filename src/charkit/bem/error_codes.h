@@ -27,7 +27,7 @@ namespace charkit::bem {
 
 /// The code of a manifest that is not strict JSON (§3): BEM_MANIFEST_ and the
 /// core JSON code, e.g. JSON_TOO_DEEP -> BEM_MANIFEST_JSON_TOO_DEEP.
-inline std::string manifest_json_code(std::string_view json_code) {
+inline core::ErrorCode manifest_json_code(std::string_view json_code) {
   constexpr std::pair<core::ErrorCode, core::ErrorCode> kCodes[] = {
       {core::codes::JSON_BOM, codes::BEM_MANIFEST_JSON_BOM},
       {core::codes::JSON_DUPLICATE_KEY, codes::BEM_MANIFEST_JSON_DUPLICATE_KEY},
@@ -36,9 +36,9 @@ inline std::string manifest_json_code(std::string_view json_code) {
       {core::codes::JSON_TOO_DEEP, codes::BEM_MANIFEST_JSON_TOO_DEEP},
   };
   for (const auto& [json, manifest] : kCodes) {
-    if (json_code == json) return manifest.str();
+    if (json_code == json) return manifest;
   }
-  return codes::BEM_MANIFEST_JSON_SYNTAX.str();
+  return codes::BEM_MANIFEST_JSON_SYNTAX;
 }
 
 }  // namespace charkit::bem

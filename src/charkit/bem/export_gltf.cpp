@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "charkit/bem/detail/vertex_format.h"
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
 #include "charkit/core/half.h"
@@ -87,7 +88,8 @@ core::Result<AttributeView> view_of(const Mesh& mesh, const SelectedMesh& sel,
       core::json_pointer_join("/meshes", mesh_index) + "/attributes/" + std::to_string(attribute);
   if (a.format > 11 || a.dimension < 1 || a.dimension > 4 || a.stream >= mesh.streams.size() ||
       a.stream >= sel.streams.size() || !sel.streams[a.stream]) {
-    return make_error("BEM_EXPORT_ATTRIBUTE", "attribute format, dimension or stream not usable",
+    return make_error(codes::BEM_EXPORT_ATTRIBUTE,
+                      "attribute format, dimension or stream not usable",
                       core::Location::at_pointer(where));
   }
   const std::uint32_t stride = mesh.streams[a.stream].stride;
@@ -95,7 +97,7 @@ core::Result<AttributeView> view_of(const Mesh& mesh, const SelectedMesh& sel,
       std::uint64_t{a.offset} + std::uint64_t{kFormatBytes[a.format]} * a.dimension;
   const std::uint64_t needed = std::uint64_t{mesh.vertex_count} * stride;
   if (end > stride || sel.streams[a.stream]->size() < needed) {
-    return make_error("BEM_EXPORT_ATTRIBUTE", "attribute does not fit its stream",
+    return make_error(codes::BEM_EXPORT_ATTRIBUTE, "attribute does not fit its stream",
                       core::Location::at_pointer(where));
   }
   return AttributeView{sel.streams[a.stream]->bytes().data(), stride, a.offset, a.format,
@@ -123,7 +125,7 @@ class SceneBuilder {
       if (options_.progress) options_.progress(i, planned);
       const PlannedMesh& pm = plan_.meshes[i];
       if (pm.segments.empty()) {
-        warn("BEM_EXPORT_NO_DRAWS",
+        warn(codes::BEM_EXPORT_NO_DRAWS,
              "mesh " + std::to_string(pm.mesh) +
                  " has no selected draw; glTF needs one primitive, not exported",
              core::json_pointer_join("/meshes", pm.mesh));
@@ -151,7 +153,7 @@ class SceneBuilder {
       result_.scene.nodes.push_back(std::move(node));
     }
     if (result_.scene.meshes.empty()) {
-      warn("BEM_EXPORT_EMPTY",
+      warn(codes::BEM_EXPORT_EMPTY,
            "the selection replaces no mesh: the glTF has no geometry (kept and hidden components "
            "are the game's own meshes, not in the package)",
            "/meshes");
@@ -167,7 +169,7 @@ class SceneBuilder {
   }
 
  private:
-  void warn(std::string code, std::string message, std::string pointer) {
+  void warn(core::ErrorCode code, std::string message, std::string pointer) {
     result_.warnings.push_back({std::move(code), std::move(message), std::move(pointer)});
   }
 
@@ -188,7 +190,7 @@ class SceneBuilder {
         auto it = sel.frame_payloads.find(f.payload);
         if (it == sel.frame_payloads.end())
           return make_error(
-              "BEM_EXPORT_ATTRIBUTE", "a planned frame was not read",
+              codes::BEM_EXPORT_ATTRIBUTE, "a planned frame was not read",
               core::Location::at_pointer("/mesh_deformations/" + std::to_string(ch.deformation)));
         auto d = deform::parse_sparse_deltas(it->second->bytes(), vc, f.count);
         if (!d) return std::move(d).error();
@@ -240,7 +242,7 @@ class SceneBuilder {
       }
     } else {
       return make_error(
-          "BEM_EXPORT_ATTRIBUTE", "mesh has no position attribute",
+          codes::BEM_EXPORT_ATTRIBUTE, "mesh has no position attribute",
           core::Location::at_pointer(core::json_pointer_join("/meshes", pm.mesh) + "/attributes"));
     }
     if (auto it = attrs.find(kNormal); it != attrs.end()) {
@@ -260,7 +262,7 @@ class SceneBuilder {
                                sx * tbn.tangent[3]};
         }
         if (unflagged != 0)
-          warn("BEM_EXPORT_PACKED_NORMAL",
+          warn(codes::BEM_EXPORT_PACKED_NORMAL,
                std::to_string(unflagged) + " of " + std::to_string(vc) +
                    " vertices have a one-component normal without the packed flag (bit 30); "
                    "decoded as packed words anyway",
@@ -324,7 +326,7 @@ class SceneBuilder {
     for (const IndexSegment& seg : pm.segments) {
       scene::Primitive prim;
       if (std::uint64_t{seg.start} + seg.count > sel.indices.size()) {
-        return make_error("BEM_EXPORT_INDEX", "segment outside the index stream",
+        return make_error(codes::BEM_EXPORT_INDEX, "segment outside the index stream",
                           core::Location::at_pointer(core::json_pointer_join("/meshes", pm.mesh) +
                                                      "/draws/" + std::to_string(seg.draw)));
       }
@@ -419,7 +421,7 @@ class SceneBuilder {
     add(rescaled, " normals were not unit length and were normalised");
     add(zero, " normals were zero and were recomputed from the faces");
     add(tangents, " tangents were not unit length and were normalised");
-    warn("BEM_EXPORT_NORMALS", what + " (glTF needs unit normals and tangents)",
+    warn(codes::BEM_EXPORT_NORMALS, what + " (glTF needs unit normals and tangents)",
          core::json_pointer_join("/meshes", mesh_index) + "/attributes");
   }
 
@@ -427,7 +429,7 @@ class SceneBuilder {
                          const std::map<std::uint32_t, AttributeView>& attrs, scene::Mesh& out) {
     if (mesh.bones.empty() || joint_names_.size() + mesh.bones.size() > 0xFFFF) {
       return make_error(
-          "BEM_EXPORT_JOINT", "skinned mesh without palette bones, or too many bones",
+          codes::BEM_EXPORT_JOINT, "skinned mesh without palette bones, or too many bones",
           core::Location::at_pointer(core::json_pointer_join("/meshes", mesh_index) + "/bones"));
     }
     const auto weights_it = attrs.find(kBlendWeight);
@@ -453,7 +455,7 @@ class SceneBuilder {
         }
         const double raw = indices.get(v, k);
         if (!(raw >= 0.0) || raw >= static_cast<double>(mesh.bones.size())) {
-          return make_error("BEM_EXPORT_JOINT",
+          return make_error(codes::BEM_EXPORT_JOINT,
                             "vertex " + std::to_string(v) + " uses bone " +
                                 std::to_string(static_cast<long long>(raw)) +
                                 " outside the palette of " + std::to_string(mesh.bones.size()),
@@ -503,7 +505,7 @@ class SceneBuilder {
         const bool is_normal = tex.semantic == "normal";
         std::optional<std::uint32_t>& target = is_normal ? normal : base;
         if (target) {
-          warn("BEM_EXPORT_TEXTURE_EXTRA",
+          warn(codes::BEM_EXPORT_TEXTURE_EXTRA,
                "texture " + std::to_string(*b->texture) + " (" + tex.original_name +
                    ") not attached: the glTF material has one " +
                    (is_normal ? "normal" : "base colour") + " texture",
@@ -548,13 +550,14 @@ class SceneBuilder {
       }
     }
     if (data == nullptr) {
-      warn("BEM_EXPORT_TEXTURE_MISSING", "texture " + std::to_string(t) + " was not read", where);
+      warn(codes::BEM_EXPORT_TEXTURE_MISSING, "texture " + std::to_string(t) + " was not read",
+           where);
       return std::nullopt;
     }
     auto image = scene::decode_top_mip(tex.format, tex.width, tex.height, tex.srgb,
                                        (*data)->bytes(), options_.texture_limits);
     if (!image) {
-      warn("BEM_EXPORT_TEXTURE_DECODE",
+      warn(codes::BEM_EXPORT_TEXTURE_DECODE,
            "texture " + std::to_string(t) + " (" + tex.original_name + ", " +
                scene::texture_format_name(tex.format) + ") not exported: " + image.error().code +
                ": " + image.error().message,
@@ -573,7 +576,7 @@ class SceneBuilder {
     core::Result<std::vector<std::uint8_t>> png =
         grey ? encode_grey(*image) : scene::encode_png(*image);
     if (!png) {
-      warn("BEM_EXPORT_TEXTURE_DECODE",
+      warn(codes::BEM_EXPORT_TEXTURE_DECODE,
            "texture " + std::to_string(t) + " not exported: " + png.error().message, where);
       return std::nullopt;
     }

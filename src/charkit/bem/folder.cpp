@@ -19,7 +19,9 @@
 
 #include "charkit/bem/container.h"
 #include "charkit/bem/detail/payload_name.h"
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/writer.h"
+#include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 
 namespace charkit::bem {
@@ -44,20 +46,20 @@ struct FileCloser {
   }
 };
 
-core::Error io_error(const char* code, const fs::path& p, const std::string& what) {
+core::Error io_error(core::ErrorCode code, const fs::path& p, const std::string& what) {
   return make_error(code, p.string() + ": " + what);
 }
 
 /// Read a regular file of at most max_size bytes; never through a symlink.
 core::Result<std::vector<std::uint8_t>> read_file(const fs::path& p, std::uint64_t max_size,
-                                                  const char* size_code) {
+                                                  core::ErrorCode size_code) {
   FileCloser f{::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)};
   if (f.fd < 0)
-    return io_error(errno == ELOOP ? "BEM_FOLDER_SYMLINK" : "IO_OPEN", p,
+    return io_error(errno == ELOOP ? codes::BEM_FOLDER_SYMLINK : core::codes::IO_OPEN, p,
                     errno == ELOOP ? "symbolic links are not followed" : std::strerror(errno));
   struct stat st {};
   if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
-    return io_error("IO_NOT_REGULAR", p, "not a regular file");
+    return io_error(core::codes::IO_NOT_REGULAR, p, "not a regular file");
   auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > max_size)
     return io_error(
@@ -68,7 +70,7 @@ core::Result<std::vector<std::uint8_t>> read_file(const fs::path& p, std::uint64
   while (got < data.size()) {
     ssize_t n = ::read(f.fd, data.data() + got, data.size() - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return io_error("IO_READ", p, "short read");
+    if (n <= 0) return io_error(core::codes::IO_READ, p, "short read");
     got += static_cast<std::size_t>(n);
   }
   return data;
@@ -76,17 +78,17 @@ core::Result<std::vector<std::uint8_t>> read_file(const fs::path& p, std::uint64
 
 core::Status write_file(const fs::path& p, core::Bytes data) {
   FileCloser f{::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)};
-  if (f.fd < 0) return io_error("IO_WRITE", p, std::strerror(errno));
+  if (f.fd < 0) return io_error(core::codes::IO_WRITE, p, std::strerror(errno));
   std::size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::write(f.fd, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return io_error("IO_WRITE", p, std::strerror(errno));
+    if (n <= 0) return io_error(core::codes::IO_WRITE, p, std::strerror(errno));
     done += static_cast<std::size_t>(n);
   }
   if (::close(f.fd) != 0) {
     f.fd = -1;
-    return io_error("IO_WRITE", p, std::strerror(errno));
+    return io_error(core::codes::IO_WRITE, p, std::strerror(errno));
   }
   f.fd = -1;
   return core::Ok{};
@@ -103,18 +105,19 @@ struct FoundPayload {
 core::Status scan(const fs::path& dir, const std::string& prefix, std::vector<FoundPayload>& out) {
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
-  if (ec) return io_error("IO_OPEN", dir, ec.message());
+  if (ec) return io_error(core::codes::IO_OPEN, dir, ec.message());
   for (const auto& entry : it) {
     std::string name = entry.path().filename().string();
     auto number = payload_number(name);
     if (!number) continue;
     auto st = entry.symlink_status(ec);
-    if (ec) return io_error("IO_OPEN", entry.path(), ec.message());
+    if (ec) return io_error(core::codes::IO_OPEN, entry.path(), ec.message());
     if (fs::is_symlink(st))
-      return io_error("BEM_FOLDER_SYMLINK", entry.path(), "symbolic links are not followed");
-    if (!fs::is_regular_file(st)) return io_error("IO_NOT_REGULAR", entry.path(), "not a file");
+      return io_error(codes::BEM_FOLDER_SYMLINK, entry.path(), "symbolic links are not followed");
+    if (!fs::is_regular_file(st))
+      return io_error(core::codes::IO_NOT_REGULAR, entry.path(), "not a file");
     auto size = entry.file_size(ec);
-    if (ec) return io_error("IO_OPEN", entry.path(), ec.message());
+    if (ec) return io_error(core::codes::IO_OPEN, entry.path(), ec.message());
     out.push_back({*number, prefix + name, entry.path(), size});
   }
   return core::Ok{};
@@ -130,12 +133,12 @@ std::string payload_file_name(std::size_t id) {
 
 core::Result<PackageContent> read_project_file(const std::string& path) {
   const fs::path project(path);
-  auto text = read_file(project, std::uint64_t{64} << 20, "BEM_PROJECT");
+  auto text = read_file(project, std::uint64_t{64} << 20, codes::BEM_PROJECT);
   if (!text) return std::move(text).error();
   auto json = core::parse_json_strict(core::as_chars(*text));
   if (!json) return std::move(json).error();
   auto bad = [&](std::string message, std::string pointer) {
-    return make_error("BEM_PROJECT", std::move(message),
+    return make_error(codes::BEM_PROJECT, std::move(message),
                       core::Location::at_pointer(std::move(pointer)));
   };
   if (!json->is_object()) return bad("a project is a JSON object", "");
@@ -147,7 +150,7 @@ core::Result<PackageContent> read_project_file(const std::string& path) {
   if (files.size() > 16384) return bad("more than 16384 payload files (§11)", "/payload_files");
   std::error_code ec;
   const fs::path root = fs::absolute(project, ec).parent_path();
-  if (ec) return io_error("IO_OPEN", project, ec.message());
+  if (ec) return io_error(core::codes::IO_OPEN, project, ec.message());
   PackageContent out;
   out.manifest = std::move((*json)["manifest"]);
   std::uint64_t total = 0;
@@ -167,17 +170,18 @@ core::Result<PackageContent> read_project_file(const std::string& path) {
       at /= part;
       auto st = fs::symlink_status(at, ec);
       if (!ec && fs::is_symlink(st))
-        return io_error("BEM_FOLDER_SYMLINK", at, "symbolic links are not followed");
+        return io_error(codes::BEM_FOLDER_SYMLINK, at, "symbolic links are not followed");
     }
     auto size = fs::file_size(at, ec);
-    if (ec) return io_error("IO_OPEN", at, ec.message());
+    if (ec) return io_error(core::codes::IO_OPEN, at, ec.message());
     if (size == 0 || size > kMaxPayloadSize)
-      return io_error("BEM_PAYLOAD_DECODED_SIZE", at,
+      return io_error(codes::BEM_PAYLOAD_DECODED_SIZE, at,
                       std::to_string(size) + " bytes; §2 allows 1 byte .. 512 MiB");
     total += size;
     if (total > kMaxFileSize)
-      return io_error("BEM_FILE_TOO_LARGE", project, "the project's payload files exceed 2 GiB");
-    auto bytes = read_file(at, kMaxPayloadSize, "BEM_PAYLOAD_DECODED_SIZE");
+      return io_error(codes::BEM_FILE_TOO_LARGE, project,
+                      "the project's payload files exceed 2 GiB");
+    auto bytes = read_file(at, kMaxPayloadSize, codes::BEM_PAYLOAD_DECODED_SIZE);
     if (!bytes) return std::move(bytes).error();
     out.payloads.push_back(std::move(*bytes));
   }
@@ -203,13 +207,13 @@ bool is_package_folder(const std::string& path) {
 
 core::Result<std::vector<std::uint8_t>> read_package_folder(const std::string& dir_name) {
   const fs::path dir(dir_name);
-  if (!is_package_folder(dir_name)) return io_error("IO_OPEN", dir, "not a directory");
+  if (!is_package_folder(dir_name)) return io_error(core::codes::IO_OPEN, dir, "not a directory");
   std::error_code ec;
   const fs::path manifest_path = dir / "manifest.json";
   auto mst = fs::symlink_status(manifest_path, ec);
   if (ec || !fs::exists(mst))
-    return io_error("BEM_FOLDER_NO_MANIFEST", dir, "no manifest.json in the folder (§14)");
-  auto manifest = read_file(manifest_path, kMaxManifestSize, "BEM_MANIFEST_SIZE");
+    return io_error(codes::BEM_FOLDER_NO_MANIFEST, dir, "no manifest.json in the folder (§14)");
+  auto manifest = read_file(manifest_path, kMaxManifestSize, codes::BEM_MANIFEST_SIZE);
   if (!manifest) return std::move(manifest).error();
 
   std::vector<FoundPayload> found;
@@ -217,18 +221,18 @@ core::Result<std::vector<std::uint8_t>> read_package_folder(const std::string& d
   const fs::path sub = dir / "payloads";
   auto sst = fs::symlink_status(sub, ec);
   if (!ec && fs::is_symlink(sst))
-    return io_error("BEM_FOLDER_SYMLINK", sub, "symbolic links are not followed");
+    return io_error(codes::BEM_FOLDER_SYMLINK, sub, "symbolic links are not followed");
   if (!ec && fs::is_directory(sst))
     if (auto st = scan(sub, "payloads/", found); !st) return std::move(st).error();
 
   std::uint64_t total = manifest->size();
   for (const auto& f : found) {
     if (f.size > kMaxPayloadSize)
-      return io_error("BEM_PAYLOAD_DECODED_SIZE", f.path,
+      return io_error(codes::BEM_PAYLOAD_DECODED_SIZE, f.path,
                       std::to_string(f.size) + " bytes; §2 allows at most 512 MiB");
     total += f.size;
     if (total > kMaxFileSize)
-      return io_error("BEM_FILE_TOO_LARGE", dir, "the folder's package files exceed 2 GiB");
+      return io_error(codes::BEM_FILE_TOO_LARGE, dir, "the folder's package files exceed 2 GiB");
   }
   // Deterministic archive order; the ZIP reader reports duplicate numbers.
   std::sort(found.begin(), found.end(), [](const FoundPayload& a, const FoundPayload& b) {
@@ -237,7 +241,7 @@ core::Result<std::vector<std::uint8_t>> read_package_folder(const std::string& d
   std::vector<std::vector<std::uint8_t>> data;
   data.reserve(found.size());
   for (const auto& f : found) {
-    auto bytes = read_file(f.path, kMaxPayloadSize, "BEM_PAYLOAD_DECODED_SIZE");
+    auto bytes = read_file(f.path, kMaxPayloadSize, codes::BEM_PAYLOAD_DECODED_SIZE);
     if (!bytes) return std::move(bytes).error();
     data.push_back(std::move(*bytes));
   }
@@ -253,23 +257,24 @@ core::Result<UnpackStats> unpack_package(core::Bytes file, const std::string& di
   auto pkg = Package::open(file, rep);
   if (!pkg || rep.has_errors()) {
     for (const auto& i : rep.issues())
-      if (i.severity == core::Severity::kError) return make_error(i.code, i.message, i.location);
-    return make_error("BEM_CONTAINER", "the package cannot be read");
+      if (i.severity == core::Severity::kError) return core::Error{i.code, i.message, i.location};
+    return make_error(codes::BEM_CONTAINER, "the package cannot be read");
   }
   if (pkg->kind() == ContainerKind::kCollection)
-    return make_error("BEM_UNPACK_COLLECTION",
+    return make_error(codes::BEM_UNPACK_COLLECTION,
                       "a collection bundle holds several packages; unpack its .bem members");
 
   const fs::path dir(dir_name);
   std::error_code ec;
   auto st = fs::symlink_status(dir, ec);
   if (fs::exists(st)) {
-    if (!fs::is_directory(st)) return io_error("IO_WRITE", dir, "exists and is not a directory");
+    if (!fs::is_directory(st))
+      return io_error(core::codes::IO_WRITE, dir, "exists and is not a directory");
     if (!fs::is_empty(dir, ec) && !options.force)
-      return io_error("BEM_UNPACK_NOT_EMPTY", dir,
+      return io_error(codes::BEM_UNPACK_NOT_EMPTY, dir,
                       "the directory is not empty (use --force to replace its package files)");
   } else if (!fs::create_directories(dir, ec)) {
-    return io_error("IO_WRITE", dir, ec.message());
+    return io_error(core::codes::IO_WRITE, dir, ec.message());
   }
   const fs::path payload_dir = dir / "payloads";
   if (options.force) {
@@ -288,7 +293,7 @@ core::Result<UnpackStats> unpack_package(core::Bytes file, const std::string& di
       fs::remove(dir / "manifest.json", ec);
   }
   fs::create_directory(payload_dir, ec);
-  if (ec) return io_error("IO_WRITE", payload_dir, ec.message());
+  if (ec) return io_error(core::codes::IO_WRITE, payload_dir, ec.message());
 
   UnpackStats stats;
   auto text = pkg->manifest_text();

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "charkit/bem/container.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 
@@ -584,9 +585,9 @@ core::Result<Model> build_model(const Json& manifest, const Package& package, in
   try {
     return Builder(manifest, package, minor).build();
   } catch (const ModelError& e) {
-    return core::make_error("BEM_MODEL", e.message, core::Location::at_pointer(e.pointer));
+    return core::make_error(codes::BEM_MODEL, e.message, core::Location::at_pointer(e.pointer));
   } catch (const std::exception& e) {  // allocation failure or a JSON library error
-    return core::make_error("BEM_MODEL", e.what());
+    return core::make_error(codes::BEM_MODEL, e.what());
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "charkit/bem/detail/scene_packer.h"
 #include "charkit/bem/detail/vertex_format.h"
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
@@ -28,7 +29,7 @@ using core::Location;
 using core::make_error;
 using namespace vertex_attr;  // kFormatBytes, the semantics (detail/vertex_format.h)
 
-core::Error at(std::string code, std::string message, std::string pointer) {
+core::Error at(core::ErrorCode code, std::string message, std::string pointer) {
   return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
 }
 
@@ -43,7 +44,7 @@ core::Status apply_spec_fields(const PackSpec& spec, Json& manifest) {
     if (!meshes.is_array() || o.mesh >= meshes.size() || !meshes[o.mesh].is_object() ||
         !meshes[o.mesh].contains("draws") || !meshes[o.mesh]["draws"].is_array() ||
         o.draw >= meshes[o.mesh]["draws"].size() || !meshes[o.mesh]["draws"][o.draw].is_object())
-      return at("BEM_PACK_SPEC",
+      return at(codes::BEM_PACK_SPEC,
                 "the package has no draw " + std::to_string(o.draw) + " in mesh " +
                     std::to_string(o.mesh),
                 o.pointer);
@@ -66,7 +67,7 @@ core::Result<PackResult> ScenePacker::run() {
                       [](const Candidate& cand) { return cand.op == Operation::kReplace; }))
         names += (names.empty() ? "" : ", ") + c.mesh_name;
     if (names.empty()) names = "the template replaces none";
-    return at("BEM_PACK_NO_MESH",
+    return at(codes::BEM_PACK_NO_MESH,
               "no glTF mesh matches a mesh of the template: name the glTF mesh mesh_N (N: the "
               "template's mesh index, as bem export does) or its node after a replaced "
               "component (" +
@@ -110,7 +111,7 @@ core::Status ScenePacker::prune_placeholders() {
         const auto idx = core::json_uint32(t);
         if (!idx) continue;
         if (!given.count(*idx))
-          return at("BEM_PACK_TEXTURE",
+          return at(codes::BEM_PACK_TEXTURE,
                     "texture " + std::to_string(*idx) + " (\"" +
                         model_.textures[*idx].original_name + "\") of material \"" +
                         d["material_name"].get<std::string>() +
@@ -188,7 +189,7 @@ core::Result<PackResult> pack_project(PackageContent project, const PackOptions&
   out.content.manifest_text.clear();
   if (options.spec != nullptr) {
     if (!options.spec->parameters.empty())
-      return detail::at("BEM_PACK_SPEC",
+      return detail::at(codes::BEM_PACK_SPEC,
                         "a project has no shape keys to make sliders of: its parameters and "
                         "mesh_deformations are in its manifest",
                         options.spec->parameters.front().pointer);

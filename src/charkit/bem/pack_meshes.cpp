@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "charkit/bem/detail/vertex_format.h"
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
@@ -91,7 +92,7 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
   if (!sm) return std::move(sm).error();
   const std::size_t vc = sm->vertex_count;
   if (vc == 0)
-    return at("BEM_PACK_ATTRIBUTE", "the mesh has no vertices",
+    return at(codes::BEM_PACK_ATTRIBUTE, "the mesh has no vertices",
               "/meshes/" + std::to_string(g.first));
 
   PackedMesh pm;
@@ -109,7 +110,7 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
                   [](const VertexAttribute& a) { return a.semantic == kBlendIndices; });
   if (skinned) {
     if (sm->joints.empty())
-      return at("BEM_PACK_ATTRIBUTE",
+      return at(codes::BEM_PACK_ATTRIBUTE,
                 "template mesh " + std::to_string(m) +
                     " is skinned; the glTF mesh needs JOINTS_0 and WEIGHTS_0",
                 "/meshes/" + std::to_string(g.first));
@@ -128,12 +129,12 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
     const std::string aptr =
         core::json_pointer_join("/meshes", m) + "/attributes/" + std::to_string(ai);
     if (a.stream >= streams.size() || a.format > 11 || a.dimension < 1 || a.dimension > 4)
-      return at("BEM_PACK_TEMPLATE", "attribute not usable", aptr);
+      return at(codes::BEM_PACK_TEMPLATE, "attribute not usable", aptr);
     const std::uint32_t stride = mesh.streams[a.stream].stride;
     std::uint8_t* base = streams[a.stream].data() + a.offset;
     auto need = [&](const std::vector<float>& v, const char* what) -> core::Status {
       if (v.empty())
-        return at("BEM_PACK_ATTRIBUTE",
+        return at(codes::BEM_PACK_ATTRIBUTE,
                   std::string("the template's layout stores ") + what + " (attribute " +
                       std::to_string(ai) + " of mesh " + std::to_string(m) +
                       "); the glTF mesh has none",
@@ -192,7 +193,7 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
           const std::string name = "_TEXCOORD" + std::to_string(a.semantic - kTexCoord0);
           auto it = sm->custom.find(name);
           if (it == sm->custom.end())
-            return at("BEM_PACK_ATTRIBUTE",
+            return at(codes::BEM_PACK_ATTRIBUTE,
                       "the template's layout stores " + std::to_string(a.dimension) +
                           "-component texture coordinates " +
                           std::to_string(a.semantic - kTexCoord0) + " (bem export writes them as " +
@@ -207,7 +208,7 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
         }
         const std::uint32_t set = uv_set++;
         if (set >= sm->uvs.size() || sm->uvs[set].empty())
-          return at("BEM_PACK_ATTRIBUTE",
+          return at(codes::BEM_PACK_ATTRIBUTE,
                     "the template's layout stores texture coordinates " +
                         std::to_string(a.semantic - kTexCoord0) + " (TEXCOORD_" +
                         std::to_string(set) + " in glTF); the glTF mesh has none",
@@ -262,7 +263,7 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
           for (const std::string& mat : c.materials) names.insert("\"" + mat + "\"");
       std::string list;
       for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-      return at("BEM_PACK_MATERIAL",
+      return at(codes::BEM_PACK_MATERIAL,
                 "the primitive's material \"" + prim.material + "\" is not the material of " +
                     (one_stream ? "a draw of template mesh " + std::to_string(m) +
                                       " left to fill (BEM 1.0: no new draws)"
@@ -288,14 +289,14 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
     }
     const std::string dptr = core::json_pointer_join("/meshes", m) + "/draws/" + std::to_string(k);
     if (vc != mesh.vertex_count || index_size != mesh.index_size)
-      return at("BEM_PACK_DRAW_MISSING",
+      return at(codes::BEM_PACK_DRAW_MISSING,
                 "draw " + std::to_string(k) + " (material \"" + mesh.draws[k].material_name +
                     "\") has no primitive in the glTF mesh, and the vertex count changed (" +
                     std::to_string(mesh.vertex_count) + " -> " + std::to_string(vc) +
                     "), so its indices cannot be kept: export a selection that shows every draw "
                     "of the mesh, or add a primitive with that material",
                 dptr);
-    warn("BEM_PACK_DRAW_KEPT",
+    warn(codes::BEM_PACK_DRAW_KEPT,
          "draw " + std::to_string(k) + " (material \"" + mesh.draws[k].material_name +
              "\") has no primitive in the glTF mesh; its indices are kept, which assumes the "
              "vertex order did not change",
@@ -306,7 +307,8 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
       const std::size_t from = std::size_t{dr.start} * mesh.index_size;
       const std::size_t bytes = std::size_t{dr.count} * mesh.index_size;
       if (from + bytes > old_stream.size())
-        return at("BEM_PACK_TEMPLATE", "the draw's range is outside the mesh's index stream", dptr);
+        return at(codes::BEM_PACK_TEMPLATE, "the draw's range is outside the mesh's index stream",
+                  dptr);
       stream_parts[k].assign(old_stream.begin() + static_cast<std::ptrdiff_t>(from),
                              old_stream.begin() + static_cast<std::ptrdiff_t>(from + bytes));
     }
@@ -415,7 +417,7 @@ core::Status ScenePacker::build_palette(std::uint32_t m, const SceneMesh& sm, Js
       if (f != names.end()) index = static_cast<std::uint32_t>(f - names.begin());
     }
     if (!index)
-      return at("BEM_PACK_JOINT",
+      return at(codes::BEM_PACK_JOINT,
                 "joint \"" + name + "\" is not a bone of " +
                     (donor ? "component " + std::to_string(*donor) + " (\"" +
                                  model_.components[*donor].mesh_name + "\")"
@@ -427,7 +429,7 @@ core::Status ScenePacker::build_palette(std::uint32_t m, const SceneMesh& sm, Js
     ++pm.bones_added;
   }
   if (palette.size() > 256)
-    return at("BEM_PACK_JOINT",
+    return at(codes::BEM_PACK_JOINT,
               "template mesh " + std::to_string(m) + " would need " +
                   std::to_string(palette.size()) +
                   " palette bones; BEM §7 allows 256 per mesh (split the mesh)",
@@ -461,7 +463,7 @@ core::Status ScenePacker::write_skin(const SceneMesh& sm, const Mesh& mesh,
       sum += w[k];
     }
     if (!(sum > 0))
-      return at("BEM_PACK_ATTRIBUTE",
+      return at(codes::BEM_PACK_ATTRIBUTE,
                 "vertex " + std::to_string(v) + " has no positive skin weight",
                 "/meshes/" + std::to_string(sm.gltf_mesh));
     for (double& x : w) x /= sum;

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "charkit/bem/detail/vertex_format.h"
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
@@ -74,13 +75,13 @@ core::Status ScenePacker::collect_targets(std::uint32_t m, const SceneMesh& sm,
         return a.semantic == kPosition && a.format == 0 && a.dimension == 3;
       });
   if (!f32_position)
-    return at("BEM_PACK_SLIDER",
+    return at(codes::BEM_PACK_SLIDER,
               "template mesh " + std::to_string(m) +
                   " does not store Float32 XYZ positions, which §10 sliders need; its morph "
                   "targets cannot become sliders",
               tptr);
   if (model_.appearance_structure)
-    return at("BEM_PACK_SLIDER",
+    return at(codes::BEM_PACK_SLIDER,
               "the template is a BEM 1.0 package, whose appearances cannot have sliders (§10 "
               "parameters need BEM 1.3 and its option groups); the shape keys cannot be packed",
               tptr);
@@ -92,10 +93,10 @@ core::Status ScenePacker::collect_targets(std::uint32_t m, const SceneMesh& sm,
     const std::string& name = sm.target_names[k];
     if (skip.count(name)) continue;
     if (name.size() > 256)
-      return at("BEM_PACK_SLIDER", "the shape key name is longer than 256 bytes",
+      return at(codes::BEM_PACK_SLIDER, "the shape key name is longer than 256 bytes",
                 mt.pointer + "/" + std::to_string(k));
     if (std::find(mt.names.begin(), mt.names.end(), name) != mt.names.end())
-      return at("BEM_PACK_SLIDER", "two shape keys of the mesh are named \"" + name + "\"",
+      return at(codes::BEM_PACK_SLIDER, "two shape keys of the mesh are named \"" + name + "\"",
                 mt.pointer + "/" + std::to_string(k));
     mt.names.push_back(name);
     mt.weights.push_back(sm.target_weights[k]);
@@ -121,7 +122,7 @@ core::Status ScenePacker::rebuild_template_channels(std::uint32_t m, const Scene
       const std::string name = slider_target_name(param, def, fi);
       auto it = std::find(sm.target_names.begin(), sm.target_names.end(), name);
       if (it == sm.target_names.end())
-        return at("BEM_PACK_MORPHS",
+        return at(codes::BEM_PACK_MORPHS,
                   "template mesh " + std::to_string(m) + " has the slider \"" + param.id +
                       "\"; the glTF mesh has no shape key \"" + name + "\" for its frame at tick " +
                       std::to_string(f.value) +
@@ -146,7 +147,8 @@ core::Status ScenePacker::put_parameter(Json param, const std::string& ptr) {
       p = std::move(param);
       return core::Ok{};
     }
-  if (params.size() >= 64) return at("BEM_PACK_LIMIT", "more than 64 parameters (BEM §11)", ptr);
+  if (params.size() >= 64)
+    return at(codes::BEM_PACK_LIMIT, "more than 64 parameters (BEM §11)", ptr);
   params.push_back(std::move(param));
   return core::Ok{};
 }
@@ -155,7 +157,7 @@ core::Status ScenePacker::put_channel(std::uint32_t mesh, const std::string& id,
                                       const std::string& ptr) {
   Json& channels = result_.content.manifest["mesh_deformations"];
   if (channels.size() >= 4096)
-    return at("BEM_PACK_LIMIT", "more than 4096 deformation channels (BEM §11)", ptr);
+    return at(codes::BEM_PACK_LIMIT, "more than 4096 deformation channels (BEM §11)", ptr);
   channels.push_back(Json{{"mesh", mesh}, {"parameter", id}, {"frames", std::move(frames)}});
   return core::Ok{};
 }
@@ -203,12 +205,12 @@ core::Status ScenePacker::build_sliders() {
         for (const std::string& n : names)
           if (n == sp.id || (key.empty() && slider_id(n) == sp.id)) key = n;
       if (key.empty())
-        return at("BEM_PACK_SPEC",
+        return at(codes::BEM_PACK_SPEC,
                   "no packed mesh has a shape key for parameter \"" + sp.id +
                       "\" (give its \"shape_key\"; the shape keys: " + known() + ")",
                   sp.pointer);
       if (neutral != min && neutral != max)
-        return at("BEM_PACK_SPEC",
+        return at(codes::BEM_PACK_SPEC,
                   "a neutral tick inside the range needs \"frames\": which shape key lies on "
                   "each side",
                   sp.pointer + "/neutral");
@@ -222,7 +224,8 @@ core::Status ScenePacker::build_sliders() {
         fallback_default = std::clamp<std::int64_t>(neutral + ticks * step, min, max);
       }
     }
-    if (max <= min) return at("BEM_PACK_SPEC", "\"min\" is below \"max\" (BEM §10)", sp.pointer);
+    if (max <= min)
+      return at(codes::BEM_PACK_SPEC, "\"min\" is below \"max\" (BEM §10)", sp.pointer);
     std::vector<std::string> keys;
     for (std::size_t i = 0; i < frames.size(); ++i) {
       if (frames[i].neutral) continue;
@@ -232,11 +235,11 @@ core::Status ScenePacker::build_sliders() {
                                    : sp.pointer + "/frames/" + std::to_string(i) + "/shape_key";
       if (!weight_of.count(key))
         return at(
-            "BEM_PACK_SPEC",
+            codes::BEM_PACK_SPEC,
             "no packed mesh has a shape key \"" + key + "\" (the shape keys: " + known() + ")",
             kptr);
       if (!consumed.insert(key).second)
-        return at("BEM_PACK_SPEC",
+        return at(codes::BEM_PACK_SPEC,
                   "shape key \"" + key + "\" is used by two parameters or two frames", kptr);
       keys.push_back(key);
     }
@@ -280,7 +283,7 @@ core::Status ScenePacker::build_sliders() {
       });
       if (p != params.end()) {
         if ((*p)["min"] != 0 || (*p)["max"] != 1000 || (*p)["neutral"] != 0)
-          return at("BEM_PACK_SLIDER",
+          return at(codes::BEM_PACK_SLIDER,
                     "shape key \"" + name + "\" would share the parameter \"" + id +
                         "\", whose range is not 0..1000 with neutral 0; rename the shape key "
                         "or describe its parameter in the spec",

@@ -10,7 +10,7 @@ namespace {
 using core::Json;
 
 core::Error spec_error(std::string message, std::string pointer) {
-  return core::make_error(codes::BEM_PACK_SPEC.str(), std::move(message),
+  return core::make_error(codes::BEM_PACK_SPEC, std::move(message),
                           core::Location::at_pointer(std::move(pointer)));
 }
 

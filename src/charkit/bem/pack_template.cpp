@@ -18,7 +18,7 @@ namespace {
 using core::Json;
 
 core::Error template_error(std::string message, std::string pointer) {
-  return core::make_error(codes::BEM_PACK_TEMPLATE.str(), std::move(message),
+  return core::make_error(codes::BEM_PACK_TEMPLATE, std::move(message),
                           core::Location::at_pointer(std::move(pointer)));
 }
 
@@ -247,18 +247,18 @@ core::Result<PackTemplate> load_json_template(core::Bytes json) {
     for (const auto& issue : report.issues())
       if (issue.severity == core::Severity::kError)
         return core::make_error(
-            codes::BEM_PACK_TEMPLATE.str(),
+            codes::BEM_PACK_TEMPLATE,
             "the JSON template does not make a valid package: " + issue.code + ": " + issue.message,
             issue.location);
     return core::make_error(
-        codes::BEM_PACK_TEMPLATE.str(),
+        codes::BEM_PACK_TEMPLATE,
         "the JSON template does not make a valid package: " + written.error().message);
   }
   ValidateOptions vo;
   vo.check_payloads = false;
   LoadedPackage loaded = load_package(written->bytes, vo);
   if (!loaded.ok())
-    return core::make_error(codes::BEM_PACK_TEMPLATE.str(),
+    return core::make_error(codes::BEM_PACK_TEMPLATE,
                             "the JSON template does not make a valid package: " + loaded.error);
   auto back = read_package_content(written->bytes);
   if (!back) return std::move(back).error();

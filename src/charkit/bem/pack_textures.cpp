@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "charkit/bem/detail/vertex_format.h"
+#include "charkit/bem/error_codes.h"
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/packed_tbn.h"
 #include "charkit/core/bytes.h"
@@ -50,7 +51,7 @@ core::Status ScenePacker::pack_textures() {
       name = im["name"].get<std::string>();
     auto found = texture_of_name.find(name);
     if (found == texture_of_name.end()) {
-      warn("BEM_PACK_TEXTURES_KEPT",
+      warn(codes::BEM_PACK_TEXTURES_KEPT,
            "image " + std::to_string(i) + (name.empty() ? "" : " (\"" + name + "\")") +
                " is named after no template texture and is not packed",
            ptr);
@@ -58,7 +59,7 @@ core::Status ScenePacker::pack_textures() {
     }
     const std::uint32_t t = found->second;
     if (!done.insert(t).second) {
-      warn("BEM_PACK_TEXTURES_KEPT",
+      warn(codes::BEM_PACK_TEXTURES_KEPT,
            "image " + std::to_string(i) + " names texture " + std::to_string(t) +
                " again; the first image with that name is packed",
            ptr);
@@ -67,7 +68,7 @@ core::Status ScenePacker::pack_textures() {
     auto bytes = image_bytes(im, ptr);
     if (!bytes) return std::move(bytes).error();
     if (bytes->empty()) {
-      warn("BEM_PACK_TEXTURES_KEPT",
+      warn(codes::BEM_PACK_TEXTURES_KEPT,
            "image " + std::to_string(i) + " is not stored in the file (a URI): texture " +
                std::to_string(t) + " is kept",
            ptr);
@@ -84,7 +85,8 @@ core::Result<std::vector<std::uint8_t>> ScenePacker::image_bytes(const Json& im,
   if (!im.is_object() || !im.contains("bufferView")) return std::vector<std::uint8_t>{};
   auto view = core::json_uint32(im["bufferView"]);
   if (!view || *view >= doc_.count("bufferViews"))
-    return at("BEM_PACK_TEXTURE", "the image's bufferView does not exist", ptr + "/bufferView");
+    return at(codes::BEM_PACK_TEXTURE, "the image's bufferView does not exist",
+              ptr + "/bufferView");
   auto bytes = doc_.buffer_view(*view);
   if (!bytes) return std::move(bytes).error();
   return std::vector<std::uint8_t>(bytes->begin(), bytes->end());
@@ -110,7 +112,7 @@ core::Status ScenePacker::check_texture_format_names() const {
       names += (names.empty() ? "" : ", ") + ("\"" + t.original_name + "\"");
     }
     if (!names.empty() || model_.textures.empty())
-      return at("BEM_PACK_TEXTURE_FORMAT",
+      return at(codes::BEM_PACK_TEXTURE_FORMAT,
                 "a texture format for \"" + name +
                     "\", which is neither a texture of the template (" +
                     (names.empty() ? std::string("none") : names) +
@@ -134,12 +136,12 @@ core::Status ScenePacker::pack_dds(std::uint32_t t, std::uint32_t i,
   auto dds = scene::parse_dds(file);
   if (!dds)
     return at(
-        "BEM_PACK_TEXTURE",
+        codes::BEM_PACK_TEXTURE,
         "texture " + std::to_string(t) + " (\"" + tex.original_name + "\"): " + dds.error().message,
         ptr);
   const bool srgb = dds->srgb.value_or(tex.srgb);
   if (srgb != tex.srgb)
-    warn("BEM_PACK_TEXTURE_SRGB",
+    warn(codes::BEM_PACK_TEXTURE_SRGB,
          "the DDS image of texture " + std::to_string(t) + " (\"" + tex.original_name + "\") is " +
              (srgb ? "sRGB" : "linear") + " by its DXGI format; the template's is " +
              (tex.srgb ? "sRGB" : "linear") + ": the DDS's is kept",
@@ -165,7 +167,7 @@ core::Status ScenePacker::pack_texture(std::uint32_t t, std::uint32_t i,
   const Texture& tex = model_.textures[t];
   if (scene::is_dds(png)) return pack_dds(t, i, png, ptr);
   auto image = scene::decode_image(png);
-  if (!image) return at("BEM_PACK_TEXTURE", image.error().message, ptr);
+  if (!image) return at(codes::BEM_PACK_TEXTURE, image.error().message, ptr);
   // Unity stores the bottom row first (bem export flips to glTF's order).
   if (!options_.raw_axes) scene::flip_rows(*image);
   const std::size_t channels = data_channels(tex, tex.format);
@@ -195,13 +197,13 @@ core::Status ScenePacker::pack_texture(std::uint32_t t, std::uint32_t i,
   const std::uint32_t mips = std::min(std::max<std::uint32_t>(tex.mips, 1), full);
   const std::uint32_t format = edited_format(tex);
   if (format == scene::texture_format::kR8 && tex.srgb)
-    return at("BEM_PACK_TEXTURE",
+    return at(codes::BEM_PACK_TEXTURE,
               "texture " + std::to_string(t) + " (\"" + tex.original_name +
                   "\") is sRGB, and R8 cannot be (BEM §8): choose another format for it",
               ptr);
   auto chain = scene::encode_texture(format, *image, mips, tex.srgb);
   if (!chain)
-    return at("BEM_PACK_TEXTURE",
+    return at(codes::BEM_PACK_TEXTURE,
               "texture " + std::to_string(t) + " (\"" + tex.original_name + "\", " +
                   scene::texture_format_name(format) + "): " + chain.error().message,
               ptr);

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <map>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/core/json.h"
 
 namespace charkit::bem {
 
 namespace {
 
-core::Error plan_error(const char* code, std::string message, std::string pointer = {}) {
+core::Error plan_error(core::ErrorCode code, std::string message, std::string pointer = {}) {
   return core::make_error(code, std::move(message), core::Location::at_pointer(std::move(pointer)));
 }
 
@@ -28,12 +29,12 @@ struct Builder {
   core::Status bind(const TextureRef& ref, TextureBinding b, const std::string& where) {
     if (!ref.is_slot) {
       if (ref.texture >= model.textures.size())
-        return plan_error("BEM_PLAN_RANGE",
+        return plan_error(codes::BEM_PLAN_RANGE,
                           "texture " + std::to_string(ref.texture) + " does not exist", where);
       b.texture = ref.texture;
     } else {
       if (ref.slot >= model.slots.size())
-        return plan_error("BEM_PLAN_RANGE",
+        return plan_error(codes::BEM_PLAN_RANGE,
                           "texture slot " + std::to_string(ref.slot) + " does not exist", where);
       const TextureSlot& slot = model.slots[ref.slot];
       b.slot = ref.slot;
@@ -41,17 +42,17 @@ struct Builder {
       for (std::size_t c = 0; c < slot.candidates.size(); ++c) {
         if (!evaluate(slot.candidates[c].when, settings.effective)) continue;
         if (held >= 0)
-          return plan_error("BEM_PLAN_CANDIDATES",
+          return plan_error(codes::BEM_PLAN_CANDIDATES,
                             "texture slot '" + slot.id + "' has more than one candidate holding",
                             where);
         held = static_cast<int>(c);
       }
       if (held < 0)
-        return plan_error("BEM_PLAN_CANDIDATES",
+        return plan_error(codes::BEM_PLAN_CANDIDATES,
                           "no candidate of texture slot '" + slot.id + "' holds", where);
       b.texture = slot.candidates[static_cast<std::size_t>(held)].texture;
       if (b.texture && *b.texture >= model.textures.size())
-        return plan_error("BEM_PLAN_RANGE",
+        return plan_error(codes::BEM_PLAN_RANGE,
                           "texture slot '" + slot.id + "' names a missing texture", where);
       // §9: all non-null candidates replace the same original texture; a null
       // one keeps it, so it is named by any non-null candidate.
@@ -66,7 +67,7 @@ struct Builder {
     if (b.texture) {
       const Texture& t = model.textures[*b.texture];
       if (!payload_ok(t.payload))
-        return plan_error("BEM_PLAN_RANGE",
+        return plan_error(codes::BEM_PLAN_RANGE,
                           "texture payload " + std::to_string(t.payload) + " does not exist",
                           "/textures/" + std::to_string(*b.texture));
       b.original_name = t.original_name;
@@ -86,7 +87,7 @@ struct Builder {
       }
       if (!payload_ok(vs.payload))
         return plan_error(
-            "BEM_PLAN_RANGE", "vertex stream payload does not exist",
+            codes::BEM_PLAN_RANGE, "vertex stream payload does not exist",
             core::json_pointer_join("/meshes", pm.mesh) + "/streams/" + std::to_string(s));
       pm.stream_payloads.push_back(vs.payload);
       payloads.push_back(vs.payload);
@@ -100,13 +101,14 @@ struct Builder {
       const std::string where =
           core::json_pointer_join("/meshes", pm.mesh) + "/draws/" + std::to_string(d);
       if (!payload_ok(draw.indices))
-        return plan_error("BEM_PLAN_RANGE", "index payload does not exist", where);
+        return plan_error(codes::BEM_PLAN_RANGE, "index payload does not exist", where);
       const auto di = static_cast<std::uint32_t>(d);
       pm.draws.push_back(di);
       pm.segments.push_back(IndexSegment{di, draw.indices, draw.start,
                                          static_cast<std::uint32_t>(start), draw.count});
       start += draw.count;
-      if (start > UINT32_MAX) return plan_error("BEM_PLAN_RANGE", "index stream too long", where);
+      if (start > UINT32_MAX)
+        return plan_error(codes::BEM_PLAN_RANGE, "index stream too long", where);
       payloads.push_back(draw.indices);
       plan.draws.emplace_back(pm.mesh, di);
       for (std::size_t e = 0; e < draw.textures.size(); ++e) {
@@ -133,7 +135,7 @@ struct Builder {
     const Deformation& def = model.deformations[di];
     const std::string where = "/mesh_deformations/" + std::to_string(di);
     if (def.parameter >= model.parameters.size() || def.parameter >= settings.ticks.size())
-      return plan_error("BEM_PLAN_RANGE", "deformation parameter does not exist", where);
+      return plan_error(codes::BEM_PLAN_RANGE, "deformation parameter does not exist", where);
     PlannedChannel ch;
     ch.deformation = di;
     ch.mesh = def.mesh;
@@ -144,7 +146,7 @@ struct Builder {
     auto frame = [&](std::size_t f, float w) -> core::Status {
       const DeformationFrame& fr = def.frames[f];
       if (!fr.neutral && !payload_ok(fr.payload))
-        return plan_error("BEM_PLAN_RANGE", "frame payload does not exist",
+        return plan_error(codes::BEM_PLAN_RANGE, "frame payload does not exist",
                           where + "/frames/" + std::to_string(f));
       ch.frames.push_back(PlannedFrame{static_cast<std::uint32_t>(f), fr.value, fr.neutral,
                                        fr.neutral ? 0u : fr.payload, fr.neutral ? 0u : fr.count,
@@ -157,7 +159,7 @@ struct Builder {
       if (auto st = frame(f, w); !st.ok()) return st;
     const bool found = !weights.empty();
     if (!found)
-      return plan_error("BEM_PLAN_FRAMES", "no frame covers tick " + std::to_string(v), where);
+      return plan_error(codes::BEM_PLAN_FRAMES, "no frame covers tick " + std::to_string(v), where);
     if (all_frames) {
       for (std::size_t f = 0; f < def.frames.size(); ++f) {
         const bool planned = std::any_of(ch.frames.begin(), ch.frames.end(),
@@ -196,22 +198,22 @@ core::Result<Plan> make_plan(const Model& model, const Settings& settings,
       settings.effective.size() != model.groups.size() ||
       settings.ticks.size() != model.parameters.size() ||
       settings.parameter_available.size() != model.parameters.size())
-    return plan_error("BEM_PLAN_SETTINGS", "settings do not belong to this model");
+    return plan_error(codes::BEM_PLAN_SETTINGS, "settings do not belong to this model");
 
   // 1.4: one resource on one platform (reference notes, "Selection plans").
   const Resource* resource = nullptr;
   if (!options.resource.empty() || !options.platform.empty()) {
     if (options.resource.empty() || options.platform.empty())
-      return plan_error("BEM_PLAN_PLATFORM", "give both a resource and a platform");
+      return plan_error(codes::BEM_PLAN_PLATFORM, "give both a resource and a platform");
     if (model.resources.empty())
-      return plan_error("BEM_PLAN_RESOURCE",
+      return plan_error(codes::BEM_PLAN_RESOURCE,
                         "package has no resources (explicit resource targets are 1.4+)");
     for (const Resource& r : model.resources)
       if (r.id == options.resource) resource = &r;
     if (!resource) {
       std::string known;
       for (const Resource& r : model.resources) known += (known.empty() ? "" : ", ") + r.id;
-      return plan_error("BEM_PLAN_RESOURCE",
+      return plan_error(codes::BEM_PLAN_RESOURCE,
                         "unknown resource '" + options.resource + "' (package has: " + known + ")",
                         "/target/resources");
     }
@@ -219,7 +221,7 @@ core::Result<Plan> make_plan(const Model& model, const Settings& settings,
         resource->platforms.end()) {
       std::string served;
       for (const std::string& p : resource->platforms) served += (served.empty() ? "" : ", ") + p;
-      return plan_error("BEM_PLAN_PLATFORM",
+      return plan_error(codes::BEM_PLAN_PLATFORM,
                         "resource '" + resource->id + "' does not serve platform '" +
                             options.platform + "' (it serves: " + served + ")",
                         "/target/resources");
@@ -240,13 +242,13 @@ core::Result<Plan> make_plan(const Model& model, const Settings& settings,
     for (std::size_t c = 0; c < comp.candidates.size(); ++c) {
       if (!evaluate(comp.candidates[c].when, settings.effective)) continue;
       if (held >= 0)
-        return plan_error("BEM_PLAN_CANDIDATES",
+        return plan_error(codes::BEM_PLAN_CANDIDATES,
                           "component " + std::to_string(t) + " has more than one candidate holding",
                           where);
       held = static_cast<int>(c);
     }
     if (held < 0)
-      return plan_error("BEM_PLAN_CANDIDATES",
+      return plan_error(codes::BEM_PLAN_CANDIDATES,
                         "no candidate of component " + std::to_string(t) + " holds", where);
     const Candidate& cand = comp.candidates[static_cast<std::size_t>(held)];
     PlannedComponent pc;
@@ -255,8 +257,8 @@ core::Result<Plan> make_plan(const Model& model, const Settings& settings,
     pc.op = cand.op;
     if (cand.op == Operation::kReplace) {
       if (cand.mesh >= model.meshes.size())
-        return plan_error("BEM_PLAN_RANGE", "mesh " + std::to_string(cand.mesh) + " does not exist",
-                          cand.pointer);
+        return plan_error(codes::BEM_PLAN_RANGE,
+                          "mesh " + std::to_string(cand.mesh) + " does not exist", cand.pointer);
       pc.mesh = cand.mesh;
       replaced[cand.mesh].push_back(pc.target);
     }

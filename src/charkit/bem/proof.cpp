@@ -7,6 +7,7 @@
 
 #include "charkit/bem/container.h"
 #include "charkit/bem/detail/decision_graph.h"
+#include "charkit/bem/error_codes.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -96,8 +97,8 @@ class Prover {
     return std::move(out_);
   }
 
-  void issue(const char* code, const char* section, std::string pointer, const std::string& what,
-             const Assignment& x) {
+  void issue(core::ErrorCode code, const char* section, std::string pointer,
+             const std::string& what, const Assignment& x) {
     if (out_.issues.size() >= o_.max_issues) return;
     std::string w = settings_string(m_, x);
     out_.issues.push_back(
@@ -141,7 +142,7 @@ class Prover {
         ptr = "/selection_constraints/" + std::to_string(k);
         break;
       }
-    issue("BEM_SELECTION_DEFAULT_ILLEGAL", "§6", ptr,
+    issue(codes::BEM_SELECTION_DEFAULT_ILLEGAL, "§6", ptr,
           "the default combination (every group at its default) is not legal", default_);
   }
 
@@ -189,11 +190,11 @@ class Prover {
       exactly_one(
           cand_[c],
           [&](const Assignment& x) {
-            issue("BEM_SELECTION_NO_CANDIDATE", "§6", rule_pointer(c),
+            issue(codes::BEM_SELECTION_NO_CANDIDATE, "§6", rule_pointer(c),
                   "no candidate of component " + std::to_string(c) + " is true", x);
           },
           [&](std::size_t j, std::size_t k, const Assignment& x) {
-            issue("BEM_SELECTION_MULTIPLE_CANDIDATES", "§6", comp.candidates[k].pointer,
+            issue(codes::BEM_SELECTION_MULTIPLE_CANDIDATES, "§6", comp.candidates[k].pointer,
                   "candidates " + std::to_string(j) + " and " + std::to_string(k) +
                       " of component " + std::to_string(c) + " are both true",
                   x);
@@ -204,7 +205,7 @@ class Prover {
         if (cand.op != Operation::kReplace || cand.mesh >= m_.meshes.size()) continue;
         NodeId bad = g_.land(legal_, g_.land(cand_[c][k], g_.lnot(any_draw_[cand.mesh])));
         if (auto x = g_.witness(bad, &default_))
-          issue("BEM_SELECTION_NO_DRAW", "§6", cand.pointer,
+          issue(codes::BEM_SELECTION_NO_DRAW, "§6", cand.pointer,
                 "candidate " + std::to_string(k) + " of component " + std::to_string(c) +
                     " replaces it with mesh " + std::to_string(cand.mesh) +
                     ", which selects no draw",
@@ -220,11 +221,12 @@ class Prover {
       exactly_one(
           slot_[s],
           [&](const Assignment& x) {
-            issue("BEM_SLOT_NO_CANDIDATE", "§9", ptr,
+            issue(codes::BEM_SLOT_NO_CANDIDATE, "§9", ptr,
                   "no candidate of texture slot \"" + id + "\" is true", x);
           },
           [&](std::size_t j, std::size_t k, const Assignment& x) {
-            issue("BEM_SLOT_MULTIPLE_CANDIDATES", "§9", ptr + "/candidates/" + std::to_string(k),
+            issue(codes::BEM_SLOT_MULTIPLE_CANDIDATES, "§9",
+                  ptr + "/candidates/" + std::to_string(k),
                   "candidates " + std::to_string(j) + " and " + std::to_string(k) +
                       " of texture slot \"" + id + "\" are both true",
                   x);
@@ -335,25 +337,25 @@ class Prover {
       out_.states = std::max(out_.states, r->states);
     }
     out_.has_worst_cases = true;
-    report_limit(out_.draws, "BEM_SELECTED_DRAW_LIMIT",
+    report_limit(out_.draws, codes::BEM_SELECTED_DRAW_LIMIT,
                  "Selected draw limit exceeded: " + std::to_string(out_.draws.value) +
                      " draws are selected at once");
-    report_limit(out_.indices, "BEM_SELECTED_INDEX_LIMIT",
+    report_limit(out_.indices, codes::BEM_SELECTED_INDEX_LIMIT,
                  "selected index limit exceeded: " + std::to_string(out_.indices.value) +
                      " indices are selected at once");
-    report_limit(out_.texture_bindings, "BEM_TEXTURE_BINDING_LIMIT",
+    report_limit(out_.texture_bindings, codes::BEM_TEXTURE_BINDING_LIMIT,
                  "texture binding limit exceeded: " + std::to_string(out_.texture_bindings.value) +
                      " textures are bound at once");
     report_limit(
-        out_.decoded_bytes, "BEM_DECODED_BYTES_LIMIT",
+        out_.decoded_bytes, codes::BEM_DECODED_BYTES_LIMIT,
         "decoded data limit exceeded: one selection decodes " + mib_text(out_.decoded_bytes.value));
-    report_limit(out_.resident_bytes, "BEM_RESIDENT_BYTES_LIMIT",
+    report_limit(out_.resident_bytes, codes::BEM_RESIDENT_BYTES_LIMIT,
                  "resident resource limit exceeded: one selection keeps " +
                      mib_text(out_.resident_bytes.value) + " resident");
     return core::Ok{};
   }
 
-  void report_limit(const WorstCase& w, const char* code, const std::string& what) {
+  void report_limit(const WorstCase& w, core::ErrorCode code, const std::string& what) {
     if (!w.exceeded() || out_.issues.size() >= o_.max_issues) return;
     out_.issues.push_back({code, "§11", "",
                            what + " (§11: at most " + std::to_string(*w.limit) + " for BEM 1." +

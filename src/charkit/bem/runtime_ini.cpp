@@ -6,6 +6,7 @@
 #include <cctype>
 #include <set>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/core/utf8.h"
 
 namespace charkit::bem {
@@ -22,7 +23,8 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-core::Error line_error(const char* code, std::size_t line, std::size_t offset, std::string msg) {
+core::Error line_error(core::ErrorCode code, std::size_t line, std::size_t offset,
+                       std::string msg) {
   return core::make_error(code, "line " + std::to_string(line) + ": " + std::move(msg),
                           core::Location::at_offset(offset));
 }
@@ -37,7 +39,7 @@ std::string upper(std::string_view s) {
 
 core::Result<RuntimeIni> RuntimeIni::parse(std::string_view text) {
   if (text.size() > kRuntimeIniMaxBytes)
-    return core::make_error("RUNTIME_INI_TOO_LARGE",
+    return core::make_error(codes::RUNTIME_INI_TOO_LARGE,
                             "the file has " + std::to_string(text.size()) +
                                 " bytes; runtime.ini is read only up to 1 MiB");
   RuntimeIni ini;
@@ -50,7 +52,7 @@ core::Status RuntimeIni::reparse() {
   const std::string_view all = text_;
   body_ = all.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
   if (!core::is_valid_utf8(all.substr(body_)))
-    return core::make_error("RUNTIME_INI_UTF8", "the file is not valid UTF-8");
+    return core::make_error(codes::RUNTIME_INI_UTF8, "the file is not valid UTF-8");
   sections_.clear();
   sections_.push_back({"", 1, body_, {}});
   std::size_t current = 0;
@@ -66,7 +68,7 @@ core::Status RuntimeIni::reparse() {
       if (!t.empty()) sections_[current].end = next;
     } else if (t.front() == '[') {
       if (t.back() != ']' || t.size() < 2)
-        return line_error("RUNTIME_INI_SYNTAX", line, pos, "a section header is '[name]'");
+        return line_error(codes::RUNTIME_INI_SYNTAX, line, pos, "a section header is '[name]'");
       const std::string name(trim(t.substr(1, t.size() - 2)));
       auto it = std::find_if(sections_.begin(), sections_.end(),
                              [&](const IniSection& s) { return s.name == name; });
@@ -80,14 +82,14 @@ core::Status RuntimeIni::reparse() {
     } else {
       const std::size_t eq = raw.find('=');
       if (eq == std::string_view::npos)
-        return line_error("RUNTIME_INI_SYNTAX", line, pos,
+        return line_error(codes::RUNTIME_INI_SYNTAX, line, pos,
                           "not a header, key=value, comment or blank line");
       const std::string key(trim(raw.substr(0, eq)));
-      if (key.empty()) return line_error("RUNTIME_INI_SYNTAX", line, pos, "a key is missing");
+      if (key.empty()) return line_error(codes::RUNTIME_INI_SYNTAX, line, pos, "a key is missing");
       IniSection& sec = sections_[current];
       for (const IniEntry& e : sec.entries)
         if (e.key == key)
-          return line_error("RUNTIME_INI_DUPLICATE_KEY", line, pos,
+          return line_error(codes::RUNTIME_INI_DUPLICATE_KEY, line, pos,
                             "\"" + key + "\" is set twice in section [" + sec.name +
                                 "] (first on line " + std::to_string(e.line) + ")");
       std::size_t vb = pos + eq + 1, ve = eol;
@@ -120,7 +122,7 @@ std::optional<std::string> RuntimeIni::get(std::string_view section_name,
 core::Status RuntimeIni::set(std::string_view section_name, std::string_view key,
                              std::string_view value) {
   const auto bad = [](std::string_view what) {
-    return core::make_error("RUNTIME_INI_SYNTAX", std::string(what));
+    return core::make_error(codes::RUNTIME_INI_SYNTAX, std::string(what));
   };
   if (key.empty() || key.find_first_of("=\r\n") != std::string_view::npos || key.front() == '[' ||
       key.front() == ';' || key.front() == '#' || trim(key) != key)
@@ -131,7 +133,7 @@ core::Status RuntimeIni::set(std::string_view section_name, std::string_view key
     return bad("a section name has no brackets or newlines");
   if (!core::is_valid_utf8(key) || !core::is_valid_utf8(value) ||
       !core::is_valid_utf8(section_name))
-    return core::make_error("RUNTIME_INI_UTF8", "keys and values are UTF-8");
+    return core::make_error(codes::RUNTIME_INI_UTF8, "keys and values are UTF-8");
   const std::string newline = text_.find("\r\n") != std::string::npos ? "\r\n" : "\n";
   const IniSection* s = nullptr;
   for (const IniSection& sec : sections_)
@@ -210,7 +212,7 @@ bool RuntimeIni::remove_section(std::string_view section_name) {
 core::Result<bool> parse_ini_bool(std::string_view v) {
   if (v == "true" || v == "1") return true;
   if (v == "false" || v == "0") return false;
-  return core::make_error("RUNTIME_INI_BOOL",
+  return core::make_error(codes::RUNTIME_INI_BOOL,
                           "\"" + std::string(v) + "\" is not a boolean (true, false, 1 or 0)");
 }
 
@@ -267,7 +269,7 @@ namespace {
 
 // "a:x&b:y" -> pairs; an empty text gives none. Errors name the entry.
 core::Result<std::vector<std::pair<std::string, std::string>>> split_pairs(std::string_view text,
-                                                                           const char* code,
+                                                                           core::ErrorCode code,
                                                                            std::size_t line,
                                                                            std::size_t offset) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -300,7 +302,7 @@ core::Result<ModSettings> read_mod_settings(const RuntimeIni& ini, std::string_v
     if (e.key == "enabled") {
       auto b = parse_ini_bool(e.value);
       if (!b)
-        return line_error("RUNTIME_INI_BOOL", e.line, e.value_begin,
+        return line_error(codes::RUNTIME_INI_BOOL, e.line, e.value_begin,
                           "enabled: " + b.error().message);
       m.enabled = *b;
     } else if (e.key == "package") {
@@ -310,27 +312,27 @@ core::Result<ModSettings> read_mod_settings(const RuntimeIni& ini, std::string_v
     } else if (e.key == "parameters_saved") {
       m.parameters_saved = e.value;
     } else if (e.key == "driver_hotkeys") {
-      auto pairs = split_pairs(e.value, "RUNTIME_INI_HOTKEY", e.line, e.value_begin);
+      auto pairs = split_pairs(e.value, codes::RUNTIME_INI_HOTKEY, e.line, e.value_begin);
       if (!pairs) return std::move(pairs).error();
       if (pairs->size() > 16)
-        return line_error("RUNTIME_INI_HOTKEY", e.line, e.value_begin,
+        return line_error(codes::RUNTIME_INI_HOTKEY, e.line, e.value_begin,
                           "driver_hotkeys has " + std::to_string(pairs->size()) +
                               " entries; at most 16 (one per driver)");
       std::set<std::string> ids;
       for (auto& [driver, key] : *pairs) {
         if (!ids.insert(driver).second)
-          return line_error("RUNTIME_INI_HOTKEY", e.line, e.value_begin,
+          return line_error(codes::RUNTIME_INI_HOTKEY, e.line, e.value_begin,
                             "driver \"" + driver + "\" has two hotkeys");
         if (!key.empty()) {
           auto k = canonical_hotkey(key);
           if (!k)
-            return line_error("RUNTIME_INI_HOTKEY", e.line, e.value_begin,
+            return line_error(codes::RUNTIME_INI_HOTKEY, e.line, e.value_begin,
                               "\"" + key + "\" (driver \"" + driver +
                                   "\") is not a key name (F1, CTRL+F2, NUMPAD1, ADD, = ...)");
           for (const auto& [other, okey] : m.hotkeys)
             if (okey == *k)
               return line_error(
-                  "RUNTIME_INI_HOTKEY", e.line, e.value_begin,
+                  codes::RUNTIME_INI_HOTKEY, e.line, e.value_begin,
                   "drivers \"" + other + "\" and \"" + driver + "\" are both on " + *k);
           if (overlay && *overlay == *k)
             m.warnings.push_back("driver \"" + driver + "\" shares " + *k +
@@ -340,11 +342,11 @@ core::Result<ModSettings> read_mod_settings(const RuntimeIni& ini, std::string_v
         m.hotkeys.emplace_back(driver, key);
       }
     } else if (e.key == "drivers") {
-      auto pairs = split_pairs(e.value, "RUNTIME_INI_DRIVERS", e.line, e.value_begin);
+      auto pairs = split_pairs(e.value, codes::RUNTIME_INI_DRIVERS, e.line, e.value_begin);
       if (!pairs) return std::move(pairs).error();
       for (const auto& [driver, state] : *pairs)
         if (state != "play" && state != "pause")
-          return line_error("RUNTIME_INI_DRIVERS", e.line, e.value_begin,
+          return line_error(codes::RUNTIME_INI_DRIVERS, e.line, e.value_begin,
                             "\"" + driver + ":" + state + "\": a driver is id:play or id:pause");
       m.drivers = std::move(*pairs);
     }

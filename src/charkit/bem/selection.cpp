@@ -4,6 +4,7 @@
 #include <cstring>
 #include <set>
 
+#include "charkit/bem/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/deform/sparse_morph.h"
 
@@ -16,7 +17,7 @@ core::Result<PayloadData> PackagePayloadSource::read(std::uint32_t id) const {
 
 namespace {
 
-core::Error select_error(const char* code, std::string message, std::string pointer = {}) {
+core::Error select_error(core::ErrorCode code, std::string message, std::string pointer = {}) {
   return core::make_error(code, std::move(message), core::Location::at_pointer(std::move(pointer)));
 }
 
@@ -31,7 +32,7 @@ class Cache {
     auto r = source_.read(id);
     if (!r.ok()) {
       core::Error e = std::move(r).error();
-      return select_error("BEM_SELECT_PAYLOAD",
+      return select_error(codes::BEM_SELECT_PAYLOAD,
                           "payload " + std::to_string(id) + ": " + e.code + ": " + e.message);
     }
     decoded_.push_back(id);
@@ -49,7 +50,7 @@ class Cache {
 core::Status read_indices(const Mesh& mesh, const PlannedMesh& pm, Cache& cache,
                           SelectedMesh& out) {
   if (mesh.index_size != 2 && mesh.index_size != 4)
-    return select_error("BEM_SELECT_SIZE", "index_size must be 2 or 4",
+    return select_error(codes::BEM_SELECT_SIZE, "index_size must be 2 or 4",
                         core::json_pointer_join("/meshes", pm.mesh) + "/index_size");
   out.indices.resize(pm.index_count);
   for (const IndexSegment& seg : pm.segments) {
@@ -62,7 +63,7 @@ core::Status read_indices(const Mesh& mesh, const PlannedMesh& pm, Cache& cache,
     const std::uint64_t len = static_cast<std::uint64_t>(seg.count) * mesh.index_size;
     if (first + len > bytes.size() ||
         static_cast<std::uint64_t>(seg.start) + seg.count > pm.index_count)
-      return select_error("BEM_SELECT_SIZE",
+      return select_error(codes::BEM_SELECT_SIZE,
                           "index payload " + std::to_string(seg.payload) + " holds " +
                               std::to_string(bytes.size()) + " bytes, draw needs " +
                               std::to_string(first + len),
@@ -78,7 +79,7 @@ core::Status read_indices(const Mesh& mesh, const PlannedMesh& pm, Cache& cache,
         std::memcpy(&v, src + static_cast<std::size_t>(i) * 4, 4);
       }
       if (v >= mesh.vertex_count)
-        return select_error("BEM_SELECT_INDEX",
+        return select_error(codes::BEM_SELECT_INDEX,
                             "index " + std::to_string(v) + " not below vertex_count " +
                                 std::to_string(mesh.vertex_count),
                             where);
@@ -95,13 +96,13 @@ core::Status morph(const Mesh& mesh, const PlannedMesh& pm, Cache& cache, unsign
   for (const VertexAttribute& a : mesh.attributes)
     if (a.semantic == 0 && a.format == 0 && a.dimension == 3) pos = &a;
   if (!pos || pos->stream >= out.streams.size() || !out.streams[pos->stream])
-    return select_error("BEM_SELECT_POSITION",
+    return select_error(codes::BEM_SELECT_POSITION,
                         "deformed mesh has no Float32 XYZ position attribute",
                         core::json_pointer_join("/meshes", pm.mesh) + "/attributes");
   const std::uint32_t stride = mesh.streams[pos->stream].stride;
   const core::Bytes stream = out.streams[pos->stream]->bytes();
   if (pos->offset > stream.size())
-    return select_error("BEM_SELECT_POSITION", "position offset outside the stream",
+    return select_error(codes::BEM_SELECT_POSITION, "position offset outside the stream",
                         core::json_pointer_join("/meshes", pm.mesh) + "/attributes");
 
   std::vector<deform::SparseChannel> channels;
@@ -139,7 +140,7 @@ core::Status morph(const Mesh& mesh, const PlannedMesh& pm, Cache& cache, unsign
   job.out = out.positions;
   if (!job.validate())
     return select_error(
-        "BEM_SELECT_POSITION", "position stream too short for vertex_count",
+        codes::BEM_SELECT_POSITION, "position stream too short for vertex_count",
         core::json_pointer_join("/meshes", pm.mesh) + "/streams/" + std::to_string(pos->stream));
   return job.run_fast(threads);
 }
@@ -153,7 +154,7 @@ core::Result<Selection> read_selection(const Model& model, const Plan& plan,
   Cache cache(source, sel.decoded);
   for (const PlannedMesh& pm : plan.meshes) {
     if (pm.mesh >= model.meshes.size())
-      return select_error("BEM_SELECT_SIZE", "plan names a mesh the model lacks");
+      return select_error(codes::BEM_SELECT_SIZE, "plan names a mesh the model lacks");
     const Mesh& mesh = model.meshes[pm.mesh];
     SelectedMesh sm;
     sm.mesh = pm.mesh;
@@ -170,7 +171,7 @@ core::Result<Selection> read_selection(const Model& model, const Plan& plan,
               : 0;
       if ((*p)->size() != want)
         return select_error(
-            "BEM_SELECT_SIZE",
+            codes::BEM_SELECT_SIZE,
             "vertex stream payload is " + std::to_string((*p)->size()) + " bytes, expected " +
                 std::to_string(want),
             core::json_pointer_join("/meshes", pm.mesh) + "/streams/" + std::to_string(s));
@@ -189,7 +190,7 @@ core::Result<Selection> read_selection(const Model& model, const Plan& plan,
       if (b.texture) textures.insert(*b.texture);
     for (std::uint32_t t : textures) {
       if (t >= model.textures.size())
-        return select_error("BEM_SELECT_SIZE", "plan names a texture the model lacks");
+        return select_error(codes::BEM_SELECT_SIZE, "plan names a texture the model lacks");
       auto p = cache.get(model.textures[t].payload);
       if (!p.ok()) return std::move(p).error();
       sel.textures.push_back(SelectedTexture{t, std::move(*p)});

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "charkit/bem/error_codes.h"
+
 namespace charkit::bem {
 
 namespace {
@@ -17,7 +19,7 @@ bool is_alnum(char c) {
 }
 
 core::Error syntax(std::string message, std::size_t column) {
-  return core::make_error("BEM_SETTINGS_SYNTAX",
+  return core::make_error(codes::BEM_SETTINGS_SYNTAX,
                           std::move(message) + " at column " + std::to_string(column),
                           core::Location::at_offset(column));
 }
@@ -42,7 +44,7 @@ std::optional<std::uint32_t> find_choice(const Group& g, std::string_view id) {
   return std::nullopt;
 }
 
-SettingsWarning warn(const char* code, std::string message, std::size_t column, bool params) {
+SettingsWarning warn(core::ErrorCode code, std::string message, std::size_t column, bool params) {
   return SettingsWarning{code, std::move(message), column, params};
 }
 
@@ -107,15 +109,16 @@ core::Result<Settings> parse_settings(const Model& model, std::string_view optio
   // divide by zero on a model that skipped validation.
   for (std::size_t g = 0; g < model.groups.size(); ++g) {
     if (model.groups[g].default_choice >= model.groups[g].choices.size())
-      return core::make_error("BEM_SETTINGS_MODEL",
+      return core::make_error(codes::BEM_SETTINGS_MODEL,
                               "group '" + model.groups[g].id + "' has no default choice");
   }
   for (const Parameter& p : model.parameters) {
     if (p.step == 0 || p.min > p.max)
-      return core::make_error("BEM_SETTINGS_MODEL", "parameter '" + p.id + "' has no valid range");
+      return core::make_error(codes::BEM_SETTINGS_MODEL,
+                              "parameter '" + p.id + "' has no valid range");
   }
   if (model.appearance_structure && model.groups.size() != 1)
-    return core::make_error("BEM_SETTINGS_MODEL", "1.0 model without its appearance group");
+    return core::make_error(codes::BEM_SETTINGS_MODEL, "1.0 model without its appearance group");
 
   // Syntax of both strings before any normalisation.
   std::vector<SettingsPair> option_pairs;
@@ -163,7 +166,7 @@ core::Result<Settings> parse_settings(const Model& model, std::string_view optio
         s.saved[0] = *c;
       } else {
         s.warnings.push_back(
-            warn("BEM_SETTINGS_UNKNOWN_APPEARANCE",
+            warn(codes::BEM_SETTINGS_UNKNOWN_APPEARANCE,
                  "unknown appearance '" + std::string(options) + "', using the default", 0, false));
       }
     }
@@ -171,7 +174,7 @@ core::Result<Settings> parse_settings(const Model& model, std::string_view optio
     for (const SettingsPair& p : option_pairs) {
       const int g = model.find_group(p.key);
       if (g < 0 || static_cast<std::size_t>(g) >= model.groups.size()) {
-        s.warnings.push_back(warn("BEM_SETTINGS_UNKNOWN_GROUP",
+        s.warnings.push_back(warn(codes::BEM_SETTINGS_UNKNOWN_GROUP,
                                   "unknown option group '" + p.key + "' ignored", p.column, false));
         continue;
       }
@@ -179,7 +182,7 @@ core::Result<Settings> parse_settings(const Model& model, std::string_view optio
       if (auto c = find_choice(grp, p.value)) {
         s.saved[static_cast<std::size_t>(g)] = *c;
       } else {
-        s.warnings.push_back(warn("BEM_SETTINGS_UNKNOWN_CHOICE",
+        s.warnings.push_back(warn(codes::BEM_SETTINGS_UNKNOWN_CHOICE,
                                   "group '" + p.key + "' has no choice '" + p.value +
                                       "', using its default '" + grp.choices[grp.default_choice] +
                                       "'",
@@ -192,7 +195,7 @@ core::Result<Settings> parse_settings(const Model& model, std::string_view optio
     if (!evaluate(model.constraints[i], s.effective)) {
       // §6: only combinations meeting every constraint are legal; the default
       // combination is, so an illegal saved combination falls back to it.
-      s.warnings.push_back(warn("BEM_SETTINGS_CONSTRAINT",
+      s.warnings.push_back(warn(codes::BEM_SETTINGS_CONSTRAINT,
                                 "selection_constraints[" + std::to_string(i) +
                                     "] does not hold; using the default of every group",
                                 0, false));
@@ -209,14 +212,14 @@ core::Result<Settings> parse_settings(const Model& model, std::string_view optio
     const SettingsPair& pair = (*pp)[i];
     const int k = model.find_parameter(pair.key);
     if (k < 0 || static_cast<std::size_t>(k) >= model.parameters.size()) {
-      s.warnings.push_back(warn("BEM_SETTINGS_UNKNOWN_PARAMETER",
+      s.warnings.push_back(warn(codes::BEM_SETTINGS_UNKNOWN_PARAMETER,
                                 "unknown parameter '" + pair.key + "' ignored", pair.column, true));
       continue;
     }
     const Parameter& par = model.parameters[static_cast<std::size_t>(k)];
     if (!tick_on_grid(par, parsed_ticks[i])) {
       s.warnings.push_back(warn(
-          "BEM_SETTINGS_INVALID_TICK",
+          codes::BEM_SETTINGS_INVALID_TICK,
           "parameter '" + pair.key + "': tick " + pair.value + " is outside [" +
               std::to_string(par.min) + "," + std::to_string(par.max) + "] or off step " +
               std::to_string(par.step) + "; using its default " + std::to_string(par.default_value),

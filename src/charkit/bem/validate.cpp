@@ -39,8 +39,8 @@ void run_selection_proof(const Json& manifest, const Package& pkg, int effective
   auto model = build_model(manifest, pkg, effective);
   if (!model) {
     const core::Error& e = model.error();
-    report.error(e.code, "§6", located(e.location.pointer),
-                 "the selection proof could not read the manifest: " + e.message);
+    report.add({e.code, core::Severity::kError, "§6", located(e.location.pointer),
+                "the selection proof could not read the manifest: " + e.message});
     return;
   }
   ProofOptions options;
@@ -48,15 +48,16 @@ void run_selection_proof(const Json& manifest, const Package& pkg, int effective
   auto proof = prove_selections(*model, options);
   if (!proof) {
     const core::Error& e = proof.error();
-    report.error(e.code, "§6", located("/option_groups"), e.message);
+    report.add({e.code, core::Severity::kError, "§6", located("/option_groups"), e.message});
     return;
   }
   for (const auto& issue : proof->issues) {
     // check_options already reports an illegal default, per constraint.
     if (issue.code == codes::BEM_SELECTION_DEFAULT_ILLEGAL &&
-        report.has_code(codes::BEM_DEFAULT_SELECTION_INVALID.str()))
+        report.has_code(codes::BEM_DEFAULT_SELECTION_INVALID))
       continue;
-    report.error(issue.code, issue.section, located(issue.pointer), issue.message);
+    report.add(
+        {issue.code, core::Severity::kError, issue.section, located(issue.pointer), issue.message});
   }
   summary.proof = std::move(*proof);
 }
@@ -78,7 +79,8 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   }
   const Json& manifest = *parsed;
   if (!manifest.is_object()) {
-    report.error("BEM_MANIFEST_NOT_OBJECT", "§3", manifest_loc, "manifest must be a JSON object");
+    report.error(codes::BEM_MANIFEST_NOT_OBJECT, "§3", manifest_loc,
+                 "manifest must be a JSON object");
     return;
   }
 
@@ -86,7 +88,7 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   std::optional<int> declared = pkg.declared_minor();
   if (auto it = manifest.find("format_version"); it != manifest.end()) {
     if (pkg.kind() == ContainerKind::kBinary) {
-      report.warning("BEM_FORMAT_VERSION_IN_BINARY", "§14",
+      report.warning(codes::BEM_FORMAT_VERSION_IN_BINARY, "§14",
                      core::Location::at_pointer("/format_version"),
                      "\"format_version\" is a ZIP container hint; binary packages take the version "
                      "from the header and writers drop this key");
@@ -94,7 +96,7 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
       declared = *v;
       pkg.set_declared_minor(declared);
     } else {
-      report.error("BEM_FORMAT_VERSION", "§14", core::Location::at_pointer("/format_version"),
+      report.error(codes::BEM_FORMAT_VERSION, "§14", core::Location::at_pointer("/format_version"),
                    "\"format_version\" must be one of \"1.0\" .. \"1.5\"");
     }
   }
@@ -115,8 +117,8 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   if (options.check_payloads) check_payload_data(ctx);
   check_final(ctx);
   const DecodeControl* control = pkg.decode_control();
-  if (control && control->cancelled() && !report.has_code(codes::BEM_CANCELLED.str()))
-    report.error(codes::BEM_CANCELLED.str(), "§2", manifest_loc, "validation was cancelled");
+  if (control && control->cancelled() && !report.has_code(codes::BEM_CANCELLED))
+    report.error(codes::BEM_CANCELLED, "§2", manifest_loc, "validation was cancelled");
   if (!report.has_errors()) run_selection_proof(manifest, pkg, effective, report, summary);
 
   summary.declared_minor = declared;
@@ -129,7 +131,7 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   if (summary.proof)
     summary.needed_minor = lowest_minor_for_worst_cases(*summary.proof, summary.needed_minor);
   if (!declared)
-    report.info("BEM_VERSION_INFERRED", "§14", manifest_loc,
+    report.info(codes::BEM_VERSION_INFERRED, "§14", manifest_loc,
                 "ZIP package without \"format_version\": content needs BEM 1." +
                     std::to_string(summary.needed_minor));
 }
@@ -152,14 +154,14 @@ void validate_into(core::Bytes file, const ValidateOptions& options, core::Repor
     return;
   }
   if (inside_collection) {
-    report.error("BEM_COLLECTION_NESTED", "§14", {},
+    report.error(codes::BEM_COLLECTION_NESTED, "§14", {},
                  "a collection bundle inside a collection bundle is not a BEM package");
     return;
   }
   for (std::size_t i = 0; i < pkg->members().size(); ++i) {
     const auto& m = pkg->members()[i];
     if (auto p = control.poll(); !p) {
-      report.error(p.error().code, "§14", {}, p.error().message);
+      report.add({p.error().code, core::Severity::kError, "§14", {}, p.error().message});
       return;
     }
     ValidationSummary::Member member{m.name, core::Report(options.max_issues), 0, std::nullopt};
@@ -167,13 +169,13 @@ void validate_into(core::Bytes file, const ValidateOptions& options, core::Repor
     if (!bytes) {
       core::Error err = std::move(bytes).error();
       err.location.member = m.name;
-      member.report.error(err.code, "§14", err.location, err.message);
+      member.report.add({err.code, core::Severity::kError, "§14", err.location, err.message});
       summary.members.push_back(std::move(member));
       if (stops(err)) {
         // The whole bundle stops here: the reason is the package's too.
-        report.error(err.code, "§14", err.location,
-                     err.message + " (validation stopped at member " + std::to_string(i + 1) +
-                         " of " + std::to_string(pkg->members().size()) + ")");
+        report.add({err.code, core::Severity::kError, "§14", err.location,
+                    err.message + " (validation stopped at member " + std::to_string(i + 1) +
+                        " of " + std::to_string(pkg->members().size()) + ")"});
         return;
       }
       continue;
@@ -189,7 +191,7 @@ void validate_into(core::Bytes file, const ValidateOptions& options, core::Repor
       const core::ErrorCode code =
           control.cancelled() ? codes::BEM_CANCELLED : codes::BEM_DECODE_BUDGET;
       report.error(
-          code.str(), "§14", {},
+          code, "§14", {},
           std::string(control.cancelled()
                           ? "validation was cancelled"
                           : "the decode budget of " + std::to_string(control.max_decoded_bytes()) +
@@ -209,8 +211,8 @@ ValidationResult validate_package(core::Bytes file, const ValidateOptions& optio
   r.summary.decoded_bytes = control.decoded_bytes();
   r.summary.budget_exceeded = control.budget_exceeded();
   r.summary.cancelled = control.cancelled();
-  if (r.summary.cancelled && !r.report.has_code(codes::BEM_CANCELLED.str()))
-    r.report.error(codes::BEM_CANCELLED.str(), "§2", {}, "validation was cancelled");
+  if (r.summary.cancelled && !r.report.has_code(codes::BEM_CANCELLED))
+    r.report.error(codes::BEM_CANCELLED, "§2", {}, "validation was cancelled");
   return r;
 }
 

@@ -188,7 +188,7 @@ struct Prepared {
 
 core::Result<Prepared> prepare(const PackageContent& content, const WriteOptions& options) {
   if (!content.manifest.is_object())
-    return make_error("BEM_WRITE_MANIFEST", "the manifest must be a JSON object");
+    return make_error(codes::BEM_WRITE_MANIFEST, "the manifest must be a JSON object");
   const std::size_t n = content.payloads.size();
   Prepared p;
   p.stats.payloads_in = n;
@@ -198,7 +198,7 @@ core::Result<Prepared> prepare(const PackageContent& content, const WriteOptions
   auto mark = [&](const Json&, const std::string& ptr, std::uint32_t id) {
     if (id >= n || content.payloads[id].empty()) {
       if (!bad)
-        bad = make_error("BEM_WRITE_MISSING_PAYLOAD",
+        bad = make_error(codes::BEM_WRITE_MISSING_PAYLOAD,
                          "the manifest references payload " + std::to_string(id) +
                              ", which the package does not hold",
                          Location::at_pointer(ptr));
@@ -217,9 +217,9 @@ core::Result<Prepared> prepare(const PackageContent& content, const WriteOptions
     if (!referenced[i] && !options.keep_unreferenced) continue;
     const auto& bytes = content.payloads[i];
     if (bytes.empty() || bytes.size() > kMaxPayloadSize)
-      return make_error("BEM_WRITE_PAYLOAD_SIZE", "payload " + std::to_string(i) + " is " +
-                                                      std::to_string(bytes.size()) +
-                                                      " bytes; §2 allows 1 byte .. 512 MiB");
+      return make_error(codes::BEM_WRITE_PAYLOAD_SIZE, "payload " + std::to_string(i) + " is " +
+                                                           std::to_string(bytes.size()) +
+                                                           " bytes; §2 allows 1 byte .. 512 MiB");
     std::string_view view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     auto& bucket = by_hash[std::hash<std::string_view>{}(view)];
     for (std::uint32_t j : bucket)
@@ -250,18 +250,18 @@ core::Result<Prepared> prepare(const PackageContent& content, const WriteOptions
   for (std::uint32_t i = 0; i < n; ++i)
     if (canonical[i] != i) new_id[i] = new_id[canonical[i]];
   if (p.payloads.size() > kMaxPayloadsV12)
-    return make_error("BEM_WRITE_PAYLOAD_COUNT",
+    return make_error(codes::BEM_WRITE_PAYLOAD_COUNT,
                       std::to_string(p.payloads.size()) +
                           " distinct payloads; §11 allows at most 16384 directory entries");
   if (p.stats.unreferenced)
-    p.notes.push_back({"BEM_WRITE_UNREFERENCED_DROPPED",
+    p.notes.push_back({codes::BEM_WRITE_UNREFERENCED_DROPPED,
                        core::Severity::kWarning,
                        "§2",
                        {},
                        std::to_string(p.stats.unreferenced) +
                            " payload(s) that nothing in the manifest references were dropped"});
   if (p.stats.deduplicated)
-    p.notes.push_back({"BEM_WRITE_DEDUPLICATED",
+    p.notes.push_back({codes::BEM_WRITE_DEDUPLICATED,
                        core::Severity::kInfo,
                        "§2",
                        {},
@@ -289,13 +289,13 @@ core::Result<std::string> manifest_text(const Json& manifest, bool changed,
     try {
       text = manifest.dump(-1, ' ', false, Json::error_handler_t::strict);
     } catch (const std::exception& e) {
-      return make_error("BEM_WRITE_MANIFEST",
+      return make_error(codes::BEM_WRITE_MANIFEST,
                         std::string("manifest cannot be written: ") + e.what());
     }
   }
   if (text.empty() || text.size() > kMaxManifestSize)
-    return make_error("BEM_WRITE_MANIFEST_SIZE", "manifest is " + std::to_string(text.size()) +
-                                                     " bytes; §2 allows 1 byte .. 4 MiB");
+    return make_error(codes::BEM_WRITE_MANIFEST_SIZE, "manifest is " + std::to_string(text.size()) +
+                                                          " bytes; §2 allows 1 byte .. 4 MiB");
   return text;
 }
 
@@ -312,7 +312,7 @@ core::Result<std::vector<std::uint8_t>> assemble_binary(const std::string& manif
   std::uint64_t size = offset;
   for (std::size_t i = 0; i < payloads.size(); ++i)
     size += enc[i].stored.empty() ? payloads[i].size() : enc[i].stored.size();
-  if (size > kMaxFileSize) return make_error("BEM_WRITE_FILE_TOO_LARGE", file_too_large(size));
+  if (size > kMaxFileSize) return make_error(codes::BEM_WRITE_FILE_TOO_LARGE, file_too_large(size));
   core::ByteWriter w;
   w.write_bytes(core::Bytes(kMagic, 8));
   w.write<std::uint16_t>(1);
@@ -357,9 +357,9 @@ constexpr std::uint16_t kDosDate = 0x0021;  // 1980-01-01
 core::Result<std::vector<std::uint8_t>> assemble_zip(const std::vector<ZipItem>& items) {
   std::uint64_t size = 22;
   for (const auto& it : items) size += 30 + 46 + 2 * it.name.size() + it.data.size();
-  if (size > kMaxFileSize) return make_error("BEM_WRITE_FILE_TOO_LARGE", file_too_large(size));
+  if (size > kMaxFileSize) return make_error(codes::BEM_WRITE_FILE_TOO_LARGE, file_too_large(size));
   if (items.size() > 0xFFFF)
-    return make_error("BEM_WRITE_PAYLOAD_COUNT", "too many ZIP entries for PKZip 2.0");
+    return make_error(codes::BEM_WRITE_PAYLOAD_COUNT, "too many ZIP entries for PKZip 2.0");
   core::ByteWriter w;
   std::vector<std::uint32_t> local(items.size());
   auto common = [&](const ZipItem& it) {
@@ -418,8 +418,8 @@ template <typename Build>
 core::Result<WrittenPackage> choose_and_write(Prepared& p, const WriteOptions& options,
                                               core::Report* report, Build build) {
   if (options.minor && (*options.minor < 0 || *options.minor > kMaxMinor))
-    return make_error("BEM_WRITE_VERSION", "version 1." + std::to_string(*options.minor) +
-                                               " does not exist (1.0 .. 1.5)");
+    return make_error(codes::BEM_WRITE_VERSION, "version 1." + std::to_string(*options.minor) +
+                                                    " does not exist (1.0 .. 1.5)");
   auto candidate = build(std::nullopt);
   if (!candidate) return std::move(candidate).error();
   ValidationResult checked = validate_package(*candidate, options.validate);
@@ -436,7 +436,7 @@ core::Result<WrittenPackage> choose_and_write(Prepared& p, const WriteOptions& o
     finish(checked.report);
     std::string why;  // a §11 per-selection limit, when that is what needs the version
     if (checked.summary.proof) lowest_minor_for_worst_cases(*checked.summary.proof, target, &why);
-    return make_error("BEM_WRITE_VERSION_TOO_LOW",
+    return make_error(codes::BEM_WRITE_VERSION_TOO_LOW,
                       "the content needs BEM 1." + std::to_string(needed) +
                           (why.empty() ? "" : " (" + why + ")") + "; it cannot be written as 1." +
                           std::to_string(target));
@@ -454,11 +454,11 @@ core::Result<WrittenPackage> choose_and_write(Prepared& p, const WriteOptions& o
   if (!checked.valid()) {
     for (const auto& issue : checked.report.issues())
       if (issue.severity == core::Severity::kError)
-        return make_error("BEM_WRITE_INVALID",
+        return make_error(codes::BEM_WRITE_INVALID,
                           "the content is not a valid BEM 1." + std::to_string(target) +
                               " package: " + issue.code + ": " + issue.message,
                           issue.location);
-    return make_error("BEM_WRITE_INVALID", "the content is not a valid BEM package");
+    return make_error(codes::BEM_WRITE_INVALID, "the content is not a valid BEM package");
   }
   p.stats.needed_minor = needed;
   p.stats.minor = target;
@@ -601,7 +601,7 @@ core::Result<std::vector<std::uint8_t>> build_stored_zip(std::span<const ZipFile
   items.reserve(files.size());
   for (const auto& f : files) {
     if (f.data.size() > kMaxFileSize)
-      return make_error("BEM_WRITE_FILE_TOO_LARGE", file_too_large(f.data.size()));
+      return make_error(codes::BEM_WRITE_FILE_TOO_LARGE, file_too_large(f.data.size()));
     items.push_back({f.name, f.data, f.data.size(), crc32_of(f.data), 0});
   }
   return assemble_zip(items);
@@ -612,12 +612,12 @@ core::Result<PackageContent> read_package_content(core::Bytes file) {
   auto pkg = Package::open(file, rep);
   auto first_error = [&]() -> core::Error {
     for (const auto& i : rep.issues())
-      if (i.severity == core::Severity::kError) return make_error(i.code, i.message, i.location);
-    return make_error("BEM_CONTAINER", "the package cannot be read");
+      if (i.severity == core::Severity::kError) return core::Error{i.code, i.message, i.location};
+    return make_error(codes::BEM_CONTAINER, "the package cannot be read");
   };
   if (!pkg || rep.has_errors()) return first_error();
   if (pkg->kind() == ContainerKind::kCollection)
-    return make_error("BEM_WRITE_COLLECTION",
+    return make_error(codes::BEM_WRITE_COLLECTION,
                       "a collection bundle holds several packages; extract its .bem members first");
   auto manifest = core::parse_json_strict(pkg->manifest_text());
   if (!manifest) {
@@ -639,7 +639,7 @@ core::Result<PackageContent> read_package_content(core::Bytes file) {
     if (!info.present) continue;
     total += info.decoded_size;
     if (total > kMaxDecodedTotal)
-      return make_error("BEM_WRITE_TOO_MUCH_DATA",
+      return make_error(codes::BEM_WRITE_TOO_MUCH_DATA,
                         "the payloads decode to more than 4 GiB; not read into memory");
     auto data = pkg->read_payload(id);
     if (!data) return std::move(data).error();

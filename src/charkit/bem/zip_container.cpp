@@ -18,6 +18,7 @@
 
 #include "charkit/bem/container.h"
 #include "charkit/bem/detail/payload_name.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 namespace {
@@ -238,13 +239,14 @@ core::Result<std::span<std::uint8_t>> ZipPackage::read_entry(const Entry& e,
   std::lock_guard<std::mutex> lock(mutex_);
   Location loc;
   loc.member = e.name;
-  auto fail = [&](const char* code, std::string msg) {
+  auto fail = [&](core::ErrorCode code, std::string msg) {
     return core::make_error(code, e.name + ": " + msg, loc);
   };
   std::unique_ptr<zip_file_t, FileCloser> f(zip_fopen_index(zip_.get(), e.index, 0));
   if (!f) {
     zip_error_t* ze = zip_get_error(zip_.get());
-    return fail("BEM_ZIP_READ", std::string("cannot open the entry: ") + zip_error_strerror(ze));
+    return fail(codes::BEM_ZIP_READ,
+                std::string("cannot open the entry: ") + zip_error_strerror(ze));
   }
   // Decoded in slices: the cancel flag is polled between them, and a growing
   // buffer doubles only once the bytes already decoded fill it.
@@ -267,25 +269,25 @@ core::Result<std::span<std::uint8_t>> ZipPackage::read_entry(const Entry& e,
     zip_int64_t n = zip_fread(f.get(), buf.data() + got, n_want);
     if (n < 0) {
       bool crc = zip_error_code_zip(zip_file_get_error(f.get())) == ZIP_ER_CRC;
-      return fail(crc ? "BEM_ZIP_CRC" : "BEM_ZIP_READ",
+      return fail(crc ? codes::BEM_ZIP_CRC : codes::BEM_ZIP_READ,
                   std::string("entry data is corrupt: ") + zip_file_strerror(f.get()));
     }
     if (n == 0) break;
     got += static_cast<std::uint64_t>(n);
   }
   if (got != e.size)
-    return fail("BEM_ZIP_READ", "entry holds " + std::to_string(got) +
-                                    " bytes but the central directory declares " +
-                                    std::to_string(e.size));
+    return fail(codes::BEM_ZIP_READ, "entry holds " + std::to_string(got) +
+                                         " bytes but the central directory declares " +
+                                         std::to_string(e.size));
   // Reading past the end makes libzip verify the size and the CRC-32.
   std::uint8_t extra = 0;
   zip_int64_t n = zip_fread(f.get(), &extra, 1);
   if (n > 0)
-    return fail("BEM_ZIP_READ", "entry holds more bytes than the " + std::to_string(e.size) +
-                                    " its central directory record declares");
+    return fail(codes::BEM_ZIP_READ, "entry holds more bytes than the " + std::to_string(e.size) +
+                                         " its central directory record declares");
   if (n < 0) {
     bool crc = zip_error_code_zip(zip_file_get_error(f.get())) == ZIP_ER_CRC;
-    return fail(crc ? "BEM_ZIP_CRC" : "BEM_ZIP_READ",
+    return fail(crc ? codes::BEM_ZIP_CRC : codes::BEM_ZIP_READ,
                 std::string(crc ? "CRC-32 mismatch: " : "entry data is corrupt: ") +
                     zip_file_strerror(f.get()));
   }
@@ -306,14 +308,14 @@ core::Status charge_entry(DecodeControl* control, const Entry& e) {
 
 core::Result<const Entry*> ZipPackage::payload_entry(std::uint32_t id) const {
   if (id >= payloads_.size() || !payloads_[id].present)
-    return core::make_error("BEM_ZIP_MISSING_PAYLOAD",
+    return core::make_error(codes::BEM_ZIP_MISSING_PAYLOAD,
                             "ZIP package is missing payload " + std::to_string(id));
   const Entry& e = payload_entries_[id];
   if (e.size < 1 || e.size > kMaxPayloadSize) {
     Location loc;
     loc.member = e.name;
     return core::make_error(
-        "BEM_PAYLOAD_DECODED_SIZE",
+        codes::BEM_PAYLOAD_DECODED_SIZE,
         e.name + ": payload is " + std::to_string(e.size) + " bytes, allowed 1..536870912", loc);
   }
   return &e;
@@ -337,13 +339,13 @@ core::Result<Bytes> ZipPackage::decode_prepared(std::uint32_t id, PayloadBuffer&
 
 core::Result<PayloadData> ZipPackage::read_member(std::size_t i) const {
   if (kind_ != ContainerKind::kCollection || i >= member_entries_.size())
-    return core::make_error("BEM_NOT_COLLECTION", "not a member of this collection bundle");
+    return core::make_error(codes::BEM_NOT_COLLECTION, "not a member of this collection bundle");
   const Entry& e = member_entries_[i];
   if (e.size > kMaxFileSize) {
     Location loc;
     loc.member = e.name;
     return core::make_error(
-        "BEM_FILE_TOO_LARGE",
+        codes::BEM_FILE_TOO_LARGE,
         e.name + ": member is " + std::to_string(e.size) + " bytes, a BEM package is at most 2 GiB",
         loc);
   }
@@ -360,14 +362,14 @@ core::Result<PayloadData> ZipPackage::read_member(std::size_t i) const {
 }  // namespace
 
 std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeControl* control) {
-  auto err = [&](const char* code, const std::string& member, std::string msg) {
+  auto err = [&](core::ErrorCode code, const std::string& member, std::string msg) {
     Location loc;
     loc.member = member;
     report.error(code, "§14", loc, std::move(msg));
   };
   // §2 applies to the distributed file whatever its container: at most 2 GiB.
   if (file.size() > kMaxFileSize) {
-    err("BEM_FILE_TOO_LARGE", "",
+    err(codes::BEM_FILE_TOO_LARGE, "",
         "file is " + std::to_string(file.size()) + " bytes; a BEM package is at most 2 GiB");
     return nullptr;
   }
@@ -377,7 +379,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
   zip_error_init(&zerr);
   zip_source_t* src = zip_source_buffer_create(file.data(), file.size(), 0, &zerr);
   if (!src) {
-    err("BEM_ZIP_OPEN", "",
+    err(codes::BEM_ZIP_OPEN, "",
         std::string("cannot read the ZIP archive: ") + zip_error_strerror(&zerr));
     zip_error_fini(&zerr);
     return nullptr;
@@ -385,7 +387,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
   ZipHandle zip(zip_open_from_source(src, ZIP_RDONLY, &zerr));
   if (!zip) {
     zip_source_free(src);
-    err("BEM_ZIP_OPEN", "",
+    err(codes::BEM_ZIP_OPEN, "",
         std::string("not a readable ZIP archive (corrupt or truncated): ") +
             zip_error_strerror(&zerr));
     zip_error_fini(&zerr);
@@ -411,7 +413,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     zip_stat_init(&st);
     const char* raw_name = zip_get_name(za, idx, ZIP_FL_ENC_GUESS);
     if (!raw_name || zip_stat_index(za, idx, ZIP_FL_ENC_GUESS, &st) != 0) {
-      err("BEM_ZIP_OPEN", "",
+      err(codes::BEM_ZIP_OPEN, "",
           "central directory entry " + std::to_string(i) +
               " cannot be read: " + zip_error_strerror(zip_get_error(za)));
       return nullptr;
@@ -431,7 +433,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     e.directory = !e.name.empty() && e.name.back() == '/';
     if (e.name.empty()) continue;
     if (!names.insert(e.name).second) {
-      err("BEM_ZIP_DUPLICATE_ENTRY", e.name,
+      err(codes::BEM_ZIP_DUPLICATE_ENTRY, e.name,
           "the archive holds two entries named \"" + e.name +
               "\"; a reader cannot tell which "
               "one is meant");
@@ -443,11 +445,11 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     }
     // §14: entries are STORED or DEFLATE; encrypted entries are rejected.
     if (e.encrypted || e.method == 99) {
-      err("BEM_ZIP_ENCRYPTED", e.name,
+      err(codes::BEM_ZIP_ENCRYPTED, e.name,
           e.name + ": entry is encrypted; BEM ZIP packages must not use encryption");
       ok = false;
     } else if (e.method != ZIP_CM_STORE && e.method != ZIP_CM_DEFLATE) {
-      err("BEM_ZIP_METHOD", e.name,
+      err(codes::BEM_ZIP_METHOD, e.name,
           e.name + ": compression " + method_name(e.method) +
               " is not supported; use STORED (0) or DEFLATE (8)");
       ok = false;
@@ -455,7 +457,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
                (e.method == ZIP_CM_DEFLATE && e.size / kMaxDeflateRatio > e.comp_size + 1024)) {
       // Declared sizes that the data cannot have: corrupt, and a bound on
       // every later allocation.
-      err("BEM_ZIP_ENTRY_SIZE", e.name,
+      err(codes::BEM_ZIP_ENTRY_SIZE, e.name,
           e.name + ": declared sizes (" + std::to_string(e.comp_size) + " stored, " +
               std::to_string(e.size) + " uncompressed) are impossible for " +
               method_name(e.method) + " in a " + std::to_string(file.size()) + "-byte archive");
@@ -468,7 +470,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     std::vector<Span> spans;
     if (!read_central_directory(file, static_cast<std::uint64_t>(std::max<zip_int64_t>(count, 0)),
                                 spans)) {
-      err("BEM_ZIP_OPEN", "", "the central directory cannot be read record by record");
+      err(codes::BEM_ZIP_OPEN, "", "the central directory cannot be read record by record");
       return nullptr;
     }
     // Entries sorted by where their local header starts; each must end
@@ -489,7 +491,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
       if (spans[cur].begin < spans[prev].end) {
         ++overlaps;
         if (reported++ < 8)
-          err("BEM_ZIP_OVERLAP", name_of(cur),
+          err(codes::BEM_ZIP_OVERLAP, name_of(cur),
               name_of(cur) + ": its local data (bytes " + std::to_string(spans[cur].begin) + ".." +
                   std::to_string(spans[cur].end) + ") overlap those of \"" + name_of(prev) +
                   "\" (bytes " + std::to_string(spans[prev].begin) + ".." +
@@ -499,12 +501,12 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
       if (spans[cur].end > spans[prev].end) reach = k;
     }
     if (overlaps > reported)
-      err("BEM_ZIP_OVERLAP", "",
+      err(codes::BEM_ZIP_OVERLAP, "",
           std::to_string(overlaps - reported) + " more entries overlap others");
     if (overlaps) return nullptr;
   }
   if (backslash)
-    report.warning("BEM_ZIP_BACKSLASH", "§14", {},
+    report.warning(codes::BEM_ZIP_BACKSLASH, "§14", {},
                    "entry names use '\\' as folder separator; ZIP requires '/' (read as '/')");
 
   // ---- §14.3: the effective root --------------------------------------
@@ -551,7 +553,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
                  "top-level folder)";
           break;
         }
-      err("BEM_ZIP_NO_MANIFEST", "",
+      err(codes::BEM_ZIP_NO_MANIFEST, "",
           "the ZIP has no manifest.json at its root" + hint +
               " and no .bem members, so it is neither a BEM package nor a collection bundle");
       return nullptr;
@@ -568,7 +570,8 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
   // ---- single package ---------------------------------------------------
   pkg->manifest_member_ = manifest->name;
   if (!bem_members.empty())
-    report.info("BEM_ZIP_BEM_MEMBERS_IGNORED", "§14", Location{std::nullopt, {}, manifest->name},
+    report.info(codes::BEM_ZIP_BEM_MEMBERS_IGNORED, "§14",
+                Location{std::nullopt, {}, manifest->name},
                 "the ZIP holds manifest.json and " + std::to_string(bem_members.size()) +
                     " .bem file(s) such as \"" + bem_members.front()->name +
                     "\"; the manifest wins: read as a single package, the .bem files are ignored");
@@ -591,14 +594,14 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     auto number = base.find('/') == std::string_view::npos ? payload_number(base) : std::nullopt;
     if (!number) {
       if (in_payloads)
-        report.warning("BEM_ZIP_PAYLOAD_NAME", "§14", Location{std::nullopt, {}, e.name},
+        report.warning(codes::BEM_ZIP_PAYLOAD_NAME, "§14", Location{std::nullopt, {}, e.name},
                        e.name +
                            ": not a payload file name (expected payloads/NNNN.bin with a "
                            "four-digit number, or payloads/N.bin); the file is ignored");
       continue;
     }
     if (*number > kMaxPayloadNumber) {
-      err("BEM_ZIP_PAYLOAD_NUMBER", e.name,
+      err(codes::BEM_ZIP_PAYLOAD_NUMBER, e.name,
           e.name + ": payload number " + std::to_string(*number) + " is above the highest " +
               "possible payload ID " + std::to_string(kMaxPayloadNumber));
       ok = false;
@@ -606,7 +609,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     }
     auto [it, inserted] = by_number.emplace(*number, &e);
     if (!inserted) {
-      err("BEM_ZIP_DUPLICATE_PAYLOAD", e.name,
+      err(codes::BEM_ZIP_DUPLICATE_PAYLOAD, e.name,
           "\"" + it->second->name + "\" and \"" + e.name + "\" both name payload " +
               std::to_string(*number) + "; each payload number must appear once");
       ok = false;
@@ -615,14 +618,14 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
 
   // The manifest itself: 1 byte .. 4 MiB, checked before allocating.
   if (manifest->size < 1 || manifest->size > kMaxManifestSize) {
-    err("BEM_MANIFEST_SIZE", manifest->name,
+    err(codes::BEM_MANIFEST_SIZE, manifest->name,
         manifest->name + " is " + std::to_string(manifest->size) + " bytes, allowed 1..4194304");
     return nullptr;
   }
   if (!ok) return nullptr;
   if (auto c = charge_entry(control, *manifest); !c) {
     const core::Error& e = c.error();
-    report.error(e.code, "§14", e.location, e.message);
+    report.add({e.code, core::Severity::kError, "§14", e.location, e.message});
     return nullptr;
   }
   pkg->manifest_owned_.resize(static_cast<std::size_t>(manifest->size));
@@ -631,7 +634,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
                            pkg->manifest_owned_.size()));
   if (!text) {
     const core::Error& e = text.error();
-    report.error(e.code, "§14", e.location, e.message);
+    report.add({e.code, core::Severity::kError, "§14", e.location, e.message});
     return nullptr;
   }
   pkg->manifest_text_ = pkg->manifest_owned_;
@@ -652,7 +655,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     pkg->payload_entries_[n] = *e;
     // §2: every payload is 1 byte .. 512 MiB.
     if (e->size < 1 || e->size > kMaxPayloadSize) {
-      err("BEM_PAYLOAD_DECODED_SIZE", e->name,
+      err(codes::BEM_PAYLOAD_DECODED_SIZE, e->name,
           e->name + ": payload " + std::to_string(n) + " is " + std::to_string(e->size) +
               " bytes, allowed 1..536870912");
     }
@@ -666,7 +669,7 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     for (std::size_t i = 0; i < gaps.size() && i < 8; ++i)
       list += (i ? ", " : "") + std::to_string(gaps[i]);
     if (gaps.size() > 8) list += ", …";
-    report.warning("BEM_ZIP_PAYLOAD_GAP", "§14", {},
+    report.warning(codes::BEM_ZIP_PAYLOAD_GAP, "§14", {},
                    "payload numbers are not contiguous from 0: no file for " + list +
                        " (a manifest reference to one of them is an error)");
   }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "charkit/bem/container.h"
+#include "charkit/bem/error_codes.h"
 
 namespace charkit::bem {
 namespace {
@@ -48,52 +49,52 @@ core::Status check_zstd_frame(Bytes stored, std::uint64_t decoded_size) {
   using core::Location;
   using core::make_error;
   if (stored.size() < 4 || ZSTD_isFrame(stored.data(), stored.size()) == 0)
-    return make_error("BEM_ZSTD_FRAME", "zstd payload does not start with a zstd frame",
+    return make_error(codes::BEM_ZSTD_FRAME, "zstd payload does not start with a zstd frame",
                       Location::at_offset(0));
   // Skippable frames are not "one standalone frame" (§2; docs/bem/zip.md Q22).
   unsigned magic = static_cast<unsigned>(stored[0]) | static_cast<unsigned>(stored[1]) << 8 |
                    static_cast<unsigned>(stored[2]) << 16 | static_cast<unsigned>(stored[3]) << 24;
   if ((magic & 0xFFFFFFF0u) == 0x184D2A50u)
-    return make_error("BEM_ZSTD_FRAME", "zstd payload starts with a skippable frame",
+    return make_error(codes::BEM_ZSTD_FRAME, "zstd payload starts with a skippable frame",
                       Location::at_offset(0));
   ZSTD_frameHeader fh{};
   std::size_t hr = ZSTD_getFrameHeader(&fh, stored.data(), stored.size());
   if (ZSTD_isError(hr) || hr != 0)
-    return make_error("BEM_ZSTD_FRAME", "zstd frame header is truncated or invalid",
+    return make_error(codes::BEM_ZSTD_FRAME, "zstd frame header is truncated or invalid",
                       Location::at_offset(0));
   if (fh.dictID != 0)
-    return make_error("BEM_ZSTD_DICTIONARY",
+    return make_error(codes::BEM_ZSTD_DICTIONARY,
                       "zstd frame names dictionary " + std::to_string(fh.dictID) +
                           "; BEM payloads use no dictionary",
                       Location::at_offset(0));
   if (fh.frameContentSize == ZSTD_CONTENTSIZE_UNKNOWN)
-    return make_error("BEM_ZSTD_SIZE", "zstd frame does not declare its content size",
+    return make_error(codes::BEM_ZSTD_SIZE, "zstd frame does not declare its content size",
                       Location::at_offset(0));
   if (fh.frameContentSize != decoded_size)
-    return make_error("BEM_ZSTD_SIZE",
+    return make_error(codes::BEM_ZSTD_SIZE,
                       "zstd frame declares " + std::to_string(fh.frameContentSize) +
                           " bytes but the directory says decoded_size " +
                           std::to_string(decoded_size),
                       Location::at_offset(0));
   std::size_t frame = ZSTD_findFrameCompressedSize(stored.data(), stored.size());
   if (ZSTD_isError(frame))
-    return make_error("BEM_ZSTD_DATA",
+    return make_error(codes::BEM_ZSTD_DATA,
                       std::string("zstd frame is corrupt: ") + ZSTD_getErrorName(frame),
                       Location::at_offset(0));
   if (frame != stored.size())
-    return make_error("BEM_ZSTD_TRAILING",
+    return make_error(codes::BEM_ZSTD_TRAILING,
                       "zstd frame ends after " + std::to_string(frame) + " of " +
                           std::to_string(stored.size()) + " stored bytes",
                       Location::at_offset(frame));
   if (decoded_size < 1 || decoded_size > kMaxPayloadSize)
-    return make_error("BEM_ZSTD_SIZE",
+    return make_error(codes::BEM_ZSTD_SIZE,
                       "decoded_size " + std::to_string(decoded_size) + " is outside 1..536870912",
                       Location::at_offset(0));
   // A frame whose blocks cannot produce decoded_size bytes is rejected before
   // the output buffer is allocated (a tiny corrupt frame may claim 512 MiB).
   std::uint64_t bound = frame_output_bound(stored, fh.headerSize, fh.blockSizeMax);
   if (bound < decoded_size)
-    return make_error("BEM_ZSTD_DATA",
+    return make_error(codes::BEM_ZSTD_DATA,
                       "zstd frame blocks can produce at most " + std::to_string(bound) +
                           " bytes, fewer than its declared content size " +
                           std::to_string(decoded_size),
@@ -118,14 +119,16 @@ core::Status decompress_checked_frame(Bytes stored, std::span<std::uint8_t> out)
   const std::uint64_t decoded_size = out.size();
   ZSTD_DCtx* dctx = thread_dctx();
   if (dctx == nullptr)
-    return make_error("BEM_ZSTD_DATA", "cannot allocate a zstd decoder", Location::at_offset(0));
+    return make_error(codes::BEM_ZSTD_DATA, "cannot allocate a zstd decoder",
+                      Location::at_offset(0));
   // The frame's optional content checksum is verified by the decoder (docs/bem/zip.md).
   std::size_t n = ZSTD_decompressDCtx(dctx, out.data(), out.size(), stored.data(), stored.size());
   if (ZSTD_isError(n))
-    return make_error("BEM_ZSTD_DATA", std::string("zstd data is corrupt: ") + ZSTD_getErrorName(n),
+    return make_error(codes::BEM_ZSTD_DATA,
+                      std::string("zstd data is corrupt: ") + ZSTD_getErrorName(n),
                       Location::at_offset(0));
   if (n != decoded_size)
-    return make_error("BEM_ZSTD_SIZE",
+    return make_error(codes::BEM_ZSTD_SIZE,
                       "zstd frame decoded to " + std::to_string(n) + " bytes, expected " +
                           std::to_string(decoded_size),
                       Location::at_offset(0));
@@ -147,13 +150,14 @@ core::Status stream_zstd_payload(Bytes stored, std::uint64_t decoded_size,
   using core::make_error;
   ZSTD_DCtx* dctx = thread_dctx();
   if (dctx == nullptr || piece.empty())
-    return make_error("BEM_ZSTD_DATA", "cannot allocate a zstd decoder", Location::at_offset(0));
+    return make_error(codes::BEM_ZSTD_DATA, "cannot allocate a zstd decoder",
+                      Location::at_offset(0));
   ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
   ZSTD_inBuffer in{stored.data(), stored.size(), 0};
   ZSTD_outBuffer out{piece.data(), piece.size(), 0};
   std::uint64_t total = 0;
   auto size_error = [&] {
-    return make_error("BEM_ZSTD_SIZE",
+    return make_error(codes::BEM_ZSTD_SIZE,
                       "zstd frame decoded to more than " + std::to_string(decoded_size) + " bytes",
                       Location::at_offset(0));
   };
@@ -161,7 +165,7 @@ core::Status stream_zstd_payload(Bytes stored, std::uint64_t decoded_size,
     const std::size_t left = ZSTD_decompressStream(dctx, &out, &in);
     if (ZSTD_isError(left)) {
       ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
-      return make_error("BEM_ZSTD_DATA",
+      return make_error(codes::BEM_ZSTD_DATA,
                         std::string("zstd data is corrupt: ") + ZSTD_getErrorName(left),
                         Location::at_offset(in.pos));
     }
@@ -175,11 +179,11 @@ core::Status stream_zstd_payload(Bytes stored, std::uint64_t decoded_size,
     }
     if (left == 0) break;  // the frame is decoded and every byte handed over
     if (!full && in.pos == in.size)
-      return make_error("BEM_ZSTD_DATA", "zstd frame is truncated",
+      return make_error(codes::BEM_ZSTD_DATA, "zstd frame is truncated",
                         Location::at_offset(stored.size()));
   }
   if (total != decoded_size || in.pos != in.size)
-    return make_error("BEM_ZSTD_SIZE",
+    return make_error(codes::BEM_ZSTD_SIZE,
                       "zstd frame decoded to " + std::to_string(total) + " bytes, expected " +
                           std::to_string(decoded_size),
                       Location::at_offset(0));

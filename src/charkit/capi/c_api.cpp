@@ -41,14 +41,14 @@ charkit_status fail(const core::Error& e) {
   t_message = e.message;
   t_location = e.location.to_string();
   if (core::is_io_error(e)) return CHARKIT_IO_ERROR;
-  if (e.code == codes::CAPI_ARGUMENT) return CHARKIT_BAD_ARGUMENT;
-  if (e.code == codes::CAPI_CANCELLED) return CHARKIT_CANCELLED;
-  if (e.code == codes::CAPI_INTERNAL) return CHARKIT_INTERNAL;
+  if (e.code == capi::codes::CAPI_ARGUMENT) return CHARKIT_BAD_ARGUMENT;
+  if (e.code == capi::codes::CAPI_CANCELLED) return CHARKIT_CANCELLED;
+  if (e.code == capi::codes::CAPI_INTERNAL) return CHARKIT_INTERNAL;
   return CHARKIT_INVALID_INPUT;
 }
 
 charkit_status bad_argument(std::string message) {
-  return fail(core::make_error("CAPI_ARGUMENT", std::move(message)));
+  return fail(core::make_error(capi::codes::CAPI_ARGUMENT, std::move(message)));
 }
 
 char* dup_string(const std::string& s) {
@@ -105,9 +105,10 @@ charkit_status poses_from(const learn::InputSpec& spec, const double* rotations,
       const double* q = rotations + (i * bones + b) * 4;
       const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
       if (!std::isfinite(n) || n < 1e-12)
-        return fail(core::make_error(
-            "CAPI_ARGUMENT", "pose " + std::to_string(i) + ", bone \"" + spec.bones[b].name +
-                                 "\": the rotation is not a finite non-zero quaternion"));
+        return fail(core::make_error(capi::codes::CAPI_ARGUMENT,
+                                     "pose " + std::to_string(i) + ", bone \"" +
+                                         spec.bones[b].name +
+                                         "\": the rotation is not a finite non-zero quaternion"));
       learn::Quaternion r = quat_at(q);
       // Unit quaternions are taken as given (bit-equal features to the
       // CLI's); others are normalised.
@@ -122,9 +123,9 @@ charkit_status poses_from(const learn::InputSpec& spec, const double* rotations,
     for (std::size_t c = 0; c < ncurves; ++c) {
       const double v = curves[i * ncurves + c];
       if (!std::isfinite(v))
-        return fail(core::make_error("CAPI_ARGUMENT", "pose " + std::to_string(i) + ", curve \"" +
-                                                          spec.curves[c].name +
-                                                          "\": the value is not finite"));
+        return fail(core::make_error(capi::codes::CAPI_ARGUMENT,
+                                     "pose " + std::to_string(i) + ", curve \"" +
+                                         spec.curves[c].name + "\": the value is not finite"));
       p.curves.push_back(v);
     }
     out.push_back(std::move(p));

@@ -15,10 +15,12 @@
 #include "charkit/bem/validate.h"
 #include "charkit/c_api.h"
 #include "charkit/capi/detail.h"
+#include "charkit/capi/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/learn/bake.h"
 #include "charkit/learn/engine_import.h"
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/model_file.h"
 #include "charkit/learn/nmn.h"
 #include "charkit/learn/nmn_export.h"
@@ -294,8 +296,9 @@ charkit_status charkit_model_error_json(const charkit_model* model, const charki
     if (dataset->d.layout != model->m.layout ||
         dataset->d.feature_count() != model->m.feature_count() ||
         dataset->d.vertex_count != model->m.vertex_count)
-      return fail(core::make_error(
-          "MODEL_DATASET", "the dataset's layout, features or vertices differ from the model's"));
+      return fail(
+          core::make_error(learn::codes::MODEL_DATASET,
+                           "the dataset's layout, features or vertices differ from the model's"));
     auto e = learn::evaluate_error(model->m, dataset->d);
     if (!e) return fail(e.error());
     *out_json = capi::dup_string(learn::error_stats_json(*e).dump());
@@ -406,7 +409,7 @@ charkit_status charkit_network_run(const char* path, const float* inputs, uint64
         auto n = learn::read_nmn(file->bytes());
         if (!n) return fail(n.error());
         if (n->group)
-          return fail(core::make_error("NMN_GROUP_ITEMS",
+          return fail(core::make_error(learn::codes::NMN_GROUP_ITEMS,
                                        "the network has a group model, which needs its sidecar's "
                                        "groups: run it with `charkit deformer run --sidecar`"));
         auto runner = learn::NmnRunner::create(*n);
@@ -428,7 +431,7 @@ charkit_status charkit_network_run(const char* path, const float* inputs, uint64
         break;
       }
       default:
-        return fail(core::make_error("CAPI_NOT_A_NETWORK",
+        return fail(core::make_error(capi::codes::CAPI_NOT_A_NETWORK,
                                      "not a network file (an Unreal .nmn or an ONNX .onnx)"));
     }
     *outputs = per_row;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "charkit/c_api.h"
+#include "charkit/capi/error_codes.h"
 #include "charkit/core/result.h"
 #include "charkit/learn/dataset.h"
 #include "charkit/learn/pose.h"
@@ -50,13 +51,13 @@ charkit_status guarded(F&& f) noexcept {
   try {
     return std::forward<F>(f)();
   } catch (const Cancelled&) {
-    return fail(core::make_error("CAPI_CANCELLED", "cancelled by the progress callback"));
+    return fail(core::make_error(codes::CAPI_CANCELLED, "cancelled by the progress callback"));
   } catch (const std::bad_alloc&) {
-    return fail(core::make_error("CAPI_INTERNAL", "out of memory"));
+    return fail(core::make_error(codes::CAPI_INTERNAL, "out of memory"));
   } catch (const std::exception& e) {
-    return fail(core::make_error("CAPI_INTERNAL", std::string("internal error: ") + e.what()));
+    return fail(core::make_error(codes::CAPI_INTERNAL, std::string("internal error: ") + e.what()));
   } catch (...) {
-    return fail(core::make_error("CAPI_INTERNAL", "internal error"));
+    return fail(core::make_error(codes::CAPI_INTERNAL, "internal error"));
   }
 }
 

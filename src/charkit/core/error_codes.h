@@ -4,9 +4,10 @@
 // generated from those declarations (`charkit errors --markdown`) and the
 // test errors.declared keeps sources, declarations and docs in step.
 //
-// Code that branches on a code compares with a declared constant, never a
-// string literal: `if (e.code == store::codes::STORE_TOO_LARGE)`, so a typo
-// fails to compile. Each module's constants live in
+// An error is raised with a declared constant, `make_error(codes::IO_OPEN,
+// …)`, and code that branches on a code compares with one:
+// `if (e.code == store::codes::STORE_TOO_LARGE)`; make_error and
+// Report::error take only an ErrorCode, so a typo fails to compile. Each module's constants live in
 // charkit/<module>/error_codes.h (small; include it only where needed),
 // with `<module>::codes::kAll`, the module's table. core knows no other
 // module: the list of every code is assembled above all of them, by the

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "charkit/core/bytes.h"
+#include "charkit/core/error_codes.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define CHARKIT_ISOLATED_SANITIZED 1
@@ -85,13 +86,13 @@ bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
       payload.insert(payload.end(), msg.begin(), msg.end());
     }
   } catch (const std::bad_alloc&) {
-    const std::string text = std::string("ISOLATED_MEMORY") + '\0' + "out of memory";
+    const std::string text = std::string(codes::ISOLATED_MEMORY) + '\0' + "out of memory";
     payload.assign(text.begin(), text.end());
   } catch (const std::exception& e) {
-    const std::string text = std::string("ISOLATED_EXCEPTION") + '\0' + e.what();
+    const std::string text = std::string(codes::ISOLATED_EXCEPTION) + '\0' + e.what();
     payload.assign(text.begin(), text.end());
   } catch (...) {
-    const std::string text = std::string("ISOLATED_EXCEPTION") + '\0' + "an unknown exception";
+    const std::string text = std::string(codes::ISOLATED_EXCEPTION) + '\0' + "an unknown exception";
     payload.assign(text.begin(), text.end());
   }
   std::uint8_t head[9];
@@ -169,13 +170,14 @@ Result<std::vector<std::uint8_t>> run_isolated(const IsolatedWork& work,
     ++attempts;
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)
-      return make_error("ISOLATED_SYSTEM", std::string(what) + ": pipe: " + std::strerror(errno));
+      return make_error(codes::ISOLATED_SYSTEM,
+                        std::string(what) + ": pipe: " + std::strerror(errno));
     const pid_t pid = ::fork();
     if (pid < 0) {
       const int e = errno;
       ::close(fds[0]);
       ::close(fds[1]);
-      return make_error("ISOLATED_SYSTEM", std::string(what) + ": fork: " + std::strerror(e));
+      return make_error(codes::ISOLATED_SYSTEM, std::string(what) + ": fork: " + std::strerror(e));
     }
     if (pid == 0) {
       ::close(fds[0]);
@@ -243,19 +245,20 @@ Result<std::vector<std::uint8_t>> run_isolated(const IsolatedWork& work,
   const bool timed_out = ending == Ending::timed_out, too_large = ending == Ending::too_large,
              read_failed = ending == Ending::read_failed, cancelled = ending == Ending::cancelled;
   if (ending == Ending::stalled)
-    return make_error("ISOLATED_STALLED",
+    return make_error(codes::ISOLATED_STALLED,
                       std::string(what) + " stalled (asleep, using no CPU time, for " +
                           std::to_string(limits.stall_timeout.count()) + " ms) in each of " +
                           std::to_string(attempts) + " attempts and was stopped");
   const std::string name(what);
-  if (cancelled) return make_error("ISOLATED_CANCELLED", name + " was cancelled");
+  if (cancelled) return make_error(codes::ISOLATED_CANCELLED, name + " was cancelled");
   if (timed_out)
-    return make_error("ISOLATED_TIMEOUT", name + " ran longer than " +
-                                              std::to_string(limits.timeout.count()) +
-                                              " ms and was stopped");
+    return make_error(codes::ISOLATED_TIMEOUT, name + " ran longer than " +
+                                                   std::to_string(limits.timeout.count()) +
+                                                   " ms and was stopped");
   if (too_large)
-    return make_error("ISOLATED_LIMIT", name + " produced more than " +
-                                            std::to_string(limits.max_result_bytes) + " bytes");
+    return make_error(
+        codes::ISOLATED_LIMIT,
+        name + " produced more than " + std::to_string(limits.max_result_bytes) + " bytes");
   // A complete answer counts even if the child's exit went wrong afterwards.
   bool complete = got.size() >= 9;
   std::uint64_t n = 0;
@@ -264,8 +267,8 @@ Result<std::vector<std::uint8_t>> run_isolated(const IsolatedWork& work,
     complete = n == got.size() - 9 && (got[0] == kAnswerBytes || got[0] == kAnswerError);
   }
   if (!complete || read_failed)
-    return make_error("ISOLATED_CRASH", name + " crashed: its process " + how_it_ended(wstatus) +
-                                            " before it answered");
+    return make_error(codes::ISOLATED_CRASH, name + " crashed: its process " +
+                                                 how_it_ended(wstatus) + " before it answered");
   if (got[0] == kAnswerBytes) {
     got.erase(got.begin(), got.begin() + 9);
     return got;
@@ -274,8 +277,9 @@ Result<std::vector<std::uint8_t>> run_isolated(const IsolatedWork& work,
                               static_cast<std::size_t>(n));
   const auto nul = text.find('\0');
   if (nul == std::string_view::npos)
-    return make_error("ISOLATED_CRASH", name + " sent a malformed answer");
-  return make_error(std::string(text.substr(0, nul)), std::string(text.substr(nul + 1)));
+    return make_error(codes::ISOLATED_CRASH, name + " sent a malformed answer");
+  // The child's error, passed on as it was raised there.
+  return Error{std::string(text.substr(0, nul)), std::string(text.substr(nul + 1)), {}};
 }
 
 }  // namespace charkit::core

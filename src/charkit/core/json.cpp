@@ -4,6 +4,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "charkit/core/error_codes.h"
+
 namespace charkit::core {
 namespace {
 
@@ -26,7 +28,7 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
   bool string(Json::string_t& s) {
     if (!value()) return false;
     if (s.find('\0') != std::string::npos)
-      return fail("JSON_NUL_CHARACTER", "string contains a NUL character", pointer());
+      return fail(codes::JSON_NUL_CHARACTER, "string contains a NUL character", pointer());
     return Base::string(s);
   }
   bool binary(Json::binary_t& b) { return value() && Base::binary(b); }
@@ -38,10 +40,10 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
   bool key(Json::string_t& k) {
     Frame& f = frames_.back();
     if (k.find('\0') != std::string::npos)
-      return fail("JSON_NUL_CHARACTER", "object key contains a NUL character", pointer());
+      return fail(codes::JSON_NUL_CHARACTER, "object key contains a NUL character", pointer());
     f.key = k;
     if (!f.keys.insert(k).second)
-      return fail("JSON_DUPLICATE_KEY", "duplicate key \"" + k + "\"", pointer());
+      return fail(codes::JSON_DUPLICATE_KEY, "duplicate key \"" + k + "\"", pointer());
     return Base::key(k);
   }
   bool end_object() {
@@ -63,8 +65,8 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
       std::string msg = ex.what();
       // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
       if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-      error_ =
-          make_error("JSON_SYNTAX", msg, Location::at_offset(position == 0 ? 0 : position - 1));
+      error_ = make_error(codes::JSON_SYNTAX, msg,
+                          Location::at_offset(position == 0 ? 0 : position - 1));
     }
     return false;
   }
@@ -86,7 +88,7 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
   }
   bool enter() {
     if (frames_.size() + 1 > limits_.max_depth)
-      return fail("JSON_TOO_DEEP",
+      return fail(codes::JSON_TOO_DEEP,
                   "nesting deeper than " + std::to_string(limits_.max_depth) + " levels",
                   pointer());
     return true;
@@ -101,7 +103,7 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
     }
     return p;
   }
-  bool fail(const char* code, std::string msg, std::string ptr) {
+  bool fail(core::ErrorCode code, std::string msg, std::string ptr) {
     if (!error_) error_ = make_error(code, std::move(msg), Location::at_pointer(std::move(ptr)));
     return false;
   }
@@ -116,14 +118,14 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
 Result<Json> parse_json_strict(std::string_view text, const JsonLimits& limits) {
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
       static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF)
-    return make_error("JSON_BOM", "JSON text starts with a UTF-8 byte-order mark",
+    return make_error(codes::JSON_BOM, "JSON text starts with a UTF-8 byte-order mark",
                       Location::at_offset(0));
   Json root;
   StrictDomBuilder sax(root, limits);
   bool ok = Json::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json,
                             /*strict=*/true);
   if (auto err = sax.take_error()) return std::move(*err);
-  if (!ok) return make_error("JSON_SYNTAX", "invalid JSON", Location::at_offset(0));
+  if (!ok) return make_error(codes::JSON_SYNTAX, "invalid JSON", Location::at_offset(0));
   return root;
 }
 

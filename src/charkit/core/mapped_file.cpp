@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "charkit/core/error_codes.h"
+
 namespace charkit::core {
 
 namespace {
@@ -77,11 +79,12 @@ void MappedFile::done_reading(Bytes range) const {
 
 Result<MappedFile> MappedFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error("IO_OPEN", "cannot open " + path + ": " + std::strerror(errno));
+  if (fd < 0)
+    return make_error(codes::IO_OPEN, "cannot open " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return make_error("IO_NOT_REGULAR", path + " is not a regular file");
+    return make_error(codes::IO_NOT_REGULAR, path + " is not a regular file");
   }
   MappedFile f;
   f.size_ = static_cast<std::size_t>(st.st_size);
@@ -93,7 +96,7 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
       int e = errno;
       ::close(fd);
       f.size_ = 0;
-      return make_error("IO_MAP", "cannot map " + path + ": " + std::strerror(e));
+      return make_error(codes::IO_MAP, "cannot map " + path + ": " + std::strerror(e));
     }
     madvise(p, f.size_, MADV_SEQUENTIAL);
     f.data_ = static_cast<const std::uint8_t*>(p);

@@ -18,7 +18,7 @@ enum class Severity : std::uint8_t { kError = 0, kWarning = 1, kInfo = 2 };
 const char* severity_name(Severity s);
 
 struct Issue {
-  std::string code;  ///< stable machine code, e.g. "BEM_HEADER_MAGIC"
+  std::string code;  ///< stable machine code, e.g. BEM_HEADER_MAGIC (a declared ErrorCode)
   Severity severity = Severity::kError;
   std::string section;  ///< spec section, e.g. "§2"
   Location location;
@@ -30,16 +30,14 @@ class Report {
   explicit Report(std::size_t max_issues = 200) : max_issues_(max_issues) {}
 
   void add(Issue issue);
-  void error(std::string code, std::string section, Location loc, std::string message) {
-    add({std::move(code), Severity::kError, std::move(section), std::move(loc),
-         std::move(message)});
+  void error(ErrorCode code, std::string section, Location loc, std::string message) {
+    add({code.str(), Severity::kError, std::move(section), std::move(loc), std::move(message)});
   }
-  void warning(std::string code, std::string section, Location loc, std::string message) {
-    add({std::move(code), Severity::kWarning, std::move(section), std::move(loc),
-         std::move(message)});
+  void warning(ErrorCode code, std::string section, Location loc, std::string message) {
+    add({code.str(), Severity::kWarning, std::move(section), std::move(loc), std::move(message)});
   }
-  void info(std::string code, std::string section, Location loc, std::string message) {
-    add({std::move(code), Severity::kInfo, std::move(section), std::move(loc), std::move(message)});
+  void info(ErrorCode code, std::string section, Location loc, std::string message) {
+    add({code.str(), Severity::kInfo, std::move(section), std::move(loc), std::move(message)});
   }
   /// Merge another report's issues (their counts too, even past our cap).
   void merge(const Report& other);

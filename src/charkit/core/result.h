@@ -9,6 +9,8 @@
 #include <utility>
 #include <variant>
 
+#include "charkit/core/error_code.h"
+
 namespace charkit::core {
 
 /// Where in the input a problem is: a byte offset, a JSON pointer, both or neither.
@@ -24,8 +26,10 @@ struct Location {
   std::string to_string() const;
 };
 
-/// An error: a stable machine code (e.g. "BEM_HEADER_MAGIC"), a human message
-/// and where it happened.
+/// An error: a stable machine code (e.g. BEM_HEADER_MAGIC), a human message
+/// and where it happened. Raised with make_error and a declared code; the
+/// code is kept as text so that an error read back (from a child process,
+/// a job record, a JSON reply) is the same type as one raised here.
 struct Error {
   std::string code;
   std::string message;
@@ -62,8 +66,10 @@ class [[nodiscard]] Result {
 struct Ok {};
 using Status = Result<Ok>;
 
-inline Error make_error(std::string code, std::string message, Location loc = {}) {
-  return Error{std::move(code), std::move(message), std::move(loc)};
+/// The one way to raise an error: a declared code (charkit/<module>/error_codes.h),
+/// a message and, when known, where.
+inline Error make_error(ErrorCode code, std::string message, Location loc = {}) {
+  return Error{code.str(), std::move(message), std::move(loc)};
 }
 
 }  // namespace charkit::core

@@ -18,8 +18,7 @@ namespace {
 core::Error record_error(const core::ErrorCode& code, std::size_t target, std::size_t record,
                          const std::string& what) {
   return core::make_error(
-      code.str(),
-      "target " + std::to_string(target) + ", record " + std::to_string(record) + ": " + what,
+      code, "target " + std::to_string(target) + ", record " + std::to_string(record) + ": " + what,
       core::Location::at_offset(record * kMorph40RecordBytes));
 }
 
@@ -63,19 +62,19 @@ std::size_t apply(const Morph40Target& t, std::size_t begin, std::size_t end,
 
 core::Status Morph40Job::validate() const {
   if (vertices.size() != std::size_t{vertex_count} * kMorph40VertexBytes)
-    return core::make_error(codes::DEFORM_MORPH40_SIZE.str(),
+    return core::make_error(codes::DEFORM_MORPH40_SIZE,
                             "vertices span is " + std::to_string(vertices.size()) +
                                 " bytes, expected " + std::to_string(vertex_count) + " × 40");
   std::vector<std::uint32_t> last_target(vertex_count, UINT32_MAX);
   for (std::size_t t = 0; t < targets.size(); ++t) {
     const Morph40Target& target = targets[t];
     if (target.records.size() % kMorph40RecordBytes != 0)
-      return core::make_error(codes::DEFORM_MORPH40_SIZE.str(),
+      return core::make_error(codes::DEFORM_MORPH40_SIZE,
                               "target " + std::to_string(t) + ": records span of " +
                                   std::to_string(target.records.size()) +
                                   " bytes is not a multiple of 40");
     if (!std::isfinite(target.weight))
-      return core::make_error(codes::DEFORM_MORPH40_WEIGHT.str(),
+      return core::make_error(codes::DEFORM_MORPH40_WEIGHT,
                               "target " + std::to_string(t) + ": weight is not finite");
     const std::size_t n = target.records.size() / kMorph40RecordBytes;
     for (std::size_t i = 0; i < n; ++i) {
@@ -102,7 +101,7 @@ core::Status Morph40Job::validate() const {
 
 core::Status Morph40Job::run() const {
   if (vertices.size() != std::size_t{vertex_count} * kMorph40VertexBytes)
-    return core::make_error(codes::DEFORM_MORPH40_SIZE.str(), "vertices span size");
+    return core::make_error(codes::DEFORM_MORPH40_SIZE, "vertices span size");
   for (std::size_t t = 0; t < targets.size(); ++t) {
     const std::size_t n = targets[t].records.size() / kMorph40RecordBytes;
     const std::size_t bad = apply(targets[t], 0, n, vertex_count, vertices.data());
@@ -114,7 +113,7 @@ core::Status Morph40Job::run() const {
 
 core::Status Morph40Job::run_threaded(core::Executor* executor) const {
   if (vertices.size() != std::size_t{vertex_count} * kMorph40VertexBytes)
-    return core::make_error(codes::DEFORM_MORPH40_SIZE.str(), "vertices span size");
+    return core::make_error(codes::DEFORM_MORPH40_SIZE, "vertices span size");
   core::Executor& ex = executor != nullptr ? *executor : core::default_executor();
   for (std::size_t t = 0; t < targets.size(); ++t) {
     const std::size_t n = targets[t].records.size() / kMorph40RecordBytes;

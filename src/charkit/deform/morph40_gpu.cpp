@@ -16,11 +16,11 @@ namespace charkit::deform {
 core::Status Morph40Job::run_gpu(gpu::Context& context) const {
 #if !CHARKIT_WITH_VULKAN
   (void)context;
-  return core::make_error(gpu::codes::GPU_UNAVAILABLE.str(),
+  return core::make_error(gpu::codes::GPU_UNAVAILABLE,
                           "this charkit was built without the Vulkan backend");
 #else
   if (vertices.size() != std::size_t{vertex_count} * kMorph40VertexBytes)
-    return core::make_error(codes::DEFORM_MORPH40_SIZE.str(),
+    return core::make_error(codes::DEFORM_MORPH40_SIZE,
                             "the vertex array is not vertex count × 40 bytes");
   std::vector<gpu::BufferId> owned;
   auto release = [&] {
@@ -61,7 +61,7 @@ core::Status Morph40Job::run_gpu(gpu::Context& context) const {
   for (const Morph40Target& t : targets) {
     if (t.records.size() % kMorph40RecordBytes != 0) {
       release();
-      return core::make_error(codes::DEFORM_MORPH40_SIZE.str(),
+      return core::make_error(codes::DEFORM_MORPH40_SIZE,
                               "a records span is not a multiple of 40 bytes");
     }
     const std::uint64_t n = t.records.size() / kMorph40RecordBytes;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "charkit/core/math.h"
+#include "charkit/deform/error_codes.h"
 
 namespace charkit::deform {
 
@@ -21,10 +22,10 @@ double at(std::span<const float> m, std::size_t joint, int r, int c) {
 
 Status check_sizes(const SkinView& skin, std::span<const float> matrices, std::size_t out_size) {
   if (matrices.size() % 16 != 0)
-    return make_error("DEFORM_SHAPE", "skinning matrices are not a multiple of 16 floats");
+    return make_error(codes::DEFORM_SHAPE, "skinning matrices are not a multiple of 16 floats");
   if (auto st = validate_skin(skin, matrices.size() / 16); !st) return st;
   if (out_size != skin.rest_positions.size())
-    return make_error("DEFORM_SHAPE", "output is not 3 floats per vertex");
+    return make_error(codes::DEFORM_SHAPE, "output is not 3 floats per vertex");
   return Ok{};
 }
 
@@ -97,19 +98,19 @@ JointDq split_joint(std::span<const float> m, std::size_t j) {
 Status validate_skin(const SkinView& skin, std::size_t joint_count) {
   const std::size_t vc = skin.rest_positions.size() / 3;
   if (skin.rest_positions.size() % 3 != 0)
-    return make_error("DEFORM_SHAPE", "rest positions are not 3 floats per vertex");
+    return make_error(codes::DEFORM_SHAPE, "rest positions are not 3 floats per vertex");
   if (skin.joints.size() != vc * 4 || skin.weights.size() != vc * 4)
-    return make_error("DEFORM_SHAPE", "joints and weights must be 4 per vertex (" +
-                                          std::to_string(vc) + " vertices)");
+    return make_error(codes::DEFORM_SHAPE, "joints and weights must be 4 per vertex (" +
+                                               std::to_string(vc) + " vertices)");
   for (std::size_t i = 0; i < skin.weights.size(); ++i) {
     const float w = skin.weights[i];
     if (!std::isfinite(w) || w < 0.0F)
-      return make_error("DEFORM_WEIGHT",
+      return make_error(codes::DEFORM_WEIGHT,
                         "vertex " + std::to_string(i / 4) + " has a negative or non-finite weight");
     if (w != 0.0F && skin.joints[i] >= joint_count)
-      return make_error("DEFORM_JOINT", "vertex " + std::to_string(i / 4) + " uses joint " +
-                                            std::to_string(skin.joints[i]) + " of " +
-                                            std::to_string(joint_count));
+      return make_error(codes::DEFORM_JOINT, "vertex " + std::to_string(i / 4) + " uses joint " +
+                                                 std::to_string(skin.joints[i]) + " of " +
+                                                 std::to_string(joint_count));
   }
   return Ok{};
 }
@@ -189,18 +190,18 @@ core::Result<DeltaMush> DeltaMush::create(const SkinView& skin, std::size_t join
                                           const DeltaMushOptions& options) {
   if (auto st = validate_skin(skin, joint_count); !st) return std::move(st).error();
   if (!(options.step > 0.0 && options.step <= 1.0))
-    return make_error("DEFORM_OPTION", "Delta Mush step must be in (0, 1]");
+    return make_error(codes::DEFORM_OPTION, "Delta Mush step must be in (0, 1]");
   if (options.iterations > options.max_iterations)
-    return make_error("DEFORM_OPTION", "Delta Mush iterations above the limit of " +
-                                           std::to_string(options.max_iterations));
+    return make_error(codes::DEFORM_OPTION, "Delta Mush iterations above the limit of " +
+                                                std::to_string(options.max_iterations));
   if (triangles.size() % 3 != 0)
-    return make_error("DEFORM_SHAPE", "triangle indices are not a multiple of 3");
+    return make_error(codes::DEFORM_SHAPE, "triangle indices are not a multiple of 3");
   const std::size_t vc = skin.vertex_count();
   for (std::size_t i = 0; i < triangles.size(); ++i)
     if (triangles[i] >= vc)
-      return make_error("DEFORM_INDEX", "triangle " + std::to_string(i / 3) + " uses vertex " +
-                                            std::to_string(triangles[i]) + " of " +
-                                            std::to_string(vc));
+      return make_error(codes::DEFORM_INDEX, "triangle " + std::to_string(i / 3) + " uses vertex " +
+                                                 std::to_string(triangles[i]) + " of " +
+                                                 std::to_string(vc));
   DeltaMush dm;
   dm.rest_.assign(skin.rest_positions.begin(), skin.rest_positions.end());
   dm.joints_.assign(skin.joints.begin(), skin.joints.end());
@@ -317,7 +318,7 @@ Status DeltaMush::deform(std::span<const float> matrices, std::span<float> out) 
   const SkinView skin{rest_, joints_, weights_};
   if (auto st = linear_blend_skin(skin, matrices, skinned_); !st) return st;
   if (out.size() != rest_.size())
-    return make_error("DEFORM_SHAPE", "output is not 3 floats per vertex");
+    return make_error(codes::DEFORM_SHAPE, "output is not 3 floats per vertex");
   const std::size_t vc = vertex_count();
   for (std::size_t i = 0; i < vc * 3; ++i) a_[i] = static_cast<double>(skinned_[i]);
   smooth(a_, b_);
@@ -339,12 +340,12 @@ core::Result<std::array<double, 3>> inverse_lbs_point(std::span<const std::uint3
                                                       std::span<const float> matrices,
                                                       std::array<double, 3> posed) {
   if (matrices.size() % 16 != 0)
-    return make_error("DEFORM_SHAPE", "skinning matrices are not a multiple of 16 floats");
+    return make_error(codes::DEFORM_SHAPE, "skinning matrices are not a multiple of 16 floats");
   const std::size_t jc = matrices.size() / 16;
   double sum = 0.0;
   for (float w : weights) sum += static_cast<double>(w);
   if (!(sum > 0.0) || !std::isfinite(sum))
-    return make_error("DEFORM_SINGULAR", "weights sum to zero");
+    return make_error(codes::DEFORM_SINGULAR, "weights sum to zero");
   core::Mat3d a{};
   double t[3] = {};
   for (int i = 0; i < 4; ++i) {
@@ -352,7 +353,8 @@ core::Result<std::array<double, 3>> inverse_lbs_point(std::span<const std::uint3
     if (w == 0.0) continue;
     const std::size_t j = joints[static_cast<std::size_t>(i)];
     if (j >= jc)
-      return make_error("DEFORM_JOINT", "joint " + std::to_string(j) + " of " + std::to_string(jc));
+      return make_error(codes::DEFORM_JOINT,
+                        "joint " + std::to_string(j) + " of " + std::to_string(jc));
     for (std::size_t r = 0; r < 3; ++r) {
       for (std::size_t c = 0; c < 3; ++c)
         core::at(a, r, c) += w * at(matrices, j, static_cast<int>(r), static_cast<int>(c));
@@ -368,7 +370,7 @@ core::Result<std::array<double, 3>> inverse_lbs_point(std::span<const std::uint3
         std::sqrt(core::at(a, r, 0) * core::at(a, r, 0) + core::at(a, r, 1) * core::at(a, r, 1) +
                   core::at(a, r, 2) * core::at(a, r, 2));
   if (!(std::abs(det) > 1e-12 * bound) || !std::isfinite(det))
-    return make_error("DEFORM_SINGULAR", "the blended skinning matrix is singular");
+    return make_error(codes::DEFORM_SINGULAR, "the blended skinning matrix is singular");
   const double b[3] = {posed[0] - t[0], posed[1] - t[1], posed[2] - t[2]};
   // Cramer's rule: x_c = det(A with column c replaced by b) / det(A).
   std::array<double, 3> x{};
@@ -384,7 +386,7 @@ Status inverse_linear_blend_skin(const SkinView& skin, std::span<const float> ma
                                  std::span<const float> posed, std::span<float> out) {
   if (auto st = check_sizes(skin, matrices, out.size()); !st) return st;
   if (posed.size() != skin.rest_positions.size())
-    return make_error("DEFORM_SHAPE", "posed positions are not 3 floats per vertex");
+    return make_error(codes::DEFORM_SHAPE, "posed positions are not 3 floats per vertex");
   for (std::size_t v = 0; v < skin.vertex_count(); ++v) {
     double w[4];
     if (!normalised(skin, v, w)) {  // LBS leaves such a vertex alone; so does its inverse

@@ -31,7 +31,7 @@ constexpr std::size_t kVertexGrain = 4096;
 constexpr std::size_t kGroupsPerChunk = 64;
 
 core::Error error(const core::ErrorCode& code, std::string message, core::Location location = {}) {
-  return core::make_error(code.str(), std::move(message), std::move(location));
+  return core::make_error(code, std::move(message), std::move(location));
 }
 
 // Three floats of a vertex record, with core/math.h's vector operations.

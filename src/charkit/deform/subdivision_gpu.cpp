@@ -38,7 +38,7 @@ core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& para
 #if !CHARKIT_WITH_VULKAN
   (void)context, (void)params, (void)mesh, (void)indices, (void)triangle_edges, (void)constrained,
       (void)out, (void)kernel3;
-  return core::make_error(gpu::codes::GPU_UNAVAILABLE.str(),
+  return core::make_error(gpu::codes::GPU_UNAVAILABLE,
                           "this charkit was built without the Vulkan backend");
 #else
   if (auto st = validate_subdivision(params, mesh, indices, triangle_edges, constrained, out); !st)
@@ -58,7 +58,7 @@ core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& para
   for (const auto& [what, bytes] : whole)
     if (bytes > limit)
       return core::make_error(
-          gpu::codes::GPU_LIMIT.str(),
+          gpu::codes::GPU_LIMIT,
           std::string("the ") + what + " (" + std::to_string(bytes) +
               " bytes) is read at any index and cannot be chunked past the "
               "device's " +
@@ -70,9 +70,9 @@ core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& para
   const std::uint64_t max_items = std::uint64_t{context.device().max_workgroup_count[0]} * 64;
   const std::uint64_t per_chunk = std::min(limit / 48, max_items);
   if (per_chunk == 0)
-    return core::make_error(gpu::codes::GPU_LIMIT.str(),
-                            "the device's storage-buffer range (" + std::to_string(limit) +
-                                " bytes) holds no 48-byte output record");
+    return core::make_error(gpu::codes::GPU_LIMIT, "the device's storage-buffer range (" +
+                                                       std::to_string(limit) +
+                                                       " bytes) holds no 48-byte output record");
   auto p1 = context.create_pipeline(kSubdiv_strengthSpirv, 5, 56);
   if (!p1) return std::move(p1).error();
   auto p2 = context.create_pipeline(kSubdiv_edgesSpirv, 5, 24);
@@ -178,7 +178,7 @@ core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& para
       std::memcpy(&cmd, context.map(draws[i]).data(), sizeof cmd);
       if (cmd.index_count > index_pieces[i].count * 12 ||
           total + cmd.index_count > out.indices.size())
-        return core::make_error(gpu::codes::GPU_VULKAN.str(),
+        return core::make_error(gpu::codes::GPU_VULKAN,
                                 "the index kernel reported " + std::to_string(cmd.index_count) +
                                     " indices for " + std::to_string(index_pieces[i].count) +
                                     " triangles");

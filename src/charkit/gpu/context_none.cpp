@@ -7,7 +7,7 @@ namespace charkit::gpu {
 
 namespace {
 core::Error not_built() {
-  return core::make_error(codes::GPU_UNAVAILABLE.str(),
+  return core::make_error(codes::GPU_UNAVAILABLE,
                           "this charkit was built without the Vulkan backend (volk and glslc were "
                           "not found at configure time)");
 }

@@ -189,12 +189,12 @@ core::Result<VkInstance> shared_instance(bool validation) {
 }  // namespace
 
 core::Error vk_error(const char* call, VkResult r) {
-  return core::make_error(codes::GPU_VULKAN.str(),
+  return core::make_error(codes::GPU_VULKAN,
                           std::string(call) + " failed with VkResult " + std::to_string(r));
 }
 
 core::Error unavailable(std::string why) {
-  return core::make_error(codes::GPU_UNAVAILABLE.str(), std::move(why));
+  return core::make_error(codes::GPU_UNAVAILABLE, std::move(why));
 }
 
 bool built_with_vulkan() {
@@ -336,7 +336,7 @@ core::Result<BufferId> Context::create_buffer(std::uint64_t bytes) {
   Impl& m = *impl_;
   if (bytes == 0) bytes = 4;
   if (bytes > m.max_buffer)
-    return core::make_error(codes::GPU_LIMIT.str(),
+    return core::make_error(codes::GPU_LIMIT,
                             "a buffer of " + std::to_string(bytes) + " bytes is past the " +
                                 std::to_string(m.max_buffer) + "-byte storage-buffer range of \"" +
                                 m.info.name + "\"");
@@ -362,7 +362,7 @@ core::Result<BufferId> Context::create_buffer(std::uint64_t bytes) {
       type = i;
   if (!type) {
     m.vk.vkDestroyBuffer(m.device, b.buffer, nullptr);
-    return core::make_error(codes::GPU_VULKAN.str(),
+    return core::make_error(codes::GPU_VULKAN,
                             "no host-visible, coherent memory type for a storage buffer");
   }
   VkMemoryAllocateInfo ai{};
@@ -464,24 +464,22 @@ core::Status Context::run(std::span<const Dispatch> dispatches) {
   std::uint32_t descriptors = 0, textures = 0;
   for (const Dispatch& d : dispatches) {
     if (d.pipeline.id >= m.pipelines.size())
-      return core::make_error(codes::GPU_VULKAN.str(), "dispatch of an unknown pipeline");
+      return core::make_error(codes::GPU_VULKAN, "dispatch of an unknown pipeline");
     const Impl::Pipeline& p = m.pipelines[d.pipeline.id];
-    if (p.graphics)
-      return core::make_error(codes::GPU_VULKAN.str(), "dispatch of a graphics pipeline");
+    if (p.graphics) return core::make_error(codes::GPU_VULKAN, "dispatch of a graphics pipeline");
     if (d.buffers.size() != p.bindings || d.push.size() != p.push_bytes)
-      return core::make_error(codes::GPU_VULKAN.str(),
+      return core::make_error(codes::GPU_VULKAN,
                               "a dispatch's buffers or push constants do not fit its pipeline");
     for (BufferId b : d.buffers)
       if (m.buffers.find(b.id) == m.buffers.end())
-        return core::make_error(codes::GPU_VULKAN.str(), "dispatch of an unknown buffer");
+        return core::make_error(codes::GPU_VULKAN, "dispatch of an unknown buffer");
     if (d.textures.size() != p.textures)
-      return core::make_error(codes::GPU_VULKAN.str(),
-                              "a dispatch's textures do not fit its pipeline");
+      return core::make_error(codes::GPU_VULKAN, "a dispatch's textures do not fit its pipeline");
     for (ImageId t : d.textures) {
       auto it = m.images.find(t.id);
       if (it == m.images.end() || it->second.layout == VK_IMAGE_LAYOUT_UNDEFINED ||
           it->second.format == ImageFormat::kDepth32Stencil8)
-        return core::make_error(codes::GPU_VULKAN.str(),
+        return core::make_error(codes::GPU_VULKAN,
                                 "a dispatch samples an unknown, unwritten or depth-stencil image");
     }
     descriptors += p.bindings;

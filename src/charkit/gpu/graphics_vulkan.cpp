@@ -45,7 +45,7 @@ VkImageAspectFlags aspects(ImageFormat f) {
 }
 
 core::Error bad_use(std::string what) {
-  return core::make_error(codes::GPU_VULKAN.str(), std::move(what));
+  return core::make_error(codes::GPU_VULKAN, std::move(what));
 }
 
 VkStencilOpState stencil_face(const StencilState& s) {
@@ -245,10 +245,10 @@ core::Result<ImageId> Context::create_image(std::uint32_t width, std::uint32_t h
   vkGetPhysicalDeviceProperties(m.physical, &props);
   const std::uint32_t max = props.limits.maxImageDimension2D;
   if (width == 0 || height == 0 || width > max || height > max)
-    return core::make_error(codes::GPU_LIMIT.str(), "an image of " + std::to_string(width) + "x" +
-                                                        std::to_string(height) + " is outside 1.." +
-                                                        std::to_string(max) + " per side on \"" +
-                                                        m.info.name + "\"");
+    return core::make_error(codes::GPU_LIMIT, "an image of " + std::to_string(width) + "x" +
+                                                  std::to_string(height) + " is outside 1.." +
+                                                  std::to_string(max) + " per side on \"" +
+                                                  m.info.name + "\"");
   Impl::Image img;
   img.format = format;
   img.width = width;

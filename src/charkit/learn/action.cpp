@@ -11,7 +11,9 @@
 #include "charkit/core/json.h"
 #include "charkit/deform/skinning.h"
 #include "charkit/learn/detail/common.h"
+#include "charkit/learn/error_codes.h"
 #include "charkit/motion/bvh.h"
+#include "charkit/motion/error_codes.h"
 #include "charkit/motion/forward_kinematics.h"
 #include "charkit/scene/gltf_document.h"
 #include "charkit/scene/intake.h"
@@ -37,9 +39,9 @@ Quaternion to_unit_q(const scene::Vec4& v) {
 
 core::Status check_options(const ActionOptions& o, bool uses_fps) {
   if (!std::isfinite(o.start_frame) || !std::isfinite(o.end_frame))
-    return make_error("ACTION_OPTION", "start and end frames must be finite numbers");
+    return make_error(codes::ACTION_OPTION, "start and end frames must be finite numbers");
   if (uses_fps && !(std::isfinite(o.fps) && o.fps > 0.0))
-    return make_error("ACTION_OPTION", "fps must be a finite number above 0");
+    return make_error(codes::ACTION_OPTION, "fps must be a finite number above 0");
   return core::Ok{};
 }
 
@@ -59,25 +61,26 @@ core::Result<std::vector<double>> frame_list(const ActionOptions& o, double last
   const double end = o.end_frame == -1.0 ? last_frame : o.end_frame;
   constexpr double kSlack = 1e-9;
   if (start < 0.0 || end < start || end > last_frame + kSlack)
-    return make_error("ACTION_RANGE", "frames " + frame_text(start) + " to " + frame_text(end) +
-                                          " are not within the animation's frames 0 to " +
-                                          frame_text(last_frame) + " (with start <= end)");
+    return make_error(codes::ACTION_RANGE, "frames " + frame_text(start) + " to " +
+                                               frame_text(end) +
+                                               " are not within the animation's frames 0 to " +
+                                               frame_text(last_frame) + " (with start <= end)");
   std::vector<double> frames;
   if (o.frames == 0) {
     const double span = std::floor(end - start + kSlack);
     if (span + 1.0 > static_cast<double>(o.max_frames))
-      return make_error("ACTION_TOO_MANY", "frames " + frame_text(start) + " to " +
-                                               frame_text(end) + " are " + frame_text(span + 1.0) +
-                                               " frames, over the limit of " +
-                                               std::to_string(o.max_frames));
+      return make_error(codes::ACTION_TOO_MANY,
+                        "frames " + frame_text(start) + " to " + frame_text(end) + " are " +
+                            frame_text(span + 1.0) + " frames, over the limit of " +
+                            std::to_string(o.max_frames));
     const auto n = static_cast<std::size_t>(span) + 1;
     frames.reserve(n);
     for (std::size_t i = 0; i < n; ++i) frames.push_back(start + static_cast<double>(i));
   } else {
     if (o.frames > o.max_frames)
-      return make_error("ACTION_TOO_MANY", std::to_string(o.frames) +
-                                               " frames asked for, over the limit of " +
-                                               std::to_string(o.max_frames));
+      return make_error(codes::ACTION_TOO_MANY, std::to_string(o.frames) +
+                                                    " frames asked for, over the limit of " +
+                                                    std::to_string(o.max_frames));
     frames.reserve(o.frames);
     if (o.frames == 1) {
       frames.push_back(start);
@@ -137,15 +140,16 @@ core::Result<GltfFile> open_gltf(core::Bytes bytes) {
   auto info = scene::inspect_model(bytes, io);
   if (!info) return std::move(info).error();
   if (info->format == scene::ModelFormat::kFbx)
-    return make_error("ACTION_FORMAT", "FBX animations are not read here (glTF / GLB / VRM only)");
+    return make_error(codes::ACTION_FORMAT,
+                      "FBX animations are not read here (glTF / GLB / VRM only)");
   if (info->container == scene::ModelContainer::kZip)
-    return make_error("ACTION_CONTAINER", "zipped glTF is not supported here");
+    return make_error(codes::ACTION_CONTAINER, "zipped glTF is not supported here");
   return scene::GltfDocument::load(bytes);
 }
 
 // root[key] as an array; absent gives nullptr, another type an error.
 core::Result<const Json*> array_of(const Json& obj, const char* key, const std::string& ptr,
-                                   const char* code) {
+                                   core::ErrorCode code) {
   auto it = obj.find(key);
   if (it == obj.end()) return static_cast<const Json*>(nullptr);
   if (!it->is_array())
@@ -155,7 +159,7 @@ core::Result<const Json*> array_of(const Json& obj, const char* key, const std::
 
 // obj[key] as an index below count.
 core::Result<std::size_t> index_in(const Json& obj, const char* key, std::size_t count,
-                                   const std::string& ptr, const char* code) {
+                                   const std::string& ptr, core::ErrorCode code) {
   auto it = obj.find(key);
   const std::string p = ptr + "/" + key;
   if (it == obj.end()) return pointer_error(code, std::string(key) + " is missing", p);
@@ -176,25 +180,25 @@ core::Result<std::vector<float>> read_floats(GltfFile& f, std::size_t index, std
   if (!info) return std::move(info).error();
   const char* want_type = comps == 1 ? "SCALAR" : comps == 3 ? "VEC3" : "VEC4";
   if (info->type != want_type)
-    return pointer_error("ACTION_ACCESSOR", std::string("type must be ") + want_type,
+    return pointer_error(codes::ACTION_ACCESSOR, std::string("type must be ") + want_type,
                          ptr + "/type");
   const auto ct = info->component_type;
   const bool small_int =
       ct != scene::GltfComponent::kFloat && ct != scene::GltfComponent::kUnsignedInt;
   if (ct != scene::GltfComponent::kFloat && !(allow_normalized && info->normalized && small_int))
-    return pointer_error("ACTION_ACCESSOR",
+    return pointer_error(codes::ACTION_ACCESSOR,
                          std::string("componentType must be float") +
                              (allow_normalized ? " or a normalised (u)byte / (u)short" : ""),
                          ptr + "/componentType");
   if (info->count == 0)
-    return pointer_error("ACTION_ACCESSOR", "count must be at least 1", ptr + "/count");
+    return pointer_error(codes::ACTION_ACCESSOR, "count must be at least 1", ptr + "/count");
   if (!info->buffer_view && !info->sparse)
-    return pointer_error("ACTION_ACCESSOR", "an animation accessor needs a bufferView", ptr);
+    return pointer_error(codes::ACTION_ACCESSOR, "an animation accessor needs a bufferView", ptr);
   auto out = f.read_accessor_floats(index);
   if (!out) return std::move(out).error();
   for (std::size_t i = 0; i < out->size(); ++i)
     if (!std::isfinite((*out)[i]))
-      return pointer_error("ACTION_ACCESSOR",
+      return pointer_error(codes::ACTION_ACCESSOR,
                            "element " + std::to_string(i / comps) + " is not finite", ptr);
   return out;
 }
@@ -286,10 +290,10 @@ struct AnimationView {
 };
 
 core::Result<std::size_t> find_animation(const Json& root, const std::string& want) {
-  auto anims = array_of(root, "animations", "", "ACTION_ANIMATION");
+  auto anims = array_of(root, "animations", "", codes::ACTION_ANIMATION);
   if (!anims) return std::move(anims).error();
   if (*anims == nullptr || (*anims)->empty())
-    return pointer_error("ACTION_ANIMATION", "the file has no animations", "/animations");
+    return pointer_error(codes::ACTION_ANIMATION, "the file has no animations", "/animations");
   if (want.empty()) return std::size_t{0};
   std::vector<std::string> names;
   for (std::size_t i = 0; i < (*anims)->size(); ++i) {
@@ -306,7 +310,7 @@ core::Result<std::size_t> find_animation(const Json& root, const std::string& wa
     if (i < (*anims)->size()) return i;
   }
   return pointer_error(
-      "ACTION_ANIMATION",
+      codes::ACTION_ANIMATION,
       "no animation is named or numbered \"" + want + "\"; there are " + join_names(names),
       "/animations");
 }
@@ -316,14 +320,14 @@ core::Result<std::vector<float>> sampler_times(GltfFile& f, const AnimationView&
   const std::string ptr = core::json_pointer_join(a.ptr + "/samplers", s);
   const Json& sampler = (*a.samplers)[s];
   if (!sampler.is_object())
-    return pointer_error("ACTION_SAMPLER", "sampler must be an object", ptr);
-  auto input = index_in(sampler, "input", f.count("accessors"), ptr, "ACTION_SAMPLER");
+    return pointer_error(codes::ACTION_SAMPLER, "sampler must be an object", ptr);
+  auto input = index_in(sampler, "input", f.count("accessors"), ptr, codes::ACTION_SAMPLER);
   if (!input) return std::move(input).error();
   auto times = read_floats(f, *input, 1, false);
   if (!times) return std::move(times).error();
   for (std::size_t k = 1; k < times->size(); ++k)
     if ((*times)[k] < (*times)[k - 1])
-      return pointer_error("ACTION_SAMPLER", "key times decrease at key " + std::to_string(k),
+      return pointer_error(codes::ACTION_SAMPLER, "key times decrease at key " + std::to_string(k),
                            core::json_pointer_join("/accessors", *input));
   return times;
 }
@@ -345,10 +349,11 @@ core::Result<Track> read_track(GltfFile& f, const AnimationView& a, std::size_t 
     else if (v == "CUBICSPLINE")
       t.interpolation = Interpolation::kCubicSpline;
     else
-      return pointer_error("ACTION_SAMPLER", "interpolation must be LINEAR, STEP or CUBICSPLINE",
+      return pointer_error(codes::ACTION_SAMPLER,
+                           "interpolation must be LINEAR, STEP or CUBICSPLINE",
                            ptr + "/interpolation");
   }
-  auto output = index_in(sampler, "output", f.count("accessors"), ptr, "ACTION_SAMPLER");
+  auto output = index_in(sampler, "output", f.count("accessors"), ptr, codes::ACTION_SAMPLER);
   if (!output) return std::move(output).error();
   auto values = read_floats(f, *output, rotation ? 4 : 1, true);
   if (!values) return std::move(values).error();
@@ -358,13 +363,13 @@ core::Result<Track> read_track(GltfFile& f, const AnimationView& a, std::size_t 
     const std::string what = std::to_string(values->size() / (rotation ? 4 : 1)) +
                              " output elements for " + std::to_string(keys) + " keys";
     if (!rotation && values->size() % (keys * per_key) == 0)
-      return pointer_error("ACTION_WEIGHTS",
+      return pointer_error(codes::ACTION_WEIGHTS,
                            what + ": " + std::to_string(values->size() / (keys * per_key)) +
                                " weights per key, the rig's mesh has " + std::to_string(width) +
                                " morph targets",
                            core::json_pointer_join("/accessors", *output));
     return pointer_error(
-        "ACTION_SAMPLER",
+        codes::ACTION_SAMPLER,
         what + " (need " + std::to_string(keys * per_key * (rotation ? 1 : width)) + ")",
         ptr + "/output");
   }
@@ -399,7 +404,7 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
     rest.push_back(to_unit_q(rig.skeleton.local_transforms[j].rotation));
   }
   if (!missing.empty())
-    return make_error("ACTION_BONE",
+    return make_error(codes::ACTION_BONE,
                       "input bones not in the rig's skeleton: " + join_names(missing));
 
   auto file = open_gltf(gltf);
@@ -411,13 +416,13 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
   a.ptr = core::json_pointer_join("/animations", *anim_index);
   const Json& anim = f.json().at("animations").at(*anim_index);
   if (!anim.is_object())
-    return pointer_error("ACTION_ANIMATION", "animation must be an object", a.ptr);
-  auto samplers = array_of(anim, "samplers", a.ptr, "ACTION_SAMPLER");
+    return pointer_error(codes::ACTION_ANIMATION, "animation must be an object", a.ptr);
+  auto samplers = array_of(anim, "samplers", a.ptr, codes::ACTION_SAMPLER);
   if (!samplers) return std::move(samplers).error();
-  auto channels = array_of(anim, "channels", a.ptr, "ACTION_CHANNEL");
+  auto channels = array_of(anim, "channels", a.ptr, codes::ACTION_CHANNEL);
   if (!channels) return std::move(channels).error();
   if (*samplers == nullptr || *channels == nullptr)
-    return pointer_error("ACTION_CHANNEL", "an animation needs channels and samplers", a.ptr);
+    return pointer_error(codes::ACTION_CHANNEL, "an animation needs channels and samplers", a.ptr);
   a.samplers = *samplers;
 
   // Channels: the rotation sampler of each input bone, the weights sampler
@@ -428,22 +433,23 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
   for (std::size_t c = 0; c < (*channels)->size(); ++c) {
     const std::string ptr = core::json_pointer_join(a.ptr + "/channels", c);
     const Json& ch = (**channels)[c];
-    if (!ch.is_object()) return pointer_error("ACTION_CHANNEL", "channel must be an object", ptr);
-    auto sampler = index_in(ch, "sampler", a.samplers->size(), ptr, "ACTION_CHANNEL");
+    if (!ch.is_object())
+      return pointer_error(codes::ACTION_CHANNEL, "channel must be an object", ptr);
+    auto sampler = index_in(ch, "sampler", a.samplers->size(), ptr, codes::ACTION_CHANNEL);
     if (!sampler) return std::move(sampler).error();
     auto target = ch.find("target");
     if (target == ch.end() || !target->is_object())
-      return pointer_error("ACTION_CHANNEL", "target must be an object", ptr + "/target");
+      return pointer_error(codes::ACTION_CHANNEL, "target must be an object", ptr + "/target");
     if (!target->contains("node")) continue;  // e.g. KHR_animation_pointer
-    auto node = index_in(*target, "node", node_count, ptr + "/target", "ACTION_CHANNEL");
+    auto node = index_in(*target, "node", node_count, ptr + "/target", codes::ACTION_CHANNEL);
     if (!node) return std::move(node).error();
     auto path = target->find("path");
     if (path == target->end() || !path->is_string())
-      return pointer_error("ACTION_CHANNEL", "path must be a string", ptr + "/target/path");
+      return pointer_error(codes::ACTION_CHANNEL, "path must be a string", ptr + "/target/path");
     const std::string& p = path->get_ref<const std::string&>();
     auto claim = [&](std::optional<std::size_t>& slot) -> core::Status {
       if (slot)
-        return pointer_error("ACTION_CHANNEL",
+        return pointer_error(codes::ACTION_CHANNEL,
                              "node " + std::to_string(*node) + " has two " + p + " channels", ptr);
       slot = *sampler;
       return core::Ok{};
@@ -514,11 +520,11 @@ core::Result<std::map<std::string, std::vector<std::string>>> parse_bvh_joint_ma
   if (!parsed) return std::move(parsed).error();
   const Json& j = *parsed;
   auto fail = [](const std::string& ptr, const std::string& msg) {
-    return make_error("JOINT_MAP", ptr + ": " + msg, Location::at_pointer(ptr));
+    return make_error(motion::codes::JOINT_MAP, ptr + ": " + msg, Location::at_pointer(ptr));
   };
   if (!j.is_object())
     return make_error(
-        "JOINT_MAP",
+        motion::codes::JOINT_MAP,
         "the joint map must be a JSON object, found " + std::string(core::json_type_name(j)),
         Location::at_pointer(""));
   constexpr std::size_t kMaxNames = 64;
@@ -589,7 +595,7 @@ core::Result<ActionSamples> sample_bvh_action(std::string_view bvh_text, const I
         have.push_back(j.name);
       else
         ++more;
-    return make_error("ACTION_BONE",
+    return make_error(codes::ACTION_BONE,
                       "input bones not in the BVH: " + join_names(missing) +
                           "; its joints: " + join_names(have) +
                           (more ? " and " + std::to_string(more) + " more" : std::string()) +
@@ -608,7 +614,7 @@ core::Result<ActionSamples> sample_bvh_action(std::string_view bvh_text, const I
       ++frame_count;
     }
   }
-  if (frame_count == 0) return make_error("ACTION_RANGE", "the BVH motion has no frames");
+  if (frame_count == 0) return make_error(codes::ACTION_RANGE, "the BVH motion has no frames");
   auto frames = frame_list(o, static_cast<double>(frame_count - 1));
   if (!frames) return std::move(frames).error();
 
@@ -646,24 +652,25 @@ core::Result<BuiltTargets> build_targets_from_morph_animation(const scene::Rig& 
                                                               FeatureLayout layout) {
   if (auto st = validate(spec); !st) return std::move(st).error();
   const std::size_t n = samples.poses.size();
-  if (n == 0) return make_error("TARGETS_EMPTY", "no poses");
+  if (n == 0) return make_error(codes::TARGETS_EMPTY, "no poses");
   const std::size_t morphs = rig.morph_targets.size();
-  if (morphs == 0) return make_error("ACTION_NO_WEIGHTS", "the rig's mesh has no morph targets");
+  if (morphs == 0)
+    return make_error(codes::ACTION_NO_WEIGHTS, "the rig's mesh has no morph targets");
   if (samples.morph_weights.empty())
-    return make_error("ACTION_NO_WEIGHTS",
+    return make_error(codes::ACTION_NO_WEIGHTS,
                       "the samples carry no morph-target weights (the animation has no "
                       "\"weights\" channel on the rig's mesh node)");
   if (samples.morph_weights.size() != n * morphs)
-    return make_error("TARGETS_SAMPLE_COUNT",
+    return make_error(codes::TARGETS_SAMPLE_COUNT,
                       std::to_string(samples.morph_weights.size()) + " morph weights for " +
                           std::to_string(n) + " poses x " + std::to_string(morphs) + " targets");
   if ((!samples.names.empty() && samples.names.size() != n) ||
       (!samples.times.empty() && samples.times.size() != n))
-    return make_error("TARGETS_SAMPLE_COUNT", "sample names or times do not match the poses");
+    return make_error(codes::TARGETS_SAMPLE_COUNT, "sample names or times do not match the poses");
   const std::size_t n3 = rig.positions.size();
   for (const auto& m : rig.morph_targets)
     if (m.position_deltas.size() != n3)
-      return make_error("TARGETS_VERTEX_COUNT",
+      return make_error(codes::TARGETS_VERTEX_COUNT,
                         "morph target \"" + m.name + "\" does not have one delta per vertex");
   const deform::SkinView rest_skin{rig.positions, rig.joints, rig.weights};
   if (auto st = deform::validate_skin(rest_skin, rig.skeleton.joint_count()); !st)
@@ -673,7 +680,7 @@ core::Result<BuiltTargets> build_targets_from_morph_animation(const scene::Rig& 
     const auto found = scene::find_joint(rig, b.name);
     const std::size_t j = found.value_or(0);
     if (!found || j >= rig.skeleton.local_transforms.size())
-      return make_error("TARGETS_BONE",
+      return make_error(codes::TARGETS_BONE,
                         "input bone \"" + b.name + "\" is not a joint of the rig's skeleton");
     rest_local.push_back(to_unit_q(rig.skeleton.local_transforms[j].rotation));
   }

@@ -19,6 +19,7 @@
 
 #include "charkit/core/base64.h"
 #include "charkit/core/json.h"
+#include "charkit/learn/error_codes.h"
 #include "charkit/scene/gltf_document.h"
 #include "charkit/scene/gltf_writer.h"
 #include "charkit/scene/intake.h"
@@ -78,12 +79,14 @@ core::Result<std::vector<float>> read_scalar_floats(scene::GltfDocument& doc, st
   auto info = doc.accessor(index);
   if (!info) return std::move(info).error();
   if (info->type != "SCALAR")
-    return pointer_error("BAKE_GLTF", "animation weights must be a SCALAR accessor", ap + "/type");
+    return pointer_error(codes::BAKE_GLTF, "animation weights must be a SCALAR accessor",
+                         ap + "/type");
   if (info->component_type == scene::GltfComponent::kUnsignedInt)
-    return pointer_error("BAKE_GLTF", "unsupported component type for weights",
+    return pointer_error(codes::BAKE_GLTF, "unsupported component type for weights",
                          ap + "/componentType");
   if (info->component_type != scene::GltfComponent::kFloat && !info->normalized)
-    return pointer_error("BAKE_GLTF", "integer weights must be normalized", ap + "/normalized");
+    return pointer_error(codes::BAKE_GLTF, "integer weights must be normalized",
+                         ap + "/normalized");
   return doc.read_accessor_floats(index);
 }
 
@@ -94,15 +97,16 @@ core::Result<std::vector<float>> read_scalar_floats(scene::GltfDocument& doc, st
 core::Status pose_model_features(const PoseModel& model, const scene::Rig& rig, const Pose& pose,
                                  std::span<float> out) {
   if (out.size() != model.feature_count())
-    return make_error("FEATURE_SHAPE", "the model takes " + std::to_string(model.feature_count()) +
-                                           " features, out holds " + std::to_string(out.size()));
+    return make_error(codes::FEATURE_SHAPE,
+                      "the model takes " + std::to_string(model.feature_count()) +
+                          " features, out holds " + std::to_string(out.size()));
   if (model.layout == FeatureLayout::kAxisAngle) return pose_features(model.spec, pose, out);
   std::vector<Quaternion> rest;
   rest.reserve(model.spec.bones.size());
   for (const BoneInput& b : model.spec.bones) {
     const auto j = scene::find_joint(rig, b.name);
     if (!j || *j >= rig.skeleton.local_transforms.size())
-      return make_error("TARGETS_BONE",
+      return make_error(codes::TARGETS_BONE,
                         "input bone \"" + b.name + "\" is not a joint of the rig's skeleton");
     rest.push_back(to_q(rig.skeleton.local_transforms[*j].rotation));
   }
@@ -157,14 +161,14 @@ namespace {
 template <std::size_t N>
 core::Result<std::array<double, N>> finite_array(const Json& j, const std::string& p) {
   if (!j.is_array() || j.size() != N)
-    return pointer_error("POSE_LIBRARY_JSON",
+    return pointer_error(codes::POSE_LIBRARY_JSON,
                          "expected an array of " + std::to_string(N) + " numbers", p);
   std::array<double, N> out{};
   for (std::size_t i = 0; i < N; ++i) {
-    if (!j[i].is_number()) return pointer_error("POSE_LIBRARY_JSON", "expected a number", p);
+    if (!j[i].is_number()) return pointer_error(codes::POSE_LIBRARY_JSON, "expected a number", p);
     auto v = core::json_finite_number(j[i]);
     if (!v)
-      return pointer_error("POSE_LIBRARY_VALUE", "not a finite number",
+      return pointer_error(codes::POSE_LIBRARY_VALUE, "not a finite number",
                            core::json_pointer_join(p, i));
     out[i] = *v;
   }
@@ -172,14 +176,16 @@ core::Result<std::array<double, N>> finite_array(const Json& j, const std::strin
 }
 
 core::Status names_in(const Json& root, const char* key, const std::set<std::string>& known,
-                      const char* code) {
+                      core::ErrorCode code) {
   if (!root.contains(key)) return core::Ok{};
   const std::string p = core::json_pointer_join("", key);
   const Json& arr = root[key];
-  if (!arr.is_array()) return pointer_error("POSE_LIBRARY_JSON", "expected an array of names", p);
+  if (!arr.is_array())
+    return pointer_error(codes::POSE_LIBRARY_JSON, "expected an array of names", p);
   for (std::size_t i = 0; i < arr.size(); ++i) {
     if (!arr[i].is_string())
-      return pointer_error("POSE_LIBRARY_JSON", "expected a name", core::json_pointer_join(p, i));
+      return pointer_error(codes::POSE_LIBRARY_JSON, "expected a name",
+                           core::json_pointer_join(p, i));
     if (!known.contains(arr[i].get<std::string>()))
       return pointer_error(code, "\"" + arr[i].get<std::string>() + "\" is not in the input spec",
                            core::json_pointer_join(p, i));
@@ -195,10 +201,10 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
   if (!parsed) return std::move(parsed).error();
   const Json& r = *parsed;
   if (!r.is_object() || r.value("format", Json()) != "charkit.pose_library")
-    return pointer_error("POSE_LIBRARY_FORMAT", "not a charkit pose library", "/format");
+    return pointer_error(codes::POSE_LIBRARY_FORMAT, "not a charkit pose library", "/format");
   const auto version = r.contains("version") ? core::json_uint32(r["version"]) : std::nullopt;
   if (!version || *version == 0 || *version > 1)
-    return pointer_error("POSE_LIBRARY_FORMAT",
+    return pointer_error(codes::POSE_LIBRARY_FORMAT,
                          "unsupported pose library version (this reader knows 1)", "/version");
   std::map<std::string, std::size_t> bone_index, curve_index;
   std::set<std::string> bone_names, curve_names;
@@ -210,12 +216,12 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
     curve_index.emplace(spec.curves[c].name, c);
     curve_names.insert(spec.curves[c].name);
   }
-  if (auto st = names_in(r, "bones", bone_names, "POSE_LIBRARY_BONE"); !st)
+  if (auto st = names_in(r, "bones", bone_names, codes::POSE_LIBRARY_BONE); !st)
     return std::move(st).error();
-  if (auto st = names_in(r, "curves", curve_names, "POSE_LIBRARY_CURVE"); !st)
+  if (auto st = names_in(r, "curves", curve_names, codes::POSE_LIBRARY_CURVE); !st)
     return std::move(st).error();
   if (!r.contains("poses") || !r["poses"].is_array())
-    return pointer_error("POSE_LIBRARY_JSON", "\"poses\" must be an array", "/poses");
+    return pointer_error(codes::POSE_LIBRARY_JSON, "\"poses\" must be an array", "/poses");
   const Json& list = r["poses"];
   std::vector<PoseLibraryEntry> out;
   out.reserve(list.size());
@@ -223,33 +229,36 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string pp = core::json_pointer_join("/poses", i);
     const Json& pj = list[i];
-    if (!pj.is_object()) return pointer_error("POSE_LIBRARY_JSON", "a pose must be an object", pp);
+    if (!pj.is_object())
+      return pointer_error(codes::POSE_LIBRARY_JSON, "a pose must be an object", pp);
     if (!pj.contains("name") || !pj["name"].is_string())
-      return pointer_error("POSE_LIBRARY_JSON", "a pose needs a \"name\" string", pp + "/name");
+      return pointer_error(codes::POSE_LIBRARY_JSON, "a pose needs a \"name\" string",
+                           pp + "/name");
     PoseLibraryEntry e;
     e.name = pj["name"].get<std::string>();
-    if (e.name.empty()) return pointer_error("POSE_LIBRARY_NAME", "empty pose name", pp + "/name");
+    if (e.name.empty())
+      return pointer_error(codes::POSE_LIBRARY_NAME, "empty pose name", pp + "/name");
     if (!seen.insert(e.name).second)
-      return pointer_error("POSE_LIBRARY_NAME", "pose name \"" + e.name + "\" used twice",
+      return pointer_error(codes::POSE_LIBRARY_NAME, "pose name \"" + e.name + "\" used twice",
                            pp + "/name");
     if (pj.contains("shape_key") && !pj["shape_key"].is_string())
-      return pointer_error("POSE_LIBRARY_JSON", "\"shape_key\" must be a string",
+      return pointer_error(codes::POSE_LIBRARY_JSON, "\"shape_key\" must be a string",
                            pp + "/shape_key");
     e.pose = rest_pose(spec);
     if (pj.contains("rotations")) {
       const Json& rot = pj["rotations"];
       const std::string rp = pp + "/rotations";
       if (!rot.is_object())
-        return pointer_error("POSE_LIBRARY_JSON", "\"rotations\" must be an object", rp);
+        return pointer_error(codes::POSE_LIBRARY_JSON, "\"rotations\" must be an object", rp);
       for (const auto& [name, val] : rot.items()) {
         const std::string bp = core::json_pointer_join(rp, name);
         auto it = bone_index.find(name);
         if (it == bone_index.end())
-          return pointer_error("POSE_LIBRARY_BONE",
+          return pointer_error(codes::POSE_LIBRARY_BONE,
                                "bone \"" + name + "\" is not in the input spec", bp);
         const std::size_t b = it->second;
         if (!val.is_object() || (!val.contains("quaternion") && !val.contains("euler_xyz_deg")))
-          return pointer_error("POSE_LIBRARY_JSON",
+          return pointer_error(codes::POSE_LIBRARY_JSON,
                                "a rotation needs \"quaternion\" or \"euler_xyz_deg\"", bp);
         std::optional<std::array<double, 3>> euler;
         if (val.contains("euler_xyz_deg")) {
@@ -264,7 +273,7 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
           q = {(*qa)[0], (*qa)[1], (*qa)[2], (*qa)[3]};
           const double n2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
           if (!(n2 > 1e-24) || !std::isfinite(n2))
-            return pointer_error("POSE_LIBRARY_VALUE", "zero quaternion", bp + "/quaternion");
+            return pointer_error(codes::POSE_LIBRARY_VALUE, "zero quaternion", bp + "/quaternion");
           // Unit quaternions (to 1e-9) are kept exactly as written.
           if (std::abs(n2 - 1.0) > 1e-9) {
             const double n = std::sqrt(n2);
@@ -282,17 +291,17 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
       const Json& cv = pj["curves"];
       const std::string cp = pp + "/curves";
       if (!cv.is_object())
-        return pointer_error("POSE_LIBRARY_JSON", "\"curves\" must be an object", cp);
+        return pointer_error(codes::POSE_LIBRARY_JSON, "\"curves\" must be an object", cp);
       for (const auto& [name, val] : cv.items()) {
         const std::string vp = core::json_pointer_join(cp, name);
         auto it = curve_index.find(name);
         if (it == curve_index.end())
-          return pointer_error("POSE_LIBRARY_CURVE",
+          return pointer_error(codes::POSE_LIBRARY_CURVE,
                                "curve \"" + name + "\" is not in the input spec", vp);
         if (!val.is_number())
-          return pointer_error("POSE_LIBRARY_JSON", "a curve value must be a number", vp);
+          return pointer_error(codes::POSE_LIBRARY_JSON, "a curve value must be a number", vp);
         auto v = core::json_finite_number(val);
-        if (!v) return pointer_error("POSE_LIBRARY_VALUE", "not a finite number", vp);
+        if (!v) return pointer_error(codes::POSE_LIBRARY_VALUE, "not a finite number", vp);
         e.pose.curves[it->second] = *v;
       }
     }
@@ -310,26 +319,26 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   // 1. The model, the rig and the poses.
   if (auto st = validate(model); !st) return std::move(st).error();
   if (model.vertex_count != rig.vertex_count())
-    return make_error("BAKE_VERTEX_COUNT", "the model has " + std::to_string(model.vertex_count) +
-                                               " vertices, the rig " +
-                                               std::to_string(rig.vertex_count()));
+    return make_error(codes::BAKE_VERTEX_COUNT,
+                      "the model has " + std::to_string(model.vertex_count) +
+                          " vertices, the rig " + std::to_string(rig.vertex_count()));
   // The shape keys stand for rotations of the model's bones: the rig must have them
   // (whatever the feature layout).
   for (const BoneInput& bone : model.spec.bones)
     if (!scene::find_joint(rig, bone.name))
-      return make_error("TARGETS_BONE",
+      return make_error(codes::TARGETS_BONE,
                         "input bone \"" + bone.name + "\" is not a joint of the rig's skeleton");
-  if (poses.empty()) return make_error("BAKE_EMPTY", "no poses to bake");
+  if (poses.empty()) return make_error(codes::BAKE_EMPTY, "no poses to bake");
   if (!std::isfinite(o.epsilon) || o.epsilon < 0)
-    return make_error("BAKE_OPTIONS", "epsilon must be finite and >= 0");
+    return make_error(codes::BAKE_OPTIONS, "epsilon must be finite and >= 0");
   BakeResult result;
   {
     std::set<std::string> seen;
     for (std::size_t i = 0; i < poses.size(); ++i) {
       if (poses[i].name.empty())
-        return make_error("BAKE_POSE_NAME", "pose " + std::to_string(i) + " has no name");
+        return make_error(codes::BAKE_POSE_NAME, "pose " + std::to_string(i) + " has no name");
       if (!seen.insert(poses[i].name).second)
-        return make_error("BAKE_POSE_NAME", "pose name \"" + poses[i].name + "\" used twice");
+        return make_error(codes::BAKE_POSE_NAME, "pose name \"" + poses[i].name + "\" used twice");
       result.shape_keys.push_back(o.prefix + poses[i].name);
     }
   }
@@ -339,7 +348,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   if (!info) return std::move(info).error();
   if (info->container != scene::ModelContainer::kGlb &&
       info->container != scene::ModelContainer::kGltfJson)
-    return make_error("BAKE_GLTF", "the source must be a GLB or a glTF JSON file");
+    return make_error(codes::BAKE_GLTF, "the source must be a GLB or a glTF JSON file");
   auto src = scene::GltfDocument::load(source_gltf);
   if (!src) return std::move(src).error();
   Json& root = src->json();
@@ -348,21 +357,21 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   const std::string mp = core::json_pointer_join("/meshes", rig.mesh_index);
   if (!root.contains("meshes") || !root["meshes"].is_array() ||
       rig.mesh_index >= root["meshes"].size() || !root["meshes"][rig.mesh_index].is_object())
-    return pointer_error("BAKE_RIG_MISMATCH",
+    return pointer_error(codes::BAKE_RIG_MISMATCH,
                          "the file has no mesh " + std::to_string(rig.mesh_index), mp);
   if (!root.contains("nodes") || !root["nodes"].is_array() ||
       rig.node_index >= root["nodes"].size() ||
       index_of(root["nodes"][rig.node_index], "mesh") != rig.mesh_index)
-    return pointer_error("BAKE_RIG_MISMATCH", "the rig's node does not use the rig's mesh",
+    return pointer_error(codes::BAKE_RIG_MISMATCH, "the rig's node does not use the rig's mesh",
                          core::json_pointer_join("/nodes", rig.node_index));
   Json& mesh = root["meshes"][rig.mesh_index];
   if (!mesh.contains("primitives") || !mesh["primitives"].is_array() || mesh["primitives"].empty())
-    return pointer_error("BAKE_GLTF", "mesh without primitives", mp + "/primitives");
+    return pointer_error(codes::BAKE_GLTF, "mesh without primitives", mp + "/primitives");
   Json& prims = mesh["primitives"];
   std::vector<std::size_t> prim_count, prim_first;
   std::size_t total = 0;
   if (!root.contains("accessors") || !root["accessors"].is_array())
-    return pointer_error("BAKE_GLTF", "the file has no accessors", "/accessors");
+    return pointer_error(codes::BAKE_GLTF, "the file has no accessors", "/accessors");
   const Json& accessors = root["accessors"];
   for (std::size_t p = 0; p < prims.size(); ++p) {
     const std::string pp = mp + "/primitives/" + std::to_string(p);
@@ -370,10 +379,11 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
                          ? index_of(prims[p].value("attributes", Json()), "POSITION")
                          : std::nullopt;
     if (!pos || *pos >= accessors.size())
-      return pointer_error("BAKE_GLTF", "primitive without a valid POSITION", pp + "/attributes");
+      return pointer_error(codes::BAKE_GLTF, "primitive without a valid POSITION",
+                           pp + "/attributes");
     const auto count = index_of(accessors[*pos], "count");
     if (!count || *count == 0)
-      return pointer_error("BAKE_GLTF", "POSITION accessor without vertices",
+      return pointer_error(codes::BAKE_GLTF, "POSITION accessor without vertices",
                            core::json_pointer_join("/accessors", *pos));
     prim_first.push_back(total);
     prim_count.push_back(*count);
@@ -381,7 +391,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   }
   if (total != rig.vertex_count() ||
       (!rig.primitive_vertex_offsets.empty() && rig.primitive_vertex_offsets != prim_first))
-    return pointer_error("BAKE_RIG_MISMATCH",
+    return pointer_error(codes::BAKE_RIG_MISMATCH,
                          "the mesh's primitives hold " + std::to_string(total) +
                              " vertices, the rig " + std::to_string(rig.vertex_count()),
                          mp + "/primitives");
@@ -391,23 +401,24 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
     std::size_t n = 0;
     if (prims[p].contains("targets")) {
       if (!prims[p]["targets"].is_array())
-        return pointer_error("BAKE_GLTF", "targets is not an array", tp);
+        return pointer_error(codes::BAKE_GLTF, "targets is not an array", tp);
       n = prims[p]["targets"].size();
     }
     if (p == 0) old_targets = n;
     if (n != old_targets)
-      return pointer_error("BAKE_GLTF", "primitives have different morph target counts", tp);
+      return pointer_error(codes::BAKE_GLTF, "primitives have different morph target counts", tp);
   }
 
   // 4. Target names: mesh.extras.targetNames, filled with the rig's
   // "target_<i>" names where absent, then the new ones.
   if (mesh.contains("extras") && !mesh["extras"].is_object())
-    return pointer_error("BAKE_GLTF", "mesh extras is not an object", mp + "/extras");
+    return pointer_error(codes::BAKE_GLTF, "mesh extras is not an object", mp + "/extras");
   Json names = Json::array();
   if (mesh.contains("extras") && mesh["extras"].contains("targetNames")) {
     names = mesh["extras"]["targetNames"];
     if (!names.is_array())
-      return pointer_error("BAKE_GLTF", "targetNames is not an array", mp + "/extras/targetNames");
+      return pointer_error(codes::BAKE_GLTF, "targetNames is not an array",
+                           mp + "/extras/targetNames");
   }
   if (names.size() > old_targets)
     names.erase(names.begin() + static_cast<std::ptrdiff_t>(old_targets), names.end());
@@ -415,13 +426,14 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   for (const std::string& key : result.shape_keys)
     for (const Json& n : names)
       if (n.is_string() && n.get_ref<const std::string&>() == key)
-        return make_error("BAKE_NAME_CLASH", "the mesh already has a shape key \"" + key + "\"");
+        return make_error(codes::BAKE_NAME_CLASH,
+                          "the mesh already has a shape key \"" + key + "\"");
   for (const std::string& key : result.shape_keys) names.push_back(key);
 
   // 5. Buffer 0 receives the new data (created when the file has no buffer).
   if (!root.contains("buffers")) root["buffers"] = Json::array();
   if (!root["buffers"].is_array())
-    return pointer_error("BAKE_GLTF", "buffers is not an array", "/buffers");
+    return pointer_error(codes::BAKE_GLTF, "buffers is not an array", "/buffers");
   std::vector<std::uint8_t> bin;
   if (root["buffers"].empty()) {
     root["buffers"].push_back(Json{{"byteLength", 0}});
@@ -433,7 +445,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   const std::size_t v3 = 3 * rig.vertex_count();
   const std::uint64_t new_bytes = static_cast<std::uint64_t>(poses.size()) * v3 * 4;
   if (new_bytes > kMaxGlb || bin.size() + new_bytes > kMaxGlb - 4096)
-    return make_error("BAKE_TOO_LARGE", "the baked buffer would exceed 4 GiB");
+    return make_error(codes::BAKE_TOO_LARGE, "the baked buffer would exceed 4 GiB");
 
   // 6. Offsets per pose, appended as one buffer view; one accessor per pose
   // and primitive.
@@ -449,7 +461,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   std::vector<float> features(batch * fc), offsets(batch * v3);
   if (!root.contains("bufferViews")) root["bufferViews"] = Json::array();
   if (!root["bufferViews"].is_array())
-    return pointer_error("BAKE_GLTF", "bufferViews is not an array", "/bufferViews");
+    return pointer_error(codes::BAKE_GLTF, "bufferViews is not an array", "/bufferViews");
   const std::size_t view_index = root["bufferViews"].size();
   std::vector<std::vector<std::size_t>> new_accessor(poses.size());
   for (std::size_t first = 0; first < poses.size(); first += batch) {
@@ -461,7 +473,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
         return std::move(st).error();
     if (!ev.offsets(std::span<const float>(features).first(rows * fc), rows,
                     std::span(offsets).first(rows * v3)))
-      return make_error("MODEL_SHAPE",
+      return make_error(codes::MODEL_SHAPE,
                         "the model cannot run on pose \"" + poses[first].name + "\"");
     for (float& d : std::span(offsets).first(rows * v3))
       if (std::abs(d) <= o.epsilon) d = 0.0F;  // also turns -0 into +0
@@ -514,7 +526,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
     if (!holder.contains("weights")) return core::Ok{};
     Json& w = holder["weights"];
     if (!w.is_array() || w.size() != old_targets)
-      return pointer_error("BAKE_GLTF", "weights do not match the morph target count",
+      return pointer_error(codes::BAKE_GLTF, "weights do not match the morph target count",
                            p + "/weights");
     for (std::size_t i = 0; i < poses.size(); ++i) w.push_back(0.0);
     return core::Ok{};
@@ -543,27 +555,29 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
         const auto node = index_of(t, "node");
         if (str_of(t, "path") != "weights" || !node || !mesh_nodes.contains(*node)) continue;
         const auto s = index_of(ch, "sampler");
-        if (!s) return pointer_error("BAKE_GLTF", "channel without a sampler", ap + "/channels");
+        if (!s)
+          return pointer_error(codes::BAKE_GLTF, "channel without a sampler", ap + "/channels");
         samplers.insert(*s);
       }
       for (std::size_t s : samplers) {
         const std::string sp = ap + "/samplers/" + std::to_string(s);
         if (!anim.contains("samplers") || !anim["samplers"].is_array() ||
             s >= anim["samplers"].size())
-          return pointer_error("BAKE_GLTF", "no such sampler", sp);
+          return pointer_error(codes::BAKE_GLTF, "no such sampler", sp);
         Json& sampler = anim["samplers"][s];
         const auto out_acc = index_of(sampler, "output");
         if (!out_acc)
-          return pointer_error("BAKE_GLTF", "sampler without an output", sp + "/output");
+          return pointer_error(codes::BAKE_GLTF, "sampler without an output", sp + "/output");
         auto values = read_scalar_floats(*src, *out_acc);
         if (!values) return std::move(values).error();
         if (old_targets == 0 || values->size() % old_targets != 0)
-          return pointer_error("BAKE_GLTF", "weights output does not hold whole groups of targets",
+          return pointer_error(codes::BAKE_GLTF,
+                               "weights output does not hold whole groups of targets",
                                sp + "/output");
         const std::size_t groups = values->size() / old_targets;
         const std::size_t count = groups * (old_targets + poses.size());
         if (bin.size() + 4 * count > kMaxGlb - 4096)
-          return make_error("BAKE_TOO_LARGE", "the baked buffer would exceed 4 GiB");
+          return make_error(codes::BAKE_TOO_LARGE, "the baked buffer would exceed 4 GiB");
         const std::size_t off = bin.size();
         for (std::size_t g = 0; g < groups; ++g) {
           for (std::size_t k = 0; k < old_targets; ++k)
@@ -594,7 +608,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   }
   b0.erase("uri");
   auto glb = scene::assemble_glb(dump(root), std::move(bin));
-  if (!glb) return make_error("BAKE_TOO_LARGE", "the GLB would exceed 4 GiB");
+  if (!glb) return make_error(codes::BAKE_TOO_LARGE, "the GLB would exceed 4 GiB");
   result.gltf = std::move(*glb);
   return result;
 }

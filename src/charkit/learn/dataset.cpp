@@ -5,6 +5,7 @@
 
 #include "charkit/core/json.h"
 #include "charkit/learn/detail/common.h"
+#include "charkit/learn/error_codes.h"
 
 namespace charkit::learn {
 
@@ -17,7 +18,8 @@ constexpr const char* kFormat = "charkit.dataset";
 constexpr std::uint32_t kVersion = 1;
 
 core::Error json_error(std::string msg, std::string pointer) {
-  return make_error("DATASET_JSON", std::move(msg), core::Location::at_pointer(std::move(pointer)));
+  return make_error(codes::DATASET_JSON, std::move(msg),
+                    core::Location::at_pointer(std::move(pointer)));
 }
 
 const char* layout_name(FeatureLayout l) {
@@ -135,20 +137,20 @@ core::Status validate(const Dataset& d) {
   const std::size_t f = d.feature_count();
   if (d.sample_count != 0 && (f > d.features.max_size() / d.sample_count ||
                               d.vertex_count > d.deltas.max_size() / 3 / d.sample_count))
-    return make_error("DATASET_SHAPE", "dataset size overflows");
+    return make_error(codes::DATASET_SHAPE, "dataset size overflows");
   if (d.features.size() != d.sample_count * f)
-    return make_error("DATASET_SHAPE", "features hold " + std::to_string(d.features.size()) +
-                                           " floats; " + std::to_string(d.sample_count) + " x " +
-                                           std::to_string(f) + " expected");
+    return make_error(codes::DATASET_SHAPE, "features hold " + std::to_string(d.features.size()) +
+                                                " floats; " + std::to_string(d.sample_count) +
+                                                " x " + std::to_string(f) + " expected");
   if (d.deltas.size() != d.sample_count * 3 * d.vertex_count)
-    return make_error("DATASET_SHAPE", "deltas hold " + std::to_string(d.deltas.size()) +
-                                           " floats; " + std::to_string(d.sample_count) +
-                                           " x 3 x " + std::to_string(d.vertex_count) +
-                                           " expected");
+    return make_error(codes::DATASET_SHAPE, "deltas hold " + std::to_string(d.deltas.size()) +
+                                                " floats; " + std::to_string(d.sample_count) +
+                                                " x 3 x " + std::to_string(d.vertex_count) +
+                                                " expected");
   if (!d.sample_names.empty() && d.sample_names.size() != d.sample_count)
-    return make_error("DATASET_SHAPE", "sample_names must be empty or one per sample");
+    return make_error(codes::DATASET_SHAPE, "sample_names must be empty or one per sample");
   if (!all_finite(d.features) || !all_finite(d.deltas))
-    return make_error("DATASET_NOT_FINITE", "features or deltas hold NaN or infinity");
+    return make_error(codes::DATASET_NOT_FINITE, "features or deltas hold NaN or infinity");
   return core::Ok{};
 }
 
@@ -162,24 +164,24 @@ core::Status DatasetBuilder::add_sample(std::span<const float> features,
                                         std::span<const float> deltas, std::string name) {
   const std::string which = "sample " + std::to_string(d_.sample_count);
   if (features.size() != d_.feature_count())
-    return make_error("DATASET_SHAPE", which + ": " + std::to_string(features.size()) +
-                                           " features; the input spec gives " +
-                                           std::to_string(d_.feature_count()));
+    return make_error(codes::DATASET_SHAPE, which + ": " + std::to_string(features.size()) +
+                                                " features; the input spec gives " +
+                                                std::to_string(d_.feature_count()));
   if (deltas.size() % 3 != 0)
-    return make_error("DATASET_SHAPE", which + ": " + std::to_string(deltas.size()) +
-                                           " delta floats is not 3 per vertex");
+    return make_error(codes::DATASET_SHAPE, which + ": " + std::to_string(deltas.size()) +
+                                                " delta floats is not 3 per vertex");
   const std::size_t v = deltas.size() / 3;
   if (d_.sample_count > 0 && v != d_.vertex_count)
-    return make_error("DATASET_VERTEX_COUNT",
+    return make_error(codes::DATASET_VERTEX_COUNT,
                       which + ": the mesh has " + std::to_string(v) + " vertices, sample 0 had " +
                           std::to_string(d_.vertex_count) +
                           " (something changes the topology between poses)");
   if (!all_finite(features) || !all_finite(deltas))
-    return make_error("DATASET_NOT_FINITE", which + ": NaN or infinity");
+    return make_error(codes::DATASET_NOT_FINITE, which + ": NaN or infinity");
   if (!name.empty() && d_.sample_names.size() != d_.sample_count)
-    return make_error("DATASET_SHAPE", which + ": name every sample or none");
+    return make_error(codes::DATASET_SHAPE, which + ": name every sample or none");
   if (name.empty() && !d_.sample_names.empty())
-    return make_error("DATASET_SHAPE", which + ": name every sample or none");
+    return make_error(codes::DATASET_SHAPE, which + ": name every sample or none");
   d_.vertex_count = v;
   d_.features.insert(d_.features.end(), features.begin(), features.end());
   d_.deltas.insert(d_.deltas.end(), deltas.begin(), deltas.end());
@@ -286,13 +288,13 @@ core::Result<Dataset> decode_dataset(core::Bytes npz, std::string_view json,
   const std::vector<std::uint64_t> fshape{d.sample_count, *f};
   const std::vector<std::uint64_t> dshape{d.sample_count, d.vertex_count, 3};
   if (fa == nullptr || fa->dtype != NpyDType::kF4 || fa->shape != fshape)
-    return make_error("DATASET_ARRAY", "features.npy must be float32 of shape (" +
-                                           std::to_string(d.sample_count) + ", " +
-                                           std::to_string(*f) + ")");
+    return make_error(codes::DATASET_ARRAY, "features.npy must be float32 of shape (" +
+                                                std::to_string(d.sample_count) + ", " +
+                                                std::to_string(*f) + ")");
   if (da == nullptr || da->dtype != NpyDType::kF4 || da->shape != dshape)
-    return make_error("DATASET_ARRAY", "deltas.npy must be float32 of shape (" +
-                                           std::to_string(d.sample_count) + ", " +
-                                           std::to_string(d.vertex_count) + ", 3)");
+    return make_error(codes::DATASET_ARRAY, "deltas.npy must be float32 of shape (" +
+                                                std::to_string(d.sample_count) + ", " +
+                                                std::to_string(d.vertex_count) + ", 3)");
   d.features = fa->to_f32();
   d.deltas = da->to_f32();
   if (auto st = validate(d); !st) return std::move(st).error();

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/model_file.h"
 #include "charkit/learn/onnx.h"
 
@@ -25,7 +26,7 @@ using core::make_error;
 namespace {
 
 core::Error unsupported(std::string msg) {
-  return make_error("IMPORT_UNSUPPORTED", std::move(msg));
+  return make_error(codes::IMPORT_UNSUPPORTED, std::move(msg));
 }
 
 // One step of a chain: a dense layer, or an activation (label names the
@@ -164,7 +165,7 @@ core::Result<std::vector<Step>> onnx_steps(core::Bytes bytes, std::string& input
   onnx::ModelProto model;
   if (bytes.size() > kOnnxMaxBytes ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return make_error("ONNX_PARSE", "not a valid ModelProto");
+    return make_error(codes::ONNX_PARSE, "not a valid ModelProto");
   const onnx::GraphProto& g = model.graph();
   std::map<std::string, OnnxTensor> consts;
   for (const auto& t : g.initializer()) {
@@ -297,7 +298,7 @@ core::Result<std::vector<Step>> onnx_steps(core::Bytes bytes, std::string& input
 #else  // CHARKIT_WITH_ONNX=OFF
 
 core::Result<std::vector<Step>> onnx_steps(core::Bytes, std::string&) {
-  return core::make_error("ONNX_DISABLED",
+  return core::make_error(codes::ONNX_DISABLED,
                           "this charkit was built without ONNX support (CHARKIT_WITH_ONNX=OFF)");
 }
 
@@ -343,14 +344,14 @@ core::Status check_against_onnx(core::Bytes bytes, const Mlp& mlp) {
 core::Status check_names(const std::vector<std::string>& got, const std::vector<std::string>& want,
                          const char* what) {
   if (got.size() != want.size())
-    return make_error("IMPORT_INPUTS", std::string("the sidecar names ") +
-                                           std::to_string(got.size()) + " " + what +
-                                           ", the input spec has " + std::to_string(want.size()));
+    return make_error(codes::IMPORT_INPUTS,
+                      std::string("the sidecar names ") + std::to_string(got.size()) + " " + what +
+                          ", the input spec has " + std::to_string(want.size()));
   for (std::size_t i = 0; i < got.size(); ++i)
     if (got[i] != want[i])
-      return make_error("IMPORT_INPUTS", std::string("the sidecar's ") + what + " " +
-                                             std::to_string(i) + " is \"" + got[i] +
-                                             "\", the input spec's \"" + want[i] + "\"");
+      return make_error(codes::IMPORT_INPUTS, std::string("the sidecar's ") + what + " " +
+                                                  std::to_string(i) + " is \"" + got[i] +
+                                                  "\", the input spec's \"" + want[i] + "\"");
   return core::Ok{};
 }
 
@@ -359,11 +360,11 @@ core::Result<PoseModel> to_pose_model(Mlp mlp, const std::optional<NmnSidecar>& 
                                       const EngineImportOptions& o, core::Json hyper) {
   const std::size_t f = spec.engine_feature_count(), k = mlp.output_count();
   if (mlp.input_count() != f)
-    return make_error("IMPORT_INPUTS", "the network takes " + std::to_string(mlp.input_count()) +
-                                           " inputs; the input spec gives " + std::to_string(f) +
-                                           " (" + std::to_string(spec.bones.size()) +
-                                           " bones x 6 + " + std::to_string(spec.curves.size()) +
-                                           " curves)");
+    return make_error(codes::IMPORT_INPUTS,
+                      "the network takes " + std::to_string(mlp.input_count()) +
+                          " inputs; the input spec gives " + std::to_string(f) + " (" +
+                          std::to_string(spec.bones.size()) + " bones x 6 + " +
+                          std::to_string(spec.curves.size()) + " curves)");
   if (sidecar) {
     std::vector<std::string> bones, curves;
     for (const auto& b : spec.bones) bones.push_back(b.name);
@@ -382,15 +383,15 @@ core::Result<PoseModel> to_pose_model(Mlp mlp, const std::optional<NmnSidecar>& 
   if (sidecar && !sidecar->morph_targets.empty()) {
     const auto& names = sidecar->morph_targets;
     if (names.size() != k && names.size() != k + 1)
-      return make_error("IMPORT_MORPHS", "the sidecar names " + std::to_string(names.size()) +
-                                             " morph targets; the network drives " +
-                                             std::to_string(k) + " (or one more, morph 0)");
+      return make_error(codes::IMPORT_MORPHS, "the sidecar names " + std::to_string(names.size()) +
+                                                  " morph targets; the network drives " +
+                                                  std::to_string(k) + " (or one more, morph 0)");
     m.fixed_first_morph = names.size() == k + 1;
     for (const std::string& name : names) {
       auto it = std::find_if(rig.morph_targets.begin(), rig.morph_targets.end(),
                              [&](const scene::RigMorphTarget& t) { return t.name == name; });
       if (it == rig.morph_targets.end())
-        return make_error("IMPORT_MORPHS",
+        return make_error(codes::IMPORT_MORPHS,
                           "morph target \"" + name +
                               "\" of the sidecar is not a morph target of mesh \"" + rig.mesh_name +
                               "\"");
@@ -398,18 +399,18 @@ core::Result<PoseModel> to_pose_model(Mlp mlp, const std::optional<NmnSidecar>& 
     }
   } else {
     if (rig.morph_targets.size() != k)
-      return make_error("IMPORT_MORPHS", "the network drives " + std::to_string(k) +
-                                             " morph targets; mesh \"" + rig.mesh_name + "\" has " +
-                                             std::to_string(rig.morph_targets.size()) +
-                                             " (give a sidecar to choose them by name)");
+      return make_error(codes::IMPORT_MORPHS,
+                        "the network drives " + std::to_string(k) + " morph targets; mesh \"" +
+                            rig.mesh_name + "\" has " + std::to_string(rig.morph_targets.size()) +
+                            " (give a sidecar to choose them by name)");
     for (const auto& t : rig.morph_targets) targets.push_back(&t);
   }
   m.basis = m.fixed_first_morph ? NeuralBasis::kLearned : NeuralBasis::kMorphTargets;
   const std::size_t width = 3 * m.vertex_count;
   for (const scene::RigMorphTarget* t : targets) {
     if (t->position_deltas.size() != width)
-      return make_error("MODEL_SHAPE", "morph target \"" + t->name + "\" does not hold " +
-                                           std::to_string(width) + " values");
+      return make_error(codes::MODEL_SHAPE, "morph target \"" + t->name + "\" does not hold " +
+                                                std::to_string(width) + " values");
     m.morph_names.push_back(t->name);
     m.morphs.insert(m.morphs.end(), t->position_deltas.begin(), t->position_deltas.end());
   }
@@ -424,7 +425,7 @@ core::Result<PoseModel> to_pose_model(Mlp mlp, const std::optional<NmnSidecar>& 
 
 core::Result<Mlp> nmn_to_mlp(const NmnNetwork& n) {
   if (n.mode == NmnMode::kLocal && n.num_curves > 0)
-    return make_error("IMPORT_LOCAL_MODE",
+    return make_error(codes::IMPORT_LOCAL_MODE,
                       "a local-mode network gives each of its " + std::to_string(n.num_curves) +
                           " curves " + std::to_string(n.num_floats_per_curve) +
                           " inputs, a pose model 1: it runs with `charkit deformer run` but "
@@ -446,7 +447,7 @@ core::Result<PoseModel> import_engine_network(core::Bytes bytes, std::string_vie
                                               const scene::Rig& rig, const InputSpec& spec,
                                               const EngineImportOptions& o) {
   if (o.clamp == WeightClamp::kTrainingRange)
-    return make_error("IMPORT_OPTIONS",
+    return make_error(codes::IMPORT_OPTIONS,
                       "an engine network holds no training range: clamp to none or unit");
   if (auto st = validate(spec); !st) return std::move(st).error();
   core::Json hyper = core::Json::object();
@@ -458,7 +459,7 @@ core::Result<PoseModel> import_engine_network(core::Bytes bytes, std::string_vie
     auto mlp = nmn_to_mlp(*net);
     if (!mlp) return std::move(mlp).error();
     if (net->num_bones != spec.bones.size() || net->num_curves != spec.curves.size())
-      return make_error("IMPORT_INPUTS",
+      return make_error(codes::IMPORT_INPUTS,
                         "the network takes " + std::to_string(net->num_bones) + " bones and " +
                             std::to_string(net->num_curves) + " curves (" +
                             std::to_string(net->input_count()) + " inputs); the input spec has " +
@@ -472,7 +473,7 @@ core::Result<PoseModel> import_engine_network(core::Bytes bytes, std::string_vie
     if (net->mode == NmnMode::kLocal) hyper["mode"] = "local";
     if (net->group)
       hyper["warnings"] = core::Json::array(
-          {core::Json{{"code", "IMPORT_GROUP_NOT_RUN"},
+          {core::Json{{"code", codes::IMPORT_GROUP_NOT_RUN},
                       {"message", "the network's group model (" + std::to_string(net->num_groups) +
                                       " bone groups) does not run in the imported model; only "
                                       "the per-bone main model does"}}});
@@ -489,7 +490,7 @@ core::Result<PoseModel> import_engine_network(core::Bytes bytes, std::string_vie
     hyper["format"] = "onnx";
     return to_pose_model(std::move(*mlp), sidecar, rig, spec, o, std::move(hyper));
   }
-  return make_error("IMPORT_FORMAT",
+  return make_error(codes::IMPORT_FORMAT,
                     std::string(file_name) + " is neither a .nmn network nor an ONNX model");
 }
 

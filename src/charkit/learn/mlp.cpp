@@ -8,6 +8,7 @@
 #include "charkit/learn/detail/batch_kernels.h"
 #include "charkit/learn/detail/common.h"
 #include "charkit/learn/detail/prng.h"
+#include "charkit/learn/error_codes.h"
 
 namespace charkit::learn {
 
@@ -58,7 +59,8 @@ MatF derivative(Activation act, const MatF& z, const MatF& a) {
 
 core::Result<Mlp> init_with(std::size_t inputs, std::size_t outputs, const MlpOptions& o,
                             Rng& rng) {
-  if (inputs == 0 || outputs == 0) return make_error("MLP_SHAPE", "inputs and outputs must be > 0");
+  if (inputs == 0 || outputs == 0)
+    return make_error(codes::MLP_SHAPE, "inputs and outputs must be > 0");
   Mlp m;
   m.hidden_activation = o.hidden_activation;
   m.output_activation = o.output_activation;
@@ -66,7 +68,7 @@ core::Result<Mlp> init_with(std::size_t inputs, std::size_t outputs, const MlpOp
   m.input_std.assign(inputs, 1.0F);
   std::vector<std::size_t> widths = {inputs};
   for (std::size_t h : o.hidden) {
-    if (h == 0) return make_error("MLP_SHAPE", "hidden layer widths must be > 0");
+    if (h == 0) return make_error(codes::MLP_SHAPE, "hidden layer widths must be > 0");
     widths.push_back(h);
   }
   widths.push_back(outputs);
@@ -128,25 +130,26 @@ float activate(Activation a, float x) {
 }
 
 core::Status validate(const Mlp& m) {
-  if (m.layers.empty()) return make_error("MLP_SHAPE", "the network has no layers");
+  if (m.layers.empty()) return make_error(codes::MLP_SHAPE, "the network has no layers");
   for (std::size_t l = 0; l < m.layers.size(); ++l) {
     const DenseLayer& d = m.layers[l];
     const std::string which = "layer " + std::to_string(l);
     if (d.inputs == 0 || d.outputs == 0 || d.outputs > d.weights.max_size() / d.inputs ||
         d.weights.size() != d.inputs * d.outputs || d.biases.size() != d.outputs)
-      return make_error("MLP_SHAPE", which + ": sizes do not match");
+      return make_error(codes::MLP_SHAPE, which + ": sizes do not match");
     if (l > 0 && d.inputs != m.layers[l - 1].outputs)
-      return make_error("MLP_SHAPE", which + ": takes " + std::to_string(d.inputs) +
-                                         " inputs; the previous layer gives " +
-                                         std::to_string(m.layers[l - 1].outputs));
+      return make_error(codes::MLP_SHAPE, which + ": takes " + std::to_string(d.inputs) +
+                                              " inputs; the previous layer gives " +
+                                              std::to_string(m.layers[l - 1].outputs));
     if (!all_finite(d.weights) || !all_finite(d.biases))
-      return make_error("MLP_NOT_FINITE", which + ": NaN or infinity");
+      return make_error(codes::MLP_NOT_FINITE, which + ": NaN or infinity");
   }
   if (m.input_mean.size() != m.input_count() || m.input_std.size() != m.input_count())
-    return make_error("MLP_SHAPE", "standardisation needs one mean and std per input");
+    return make_error(codes::MLP_SHAPE, "standardisation needs one mean and std per input");
   if (!all_finite(m.input_mean) || !all_finite(m.input_std) ||
       !std::all_of(m.input_std.begin(), m.input_std.end(), [](float s) { return s > 0.0F; }))
-    return make_error("MLP_NOT_FINITE", "standardisation: finite means and positive stds needed");
+    return make_error(codes::MLP_NOT_FINITE,
+                      "standardisation: finite means and positive stds needed");
   return core::Ok{};
 }
 
@@ -226,7 +229,7 @@ core::Result<double> mlp_loss(const Mlp& mlp, std::span<const float> x, std::spa
   const std::size_t f = mlp.input_count();
   const std::size_t o = mlp.output_count();
   if (rows == 0 || x.size() != rows * f || y.size() != rows * o)
-    return make_error("MLP_SHAPE", "x must be rows x inputs and y rows x outputs");
+    return make_error(codes::MLP_SHAPE, "x must be rows x inputs and y rows x outputs");
   if (grads == nullptr) {
     // The loss alone (training's statistics, held-out errors): the batch
     // kernels in blocks of rows, the squared differences summed in double.
@@ -237,7 +240,7 @@ core::Result<double> mlp_loss(const Mlp& mlp, std::span<const float> x, std::spa
     for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
       const std::size_t nr = std::min(chunk, rows - r0);
       if (!eval.evaluate_batch(x.subspan(r0 * f, nr * f), nr, std::span(out).first(nr * o)))
-        return make_error("MLP_SHAPE", "x must be rows x inputs and y rows x outputs");
+        return make_error(codes::MLP_SHAPE, "x must be rows x inputs and y rows x outputs");
       const float* t = y.data() + r0 * o;
       for (std::size_t i = 0; i < nr * o; ++i) {
         const double d = static_cast<double>(out[i]) - static_cast<double>(t[i]);
@@ -285,23 +288,23 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   if (samples == 0 || features == 0 || outputs == 0 || x.size() / features != samples ||
       x.size() != samples * features || y.size() / outputs != samples ||
       y.size() != samples * outputs)
-    return make_error("MLP_SHAPE", "x must be samples x features and y samples x outputs");
-  if (options.batch_size == 0) return make_error("MLP_SHAPE", "batch_size must be > 0");
+    return make_error(codes::MLP_SHAPE, "x must be samples x features and y samples x outputs");
+  if (options.batch_size == 0) return make_error(codes::MLP_SHAPE, "batch_size must be > 0");
   const AdamOptions& ao = options.adam;
   if (!(ao.learning_rate > 0.0) || !std::isfinite(ao.learning_rate) || !(ao.epsilon > 0.0) ||
       !std::isfinite(ao.epsilon) || !(ao.beta1 >= 0.0 && ao.beta1 < 1.0) ||
       !(ao.beta2 >= 0.0 && ao.beta2 < 1.0))
-    return make_error("MODEL_OPTIONS",
+    return make_error(codes::MODEL_OPTIONS,
                       "Adam needs a learning rate and epsilon > 0 and beta1, beta2 in [0, 1)");
   if (!all_finite(x) || !all_finite(y))
-    return make_error("MLP_NOT_FINITE", "training data holds NaN or infinity");
+    return make_error(codes::MLP_NOT_FINITE, "training data holds NaN or infinity");
   Rng rng(options.seed);
   auto init = init_with(features, outputs, options, rng);
   if (!init) return init;
   Mlp mlp = std::move(init).value();
   if (!options.fixed_input_mean.empty() || !options.fixed_input_std.empty()) {
     if (options.fixed_input_mean.size() != features || options.fixed_input_std.size() != features)
-      return make_error("MLP_SHAPE", "fixed standardisation needs one mean and std per input");
+      return make_error(codes::MLP_SHAPE, "fixed standardisation needs one mean and std per input");
     mlp.input_mean = options.fixed_input_mean;
     mlp.input_std = options.fixed_input_std;
     if (auto st = validate(mlp); !st) return std::move(st).error();
@@ -593,7 +596,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     for (double pl : piece_loss) sum += pl;  // in piece order: deterministic
     const double loss = sum / denom;
     if (!std::isfinite(loss))
-      return make_error("MLP_NOT_FINITE", "training diverged (lower the learning rate)");
+      return make_error(codes::MLP_NOT_FINITE, "training diverged (lower the learning rate)");
     adam = detail::adam_step_constants(options.adam.beta1, options.adam.beta2,
                                        options.adam.learning_rate, options.adam.epsilon, it + 1);
     ex.parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
@@ -609,7 +612,7 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
   }
   for (const DenseLayer& d : mlp.layers)
     if (!all_finite(d.weights) || !all_finite(d.biases))
-      return make_error("MLP_NOT_FINITE", "training diverged (lower the learning rate)");
+      return make_error(codes::MLP_NOT_FINITE, "training diverged (lower the learning rate)");
   if (stats != nullptr) {
     auto l1 = mlp_loss(mlp, x, y, samples);
     if (!l1) return std::move(l1).error();

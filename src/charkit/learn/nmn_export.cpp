@@ -19,7 +19,7 @@ using core::make_error;
 namespace {
 
 core::Error dataset_error(std::string msg) {
-  return make_error("NMN_EXPORT_DATASET", std::move(msg));
+  return make_error(codes::NMN_EXPORT_DATASET, std::move(msg));
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ core::Result<std::vector<float>> engine_features_of(const scene::Rig& rig, const
   for (const BoneInput& b : d.spec.bones) {
     const auto j = scene::find_joint(rig, b.name);
     if (!j || *j >= rig.skeleton.local_transforms.size())
-      return make_error("NMN_EXPORT_SPEC",
+      return make_error(codes::NMN_EXPORT_SPEC,
                         "input bone \"" + b.name + "\" is not a joint of the rig's skeleton");
     rest_local.push_back(core::quat_from_xyzw<double>(rig.skeleton.local_transforms[*j].rotation));
   }
@@ -87,7 +87,7 @@ void engine_input_normalisation(std::span<const float> x, std::size_t rows, std:
 
 core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
                                    const NmnExportOptions& o) {
-  auto opt = [](std::string msg) { return make_error("NMN_EXPORT_OPTIONS", std::move(msg)); };
+  auto opt = [](std::string msg) { return make_error(codes::NMN_EXPORT_OPTIONS, std::move(msg)); };
   if (o.morphs == 0) return opt("the basis needs at least one morph");
   if (o.iterations == 0 || o.batch_size == 0) return opt("iterations and batch size must be > 0");
   if (std::find(o.hidden.begin(), o.hidden.end(), std::size_t{0}) != o.hidden.end())
@@ -136,7 +136,7 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
   auto model = train_pose_model(ed, po);
   if (!model) {
     core::Error e = std::move(model).error();
-    if (e.code == codes::MODEL_DATASET) e.code = "NMN_EXPORT_DATASET";
+    if (e.code == codes::MODEL_DATASET) e.code = codes::NMN_EXPORT_DATASET;
     return e;
   }
   model->hyper["export"] = "nmn";
@@ -180,7 +180,7 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
   auto back = read_nmn(*bytes);
   if (!back) return std::move(back).error();
   if (!(*back == net))
-    return make_error("NMN_EXPORT_MISMATCH", "the written network reads back differently");
+    return make_error(codes::NMN_EXPORT_MISMATCH, "the written network reads back differently");
   auto runner = NmnRunner::create(*back);
   if (!runner) return std::move(runner).error();
   MlpEvaluator ev(mlp);
@@ -189,14 +189,15 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
   for (std::size_t r = 0; r < n; ++r) {
     const std::span<const float> row(ed.features.data() + r * f, f);
     if (!ev.evaluate(row, a))
-      return make_error("NMN_EXPORT_MISMATCH", "the trained network cannot run on the dataset");
+      return make_error(codes::NMN_EXPORT_MISMATCH,
+                        "the trained network cannot run on the dataset");
     runner->run(row, b);
     for (std::size_t k = 0; k < a.size(); ++k)
       worst = std::max(worst, std::abs(static_cast<double>(a[k]) - b[k]));
   }
   out.reimport_max_abs_diff = worst;
   if (!(worst <= kNmnExportTolerance))
-    return make_error("NMN_EXPORT_MISMATCH",
+    return make_error(codes::NMN_EXPORT_MISMATCH,
                       "the re-read network differs from the trained one by " +
                           std::to_string(worst) + " (tolerance 1e-5)");
 
@@ -218,14 +219,14 @@ std::filesystem::path nmn_morphs_path(const std::filesystem::path& nmn_path) {
 core::Status save_nmn_export(const NmnExport& e, const std::filesystem::path& nmn_path) {
   const std::size_t m = e.model.morph_count(), v = e.model.vertex_count;
   if (m == 0 || e.model.morphs.size() != m * 3 * v || e.network.num_morphs + 1 != m)
-    return make_error("NMN_EXPORT_SHAPE", "the export's morphs do not match its network (" +
-                                              std::to_string(m) + " morphs, " +
-                                              std::to_string(e.network.num_morphs) + " outputs)");
+    return make_error(codes::NMN_EXPORT_SHAPE,
+                      "the export's morphs do not match its network (" + std::to_string(m) +
+                          " morphs, " + std::to_string(e.network.num_morphs) + " outputs)");
   std::string joined;
   for (std::size_t k = 0; k < m; ++k) {
     const std::string& name = e.model.morph_names[k];
     if (name.find('\n') != std::string::npos)
-      return make_error("NMN_EXPORT_SHAPE", "morph name \"" + name + "\" holds a line break");
+      return make_error(codes::NMN_EXPORT_SHAPE, "morph name \"" + name + "\" holds a line break");
     if (k) joined += '\n';
     joined += name;
   }
@@ -266,16 +267,17 @@ core::Result<std::vector<scene::RigMorphTarget>> read_nmn_morphs(core::Bytes npz
     if (m.name == "names") names = &m.array;
   }
   if (!morphs || !names)
-    return make_error("IMPORT_MORPHS", std::string("the morphs archive has no \"") +
-                                           (morphs ? "names" : "morphs") + "\" array");
+    return make_error(codes::IMPORT_MORPHS, std::string("the morphs archive has no \"") +
+                                                (morphs ? "names" : "morphs") + "\" array");
   if (morphs->dtype != NpyDType::kF4 || morphs->shape.size() != 3 || morphs->shape[2] != 3)
-    return make_error("IMPORT_MORPHS", "\"morphs\" must be float32 of shape (morphs, vertices, 3)");
+    return make_error(codes::IMPORT_MORPHS,
+                      "\"morphs\" must be float32 of shape (morphs, vertices, 3)");
   if (morphs->shape[1] != vertex_count)
-    return make_error("IMPORT_MORPHS", "the morphs are for " + std::to_string(morphs->shape[1]) +
-                                           " vertices; the mesh has " +
-                                           std::to_string(vertex_count));
+    return make_error(codes::IMPORT_MORPHS,
+                      "the morphs are for " + std::to_string(morphs->shape[1]) +
+                          " vertices; the mesh has " + std::to_string(vertex_count));
   if (names->dtype != NpyDType::kU1 || names->shape.size() != 1)
-    return make_error("IMPORT_MORPHS", "\"names\" must be a 1-D uint8 array");
+    return make_error(codes::IMPORT_MORPHS, "\"names\" must be a 1-D uint8 array");
   std::vector<std::string> list;
   {
     const std::string joined(names->data.begin(), names->data.end());
@@ -289,14 +291,14 @@ core::Result<std::vector<scene::RigMorphTarget>> read_nmn_morphs(core::Bytes npz
   }
   const std::uint64_t k = morphs->shape[0];
   if (list.size() != k)
-    return make_error("IMPORT_MORPHS", "the archive names " + std::to_string(list.size()) +
-                                           " morphs and holds " + std::to_string(k));
+    return make_error(codes::IMPORT_MORPHS, "the archive names " + std::to_string(list.size()) +
+                                                " morphs and holds " + std::to_string(k));
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (list[i].empty())
-      return make_error("IMPORT_MORPHS", "morph " + std::to_string(i) + " has an empty name");
+      return make_error(codes::IMPORT_MORPHS, "morph " + std::to_string(i) + " has an empty name");
     for (std::size_t j = 0; j < i; ++j)
       if (list[j] == list[i])
-        return make_error("IMPORT_MORPHS", "morph name \"" + list[i] + "\" is given twice");
+        return make_error(codes::IMPORT_MORPHS, "morph name \"" + list[i] + "\" is given twice");
   }
   const std::vector<float> values = morphs->to_f32();
   const std::size_t width = 3 * vertex_count;
@@ -307,7 +309,7 @@ core::Result<std::vector<scene::RigMorphTarget>> read_nmn_morphs(core::Bytes npz
                                   values.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
     for (float v : out[i].position_deltas)
       if (!std::isfinite(v))
-        return make_error("IMPORT_MORPHS",
+        return make_error(codes::IMPORT_MORPHS,
                           "morph \"" + out[i].name + "\" holds a non-finite delta");
   }
   return out;

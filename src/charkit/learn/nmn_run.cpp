@@ -7,6 +7,7 @@
 #include <string>
 
 #include "charkit/learn/detail/batch_kernels.h"
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/nmn.h"
 
 namespace charkit::learn {
@@ -134,7 +135,7 @@ core::Result<NmnRunner> NmnRunner::create(const NmnNetwork& n,
   NmnRunner r;
   const std::uint64_t inputs = n.input_count();
   if (n.input_mean.size() != inputs || n.input_std.size() != inputs || n.main.input_size != inputs)
-    return core::make_error("NMN_RUNNER", "network input sizes are inconsistent");
+    return core::make_error(codes::NMN_RUNNER, "network input sizes are inconsistent");
   r.input_count_ = static_cast<std::size_t>(inputs);
   r.mean_ = n.input_mean;
   r.std_ = n.input_std;  // divided by at run time: (x - mean) / std, as the engine does
@@ -144,19 +145,19 @@ core::Result<NmnRunner> NmnRunner::create(const NmnNetwork& n,
   if (n.group) {
     const std::uint64_t want = std::uint64_t{n.num_groups} * n.num_items_per_group;
     if (group_items.size() != want)
-      return core::make_error("NMN_GROUP_ITEMS",
+      return core::make_error(codes::NMN_GROUP_ITEMS,
                               "the group model needs " + std::to_string(want) +
                                   " item indices (NumGroups * NumItemsPerGroup), got " +
                                   std::to_string(group_items.size()));
     const std::uint64_t items = std::uint64_t{n.num_bones} + n.num_curves;
     for (std::size_t i = 0; i < group_items.size(); ++i)
       if (group_items[i] >= items)
-        return core::make_error("NMN_GROUP_ITEMS", "group item " + std::to_string(i) + " is " +
-                                                       std::to_string(group_items[i]) + ", only " +
-                                                       std::to_string(items) +
-                                                       " bones + curves exist");
+        return core::make_error(codes::NMN_GROUP_ITEMS, "group item " + std::to_string(i) + " is " +
+                                                            std::to_string(group_items[i]) +
+                                                            ", only " + std::to_string(items) +
+                                                            " bones + curves exist");
     if (n.group->input_size != want * 6)
-      return core::make_error("NMN_RUNNER",
+      return core::make_error(codes::NMN_RUNNER,
                               "group model input size is not NumGroups*NumItemsPerGroup*6");
     r.has_group_ = true;
     r.group_items_.assign(group_items.begin(), group_items.end());
@@ -165,7 +166,7 @@ core::Result<NmnRunner> NmnRunner::create(const NmnNetwork& n,
     for (const auto& op : r.group_.ops)
       width = std::max<std::size_t>(width, std::max(op.in, op.out));
   } else if (!group_items.empty()) {
-    return core::make_error("NMN_GROUP_ITEMS",
+    return core::make_error(codes::NMN_GROUP_ITEMS,
                             "group items given but the network has no group model");
   }
   r.output_count_ = r.main_.out + (r.has_group_ ? r.group_.out : 0);

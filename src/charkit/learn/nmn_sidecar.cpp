@@ -4,6 +4,7 @@
 #include <string>
 
 #include "charkit/core/json.h"
+#include "charkit/learn/error_codes.h"
 
 namespace charkit::learn {
 namespace {
@@ -11,7 +12,7 @@ namespace {
 using core::Json;
 
 core::Error schema(std::string message, std::string pointer) {
-  return core::make_error("SIDECAR_SCHEMA", std::move(message),
+  return core::make_error(codes::SIDECAR_SCHEMA, std::move(message),
                           core::Location::at_pointer(std::move(pointer)));
 }
 
@@ -34,7 +35,7 @@ std::optional<core::Error> names(const Json& doc, const char* key, std::vector<s
 }
 
 core::Error mismatch(std::string message) {
-  return core::make_error("SIDECAR_MISMATCH", std::move(message));
+  return core::make_error(codes::SIDECAR_MISMATCH, std::move(message));
 }
 
 }  // namespace

@@ -5,13 +5,14 @@
 // blob.
 #include <string>
 
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/nmn.h"
 
 namespace charkit::learn {
 namespace {
 
 core::Error bad(std::string message) {
-  return core::make_error("NMN_WRITE", std::move(message));
+  return core::make_error(codes::NMN_WRITE, std::move(message));
 }
 
 class ModelWriter {

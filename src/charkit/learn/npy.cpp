@@ -11,6 +11,9 @@
 #include <set>
 #include <string_view>
 
+#include "charkit/core/error_codes.h"
+#include "charkit/learn/error_codes.h"
+
 namespace charkit::learn {
 
 using core::make_error;
@@ -19,7 +22,7 @@ namespace {
 
 constexpr std::string_view kNpyMagic = "\x93NUMPY";
 
-core::Error err_at(const char* code, std::string msg, std::uint64_t offset) {
+core::Error err_at(core::ErrorCode code, std::string msg, std::uint64_t offset) {
   return make_error(code, std::move(msg), core::Location::at_offset(offset));
 }
 
@@ -95,7 +98,7 @@ class HeaderParser {
 
  private:
   core::Error fail(std::string msg) const {
-    return err_at("NPY_HEADER", "header: " + std::move(msg), base_ + pos_);
+    return err_at(codes::NPY_HEADER, "header: " + std::move(msg), base_ + pos_);
   }
   void skip_ws() {
     while (pos_ < t_.size() && t_[pos_] == ' ') ++pos_;
@@ -139,13 +142,13 @@ class HeaderParser {
       while (pos_ < t_.size() && t_[pos_] >= '0' && t_[pos_] <= '9') {
         const auto digit = static_cast<std::uint64_t>(t_[pos_] - '0');
         if (v > (std::numeric_limits<std::uint64_t>::max() - digit) / 10)
-          return make_error("NPY_SHAPE", "shape entry too large",
+          return make_error(codes::NPY_SHAPE, "shape entry too large",
                             core::Location::at_offset(base_ + pos_));
         v = v * 10 + digit;
         ++pos_;
       }
       if (dims.size() >= max_dims)
-        return make_error("NPY_SHAPE", "more than " + std::to_string(max_dims) + " dimensions",
+        return make_error(codes::NPY_SHAPE, "more than " + std::to_string(max_dims) + " dimensions",
                           core::Location::at_offset(base_ + pos_));
       dims.push_back(v);
       skip_ws();
@@ -312,53 +315,54 @@ std::vector<std::int64_t> NpyArray::to_i64() const {
 core::Result<NpyArray> read_npy(core::Bytes file, const NpyLimits& limits) {
   if (file.size() < kNpyMagic.size() ||
       core::as_chars(file.subspan(0, kNpyMagic.size())) != kNpyMagic)
-    return err_at("NPY_MAGIC", "not a .npy file (no \\x93NUMPY magic)", 0);
-  if (file.size() < 8) return err_at("NPY_TRUNCATED", "file ends inside the version", file.size());
+    return err_at(codes::NPY_MAGIC, "not a .npy file (no \\x93NUMPY magic)", 0);
+  if (file.size() < 8)
+    return err_at(codes::NPY_TRUNCATED, "file ends inside the version", file.size());
   const std::uint8_t major = file[6];
   const std::uint8_t minor = file[7];
   if ((major != 1 && major != 2) || minor != 0)
-    return err_at("NPY_VERSION",
+    return err_at(codes::NPY_VERSION,
                   "format version " + std::to_string(major) + "." + std::to_string(minor) +
                       " is not supported (1.0 and 2.0 are)",
                   6);
   const std::size_t len_size = major == 1 ? 2 : 4;
   if (file.size() < 8 + len_size)
-    return err_at("NPY_TRUNCATED", "file ends inside the header length", file.size());
+    return err_at(codes::NPY_TRUNCATED, "file ends inside the header length", file.size());
   const std::uint32_t header_len = major == 1 ? core::load_le<std::uint16_t>(file.data() + 8)
                                               : core::load_le<std::uint32_t>(file.data() + 8);
   const std::size_t header_start = 8 + len_size;
   if (header_len > limits.max_header_bytes)
-    return err_at("NPY_LIMIT",
+    return err_at(codes::NPY_LIMIT,
                   "header of " + std::to_string(header_len) + " bytes exceeds the limit of " +
                       std::to_string(limits.max_header_bytes),
                   8);
   if (file.size() - header_start < header_len)
-    return err_at("NPY_TRUNCATED", "file ends inside the header", file.size());
+    return err_at(codes::NPY_TRUNCATED, "file ends inside the header", file.size());
   std::string_view header = core::as_chars(file.subspan(header_start, header_len));
   if (header.empty() || header.back() != '\n')
-    return err_at("NPY_HEADER", "header must end with a newline", header_start + header_len);
+    return err_at(codes::NPY_HEADER, "header must end with a newline", header_start + header_len);
   header.remove_suffix(1);
   auto parsed = HeaderParser(header, header_start).parse(limits.max_dims);
   if (!parsed) return std::move(parsed).error();
   const auto dtype = dtype_from_descr(parsed->descr);
   if (!dtype)
-    return err_at("NPY_DTYPE",
+    return err_at(codes::NPY_DTYPE,
                   "dtype '" + parsed->descr +
                       "' is not supported (little-endian <f4 <f8 <i4 <i8, |u1, |b1 are)",
                   header_start);
   if (parsed->fortran)
-    return err_at("NPY_FORTRAN_ORDER", "Fortran-order arrays are not supported (C order only)",
+    return err_at(codes::NPY_FORTRAN_ORDER, "Fortran-order arrays are not supported (C order only)",
                   header_start);
   const std::size_t data_start = header_start + header_len;
   const auto bytes = byte_count(parsed->shape, npy_item_size(*dtype));
-  if (!bytes) return err_at("NPY_SHAPE", "shape product overflows", header_start);
+  if (!bytes) return err_at(codes::NPY_SHAPE, "shape product overflows", header_start);
   if (*bytes > limits.max_data_bytes)
-    return err_at("NPY_LIMIT",
+    return err_at(codes::NPY_LIMIT,
                   "array of " + std::to_string(*bytes) + " bytes exceeds the limit of " +
                       std::to_string(limits.max_data_bytes),
                   header_start);
   if (file.size() - data_start != *bytes)
-    return err_at("NPY_SIZE",
+    return err_at(codes::NPY_SIZE,
                   "shape needs " + std::to_string(*bytes) + " data bytes, the file holds " +
                       std::to_string(file.size() - data_start),
                   data_start);
@@ -373,8 +377,8 @@ core::Result<NpyArray> read_npy(core::Bytes file, const NpyLimits& limits) {
 core::Result<std::vector<std::uint8_t>> write_npy(const NpyArray& array) {
   const auto bytes = byte_count(array.shape, npy_item_size(array.dtype));
   if (!bytes || *bytes != array.data.size())
-    return make_error("NPY_SIZE", "array data holds " + std::to_string(array.data.size()) +
-                                      " bytes; the shape needs a different count");
+    return make_error(codes::NPY_SIZE, "array data holds " + std::to_string(array.data.size()) +
+                                           " bytes; the shape needs a different count");
   std::string dict = "{'descr': '";
   dict += npy_descr(array.dtype);
   dict += "', 'fortran_order': False, 'shape': (";
@@ -408,7 +412,7 @@ core::Result<std::vector<std::uint8_t>> write_npy(const NpyArray& array) {
 
 core::Result<std::vector<std::uint8_t>> write_npz(std::span<const NpzMember> members) {
   if (members.size() >= 0xFFFF)
-    return make_error("NPZ_TOO_LARGE", "too many members for a ZIP without ZIP64");
+    return make_error(codes::NPZ_TOO_LARGE, "too many members for a ZIP without ZIP64");
   std::set<std::string> seen;
   struct Entry {
     std::string name;
@@ -421,14 +425,15 @@ core::Result<std::vector<std::uint8_t>> write_npz(std::span<const NpzMember> mem
   for (const NpzMember& m : members) {
     if (m.name.empty() || m.name.find_first_of(std::string_view("/\\\0", 3)) != std::string::npos ||
         !seen.insert(m.name).second)
-      return make_error("NPZ_NAME",
+      return make_error(codes::NPZ_NAME,
                         "member name '" + m.name + "' is empty, repeated or has / \\ NUL");
     auto npy = write_npy(m.array);
     if (!npy) return std::move(npy).error();
     const std::string name = m.name + ".npy";
     if (npy->size() >= kMax || out.size() + npy->size() + 30 + name.size() >= kMax ||
         name.size() > 0xFFFF)
-      return make_error("NPZ_TOO_LARGE", "member '" + m.name + "' exceeds the 4 GiB ZIP limit");
+      return make_error(codes::NPZ_TOO_LARGE,
+                        "member '" + m.name + "' exceeds the 4 GiB ZIP limit");
     const auto crc = static_cast<std::uint32_t>(crc32_z(0L, npy->data(), npy->size()));
     Entry e{name, crc, static_cast<std::uint32_t>(npy->size()),
             static_cast<std::uint32_t>(out.size())};
@@ -469,7 +474,8 @@ core::Result<std::vector<std::uint8_t>> write_npz(std::span<const NpzMember> mem
     out.insert(out.end(), e.name.begin(), e.name.end());
   }
   const std::size_t cd_size = out.size() - cd_start;
-  if (out.size() >= kMax) return make_error("NPZ_TOO_LARGE", "archive exceeds the 4 GiB ZIP limit");
+  if (out.size() >= kMax)
+    return make_error(codes::NPZ_TOO_LARGE, "archive exceeds the 4 GiB ZIP limit");
   put32(out, 0x06054b50);
   put16(out, 0);
   put16(out, 0);
@@ -487,14 +493,14 @@ core::Result<std::vector<NpzMember>> read_npz(core::Bytes file, const NpyLimits&
   zip_source_t* src = zip_source_buffer_create(file.data(), file.size(), 0, &zerr);
   if (src == nullptr) {
     zip_error_fini(&zerr);
-    return make_error("NPZ_ZIP", "cannot open the archive buffer");
+    return make_error(codes::NPZ_ZIP, "cannot open the archive buffer");
   }
   zip_t* za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
   if (za == nullptr) {
     std::string msg = zip_error_strerror(&zerr);
     zip_source_free(src);
     zip_error_fini(&zerr);
-    return make_error("NPZ_ZIP", "not a readable ZIP archive: " + msg);
+    return make_error(codes::NPZ_ZIP, "not a readable ZIP archive: " + msg);
   }
   zip_error_fini(&zerr);
   struct Closer {
@@ -504,8 +510,9 @@ core::Result<std::vector<NpzMember>> read_npz(core::Bytes file, const NpyLimits&
 
   const zip_int64_t count = zip_get_num_entries(za, 0);
   if (count < 0 || static_cast<std::uint64_t>(count) > limits.max_members)
-    return make_error("NPZ_LIMIT", "archive has " + std::to_string(count) + " members; limit " +
-                                       std::to_string(limits.max_members));
+    return make_error(codes::NPZ_LIMIT, "archive has " + std::to_string(count) +
+                                            " members; limit " +
+                                            std::to_string(limits.max_members));
   std::vector<NpzMember> members;
   std::set<std::string> seen;
   for (zip_int64_t i = 0; i < count; ++i) {
@@ -514,22 +521,22 @@ core::Result<std::vector<NpzMember>> read_npz(core::Bytes file, const NpyLimits&
     zip_stat_init(&st);
     if (zip_stat_index(za, index, 0, &st) != 0 || (st.valid & ZIP_STAT_NAME) == 0 ||
         (st.valid & ZIP_STAT_SIZE) == 0)
-      return make_error("NPZ_ZIP", "cannot read member " + std::to_string(i));
+      return make_error(codes::NPZ_ZIP, "cannot read member " + std::to_string(i));
     std::string_view full(st.name);
     if (full.size() < 5 || full.substr(full.size() - 4) != ".npy")
-      return make_error("NPZ_NAME", "member '" + std::string(full) + "' is not NAME.npy");
+      return make_error(codes::NPZ_NAME, "member '" + std::string(full) + "' is not NAME.npy");
     std::string name(full.substr(0, full.size() - 4));
     if (!seen.insert(name).second)
-      return make_error("NPZ_NAME", "member '" + std::string(full) + "' is repeated");
+      return make_error(codes::NPZ_NAME, "member '" + std::string(full) + "' is repeated");
     // The largest acceptable member: header + data limit.
     const std::uint64_t max_member =
         limits.max_data_bytes + static_cast<std::uint64_t>(limits.max_header_bytes) + 12;
     if (st.size > max_member)
-      return make_error("NPZ_LIMIT", "member '" + std::string(full) + "' of " +
-                                         std::to_string(st.size) + " bytes exceeds the limit");
+      return make_error(codes::NPZ_LIMIT, "member '" + std::string(full) + "' of " +
+                                              std::to_string(st.size) + " bytes exceeds the limit");
     zip_file_t* zf = zip_fopen_index(za, index, 0);
     if (zf == nullptr)
-      return make_error("NPZ_ZIP",
+      return make_error(codes::NPZ_ZIP,
                         "cannot open member '" + std::string(full) + "': " + zip_strerror(za));
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(st.size));
     std::uint64_t got = 0;
@@ -548,8 +555,8 @@ core::Result<std::vector<NpzMember>> read_npz(core::Bytes file, const NpyLimits&
     }
     zip_fclose(zf);
     if (failed)
-      return make_error("NPZ_ZIP", "member '" + std::string(full) +
-                                       "' could not be read completely (corrupt data or CRC)");
+      return make_error(codes::NPZ_ZIP, "member '" + std::string(full) +
+                                            "' could not be read completely (corrupt data or CRC)");
     auto arr = read_npy(bytes, limits);
     if (!arr) {
       core::Error e = std::move(arr).error();
@@ -564,10 +571,10 @@ core::Result<std::vector<NpzMember>> read_npz(core::Bytes file, const NpyLimits&
 core::Status write_file_bytes(const std::filesystem::path& path,
                               std::span<const std::uint8_t> bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return make_error("IO_OPEN", "cannot open " + path.string() + " for writing");
+  if (!f) return make_error(core::codes::IO_OPEN, "cannot open " + path.string() + " for writing");
   f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   f.close();
-  if (!f) return make_error("IO_WRITE", "cannot write " + path.string());
+  if (!f) return make_error(core::codes::IO_WRITE, "cannot write " + path.string());
   return core::Ok{};
 }
 
@@ -576,7 +583,7 @@ core::Result<std::filesystem::path> companion_path(const std::filesystem::path& 
   std::filesystem::path other = path;
   other.replace_extension(extension);
   if (other != path) return other;
-  return make_error(writing ? "IO_WRITE" : "IO_OPEN",
+  return make_error(writing ? core::codes::IO_WRITE : core::codes::IO_OPEN,
                     path.string() + " and its " + extension +
                         " companion would be one file: give a name that does not end in " +
                         extension);
@@ -586,14 +593,15 @@ core::Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::p
                                                         std::uint64_t max_bytes) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return make_error("IO_OPEN", "cannot read " + path.string() + ": " + ec.message());
+  if (ec)
+    return make_error(core::codes::IO_OPEN, "cannot read " + path.string() + ": " + ec.message());
   if (size > max_bytes)
-    return make_error("IO_READ",
+    return make_error(core::codes::IO_READ,
                       path.string() + " is larger than " + std::to_string(max_bytes) + " bytes");
   std::ifstream f(path, std::ios::binary);
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
   if (!f || !f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size)))
-    return make_error("IO_READ", "cannot read " + path.string());
+    return make_error(core::codes::IO_READ, "cannot read " + path.string());
   return bytes;
 }
 

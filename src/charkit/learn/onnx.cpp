@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "charkit/learn/detail/onnx_graph.h"
+#include "charkit/learn/error_codes.h"
 
 namespace charkit::learn {
 
@@ -28,7 +29,7 @@ std::string node_label(const Node& n) {
   return s + " (" + n.type + ")";
 }
 
-core::Error node_error(const Node& n, std::string code, const std::string& msg) {
+core::Error node_error(const Node& n, core::ErrorCode code, const std::string& msg) {
   return make_error(std::move(code), node_label(n) + ": " + msg,
                     core::Location::at_pointer("/graph/node/" + std::to_string(n.index)));
 }
@@ -271,7 +272,8 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
     const auto* a = find_attr(p, name);
     if (!a) return core::Ok{};
     if (a->type() != onnx::AttributeProto::FLOAT)
-      return node_error(n, "ONNX_ATTRIBUTE", "attribute " + std::string(name) + " must be a float");
+      return node_error(n, codes::ONNX_ATTRIBUTE,
+                        "attribute " + std::string(name) + " must be a float");
     v = a->f();
     return core::Ok{};
   };
@@ -279,7 +281,8 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
     const auto* a = find_attr(p, name);
     if (!a) return core::Ok{};
     if (a->type() != onnx::AttributeProto::INT)
-      return node_error(n, "ONNX_ATTRIBUTE", "attribute " + std::string(name) + " must be an int");
+      return node_error(n, codes::ONNX_ATTRIBUTE,
+                        "attribute " + std::string(name) + " must be an int");
     v = a->i();
     if (has) *has = true;
     return core::Ok{};
@@ -288,10 +291,11 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
     const auto* a = find_attr(p, name);
     if (!a) return core::Ok{};
     if (a->type() != onnx::AttributeProto::INTS)
-      return node_error(n, "ONNX_ATTRIBUTE",
+      return node_error(n, codes::ONNX_ATTRIBUTE,
                         "attribute " + std::string(name) + " must be a list of ints");
     if (a->ints_size() > static_cast<int>(kOnnxMaxRank) * 2)
-      return node_error(n, "ONNX_ATTRIBUTE", "attribute " + std::string(name) + " is too long");
+      return node_error(n, codes::ONNX_ATTRIBUTE,
+                        "attribute " + std::string(name) + " is too long");
     n.has_ints = true;
     n.ints.assign(a->ints().begin(), a->ints().end());
     return core::Ok{};
@@ -341,7 +345,7 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
     case Op::kConcat:
       if (!(st = get_i("axis", n.axis, &n.has_axis))) return st;
       if (!n.has_axis && opset >= 4)
-        return node_error(n, "ONNX_ATTRIBUTE", "attribute axis is required");
+        return node_error(n, codes::ONNX_ATTRIBUTE, "attribute axis is required");
       if (!n.has_axis) n.axis = 1;  // opset 1-3 default
       return core::Ok{};
     case Op::kReshape:
@@ -356,11 +360,11 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
     case Op::kConstant: {
       OnnxTensor& t = consts[static_cast<std::size_t>(out_id)];
       if (p.attribute_size() != 1)
-        return node_error(n, "ONNX_ATTRIBUTE", "a Constant needs exactly one value attribute");
+        return node_error(n, codes::ONNX_ATTRIBUTE, "a Constant needs exactly one value attribute");
       const auto& a = p.attribute(0);
       if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
         std::string why = tensor_from_proto(a.t(), t);
-        if (!why.empty()) return node_error(n, "ONNX_INITIALIZER", "value: " + why);
+        if (!why.empty()) return node_error(n, codes::ONNX_INITIALIZER, "value: " + why);
       } else if (a.name() == "value_float" && a.type() == onnx::AttributeProto::FLOAT) {
         t = OnnxTensor::from_f32({}, {a.f()});
       } else if (a.name() == "value_floats" && a.type() == onnx::AttributeProto::FLOATS) {
@@ -370,7 +374,7 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
       } else if (a.name() == "value_ints" && a.type() == onnx::AttributeProto::INTS) {
         t = OnnxTensor::from_i64({a.ints_size()}, {a.ints().begin(), a.ints().end()});
       } else {
-        return node_error(n, "ONNX_ATTRIBUTE",
+        return node_error(n, codes::ONNX_ATTRIBUTE,
                           "Constant attribute '" + a.name() +
                               "' is not supported (value, value_float(s), value_int(s))");
       }
@@ -394,22 +398,23 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
       const auto* a = find_attr(p, "approximate");
       if (!a) return core::Ok{};
       if (a->type() != onnx::AttributeProto::STRING || (a->s() != "none" && a->s() != "tanh"))
-        return node_error(n, "ONNX_ATTRIBUTE", "attribute approximate must be 'none' or 'tanh'");
+        return node_error(n, codes::ONNX_ATTRIBUTE,
+                          "attribute approximate must be 'none' or 'tanh'");
       n.gelu_tanh = a->s() == "tanh";
       return core::Ok{};
     }
     case Op::kCast: {
       const auto* a = find_attr(p, "to");
-      if (!a) return node_error(n, "ONNX_ATTRIBUTE", "attribute to is required");
+      if (!a) return node_error(n, codes::ONNX_ATTRIBUTE, "attribute to is required");
       if (a->type() == onnx::AttributeProto::INT) {
         n.to = static_cast<std::int32_t>(a->i());
       } else if (a->type() == onnx::AttributeProto::STRING) {  // opset < 6: a type name
         n.to = a->s() == "FLOAT" ? 1 : a->s() == "INT64" ? 7 : a->s() == "BOOL" ? 9 : 0;
       } else {
-        return node_error(n, "ONNX_ATTRIBUTE", "attribute to must be an int");
+        return node_error(n, codes::ONNX_ATTRIBUTE, "attribute to must be an int");
       }
       if (n.to != 1 && n.to != 7 && n.to != 9)
-        return node_error(n, "ONNX_ATTRIBUTE",
+        return node_error(n, codes::ONNX_ATTRIBUTE,
                           std::string("cast to ") +
                               (a->type() == onnx::AttributeProto::STRING
                                    ? a->s()
@@ -428,11 +433,11 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
       const auto* a = find_attr(p, "value");
       if (!a) return core::Ok{};
       if (a->type() != onnx::AttributeProto::TENSOR)
-        return node_error(n, "ONNX_ATTRIBUTE", "attribute value must be a tensor");
+        return node_error(n, codes::ONNX_ATTRIBUTE, "attribute value must be a tensor");
       std::string why = tensor_from_proto(a->t(), n.value);
-      if (!why.empty()) return node_error(n, "ONNX_ATTRIBUTE", "value: " + why);
+      if (!why.empty()) return node_error(n, codes::ONNX_ATTRIBUTE, "value: " + why);
       if (n.value.numel() != 1)
-        return node_error(n, "ONNX_ATTRIBUTE", "value must hold exactly one element");
+        return node_error(n, codes::ONNX_ATTRIBUTE, "value must hold exactly one element");
       return core::Ok{};
     }
     case Op::kSlice: {
@@ -443,7 +448,7 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
         if (!a) continue;
         if (a->type() != onnx::AttributeProto::INTS ||
             a->ints_size() > static_cast<int>(kOnnxMaxRank))
-          return node_error(n, "ONNX_ATTRIBUTE",
+          return node_error(n, codes::ONNX_ATTRIBUTE,
                             std::string("attribute ") + name + " must be a short list of ints");
         dst->assign(a->ints().begin(), a->ints().end());
         n.has_slice_attrs = true;
@@ -479,12 +484,13 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
       tmp = 0;
       if (!(st = get_i("training_mode", tmp))) return st;
       if (tmp != 0)
-        return node_error(n, "ONNX_ATTRIBUTE",
+        return node_error(n, codes::ONNX_ATTRIBUTE,
                           "training_mode=1 is not supported (inference statistics only)");
       tmp = 1;
       if (!(st = get_i("spatial", tmp))) return st;
       if (tmp != 1)
-        return node_error(n, "ONNX_ATTRIBUTE", "spatial=0 is not supported (per-channel only)");
+        return node_error(n, codes::ONNX_ATTRIBUTE,
+                          "spatial=0 is not supported (per-channel only)");
       return core::Ok{};
     case Op::kArgMax:
     case Op::kArgMin:
@@ -508,7 +514,7 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
     case Op::kPad: {
       if (const auto* a = find_attr(p, "mode")) {
         if (a->type() != onnx::AttributeProto::STRING)
-          return node_error(n, "ONNX_ATTRIBUTE", "attribute mode must be a string");
+          return node_error(n, codes::ONNX_ATTRIBUTE, "attribute mode must be a string");
         if (a->s() == "constant")
           n.pad_mode = 0;
         else if (a->s() == "reflect")
@@ -516,7 +522,7 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
         else if (a->s() == "edge")
           n.pad_mode = 2;
         else
-          return node_error(n, "ONNX_ATTRIBUTE",
+          return node_error(n, codes::ONNX_ATTRIBUTE,
                             "pad mode '" + a->s() + "' is not supported (constant, reflect, edge)");
       }
       if (!(st = get_f("value", n.pad_value))) return st;  // before opset 11
@@ -542,7 +548,7 @@ Result<OnnxValueInfo> value_info(const onnx::ValueInfoProto& v, const std::strin
   info.name = v.name();
   if (!v.has_type()) return info;
   if (!v.type().has_tensor_type())
-    return make_error("ONNX_TYPE",
+    return make_error(codes::ONNX_TYPE,
                       "'" + v.name() +
                           "' is not a tensor (sequences, maps and "
                           "optionals are not supported)",
@@ -550,14 +556,14 @@ Result<OnnxValueInfo> value_info(const onnx::ValueInfoProto& v, const std::strin
   const auto& tt = v.type().tensor_type();
   info.elem_type = tt.elem_type();
   if (info.elem_type != 0 && info.elem_type != 1 && info.elem_type != 7 && info.elem_type != 9)
-    return make_error("ONNX_TYPE",
+    return make_error(codes::ONNX_TYPE,
                       "'" + v.name() + "' has element type " + onnx_type_name(info.elem_type) +
                           " (float32, int64 and bool only)",
                       core::Location::at_pointer(where));
   if (tt.has_shape()) {
     info.has_shape = true;
     if (tt.shape().dim_size() > static_cast<int>(kOnnxMaxRank))
-      return make_error("ONNX_SHAPE", "'" + v.name() + "' has too many dimensions",
+      return make_error(codes::ONNX_SHAPE, "'" + v.name() + "' has too many dimensions",
                         core::Location::at_pointer(where));
     for (const auto& d : tt.shape().dim()) {
       OnnxDim dim;
@@ -573,22 +579,23 @@ Result<OnnxValueInfo> value_info(const onnx::ValueInfoProto& v, const std::strin
 
 Result<OnnxTensor> parse_onnx_tensor(core::Bytes bytes) {
   if (bytes.size() > kOnnxMaxBytes)
-    return make_error("ONNX_TOO_LARGE", "tensor file larger than 1 GiB");
+    return make_error(codes::ONNX_TOO_LARGE, "tensor file larger than 1 GiB");
   onnx::TensorProto p;
   if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return make_error("ONNX_PARSE", "not a valid TensorProto");
+    return make_error(codes::ONNX_PARSE, "not a valid TensorProto");
   OnnxTensor t;
   std::string why = tensor_from_proto(p, t);
-  if (!why.empty()) return make_error("ONNX_TENSOR", why);
+  if (!why.empty()) return make_error(codes::ONNX_TENSOR, why);
   return t;
 }
 
 Result<OnnxModel> load_onnx(core::Bytes bytes) {
-  if (bytes.size() > kOnnxMaxBytes) return make_error("ONNX_TOO_LARGE", "model larger than 1 GiB");
+  if (bytes.size() > kOnnxMaxBytes)
+    return make_error(codes::ONNX_TOO_LARGE, "model larger than 1 GiB");
   onnx::ModelProto m;
   // ParseFromArray keeps protobuf's default recursion limit (100).
   if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return make_error("ONNX_PARSE", "not a valid ONNX ModelProto (protobuf parse failed)",
+    return make_error(codes::ONNX_PARSE, "not a valid ONNX ModelProto (protobuf parse failed)",
                       core::Location::at_offset(0));
   auto g = std::make_unique<OnnxGraph>();
   OnnxDescription& d = g->desc;
@@ -599,7 +606,8 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
   d.producer = m.producer_name();
   if (!m.producer_version().empty()) d.producer += " " + m.producer_version();
   if (!m.has_graph())
-    return make_error("ONNX_GRAPH", "the model has no graph", core::Location::at_pointer("/graph"));
+    return make_error(codes::ONNX_GRAPH, "the model has no graph",
+                      core::Location::at_pointer("/graph"));
   const auto& gp = m.graph();
   d.graph_name = gp.name();
   d.node_count = static_cast<std::size_t>(gp.node_size());
@@ -607,11 +615,11 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
   std::unordered_map<std::string, int> ids;
   auto define = [&](const std::string& name, const std::string& where) -> Result<int> {
     if (name.empty())
-      return make_error("ONNX_GRAPH", "a value has an empty name",
+      return make_error(codes::ONNX_GRAPH, "a value has an empty name",
                         core::Location::at_pointer(where));
     auto [it, fresh] = ids.emplace(name, static_cast<int>(g->names.size()));
     if (!fresh)
-      return make_error("ONNX_GRAPH", "value '" + name + "' is defined twice",
+      return make_error(codes::ONNX_GRAPH, "value '" + name + "' is defined twice",
                         core::Location::at_pointer(where));
     g->names.push_back(name);
     g->consts.emplace_back();
@@ -628,14 +636,14 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
     if (!id) return std::move(id).error();
     std::string why = tensor_from_proto(t, g->consts[static_cast<std::size_t>(*id)]);
     if (!why.empty())
-      return make_error("ONNX_INITIALIZER", "initializer '" + t.name() + "': " + why,
+      return make_error(codes::ONNX_INITIALIZER, "initializer '" + t.name() + "': " + why,
                         core::Location::at_pointer(where));
     g->is_const[static_cast<std::size_t>(*id)] = 1;
     d.parameters += static_cast<std::uint64_t>(g->consts[static_cast<std::size_t>(*id)].numel());
   }
   d.initializers = static_cast<std::size_t>(gp.initializer_size());
   if (gp.sparse_initializer_size() > 0)
-    return make_error("ONNX_INITIALIZER", "sparse initializers are not supported",
+    return make_error(codes::ONNX_INITIALIZER, "sparse initializers are not supported",
                       core::Location::at_pointer("/graph/sparse_initializer/0"));
   for (int k = 0; k < gp.input_size(); ++k) {
     const auto& v = gp.input(k);
@@ -660,14 +668,14 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
     auto it = table.find(p.op_type());
     if ((!p.domain().empty() && p.domain() != "ai.onnx") || it == table.end()) {
       std::string dom = p.domain().empty() ? "" : " in domain '" + p.domain() + "'";
-      return node_error(n, "ONNX_UNSUPPORTED_OP",
+      return node_error(n, codes::ONNX_UNSUPPORTED_OP,
                         "op type '" + p.op_type() + "'" + dom +
                             " is not supported (see docs/learn/onnx.md for the supported ops)");
     }
     n.op = it->second.op;
     // Optional inputs may be given as "" (absent); trailing ones may be left out.
     if (p.input_size() < it->second.min_in || p.input_size() > it->second.max_in)
-      return node_error(n, "ONNX_NODE",
+      return node_error(n, codes::ONNX_NODE,
                         "has " + std::to_string(p.input_size()) + " inputs, the op takes " +
                             std::to_string(it->second.min_in) + " to " +
                             std::to_string(it->second.max_in));
@@ -675,7 +683,8 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
       const std::string& in = p.input(j);
       if (in.empty()) {
         if (j < it->second.min_in)
-          return node_error(n, "ONNX_NODE", "required input " + std::to_string(j) + " is empty");
+          return node_error(n, codes::ONNX_NODE,
+                            "required input " + std::to_string(j) + " is empty");
         n.in.push_back(-1);
         continue;
       }
@@ -687,38 +696,38 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
         for (int q = k; q < gp.node_size() && !later; ++q)
           for (const auto& o : gp.node(q).output()) later = later || o == in;
         if (later)
-          return node_error(n, "ONNX_GRAPH_ORDER",
+          return node_error(n, codes::ONNX_GRAPH_ORDER,
                             "input '" + in +
                                 "' is produced by this or a later node: the graph has a cycle or "
                                 "is not topologically sorted");
         return node_error(
-            n, "ONNX_MISSING_VALUE",
+            n, codes::ONNX_MISSING_VALUE,
             "input '" + in + "' is not a graph input, initializer or earlier node output");
       }
       n.in.push_back(found->second);
     }
     if (p.output_size() < 1 || p.output(0).empty())
-      return node_error(n, "ONNX_NODE", "must have exactly one output");
+      return node_error(n, codes::ONNX_NODE, "must have exactly one output");
     // Dropout's mask and the normalisations' saved statistics are optional
     // outputs; only the first output is computed, so the others must be unused ("").
     const bool optional_outputs =
         n.op == Op::kDropout || n.op == Op::kBatchNormalization || n.op == Op::kLayerNormalization;
     for (int j = 1; j < p.output_size() && n.op != Op::kSplit; ++j)
       if (!optional_outputs)
-        return node_error(n, "ONNX_NODE", "must have exactly one output");
+        return node_error(n, codes::ONNX_NODE, "must have exactly one output");
       else if (!p.output(j).empty())
-        return node_error(n, "ONNX_NODE",
+        return node_error(n, codes::ONNX_NODE,
                           "output " + std::to_string(j) + " '" + p.output(j) +
                               "' is not supported: only the first output of " + p.op_type() +
                               " is computed");
     auto out = define(p.output(0), "/graph/node/" + std::to_string(k));
-    if (!out) return node_error(n, "ONNX_GRAPH", out.error().message);
+    if (!out) return node_error(n, codes::ONNX_GRAPH, out.error().message);
     n.out = *out;
     for (int j = 1; j < p.output_size() && n.op == Op::kSplit; ++j) {  // every part is named
       if (p.output(j).empty())
-        return node_error(n, "ONNX_NODE", "output " + std::to_string(j) + " has no name");
+        return node_error(n, codes::ONNX_NODE, "output " + std::to_string(j) + " has no name");
       auto more = define(p.output(j), "/graph/node/" + std::to_string(k));
-      if (!more) return node_error(n, "ONNX_GRAPH", more.error().message);
+      if (!more) return node_error(n, codes::ONNX_GRAPH, more.error().message);
       n.more_outs.push_back(*more);
     }
     if (auto st = read_attributes(p, n, d.opset, g->consts, n.out); !st)
@@ -738,7 +747,7 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
     if (!info) return std::move(info).error();
     auto found = ids.find(v.name());
     if (found == ids.end())
-      return make_error("ONNX_MISSING_VALUE",
+      return make_error(codes::ONNX_MISSING_VALUE,
                         "graph output '" + v.name() + "' is not produced by any node",
                         core::Location::at_pointer(where));
     g->output_ids.push_back(found->second);

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "charkit/learn/detail/onnx_kernels.h"
+#include "charkit/learn/error_codes.h"
 
 namespace charkit::learn::onnx_kernel {
 
@@ -17,7 +18,8 @@ Status reduce(const Node& n, const OnnxTensor& x, const OnnxTensor* axes_t, Onnx
   const bool int_ok = n.op == Op::kReduceSum || n.op == Op::kReduceMax || n.op == Op::kReduceMin ||
                       n.op == Op::kReduceProd;
   if (x.type == OnnxType::kBool || (x.type == OnnxType::kInt64 && !int_ok))
-    return node_error(n, "ONNX_TYPE", std::string("does not take ") + type_str(x.type) + " input");
+    return node_error(n, codes::ONNX_TYPE,
+                      std::string("does not take ") + type_str(x.type) + " input");
   bool present = false;
   if (auto st = axes_of(n, axes_t, sc.s2, present); !st) return st;
   if (sc.s2.empty() && n.noop_empty_axes) return reshape_to(n, x, out, x.shape);
@@ -26,7 +28,8 @@ Status reduce(const Node& n, const OnnxTensor& x, const OnnxTensor* axes_t, Onnx
   if (sc.s2.empty()) red.fill(true);
   for (std::int64_t a : sc.s2) {
     if (auto st = normalize_axis(n, a, r); !st) return st;
-    if (red[static_cast<std::size_t>(a)]) return node_error(n, "ONNX_ATTRIBUTE", "axis repeated");
+    if (red[static_cast<std::size_t>(a)])
+      return node_error(n, codes::ONNX_ATTRIBUTE, "axis repeated");
     red[static_cast<std::size_t>(a)] = true;
   }
   Shape& keep = sc.s3;  // x's shape with reduced dims set to 1
@@ -117,7 +120,7 @@ Status softmax(const Node& n, const OnnxTensor& x, OnnxTensor& out) {
   if (auto st = need_float(n, x); !st) return st;
   const auto r = static_cast<std::int64_t>(x.shape.size());
   std::int64_t axis = n.axis;
-  if (r == 0) return node_error(n, "ONNX_SHAPE", "input must have rank >= 1");
+  if (r == 0) return node_error(n, codes::ONNX_SHAPE, "input must have rank >= 1");
   if (auto st = normalize_axis(n, axis, r); !st) return st;
   std::int64_t outer = 1, len = 1, inner = 1;
   for (std::int64_t k = 0; k < r; ++k) {
@@ -155,12 +158,13 @@ Status softmax(const Node& n, const OnnxTensor& x, OnnxTensor& out) {
 Status batch_norm(const Node& n, const OnnxTensor& x, std::span<const OnnxTensor* const> p,
                   OnnxTensor& out) {
   if (auto st = need_float(n, x); !st) return st;
-  if (x.shape.size() < 2) return node_error(n, "ONNX_SHAPE", "X must have rank >= 2 (N, C, ...)");
+  if (x.shape.size() < 2)
+    return node_error(n, codes::ONNX_SHAPE, "X must have rank >= 2 (N, C, ...)");
   const std::int64_t c = x.shape[1];
   for (std::size_t k = 1; k < 5; ++k) {
     if (auto st = need_float(n, *p[k]); !st) return st;
     if (p[k]->numel() != c || p[k]->shape.size() != 1)
-      return node_error(n, "ONNX_SHAPE",
+      return node_error(n, codes::ONNX_SHAPE,
                         "scale, B, mean and var must have shape [" + std::to_string(c) + "]");
   }
   if (auto st = shape_out(n, out, OnnxType::kFloat, x.shape); !st) return st;
@@ -190,7 +194,7 @@ Status layer_norm(const Node& n, const OnnxTensor& x, const OnnxTensor& scale,
   if (bias)
     if (auto st = need_float(n, *bias); !st) return st;
   const auto r = static_cast<std::int64_t>(x.shape.size());
-  if (r == 0) return node_error(n, "ONNX_SHAPE", "X must have rank >= 1");
+  if (r == 0) return node_error(n, codes::ONNX_SHAPE, "X must have rank >= 1");
   std::int64_t axis = n.axis;
   if (auto st = normalize_axis(n, axis, r); !st) return st;
   const std::span<const std::int64_t> norm(x.shape.data() + axis, x.shape.size() - axis);
@@ -199,7 +203,7 @@ Status layer_norm(const Node& n, const OnnxTensor& x, const OnnxTensor& scale,
     if (!broadcast(norm, t->shape, sc.s1) ||
         !std::equal(sc.s1.begin(), sc.s1.end(), norm.begin(), norm.end()))
       return node_error(
-          n, "ONNX_SHAPE",
+          n, codes::ONNX_SHAPE,
           shape_str(t->shape) + " does not broadcast to the normalised dims " + shape_str(norm));
   }
   if (auto st = shape_out(n, out, OnnxType::kFloat, x.shape); !st) return st;
@@ -228,14 +232,14 @@ Status layer_norm(const Node& n, const OnnxTensor& x, const OnnxTensor& scale,
 // ArgMax / ArgMin along one axis: the first (or, with select_last_index,
 // the last) position of the extreme value, as int64.
 Status arg_extreme(const Node& n, const OnnxTensor& x, OnnxTensor& out, Scratch& sc) {
-  if (x.type == OnnxType::kBool) return node_error(n, "ONNX_TYPE", "does not take bool input");
+  if (x.type == OnnxType::kBool) return node_error(n, codes::ONNX_TYPE, "does not take bool input");
   const auto r = static_cast<std::int64_t>(x.shape.size());
-  if (r == 0) return node_error(n, "ONNX_SHAPE", "input must have rank >= 1");
+  if (r == 0) return node_error(n, codes::ONNX_SHAPE, "input must have rank >= 1");
   std::int64_t axis = n.axis;
   if (auto st = normalize_axis(n, axis, r); !st) return st;
   const auto ax = static_cast<std::size_t>(axis);
   const std::int64_t len = x.shape[ax];
-  if (len == 0) return node_error(n, "ONNX_SHAPE", "the reduced axis is empty");
+  if (len == 0) return node_error(n, codes::ONNX_SHAPE, "the reduced axis is empty");
   sc.s1.clear();
   std::int64_t outer = 1, inner = 1;
   for (std::size_t k = 0; k < x.shape.size(); ++k) {
@@ -275,11 +279,11 @@ Status arg_extreme(const Node& n, const OnnxTensor& x, OnnxTensor& out, Scratch&
 
 // CumSum along the axis given as input 1, optionally exclusive / reversed.
 Status cumsum(const Node& n, const OnnxTensor& x, const OnnxTensor& axis_t, OnnxTensor& out) {
-  if (x.type == OnnxType::kBool) return node_error(n, "ONNX_TYPE", "does not take bool input");
+  if (x.type == OnnxType::kBool) return node_error(n, codes::ONNX_TYPE, "does not take bool input");
   if (axis_t.type != OnnxType::kInt64 || axis_t.i.size() != 1)
-    return node_error(n, "ONNX_TYPE", "axis must be an int64 scalar");
+    return node_error(n, codes::ONNX_TYPE, "axis must be an int64 scalar");
   const auto r = static_cast<std::int64_t>(x.shape.size());
-  if (r == 0) return node_error(n, "ONNX_SHAPE", "input must have rank >= 1");
+  if (r == 0) return node_error(n, codes::ONNX_SHAPE, "input must have rank >= 1");
   std::int64_t axis = axis_t.i[0];
   if (auto st = normalize_axis(n, axis, r); !st) return st;
   if (auto st = shape_out(n, out, x.type, x.shape); !st) return st;

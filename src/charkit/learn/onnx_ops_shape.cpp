@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "charkit/learn/detail/onnx_kernels.h"
+#include "charkit/learn/error_codes.h"
 
 namespace charkit::learn::onnx_kernel {
 
@@ -25,16 +26,16 @@ Status shape_of(const Node& n, const OnnxTensor& x, OnnxTensor& out, Scratch& sc
 
 Status gather(const Node& n, const OnnxTensor& x, const OnnxTensor& idx, OnnxTensor& out,
               Scratch& sc) {
-  if (idx.type != OnnxType::kInt64) return node_error(n, "ONNX_TYPE", "indices must be int64");
+  if (idx.type != OnnxType::kInt64) return node_error(n, codes::ONNX_TYPE, "indices must be int64");
   const auto r = static_cast<std::int64_t>(x.shape.size());
-  if (r == 0) return node_error(n, "ONNX_SHAPE", "data must have rank >= 1");
+  if (r == 0) return node_error(n, codes::ONNX_SHAPE, "data must have rank >= 1");
   std::int64_t axis = n.axis;
   if (auto st = normalize_axis(n, axis, r); !st) return st;
   const auto ax = static_cast<std::size_t>(axis);
   const std::int64_t dim = x.shape[ax];
   for (std::int64_t v : idx.i)
     if (v < -dim || v >= dim)
-      return node_error(n, "ONNX_VALUE",
+      return node_error(n, codes::ONNX_VALUE,
                         "index " + std::to_string(v) + " is out of range for a dimension of " +
                             std::to_string(dim));
   sc.s1.assign(x.shape.begin(), x.shape.begin() + axis);
@@ -71,7 +72,7 @@ Status cast(const Node& n, const OnnxTensor& x, OnnxTensor& out) {
         out.i[k] = v != 0.0f;  // NaN is true
       } else {
         if (!(v > -9.2233720368547758e18f && v < 9.2233720368547758e18f))
-          return node_error(n, "ONNX_VALUE",
+          return node_error(n, codes::ONNX_VALUE,
                             "cannot cast " + std::to_string(v) + " to int64 (NaN or out of range)");
         out.i[k] = static_cast<std::int64_t>(v);  // truncates toward zero
       }
@@ -102,7 +103,7 @@ Status expand(const Node& n, const OnnxTensor& x, const OnnxTensor& shape_t, Onn
               Scratch& sc) {
   if (auto st = shape_input(n, shape_t, sc.s2); !st) return st;
   if (!broadcast(x.shape, sc.s2, sc.s1) || sc.s1.size() > kOnnxMaxRank)
-    return node_error(n, "ONNX_SHAPE",
+    return node_error(n, codes::ONNX_SHAPE,
                       shape_str(x.shape) + " does not broadcast to " + shape_str(sc.s2));
   if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
   Idx sx{}, zero{};
@@ -148,7 +149,7 @@ Status slice(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTen
   Shape& steps = sc.s4;
   const bool from_inputs = in.size() > 1 && in[1];
   if (from_inputs) {
-    if (in.size() < 3 || !in[2]) return node_error(n, "ONNX_NODE", "ends input is missing");
+    if (in.size() < 3 || !in[2]) return node_error(n, codes::ONNX_NODE, "ends input is missing");
     if (auto st = int_list(n, *in[1], starts); !st) return st;
     if (auto st = int_list(n, *in[2], ends); !st) return st;
     axes.clear();
@@ -163,13 +164,13 @@ Status slice(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTen
     axes = n.has_ints ? n.ints : Shape{};
     steps.clear();
   } else {
-    return node_error(n, "ONNX_NODE", "no starts / ends (inputs 1 and 2 or attributes)");
+    return node_error(n, codes::ONNX_NODE, "no starts / ends (inputs 1 and 2 or attributes)");
   }
   const std::size_t m = starts.size();
   const auto r = static_cast<std::int64_t>(x.shape.size());
   if (ends.size() != m || (!axes.empty() && axes.size() != m) ||
       (!steps.empty() && steps.size() != m))
-    return node_error(n, "ONNX_SHAPE", "starts, ends, axes and steps differ in length");
+    return node_error(n, codes::ONNX_SHAPE, "starts, ends, axes and steps differ in length");
   if (axes.empty())
     for (std::size_t k = 0; k < m; ++k) axes.push_back(static_cast<std::int64_t>(k));
   if (steps.empty()) steps.assign(m, 1);
@@ -185,10 +186,10 @@ Status slice(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTen
     std::int64_t a = axes[k];
     if (auto st = normalize_axis(n, a, r); !st) return st;
     const auto ax = static_cast<std::size_t>(a);
-    if (seen[ax]) return node_error(n, "ONNX_ATTRIBUTE", "axis repeated");
+    if (seen[ax]) return node_error(n, codes::ONNX_ATTRIBUTE, "axis repeated");
     seen[ax] = true;
     const std::int64_t d = x.shape[ax], t = steps[k];
-    if (t == 0) return node_error(n, "ONNX_ATTRIBUTE", "step 0");
+    if (t == 0) return node_error(n, codes::ONNX_ATTRIBUTE, "step 0");
     std::int64_t s = starts[k], e = ends[k];
     if (s < 0) s = s < -d ? -1 - d : s + d;  // far below: negative still, clamped next
     if (e < 0) e = e < -d ? -1 - d : e + d;
@@ -229,16 +230,17 @@ Status range(const Node& n, const OnnxTensor& s, const OnnxTensor& l, const Onnx
              OnnxTensor& out, Scratch& sc) {
   if (s.type != l.type || s.type != d.type || s.type == OnnxType::kBool || s.numel() != 1 ||
       l.numel() != 1 || d.numel() != 1)
-    return node_error(n, "ONNX_TYPE", "start, limit and delta must be scalars of one numeric type");
+    return node_error(n, codes::ONNX_TYPE,
+                      "start, limit and delta must be scalars of one numeric type");
   const bool f = s.type == OnnxType::kFloat;
   const double start = f ? s.f[0] : static_cast<double>(s.i[0]);
   const double limit = f ? l.f[0] : static_cast<double>(l.i[0]);
   const double delta = f ? d.f[0] : static_cast<double>(d.i[0]);
   if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
-    return node_error(n, "ONNX_VALUE", "delta is 0 or a bound is not finite");
+    return node_error(n, codes::ONNX_VALUE, "delta is 0 or a bound is not finite");
   const double count = std::max(std::ceil((limit - start) / delta), 0.0);
   if (count > static_cast<double>(kOnnxMaxElements))
-    return node_error(n, "ONNX_SHAPE", "the range has too many elements");
+    return node_error(n, codes::ONNX_SHAPE, "the range has too many elements");
   sc.s1 = {static_cast<std::int64_t>(count)};
   if (auto st = shape_out(n, out, s.type, sc.s1); !st) return st;
   for (std::int64_t k = 0; k < sc.s1[0]; ++k) {
@@ -254,11 +256,12 @@ Status tile(const Node& n, const OnnxTensor& x, const OnnxTensor& rep, OnnxTenso
             Scratch& sc) {
   if (auto st = shape_input(n, rep, sc.s2); !st) return st;
   const std::size_t r = x.shape.size();
-  if (sc.s2.size() != r) return node_error(n, "ONNX_SHAPE", "repeats length differs from rank");
+  if (sc.s2.size() != r)
+    return node_error(n, codes::ONNX_SHAPE, "repeats length differs from rank");
   sc.s1.resize(r);
   for (std::size_t k = 0; k < r; ++k) {
     if (sc.s2[k] != 0 && x.shape[k] > kOnnxMaxElements / sc.s2[k])
-      return node_error(n, "ONNX_SHAPE", "output too large");
+      return node_error(n, codes::ONNX_SHAPE, "output too large");
     sc.s1[k] = x.shape[k] * sc.s2[k];
   }
   if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
@@ -293,9 +296,9 @@ Status tile(const Node& n, const OnnxTensor& x, const OnnxTensor& rep, OnnxTenso
 
 Status dropout(const Node& n, const OnnxTensor& x, const OnnxTensor* training, OnnxTensor& out) {
   if (training && (training->type != OnnxType::kBool || training->numel() != 1))
-    return node_error(n, "ONNX_TYPE", "training_mode must be a bool scalar");
+    return node_error(n, codes::ONNX_TYPE, "training_mode must be a bool scalar");
   if (training && training->i[0])
-    return node_error(n, "ONNX_VALUE", "training_mode=true is not supported (inference only)");
+    return node_error(n, codes::ONNX_VALUE, "training_mode=true is not supported (inference only)");
   return reshape_to(n, x, out, x.shape);
 }
 
@@ -311,27 +314,27 @@ Status pad(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTenso
   } else if (n.has_ints) {
     pads = n.ints;
   } else {
-    return node_error(n, "ONNX_NODE", "no pads (input 1 or attribute pads)");
+    return node_error(n, codes::ONNX_NODE, "no pads (input 1 or attribute pads)");
   }
   Shape& begin_end = sc.s3;  // [begin_0 .. begin_r-1, end_0 .. end_r-1]
   if (in.size() > 3 && in[3]) {
     begin_end.assign(static_cast<std::size_t>(2 * r), 0);
     if (auto st = int_list(n, *in[3], sc.s4); !st) return st;
     if (pads.size() != 2 * sc.s4.size())
-      return node_error(n, "ONNX_SHAPE", "pads must hold two values per axis");
+      return node_error(n, codes::ONNX_SHAPE, "pads must hold two values per axis");
     std::array<bool, kOnnxMaxRank> seen{};
     for (std::size_t k = 0; k < sc.s4.size(); ++k) {
       std::int64_t a = sc.s4[k];
       if (auto st = normalize_axis(n, a, r); !st) return st;
       if (seen[static_cast<std::size_t>(a)])
-        return node_error(n, "ONNX_ATTRIBUTE", "axis repeated");
+        return node_error(n, codes::ONNX_ATTRIBUTE, "axis repeated");
       seen[static_cast<std::size_t>(a)] = true;
       begin_end[static_cast<std::size_t>(a)] = pads[k];
       begin_end[static_cast<std::size_t>(a + r)] = pads[k + sc.s4.size()];
     }
   } else {
     if (static_cast<std::int64_t>(pads.size()) != 2 * r)
-      return node_error(n, "ONNX_SHAPE",
+      return node_error(n, codes::ONNX_SHAPE,
                         "pads has " + std::to_string(pads.size()) + " values, rank " +
                             std::to_string(r) + " needs " + std::to_string(2 * r));
     begin_end = pads;
@@ -341,7 +344,7 @@ Status pad(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTenso
   if (in.size() > 2 && in[2]) {
     const OnnxTensor& c = *in[2];
     if (c.type != x.type || c.numel() != 1)
-      return node_error(n, "ONNX_TYPE", "constant_value must be a scalar of the data's type");
+      return node_error(n, codes::ONNX_TYPE, "constant_value must be a scalar of the data's type");
     if (c.type == OnnxType::kFloat)
       cf = c.f[0];
     else
@@ -355,10 +358,11 @@ Status pad(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTenso
     const std::int64_t d = x.shape[ku];
     if (b < -kOnnxMaxElements || b > kOnnxMaxElements || e < -kOnnxMaxElements ||
         e > kOnnxMaxElements || d + b + e < 0)
-      return node_error(n, "ONNX_SHAPE", "pads out of range for dimension " + std::to_string(k));
+      return node_error(n, codes::ONNX_SHAPE,
+                        "pads out of range for dimension " + std::to_string(k));
     sc.s1[ku] = d + b + e;
     if (n.pad_mode != 0 && d == 0 && sc.s1[ku] > 0)
-      return node_error(n, "ONNX_SHAPE", "cannot reflect or extend an empty dimension");
+      return node_error(n, codes::ONNX_SHAPE, "cannot reflect or extend an empty dimension");
     total_map += sc.s1[ku];
   }
   if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
@@ -423,7 +427,7 @@ Status pad(const Node& n, std::span<const OnnxTensor* const> in, const OnnxTenso
 Status split(const Node& n, const OnnxTensor& x, const OnnxTensor* sizes_t,
              std::span<OnnxTensor* const> outs, Scratch& sc) {
   const auto r = static_cast<std::int64_t>(x.shape.size());
-  if (r == 0) return node_error(n, "ONNX_SHAPE", "input must have rank >= 1");
+  if (r == 0) return node_error(n, codes::ONNX_SHAPE, "input must have rank >= 1");
   std::int64_t axis = n.axis;
   if (auto st = normalize_axis(n, axis, r); !st) return st;
   const auto ax = static_cast<std::size_t>(axis);
@@ -432,15 +436,15 @@ Status split(const Node& n, const OnnxTensor& x, const OnnxTensor* sizes_t,
   Shape& sizes = sc.s2;
   if (sizes_t) {
     if (sizes_t->type != OnnxType::kInt64 || sizes_t->shape.size() > 1)
-      return node_error(n, "ONNX_TYPE", "split must be a 1-D int64 tensor");
+      return node_error(n, codes::ONNX_TYPE, "split must be a 1-D int64 tensor");
     sizes.assign(sizes_t->i.begin(), sizes_t->i.end());
   } else if (n.has_ints) {
     sizes = n.ints;
   } else {
     if (n.num_outputs != 0 && n.num_outputs != count)
-      return node_error(n, "ONNX_ATTRIBUTE", "num_outputs differs from the output count");
+      return node_error(n, codes::ONNX_ATTRIBUTE, "num_outputs differs from the output count");
     if (!n.num_outputs && d % count != 0)
-      return node_error(n, "ONNX_SHAPE",
+      return node_error(n, codes::ONNX_SHAPE,
                         "dimension " + std::to_string(d) + " does not split into " +
                             std::to_string(count) + " equal parts");
     const std::int64_t part = n.num_outputs ? (d + count - 1) / count : d / count;
@@ -450,16 +454,16 @@ Status split(const Node& n, const OnnxTensor& x, const OnnxTensor* sizes_t,
   }
   if (static_cast<std::int64_t>(sizes.size()) != count)
     return node_error(
-        n, "ONNX_SHAPE",
+        n, codes::ONNX_SHAPE,
         std::to_string(sizes.size()) + " sizes for " + std::to_string(count) + " outputs");
   std::int64_t sum = 0;
   for (auto v : sizes) {
-    if (v < 0 || v > d) return node_error(n, "ONNX_SHAPE", "negative or oversized split");
+    if (v < 0 || v > d) return node_error(n, codes::ONNX_SHAPE, "negative or oversized split");
     sum += v;
   }
   if (sum != d)
     return node_error(
-        n, "ONNX_SHAPE",
+        n, codes::ONNX_SHAPE,
         "split sizes sum to " + std::to_string(sum) + ", the axis has " + std::to_string(d));
   std::int64_t outer = 1, inner = 1;
   for (std::size_t k = 0; k < x.shape.size(); ++k) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/onnx.h"
 
 namespace charkit::learn {
@@ -22,14 +23,14 @@ std::string onnx_value_text(const OnnxValueInfo& v) {
 
 core::Result<std::int64_t> onnx_row_columns(const OnnxModel& m) {
   if (m.inputs().size() != 1 || m.outputs().empty())
-    return core::make_error("ONNX_RUN_INPUTS",
+    return core::make_error(codes::ONNX_RUN_INPUTS,
                             "running rows needs a model with exactly one graph input (has " +
                                 std::to_string(m.inputs().size()) + ")");
   const auto& in = m.inputs()[0];
   const bool typed_ok = in.elem_type == 0 || in.elem_type == 1;
   if (!typed_ok || (in.has_shape && in.shape.size() != 1 && in.shape.size() != 2))
     return core::make_error(
-        "ONNX_RUN_INPUTS",
+        codes::ONNX_RUN_INPUTS,
         "the model input must be float32 of rank 1 or 2, is " + onnx_value_text(in));
   if (in.has_shape && in.shape.back().symbol.empty()) return in.shape.back().value;
   return std::int64_t{-1};
@@ -42,9 +43,9 @@ core::Result<std::vector<float>> run_onnx_rows(OnnxModel& m, std::span<const flo
   if (!declared) return std::move(declared).error();
   if (values.size() != rows * cols ||
       (*declared >= 0 && static_cast<std::size_t>(*declared) != cols))
-    return core::make_error("ONNX_RUN_INPUTS", "the rows have " + std::to_string(cols) +
-                                                   " values, the model takes " +
-                                                   std::to_string(*declared));
+    return core::make_error(codes::ONNX_RUN_INPUTS, "the rows have " + std::to_string(cols) +
+                                                        " values, the model takes " +
+                                                        std::to_string(*declared));
   const auto& info = m.inputs()[0];
   const auto columns = static_cast<std::int64_t>(cols);
   bool batch = false;
@@ -54,7 +55,7 @@ core::Result<std::vector<float>> run_onnx_rows(OnnxModel& m, std::span<const flo
     const auto& d0 = info.shape[0];
     batch = !d0.symbol.empty() || d0.value < 0 || d0.value == static_cast<std::int64_t>(rows);
     if (!batch && d0.value != 1)
-      return core::make_error("ONNX_RUN_INPUTS",
+      return core::make_error(codes::ONNX_RUN_INPUTS,
                               "the model takes batches of exactly " + std::to_string(d0.value) +
                                   " rows, the input has " + std::to_string(rows));
   }
@@ -68,7 +69,7 @@ core::Result<std::vector<float>> run_onnx_rows(OnnxModel& m, std::span<const flo
     return true;
   };
   const auto bad_output = [] {
-    return core::make_error("ONNX_RUN_OUTPUTS",
+    return core::make_error(codes::ONNX_RUN_OUTPUTS,
                             "output 0 is not float32 with one row of values per sample");
   };
   std::vector<OnnxTensor> in(1);

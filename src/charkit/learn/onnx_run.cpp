@@ -14,6 +14,7 @@
 #include <Eigen/Core>
 
 #include "charkit/learn/detail/onnx_kernels.h"
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/onnx.h"
 
 namespace charkit::learn {
@@ -38,14 +39,14 @@ Status binary(const Node& n, Op op, const OnnxTensor& a, const OnnxTensor& b, On
     // aligned at `axis` when given (B's dims then sit at A[axis...]).
     if (!n.legacy_broadcast) {
       if (a.shape != b.shape)
-        return node_error(n, "ONNX_SHAPE",
+        return node_error(n, codes::ONNX_SHAPE,
                           "shapes " + shape_str(a.shape) + " and " + shape_str(b.shape) +
                               " differ and broadcast=0");
     } else if (n.has_axis) {
       std::int64_t ax = n.axis < 0 ? n.axis + static_cast<std::int64_t>(a.shape.size()) : n.axis;
       if (ax < 0 || ax + static_cast<std::int64_t>(b.shape.size()) >
                         static_cast<std::int64_t>(a.shape.size()))
-        return node_error(n, "ONNX_SHAPE", "axis out of range for legacy broadcast");
+        return node_error(n, codes::ONNX_SHAPE, "axis out of range for legacy broadcast");
       sc.s2.assign(b.shape.begin(), b.shape.end());
       sc.s2.resize(a.shape.size() - static_cast<std::size_t>(ax), 1);
       bs = sc.s2;
@@ -53,25 +54,25 @@ Status binary(const Node& n, Op op, const OnnxTensor& a, const OnnxTensor& b, On
   }
   if (!broadcast(a.shape, bs, sc.s1) || sc.s1.size() > kOnnxMaxRank)
     return node_error(
-        n, "ONNX_SHAPE",
+        n, codes::ONNX_SHAPE,
         "shapes " + shape_str(a.shape) + " and " + shape_str(b.shape) + " do not broadcast");
   if (n.legacy && sc.s1 != a.shape)
-    return node_error(n, "ONNX_SHAPE", "legacy broadcast must keep A's shape");
+    return node_error(n, codes::ONNX_SHAPE, "legacy broadcast must keep A's shape");
   if (op == Op::kPRelu && sc.s1 != a.shape)
     return node_error(
-        n, "ONNX_SHAPE",
+        n, codes::ONNX_SHAPE,
         "slope " + shape_str(b.shape) + " does not broadcast to X " + shape_str(a.shape));
   const bool logical = op == Op::kAnd || op == Op::kOr || op == Op::kXor;
   if (logical && (a.type != OnnxType::kBool || b.type != OnnxType::kBool))
-    return node_error(n, "ONNX_TYPE", "needs bool inputs");
+    return node_error(n, codes::ONNX_TYPE, "needs bool inputs");
   if (op != Op::kPow && a.type != b.type)
     return node_error(
-        n, "ONNX_TYPE",
+        n, codes::ONNX_TYPE,
         std::string("input types differ: ") + type_str(a.type) + " and " + type_str(b.type));
   if (!logical && op != Op::kEqual && a.type == OnnxType::kBool)
-    return node_error(n, "ONNX_TYPE", "does not take bool inputs");
+    return node_error(n, codes::ONNX_TYPE, "does not take bool inputs");
   if ((op == Op::kPRelu || op == Op::kMean) && a.type != OnnxType::kFloat)
-    return node_error(n, "ONNX_TYPE", "needs float32 inputs");
+    return node_error(n, codes::ONNX_TYPE, "needs float32 inputs");
   const OnnxType out_type = is_compare(op) || logical ? OnnxType::kBool : a.type;
   if (auto st = shape_out(n, out, out_type, sc.s1); !st) return st;
   const std::span<const std::int64_t> os = sc.s1, as = a.shape;
@@ -96,7 +97,7 @@ Status binary(const Node& n, Op op, const OnnxTensor& a, const OnnxTensor& b, On
   }
   if (op == Op::kPow) {
     if (a.type == OnnxType::kBool || b.type == OnnxType::kBool)
-      return node_error(n, "ONNX_TYPE", "does not take bool inputs");
+      return node_error(n, codes::ONNX_TYPE, "does not take bool inputs");
     const bool af = a.type == OnnxType::kFloat, bf = b.type == OnnxType::kFloat;
     if (af && bf)
       run(a.f.data(), b.f.data(), out.f.data(), [](float x, float y) { return std::pow(x, y); });
@@ -105,7 +106,8 @@ Status binary(const Node& n, Op op, const OnnxTensor& a, const OnnxTensor& b, On
         return static_cast<float>(std::pow(static_cast<double>(x), static_cast<double>(y)));
       });
     else if (bf)
-      return node_error(n, "ONNX_TYPE", "an int64 base with a float32 exponent is not supported");
+      return node_error(n, codes::ONNX_TYPE,
+                        "an int64 base with a float32 exponent is not supported");
     else
       run(a.i.data(), b.i.data(), out.i.data(), int_pow);
     return core::Ok{};
@@ -157,7 +159,7 @@ Status binary(const Node& n, Op op, const OnnxTensor& a, const OnnxTensor& b, On
       break;
     case Op::kDiv:
       if (std::find(b.i.begin(), b.i.end(), 0) != b.i.end())
-        return node_error(n, "ONNX_VALUE", "integer division by zero");
+        return node_error(n, codes::ONNX_VALUE, "integer division by zero");
       run(pa, pb, po, int_div);
       break;
     case Op::kMax:
@@ -176,7 +178,7 @@ Status check_work(const Node& n, std::int64_t outputs, std::int64_t k) {
   if (static_cast<double>(outputs) * static_cast<double>(k) >
       static_cast<double>(n.max_elements) * 4096.0)
     return node_error(
-        n, "ONNX_SHAPE",
+        n, codes::ONNX_SHAPE,
         "the product needs more than " + std::to_string(n.max_elements) + " x 4096 multiply-adds");
   return core::Ok{};
 }
@@ -206,7 +208,7 @@ Status gemm(const Node& n, const OnnxTensor& a, const OnnxTensor& b, const OnnxT
   if (auto st = need_float(n, b); !st) return st;
   if (a.shape.size() != 2 || b.shape.size() != 2)
     return node_error(
-        n, "ONNX_SHAPE",
+        n, codes::ONNX_SHAPE,
         "A and B must be 2-D, got " + shape_str(a.shape) + " and " + shape_str(b.shape));
   const std::int64_t M = n.trans_a ? a.shape[1] : a.shape[0];
   const std::int64_t K = n.trans_a ? a.shape[0] : a.shape[1];
@@ -214,7 +216,7 @@ Status gemm(const Node& n, const OnnxTensor& a, const OnnxTensor& b, const OnnxT
   const std::int64_t N = n.trans_b ? b.shape[0] : b.shape[1];
   if (K != K2)
     return node_error(
-        n, "ONNX_SHAPE",
+        n, codes::ONNX_SHAPE,
         "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
   sc.s1 = {M, N};
   if (auto st = shape_out(n, out, OnnxType::kFloat, sc.s1); !st) return st;
@@ -224,7 +226,7 @@ Status gemm(const Node& n, const OnnxTensor& a, const OnnxTensor& b, const OnnxT
     if (auto st = need_float(n, *c); !st) return st;
     // C broadcasts one way onto [M, N].
     if (!broadcast(sc.s1, c->shape, sc.s2) || sc.s2 != sc.s1)
-      return node_error(n, "ONNX_SHAPE",
+      return node_error(n, codes::ONNX_SHAPE,
                         "C " + shape_str(c->shape) + " does not broadcast to " + shape_str(sc.s1));
     Idx so{}, scs{};
     bstrides(c->shape, 2, scs);
@@ -242,7 +244,7 @@ Status matmul(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
   if (auto st = need_float(n, a); !st) return st;
   if (auto st = need_float(n, b); !st) return st;
   if (a.shape.empty() || b.shape.empty())
-    return node_error(n, "ONNX_SHAPE", "MatMul operands must have rank >= 1");
+    return node_error(n, codes::ONNX_SHAPE, "MatMul operands must have rank >= 1");
   // 1-D operands: A as [1, K] and B as [K, 1], the added dim removed after.
   const bool a1 = a.shape.size() == 1, b1 = b.shape.size() == 1;
   const std::int64_t M = a1 ? 1 : a.shape[a.shape.size() - 2];
@@ -251,13 +253,13 @@ Status matmul(const Node& n, const OnnxTensor& a, const OnnxTensor& b, OnnxTenso
   const std::int64_t N = b1 ? 1 : b.shape.back();
   if (K != K2)
     return node_error(
-        n, "ONNX_SHAPE",
+        n, codes::ONNX_SHAPE,
         "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
   std::span<const std::int64_t> ab(a.shape.data(), a1 ? 0 : a.shape.size() - 2);
   std::span<const std::int64_t> bb(b.shape.data(), b1 ? 0 : b.shape.size() - 2);
   Shape& batch = sc.s3;
   if (!broadcast(ab, bb, batch) || batch.size() + 2 > kOnnxMaxRank)
-    return node_error(n, "ONNX_SHAPE",
+    return node_error(n, codes::ONNX_SHAPE,
                       "batch dimensions of " + shape_str(a.shape) + " and " + shape_str(b.shape) +
                           " do not broadcast");
   sc.s1 = batch;
@@ -288,7 +290,8 @@ Status reshape(const Node& n, const OnnxTensor& in, const OnnxTensor* shape_t, O
   } else if (n.has_ints) {
     sc.s1 = n.ints;
   } else {
-    return node_error(n, "ONNX_NODE", "no shape (input 1 or, before opset 5, attribute shape)");
+    return node_error(n, codes::ONNX_NODE,
+                      "no shape (input 1 or, before opset 5, attribute shape)");
   }
   int infer = -1;
   std::int64_t known = 1;
@@ -296,24 +299,24 @@ Status reshape(const Node& n, const OnnxTensor& in, const OnnxTensor* shape_t, O
     std::int64_t& d = sc.s1[k];
     if (d == 0 && !n.allowzero) {
       if (k >= in.shape.size())
-        return node_error(n, "ONNX_SHAPE",
+        return node_error(n, codes::ONNX_SHAPE,
                           "0 at position " + std::to_string(k) + " has no input dimension to copy");
       d = in.shape[k];
     }
     if (d == -1) {
-      if (infer >= 0) return node_error(n, "ONNX_SHAPE", "more than one -1 in the shape");
+      if (infer >= 0) return node_error(n, codes::ONNX_SHAPE, "more than one -1 in the shape");
       infer = static_cast<int>(k);
       continue;
     }
-    if (d < 0) return node_error(n, "ONNX_SHAPE", "negative dimension in the shape");
+    if (d < 0) return node_error(n, codes::ONNX_SHAPE, "negative dimension in the shape");
     if (d != 0 && known > kOnnxMaxElements / d)
-      return node_error(n, "ONNX_SHAPE", "shape too large");
+      return node_error(n, codes::ONNX_SHAPE, "shape too large");
     known *= d;
   }
   if (infer >= 0) {
     if (known == 0 || in.numel() % known != 0)
       return node_error(
-          n, "ONNX_SHAPE",
+          n, codes::ONNX_SHAPE,
           "cannot infer -1 reshaping " + shape_str(in.shape) + " to " + shape_str(sc.s1));
     sc.s1[static_cast<std::size_t>(infer)] = in.numel() / known;
   }
@@ -346,13 +349,14 @@ Status transpose(const Node& n, const OnnxTensor& in, OnnxTensor& out, Scratch& 
     perm.resize(r);
     for (std::size_t k = 0; k < r; ++k) perm[k] = static_cast<std::int64_t>(r - 1 - k);
   }
-  if (perm.size() != r) return node_error(n, "ONNX_ATTRIBUTE", "perm length differs from rank");
+  if (perm.size() != r)
+    return node_error(n, codes::ONNX_ATTRIBUTE, "perm length differs from rank");
   std::array<bool, kOnnxMaxRank> seen{};
   sc.s1.resize(r);
   for (std::size_t k = 0; k < r; ++k) {
     if (perm[k] < 0 || perm[k] >= static_cast<std::int64_t>(r) ||
         seen[static_cast<std::size_t>(perm[k])])
-      return node_error(n, "ONNX_ATTRIBUTE", "perm is not a permutation");
+      return node_error(n, codes::ONNX_ATTRIBUTE, "perm is not a permutation");
     seen[static_cast<std::size_t>(perm[k])] = true;
     sc.s1[k] = in.shape[static_cast<std::size_t>(perm[k])];
   }
@@ -387,13 +391,13 @@ Status concat(const Node& n, std::span<const OnnxTensor* const> ins, OnnxTensor&
   sc.s1[ax] = 0;
   for (const OnnxTensor* t : ins) {
     if (t->type != first.type || t->shape.size() != first.shape.size())
-      return node_error(n, "ONNX_SHAPE", "inputs differ in type or rank");
+      return node_error(n, codes::ONNX_SHAPE, "inputs differ in type or rank");
     for (std::size_t k = 0; k < first.shape.size(); ++k)
       if (k != ax && t->shape[k] != first.shape[k])
-        return node_error(n, "ONNX_SHAPE",
+        return node_error(n, codes::ONNX_SHAPE,
                           "shapes " + shape_str(first.shape) + " and " + shape_str(t->shape) +
                               " differ off the axis");
-    if (sc.s1[ax] > kOnnxMaxElements) return node_error(n, "ONNX_SHAPE", "output too large");
+    if (sc.s1[ax] > kOnnxMaxElements) return node_error(n, codes::ONNX_SHAPE, "output too large");
     sc.s1[ax] += t->shape[ax];
   }
   if (auto st = shape_out(n, out, first.type, sc.s1); !st) return st;
@@ -408,14 +412,15 @@ Status unsqueeze(const Node& n, const OnnxTensor& in, const OnnxTensor* axes_t, 
                  Scratch& sc) {
   bool present = false;
   if (auto st = axes_of(n, axes_t, sc.s2, present); !st) return st;
-  if (!present) return node_error(n, "ONNX_NODE", "no axes (input 1 or attribute axes)");
+  if (!present) return node_error(n, codes::ONNX_NODE, "no axes (input 1 or attribute axes)");
   const auto r = static_cast<std::int64_t>(in.shape.size() + sc.s2.size());
   if (r > static_cast<std::int64_t>(kOnnxMaxRank))
-    return node_error(n, "ONNX_SHAPE", "result rank too large");
+    return node_error(n, codes::ONNX_SHAPE, "result rank too large");
   std::array<bool, kOnnxMaxRank> ins{};
   for (std::int64_t a : sc.s2) {
     if (auto st = normalize_axis(n, a, r); !st) return st;
-    if (ins[static_cast<std::size_t>(a)]) return node_error(n, "ONNX_ATTRIBUTE", "duplicate axis");
+    if (ins[static_cast<std::size_t>(a)])
+      return node_error(n, codes::ONNX_ATTRIBUTE, "duplicate axis");
     ins[static_cast<std::size_t>(a)] = true;
   }
   sc.s1.clear();
@@ -438,7 +443,7 @@ Status squeeze(const Node& n, const OnnxTensor& in, const OnnxTensor* axes_t, On
     if (auto st = normalize_axis(n, a, r); !st) return st;
     if (in.shape[static_cast<std::size_t>(a)] != 1)
       return node_error(
-          n, "ONNX_SHAPE",
+          n, codes::ONNX_SHAPE,
           "cannot squeeze axis " + std::to_string(a) + " of " + shape_str(in.shape) + " (not 1)");
     drop[static_cast<std::size_t>(a)] = true;
   }
@@ -452,7 +457,7 @@ Status flatten(const Node& n, const OnnxTensor& in, OnnxTensor& out, Scratch& sc
   const auto r = static_cast<std::int64_t>(in.shape.size());
   std::int64_t axis = n.axis;
   if (axis < -r || axis > r)
-    return node_error(n, "ONNX_ATTRIBUTE", "axis " + std::to_string(axis) + " out of range");
+    return node_error(n, codes::ONNX_ATTRIBUTE, "axis " + std::to_string(axis) + " out of range");
   if (axis < 0) axis += r;
   std::int64_t a = 1, b = 1;
   for (std::int64_t k = 0; k < r; ++k) (k < axis ? a : b) *= in.shape[static_cast<std::size_t>(k)];
@@ -466,7 +471,7 @@ Status clip(const Node& n, const OnnxTensor& in, const OnnxTensor* lo, const Onn
   for (auto [t, v] : {std::pair{lo, &mn}, std::pair{hi, &mx}}) {
     if (!t) continue;
     if (t->type != OnnxType::kFloat || t->f.size() != 1)
-      return node_error(n, "ONNX_SHAPE", "min and max must be float32 scalars");
+      return node_error(n, codes::ONNX_SHAPE, "min and max must be float32 scalars");
     *v = t->f[0];
   }
   // min(max(x, lo), hi): with lo > hi every value becomes hi, as ONNX says.
@@ -566,12 +571,12 @@ Status unary_op(const Node& n, const OnnxTensor& x, OnnxTensor& out) {
         return v * std::tanh(sp);
       });
     default:
-      return node_error(n, "ONNX_NODE", "not a unary op");
+      return node_error(n, codes::ONNX_NODE, "not a unary op");
   }
 }
 
 Status logical_not(const Node& n, const OnnxTensor& x, OnnxTensor& out) {
-  if (x.type != OnnxType::kBool) return node_error(n, "ONNX_TYPE", "needs a bool input");
+  if (x.type != OnnxType::kBool) return node_error(n, codes::ONNX_TYPE, "needs a bool input");
   if (auto st = shape_out(n, out, OnnxType::kBool, x.shape); !st) return st;
   for (std::size_t k = 0; k < x.i.size(); ++k) out.i[k] = x.i[k] ? 0 : 1;
   return core::Ok{};
@@ -601,14 +606,14 @@ Status variadic(const Node& n, std::span<const OnnxTensor* const> ins, OnnxTenso
 
 Status where(const Node& n, const OnnxTensor& c, const OnnxTensor& x, const OnnxTensor& y,
              OnnxTensor& out, Scratch& sc) {
-  if (c.type != OnnxType::kBool) return node_error(n, "ONNX_TYPE", "condition must be bool");
+  if (c.type != OnnxType::kBool) return node_error(n, codes::ONNX_TYPE, "condition must be bool");
   if (x.type != y.type)
     return node_error(
-        n, "ONNX_TYPE",
+        n, codes::ONNX_TYPE,
         std::string("X and Y types differ: ") + type_str(x.type) + " and " + type_str(y.type));
   if (!broadcast(c.shape, x.shape, sc.s2) || !broadcast(sc.s2, y.shape, sc.s1) ||
       sc.s1.size() > kOnnxMaxRank)
-    return node_error(n, "ONNX_SHAPE",
+    return node_error(n, codes::ONNX_SHAPE,
                       "shapes " + shape_str(c.shape) + ", " + shape_str(x.shape) + " and " +
                           shape_str(y.shape) + " do not broadcast");
   if (auto st = shape_out(n, out, x.type, sc.s1); !st) return st;
@@ -769,7 +774,8 @@ Status exec(const Node& n, const std::vector<const OnnxTensor*>& ref, OnnxTensor
 
 Status check_input(const OnnxValueInfo& info, const OnnxTensor& t, std::size_t k) {
   auto err = [&](const std::string& msg) {
-    return make_error("ONNX_INPUT", "input " + std::to_string(k) + " '" + info.name + "': " + msg);
+    return make_error(codes::ONNX_INPUT,
+                      "input " + std::to_string(k) + " '" + info.name + "': " + msg);
   };
   std::int64_t n = 0;
   if (t.shape.size() > kOnnxMaxRank || !checked_numel(t.shape, n))
@@ -798,8 +804,8 @@ Status check_input(const OnnxValueInfo& info, const OnnxTensor& t, std::size_t k
 Result<std::vector<OnnxTensor>> OnnxModel::run(std::span<const OnnxTensor> inputs) {
   OnnxGraph& g = *g_;
   if (inputs.size() != g.inputs.size())
-    return make_error("ONNX_INPUT", "the model takes " + std::to_string(g.inputs.size()) +
-                                        " inputs, got " + std::to_string(inputs.size()));
+    return make_error(codes::ONNX_INPUT, "the model takes " + std::to_string(g.inputs.size()) +
+                                             " inputs, got " + std::to_string(inputs.size()));
   for (std::size_t v = 0; v < g.ref.size(); ++v) g.ref[v] = g.is_const[v] ? &g.consts[v] : nullptr;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     if (auto st = check_input(g.inputs[k], inputs[k], k); !st) return std::move(st).error();
@@ -827,7 +833,7 @@ Result<std::vector<OnnxTensor>> OnnxModel::run(std::span<const OnnxTensor> input
     for (int id : n.more_outs) made += g.work[static_cast<std::size_t>(id)].numel();
     if (made > g.max_total)
       return node_error(
-          n, "ONNX_SHAPE",
+          n, codes::ONNX_SHAPE,
           "the run's node outputs exceed " + std::to_string(g.max_total) + " elements together");
   }
   std::vector<OnnxTensor> result;

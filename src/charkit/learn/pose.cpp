@@ -5,6 +5,7 @@
 #include <set>
 
 #include "charkit/learn/detail/prng.h"
+#include "charkit/learn/error_codes.h"
 
 namespace charkit::learn {
 
@@ -34,13 +35,14 @@ core::Status validate(const InputSpec& spec) {
     const BoneInput& bone = spec.bones[b];
     const std::string where = "/bones/" + std::to_string(b);
     if (bone.name.empty() || !names.insert("bone:" + bone.name).second)
-      return make_error("POSE_SPEC_NAME", "bone name is empty or repeated: '" + bone.name + "'",
+      return make_error(codes::POSE_SPEC_NAME,
+                        "bone name is empty or repeated: '" + bone.name + "'",
                         core::Location::at_pointer(where + "/name"));
     for (std::size_t a = 0; a < 3; ++a) {
       const AxisRange& r = bone.axes[a];
       if (!std::isfinite(r.min_deg) || !std::isfinite(r.max_deg) || r.min_deg > r.max_deg ||
           std::fabs(r.min_deg) > 360.0 || std::fabs(r.max_deg) > 360.0)
-        return make_error("POSE_SPEC_RANGE",
+        return make_error(codes::POSE_SPEC_RANGE,
                           "bone '" + bone.name + "' axis " + "xyz"[a] +
                               ": range must be finite, min <= max, within +-360 degrees",
                           core::Location::at_pointer(where + "/axes/" + std::to_string(a)));
@@ -50,10 +52,11 @@ core::Status validate(const InputSpec& spec) {
     const CurveInput& curve = spec.curves[c];
     const std::string where = "/curves/" + std::to_string(c);
     if (curve.name.empty() || !names.insert("curve:" + curve.name).second)
-      return make_error("POSE_SPEC_NAME", "curve name is empty or repeated: '" + curve.name + "'",
+      return make_error(codes::POSE_SPEC_NAME,
+                        "curve name is empty or repeated: '" + curve.name + "'",
                         core::Location::at_pointer(where + "/name"));
     if (!std::isfinite(curve.min) || !std::isfinite(curve.max) || curve.min > curve.max)
-      return make_error("POSE_SPEC_RANGE",
+      return make_error(codes::POSE_SPEC_RANGE,
                         "curve '" + curve.name + "': range must be finite with min <= max",
                         core::Location::at_pointer(where));
   }
@@ -73,10 +76,10 @@ core::Result<std::vector<Pose>> sample_poses(const InputSpec& spec, const Sample
   const std::size_t per_pose = spec.feature_count();
   if (options.random_poses >= options.max_values ||
       (per_pose != 0 && options.random_poses + 1 > options.max_values / per_pose))
-    return make_error("POSE_SAMPLE_TOO_MANY", std::to_string(options.random_poses) + " poses of " +
-                                                  std::to_string(per_pose) +
-                                                  " values exceed the limit of " +
-                                                  std::to_string(options.max_values) + " values");
+    return make_error(codes::POSE_SAMPLE_TOO_MANY,
+                      std::to_string(options.random_poses) + " poses of " +
+                          std::to_string(per_pose) + " values exceed the limit of " +
+                          std::to_string(options.max_values) + " values");
   std::vector<Pose> poses;
   poses.reserve(options.random_poses + 1);
   poses.push_back(rest_pose(spec));
@@ -103,14 +106,15 @@ namespace {
 core::Status check_pose(const InputSpec& spec, const Pose& pose, std::size_t out_size,
                         std::size_t want) {
   if (pose.rotations.size() != spec.bones.size() || pose.curves.size() != spec.curves.size())
-    return make_error("FEATURE_SHAPE", "pose has " + std::to_string(pose.rotations.size()) +
-                                           " rotations and " + std::to_string(pose.curves.size()) +
-                                           " curves; the input spec has " +
-                                           std::to_string(spec.bones.size()) + " and " +
-                                           std::to_string(spec.curves.size()));
+    return make_error(codes::FEATURE_SHAPE,
+                      "pose has " + std::to_string(pose.rotations.size()) + " rotations and " +
+                          std::to_string(pose.curves.size()) + " curves; the input spec has " +
+                          std::to_string(spec.bones.size()) + " and " +
+                          std::to_string(spec.curves.size()));
   if (out_size != want)
-    return make_error("FEATURE_SHAPE", "output holds " + std::to_string(out_size) +
-                                           " floats; the layout needs " + std::to_string(want));
+    return make_error(codes::FEATURE_SHAPE, "output holds " + std::to_string(out_size) +
+                                                " floats; the layout needs " +
+                                                std::to_string(want));
   return core::Ok{};
 }
 }  // namespace
@@ -128,7 +132,7 @@ core::Status engine_pose_features(const InputSpec& spec, const Pose& pose,
                                   std::span<const Quaternion> rest_local, std::span<float> out) {
   if (auto st = check_pose(spec, pose, out.size(), spec.engine_feature_count()); !st) return st;
   if (!rest_local.empty() && rest_local.size() != spec.bones.size())
-    return make_error("FEATURE_SHAPE",
+    return make_error(codes::FEATURE_SHAPE,
                       "rest rotations given for " + std::to_string(rest_local.size()) +
                           " bones; the spec has " + std::to_string(spec.bones.size()));
   std::size_t k = 0;

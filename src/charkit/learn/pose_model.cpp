@@ -7,6 +7,7 @@
 
 #include "charkit/learn/detail/common.h"
 #include "charkit/learn/detail/prng.h"
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/npy.h"
 
 namespace charkit::learn {
@@ -53,7 +54,7 @@ double bone_turn(const Dataset& d, std::span<const float> row, std::size_t b) {
 }
 
 core::Status options_error(std::string msg) {
-  return make_error("MODEL_OPTIONS", std::move(msg));
+  return make_error(codes::MODEL_OPTIONS, std::move(msg));
 }
 
 // Least-squares weights of each row of `deltas` against the morphs (M x 3V):
@@ -97,7 +98,7 @@ const char* clamp_name(WeightClamp c) {
 }
 
 core::Status validate(const PoseModel& m) {
-  auto shape = [](std::string msg) { return make_error("MODEL_SHAPE", std::move(msg)); };
+  auto shape = [](std::string msg) { return make_error(codes::MODEL_SHAPE, std::move(msg)); };
   if (auto st = validate(m.spec); !st) return st;
   const std::size_t f = m.feature_count(), width = 3 * m.vertex_count;
   if (m.vertex_count == 0) return shape("the model has no vertices");
@@ -107,7 +108,7 @@ core::Status validate(const PoseModel& m) {
                    std::to_string(m.linear.output_count()) + ", expected " + std::to_string(f) +
                    " x " + std::to_string(width));
     if (!all_finite(m.linear.weights()))
-      return make_error("MODEL_NOT_FINITE", "the linear weights hold NaN or infinity");
+      return make_error(codes::MODEL_NOT_FINITE, "the linear weights hold NaN or infinity");
     return core::Ok{};
   }
   if (auto st = validate(m.mlp); !st) return st;
@@ -124,7 +125,7 @@ core::Status validate(const PoseModel& m) {
                                                  m.weight_max.size() != m.predicted_weights()))
     return shape("the training range needs a min and max per predicted weight");
   if (!all_finite(m.morphs) || !all_finite(m.weight_min) || !all_finite(m.weight_max))
-    return make_error("MODEL_NOT_FINITE", "the morphs or weight ranges hold NaN or infinity");
+    return make_error(codes::MODEL_NOT_FINITE, "the morphs or weight ranges hold NaN or infinity");
   return core::Ok{};
 }
 
@@ -221,7 +222,7 @@ bool PoseModelEvaluator::offsets(std::span<const float> features, std::size_t ro
 core::Result<ErrorStats> evaluate_error(const PoseModel& model, const Dataset& d,
                                         std::span<const std::size_t> rows) {
   if (d.feature_count() != model.feature_count() || d.vertex_count != model.vertex_count)
-    return make_error("MODEL_DATASET",
+    return make_error(codes::MODEL_DATASET,
                       "the dataset's features or vertex count do not match the model");
   PoseModelEvaluator ev(model);
   const std::size_t f = d.feature_count(), width = 3 * d.vertex_count;
@@ -229,9 +230,9 @@ core::Result<ErrorStats> evaluate_error(const PoseModel& model, const Dataset& d
   ErrorStats s;
   double sum = 0.0, sample_mean = 0.0;
   auto one = [&](std::size_t r) -> core::Status {
-    if (r >= d.sample_count) return make_error("MODEL_DATASET", "row out of range");
+    if (r >= d.sample_count) return make_error(codes::MODEL_DATASET, "row out of range");
     if (!ev.offsets(std::span(d.features).subspan(r * f, f), pred))
-      return make_error("MODEL_SHAPE", "the model cannot run on this dataset");
+      return make_error(codes::MODEL_SHAPE, "the model cannot run on this dataset");
     add_errors(pred, std::span(d.deltas).subspan(r * width, width), sum, s.max, sample_mean);
     ++s.samples;
     return core::Ok{};
@@ -257,7 +258,7 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
   if (!(o.holdout >= 0.0 && o.holdout <= 0.9))
     return options_error("the held-out fraction must be in [0, 0.9]").error();
   const std::size_t n = d.sample_count, f = d.feature_count(), width = 3 * d.vertex_count;
-  if (n < 2) return make_error("MODEL_DATASET", "training needs at least 2 samples");
+  if (n < 2) return make_error(codes::MODEL_DATASET, "training needs at least 2 samples");
 
   // Split: sample 0 (the rest pose) always trains; the others are shuffled
   // with the split seed and the first round(holdout * (n - 1)) held out.
@@ -318,7 +319,7 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
         if (ev(k) > 1e-10 * top && ev(k) > 0) keep.push_back(k);
       outputs = keep.size();
       if (outputs == 0)
-        return make_error("MODEL_DATASET",
+        return make_error(codes::MODEL_DATASET,
                           "the training deltas do not vary: no component to learn");
       m.basis = NeuralBasis::kLearned;
       m.fixed_first_morph = true;
@@ -352,7 +353,7 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
                              " values per named morph target")
             .error();
       if (!all_finite(o.morphs.deltas))
-        return make_error("MODEL_NOT_FINITE", "the morph targets hold NaN or infinity");
+        return make_error(codes::MODEL_NOT_FINITE, "the morph targets hold NaN or infinity");
       m.basis = NeuralBasis::kMorphTargets;
       m.fixed_first_morph = false;
       m.morph_names = o.morphs.names;
@@ -416,7 +417,7 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
     std::vector<float> pred(width);
     for (std::size_t r : hold) {
       const auto row = std::span(d.features).subspan(r * f, f);
-      if (!ev.offsets(row, pred)) return make_error("MODEL_SHAPE", "evaluation failed");
+      if (!ev.offsets(row, pred)) return make_error(codes::MODEL_SHAPE, "evaluation failed");
       double sum = 0.0, mx = 0.0, e = 0.0;
       add_errors(pred, std::span(d.deltas).subspan(r * width, width), sum, mx, e);
       for (std::size_t b = 0; b < bones; ++b) {
@@ -442,7 +443,7 @@ Json stats_json(const ErrorStats& s) {
 }
 
 core::Error json_error(std::string msg, std::string pointer) {
-  return make_error("MODEL_JSON", std::move(msg),
+  return make_error(codes::MODEL_JSON, std::move(msg),
                     core::Location{std::nullopt, std::move(pointer), {}});
 }
 
@@ -467,11 +468,11 @@ const NpzMember* find(const std::vector<NpzMember>& ms, std::string_view name) {
 core::Result<std::vector<float>> array_f32(const std::vector<NpzMember>& ms, std::string_view name,
                                            std::vector<std::uint64_t> shape) {
   const NpzMember* m = find(ms, name);
-  if (!m) return make_error("MODEL_ARRAY", "the npz has no array " + std::string(name));
+  if (!m) return make_error(codes::MODEL_ARRAY, "the npz has no array " + std::string(name));
   if (m->array.dtype != NpyDType::kF4 || m->array.shape != shape) {
     std::string want;
     for (auto s : shape) want += (want.empty() ? "" : ", ") + std::to_string(s);
-    return make_error("MODEL_ARRAY",
+    return make_error(codes::MODEL_ARRAY,
                       std::string(name) + " must be float32 of shape (" + want + ")");
   }
   return m->array.to_f32();
@@ -535,11 +536,11 @@ core::Result<PoseModel> decode_pose_model(std::string_view text, core::Bytes npz
   if (j.is_discarded() || !j.is_object()) return json_error("not a JSON object", "");
   if (!j.contains("format") || j["format"] != kFormat)
     return make_error(
-        "MODEL_FORMAT",
+        codes::MODEL_FORMAT,
         std::string("not a charkit pose model (\"format\" is not \"") + kFormat + "\")");
   if (!j.contains("version") || !j["version"].is_number_unsigned() ||
       j["version"].get<std::uint64_t>() > kVersion)
-    return make_error("MODEL_FORMAT", "a pose model of a newer or unknown version");
+    return make_error(codes::MODEL_FORMAT, "a pose model of a newer or unknown version");
   auto members = read_npz(npz, limits);
   if (!members) return std::move(members).error();
   PoseModel m;

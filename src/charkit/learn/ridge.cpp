@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "charkit/learn/error_codes.h"
+
 namespace charkit::learn {
 
 using core::make_error;
@@ -12,11 +14,11 @@ using core::make_error;
 core::Result<LinearModel> LinearModel::make(std::size_t features, std::size_t outputs,
                                             std::vector<float> weights) {
   if (outputs != 0 && features > weights.max_size() / outputs)
-    return make_error("RIDGE_SHAPE", "model size overflows");
+    return make_error(codes::RIDGE_SHAPE, "model size overflows");
   if (weights.size() != features * outputs)
-    return make_error("RIDGE_SHAPE", "weights hold " + std::to_string(weights.size()) +
-                                         " floats; " + std::to_string(features) + " x " +
-                                         std::to_string(outputs) + " expected");
+    return make_error(codes::RIDGE_SHAPE, "weights hold " + std::to_string(weights.size()) +
+                                              " floats; " + std::to_string(features) + " x " +
+                                              std::to_string(outputs) + " expected");
   LinearModel m;
   m.features_ = features;
   m.outputs_ = outputs;
@@ -40,22 +42,22 @@ core::Result<LinearModel> fit_ridge(std::span<const float> x, std::span<const fl
                                     std::size_t samples, std::size_t features, std::size_t outputs,
                                     const RidgeOptions& options) {
   if (samples == 0 || features == 0 || outputs == 0)
-    return make_error("RIDGE_SHAPE", "need at least one sample, feature and output");
+    return make_error(codes::RIDGE_SHAPE, "need at least one sample, feature and output");
   if (features > x.size() / samples || x.size() != samples * features)
-    return make_error("RIDGE_SHAPE", "X holds " + std::to_string(x.size()) + " floats; " +
-                                         std::to_string(samples) + " x " +
-                                         std::to_string(features) + " expected");
+    return make_error(codes::RIDGE_SHAPE, "X holds " + std::to_string(x.size()) + " floats; " +
+                                              std::to_string(samples) + " x " +
+                                              std::to_string(features) + " expected");
   if (outputs > y.size() / samples || y.size() != samples * outputs)
-    return make_error("RIDGE_SHAPE", "Y holds " + std::to_string(y.size()) + " floats; " +
-                                         std::to_string(samples) + " x " + std::to_string(outputs) +
-                                         " expected");
+    return make_error(codes::RIDGE_SHAPE, "Y holds " + std::to_string(y.size()) + " floats; " +
+                                              std::to_string(samples) + " x " +
+                                              std::to_string(outputs) + " expected");
   if (!std::isfinite(options.lambda) || options.lambda < 0.0)
-    return make_error("RIDGE_NOT_FINITE", "lambda must be finite and >= 0");
+    return make_error(codes::RIDGE_NOT_FINITE, "lambda must be finite and >= 0");
   const auto finite = [](float v) { return std::isfinite(v); };
   if (!std::all_of(x.begin(), x.end(), finite))
-    return make_error("RIDGE_NOT_FINITE", "X holds NaN or infinity");
+    return make_error(codes::RIDGE_NOT_FINITE, "X holds NaN or infinity");
   if (!std::all_of(y.begin(), y.end(), finite))
-    return make_error("RIDGE_NOT_FINITE", "Y holds NaN or infinity");
+    return make_error(codes::RIDGE_NOT_FINITE, "Y holds NaN or infinity");
 
   using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const auto n = static_cast<Eigen::Index>(samples);
@@ -69,7 +71,7 @@ core::Result<LinearModel> fit_ridge(std::span<const float> x, std::span<const fl
   a.diagonal().array() += options.lambda;
   const Eigen::LLT<Eigen::MatrixXd> llt(a);
   if (llt.info() != Eigen::Success)
-    return make_error("RIDGE_SINGULAR",
+    return make_error(codes::RIDGE_SINGULAR,
                       "X^T X + lambda I is not positive definite (raise lambda, or the features "
                       "are linearly dependent)");
 
@@ -81,7 +83,7 @@ core::Result<LinearModel> fit_ridge(std::span<const float> x, std::span<const fl
     const Eigen::MatrixXd b = xd.transpose() * yf.middleCols(c, width).cast<double>();
     const Eigen::MatrixXd sol = llt.solve(b);
     if (!sol.allFinite())
-      return make_error("RIDGE_SINGULAR", "the solve produced non-finite weights");
+      return make_error(codes::RIDGE_SINGULAR, "the solve produced non-finite weights");
     w.middleCols(c, width) = sol.cast<float>();
   }
   return LinearModel::make(features, outputs, std::move(weights));

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "charkit/learn/detail/common.h"
+#include "charkit/learn/error_codes.h"
 
 namespace charkit::learn {
 
@@ -20,8 +21,8 @@ core::Result<std::vector<std::size_t>> bone_joints(const scene::Rig& rig, const 
   for (std::size_t b = 0; b < spec.bones.size(); ++b) {
     const auto j = scene::find_joint(rig, spec.bones[b].name);
     if (!j)
-      return make_error("TARGETS_BONE", "input bone \"" + spec.bones[b].name +
-                                            "\" is not a joint of the rig's skeleton");
+      return make_error(codes::TARGETS_BONE, "input bone \"" + spec.bones[b].name +
+                                                 "\" is not a joint of the rig's skeleton");
     out.push_back(*j);
   }
   return out;
@@ -31,7 +32,7 @@ core::Result<std::vector<scene::Transform>> locals_for(const scene::Rig& rig, co
                                                        std::span<const std::size_t> joints,
                                                        const Pose& pose) {
   if (pose.rotations.size() != spec.bones.size() || pose.curves.size() != spec.curves.size())
-    return make_error("TARGETS_POSE", "pose does not match the input spec");
+    return make_error(codes::TARGETS_POSE, "pose does not match the input spec");
   std::vector<scene::Transform> locals = rig.skeleton.local_transforms;
   for (std::size_t b = 0; b < joints.size(); ++b) {
     auto& r = locals[joints[b]].rotation;
@@ -50,7 +51,7 @@ core::Result<BuiltTargets> build(const scene::Rig& rig, const InputSpec& spec,
                                  std::span<const Pose> poses, FeatureLayout layout,
                                  TargetFn&& target, const core::ProgressFn& progress = {}) {
   if (auto st = validate(spec); !st) return std::move(st).error();
-  if (poses.empty()) return make_error("TARGETS_EMPTY", "no poses");
+  if (poses.empty()) return make_error(codes::TARGETS_EMPTY, "no poses");
   auto joints = bone_joints(rig, spec);
   if (!joints) return std::move(joints).error();
   const deform::SkinView skin{rig.positions, rig.joints, rig.weights};
@@ -142,16 +143,16 @@ core::Result<BuiltTargets> build_targets_from_cache(const scene::Rig& rig, const
                                                     std::span<const Pose> poses,
                                                     const PointCache& cache, FeatureLayout layout) {
   if (cache.point_count != rig.vertex_count())
-    return make_error("TARGETS_VERTEX_COUNT", "point cache has " +
-                                                  std::to_string(cache.point_count) +
-                                                  " points, the rig's mesh " +
-                                                  std::to_string(rig.vertex_count()) + " vertices");
+    return make_error(codes::TARGETS_VERTEX_COUNT,
+                      "point cache has " + std::to_string(cache.point_count) +
+                          " points, the rig's mesh " + std::to_string(rig.vertex_count()) +
+                          " vertices");
   if (cache.sample_count != poses.size())
-    return make_error("TARGETS_SAMPLE_COUNT",
+    return make_error(codes::TARGETS_SAMPLE_COUNT,
                       "point cache has " + std::to_string(cache.sample_count) + " samples for " +
                           std::to_string(poses.size()) + " poses");
   if (cache.positions.size() != cache.point_count * cache.sample_count * 3)
-    return make_error("TARGETS_SAMPLE_COUNT", "point cache positions have the wrong size");
+    return make_error(codes::TARGETS_SAMPLE_COUNT, "point cache positions have the wrong size");
   return build(rig, spec, poses, layout,
                [&](std::size_t i, std::span<const float>, std::span<float> out) -> core::Status {
                  const auto s = cache.sample(i);

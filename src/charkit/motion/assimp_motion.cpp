@@ -27,6 +27,7 @@
 #include "charkit/core/names.h"
 #include "charkit/core/utf8.h"
 #include "charkit/motion/detail/ndjson.h"
+#include "charkit/motion/error_codes.h"
 #include "charkit/scene/gltf_document.h"
 #include "charkit/scene/intake.h"
 
@@ -285,7 +286,7 @@ class BoundedIOSystem : public Assimp::IOSystem {
   std::uint64_t budget_;
 };
 
-core::Error fail(std::string code, std::string message) {
+core::Error fail(core::ErrorCode code, std::string message) {
   return core::make_error(std::move(code), std::move(message));
 }
 
@@ -312,12 +313,12 @@ core::Result<std::size_t> choose_animation(const aiScene& scene, const std::stri
       want.size() < 10) {
     const std::size_t i = std::stoul(want);
     if (i < n) return i;
-    return fail("MOTION_ANIMATION_NOT_FOUND",
+    return fail(codes::MOTION_ANIMATION_NOT_FOUND,
                 "no animation " + want + " (the file has " + list() + ")");
   }
   for (std::size_t i = 0; i < n; ++i)
     if (safe_name(scene.mAnimations[i]->mName) == want) return i;
-  return fail("MOTION_ANIMATION_NOT_FOUND",
+  return fail(codes::MOTION_ANIMATION_NOT_FOUND,
               "no animation named " + core::quote_excerpt(want, core::kNameListNameBytes) +
                   " (the file has " + list() + ")");
 }
@@ -368,14 +369,14 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
                                         const AssimpMotionOptions& o) {
   const AssimpLimits& lim = o.limits;
   if (o.fps && !(std::isfinite(*o.fps) && *o.fps > 0))
-    return fail("MOTION_FPS", "the frame rate must be a positive number");
-  if (!scene.mRootNode) return fail("MOTION_NO_SKELETON", "the file has no node hierarchy");
+    return fail(codes::MOTION_FPS, "the frame rate must be a positive number");
+  if (!scene.mRootNode) return fail(codes::MOTION_NO_SKELETON, "the file has no node hierarchy");
   if (scene.mNumAnimations == 0 || !scene.mAnimations)
-    return fail("MOTION_NO_ANIMATION", "the file holds no animation");
+    return fail(codes::MOTION_NO_ANIMATION, "the file holds no animation");
   auto chosen = choose_animation(scene, o.animation);
   if (!chosen) return chosen.error();
   const aiAnimation* anim = scene.mAnimations[*chosen];
-  if (!anim) return fail("MOTION_NO_ANIMATION", "the chosen animation is empty");
+  if (!anim) return fail(codes::MOTION_NO_ANIMATION, "the chosen animation is empty");
 
   // All nodes in depth-first pre-order, without recursion.
   struct N {
@@ -390,7 +391,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
       auto [node, parent] = stack.back();
       stack.pop_back();
       if (nodes.size() >= lim.max_nodes)
-        return fail("MOTION_LIMIT", "more than " + std::to_string(lim.max_nodes) + " nodes");
+        return fail(codes::MOTION_LIMIT, "more than " + std::to_string(lim.max_nodes) + " nodes");
       const int self = static_cast<int>(nodes.size());
       nodes.push_back({node, parent});
       if (node->mChildren)
@@ -434,7 +435,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
           target[static_cast<std::size_t>(i)] = any = true;
   if (!any)
     return fail(
-        "MOTION_NO_SKELETON",
+        codes::MOTION_NO_SKELETON,
         "no skinned mesh bones and no animated node found in the node hierarchy (nothing to move)");
 
   // The lowest common ancestor of the targets (pre-order: a is an ancestor
@@ -504,7 +505,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
   for (std::size_t i = lca; i < nodes[lca].end; ++i) {
     if (!include[i] || is_helper(nodes[i].node->mName)) continue;
     if (out.joints.size() >= lim.max_joints)
-      return fail("MOTION_LIMIT",
+      return fail(codes::MOTION_LIMIT,
                   "more than " + std::to_string(lim.max_joints) + " skeleton joints");
     BvhJoint j;
     j.name = safe_name(nodes[i].node->mName);
@@ -527,7 +528,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
     out.joints.push_back(std::move(j));
     tr->joint_node.push_back(static_cast<std::uint32_t>(eval_of[i]));
   }
-  if (out.joints.empty()) return fail("MOTION_NO_SKELETON", "the skeleton has no joints");
+  if (out.joints.empty()) return fail(codes::MOTION_NO_SKELETON, "the skeleton has no joints");
 
   // Tracks of the chosen animation on the evaluated nodes.
   double max_key = 0;
@@ -540,7 +541,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
       const int ni = find(ch->mNodeName);
       if (ni < 0) {
         out.warnings.push_back(
-            {"MOTION_CHANNEL_UNKNOWN_NODE",
+            {codes::MOTION_CHANNEL_UNKNOWN_NODE,
              "animation channel for unknown node \"" + safe_name(ch->mNodeName) + "\" ignored"});
         continue;
       }
@@ -549,7 +550,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
       auto& en = tr->nodes[static_cast<std::size_t>(e)];
       if (en.track >= 0) {
         out.warnings.push_back(
-            {"MOTION_CHANNEL_DUPLICATE",
+            {codes::MOTION_CHANNEL_DUPLICATE,
              "second channel for node \"" + safe_name(ch->mNodeName) + "\" ignored"});
         continue;
       }
@@ -595,7 +596,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
   tr->ticks_per_second = tps_given ? tps_in : kDefaultFps;
   if (!tps_given)
     out.warnings.push_back(
-        {"MOTION_TICKS_PER_SECOND", "the animation gives no ticks per second; using 30"});
+        {codes::MOTION_TICKS_PER_SECOND, "the animation gives no ticks per second; using 30"});
   if (o.fps) {
     out.fps = *o.fps;
     out.fps_source = "option";
@@ -620,13 +621,13 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
   out.duration_seconds = std::max(0.0, dur_ticks / tr->ticks_per_second);
   const double span_frames = out.duration_seconds * out.fps;
   if (!std::isfinite(span_frames) || span_frames + 1 > static_cast<double>(lim.max_frames))
-    return fail("MOTION_LIMIT", "the animation is " + std::to_string(out.duration_seconds) +
-                                    " s long: more than " + std::to_string(lim.max_frames) +
-                                    " frames at " + std::to_string(out.fps) + " fps");
+    return fail(codes::MOTION_LIMIT, "the animation is " + std::to_string(out.duration_seconds) +
+                                         " s long: more than " + std::to_string(lim.max_frames) +
+                                         " frames at " + std::to_string(out.fps) + " fps");
   out.frames = static_cast<std::uint64_t>(std::llround(span_frames)) + 1;
   if (static_cast<double>(out.frames) * static_cast<double>(tr->nodes.size()) >
       static_cast<double>(lim.max_work))
-    return fail("MOTION_LIMIT",
+    return fail(codes::MOTION_LIMIT,
                 std::to_string(out.frames) + " frames × " + std::to_string(tr->nodes.size()) +
                     " nodes is more work than the limit of " + std::to_string(lim.max_work));
 
@@ -808,7 +809,7 @@ std::vector<std::uint8_t> encode_motion(const AssimpMotion& m) {
 
 core::Result<AssimpMotion> decode_motion(core::Bytes bytes, const AssimpLimits& lim) {
   auto bad = [](const std::string& what) {
-    return fail("MOTION_IMPORT_FAILED",
+    return fail(codes::MOTION_IMPORT_FAILED,
                 "the import process sent an inconsistent answer (" + what + ")");
   };
   Decoder d(bytes);
@@ -910,27 +911,27 @@ core::Result<AssimpMotion> import_in_process(std::span<const std::uint8_t> bytes
     if (!scene) {
       std::string msg = importer.GetErrorString();
       if (msg.empty()) msg = "unknown reason";
-      return fail("MOTION_IMPORT_FAILED", std::string("Assimp cannot read this ") +
-                                              assimp_format_name(format) + " file: " + msg);
+      return fail(codes::MOTION_IMPORT_FAILED, std::string("Assimp cannot read this ") +
+                                                   assimp_format_name(format) + " file: " + msg);
     }
     return build_motion(*scene, format, o);
   } catch (const std::bad_alloc&) {
-    return fail("MOTION_IMPORT_FAILED", "out of memory while importing");
+    return fail(codes::MOTION_IMPORT_FAILED, "out of memory while importing");
   } catch (const std::exception& e) {
-    return fail("MOTION_IMPORT_FAILED", std::string("Assimp failed: ") + e.what());
+    return fail(codes::MOTION_IMPORT_FAILED, std::string("Assimp failed: ") + e.what());
   } catch (...) {
-    return fail("MOTION_IMPORT_FAILED", "Assimp failed with an unknown exception");
+    return fail(codes::MOTION_IMPORT_FAILED, "Assimp failed with an unknown exception");
   }
 }
 
 core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
                                   const std::filesystem::path& dir, const AssimpMotionOptions& o) {
   if (bytes.size() > o.limits.max_bytes)
-    return fail("MOTION_LIMIT",
+    return fail(codes::MOTION_LIMIT,
                 "the file is larger than " + std::to_string(o.limits.max_bytes) + " bytes");
   const AssimpFormat format = detect_assimp_format(core::as_chars(bytes));
   if (format == AssimpFormat::kUnknown)
-    return fail("MOTION_FORMAT",
+    return fail(codes::MOTION_FORMAT,
                 "not a glTF (JSON with \"asset\"), GLB (glTF magic) or FBX (binary or ASCII) file");
   // The GLB container (glTF 2.0 §4.4) is checked before Assimp sees it
   // (scene::split_glb): Assimp 5.2 allocates and clears a chunk's declared
@@ -938,7 +939,7 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
   // gigabytes and minutes.
   if (format == AssimpFormat::kGlb)
     if (auto chunks = scene::split_glb(bytes); !chunks)
-      return fail("MOTION_IMPORT_FAILED",
+      return fail(codes::MOTION_IMPORT_FAILED,
                   "not a valid GLB container: " + chunks.error().to_string());
   // Assimp 5.2 does not survive every malformed glTF (a fuzzed GLB with
   // ill-formed UTF-8 in its JSON crashed it inside its glTF 2 importer), so
@@ -947,8 +948,9 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
   // when those hold.
   if (format == AssimpFormat::kGlb || format == AssimpFormat::kGltf)
     if (auto checked = scene::inspect_model(bytes); !checked)
-      return fail("MOTION_IMPORT_FAILED", std::string("not a valid ") + assimp_format_name(format) +
-                                              " file: " + checked.error().to_string());
+      return fail(codes::MOTION_IMPORT_FAILED, std::string("not a valid ") +
+                                                   assimp_format_name(format) +
+                                                   " file: " + checked.error().to_string());
   if (!o.isolate) return import_in_process(bytes, dir, format, o);
   // Assimp itself runs in a child process (see the answer's codec above).
   auto answer = core::run_isolated(
@@ -961,10 +963,11 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
   if (!answer) {
     const core::Error& e = answer.error();
     if (e.code == core::codes::ISOLATED_CANCELLED)
-      return fail("MOTION_CANCELLED", "the Assimp import was cancelled");
+      return fail(codes::MOTION_CANCELLED, "the Assimp import was cancelled");
     if (core::is_isolation_error(e))
-      return fail("MOTION_IMPORT_FAILED", std::string("Assimp could not read this ") +
-                                              assimp_format_name(format) + " file: " + e.message);
+      return fail(codes::MOTION_IMPORT_FAILED, std::string("Assimp could not read this ") +
+                                                   assimp_format_name(format) +
+                                                   " file: " + e.message);
     return e;
   }
   return decode_motion(*answer, o.limits);
@@ -975,13 +978,13 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
 
 namespace {
 
-core::Error fail(std::string code, std::string message) {
+core::Error fail(core::ErrorCode code, std::string message) {
   return core::make_error(std::move(code), std::move(message));
 }
 
 core::Result<AssimpMotion> import(std::span<const std::uint8_t>, const std::filesystem::path&,
                                   const AssimpMotionOptions&) {
-  return fail("MOTION_ASSIMP_DISABLED",
+  return fail(codes::MOTION_ASSIMP_DISABLED,
               "this charkit was built without Assimp (CHARKIT_WITH_ASSIMP=OFF), which reads FBX "
               "and glTF motions; BVH and keypoint JSON are read without it");
 }
@@ -998,9 +1001,9 @@ core::Result<AssimpMotion> load_assimp_motion_file(const std::string& path,
                                                    const AssimpMotionOptions& options) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return fail("IO_OPEN", "cannot open the file: " + ec.message());
+  if (ec) return fail(core::codes::IO_OPEN, "cannot open the file: " + ec.message());
   if (size > options.limits.max_bytes)
-    return fail("MOTION_LIMIT",
+    return fail(codes::MOTION_LIMIT,
                 "the file is larger than " + std::to_string(options.limits.max_bytes) + " bytes");
   auto file = core::MappedFile::open(path);
   if (!file) return file.error();
@@ -1044,7 +1047,7 @@ struct Frames {
 core::Result<ConvertSummary> analyse(const AssimpMotion& m, const ConvertOptions& o,
                                      bool converting) {
   if (!m.tracks || m.joints.empty() || !(m.fps > 0))
-    return core::make_error("MOTION_INTERNAL", "not a loaded animation");
+    return core::make_error(codes::MOTION_INTERNAL, "not a loaded animation");
   // The frame count is duration × fps, known before any frame is sampled.
   if (auto b = check_motion_budget(o.budget, m.frames, m.joints.size()); !b) return b.error();
   ConvertSummary s = summary_of(m, o);
@@ -1053,7 +1056,7 @@ core::Result<ConvertSummary> analyse(const AssimpMotion& m, const ConvertOptions
     return c.error();
   Frames fr(m, s.mapping, o.up);
   if (!fr.pose.validate())
-    return core::make_error("MOTION_INTERNAL", "inconsistent skeleton buffers");
+    return core::make_error(codes::MOTION_INTERNAL, "inconsistent skeleton buffers");
   for (std::uint64_t f = 0; f < m.frames; ++f) {
     if (f % kCancelPollFrames == 0)
       if (auto c = check_cancel(o.cancel); !c) return c.error();
@@ -1062,7 +1065,7 @@ core::Result<ConvertSummary> analyse(const AssimpMotion& m, const ConvertOptions
       const double v = std::max({std::abs(k.x), std::abs(k.y), std::abs(k.z)});
       if (!std::isfinite(v))
         return core::make_error(
-            "MOTION_NOT_FINITE",
+            codes::MOTION_NOT_FINITE,
             "frame " + std::to_string(f) + ": joint positions are not finite numbers");
       s.max_abs = std::max(s.max_abs, v);
     }

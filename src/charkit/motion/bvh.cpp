@@ -9,6 +9,7 @@
 
 #include "charkit/core/ascii.h"
 #include "charkit/core/utf8.h"
+#include "charkit/motion/error_codes.h"
 
 namespace charkit::motion {
 
@@ -79,7 +80,7 @@ class Cursor {
   std::size_t line_start_ = 0;
 };
 
-core::Error error_at(const std::string& code, const std::string& where, const std::string& what,
+core::Error error_at(core::ErrorCode code, const std::string& where, const std::string& what,
                      std::size_t offset) {
   return core::make_error(code, where + ": " + what, core::Location::at_offset(offset));
 }
@@ -113,7 +114,7 @@ core::Status HeaderParser::expect(std::string_view keyword) {
   std::size_t at = 0;
   std::string_view tok = cur_.token(at);
   if (!core::ascii_iequals(tok, keyword))
-    return error_at("BVH_SYNTAX", cur_.where(at),
+    return error_at(codes::BVH_SYNTAX, cur_.where(at),
                     "expected '" + std::string(keyword) + "', found " +
                         (tok.empty() ? std::string("end of file") : quote(tok)),
                     at);
@@ -124,10 +125,10 @@ core::Status HeaderParser::read_number(double& out) {
   std::size_t at = 0;
   std::string_view tok = cur_.token(at);
   if (tok.empty())
-    return error_at("BVH_SYNTAX", cur_.where(at), "expected a number, found end of file", at);
+    return error_at(codes::BVH_SYNTAX, cur_.where(at), "expected a number, found end of file", at);
   if (!parse_bvh_number(tok, out))
-    return error_at("BVH_NUMBER", cur_.where(at), "expected a finite number, found " + quote(tok),
-                    at);
+    return error_at(codes::BVH_NUMBER, cur_.where(at),
+                    "expected a finite number, found " + quote(tok), at);
   return core::Ok{};
 }
 
@@ -136,11 +137,11 @@ core::Status HeaderParser::read_number(double& out) {
 core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t keyword_pos,
                                        std::uint32_t depth) {
   if (depth >= limits_.max_depth)
-    return error_at("BVH_LIMIT", cur_.where(keyword_pos),
+    return error_at(codes::BVH_LIMIT, cur_.where(keyword_pos),
                     "joints nested deeper than " + std::to_string(limits_.max_depth) + " levels",
                     keyword_pos);
   if (h_.joints.size() >= limits_.max_joints)
-    return error_at("BVH_LIMIT", cur_.where(keyword_pos),
+    return error_at(codes::BVH_LIMIT, cur_.where(keyword_pos),
                     "more than " + std::to_string(limits_.max_joints) + " joints", keyword_pos);
   BvhJoint j;
   j.parent = parent;
@@ -159,9 +160,9 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
       name.remove_suffix(1);
       while (!name.empty() && is_blank(name.back())) name.remove_suffix(1);
     }
-    if (name.empty()) return error_at("BVH_SYNTAX", cur_.where(at), "joint name missing", at);
+    if (name.empty()) return error_at(codes::BVH_SYNTAX, cur_.where(at), "joint name missing", at);
     if (name.size() > limits_.max_name_bytes)
-      return error_at("BVH_LIMIT", cur_.where(at),
+      return error_at(codes::BVH_LIMIT, cur_.where(at),
                       "joint name longer than " + std::to_string(limits_.max_name_bytes) + " bytes",
                       at);
     j.name = std::string(name);
@@ -178,7 +179,7 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
     if (tok == "}") break;
     if (core::ascii_iequals(tok, "OFFSET")) {
       if (have_offset)
-        return error_at("BVH_SYNTAX", cur_.where(at), "second OFFSET in one joint", at);
+        return error_at(codes::BVH_SYNTAX, cur_.where(at), "second OFFSET in one joint", at);
       have_offset = true;
       std::array<double, 3> off{};
       for (double& v : off)
@@ -186,19 +187,19 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
       h_.joints[self].offset = off;
     } else if (core::ascii_iequals(tok, "CHANNELS")) {
       if (end_site)
-        return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have CHANNELS", at);
+        return error_at(codes::BVH_SYNTAX, cur_.where(at), "End Site cannot have CHANNELS", at);
       if (have_channels)
-        return error_at("BVH_SYNTAX", cur_.where(at), "second CHANNELS in one joint", at);
+        return error_at(codes::BVH_SYNTAX, cur_.where(at), "second CHANNELS in one joint", at);
       have_channels = true;
       std::size_t nat = 0;
       std::string_view ntok = cur_.token(nat);
       unsigned n = 0;
       auto [p, ec] = std::from_chars(ntok.data(), ntok.data() + ntok.size(), n);
       if (ec != std::errc{} || p != ntok.data() + ntok.size() || n > 6)
-        return error_at("BVH_CHANNEL", cur_.where(nat),
+        return error_at(codes::BVH_CHANNEL, cur_.where(nat),
                         "channel count must be 0 to 6, found " + quote(ntok), nat);
       if (std::uint64_t{h_.channel_count} + n > std::uint64_t{limits_.max_joints} * 6)
-        return error_at("BVH_LIMIT", cur_.where(nat), "too many channels", nat);
+        return error_at(codes::BVH_LIMIT, cur_.where(nat), "too many channels", nat);
       BvhJoint& self_j = h_.joints[self];
       self_j.channel_count = static_cast<std::uint8_t>(n);
       self_j.first_channel = h_.channel_count;
@@ -209,32 +210,33 @@ core::Status HeaderParser::parse_joint(int parent, bool end_site, std::size_t ke
         std::string_view ctok = cur_.token(cat);
         auto c = parse_channel(ctok);
         if (!c)
-          return error_at("BVH_CHANNEL", cur_.where(cat), "unknown channel " + quote(ctok), cat);
+          return error_at(codes::BVH_CHANNEL, cur_.where(cat), "unknown channel " + quote(ctok),
+                          cat);
         unsigned bit = 1u << static_cast<unsigned>(*c);
         if (seen & bit)
-          return error_at("BVH_CHANNEL", cur_.where(cat),
+          return error_at(codes::BVH_CHANNEL, cur_.where(cat),
                           "channel " + quote(ctok) + " listed twice", cat);
         seen |= bit;
         self_j.channels[i] = *c;
       }
     } else if (core::ascii_iequals(tok, "JOINT")) {
       if (end_site)
-        return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have children", at);
+        return error_at(codes::BVH_SYNTAX, cur_.where(at), "End Site cannot have children", at);
       if (auto s = parse_joint(self, false, at, depth + 1); !s) return s;
     } else if (core::ascii_iequals(tok, "End")) {
       if (end_site)
-        return error_at("BVH_SYNTAX", cur_.where(at), "End Site cannot have children", at);
+        return error_at(codes::BVH_SYNTAX, cur_.where(at), "End Site cannot have children", at);
       if (auto s = expect("Site"); !s) return s;
       if (auto s = parse_joint(self, true, at, depth + 1); !s) return s;
     } else {
-      return error_at("BVH_SYNTAX", cur_.where(at),
+      return error_at(codes::BVH_SYNTAX, cur_.where(at),
                       "expected OFFSET, CHANNELS, JOINT, End Site or '}', found " +
                           (tok.empty() ? std::string("end of file") : quote(tok)),
                       at);
     }
   }
   if (!have_offset)
-    return error_at("BVH_SYNTAX", line_column(text_, keyword_pos),
+    return error_at(codes::BVH_SYNTAX, line_column(text_, keyword_pos),
                     "joint " + quote(h_.joints[self].name) + " has no OFFSET", keyword_pos);
   return core::Ok{};
 }
@@ -244,7 +246,7 @@ core::Result<std::pair<std::string_view, std::size_t>> HeaderParser::labelled(
   std::size_t at = 0;
   const std::string_view tok = cur_.token(at);
   if (!istarts_with(tok, label))
-    return error_at("BVH_SYNTAX", cur_.where(at),
+    return error_at(codes::BVH_SYNTAX, cur_.where(at),
                     "expected '" + std::string(label) + "', found " + quote(tok), at);
   std::string_view value = tok.substr(label.size());
   std::size_t value_at = at + label.size();
@@ -263,11 +265,11 @@ core::Result<BvhHeader> HeaderParser::parse() {
   }
   if (h_.root_count == 0)
     return error_at(
-        "BVH_SYNTAX", cur_.where(at),
+        codes::BVH_SYNTAX, cur_.where(at),
         "expected ROOT, found " + (tok.empty() ? std::string("end of file") : quote(tok)), at);
   if (!core::ascii_iequals(tok, "MOTION"))
     return error_at(
-        "BVH_SYNTAX", cur_.where(at),
+        codes::BVH_SYNTAX, cur_.where(at),
         "expected ROOT or MOTION, found " + (tok.empty() ? std::string("end of file") : quote(tok)),
         at);
 
@@ -278,11 +280,11 @@ core::Result<BvhHeader> HeaderParser::parse() {
   std::uint64_t frames = 0;
   auto [p, ec] = std::from_chars(count.data(), count.data() + count.size(), frames);
   if (ec != std::errc{} || p != count.data() + count.size() || count.empty())
-    return error_at("BVH_NUMBER", cur_.where(count_at),
+    return error_at(codes::BVH_NUMBER, cur_.where(count_at),
                     "expected a frame count, found " + quote(count), count_at);
   if (frames > limits_.max_frames ||
       (h_.channel_count && frames > limits_.max_values / h_.channel_count))
-    return error_at("BVH_LIMIT", cur_.where(count_at),
+    return error_at(codes::BVH_LIMIT, cur_.where(count_at),
                     "frame count " + std::to_string(frames) + " exceeds the limit", count_at);
   h_.declared_frames = frames;
 
@@ -292,12 +294,12 @@ core::Result<BvhHeader> HeaderParser::parse() {
   if (!time_field) return time_field.error();
   const auto [ft, ft_at] = *time_field;
   if (!parse_bvh_number(ft, h_.frame_time))
-    return error_at("BVH_NUMBER", cur_.where(ft_at), "expected the frame time, found " + quote(ft),
-                    ft_at);
+    return error_at(codes::BVH_NUMBER, cur_.where(ft_at),
+                    "expected the frame time, found " + quote(ft), ft_at);
   std::size_t rest_at = 0;
   std::string_view rest = cur_.rest_of_line(rest_at);
   if (!rest.empty())
-    return error_at("BVH_SYNTAX", cur_.where(rest_at),
+    return error_at(codes::BVH_SYNTAX, cur_.where(rest_at),
                     "unexpected " + quote(rest) + " after the frame time", rest_at);
   // The first frame row starts on the next line.
   h_.motion_offset = std::min(cur_.pos() + 1, text_.size());
@@ -376,7 +378,7 @@ void FrameReader::finish() {
   done_ = true;
   release_pages(true);
   if (frames_ < header_.declared_frames) {
-    warnings_.push_back(BvhWarning{"BVH_MISSING_FRAMES",
+    warnings_.push_back(BvhWarning{codes::BVH_MISSING_FRAMES,
                                    line_column(text_, text_.size()) + ": 'Frames:' declares " +
                                        std::to_string(header_.declared_frames) +
                                        " frames, the file has " + std::to_string(frames_) +
@@ -388,8 +390,8 @@ core::Result<bool> FrameReader::next(std::span<double> values) {
   if (done_) return false;
   const std::uint32_t n = header_.channel_count;
   if (values.size() != n)
-    return core::make_error("BVH_USAGE", "frame buffer has " + std::to_string(values.size()) +
-                                             " values, the hierarchy " + std::to_string(n));
+    return core::make_error(codes::BVH_USAGE, "frame buffer has " + std::to_string(values.size()) +
+                                                  " values, the hierarchy " + std::to_string(n));
   if (n == 0) {
     // No channels: each frame is one (empty) line. Counting lines as well as
     // `Frames:` bounds the work by the file's size.
@@ -421,7 +423,7 @@ core::Result<bool> FrameReader::next(std::span<double> values) {
       return std::to_string(line) + ":" + std::to_string(p - line_start + 1);
     };
     if (eol - line_start > limits_.max_line_bytes)
-      return error_at("BVH_LIMIT", where(line_start),
+      return error_at(codes::BVH_LIMIT, where(line_start),
                       "line longer than " + std::to_string(limits_.max_line_bytes) + " bytes",
                       line_start);
     std::uint32_t count = 0;
@@ -432,11 +434,11 @@ core::Result<bool> FrameReader::next(std::span<double> values) {
       std::size_t tstart = i;
       while (i < eol && !is_blank(text_[i])) ++i;
       if (count == n)
-        return error_at("BVH_ROW", where(tstart),
+        return error_at(codes::BVH_ROW, where(tstart),
                         "frame row has more than " + std::to_string(n) + " values", tstart);
       std::string_view tok = text_.substr(tstart, i - tstart);
       if (!parse_bvh_number(tok, values[count]))
-        return error_at("BVH_NUMBER", where(tstart),
+        return error_at(codes::BVH_NUMBER, where(tstart),
                         "expected a finite number, found " + quote(tok), tstart);
       ++count;
     }
@@ -451,21 +453,22 @@ core::Result<bool> FrameReader::next(std::span<double> values) {
         }
       if (!last)
         return error_at(
-            "BVH_ROW", where(eol),
+            codes::BVH_ROW, where(eol),
             "frame row has " + std::to_string(count) + " of " + std::to_string(n) + " values", eol);
-      warnings_.push_back(BvhWarning{"BVH_TRUNCATED_ROW",
+      warnings_.push_back(BvhWarning{codes::BVH_TRUNCATED_ROW,
                                      where(eol) + ": last frame row has " + std::to_string(count) +
                                          " of " + std::to_string(n) + " values; it is dropped"});
       pos_ = text_.size();
       break;
     }
     if (frames_ >= limits_.max_frames || frames_ + 1 > limits_.max_values / n)
-      return error_at("BVH_LIMIT", where(line_start), "more frames than the limit", line_start);
+      return error_at(codes::BVH_LIMIT, where(line_start), "more frames than the limit",
+                      line_start);
     if (frames_ == header_.declared_frames)
       warnings_.push_back(
-          BvhWarning{"BVH_EXTRA_FRAMES", where(line_start) + ": rows beyond the " +
-                                             std::to_string(header_.declared_frames) +
-                                             " declared frames are kept"});
+          BvhWarning{codes::BVH_EXTRA_FRAMES, where(line_start) + ": rows beyond the " +
+                                                  std::to_string(header_.declared_frames) +
+                                                  " declared frames are kept"});
     ++frames_;
     release_pages(false);
     return true;

@@ -6,6 +6,7 @@
 
 #include "charkit/core/names.h"
 #include "charkit/motion/detail/ndjson.h"
+#include "charkit/motion/error_codes.h"
 #include "charkit/motion/forward_kinematics.h"
 
 namespace charkit::motion {
@@ -22,13 +23,13 @@ core::Status check_motion_budget(const MotionBudget& b, std::uint64_t frames,
                                  std::uint64_t joints) {
   const double jf = static_cast<double>(frames) * static_cast<double>(joints);
   if (b.max_joint_frames && jf > static_cast<double>(b.max_joint_frames))
-    return core::make_error("MOTION_BUDGET_JOINT_FRAMES",
+    return core::make_error(codes::MOTION_BUDGET_JOINT_FRAMES,
                             std::to_string(frames) + " frames × " + std::to_string(joints) +
                                 " joints is more than the budget of " +
                                 std::to_string(b.max_joint_frames) + " joint-frames");
   const double out = static_cast<double>(frames) * static_cast<double>(kEstimatedFrameLineBytes);
   if (b.max_output_bytes && out > static_cast<double>(b.max_output_bytes))
-    return core::make_error("MOTION_BUDGET_OUTPUT_BYTES",
+    return core::make_error(codes::MOTION_BUDGET_OUTPUT_BYTES,
                             std::to_string(frames) + " frames make about " +
                                 std::to_string(static_cast<std::uint64_t>(out)) +
                                 " bytes of keypoints (" + std::to_string(kEstimatedFrameLineBytes) +
@@ -39,15 +40,15 @@ core::Status check_motion_budget(const MotionBudget& b, std::uint64_t frames,
 
 core::Status check_output_budget(const MotionBudget& b, std::uint64_t written) {
   if (b.max_output_bytes && written > b.max_output_bytes)
-    return core::make_error("MOTION_BUDGET_OUTPUT_BYTES", "the keypoints passed the budget of " +
-                                                              std::to_string(b.max_output_bytes) +
-                                                              " bytes while being written");
+    return core::make_error(codes::MOTION_BUDGET_OUTPUT_BYTES,
+                            "the keypoints passed the budget of " +
+                                std::to_string(b.max_output_bytes) + " bytes while being written");
   return core::Ok{};
 }
 
 core::Status check_cancel(const std::atomic<bool>* cancel) {
   if (cancel && cancel->load(std::memory_order_relaxed))
-    return core::make_error("MOTION_CANCELLED", "the conversion was cancelled");
+    return core::make_error(codes::MOTION_CANCELLED, "the conversion was cancelled");
   return core::Ok{};
 }
 
@@ -74,7 +75,7 @@ core::Status check_joint_mapping(std::span<const BvhJoint> joints, const JointMa
     for (const BvhJoint& j : joints)
       if (!j.end_site) names.push_back(j.name);
     return core::make_error(
-        std::string(kNoMappedJoints),
+        kNoMappedJoints,
         "none of the skeleton's " + std::to_string(names.size()) +
             " joints matches a joint name the table has for the " + std::to_string(c.wanted) +
             " MediaPipe points it maps, so every point would be missing; the skeleton's joints: " +
@@ -82,7 +83,7 @@ core::Status check_joint_mapping(std::span<const BvhJoint> joints, const JointMa
             "; name them with a joint map (--joint-map, docs/motion.md §Joint mapping)");
   }
   warnings.push_back(BvhWarning{
-      std::string(kFewMappedJoints),
+      kFewMappedJoints.str(),
       "only " + std::to_string(c.found) + " of the " + std::to_string(c.wanted) +
           " MediaPipe points the table maps were found in the skeleton; missing (confidence 0): " +
           core::format_name_list(c.missing) + "; a joint map (--joint-map) can name their joints"});
@@ -128,7 +129,7 @@ core::Result<Pass1> run_pass1(std::string_view text, const BvhHeader& header,
   const ForwardKinematicsJob fk = fp.fk();
   const PoseJob pose = fp.pose();
   if (!fk.validate() || !pose.validate())
-    return core::make_error("MOTION_INTERNAL", "inconsistent skeleton buffers");
+    return core::make_error(codes::MOTION_INTERNAL, "inconsistent skeleton buffers");
   FrameReader reader(header, text, o.limits, o.hints);
   const std::uint64_t joints = std::max<std::uint64_t>(header.joints.size(), 1);
   const std::uint64_t max_jf = o.budget.max_joint_frames;
@@ -147,7 +148,7 @@ core::Result<Pass1> run_pass1(std::string_view text, const BvhHeader& header,
     for (const Keypoint& k : fp.points) {
       const double m = std::max({std::abs(k.x), std::abs(k.y), std::abs(k.z)});
       if (!std::isfinite(m))
-        return core::make_error("MOTION_NOT_FINITE",
+        return core::make_error(codes::MOTION_NOT_FINITE,
                                 "frame " + std::to_string(reader.frames_read() - 1) +
                                     ": joint positions overflow (values too large)");
       r.max_abs = std::max(r.max_abs, m);
@@ -177,9 +178,9 @@ core::Result<ConvertSummary> analyse(std::string_view text, const ConvertOptions
     s.fps = *f;
   } else {
     s.fps = kDefaultFps;
-    s.warnings.push_back(
-        BvhWarning{"BVH_FRAME_TIME", "Frame Time is not a usable duration; using " +
-                                         std::to_string(static_cast<int>(kDefaultFps)) + " fps"});
+    s.warnings.push_back(BvhWarning{codes::BVH_FRAME_TIME,
+                                    "Frame Time is not a usable duration; using " +
+                                        std::to_string(static_cast<int>(kDefaultFps)) + " fps"});
   }
   FramePipeline fp(s.header, s.mapping, o.up);
   auto p1 = run_pass1(text, s.header, o, fp);

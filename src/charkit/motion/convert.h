@@ -18,6 +18,7 @@
 #include "charkit/core/progress.h"
 #include "charkit/core/result.h"
 #include "charkit/motion/bvh.h"
+#include "charkit/motion/error_codes.h"
 #include "charkit/motion/mediapipe33.h"
 
 namespace charkit::motion {
@@ -82,8 +83,8 @@ struct ConvertSummary {
 };
 
 /// Codes of the joint-mapping check (docs/motion.md §Joint mapping).
-inline constexpr std::string_view kNoMappedJoints = "MOTION_NO_MAPPED_JOINTS";
-inline constexpr std::string_view kFewMappedJoints = "MOTION_FEW_MAPPED_JOINTS";
+inline constexpr core::ErrorCode kNoMappedJoints = codes::MOTION_NO_MAPPED_JOINTS;
+inline constexpr core::ErrorCode kFewMappedJoints = codes::MOTION_FEW_MAPPED_JOINTS;
 
 /// How well the table's points were found in a skeleton: the points the
 /// table has candidate names for (`wanted`; 15 with the default table) and

@@ -2,6 +2,7 @@
 
 #include "charkit/core/enum_names.h"
 #include "charkit/motion/assimp_motion.h"
+#include "charkit/motion/error_codes.h"
 #include "charkit/motion/keypoint_json.h"
 
 namespace charkit::motion {
@@ -44,7 +45,7 @@ std::string_view motion_file_kind_name(MotionFileKind kind) {
 
 core::Error unknown_motion_file_error() {
   return core::Error{
-      "MOTION_FORMAT", "not a BVH file (HIERARCHY), FBX, glTF, GLB nor keypoint JSON ({)", {}};
+      codes::MOTION_FORMAT, "not a BVH file (HIERARCHY), FBX, glTF, GLB nor keypoint JSON ({)", {}};
 }
 
 }  // namespace charkit::motion

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <string>
 
+#include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/motion/detail/ndjson.h"
+#include "charkit/motion/error_codes.h"
 
 namespace charkit::motion {
 
@@ -45,7 +47,7 @@ using core::json_pointer_join;
 constexpr double kMaxAbs = 10.0;
 constexpr double kMaxTimeMs = 1e12;
 
-core::Error fail(const char* code, const std::string& ptr, const std::string& msg) {
+core::Error fail(core::ErrorCode code, const std::string& ptr, const std::string& msg) {
   return core::make_error(code, (ptr.empty() ? std::string("(root)") : ptr) + ": " + msg,
                           core::Location::at_pointer(ptr));
 }
@@ -67,37 +69,37 @@ class Walker {
   core::Status walk(const Json& doc, Emit&& emit) {
     if (!doc.is_object())
       return fail(
-          "KEYPOINTS_TYPE", "",
+          codes::KEYPOINTS_TYPE, "",
           std::string("the document must be an object, found ") + core::json_type_name(doc));
     for (const auto& [key, value] : doc.items()) {
       (void)value;
       if (key != "format" && key != "fps" && key != "frames")
-        return fail("KEYPOINTS_MEMBER", json_pointer_join("", key), "unknown member");
+        return fail(codes::KEYPOINTS_MEMBER, json_pointer_join("", key), "unknown member");
     }
     auto fmt = doc.find("format");
-    if (fmt == doc.end()) return fail("KEYPOINTS_MEMBER", "", "missing member \"format\"");
+    if (fmt == doc.end()) return fail(codes::KEYPOINTS_MEMBER, "", "missing member \"format\"");
     if (!fmt->is_string() || fmt->get_ref<const std::string&>() != kKeypointFormatTag)
-      return fail("KEYPOINTS_FORMAT", "/format",
+      return fail(codes::KEYPOINTS_FORMAT, "/format",
                   "must be the string \"" + std::string(kKeypointFormatTag) + "\"");
     summary_.fps = kDefaultFps;
     if (auto f = doc.find("fps"); f != doc.end()) {
       auto v = core::json_finite_number(*f);
       if (!v)
-        return fail("KEYPOINTS_TYPE", "/fps",
+        return fail(codes::KEYPOINTS_TYPE, "/fps",
                     std::string("must be a number, found ") + core::json_type_name(*f));
       if (!(*v >= 0.001 && *v <= 1000.0))
-        return fail("KEYPOINTS_RANGE", "/fps", "must be in [0.001, 1000]");
+        return fail(codes::KEYPOINTS_RANGE, "/fps", "must be in [0.001, 1000]");
       summary_.fps = *v;
       summary_.fps_in_file = true;
     }
     if (options_.fps) summary_.fps = *options_.fps;
     auto frames = doc.find("frames");
-    if (frames == doc.end()) return fail("KEYPOINTS_MEMBER", "", "missing member \"frames\"");
+    if (frames == doc.end()) return fail(codes::KEYPOINTS_MEMBER, "", "missing member \"frames\"");
     if (!frames->is_array())
-      return fail("KEYPOINTS_TYPE", "/frames",
+      return fail(codes::KEYPOINTS_TYPE, "/frames",
                   std::string("must be an array, found ") + core::json_type_name(*frames));
     if (frames->size() > options_.limits.max_frames)
-      return fail("KEYPOINTS_LIMIT", "/frames",
+      return fail(codes::KEYPOINTS_LIMIT, "/frames",
                   "more than " + std::to_string(options_.limits.max_frames) + " frames");
     if (auto b = check_motion_budget(options_.budget, frames->size(), kPointCount); !b) return b;
     summary_.frames = frames->size();
@@ -112,13 +114,13 @@ class Walker {
       if (auto st = frame((*frames)[f], f, ptr, out); !st) return st;
       if (out.time_ms < previous_time)
         return fail(
-            "KEYPOINTS_TIME", out.time_given ? ptr + "/timeMs" : ptr,
+            codes::KEYPOINTS_TIME, out.time_given ? ptr + "/timeMs" : ptr,
             out.time_given
                 ? "earlier than the previous frame's timeMs"
                 : "the computed timeMs (frame x 1000 / fps) is earlier than the previous frame's");
       previous_time = out.time_ms;
       if (!emit(static_cast<std::uint64_t>(f), out))
-        return core::make_error("IO_WRITE", "cannot write the output");
+        return core::make_error(core::codes::IO_WRITE, "cannot write the output");
     }
     if (options_.progress) options_.progress(frames->size(), frames->size());
     return core::Ok{};
@@ -127,27 +129,27 @@ class Walker {
  private:
   core::Status frame(const Json& j, std::size_t index, const std::string& ptr, FrameOut& out) {
     if (!j.is_object())
-      return fail("KEYPOINTS_TYPE", ptr,
+      return fail(codes::KEYPOINTS_TYPE, ptr,
                   std::string("a frame must be an object, found ") + core::json_type_name(j));
     for (const auto& [key, value] : j.items()) {
       (void)value;
       if (key != "frame" && key != "timeMs" && key != "points" && key != "angles")
-        return fail("KEYPOINTS_MEMBER", json_pointer_join(ptr, key), "unknown member");
+        return fail(codes::KEYPOINTS_MEMBER, json_pointer_join(ptr, key), "unknown member");
     }
     if (auto n = j.find("frame"); n != j.end()) {
       auto v = core::json_uint32(*n);
       if (!v || *v != index)
-        return fail("KEYPOINTS_FRAME", ptr + "/frame",
+        return fail(codes::KEYPOINTS_FRAME, ptr + "/frame",
                     "must be the frame's index " + std::to_string(index));
     }
     auto pts = j.find("points");
-    if (pts == j.end()) return fail("KEYPOINTS_MEMBER", ptr, "missing member \"points\"");
+    if (pts == j.end()) return fail(codes::KEYPOINTS_MEMBER, ptr, "missing member \"points\"");
     const std::string pts_ptr = ptr + "/points";
     if (!pts->is_array())
-      return fail("KEYPOINTS_TYPE", pts_ptr,
+      return fail(codes::KEYPOINTS_TYPE, pts_ptr,
                   std::string("must be an array, found ") + core::json_type_name(*pts));
     if (pts->size() != kPointCount)
-      return fail("KEYPOINTS_COUNT", pts_ptr,
+      return fail(codes::KEYPOINTS_COUNT, pts_ptr,
                   "must have 33 points, found " + std::to_string(pts->size()));
     for (std::size_t i = 0; i < kPointCount; ++i)
       if (auto st = point((*pts)[i], json_pointer_join(pts_ptr, i), out.points[i]); !st) return st;
@@ -155,10 +157,10 @@ class Walker {
     if (auto t = j.find("timeMs"); t != j.end()) {
       auto v = core::json_finite_number(*t);
       if (!v)
-        return fail("KEYPOINTS_TYPE", ptr + "/timeMs",
+        return fail(codes::KEYPOINTS_TYPE, ptr + "/timeMs",
                     std::string("must be a number, found ") + core::json_type_name(*t));
       if (!(*v >= 0 && *v <= kMaxTimeMs))
-        return fail("KEYPOINTS_RANGE", ptr + "/timeMs", "must be in [0, 1e12]");
+        return fail(codes::KEYPOINTS_RANGE, ptr + "/timeMs", "must be in [0, 1e12]");
       out.time_ms = *v == 0 ? 0.0 : *v;
       out.time_given = true;
     } else {
@@ -170,19 +172,19 @@ class Walker {
     if (auto a = j.find("angles"); a != j.end()) {
       const std::string a_ptr = ptr + "/angles";
       if (!a->is_array())
-        return fail("KEYPOINTS_TYPE", a_ptr,
+        return fail(codes::KEYPOINTS_TYPE, a_ptr,
                     std::string("must be an array, found ") + core::json_type_name(*a));
       if (a->size() != kAngleCount)
-        return fail("KEYPOINTS_COUNT", a_ptr,
+        return fail(codes::KEYPOINTS_COUNT, a_ptr,
                     "must have 9 angles, found " + std::to_string(a->size()));
       for (std::size_t k = 0; k < kAngleCount; ++k) {
         const std::string v_ptr = json_pointer_join(a_ptr, k);
         auto v = core::json_finite_number((*a)[k]);
         if (!v)
-          return fail("KEYPOINTS_TYPE", v_ptr,
+          return fail(codes::KEYPOINTS_TYPE, v_ptr,
                       std::string("must be a number, found ") + core::json_type_name((*a)[k]));
         if (!(*v >= -1.0 && *v <= 1.0))
-          return fail("KEYPOINTS_RANGE", v_ptr, "an angle cosine must be in [-1, 1]");
+          return fail(codes::KEYPOINTS_RANGE, v_ptr, "an angle cosine must be in [-1, 1]");
         out.angles[k] = *v;
       }
     } else {
@@ -196,10 +198,10 @@ class Walker {
   core::Status number(const Json& j, const std::string& ptr, double lo, double hi, double& out) {
     auto v = core::json_finite_number(j);
     if (!v)
-      return fail("KEYPOINTS_TYPE", ptr,
+      return fail(codes::KEYPOINTS_TYPE, ptr,
                   std::string("must be a number, found ") + core::json_type_name(j));
     if (!(std::abs(*v) <= kMaxAbs))
-      return fail("KEYPOINTS_RANGE", ptr, "must be in [-10, 10] (normalised, not pixels)");
+      return fail(codes::KEYPOINTS_RANGE, ptr, "must be in [-10, 10] (normalised, not pixels)");
     out = std::clamp(*v, lo, hi);
     if (out != *v) {
       if (summary_.clamped_values == 0) first_clamped_ = ptr;
@@ -212,7 +214,7 @@ class Walker {
     k = Keypoint{0, 0, 0, 1.0};
     if (j.is_array()) {
       if (j.size() != 3 && j.size() != 4)
-        return fail("KEYPOINTS_COUNT", ptr,
+        return fail(codes::KEYPOINTS_COUNT, ptr,
                     "a point array must be [x, y, z] or [x, y, z, confidence], found " +
                         std::to_string(j.size()) + " items");
       double* dst[4] = {&k.x, &k.y, &k.z, &k.confidence};
@@ -223,15 +225,15 @@ class Walker {
     }
     if (!j.is_object())
       return fail(
-          "KEYPOINTS_TYPE", ptr,
+          codes::KEYPOINTS_TYPE, ptr,
           std::string("a point must be an array or an object, found ") + core::json_type_name(j));
     for (const auto& [key, value] : j.items()) {
       (void)value;
       if (key != "x" && key != "y" && key != "z" && key != "confidence" && key != "visibility")
-        return fail("KEYPOINTS_MEMBER", json_pointer_join(ptr, key), "unknown member");
+        return fail(codes::KEYPOINTS_MEMBER, json_pointer_join(ptr, key), "unknown member");
     }
     if (j.contains("confidence") && j.contains("visibility"))
-      return fail("KEYPOINTS_MEMBER", ptr + "/visibility",
+      return fail(codes::KEYPOINTS_MEMBER, ptr + "/visibility",
                   "give either confidence or visibility, not both");
     struct Field {
       const char* name;
@@ -248,7 +250,8 @@ class Walker {
       auto it = j.find(fd.name);
       if (it == j.end()) {
         if (fd.required)
-          return fail("KEYPOINTS_MEMBER", ptr, std::string("missing member \"") + fd.name + "\"");
+          return fail(codes::KEYPOINTS_MEMBER, ptr,
+                      std::string("missing member \"") + fd.name + "\"");
         continue;
       }
       if (auto st = number(*it, json_pointer_join(ptr, fd.name), kLo[fd.c], kHi[fd.c], *fd.dst);
@@ -273,7 +276,7 @@ class Walker {
 core::Result<Json> parse(std::string_view text, const KeypointJsonOptions& options) {
   if (text.size() > options.limits.max_bytes)
     return core::make_error(
-        "KEYPOINTS_LIMIT",
+        codes::KEYPOINTS_LIMIT,
         "keypoint JSON larger than " + std::to_string(options.limits.max_bytes) + " bytes",
         core::Location::at_offset(0));
   core::JsonLimits jl;
@@ -283,9 +286,10 @@ core::Result<Json> parse(std::string_view text, const KeypointJsonOptions& optio
 
 void add_clamp_warning(const Walker& w, KeypointJsonSummary& s) {
   if (s.clamped_values == 0) return;
-  s.warnings.push_back(BvhWarning{
-      "KEYPOINTS_CLAMPED", std::to_string(s.clamped_values) +
-                               " value(s) clamped into range (first at " + w.first_clamped_ + ")"});
+  s.warnings.push_back(
+      BvhWarning{codes::KEYPOINTS_CLAMPED, std::to_string(s.clamped_values) +
+                                               " value(s) clamped into range (first at " +
+                                               w.first_clamped_ + ")"});
 }
 
 // The options checked, the text parsed and every frame validated once
@@ -293,7 +297,7 @@ void add_clamp_warning(const Walker& w, KeypointJsonSummary& s) {
 core::Result<KeypointJsonSummary> analyse(std::string_view text, const KeypointJsonOptions& options,
                                           Json& doc) {
   if (options.fps && !(*options.fps >= 0.001 && *options.fps <= 1000.0))
-    return core::make_error("KEYPOINTS_RANGE", "fps override must be in [0.001, 1000]");
+    return core::make_error(codes::KEYPOINTS_RANGE, "fps override must be in [0.001, 1000]");
   auto parsed = parse(text, options);
   if (!parsed) return parsed.error();
   doc = std::move(*parsed);

@@ -7,6 +7,7 @@
 #include "charkit/core/ascii.h"
 #include "charkit/core/json.h"
 #include "charkit/core/names.h"
+#include "charkit/motion/error_codes.h"
 
 namespace charkit::motion {
 
@@ -217,11 +218,11 @@ core::Result<JointTable> apply_joint_map(JointTable table, std::string_view json
   if (!parsed) return parsed.error();
   const core::Json& j = *parsed;
   auto fail = [](const std::string& ptr, const std::string& msg) {
-    return core::make_error("JOINT_MAP", ptr + ": " + msg, core::Location::at_pointer(ptr));
+    return core::make_error(codes::JOINT_MAP, ptr + ": " + msg, core::Location::at_pointer(ptr));
   };
   if (!j.is_object())
     return core::make_error(
-        "JOINT_MAP",
+        codes::JOINT_MAP,
         "the joint map must be a JSON object, found " + std::string(core::json_type_name(j)),
         core::Location::at_pointer(""));
   constexpr std::size_t kMaxNames = 64;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "charkit/core/error_codes.h"
+
 namespace charkit::motion {
 
 void append_number(std::string& out, double v) {
@@ -67,7 +69,8 @@ core::Status FrameLineWriter::finish() {
 
 core::Status FrameLineWriter::write() {
   if (auto b = check_output_budget(budget_, written_ += out_.size()); !b) return b;
-  if (!out_.empty() && !sink_(out_)) return core::make_error("IO_WRITE", "cannot write the output");
+  if (!out_.empty() && !sink_(out_))
+    return core::make_error(core::codes::IO_WRITE, "cannot write the output");
   out_.clear();
   return core::Ok{};
 }

@@ -62,7 +62,7 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
   std::vector<std::uint8_t> bin = std::move(*edit);
   for (const auto& [name, w] : options.weights)
     if (!std::isfinite(w))
-      return core::make_error(deform::codes::DEFORM_MORPH40_WEIGHT.str(),
+      return core::make_error(deform::codes::DEFORM_MORPH40_WEIGHT,
                               "weight of \"" + name + "\" is not finite");
   GltfMorphResult result;
   std::set<std::string> used_names;
@@ -254,7 +254,7 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
     for (const std::string& k : known_names)
       if (k.rfind("target_", 0) != 0 && !(k[0] >= '0' && k[0] <= '9'))
         list += (list.empty() ? "" : ", ") + k;
-    return core::make_error(deform::codes::DEFORM_MORPH_TARGET.str(),
+    return core::make_error(deform::codes::DEFORM_MORPH_TARGET,
                             "no " + std::string(options.mesh.empty() ? "" : "such ") +
                                 "morph target \"" + name + "\"" +
                                 (options.mesh.empty() ? "" : " in mesh \"" + options.mesh + "\"") +

@@ -295,7 +295,7 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
                                         &out->draw};
     auto st = deform::run_subdivision_gpu(*o_.gpu, o_.params, view, indices, top->triangle_edges,
                                           {}, buffers, false);
-    if (!st && st.error().code == gpu::codes::GPU_LIMIT.str()) {
+    if (!st && st.error().code == gpu::codes::GPU_LIMIT) {
       // An array read at any index past one binding: this mesh on the CPU.
       notes_.push_back(p0 + ": " + st.error().message + "; subdivided on the cpu instead");
       out = deform::run_subdivision(o_.params, view, indices, top->triangle_edges, {}, run);

@@ -110,16 +110,16 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
                                  const FrameOptions& o) {
 #if !CHARKIT_WITH_VULKAN
   (void)context, (void)model, (void)o;
-  return core::make_error(gpu::codes::GPU_UNAVAILABLE.str(),
+  return core::make_error(gpu::codes::GPU_UNAVAILABLE,
                           "this charkit was built without the Vulkan backend");
 #else
   if (o.width == 0 || o.height == 0 || o.shadow_map_size == 0)
-    return core::make_error(codes::RENDER_OPTION.str(), "image and shadow-map sizes must be > 0");
+    return core::make_error(codes::RENDER_OPTION, "image and shadow-map sizes must be > 0");
   if (std::uint64_t{o.width} * o.height > kMaxFramePixels)
-    return core::make_error(codes::RENDER_OPTION.str(),
+    return core::make_error(codes::RENDER_OPTION,
                             "the image is larger than the frame budget of 4096 x 4096 pixels");
   if (!o.lut.empty() && o.lut.size() != 1024 * 32)
-    return core::make_error(codes::RENDER_OPTION.str(), "the LUT strip must hold 1024 x 32 texels");
+    return core::make_error(codes::RENDER_OPTION, "the LUT strip must hold 1024 x 32 texels");
   gpu::Scratch own(context);
   const std::uint32_t W = o.width, H = o.height;
   auto hdr = own.image(W, H, gpu::ImageFormat::kRgba16Float);

@@ -14,7 +14,7 @@ core::Result<std::vector<Vec4>> parse_cube_lut(core::Bytes bytes) {
   constexpr std::size_t kLevels = 32, kEntries = kLevels * kLevels * kLevels;
   std::size_t line_no = 0;
   auto bad = [&](std::string why) {
-    return core::make_error(codes::RENDER_LUT.str(), std::move(why),
+    return core::make_error(codes::RENDER_LUT, std::move(why),
                             core::Location{std::nullopt, "", "line " + std::to_string(line_no)});
   };
   if (bytes.size() > (std::size_t{8} << 20)) return bad("a .cube LUT of 32 levels is under 8 MiB");
@@ -68,9 +68,9 @@ core::Result<std::vector<Vec4>> parse_png_lut(core::Bytes png) {
   auto img = scene::decode_image(png, 1024);
   if (!img) return std::move(img).error();
   if (img->width != 1024 || img->height != 32)
-    return core::make_error(codes::RENDER_LUT.str(),
-                            "a LUT strip is 1024 x 32 pixels, this image " +
-                                std::to_string(img->width) + " x " + std::to_string(img->height));
+    return core::make_error(codes::RENDER_LUT, "a LUT strip is 1024 x 32 pixels, this image " +
+                                                   std::to_string(img->width) + " x " +
+                                                   std::to_string(img->height));
   std::vector<Vec4> strip(1024 * 32);
   for (std::size_t i = 0; i < strip.size(); ++i)
     for (std::size_t c = 0; c < 4; ++c)

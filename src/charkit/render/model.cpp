@@ -19,7 +19,7 @@ namespace {
 using core::Json;
 
 core::Error model_error(std::string message, std::string pointer) {
-  return core::make_error(codes::RENDER_MODEL.str(), std::move(message),
+  return core::make_error(codes::RENDER_MODEL, std::move(message),
                           core::Location::at_pointer(std::move(pointer)));
 }
 
@@ -121,7 +121,7 @@ core::Result<PartsMapping> parse_parts(core::Bytes bytes) {
       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   if (!json) return std::move(json).error();
   auto bad = [](std::string message, std::string pointer) {
-    return core::make_error(codes::RENDER_PARTS.str(), std::move(message),
+    return core::make_error(codes::RENDER_PARTS, std::move(message),
                             core::Location::at_pointer(std::move(pointer)));
   };
   if (!json->is_object()) return bad("the parts mapping must be a JSON object", "");

@@ -51,7 +51,7 @@ core::Result<std::vector<Vec4>> run_shading_function(gpu::Context& context,
                                                      std::span<const Vec4> b, Vec2 params) {
 #if !CHARKIT_WITH_VULKAN
   (void)context, (void)function, (void)a, (void)b, (void)params;
-  return core::make_error(gpu::codes::GPU_UNAVAILABLE.str(),
+  return core::make_error(gpu::codes::GPU_UNAVAILABLE,
                           "this charkit was built without the Vulkan backend");
 #else
   auto pipeline = context.create_pipeline(kShading_harnessSpirv, 3, 16);
@@ -75,7 +75,7 @@ core::Result<std::vector<Vec4>> run_texture_function(gpu::Context& context,
                                                      std::optional<gpu::ImageId> image) {
 #if !CHARKIT_WITH_VULKAN
   (void)context, (void)function, (void)a, (void)b, (void)params, (void)image;
-  return core::make_error(gpu::codes::GPU_UNAVAILABLE.str(),
+  return core::make_error(gpu::codes::GPU_UNAVAILABLE,
                           "this charkit was built without the Vulkan backend");
 #else
   const gpu::Sampling nearest[] = {gpu::Sampling::kNearest};

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "charkit/scene/error_codes.h"
 #include "charkit/scene/texture_decode.h"
 
 namespace charkit::scene {
@@ -12,7 +13,7 @@ namespace {
 namespace tf = texture_format;
 
 core::Error dds_error(const std::string& message) {
-  return core::make_error("SCENE_DDS", "DDS: " + message);
+  return core::make_error(codes::SCENE_DDS, "DDS: " + message);
 }
 
 std::uint32_t u32(core::Bytes b, std::size_t at) {

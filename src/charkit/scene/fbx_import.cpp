@@ -5,6 +5,7 @@
 
 #include "charkit/core/error_codes.h"
 #include "charkit/core/isolated.h"
+#include "charkit/scene/error_codes.h"
 
 #if CHARKIT_WITH_ASSIMP
 #include <assimp/scene.h>
@@ -28,7 +29,7 @@ core::Result<std::vector<std::uint8_t>> import_fbx_isolated(core::Bytes fbx,
 #if !CHARKIT_WITH_ASSIMP
   (void)fbx;
   (void)summarise;
-  return core::make_error("FBX_IMPORT_DISABLED",
+  return core::make_error(codes::FBX_IMPORT_DISABLED,
                           "this charkit was built without Assimp (CHARKIT_WITH_ASSIMP=OFF), which "
                           "reads FBX models",
                           core::Location::at_offset(0));
@@ -38,14 +39,14 @@ core::Result<std::vector<std::uint8_t>> import_fbx_isolated(core::Bytes fbx,
         Assimp::Importer importer;
         const aiScene* s = importer.ReadFileFromMemory(fbx.data(), fbx.size(), 0, "fbx");
         if (!s)
-          return core::make_error("FBX_IMPORT", std::string("Assimp cannot read the FBX: ") +
-                                                    importer.GetErrorString());
+          return core::make_error(codes::FBX_IMPORT, std::string("Assimp cannot read the FBX: ") +
+                                                         importer.GetErrorString());
         return summarise(*s);
       },
       core::IsolationLimits{}, "the Assimp FBX import");
   if (answer) return answer;
   if (core::is_isolation_error(answer.error()))
-    return core::make_error("FBX_IMPORT",
+    return core::make_error(codes::FBX_IMPORT,
                             "Assimp could not read the FBX: " + answer.error().message,
                             core::Location::at_offset(0));
   return at_start(std::move(answer).error());

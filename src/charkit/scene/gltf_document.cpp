@@ -11,6 +11,7 @@
 #include "charkit/core/base64.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
+#include "charkit/scene/error_codes.h"
 
 namespace charkit::scene {
 
@@ -27,10 +28,10 @@ using gltf::kChunkBin;
 using gltf::kChunkJson;
 using gltf::kGlbMagic;
 
-Error at_ptr(std::string code, std::string message, std::string pointer) {
+Error at_ptr(core::ErrorCode code, std::string message, std::string pointer) {
   return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
 }
-Error at_byte(std::string code, std::string message, std::uint64_t offset) {
+Error at_byte(core::ErrorCode code, std::string message, std::uint64_t offset) {
   return make_error(std::move(code), std::move(message), Location::at_offset(offset));
 }
 
@@ -100,7 +101,7 @@ struct Layout {
 // An optional unsigned integer member (def when absent).
 Result<std::uint64_t> uint_member(const Json& obj, const char* key,
                                   std::optional<std::uint64_t> def, const std::string& ptr,
-                                  const char* code) {
+                                  core::ErrorCode code) {
   auto it = obj.find(key);
   if (it == obj.end()) {
     if (def) return *def;
@@ -113,7 +114,7 @@ Result<std::uint64_t> uint_member(const Json& obj, const char* key,
 
 // obj[key] as an index below n.
 Result<std::size_t> index_member(const Json& obj, const char* key, std::size_t n,
-                                 const std::string& ptr, const char* code, const char* what) {
+                                 const std::string& ptr, core::ErrorCode code, const char* what) {
   auto v = uint_member(obj, key, std::nullopt, ptr, code);
   if (!v) return std::move(v).error();
   if (*v >= n)
@@ -163,61 +164,65 @@ bool is_glb(Bytes b) {
 
 Result<GlbChunks> split_glb(Bytes b) {
   GlbChunks out;
-  if (b.size() < 12) return at_byte("GLB_TRUNCATED", "the GLB header needs 12 bytes", b.size());
-  if (!is_glb(b)) return at_byte("GLB_MAGIC", "not a GLB: the file does not start with glTF", 0);
+  if (b.size() < 12)
+    return at_byte(codes::GLB_TRUNCATED, "the GLB header needs 12 bytes", b.size());
+  if (!is_glb(b))
+    return at_byte(codes::GLB_MAGIC, "not a GLB: the file does not start with glTF", 0);
   const std::uint32_t version = core::load_le<std::uint32_t>(b.data() + 4);
   const std::uint32_t length = core::load_le<std::uint32_t>(b.data() + 8);
   if (version != 2)
-    return at_byte("GLB_VERSION", "GLB version " + std::to_string(version) + " (need 2)", 4);
+    return at_byte(codes::GLB_VERSION, "GLB version " + std::to_string(version) + " (need 2)", 4);
   if (length > b.size())
-    return at_byte("GLB_TRUNCATED",
+    return at_byte(codes::GLB_TRUNCATED,
                    "the header declares " + std::to_string(length) + " bytes, the file has " +
                        std::to_string(b.size()),
                    8);
   if (length < 20)
-    return at_byte("GLB_LENGTH", "declared length " + std::to_string(length) + " < 20", 8);
+    return at_byte(codes::GLB_LENGTH, "declared length " + std::to_string(length) + " < 20", 8);
   if (length < b.size())
     out.warnings.push_back(
-        {"GLB_TRAILING_BYTES",
+        {codes::GLB_TRAILING_BYTES,
          std::to_string(b.size() - length) + " bytes after the declared GLB length are ignored"});
   const Bytes glb = b.first(length);
   const std::uint32_t json_len = core::load_le<std::uint32_t>(glb.data() + 12);
   const std::uint32_t json_type = core::load_le<std::uint32_t>(glb.data() + 16);
-  if (json_type != kChunkJson) return at_byte("GLB_CHUNK_TYPE", "the first chunk must be JSON", 16);
+  if (json_type != kChunkJson)
+    return at_byte(codes::GLB_CHUNK_TYPE, "the first chunk must be JSON", 16);
   if (json_len > length - 20)
-    return at_byte("GLB_CHUNK_LENGTH",
+    return at_byte(codes::GLB_CHUNK_LENGTH,
                    "JSON chunk length " + std::to_string(json_len) + " runs past the end (" +
                        std::to_string(length - 20) + " bytes left)",
                    12);
   if (json_len % 4 != 0)
-    out.warnings.push_back({"GLB_ALIGNMENT", "the JSON chunk length is not a multiple of 4"});
+    out.warnings.push_back({codes::GLB_ALIGNMENT, "the JSON chunk length is not a multiple of 4"});
   Bytes text = glb.subspan(20, json_len);
   // Padding is spaces (§4.4.3.2); some writers pad with NUL bytes.
   std::size_t end = text.size();
   while (end > 0 && text[end - 1] == 0) --end;
   if (end != text.size())
-    out.warnings.push_back({"GLB_JSON_NUL_PADDING", "the JSON chunk is padded with NUL bytes"});
+    out.warnings.push_back(
+        {codes::GLB_JSON_NUL_PADDING, "the JSON chunk is padded with NUL bytes"});
   out.json = text.first(end);
   std::size_t at = 20 + std::size_t{json_len};
   bool first = true;
   while (at < length) {
-    if (length - at < 8) return at_byte("GLB_TRUNCATED", "a chunk header needs 8 bytes", at);
+    if (length - at < 8) return at_byte(codes::GLB_TRUNCATED, "a chunk header needs 8 bytes", at);
     const std::uint32_t len = core::load_le<std::uint32_t>(glb.data() + at);
     const std::uint32_t type = core::load_le<std::uint32_t>(glb.data() + at + 4);
     if (len > length - at - 8)
-      return at_byte("GLB_CHUNK_LENGTH",
+      return at_byte(codes::GLB_CHUNK_LENGTH,
                      "chunk length " + std::to_string(len) + " runs past the end (" +
                          std::to_string(length - at - 8) + " bytes left)",
                      at);
     if (type == kChunkBin) {
       if (!first)
-        return at_byte("GLB_CHUNK_TYPE", "the BIN chunk must directly follow the JSON chunk",
+        return at_byte(codes::GLB_CHUNK_TYPE, "the BIN chunk must directly follow the JSON chunk",
                        at + 4);
       out.bin = glb.subspan(at + 8, len);
     } else if (type == kChunkJson) {
-      return at_byte("GLB_CHUNK_TYPE", "a second JSON chunk", at + 4);
+      return at_byte(codes::GLB_CHUNK_TYPE, "a second JSON chunk", at + 4);
     } else {
-      out.warnings.push_back({"GLB_UNKNOWN_CHUNK",
+      out.warnings.push_back({codes::GLB_UNKNOWN_CHUNK,
                               "chunk at byte " + std::to_string(at) + " of unknown type skipped"});
     }
     first = false;
@@ -239,15 +244,15 @@ Result<std::string> resolve_gltf_uri(const std::string& base, const std::string&
       path += uri[i];
     }
   }
-  if (path.empty()) return at_ptr("GLTF_URI_UNSAFE", "empty uri", ptr);
+  if (path.empty()) return at_ptr(codes::GLTF_URI_UNSAFE, "empty uri", ptr);
   if (path.find('\0') != std::string::npos)
-    return at_ptr("GLTF_URI_UNSAFE", "uri holds a NUL byte", ptr);
+    return at_ptr(codes::GLTF_URI_UNSAFE, "uri holds a NUL byte", ptr);
   if (path[0] == '/' || path[0] == '\\')
-    return at_ptr("GLTF_URI_UNSAFE", "absolute path " + uri + " is not allowed", ptr);
+    return at_ptr(codes::GLTF_URI_UNSAFE, "absolute path " + uri + " is not allowed", ptr);
   const auto colon = path.find(':');
   const auto slash = path.find('/');
   if (colon != std::string::npos && (slash == std::string::npos || colon < slash))
-    return at_ptr("GLTF_URI_UNSAFE",
+    return at_ptr(codes::GLTF_URI_UNSAFE,
                   "uri " + uri + " has a scheme or drive; only relative file paths are read", ptr);
   std::string out = base;
   std::size_t start = 0;
@@ -256,7 +261,7 @@ Result<std::string> resolve_gltf_uri(const std::string& base, const std::string&
     if (stop == std::string::npos) stop = path.size();
     const std::string seg = path.substr(start, stop - start);
     if (seg == "..")
-      return at_ptr("GLTF_URI_UNSAFE", "uri " + uri + " leaves its folder (..)", ptr);
+      return at_ptr(codes::GLTF_URI_UNSAFE, "uri " + uri + " leaves its folder (..)", ptr);
     if (!seg.empty() && seg != ".") {
       if (!out.empty()) out += '/';
       out += seg;
@@ -281,7 +286,7 @@ struct GltfDocument::Impl {
 
   core::Status charge(std::uint64_t n, const std::string& ptr) {
     if (n > options.max_total_bytes || used > options.max_total_bytes - n)
-      return at_ptr("GLTF_LIMIT",
+      return at_ptr(codes::GLTF_LIMIT,
                     "loading " + std::to_string(n) + " more bytes would pass the limit of " +
                         std::to_string(options.max_total_bytes),
                     ptr);
@@ -334,7 +339,7 @@ Result<GltfDocument> GltfDocument::load(Bytes bytes, const GltfLoadOptions& opti
     }
   }
   if (text.size() > options.max_total_bytes)
-    return at_byte("GLTF_LIMIT",
+    return at_byte(codes::GLTF_LIMIT,
                    "glTF JSON of " + std::to_string(text.size()) + " bytes is over the limit of " +
                        std::to_string(options.max_total_bytes),
                    text_offset);
@@ -349,7 +354,7 @@ Result<GltfDocument> GltfDocument::load(Bytes bytes, const GltfLoadOptions& opti
   }
   if (!json->is_object())
     return at_ptr(
-        "GLTF_NOT_OBJECT",
+        codes::GLTF_NOT_OBJECT,
         std::string("the glTF JSON must be an object, not ") + core::json_type_name(*json), "");
   impl->root = std::move(*json);
   return GltfDocument(std::move(impl));
@@ -370,13 +375,13 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
   Impl& m = *impl_;
   if (auto it = m.buffers.find(index); it != m.buffers.end()) return Bytes(it->second);
   const std::string ptr = core::json_pointer_join("/buffers", index);
-  if (index >= count("buffers")) return at_ptr("GLTF_BUFFER", "no such buffer", ptr);
+  if (index >= count("buffers")) return at_ptr(codes::GLTF_BUFFER, "no such buffer", ptr);
   const Json& buf = m.root["buffers"][index];
-  if (!buf.is_object()) return at_ptr("GLTF_BUFFER", "a buffer must be an object", ptr);
-  auto len = uint_member(buf, "byteLength", std::nullopt, ptr, "GLTF_BUFFER");
+  if (!buf.is_object()) return at_ptr(codes::GLTF_BUFFER, "a buffer must be an object", ptr);
+  auto len = uint_member(buf, "byteLength", std::nullopt, ptr, codes::GLTF_BUFFER);
   if (!len) return std::move(len).error();
   const auto short_of = [&](std::uint64_t have, const std::string& what) {
-    return at_ptr("GLTF_BUFFER",
+    return at_ptr(codes::GLTF_BUFFER,
                   "byteLength " + std::to_string(*len) + " but " + what + " holds only " +
                       std::to_string(have) + " bytes",
                   ptr + "/byteLength");
@@ -386,15 +391,16 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
   if (uri == buf.end()) {
     // glTF 2.0 §4.4.3.3: buffer 0 without a uri is the GLB-stored BIN chunk.
     if (!m.glb || index != 0)
-      return at_ptr("GLTF_BUFFER", "a buffer without a uri must be buffer 0 of a GLB", ptr);
+      return at_ptr(codes::GLTF_BUFFER, "a buffer without a uri must be buffer 0 of a GLB", ptr);
     if (!m.has_bin)
-      return at_ptr("GLTF_BUFFER", "buffer 0 refers to the BIN chunk, but the GLB has none", ptr);
+      return at_ptr(codes::GLTF_BUFFER, "buffer 0 refers to the BIN chunk, but the GLB has none",
+                    ptr);
     if (m.bin.size() < *len) return short_of(m.bin.size(), "the BIN chunk");
     // The BIN chunk is charged already.
     data.assign(m.bin.begin(), m.bin.begin() + static_cast<std::ptrdiff_t>(*len));
     return Bytes(m.buffers.emplace(index, std::move(data)).first->second);
   }
-  if (!uri->is_string()) return at_ptr("GLTF_BUFFER", "uri must be a string", ptr + "/uri");
+  if (!uri->is_string()) return at_ptr(codes::GLTF_BUFFER, "uri must be a string", ptr + "/uri");
   const std::string& u = uri->get_ref<const std::string&>();
   std::string scheme = u.substr(0, 5);
   for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -402,7 +408,7 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
     const std::size_t comma = u.find(',');
     const std::string_view head = std::string_view(u).substr(0, comma);
     if (comma == std::string::npos || head.size() < 7 || head.substr(head.size() - 7) != ";base64")
-      return at_ptr("GLTF_URI", "a data: URI must be base64 (data:…;base64,…)", ptr + "/uri");
+      return at_ptr(codes::GLTF_URI, "a data: URI must be base64 (data:…;base64,…)", ptr + "/uri");
     const std::string_view payload = std::string_view(u).substr(comma + 1);
     const std::size_t have = core::base64_decoded_size(payload);
     if (have < *len) return short_of(have, "the data: URI");
@@ -418,7 +424,7 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
     data = std::move(*decoded);
   } else {
     if (m.options.base_dir.empty())
-      return at_ptr("GLTF_URI_EXTERNAL",
+      return at_ptr(codes::GLTF_URI_EXTERNAL,
                     "buffer refers to the file \"" + u +
                         "\", but the document was loaded from bytes without a folder; "
                         "embed the buffer (GLB or data: URI) or load the file from disk",
@@ -444,41 +450,42 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
 Result<GltfAccessorInfo> GltfDocument::accessor(std::size_t index) const {
   const std::string ptr = core::json_pointer_join("/accessors", index);
   if (index >= count("accessors"))
-    return at_ptr("GLTF_ACCESSOR",
+    return at_ptr(codes::GLTF_ACCESSOR,
                   "no accessor " + std::to_string(index) + " (the file has " +
                       std::to_string(count("accessors")) + ")",
                   ptr);
   const Json& a = impl_->root["accessors"][index];
-  if (!a.is_object()) return at_ptr("GLTF_ACCESSOR", "an accessor must be an object", ptr);
+  if (!a.is_object()) return at_ptr(codes::GLTF_ACCESSOR, "an accessor must be an object", ptr);
   GltfAccessorInfo info;
   auto type = a.find("type");
   std::size_t rows = 0;
   if (type == a.end() || !type->is_string() ||
       !type_shape(type->get_ref<const std::string&>(), info.components, rows))
-    return at_ptr("GLTF_ACCESSOR", "type must be SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4",
+    return at_ptr(codes::GLTF_ACCESSOR, "type must be SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4",
                   ptr + "/type");
   info.type = type->get<std::string>();
-  auto ct = uint_member(a, "componentType", std::nullopt, ptr, "GLTF_ACCESSOR");
+  auto ct = uint_member(a, "componentType", std::nullopt, ptr, codes::GLTF_ACCESSOR);
   if (!ct) return std::move(ct).error();
   if (!valid_component(static_cast<std::uint32_t>(*ct)))
-    return at_ptr("GLTF_ACCESSOR", "unknown componentType " + std::to_string(*ct),
+    return at_ptr(codes::GLTF_ACCESSOR, "unknown componentType " + std::to_string(*ct),
                   ptr + "/componentType");
   info.component_type = static_cast<GltfComponent>(*ct);
   if (auto it = a.find("normalized"); it != a.end()) {
     if (!it->is_boolean())
-      return at_ptr("GLTF_ACCESSOR", "normalized must be true or false", ptr + "/normalized");
+      return at_ptr(codes::GLTF_ACCESSOR, "normalized must be true or false", ptr + "/normalized");
     info.normalized = it->get<bool>();
     if (info.normalized && (info.component_type == GltfComponent::kFloat ||
                             info.component_type == GltfComponent::kUnsignedInt))
-      return at_ptr("GLTF_ACCESSOR", "only (unsigned) byte and short accessors can be normalized",
+      return at_ptr(codes::GLTF_ACCESSOR,
+                    "only (unsigned) byte and short accessors can be normalized",
                     ptr + "/normalized");
   }
-  auto n = uint_member(a, "count", std::nullopt, ptr, "GLTF_ACCESSOR");
+  auto n = uint_member(a, "count", std::nullopt, ptr, codes::GLTF_ACCESSOR);
   if (!n) return std::move(n).error();
   info.count = *n;
   if (a.contains("bufferView")) {
-    auto v =
-        index_member(a, "bufferView", count("bufferViews"), ptr, "GLTF_ACCESSOR", "bufferViews");
+    auto v = index_member(a, "bufferView", count("bufferViews"), ptr, codes::GLTF_ACCESSOR,
+                          "bufferViews");
     if (!v) return std::move(v).error();
     info.buffer_view = *v;
   }
@@ -507,7 +514,7 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
     if (info->normalized || (info->component_type != GltfComponent::kUnsignedByte &&
                              info->component_type != GltfComponent::kUnsignedShort &&
                              info->component_type != GltfComponent::kUnsignedInt))
-      return at_ptr("GLTF_ACCESSOR",
+      return at_ptr(codes::GLTF_ACCESSOR,
                     "an unsigned integer accessor that is not normalized is needed here",
                     ptr + "/componentType");
   }
@@ -521,7 +528,7 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
     auto bytes = doc.buffer_view(v);
     if (!bytes) return std::move(bytes).error();
     const std::string vp = core::json_pointer_join("/bufferViews", v);
-    auto stride = uint_member(root["bufferViews"][v], "byteStride", 0, vp, "GLTF_BUFFER_VIEW");
+    auto stride = uint_member(root["bufferViews"][v], "byteStride", 0, vp, codes::GLTF_BUFFER_VIEW);
     if (!stride) return std::move(stride).error();
     return View{*bytes, static_cast<std::size_t>(*stride)};
   };
@@ -535,7 +542,7 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
 
   // The decoded array is bounded by max_total_bytes before it is allocated.
   const auto over_limit = [&] {
-    return at_ptr("GLTF_LIMIT",
+    return at_ptr(codes::GLTF_LIMIT,
                   "accessor of " + std::to_string(info->count) + " elements is over the limit of " +
                       std::to_string(options.max_total_bytes) + " bytes",
                   ptr + "/count");
@@ -548,14 +555,14 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
     if (!view) return std::move(view).error();
     const std::size_t stride = view->stride != 0 ? view->stride : layout.element_size;
     if (stride < layout.element_size)
-      return at_ptr("GLTF_BUFFER_VIEW",
+      return at_ptr(codes::GLTF_BUFFER_VIEW,
                     "byteStride " + std::to_string(stride) + " is below the element size " +
                         std::to_string(layout.element_size),
                     core::json_pointer_join("/bufferViews", *info->buffer_view) + "/byteStride");
-    auto off = uint_member(a, "byteOffset", 0, ptr, "GLTF_ACCESSOR");
+    auto off = uint_member(a, "byteOffset", 0, ptr, codes::GLTF_ACCESSOR);
     if (!off) return std::move(off).error();
     if (!fits(*off, info->count, stride, layout.element_size, view->bytes.size()))
-      return at_ptr("GLTF_ACCESSOR",
+      return at_ptr(codes::GLTF_ACCESSOR,
                     std::to_string(info->count) + " elements of " +
                         std::to_string(layout.element_size) + " bytes every " +
                         std::to_string(stride) + " from byte " + std::to_string(*off) +
@@ -574,7 +581,7 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
     // No bufferView: zeros (glTF 2.0 §3.6.2.1); nothing but the caps bound count.
     if (values * sizeof(T) > options.max_total_bytes) return over_limit();
     if (info->count * layout.element_size > options.max_zero_accessor_bytes)
-      return at_ptr("GLTF_LIMIT",
+      return at_ptr(codes::GLTF_LIMIT,
                     "accessor without a bufferView declares " + std::to_string(info->count) +
                         " elements, over the limit of " +
                         std::to_string(options.max_zero_accessor_bytes) + " bytes",
@@ -586,18 +593,18 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
   // Sparse substitution (glTF 2.0 §3.6.2.3).
   const std::string sp = ptr + "/sparse";
   const Json& s = a["sparse"];
-  if (!s.is_object()) return at_ptr("GLTF_SPARSE", "sparse must be an object", sp);
-  auto n = uint_member(s, "count", std::nullopt, sp, "GLTF_SPARSE");
+  if (!s.is_object()) return at_ptr(codes::GLTF_SPARSE, "sparse must be an object", sp);
+  auto n = uint_member(s, "count", std::nullopt, sp, codes::GLTF_SPARSE);
   if (!n) return std::move(n).error();
   if (*n == 0 || *n > info->count)
-    return at_ptr("GLTF_SPARSE",
+    return at_ptr(codes::GLTF_SPARSE,
                   "sparse count " + std::to_string(*n) + " must be 1 to the accessor's count " +
                       std::to_string(info->count),
                   sp + "/count");
   const auto part = [&](const char* key) -> Result<const Json*> {
     auto it = s.find(key);
     if (it == s.end() || !it->is_object())
-      return at_ptr("GLTF_SPARSE", std::string(key) + " must be an object", sp + "/" + key);
+      return at_ptr(codes::GLTF_SPARSE, std::string(key) + " must be an object", sp + "/" + key);
     return &*it;
   };
   auto ind = part("indices");
@@ -605,39 +612,39 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
   auto val = part("values");
   if (!val) return std::move(val).error();
   const std::string ip = sp + "/indices", vp = sp + "/values";
-  auto ict = uint_member(**ind, "componentType", std::nullopt, ip, "GLTF_SPARSE");
+  auto ict = uint_member(**ind, "componentType", std::nullopt, ip, codes::GLTF_SPARSE);
   if (!ict) return std::move(ict).error();
   if (*ict != 5121 && *ict != 5123 && *ict != 5125)
-    return at_ptr("GLTF_SPARSE", "sparse indices must be UNSIGNED_BYTE, _SHORT or _INT",
+    return at_ptr(codes::GLTF_SPARSE, "sparse indices must be UNSIGNED_BYTE, _SHORT or _INT",
                   ip + "/componentType");
   const auto ic = static_cast<GltfComponent>(*ict);
   const std::size_t isize = component_size(ic);
-  auto iv =
-      index_member(**ind, "bufferView", doc.count("bufferViews"), ip, "GLTF_SPARSE", "bufferViews");
+  auto iv = index_member(**ind, "bufferView", doc.count("bufferViews"), ip, codes::GLTF_SPARSE,
+                         "bufferViews");
   if (!iv) return std::move(iv).error();
-  auto ioff = uint_member(**ind, "byteOffset", 0, ip, "GLTF_SPARSE");
+  auto ioff = uint_member(**ind, "byteOffset", 0, ip, codes::GLTF_SPARSE);
   if (!ioff) return std::move(ioff).error();
-  auto vv =
-      index_member(**val, "bufferView", doc.count("bufferViews"), vp, "GLTF_SPARSE", "bufferViews");
+  auto vv = index_member(**val, "bufferView", doc.count("bufferViews"), vp, codes::GLTF_SPARSE,
+                         "bufferViews");
   if (!vv) return std::move(vv).error();
-  auto voff = uint_member(**val, "byteOffset", 0, vp, "GLTF_SPARSE");
+  auto voff = uint_member(**val, "byteOffset", 0, vp, codes::GLTF_SPARSE);
   if (!voff) return std::move(voff).error();
   auto iview = view_of(*iv);
   if (!iview) return std::move(iview).error();
   auto vview = view_of(*vv);
   if (!vview) return std::move(vview).error();
   if (!fits(*ioff, *n, isize, isize, iview->bytes.size()))
-    return at_ptr("GLTF_SPARSE",
+    return at_ptr(codes::GLTF_SPARSE,
                   std::to_string(*n) + " indices run past bufferView " + std::to_string(*iv), ip);
   if (!fits(*voff, *n, layout.element_size, layout.element_size, vview->bytes.size()))
-    return at_ptr("GLTF_SPARSE",
+    return at_ptr(codes::GLTF_SPARSE,
                   std::to_string(*n) + " values run past bufferView " + std::to_string(*vv), vp);
   std::uint64_t previous = 0;
   for (std::size_t k = 0; k < *n; ++k) {
     const std::uint64_t i =
         component_value<std::uint64_t>(iview->bytes.data() + *ioff + k * isize, ic, false);
     if (i >= info->count || (k > 0 && i <= previous))
-      return at_ptr("GLTF_SPARSE",
+      return at_ptr(codes::GLTF_SPARSE,
                     "index " + std::to_string(k) + " (" + std::to_string(i) +
                         ") is not increasing or not below the count " + std::to_string(info->count),
                     ip);
@@ -653,19 +660,20 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
 Result<Bytes> GltfDocument::buffer_view(std::size_t v) {
   const std::string vp = core::json_pointer_join("/bufferViews", v);
   if (v >= count("bufferViews"))
-    return at_ptr("GLTF_BUFFER_VIEW", "there is no bufferView " + std::to_string(v), vp);
+    return at_ptr(codes::GLTF_BUFFER_VIEW, "there is no bufferView " + std::to_string(v), vp);
   const Json& view = json()["bufferViews"][v];
-  if (!view.is_object()) return at_ptr("GLTF_BUFFER_VIEW", "a bufferView must be an object", vp);
-  auto b = index_member(view, "buffer", count("buffers"), vp, "GLTF_BUFFER_VIEW", "buffers");
+  if (!view.is_object())
+    return at_ptr(codes::GLTF_BUFFER_VIEW, "a bufferView must be an object", vp);
+  auto b = index_member(view, "buffer", count("buffers"), vp, codes::GLTF_BUFFER_VIEW, "buffers");
   if (!b) return std::move(b).error();
-  auto off = uint_member(view, "byteOffset", 0, vp, "GLTF_BUFFER_VIEW");
+  auto off = uint_member(view, "byteOffset", 0, vp, codes::GLTF_BUFFER_VIEW);
   if (!off) return std::move(off).error();
-  auto len = uint_member(view, "byteLength", std::nullopt, vp, "GLTF_BUFFER_VIEW");
+  auto len = uint_member(view, "byteLength", std::nullopt, vp, codes::GLTF_BUFFER_VIEW);
   if (!len) return std::move(len).error();
   auto data = buffer(*b);
   if (!data) return std::move(data).error();
   if (*off > data->size() || *len > data->size() - *off)
-    return at_ptr("GLTF_BUFFER_VIEW",
+    return at_ptr(codes::GLTF_BUFFER_VIEW,
                   "bytes " + std::to_string(*off) + " + " + std::to_string(*len) +
                       " run past buffer " + std::to_string(*b) + " (" +
                       std::to_string(data->size()) + " bytes)",

@@ -51,7 +51,7 @@ core::Result<std::vector<std::uint8_t>> begin_edit(GltfDocument& doc, const core
 
 core::Error gltf_error_at(const core::ErrorCode& code, const std::string& message,
                           const std::string& pointer) {
-  return core::make_error(code.str(), message, core::Location::at_pointer(pointer));
+  return core::make_error(code, message, core::Location::at_pointer(pointer));
 }
 
 std::optional<std::size_t> gltf_index_member(const Json& j, const char* key) {

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "charkit/core/json.h"
+#include "charkit/scene/error_codes.h"
 
 namespace charkit::scene {
 namespace {
@@ -14,7 +15,7 @@ namespace {
 using core::Json;
 using core::make_error;
 
-core::Error scene_error(std::string code, std::string message, std::string pointer) {
+core::Error scene_error(core::ErrorCode code, std::string message, std::string pointer) {
   return make_error(std::move(code), std::move(message),
                     core::Location::at_pointer(std::move(pointer)));
 }
@@ -46,10 +47,10 @@ bool all_finite_values(const std::vector<std::array<float, N>>& values) {
 core::Status validate_mesh(const Scene& scene, const Mesh& mesh, const std::string& where) {
   const std::size_t vc = mesh.vertex_count();
   if (vc == 0) {
-    return scene_error("SCENE_MESH_NO_VERTICES", "a mesh needs at least one position", where);
+    return scene_error(codes::SCENE_MESH_NO_VERTICES, "a mesh needs at least one position", where);
   }
   if (vc > std::numeric_limits<std::uint32_t>::max()) {
-    return scene_error("SCENE_MESH_TOO_LARGE", "more than 2^32-1 vertices", where);
+    return scene_error(codes::SCENE_MESH_TOO_LARGE, "more than 2^32-1 vertices", where);
   }
   bool counts = count_ok(mesh.normals, vc) && count_ok(mesh.tangents, vc) &&
                 count_ok(mesh.colors, vc) && count_ok(mesh.joints, vc) &&
@@ -58,37 +59,39 @@ core::Status validate_mesh(const Scene& scene, const Mesh& mesh, const std::stri
     counts = counts && set.size() == vc;
   }
   if (!counts) {
-    return scene_error("SCENE_MESH_ATTRIBUTE_COUNT",
+    return scene_error(codes::SCENE_MESH_ATTRIBUTE_COUNT,
                        "every present attribute needs one value per position", where);
   }
   if (mesh.joints.empty() != mesh.weights.empty()) {
-    return scene_error("SCENE_MESH_SKIN_ATTRIBUTES", "joints and weights come together", where);
+    return scene_error(codes::SCENE_MESH_SKIN_ATTRIBUTES, "joints and weights come together",
+                       where);
   }
   for (std::size_t c = 0; c < mesh.custom.size(); ++c) {
     const CustomAttribute& a = mesh.custom[c];
     const std::string cw = core::json_pointer_join(where + "/custom", c);
     // glTF 2.0 §3.7.2.1: application-specific attributes start with '_'.
     if (a.name.size() < 2 || a.name[0] != '_' || a.components < 1 || a.components > 4) {
-      return scene_error("SCENE_MESH_CUSTOM_ATTRIBUTE",
+      return scene_error(codes::SCENE_MESH_CUSTOM_ATTRIBUTE,
                          "a custom attribute needs a name starting with '_' and 1..4 components",
                          cw);
     }
     if (a.values.size() != vc * a.components) {
-      return scene_error("SCENE_MESH_ATTRIBUTE_COUNT",
+      return scene_error(codes::SCENE_MESH_ATTRIBUTE_COUNT,
                          "every present attribute needs one value per position", cw);
     }
     if (!finite(a.values.data(), a.values.size())) {
-      return scene_error("SCENE_MESH_NOT_FINITE", "a vertex attribute holds NaN or infinity", cw);
+      return scene_error(codes::SCENE_MESH_NOT_FINITE, "a vertex attribute holds NaN or infinity",
+                         cw);
     }
   }
   for (std::size_t t = 0; t < mesh.targets.size(); ++t) {
     const MorphTarget& target = mesh.targets[t];
     const std::string tw = core::json_pointer_join(where + "/targets", t);
     if (target.positions.size() != vc)
-      return scene_error("SCENE_MESH_ATTRIBUTE_COUNT",
+      return scene_error(codes::SCENE_MESH_ATTRIBUTE_COUNT,
                          "a morph target needs one displacement per position", tw);
     if (!all_finite_values(target.positions) || !std::isfinite(target.weight))
-      return scene_error("SCENE_MESH_NOT_FINITE", "a morph target holds NaN or infinity", tw);
+      return scene_error(codes::SCENE_MESH_NOT_FINITE, "a morph target holds NaN or infinity", tw);
   }
   // Non-finite floats cannot be written as JSON min/max and are invalid glTF data.
   bool all_finite = all_finite_values(mesh.positions) && all_finite_values(mesh.normals) &&
@@ -98,42 +101,43 @@ core::Status validate_mesh(const Scene& scene, const Mesh& mesh, const std::stri
     all_finite = all_finite && all_finite_values(set);
   }
   if (!all_finite) {
-    return scene_error("SCENE_MESH_NOT_FINITE", "a vertex attribute holds NaN or infinity", where);
+    return scene_error(codes::SCENE_MESH_NOT_FINITE, "a vertex attribute holds NaN or infinity",
+                       where);
   }
   if (!mesh.joints.empty()) {
     if (!scene.skeleton) {
-      return scene_error("SCENE_MESH_NO_SKELETON", "a mesh with joints needs a scene skeleton",
+      return scene_error(codes::SCENE_MESH_NO_SKELETON, "a mesh with joints needs a scene skeleton",
                          where);
     }
     const std::size_t jc = scene.skeleton->joint_count();
     for (const auto& j : mesh.joints) {
       for (std::uint16_t v : j) {
         if (v >= jc) {
-          return scene_error("SCENE_MESH_JOINT_RANGE",
+          return scene_error(codes::SCENE_MESH_JOINT_RANGE,
                              "joint index " + std::to_string(v) + " >= joint count", where);
         }
       }
     }
   }
   if (mesh.primitives.empty()) {
-    return scene_error("SCENE_MESH_NO_PRIMITIVES", "glTF needs at least one primitive per mesh",
-                       where);
+    return scene_error(codes::SCENE_MESH_NO_PRIMITIVES,
+                       "glTF needs at least one primitive per mesh", where);
   }
   for (std::size_t p = 0; p < mesh.primitives.size(); ++p) {
     const Primitive& prim = mesh.primitives[p];
     const std::string pw = core::json_pointer_join(where + "/primitives", p);
     if (prim.indices.empty() || prim.indices.size() % 3 != 0) {
-      return scene_error("SCENE_MESH_INDEX_COUNT",
+      return scene_error(codes::SCENE_MESH_INDEX_COUNT,
                          "a triangle list needs a positive multiple of 3 indices", pw);
     }
     for (std::uint32_t i : prim.indices) {
       if (i >= vc) {
-        return scene_error("SCENE_MESH_INDEX_RANGE",
+        return scene_error(codes::SCENE_MESH_INDEX_RANGE,
                            "index " + std::to_string(i) + " >= vertex count", pw);
       }
     }
     if (prim.material && *prim.material >= scene.materials.size()) {
-      return scene_error("SCENE_MESH_MATERIAL", "material index out of range", pw);
+      return scene_error(codes::SCENE_MESH_MATERIAL, "material index out of range", pw);
     }
   }
   return core::Ok{};
@@ -146,14 +150,14 @@ core::Status validate_nodes(const Scene& scene) {
     const Node& node = scene.nodes[i];
     const std::string where = core::json_pointer_join("/nodes", i);
     if (node.mesh && *node.mesh >= scene.meshes.size()) {
-      return scene_error("SCENE_NODE_MESH", "mesh index out of range", where);
+      return scene_error(codes::SCENE_NODE_MESH, "mesh index out of range", where);
     }
     for (std::uint32_t c : node.children) {
       if (c >= n || c == i) {
-        return scene_error("SCENE_NODE_CHILD", "child index out of range or self", where);
+        return scene_error(codes::SCENE_NODE_CHILD, "child index out of range or self", where);
       }
       if (parent[c] != -1) {
-        return scene_error("SCENE_NODE_TWO_PARENTS",
+        return scene_error(codes::SCENE_NODE_TWO_PARENTS,
                            "node " + std::to_string(c) + " has two parents", where);
       }
       parent[c] = static_cast<std::int64_t>(i);
@@ -164,7 +168,7 @@ core::Status validate_nodes(const Scene& scene) {
     std::int64_t at = parent[i];
     for (std::size_t steps = 0; at != -1; ++steps) {
       if (steps > n) {
-        return scene_error("SCENE_NODE_CYCLE", "the node hierarchy has a cycle",
+        return scene_error(codes::SCENE_NODE_CYCLE, "the node hierarchy has a cycle",
                            core::json_pointer_join("/nodes", i));
       }
       at = parent[static_cast<std::size_t>(at)];
@@ -173,11 +177,11 @@ core::Status validate_nodes(const Scene& scene) {
   for (std::size_t r = 0; r < scene.roots.size(); ++r) {
     const std::uint32_t root = scene.roots[r];
     if (root >= n || parent[root] != -1) {
-      return scene_error("SCENE_NODE_ROOT", "a root must be an existing node without parent",
+      return scene_error(codes::SCENE_NODE_ROOT, "a root must be an existing node without parent",
                          core::json_pointer_join("/roots", r));
     }
     if (std::count(scene.roots.begin(), scene.roots.end(), root) != 1) {
-      return scene_error("SCENE_NODE_ROOT", "a root is listed twice",
+      return scene_error(codes::SCENE_NODE_ROOT, "a root is listed twice",
                          core::json_pointer_join("/roots", r));
     }
   }
@@ -187,24 +191,24 @@ core::Status validate_nodes(const Scene& scene) {
 core::Status validate_skeleton(const Skeleton& s) {
   const std::size_t jc = s.joint_count();
   if (jc == 0 || s.parents.size() != jc) {
-    return scene_error("SCENE_SKELETON_COUNT", "a skeleton needs joints, one parent each",
+    return scene_error(codes::SCENE_SKELETON_COUNT, "a skeleton needs joints, one parent each",
                        "/skeleton");
   }
   if ((!s.local_transforms.empty() && s.local_transforms.size() != jc) ||
       (!s.inverse_bind_matrices.empty() && s.inverse_bind_matrices.size() != jc)) {
-    return scene_error("SCENE_SKELETON_COUNT", "transforms and matrices: none or one per joint",
-                       "/skeleton");
+    return scene_error(codes::SCENE_SKELETON_COUNT,
+                       "transforms and matrices: none or one per joint", "/skeleton");
   }
   for (std::size_t j = 0; j < jc; ++j) {
     const std::int32_t p = s.parents[j];
     if (p < -1 || p >= static_cast<std::int64_t>(j)) {
-      return scene_error("SCENE_SKELETON_PARENT", "a parent must come before its child",
+      return scene_error(codes::SCENE_SKELETON_PARENT, "a parent must come before its child",
                          core::json_pointer_join("/skeleton/parents", j));
     }
   }
   for (const Mat4& m : s.inverse_bind_matrices) {
     if (!finite(m.data(), m.size())) {
-      return scene_error("SCENE_SKELETON_NOT_FINITE", "inverse bind matrix not finite",
+      return scene_error(codes::SCENE_SKELETON_NOT_FINITE, "inverse bind matrix not finite",
                          "/skeleton");
     }
   }
@@ -646,19 +650,19 @@ core::Status validate_scene(const Scene& scene) {
     const Material& mat = scene.materials[m];
     if ((mat.base_color_texture && *mat.base_color_texture >= scene.textures.size()) ||
         (mat.normal_texture && *mat.normal_texture >= scene.textures.size())) {
-      return scene_error("SCENE_MATERIAL_TEXTURE", "texture index out of range",
+      return scene_error(codes::SCENE_MATERIAL_TEXTURE, "texture index out of range",
                          core::json_pointer_join("/materials", m));
     }
   }
   for (std::size_t t = 0; t < scene.textures.size(); ++t) {
     if (scene.textures[t].image >= scene.images.size()) {
-      return scene_error("SCENE_TEXTURE_IMAGE", "image index out of range",
+      return scene_error(codes::SCENE_TEXTURE_IMAGE, "image index out of range",
                          core::json_pointer_join("/textures", t));
     }
   }
   for (std::size_t i = 0; i < scene.images.size(); ++i) {
     if (scene.images[i].png.empty()) {
-      return scene_error("SCENE_IMAGE_EMPTY", "an image needs PNG bytes",
+      return scene_error(codes::SCENE_IMAGE_EMPTY, "an image needs PNG bytes",
                          core::json_pointer_join("/images", i));
     }
   }
@@ -676,7 +680,7 @@ core::Result<std::vector<std::uint8_t>> assemble_glb(std::string json,
   const std::uint64_t total =
       12 + 8 + std::uint64_t{json.size()} + (bin.empty() ? 0 : 8 + std::uint64_t{bin.size()});
   if (total > std::numeric_limits<std::uint32_t>::max()) {
-    return make_error("SCENE_TOO_LARGE", "the GLB file would exceed 4 GiB");
+    return make_error(codes::SCENE_TOO_LARGE, "the GLB file would exceed 4 GiB");
   }
   std::vector<std::uint8_t> out;
   out.reserve(static_cast<std::size_t>(total));

@@ -18,6 +18,8 @@
 #define STB_IMAGE_RESIZE_IMPLEMENTATION
 #include <stb/stb_image_resize.h>
 
+#include "charkit/scene/error_codes.h"
+
 namespace charkit::scene {
 namespace {
 
@@ -34,7 +36,7 @@ core::Result<std::vector<std::uint8_t>> encode(std::uint32_t width, std::uint32_
   // stb takes int sizes and the row stride as int.
   const std::uint64_t int_max = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
   if (width == 0 || height == 0 || px.size() != expected || expected > int_max) {
-    return core::make_error("SCENE_PNG_SIZE",
+    return core::make_error(codes::SCENE_PNG_SIZE,
                             "image size does not match its pixels or is too large");
   }
   std::vector<std::uint8_t> out;
@@ -42,7 +44,7 @@ core::Result<std::vector<std::uint8_t>> encode(std::uint32_t width, std::uint32_
       stbi_write_png_to_func(append_bytes, &out, static_cast<int>(width), static_cast<int>(height),
                              channels, px.data(), static_cast<int>(width) * channels);
   if (ok == 0 || out.empty()) {
-    return core::make_error("SCENE_PNG_ENCODE", "stb_image_write could not encode the PNG");
+    return core::make_error(codes::SCENE_PNG_ENCODE, "stb_image_write could not encode the PNG");
   }
   return out;
 }
@@ -129,7 +131,7 @@ core::Result<std::vector<std::uint8_t>> encode_png_grey(std::uint32_t width, std
 
 core::Result<RgbaImage> decode_image(core::Bytes bytes, std::uint32_t max_side) {
   auto fail = [](std::string why) {
-    return core::make_error("SCENE_IMAGE_DECODE", std::move(why));
+    return core::make_error(codes::SCENE_IMAGE_DECODE, std::move(why));
   };
   auto check_size = [&](std::uint64_t w, std::uint64_t h) -> core::Status {
     if (w == 0 || h == 0 || w > max_side || h > max_side)
@@ -212,7 +214,7 @@ core::Result<std::vector<std::uint8_t>> encode_png16(std::uint32_t width, std::u
   const std::uint64_t int_max = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
   if (width == 0 || height == 0 || (channels != 1 && channels != 4) ||
       samples.size() != std::uint64_t{width} * height * channels || row * height > int_max)
-    return core::make_error("SCENE_PNG_SIZE",
+    return core::make_error(codes::SCENE_PNG_SIZE,
                             "image size does not match its samples or is too large");
   // Filter type 0 on every row, samples big-endian.
   std::vector<std::uint8_t> raw;
@@ -228,7 +230,7 @@ core::Result<std::vector<std::uint8_t>> encode_png16(std::uint32_t width, std::u
   int zlen = 0;
   unsigned char* z = stbi_zlib_compress(raw.data(), static_cast<int>(raw.size()), &zlen, 6);
   if (z == nullptr || zlen <= 0)
-    return core::make_error("SCENE_PNG_ENCODE", "stb_image_write could not compress the PNG");
+    return core::make_error(codes::SCENE_PNG_ENCODE, "stb_image_write could not compress the PNG");
   std::vector<std::uint8_t> out = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
   std::vector<std::uint8_t> ihdr;
   put_be32(ihdr, width);

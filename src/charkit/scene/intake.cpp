@@ -55,10 +55,10 @@ bool ends_with_ci(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && lower(s.substr(s.size() - suffix.size())) == suffix;
 }
 
-Error at_ptr(std::string code, std::string message, std::string pointer) {
+Error at_ptr(core::ErrorCode code, std::string message, std::string pointer) {
   return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
 }
-Error at_byte(std::string code, std::string message, std::uint64_t offset) {
+Error at_byte(core::ErrorCode code, std::string message, std::uint64_t offset) {
   return make_error(std::move(code), std::move(message), Location::at_offset(offset));
 }
 
@@ -91,10 +91,10 @@ class Survey {
     if (it == parent.end()) return &kEmpty;
     const std::string ptr = core::json_pointer_join(parent_ptr, key);
     if (!it->is_array())
-      return at_ptr("GLTF_TYPE",
+      return at_ptr(codes::GLTF_TYPE,
                     std::string(key) + " must be an array, not " + core::json_type_name(*it), ptr);
     if (it->size() > o_.max_count)
-      return at_ptr("GLTF_TOO_MANY",
+      return at_ptr(codes::GLTF_TOO_MANY,
                     std::string(key) + " has " + std::to_string(it->size()) + " entries (limit " +
                         std::to_string(o_.max_count) + ")",
                     ptr);
@@ -102,8 +102,8 @@ class Survey {
   }
   std::optional<Error> need_object(const Json& j, const std::string& ptr) {
     if (j.is_object()) return std::nullopt;
-    return at_ptr("GLTF_TYPE", std::string("expected an object, not ") + core::json_type_name(j),
-                  ptr);
+    return at_ptr(codes::GLTF_TYPE,
+                  std::string("expected an object, not ") + core::json_type_name(j), ptr);
   }
   // An index member that must point into an array of `size` entries.
   Result<std::optional<std::uint32_t>> index_member(const Json& obj, const std::string& obj_ptr,
@@ -112,7 +112,7 @@ class Survey {
     auto it = obj.find(key);
     const std::string ptr = core::json_pointer_join(obj_ptr, key);
     if (it == obj.end()) {
-      if (required) return at_ptr("GLTF_VALUE", std::string(key) + " is required", ptr);
+      if (required) return at_ptr(codes::GLTF_VALUE, std::string(key) + " is required", ptr);
       return std::optional<std::uint32_t>{};
     }
     return index_value(*it, ptr, size, what);
@@ -121,9 +121,10 @@ class Survey {
                                                    std::size_t size, const char* what) {
     auto v = core::json_uint32(j);
     if (!v)
-      return at_ptr("GLTF_TYPE", std::string("index of ") + what + " must be an integer >= 0", ptr);
+      return at_ptr(codes::GLTF_TYPE, std::string("index of ") + what + " must be an integer >= 0",
+                    ptr);
     if (*v >= size)
-      return at_ptr("GLTF_INDEX",
+      return at_ptr(codes::GLTF_INDEX,
                     std::string("index ") + std::to_string(*v) +
                         " is out of range: " + std::to_string(size) + " " + what,
                     ptr);
@@ -134,11 +135,12 @@ class Survey {
     auto it = obj.find(key);
     const std::string ptr = core::json_pointer_join(obj_ptr, key);
     if (it == obj.end()) {
-      if (required) return at_ptr("GLTF_VALUE", std::string(key) + " is required", ptr);
+      if (required) return at_ptr(codes::GLTF_VALUE, std::string(key) + " is required", ptr);
       return fallback;
     }
     auto v = core::json_uint32(*it);
-    if (!v) return at_ptr("GLTF_TYPE", std::string(key) + " must be an integer in 0..2^32-1", ptr);
+    if (!v)
+      return at_ptr(codes::GLTF_TYPE, std::string(key) + " must be an integer in 0..2^32-1", ptr);
     return std::uint64_t{*v};
   }
 
@@ -153,7 +155,7 @@ class Survey {
   std::optional<Error> vrm0(const Json& ext);
   std::optional<Error> vrm1(const Json& ext);
 
-  void warn(std::string code, std::string message) {
+  void warn(core::ErrorCode code, std::string message) {
     info_.warnings.push_back(IntakeWarning{std::move(code), std::move(message)});
   }
 
@@ -177,17 +179,18 @@ class Survey {
 std::optional<Error> Survey::asset() {
   auto it = root_.find("asset");
   if (it == root_.end())
-    return at_ptr("GLTF_ASSET", "glTF needs an asset object with a version", "/asset");
-  if (!it->is_object()) return at_ptr("GLTF_ASSET", "asset must be an object", "/asset");
+    return at_ptr(codes::GLTF_ASSET, "glTF needs an asset object with a version", "/asset");
+  if (!it->is_object()) return at_ptr(codes::GLTF_ASSET, "asset must be an object", "/asset");
   auto v = it->find("version");
   if (v == it->end() || !v->is_string())
-    return at_ptr("GLTF_ASSET", "asset.version must be a string such as \"2.0\"", "/asset/version");
+    return at_ptr(codes::GLTF_ASSET, "asset.version must be a string such as \"2.0\"",
+                  "/asset/version");
   info_.gltf_version = v->get<std::string>();
   // glTF 2.0 §3.2: "<major>.<minor>"; this reader understands major version 2.
   const std::string& ver = info_.gltf_version;
   const auto dot = ver.find('.');
   if (dot == std::string::npos || ver.substr(0, dot) != "2")
-    return at_ptr("GLTF_VERSION", "glTF asset version " + ver + " is not supported (need 2.x)",
+    return at_ptr(codes::GLTF_VERSION, "glTF asset version " + ver + " is not supported (need 2.x)",
                   "/asset/version");
   if (auto g = it->find("generator"); g != it->end() && g->is_string())
     info_.generator = g->get<std::string>();
@@ -207,34 +210,34 @@ std::optional<Error> Survey::buffers(const Container& c) {
     if (uri == arr[i].end()) {
       // glTF 2.0 §4.4.3.3: buffer 0 without a uri is the GLB-stored BIN chunk.
       if (!c.is_glb || i != 0)
-        return at_ptr("GLTF_VALUE", "a buffer without a uri is allowed only as buffer 0 of a GLB",
-                      ptr);
+        return at_ptr(codes::GLTF_VALUE,
+                      "a buffer without a uri is allowed only as buffer 0 of a GLB", ptr);
       if (!c.glb_bin_length)
-        return at_ptr("GLB_BIN_MISSING", "buffer 0 refers to the BIN chunk, but the GLB has none",
-                      ptr);
+        return at_ptr(codes::GLB_BIN_MISSING,
+                      "buffer 0 refers to the BIN chunk, but the GLB has none", ptr);
       if (*len > *c.glb_bin_length)
-        return at_ptr("GLTF_LENGTH",
+        return at_ptr(codes::GLTF_LENGTH,
                       "byteLength " + std::to_string(*len) + " exceeds the BIN chunk (" +
                           std::to_string(*c.glb_bin_length) + " bytes)",
                       ptr + "/byteLength");
       continue;
     }
-    if (!uri->is_string()) return at_ptr("GLTF_TYPE", "uri must be a string", ptr + "/uri");
+    if (!uri->is_string()) return at_ptr(codes::GLTF_TYPE, "uri must be a string", ptr + "/uri");
     const auto& u = uri->get_ref<const std::string&>();
     if (u.rfind("data:", 0) == 0) {
       // base64 holds 3 bytes per 4 characters.
       const auto comma = u.find(',');
       const std::uint64_t payload = comma == std::string::npos ? 0 : (u.size() - comma - 1) / 4 * 3;
       if (*len > payload + 2)
-        return at_ptr("GLTF_LENGTH", "byteLength " + std::to_string(*len) + " exceeds the data URI",
-                      ptr);
+        return at_ptr(codes::GLTF_LENGTH,
+                      "byteLength " + std::to_string(*len) + " exceeds the data URI", ptr);
       continue;
     }
     if (c.resolve) {
       auto size = c.resolve(u, ptr + "/uri");
       if (!size) return std::move(size).error();
       if (*len > *size)
-        return at_ptr("GLTF_LENGTH",
+        return at_ptr(codes::GLTF_LENGTH,
                       "byteLength " + std::to_string(*len) + " exceeds the file " + u + " (" +
                           std::to_string(*size) + " bytes)",
                       ptr + "/byteLength");
@@ -257,7 +260,7 @@ std::optional<Error> Survey::buffer_views() {
     if (!len) return std::move(len).error();
     const std::uint64_t buf_len = buffer_lengths_[**b];
     if (*off + *len > buf_len)
-      return at_ptr("GLTF_LENGTH",
+      return at_ptr(codes::GLTF_LENGTH,
                     "byteOffset + byteLength = " + std::to_string(*off + *len) +
                         " exceeds buffer " + std::to_string(**b) + " (" + std::to_string(buf_len) +
                         " bytes)",
@@ -304,17 +307,18 @@ std::optional<Error> Survey::accessors() {
     if (auto e = need_object(arr[i], ptr)) return e;
     auto count = uint_member(arr[i], ptr, "count", true);
     if (!count) return std::move(count).error();
-    if (*count == 0) return at_ptr("GLTF_VALUE", "count must be at least 1", ptr + "/count");
+    if (*count == 0) return at_ptr(codes::GLTF_VALUE, "count must be at least 1", ptr + "/count");
     auto ct = uint_member(arr[i], ptr, "componentType", true);
     if (!ct) return std::move(ct).error();
     const unsigned csize = component_size(*ct);
     if (csize == 0)
-      return at_ptr("GLTF_VALUE", "unknown componentType " + std::to_string(*ct),
+      return at_ptr(codes::GLTF_VALUE, "unknown componentType " + std::to_string(*ct),
                     ptr + "/componentType");
     auto type = arr[i].find("type");
     const unsigned ncomp =
         (type != arr[i].end() && type->is_string()) ? component_count(type->get<std::string>()) : 0;
-    if (ncomp == 0) return at_ptr("GLTF_VALUE", "type must be SCALAR, VEC2 … MAT4", ptr + "/type");
+    if (ncomp == 0)
+      return at_ptr(codes::GLTF_VALUE, "type must be SCALAR, VEC2 … MAT4", ptr + "/type");
     accessor_counts_.push_back(*count);
     auto view = index_member(arr[i], ptr, "bufferView", view_lengths_.size(), "bufferViews");
     if (!view) return std::move(view).error();
@@ -326,13 +330,13 @@ std::optional<Error> Survey::accessors() {
     if (auto s = (*views_)[**view].find("byteStride"); s != (*views_)[**view].end()) {
       auto sv = core::json_uint32(*s);
       if (!sv)
-        return at_ptr("GLTF_TYPE", "byteStride must be an integer",
+        return at_ptr(codes::GLTF_TYPE, "byteStride must be an integer",
                       "/bufferViews/" + std::to_string(**view));
       if (*sv != 0) stride = *sv;
     }
     const std::uint64_t need = *off + stride * (*count - 1) + elem;
     if (need > view_lengths_[**view])
-      return at_ptr("GLTF_LENGTH",
+      return at_ptr(codes::GLTF_LENGTH,
                     "accessor needs " + std::to_string(need) + " bytes, bufferView " +
                         std::to_string(**view) + " has " + std::to_string(view_lengths_[**view]),
                     ptr);
@@ -348,7 +352,7 @@ std::optional<Error> Survey::meshes() {
     if (auto e = need_object(arr[m], mptr)) return e;
     CHARKIT_TRY_ARRAY(prims, arr[m], mptr, "primitives");
     if (prims.empty())
-      return at_ptr("GLTF_VALUE", "a mesh needs at least one primitive", mptr + "/primitives");
+      return at_ptr(codes::GLTF_VALUE, "a mesh needs at least one primitive", mptr + "/primitives");
     std::size_t mesh_targets = 0;
     for (std::size_t p = 0; p < prims.size(); ++p) {
       const std::string pptr = core::json_pointer_join(mptr + "/primitives", p);
@@ -357,7 +361,7 @@ std::optional<Error> Survey::meshes() {
       ++info_.primitives;
       auto attrs = prim.find("attributes");
       if (attrs == prim.end() || !attrs->is_object())
-        return at_ptr("GLTF_TYPE", "attributes must be an object", pptr + "/attributes");
+        return at_ptr(codes::GLTF_TYPE, "attributes must be an object", pptr + "/attributes");
       for (auto it = attrs->begin(); it != attrs->end(); ++it) {
         auto a = index_value(it.value(), core::json_pointer_join(pptr + "/attributes", it.key()),
                              accessor_counts_.size(), "accessors");
@@ -373,7 +377,7 @@ std::optional<Error> Survey::meshes() {
       const std::uint64_t n = *idx ? accessor_counts_[**idx] : vertex_count;
       auto mode = uint_member(prim, pptr, "mode", false, 4);
       if (!mode) return std::move(mode).error();
-      if (*mode > 6) return at_ptr("GLTF_VALUE", "mode must be 0..6", pptr + "/mode");
+      if (*mode > 6) return at_ptr(codes::GLTF_VALUE, "mode must be 0..6", pptr + "/mode");
       if (*mode == 4) info_.triangles += n / 3;                            // TRIANGLES
       if ((*mode == 5 || *mode == 6) && n >= 3) info_.triangles += n - 2;  // STRIP, FAN
       CHARKIT_TRY_ARRAY(targets, prim, pptr, "targets");
@@ -403,7 +407,7 @@ std::optional<Error> Survey::skins() {
     if (auto e = need_object(arr[s], sptr)) return e;
     CHARKIT_TRY_ARRAY(js, arr[s], sptr, "joints");
     if (js.empty())
-      return at_ptr("GLTF_VALUE", "a skin needs at least one joint", sptr + "/joints");
+      return at_ptr(codes::GLTF_VALUE, "a skin needs at least one joint", sptr + "/joints");
     for (std::size_t j = 0; j < js.size(); ++j) {
       auto n =
           index_value(js[j], core::json_pointer_join(sptr + "/joints", j), nodes_->size(), "nodes");
@@ -414,7 +418,7 @@ std::optional<Error> Survey::skins() {
         index_member(arr[s], sptr, "inverseBindMatrices", accessor_counts_.size(), "accessors");
     if (!ibm) return std::move(ibm).error();
     if (*ibm && accessor_counts_[**ibm] < js.size())
-      return at_ptr("GLTF_LENGTH", "inverseBindMatrices has fewer entries than joints",
+      return at_ptr(codes::GLTF_LENGTH, "inverseBindMatrices has fewer entries than joints",
                     sptr + "/inverseBindMatrices");
   }
   info_.joints = joints.size();
@@ -431,14 +435,15 @@ std::optional<Error> Survey::images(const Container& c) {
     if (!view) return std::move(view).error();
     auto uri = arr[i].find("uri");
     if (uri == arr[i].end()) continue;
-    if (!uri->is_string()) return at_ptr("GLTF_TYPE", "uri must be a string", ptr + "/uri");
+    if (!uri->is_string()) return at_ptr(codes::GLTF_TYPE, "uri must be a string", ptr + "/uri");
     const auto& u = uri->get_ref<const std::string&>();
     if (u.rfind("data:", 0) == 0 || !c.resolve) continue;
     auto size = c.resolve(u, ptr + "/uri");
     if (!size) {
       // Unsafe paths are errors; a missing picture still leaves a model to report.
       if (size.error().code != codes::GLTF_URI_MISSING) return std::move(size).error();
-      warn("IMAGE_MISSING", "image " + std::to_string(i) + " (" + u + ") is not in the archive");
+      warn(codes::IMAGE_MISSING,
+           "image " + std::to_string(i) + " (" + u + ") is not in the archive");
     }
   }
   CHARKIT_TRY_ARRAY(textures, root_, "", "textures");
@@ -484,22 +489,23 @@ std::optional<Error> Survey::vrm0(const Json& ext) {
   std::set<std::string> present;
   if (auto hum = ext.find("humanoid"); hum != ext.end()) {
     if (!hum->is_object())
-      return at_ptr("VRM_TYPE", "humanoid must be an object", "/extensions/VRM/humanoid");
+      return at_ptr(codes::VRM_TYPE, "humanoid must be an object", "/extensions/VRM/humanoid");
     if (auto bones = hum->find("humanBones"); bones != hum->end()) {
       const std::string bptr = "/extensions/VRM/humanoid/humanBones";
       if (!bones->is_array())
-        return at_ptr("VRM_TYPE", "VRM 0.x humanBones must be an array", bptr);
+        return at_ptr(codes::VRM_TYPE, "VRM 0.x humanBones must be an array", bptr);
       for (std::size_t i = 0; i < bones->size(); ++i) {
         const Json& b = (*bones)[i];
         const std::string ptr = core::json_pointer_join(bptr, i);
-        if (!b.is_object()) return at_ptr("VRM_TYPE", "a humanBones entry must be an object", ptr);
+        if (!b.is_object())
+          return at_ptr(codes::VRM_TYPE, "a humanBones entry must be an object", ptr);
         const std::string name = string_member(b, "bone");
         if (name.empty())
-          return at_ptr("VRM_TYPE", "bone must be a non-empty string", ptr + "/bone");
+          return at_ptr(codes::VRM_TYPE, "bone must be a non-empty string", ptr + "/bone");
         auto node = index_member(b, ptr, "node", nodes_->size(), "nodes", true);
         if (!node) return std::move(node).error();
         if (!present.insert(name).second)
-          warn("VRM_DUPLICATE_BONE", "humanoid bone " + name + " is mapped twice");
+          warn(codes::VRM_DUPLICATE_BONE, "humanoid bone " + name + " is mapped twice");
       }
       v.humanoid_bones = bones->size();
     }
@@ -528,15 +534,15 @@ std::optional<Error> Survey::vrm1(const Json& ext) {
   std::set<std::string> present;
   if (auto hum = ext.find("humanoid"); hum != ext.end()) {
     if (!hum->is_object())
-      return at_ptr("VRM_TYPE", "humanoid must be an object", "/extensions/VRMC_vrm/humanoid");
+      return at_ptr(codes::VRM_TYPE, "humanoid must be an object", "/extensions/VRMC_vrm/humanoid");
     if (auto bones = hum->find("humanBones"); bones != hum->end()) {
       const std::string bptr = "/extensions/VRMC_vrm/humanoid/humanBones";
       if (!bones->is_object())
-        return at_ptr("VRM_TYPE", "VRM 1.0 humanBones must be an object", bptr);
+        return at_ptr(codes::VRM_TYPE, "VRM 1.0 humanBones must be an object", bptr);
       for (auto it = bones->begin(); it != bones->end(); ++it) {
         const std::string ptr = core::json_pointer_join(bptr, it.key());
         if (!it.value().is_object())
-          return at_ptr("VRM_TYPE", "a human bone must be an object", ptr);
+          return at_ptr(codes::VRM_TYPE, "a human bone must be an object", ptr);
         auto node = index_member(it.value(), ptr, "node", nodes_->size(), "nodes", true);
         if (!node) return std::move(node).error();
         present.insert(it.key());
@@ -553,18 +559,21 @@ std::optional<Error> Survey::vrm1(const Json& ext) {
 std::optional<Error> Survey::vrm() {
   auto exts = root_.find("extensions");
   if (exts == root_.end()) return std::nullopt;
-  if (!exts->is_object()) return at_ptr("GLTF_TYPE", "extensions must be an object", "/extensions");
+  if (!exts->is_object())
+    return at_ptr(codes::GLTF_TYPE, "extensions must be an object", "/extensions");
   auto v1 = exts->find("VRMC_vrm");
   auto v0 = exts->find("VRM");
   std::optional<Error> e;
   if (v1 != exts->end()) {
     if (!v1->is_object())
-      return at_ptr("VRM_TYPE", "VRMC_vrm must be an object", "/extensions/VRMC_vrm");
+      return at_ptr(codes::VRM_TYPE, "VRMC_vrm must be an object", "/extensions/VRMC_vrm");
     if (v0 != exts->end())
-      warn("VRM_BOTH_VERSIONS", "both VRM (0.x) and VRMC_vrm (1.0) are present; reporting 1.0");
+      warn(codes::VRM_BOTH_VERSIONS,
+           "both VRM (0.x) and VRMC_vrm (1.0) are present; reporting 1.0");
     e = vrm1(*v1);
   } else if (v0 != exts->end()) {
-    if (!v0->is_object()) return at_ptr("VRM_TYPE", "VRM must be an object", "/extensions/VRM");
+    if (!v0->is_object())
+      return at_ptr(codes::VRM_TYPE, "VRM must be an object", "/extensions/VRM");
     e = vrm0(*v0);
   } else {
     return std::nullopt;
@@ -576,17 +585,18 @@ std::optional<Error> Survey::vrm() {
   if (auto used = root_.find("extensionsUsed"); used != root_.end() && used->is_array())
     for (const auto& u : *used)
       listed = listed || (u.is_string() && u.get<std::string>() == ext_name);
-  if (!listed) warn("VRM_NOT_IN_EXTENSIONS_USED", ext_name + " is not listed in extensionsUsed");
+  if (!listed)
+    warn(codes::VRM_NOT_IN_EXTENSIONS_USED, ext_name + " is not listed in extensionsUsed");
   if (!info_.vrm->missing_bones.empty())
-    warn("VRM_REQUIRED_BONES_MISSING", std::to_string(info_.vrm->missing_bones.size()) +
-                                           " required humanoid bones are not mapped");
+    warn(codes::VRM_REQUIRED_BONES_MISSING, std::to_string(info_.vrm->missing_bones.size()) +
+                                                " required humanoid bones are not mapped");
   return std::nullopt;
 }
 
 std::optional<Error> Survey::run(const Container& c) {
   if (!root_.is_object())
     return at_ptr(
-        "GLTF_NOT_OBJECT",
+        codes::GLTF_NOT_OBJECT,
         std::string("the glTF JSON must be an object, not ") + core::json_type_name(root_), "");
   if (auto e = asset()) return e;
   CHARKIT_TRY_ARRAY(nodes, root_, "", "nodes");
@@ -619,7 +629,7 @@ std::optional<Error> Survey::run(const Container& c) {
 Result<ModelInfo> survey_json(std::string_view text, std::uint64_t offset, const IntakeOptions& o,
                               ModelInfo info, const Container& c) {
   if (text.size() > o.max_json_bytes)
-    return at_byte("GLTF_TOO_MANY",
+    return at_byte(codes::GLTF_TOO_MANY,
                    "glTF JSON of " + std::to_string(text.size()) + " bytes is over the limit of " +
                        std::to_string(o.max_json_bytes),
                    offset);
@@ -662,19 +672,19 @@ Result<ModelInfo> inspect_zip(Bytes b, const IntakeOptions& o) {
   zip_source_t* src = zip_source_buffer_create(b.data(), b.size(), 0, &zerr);
   if (!src) {
     zip_error_fini(&zerr);
-    return at_byte("ZIP_OPEN", "cannot read the archive", 0);
+    return at_byte(codes::ZIP_OPEN, "cannot read the archive", 0);
   }
   std::unique_ptr<zip_t, ZipCloser> z(zip_open_from_source(src, ZIP_RDONLY, &zerr));
   if (!z) {
     std::string msg = zip_error_strerror(&zerr);
     zip_source_free(src);
     zip_error_fini(&zerr);
-    return at_byte("ZIP_OPEN", "not a readable zip archive: " + msg, 0);
+    return at_byte(codes::ZIP_OPEN, "not a readable zip archive: " + msg, 0);
   }
   zip_error_fini(&zerr);
   const zip_int64_t n = zip_get_num_entries(z.get(), 0);
   if (n < 0 || static_cast<std::uint64_t>(n) > o.max_zip_entries)
-    return at_byte("ZIP_TOO_MANY_ENTRIES",
+    return at_byte(codes::ZIP_TOO_MANY_ENTRIES,
                    "the archive has " + std::to_string(n) + " entries (limit " +
                        std::to_string(o.max_zip_entries) + ")",
                    0);
@@ -686,37 +696,37 @@ Result<ModelInfo> inspect_zip(Bytes b, const IntakeOptions& o) {
     zip_stat_init(&st);
     if (zip_stat_index(z.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 ||
         !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE))
-      return make_error("ZIP_READ", "cannot read the directory entry " + std::to_string(i));
+      return make_error(codes::ZIP_READ, "cannot read the directory entry " + std::to_string(i));
     const std::string name = st.name;
     total += st.size;
     if (total > o.max_zip_total_bytes)
-      return make_error("ZIP_TOO_LARGE", "the archive unpacks to more than " +
-                                             std::to_string(o.max_zip_total_bytes) + " bytes");
+      return make_error(codes::ZIP_TOO_LARGE, "the archive unpacks to more than " +
+                                                  std::to_string(o.max_zip_total_bytes) + " bytes");
     if (name.empty() || name.back() == '/') continue;
     if (name.rfind("__MACOSX/", 0) == 0) continue;  // Finder's resource forks
     entries.emplace(name, std::make_pair(static_cast<zip_uint64_t>(i), st.size));
     if (ends_with_ci(name, ".gltf")) gltfs.push_back(name);
   }
-  if (gltfs.empty()) return make_error("ZIP_NO_GLTF", "the archive holds no .gltf file");
+  if (gltfs.empty()) return make_error(codes::ZIP_NO_GLTF, "the archive holds no .gltf file");
   if (gltfs.size() > 1)
-    return make_error("ZIP_MANY_GLTF", "the archive holds " + std::to_string(gltfs.size()) +
-                                           " .gltf files (" + gltfs[0] + ", " + gltfs[1] +
-                                           " …); expected one");
+    return make_error(codes::ZIP_MANY_GLTF, "the archive holds " + std::to_string(gltfs.size()) +
+                                                " .gltf files (" + gltfs[0] + ", " + gltfs[1] +
+                                                " …); expected one");
   const std::string gltf_name = gltfs[0];
   const auto [gltf_index, gltf_size] = entries.at(gltf_name);
-  auto member_error = [&](std::string code, std::string msg) {
+  auto member_error = [&](core::ErrorCode code, std::string msg) {
     Error e = make_error(std::move(code), std::move(msg));
     e.location.member = gltf_name;
     return e;
   };
   if (gltf_size > o.max_json_bytes)
-    return member_error("GLTF_TOO_MANY", "the .gltf is " + std::to_string(gltf_size) +
-                                             " bytes (limit " + std::to_string(o.max_json_bytes) +
-                                             ")");
+    return member_error(codes::GLTF_TOO_MANY, "the .gltf is " + std::to_string(gltf_size) +
+                                                  " bytes (limit " +
+                                                  std::to_string(o.max_json_bytes) + ")");
   std::string text(static_cast<std::size_t>(gltf_size), '\0');
   {
     zip_file_t* f = zip_fopen_index(z.get(), gltf_index, 0);
-    if (!f) return member_error("ZIP_READ", "cannot open the entry");
+    if (!f) return member_error(codes::ZIP_READ, "cannot open the entry");
     std::size_t got = 0;
     while (got < text.size()) {
       const zip_int64_t r = zip_fread(f, text.data() + got, text.size() - got);
@@ -726,7 +736,8 @@ Result<ModelInfo> inspect_zip(Bytes b, const IntakeOptions& o) {
     const bool ok = got == text.size();
     zip_fclose(f);  // also checks the CRC once the whole entry has been read
     if (!ok)
-      return member_error("ZIP_READ", "the entry is damaged or shorter than its directory says");
+      return member_error(codes::ZIP_READ,
+                          "the entry is damaged or shorter than its directory says");
   }
   const auto slash = gltf_name.rfind('/');
   const std::string dir = slash == std::string::npos ? std::string() : gltf_name.substr(0, slash);
@@ -736,7 +747,7 @@ Result<ModelInfo> inspect_zip(Bytes b, const IntakeOptions& o) {
     if (!member) return std::move(member).error();
     auto it = entries.find(*member);
     if (it == entries.end())
-      return at_ptr("GLTF_URI_MISSING",
+      return at_ptr(codes::GLTF_URI_MISSING,
                     "uri " + uri + " names " + *member + ", which is not in the archive", ptr);
     return it->second.second;
   };
@@ -759,9 +770,9 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
   info.container = binary ? ModelContainer::kFbxBinary : ModelContainer::kFbxAscii;
   if (binary) {
     if (b.size() < 27)
-      return at_byte("FBX_HEADER", "the FBX binary header needs 27 bytes", b.size());
+      return at_byte(codes::FBX_HEADER, "the FBX binary header needs 27 bytes", b.size());
     if (b[21] != 0x1A || b[22] != 0x00)
-      return at_byte("FBX_HEADER", "bytes 21..22 must be 1A 00", 21);
+      return at_byte(codes::FBX_HEADER, "bytes 21..22 must be 1A 00", 21);
     info.fbx_version = core::load_le<std::uint32_t>(b.data() + 23);
   } else {
     // "; FBX 7.4.0 project file" → 7400; else the FBXVersion: property.
@@ -803,7 +814,7 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
   }
   if (!o.use_assimp) return info;
   if (b.size() > o.max_fbx_bytes)
-    return at_byte("FBX_TOO_LARGE",
+    return at_byte(codes::FBX_TOO_LARGE,
                    "FBX of " + std::to_string(b.size()) + " bytes is over the limit", 0);
   // The counts come back as u64s and the generator as text.
   auto answer = detail::import_fbx_isolated(b, [](const aiScene& scene) {
@@ -849,7 +860,8 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
   core::ByteReader r(*answer);
   std::uint64_t v[10] = {};
   for (auto& x : v)
-    if (!r.read(x)) return at_byte("FBX_IMPORT", "the FBX import process sent a short answer", 0);
+    if (!r.read(x))
+      return at_byte(codes::FBX_IMPORT, "the FBX import process sent a short answer", 0);
   auto size = [](std::uint64_t x) { return static_cast<std::size_t>(x); };
   info.meshes = size(v[0]);
   info.primitives = size(v[0]);
@@ -884,11 +896,11 @@ void name_warnings(const IntakeOptions& o, ModelInfo& info) {
   const bool is_vrm = info.format == ModelFormat::kVrm;
   if (ends_with_ci(o.name, ".vrm") && !is_vrm)
     info.warnings.push_back(
-        {"VRM_EXTENSION_MISSING",
+        {codes::VRM_EXTENSION_MISSING,
          "the file is named .vrm but has neither extensions.VRM nor extensions.VRMC_vrm"});
   if (is_vrm && info.container != ModelContainer::kGlb)
     info.warnings.push_back(
-        {"VRM_NOT_GLB", "VRM is defined as a GLB file; this one is a glTF JSON document"});
+        {codes::VRM_NOT_GLB, "VRM is defined as a GLB file; this one is a glTF JSON document"});
   const bool named_glb = ends_with_ci(o.name, ".glb");
   const bool named_gltf = ends_with_ci(o.name, ".gltf");
   const bool named_fbx = ends_with_ci(o.name, ".fbx");
@@ -896,8 +908,8 @@ void name_warnings(const IntakeOptions& o, ModelInfo& info) {
       (named_gltf && info.container != ModelContainer::kGltfJson) ||
       (named_fbx && info.format != ModelFormat::kFbx))
     info.warnings.push_back(
-        {"NAME_MISMATCH", "the file name's extension does not match its content (" +
-                              std::string(container_name(info.container)) + ")"});
+        {codes::NAME_MISMATCH, "the file name's extension does not match its content (" +
+                                   std::string(container_name(info.container)) + ")"});
 }
 
 }  // namespace
@@ -935,7 +947,7 @@ const std::vector<std::string_view>& required_humanoid_bones(std::string_view vr
 }
 
 Result<ModelInfo> inspect_model(Bytes b, const IntakeOptions& o) {
-  Result<ModelInfo> r = make_error("MODEL_FORMAT_UNKNOWN", "", {});
+  Result<ModelInfo> r = make_error(codes::MODEL_FORMAT_UNKNOWN, "", {});
   if (is_glb(b)) {
     r = inspect_glb(b, o);
   } else if (starts_with(b, "PK\x03\x04") || starts_with(b, "PK\x05\x06")) {
@@ -952,7 +964,7 @@ Result<ModelInfo> inspect_model(Bytes b, const IntakeOptions& o) {
       info.container = ModelContainer::kGltfJson;
       r = survey_json(text, 0, o, std::move(info), Container{});
     } else {
-      return at_byte("MODEL_FORMAT_UNKNOWN",
+      return at_byte(codes::MODEL_FORMAT_UNKNOWN,
                      "not a model this tool knows: expected GLB (glTF magic), glTF JSON, a zip "
                      "with a .gltf, or FBX",
                      0);

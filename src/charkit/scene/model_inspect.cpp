@@ -20,6 +20,7 @@
 #include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/detail/fbx_import.h"
+#include "charkit/scene/error_codes.h"
 #include "charkit/scene/gltf_document.h"
 
 namespace charkit::scene {
@@ -308,7 +309,7 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
 // malformed files); the details come back as JSON text.
 core::Result<Json> fbx_details(core::Bytes b, const IntakeOptions& o) {
   if (b.size() > o.max_fbx_bytes)
-    return core::make_error("FBX_TOO_LARGE", "FBX over the size limit",
+    return core::make_error(codes::FBX_TOO_LARGE, "FBX over the size limit",
                             core::Location::at_offset(0));
   auto answer = detail::import_fbx_isolated(b, [](const aiScene& scene) {
 #if CHARKIT_WITH_ASSIMP
@@ -412,7 +413,7 @@ core::Result<Json> fbx_details(core::Bytes b, const IntakeOptions& o) {
   core::JsonLimits limits;
   limits.max_depth = 16;
   auto json = core::parse_json_strict(core::as_chars(*answer), limits);
-  if (!json) return core::make_error("FBX_IMPORT", "the FBX import process sent a bad answer");
+  if (!json) return core::make_error(codes::FBX_IMPORT, "the FBX import process sent a bad answer");
   return std::move(*json);
 }
 
@@ -441,7 +442,7 @@ core::Result<Json> model_details(core::Bytes bytes, const ModelInfo& info,
   if (info.format == ModelFormat::kFbx) return fbx_details(bytes, options);
   if (info.container == ModelContainer::kZip)
     return core::make_error(
-        "MODEL_DETAILS_ZIP",
+        codes::MODEL_DETAILS_ZIP,
         "details of a glTF in a zip are not read; unzip it and inspect the .gltf");
   auto doc = GltfDocument::load(bytes);
   if (!doc) return std::move(doc).error();

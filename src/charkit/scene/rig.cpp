@@ -14,6 +14,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/core/math.h"
+#include "charkit/scene/error_codes.h"
 #include "charkit/scene/gltf_document.h"
 
 namespace charkit::scene {
@@ -115,7 +116,7 @@ Mat4d node_matrix(const tg::Node& n) {
   return trs_matrix(node_transform(n));
 }
 
-core::Error err(std::string code, std::string msg, std::string pointer) {
+core::Error err(core::ErrorCode code, std::string msg, std::string pointer) {
   return make_error(std::move(code), std::move(msg), Location::at_pointer(std::move(pointer)));
 }
 
@@ -126,15 +127,16 @@ core::Result<std::vector<double>> read_accessor(
     GltfDocument& doc, int index, const char* type,
     std::initializer_list<GltfComponent> component_types, const std::string& where) {
   if (index < 0 || static_cast<std::size_t>(index) >= doc.count("accessors"))
-    return err("RIG_ACCESSOR", "accessor index " + std::to_string(index) + " out of range", where);
+    return err(codes::RIG_ACCESSOR, "accessor index " + std::to_string(index) + " out of range",
+               where);
   const auto ai = static_cast<std::size_t>(index);
   auto a = doc.accessor(ai);
   if (!a) return std::move(a).error();
   const std::string ap = core::json_pointer_join("/accessors", ai);
-  if (a->type != type) return err("RIG_ACCESSOR", "unexpected accessor type", ap + "/type");
+  if (a->type != type) return err(codes::RIG_ACCESSOR, "unexpected accessor type", ap + "/type");
   if (std::find(component_types.begin(), component_types.end(), a->component_type) ==
       component_types.end())
-    return err("RIG_ACCESSOR", "unexpected component type", ap + "/componentType");
+    return err(codes::RIG_ACCESSOR, "unexpected component type", ap + "/componentType");
   return doc.read_accessor_doubles(ai);
 }
 
@@ -143,7 +145,7 @@ core::Result<std::vector<double>> read_accessor(
 core::Result<int> index_value(const Json& j, const std::string& p) {
   const auto v = core::json_uint32(j);
   if (!v || *v > static_cast<std::uint32_t>(INT_MAX))
-    return err("RIG_PARSE", "expected an index", p);
+    return err(codes::RIG_PARSE, "expected an index", p);
   return static_cast<int>(*v);
 }
 
@@ -158,12 +160,13 @@ core::Status numbers(const Json& obj, const char* key, std::size_t n, const std:
   auto it = obj.find(key);
   if (it == obj.end()) return core::Ok{};
   if (!it->is_array() || it->size() != n)
-    return err("RIG_PARSE", std::string(key) + " must be an array of " + std::to_string(n),
+    return err(codes::RIG_PARSE, std::string(key) + " must be an array of " + std::to_string(n),
                p + "/" + key);
   for (std::size_t i = 0; i < n; ++i) {
     const auto v = core::json_finite_number((*it)[i]);
     if (!v)
-      return err("RIG_PARSE", "expected a finite number", p + "/" + key + "/" + std::to_string(i));
+      return err(codes::RIG_PARSE, "expected a finite number",
+                 p + "/" + key + "/" + std::to_string(i));
     out.push_back(*v);
   }
   return core::Ok{};
@@ -174,12 +177,12 @@ core::Result<const Json*> array_member(const Json& obj, const char* key, const s
   auto it = obj.find(key);
   if (it == obj.end()) return &kEmpty;
   if (!it->is_array())
-    return err("RIG_PARSE", std::string(key) + " must be an array", p + "/" + key);
+    return err(codes::RIG_PARSE, std::string(key) + " must be an array", p + "/" + key);
   return &*it;
 }
 
 core::Result<std::map<std::string, int>> attribute_map(const Json& j, const std::string& p) {
-  if (!j.is_object()) return err("RIG_PARSE", "expected an object", p);
+  if (!j.is_object()) return err(codes::RIG_PARSE, "expected an object", p);
   std::map<std::string, int> out;
   for (auto it = j.begin(); it != j.end(); ++it) {
     auto v = index_value(it.value(), core::json_pointer_join(p, it.key()));
@@ -200,7 +203,7 @@ core::Result<tg::Model> parse_model(const Json& root) {
   for (std::size_t i = 0; i < nodes->size(); ++i) {
     const Json& j = (*nodes)[i];
     const std::string p = core::json_pointer_join("/nodes", i);
-    if (!j.is_object()) return err("RIG_PARSE", "a node must be an object", p);
+    if (!j.is_object()) return err(codes::RIG_PARSE, "a node must be an object", p);
     tg::Node n;
     n.name = core::json_string_or_empty(j, "name");
     CHARKIT_RIG_TRY(mesh, index_member(j, "mesh", p));
@@ -223,14 +226,14 @@ core::Result<tg::Model> parse_model(const Json& root) {
   for (std::size_t i = 0; i < meshes->size(); ++i) {
     const Json& j = (*meshes)[i];
     const std::string p = core::json_pointer_join("/meshes", i);
-    if (!j.is_object()) return err("RIG_PARSE", "a mesh must be an object", p);
+    if (!j.is_object()) return err(codes::RIG_PARSE, "a mesh must be an object", p);
     tg::Mesh mesh;
     mesh.name = core::json_string_or_empty(j, "name");
     CHARKIT_RIG_TRY(prims, array_member(j, "primitives", p));
     for (std::size_t k = 0; k < prims->size(); ++k) {
       const Json& pj = (*prims)[k];
       const std::string pp = p + "/primitives/" + std::to_string(k);
-      if (!pj.is_object()) return err("RIG_PARSE", "a primitive must be an object", pp);
+      if (!pj.is_object()) return err(codes::RIG_PARSE, "a primitive must be an object", pp);
       tg::Primitive prim;
       if (auto it = pj.find("attributes"); it != pj.end()) {
         CHARKIT_RIG_TRY(attrs, attribute_map(*it, pp + "/attributes"));
@@ -258,7 +261,7 @@ core::Result<tg::Model> parse_model(const Json& root) {
   for (std::size_t i = 0; i < skins->size(); ++i) {
     const Json& j = (*skins)[i];
     const std::string p = core::json_pointer_join("/skins", i);
-    if (!j.is_object()) return err("RIG_PARSE", "a skin must be an object", p);
+    if (!j.is_object()) return err(codes::RIG_PARSE, "a skin must be an object", p);
     tg::Skin skin;
     skin.name = core::json_string_or_empty(j, "name");
     CHARKIT_RIG_TRY(ibm, index_member(j, "inverseBindMatrices", p));
@@ -315,9 +318,9 @@ core::Result<std::vector<SkinnedMeshNode>> list_skinned_meshes(core::Bytes bytes
   auto info = inspect_model(bytes, intake);
   if (!info) return std::move(info).error();
   if (info->format == ModelFormat::kFbx)
-    return make_error("RIG_FORMAT", "FBX rigs are not supported; convert to glTF first");
+    return make_error(codes::RIG_FORMAT, "FBX rigs are not supported; convert to glTF first");
   if (info->container == ModelContainer::kZip)
-    return make_error("RIG_CONTAINER", "zipped glTF is not supported for rigs; use GLB");
+    return make_error(codes::RIG_CONTAINER, "zipped glTF is not supported for rigs; use GLB");
   auto doc = GltfDocument::load(bytes);
   if (!doc) return std::move(doc).error();
   auto parsed = parse_model(doc->json());
@@ -424,10 +427,10 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
   auto info = inspect_model(bytes, options.intake);
   if (!info) return std::move(info).error();
   if (info->format == ModelFormat::kFbx)
-    return make_error("RIG_FORMAT", "FBX rigs are not supported; convert to glTF first");
+    return make_error(codes::RIG_FORMAT, "FBX rigs are not supported; convert to glTF first");
   if (info->container == ModelContainer::kZip)
-    return make_error("RIG_CONTAINER", "zipped glTF is not supported for rigs; use GLB");
-  if (bytes.size() > 0xffffffffu) return make_error("RIG_LIMIT", "file above 4 GiB");
+    return make_error(codes::RIG_CONTAINER, "zipped glTF is not supported for rigs; use GLB");
+  if (bytes.size() > 0xffffffffu) return make_error(codes::RIG_LIMIT, "file above 4 GiB");
 
   auto doc = GltfDocument::load(bytes);
   if (!doc) return std::move(doc).error();
@@ -450,14 +453,14 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
   }
   if (node == m.nodes.size()) {
     if (candidates.empty())
-      return err("RIG_NO_SKINNED_MESH", "no node has both a mesh and a skin", "/nodes");
+      return err(codes::RIG_NO_SKINNED_MESH, "no node has both a mesh and a skin", "/nodes");
     std::string names;
     for (const SkinnedMeshNode& c : candidates)
       names += (names.empty() ? "\"" : ", \"") + c.label() + "\"";
     const std::string wanted = options.node ? "node " + std::to_string(*options.node)
                                             : "mesh named \"" + options.mesh_name + "\"";
-    return err("RIG_NO_SKINNED_MESH", "no skinned " + wanted + "; the skinned meshes are " + names,
-               "/nodes");
+    return err(codes::RIG_NO_SKINNED_MESH,
+               "no skinned " + wanted + "; the skinned meshes are " + names, "/nodes");
   }
   Rig rig;
   rig.node_index = node;
@@ -477,16 +480,16 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
       const std::string cp =
           core::json_pointer_join("/nodes", i) + "/children/" + std::to_string(c);
       if (ch < 0 || static_cast<std::size_t>(ch) >= m.nodes.size())
-        return err("RIG_NODE_TREE", "child index out of range", cp);
+        return err(codes::RIG_NODE_TREE, "child index out of range", cp);
       if (parent[static_cast<std::size_t>(ch)] != -1)
-        return err("RIG_NODE_TREE", "node has two parents", cp);
+        return err(codes::RIG_NODE_TREE, "node has two parents", cp);
       parent[static_cast<std::size_t>(ch)] = static_cast<std::int64_t>(i);
     }
   for (std::size_t i = 0; i < m.nodes.size(); ++i) {
     std::size_t steps = 0;
     for (std::int64_t p = parent[i]; p != -1; p = parent[static_cast<std::size_t>(p)])
       if (++steps > m.nodes.size())
-        return err("RIG_NODE_TREE", "node hierarchy has a cycle",
+        return err(codes::RIG_NODE_TREE, "node hierarchy has a cycle",
                    core::json_pointer_join("/nodes", i));
   }
   const auto world_of = [&](std::size_t n) {
@@ -499,17 +502,17 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
 
   // --- Skeleton: skin joints, parents-first.
   const std::size_t jc = skin.joints.size();
-  if (jc == 0) return err("RIG_JOINT", "skin has no joints", sp + "/joints");
+  if (jc == 0) return err(codes::RIG_JOINT, "skin has no joints", sp + "/joints");
   if (jc > options.max_joints)
-    return err("RIG_LIMIT", std::to_string(jc) + " joints exceed the limit", sp + "/joints");
+    return err(codes::RIG_LIMIT, std::to_string(jc) + " joints exceed the limit", sp + "/joints");
   std::vector<std::int64_t> joint_of_node(m.nodes.size(), -1);
   for (std::size_t j = 0; j < jc; ++j) {
     const int n = skin.joints[j];
     const std::string jp = sp + "/joints/" + std::to_string(j);
     if (n < 0 || static_cast<std::size_t>(n) >= m.nodes.size())
-      return err("RIG_JOINT", "joint node out of range", jp);
+      return err(codes::RIG_JOINT, "joint node out of range", jp);
     if (joint_of_node[static_cast<std::size_t>(n)] != -1)
-      return err("RIG_JOINT", "joint node listed twice", jp);
+      return err(codes::RIG_JOINT, "joint node listed twice", jp);
     joint_of_node[static_cast<std::size_t>(n)] = static_cast<std::int64_t>(j);
   }
   // Per skin joint: nearest joint ancestor and the offset of the non-joint
@@ -543,7 +546,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
                            sp + "/inverseBindMatrices");
     if (!r) return std::move(r).error();
     if (r->size() < jc * 16)
-      return err("RIG_ACCESSOR", "fewer inverse bind matrices than joints",
+      return err(codes::RIG_ACCESSOR, "fewer inverse bind matrices than joints",
                  sp + "/inverseBindMatrices");
     ibm = std::move(*r);
   }
@@ -567,10 +570,10 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
   }
 
   // --- Geometry: every primitive of the mesh, concatenated.
-  if (mesh.primitives.empty()) return err("RIG_PRIMITIVE", "mesh has no primitives", mp);
+  if (mesh.primitives.empty()) return err(codes::RIG_PRIMITIVE, "mesh has no primitives", mp);
   const std::size_t target_count = mesh.primitives[0].targets.size();
   if (target_count > options.max_morph_targets)
-    return err("RIG_LIMIT", "too many morph targets", mp + "/primitives/0/targets");
+    return err(codes::RIG_LIMIT, "too many morph targets", mp + "/primitives/0/targets");
   rig.morph_targets.resize(target_count);
   bool all_normals = true;
   for (const auto& p : mesh.primitives) all_normals = all_normals && attribute(p, "NORMAL") >= 0;
@@ -578,12 +581,12 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
     const tg::Primitive& p = mesh.primitives[pi];
     const std::string pp = mp + "/primitives/" + std::to_string(pi);
     if (p.mode != kModeTriangles && p.mode != -1)
-      return err("RIG_PRIMITIVE", "only triangle primitives are supported", pp + "/mode");
+      return err(codes::RIG_PRIMITIVE, "only triangle primitives are supported", pp + "/mode");
     const int pa = attribute(p, "POSITION"), ja = attribute(p, "JOINTS_0"),
               wa = attribute(p, "WEIGHTS_0");
-    if (pa < 0) return err("RIG_PRIMITIVE", "no POSITION", pp + "/attributes");
+    if (pa < 0) return err(codes::RIG_PRIMITIVE, "no POSITION", pp + "/attributes");
     if (ja < 0 || wa < 0)
-      return err("RIG_PRIMITIVE", "no JOINTS_0 / WEIGHTS_0: not skinned", pp + "/attributes");
+      return err(codes::RIG_PRIMITIVE, "no JOINTS_0 / WEIGHTS_0: not skinned", pp + "/attributes");
     auto pos =
         read_accessor(*doc, pa, "VEC3", {GltfComponent::kFloat}, pp + "/attributes/POSITION");
     if (!pos) return std::move(pos).error();
@@ -591,7 +594,8 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
     const std::size_t n = pos->size() / 3;
     rig.primitive_vertex_offsets.push_back(base);
     if (base + n > options.max_vertices)
-      return err("RIG_LIMIT", "more than " + std::to_string(options.max_vertices) + " vertices",
+      return err(codes::RIG_LIMIT,
+                 "more than " + std::to_string(options.max_vertices) + " vertices",
                  pp + "/attributes/POSITION");
     auto jnt = read_accessor(*doc, ja, "VEC4",
                              {GltfComponent::kUnsignedByte, GltfComponent::kUnsignedShort},
@@ -603,7 +607,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
         pp + "/attributes/WEIGHTS_0");
     if (!wgt) return std::move(wgt).error();
     if (jnt->size() != n * 4 || wgt->size() != n * 4)
-      return err("RIG_ACCESSOR", "JOINTS_0 / WEIGHTS_0 count differs from POSITION",
+      return err(codes::RIG_ACCESSOR, "JOINTS_0 / WEIGHTS_0 count differs from POSITION",
                  pp + "/attributes");
     for (double x : *pos) rig.positions.push_back(static_cast<float>(x));
     for (std::size_t v = 0; v < n; ++v) {
@@ -611,7 +615,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
       for (std::size_t k = 0; k < 4; ++k) {
         const double w = (*wgt)[v * 4 + k];
         if (!std::isfinite(w) || w < 0)
-          return err("RIG_WEIGHT", "vertex " + std::to_string(v) + ": bad weight",
+          return err(codes::RIG_WEIGHT, "vertex " + std::to_string(v) + ": bad weight",
                      core::json_pointer_join("/accessors", static_cast<std::size_t>(wa)));
         sum += w;
       }
@@ -619,7 +623,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
         const double w = sum > 0 ? (*wgt)[v * 4 + k] / sum : 0.0;
         const auto j = static_cast<std::size_t>((*jnt)[v * 4 + k]);
         if (w > 0 && j >= jc)
-          return err("RIG_JOINT_INDEX",
+          return err(codes::RIG_JOINT_INDEX,
                      "vertex " + std::to_string(v) + " uses joint " + std::to_string(j) + " of " +
                          std::to_string(jc),
                      core::json_pointer_join("/accessors", static_cast<std::size_t>(ja)));
@@ -633,7 +637,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
                                pp + "/attributes/NORMAL");
       if (!nrm) return std::move(nrm).error();
       if (nrm->size() != n * 3)
-        return err("RIG_ACCESSOR", "NORMAL count differs from POSITION", pp + "/attributes");
+        return err(codes::RIG_ACCESSOR, "NORMAL count differs from POSITION", pp + "/attributes");
       for (double x : *nrm) rig.normals.push_back(static_cast<float>(x));
     }
     if (p.indices >= 0) {
@@ -643,11 +647,11 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
                                pp + "/indices");
       if (!idx) return std::move(idx).error();
       if (idx->size() % 3 != 0)
-        return err("RIG_INDEX", "index count not a multiple of 3", pp + "/indices");
+        return err(codes::RIG_INDEX, "index count not a multiple of 3", pp + "/indices");
       for (std::size_t i = 0; i < idx->size(); ++i) {
         const double x = (*idx)[i];
         if (x >= static_cast<double>(n))
-          return err("RIG_INDEX", "index " + std::to_string(i) + " past the vertex count",
+          return err(codes::RIG_INDEX, "index " + std::to_string(i) + " past the vertex count",
                      core::json_pointer_join("/accessors", static_cast<std::size_t>(p.indices)));
         rig.triangles.push_back(static_cast<std::uint32_t>(base + static_cast<std::size_t>(x)));
       }
@@ -657,9 +661,10 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
           rig.triangles.push_back(static_cast<std::uint32_t>(base + i + k));
     }
     if (target_count * (base + n) * 3 > options.max_morph_floats)
-      return err("RIG_LIMIT", "morph targets × vertices above the limit", pp + "/targets");
+      return err(codes::RIG_LIMIT, "morph targets × vertices above the limit", pp + "/targets");
     if (p.targets.size() != target_count)
-      return err("RIG_MORPH", "primitives have different morph target counts", pp + "/targets");
+      return err(codes::RIG_MORPH, "primitives have different morph target counts",
+                 pp + "/targets");
     for (std::size_t t = 0; t < target_count; ++t) {
       auto& d = rig.morph_targets[t].position_deltas;
       const int ta = target_attribute(p.targets[t], "POSITION");
@@ -671,7 +676,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
                               pp + "/targets/" + std::to_string(t) + "/POSITION");
       if (!td) return std::move(td).error();
       if (td->size() != n * 3)
-        return err("RIG_MORPH", "target count differs from POSITION",
+        return err(codes::RIG_MORPH, "target count differs from POSITION",
                    pp + "/targets/" + std::to_string(t));
       for (double x : *td) d.push_back(static_cast<float>(x));
     }
@@ -700,16 +705,16 @@ core::Result<std::vector<Mat4d>> world_d(const Rig& rig, std::span<const Transfo
   const auto& sk = rig.skeleton;
   if (locals.size() != sk.joint_count() || rig.joint_parent_offsets.size() != sk.joint_count() ||
       sk.parents.size() != sk.joint_count())
-    return make_error("RIG_POSE", "need one local transform per joint (" +
-                                      std::to_string(sk.joint_count()) + ")");
+    return make_error(codes::RIG_POSE, "need one local transform per joint (" +
+                                           std::to_string(sk.joint_count()) + ")");
   if (!sk.inverse_bind_matrices.empty() && sk.inverse_bind_matrices.size() != sk.joint_count())
-    return make_error("RIG_POSE", "inverse bind matrices do not match the joints");
+    return make_error(codes::RIG_POSE, "inverse bind matrices do not match the joints");
   std::vector<Mat4d> world(sk.joint_count());
   for (std::size_t j = 0; j < sk.joint_count(); ++j) {
     const Mat4d local = mul(to_d(rig.joint_parent_offsets[j]), trs_matrix(locals[j]));
     const std::int32_t p = sk.parents[j];
     if (p >= 0 && static_cast<std::size_t>(p) >= j)
-      return make_error("RIG_POSE", "skeleton is not in parents-first order");
+      return make_error(codes::RIG_POSE, "skeleton is not in parents-first order");
     world[j] = p < 0 ? local : mul(world[static_cast<std::size_t>(p)], local);
   }
   return world;

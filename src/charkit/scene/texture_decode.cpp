@@ -8,6 +8,7 @@
 #include <string>
 
 #include "charkit/scene/detail/bc7.h"
+#include "charkit/scene/error_codes.h"
 
 namespace charkit::scene {
 namespace {
@@ -108,13 +109,13 @@ core::Status decode_astc(std::uint32_t format, bool srgb, std::span<const std::u
   astcenc_error status = astcenc_config_init(srgb ? ASTCENC_PRF_LDR_SRGB : ASTCENC_PRF_LDR, dim,
                                              dim, 1, 0.0F, ASTCENC_FLG_DECOMPRESS_ONLY, &config);
   if (status != ASTCENC_SUCCESS) {
-    return make_error("SCENE_TEXTURE_DECODE",
+    return make_error(codes::SCENE_TEXTURE_DECODE,
                       std::string("astcenc_config_init: ") + astcenc_get_error_string(status));
   }
   astcenc_context* context = nullptr;
   status = astcenc_context_alloc(&config, 1, &context);
   if (status != ASTCENC_SUCCESS) {
-    return make_error("SCENE_TEXTURE_DECODE",
+    return make_error(codes::SCENE_TEXTURE_DECODE,
                       std::string("astcenc_context_alloc: ") + astcenc_get_error_string(status));
   }
   void* slices[1] = {image.pixels.data()};
@@ -123,7 +124,7 @@ core::Status decode_astc(std::uint32_t format, bool srgb, std::span<const std::u
   status = astcenc_decompress_image(context, data.data(), data.size(), &out, &swizzle, 0);
   astcenc_context_free(context);
   if (status != ASTCENC_SUCCESS) {
-    return make_error("SCENE_TEXTURE_DECODE",
+    return make_error(codes::SCENE_TEXTURE_DECODE,
                       std::string("astcenc_decompress_image: ") + astcenc_get_error_string(status));
   }
   return core::Ok{};
@@ -199,21 +200,21 @@ core::Result<RgbaImage> decode_top_mip(std::uint32_t format, std::uint32_t width
                                        const DecodeLimits& limits) {
   const auto needed = top_mip_bytes(format, width, height);
   if (!needed) {
-    return make_error("SCENE_TEXTURE_UNSUPPORTED_FORMAT",
+    return make_error(codes::SCENE_TEXTURE_UNSUPPORTED_FORMAT,
                       "texture format " + std::to_string(format) + " cannot be decoded");
   }
   if (width == 0 || height == 0 || (is_bc(format) && (width % 4 != 0 || height % 4 != 0))) {
-    return make_error("SCENE_TEXTURE_DIMENSIONS", std::to_string(width) + "x" +
-                                                      std::to_string(height) + " is not a valid " +
-                                                      texture_format_name(format) + " size");
+    return make_error(codes::SCENE_TEXTURE_DIMENSIONS,
+                      std::to_string(width) + "x" + std::to_string(height) + " is not a valid " +
+                          texture_format_name(format) + " size");
   }
   if (std::uint64_t{width} * height > limits.max_pixels) {
-    return make_error("SCENE_TEXTURE_TOO_LARGE", "texture larger than the decode limit");
+    return make_error(codes::SCENE_TEXTURE_TOO_LARGE, "texture larger than the decode limit");
   }
   if (data.size() < *needed) {
-    return make_error("SCENE_TEXTURE_DATA_SHORT", "top mip needs " + std::to_string(*needed) +
-                                                      " bytes, payload has " +
-                                                      std::to_string(data.size()));
+    return make_error(codes::SCENE_TEXTURE_DATA_SHORT, "top mip needs " + std::to_string(*needed) +
+                                                           " bytes, payload has " +
+                                                           std::to_string(data.size()));
   }
   RgbaImage image;
   image.width = width;

@@ -5,6 +5,7 @@
 #include <astcenc.h>
 #include <squish.h>
 
+#include "charkit/scene/error_codes.h"
 #include "charkit/scene/texture_decode.h"
 #include "charkit/scene/texture_encode.h"
 
@@ -90,7 +91,7 @@ core::Result<std::vector<std::uint8_t>> encode_astc(std::uint32_t format,
   }
   if (context != nullptr) astcenc_context_free(context);
   if (status != ASTCENC_SUCCESS)
-    return core::make_error("SCENE_TEXTURE_ENCODE",
+    return core::make_error(codes::SCENE_TEXTURE_ENCODE,
                             std::string("libastcenc: ") + astcenc_get_error_string(status));
   return chain;
 }
@@ -107,18 +108,18 @@ core::Result<std::vector<std::uint8_t>> encode_texture(std::uint32_t format, con
                                                        core::Executor* executor) {
   if (!can_encode_texture(format))
     return core::make_error(
-        "SCENE_TEXTURE_UNSUPPORTED_FORMAT",
+        codes::SCENE_TEXTURE_UNSUPPORTED_FORMAT,
         std::string("charkit has no encoder for ") + texture_format_name(format) +
             " (it writes RGBA32, R8, BC1, BC3, BC4, BC5, BC7 and ASTC 4x4/5x5/6x6)");
   if (image.width == 0 || image.height == 0 ||
       image.pixels.size() != std::size_t{image.width} * image.height * 4)
-    return core::make_error("SCENE_TEXTURE_DIMENSIONS", "the image is empty");
+    return core::make_error(codes::SCENE_TEXTURE_DIMENSIONS, "the image is empty");
   if (block_format(format) && (image.width % 4 != 0 || image.height % 4 != 0))
-    return core::make_error("SCENE_TEXTURE_DIMENSIONS", std::string(texture_format_name(format)) +
-                                                            " needs a size that is a "
-                                                            "multiple of 4 (§8); this image is " +
-                                                            std::to_string(image.width) + "x" +
-                                                            std::to_string(image.height));
+    return core::make_error(codes::SCENE_TEXTURE_DIMENSIONS,
+                            std::string(texture_format_name(format)) +
+                                " needs a size that is a "
+                                "multiple of 4 (§8); this image is " +
+                                std::to_string(image.width) + "x" + std::to_string(image.height));
   std::vector<RgbaImage> levels;
   std::uint32_t w = image.width, h = image.height;
   for (std::uint32_t level = 0; level < std::max<std::uint32_t>(mips, 1); ++level) {

@@ -28,16 +28,16 @@ core::Result<ConsoleFile> read_console_file(const fs::path& path, std::string_vi
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
   if (ec)
-    return core::make_error(codes::SERVER_CONSOLE.str(),
+    return core::make_error(codes::SERVER_CONSOLE,
                             "cannot read " + path.string() + ": " + ec.message());
   if (size > kConsoleMaxBytes - total)
-    return core::make_error(codes::SERVER_CONSOLE.str(),
-                            "the console files in " + path.parent_path().string() + " exceed " +
-                                std::to_string(kConsoleMaxBytes) + " bytes");
+    return core::make_error(codes::SERVER_CONSOLE, "the console files in " +
+                                                       path.parent_path().string() + " exceed " +
+                                                       std::to_string(kConsoleMaxBytes) + " bytes");
   std::ifstream in(path, std::ios::binary);
   std::string body(static_cast<std::size_t>(size), '\0');
   if (!in || !in.read(body.data(), static_cast<std::streamsize>(body.size())))
-    return core::make_error(codes::SERVER_CONSOLE.str(), "cannot read " + path.string());
+    return core::make_error(codes::SERVER_CONSOLE, "cannot read " + path.string());
   total += body.size();
   ConsoleFile f;
   f.content_type = std::string(console_content_type(name));
@@ -72,7 +72,7 @@ core::Result<ConsoleFiles> load_console(const fs::path& dir) {
   const fs::path index = dir / "index.html";
   std::error_code ec;
   if (!fs::is_regular_file(index, ec))
-    return core::make_error(codes::SERVER_CONSOLE.str(),
+    return core::make_error(codes::SERVER_CONSOLE,
                             index.string() + " is missing: not a built console folder");
   auto page = read_console_file(index, "index.html", total);
   if (!page) return std::move(page).error();
@@ -84,14 +84,14 @@ core::Result<ConsoleFiles> load_console(const fs::path& dir) {
     if (!servable_name(name) || !it->is_regular_file(ec)) continue;
     if (out.assets.size() == kConsoleMaxFiles)
       return core::make_error(
-          codes::SERVER_CONSOLE.str(),
+          codes::SERVER_CONSOLE,
           assets.string() + " holds more than " + std::to_string(kConsoleMaxFiles) + " files");
     auto f = read_console_file(it->path(), name, total);
     if (!f) return std::move(f).error();
     out.assets.emplace(name, std::move(*f));
   }
   if (ec)
-    return core::make_error(codes::SERVER_CONSOLE.str(),
+    return core::make_error(codes::SERVER_CONSOLE,
                             "cannot list " + assets.string() + ": " + ec.message());
   return out;
 }

@@ -5,13 +5,14 @@
 #include <cstring>
 
 #include "charkit/server/detail/ws.h"
+#include "charkit/server/error_codes.h"
 
 namespace charkit::server::ws {
 
 core::Result<std::shared_ptr<const FrameSource>> FrameSource::open(
     ReadAt read_at, std::uint64_t size, double fps, const std::atomic<bool>* cancel) {
   if (!(fps > 0 && fps <= 1000))
-    return core::make_error("KEYPOINTS_FPS", "fps " + std::to_string(fps) + " out of range");
+    return core::make_error(codes::KEYPOINTS_FPS, "fps " + std::to_string(fps) + " out of range");
   std::shared_ptr<FrameSource> src(new FrameSource());
   src->fps_ = fps;
   src->size_ = size;
@@ -21,13 +22,13 @@ core::Result<std::shared_ptr<const FrameSource>> FrameSource::open(
   bool line_has_bytes = false;
   auto end_line = [&](std::uint64_t end) -> core::Status {
     if (end - line_start > kMaxNdjsonLine)
-      return core::make_error("KEYPOINTS_LINE",
+      return core::make_error(codes::KEYPOINTS_LINE,
                               "line " + std::to_string(src->starts_.size() + 1) +
                                   " is longer than " + std::to_string(kMaxNdjsonLine) + " bytes",
                               core::Location::at_offset(line_start));
     if (line_has_bytes) {
       if (src->starts_.size() >= kMaxStreamFrames)
-        return core::make_error("KEYPOINTS_TOO_LONG",
+        return core::make_error(codes::KEYPOINTS_TOO_LONG,
                                 "more than " + std::to_string(kMaxStreamFrames) + " frames");
       src->starts_.push_back(line_start);
     }
@@ -35,7 +36,7 @@ core::Result<std::shared_ptr<const FrameSource>> FrameSource::open(
   };
   while (pos < size) {
     if (cancel && cancel->load())
-      return core::make_error("SERVER_STOPPING", "the server is stopping");
+      return core::make_error(codes::SERVER_STOPPING, "the server is stopping");
     const std::size_t want =
         static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - pos));
     auto got = read_at(pos, std::span<std::uint8_t>(buf.data(), want));
@@ -53,14 +54,14 @@ core::Result<std::shared_ptr<const FrameSource>> FrameSource::open(
     pos += *got;
     if (!line_has_bytes && pos - line_start > kMaxNdjsonLine) line_start = pos;  // blank padding
     if (line_has_bytes && pos - line_start > kMaxNdjsonLine)  // stop before reading on
-      return core::make_error("KEYPOINTS_LINE",
+      return core::make_error(codes::KEYPOINTS_LINE,
                               "line " + std::to_string(src->starts_.size() + 1) +
                                   " is longer than " + std::to_string(kMaxNdjsonLine) + " bytes",
                               core::Location::at_offset(line_start));
   }
   src->size_ = pos;
   if (auto s = end_line(pos); !s) return std::move(s).error();
-  if (src->starts_.empty()) return core::make_error("KEYPOINTS_EMPTY", "no frames");
+  if (src->starts_.empty()) return core::make_error(codes::KEYPOINTS_EMPTY, "no frames");
   src->read_at_ = std::move(read_at);
   return std::shared_ptr<const FrameSource>(std::move(src));
 }
@@ -81,7 +82,7 @@ core::Result<std::vector<std::shared_ptr<const std::string>>> FrameSource::read(
                                               text.size() - done));
     if (!r) return std::move(r).error();
     if (*r == 0)
-      return core::make_error("KEYPOINTS_READ", "the keypoint file ended early",
+      return core::make_error(codes::KEYPOINTS_READ, "the keypoint file ended early",
                               core::Location::at_offset(begin + done));
     done += *r;
   }
@@ -102,7 +103,7 @@ core::Result<std::vector<std::shared_ptr<const std::string>>> FrameSource::read(
     out.push_back(std::make_shared<const std::string>(encode_frame(*v)));
   }
   if (out.size() != count)
-    return core::make_error("KEYPOINTS_READ", "the keypoint file changed while streamed");
+    return core::make_error(codes::KEYPOINTS_READ, "the keypoint file changed while streamed");
   return out;
 }
 

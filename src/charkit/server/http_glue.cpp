@@ -5,6 +5,7 @@
 
 #include "charkit/core/ascii.h"
 #include "charkit/core/utf8.h"
+#include "charkit/server/error_codes.h"
 
 namespace charkit::server {
 namespace {
@@ -63,11 +64,11 @@ core::Result<std::string> percent_decode(std::string_view text, bool plus_is_spa
       int hi = i + 1 < text.size() ? hex_value(text[i + 1]) : -1;
       int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
       if (hi < 0 || lo < 0)
-        return core::make_error("HTTP_BAD_ESCAPE", "'%' must be followed by two hex digits",
+        return core::make_error(codes::HTTP_BAD_ESCAPE, "'%' must be followed by two hex digits",
                                 core::Location::at_offset(i));
       char d = static_cast<char>(hi * 16 + lo);
       if (d == '\0')
-        return core::make_error("HTTP_NUL", "a percent-escape decodes to a NUL byte",
+        return core::make_error(codes::HTTP_NUL, "a percent-escape decodes to a NUL byte",
                                 core::Location::at_offset(i));
       out.push_back(d);
       i += 2;
@@ -85,7 +86,7 @@ core::Result<QueryParams> parse_query(std::string_view query) {
   std::size_t pos = 0;
   while (const auto part = next_part(query, '&', pos)) {
     if (params.size() >= kMaxQueryParams)
-      return core::make_error("HTTP_TOO_MANY_PARAMS",
+      return core::make_error(codes::HTTP_TOO_MANY_PARAMS,
                               "more than " + std::to_string(kMaxQueryParams) + " query parameters");
     std::size_t eq = part->find('=');
     auto name = percent_decode(part->substr(0, eq), true);
@@ -109,11 +110,12 @@ std::optional<std::string> query_value(const QueryParams& params, std::string_vi
 
 core::Result<Target> parse_target(std::string_view target) {
   if (target.empty() || target.front() != '/')
-    return core::make_error("HTTP_BAD_TARGET", "the request target must start with '/'");
+    return core::make_error(codes::HTTP_BAD_TARGET, "the request target must start with '/'");
   for (std::size_t i = 0; i < target.size(); ++i) {
     auto b = static_cast<unsigned char>(target[i]);
     if (b <= 0x20 || b == 0x7F)
-      return core::make_error("HTTP_BAD_TARGET", "the request target holds a space or control byte",
+      return core::make_error(codes::HTTP_BAD_TARGET,
+                              "the request target holds a space or control byte",
                               core::Location::at_offset(i));
   }
   Target t;
@@ -130,7 +132,7 @@ core::Result<Target> parse_target(std::string_view target) {
     if (!seg) return std::move(seg).error();
     if (*seg == "." || *seg == ".." || seg->find('/') != std::string::npos ||
         seg->find('\\') != std::string::npos)
-      return core::make_error("HTTP_BAD_PATH", "path segment '" + *seg + "' is not allowed");
+      return core::make_error(codes::HTTP_BAD_PATH, "path segment '" + *seg + "' is not allowed");
     t.segments.push_back(std::move(*seg));
   }
   return t;

@@ -7,11 +7,13 @@
 
 #include <memory>
 
+#include "charkit/server/error_codes.h"
+
 namespace charkit::server {
 namespace {
 
 core::Error bad(std::string_view text, const std::string& why) {
-  return core::make_error("SERVER_ADDRESS",
+  return core::make_error(codes::SERVER_ADDRESS,
                           "--listen '" + std::string(text) + "': " + why +
                               " (expected HOST:PORT, [IPV6]:PORT or :PORT, e.g. "
                               "127.0.0.1:8080, localhost:8080, [::1]:8080, [::]:8080)");

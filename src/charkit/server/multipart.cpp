@@ -6,6 +6,7 @@
 
 #include "charkit/core/ascii.h"
 #include "charkit/server/detail/http_glue.h"
+#include "charkit/server/error_codes.h"
 
 namespace charkit::server {
 namespace {
@@ -25,8 +26,8 @@ bool is_tchar(char c) {
 /// `type; a=b; c="d"` → the type (lower case) and the parameters (names in
 /// lower case). A quoted value ends at the next '"'.
 core::Result<std::pair<std::string, Params>> parse_header_value(std::string_view s,
-                                                                std::string_view code) {
-  auto bad = [&](std::string why) { return core::make_error(std::string(code), std::move(why)); };
+                                                                core::ErrorCode code) {
+  auto bad = [&](std::string why) { return core::make_error(code, std::move(why)); };
   std::size_t pos = 0;
   const std::size_t n = s.size();
   auto skip_ows = [&] {
@@ -92,41 +93,42 @@ bool is_multipart_form_data(std::string_view content_type) {
 
 core::Result<std::string> multipart_boundary(std::string_view content_type) {
   if (!is_multipart_form_data(content_type))
-    return core::make_error("MULTIPART_NOT_FORM_DATA",
+    return core::make_error(codes::MULTIPART_NOT_FORM_DATA,
                             "the Content-Type is not multipart/form-data");
-  auto parsed = parse_header_value(content_type, "MULTIPART_BAD_BOUNDARY");
+  auto parsed = parse_header_value(content_type, codes::MULTIPART_BAD_BOUNDARY);
   if (!parsed) return std::move(parsed).error();
   const std::string* b = param(parsed->second, "boundary");
   if (!b || b->empty())
-    return core::make_error("MULTIPART_BAD_BOUNDARY", "multipart/form-data needs a boundary");
+    return core::make_error(codes::MULTIPART_BAD_BOUNDARY, "multipart/form-data needs a boundary");
   if (b->size() > kMaxBoundaryBytes)
-    return core::make_error("MULTIPART_BAD_BOUNDARY", "the boundary is longer than 70 characters");
+    return core::make_error(codes::MULTIPART_BAD_BOUNDARY,
+                            "the boundary is longer than 70 characters");
   for (char c : *b)
     if (!is_bchar(c))
-      return core::make_error("MULTIPART_BAD_BOUNDARY",
+      return core::make_error(codes::MULTIPART_BAD_BOUNDARY,
                               "the boundary holds a character RFC 2046 does not allow");
   if (b->back() == ' ')
-    return core::make_error("MULTIPART_BAD_BOUNDARY", "the boundary ends with a space");
+    return core::make_error(codes::MULTIPART_BAD_BOUNDARY, "the boundary ends with a space");
   return *b;
 }
 
 core::Result<std::optional<std::string>> disposition_file_name(std::string_view value) {
-  auto parsed = parse_header_value(value, "MULTIPART_BAD_DISPOSITION");
+  auto parsed = parse_header_value(value, codes::MULTIPART_BAD_DISPOSITION);
   if (!parsed) return std::move(parsed).error();
   if (parsed->first != "form-data")
-    return core::make_error("MULTIPART_BAD_DISPOSITION",
+    return core::make_error(codes::MULTIPART_BAD_DISPOSITION,
                             "a part's Content-Disposition must be form-data");
   if (const std::string* ext = param(parsed->second, "filename*")) {
     // RFC 5987: charset'language'percent-encoded; only UTF-8 is used here.
     auto q1 = ext->find('\'');
     auto q2 = q1 == std::string::npos ? q1 : ext->find('\'', q1 + 1);
     if (q2 == std::string::npos)
-      return core::make_error("MULTIPART_BAD_DISPOSITION",
+      return core::make_error(codes::MULTIPART_BAD_DISPOSITION,
                               "filename* is not charset'language'value");
     if (core::ascii_iequals(std::string_view(*ext).substr(0, q1), "utf-8")) {
       auto decoded = percent_decode(std::string_view(*ext).substr(q2 + 1), false);
       if (!decoded)
-        return core::make_error("MULTIPART_BAD_DISPOSITION",
+        return core::make_error(codes::MULTIPART_BAD_DISPOSITION,
                                 "filename*: " + decoded.error().message);
       return std::optional<std::string>(std::move(*decoded));
     }
@@ -142,10 +144,14 @@ MultipartReader::MultipartReader(std::string boundary, Events events)
   // body match the same delimiter as every later one.
 }
 
-core::Status MultipartReader::fail(std::string code, std::string message) {
+core::Status MultipartReader::fail(core::ErrorCode code, std::string message) {
+  return fail(core::make_error(code, std::move(message)));
+}
+
+core::Status MultipartReader::fail(core::Error error) {
   state_ = State::failed;
-  const std::uint64_t at = consumed_ >= 2 ? consumed_ - 2 : 0;
-  error_ = core::make_error(std::move(code), std::move(message), core::Location::at_offset(at));
+  error.location = core::Location::at_offset(consumed_ >= 2 ? consumed_ - 2 : 0);
+  error_ = std::move(error);
   return *error_;
 }
 
@@ -162,8 +168,8 @@ core::Status MultipartReader::emit(std::string_view bytes) {
   }
   field_bytes_ += bytes.size();
   if (field_bytes_ > kMaxFieldBytes)
-    return fail("MULTIPART_FIELD_TOO_LARGE", "form fields other than the file exceed " +
-                                                 std::to_string(kMaxFieldBytes) + " bytes");
+    return fail(codes::MULTIPART_FIELD_TOO_LARGE, "form fields other than the file exceed " +
+                                                      std::to_string(kMaxFieldBytes) + " bytes");
   return core::Ok{};
 }
 
@@ -195,13 +201,13 @@ core::Status MultipartReader::step(bool& progressed) {
           consume(buf_.size() - keep);
         }
         if (preamble_bytes_ > kMaxPreambleBytes)
-          return fail("MULTIPART_PREAMBLE_TOO_LARGE",
+          return fail(codes::MULTIPART_PREAMBLE_TOO_LARGE,
                       "no boundary in the first " + std::to_string(kMaxPreambleBytes) + " bytes");
         return core::Ok{};
       }
       preamble_bytes_ += pos;
       if (preamble_bytes_ > kMaxPreambleBytes)
-        return fail("MULTIPART_PREAMBLE_TOO_LARGE",
+        return fail(codes::MULTIPART_PREAMBLE_TOO_LARGE,
                     "no boundary in the first " + std::to_string(kMaxPreambleBytes) + " bytes");
       consume(pos + delimiter_.size());
       state_ = State::after_delimiter;
@@ -212,7 +218,8 @@ core::Status MultipartReader::step(bool& progressed) {
       if (buf_.empty()) return core::Ok{};
       if (buf_[0] == '-') {
         if (buf_.size() < 2) return core::Ok{};
-        if (buf_[1] != '-') return fail("MULTIPART_BAD_DELIMITER", "a boundary is followed by '-'");
+        if (buf_[1] != '-')
+          return fail(codes::MULTIPART_BAD_DELIMITER, "a boundary is followed by '-'");
         consume(2);
         buf_.clear();  // the epilogue is ignored
         state_ = State::epilogue;
@@ -221,13 +228,13 @@ core::Status MultipartReader::step(bool& progressed) {
       std::size_t i = 0;
       while (i < buf_.size() && (buf_[i] == ' ' || buf_[i] == '\t')) ++i;
       if (i > kMaxPadding)
-        return fail("MULTIPART_BAD_DELIMITER", "too much padding after a boundary");
+        return fail(codes::MULTIPART_BAD_DELIMITER, "too much padding after a boundary");
       if (buf_.size() < i + 2) return core::Ok{};
       if (buf_[i] != '\r' || buf_[i + 1] != '\n')
-        return fail("MULTIPART_BAD_DELIMITER", "a boundary is not followed by CRLF or \"--\"");
+        return fail(codes::MULTIPART_BAD_DELIMITER, "a boundary is not followed by CRLF or \"--\"");
       consume(i + 2);
       if (++parts_ > kMaxParts)
-        return fail("MULTIPART_TOO_MANY_PARTS",
+        return fail(codes::MULTIPART_TOO_MANY_PARTS,
                     "more than " + std::to_string(kMaxParts) + " parts in one body");
       state_ = State::headers;
       progressed = true;
@@ -243,7 +250,7 @@ core::Status MultipartReader::step(bool& progressed) {
         if (pos == std::string::npos || pos + 4 > kMaxPartHeaderBytes) {
           if (buf_.size() >= kMaxPartHeaderBytes || pos != std::string::npos)
             return fail(
-                "MULTIPART_HEADER_TOO_LARGE",
+                codes::MULTIPART_HEADER_TOO_LARGE,
                 "a part's header block exceeds " + std::to_string(kMaxPartHeaderBytes) + " bytes");
           return core::Ok{};
         }
@@ -257,25 +264,26 @@ core::Status MultipartReader::step(bool& progressed) {
         std::string_view line = block.substr(0, eol);
         block = eol == std::string_view::npos ? std::string_view() : block.substr(eol + 2);
         if (line.empty() || line[0] == ' ' || line[0] == '\t')
-          return fail("MULTIPART_BAD_HEADER", "a folded or empty header line in a part");
+          return fail(codes::MULTIPART_BAD_HEADER, "a folded or empty header line in a part");
         if (line.find_first_of("\r\n") != std::string_view::npos || line.find('\0') != line.npos)
-          return fail("MULTIPART_BAD_HEADER", "a bare CR, LF or NUL in a part's header");
+          return fail(codes::MULTIPART_BAD_HEADER, "a bare CR, LF or NUL in a part's header");
         auto colon = line.find(':');
         if (colon == std::string_view::npos || colon == 0)
-          return fail("MULTIPART_BAD_HEADER", "a part's header line has no name");
+          return fail(codes::MULTIPART_BAD_HEADER, "a part's header line has no name");
         if (!core::ascii_iequals(core::trim_blanks(line.substr(0, colon)), "content-disposition"))
           continue;
         if (disposition)
-          return fail("MULTIPART_BAD_HEADER", "two Content-Disposition headers in one part");
+          return fail(codes::MULTIPART_BAD_HEADER, "two Content-Disposition headers in one part");
         disposition = true;
         auto fn = disposition_file_name(core::trim_blanks(line.substr(colon + 1)));
-        if (!fn) return fail(fn.error().code, fn.error().message);
+        if (!fn) return fail(fn.error());
         file_name = std::move(*fn);
       }
       consume(end);
       in_file_ = file_name.has_value();
       if (in_file_) {
-        if (file_seen_) return fail("MULTIPART_TWO_FILES", "an upload holds exactly one file part");
+        if (file_seen_)
+          return fail(codes::MULTIPART_TWO_FILES, "an upload holds exactly one file part");
         file_seen_ = true;
         auto s = events_.on_file_begin(*file_name);
         if (!s) {
@@ -319,8 +327,8 @@ core::Status MultipartReader::step(bool& progressed) {
 core::Status MultipartReader::finish() {
   if (state_ == State::failed) return *error_;
   if (state_ != State::epilogue)
-    return fail("MULTIPART_TRUNCATED", "the body ended before the closing boundary");
-  if (!file_seen_) return fail("MULTIPART_NO_FILE", "no part of the body holds a file");
+    return fail(codes::MULTIPART_TRUNCATED, "the body ended before the closing boundary");
+  if (!file_seen_) return fail(codes::MULTIPART_NO_FILE, "no part of the body holds a file");
   return core::Ok{};
 }
 

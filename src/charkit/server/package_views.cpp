@@ -13,6 +13,7 @@
 #include "charkit/scene/texture_decode.h"
 #include "charkit/server/detail/drivers_playground.h"
 #include "charkit/server/detail/server_impl.h"
+#include "charkit/server/error_codes.h"
 
 namespace charkit::server {
 
@@ -68,9 +69,9 @@ ExportCache& Server::Impl::export_cache() {
 std::optional<StringResponse> Server::Impl::refuse_unless_valid(const store::Package& pkg) {
   if (pkg.validity == store::Validity::valid) return std::nullopt;
   if (pkg.validity == store::Validity::unknown)
-    return error_reply(http::status::conflict, "NOT_READY", "the package is not validated yet",
+    return error_reply(http::status::conflict, codes::NOT_READY, "the package is not validated yet",
                        Json{{"validity", "unknown"}});
-  return error_reply(http::status::conflict, "PACKAGE_INVALID",
+  return error_reply(http::status::conflict, codes::PACKAGE_INVALID,
                      "the package is invalid: only a valid package is exported, has thumbnails "
                      "or runs its drivers (see /api/packages/" +
                          std::to_string(pkg.id) + "/report)");
@@ -95,7 +96,7 @@ std::variant<std::unique_ptr<OpenedPackage>, StringResponse> Server::Impl::open_
   vo.cancel = &stopping;
   out->loaded = bem::load_package(out->file.bytes(), vo);
   if (!out->loaded.ok())
-    return error_reply(http::status::conflict, "PACKAGE_INVALID",
+    return error_reply(http::status::conflict, codes::PACKAGE_INVALID,
                        "the package cannot be read: " + out->loaded.error);
   return out;
 }
@@ -104,7 +105,7 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
                                         const QueryParams& params) {
   auto p = catalogue->get_package(id);
   if (!p) return store_error_reply(p.error());
-  if (!*p) return error_reply(http::status::not_found, "NOT_FOUND", "no such package");
+  if (!*p) return error_reply(http::status::not_found, codes::NOT_FOUND, "no such package");
   const store::Package& pkg = **p;
   const bool summary = view == "summary";
   // textures/N.png: the thumbnail of texture N, at most `size` pixels a side.
@@ -116,14 +117,14 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
     auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), t);
     if (ec != std::errc() || std::string_view(end, name.data() + name.size()) != ".png" ||
         end == name.data())
-      return error_reply(http::status::not_found, "NOT_FOUND",
+      return error_reply(http::status::not_found, codes::NOT_FOUND,
                          "a texture thumbnail is textures/INDEX.png");
     texture = t;
     if (auto size = query_value(params, "size")) {
       auto [e2, ec2] = std::from_chars(size->data(), size->data() + size->size(), thumb_side);
       if (ec2 != std::errc() || e2 != size->data() + size->size() || thumb_side < 16 ||
           thumb_side > 512)
-        return error_reply(http::status::bad_request, "BAD_PARAMETER",
+        return error_reply(http::status::bad_request, codes::BAD_PARAMETER,
                            "size is a whole number of pixels from 16 to 512");
     }
   }
@@ -131,14 +132,15 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
     if (auto refusal = refuse_unless_valid(pkg)) return std::move(*refusal);
   auto a = catalogue->get_asset(pkg.asset_id);
   if (!a) return store_error_reply(a.error());
-  if (!*a) return error_reply(http::status::not_found, "NOT_FOUND", "the package's asset is gone");
+  if (!*a)
+    return error_reply(http::status::not_found, codes::NOT_FOUND, "the package's asset is gone");
   const std::string options_text = query_value(params, "options").value_or("");
   const std::string parameters_text = query_value(params, "parameters").value_or("");
   // targets=1: §10 channels as morph targets (bem export --morph-targets), as
   // the drivers playground needs them.
   const std::string targets_text = query_value(params, "targets").value_or("0");
   if (targets_text != "0" && targets_text != "1")
-    return error_reply(http::status::bad_request, "BAD_PARAMETER", "targets is 0 or 1");
+    return error_reply(http::status::bad_request, codes::BAD_PARAMETER, "targets is 0 or 1");
   const bool morph_targets = targets_text == "1";
   const std::string key = texture ? (*a)->sha256 + "\ntexture\n" + std::to_string(*texture) + '\n' +
                                         std::to_string(thumb_side)
@@ -169,7 +171,7 @@ Reply Server::Impl::handle_package_view(std::int64_t id, std::string_view view,
   e.key = key;
   if (texture) {
     if (*texture >= model.textures.size())
-      return error_reply(http::status::not_found, "NOT_FOUND",
+      return error_reply(http::status::not_found, codes::NOT_FOUND,
                          "the package has " + std::to_string(model.textures.size()) +
                              " textures; there is no texture " + std::to_string(*texture));
     const bem::Texture& tex = model.textures[*texture];
@@ -242,18 +244,19 @@ std::variant<std::shared_ptr<DriverPlayground>, StringResponse> Server::Impl::op
     std::int64_t package_id, const QueryParams& params) {
   auto p = catalogue->get_package(package_id);
   if (!p) return store_error_reply(p.error());
-  if (!*p) return error_reply(http::status::not_found, "NOT_FOUND", "no such package");
+  if (!*p) return error_reply(http::status::not_found, codes::NOT_FOUND, "no such package");
   if (auto refusal = refuse_unless_valid(**p)) return std::move(*refusal);
   auto a = catalogue->get_asset((*p)->asset_id);
   if (!a) return store_error_reply(a.error());
-  if (!*a) return error_reply(http::status::not_found, "NOT_FOUND", "the package's asset is gone");
+  if (!*a)
+    return error_reply(http::status::not_found, codes::NOT_FOUND, "the package's asset is gone");
   auto opened = open_package_file(**a, true);
   if (auto* refusal = std::get_if<StringResponse>(&opened)) return std::move(*refusal);
   OpenedPackage& op = *std::get<0>(opened);
   const bem::Model& model = *op.loaded.model;
   bem::DriverSet set = bem::read_drivers(op.loaded.manifest, model);
   if (set.drivers.empty())
-    return error_reply(http::status::unprocessable_entity, "NO_DRIVERS",
+    return error_reply(http::status::unprocessable_entity, codes::NO_DRIVERS,
                        "the package has no drivers the runtime runs (BEM 1.5 §13)",
                        Json{{"log", set.log}});
   auto settings = bem::parse_settings(model, query_value(params, "options").value_or(""),

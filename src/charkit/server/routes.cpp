@@ -5,7 +5,9 @@
 #include <utility>
 #include <variant>
 
+#include "charkit/core/error_codes.h"
 #include "charkit/server/detail/server_impl.h"
+#include "charkit/server/error_codes.h"
 
 namespace charkit::server {
 
@@ -97,7 +99,7 @@ Json Server::Impl::package_json(const store::Package& p) {
 StringResponse Server::Impl::finish_upload(store::Kind kind, const store::StoredBlob& blob,
                                            const std::string& original_name) {
   if (kind == store::Kind::keypoints)
-    return error_reply(http::status::method_not_allowed, "METHOD_NOT_ALLOWED",
+    return error_reply(http::status::method_not_allowed, codes::METHOD_NOT_ALLOWED,
                        "keypoints are written by preprocessing");
   // The caller holds the content lock of blob.sha256 (no blob removal can
   // run meanwhile). A deletion may still drop the asset row between
@@ -187,15 +189,15 @@ Reply Server::Impl::handle_list(store::Kind kind, const QueryParams& params) {
   if (auto v = query_value(params, "limit")) {
     auto n = parse_id(*v);
     if (!n)
-      return error_reply(http::status::bad_request, "BAD_PARAMETER",
+      return error_reply(http::status::bad_request, codes::BAD_PARAMETER,
                          "limit must be a positive integer", Json{{"parameter", "limit"}});
     q.limit = std::min<std::int64_t>(*n, 1000);
   }
   if (auto v = query_value(params, "after")) {
     auto n = *v == "0" ? std::optional<std::int64_t>(0) : parse_id(*v);
     if (!n)
-      return error_reply(http::status::bad_request, "BAD_PARAMETER", "after must be a record id",
-                         Json{{"parameter", "after"}});
+      return error_reply(http::status::bad_request, codes::BAD_PARAMETER,
+                         "after must be a record id", Json{{"parameter", "after"}});
     q.after_id = *n;
   }
   if (auto v = query_value(params, "format")) q.format = *v;
@@ -226,7 +228,7 @@ Reply Server::Impl::handle_list(store::Kind kind, const QueryParams& params) {
 Reply Server::Impl::handle_get(store::Kind kind, std::int64_t id) {
   auto not_found = [&] {
     return error_reply(
-        http::status::not_found, "NOT_FOUND",
+        http::status::not_found, codes::NOT_FOUND,
         std::string(store::kind_name(kind)) + " " + std::to_string(id) + " does not exist");
   };
   if (kind == store::Kind::model) {
@@ -254,7 +256,7 @@ Reply Server::Impl::handle_delete(store::Kind kind, std::int64_t id) {
   if (!r) return store_error_reply(r.error());
   if (!r->found)
     return error_reply(
-        http::status::not_found, "NOT_FOUND",
+        http::status::not_found, codes::NOT_FOUND,
         std::string(store::kind_name(kind)) + " " + std::to_string(id) + " does not exist");
   Json removed = Json::array();
   for (const auto& sha : store::remove_orphan_blobs(*catalogue, *blobs, r->orphans))
@@ -274,7 +276,7 @@ Reply Server::Impl::handle_asset(const store::Asset& asset,
   if (auto h = req.find(http::field::range); h != req.end())
     range = parse_range(sv(h->value()), size);
   if (range.kind == ByteRange::Kind::kUnsatisfiable) {
-    auto res = error_reply(http::status::range_not_satisfiable, "RANGE_NOT_SATISFIABLE",
+    auto res = error_reply(http::status::range_not_satisfiable, codes::RANGE_NOT_SATISFIABLE,
                            "the range lies outside the " + std::to_string(size) + "-byte content");
     res.set(http::field::content_range, "bytes */" + std::to_string(size));
     return res;
@@ -305,7 +307,7 @@ Reply Server::Impl::handle_asset(const store::Asset& asset,
 StringResponse Server::Impl::internal_error(const std::exception& e) {
   metrics.handler_exceptions.fetch_add(1);
   log(std::string("internal error: ") + e.what());
-  return error_reply(http::status::internal_server_error, "INTERNAL",
+  return error_reply(http::status::internal_server_error, core::codes::INTERNAL,
                      "the server failed to answer this request (logged)");
 }
 
@@ -348,13 +350,13 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
   const auto method = req.method();
   const QueryParams& params = target.params;
   auto not_allowed = [](std::string_view allow) {
-    auto res = error_reply(http::status::method_not_allowed, "METHOD_NOT_ALLOWED",
+    auto res = error_reply(http::status::method_not_allowed, codes::METHOD_NOT_ALLOWED,
                            "allowed here: " + std::string(allow));
     res.set(http::field::allow, bsv(allow));
     return res;
   };
   auto not_found = [&] {
-    return error_reply(http::status::not_found, "NOT_FOUND",
+    return error_reply(http::status::not_found, codes::NOT_FOUND,
                        "no route for " + std::string(req.target()));
   };
 
@@ -404,11 +406,12 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
     if (seg.size() != 3) return not_found();
     if (method != http::verb::get) return not_allowed("GET");
     if (!is_sha256_hex(seg[2]))
-      return error_reply(http::status::bad_request, "BAD_SHA256",
+      return error_reply(http::status::bad_request, codes::BAD_SHA256,
                          "an asset is named by 64 lower-case hex digits");
     auto a = catalogue->find_asset(seg[2]);
     if (!a) return store_error_reply(a.error());
-    if (!*a) return error_reply(http::status::not_found, "NOT_FOUND", "no asset with this sha256");
+    if (!*a)
+      return error_reply(http::status::not_found, codes::NOT_FOUND, "no asset with this sha256");
     return handle_asset(**a, req);
   }
 
@@ -420,7 +423,7 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
   }
   auto id = parse_id(seg[2]);
   if (!id)
-    return error_reply(http::status::bad_request, "BAD_ID",
+    return error_reply(http::status::bad_request, codes::BAD_ID,
                        core::quote_excerpt(seg[2]) + " is not a record id");
   if (seg.size() == 3) {
     if (method == http::verb::get) return handle_get(*kind, *id);
@@ -436,15 +439,16 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
     if (method != http::verb::get) return not_allowed("GET");
     auto m = catalogue->get_motion(*id);
     if (!m) return store_error_reply(m.error());
-    if (!*m) return error_reply(http::status::not_found, "NOT_FOUND", "no such motion");
+    if (!*m) return error_reply(http::status::not_found, codes::NOT_FOUND, "no such motion");
     if ((*m)->preprocess_state != store::PreprocessState::done || !(*m)->keypoints_asset_id)
-      return error_reply(http::status::conflict, "NOT_READY",
+      return error_reply(http::status::conflict, codes::NOT_READY,
                          "the motion's keypoints are not ready",
                          Json{{"preprocessState", store::state_name((*m)->preprocess_state)},
                               {"error", (*m)->error}});
     auto a = catalogue->get_asset(*(*m)->keypoints_asset_id);
     if (!a) return store_error_reply(a.error());
-    if (!*a) return error_reply(http::status::not_found, "NOT_FOUND", "keypoint asset missing");
+    if (!*a)
+      return error_reply(http::status::not_found, codes::NOT_FOUND, "keypoint asset missing");
     return handle_asset(**a, req);
   }
   if (*kind == store::Kind::package && (seg[3] == "summary" || seg[3] == "export.glb")) {
@@ -455,9 +459,10 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
     if (method != http::verb::get) return not_allowed("GET");
     auto p = catalogue->get_package(*id);
     if (!p) return store_error_reply(p.error());
-    if (!*p) return error_reply(http::status::not_found, "NOT_FOUND", "no such package");
+    if (!*p) return error_reply(http::status::not_found, codes::NOT_FOUND, "no such package");
     if ((*p)->report_json.empty())
-      return error_reply(http::status::conflict, "NOT_READY", "the package is not validated yet",
+      return error_reply(http::status::conflict, codes::NOT_READY,
+                         "the package is not validated yet",
                          Json{{"validity", store::validity_name((*p)->validity)}});
     StringResponse res{http::status::ok, 11};
     res.set(http::field::content_type, "application/json");
@@ -501,7 +506,7 @@ StringResponse Server::Impl::handle_session(const http::request<http::string_bod
                            {"publicRead", options.public_read}});
   }
   if (req.method() != http::verb::post) {
-    auto res = error_reply(http::status::method_not_allowed, "METHOD_NOT_ALLOWED",
+    auto res = error_reply(http::status::method_not_allowed, codes::METHOD_NOT_ALLOWED,
                            "allowed here: GET, POST, DELETE");
     res.set(http::field::allow, "GET, POST, DELETE");
     return res;
@@ -537,7 +542,7 @@ StringResponse Server::Impl::handle_session(const http::request<http::string_bod
       res.prepare_payload();
       return res;
     }
-    return error_reply(http::status::unauthorized, "UNAUTHENTICATED",
+    return error_reply(http::status::unauthorized, codes::UNAUTHENTICATED,
                        "not an active API token of this server");
   }
   // The cookie holds a new session's secret, never the token: HttpOnly (no
@@ -604,14 +609,15 @@ std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse> Server::Imp
     std::int64_t motion_id) {
   auto m = catalogue->get_motion(motion_id);
   if (!m) return store_error_reply(m.error());
-  if (!*m) return error_reply(http::status::not_found, "NOT_FOUND", "no such motion");
+  if (!*m) return error_reply(http::status::not_found, codes::NOT_FOUND, "no such motion");
   if ((*m)->preprocess_state != store::PreprocessState::done || !(*m)->keypoints_asset_id)
-    return error_reply(http::status::conflict, "NOT_READY", "the motion's keypoints are not ready",
+    return error_reply(http::status::conflict, codes::NOT_READY,
+                       "the motion's keypoints are not ready",
                        Json{{"preprocessState", store::state_name((*m)->preprocess_state)},
                             {"error", (*m)->error}});
   auto a = catalogue->get_asset(*(*m)->keypoints_asset_id);
   if (!a) return store_error_reply(a.error());
-  if (!*a) return error_reply(http::status::not_found, "NOT_FOUND", "keypoint asset missing");
+  if (!*a) return error_reply(http::status::not_found, codes::NOT_FOUND, "keypoint asset missing");
   const std::string sha = (*a)->sha256;
   {
     std::lock_guard lock(hub.mutex);
@@ -623,7 +629,7 @@ std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse> Server::Imp
   auto reader = blobs->open_blob((*a)->storage_key);
   if (!reader) return store_error_reply(reader.error());
   if (reader->size() > ws::kMaxNdjsonBytes)
-    return error_reply(http::status::payload_too_large, "KEYPOINTS_TOO_LARGE",
+    return error_reply(http::status::payload_too_large, codes::KEYPOINTS_TOO_LARGE,
                        "the keypoint file is too large to stream");
   // One scan for the line offsets (bounded memory); frames are read a window
   // at a time while the motion plays.
@@ -635,7 +641,7 @@ std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse> Server::Imp
       },
       shared->size(), fps, &stopping);
   if (!source)
-    return error_reply(http::status::internal_server_error, "KEYPOINTS_INVALID",
+    return error_reply(http::status::internal_server_error, codes::KEYPOINTS_INVALID,
                        source.error().message);
   std::lock_guard lock(hub.mutex);
   // Entries of motions nobody streams any more go when a new one is added.

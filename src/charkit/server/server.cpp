@@ -5,7 +5,9 @@
 // detail/server_impl.h.
 #include "charkit/server/server.h"
 
+#include "charkit/core/error_codes.h"
 #include "charkit/server/detail/server_impl.h"
+#include "charkit/server/error_codes.h"
 
 namespace charkit::server {
 
@@ -123,19 +125,21 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (srv_.stopping || ec == http::error::end_of_stream || ec == net::error::eof) return close();
     start_ = std::chrono::steady_clock::now();
     if (ec == http::error::header_limit || ec == http::error::buffer_overflow)
-      return send(error_reply(http::status::request_header_fields_too_large, "HEADER_TOO_LARGE",
-                              "request line and header fields exceed " +
-                                  std::to_string(srv_.options.max_header_bytes) + " bytes"),
-                  true);
+      return send(
+          error_reply(http::status::request_header_fields_too_large, codes::HEADER_TOO_LARGE,
+                      "request line and header fields exceed " +
+                          std::to_string(srv_.options.max_header_bytes) + " bytes"),
+          true);
     if (ec) {
       if (ec == beast::error::timeout || ec == net::error::operation_aborted ||
           ec == net::error::connection_reset)
         return close();
       if (ec == http::error::bad_transfer_encoding)  // e.g. two Transfer-Encoding fields
-        return send(error_reply(http::status::bad_request, "BAD_TRANSFER_ENCODING",
+        return send(error_reply(http::status::bad_request, codes::BAD_TRANSFER_ENCODING,
                                 "Transfer-Encoding must be exactly 'chunked': " + ec.message()),
                     true);
-      return send(error_reply(http::status::bad_request, "HTTP_BAD_REQUEST", ec.message()), true);
+      return send(error_reply(http::status::bad_request, codes::HTTP_BAD_REQUEST, ec.message()),
+                  true);
     }
     auto& req = header_parser_->get();
     method_ = std::string(req.method_string());
@@ -156,19 +160,19 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // RFC 9112 §3.2: a request with more than one Host field is answered
     // 400 (which one a proxy in front used is unknown).
     if (req.count(http::field::host) > 1)
-      return send(error_reply(http::status::bad_request, "DUPLICATE_HOST",
+      return send(error_reply(http::status::bad_request, codes::DUPLICATE_HOST,
                               "the request has more than one Host header field"),
                   true);
     const std::string_view host = sv(req[http::field::host]);
     if (!host_allowed(srv_.access, host))
-      return send(error_reply(http::status::forbidden, "HOST_FORBIDDEN",
+      return send(error_reply(http::status::forbidden, codes::HOST_FORBIDDEN,
                               "the Host header does not name this server (add it with "
                               "--allowed-host)"),
                   true);
     const std::string_view origin = sv(req[http::field::origin]);
     const OriginCheck oc = check_origin(srv_.access, origin, host, srv_.tls);
     if (oc == OriginCheck::forbidden)
-      return send(error_reply(http::status::forbidden, "ORIGIN_FORBIDDEN",
+      return send(error_reply(http::status::forbidden, codes::ORIGIN_FORBIDDEN,
                               "requests from " + core::quote_excerpt(origin, 100) +
                                   " are not allowed (see --cors-origin)"),
                   true);
@@ -217,7 +221,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     const bool required = d.tokens_exist || srv_.options.auth == AuthMode::required;
     if (!required) return route();
     if (!d.scope) {
-      auto res = error_reply(http::status::unauthorized, "UNAUTHENTICATED",
+      auto res = error_reply(http::status::unauthorized, codes::UNAUTHENTICATED,
                              "this server needs an API token: send 'Authorization: Bearer "
                              "TOKEN' or log in at /login");
       res.set(http::field::www_authenticate, "Bearer realm=\"charkit\"");
@@ -227,7 +231,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                               : access_ == Access::write ? store::Scope::write
                                                          : store::Scope::read;
     if (!store::scope_allows(*d.scope, need))
-      return send(error_reply(http::status::forbidden, "FORBIDDEN",
+      return send(error_reply(http::status::forbidden, codes::FORBIDDEN,
                               "this needs a token with the '" +
                                   std::string(store::scope_name(need)) + "' scope; this one has '" +
                                   std::string(store::scope_name(*d.scope)) + "'"),
@@ -246,7 +250,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     }
     if (header_parser_->content_length() &&
         *header_parser_->content_length() > srv_.options.max_request_body)
-      return send(error_reply(http::status::payload_too_large, "BODY_TOO_LARGE",
+      return send(error_reply(http::status::payload_too_large, codes::BODY_TOO_LARGE,
                               "request bodies here are limited to " +
                                   std::to_string(srv_.options.max_request_body) + " bytes"),
                   true);
@@ -260,9 +264,9 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
   void on_body(beast::error_code ec) {
     if (ec == http::error::body_limit)
-      return send(
-          error_reply(http::status::payload_too_large, "BODY_TOO_LARGE", "request body too large"),
-          true);
+      return send(error_reply(http::status::payload_too_large, codes::BODY_TOO_LARGE,
+                              "request body too large"),
+                  true);
     if (auto refusal = framing_refusal(ec)) return send(std::move(*refusal), true);
     if (ec) return close();
     auto req = std::make_shared<http::request<http::string_body>>(body_parser_->release());
@@ -291,7 +295,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       value.remove_prefix(1);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
     if (core::ascii_iequals(value, "chunked")) return std::nullopt;
-    return error_reply(http::status::bad_request, "BAD_TRANSFER_ENCODING",
+    return error_reply(http::status::bad_request, codes::BAD_TRANSFER_ENCODING,
                        "Transfer-Encoding must be exactly 'chunked' (no other codings are "
                        "accepted); the connection is closed");
   }
@@ -303,27 +307,27 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::optional<StringResponse> framing_refusal(beast::error_code ec) const {
     if (!ec) return std::nullopt;
     if (ec == http::error::buffer_overflow || ec == http::error::header_limit)
-      return error_reply(http::status::request_header_fields_too_large, "HEADER_TOO_LARGE",
+      return error_reply(http::status::request_header_fields_too_large, codes::HEADER_TOO_LARGE,
                          "header fields or chunked trailer fields exceed " +
                              std::to_string(srv_.options.max_header_bytes) + " bytes");
     if (ec.category() != make_error_code(http::error::bad_chunk).category()) return std::nullopt;
     if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
         ec == http::error::need_more || ec == http::error::need_buffer)
       return std::nullopt;
-    return error_reply(http::status::bad_request, "HTTP_BAD_FRAMING",
+    return error_reply(http::status::bad_request, codes::HTTP_BAD_FRAMING,
                        "malformed message framing: " + ec.message());
   }
 
   // ---- WebSocket routes: checked here, then the socket moves to a ws::WsSession ----
   void websocket_route(std::shared_ptr<http::request<http::string_body>> req) {
     if (req->method() != http::verb::get) {
-      auto res = error_reply(http::status::method_not_allowed, "METHOD_NOT_ALLOWED",
+      auto res = error_reply(http::status::method_not_allowed, codes::METHOD_NOT_ALLOWED,
                              "allowed here: GET (a WebSocket upgrade)");
       res.set(http::field::allow, "GET");
       return send(std::move(res), true);
     }
     if (!beast::iequals((*req)[http::field::upgrade], "websocket")) {
-      auto res = error_reply(http::status::upgrade_required, "UPGRADE_REQUIRED",
+      auto res = error_reply(http::status::upgrade_required, codes::UPGRADE_REQUIRED,
                              "this route is a WebSocket: send Upgrade: websocket");
       res.set(http::field::upgrade, "websocket");
       res.set(http::field::connection, "Upgrade");
@@ -333,7 +337,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (seg[1] == "packages") {
       auto id = parse_id(seg[2]);
       if (!id)
-        return send(error_reply(http::status::bad_request, "BAD_ID",
+        return send(error_reply(http::status::bad_request, codes::BAD_ID,
                                 core::quote_excerpt(seg[2]) + " is not a record id"),
                     true);
       using Opened = std::variant<std::shared_ptr<DriverPlayground>, StringResponse>;
@@ -358,7 +362,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (seg[1] == "motions") {
       auto id = parse_id(seg[2]);
       if (!id)
-        return send(error_reply(http::status::bad_request, "BAD_ID",
+        return send(error_reply(http::status::bad_request, codes::BAD_ID,
                                 core::quote_excerpt(seg[2]) + " is not a record id"),
                     true);
       using Opened = std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse>;
@@ -381,13 +385,13 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       return;
     }
     if (!ws::valid_channel_name(seg[2]))
-      return send(error_reply(http::status::bad_request, "BAD_CHANNEL",
+      return send(error_reply(http::status::bad_request, codes::BAD_CHANNEL,
                               "a channel name is 1.." + std::to_string(ws::kMaxChannelName) +
                                   " characters of A-Z a-z 0-9 _ -"),
                   true);
     const auto role = live_role(target_.params);
     if (!role)
-      return send(error_reply(http::status::bad_request, "BAD_ROLE",
+      return send(error_reply(http::status::bad_request, codes::BAD_ROLE,
                               "a live connection needs ?role=publish or ?role=view"),
                   true);
     handed_off_ = true;
@@ -406,7 +410,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (store::extension_allowed(kind_, ext)) return std::nullopt;
     Json allowed = Json::array();
     for (auto e : store::allowed_extensions(kind_)) allowed.push_back(e);
-    return error_reply(http::status::unprocessable_entity, "UNSUPPORTED_EXTENSION",
+    return error_reply(http::status::unprocessable_entity, codes::UNSUPPORTED_EXTENSION,
                        core::quote_excerpt(ext) + " files are not accepted as " +
                            std::string(store::kind_name(kind_)),
                        Json{{"extension", ext}, {"allowed", allowed}});
@@ -414,7 +418,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
   StringResponse too_large_reply() const {
     const std::uint64_t max = srv_.blobs->max_bytes();
-    return error_reply(http::status::payload_too_large, "UPLOAD_TOO_LARGE",
+    return error_reply(http::status::payload_too_large, codes::UPLOAD_TOO_LARGE,
                        "uploads are limited to " + std::to_string(max) + " bytes",
                        Json{{"limit", max}});
   }
@@ -438,7 +442,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // own filename is used when there is none.
     query_name_ = raw && !raw->empty();
     if (!query_name_ && !multipart)
-      return send(error_reply(http::status::bad_request, "MISSING_FILENAME",
+      return send(error_reply(http::status::bad_request, codes::MISSING_FILENAME,
                               "POST /api/" + std::string(store::kind_name(kind)) +
                                   " needs ?filename=NAME (the extension picks the format)"),
                   true);
@@ -453,12 +457,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // A multipart body carries framing besides the file: allow a bounded margin.
     body_max_ = multipart ? max + kMultipartOverheadBytes : max;
     if (length && *length > body_max_)
-      return send(error_reply(http::status::payload_too_large, "UPLOAD_TOO_LARGE",
+      return send(error_reply(http::status::payload_too_large, codes::UPLOAD_TOO_LARGE,
                               "uploads are limited to " + std::to_string(max) + " bytes",
                               Json{{"limit", max}, {"contentLength", *length}}),
                   true);
     if ((!length && !header_parser_->chunked()) || (length && *length == 0))
-      return send(error_reply(http::status::bad_request, "EMPTY_BODY",
+      return send(error_reply(http::status::bad_request, codes::EMPTY_BODY,
                               "the request body must hold the file"),
                   true);
     if (multipart) {
@@ -542,15 +546,15 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (!query_name_) {
       file_name_ = clean_file_name(part_name);
       if (file_name_.empty()) {
-        refusal_ = error_reply(http::status::bad_request, "MISSING_FILENAME",
+        refusal_ = error_reply(http::status::bad_request, codes::MISSING_FILENAME,
                                "the file part has no filename and the target no ?filename=");
-        return core::make_error("MISSING_FILENAME", "no file name");
+        return core::make_error(codes::MISSING_FILENAME, "no file name");
       }
     }
     std::string ext = store::extension_of(file_name_);
     if (auto refusal = extension_refusal(ext)) {
       refusal_ = std::move(*refusal);
-      return core::make_error("UNSUPPORTED_EXTENSION", "extension not accepted");
+      return core::make_error(codes::UNSUPPORTED_EXTENSION, "extension not accepted");
     }
     auto up = srv_.blobs->begin_upload(kind_, ext);
     if (!up) {
@@ -637,14 +641,14 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
             }
             if (reader_->file_bytes() == 0) {
               if (upload_) upload_->abort();
-              return {
-                  error_reply(http::status::bad_request, "EMPTY_BODY", "the file part is empty"),
-                  true};
+              return {error_reply(http::status::bad_request, codes::EMPTY_BODY,
+                                  "the file part is empty"),
+                      true};
             }
           }
           if (!upload_ || upload_->bytes_written() == 0) {  // a chunked body with no data
             if (upload_) upload_->abort();
-            return {error_reply(http::status::bad_request, "EMPTY_BODY",
+            return {error_reply(http::status::bad_request, codes::EMPTY_BODY,
                                 "the request body must hold the file"),
                     true};
           }
@@ -892,9 +896,9 @@ void Server::Impl::do_accept() {
       });
     };
     static const std::string k503 =
-        fixed_503("TOO_MANY_CONNECTIONS", "the server is at its connection limit");
+        fixed_503(codes::TOO_MANY_CONNECTIONS, "the server is at its connection limit");
     static const std::string k503_client =
-        fixed_503("TOO_MANY_CLIENT_CONNECTIONS",
+        fixed_503(codes::TOO_MANY_CLIENT_CONNECTIONS,
                   "this client holds as many connections as one client may; close some first");
     if (open_connections.load() >= options.max_connections) {
       refuse(k503);
@@ -938,7 +942,8 @@ core::Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {
   std::filesystem::create_directories(impl.options.data_dir, fec);
   if (fec)
     return core::make_error(
-        "IO_CREATE", "cannot create " + impl.options.data_dir.string() + ": " + fec.message());
+        core::codes::IO_CREATE,
+        "cannot create " + impl.options.data_dir.string() + ": " + fec.message());
   store::BlobStoreOptions bo;
   bo.max_bytes = impl.options.max_upload_bytes;
   auto blobs = store::BlobStore::open(resolved_blob_root(impl.options), bo);
@@ -976,7 +981,7 @@ core::Result<std::uint16_t> Server::start() {
   beast::error_code ec;
   auto address = net::ip::make_address(impl.options.address, ec);
   if (ec)
-    return core::make_error("SERVER_ADDRESS",
+    return core::make_error(codes::SERVER_ADDRESS,
                             "'" + impl.options.address + "' is not an IP address: " + ec.message());
   // Open to anyone who can connect: only on loopback, unless told.
   bool open_network = false;
@@ -986,7 +991,7 @@ core::Result<std::uint16_t> Server::start() {
     open_network = *n == 0;
     if (open_network && !impl.options.insecure_open)
       return core::make_error(
-          "SERVER_INSECURE",
+          codes::SERVER_INSECURE,
           "refusing to listen on " + impl.options.address +
               " (not loopback) with no API token: anyone who can connect could upload and "
               "delete. Create one with `charkit token create --scope admin` (same --data/--db), "
@@ -999,9 +1004,9 @@ core::Result<std::uint16_t> Server::start() {
   if (!ec) impl.acceptor->bind(endpoint, ec);
   if (!ec) impl.acceptor->listen(net::socket_base::max_listen_connections, ec);
   if (ec)
-    return core::make_error("SERVER_LISTEN", "cannot listen on " + impl.options.address + ":" +
-                                                 std::to_string(impl.options.port) + ": " +
-                                                 ec.message());
+    return core::make_error(codes::SERVER_LISTEN, "cannot listen on " + impl.options.address + ":" +
+                                                      std::to_string(impl.options.port) + ": " +
+                                                      ec.message());
   impl.port = impl.acceptor->local_endpoint().port();
   impl.tls = !impl.options.tls_cert.empty();
   if (impl.tls) {
@@ -1014,9 +1019,9 @@ core::Result<std::uint16_t> Server::start() {
     if (!ec)
       impl.ssl_ctx->use_private_key_file(impl.options.tls_key.string(), net::ssl::context::pem, ec);
     if (ec)
-      return core::make_error("SERVER_TLS", "cannot use " + impl.options.tls_cert.string() + " / " +
-                                                impl.options.tls_key.string() + ": " +
-                                                ec.message());
+      return core::make_error(codes::SERVER_TLS, "cannot use " + impl.options.tls_cert.string() +
+                                                     " / " + impl.options.tls_key.string() + ": " +
+                                                     ec.message());
   }
   impl.access.hosts = default_allowed_hosts(impl.options.address, impl.port);
   if (!impl.options.allowed_hosts.empty()) {
@@ -1033,7 +1038,7 @@ core::Result<std::uint16_t> Server::start() {
   impl.start_warnings.clear();
   if (open_network)
     impl.start_warnings.push_back(
-        {"SERVER_OPEN_NETWORK",
+        {codes::SERVER_OPEN_NETWORK,
          "listening on " + impl.options.address +
              " with no API token (--insecure-open): anyone who can reach this address may upload "
              "and delete" +

@@ -24,7 +24,9 @@
 #include "charkit/motion/format.h"
 #include "charkit/motion/keypoint_json.h"
 #include "charkit/scene/intake.h"
+#include "charkit/server/error_codes.h"
 #include "charkit/store/content_lock.h"
+#include "charkit/store/error_codes.h"
 #include "charkit/store/jobs.h"
 
 namespace charkit::server {
@@ -44,7 +46,7 @@ std::string error_text(const core::Error& e) {
 core::Result<std::int64_t> payload_id(std::string_view payload) {
   auto j = core::parse_json_strict(payload);
   if (!j || !j->is_object() || !j->contains("id") || !(*j)["id"].is_number_integer())
-    return core::make_error("JOB_PAYLOAD", "job payload is not {\"id\": N}");
+    return core::make_error(codes::JOB_PAYLOAD, "job payload is not {\"id\": N}");
   return (*j)["id"].get<std::int64_t>();
 }
 
@@ -58,7 +60,7 @@ void remove_orphans(store::Catalogue& cat, const store::BlobStore& blobs,
 core::Result<store::Asset> asset_of(store::Catalogue& cat, std::int64_t asset_id) {
   auto a = cat.get_asset(asset_id);
   if (!a) return std::move(a).error();
-  if (!*a) return core::make_error("JOB_ASSET_MISSING", "the record's asset row is gone");
+  if (!*a) return core::make_error(codes::JOB_ASSET_MISSING, "the record's asset row is gone");
   return std::move(**a);
 }
 
@@ -67,7 +69,7 @@ bool cancelled(const std::atomic<bool>* cancel) {
 }
 
 Status cancelled_error() {
-  return core::make_error(std::string(kJobCancelled), "the worker is stopping");
+  return core::make_error(kJobCancelled, "the worker is stopping");
 }
 
 /// Why the job's cancel flag is up (none when it is not).
@@ -88,11 +90,16 @@ void note_budget(const JobContext& c, std::string_view code) {
   if (c.budget_code) *c.budget_code = std::string(code);
 }
 
-constexpr std::string_view kBudgetTime = codes::JOB_BUDGET_TIME.name();
+constexpr core::ErrorCode kBudgetTime = codes::JOB_BUDGET_TIME;
+
+/// Without the code: the record's error line puts it in front.
+std::string time_budget_message(const JobContext& c) {
+  return "the job ran longer than its budget of " + std::to_string(c.budgets.timeout.count()) +
+         " ms";
+}
 
 std::string time_budget_text(const JobContext& c) {
-  return std::string(kBudgetTime) + ": the job ran longer than its budget of " +
-         std::to_string(c.budgets.timeout.count()) + " ms";
+  return kBudgetTime.str() + ": " + time_budget_message(c);
 }
 
 // ---- motion.preprocess ------------------------------------------------------
@@ -162,8 +169,7 @@ Status convert_and_record_motion(std::int64_t id, const store::BlobStore& blobs,
   };
   auto timed_out = [&]() -> Status {
     note_budget(ctx, kBudgetTime);
-    return fail(core::make_error(std::string(kBudgetTime),
-                                 time_budget_text(ctx).substr(kBudgetTime.size() + 2)));
+    return fail(core::make_error(kBudgetTime, time_budget_message(ctx)));
   };
   // Stopped mid-way: on a graceful stop the motion is back to pending, as
   // its job will be; a lost claim leaves the record to its new owner.
@@ -267,7 +273,7 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
   try {
     s = convert_and_record_motion(id, blobs, cat, ctx);
   } catch (const std::exception& e) {
-    s = core::make_error("JOB_EXCEPTION", e.what());  // as run_job would
+    s = core::make_error(codes::JOB_EXCEPTION, e.what());  // as run_job would
   }
   if (!s && s.error().code != codes::JOB_CANCELLED && stop_of(ctx) != JobStop::lost)
     fail_with_job(id, s.error(), blobs, cat);
@@ -332,16 +338,15 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
     if (why == JobStop::timeout) {
       p.validity = store::Validity::invalid;
       report["valid"] = false;
-      report["budget"] = Json{{"code", kBudgetTime},
-                              {"message", time_budget_text(ctx).substr(kBudgetTime.size() + 2)}};
+      report["budget"] = Json{{"code", kBudgetTime.str()}, {"message", time_budget_message(ctx)}};
       note_budget(ctx, kBudgetTime);
     } else if (s.budget_exceeded) {
       report["budget"] = Json{
-          {"code", "JOB_BUDGET_DECODED_BYTES"},
+          {"code", codes::JOB_BUDGET_DECODED_BYTES},
           {"message", "validation stopped after decoding " + std::to_string(s.decoded_bytes) +
                           " bytes: the budget is " + std::to_string(options.max_decoded_bytes) +
                           " decoded bytes per package"}};
-      note_budget(ctx, "JOB_BUDGET_DECODED_BYTES");
+      note_budget(ctx, codes::JOB_BUDGET_DECODED_BYTES);
     }
   }
   p.report_json = core::dump_json(report);
@@ -406,9 +411,9 @@ Status run_job(std::string_view kind, std::string_view payload, const store::Blo
     if (kind == kJobPackageValidate) return validate_package(*id, blobs, catalogue, context);
     if (kind == kJobModelIntake) return intake_model(*id, blobs, catalogue, context);
   } catch (const std::exception& e) {
-    return core::make_error("JOB_EXCEPTION", e.what());
+    return core::make_error(codes::JOB_EXCEPTION, e.what());
   }
-  return core::make_error("JOB_KIND", "unknown job kind '" + std::string(kind) + "'");
+  return core::make_error(codes::JOB_KIND, "unknown job kind '" + std::string(kind) + "'");
 }
 
 Status run_job(std::string_view kind, std::string_view payload, const store::BlobStore& blobs,
@@ -574,8 +579,7 @@ struct WorkerPool::Impl {
       }
       lost(r, "done");
     } else if (s.error().code == codes::JOB_CANCELLED && why == JobStop::timeout) {
-      const std::string text = std::string(kBudgetTime) +
-                               ": the job ran longer than its budget of " +
+      const std::string text = kBudgetTime.str() + ": the job ran longer than its budget of " +
                                std::to_string(options.budgets.timeout.count()) + " ms";
       auto r = queue.fail(j, text);
       if (r && *r) {
@@ -689,7 +693,7 @@ core::Result<std::unique_ptr<WorkerPool>> WorkerPool::start(WorkerPoolOptions op
   Impl& impl = *pool->impl_;
   impl.options = std::move(options);
   if (impl.options.lease.count() <= 0)
-    return core::make_error("JOB_INVALID", "the job lease must be positive");
+    return core::make_error(store::codes::JOB_INVALID, "the job lease must be positive");
   store::BlobStoreOptions bo;
   bo.max_bytes = std::max<std::uint64_t>(impl.options.max_upload_bytes, 1);
   // Keypoint files may be larger than an upload: allow the default maximum at least.

@@ -32,7 +32,7 @@ inline constexpr std::string_view kJobModelIntake = "model.intake";
 /// pool stopping, or the claim lost): the pool releases it (back to
 /// `pending`, the attempt not counted) or discards its result, instead of
 /// failing it.
-inline constexpr std::string_view kJobCancelled = codes::JOB_CANCELLED.name();
+inline constexpr core::ErrorCode kJobCancelled = codes::JOB_CANCELLED;
 
 /// Why a running job's cancel flag went up.
 enum class JobStop : std::uint8_t {

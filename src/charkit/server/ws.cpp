@@ -19,6 +19,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/json_text.h"
 #include "charkit/server/detail/drivers_playground.h"
+#include "charkit/server/error_codes.h"
 
 namespace charkit::server::ws {
 namespace {
@@ -194,7 +195,7 @@ class WsSessionImpl final : public WsSession,
       std::lock_guard lock(hub_.mutex);
       if (hub_.stopping)
         refusal.emplace(http::status::service_unavailable,
-                        error_body("SHUTTING_DOWN", "the server is stopping"));
+                        error_body(codes::SHUTTING_DOWN, "the server is stopping"));
       else
         hub_.sessions[this] = this->weak_from_this();
       if (!refusal && (mode_ == Mode::publish || mode_ == Mode::view)) refusal = claim_channel();
@@ -218,7 +219,8 @@ class WsSessionImpl final : public WsSession,
   /// in all and per owner, so that viewers never use up what publishers need.
   std::optional<std::pair<http::status, Json>> claim_channel() {
     auto too_many = [](const std::string& message) {
-      return std::pair{http::status::service_unavailable, error_body("TOO_MANY_CHANNELS", message)};
+      return std::pair{http::status::service_unavailable,
+                       error_body(codes::TOO_MANY_CHANNELS, message)};
     };
     std::size_t published = 0, published_by_owner = 0, waiting = 0, waiting_by_owner = 0;
     for (const auto& [name, c] : hub_.channels) {
@@ -236,7 +238,7 @@ class WsSessionImpl final : public WsSession,
       if (exists && it->second.published())
         return std::pair{
             http::status::conflict,
-            error_body("CHANNEL_BUSY", "channel '" + channel_ + "' already has a publisher")};
+            error_body(codes::CHANNEL_BUSY, "channel '" + channel_ + "' already has a publisher")};
       if (published >= kMaxChannels)
         return too_many("at most " + std::to_string(kMaxChannels) +
                         " live channels have a publisher at once");
@@ -264,7 +266,7 @@ class WsSessionImpl final : public WsSession,
     if (c.viewers.size() >= kMaxViewersPerChannel)
       return std::pair{
           http::status::service_unavailable,
-          error_body("TOO_MANY_VIEWERS",
+          error_body(codes::TOO_MANY_VIEWERS,
                      "at most " + std::to_string(kMaxViewersPerChannel) + " viewers per channel")};
     c.viewers.push_back(this->weak_from_this());
     return std::nullopt;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "charkit/server/detail/ws.h"
+#include "charkit/server/error_codes.h"
 
 namespace charkit::server::ws {
 namespace {
@@ -130,9 +131,9 @@ std::string encode_frame(const FrameValues& v) {
 
 core::Result<FrameValues> decode_frame(std::string_view bytes) {
   if (bytes.size() != kFrameBytes)
-    return core::make_error("WS_FRAME_SIZE", "a frame is " + std::to_string(kFrameBytes) +
-                                                 " bytes, this one " +
-                                                 std::to_string(bytes.size()));
+    return core::make_error(codes::WS_FRAME_SIZE, "a frame is " + std::to_string(kFrameBytes) +
+                                                      " bytes, this one " +
+                                                      std::to_string(bytes.size()));
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   FrameValues v;
   v.frame = get_u32(p);
@@ -143,14 +144,15 @@ core::Result<FrameValues> decode_frame(std::string_view bytes) {
   for (std::size_t i = 0; i < v.points.size(); ++i) v.points[i] = f32(1 + i);
   for (std::size_t i = 0; i < v.angles.size(); ++i) v.angles[i] = f32(1 + v.points.size() + i);
   if (!std::isfinite(v.time_ms))
-    return core::make_error("WS_FRAME_VALUE", "timeMs is not finite (byte offset 4)");
+    return core::make_error(codes::WS_FRAME_VALUE, "timeMs is not finite (byte offset 4)");
   for (std::size_t i = 0; i < v.points.size(); ++i)
     if (!std::isfinite(v.points[i]))
-      return core::make_error("WS_FRAME_VALUE", "point " + std::to_string(i / 4) + " value " +
-                                                    std::to_string(i % 4) + " is not finite");
+      return core::make_error(codes::WS_FRAME_VALUE, "point " + std::to_string(i / 4) + " value " +
+                                                         std::to_string(i % 4) + " is not finite");
   for (std::size_t i = 0; i < v.angles.size(); ++i)
     if (!std::isfinite(v.angles[i]))
-      return core::make_error("WS_FRAME_VALUE", "angle " + std::to_string(i) + " is not finite");
+      return core::make_error(codes::WS_FRAME_VALUE,
+                              "angle " + std::to_string(i) + " is not finite");
   return v;
 }
 
@@ -158,11 +160,11 @@ core::Result<FrameValues> parse_ndjson_line(std::string_view line) {
   LineSax sax;
   bool ok = nlohmann::json::sax_parse(line.begin(), line.end(), &sax);
   if (!ok || !sax.error.empty())
-    return core::make_error("KEYPOINTS_LINE", sax.error.empty() ? "bad line" : sax.error);
+    return core::make_error(codes::KEYPOINTS_LINE, sax.error.empty() ? "bad line" : sax.error);
   if (!sax.have_frame || !sax.have_time)
-    return core::make_error("KEYPOINTS_LINE", "frame or timeMs missing");
+    return core::make_error(codes::KEYPOINTS_LINE, "frame or timeMs missing");
   if (sax.points.size() != kPoints * 4 || sax.angles.size() != kAngles)
-    return core::make_error("KEYPOINTS_LINE", "a line holds 33 points and 9 angles");
+    return core::make_error(codes::KEYPOINTS_LINE, "a line holds 33 points and 9 angles");
   FrameValues v;
   v.frame = static_cast<std::uint32_t>(sax.frame);
   v.time_ms = sax.time_ms;

@@ -20,6 +20,7 @@
 #include "charkit/core/sha256.h"
 #include "charkit/store/detail/blob_backend.h"
 #include "charkit/store/detail/s3_client.h"
+#include "charkit/store/error_codes.h"
 
 namespace charkit::store {
 namespace fs = std::filesystem;
@@ -52,7 +53,7 @@ bool is_digits(std::string_view s) {
 }
 
 Error io_error(std::string what, int err) {
-  return make_error("STORE_IO", std::move(what) + ": " + std::strerror(err));
+  return make_error(codes::STORE_IO, std::move(what) + ": " + std::strerror(err));
 }
 
 // fsync a directory so that a rename or link inside it survives a crash.
@@ -66,7 +67,7 @@ void sync_dir(const fs::path& dir) {
 
 Result<std::optional<std::string>> find_in(const fs::path& root, std::string_view sha) {
   if (sha.size() != 64 || !is_hex_lower(sha))
-    return make_error("STORE_BAD_DIGEST", "not a lower-case SHA-256 hex digest");
+    return make_error(codes::STORE_BAD_DIGEST, "not a lower-case SHA-256 hex digest");
   // Directory iteration reports most errors through `ec`, but increments may
   // still throw; no exception leaves the module.
   try {
@@ -93,7 +94,7 @@ Result<std::optional<std::string>> find_in(const fs::path& root, std::string_vie
       }
     }
   } catch (const std::exception& e) {
-    return make_error("STORE_IO", std::string("scan for an existing blob: ") + e.what());
+    return make_error(codes::STORE_IO, std::string("scan for an existing blob: ") + e.what());
   }
   return std::optional<std::string>();
 }
@@ -182,7 +183,7 @@ class LocalBackend final : public detail::Backend {
       fs::create_directories(target.parent_path(), ec);
       if (ec == std::errc::no_such_file_or_directory) continue;
       if (ec)
-        return make_error("STORE_IO",
+        return make_error(codes::STORE_IO,
                           "create " + target.parent_path().string() + ": " + ec.message());
       link_rc = ::link(tmp.c_str(), target.c_str());
       link_errno = link_rc == 0 ? 0 : errno;
@@ -192,9 +193,9 @@ class LocalBackend final : public detail::Backend {
     if (link_rc != 0) {
       const int err = link_errno;
       if (err == EXDEV)
-        return make_error("STORE_IO", "publish " + blob.key +
-                                          ": the temporary folder must be on the store's file "
-                                          "system (BlobStoreOptions::tmp_dir)");
+        return make_error(codes::STORE_IO, "publish " + blob.key +
+                                               ": the temporary folder must be on the store's file "
+                                               "system (BlobStoreOptions::tmp_dir)");
       if (err != EEXIST) return io_error("publish " + blob.key, err);
       blob.reused = true;
     } else {
@@ -207,13 +208,13 @@ class LocalBackend final : public detail::Backend {
     const fs::path p = root_ / std::string(key);
     int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      if (errno == ENOENT) return make_error("STORE_NOT_FOUND", "no blob " + std::string(key));
+      if (errno == ENOENT) return make_error(codes::STORE_NOT_FOUND, "no blob " + std::string(key));
       return io_error("open " + std::string(key), errno);
     }
     struct stat sb {};
     if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
       ::close(fd);
-      return make_error("STORE_IO", "not a regular file: " + std::string(key));
+      return make_error(codes::STORE_IO, "not a regular file: " + std::string(key));
     }
     Opened o;
     o.reader = std::make_unique<LocalReader>(fd);
@@ -236,11 +237,11 @@ class LocalBackend final : public detail::Backend {
     fs::path p = root_ / std::string(key);
     struct stat sb {};
     if (::stat(p.c_str(), &sb) != 0) {
-      if (errno == ENOENT) return make_error("STORE_NOT_FOUND", "no blob " + std::string(key));
+      if (errno == ENOENT) return make_error(codes::STORE_NOT_FOUND, "no blob " + std::string(key));
       return io_error("stat " + std::string(key), errno);
     }
     if (!S_ISREG(sb.st_mode))
-      return make_error("STORE_IO", "not a regular file: " + std::string(key));
+      return make_error(codes::STORE_IO, "not a regular file: " + std::string(key));
     return detail::LocalBlobAccess::make(std::move(p), false);
   }
 
@@ -369,7 +370,7 @@ BlobReader& BlobReader::operator=(BlobReader&& other) noexcept = default;
 BlobReader::~BlobReader() = default;
 
 Result<std::size_t> BlobReader::read_at(std::uint64_t offset, std::span<std::uint8_t> out) const {
-  if (!impl_) return make_error("STORE_IO", "blob is not open");
+  if (!impl_) return make_error(codes::STORE_IO, "blob is not open");
   if (offset >= size_ || out.empty()) return std::size_t{0};
   const std::size_t want =
       static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), size_ - offset));
@@ -459,13 +460,13 @@ const std::string& Upload::digest() {
 
 Status Upload::write(core::Bytes data) {
   if (!open())
-    return make_error("STORE_UPLOAD_CLOSED", "the upload was already committed or aborted");
+    return make_error(codes::STORE_UPLOAD_CLOSED, "the upload was already committed or aborted");
   if (!s_->digest.empty())
-    return make_error("STORE_UPLOAD_CLOSED", "the upload's digest was taken: no more bytes");
+    return make_error(codes::STORE_UPLOAD_CLOSED, "the upload's digest was taken: no more bytes");
   if (data.size() > s_->max_bytes - s_->written) {
     const std::uint64_t limit = s_->max_bytes;
     abort();
-    return make_error("STORE_TOO_LARGE",
+    return make_error(codes::STORE_TOO_LARGE,
                       "upload exceeds the limit of " + std::to_string(limit) + " bytes",
                       core::Location::at_offset(limit));
   }
@@ -487,7 +488,7 @@ Status Upload::write(core::Bytes data) {
 
 Result<StoredBlob> Upload::commit() {
   if (!open())
-    return make_error("STORE_UPLOAD_CLOSED", "the upload was already committed or aborted");
+    return make_error(codes::STORE_UPLOAD_CLOSED, "the upload was already committed or aborted");
   State& s = *s_;
   if (s.backend->sync_before_publish() && ::fsync(s.fd) != 0) {
     const int err = errno;
@@ -525,21 +526,23 @@ Result<BlobStore> BlobStore::open(const fs::path& location, BlobStoreOptions opt
     }
     fs::create_directories(options.tmp_dir, ec);
     if (ec)
-      return make_error("STORE_IO", "create " + options.tmp_dir.string() + ": " + ec.message());
+      return make_error(codes::STORE_IO,
+                        "create " + options.tmp_dir.string() + ": " + ec.message());
     detail::remove_stale_temp_files(options.tmp_dir, options.now());
     auto backend = detail::open_s3_backend(location.native(), options);
     if (!backend) return std::move(backend).error();
     store.backend_ = std::move(*backend);
   } else {
-    if (location.empty()) return make_error("STORE_IO", "no blob folder given");
+    if (location.empty()) return make_error(codes::STORE_IO, "no blob folder given");
     fs::path abs = fs::absolute(location, ec);
     if (ec) abs = location;
     fs::create_directories(abs, ec);
-    if (ec) return make_error("STORE_IO", "create " + abs.string() + ": " + ec.message());
+    if (ec) return make_error(codes::STORE_IO, "create " + abs.string() + ": " + ec.message());
     if (options.tmp_dir.empty()) options.tmp_dir = abs / "tmp";
     fs::create_directories(options.tmp_dir, ec);
     if (ec)
-      return make_error("STORE_IO", "create " + options.tmp_dir.string() + ": " + ec.message());
+      return make_error(codes::STORE_IO,
+                        "create " + options.tmp_dir.string() + ": " + ec.message());
     detail::remove_stale_temp_files(options.tmp_dir, options.now());
     store.root_ = abs;
     store.backend_ = std::make_shared<LocalBackend>(abs);
@@ -558,12 +561,12 @@ fs::path BlobStore::path_of(std::string_view key) const {
 }
 
 Result<Upload> BlobStore::begin_upload(Kind kind, std::string_view ext) const {
-  if (!backend_) return make_error("STORE_IO", "the blob store is not open");
+  if (!backend_) return make_error(codes::STORE_IO, "the blob store is not open");
   if (!extension_allowed(kind, ext)) {
     std::string list;
     for (std::string_view a : allowed_extensions(kind))
       list += (list.empty() ? "" : ", ") + std::string(a);
-    return make_error("STORE_KIND_EXTENSION",
+    return make_error(codes::STORE_KIND_EXTENSION,
                       "extension '" + std::string(ext) + "' is not accepted for " +
                           std::string(kind_name(kind)) + " (allowed: " + list + ")");
   }
@@ -588,9 +591,9 @@ Result<StoredBlob> BlobStore::put(Kind kind, std::string_view ext, core::Bytes d
 }
 
 Result<std::optional<std::string>> BlobStore::find(std::string_view sha256) const {
-  if (!backend_) return make_error("STORE_IO", "the blob store is not open");
+  if (!backend_) return make_error(codes::STORE_IO, "the blob store is not open");
   if (sha256.size() != 64 || !is_hex_lower(sha256))
-    return make_error("STORE_BAD_DIGEST", "not a lower-case SHA-256 hex digest");
+    return make_error(codes::STORE_BAD_DIGEST, "not a lower-case SHA-256 hex digest");
   return backend_->find(sha256);
 }
 
@@ -624,8 +627,8 @@ bool BlobStore::valid_key(std::string_view key) {
 
 Result<BlobReader> BlobStore::open_blob(std::string_view key) const {
   if (!valid_key(key))
-    return make_error("STORE_BAD_KEY", "not a blob key: '" + std::string(key) + "'");
-  if (!backend_) return make_error("STORE_IO", "the blob store is not open");
+    return make_error(codes::STORE_BAD_KEY, "not a blob key: '" + std::string(key) + "'");
+  if (!backend_) return make_error(codes::STORE_IO, "the blob store is not open");
   auto opened = backend_->open(key);
   if (!opened) return std::move(opened).error();
   BlobReader r;
@@ -636,15 +639,15 @@ Result<BlobReader> BlobStore::open_blob(std::string_view key) const {
 
 Status BlobStore::remove(std::string_view key) const {
   if (!valid_key(key))
-    return make_error("STORE_BAD_KEY", "not a blob key: '" + std::string(key) + "'");
-  if (!backend_) return make_error("STORE_IO", "the blob store is not open");
+    return make_error(codes::STORE_BAD_KEY, "not a blob key: '" + std::string(key) + "'");
+  if (!backend_) return make_error(codes::STORE_IO, "the blob store is not open");
   return backend_->remove(key);
 }
 
 Result<LocalBlob> BlobStore::local_file(std::string_view key) const {
   if (!valid_key(key))
-    return make_error("STORE_BAD_KEY", "not a blob key: '" + std::string(key) + "'");
-  if (!backend_) return make_error("STORE_IO", "the blob store is not open");
+    return make_error(codes::STORE_BAD_KEY, "not a blob key: '" + std::string(key) + "'");
+  if (!backend_) return make_error(codes::STORE_IO, "the blob store is not open");
   return backend_->local_file(key);
 }
 

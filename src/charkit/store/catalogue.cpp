@@ -7,6 +7,7 @@
 #include "charkit/core/json.h"
 #include "charkit/core/utf8.h"
 #include "charkit/store/detail/catalogue_impl.h"
+#include "charkit/store/error_codes.h"
 
 namespace charkit::store {
 
@@ -303,7 +304,7 @@ Catalogue::~Catalogue() = default;
 
 Result<std::unique_ptr<Catalogue>> Catalogue::open(std::string_view url, CatalogueOptions options) {
   Result<std::unique_ptr<detail::Connection>> conn =
-      make_error("CATALOGUE_BAD_URL", "empty database URL");
+      make_error(codes::CATALOGUE_BAD_URL, "empty database URL");
   if (url.starts_with("postgresql://") || url.starts_with("postgres://")) {
     conn = detail::open_postgresql(std::string(url), options.pg_schema);
   } else {
@@ -313,9 +314,9 @@ Result<std::unique_ptr<Catalogue>> Catalogue::open(std::string_view url, Catalog
     else if (path.starts_with("sqlite:"))
       path.remove_prefix(7);
     if (path.empty())
-      return make_error("CATALOGUE_BAD_URL", "no SQLite path in '" + std::string(url) + "'");
+      return make_error(codes::CATALOGUE_BAD_URL, "no SQLite path in '" + std::string(url) + "'");
     if (path.find("://") != std::string_view::npos)
-      return make_error("CATALOGUE_BAD_URL",
+      return make_error(codes::CATALOGUE_BAD_URL,
                         "unknown database URL scheme: '" + std::string(url) + "'");
     conn = detail::open_sqlite(std::string(path), options.busy_timeout);
   }
@@ -373,7 +374,7 @@ Status Catalogue::migrate() {
       if (!have->rows.empty()) return core::Ok{};  // applied before (maybe by another process)
       for (std::string_view sql : m.statements) {
         if (auto r = db.exec(dialect_sql(sql, d)); !r)
-          return make_error("CATALOGUE_MIGRATION",
+          return make_error(codes::CATALOGUE_MIGRATION,
                             "migration " + std::to_string(m.version) + ": " + r.error().message);
       }
       if (auto r = db.exec("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
@@ -390,7 +391,8 @@ Status Catalogue::migrate() {
 // ------------------------------------------------------------ assets
 
 Result<Added<Asset>> Catalogue::put_asset(const NewAsset& a) {
-  if (a.sha256.size() != 64) return make_error("CATALOGUE_INVALID", "sha256 must be 64 hex digits");
+  if (a.sha256.size() != 64)
+    return make_error(codes::CATALOGUE_INVALID, "sha256 must be 64 hex digits");
   std::lock_guard lock(impl_->mu);
   auto& db = *impl_->conn;
   return impl_->in_transaction([&]() -> Result<Added<Asset>> {
@@ -403,7 +405,7 @@ Result<Added<Asset>> Catalogue::put_asset(const NewAsset& a) {
     auto sel = db.exec(cat({"SELECT ", kAssetCols, " FROM assets WHERE sha256 = ?"}),
                        Params{Value{a.sha256}});
     if (!sel) return std::move(sel).error();
-    if (sel->rows.empty()) return make_error("CATALOGUE_SQL", "asset vanished after insert");
+    if (sel->rows.empty()) return make_error(codes::CATALOGUE_SQL, "asset vanished after insert");
     return Added<Asset>{asset_from(sel->rows[0]), !ins->rows.empty()};
   });
 }
@@ -449,7 +451,7 @@ Status adjust_ref(detail::Connection& db, std::int64_t asset_id, std::int64_t de
       db.exec("UPDATE assets SET refcount = refcount + ? WHERE id = ?", Params{delta, asset_id});
   if (!u) return std::move(u).error();
   if (u->changes == 0)
-    return make_error("CATALOGUE_NOT_FOUND", "no asset " + std::to_string(asset_id));
+    return make_error(codes::CATALOGUE_NOT_FOUND, "no asset " + std::to_string(asset_id));
   if (delta < 0 && orphans) {
     auto d =
         db.exec(cat({"DELETE FROM assets WHERE id = ? AND refcount = 0 RETURNING ", kAssetCols}),
@@ -478,7 +480,7 @@ Result<Added<T>> add_record(detail::Connection& db, const Table& t, std::int64_t
   auto a = db.exec("SELECT id FROM assets WHERE id = ?", Params{Value{asset_id}});
   if (!a) return std::move(a).error();
   if (a->rows.empty())
-    return make_error("CATALOGUE_NOT_FOUND", "no asset " + std::to_string(asset_id));
+    return make_error(codes::CATALOGUE_NOT_FOUND, "no asset " + std::to_string(asset_id));
   std::string marks = "?";
   for (std::size_t i = 0; i < values.size(); ++i) marks += ", ?";
   values.insert(values.begin(), asset_id);
@@ -492,7 +494,7 @@ Result<Added<T>> add_record(detail::Connection& db, const Table& t, std::int64_t
   auto sel = db.exec(cat({"SELECT ", t.cols, " FROM ", t.name, " WHERE asset_id = ?"}),
                      Params{Value{asset_id}});
   if (!sel) return std::move(sel).error();
-  if (sel->rows.empty()) return make_error("CATALOGUE_SQL", "record vanished after insert");
+  if (sel->rows.empty()) return make_error(codes::CATALOGUE_SQL, "record vanished after insert");
   return Added<T>{decode(sel->rows[0]), created};
 }
 
@@ -604,7 +606,7 @@ Result<Removed> Catalogue::delete_model(std::int64_t id) {
 // ------------------------------------------------------------ motions
 
 Result<Added<Motion>> Catalogue::add_motion(std::int64_t asset_id, const Motion& m) {
-  if (!(m.fps > 0)) return make_error("CATALOGUE_INVALID", "fps must be positive");
+  if (!(m.fps > 0)) return make_error(codes::CATALOGUE_INVALID, "fps must be positive");
   std::lock_guard lock(impl_->mu);
   auto& db = *impl_->conn;
   const std::int64_t now = now_ms();
@@ -631,7 +633,7 @@ Result<Page<Motion>> Catalogue::list_motions(const ListQuery& q) {
 }
 
 Result<Removed> Catalogue::update_motion(const Motion& m) {
-  if (!(m.fps > 0)) return make_error("CATALOGUE_INVALID", "fps must be positive");
+  if (!(m.fps > 0)) return make_error(codes::CATALOGUE_INVALID, "fps must be positive");
   std::lock_guard lock(impl_->mu);
   auto& db = *impl_->conn;
   return impl_->in_transaction([&]() -> Result<Removed> {

@@ -46,7 +46,7 @@ struct ContentLockAccess {
             "ON CONFLICT (sha256) DO NOTHING",
             Params{d, token, now + static_cast<std::int64_t>(lease.count())});
         if (!ins) return std::move(ins).error();
-        if (ins->changes == 0) return make_error("STORE_BUSY", d);  // rolls the others back
+        if (ins->changes == 0) return make_error(codes::STORE_BUSY, d);  // rolls the others back
       }
       return true;
     });
@@ -91,7 +91,7 @@ core::Result<ContentLock> lock_content(Catalogue& cat, std::vector<std::string> 
                                        std::chrono::milliseconds lease,
                                        std::chrono::milliseconds wait) {
   for (const auto& d : digests)
-    if (!hex64(d)) return make_error("STORE_BAD_DIGEST", "not a lower-case hex SHA-256: " + d);
+    if (!hex64(d)) return make_error(codes::STORE_BAD_DIGEST, "not a lower-case hex SHA-256: " + d);
   std::sort(digests.begin(), digests.end());
   digests.erase(std::unique(digests.begin(), digests.end()), digests.end());
   std::array<std::uint8_t, 16> raw{};
@@ -105,8 +105,9 @@ core::Result<ContentLock> lock_content(Catalogue& cat, std::vector<std::string> 
     if (took) break;
     if (took.error().code != codes::STORE_BUSY) return std::move(took).error();
     if (std::chrono::steady_clock::now() + pause > deadline)
-      return make_error("STORE_BUSY", "the content " + took.error().message +
-                                          " is being stored or removed by someone else; try again");
+      return make_error(codes::STORE_BUSY,
+                        "the content " + took.error().message +
+                            " is being stored or removed by someone else; try again");
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(100));
   }

@@ -8,6 +8,7 @@
 #include "charkit/core/enum_names.h"
 #include "charkit/core/sha256.h"
 #include "charkit/store/detail/catalogue_impl.h"
+#include "charkit/store/error_codes.h"
 
 namespace charkit::store {
 
@@ -91,8 +92,8 @@ std::optional<JobState> parse_job_state(std::string_view s) {
 
 Result<Job> JobQueue::enqueue(std::string_view kind, std::string_view payload,
                               std::int64_t max_attempts) {
-  if (kind.empty()) return make_error("JOB_INVALID", "job kind must not be empty");
-  if (max_attempts < 1) return make_error("JOB_INVALID", "max_attempts must be at least 1");
+  if (kind.empty()) return make_error(codes::JOB_INVALID, "job kind must not be empty");
+  if (max_attempts < 1) return make_error(codes::JOB_INVALID, "max_attempts must be at least 1");
   auto& impl = *cat_.impl_;
   std::lock_guard lock(impl.mu);
   const std::int64_t now = cat_.now_ms();
@@ -102,15 +103,15 @@ Result<Job> JobQueue::enqueue(std::string_view kind, std::string_view payload,
                                 kJobCols}),
                            Params{std::string(kind), std::string(payload), max_attempts, now, now});
   if (!r) return std::move(r).error();
-  if (r->rows.empty()) return make_error("CATALOGUE_SQL", "INSERT … RETURNING gave no row");
+  if (r->rows.empty()) return make_error(codes::CATALOGUE_SQL, "INSERT … RETURNING gave no row");
   notify_workers();  // after the INSERT committed: a woken worker sees the row
   return job_from(r->rows[0]);
 }
 
 Result<std::optional<Job>> JobQueue::claim(std::string_view worker, std::chrono::milliseconds lease,
                                            std::string_view kind) {
-  if (worker.empty()) return make_error("JOB_INVALID", "worker name must not be empty");
-  if (lease.count() <= 0) return make_error("JOB_INVALID", "lease must be positive");
+  if (worker.empty()) return make_error(codes::JOB_INVALID, "worker name must not be empty");
+  if (lease.count() <= 0) return make_error(codes::JOB_INVALID, "lease must be positive");
   auto& impl = *cat_.impl_;
   std::lock_guard lock(impl.mu);
   auto& db = *impl.conn;
@@ -252,10 +253,10 @@ Result<std::unique_ptr<JobListener>> JobListener::open(std::string_view url,
   std::unique_ptr<JobListener> l(new JobListener());
   l->channel_ = channel_of(*impl.conn, impl.job_channel);
   if (l->channel_.empty())
-    return make_error("CATALOGUE_SQL", "cannot find the schema of the job queue");
+    return make_error(codes::CATALOGUE_SQL, "cannot find the schema of the job queue");
   if (auto s = impl.conn->listen(l->channel_); !s) return std::move(s).error();
   l->wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (l->wake_fd_ < 0) return make_error("CATALOGUE_SQL", "eventfd failed");
+  if (l->wake_fd_ < 0) return make_error(codes::CATALOGUE_SQL, "eventfd failed");
   l->cat_ = std::move(*cat);
   return l;
 }

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "charkit/store/detail/sql_connection.h"
+#include "charkit/store/error_codes.h"
 
 namespace charkit::store::detail {
 namespace {
@@ -70,7 +71,7 @@ class PgConnection final : public Connection {
       while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
       const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
       return make_error(
-          "CATALOGUE_SQL",
+          codes::CATALOGUE_SQL,
           "postgresql: " + msg + (state ? std::string(" (SQLSTATE ") + state + ")" : ""));
     }
     Rows out;
@@ -126,7 +127,7 @@ class PgConnection final : public Connection {
                          static_cast<int>(std::clamp<long long>(timeout.count(), 0, 1 << 30)));
     if (n < 0) {
       if (errno == EINTR) return false;
-      return make_error("CATALOGUE_SQL", std::string("poll: ") + std::strerror(errno));
+      return make_error(codes::CATALOGUE_SQL, std::string("poll: ") + std::strerror(errno));
     }
     if (wake_fd >= 0 && (fds[1].revents & POLLIN)) {
       std::uint64_t v = 0;
@@ -166,7 +167,8 @@ class PgConnection final : public Connection {
   core::Status reconnect() {
     PQreset(c_);
     if (PQstatus(c_) != CONNECTION_OK)
-      return make_error("CATALOGUE_OPEN", "PostgreSQL connection lost and reconnecting failed");
+      return make_error(codes::CATALOGUE_OPEN,
+                        "PostgreSQL connection lost and reconnecting failed");
     if (auto s = use_schema(); !s) return s;
     for (const auto& ch : channels_)
       if (auto s = listen_now(ch); !s) return s;
@@ -208,19 +210,19 @@ bool plain_identifier(const std::string& s) {
 core::Result<std::unique_ptr<Connection>> open_postgresql(const std::string& url,
                                                           const std::string& schema) {
   if (!schema.empty() && !plain_identifier(schema))
-    return make_error("CATALOGUE_BAD_URL",
+    return make_error(codes::CATALOGUE_BAD_URL,
                       "schema name must be [a-z_][a-z0-9_]*: '" + schema + "'");
   PGconn* c = PQconnectdb(url.c_str());
-  if (!c) return make_error("CATALOGUE_OPEN", "libpq: out of memory");
+  if (!c) return make_error(codes::CATALOGUE_OPEN, "libpq: out of memory");
   if (PQstatus(c) != CONNECTION_OK) {
     std::string msg = PQerrorMessage(c);
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     PQfinish(c);
-    return make_error("CATALOGUE_OPEN", "cannot connect to PostgreSQL: " + msg);
+    return make_error(codes::CATALOGUE_OPEN, "cannot connect to PostgreSQL: " + msg);
   }
   PQsetNoticeProcessor(c, quiet, nullptr);
   auto conn = std::make_unique<PgConnection>(c, schema);
-  if (auto s = conn->use_schema(); !s) return make_error("CATALOGUE_OPEN", s.error().message);
+  if (auto s = conn->use_schema(); !s) return make_error(codes::CATALOGUE_OPEN, s.error().message);
   return std::unique_ptr<Connection>(std::move(conn));
 }
 

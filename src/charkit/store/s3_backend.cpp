@@ -15,6 +15,7 @@
 #include "charkit/core/sha256.h"
 #include "charkit/store/detail/blob_backend.h"
 #include "charkit/store/detail/s3_client.h"
+#include "charkit/store/error_codes.h"
 
 namespace charkit::store::detail {
 namespace {
@@ -62,7 +63,7 @@ std::optional<std::chrono::system_clock::time_point> parse_iso8601(std::string_v
 }
 
 core::Error response_error(std::string what) {
-  return make_error("STORE_S3_RESPONSE", std::move(what));
+  return make_error(codes::STORE_S3_RESPONSE, std::move(what));
 }
 
 // ---- reading -----------------------------------------------------------------
@@ -112,7 +113,7 @@ class S3Reader final : public ReaderImpl {
     if (!r) return std::move(r).error();
     const std::string what = "GET " + object_key_ + " (bytes " + std::to_string(offset) + "-" +
                              std::to_string(last) + ")";
-    if (r->status == 404) return make_error("STORE_NOT_FOUND", "no blob " + object_key_);
+    if (r->status == 404) return make_error(codes::STORE_NOT_FOUND, "no blob " + object_key_);
     if (r->status == 416) return std::size_t{0};  // shorter than HEAD said
     if (r->status == 206) {
       const std::string expect = "bytes " + std::to_string(offset) + "-";
@@ -191,7 +192,8 @@ class S3Backend final : public Backend {
   Result<Opened> open(std::string_view key) const override {
     auto head = head_object(key);
     if (!head) return std::move(head).error();
-    if (!head->has_value()) return make_error("STORE_NOT_FOUND", "no blob " + std::string(key));
+    if (!head->has_value())
+      return make_error(codes::STORE_NOT_FOUND, "no blob " + std::string(key));
     Opened o;
     o.size = **head;
     o.reader = std::make_unique<S3Reader>(client_, client_->object_key(key), o.size, read_ahead_);
@@ -237,15 +239,16 @@ class S3Backend final : public Backend {
     auto r = client_->send(c);
     const int close_rc = ::close(fd);
     if (!r) return std::move(r).error();
-    if (r->status == 404) return make_error("STORE_NOT_FOUND", "no blob " + std::string(key));
+    if (r->status == 404) return make_error(codes::STORE_NOT_FOUND, "no blob " + std::string(key));
     if (r->status != 200) return s3::Client::http_error(*r, "GET " + c.key);
     if (r->overflow)
-      return make_error("STORE_TOO_LARGE", "GET " + c.key + ": the blob exceeds the limit of " +
-                                               std::to_string(max_bytes_) + " bytes");
+      return make_error(codes::STORE_TOO_LARGE, "GET " + c.key +
+                                                    ": the blob exceeds the limit of " +
+                                                    std::to_string(max_bytes_) + " bytes");
     if (r->content_length && *r->content_length != r->received)
       return response_error("GET " + c.key + ": " + std::to_string(r->received) + " of " +
                             std::to_string(*r->content_length) + " bytes arrived");
-    if (close_rc != 0) return make_error("STORE_IO", "write " + file.path().string());
+    if (close_rc != 0) return make_error(codes::STORE_IO, "write " + file.path().string());
     return file;
   }
 
@@ -387,8 +390,8 @@ class S3Backend final : public Backend {
       const ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(offset + done));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0)
-        return make_error("STORE_IO", std::string("read the temporary file: ") +
-                                          (n < 0 ? std::strerror(errno) : "unexpected end"));
+        return make_error(codes::STORE_IO, std::string("read the temporary file: ") +
+                                               (n < 0 ? std::strerror(errno) : "unexpected end"));
       h.update(std::span<const std::uint8_t>(buf.data(), static_cast<std::size_t>(n)));
       done += static_cast<std::uint64_t>(n);
     }

@@ -20,9 +20,9 @@ constexpr std::size_t kMaxErrorBody = 64 * 1024;
 constexpr std::size_t kMaxPooledHandles = 16;
 
 core::Error url_error(std::string_view url, std::string why) {
-  return make_error("STORE_S3_URL", "bad S3 location '" + std::string(url) +
-                                        "': " + std::move(why) +
-                                        " (expected s3://BUCKET/PREFIX?endpoint=URL&region=R)");
+  return make_error(codes::STORE_S3_URL,
+                    "bad S3 location '" + std::string(url) + "': " + std::move(why) +
+                        " (expected s3://BUCKET/PREFIX?endpoint=URL&region=R)");
 }
 
 int hex_value(char c) {
@@ -346,12 +346,13 @@ core::Result<sigv4::Credentials> credentials_from_env() {
   c.secret_access_key = env("AWS_SECRET_ACCESS_KEY");
   c.session_token = env("AWS_SESSION_TOKEN");
   if (c.access_key_id.empty() || c.secret_access_key.empty())
-    return make_error("STORE_S3_CREDENTIALS",
+    return make_error(codes::STORE_S3_CREDENTIALS,
                       "S3 storage needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the "
                       "environment (AWS_SESSION_TOKEN too for temporary credentials)");
   if (!printable_ascii(c.access_key_id) || !printable_ascii(c.secret_access_key) ||
       (!c.session_token.empty() && !printable_ascii(c.session_token)))
-    return make_error("STORE_S3_CREDENTIALS", "the AWS credentials hold non-printable characters");
+    return make_error(codes::STORE_S3_CREDENTIALS,
+                      "the AWS credentials hold non-printable characters");
   return c;
 }
 
@@ -408,7 +409,7 @@ core::Error Client::http_error(const Response& response, std::string_view what) 
     if (!code.empty()) msg += " " + code;
     if (!text.empty()) msg += ": " + text;
   }
-  return make_error("STORE_S3_HTTP", msg);
+  return make_error(codes::STORE_S3_HTTP, msg);
 }
 
 core::Result<Response> Client::send(const Call& call) const {
@@ -428,7 +429,7 @@ core::Result<Response> Client::send(const Call& call) const {
 
 core::Result<Response> Client::send_once(const Call& call) const {
   CURL* curl = static_cast<CURL*>(acquire());
-  if (!curl) return make_error("STORE_S3_NETWORK", "curl_easy_init failed");
+  if (!curl) return make_error(codes::STORE_S3_NETWORK, "curl_easy_init failed");
   struct Releaser {
     const Client* c;
     CURL* h;
@@ -461,7 +462,7 @@ core::Result<Response> Client::send_once(const Call& call) const {
   ok = ok && headers.add("Authorization: " + sig.authorization);
   ok = ok && headers.add("Expect:");  // no 100-continue round trip
   ok = ok && headers.add("Accept:");
-  if (!ok) return make_error("STORE_S3_NETWORK", "out of memory building the request headers");
+  if (!ok) return make_error(codes::STORE_S3_NETWORK, "out of memory building the request headers");
 
   Response res;
   Transfer t;
@@ -508,14 +509,14 @@ core::Result<Response> Client::send_once(const Call& call) const {
   if (rc != CURLE_OK) {
     if (res.overflow) return res;  // the caller decides (a range answered in full, say)
     if (t.answer_too_large)
-      return make_error("STORE_S3_RESPONSE", call.method + " " + path + ": the answer exceeds " +
-                                                 std::to_string(options_.max_answer_bytes) +
-                                                 " bytes");
+      return make_error(codes::STORE_S3_RESPONSE,
+                        call.method + " " + path + ": the answer exceeds " +
+                            std::to_string(options_.max_answer_bytes) + " bytes");
     if (t.read_errno != 0)
-      return make_error("STORE_IO",
+      return make_error(codes::STORE_IO,
                         call.method + " " + path + ": local file: " + std::strerror(t.read_errno));
-    return make_error("STORE_S3_NETWORK", call.method + " " + location_.endpoint + path + ": " +
-                                              curl_easy_strerror(rc));
+    return make_error(codes::STORE_S3_NETWORK, call.method + " " + location_.endpoint + path +
+                                                   ": " + curl_easy_strerror(rc));
   }
   return res;
 }

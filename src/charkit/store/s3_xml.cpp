@@ -2,13 +2,15 @@
 
 #include <cstdint>
 
+#include "charkit/store/error_codes.h"
+
 namespace charkit::store::xml {
 namespace {
 
 using core::make_error;
 
 core::Error xml_error(std::string what, std::size_t at) {
-  return make_error("STORE_S3_XML", "malformed XML answer: " + std::move(what),
+  return make_error(codes::STORE_S3_XML, "malformed XML answer: " + std::move(what),
                     core::Location::at_offset(at));
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "charkit/store/detail/sql_connection.h"
+#include "charkit/store/error_codes.h"
 
 namespace charkit::store::detail {
 namespace {
@@ -95,7 +96,7 @@ class SqliteConnection final : public Connection {
     if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
       std::string m = msg ? msg : "error";
       sqlite3_free(msg);
-      return make_error("CATALOGUE_SQL", std::string(sql) + ": " + m);
+      return make_error(codes::CATALOGUE_SQL, std::string(sql) + ": " + m);
     }
     return core::Ok{};
   }
@@ -125,9 +126,9 @@ class SqliteConnection final : public Connection {
   }
 
   core::Error error(const char* what) {
-    return make_error("CATALOGUE_SQL", std::string("sqlite ") + what + ": " + sqlite3_errmsg(db_) +
-                                           " (" + std::to_string(sqlite3_extended_errcode(db_)) +
-                                           ")");
+    return make_error(codes::CATALOGUE_SQL,
+                      std::string("sqlite ") + what + ": " + sqlite3_errmsg(db_) + " (" +
+                          std::to_string(sqlite3_extended_errcode(db_)) + ")");
   }
   static constexpr std::size_t kMaxStatements = 256;
   sqlite3* db_;
@@ -143,14 +144,14 @@ core::Result<std::unique_ptr<Connection>> open_sqlite(const std::string& path,
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
     std::string m = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close_v2(db);
-    return make_error("CATALOGUE_OPEN", "cannot open SQLite database '" + path + "': " + m);
+    return make_error(codes::CATALOGUE_OPEN, "cannot open SQLite database '" + path + "': " + m);
   }
   auto conn = std::make_unique<SqliteConnection>(db);
   sqlite3_busy_timeout(db, static_cast<int>(busy_timeout.count()));
   for (const char* pragma :
        {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
     if (auto s = conn->simple(pragma); !s)
-      return make_error("CATALOGUE_OPEN", "'" + path + "': " + s.error().message);
+      return make_error(codes::CATALOGUE_OPEN, "'" + path + "': " + s.error().message);
   }
   return std::unique_ptr<Connection>(std::move(conn));
 }

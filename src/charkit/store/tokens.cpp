@@ -9,6 +9,7 @@
 #include "charkit/core/sha256.h"
 #include "charkit/core/utf8.h"
 #include "charkit/store/detail/catalogue_impl.h"
+#include "charkit/store/error_codes.h"
 
 namespace charkit::store {
 
@@ -69,7 +70,7 @@ std::optional<Scope> parse_scope(std::string_view s) {
 
 Result<CreatedToken> TokenStore::create(Scope scope, std::string_view name) {
   if (name.size() > 200 || !core::is_valid_utf8(name))
-    return make_error("TOKEN_INVALID", "a token name is at most 200 bytes of UTF-8");
+    return make_error(codes::TOKEN_INVALID, "a token name is at most 200 bytes of UTF-8");
   std::array<std::uint8_t, 32> raw{};
   if (auto s = core::secure_random_bytes(raw); !s) return std::move(s).error();
   CreatedToken out;
@@ -84,7 +85,7 @@ Result<CreatedToken> TokenStore::create(Scope scope, std::string_view name) {
       Params{std::string(name), std::string(scope_name(scope)), secret_digest(out.secret),
              out.secret.substr(kTokenPrefix.size(), 8), now});
   if (!r) return std::move(r).error();
-  if (r->rows.empty()) return make_error("CATALOGUE_SQL", "INSERT returned no row");
+  if (r->rows.empty()) return make_error(codes::CATALOGUE_SQL, "INSERT returned no row");
   out.token = token_from(r->rows[0]);
   return out;
 }
@@ -138,7 +139,7 @@ ApiSession session_from(const Row& r) {
 }  // namespace
 
 Result<CreatedSession> TokenStore::create_session(std::int64_t token_id, std::int64_t lifetime_ms) {
-  if (lifetime_ms <= 0) return make_error("TOKEN_INVALID", "a session's lifetime must be > 0");
+  if (lifetime_ms <= 0) return make_error(codes::TOKEN_INVALID, "a session's lifetime must be > 0");
   std::array<std::uint8_t, 32> raw{};
   if (auto s = core::secure_random_bytes(raw); !s) return std::move(s).error();
   CreatedSession out;
@@ -150,7 +151,7 @@ Result<CreatedSession> TokenStore::create_session(std::int64_t token_id, std::in
                               Params{token_id});
   if (!live) return std::move(live).error();
   if (live->rows.empty())
-    return make_error("TOKEN_UNKNOWN", "no active token with id " + std::to_string(token_id));
+    return make_error(codes::TOKEN_UNKNOWN, "no active token with id " + std::to_string(token_id));
   auto gc = impl.conn->exec(
       "DELETE FROM api_sessions WHERE expires_at < ? OR (revoked_at IS NOT NULL AND revoked_at < "
       "?)",
@@ -162,13 +163,13 @@ Result<CreatedSession> TokenStore::create_session(std::int64_t token_id, std::in
       "?) RETURNING id",
       Params{token_id, secret_digest(out.secret), now, expires});
   if (!r) return std::move(r).error();
-  if (r->rows.empty()) return make_error("CATALOGUE_SQL", "INSERT returned no row");
+  if (r->rows.empty()) return make_error(codes::CATALOGUE_SQL, "INSERT returned no row");
   auto row = impl.conn->exec("SELECT " + std::string(kSessionCols) +
                                  " FROM api_sessions s JOIN api_tokens t ON t.id = s.token_id "
                                  "WHERE s.id = ?",
                              Params{to_i64(r->rows[0][0])});
   if (!row) return std::move(row).error();
-  if (row->rows.empty()) return make_error("CATALOGUE_SQL", "the new session is not there");
+  if (row->rows.empty()) return make_error(codes::CATALOGUE_SQL, "the new session is not there");
   out.session = session_from(row->rows[0]);
   return out;
 }

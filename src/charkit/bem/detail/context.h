@@ -155,11 +155,11 @@ class Context {
   std::map<std::string, std::string> used_capabilities;  // cap -> first pointer
 
   // ---- issues --------------------------------------------------------
-  void error(const std::string& code, const char* section, const std::string& pointer,
+  void error(core::ErrorCode code, const char* section, const std::string& pointer,
              const std::string& message);
-  void warning(const std::string& code, const char* section, const std::string& pointer,
+  void warning(core::ErrorCode code, const char* section, const std::string& pointer,
                const std::string& message);
-  void info(const std::string& code, const char* section, const std::string& pointer,
+  void info(core::ErrorCode code, const char* section, const std::string& pointer,
             const std::string& message);
 
   // ---- typed field access (each reports its own error) ---------------

@@ -31,7 +31,7 @@ using core::Json;
 
 /// An error located at a JSON pointer (of the glTF scene, the template's
 /// manifest or the spec file).
-core::Error at(std::string code, std::string message, std::string pointer);
+core::Error at(core::ErrorCode code, std::string message, std::string pointer);
 
 /// The vertices of one glTF mesh, its primitives concatenated (primitives
 /// that share one `attributes` object share their vertices, as `bem export`
@@ -75,7 +75,7 @@ class ScenePacker {
   core::Result<PackResult> run();
 
  private:
-  void warn(std::string code, std::string message, std::string pointer) {
+  void warn(core::ErrorCode code, std::string message, std::string pointer) {
     result_.warnings.push_back({std::move(code), std::move(message), std::move(pointer)});
   }
 

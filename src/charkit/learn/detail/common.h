@@ -21,7 +21,7 @@ inline bool all_finite(std::span<const float> v) {
 }
 
 /// An error located at a JSON pointer of the input.
-inline core::Error pointer_error(std::string code, std::string message, std::string pointer) {
+inline core::Error pointer_error(core::ErrorCode code, std::string message, std::string pointer) {
   return core::make_error(std::move(code), std::move(message),
                           core::Location::at_pointer(std::move(pointer)));
 }

@@ -177,7 +177,7 @@ struct OnnxGraph {
 
 namespace onnx_detail {
 std::string node_label(const Node& n);
-core::Error node_error(const Node& n, std::string code, const std::string& msg);
+core::Error node_error(const Node& n, core::ErrorCode code, const std::string& msg);
 // Element count of a shape; false when a dim is negative or the product of
 // its non-zero dims exceeds kOnnxMaxElements (so no partial product overflows).
 bool checked_numel(std::span<const std::int64_t> shape, std::int64_t& n,

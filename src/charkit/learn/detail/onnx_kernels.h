@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "charkit/learn/detail/onnx_graph.h"
+#include "charkit/learn/error_codes.h"
 #include "charkit/learn/onnx.h"
 
 namespace charkit::learn::onnx_kernel {
@@ -49,7 +50,7 @@ inline Status shape_out(const Node& n, OnnxTensor& out, OnnxType type,
                         std::span<const std::int64_t> s) {
   std::int64_t count = 0;
   if (s.size() > kOnnxMaxRank || !checked_numel(s, count, n.max_elements))
-    return node_error(n, "ONNX_SHAPE",
+    return node_error(n, codes::ONNX_SHAPE,
                       "output would exceed " + std::to_string(n.max_elements) + " elements or " +
                           std::to_string(kOnnxMaxRank) +
                           " dimensions (or has a negative dimension)");
@@ -77,7 +78,8 @@ inline const char* type_str(OnnxType t) {
 
 inline Status need_float(const Node& n, const OnnxTensor& t) {
   if (t.type != OnnxType::kFloat)
-    return node_error(n, "ONNX_TYPE", std::string("needs float32 input, got ") + type_str(t.type));
+    return node_error(n, codes::ONNX_TYPE,
+                      std::string("needs float32 input, got ") + type_str(t.type));
   return core::Ok{};
 }
 
@@ -259,7 +261,7 @@ inline Status reshape_to(const Node& n, const OnnxTensor& in, OnnxTensor& out,
                          std::span<const std::int64_t> s) {
   if (auto st = shape_out(n, out, in.type, s); !st) return st;
   if (out.numel() != in.numel())
-    return node_error(n, "ONNX_SHAPE",
+    return node_error(n, codes::ONNX_SHAPE,
                       "cannot reshape " + shape_str(in.shape) + " to " + shape_str(s));
   if (in.type == OnnxType::kFloat)
     copy_data<float>(in, out);
@@ -271,9 +273,9 @@ inline Status reshape_to(const Node& n, const OnnxTensor& in, OnnxTensor& out,
 // Reads an int64 1-D (or scalar) tensor of axes / shape values into v.
 inline Status int_list(const Node& n, const OnnxTensor& t, std::vector<std::int64_t>& v) {
   if (t.type != OnnxType::kInt64 || t.shape.size() > 1)
-    return node_error(n, "ONNX_TYPE", "shape / axes input must be a 1-D int64 tensor");
+    return node_error(n, codes::ONNX_TYPE, "shape / axes input must be a 1-D int64 tensor");
   if (t.i.size() > kOnnxMaxRank * 2)
-    return node_error(n, "ONNX_SHAPE", "shape / axes input is too long");
+    return node_error(n, codes::ONNX_SHAPE, "shape / axes input is too long");
   v.assign(t.i.begin(), t.i.end());
   return core::Ok{};
 }
@@ -281,7 +283,7 @@ inline Status int_list(const Node& n, const OnnxTensor& t, std::vector<std::int6
 inline Status normalize_axis(const Node& n, std::int64_t& axis, std::int64_t rank) {
   if (axis < -rank || axis >= rank)
     return node_error(
-        n, "ONNX_ATTRIBUTE",
+        n, codes::ONNX_ATTRIBUTE,
         "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   if (axis < 0) axis += rank;
   return core::Ok{};
@@ -305,7 +307,7 @@ inline Status axes_of(const Node& n, const OnnxTensor* axes_t, Shape& axes, bool
 inline Status shape_input(const Node& n, const OnnxTensor& t, Shape& s) {
   if (auto st = int_list(n, t, s); !st) return st;
   for (auto d : s)
-    if (d < 0) return node_error(n, "ONNX_SHAPE", "negative dimension in " + shape_str(s));
+    if (d < 0) return node_error(n, codes::ONNX_SHAPE, "negative dimension in " + shape_str(s));
   return core::Ok{};
 }
 

@@ -4,11 +4,13 @@
 // and OnnxModel's accessors (../onnx_tensor.cpp) stay.
 #include "charkit/learn/onnx.h"
 
+#include "charkit/learn/error_codes.h"
+
 namespace charkit::learn {
 
 namespace {
 core::Error disabled() {
-  return core::make_error("ONNX_DISABLED",
+  return core::make_error(codes::ONNX_DISABLED,
                           "this charkit was built without ONNX support (CHARKIT_WITH_ONNX=OFF)");
 }
 }  // namespace

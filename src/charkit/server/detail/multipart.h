@@ -81,7 +81,8 @@ class MultipartReader {
  private:
   enum class State { preamble, after_delimiter, headers, body, epilogue, failed };
   core::Status step(bool& progressed);
-  core::Status fail(std::string code, std::string message);
+  core::Status fail(core::ErrorCode code, std::string message);
+  core::Status fail(core::Error error);  ///< another call's error, located here
   core::Status emit(std::string_view bytes);
 
   std::string delimiter_;  ///< "\r\n--" + boundary

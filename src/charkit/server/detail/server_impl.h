@@ -84,10 +84,14 @@ inline StringResponse json_reply(http::status status, const Json& body) {
   return res;
 }
 
-inline StringResponse error_reply(http::status status, std::string_view code,
+/// An error answer: a declared code (error_codes.h), or the code of an error
+/// a call returned; never a literal.
+inline StringResponse error_reply(http::status status, const std::string& code,
                                   std::string_view message, Json detail = nullptr) {
   return json_reply(status, Json{{"error", code}, {"message", message}, {"detail", detail}});
 }
+StringResponse error_reply(http::status status, const char* code, std::string_view message,
+                           Json detail = nullptr) = delete;
 
 /// The HTTP status of a store/catalogue error.
 inline http::status status_of(const core::Error& e) {

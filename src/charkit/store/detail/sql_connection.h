@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "charkit/core/result.h"
+#include "charkit/store/error_codes.h"
 
 namespace charkit::store::detail {
 
@@ -61,7 +62,7 @@ class Connection {
   /// LISTEN on `channel` (kept across reconnects).
   virtual core::Status listen(const std::string& channel) {
     (void)channel;
-    return core::make_error("CATALOGUE_UNSUPPORTED", "this database has no notifications");
+    return core::make_error(codes::CATALOGUE_UNSUPPORTED, "this database has no notifications");
   }
   /// Waits until a notification arrives, `wake_fd` (when ≥ 0) becomes
   /// readable, or `timeout` passes. true: one or more notifications came (all
@@ -70,7 +71,7 @@ class Connection {
   virtual core::Result<bool> wait_notification(std::chrono::milliseconds timeout, int wake_fd) {
     (void)timeout;
     (void)wake_fd;
-    return core::make_error("CATALOGUE_UNSUPPORTED", "this database has no notifications");
+    return core::make_error(codes::CATALOGUE_UNSUPPORTED, "this database has no notifications");
   }
 };
 
