@@ -363,13 +363,13 @@ int by_model_kind(const RunArgs& a, BytesHandler nmn, BytesHandler onnx, OwnHand
     case learn::DeformerFileKind::kUnknown:
       break;
   }
-  return fail(
-      a.model,
-      core::make_error(codes::MODEL_KIND,
-                       "not a model file charkit knows (supported: charkit pose_model.json, Unreal "
-                       ".nmn, ONNX .onnx)",
-                       core::Location::at_offset(0)),
-      kExitInvalid);
+  return fail(a.model,
+              core::error_at_offset(
+                  codes::MODEL_KIND,
+                  "not a model file charkit knows (supported: charkit pose_model.json, Unreal "
+                  ".nmn, ONNX .onnx)",
+                  0),
+              kExitInvalid);
 }
 
 int run_info(const RunArgs& a) {

@@ -219,9 +219,8 @@ core::Result<std::vector<std::uint8_t>> bem_selection_glb(const RenderArgs& a, i
   for (const bem::ExportWarning& w : exported->result.warnings)
     report_warning(a.input, w.code, w.message, w.pointer);
   if (exported->result.scene.meshes.empty())
-    return core::make_error(bem::codes::BEM_EXPORT_EMPTY,
-                            "the selection replaces no mesh: nothing to render",
-                            core::Location::at_pointer("/meshes"));
+    return core::error_at_pointer(bem::codes::BEM_EXPORT_EMPTY,
+                                  "the selection replaces no mesh: nothing to render", "/meshes");
   return std::move(exported->glb);
 }
 

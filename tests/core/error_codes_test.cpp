@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -51,6 +53,18 @@ TEST(ErrorCode, IsTextWhereTextIsWanted) {
   EXPECT_TRUE(r.has_code(codes::JSON_BOM.str()));
   EXPECT_FALSE(r.has_code(codes::JSON_SYNTAX.str()));
   EXPECT_TRUE(r.issues().front().code == codes::JSON_BOM);
+}
+
+TEST(ErrorCode, LocatedErrorsCarryTheirPointerOrOffset) {
+  const Error p = error_at_pointer(codes::JSON_SYNTAX, "bad", "/nodes/3");
+  EXPECT_EQ(p.code, "JSON_SYNTAX");
+  EXPECT_EQ(p.message, "bad");
+  EXPECT_EQ(p.location.pointer, "/nodes/3");
+  EXPECT_FALSE(p.location.offset.has_value());
+  const Error o = error_at_offset(codes::IO_READ, "short", 40);
+  EXPECT_EQ(o.location.offset, std::optional<std::uint64_t>(40));
+  EXPECT_TRUE(o.location.pointer.empty());
+  EXPECT_EQ(o.location.to_string(), "byte 40");
 }
 
 TEST(ErrorCode, FamiliesAreTheIoAndIsolationPrefixes) {

@@ -489,11 +489,12 @@ core::Result<std::vector<DriverEvent>> parse_driver_events(std::string_view text
     if (end == std::string_view::npos) end = text.size();
     const std::string_view item = text.substr(pos, end - pos);
     auto bad = [&](const std::string& why) {
-      return core::make_error(codes::BEM_SIMULATE_EVENTS,
-                              "event " + core::quote_excerpt(item) + ": " + why +
-                                  " (form TIME:ACTION:DRIVER[:ARG], actions start, pause, stop, "
-                                  "toggle, speed)",
-                              core::Location::at_offset(pos + 1));
+      return core::error_at_offset(
+          codes::BEM_SIMULATE_EVENTS,
+          "event " + core::quote_excerpt(item) + ": " + why +
+              " (form TIME:ACTION:DRIVER[:ARG], actions start, pause, stop, "
+              "toggle, speed)",
+          pos + 1);
     };
     if (out.size() >= kMaxEvents) return bad("more than " + std::to_string(kMaxEvents) + " events");
     std::vector<std::string_view> parts;

@@ -88,17 +88,16 @@ core::Result<AttributeView> view_of(const Mesh& mesh, const SelectedMesh& sel,
       core::json_pointer_join("/meshes", mesh_index) + "/attributes/" + std::to_string(attribute);
   if (a.format > 11 || a.dimension < 1 || a.dimension > 4 || a.stream >= mesh.streams.size() ||
       a.stream >= sel.streams.size() || !sel.streams[a.stream]) {
-    return make_error(codes::BEM_EXPORT_ATTRIBUTE,
-                      "attribute format, dimension or stream not usable",
-                      core::Location::at_pointer(where));
+    return core::error_at_pointer(codes::BEM_EXPORT_ATTRIBUTE,
+                                  "attribute format, dimension or stream not usable", where);
   }
   const std::uint32_t stride = mesh.streams[a.stream].stride;
   const std::uint64_t end =
       std::uint64_t{a.offset} + std::uint64_t{kFormatBytes[a.format]} * a.dimension;
   const std::uint64_t needed = std::uint64_t{mesh.vertex_count} * stride;
   if (end > stride || sel.streams[a.stream]->size() < needed) {
-    return make_error(codes::BEM_EXPORT_ATTRIBUTE, "attribute does not fit its stream",
-                      core::Location::at_pointer(where));
+    return core::error_at_pointer(codes::BEM_EXPORT_ATTRIBUTE, "attribute does not fit its stream",
+                                  where);
   }
   return AttributeView{sel.streams[a.stream]->bytes().data(), stride, a.offset, a.format,
                        a.dimension};
@@ -189,9 +188,8 @@ class SceneBuilder {
         t.positions.assign(vc, scene::Vec3{0.0F, 0.0F, 0.0F});
         auto it = sel.frame_payloads.find(f.payload);
         if (it == sel.frame_payloads.end())
-          return make_error(
-              codes::BEM_EXPORT_ATTRIBUTE, "a planned frame was not read",
-              core::Location::at_pointer("/mesh_deformations/" + std::to_string(ch.deformation)));
+          return core::error_at_pointer(codes::BEM_EXPORT_ATTRIBUTE, "a planned frame was not read",
+                                        "/mesh_deformations/" + std::to_string(ch.deformation));
         auto d = deform::parse_sparse_deltas(it->second->bytes(), vc, f.count);
         if (!d) return std::move(d).error();
         for (std::size_t r = 0; r + 16 <= d->records.size(); r += 16) {
@@ -241,9 +239,8 @@ class SceneBuilder {
                             it->second.getf(v, 2)};
       }
     } else {
-      return make_error(
-          codes::BEM_EXPORT_ATTRIBUTE, "mesh has no position attribute",
-          core::Location::at_pointer(core::json_pointer_join("/meshes", pm.mesh) + "/attributes"));
+      return core::error_at_pointer(codes::BEM_EXPORT_ATTRIBUTE, "mesh has no position attribute",
+                                    core::json_pointer_join("/meshes", pm.mesh) + "/attributes");
     }
     if (auto it = attrs.find(kNormal); it != attrs.end()) {
       const AttributeView& n = it->second;
@@ -326,9 +323,9 @@ class SceneBuilder {
     for (const IndexSegment& seg : pm.segments) {
       scene::Primitive prim;
       if (std::uint64_t{seg.start} + seg.count > sel.indices.size()) {
-        return make_error(codes::BEM_EXPORT_INDEX, "segment outside the index stream",
-                          core::Location::at_pointer(core::json_pointer_join("/meshes", pm.mesh) +
-                                                     "/draws/" + std::to_string(seg.draw)));
+        return core::error_at_pointer(
+            codes::BEM_EXPORT_INDEX, "segment outside the index stream",
+            core::json_pointer_join("/meshes", pm.mesh) + "/draws/" + std::to_string(seg.draw));
       }
       prim.indices.assign(sel.indices.begin() + seg.start,
                           sel.indices.begin() + seg.start + seg.count);
@@ -428,9 +425,9 @@ class SceneBuilder {
   core::Status read_skin(std::uint32_t mesh_index, const Mesh& mesh, const AttributeView& indices,
                          const std::map<std::uint32_t, AttributeView>& attrs, scene::Mesh& out) {
     if (mesh.bones.empty() || joint_names_.size() + mesh.bones.size() > 0xFFFF) {
-      return make_error(
-          codes::BEM_EXPORT_JOINT, "skinned mesh without palette bones, or too many bones",
-          core::Location::at_pointer(core::json_pointer_join("/meshes", mesh_index) + "/bones"));
+      return core::error_at_pointer(codes::BEM_EXPORT_JOINT,
+                                    "skinned mesh without palette bones, or too many bones",
+                                    core::json_pointer_join("/meshes", mesh_index) + "/bones");
     }
     const auto weights_it = attrs.find(kBlendWeight);
     const AttributeView* weights = weights_it == attrs.end() ? nullptr : &weights_it->second;
@@ -455,12 +452,12 @@ class SceneBuilder {
         }
         const double raw = indices.get(v, k);
         if (!(raw >= 0.0) || raw >= static_cast<double>(mesh.bones.size())) {
-          return make_error(codes::BEM_EXPORT_JOINT,
-                            "vertex " + std::to_string(v) + " uses bone " +
-                                std::to_string(static_cast<long long>(raw)) +
-                                " outside the palette of " + std::to_string(mesh.bones.size()),
-                            core::Location::at_pointer(
-                                core::json_pointer_join("/meshes", mesh_index) + "/bones"));
+          return core::error_at_pointer(codes::BEM_EXPORT_JOINT,
+                                        "vertex " + std::to_string(v) + " uses bone " +
+                                            std::to_string(static_cast<long long>(raw)) +
+                                            " outside the palette of " +
+                                            std::to_string(mesh.bones.size()),
+                                        core::json_pointer_join("/meshes", mesh_index) + "/bones");
         }
         j[k] = joint_of[static_cast<std::size_t>(raw)];
         w[k] = wk;

@@ -138,8 +138,7 @@ core::Result<PackageContent> read_project_file(const std::string& path) {
   auto json = core::parse_json_strict(core::as_chars(*text));
   if (!json) return std::move(json).error();
   auto bad = [&](std::string message, std::string pointer) {
-    return make_error(codes::BEM_PROJECT, std::move(message),
-                      core::Location::at_pointer(std::move(pointer)));
+    return core::error_at_pointer(codes::BEM_PROJECT, std::move(message), std::move(pointer));
   };
   if (!json->is_object()) return bad("a project is a JSON object", "");
   if (!json->contains("manifest") || !(*json)["manifest"].is_object())

@@ -585,7 +585,7 @@ core::Result<Model> build_model(const Json& manifest, const Package& package, in
   try {
     return Builder(manifest, package, minor).build();
   } catch (const ModelError& e) {
-    return core::make_error(codes::BEM_MODEL, e.message, core::Location::at_pointer(e.pointer));
+    return core::error_at_pointer(codes::BEM_MODEL, e.message, e.pointer);
   } catch (const std::exception& e) {  // allocation failure or a JSON library error
     return core::make_error(codes::BEM_MODEL, e.what());
   }

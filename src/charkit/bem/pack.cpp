@@ -29,10 +29,6 @@ using core::Location;
 using core::make_error;
 using namespace vertex_attr;  // kFormatBytes, the semantics (detail/vertex_format.h)
 
-core::Error at(core::ErrorCode code, std::string message, std::string pointer) {
-  return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
-}
-
 namespace {
 
 /// The spec's package fields, options and rules replace the manifest's;
@@ -44,10 +40,10 @@ core::Status apply_spec_fields(const PackSpec& spec, Json& manifest) {
     if (!meshes.is_array() || o.mesh >= meshes.size() || !meshes[o.mesh].is_object() ||
         !meshes[o.mesh].contains("draws") || !meshes[o.mesh]["draws"].is_array() ||
         o.draw >= meshes[o.mesh]["draws"].size() || !meshes[o.mesh]["draws"][o.draw].is_object())
-      return at(codes::BEM_PACK_SPEC,
-                "the package has no draw " + std::to_string(o.draw) + " in mesh " +
-                    std::to_string(o.mesh),
-                o.pointer);
+      return core::error_at_pointer(codes::BEM_PACK_SPEC,
+                                    "the package has no draw " + std::to_string(o.draw) +
+                                        " in mesh " + std::to_string(o.mesh),
+                                    o.pointer);
     meshes[o.mesh]["draws"][o.draw]["material_overrides"] = o.overrides;
   }
   return core::Ok{};
@@ -67,12 +63,13 @@ core::Result<PackResult> ScenePacker::run() {
                       [](const Candidate& cand) { return cand.op == Operation::kReplace; }))
         names += (names.empty() ? "" : ", ") + c.mesh_name;
     if (names.empty()) names = "the template replaces none";
-    return at(codes::BEM_PACK_NO_MESH,
-              "no glTF mesh matches a mesh of the template: name the glTF mesh mesh_N (N: the "
-              "template's mesh index, as bem export does) or its node after a replaced "
-              "component (" +
-                  names + ")",
-              "/meshes");
+    return core::error_at_pointer(
+        codes::BEM_PACK_NO_MESH,
+        "no glTF mesh matches a mesh of the template: name the glTF mesh mesh_N (N: the "
+        "template's mesh index, as bem export does) or its node after a replaced "
+        "component (" +
+            names + ")",
+        "/meshes");
   }
   for (const auto& [m, g] : *matched) {
     auto st = pack_mesh(m, g);
@@ -111,13 +108,13 @@ core::Status ScenePacker::prune_placeholders() {
         const auto idx = core::json_uint32(t);
         if (!idx) continue;
         if (!given.count(*idx))
-          return at(codes::BEM_PACK_TEXTURE,
-                    "texture " + std::to_string(*idx) + " (\"" +
-                        model_.textures[*idx].original_name + "\") of material \"" +
-                        d["material_name"].get<std::string>() +
-                        "\" has no image in the scene: name the material's image \"" +
-                        model_.textures[*idx].original_name + "\"",
-                    "/images");
+          return core::error_at_pointer(
+              codes::BEM_PACK_TEXTURE,
+              "texture " + std::to_string(*idx) + " (\"" + model_.textures[*idx].original_name +
+                  "\") of material \"" + d["material_name"].get<std::string>() +
+                  "\" has no image in the scene: name the material's image \"" +
+                  model_.textures[*idx].original_name + "\"",
+              "/images");
         new_texture.emplace(*idx, 0);
       }
   Json textures = Json::array();
@@ -189,10 +186,10 @@ core::Result<PackResult> pack_project(PackageContent project, const PackOptions&
   out.content.manifest_text.clear();
   if (options.spec != nullptr) {
     if (!options.spec->parameters.empty())
-      return detail::at(codes::BEM_PACK_SPEC,
-                        "a project has no shape keys to make sliders of: its parameters and "
-                        "mesh_deformations are in its manifest",
-                        options.spec->parameters.front().pointer);
+      return core::error_at_pointer(codes::BEM_PACK_SPEC,
+                                    "a project has no shape keys to make sliders of: its "
+                                    "parameters and mesh_deformations are in its manifest",
+                                    options.spec->parameters.front().pointer);
     if (auto st = detail::apply_spec_fields(*options.spec, out.content.manifest); !st)
       return std::move(st).error();
   }

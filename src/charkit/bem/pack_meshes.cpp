@@ -92,8 +92,8 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
   if (!sm) return std::move(sm).error();
   const std::size_t vc = sm->vertex_count;
   if (vc == 0)
-    return at(codes::BEM_PACK_ATTRIBUTE, "the mesh has no vertices",
-              "/meshes/" + std::to_string(g.first));
+    return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "the mesh has no vertices",
+                                  "/meshes/" + std::to_string(g.first));
 
   PackedMesh pm;
   pm.mesh = m;
@@ -110,10 +110,10 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
                   [](const VertexAttribute& a) { return a.semantic == kBlendIndices; });
   if (skinned) {
     if (sm->joints.empty())
-      return at(codes::BEM_PACK_ATTRIBUTE,
-                "template mesh " + std::to_string(m) +
-                    " is skinned; the glTF mesh needs JOINTS_0 and WEIGHTS_0",
-                "/meshes/" + std::to_string(g.first));
+      return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE,
+                                    "template mesh " + std::to_string(m) +
+                                        " is skinned; the glTF mesh needs JOINTS_0 and WEIGHTS_0",
+                                    "/meshes/" + std::to_string(g.first));
     auto st = build_palette(m, *sm, mj, palette_of_joint, pm);
     if (!st) return st;
   }
@@ -129,16 +129,16 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
     const std::string aptr =
         core::json_pointer_join("/meshes", m) + "/attributes/" + std::to_string(ai);
     if (a.stream >= streams.size() || a.format > 11 || a.dimension < 1 || a.dimension > 4)
-      return at(codes::BEM_PACK_TEMPLATE, "attribute not usable", aptr);
+      return core::error_at_pointer(codes::BEM_PACK_TEMPLATE, "attribute not usable", aptr);
     const std::uint32_t stride = mesh.streams[a.stream].stride;
     std::uint8_t* base = streams[a.stream].data() + a.offset;
     auto need = [&](const std::vector<float>& v, const char* what) -> core::Status {
       if (v.empty())
-        return at(codes::BEM_PACK_ATTRIBUTE,
-                  std::string("the template's layout stores ") + what + " (attribute " +
-                      std::to_string(ai) + " of mesh " + std::to_string(m) +
-                      "); the glTF mesh has none",
-                  "/meshes/" + std::to_string(g.first));
+        return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE,
+                                      std::string("the template's layout stores ") + what +
+                                          " (attribute " + std::to_string(ai) + " of mesh " +
+                                          std::to_string(m) + "); the glTF mesh has none",
+                                      "/meshes/" + std::to_string(g.first));
       return core::Ok{};
     };
     auto emit = [&](auto&& value_of) {
@@ -193,12 +193,12 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
           const std::string name = "_TEXCOORD" + std::to_string(a.semantic - kTexCoord0);
           auto it = sm->custom.find(name);
           if (it == sm->custom.end())
-            return at(codes::BEM_PACK_ATTRIBUTE,
-                      "the template's layout stores " + std::to_string(a.dimension) +
-                          "-component texture coordinates " +
-                          std::to_string(a.semantic - kTexCoord0) + " (bem export writes them as " +
-                          name + "); the glTF mesh has none",
-                      "/meshes/" + std::to_string(g.first));
+            return core::error_at_pointer(
+                codes::BEM_PACK_ATTRIBUTE,
+                "the template's layout stores " + std::to_string(a.dimension) +
+                    "-component texture coordinates " + std::to_string(a.semantic - kTexCoord0) +
+                    " (bem export writes them as " + name + "); the glTF mesh has none",
+                "/meshes/" + std::to_string(g.first));
           const std::uint32_t comps = it->second.first;
           const std::vector<float>& vals = it->second.second;
           emit([&](std::size_t v, std::uint32_t c) -> double {
@@ -208,11 +208,12 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
         }
         const std::uint32_t set = uv_set++;
         if (set >= sm->uvs.size() || sm->uvs[set].empty())
-          return at(codes::BEM_PACK_ATTRIBUTE,
-                    "the template's layout stores texture coordinates " +
-                        std::to_string(a.semantic - kTexCoord0) + " (TEXCOORD_" +
-                        std::to_string(set) + " in glTF); the glTF mesh has none",
-                    "/meshes/" + std::to_string(g.first));
+          return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE,
+                                        "the template's layout stores texture coordinates " +
+                                            std::to_string(a.semantic - kTexCoord0) +
+                                            " (TEXCOORD_" + std::to_string(set) +
+                                            " in glTF); the glTF mesh has none",
+                                        "/meshes/" + std::to_string(g.first));
         const std::vector<float>& uv = sm->uvs[set];
         emit([&](std::size_t v, std::uint32_t c) -> double {
           if (c == 0) return uv[2 * v];
@@ -263,13 +264,14 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
           for (const std::string& mat : c.materials) names.insert("\"" + mat + "\"");
       std::string list;
       for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-      return at(codes::BEM_PACK_MATERIAL,
-                "the primitive's material \"" + prim.material + "\" is not the material of " +
-                    (one_stream ? "a draw of template mesh " + std::to_string(m) +
-                                      " left to fill (BEM 1.0: no new draws)"
-                                : std::string("a draw or a component's material slot")) +
-                    "; the materials it can have: " + list,
-                prim.pointer + "/material");
+      return core::error_at_pointer(
+          codes::BEM_PACK_MATERIAL,
+          "the primitive's material \"" + prim.material + "\" is not the material of " +
+              (one_stream ? "a draw of template mesh " + std::to_string(m) +
+                                " left to fill (BEM 1.0: no new draws)"
+                          : std::string("a draw or a component's material slot")) +
+              "; the materials it can have: " + list,
+          prim.pointer + "/material");
     }
     assigned[*d] = true;
     std::vector<std::uint8_t> bytes = index_bytes(prim, index_size);
@@ -289,13 +291,14 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
     }
     const std::string dptr = core::json_pointer_join("/meshes", m) + "/draws/" + std::to_string(k);
     if (vc != mesh.vertex_count || index_size != mesh.index_size)
-      return at(codes::BEM_PACK_DRAW_MISSING,
-                "draw " + std::to_string(k) + " (material \"" + mesh.draws[k].material_name +
-                    "\") has no primitive in the glTF mesh, and the vertex count changed (" +
-                    std::to_string(mesh.vertex_count) + " -> " + std::to_string(vc) +
-                    "), so its indices cannot be kept: export a selection that shows every draw "
-                    "of the mesh, or add a primitive with that material",
-                dptr);
+      return core::error_at_pointer(
+          codes::BEM_PACK_DRAW_MISSING,
+          "draw " + std::to_string(k) + " (material \"" + mesh.draws[k].material_name +
+              "\") has no primitive in the glTF mesh, and the vertex count changed (" +
+              std::to_string(mesh.vertex_count) + " -> " + std::to_string(vc) +
+              "), so its indices cannot be kept: export a selection that shows every draw "
+              "of the mesh, or add a primitive with that material",
+          dptr);
     warn(codes::BEM_PACK_DRAW_KEPT,
          "draw " + std::to_string(k) + " (material \"" + mesh.draws[k].material_name +
              "\") has no primitive in the glTF mesh; its indices are kept, which assumes the "
@@ -307,8 +310,8 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
       const std::size_t from = std::size_t{dr.start} * mesh.index_size;
       const std::size_t bytes = std::size_t{dr.count} * mesh.index_size;
       if (from + bytes > old_stream.size())
-        return at(codes::BEM_PACK_TEMPLATE, "the draw's range is outside the mesh's index stream",
-                  dptr);
+        return core::error_at_pointer(codes::BEM_PACK_TEMPLATE,
+                                      "the draw's range is outside the mesh's index stream", dptr);
       stream_parts[k].assign(old_stream.begin() + static_cast<std::ptrdiff_t>(from),
                              old_stream.begin() + static_cast<std::ptrdiff_t>(from + bytes));
     }
@@ -417,23 +420,23 @@ core::Status ScenePacker::build_palette(std::uint32_t m, const SceneMesh& sm, Js
       if (f != names.end()) index = static_cast<std::uint32_t>(f - names.begin());
     }
     if (!index)
-      return at(codes::BEM_PACK_JOINT,
-                "joint \"" + name + "\" is not a bone of " +
-                    (donor ? "component " + std::to_string(*donor) + " (\"" +
-                                 model_.components[*donor].mesh_name + "\")"
-                           : std::string("the template mesh's palette")) +
-                    ", so the game has no bone to bind it to",
-                core::json_pointer_join("/meshes", m) + "/bones");
+      return core::error_at_pointer(codes::BEM_PACK_JOINT,
+                                    "joint \"" + name + "\" is not a bone of " +
+                                        (donor ? "component " + std::to_string(*donor) + " (\"" +
+                                                     model_.components[*donor].mesh_name + "\")"
+                                               : std::string("the template mesh's palette")) +
+                                        ", so the game has no bone to bind it to",
+                                    core::json_pointer_join("/meshes", m) + "/bones");
     palette.push_back({*donor, *index, name});
     palette_of_joint[j] = static_cast<std::uint32_t>(palette.size() - 1);
     ++pm.bones_added;
   }
   if (palette.size() > 256)
-    return at(codes::BEM_PACK_JOINT,
-              "template mesh " + std::to_string(m) + " would need " +
-                  std::to_string(palette.size()) +
-                  " palette bones; BEM §7 allows 256 per mesh (split the mesh)",
-              core::json_pointer_join("/meshes", m) + "/bones");
+    return core::error_at_pointer(codes::BEM_PACK_JOINT,
+                                  "template mesh " + std::to_string(m) + " would need " +
+                                      std::to_string(palette.size()) +
+                                      " palette bones; BEM §7 allows 256 per mesh (split the mesh)",
+                                  core::json_pointer_join("/meshes", m) + "/bones");
   Json bones = Json::array();
   for (const PaletteBone& b : palette)
     bones.push_back(Json{{"component", b.component}, {"index", b.index}, {"name", b.name}});
@@ -463,9 +466,9 @@ core::Status ScenePacker::write_skin(const SceneMesh& sm, const Mesh& mesh,
       sum += w[k];
     }
     if (!(sum > 0))
-      return at(codes::BEM_PACK_ATTRIBUTE,
-                "vertex " + std::to_string(v) + " has no positive skin weight",
-                "/meshes/" + std::to_string(sm.gltf_mesh));
+      return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE,
+                                    "vertex " + std::to_string(v) + " has no positive skin weight",
+                                    "/meshes/" + std::to_string(sm.gltf_mesh));
     for (double& x : w) x /= sum;
     std::uint8_t* p = data + v * stride;
     if (wa == nullptr) {  // 4-byte layout: the heaviest influence, rigid

@@ -46,8 +46,8 @@ ScenePacker::match_meshes() {
     if (it == node.end()) continue;
     auto mesh = core::json_uint32(*it);
     if (!mesh || *mesh >= doc_.count("meshes"))
-      return at(codes::BEM_PACK_MESH, "node mesh is not a mesh index",
-                "/nodes/" + std::to_string(n));
+      return core::error_at_pointer(codes::BEM_PACK_MESH, "node mesh is not a mesh index",
+                                    "/nodes/" + std::to_string(n));
     node_of_mesh.try_emplace(*mesh, static_cast<std::uint32_t>(n));
     if (has_transform(node)) moved_nodes.insert(static_cast<std::uint32_t>(n));
   }
@@ -66,10 +66,11 @@ ScenePacker::match_meshes() {
           std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
         const unsigned long long m = std::stoull(name.substr(5));
         if (m >= model_.meshes.size())
-          return at(codes::BEM_PACK_MESH,
-                    "glTF mesh \"" + name + "\" names template mesh " + std::to_string(m) +
-                        ", but the template has " + std::to_string(model_.meshes.size()),
-                    where + "/name");
+          return core::error_at_pointer(codes::BEM_PACK_MESH,
+                                        "glTF mesh \"" + name + "\" names template mesh " +
+                                            std::to_string(m) + ", but the template has " +
+                                            std::to_string(model_.meshes.size()),
+                                        where + "/name");
         target = static_cast<std::uint32_t>(m);
       }
     }
@@ -95,22 +96,24 @@ ScenePacker::match_meshes() {
         auto it = meshes_of_component.find(key);
         if (it != meshes_of_component.end()) {
           if (it->second.size() > 1)
-            return at(codes::BEM_PACK_MESH,
-                      "node \"" + it->first + "\" names a component that " +
-                          std::to_string(it->second.size()) +
-                          " template meshes replace: name the glTF mesh mesh_N to say which",
-                      "/nodes/" + std::to_string(*node) + "/name");
+            return core::error_at_pointer(
+                codes::BEM_PACK_MESH,
+                "node \"" + it->first + "\" names a component that " +
+                    std::to_string(it->second.size()) +
+                    " template meshes replace: name the glTF mesh mesh_N to say which",
+                "/nodes/" + std::to_string(*node) + "/name");
           target = *it->second.begin();
         } else if (std::any_of(model_.components.begin(), model_.components.end(),
                                [&](const Component& c) { return c.mesh_name == key; })) {
           // A component the template keeps or hides: no mesh of the
           // template gives its vertex layout, which is never guessed.
-          return at(codes::BEM_PACK_MESH,
-                    "node \"" + component->get<std::string>() + "\" names component \"" + key +
-                        "\", which no mesh of the template replaces, so its vertex layout "
-                        "is unknown: pack it with a JSON template that gives the layout "
-                        "(docs/bem/pack.md), or into a package that replaces it",
-                    "/nodes/" + std::to_string(*node));
+          return core::error_at_pointer(
+              codes::BEM_PACK_MESH,
+              "node \"" + component->get<std::string>() + "\" names component \"" + key +
+                  "\", which no mesh of the template replaces, so its vertex layout "
+                  "is unknown: pack it with a JSON template that gives the layout "
+                  "(docs/bem/pack.md), or into a package that replaces it",
+              "/nodes/" + std::to_string(*node));
         }
       }
     }
@@ -123,10 +126,11 @@ ScenePacker::match_meshes() {
       continue;
     }
     if (out.contains(*target))
-      return at(codes::BEM_PACK_MESH,
-                "glTF meshes " + std::to_string(out[*target].first) + " and " + std::to_string(g) +
-                    " both replace template mesh " + std::to_string(*target),
-                where);
+      return core::error_at_pointer(codes::BEM_PACK_MESH,
+                                    "glTF meshes " + std::to_string(out[*target].first) + " and " +
+                                        std::to_string(g) + " both replace template mesh " +
+                                        std::to_string(*target),
+                                    where);
     out[*target] = {static_cast<std::uint32_t>(g), node};
   }
   // Only the nodes of packed meshes: a transform elsewhere changes nothing.
@@ -160,19 +164,22 @@ core::Result<std::vector<float>> ScenePacker::read_floats(const Json& index, std
                                                           std::size_t count,
                                                           const std::string& where) {
   auto a = core::json_uint32(index);
-  if (!a) return at(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index", where);
+  if (!a)
+    return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index", where);
   auto info = doc_.accessor(*a);
   if (!info) return std::move(info).error();
   if (info->components != components || info->count != count)
-    return at(codes::BEM_PACK_ATTRIBUTE,
-              "expected " + std::to_string(count) + " elements of " + std::to_string(components) +
-                  " components, the accessor has " + std::to_string(info->count) + " of " +
-                  std::to_string(info->components),
-              where);
+    return core::error_at_pointer(
+        codes::BEM_PACK_ATTRIBUTE,
+        "expected " + std::to_string(count) + " elements of " + std::to_string(components) +
+            " components, the accessor has " + std::to_string(info->count) + " of " +
+            std::to_string(info->components),
+        where);
   auto values = doc_.read_accessor_floats(*a);
   if (!values) return std::move(values).error();
   for (float v : *values)
-    if (!std::isfinite(v)) return at(codes::BEM_PACK_ATTRIBUTE, "a value is not finite", where);
+    if (!std::isfinite(v))
+      return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "a value is not finite", where);
   return values;
 }
 
@@ -190,7 +197,7 @@ core::Result<SceneMesh> ScenePacker::read_scene_mesh(std::uint32_t g,
   }
   if (!mj.is_object() || !mj.contains("primitives") || !mj["primitives"].is_array() ||
       mj["primitives"].empty())
-    return at(codes::BEM_PACK_PRIMITIVE, "the mesh has no primitives", mptr);
+    return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE, "the mesh has no primitives", mptr);
   const Json& prims = mj["primitives"];
   struct Group {
     Json attributes;
@@ -204,21 +211,25 @@ core::Result<SceneMesh> ScenePacker::read_scene_mesh(std::uint32_t g,
     const std::string pptr = mptr + "/primitives/" + std::to_string(p);
     const Json& pj = prims[p];
     if (!pj.is_object() || !pj.contains("attributes") || !pj["attributes"].is_object())
-      return at(codes::BEM_PACK_PRIMITIVE, "a primitive needs an attributes object", pptr);
+      return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE,
+                                    "a primitive needs an attributes object", pptr);
     if (pj.contains("mode") && pj["mode"] != 4)
-      return at(codes::BEM_PACK_PRIMITIVE, "only triangle primitives (mode 4) can be packed",
-                pptr + "/mode");
+      return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE,
+                                    "only triangle primitives (mode 4) can be packed",
+                                    pptr + "/mode");
     const Json targets = pj.contains("targets") ? pj["targets"] : Json::array();
     if (!targets.is_array())
-      return at(codes::BEM_PACK_PRIMITIVE, "targets must be an array", pptr + "/targets");
+      return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE, "targets must be an array",
+                                    pptr + "/targets");
     if (p == 0) {
       out.targets.assign(targets.size(), {});
     } else if (targets.size() != out.targets.size()) {
-      return at(codes::BEM_PACK_PRIMITIVE,
-                "the primitive has " + std::to_string(targets.size()) +
-                    " morph targets, the mesh's first primitive " +
-                    std::to_string(out.targets.size()) + " (glTF: every primitive the same)",
-                pptr + "/targets");
+      return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE,
+                                    "the primitive has " + std::to_string(targets.size()) +
+                                        " morph targets, the mesh's first primitive " +
+                                        std::to_string(out.targets.size()) +
+                                        " (glTF: every primitive the same)",
+                                    pptr + "/targets");
     }
     const Json& attrs = pj["attributes"];
     std::size_t first = 0;
@@ -235,10 +246,11 @@ core::Result<SceneMesh> ScenePacker::read_scene_mesh(std::uint32_t g,
       if (groups.empty()) {
         names_seen = names;
       } else if (names != names_seen) {
-        return at(codes::BEM_PACK_ATTRIBUTE,
-                  "the primitive has other attributes than the mesh's first primitive; every "
-                  "primitive of a mesh needs the same ones",
-                  pptr + "/attributes");
+        return core::error_at_pointer(
+            codes::BEM_PACK_ATTRIBUTE,
+            "the primitive has other attributes than the mesh's first primitive; every "
+            "primitive of a mesh needs the same ones",
+            pptr + "/attributes");
       }
       first = out.vertex_count;
       auto st = append_vertices(out, attrs, pptr + "/attributes");
@@ -248,7 +260,8 @@ core::Result<SceneMesh> ScenePacker::read_scene_mesh(std::uint32_t g,
         const std::string tptr = pptr + "/targets/" + std::to_string(k);
         std::vector<float>& dst = out.targets[k];
         if (!targets[k].is_object())
-          return at(codes::BEM_PACK_PRIMITIVE, "a morph target must be an object", tptr);
+          return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE,
+                                        "a morph target must be an object", tptr);
         if (targets[k].contains("POSITION")) {
           auto v = read_floats(targets[k]["POSITION"], 3, group_vertices, tptr + "/POSITION");
           if (!v) return std::move(v).error();
@@ -264,15 +277,17 @@ core::Result<SceneMesh> ScenePacker::read_scene_mesh(std::uint32_t g,
     if (pj.contains("material")) {
       auto mat = core::json_uint32(pj["material"]);
       if (!mat || *mat >= doc_.count("materials"))
-        return at(codes::BEM_PACK_PRIMITIVE, "material is not a material index",
-                  pptr + "/material");
+        return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE, "material is not a material index",
+                                      pptr + "/material");
       const Json& mat_json = json()["materials"][*mat];
       if (mat_json.is_object() && mat_json.contains("name") && mat_json["name"].is_string())
         prim.material = mat_json["name"].get<std::string>();
     }
     if (pj.contains("indices")) {
       auto a = core::json_uint32(pj["indices"]);
-      if (!a) return at(codes::BEM_PACK_PRIMITIVE, "expected an accessor index", pptr + "/indices");
+      if (!a)
+        return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE, "expected an accessor index",
+                                      pptr + "/indices");
       auto idx = doc_.read_accessor_uints(*a);
       if (!idx) return std::move(idx).error();
       prim.indices = std::move(*idx);
@@ -282,16 +297,17 @@ core::Result<SceneMesh> ScenePacker::read_scene_mesh(std::uint32_t g,
         prim.indices[i] = static_cast<std::uint32_t>(i);
     }
     if (prim.indices.empty() || prim.indices.size() % 3 != 0)
-      return at(codes::BEM_PACK_PRIMITIVE,
-                "the primitive has " + std::to_string(prim.indices.size()) +
-                    " indices; triangles need a positive multiple of 3",
-                pptr + "/indices");
+      return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE,
+                                    "the primitive has " + std::to_string(prim.indices.size()) +
+                                        " indices; triangles need a positive multiple of 3",
+                                    pptr + "/indices");
     for (std::uint32_t& i : prim.indices) {
       if (i >= group_vertices)
-        return at(codes::BEM_PACK_PRIMITIVE,
-                  "index " + std::to_string(i) + " is not below the vertex count " +
-                      std::to_string(group_vertices),
-                  pptr + "/indices");
+        return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE,
+                                      "index " + std::to_string(i) +
+                                          " is not below the vertex count " +
+                                          std::to_string(group_vertices),
+                                      pptr + "/indices");
       i += static_cast<std::uint32_t>(first);
     }
     out.primitives.push_back(std::move(prim));
@@ -332,22 +348,28 @@ void ScenePacker::read_target_names(SceneMesh& out, const Json& mj, const std::s
 core::Status ScenePacker::append_vertices(SceneMesh& out, const Json& attrs,
                                           const std::string& where) {
   if (!attrs.contains("POSITION"))
-    return at(codes::BEM_PACK_ATTRIBUTE, "the primitive has no POSITION", where);
+    return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "the primitive has no POSITION",
+                                  where);
   auto pa = core::json_uint32(attrs["POSITION"]);
-  if (!pa) return at(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index", where + "/POSITION");
+  if (!pa)
+    return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index",
+                                  where + "/POSITION");
   auto pinfo = doc_.accessor(*pa);
   if (!pinfo) return std::move(pinfo).error();
   const std::size_t n = pinfo->count;
   if (out.vertex_count + n > options_.max_vertices || out.vertex_count + n > (1u << 20))
-    return at(codes::BEM_PACK_LIMIT,
-              "the mesh has more than " +
-                  std::to_string(std::min<std::uint64_t>(options_.max_vertices, 1u << 20)) +
-                  " vertices (BEM §11 allows 1,048,576 per mesh)",
-              where + "/POSITION");
+    return core::error_at_pointer(
+        codes::BEM_PACK_LIMIT,
+        "the mesh has more than " +
+            std::to_string(std::min<std::uint64_t>(options_.max_vertices, 1u << 20)) +
+            " vertices (BEM §11 allows 1,048,576 per mesh)",
+        where + "/POSITION");
   auto append = [&](const char* name, std::size_t comps, std::vector<float>& dst,
                     bool required) -> core::Status {
     if (!attrs.contains(name)) {
-      if (required) return at(codes::BEM_PACK_ATTRIBUTE, std::string("missing ") + name, where);
+      if (required)
+        return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, std::string("missing ") + name,
+                                      where);
       return core::Ok{};
     }
     auto v = read_floats(attrs[name], comps, n, where + "/" + name);
@@ -362,8 +384,8 @@ core::Status ScenePacker::append_vertices(SceneMesh& out, const Json& attrs,
     auto a = core::json_uint32(attrs["COLOR_0"]);
     auto info =
         a ? doc_.accessor(*a)
-          : core::Result<scene::GltfAccessorInfo>(
-                at(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index", where + "/COLOR_0"));
+          : core::Result<scene::GltfAccessorInfo>(core::error_at_pointer(
+                codes::BEM_PACK_ATTRIBUTE, "expected an accessor index", where + "/COLOR_0"));
     if (!info) return std::move(info).error();
     const std::size_t comps = info->components == 3 ? 3 : 4;
     auto v = read_floats(attrs["COLOR_0"], comps, n, where + "/COLOR_0");
@@ -382,31 +404,37 @@ core::Status ScenePacker::append_vertices(SceneMesh& out, const Json& attrs,
     if (it.key().empty() || it.key()[0] != '_') continue;
     auto a = core::json_uint32(it.value());
     if (!a)
-      return at(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index", where + "/" + it.key());
+      return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index",
+                                    where + "/" + it.key());
     auto info = doc_.accessor(*a);
     if (!info) return std::move(info).error();
     if (info->components < 1 || info->components > 4)
-      return at(codes::BEM_PACK_ATTRIBUTE, "a custom attribute needs 1 to 4 components",
-                where + "/" + it.key());
+      return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE,
+                                    "a custom attribute needs 1 to 4 components",
+                                    where + "/" + it.key());
     auto v = read_floats(it.value(), info->components, n, where + "/" + it.key());
     if (!v) return std::move(v).error();
     auto& slot = out.custom[it.key()];
     if (!slot.second.empty() && slot.first != info->components)
-      return at(codes::BEM_PACK_ATTRIBUTE, "the components differ between primitives",
-                where + "/" + it.key());
+      return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE,
+                                    "the components differ between primitives",
+                                    where + "/" + it.key());
     slot.first = static_cast<std::uint32_t>(info->components);
     slot.second.insert(slot.second.end(), v->begin(), v->end());
   }
   if (attrs.contains("JOINTS_0") != attrs.contains("WEIGHTS_0"))
-    return at(codes::BEM_PACK_ATTRIBUTE, "JOINTS_0 and WEIGHTS_0 go together", where);
+    return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "JOINTS_0 and WEIGHTS_0 go together",
+                                  where);
   if (attrs.contains("JOINTS_0")) {
     auto a = core::json_uint32(attrs["JOINTS_0"]);
-    if (!a) return at(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index", where + "/JOINTS_0");
+    if (!a)
+      return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index",
+                                    where + "/JOINTS_0");
     auto info = doc_.accessor(*a);
     if (!info) return std::move(info).error();
     if (info->components != 4 || info->count != n)
-      return at(codes::BEM_PACK_ATTRIBUTE, "JOINTS_0 needs one VEC4 per vertex",
-                where + "/JOINTS_0");
+      return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "JOINTS_0 needs one VEC4 per vertex",
+                                    where + "/JOINTS_0");
     auto j = doc_.read_accessor_uints(*a);
     if (!j) return std::move(j).error();
     out.joints.insert(out.joints.end(), j->begin(), j->end());
@@ -420,30 +448,34 @@ core::Status ScenePacker::append_vertices(SceneMesh& out, const Json& attrs,
 
 core::Status ScenePacker::read_joint_names(SceneMesh& out, const std::string& mptr) {
   if (!out.node || !json()["nodes"][*out.node].contains("skin"))
-    return at(codes::BEM_PACK_JOINT, "the mesh has JOINTS_0 but its node has no skin", mptr);
+    return core::error_at_pointer(codes::BEM_PACK_JOINT,
+                                  "the mesh has JOINTS_0 but its node has no skin", mptr);
   const std::string nptr = "/nodes/" + std::to_string(*out.node) + "/skin";
   auto s = core::json_uint32(json()["nodes"][*out.node]["skin"]);
-  if (!s || *s >= doc_.count("skins")) return at(codes::BEM_PACK_JOINT, "not a skin index", nptr);
+  if (!s || *s >= doc_.count("skins"))
+    return core::error_at_pointer(codes::BEM_PACK_JOINT, "not a skin index", nptr);
   const Json& skin = json()["skins"][*s];
   const std::string sptr = "/skins/" + std::to_string(*s) + "/joints";
   if (!skin.is_object() || !skin.contains("joints") || !skin["joints"].is_array())
-    return at(codes::BEM_PACK_JOINT, "the skin has no joints array", sptr);
+    return core::error_at_pointer(codes::BEM_PACK_JOINT, "the skin has no joints array", sptr);
   for (std::size_t k = 0; k < skin["joints"].size(); ++k) {
     auto n = core::json_uint32(skin["joints"][k]);
     if (!n || *n >= doc_.count("nodes"))
-      return at(codes::BEM_PACK_JOINT, "not a node index", core::json_pointer_join(sptr, k));
+      return core::error_at_pointer(codes::BEM_PACK_JOINT, "not a node index",
+                                    core::json_pointer_join(sptr, k));
     const Json& jn = json()["nodes"][*n];
     if (!jn.contains("name") || !jn["name"].is_string())
-      return at(codes::BEM_PACK_JOINT, "a joint node needs a name (the game bone it stands for)",
-                "/nodes/" + std::to_string(*n));
+      return core::error_at_pointer(codes::BEM_PACK_JOINT,
+                                    "a joint node needs a name (the game bone it stands for)",
+                                    "/nodes/" + std::to_string(*n));
     out.joint_names.push_back(jn["name"].get<std::string>());
   }
   for (std::uint32_t j : out.joints)
     if (j >= out.joint_names.size())
-      return at(codes::BEM_PACK_JOINT,
-                "JOINTS_0 uses joint " + std::to_string(j) + " of a skin with " +
-                    std::to_string(out.joint_names.size()),
-                mptr);
+      return core::error_at_pointer(codes::BEM_PACK_JOINT,
+                                    "JOINTS_0 uses joint " + std::to_string(j) +
+                                        " of a skin with " + std::to_string(out.joint_names.size()),
+                                    mptr);
   return core::Ok{};
 }
 

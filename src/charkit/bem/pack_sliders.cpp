@@ -75,16 +75,18 @@ core::Status ScenePacker::collect_targets(std::uint32_t m, const SceneMesh& sm,
         return a.semantic == kPosition && a.format == 0 && a.dimension == 3;
       });
   if (!f32_position)
-    return at(codes::BEM_PACK_SLIDER,
-              "template mesh " + std::to_string(m) +
-                  " does not store Float32 XYZ positions, which §10 sliders need; its morph "
-                  "targets cannot become sliders",
-              tptr);
+    return core::error_at_pointer(
+        codes::BEM_PACK_SLIDER,
+        "template mesh " + std::to_string(m) +
+            " does not store Float32 XYZ positions, which §10 sliders need; its morph "
+            "targets cannot become sliders",
+        tptr);
   if (model_.appearance_structure)
-    return at(codes::BEM_PACK_SLIDER,
-              "the template is a BEM 1.0 package, whose appearances cannot have sliders (§10 "
-              "parameters need BEM 1.3 and its option groups); the shape keys cannot be packed",
-              tptr);
+    return core::error_at_pointer(
+        codes::BEM_PACK_SLIDER,
+        "the template is a BEM 1.0 package, whose appearances cannot have sliders (§10 "
+        "parameters need BEM 1.3 and its option groups); the shape keys cannot be packed",
+        tptr);
   MeshTargets mt;
   mt.mesh = m;
   mt.packed = result_.meshes.size();
@@ -93,11 +95,13 @@ core::Status ScenePacker::collect_targets(std::uint32_t m, const SceneMesh& sm,
     const std::string& name = sm.target_names[k];
     if (skip.count(name)) continue;
     if (name.size() > 256)
-      return at(codes::BEM_PACK_SLIDER, "the shape key name is longer than 256 bytes",
-                mt.pointer + "/" + std::to_string(k));
+      return core::error_at_pointer(codes::BEM_PACK_SLIDER,
+                                    "the shape key name is longer than 256 bytes",
+                                    mt.pointer + "/" + std::to_string(k));
     if (std::find(mt.names.begin(), mt.names.end(), name) != mt.names.end())
-      return at(codes::BEM_PACK_SLIDER, "two shape keys of the mesh are named \"" + name + "\"",
-                mt.pointer + "/" + std::to_string(k));
+      return core::error_at_pointer(codes::BEM_PACK_SLIDER,
+                                    "two shape keys of the mesh are named \"" + name + "\"",
+                                    mt.pointer + "/" + std::to_string(k));
     mt.names.push_back(name);
     mt.weights.push_back(sm.target_weights[k]);
     mt.payloads.push_back(delta_payload(&sm.targets[k], sm.vertex_count));
@@ -122,13 +126,14 @@ core::Status ScenePacker::rebuild_template_channels(std::uint32_t m, const Scene
       const std::string name = slider_target_name(param, def, fi);
       auto it = std::find(sm.target_names.begin(), sm.target_names.end(), name);
       if (it == sm.target_names.end())
-        return at(codes::BEM_PACK_MORPHS,
-                  "template mesh " + std::to_string(m) + " has the slider \"" + param.id +
-                      "\"; the glTF mesh has no shape key \"" + name + "\" for its frame at tick " +
-                      std::to_string(f.value) +
-                      " (bem export writes one per frame; an export with --bake-sliders has "
-                      "none, and a renamed or deleted shape key cannot be matched)",
-                  "/meshes/" + std::to_string(sm.gltf_mesh));
+        return core::error_at_pointer(
+            codes::BEM_PACK_MORPHS,
+            "template mesh " + std::to_string(m) + " has the slider \"" + param.id +
+                "\"; the glTF mesh has no shape key \"" + name + "\" for its frame at tick " +
+                std::to_string(f.value) +
+                " (bem export writes one per frame; an export with --bake-sliders has "
+                "none, and a renamed or deleted shape key cannot be matched)",
+            "/meshes/" + std::to_string(sm.gltf_mesh));
       const auto k = static_cast<std::size_t>(it - sm.target_names.begin());
       const std::uint32_t payload = delta_payload(&sm.targets[k], sm.vertex_count);
       Json& fj = channels.at(di).at("frames").at(fi);
@@ -148,7 +153,7 @@ core::Status ScenePacker::put_parameter(Json param, const std::string& ptr) {
       return core::Ok{};
     }
   if (params.size() >= 64)
-    return at(codes::BEM_PACK_LIMIT, "more than 64 parameters (BEM §11)", ptr);
+    return core::error_at_pointer(codes::BEM_PACK_LIMIT, "more than 64 parameters (BEM §11)", ptr);
   params.push_back(std::move(param));
   return core::Ok{};
 }
@@ -157,7 +162,8 @@ core::Status ScenePacker::put_channel(std::uint32_t mesh, const std::string& id,
                                       const std::string& ptr) {
   Json& channels = result_.content.manifest["mesh_deformations"];
   if (channels.size() >= 4096)
-    return at(codes::BEM_PACK_LIMIT, "more than 4096 deformation channels (BEM §11)", ptr);
+    return core::error_at_pointer(codes::BEM_PACK_LIMIT,
+                                  "more than 4096 deformation channels (BEM §11)", ptr);
   channels.push_back(Json{{"mesh", mesh}, {"parameter", id}, {"frames", std::move(frames)}});
   return core::Ok{};
 }
@@ -205,15 +211,17 @@ core::Status ScenePacker::build_sliders() {
         for (const std::string& n : names)
           if (n == sp.id || (key.empty() && slider_id(n) == sp.id)) key = n;
       if (key.empty())
-        return at(codes::BEM_PACK_SPEC,
-                  "no packed mesh has a shape key for parameter \"" + sp.id +
-                      "\" (give its \"shape_key\"; the shape keys: " + known() + ")",
-                  sp.pointer);
+        return core::error_at_pointer(codes::BEM_PACK_SPEC,
+                                      "no packed mesh has a shape key for parameter \"" + sp.id +
+                                          "\" (give its \"shape_key\"; the shape keys: " + known() +
+                                          ")",
+                                      sp.pointer);
       if (neutral != min && neutral != max)
-        return at(codes::BEM_PACK_SPEC,
-                  "a neutral tick inside the range needs \"frames\": which shape key lies on "
-                  "each side",
-                  sp.pointer + "/neutral");
+        return core::error_at_pointer(
+            codes::BEM_PACK_SPEC,
+            "a neutral tick inside the range needs \"frames\": which shape key lies on "
+            "each side",
+            sp.pointer + "/neutral");
       const std::int64_t at_key = neutral == min ? max : min;
       frames = {PackSpecFrame{std::min(neutral, at_key), neutral <= at_key, ""},
                 PackSpecFrame{std::max(neutral, at_key), neutral > at_key, ""}};
@@ -225,7 +233,8 @@ core::Status ScenePacker::build_sliders() {
       }
     }
     if (max <= min)
-      return at(codes::BEM_PACK_SPEC, "\"min\" is below \"max\" (BEM §10)", sp.pointer);
+      return core::error_at_pointer(codes::BEM_PACK_SPEC, "\"min\" is below \"max\" (BEM §10)",
+                                    sp.pointer);
     std::vector<std::string> keys;
     for (std::size_t i = 0; i < frames.size(); ++i) {
       if (frames[i].neutral) continue;
@@ -234,13 +243,14 @@ core::Status ScenePacker::build_sliders() {
                                    ? sp.pointer + "/shape_key"
                                    : sp.pointer + "/frames/" + std::to_string(i) + "/shape_key";
       if (!weight_of.count(key))
-        return at(
+        return core::error_at_pointer(
             codes::BEM_PACK_SPEC,
             "no packed mesh has a shape key \"" + key + "\" (the shape keys: " + known() + ")",
             kptr);
       if (!consumed.insert(key).second)
-        return at(codes::BEM_PACK_SPEC,
-                  "shape key \"" + key + "\" is used by two parameters or two frames", kptr);
+        return core::error_at_pointer(
+            codes::BEM_PACK_SPEC,
+            "shape key \"" + key + "\" is used by two parameters or two frames", kptr);
       keys.push_back(key);
     }
     Json param{
@@ -283,11 +293,12 @@ core::Status ScenePacker::build_sliders() {
       });
       if (p != params.end()) {
         if ((*p)["min"] != 0 || (*p)["max"] != 1000 || (*p)["neutral"] != 0)
-          return at(codes::BEM_PACK_SLIDER,
-                    "shape key \"" + name + "\" would share the parameter \"" + id +
-                        "\", whose range is not 0..1000 with neutral 0; rename the shape key "
-                        "or describe its parameter in the spec",
-                    tptr);
+          return core::error_at_pointer(
+              codes::BEM_PACK_SLIDER,
+              "shape key \"" + name + "\" would share the parameter \"" + id +
+                  "\", whose range is not 0..1000 with neutral 0; rename the shape key "
+                  "or describe its parameter in the spec",
+              tptr);
       } else {
         auto st = put_parameter(Json{{"id", id},
                                      {"name", name},

@@ -10,8 +10,7 @@ namespace {
 using core::Json;
 
 core::Error spec_error(std::string message, std::string pointer) {
-  return core::make_error(codes::BEM_PACK_SPEC, std::move(message),
-                          core::Location::at_pointer(std::move(pointer)));
+  return core::error_at_pointer(codes::BEM_PACK_SPEC, std::move(message), std::move(pointer));
 }
 
 /// Manifest fields the spec sets as given, with the JSON type each must have.

@@ -18,8 +18,7 @@ namespace {
 using core::Json;
 
 core::Error template_error(std::string message, std::string pointer) {
-  return core::make_error(codes::BEM_PACK_TEMPLATE, std::move(message),
-                          core::Location::at_pointer(std::move(pointer)));
+  return core::error_at_pointer(codes::BEM_PACK_TEMPLATE, std::move(message), std::move(pointer));
 }
 
 /// A placeholder payload of `bytes` zero bytes (at least one: §2).

@@ -85,8 +85,8 @@ core::Result<std::vector<std::uint8_t>> ScenePacker::image_bytes(const Json& im,
   if (!im.is_object() || !im.contains("bufferView")) return std::vector<std::uint8_t>{};
   auto view = core::json_uint32(im["bufferView"]);
   if (!view || *view >= doc_.count("bufferViews"))
-    return at(codes::BEM_PACK_TEXTURE, "the image's bufferView does not exist",
-              ptr + "/bufferView");
+    return core::error_at_pointer(codes::BEM_PACK_TEXTURE, "the image's bufferView does not exist",
+                                  ptr + "/bufferView");
   auto bytes = doc_.buffer_view(*view);
   if (!bytes) return std::move(bytes).error();
   return std::vector<std::uint8_t>(bytes->begin(), bytes->end());
@@ -112,12 +112,12 @@ core::Status ScenePacker::check_texture_format_names() const {
       names += (names.empty() ? "" : ", ") + ("\"" + t.original_name + "\"");
     }
     if (!names.empty() || model_.textures.empty())
-      return at(codes::BEM_PACK_TEXTURE_FORMAT,
-                "a texture format for \"" + name +
-                    "\", which is neither a texture of the template (" +
-                    (names.empty() ? std::string("none") : names) +
-                    ") nor a kind (normal, color, linear)",
-                "/textures");
+      return core::error_at_pointer(codes::BEM_PACK_TEXTURE_FORMAT,
+                                    "a texture format for \"" + name +
+                                        "\", which is neither a texture of the template (" +
+                                        (names.empty() ? std::string("none") : names) +
+                                        ") nor a kind (normal, color, linear)",
+                                    "/textures");
   }
   return core::Ok{};
 }
@@ -135,7 +135,7 @@ core::Status ScenePacker::pack_dds(std::uint32_t t, std::uint32_t i,
   const Texture& tex = model_.textures[t];
   auto dds = scene::parse_dds(file);
   if (!dds)
-    return at(
+    return core::error_at_pointer(
         codes::BEM_PACK_TEXTURE,
         "texture " + std::to_string(t) + " (\"" + tex.original_name + "\"): " + dds.error().message,
         ptr);
@@ -167,7 +167,7 @@ core::Status ScenePacker::pack_texture(std::uint32_t t, std::uint32_t i,
   const Texture& tex = model_.textures[t];
   if (scene::is_dds(png)) return pack_dds(t, i, png, ptr);
   auto image = scene::decode_image(png);
-  if (!image) return at(codes::BEM_PACK_TEXTURE, image.error().message, ptr);
+  if (!image) return core::error_at_pointer(codes::BEM_PACK_TEXTURE, image.error().message, ptr);
   // Unity stores the bottom row first (bem export flips to glTF's order).
   if (!options_.raw_axes) scene::flip_rows(*image);
   const std::size_t channels = data_channels(tex, tex.format);
@@ -197,16 +197,18 @@ core::Status ScenePacker::pack_texture(std::uint32_t t, std::uint32_t i,
   const std::uint32_t mips = std::min(std::max<std::uint32_t>(tex.mips, 1), full);
   const std::uint32_t format = edited_format(tex);
   if (format == scene::texture_format::kR8 && tex.srgb)
-    return at(codes::BEM_PACK_TEXTURE,
-              "texture " + std::to_string(t) + " (\"" + tex.original_name +
-                  "\") is sRGB, and R8 cannot be (BEM §8): choose another format for it",
-              ptr);
+    return core::error_at_pointer(
+        codes::BEM_PACK_TEXTURE,
+        "texture " + std::to_string(t) + " (\"" + tex.original_name +
+            "\") is sRGB, and R8 cannot be (BEM §8): choose another format for it",
+        ptr);
   auto chain = scene::encode_texture(format, *image, mips, tex.srgb);
   if (!chain)
-    return at(codes::BEM_PACK_TEXTURE,
-              "texture " + std::to_string(t) + " (\"" + tex.original_name + "\", " +
-                  scene::texture_format_name(format) + "): " + chain.error().message,
-              ptr);
+    return core::error_at_pointer(codes::BEM_PACK_TEXTURE,
+                                  "texture " + std::to_string(t) + " (\"" + tex.original_name +
+                                      "\", " + scene::texture_format_name(format) +
+                                      "): " + chain.error().message,
+                                  ptr);
   auto back = scene::decode_top_mip(format, image->width, image->height, tex.srgb, *chain);
   if (back) {
     const std::size_t encoded_channels = data_channels(tex, format);

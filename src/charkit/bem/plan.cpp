@@ -11,7 +11,7 @@ namespace charkit::bem {
 namespace {
 
 core::Error plan_error(core::ErrorCode code, std::string message, std::string pointer = {}) {
-  return core::make_error(code, std::move(message), core::Location::at_pointer(std::move(pointer)));
+  return core::error_at_pointer(code, std::move(message), std::move(pointer));
 }
 
 struct Builder {

@@ -25,8 +25,8 @@ std::string_view trim(std::string_view s) {
 
 core::Error line_error(core::ErrorCode code, std::size_t line, std::size_t offset,
                        std::string msg) {
-  return core::make_error(code, "line " + std::to_string(line) + ": " + std::move(msg),
-                          core::Location::at_offset(offset));
+  return core::error_at_offset(code, "line " + std::to_string(line) + ": " + std::move(msg),
+                               offset);
 }
 
 std::string upper(std::string_view s) {

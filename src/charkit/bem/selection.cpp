@@ -18,7 +18,7 @@ core::Result<PayloadData> PackagePayloadSource::read(std::uint32_t id) const {
 namespace {
 
 core::Error select_error(core::ErrorCode code, std::string message, std::string pointer = {}) {
-  return core::make_error(code, std::move(message), core::Location::at_pointer(std::move(pointer)));
+  return core::error_at_pointer(code, std::move(message), std::move(pointer));
 }
 
 // Decodes each payload id at most once and shares the bytes.

@@ -19,9 +19,8 @@ bool is_alnum(char c) {
 }
 
 core::Error syntax(std::string message, std::size_t column) {
-  return core::make_error(codes::BEM_SETTINGS_SYNTAX,
-                          std::move(message) + " at column " + std::to_string(column),
-                          core::Location::at_offset(column));
+  return core::error_at_offset(codes::BEM_SETTINGS_SYNTAX,
+                               std::move(message) + " at column " + std::to_string(column), column);
 }
 
 // Check one stable ID that starts at `column`; nullopt when it is fine.

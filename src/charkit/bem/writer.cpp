@@ -198,10 +198,10 @@ core::Result<Prepared> prepare(const PackageContent& content, const WriteOptions
   auto mark = [&](const Json&, const std::string& ptr, std::uint32_t id) {
     if (id >= n || content.payloads[id].empty()) {
       if (!bad)
-        bad = make_error(codes::BEM_WRITE_MISSING_PAYLOAD,
-                         "the manifest references payload " + std::to_string(id) +
-                             ", which the package does not hold",
-                         Location::at_pointer(ptr));
+        bad = core::error_at_pointer(codes::BEM_WRITE_MISSING_PAYLOAD,
+                                     "the manifest references payload " + std::to_string(id) +
+                                         ", which the package does not hold",
+                                     ptr);
       return;
     }
     referenced[id] = true;

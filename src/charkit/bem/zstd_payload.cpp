@@ -49,56 +49,55 @@ core::Status check_zstd_frame(Bytes stored, std::uint64_t decoded_size) {
   using core::Location;
   using core::make_error;
   if (stored.size() < 4 || ZSTD_isFrame(stored.data(), stored.size()) == 0)
-    return make_error(codes::BEM_ZSTD_FRAME, "zstd payload does not start with a zstd frame",
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::BEM_ZSTD_FRAME,
+                                 "zstd payload does not start with a zstd frame", 0);
   // Skippable frames are not "one standalone frame" (§2; docs/bem/zip.md Q22).
   unsigned magic = static_cast<unsigned>(stored[0]) | static_cast<unsigned>(stored[1]) << 8 |
                    static_cast<unsigned>(stored[2]) << 16 | static_cast<unsigned>(stored[3]) << 24;
   if ((magic & 0xFFFFFFF0u) == 0x184D2A50u)
-    return make_error(codes::BEM_ZSTD_FRAME, "zstd payload starts with a skippable frame",
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::BEM_ZSTD_FRAME,
+                                 "zstd payload starts with a skippable frame", 0);
   ZSTD_frameHeader fh{};
   std::size_t hr = ZSTD_getFrameHeader(&fh, stored.data(), stored.size());
   if (ZSTD_isError(hr) || hr != 0)
-    return make_error(codes::BEM_ZSTD_FRAME, "zstd frame header is truncated or invalid",
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::BEM_ZSTD_FRAME, "zstd frame header is truncated or invalid",
+                                 0);
   if (fh.dictID != 0)
     return make_error(codes::BEM_ZSTD_DICTIONARY,
                       "zstd frame names dictionary " + std::to_string(fh.dictID) +
                           "; BEM payloads use no dictionary",
                       Location::at_offset(0));
   if (fh.frameContentSize == ZSTD_CONTENTSIZE_UNKNOWN)
-    return make_error(codes::BEM_ZSTD_SIZE, "zstd frame does not declare its content size",
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::BEM_ZSTD_SIZE,
+                                 "zstd frame does not declare its content size", 0);
   if (fh.frameContentSize != decoded_size)
-    return make_error(codes::BEM_ZSTD_SIZE,
-                      "zstd frame declares " + std::to_string(fh.frameContentSize) +
-                          " bytes but the directory says decoded_size " +
-                          std::to_string(decoded_size),
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::BEM_ZSTD_SIZE,
+                                 "zstd frame declares " + std::to_string(fh.frameContentSize) +
+                                     " bytes but the directory says decoded_size " +
+                                     std::to_string(decoded_size),
+                                 0);
   std::size_t frame = ZSTD_findFrameCompressedSize(stored.data(), stored.size());
   if (ZSTD_isError(frame))
-    return make_error(codes::BEM_ZSTD_DATA,
-                      std::string("zstd frame is corrupt: ") + ZSTD_getErrorName(frame),
-                      Location::at_offset(0));
+    return core::error_at_offset(
+        codes::BEM_ZSTD_DATA, std::string("zstd frame is corrupt: ") + ZSTD_getErrorName(frame), 0);
   if (frame != stored.size())
-    return make_error(codes::BEM_ZSTD_TRAILING,
-                      "zstd frame ends after " + std::to_string(frame) + " of " +
-                          std::to_string(stored.size()) + " stored bytes",
-                      Location::at_offset(frame));
+    return core::error_at_offset(codes::BEM_ZSTD_TRAILING,
+                                 "zstd frame ends after " + std::to_string(frame) + " of " +
+                                     std::to_string(stored.size()) + " stored bytes",
+                                 frame);
   if (decoded_size < 1 || decoded_size > kMaxPayloadSize)
-    return make_error(codes::BEM_ZSTD_SIZE,
-                      "decoded_size " + std::to_string(decoded_size) + " is outside 1..536870912",
-                      Location::at_offset(0));
+    return core::error_at_offset(
+        codes::BEM_ZSTD_SIZE,
+        "decoded_size " + std::to_string(decoded_size) + " is outside 1..536870912", 0);
   // A frame whose blocks cannot produce decoded_size bytes is rejected before
   // the output buffer is allocated (a tiny corrupt frame may claim 512 MiB).
   std::uint64_t bound = frame_output_bound(stored, fh.headerSize, fh.blockSizeMax);
   if (bound < decoded_size)
-    return make_error(codes::BEM_ZSTD_DATA,
-                      "zstd frame blocks can produce at most " + std::to_string(bound) +
-                          " bytes, fewer than its declared content size " +
-                          std::to_string(decoded_size),
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::BEM_ZSTD_DATA,
+                                 "zstd frame blocks can produce at most " + std::to_string(bound) +
+                                     " bytes, fewer than its declared content size " +
+                                     std::to_string(decoded_size),
+                                 0);
   return core::Ok{};
 }
 
@@ -119,19 +118,17 @@ core::Status decompress_checked_frame(Bytes stored, std::span<std::uint8_t> out)
   const std::uint64_t decoded_size = out.size();
   ZSTD_DCtx* dctx = thread_dctx();
   if (dctx == nullptr)
-    return make_error(codes::BEM_ZSTD_DATA, "cannot allocate a zstd decoder",
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::BEM_ZSTD_DATA, "cannot allocate a zstd decoder", 0);
   // The frame's optional content checksum is verified by the decoder (docs/bem/zip.md).
   std::size_t n = ZSTD_decompressDCtx(dctx, out.data(), out.size(), stored.data(), stored.size());
   if (ZSTD_isError(n))
-    return make_error(codes::BEM_ZSTD_DATA,
-                      std::string("zstd data is corrupt: ") + ZSTD_getErrorName(n),
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::BEM_ZSTD_DATA,
+                                 std::string("zstd data is corrupt: ") + ZSTD_getErrorName(n), 0);
   if (n != decoded_size)
-    return make_error(codes::BEM_ZSTD_SIZE,
-                      "zstd frame decoded to " + std::to_string(n) + " bytes, expected " +
-                          std::to_string(decoded_size),
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::BEM_ZSTD_SIZE,
+                                 "zstd frame decoded to " + std::to_string(n) +
+                                     " bytes, expected " + std::to_string(decoded_size),
+                                 0);
   return core::Ok{};
 }
 
@@ -150,24 +147,23 @@ core::Status stream_zstd_payload(Bytes stored, std::uint64_t decoded_size,
   using core::make_error;
   ZSTD_DCtx* dctx = thread_dctx();
   if (dctx == nullptr || piece.empty())
-    return make_error(codes::BEM_ZSTD_DATA, "cannot allocate a zstd decoder",
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::BEM_ZSTD_DATA, "cannot allocate a zstd decoder", 0);
   ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
   ZSTD_inBuffer in{stored.data(), stored.size(), 0};
   ZSTD_outBuffer out{piece.data(), piece.size(), 0};
   std::uint64_t total = 0;
   auto size_error = [&] {
-    return make_error(codes::BEM_ZSTD_SIZE,
-                      "zstd frame decoded to more than " + std::to_string(decoded_size) + " bytes",
-                      Location::at_offset(0));
+    return core::error_at_offset(
+        codes::BEM_ZSTD_SIZE,
+        "zstd frame decoded to more than " + std::to_string(decoded_size) + " bytes", 0);
   };
   for (;;) {
     const std::size_t left = ZSTD_decompressStream(dctx, &out, &in);
     if (ZSTD_isError(left)) {
       ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
-      return make_error(codes::BEM_ZSTD_DATA,
-                        std::string("zstd data is corrupt: ") + ZSTD_getErrorName(left),
-                        Location::at_offset(in.pos));
+      return core::error_at_offset(codes::BEM_ZSTD_DATA,
+                                   std::string("zstd data is corrupt: ") + ZSTD_getErrorName(left),
+                                   in.pos);
     }
     // The decoder returns when the piece is full or it needs more input.
     const bool full = out.pos == out.size;
@@ -179,14 +175,13 @@ core::Status stream_zstd_payload(Bytes stored, std::uint64_t decoded_size,
     }
     if (left == 0) break;  // the frame is decoded and every byte handed over
     if (!full && in.pos == in.size)
-      return make_error(codes::BEM_ZSTD_DATA, "zstd frame is truncated",
-                        Location::at_offset(stored.size()));
+      return core::error_at_offset(codes::BEM_ZSTD_DATA, "zstd frame is truncated", stored.size());
   }
   if (total != decoded_size || in.pos != in.size)
-    return make_error(codes::BEM_ZSTD_SIZE,
-                      "zstd frame decoded to " + std::to_string(total) + " bytes, expected " +
-                          std::to_string(decoded_size),
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::BEM_ZSTD_SIZE,
+                                 "zstd frame decoded to " + std::to_string(total) +
+                                     " bytes, expected " + std::to_string(decoded_size),
+                                 0);
   return core::Ok{};
 }
 

@@ -80,11 +80,11 @@ Result<std::vector<std::uint8_t>> base64_decode(std::string_view s, Base64Alphab
   for (std::size_t i = 0; i < data_end; ++i) {
     const int v = values[static_cast<unsigned char>(s[i])];
     if (v < 0)
-      return make_error(codes::BASE64_CHARACTER,
-                        describe(s[i]) + " is not a " +
-                            (alphabet == Base64Alphabet::kUrl ? "base64url" : "base64") +
-                            " character",
-                        Location::at_offset(i));
+      return core::error_at_offset(codes::BASE64_CHARACTER,
+                                   describe(s[i]) + " is not a " +
+                                       (alphabet == Base64Alphabet::kUrl ? "base64url" : "base64") +
+                                       " character",
+                                   i);
     acc = ((acc << 6) | static_cast<std::uint32_t>(v)) & 0xFFFFFFu;
     bits += 6;
     if (bits >= 8) {
@@ -94,9 +94,9 @@ Result<std::vector<std::uint8_t>> base64_decode(std::string_view s, Base64Alphab
   }
   const std::size_t rest = data_end % 4;
   if (rest == 1)
-    return make_error(codes::BASE64_LENGTH,
-                      "a single character in the last group of 4 cannot encode a byte",
-                      Location::at_offset(data_end - 1));
+    return core::error_at_offset(codes::BASE64_LENGTH,
+                                 "a single character in the last group of 4 cannot encode a byte",
+                                 data_end - 1);
   if (data_end < s.size()) {
     // Padding: exactly what completes the last group, and nothing after it.
     const std::size_t want = rest == 0 ? 0 : 4 - rest;
@@ -104,18 +104,18 @@ Result<std::vector<std::uint8_t>> base64_decode(std::string_view s, Base64Alphab
     while (data_end + have < s.size() && s[data_end + have] == '=') ++have;
     if (want == 0 || have != want || data_end + have != s.size()) {
       const std::size_t at = want == 0 ? data_end : data_end + std::min(have, want);
-      return make_error(codes::BASE64_PADDING,
-                        want == 0 ? "'=' padding after a complete group of 4 characters"
-                        : have < want
-                            ? "the last group needs " + std::to_string(want) + " '=' characters"
-                            : "characters after the '=' padding",
-                        Location::at_offset(at));
+      return core::error_at_offset(
+          codes::BASE64_PADDING,
+          want == 0     ? "'=' padding after a complete group of 4 characters"
+          : have < want ? "the last group needs " + std::to_string(want) + " '=' characters"
+                        : "characters after the '=' padding",
+          at);
     }
   }
   if (bits > 0 && (acc & ((1u << bits) - 1)) != 0)
-    return make_error(codes::BASE64_TRAILING_BITS,
-                      "the unused low bits of the last character are not zero",
-                      Location::at_offset(data_end - 1));
+    return core::error_at_offset(codes::BASE64_TRAILING_BITS,
+                                 "the unused low bits of the last character are not zero",
+                                 data_end - 1);
   return out;
 }
 

@@ -65,8 +65,7 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
       std::string msg = ex.what();
       // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
       if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-      error_ = make_error(codes::JSON_SYNTAX, msg,
-                          Location::at_offset(position == 0 ? 0 : position - 1));
+      error_ = core::error_at_offset(codes::JSON_SYNTAX, msg, position == 0 ? 0 : position - 1);
     }
     return false;
   }
@@ -104,7 +103,7 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
     return p;
   }
   bool fail(core::ErrorCode code, std::string msg, std::string ptr) {
-    if (!error_) error_ = make_error(code, std::move(msg), Location::at_pointer(std::move(ptr)));
+    if (!error_) error_ = core::error_at_pointer(code, std::move(msg), std::move(ptr));
     return false;
   }
 
@@ -118,14 +117,14 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
 Result<Json> parse_json_strict(std::string_view text, const JsonLimits& limits) {
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
       static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF)
-    return make_error(codes::JSON_BOM, "JSON text starts with a UTF-8 byte-order mark",
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::JSON_BOM, "JSON text starts with a UTF-8 byte-order mark",
+                                 0);
   Json root;
   StrictDomBuilder sax(root, limits);
   bool ok = Json::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json,
                             /*strict=*/true);
   if (auto err = sax.take_error()) return std::move(*err);
-  if (!ok) return make_error(codes::JSON_SYNTAX, "invalid JSON", Location::at_offset(0));
+  if (!ok) return core::error_at_offset(codes::JSON_SYNTAX, "invalid JSON", 0);
   return root;
 }
 

@@ -71,5 +71,13 @@ using Status = Result<Ok>;
 inline Error make_error(ErrorCode code, std::string message, Location loc = {}) {
   return Error{code.str(), std::move(message), std::move(loc)};
 }
+/// make_error located at a JSON pointer of the input (RFC 6901).
+inline Error error_at_pointer(ErrorCode code, std::string message, std::string pointer) {
+  return make_error(code, std::move(message), Location::at_pointer(std::move(pointer)));
+}
+/// make_error located at a byte offset of the input.
+inline Error error_at_offset(ErrorCode code, std::string message, std::uint64_t offset) {
+  return make_error(code, std::move(message), Location::at_offset(offset));
+}
 
 }  // namespace charkit::core

@@ -17,9 +17,9 @@ namespace {
 
 core::Error record_error(const core::ErrorCode& code, std::size_t target, std::size_t record,
                          const std::string& what) {
-  return core::make_error(
+  return core::error_at_offset(
       code, "target " + std::to_string(target) + ", record " + std::to_string(record) + ": " + what,
-      core::Location::at_offset(record * kMorph40RecordBytes));
+      record * kMorph40RecordBytes);
 }
 
 /// Apply records [begin, end) of one target; returns the first record whose

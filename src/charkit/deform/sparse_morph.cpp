@@ -41,10 +41,10 @@ inline Record load_record(const std::uint8_t* p) {
 }
 
 core::Error vertex_error(std::size_t offset, std::uint32_t vertex, std::uint32_t vertex_count) {
-  return core::make_error(codes::BEM_MORPH_VERTEX,
-                          "delta record names vertex " + std::to_string(vertex) + ", mesh has " +
-                              std::to_string(vertex_count),
-                          core::Location::at_offset(offset));
+  return core::error_at_offset(codes::BEM_MORPH_VERTEX,
+                               "delta record names vertex " + std::to_string(vertex) +
+                                   ", mesh has " + std::to_string(vertex_count),
+                               offset);
 }
 
 // Accumulate the records of one frame whose vertex lies in [lo, hi).
@@ -549,37 +549,39 @@ void use_portable_morph_kernel(bool portable) {
 core::Result<SparseDeltas> parse_sparse_deltas(std::span<const std::uint8_t> payload,
                                                std::uint32_t vertex_count,
                                                std::int64_t expected_count) {
-  auto err = [](core::ErrorCode code, std::string msg, std::uint64_t off) {
-    return core::make_error(code, std::move(msg), core::Location::at_offset(off));
-  };
   if (payload.size() < 4)
-    return err(codes::BEM_DELTA_SIZE, "delta payload shorter than 4 bytes", 0);
+    return core::error_at_offset(codes::BEM_DELTA_SIZE, "delta payload shorter than 4 bytes", 0);
   std::uint32_t j = 0;
   std::memcpy(&j, payload.data(), 4);
   if (j < 1 || j > kMaxDeltaJsonSize)
-    return err(codes::BEM_DELTA_JSON, "JSON length " + std::to_string(j) + " outside 1..4096", 0);
-  if (payload.size() - 4 < j) return err(codes::BEM_DELTA_SIZE, "JSON runs past the payload", 4);
+    return core::error_at_offset(codes::BEM_DELTA_JSON,
+                                 "JSON length " + std::to_string(j) + " outside 1..4096", 0);
+  if (payload.size() - 4 < j)
+    return core::error_at_offset(codes::BEM_DELTA_SIZE, "JSON runs past the payload", 4);
   auto json = core::parse_json_strict(
       std::string_view(reinterpret_cast<const char*>(payload.data()) + 4, j));
-  if (!json.ok()) return err(codes::BEM_DELTA_JSON, "delta JSON: " + json.error().message, 4);
+  if (!json.ok())
+    return core::error_at_offset(codes::BEM_DELTA_JSON, "delta JSON: " + json.error().message, 4);
   const core::Json& d = *json;
   if (!d.is_object() || d.size() != 2 || !d.contains("count") || !d.contains("encoding") ||
       !d["encoding"].is_string() || d["encoding"].get<std::string>() != "sparse-position-f32")
-    return err(codes::BEM_DELTA_JSON,
-               "delta JSON must be exactly {\"count\":N,\"encoding\":\"sparse-position-f32\"}", 4);
+    return core::error_at_offset(
+        codes::BEM_DELTA_JSON,
+        "delta JSON must be exactly {\"count\":N,\"encoding\":\"sparse-position-f32\"}", 4);
   const auto count = core::json_uint32(d["count"]);
-  if (!count) return err(codes::BEM_DELTA_JSON, "delta JSON count is not a UInt32", 4);
+  if (!count)
+    return core::error_at_offset(codes::BEM_DELTA_JSON, "delta JSON count is not a UInt32", 4);
   if (expected_count >= 0 && static_cast<std::int64_t>(*count) != expected_count)
-    return err(codes::BEM_DELTA_COUNT,
-               "delta JSON count " + std::to_string(*count) + " differs from the frame's " +
-                   std::to_string(expected_count),
-               4);
+    return core::error_at_offset(codes::BEM_DELTA_COUNT,
+                                 "delta JSON count " + std::to_string(*count) +
+                                     " differs from the frame's " + std::to_string(expected_count),
+                                 4);
   const std::uint64_t want = 4ull + j + 16ull * *count;
   if (payload.size() != want)
-    return err(codes::BEM_DELTA_SIZE,
-               "delta payload is " + std::to_string(payload.size()) +
-                   " bytes, expected 4 + J + 16N = " + std::to_string(want),
-               0);
+    return core::error_at_offset(codes::BEM_DELTA_SIZE,
+                                 "delta payload is " + std::to_string(payload.size()) +
+                                     " bytes, expected 4 + J + 16N = " + std::to_string(want),
+                                 0);
   SparseDeltas out;
   out.count = *count;
   out.records = payload.subspan(4 + j);
@@ -589,19 +591,21 @@ core::Result<SparseDeltas> parse_sparse_deltas(std::span<const std::uint8_t> pay
     const Record r = load_record(payload.data() + off);
     if (vertex_count != 0) {
       if (r.vertex >= vertex_count)
-        return err(codes::BEM_DELTA_VERTEX,
-                   "record " + std::to_string(i) + " names vertex " + std::to_string(r.vertex) +
-                       " of " + std::to_string(vertex_count),
-                   off);
+        return core::error_at_offset(codes::BEM_DELTA_VERTEX,
+                                     "record " + std::to_string(i) + " names vertex " +
+                                         std::to_string(r.vertex) + " of " +
+                                         std::to_string(vertex_count),
+                                     off);
       if (seen[r.vertex])
-        return err(codes::BEM_DELTA_VERTEX,
-                   "record " + std::to_string(i) + " repeats vertex " + std::to_string(r.vertex),
-                   off);
+        return core::error_at_offset(
+            codes::BEM_DELTA_VERTEX,
+            "record " + std::to_string(i) + " repeats vertex " + std::to_string(r.vertex), off);
       seen[r.vertex] = true;
     }
     if (!std::isfinite(r.d[0]) || !std::isfinite(r.d[1]) || !std::isfinite(r.d[2]))
-      return err(codes::BEM_DELTA_VALUE, "record " + std::to_string(i) + " has a non-finite delta",
-                 off + 4);
+      return core::error_at_offset(codes::BEM_DELTA_VALUE,
+                                   "record " + std::to_string(i) + " has a non-finite delta",
+                                   off + 4);
   }
   return out;
 }

@@ -30,10 +30,6 @@ constexpr std::uint32_t kReservedMask = 0xFFC00000U;
 constexpr std::size_t kVertexGrain = 4096;
 constexpr std::size_t kGroupsPerChunk = 64;
 
-core::Error error(const core::ErrorCode& code, std::string message, core::Location location = {}) {
-  return core::make_error(code, std::move(message), std::move(location));
-}
-
 // Three floats of a vertex record, with core/math.h's vector operations.
 using V3 = core::Vec3f;
 using core::add;
@@ -493,7 +489,7 @@ bool finite_non_negative(float x) {
 
 core::Status check_params(const SubdivParams& p) {
   if (p.branch_multiplier != 1.0F && p.branch_multiplier != 3.0F)
-    return error(
+    return core::make_error(
         codes::DEFORM_SUBDIV_PARAM,
         "the branch multiplier is " + std::to_string(p.branch_multiplier) + "; it is 1 or 3");
   const std::pair<const char*, float> values[] = {{"projection ratio", p.projection_ratio},
@@ -502,21 +498,21 @@ core::Status check_params(const SubdivParams& p) {
                                                   {"split threshold", p.split_threshold}};
   for (const auto& [name, v] : values)
     if (!finite_non_negative(v))
-      return error(codes::DEFORM_SUBDIV_PARAM, std::string("the ") + name + " is " +
-                                                   std::to_string(v) +
-                                                   "; it must be finite and not negative");
+      return core::make_error(codes::DEFORM_SUBDIV_PARAM,
+                              std::string("the ") + name + " is " + std::to_string(v) +
+                                  "; it must be finite and not negative");
   for (float r : p.reference)
     if (!std::isfinite(r))
-      return error(codes::DEFORM_SUBDIV_PARAM, "the reference position is not finite");
+      return core::make_error(codes::DEFORM_SUBDIV_PARAM, "the reference position is not finite");
   return core::Ok{};
 }
 
 core::Status check_out_vertices(const SubdivMeshView& m, std::span<const std::uint8_t> out) {
   const std::size_t want = (std::size_t{m.vertex_count} + m.edge_count) * kSubdivOutVertexBytes;
   if (out.size() != want)
-    return error(codes::DEFORM_SUBDIV_SIZE, "the output vertex array is " +
-                                                std::to_string(out.size()) + " bytes, expected " +
-                                                std::to_string(want) + " ((V + E) × 48)");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE,
+                            "the output vertex array is " + std::to_string(out.size()) +
+                                " bytes, expected " + std::to_string(want) + " ((V + E) × 48)");
   return core::Ok{};
 }
 
@@ -529,17 +525,17 @@ core::Status check_vertex_kernel(const SubdivParams& params, const SubdivMeshVie
   if (auto st = mesh.validate(); !st) return st;
   if (auto st = check_out_vertices(mesh, out_vertices); !st) return st;
   if (edge_strengths != mesh.edge_count)
-    return error(codes::DEFORM_SUBDIV_SIZE, "the edge strength array has " +
-                                                std::to_string(edge_strengths) + " entries for " +
-                                                std::to_string(mesh.edge_count) + " edges");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE,
+                            "the edge strength array has " + std::to_string(edge_strengths) +
+                                " entries for " + std::to_string(mesh.edge_count) + " edges");
   return core::Ok{};
 }
 
 core::Status check_bitmap(std::span<const std::uint32_t> constrained, std::uint32_t edge_count) {
   if (!constrained.empty() && constrained.size() != (std::size_t{edge_count} + 31) / 32)
-    return error(codes::DEFORM_SUBDIV_SIZE, "the constraint bitmap has " +
-                                                std::to_string(constrained.size()) +
-                                                " words, expected (edges + 31) / 32");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE, "the constraint bitmap has " +
+                                                           std::to_string(constrained.size()) +
+                                                           " words, expected (edges + 31) / 32");
   return core::Ok{};
 }
 
@@ -551,43 +547,45 @@ std::uint32_t pack_subdiv_extras(float geometry_scale, std::uint32_t strength6) 
 
 core::Status SubdivMeshView::validate() const {
   if (index_bits != 16 && index_bits != 32)
-    return error(codes::DEFORM_SUBDIV_SIZE,
-                 "index_bits is " + std::to_string(index_bits) + "; it is 16 or 32");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE,
+                            "index_bits is " + std::to_string(index_bits) + "; it is 16 or 32");
   if (index_bits == 16 && vertex_count > 0xFFFFU)
-    return error(codes::DEFORM_SUBDIV_SIZE, std::to_string(vertex_count) +
-                                                " vertices do not fit 16-bit edge indices "
-                                                "(at most 65535)");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE,
+                            std::to_string(vertex_count) +
+                                " vertices do not fit 16-bit edge indices "
+                                "(at most 65535)");
   if (vertices.size() != std::size_t{vertex_count} * kSubdivInVertexBytes)
-    return error(codes::DEFORM_SUBDIV_SIZE, "the vertex array is " +
-                                                std::to_string(vertices.size()) +
-                                                " bytes, expected vertex count × 40");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE, "the vertex array is " +
+                                                           std::to_string(vertices.size()) +
+                                                           " bytes, expected vertex count × 40");
   if (extras.size() != vertex_count)
-    return error(codes::DEFORM_SUBDIV_SIZE, "there are " + std::to_string(extras.size()) +
-                                                " extras words for " +
-                                                std::to_string(vertex_count) + " vertices");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE,
+                            "there are " + std::to_string(extras.size()) + " extras words for " +
+                                std::to_string(vertex_count) + " vertices");
   const std::size_t words = index_bits == 16 ? 2 : 4;
   if (edges.size() != std::size_t{edge_count} * words)
-    return error(codes::DEFORM_SUBDIV_SIZE, "the edge table has " + std::to_string(edges.size()) +
-                                                " words, expected " + std::to_string(words) +
-                                                " per edge");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE,
+                            "the edge table has " + std::to_string(edges.size()) +
+                                " words, expected " + std::to_string(words) + " per edge");
   if (std::size_t{vertex_count} + edge_count > 0xFFFFFFFFU)
-    return error(codes::DEFORM_SUBDIV_SIZE, "vertices plus edges exceed 32-bit indices");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE, "vertices plus edges exceed 32-bit indices");
   for (std::uint32_t v = 0; v < vertex_count; ++v) {
     float x[10];
     load_vertex(*this, v, x);
     for (float f : x)
       if (!std::isfinite(f))
-        return error(codes::DEFORM_SUBDIV_VALUE,
-                     "vertex " + std::to_string(v) + " has a non-finite value",
-                     core::Location::at_offset(std::size_t{v} * kSubdivInVertexBytes));
+        return core::error_at_offset(codes::DEFORM_SUBDIV_VALUE,
+                                     "vertex " + std::to_string(v) + " has a non-finite value",
+                                     std::size_t{v} * kSubdivInVertexBytes);
     if ((extras[v] & kReservedMask) != 0)
-      return error(codes::DEFORM_SUBDIV_VALUE,
-                   "vertex " + std::to_string(v) + "'s extras word sets reserved bits 22..31");
+      return core::make_error(
+          codes::DEFORM_SUBDIV_VALUE,
+          "vertex " + std::to_string(v) + "'s extras word sets reserved bits 22..31");
     const float g = core::half_to_float(static_cast<std::uint16_t>(extras[v] & 0xFFFFU));
     if (!finite_non_negative(g))
-      return error(codes::DEFORM_SUBDIV_VALUE, "vertex " + std::to_string(v) +
-                                                   "'s geometry scale is " + std::to_string(g) +
-                                                   "; it must be finite and not negative");
+      return core::make_error(codes::DEFORM_SUBDIV_VALUE,
+                              "vertex " + std::to_string(v) + "'s geometry scale is " +
+                                  std::to_string(g) + "; it must be finite and not negative");
   }
   for (std::uint32_t e = 0; e < edge_count; ++e) {
     const SubdivEdge ed = edge(e);
@@ -595,10 +593,10 @@ core::Status SubdivMeshView::validate() const {
     const bool bad_opposite = (ed.c != SubdivEdge::kNone && ed.c >= vertex_count) ||
                               (ed.d != SubdivEdge::kNone && ed.d >= vertex_count);
     if (bad_end || bad_opposite)
-      return error(codes::DEFORM_SUBDIV_VERTEX,
-                   "edge " + std::to_string(e) + " names a vertex past the " +
-                       std::to_string(vertex_count) + " vertices",
-                   core::Location::at_offset(std::size_t{e} * words * 4));
+      return core::error_at_offset(codes::DEFORM_SUBDIV_VERTEX,
+                                   "edge " + std::to_string(e) + " names a vertex past the " +
+                                       std::to_string(vertex_count) + " vertices",
+                                   std::size_t{e} * words * 4);
   }
   return core::Ok{};
 }
@@ -607,29 +605,31 @@ core::Result<SubdivTopology> build_subdiv_topology(std::span<const std::uint32_t
                                                    std::uint32_t vertex_count, unsigned index_bits,
                                                    std::span<const std::uint32_t> weld) {
   if (indices.size() % 3 != 0)
-    return error(codes::DEFORM_SUBDIV_SIZE,
-                 std::to_string(indices.size()) + " indices are not whole triangles");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE,
+                            std::to_string(indices.size()) + " indices are not whole triangles");
   if (indices.size() / 3 > 0x7FFFFFFFU)
-    return error(codes::DEFORM_SUBDIV_SIZE, "too many triangles");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE, "too many triangles");
   if (index_bits == 0) index_bits = vertex_count <= 0xFFFFU ? 16 : 32;
   if ((index_bits != 16 && index_bits != 32) || (index_bits == 16 && vertex_count > 0xFFFFU))
-    return error(codes::DEFORM_SUBDIV_SIZE, std::to_string(vertex_count) + " vertices do not fit " +
-                                                std::to_string(index_bits) + "-bit edge indices");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE,
+                            std::to_string(vertex_count) + " vertices do not fit " +
+                                std::to_string(index_bits) + "-bit edge indices");
   if (!weld.empty() && weld.size() != vertex_count)
-    return error(codes::DEFORM_SUBDIV_SIZE, "the weld map has " + std::to_string(weld.size()) +
-                                                " entries for " + std::to_string(vertex_count) +
-                                                " vertices");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE,
+                            "the weld map has " + std::to_string(weld.size()) + " entries for " +
+                                std::to_string(vertex_count) + " vertices");
   for (std::size_t v = 0; v < weld.size(); ++v)
     if (weld[v] >= vertex_count)
-      return error(codes::DEFORM_SUBDIV_VERTEX,
-                   "weld entry " + std::to_string(v) + " names vertex " + std::to_string(weld[v]),
-                   core::Location::at_offset(v * 4));
+      return core::error_at_offset(
+          codes::DEFORM_SUBDIV_VERTEX,
+          "weld entry " + std::to_string(v) + " names vertex " + std::to_string(weld[v]), v * 4);
   for (std::size_t i = 0; i < indices.size(); ++i)
     if (indices[i] >= vertex_count)
-      return error(codes::DEFORM_SUBDIV_VERTEX,
-                   "index " + std::to_string(i) + " is vertex " + std::to_string(indices[i]) +
-                       " of " + std::to_string(vertex_count),
-                   core::Location::at_offset(i * 4));
+      return core::error_at_offset(codes::DEFORM_SUBDIV_VERTEX,
+                                   "index " + std::to_string(i) + " is vertex " +
+                                       std::to_string(indices[i]) + " of " +
+                                       std::to_string(vertex_count),
+                                   i * 4);
   SubdivTopology top;
   top.vertex_count = vertex_count;
   top.index_bits = index_bits;
@@ -685,7 +685,7 @@ core::Result<SubdivTopology> build_subdiv_topology(std::span<const std::uint32_t
         while (pair_end != run_end && pair_end->lo == pair->lo && pair_end->hi == pair->hi)
           ++pair_end;
         if (top.edge_count == 0x7FFFFFFFU)
-          return error(codes::DEFORM_SUBDIV_SIZE, "more than 2^31 edges");
+          return core::make_error(codes::DEFORM_SUBDIV_SIZE, "more than 2^31 edges");
         const std::uint32_t e = top.edge_count++;
         const auto [a, b] = ends(pair->h);
         std::uint32_t c = none;
@@ -734,9 +734,9 @@ core::Status SubdivEdgeJob::validate() const {
     return st;
   for (std::size_t e = 0; e < edge_strength.size(); ++e)
     if (!std::isfinite(edge_strength[e]))
-      return error(codes::DEFORM_SUBDIV_VALUE,
-                   "edge " + std::to_string(e) + "'s strength is not finite",
-                   core::Location::at_offset(e * 4));
+      return core::error_at_offset(codes::DEFORM_SUBDIV_VALUE,
+                                   "edge " + std::to_string(e) + "'s strength is not finite",
+                                   e * 4);
   return check_bitmap(constrained, mesh.edge_count);
 }
 
@@ -752,44 +752,48 @@ void SubdivEdgeJob::run_threaded(core::Executor* executor) const {
 
 core::Status SubdivIndexJob::validate(const SubdivMeshView& mesh) const {
   if (indices.size() % 3 != 0 || triangle_edges.size() != indices.size())
-    return error(codes::DEFORM_SUBDIV_SIZE, std::to_string(indices.size()) + " indices and " +
-                                                std::to_string(triangle_edges.size()) +
-                                                " triangle edges: both 3 per triangle");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE, std::to_string(indices.size()) +
+                                                           " indices and " +
+                                                           std::to_string(triangle_edges.size()) +
+                                                           " triangle edges: both 3 per triangle");
   if (edge_strength.size() != edge_count || mesh.edge_count != edge_count ||
       mesh.vertex_count != vertex_count)
-    return error(codes::DEFORM_SUBDIV_SIZE,
-                 "the edge strengths, edge table and counts do not agree");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE,
+                            "the edge strengths, edge table and counts do not agree");
   if (!std::isfinite(split_threshold))
-    return error(codes::DEFORM_SUBDIV_PARAM, "the split threshold is not finite");
+    return core::make_error(codes::DEFORM_SUBDIV_PARAM, "the split threshold is not finite");
   if (out_indices.size() / 12 < indices.size() / 3)
-    return error(codes::DEFORM_SUBDIV_SIZE, "the output index array holds " +
-                                                std::to_string(out_indices.size()) +
-                                                " indices; 12 per triangle are needed");
-  if (draw == nullptr) return error(codes::DEFORM_SUBDIV_SIZE, "no draw command to write");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE, "the output index array holds " +
+                                                           std::to_string(out_indices.size()) +
+                                                           " indices; 12 per triangle are needed");
+  if (draw == nullptr)
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE, "no draw command to write");
   if (std::size_t{vertex_count} + edge_count > 0xFFFFFFFFU)
-    return error(codes::DEFORM_SUBDIV_SIZE, "vertices plus edges exceed 32-bit indices");
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE, "vertices plus edges exceed 32-bit indices");
   for (std::size_t i = 0; i < indices.size(); ++i) {
     if (indices[i] >= vertex_count)
-      return error(codes::DEFORM_SUBDIV_VERTEX,
-                   "index " + std::to_string(i) + " is vertex " + std::to_string(indices[i]) +
-                       " of " + std::to_string(vertex_count),
-                   core::Location::at_offset(i * 4));
+      return core::error_at_offset(codes::DEFORM_SUBDIV_VERTEX,
+                                   "index " + std::to_string(i) + " is vertex " +
+                                       std::to_string(indices[i]) + " of " +
+                                       std::to_string(vertex_count),
+                                   i * 4);
     const std::uint32_t e = triangle_edges[i];
     if (e >= edge_count)
-      return error(codes::DEFORM_SUBDIV_EDGE,
-                   "triangle edge " + std::to_string(i) + " is edge " + std::to_string(e) + " of " +
-                       std::to_string(edge_count),
-                   core::Location::at_offset(i * 4));
+      return core::error_at_offset(codes::DEFORM_SUBDIV_EDGE,
+                                   "triangle edge " + std::to_string(i) + " is edge " +
+                                       std::to_string(e) + " of " + std::to_string(edge_count),
+                                   i * 4);
     const std::size_t t = i / 3;
     const std::uint32_t p = indices[i];
     const std::uint32_t q = indices[3 * t + (i % 3 + 1) % 3];
     const SubdivEdge ed = mesh.edge(e);
     if (!((ed.a == p && ed.b == q) || (ed.a == q && ed.b == p)))
-      return error(codes::DEFORM_SUBDIV_EDGE,
-                   "triangle " + std::to_string(t) + "'s edge " + std::to_string(i % 3) +
-                       " is edge " + std::to_string(e) + ", which does not join vertices " +
-                       std::to_string(p) + " and " + std::to_string(q),
-                   core::Location::at_offset(i * 4));
+      return core::error_at_offset(codes::DEFORM_SUBDIV_EDGE,
+                                   "triangle " + std::to_string(t) + "'s edge " +
+                                       std::to_string(i % 3) + " is edge " + std::to_string(e) +
+                                       ", which does not join vertices " + std::to_string(p) +
+                                       " and " + std::to_string(q),
+                                   i * 4);
   }
   return core::Ok{};
 }

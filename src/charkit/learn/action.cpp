@@ -153,7 +153,7 @@ core::Result<const Json*> array_of(const Json& obj, const char* key, const std::
   auto it = obj.find(key);
   if (it == obj.end()) return static_cast<const Json*>(nullptr);
   if (!it->is_array())
-    return pointer_error(code, std::string(key) + " must be an array", ptr + "/" + key);
+    return core::error_at_pointer(code, std::string(key) + " must be an array", ptr + "/" + key);
   return &*it;
 }
 
@@ -162,11 +162,11 @@ core::Result<std::size_t> index_in(const Json& obj, const char* key, std::size_t
                                    const std::string& ptr, core::ErrorCode code) {
   auto it = obj.find(key);
   const std::string p = ptr + "/" + key;
-  if (it == obj.end()) return pointer_error(code, std::string(key) + " is missing", p);
+  if (it == obj.end()) return core::error_at_pointer(code, std::string(key) + " is missing", p);
   const auto v = core::json_uint32(*it);
   if (!v || *v >= count)
-    return pointer_error(code,
-                         std::string(key) + " must be an index below " + std::to_string(count), p);
+    return core::error_at_pointer(
+        code, std::string(key) + " must be an index below " + std::to_string(count), p);
   return static_cast<std::size_t>(*v);
 }
 
@@ -180,26 +180,29 @@ core::Result<std::vector<float>> read_floats(GltfFile& f, std::size_t index, std
   if (!info) return std::move(info).error();
   const char* want_type = comps == 1 ? "SCALAR" : comps == 3 ? "VEC3" : "VEC4";
   if (info->type != want_type)
-    return pointer_error(codes::ACTION_ACCESSOR, std::string("type must be ") + want_type,
-                         ptr + "/type");
+    return core::error_at_pointer(codes::ACTION_ACCESSOR, std::string("type must be ") + want_type,
+                                  ptr + "/type");
   const auto ct = info->component_type;
   const bool small_int =
       ct != scene::GltfComponent::kFloat && ct != scene::GltfComponent::kUnsignedInt;
   if (ct != scene::GltfComponent::kFloat && !(allow_normalized && info->normalized && small_int))
-    return pointer_error(codes::ACTION_ACCESSOR,
-                         std::string("componentType must be float") +
-                             (allow_normalized ? " or a normalised (u)byte / (u)short" : ""),
-                         ptr + "/componentType");
+    return core::error_at_pointer(
+        codes::ACTION_ACCESSOR,
+        std::string("componentType must be float") +
+            (allow_normalized ? " or a normalised (u)byte / (u)short" : ""),
+        ptr + "/componentType");
   if (info->count == 0)
-    return pointer_error(codes::ACTION_ACCESSOR, "count must be at least 1", ptr + "/count");
+    return core::error_at_pointer(codes::ACTION_ACCESSOR, "count must be at least 1",
+                                  ptr + "/count");
   if (!info->buffer_view && !info->sparse)
-    return pointer_error(codes::ACTION_ACCESSOR, "an animation accessor needs a bufferView", ptr);
+    return core::error_at_pointer(codes::ACTION_ACCESSOR,
+                                  "an animation accessor needs a bufferView", ptr);
   auto out = f.read_accessor_floats(index);
   if (!out) return std::move(out).error();
   for (std::size_t i = 0; i < out->size(); ++i)
     if (!std::isfinite((*out)[i]))
-      return pointer_error(codes::ACTION_ACCESSOR,
-                           "element " + std::to_string(i / comps) + " is not finite", ptr);
+      return core::error_at_pointer(codes::ACTION_ACCESSOR,
+                                    "element " + std::to_string(i / comps) + " is not finite", ptr);
   return out;
 }
 
@@ -293,7 +296,8 @@ core::Result<std::size_t> find_animation(const Json& root, const std::string& wa
   auto anims = array_of(root, "animations", "", codes::ACTION_ANIMATION);
   if (!anims) return std::move(anims).error();
   if (*anims == nullptr || (*anims)->empty())
-    return pointer_error(codes::ACTION_ANIMATION, "the file has no animations", "/animations");
+    return core::error_at_pointer(codes::ACTION_ANIMATION, "the file has no animations",
+                                  "/animations");
   if (want.empty()) return std::size_t{0};
   std::vector<std::string> names;
   for (std::size_t i = 0; i < (*anims)->size(); ++i) {
@@ -309,7 +313,7 @@ core::Result<std::size_t> find_animation(const Json& root, const std::string& wa
     const std::size_t i = std::stoul(want);
     if (i < (*anims)->size()) return i;
   }
-  return pointer_error(
+  return core::error_at_pointer(
       codes::ACTION_ANIMATION,
       "no animation is named or numbered \"" + want + "\"; there are " + join_names(names),
       "/animations");
@@ -320,15 +324,16 @@ core::Result<std::vector<float>> sampler_times(GltfFile& f, const AnimationView&
   const std::string ptr = core::json_pointer_join(a.ptr + "/samplers", s);
   const Json& sampler = (*a.samplers)[s];
   if (!sampler.is_object())
-    return pointer_error(codes::ACTION_SAMPLER, "sampler must be an object", ptr);
+    return core::error_at_pointer(codes::ACTION_SAMPLER, "sampler must be an object", ptr);
   auto input = index_in(sampler, "input", f.count("accessors"), ptr, codes::ACTION_SAMPLER);
   if (!input) return std::move(input).error();
   auto times = read_floats(f, *input, 1, false);
   if (!times) return std::move(times).error();
   for (std::size_t k = 1; k < times->size(); ++k)
     if ((*times)[k] < (*times)[k - 1])
-      return pointer_error(codes::ACTION_SAMPLER, "key times decrease at key " + std::to_string(k),
-                           core::json_pointer_join("/accessors", *input));
+      return core::error_at_pointer(codes::ACTION_SAMPLER,
+                                    "key times decrease at key " + std::to_string(k),
+                                    core::json_pointer_join("/accessors", *input));
   return times;
 }
 
@@ -349,9 +354,9 @@ core::Result<Track> read_track(GltfFile& f, const AnimationView& a, std::size_t 
     else if (v == "CUBICSPLINE")
       t.interpolation = Interpolation::kCubicSpline;
     else
-      return pointer_error(codes::ACTION_SAMPLER,
-                           "interpolation must be LINEAR, STEP or CUBICSPLINE",
-                           ptr + "/interpolation");
+      return core::error_at_pointer(codes::ACTION_SAMPLER,
+                                    "interpolation must be LINEAR, STEP or CUBICSPLINE",
+                                    ptr + "/interpolation");
   }
   auto output = index_in(sampler, "output", f.count("accessors"), ptr, codes::ACTION_SAMPLER);
   if (!output) return std::move(output).error();
@@ -363,12 +368,12 @@ core::Result<Track> read_track(GltfFile& f, const AnimationView& a, std::size_t 
     const std::string what = std::to_string(values->size() / (rotation ? 4 : 1)) +
                              " output elements for " + std::to_string(keys) + " keys";
     if (!rotation && values->size() % (keys * per_key) == 0)
-      return pointer_error(codes::ACTION_WEIGHTS,
-                           what + ": " + std::to_string(values->size() / (keys * per_key)) +
-                               " weights per key, the rig's mesh has " + std::to_string(width) +
-                               " morph targets",
-                           core::json_pointer_join("/accessors", *output));
-    return pointer_error(
+      return core::error_at_pointer(
+          codes::ACTION_WEIGHTS,
+          what + ": " + std::to_string(values->size() / (keys * per_key)) +
+              " weights per key, the rig's mesh has " + std::to_string(width) + " morph targets",
+          core::json_pointer_join("/accessors", *output));
+    return core::error_at_pointer(
         codes::ACTION_SAMPLER,
         what + " (need " + std::to_string(keys * per_key * (rotation ? 1 : width)) + ")",
         ptr + "/output");
@@ -416,13 +421,14 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
   a.ptr = core::json_pointer_join("/animations", *anim_index);
   const Json& anim = f.json().at("animations").at(*anim_index);
   if (!anim.is_object())
-    return pointer_error(codes::ACTION_ANIMATION, "animation must be an object", a.ptr);
+    return core::error_at_pointer(codes::ACTION_ANIMATION, "animation must be an object", a.ptr);
   auto samplers = array_of(anim, "samplers", a.ptr, codes::ACTION_SAMPLER);
   if (!samplers) return std::move(samplers).error();
   auto channels = array_of(anim, "channels", a.ptr, codes::ACTION_CHANNEL);
   if (!channels) return std::move(channels).error();
   if (*samplers == nullptr || *channels == nullptr)
-    return pointer_error(codes::ACTION_CHANNEL, "an animation needs channels and samplers", a.ptr);
+    return core::error_at_pointer(codes::ACTION_CHANNEL, "an animation needs channels and samplers",
+                                  a.ptr);
   a.samplers = *samplers;
 
   // Channels: the rotation sampler of each input bone, the weights sampler
@@ -434,23 +440,26 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
     const std::string ptr = core::json_pointer_join(a.ptr + "/channels", c);
     const Json& ch = (**channels)[c];
     if (!ch.is_object())
-      return pointer_error(codes::ACTION_CHANNEL, "channel must be an object", ptr);
+      return core::error_at_pointer(codes::ACTION_CHANNEL, "channel must be an object", ptr);
     auto sampler = index_in(ch, "sampler", a.samplers->size(), ptr, codes::ACTION_CHANNEL);
     if (!sampler) return std::move(sampler).error();
     auto target = ch.find("target");
     if (target == ch.end() || !target->is_object())
-      return pointer_error(codes::ACTION_CHANNEL, "target must be an object", ptr + "/target");
+      return core::error_at_pointer(codes::ACTION_CHANNEL, "target must be an object",
+                                    ptr + "/target");
     if (!target->contains("node")) continue;  // e.g. KHR_animation_pointer
     auto node = index_in(*target, "node", node_count, ptr + "/target", codes::ACTION_CHANNEL);
     if (!node) return std::move(node).error();
     auto path = target->find("path");
     if (path == target->end() || !path->is_string())
-      return pointer_error(codes::ACTION_CHANNEL, "path must be a string", ptr + "/target/path");
+      return core::error_at_pointer(codes::ACTION_CHANNEL, "path must be a string",
+                                    ptr + "/target/path");
     const std::string& p = path->get_ref<const std::string&>();
     auto claim = [&](std::optional<std::size_t>& slot) -> core::Status {
       if (slot)
-        return pointer_error(codes::ACTION_CHANNEL,
-                             "node " + std::to_string(*node) + " has two " + p + " channels", ptr);
+        return core::error_at_pointer(
+            codes::ACTION_CHANNEL, "node " + std::to_string(*node) + " has two " + p + " channels",
+            ptr);
       slot = *sampler;
       return core::Ok{};
     };
@@ -520,13 +529,12 @@ core::Result<std::map<std::string, std::vector<std::string>>> parse_bvh_joint_ma
   if (!parsed) return std::move(parsed).error();
   const Json& j = *parsed;
   auto fail = [](const std::string& ptr, const std::string& msg) {
-    return make_error(motion::codes::JOINT_MAP, ptr + ": " + msg, Location::at_pointer(ptr));
+    return core::error_at_pointer(motion::codes::JOINT_MAP, ptr + ": " + msg, ptr);
   };
   if (!j.is_object())
-    return make_error(
+    return core::error_at_pointer(
         motion::codes::JOINT_MAP,
-        "the joint map must be a JSON object, found " + std::string(core::json_type_name(j)),
-        Location::at_pointer(""));
+        "the joint map must be a JSON object, found " + std::string(core::json_type_name(j)), "");
   constexpr std::size_t kMaxNames = 64;
   std::map<std::string, std::vector<std::string>> out;
   for (auto it = j.begin(); it != j.end(); ++it) {

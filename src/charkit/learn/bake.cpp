@@ -79,14 +79,14 @@ core::Result<std::vector<float>> read_scalar_floats(scene::GltfDocument& doc, st
   auto info = doc.accessor(index);
   if (!info) return std::move(info).error();
   if (info->type != "SCALAR")
-    return pointer_error(codes::BAKE_GLTF, "animation weights must be a SCALAR accessor",
-                         ap + "/type");
+    return core::error_at_pointer(codes::BAKE_GLTF, "animation weights must be a SCALAR accessor",
+                                  ap + "/type");
   if (info->component_type == scene::GltfComponent::kUnsignedInt)
-    return pointer_error(codes::BAKE_GLTF, "unsupported component type for weights",
-                         ap + "/componentType");
+    return core::error_at_pointer(codes::BAKE_GLTF, "unsupported component type for weights",
+                                  ap + "/componentType");
   if (info->component_type != scene::GltfComponent::kFloat && !info->normalized)
-    return pointer_error(codes::BAKE_GLTF, "integer weights must be normalized",
-                         ap + "/normalized");
+    return core::error_at_pointer(codes::BAKE_GLTF, "integer weights must be normalized",
+                                  ap + "/normalized");
   return doc.read_accessor_floats(index);
 }
 
@@ -161,15 +161,16 @@ namespace {
 template <std::size_t N>
 core::Result<std::array<double, N>> finite_array(const Json& j, const std::string& p) {
   if (!j.is_array() || j.size() != N)
-    return pointer_error(codes::POSE_LIBRARY_JSON,
-                         "expected an array of " + std::to_string(N) + " numbers", p);
+    return core::error_at_pointer(codes::POSE_LIBRARY_JSON,
+                                  "expected an array of " + std::to_string(N) + " numbers", p);
   std::array<double, N> out{};
   for (std::size_t i = 0; i < N; ++i) {
-    if (!j[i].is_number()) return pointer_error(codes::POSE_LIBRARY_JSON, "expected a number", p);
+    if (!j[i].is_number())
+      return core::error_at_pointer(codes::POSE_LIBRARY_JSON, "expected a number", p);
     auto v = core::json_finite_number(j[i]);
     if (!v)
-      return pointer_error(codes::POSE_LIBRARY_VALUE, "not a finite number",
-                           core::json_pointer_join(p, i));
+      return core::error_at_pointer(codes::POSE_LIBRARY_VALUE, "not a finite number",
+                                    core::json_pointer_join(p, i));
     out[i] = *v;
   }
   return out;
@@ -181,14 +182,15 @@ core::Status names_in(const Json& root, const char* key, const std::set<std::str
   const std::string p = core::json_pointer_join("", key);
   const Json& arr = root[key];
   if (!arr.is_array())
-    return pointer_error(codes::POSE_LIBRARY_JSON, "expected an array of names", p);
+    return core::error_at_pointer(codes::POSE_LIBRARY_JSON, "expected an array of names", p);
   for (std::size_t i = 0; i < arr.size(); ++i) {
     if (!arr[i].is_string())
-      return pointer_error(codes::POSE_LIBRARY_JSON, "expected a name",
-                           core::json_pointer_join(p, i));
+      return core::error_at_pointer(codes::POSE_LIBRARY_JSON, "expected a name",
+                                    core::json_pointer_join(p, i));
     if (!known.contains(arr[i].get<std::string>()))
-      return pointer_error(code, "\"" + arr[i].get<std::string>() + "\" is not in the input spec",
-                           core::json_pointer_join(p, i));
+      return core::error_at_pointer(
+          code, "\"" + arr[i].get<std::string>() + "\" is not in the input spec",
+          core::json_pointer_join(p, i));
   }
   return core::Ok{};
 }
@@ -201,11 +203,13 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
   if (!parsed) return std::move(parsed).error();
   const Json& r = *parsed;
   if (!r.is_object() || r.value("format", Json()) != "charkit.pose_library")
-    return pointer_error(codes::POSE_LIBRARY_FORMAT, "not a charkit pose library", "/format");
+    return core::error_at_pointer(codes::POSE_LIBRARY_FORMAT, "not a charkit pose library",
+                                  "/format");
   const auto version = r.contains("version") ? core::json_uint32(r["version"]) : std::nullopt;
   if (!version || *version == 0 || *version > 1)
-    return pointer_error(codes::POSE_LIBRARY_FORMAT,
-                         "unsupported pose library version (this reader knows 1)", "/version");
+    return core::error_at_pointer(codes::POSE_LIBRARY_FORMAT,
+                                  "unsupported pose library version (this reader knows 1)",
+                                  "/version");
   std::map<std::string, std::size_t> bone_index, curve_index;
   std::set<std::string> bone_names, curve_names;
   for (std::size_t b = 0; b < spec.bones.size(); ++b) {
@@ -221,7 +225,7 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
   if (auto st = names_in(r, "curves", curve_names, codes::POSE_LIBRARY_CURVE); !st)
     return std::move(st).error();
   if (!r.contains("poses") || !r["poses"].is_array())
-    return pointer_error(codes::POSE_LIBRARY_JSON, "\"poses\" must be an array", "/poses");
+    return core::error_at_pointer(codes::POSE_LIBRARY_JSON, "\"poses\" must be an array", "/poses");
   const Json& list = r["poses"];
   std::vector<PoseLibraryEntry> out;
   out.reserve(list.size());
@@ -230,36 +234,37 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
     const std::string pp = core::json_pointer_join("/poses", i);
     const Json& pj = list[i];
     if (!pj.is_object())
-      return pointer_error(codes::POSE_LIBRARY_JSON, "a pose must be an object", pp);
+      return core::error_at_pointer(codes::POSE_LIBRARY_JSON, "a pose must be an object", pp);
     if (!pj.contains("name") || !pj["name"].is_string())
-      return pointer_error(codes::POSE_LIBRARY_JSON, "a pose needs a \"name\" string",
-                           pp + "/name");
+      return core::error_at_pointer(codes::POSE_LIBRARY_JSON, "a pose needs a \"name\" string",
+                                    pp + "/name");
     PoseLibraryEntry e;
     e.name = pj["name"].get<std::string>();
     if (e.name.empty())
-      return pointer_error(codes::POSE_LIBRARY_NAME, "empty pose name", pp + "/name");
+      return core::error_at_pointer(codes::POSE_LIBRARY_NAME, "empty pose name", pp + "/name");
     if (!seen.insert(e.name).second)
-      return pointer_error(codes::POSE_LIBRARY_NAME, "pose name \"" + e.name + "\" used twice",
-                           pp + "/name");
+      return core::error_at_pointer(codes::POSE_LIBRARY_NAME,
+                                    "pose name \"" + e.name + "\" used twice", pp + "/name");
     if (pj.contains("shape_key") && !pj["shape_key"].is_string())
-      return pointer_error(codes::POSE_LIBRARY_JSON, "\"shape_key\" must be a string",
-                           pp + "/shape_key");
+      return core::error_at_pointer(codes::POSE_LIBRARY_JSON, "\"shape_key\" must be a string",
+                                    pp + "/shape_key");
     e.pose = rest_pose(spec);
     if (pj.contains("rotations")) {
       const Json& rot = pj["rotations"];
       const std::string rp = pp + "/rotations";
       if (!rot.is_object())
-        return pointer_error(codes::POSE_LIBRARY_JSON, "\"rotations\" must be an object", rp);
+        return core::error_at_pointer(codes::POSE_LIBRARY_JSON, "\"rotations\" must be an object",
+                                      rp);
       for (const auto& [name, val] : rot.items()) {
         const std::string bp = core::json_pointer_join(rp, name);
         auto it = bone_index.find(name);
         if (it == bone_index.end())
-          return pointer_error(codes::POSE_LIBRARY_BONE,
-                               "bone \"" + name + "\" is not in the input spec", bp);
+          return core::error_at_pointer(codes::POSE_LIBRARY_BONE,
+                                        "bone \"" + name + "\" is not in the input spec", bp);
         const std::size_t b = it->second;
         if (!val.is_object() || (!val.contains("quaternion") && !val.contains("euler_xyz_deg")))
-          return pointer_error(codes::POSE_LIBRARY_JSON,
-                               "a rotation needs \"quaternion\" or \"euler_xyz_deg\"", bp);
+          return core::error_at_pointer(codes::POSE_LIBRARY_JSON,
+                                        "a rotation needs \"quaternion\" or \"euler_xyz_deg\"", bp);
         std::optional<std::array<double, 3>> euler;
         if (val.contains("euler_xyz_deg")) {
           auto ea = finite_array<3>(val["euler_xyz_deg"], bp + "/euler_xyz_deg");
@@ -273,7 +278,8 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
           q = {(*qa)[0], (*qa)[1], (*qa)[2], (*qa)[3]};
           const double n2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
           if (!(n2 > 1e-24) || !std::isfinite(n2))
-            return pointer_error(codes::POSE_LIBRARY_VALUE, "zero quaternion", bp + "/quaternion");
+            return core::error_at_pointer(codes::POSE_LIBRARY_VALUE, "zero quaternion",
+                                          bp + "/quaternion");
           // Unit quaternions (to 1e-9) are kept exactly as written.
           if (std::abs(n2 - 1.0) > 1e-9) {
             const double n = std::sqrt(n2);
@@ -291,17 +297,18 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
       const Json& cv = pj["curves"];
       const std::string cp = pp + "/curves";
       if (!cv.is_object())
-        return pointer_error(codes::POSE_LIBRARY_JSON, "\"curves\" must be an object", cp);
+        return core::error_at_pointer(codes::POSE_LIBRARY_JSON, "\"curves\" must be an object", cp);
       for (const auto& [name, val] : cv.items()) {
         const std::string vp = core::json_pointer_join(cp, name);
         auto it = curve_index.find(name);
         if (it == curve_index.end())
-          return pointer_error(codes::POSE_LIBRARY_CURVE,
-                               "curve \"" + name + "\" is not in the input spec", vp);
+          return core::error_at_pointer(codes::POSE_LIBRARY_CURVE,
+                                        "curve \"" + name + "\" is not in the input spec", vp);
         if (!val.is_number())
-          return pointer_error(codes::POSE_LIBRARY_JSON, "a curve value must be a number", vp);
+          return core::error_at_pointer(codes::POSE_LIBRARY_JSON, "a curve value must be a number",
+                                        vp);
         auto v = core::json_finite_number(val);
-        if (!v) return pointer_error(codes::POSE_LIBRARY_VALUE, "not a finite number", vp);
+        if (!v) return core::error_at_pointer(codes::POSE_LIBRARY_VALUE, "not a finite number", vp);
         e.pose.curves[it->second] = *v;
       }
     }
@@ -357,21 +364,22 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   const std::string mp = core::json_pointer_join("/meshes", rig.mesh_index);
   if (!root.contains("meshes") || !root["meshes"].is_array() ||
       rig.mesh_index >= root["meshes"].size() || !root["meshes"][rig.mesh_index].is_object())
-    return pointer_error(codes::BAKE_RIG_MISMATCH,
-                         "the file has no mesh " + std::to_string(rig.mesh_index), mp);
+    return core::error_at_pointer(codes::BAKE_RIG_MISMATCH,
+                                  "the file has no mesh " + std::to_string(rig.mesh_index), mp);
   if (!root.contains("nodes") || !root["nodes"].is_array() ||
       rig.node_index >= root["nodes"].size() ||
       index_of(root["nodes"][rig.node_index], "mesh") != rig.mesh_index)
-    return pointer_error(codes::BAKE_RIG_MISMATCH, "the rig's node does not use the rig's mesh",
-                         core::json_pointer_join("/nodes", rig.node_index));
+    return core::error_at_pointer(codes::BAKE_RIG_MISMATCH,
+                                  "the rig's node does not use the rig's mesh",
+                                  core::json_pointer_join("/nodes", rig.node_index));
   Json& mesh = root["meshes"][rig.mesh_index];
   if (!mesh.contains("primitives") || !mesh["primitives"].is_array() || mesh["primitives"].empty())
-    return pointer_error(codes::BAKE_GLTF, "mesh without primitives", mp + "/primitives");
+    return core::error_at_pointer(codes::BAKE_GLTF, "mesh without primitives", mp + "/primitives");
   Json& prims = mesh["primitives"];
   std::vector<std::size_t> prim_count, prim_first;
   std::size_t total = 0;
   if (!root.contains("accessors") || !root["accessors"].is_array())
-    return pointer_error(codes::BAKE_GLTF, "the file has no accessors", "/accessors");
+    return core::error_at_pointer(codes::BAKE_GLTF, "the file has no accessors", "/accessors");
   const Json& accessors = root["accessors"];
   for (std::size_t p = 0; p < prims.size(); ++p) {
     const std::string pp = mp + "/primitives/" + std::to_string(p);
@@ -379,46 +387,47 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
                          ? index_of(prims[p].value("attributes", Json()), "POSITION")
                          : std::nullopt;
     if (!pos || *pos >= accessors.size())
-      return pointer_error(codes::BAKE_GLTF, "primitive without a valid POSITION",
-                           pp + "/attributes");
+      return core::error_at_pointer(codes::BAKE_GLTF, "primitive without a valid POSITION",
+                                    pp + "/attributes");
     const auto count = index_of(accessors[*pos], "count");
     if (!count || *count == 0)
-      return pointer_error(codes::BAKE_GLTF, "POSITION accessor without vertices",
-                           core::json_pointer_join("/accessors", *pos));
+      return core::error_at_pointer(codes::BAKE_GLTF, "POSITION accessor without vertices",
+                                    core::json_pointer_join("/accessors", *pos));
     prim_first.push_back(total);
     prim_count.push_back(*count);
     total += *count;
   }
   if (total != rig.vertex_count() ||
       (!rig.primitive_vertex_offsets.empty() && rig.primitive_vertex_offsets != prim_first))
-    return pointer_error(codes::BAKE_RIG_MISMATCH,
-                         "the mesh's primitives hold " + std::to_string(total) +
-                             " vertices, the rig " + std::to_string(rig.vertex_count()),
-                         mp + "/primitives");
+    return core::error_at_pointer(codes::BAKE_RIG_MISMATCH,
+                                  "the mesh's primitives hold " + std::to_string(total) +
+                                      " vertices, the rig " + std::to_string(rig.vertex_count()),
+                                  mp + "/primitives");
   std::size_t old_targets = 0;
   for (std::size_t p = 0; p < prims.size(); ++p) {
     const std::string tp = mp + "/primitives/" + std::to_string(p) + "/targets";
     std::size_t n = 0;
     if (prims[p].contains("targets")) {
       if (!prims[p]["targets"].is_array())
-        return pointer_error(codes::BAKE_GLTF, "targets is not an array", tp);
+        return core::error_at_pointer(codes::BAKE_GLTF, "targets is not an array", tp);
       n = prims[p]["targets"].size();
     }
     if (p == 0) old_targets = n;
     if (n != old_targets)
-      return pointer_error(codes::BAKE_GLTF, "primitives have different morph target counts", tp);
+      return core::error_at_pointer(codes::BAKE_GLTF,
+                                    "primitives have different morph target counts", tp);
   }
 
   // 4. Target names: mesh.extras.targetNames, filled with the rig's
   // "target_<i>" names where absent, then the new ones.
   if (mesh.contains("extras") && !mesh["extras"].is_object())
-    return pointer_error(codes::BAKE_GLTF, "mesh extras is not an object", mp + "/extras");
+    return core::error_at_pointer(codes::BAKE_GLTF, "mesh extras is not an object", mp + "/extras");
   Json names = Json::array();
   if (mesh.contains("extras") && mesh["extras"].contains("targetNames")) {
     names = mesh["extras"]["targetNames"];
     if (!names.is_array())
-      return pointer_error(codes::BAKE_GLTF, "targetNames is not an array",
-                           mp + "/extras/targetNames");
+      return core::error_at_pointer(codes::BAKE_GLTF, "targetNames is not an array",
+                                    mp + "/extras/targetNames");
   }
   if (names.size() > old_targets)
     names.erase(names.begin() + static_cast<std::ptrdiff_t>(old_targets), names.end());
@@ -433,7 +442,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   // 5. Buffer 0 receives the new data (created when the file has no buffer).
   if (!root.contains("buffers")) root["buffers"] = Json::array();
   if (!root["buffers"].is_array())
-    return pointer_error(codes::BAKE_GLTF, "buffers is not an array", "/buffers");
+    return core::error_at_pointer(codes::BAKE_GLTF, "buffers is not an array", "/buffers");
   std::vector<std::uint8_t> bin;
   if (root["buffers"].empty()) {
     root["buffers"].push_back(Json{{"byteLength", 0}});
@@ -461,7 +470,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   std::vector<float> features(batch * fc), offsets(batch * v3);
   if (!root.contains("bufferViews")) root["bufferViews"] = Json::array();
   if (!root["bufferViews"].is_array())
-    return pointer_error(codes::BAKE_GLTF, "bufferViews is not an array", "/bufferViews");
+    return core::error_at_pointer(codes::BAKE_GLTF, "bufferViews is not an array", "/bufferViews");
   const std::size_t view_index = root["bufferViews"].size();
   std::vector<std::vector<std::size_t>> new_accessor(poses.size());
   for (std::size_t first = 0; first < poses.size(); first += batch) {
@@ -526,8 +535,8 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
     if (!holder.contains("weights")) return core::Ok{};
     Json& w = holder["weights"];
     if (!w.is_array() || w.size() != old_targets)
-      return pointer_error(codes::BAKE_GLTF, "weights do not match the morph target count",
-                           p + "/weights");
+      return core::error_at_pointer(codes::BAKE_GLTF, "weights do not match the morph target count",
+                                    p + "/weights");
     for (std::size_t i = 0; i < poses.size(); ++i) w.push_back(0.0);
     return core::Ok{};
   };
@@ -556,24 +565,26 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
         if (str_of(t, "path") != "weights" || !node || !mesh_nodes.contains(*node)) continue;
         const auto s = index_of(ch, "sampler");
         if (!s)
-          return pointer_error(codes::BAKE_GLTF, "channel without a sampler", ap + "/channels");
+          return core::error_at_pointer(codes::BAKE_GLTF, "channel without a sampler",
+                                        ap + "/channels");
         samplers.insert(*s);
       }
       for (std::size_t s : samplers) {
         const std::string sp = ap + "/samplers/" + std::to_string(s);
         if (!anim.contains("samplers") || !anim["samplers"].is_array() ||
             s >= anim["samplers"].size())
-          return pointer_error(codes::BAKE_GLTF, "no such sampler", sp);
+          return core::error_at_pointer(codes::BAKE_GLTF, "no such sampler", sp);
         Json& sampler = anim["samplers"][s];
         const auto out_acc = index_of(sampler, "output");
         if (!out_acc)
-          return pointer_error(codes::BAKE_GLTF, "sampler without an output", sp + "/output");
+          return core::error_at_pointer(codes::BAKE_GLTF, "sampler without an output",
+                                        sp + "/output");
         auto values = read_scalar_floats(*src, *out_acc);
         if (!values) return std::move(values).error();
         if (old_targets == 0 || values->size() % old_targets != 0)
-          return pointer_error(codes::BAKE_GLTF,
-                               "weights output does not hold whole groups of targets",
-                               sp + "/output");
+          return core::error_at_pointer(codes::BAKE_GLTF,
+                                        "weights output does not hold whole groups of targets",
+                                        sp + "/output");
         const std::size_t groups = values->size() / old_targets;
         const std::size_t count = groups * (old_targets + poses.size());
         if (bin.size() + 4 * count > kMaxGlb - 4096)

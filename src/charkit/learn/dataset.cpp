@@ -18,8 +18,7 @@ constexpr const char* kFormat = "charkit.dataset";
 constexpr std::uint32_t kVersion = 1;
 
 core::Error json_error(std::string msg, std::string pointer) {
-  return make_error(codes::DATASET_JSON, std::move(msg),
-                    core::Location::at_pointer(std::move(pointer)));
+  return core::error_at_pointer(codes::DATASET_JSON, std::move(msg), std::move(pointer));
 }
 
 const char* layout_name(FeatureLayout l) {

@@ -17,10 +17,6 @@ using core::Bytes;
 using core::Error;
 using core::Location;
 
-Error err(core::ErrorCode code, std::string message, std::uint64_t offset) {
-  return core::make_error(std::move(code), std::move(message), Location::at_offset(offset));
-}
-
 // A cursor over one region with alignment measured from the region's start.
 class Cursor {
  public:
@@ -85,19 +81,21 @@ class ModelReader {
     auto at = c_.offset();
     if (!c_.u32(magic)) return truncated("embedded model magic");
     if (magic != kNmnModelMagic)
-      return err(codes::NMN_MODEL_MAGIC,
-                 "embedded model magic is " + hex(magic) + ", expected 0x0BA51C01", at);
+      return core::error_at_offset(
+          codes::NMN_MODEL_MAGIC, "embedded model magic is " + hex(magic) + ", expected 0x0BA51C01",
+          at);
     at = c_.offset();
     if (!c_.u32(version)) return truncated("embedded model version");
     if (version != kNmnModelVersion)
-      return err(codes::NMN_MODEL_VERSION,
-                 "embedded model version " + std::to_string(version) + ", expected 1", at);
+      return core::error_at_offset(
+          codes::NMN_MODEL_VERSION,
+          "embedded model version " + std::to_string(version) + ", expected 1", at);
     NmnModel m;
     if (auto e = layer(m.root, 0)) return *e;
     m.input_size = m.root.in;
     m.output_size = m.root.out;
     if (!c_.at_end())
-      return err(
+      return core::error_at_offset(
           codes::NMN_MODEL_TRAILING,
           std::to_string(c_.remaining()) + " bytes after the root layer of the embedded model",
           c_.offset());
@@ -111,7 +109,7 @@ class ModelReader {
     return buf.data();
   }
   Error truncated(const std::string& what) const {
-    return err(codes::NMN_TRUNCATED, "file ends inside the " + what, c_.offset());
+    return core::error_at_offset(codes::NMN_TRUNCATED, "file ends inside the " + what, c_.offset());
   }
   std::optional<Error> size_field(std::uint32_t& v, const std::string& what) {
     if (!c_.u32(v)) return truncated(what);
@@ -121,10 +119,10 @@ class ModelReader {
   std::optional<Error> array_fits(std::uint64_t n, std::uint64_t elem, const std::string& what) {
     auto p = c_.offset();
     if (n > c_.remaining() / elem)
-      return err(codes::NMN_TRUNCATED,
-                 what + " needs " + std::to_string(n) + " values but only " +
-                     std::to_string(c_.remaining()) + " bytes are left",
-                 p);
+      return core::error_at_offset(codes::NMN_TRUNCATED,
+                                   what + " needs " + std::to_string(n) + " values but only " +
+                                       std::to_string(c_.remaining()) + " bytes are left",
+                                   p);
     return std::nullopt;
   }
   std::optional<Error> floats(std::uint64_t n, std::vector<float>& out, const std::string& what) {
@@ -137,19 +135,21 @@ class ModelReader {
     auto at = c_.offset();
     if (auto e = layer_fields(l, depth)) return e;
     if (l.in > kNmnMaxWidth || l.out > kNmnMaxWidth)
-      return err(codes::NMN_LAYER_SIZE,
-                 std::string(nmn_layer_name(static_cast<std::uint32_t>(l.type))) + " layer of " +
-                     std::to_string(l.in) + " -> " + std::to_string(l.out) +
-                     " values is wider than " + std::to_string(kNmnMaxWidth),
-                 at);
+      return core::error_at_offset(codes::NMN_LAYER_SIZE,
+                                   std::string(nmn_layer_name(static_cast<std::uint32_t>(l.type))) +
+                                       " layer of " + std::to_string(l.in) + " -> " +
+                                       std::to_string(l.out) + " values is wider than " +
+                                       std::to_string(kNmnMaxWidth),
+                                   at);
     if (l.type != NmnLayerType::kSequence) {
       values_ += std::uint64_t{l.in} + l.out + l.blocks;
       if (values_ > kNmnMaxValues)
-        return err(codes::NMN_LAYER_SIZE,
-                   "the model's layers take and give more than " + std::to_string(kNmnMaxValues) +
-                       " values in all (the limit is reached at this " +
-                       std::string(nmn_layer_name(static_cast<std::uint32_t>(l.type))) + " layer)",
-                   at);
+        return core::error_at_offset(
+            codes::NMN_LAYER_SIZE,
+            "the model's layers take and give more than " + std::to_string(kNmnMaxValues) +
+                " values in all (the limit is reached at this " +
+                std::string(nmn_layer_name(static_cast<std::uint32_t>(l.type))) + " layer)",
+            at);
     }
     return std::nullopt;
   }
@@ -159,36 +159,38 @@ class ModelReader {
     std::uint32_t id = 0;
     if (!c_.u32(id)) return truncated("layer type");
     if (!nmn_layer_supported(id))
-      return err(codes::NMN_LAYER_UNSUPPORTED,
-                 "layer type " + std::to_string(id) + " (" + std::string(nmn_layer_name(id)) +
-                     ") is not supported",
-                 at);
+      return core::error_at_offset(codes::NMN_LAYER_UNSUPPORTED,
+                                   "layer type " + std::to_string(id) + " (" +
+                                       std::string(nmn_layer_name(id)) + ") is not supported",
+                                   at);
     l.type = static_cast<NmnLayerType>(id);
     const std::string name = what_of(l.type);
     switch (l.type) {
       case NmnLayerType::kSequence: {
         if (depth >= kNmnMaxDepth)
-          return err(codes::NMN_TOO_DEEP,
-                     "Sequence layers nested deeper than " + std::to_string(kNmnMaxDepth), at);
+          return core::error_at_offset(
+              codes::NMN_TOO_DEEP,
+              "Sequence layers nested deeper than " + std::to_string(kNmnMaxDepth), at);
         std::uint32_t n = 0;
         if (auto e = size_field(n, "Sequence count")) return e;
         // Every layer takes at least 8 bytes (type + one uint32).
         if (n > c_.remaining() / 8)
-          return err(codes::NMN_TRUNCATED,
-                     "Sequence of " + std::to_string(n) + " layers cannot fit in the " +
-                         std::to_string(c_.remaining()) + " bytes left",
-                     at);
+          return core::error_at_offset(codes::NMN_TRUNCATED,
+                                       "Sequence of " + std::to_string(n) +
+                                           " layers cannot fit in the " +
+                                           std::to_string(c_.remaining()) + " bytes left",
+                                       at);
         l.children.resize(n);
         for (std::uint32_t i = 0; i < n; ++i) {
           auto child_at = c_.offset();
           if (auto e = layer(l.children[i], depth + 1)) return e;
           if (i > 0 && l.children[i].in != l.children[i - 1].out)
-            return err(codes::NMN_LAYER_SIZE,
-                       "layer " + std::to_string(i) + " of the Sequence takes " +
-                           std::to_string(l.children[i].in) +
-                           " inputs but the layer before gives " +
-                           std::to_string(l.children[i - 1].out),
-                       child_at);
+            return core::error_at_offset(codes::NMN_LAYER_SIZE,
+                                         "layer " + std::to_string(i) + " of the Sequence takes " +
+                                             std::to_string(l.children[i].in) +
+                                             " inputs but the layer before gives " +
+                                             std::to_string(l.children[i - 1].out),
+                                         child_at);
         }
         if (n > 0) {
           l.in = l.children.front().in;
@@ -219,7 +221,8 @@ class ModelReader {
         if (auto e = size_field(l.cols, "MultiLinear columns")) return e;
         std::uint64_t in = std::uint64_t{l.blocks} * l.rows, out = std::uint64_t{l.blocks} * l.cols;
         if (in > UINT32_MAX || out > UINT32_MAX)
-          return err(codes::NMN_LAYER_SIZE, "MultiLinear sizes exceed 2^32-1", at);
+          return core::error_at_offset(codes::NMN_LAYER_SIZE, "MultiLinear sizes exceed 2^32-1",
+                                       at);
         l.in = static_cast<std::uint32_t>(in);
         l.out = static_cast<std::uint32_t>(out);
         if (auto e = floats(out, l.biases, "MultiLinear biases")) return e;
@@ -252,8 +255,8 @@ class ModelReader {
       default:
         break;
     }
-    return err(codes::NMN_LAYER_UNSUPPORTED,
-               "layer type " + std::to_string(id) + " is not supported", at);
+    return core::error_at_offset(codes::NMN_LAYER_UNSUPPORTED,
+                                 "layer type " + std::to_string(id) + " is not supported", at);
   }
 
   Cursor c_;
@@ -332,7 +335,7 @@ core::Result<NmnModel> read_nmn_model(Bytes blob, std::uint64_t base_offset) {
 core::Result<NmnNetwork> read_nmn(Bytes bytes) {
   Cursor c(bytes, 0);
   auto truncated = [&](const std::string& what) {
-    return err(codes::NMN_TRUNCATED, "file ends inside the " + what, c.offset());
+    return core::error_at_offset(codes::NMN_TRUNCATED, "file ends inside the " + what, c.offset());
   };
   std::array<std::uint32_t, 10> h{};
   static constexpr std::array<const char*, 10> kFields = {
@@ -342,17 +345,18 @@ core::Result<NmnNetwork> read_nmn(Bytes bytes) {
     if (i == 1 && h[0] != kNmnMagic) {
       std::array<char, 16> buf{};
       std::snprintf(buf.data(), buf.size(), "0x%08X", h[0]);
-      return err(codes::NMN_MAGIC, std::string("magic is ") + buf.data() + ", expected 0x234A1304",
-                 0);
+      return core::error_at_offset(
+          codes::NMN_MAGIC, std::string("magic is ") + buf.data() + ", expected 0x234A1304", 0);
     }
     if (i == 2 && h[1] != kNmnVersion)
-      return err(codes::NMN_VERSION, "version " + std::to_string(h[1]) + ", expected 1", 4);
+      return core::error_at_offset(codes::NMN_VERSION,
+                                   "version " + std::to_string(h[1]) + ", expected 1", 4);
     if (!c.u32(h[i])) return truncated(std::string("header field ") + kFields[i]);
   }
   NmnNetwork n;
   if (h[2] > 1)
-    return err(codes::NMN_MODE, "mode " + std::to_string(h[2]) + " (expected 0 local or 1 global)",
-               8);
+    return core::error_at_offset(
+        codes::NMN_MODE, "mode " + std::to_string(h[2]) + " (expected 0 local or 1 global)", 8);
   n.mode = static_cast<NmnMode>(h[2]);
   n.num_morphs = h[3];
   n.num_morphs_per_bone = h[4];
@@ -363,18 +367,19 @@ core::Result<NmnNetwork> read_nmn(Bytes bytes) {
   n.num_floats_per_curve = h[9];
   const std::uint32_t want_fpc = n.mode == NmnMode::kGlobal ? 1 : 6;
   if (n.num_floats_per_curve != want_fpc)
-    return err(codes::NMN_HEADER,
-               "NumFloatsPerCurve is " + std::to_string(n.num_floats_per_curve) + ", the " +
-                   (n.mode == NmnMode::kGlobal ? "global" : "local") + " mode needs " +
-                   std::to_string(want_fpc),
-               36);
+    return core::error_at_offset(codes::NMN_HEADER,
+                                 "NumFloatsPerCurve is " + std::to_string(n.num_floats_per_curve) +
+                                     ", the " + (n.mode == NmnMode::kGlobal ? "global" : "local") +
+                                     " mode needs " + std::to_string(want_fpc),
+                                 36);
   const std::uint64_t inputs = n.input_count();
   if (inputs > c.remaining() / 8)
-    return err(codes::NMN_TRUNCATED,
-               "header announces " + std::to_string(inputs) +
-                   " inputs (mean and std: " + std::to_string(inputs * 8) + " bytes) but only " +
-                   std::to_string(c.remaining()) + " bytes are left",
-               20);
+    return core::error_at_offset(codes::NMN_TRUNCATED,
+                                 "header announces " + std::to_string(inputs) +
+                                     " inputs (mean and std: " + std::to_string(inputs * 8) +
+                                     " bytes) but only " + std::to_string(c.remaining()) +
+                                     " bytes are left",
+                                 20);
   if (!c.floats(inputs, n.input_mean)) return truncated("input mean array");
   if (!c.floats(inputs, n.input_std)) return truncated("input std array");
 
@@ -383,17 +388,19 @@ core::Result<NmnNetwork> read_nmn(Bytes bytes) {
   std::uint32_t name_len = 0;
   if (!c.u32(name_len)) return truncated("runtime name length");
   if (name_len == 0)
-    return err(codes::NMN_NAME,
-               "runtime name length is 0; it counts the terminating NUL, so at least 1", name_at);
+    return core::error_at_offset(
+        codes::NMN_NAME, "runtime name length is 0; it counts the terminating NUL, so at least 1",
+        name_at);
   core::Bytes name;
   if (!c.bytes(name_len, name)) return truncated("runtime name");
   if (name.back() != 0)
-    return err(codes::NMN_NAME,
-               "runtime name is not NUL-terminated (its length must count the NUL)",
-               c.offset() - 1);
+    return core::error_at_offset(
+        codes::NMN_NAME, "runtime name is not NUL-terminated (its length must count the NUL)",
+        c.offset() - 1);
   n.runtime_name.assign(reinterpret_cast<const char*>(name.data()), name.size() - 1);
   if (n.runtime_name.find('\0') != std::string::npos)
-    return err(codes::NMN_NAME, "runtime name holds a NUL before its end", name_at + 4);
+    return core::error_at_offset(codes::NMN_NAME, "runtime name holds a NUL before its end",
+                                 name_at + 4);
 
   auto read_blob = [&](const char* what) -> core::Result<NmnModel> {
     auto at = c.offset();
@@ -403,10 +410,11 @@ core::Result<NmnNetwork> read_nmn(Bytes bytes) {
     core::Bytes blob;
     auto blob_at = c.offset();
     if (!c.bytes(size, blob))
-      return err(codes::NMN_MODEL_SIZE,
-                 std::string(what) + " size " + std::to_string(size) + " exceeds the " +
-                     std::to_string(c.remaining()) + " bytes left",
-                 at);
+      return core::error_at_offset(codes::NMN_MODEL_SIZE,
+                                   std::string(what) + " size " + std::to_string(size) +
+                                       " exceeds the " + std::to_string(c.remaining()) +
+                                       " bytes left",
+                                   at);
     return read_nmn_model(blob, blob_at);
   };
   auto main_at = c.offset();
@@ -414,28 +422,29 @@ core::Result<NmnNetwork> read_nmn(Bytes bytes) {
   if (!main) return std::move(main).error();
   n.main = std::move(*main);
   if (n.main.input_size != inputs)
-    return err(codes::NMN_LAYER_SIZE,
-               "main model takes " + std::to_string(n.main.input_size) +
-                   " inputs but the header gives " + std::to_string(inputs) +
-                   " (NumBones*6 + NumCurves*NumFloatsPerCurve)",
-               main_at);
+    return core::error_at_offset(codes::NMN_LAYER_SIZE,
+                                 "main model takes " + std::to_string(n.main.input_size) +
+                                     " inputs but the header gives " + std::to_string(inputs) +
+                                     " (NumBones*6 + NumCurves*NumFloatsPerCurve)",
+                                 main_at);
   if (n.mode == NmnMode::kLocal && n.num_groups > 0) {
     auto group_at = c.offset();
     auto group = read_blob("group model");
     if (!group) return std::move(group).error();
     std::uint64_t want = std::uint64_t{n.num_groups} * n.num_items_per_group * 6;
     if (group->input_size != want)
-      return err(codes::NMN_LAYER_SIZE,
-                 "group model takes " + std::to_string(group->input_size) +
-                     " inputs but NumGroups * "
-                     "NumItemsPerGroup * 6 = " +
-                     std::to_string(want),
-                 group_at);
+      return core::error_at_offset(codes::NMN_LAYER_SIZE,
+                                   "group model takes " + std::to_string(group->input_size) +
+                                       " inputs but NumGroups * "
+                                       "NumItemsPerGroup * 6 = " +
+                                       std::to_string(want),
+                                   group_at);
     n.group = std::move(*group);
   }
   if (!c.at_end())
-    return err(codes::NMN_TRAILING, std::to_string(c.remaining()) + " bytes after the last model",
-               c.offset());
+    return core::error_at_offset(codes::NMN_TRAILING,
+                                 std::to_string(c.remaining()) + " bytes after the last model",
+                                 c.offset());
   return n;
 }
 

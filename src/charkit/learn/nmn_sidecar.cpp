@@ -12,8 +12,7 @@ namespace {
 using core::Json;
 
 core::Error schema(std::string message, std::string pointer) {
-  return core::make_error(codes::SIDECAR_SCHEMA, std::move(message),
-                          core::Location::at_pointer(std::move(pointer)));
+  return core::error_at_pointer(codes::SIDECAR_SCHEMA, std::move(message), std::move(pointer));
 }
 
 std::optional<core::Error> names(const Json& doc, const char* key, std::vector<std::string>& out,

@@ -22,10 +22,6 @@ namespace {
 
 constexpr std::string_view kNpyMagic = "\x93NUMPY";
 
-core::Error err_at(core::ErrorCode code, std::string msg, std::uint64_t offset) {
-  return make_error(code, std::move(msg), core::Location::at_offset(offset));
-}
-
 std::optional<NpyDType> dtype_from_descr(std::string_view d) {
   if (d == "<f4") return NpyDType::kF4;
   if (d == "<f8") return NpyDType::kF8;
@@ -98,7 +94,7 @@ class HeaderParser {
 
  private:
   core::Error fail(std::string msg) const {
-    return err_at(codes::NPY_HEADER, "header: " + std::move(msg), base_ + pos_);
+    return core::error_at_offset(codes::NPY_HEADER, "header: " + std::move(msg), base_ + pos_);
   }
   void skip_ws() {
     while (pos_ < t_.size() && t_[pos_] == ' ') ++pos_;
@@ -142,14 +138,14 @@ class HeaderParser {
       while (pos_ < t_.size() && t_[pos_] >= '0' && t_[pos_] <= '9') {
         const auto digit = static_cast<std::uint64_t>(t_[pos_] - '0');
         if (v > (std::numeric_limits<std::uint64_t>::max() - digit) / 10)
-          return make_error(codes::NPY_SHAPE, "shape entry too large",
-                            core::Location::at_offset(base_ + pos_));
+          return core::error_at_offset(codes::NPY_SHAPE, "shape entry too large", base_ + pos_);
         v = v * 10 + digit;
         ++pos_;
       }
       if (dims.size() >= max_dims)
-        return make_error(codes::NPY_SHAPE, "more than " + std::to_string(max_dims) + " dimensions",
-                          core::Location::at_offset(base_ + pos_));
+        return core::error_at_offset(codes::NPY_SHAPE,
+                                     "more than " + std::to_string(max_dims) + " dimensions",
+                                     base_ + pos_);
       dims.push_back(v);
       skip_ws();
       trailing_comma = eat(',');
@@ -315,57 +311,65 @@ std::vector<std::int64_t> NpyArray::to_i64() const {
 core::Result<NpyArray> read_npy(core::Bytes file, const NpyLimits& limits) {
   if (file.size() < kNpyMagic.size() ||
       core::as_chars(file.subspan(0, kNpyMagic.size())) != kNpyMagic)
-    return err_at(codes::NPY_MAGIC, "not a .npy file (no \\x93NUMPY magic)", 0);
+    return core::error_at_offset(codes::NPY_MAGIC, "not a .npy file (no \\x93NUMPY magic)", 0);
   if (file.size() < 8)
-    return err_at(codes::NPY_TRUNCATED, "file ends inside the version", file.size());
+    return core::error_at_offset(codes::NPY_TRUNCATED, "file ends inside the version", file.size());
   const std::uint8_t major = file[6];
   const std::uint8_t minor = file[7];
   if ((major != 1 && major != 2) || minor != 0)
-    return err_at(codes::NPY_VERSION,
-                  "format version " + std::to_string(major) + "." + std::to_string(minor) +
-                      " is not supported (1.0 and 2.0 are)",
-                  6);
+    return core::error_at_offset(codes::NPY_VERSION,
+                                 "format version " + std::to_string(major) + "." +
+                                     std::to_string(minor) + " is not supported (1.0 and 2.0 are)",
+                                 6);
   const std::size_t len_size = major == 1 ? 2 : 4;
   if (file.size() < 8 + len_size)
-    return err_at(codes::NPY_TRUNCATED, "file ends inside the header length", file.size());
+    return core::error_at_offset(codes::NPY_TRUNCATED, "file ends inside the header length",
+                                 file.size());
   const std::uint32_t header_len = major == 1 ? core::load_le<std::uint16_t>(file.data() + 8)
                                               : core::load_le<std::uint32_t>(file.data() + 8);
   const std::size_t header_start = 8 + len_size;
   if (header_len > limits.max_header_bytes)
-    return err_at(codes::NPY_LIMIT,
-                  "header of " + std::to_string(header_len) + " bytes exceeds the limit of " +
-                      std::to_string(limits.max_header_bytes),
-                  8);
+    return core::error_at_offset(codes::NPY_LIMIT,
+                                 "header of " + std::to_string(header_len) +
+                                     " bytes exceeds the limit of " +
+                                     std::to_string(limits.max_header_bytes),
+                                 8);
   if (file.size() - header_start < header_len)
-    return err_at(codes::NPY_TRUNCATED, "file ends inside the header", file.size());
+    return core::error_at_offset(codes::NPY_TRUNCATED, "file ends inside the header", file.size());
   std::string_view header = core::as_chars(file.subspan(header_start, header_len));
   if (header.empty() || header.back() != '\n')
-    return err_at(codes::NPY_HEADER, "header must end with a newline", header_start + header_len);
+    return core::error_at_offset(codes::NPY_HEADER, "header must end with a newline",
+                                 header_start + header_len);
   header.remove_suffix(1);
   auto parsed = HeaderParser(header, header_start).parse(limits.max_dims);
   if (!parsed) return std::move(parsed).error();
   const auto dtype = dtype_from_descr(parsed->descr);
   if (!dtype)
-    return err_at(codes::NPY_DTYPE,
-                  "dtype '" + parsed->descr +
-                      "' is not supported (little-endian <f4 <f8 <i4 <i8, |u1, |b1 are)",
-                  header_start);
+    return core::error_at_offset(
+        codes::NPY_DTYPE,
+        "dtype '" + parsed->descr +
+            "' is not supported (little-endian <f4 <f8 <i4 <i8, |u1, |b1 are)",
+        header_start);
   if (parsed->fortran)
-    return err_at(codes::NPY_FORTRAN_ORDER, "Fortran-order arrays are not supported (C order only)",
-                  header_start);
+    return core::error_at_offset(codes::NPY_FORTRAN_ORDER,
+                                 "Fortran-order arrays are not supported (C order only)",
+                                 header_start);
   const std::size_t data_start = header_start + header_len;
   const auto bytes = byte_count(parsed->shape, npy_item_size(*dtype));
-  if (!bytes) return err_at(codes::NPY_SHAPE, "shape product overflows", header_start);
+  if (!bytes)
+    return core::error_at_offset(codes::NPY_SHAPE, "shape product overflows", header_start);
   if (*bytes > limits.max_data_bytes)
-    return err_at(codes::NPY_LIMIT,
-                  "array of " + std::to_string(*bytes) + " bytes exceeds the limit of " +
-                      std::to_string(limits.max_data_bytes),
-                  header_start);
+    return core::error_at_offset(codes::NPY_LIMIT,
+                                 "array of " + std::to_string(*bytes) +
+                                     " bytes exceeds the limit of " +
+                                     std::to_string(limits.max_data_bytes),
+                                 header_start);
   if (file.size() - data_start != *bytes)
-    return err_at(codes::NPY_SIZE,
-                  "shape needs " + std::to_string(*bytes) + " data bytes, the file holds " +
-                      std::to_string(file.size() - data_start),
-                  data_start);
+    return core::error_at_offset(codes::NPY_SIZE,
+                                 "shape needs " + std::to_string(*bytes) +
+                                     " data bytes, the file holds " +
+                                     std::to_string(file.size() - data_start),
+                                 data_start);
   NpyArray a;
   a.dtype = *dtype;
   a.shape = std::move(parsed->shape);

@@ -30,8 +30,8 @@ std::string node_label(const Node& n) {
 }
 
 core::Error node_error(const Node& n, core::ErrorCode code, const std::string& msg) {
-  return make_error(std::move(code), node_label(n) + ": " + msg,
-                    core::Location::at_pointer("/graph/node/" + std::to_string(n.index)));
+  return core::error_at_pointer(std::move(code), node_label(n) + ": " + msg,
+                                "/graph/node/" + std::to_string(n.index));
 }
 
 bool checked_numel(std::span<const std::int64_t> shape, std::int64_t& n, std::int64_t limit) {
@@ -548,23 +548,24 @@ Result<OnnxValueInfo> value_info(const onnx::ValueInfoProto& v, const std::strin
   info.name = v.name();
   if (!v.has_type()) return info;
   if (!v.type().has_tensor_type())
-    return make_error(codes::ONNX_TYPE,
-                      "'" + v.name() +
-                          "' is not a tensor (sequences, maps and "
-                          "optionals are not supported)",
-                      core::Location::at_pointer(where));
+    return core::error_at_pointer(codes::ONNX_TYPE,
+                                  "'" + v.name() +
+                                      "' is not a tensor (sequences, maps and "
+                                      "optionals are not supported)",
+                                  where);
   const auto& tt = v.type().tensor_type();
   info.elem_type = tt.elem_type();
   if (info.elem_type != 0 && info.elem_type != 1 && info.elem_type != 7 && info.elem_type != 9)
-    return make_error(codes::ONNX_TYPE,
-                      "'" + v.name() + "' has element type " + onnx_type_name(info.elem_type) +
-                          " (float32, int64 and bool only)",
-                      core::Location::at_pointer(where));
+    return core::error_at_pointer(codes::ONNX_TYPE,
+                                  "'" + v.name() + "' has element type " +
+                                      onnx_type_name(info.elem_type) +
+                                      " (float32, int64 and bool only)",
+                                  where);
   if (tt.has_shape()) {
     info.has_shape = true;
     if (tt.shape().dim_size() > static_cast<int>(kOnnxMaxRank))
-      return make_error(codes::ONNX_SHAPE, "'" + v.name() + "' has too many dimensions",
-                        core::Location::at_pointer(where));
+      return core::error_at_pointer(codes::ONNX_SHAPE, "'" + v.name() + "' has too many dimensions",
+                                    where);
     for (const auto& d : tt.shape().dim()) {
       OnnxDim dim;
       if (d.has_dim_value()) dim.value = d.dim_value();
@@ -595,8 +596,8 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
   onnx::ModelProto m;
   // ParseFromArray keeps protobuf's default recursion limit (100).
   if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return make_error(codes::ONNX_PARSE, "not a valid ONNX ModelProto (protobuf parse failed)",
-                      core::Location::at_offset(0));
+    return core::error_at_offset(codes::ONNX_PARSE,
+                                 "not a valid ONNX ModelProto (protobuf parse failed)", 0);
   auto g = std::make_unique<OnnxGraph>();
   OnnxDescription& d = g->desc;
   d.ir_version = m.ir_version();
@@ -606,8 +607,7 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
   d.producer = m.producer_name();
   if (!m.producer_version().empty()) d.producer += " " + m.producer_version();
   if (!m.has_graph())
-    return make_error(codes::ONNX_GRAPH, "the model has no graph",
-                      core::Location::at_pointer("/graph"));
+    return core::error_at_pointer(codes::ONNX_GRAPH, "the model has no graph", "/graph");
   const auto& gp = m.graph();
   d.graph_name = gp.name();
   d.node_count = static_cast<std::size_t>(gp.node_size());
@@ -615,12 +615,11 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
   std::unordered_map<std::string, int> ids;
   auto define = [&](const std::string& name, const std::string& where) -> Result<int> {
     if (name.empty())
-      return make_error(codes::ONNX_GRAPH, "a value has an empty name",
-                        core::Location::at_pointer(where));
+      return core::error_at_pointer(codes::ONNX_GRAPH, "a value has an empty name", where);
     auto [it, fresh] = ids.emplace(name, static_cast<int>(g->names.size()));
     if (!fresh)
-      return make_error(codes::ONNX_GRAPH, "value '" + name + "' is defined twice",
-                        core::Location::at_pointer(where));
+      return core::error_at_pointer(codes::ONNX_GRAPH, "value '" + name + "' is defined twice",
+                                    where);
     g->names.push_back(name);
     g->consts.emplace_back();
     g->is_const.push_back(0);
@@ -636,15 +635,15 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
     if (!id) return std::move(id).error();
     std::string why = tensor_from_proto(t, g->consts[static_cast<std::size_t>(*id)]);
     if (!why.empty())
-      return make_error(codes::ONNX_INITIALIZER, "initializer '" + t.name() + "': " + why,
-                        core::Location::at_pointer(where));
+      return core::error_at_pointer(codes::ONNX_INITIALIZER,
+                                    "initializer '" + t.name() + "': " + why, where);
     g->is_const[static_cast<std::size_t>(*id)] = 1;
     d.parameters += static_cast<std::uint64_t>(g->consts[static_cast<std::size_t>(*id)].numel());
   }
   d.initializers = static_cast<std::size_t>(gp.initializer_size());
   if (gp.sparse_initializer_size() > 0)
-    return make_error(codes::ONNX_INITIALIZER, "sparse initializers are not supported",
-                      core::Location::at_pointer("/graph/sparse_initializer/0"));
+    return core::error_at_pointer(codes::ONNX_INITIALIZER, "sparse initializers are not supported",
+                                  "/graph/sparse_initializer/0");
   for (int k = 0; k < gp.input_size(); ++k) {
     const auto& v = gp.input(k);
     std::string where = "/graph/input/" + std::to_string(k);
@@ -747,9 +746,9 @@ Result<OnnxModel> load_onnx(core::Bytes bytes) {
     if (!info) return std::move(info).error();
     auto found = ids.find(v.name());
     if (found == ids.end())
-      return make_error(codes::ONNX_MISSING_VALUE,
-                        "graph output '" + v.name() + "' is not produced by any node",
-                        core::Location::at_pointer(where));
+      return core::error_at_pointer(codes::ONNX_MISSING_VALUE,
+                                    "graph output '" + v.name() + "' is not produced by any node",
+                                    where);
     g->output_ids.push_back(found->second);
     g->outputs.push_back(std::move(*info));
   }

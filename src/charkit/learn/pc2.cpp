@@ -21,56 +21,53 @@ constexpr char kPc2Magic[12] = {'P', 'O', 'I', 'N', 'T', 'C', 'A', 'C', 'H', 'E'
 
 core::Result<PointCache> read_pc2(core::Bytes bytes, const Pc2Limits& limits) {
   if (bytes.size() < kPc2HeaderSize)
-    return make_error(
+    return core::error_at_offset(
         codes::PC2_TRUNCATED,
         "file of " + std::to_string(bytes.size()) + " bytes is shorter than the 32-byte PC2 header",
-        Location::at_offset(bytes.size()));
+        bytes.size());
   if (std::memcmp(bytes.data(), kPc2Magic, sizeof kPc2Magic) != 0)
-    return make_error(codes::PC2_MAGIC, "not a PC2 file (no \"POINTCACHE2\\0\")",
-                      Location::at_offset(0));
+    return core::error_at_offset(codes::PC2_MAGIC, "not a PC2 file (no \"POINTCACHE2\\0\")", 0);
   const auto i32 = [&](std::size_t off) {
     return static_cast<std::int32_t>(core::load_le<std::uint32_t>(bytes.data() + off));
   };
   if (const std::int32_t version = i32(12); version != 1)
-    return make_error(codes::PC2_VERSION, "PC2 version " + std::to_string(version) + ", expected 1",
-                      Location::at_offset(12));
+    return core::error_at_offset(codes::PC2_VERSION,
+                                 "PC2 version " + std::to_string(version) + ", expected 1", 12);
   const std::int32_t points = i32(16);
   const std::int32_t samples = i32(28);
-  if (points < 0)
-    return make_error(codes::PC2_COUNT, "negative point count", Location::at_offset(16));
-  if (samples < 0)
-    return make_error(codes::PC2_COUNT, "negative sample count", Location::at_offset(28));
+  if (points < 0) return core::error_at_offset(codes::PC2_COUNT, "negative point count", 16);
+  if (samples < 0) return core::error_at_offset(codes::PC2_COUNT, "negative sample count", 28);
   PointCache c;
   c.start_frame = core::load_f32_le(bytes.data() + 20);
   c.sample_rate = core::load_f32_le(bytes.data() + 24);
   if (!std::isfinite(c.start_frame) || !std::isfinite(c.sample_rate))
-    return make_error(codes::PC2_NOT_FINITE, "start frame or sample rate is not finite",
-                      Location::at_offset(std::isfinite(c.start_frame) ? 24 : 20));
+    return core::error_at_offset(codes::PC2_NOT_FINITE, "start frame or sample rate is not finite",
+                                 std::isfinite(c.start_frame) ? 24 : 20);
   // Both factors are below 2^31, so the product fits in 64 bits.
   const std::uint64_t floats =
       static_cast<std::uint64_t>(points) * static_cast<std::uint64_t>(samples) * 3;
   if (floats > limits.max_floats)
-    return make_error(codes::PC2_TOO_LARGE,
-                      std::to_string(samples) + " samples of " + std::to_string(points) +
-                          " points exceed the limit of " + std::to_string(limits.max_floats) +
-                          " floats",
-                      Location::at_offset(16));
+    return core::error_at_offset(codes::PC2_TOO_LARGE,
+                                 std::to_string(samples) + " samples of " + std::to_string(points) +
+                                     " points exceed the limit of " +
+                                     std::to_string(limits.max_floats) + " floats",
+                                 16);
   const std::uint64_t expected = kPc2HeaderSize + floats * 4;
   if (bytes.size() != expected)
-    return make_error(codes::PC2_SIZE,
-                      "header declares " + std::to_string(expected) + " bytes, file has " +
-                          std::to_string(bytes.size()),
-                      Location::at_offset(std::min<std::uint64_t>(bytes.size(), expected)));
+    return core::error_at_offset(codes::PC2_SIZE,
+                                 "header declares " + std::to_string(expected) +
+                                     " bytes, file has " + std::to_string(bytes.size()),
+                                 std::min<std::uint64_t>(bytes.size(), expected));
   c.point_count = static_cast<std::size_t>(points);
   c.sample_count = static_cast<std::size_t>(samples);
   c.positions.resize(static_cast<std::size_t>(floats));
   for (std::size_t i = 0; i < c.positions.size(); ++i) {
     const float f = core::load_f32_le(bytes.data() + kPc2HeaderSize + i * 4);
     if (!std::isfinite(f))
-      return make_error(codes::PC2_NOT_FINITE,
-                        "sample " + std::to_string(i / (3 * c.point_count)) + " point " +
-                            std::to_string(i / 3 % c.point_count) + " is not finite",
-                        Location::at_offset(kPc2HeaderSize + i * 4));
+      return core::error_at_offset(codes::PC2_NOT_FINITE,
+                                   "sample " + std::to_string(i / (3 * c.point_count)) + " point " +
+                                       std::to_string(i / 3 % c.point_count) + " is not finite",
+                                   kPc2HeaderSize + i * 4);
     c.positions[i] = f;
   }
   return c;

@@ -35,30 +35,31 @@ core::Status validate(const InputSpec& spec) {
     const BoneInput& bone = spec.bones[b];
     const std::string where = "/bones/" + std::to_string(b);
     if (bone.name.empty() || !names.insert("bone:" + bone.name).second)
-      return make_error(codes::POSE_SPEC_NAME,
-                        "bone name is empty or repeated: '" + bone.name + "'",
-                        core::Location::at_pointer(where + "/name"));
+      return core::error_at_pointer(codes::POSE_SPEC_NAME,
+                                    "bone name is empty or repeated: '" + bone.name + "'",
+                                    where + "/name");
     for (std::size_t a = 0; a < 3; ++a) {
       const AxisRange& r = bone.axes[a];
       if (!std::isfinite(r.min_deg) || !std::isfinite(r.max_deg) || r.min_deg > r.max_deg ||
           std::fabs(r.min_deg) > 360.0 || std::fabs(r.max_deg) > 360.0)
-        return make_error(codes::POSE_SPEC_RANGE,
-                          "bone '" + bone.name + "' axis " + "xyz"[a] +
-                              ": range must be finite, min <= max, within +-360 degrees",
-                          core::Location::at_pointer(where + "/axes/" + std::to_string(a)));
+        return core::error_at_pointer(
+            codes::POSE_SPEC_RANGE,
+            "bone '" + bone.name + "' axis " + "xyz"[a] +
+                ": range must be finite, min <= max, within +-360 degrees",
+            where + "/axes/" + std::to_string(a));
     }
   }
   for (std::size_t c = 0; c < spec.curves.size(); ++c) {
     const CurveInput& curve = spec.curves[c];
     const std::string where = "/curves/" + std::to_string(c);
     if (curve.name.empty() || !names.insert("curve:" + curve.name).second)
-      return make_error(codes::POSE_SPEC_NAME,
-                        "curve name is empty or repeated: '" + curve.name + "'",
-                        core::Location::at_pointer(where + "/name"));
+      return core::error_at_pointer(codes::POSE_SPEC_NAME,
+                                    "curve name is empty or repeated: '" + curve.name + "'",
+                                    where + "/name");
     if (!std::isfinite(curve.min) || !std::isfinite(curve.max) || curve.min > curve.max)
-      return make_error(codes::POSE_SPEC_RANGE,
-                        "curve '" + curve.name + "': range must be finite with min <= max",
-                        core::Location::at_pointer(where));
+      return core::error_at_pointer(
+          codes::POSE_SPEC_RANGE,
+          "curve '" + curve.name + "': range must be finite with min <= max", where);
   }
   return core::Ok{};
 }

@@ -82,7 +82,7 @@ class Cursor {
 
 core::Error error_at(core::ErrorCode code, const std::string& where, const std::string& what,
                      std::size_t offset) {
-  return core::make_error(code, where + ": " + what, core::Location::at_offset(offset));
+  return core::error_at_offset(code, where + ": " + what, offset);
 }
 
 std::string quote(std::string_view s) {

@@ -275,10 +275,9 @@ class Walker {
 
 core::Result<Json> parse(std::string_view text, const KeypointJsonOptions& options) {
   if (text.size() > options.limits.max_bytes)
-    return core::make_error(
+    return core::error_at_offset(
         codes::KEYPOINTS_LIMIT,
-        "keypoint JSON larger than " + std::to_string(options.limits.max_bytes) + " bytes",
-        core::Location::at_offset(0));
+        "keypoint JSON larger than " + std::to_string(options.limits.max_bytes) + " bytes", 0);
   core::JsonLimits jl;
   jl.max_depth = 8;  // document, frames, frame, points, point, and slack
   return core::parse_json_strict(text, jl);

@@ -218,13 +218,12 @@ core::Result<JointTable> apply_joint_map(JointTable table, std::string_view json
   if (!parsed) return parsed.error();
   const core::Json& j = *parsed;
   auto fail = [](const std::string& ptr, const std::string& msg) {
-    return core::make_error(codes::JOINT_MAP, ptr + ": " + msg, core::Location::at_pointer(ptr));
+    return core::error_at_pointer(codes::JOINT_MAP, ptr + ": " + msg, ptr);
   };
   if (!j.is_object())
-    return core::make_error(
+    return core::error_at_pointer(
         codes::JOINT_MAP,
-        "the joint map must be a JSON object, found " + std::string(core::json_type_name(j)),
-        core::Location::at_pointer(""));
+        "the joint map must be a JSON object, found " + std::string(core::json_type_name(j)), "");
   constexpr std::size_t kMaxNames = 64;
   std::array<std::vector<std::string>, kPointCount> added;
   for (auto it = j.begin(); it != j.end(); ++it) {

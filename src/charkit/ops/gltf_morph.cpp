@@ -21,7 +21,6 @@ namespace {
 using core::Json;
 using scene::append_float_accessor;
 using scene::finish_glb;
-using scene::gltf_error_at;
 using scene::gltf_index_member;
 using scene::GltfDocument;
 
@@ -72,7 +71,8 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
     Json& mesh = root["meshes"][m];
     const std::string mp = "/meshes/" + std::to_string(m);
     if (!mesh.is_object() || !mesh.contains("primitives") || !mesh["primitives"].is_array())
-      return gltf_error_at(deform::codes::DEFORM_GLTF, "mesh without a primitives array", mp);
+      return core::error_at_pointer(deform::codes::DEFORM_GLTF, "mesh without a primitives array",
+                                    mp);
     // Members read by type (nlohmann's value() throws on a member of another type).
     const std::string mesh_name = mesh.contains("name") && mesh["name"].is_string()
                                       ? mesh["name"].get<std::string>()
@@ -88,9 +88,9 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
               : 0;
       if (p == 0) targets = n;
       if (n != targets)
-        return gltf_error_at(deform::codes::DEFORM_GLTF,
-                             "primitives have different morph target counts",
-                             mp + "/primitives/" + std::to_string(p) + "/targets");
+        return core::error_at_pointer(deform::codes::DEFORM_GLTF,
+                                      "primitives have different morph target counts",
+                                      mp + "/primitives/" + std::to_string(p) + "/targets");
     }
     if (targets == 0) continue;
     const std::vector<std::string> names = target_names(mesh, targets);
@@ -120,22 +120,23 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
       Json& prim = prims[p];
       const std::string pp = mp + "/primitives/" + std::to_string(p);
       if (!prim.is_object())
-        return gltf_error_at(deform::codes::DEFORM_GLTF, "primitive is not an object", pp);
+        return core::error_at_pointer(deform::codes::DEFORM_GLTF, "primitive is not an object", pp);
       if (prim.contains("mode") && gltf_index_member(prim, "mode") != std::size_t{4})
-        return gltf_error_at(deform::codes::DEFORM_GLTF,
-                             "only triangle primitives (mode 4) are supported", pp + "/mode");
+        return core::error_at_pointer(deform::codes::DEFORM_GLTF,
+                                      "only triangle primitives (mode 4) are supported",
+                                      pp + "/mode");
       static const Json kNoAttributes = Json::object();
       const Json& attrs = prim.contains("attributes") ? prim["attributes"] : kNoAttributes;
       const auto pos_acc = gltf_index_member(attrs, "POSITION");
       if (!pos_acc)
-        return gltf_error_at(deform::codes::DEFORM_GLTF, "primitive without POSITION",
-                             pp + "/attributes");
+        return core::error_at_pointer(deform::codes::DEFORM_GLTF, "primitive without POSITION",
+                                      pp + "/attributes");
       auto pos = read_attribute(doc, *pos_acc, 3, 0, pp + "/attributes/POSITION");
       if (!pos) return std::move(pos).error();
       const std::size_t n = pos->size() / 3;
       if (n > std::numeric_limits<std::uint32_t>::max())
-        return gltf_error_at(deform::codes::DEFORM_GLTF, "too many vertices",
-                             pp + "/attributes/POSITION");
+        return core::error_at_pointer(deform::codes::DEFORM_GLTF, "too many vertices",
+                                      pp + "/attributes/POSITION");
       std::vector<float> normal;
       std::vector<float> tangent;
       if (auto a = gltf_index_member(attrs, "NORMAL")) {
@@ -224,8 +225,9 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
       }
       for (float f : out_pos)
         if (!std::isfinite(f))
-          return gltf_error_at(deform::codes::DEFORM_GLTF, "a morphed position is not finite",
-                               pp + "/attributes/POSITION");
+          return core::error_at_pointer(deform::codes::DEFORM_GLTF,
+                                        "a morphed position is not finite",
+                                        pp + "/attributes/POSITION");
       prim["attributes"]["POSITION"] = append_float_accessor(root, bin, out_pos, 3, "VEC3", true);
       if (!normal.empty())
         prim["attributes"]["NORMAL"] =

@@ -23,7 +23,6 @@ using core::Json;
 using scene::append_float_accessor;
 using scene::append_uint_accessor;
 using scene::finish_glb;
-using scene::gltf_error_at;
 using scene::gltf_index_member;
 using scene::GltfDocument;
 
@@ -45,7 +44,7 @@ bool starts_with(const std::string& s, const char* prefix) {
 }
 
 core::Error gltf_error(const std::string& message, const std::string& pointer) {
-  return gltf_error_at(deform::codes::DEFORM_GLTF, message, pointer);
+  return core::error_at_pointer(deform::codes::DEFORM_GLTF, message, pointer);
 }
 
 /// A primitive's triangle indices (0, 1, 2 … when it has none).

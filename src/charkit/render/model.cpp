@@ -19,8 +19,7 @@ namespace {
 using core::Json;
 
 core::Error model_error(std::string message, std::string pointer) {
-  return core::make_error(codes::RENDER_MODEL, std::move(message),
-                          core::Location::at_pointer(std::move(pointer)));
+  return core::error_at_pointer(codes::RENDER_MODEL, std::move(message), std::move(pointer));
 }
 
 std::string lower(std::string_view s) {
@@ -121,8 +120,7 @@ core::Result<PartsMapping> parse_parts(core::Bytes bytes) {
       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   if (!json) return std::move(json).error();
   auto bad = [](std::string message, std::string pointer) {
-    return core::make_error(codes::RENDER_PARTS, std::move(message),
-                            core::Location::at_pointer(std::move(pointer)));
+    return core::error_at_pointer(codes::RENDER_PARTS, std::move(message), std::move(pointer));
   };
   if (!json->is_object()) return bad("the parts mapping must be a JSON object", "");
   PartsMapping m;

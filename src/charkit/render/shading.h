@@ -11,15 +11,13 @@
 #include <span>
 
 #include "charkit/core/math.h"
+#include "charkit/scene/mesh.h"
 
 namespace charkit::render {
 
-// The maths types are core/math.h's (float).
-using Vec2 = core::Vec2f;
-using Vec3 = core::Vec3f;
-using Vec4 = core::Vec4f;
-/// Column-major 4×4 matrix (as glTF and GLSL store it).
-using Mat4 = core::Mat4f;
+// The maths types are core/math.h's (float), as the scene layer names them;
+// Mat4 is column-major, as glTF and GLSL store it.
+using scene::Mat4, scene::Vec2, scene::Vec3, scene::Vec4;
 
 // ---- 9-tap PCF (§8) -------------------------------------------------------
 

@@ -29,10 +29,11 @@ core::Result<std::vector<std::uint8_t>> import_fbx_isolated(core::Bytes fbx,
 #if !CHARKIT_WITH_ASSIMP
   (void)fbx;
   (void)summarise;
-  return core::make_error(codes::FBX_IMPORT_DISABLED,
-                          "this charkit was built without Assimp (CHARKIT_WITH_ASSIMP=OFF), which "
-                          "reads FBX models",
-                          core::Location::at_offset(0));
+  return core::error_at_offset(
+      codes::FBX_IMPORT_DISABLED,
+      "this charkit was built without Assimp (CHARKIT_WITH_ASSIMP=OFF), which "
+      "reads FBX models",
+      0);
 #else
   auto answer = core::run_isolated(
       [&]() -> core::Result<std::vector<std::uint8_t>> {
@@ -46,9 +47,8 @@ core::Result<std::vector<std::uint8_t>> import_fbx_isolated(core::Bytes fbx,
       core::IsolationLimits{}, "the Assimp FBX import");
   if (answer) return answer;
   if (core::is_isolation_error(answer.error()))
-    return core::make_error(codes::FBX_IMPORT,
-                            "Assimp could not read the FBX: " + answer.error().message,
-                            core::Location::at_offset(0));
+    return core::error_at_offset(codes::FBX_IMPORT,
+                                 "Assimp could not read the FBX: " + answer.error().message, 0);
   return at_start(std::move(answer).error());
 #endif
 }

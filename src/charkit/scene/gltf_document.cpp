@@ -28,13 +28,6 @@ using gltf::kChunkBin;
 using gltf::kChunkJson;
 using gltf::kGlbMagic;
 
-Error at_ptr(core::ErrorCode code, std::string message, std::string pointer) {
-  return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
-}
-Error at_byte(core::ErrorCode code, std::string message, std::uint64_t offset) {
-  return make_error(std::move(code), std::move(message), Location::at_offset(offset));
-}
-
 std::size_t component_size(GltfComponent c) {
   switch (c) {
     case GltfComponent::kByte:
@@ -105,10 +98,12 @@ Result<std::uint64_t> uint_member(const Json& obj, const char* key,
   auto it = obj.find(key);
   if (it == obj.end()) {
     if (def) return *def;
-    return at_ptr(code, std::string(key) + " is missing", ptr + "/" + key);
+    return core::error_at_pointer(code, std::string(key) + " is missing", ptr + "/" + key);
   }
   const auto v = core::json_uint32(*it);
-  if (!v) return at_ptr(code, std::string(key) + " must be an unsigned integer", ptr + "/" + key);
+  if (!v)
+    return core::error_at_pointer(code, std::string(key) + " must be an unsigned integer",
+                                  ptr + "/" + key);
   return std::uint64_t{*v};
 }
 
@@ -118,10 +113,10 @@ Result<std::size_t> index_member(const Json& obj, const char* key, std::size_t n
   auto v = uint_member(obj, key, std::nullopt, ptr, code);
   if (!v) return std::move(v).error();
   if (*v >= n)
-    return at_ptr(code,
-                  std::string(key) + " " + std::to_string(*v) + " is not one of the " +
-                      std::to_string(n) + " " + what,
-                  ptr + "/" + key);
+    return core::error_at_pointer(code,
+                                  std::string(key) + " " + std::to_string(*v) +
+                                      " is not one of the " + std::to_string(n) + " " + what,
+                                  ptr + "/" + key);
   return static_cast<std::size_t>(*v);
 }
 
@@ -165,20 +160,23 @@ bool is_glb(Bytes b) {
 Result<GlbChunks> split_glb(Bytes b) {
   GlbChunks out;
   if (b.size() < 12)
-    return at_byte(codes::GLB_TRUNCATED, "the GLB header needs 12 bytes", b.size());
+    return core::error_at_offset(codes::GLB_TRUNCATED, "the GLB header needs 12 bytes", b.size());
   if (!is_glb(b))
-    return at_byte(codes::GLB_MAGIC, "not a GLB: the file does not start with glTF", 0);
+    return core::error_at_offset(codes::GLB_MAGIC, "not a GLB: the file does not start with glTF",
+                                 0);
   const std::uint32_t version = core::load_le<std::uint32_t>(b.data() + 4);
   const std::uint32_t length = core::load_le<std::uint32_t>(b.data() + 8);
   if (version != 2)
-    return at_byte(codes::GLB_VERSION, "GLB version " + std::to_string(version) + " (need 2)", 4);
+    return core::error_at_offset(codes::GLB_VERSION,
+                                 "GLB version " + std::to_string(version) + " (need 2)", 4);
   if (length > b.size())
-    return at_byte(codes::GLB_TRUNCATED,
-                   "the header declares " + std::to_string(length) + " bytes, the file has " +
-                       std::to_string(b.size()),
-                   8);
+    return core::error_at_offset(codes::GLB_TRUNCATED,
+                                 "the header declares " + std::to_string(length) +
+                                     " bytes, the file has " + std::to_string(b.size()),
+                                 8);
   if (length < 20)
-    return at_byte(codes::GLB_LENGTH, "declared length " + std::to_string(length) + " < 20", 8);
+    return core::error_at_offset(codes::GLB_LENGTH,
+                                 "declared length " + std::to_string(length) + " < 20", 8);
   if (length < b.size())
     out.warnings.push_back(
         {codes::GLB_TRAILING_BYTES,
@@ -187,12 +185,13 @@ Result<GlbChunks> split_glb(Bytes b) {
   const std::uint32_t json_len = core::load_le<std::uint32_t>(glb.data() + 12);
   const std::uint32_t json_type = core::load_le<std::uint32_t>(glb.data() + 16);
   if (json_type != kChunkJson)
-    return at_byte(codes::GLB_CHUNK_TYPE, "the first chunk must be JSON", 16);
+    return core::error_at_offset(codes::GLB_CHUNK_TYPE, "the first chunk must be JSON", 16);
   if (json_len > length - 20)
-    return at_byte(codes::GLB_CHUNK_LENGTH,
-                   "JSON chunk length " + std::to_string(json_len) + " runs past the end (" +
-                       std::to_string(length - 20) + " bytes left)",
-                   12);
+    return core::error_at_offset(codes::GLB_CHUNK_LENGTH,
+                                 "JSON chunk length " + std::to_string(json_len) +
+                                     " runs past the end (" + std::to_string(length - 20) +
+                                     " bytes left)",
+                                 12);
   if (json_len % 4 != 0)
     out.warnings.push_back({codes::GLB_ALIGNMENT, "the JSON chunk length is not a multiple of 4"});
   Bytes text = glb.subspan(20, json_len);
@@ -206,21 +205,22 @@ Result<GlbChunks> split_glb(Bytes b) {
   std::size_t at = 20 + std::size_t{json_len};
   bool first = true;
   while (at < length) {
-    if (length - at < 8) return at_byte(codes::GLB_TRUNCATED, "a chunk header needs 8 bytes", at);
+    if (length - at < 8)
+      return core::error_at_offset(codes::GLB_TRUNCATED, "a chunk header needs 8 bytes", at);
     const std::uint32_t len = core::load_le<std::uint32_t>(glb.data() + at);
     const std::uint32_t type = core::load_le<std::uint32_t>(glb.data() + at + 4);
     if (len > length - at - 8)
-      return at_byte(codes::GLB_CHUNK_LENGTH,
-                     "chunk length " + std::to_string(len) + " runs past the end (" +
-                         std::to_string(length - at - 8) + " bytes left)",
-                     at);
+      return core::error_at_offset(codes::GLB_CHUNK_LENGTH,
+                                   "chunk length " + std::to_string(len) + " runs past the end (" +
+                                       std::to_string(length - at - 8) + " bytes left)",
+                                   at);
     if (type == kChunkBin) {
       if (!first)
-        return at_byte(codes::GLB_CHUNK_TYPE, "the BIN chunk must directly follow the JSON chunk",
-                       at + 4);
+        return core::error_at_offset(codes::GLB_CHUNK_TYPE,
+                                     "the BIN chunk must directly follow the JSON chunk", at + 4);
       out.bin = glb.subspan(at + 8, len);
     } else if (type == kChunkJson) {
-      return at_byte(codes::GLB_CHUNK_TYPE, "a second JSON chunk", at + 4);
+      return core::error_at_offset(codes::GLB_CHUNK_TYPE, "a second JSON chunk", at + 4);
     } else {
       out.warnings.push_back({codes::GLB_UNKNOWN_CHUNK,
                               "chunk at byte " + std::to_string(at) + " of unknown type skipped"});
@@ -244,16 +244,18 @@ Result<std::string> resolve_gltf_uri(const std::string& base, const std::string&
       path += uri[i];
     }
   }
-  if (path.empty()) return at_ptr(codes::GLTF_URI_UNSAFE, "empty uri", ptr);
+  if (path.empty()) return core::error_at_pointer(codes::GLTF_URI_UNSAFE, "empty uri", ptr);
   if (path.find('\0') != std::string::npos)
-    return at_ptr(codes::GLTF_URI_UNSAFE, "uri holds a NUL byte", ptr);
+    return core::error_at_pointer(codes::GLTF_URI_UNSAFE, "uri holds a NUL byte", ptr);
   if (path[0] == '/' || path[0] == '\\')
-    return at_ptr(codes::GLTF_URI_UNSAFE, "absolute path " + uri + " is not allowed", ptr);
+    return core::error_at_pointer(codes::GLTF_URI_UNSAFE,
+                                  "absolute path " + uri + " is not allowed", ptr);
   const auto colon = path.find(':');
   const auto slash = path.find('/');
   if (colon != std::string::npos && (slash == std::string::npos || colon < slash))
-    return at_ptr(codes::GLTF_URI_UNSAFE,
-                  "uri " + uri + " has a scheme or drive; only relative file paths are read", ptr);
+    return core::error_at_pointer(
+        codes::GLTF_URI_UNSAFE,
+        "uri " + uri + " has a scheme or drive; only relative file paths are read", ptr);
   std::string out = base;
   std::size_t start = 0;
   while (start <= path.size()) {
@@ -261,7 +263,8 @@ Result<std::string> resolve_gltf_uri(const std::string& base, const std::string&
     if (stop == std::string::npos) stop = path.size();
     const std::string seg = path.substr(start, stop - start);
     if (seg == "..")
-      return at_ptr(codes::GLTF_URI_UNSAFE, "uri " + uri + " leaves its folder (..)", ptr);
+      return core::error_at_pointer(codes::GLTF_URI_UNSAFE,
+                                    "uri " + uri + " leaves its folder (..)", ptr);
     if (!seg.empty() && seg != ".") {
       if (!out.empty()) out += '/';
       out += seg;
@@ -286,10 +289,11 @@ struct GltfDocument::Impl {
 
   core::Status charge(std::uint64_t n, const std::string& ptr) {
     if (n > options.max_total_bytes || used > options.max_total_bytes - n)
-      return at_ptr(codes::GLTF_LIMIT,
-                    "loading " + std::to_string(n) + " more bytes would pass the limit of " +
-                        std::to_string(options.max_total_bytes),
-                    ptr);
+      return core::error_at_pointer(codes::GLTF_LIMIT,
+                                    "loading " + std::to_string(n) +
+                                        " more bytes would pass the limit of " +
+                                        std::to_string(options.max_total_bytes),
+                                    ptr);
     used += n;
     return core::Ok{};
   }
@@ -339,10 +343,11 @@ Result<GltfDocument> GltfDocument::load(Bytes bytes, const GltfLoadOptions& opti
     }
   }
   if (text.size() > options.max_total_bytes)
-    return at_byte(codes::GLTF_LIMIT,
-                   "glTF JSON of " + std::to_string(text.size()) + " bytes is over the limit of " +
-                       std::to_string(options.max_total_bytes),
-                   text_offset);
+    return core::error_at_offset(codes::GLTF_LIMIT,
+                                 "glTF JSON of " + std::to_string(text.size()) +
+                                     " bytes is over the limit of " +
+                                     std::to_string(options.max_total_bytes),
+                                 text_offset);
   if (auto st = impl->charge(text.size(), ""); !st) return std::move(st).error();
   core::JsonLimits limits;
   limits.max_depth = options.max_json_depth;
@@ -353,7 +358,7 @@ Result<GltfDocument> GltfDocument::load(Bytes bytes, const GltfLoadOptions& opti
     return e;
   }
   if (!json->is_object())
-    return at_ptr(
+    return core::error_at_pointer(
         codes::GLTF_NOT_OBJECT,
         std::string("the glTF JSON must be an object, not ") + core::json_type_name(*json), "");
   impl->root = std::move(*json);
@@ -375,32 +380,36 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
   Impl& m = *impl_;
   if (auto it = m.buffers.find(index); it != m.buffers.end()) return Bytes(it->second);
   const std::string ptr = core::json_pointer_join("/buffers", index);
-  if (index >= count("buffers")) return at_ptr(codes::GLTF_BUFFER, "no such buffer", ptr);
+  if (index >= count("buffers"))
+    return core::error_at_pointer(codes::GLTF_BUFFER, "no such buffer", ptr);
   const Json& buf = m.root["buffers"][index];
-  if (!buf.is_object()) return at_ptr(codes::GLTF_BUFFER, "a buffer must be an object", ptr);
+  if (!buf.is_object())
+    return core::error_at_pointer(codes::GLTF_BUFFER, "a buffer must be an object", ptr);
   auto len = uint_member(buf, "byteLength", std::nullopt, ptr, codes::GLTF_BUFFER);
   if (!len) return std::move(len).error();
   const auto short_of = [&](std::uint64_t have, const std::string& what) {
-    return at_ptr(codes::GLTF_BUFFER,
-                  "byteLength " + std::to_string(*len) + " but " + what + " holds only " +
-                      std::to_string(have) + " bytes",
-                  ptr + "/byteLength");
+    return core::error_at_pointer(codes::GLTF_BUFFER,
+                                  "byteLength " + std::to_string(*len) + " but " + what +
+                                      " holds only " + std::to_string(have) + " bytes",
+                                  ptr + "/byteLength");
   };
   std::vector<std::uint8_t> data;
   auto uri = buf.find("uri");
   if (uri == buf.end()) {
     // glTF 2.0 §4.4.3.3: buffer 0 without a uri is the GLB-stored BIN chunk.
     if (!m.glb || index != 0)
-      return at_ptr(codes::GLTF_BUFFER, "a buffer without a uri must be buffer 0 of a GLB", ptr);
+      return core::error_at_pointer(codes::GLTF_BUFFER,
+                                    "a buffer without a uri must be buffer 0 of a GLB", ptr);
     if (!m.has_bin)
-      return at_ptr(codes::GLTF_BUFFER, "buffer 0 refers to the BIN chunk, but the GLB has none",
-                    ptr);
+      return core::error_at_pointer(codes::GLTF_BUFFER,
+                                    "buffer 0 refers to the BIN chunk, but the GLB has none", ptr);
     if (m.bin.size() < *len) return short_of(m.bin.size(), "the BIN chunk");
     // The BIN chunk is charged already.
     data.assign(m.bin.begin(), m.bin.begin() + static_cast<std::ptrdiff_t>(*len));
     return Bytes(m.buffers.emplace(index, std::move(data)).first->second);
   }
-  if (!uri->is_string()) return at_ptr(codes::GLTF_BUFFER, "uri must be a string", ptr + "/uri");
+  if (!uri->is_string())
+    return core::error_at_pointer(codes::GLTF_BUFFER, "uri must be a string", ptr + "/uri");
   const std::string& u = uri->get_ref<const std::string&>();
   std::string scheme = u.substr(0, 5);
   for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -408,7 +417,8 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
     const std::size_t comma = u.find(',');
     const std::string_view head = std::string_view(u).substr(0, comma);
     if (comma == std::string::npos || head.size() < 7 || head.substr(head.size() - 7) != ";base64")
-      return at_ptr(codes::GLTF_URI, "a data: URI must be base64 (data:…;base64,…)", ptr + "/uri");
+      return core::error_at_pointer(codes::GLTF_URI, "a data: URI must be base64 (data:…;base64,…)",
+                                    ptr + "/uri");
     const std::string_view payload = std::string_view(u).substr(comma + 1);
     const std::size_t have = core::base64_decoded_size(payload);
     if (have < *len) return short_of(have, "the data: URI");
@@ -424,11 +434,12 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
     data = std::move(*decoded);
   } else {
     if (m.options.base_dir.empty())
-      return at_ptr(codes::GLTF_URI_EXTERNAL,
-                    "buffer refers to the file \"" + u +
-                        "\", but the document was loaded from bytes without a folder; "
-                        "embed the buffer (GLB or data: URI) or load the file from disk",
-                    ptr + "/uri");
+      return core::error_at_pointer(
+          codes::GLTF_URI_EXTERNAL,
+          "buffer refers to the file \"" + u +
+              "\", but the document was loaded from bytes without a folder; "
+              "embed the buffer (GLB or data: URI) or load the file from disk",
+          ptr + "/uri");
     auto rel = resolve_gltf_uri("", u, ptr + "/uri");
     if (!rel) return std::move(rel).error();
     const std::string path = m.options.base_dir + "/" + *rel;
@@ -450,35 +461,39 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
 Result<GltfAccessorInfo> GltfDocument::accessor(std::size_t index) const {
   const std::string ptr = core::json_pointer_join("/accessors", index);
   if (index >= count("accessors"))
-    return at_ptr(codes::GLTF_ACCESSOR,
-                  "no accessor " + std::to_string(index) + " (the file has " +
-                      std::to_string(count("accessors")) + ")",
-                  ptr);
+    return core::error_at_pointer(codes::GLTF_ACCESSOR,
+                                  "no accessor " + std::to_string(index) + " (the file has " +
+                                      std::to_string(count("accessors")) + ")",
+                                  ptr);
   const Json& a = impl_->root["accessors"][index];
-  if (!a.is_object()) return at_ptr(codes::GLTF_ACCESSOR, "an accessor must be an object", ptr);
+  if (!a.is_object())
+    return core::error_at_pointer(codes::GLTF_ACCESSOR, "an accessor must be an object", ptr);
   GltfAccessorInfo info;
   auto type = a.find("type");
   std::size_t rows = 0;
   if (type == a.end() || !type->is_string() ||
       !type_shape(type->get_ref<const std::string&>(), info.components, rows))
-    return at_ptr(codes::GLTF_ACCESSOR, "type must be SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4",
-                  ptr + "/type");
+    return core::error_at_pointer(codes::GLTF_ACCESSOR,
+                                  "type must be SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4",
+                                  ptr + "/type");
   info.type = type->get<std::string>();
   auto ct = uint_member(a, "componentType", std::nullopt, ptr, codes::GLTF_ACCESSOR);
   if (!ct) return std::move(ct).error();
   if (!valid_component(static_cast<std::uint32_t>(*ct)))
-    return at_ptr(codes::GLTF_ACCESSOR, "unknown componentType " + std::to_string(*ct),
-                  ptr + "/componentType");
+    return core::error_at_pointer(codes::GLTF_ACCESSOR,
+                                  "unknown componentType " + std::to_string(*ct),
+                                  ptr + "/componentType");
   info.component_type = static_cast<GltfComponent>(*ct);
   if (auto it = a.find("normalized"); it != a.end()) {
     if (!it->is_boolean())
-      return at_ptr(codes::GLTF_ACCESSOR, "normalized must be true or false", ptr + "/normalized");
+      return core::error_at_pointer(codes::GLTF_ACCESSOR, "normalized must be true or false",
+                                    ptr + "/normalized");
     info.normalized = it->get<bool>();
     if (info.normalized && (info.component_type == GltfComponent::kFloat ||
                             info.component_type == GltfComponent::kUnsignedInt))
-      return at_ptr(codes::GLTF_ACCESSOR,
-                    "only (unsigned) byte and short accessors can be normalized",
-                    ptr + "/normalized");
+      return core::error_at_pointer(codes::GLTF_ACCESSOR,
+                                    "only (unsigned) byte and short accessors can be normalized",
+                                    ptr + "/normalized");
   }
   auto n = uint_member(a, "count", std::nullopt, ptr, codes::GLTF_ACCESSOR);
   if (!n) return std::move(n).error();
@@ -514,9 +529,10 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
     if (info->normalized || (info->component_type != GltfComponent::kUnsignedByte &&
                              info->component_type != GltfComponent::kUnsignedShort &&
                              info->component_type != GltfComponent::kUnsignedInt))
-      return at_ptr(codes::GLTF_ACCESSOR,
-                    "an unsigned integer accessor that is not normalized is needed here",
-                    ptr + "/componentType");
+      return core::error_at_pointer(
+          codes::GLTF_ACCESSOR,
+          "an unsigned integer accessor that is not normalized is needed here",
+          ptr + "/componentType");
   }
   std::size_t comps = 0, rows = 0;
   type_shape(info->type, comps, rows);
@@ -542,10 +558,11 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
 
   // The decoded array is bounded by max_total_bytes before it is allocated.
   const auto over_limit = [&] {
-    return at_ptr(codes::GLTF_LIMIT,
-                  "accessor of " + std::to_string(info->count) + " elements is over the limit of " +
-                      std::to_string(options.max_total_bytes) + " bytes",
-                  ptr + "/count");
+    return core::error_at_pointer(codes::GLTF_LIMIT,
+                                  "accessor of " + std::to_string(info->count) +
+                                      " elements is over the limit of " +
+                                      std::to_string(options.max_total_bytes) + " bytes",
+                                  ptr + "/count");
   };
 
   std::vector<T> out;
@@ -555,20 +572,21 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
     if (!view) return std::move(view).error();
     const std::size_t stride = view->stride != 0 ? view->stride : layout.element_size;
     if (stride < layout.element_size)
-      return at_ptr(codes::GLTF_BUFFER_VIEW,
-                    "byteStride " + std::to_string(stride) + " is below the element size " +
-                        std::to_string(layout.element_size),
-                    core::json_pointer_join("/bufferViews", *info->buffer_view) + "/byteStride");
+      return core::error_at_pointer(
+          codes::GLTF_BUFFER_VIEW,
+          "byteStride " + std::to_string(stride) + " is below the element size " +
+              std::to_string(layout.element_size),
+          core::json_pointer_join("/bufferViews", *info->buffer_view) + "/byteStride");
     auto off = uint_member(a, "byteOffset", 0, ptr, codes::GLTF_ACCESSOR);
     if (!off) return std::move(off).error();
     if (!fits(*off, info->count, stride, layout.element_size, view->bytes.size()))
-      return at_ptr(codes::GLTF_ACCESSOR,
-                    std::to_string(info->count) + " elements of " +
-                        std::to_string(layout.element_size) + " bytes every " +
-                        std::to_string(stride) + " from byte " + std::to_string(*off) +
-                        " run past bufferView " + std::to_string(*info->buffer_view) + " (" +
-                        std::to_string(view->bytes.size()) + " bytes)",
-                    ptr);
+      return core::error_at_pointer(
+          codes::GLTF_ACCESSOR,
+          std::to_string(info->count) + " elements of " + std::to_string(layout.element_size) +
+              " bytes every " + std::to_string(stride) + " from byte " + std::to_string(*off) +
+              " run past bufferView " + std::to_string(*info->buffer_view) + " (" +
+              std::to_string(view->bytes.size()) + " bytes)",
+          ptr);
     // Allocated only now: the check above bounds count by the buffer size.
     if (values * sizeof(T) > options.max_total_bytes) return over_limit();
     out.resize(static_cast<std::size_t>(values));
@@ -581,11 +599,12 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
     // No bufferView: zeros (glTF 2.0 §3.6.2.1); nothing but the caps bound count.
     if (values * sizeof(T) > options.max_total_bytes) return over_limit();
     if (info->count * layout.element_size > options.max_zero_accessor_bytes)
-      return at_ptr(codes::GLTF_LIMIT,
-                    "accessor without a bufferView declares " + std::to_string(info->count) +
-                        " elements, over the limit of " +
-                        std::to_string(options.max_zero_accessor_bytes) + " bytes",
-                    ptr + "/count");
+      return core::error_at_pointer(codes::GLTF_LIMIT,
+                                    "accessor without a bufferView declares " +
+                                        std::to_string(info->count) +
+                                        " elements, over the limit of " +
+                                        std::to_string(options.max_zero_accessor_bytes) + " bytes",
+                                    ptr + "/count");
     out.assign(static_cast<std::size_t>(values), T(0));
   }
 
@@ -593,18 +612,21 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
   // Sparse substitution (glTF 2.0 §3.6.2.3).
   const std::string sp = ptr + "/sparse";
   const Json& s = a["sparse"];
-  if (!s.is_object()) return at_ptr(codes::GLTF_SPARSE, "sparse must be an object", sp);
+  if (!s.is_object())
+    return core::error_at_pointer(codes::GLTF_SPARSE, "sparse must be an object", sp);
   auto n = uint_member(s, "count", std::nullopt, sp, codes::GLTF_SPARSE);
   if (!n) return std::move(n).error();
   if (*n == 0 || *n > info->count)
-    return at_ptr(codes::GLTF_SPARSE,
-                  "sparse count " + std::to_string(*n) + " must be 1 to the accessor's count " +
-                      std::to_string(info->count),
-                  sp + "/count");
+    return core::error_at_pointer(codes::GLTF_SPARSE,
+                                  "sparse count " + std::to_string(*n) +
+                                      " must be 1 to the accessor's count " +
+                                      std::to_string(info->count),
+                                  sp + "/count");
   const auto part = [&](const char* key) -> Result<const Json*> {
     auto it = s.find(key);
     if (it == s.end() || !it->is_object())
-      return at_ptr(codes::GLTF_SPARSE, std::string(key) + " must be an object", sp + "/" + key);
+      return core::error_at_pointer(codes::GLTF_SPARSE, std::string(key) + " must be an object",
+                                    sp + "/" + key);
     return &*it;
   };
   auto ind = part("indices");
@@ -615,8 +637,9 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
   auto ict = uint_member(**ind, "componentType", std::nullopt, ip, codes::GLTF_SPARSE);
   if (!ict) return std::move(ict).error();
   if (*ict != 5121 && *ict != 5123 && *ict != 5125)
-    return at_ptr(codes::GLTF_SPARSE, "sparse indices must be UNSIGNED_BYTE, _SHORT or _INT",
-                  ip + "/componentType");
+    return core::error_at_pointer(codes::GLTF_SPARSE,
+                                  "sparse indices must be UNSIGNED_BYTE, _SHORT or _INT",
+                                  ip + "/componentType");
   const auto ic = static_cast<GltfComponent>(*ict);
   const std::size_t isize = component_size(ic);
   auto iv = index_member(**ind, "bufferView", doc.count("bufferViews"), ip, codes::GLTF_SPARSE,
@@ -634,20 +657,23 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
   auto vview = view_of(*vv);
   if (!vview) return std::move(vview).error();
   if (!fits(*ioff, *n, isize, isize, iview->bytes.size()))
-    return at_ptr(codes::GLTF_SPARSE,
-                  std::to_string(*n) + " indices run past bufferView " + std::to_string(*iv), ip);
+    return core::error_at_pointer(
+        codes::GLTF_SPARSE,
+        std::to_string(*n) + " indices run past bufferView " + std::to_string(*iv), ip);
   if (!fits(*voff, *n, layout.element_size, layout.element_size, vview->bytes.size()))
-    return at_ptr(codes::GLTF_SPARSE,
-                  std::to_string(*n) + " values run past bufferView " + std::to_string(*vv), vp);
+    return core::error_at_pointer(
+        codes::GLTF_SPARSE,
+        std::to_string(*n) + " values run past bufferView " + std::to_string(*vv), vp);
   std::uint64_t previous = 0;
   for (std::size_t k = 0; k < *n; ++k) {
     const std::uint64_t i =
         component_value<std::uint64_t>(iview->bytes.data() + *ioff + k * isize, ic, false);
     if (i >= info->count || (k > 0 && i <= previous))
-      return at_ptr(codes::GLTF_SPARSE,
-                    "index " + std::to_string(k) + " (" + std::to_string(i) +
-                        ") is not increasing or not below the count " + std::to_string(info->count),
-                    ip);
+      return core::error_at_pointer(codes::GLTF_SPARSE,
+                                    "index " + std::to_string(k) + " (" + std::to_string(i) +
+                                        ") is not increasing or not below the count " +
+                                        std::to_string(info->count),
+                                    ip);
     previous = i;
     const std::uint8_t* e = vview->bytes.data() + *voff + k * layout.element_size;
     for (std::size_t c = 0; c < comps; ++c)
@@ -660,10 +686,11 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
 Result<Bytes> GltfDocument::buffer_view(std::size_t v) {
   const std::string vp = core::json_pointer_join("/bufferViews", v);
   if (v >= count("bufferViews"))
-    return at_ptr(codes::GLTF_BUFFER_VIEW, "there is no bufferView " + std::to_string(v), vp);
+    return core::error_at_pointer(codes::GLTF_BUFFER_VIEW,
+                                  "there is no bufferView " + std::to_string(v), vp);
   const Json& view = json()["bufferViews"][v];
   if (!view.is_object())
-    return at_ptr(codes::GLTF_BUFFER_VIEW, "a bufferView must be an object", vp);
+    return core::error_at_pointer(codes::GLTF_BUFFER_VIEW, "a bufferView must be an object", vp);
   auto b = index_member(view, "buffer", count("buffers"), vp, codes::GLTF_BUFFER_VIEW, "buffers");
   if (!b) return std::move(b).error();
   auto off = uint_member(view, "byteOffset", 0, vp, codes::GLTF_BUFFER_VIEW);
@@ -673,11 +700,11 @@ Result<Bytes> GltfDocument::buffer_view(std::size_t v) {
   auto data = buffer(*b);
   if (!data) return std::move(data).error();
   if (*off > data->size() || *len > data->size() - *off)
-    return at_ptr(codes::GLTF_BUFFER_VIEW,
-                  "bytes " + std::to_string(*off) + " + " + std::to_string(*len) +
-                      " run past buffer " + std::to_string(*b) + " (" +
-                      std::to_string(data->size()) + " bytes)",
-                  vp);
+    return core::error_at_pointer(codes::GLTF_BUFFER_VIEW,
+                                  "bytes " + std::to_string(*off) + " + " + std::to_string(*len) +
+                                      " run past buffer " + std::to_string(*b) + " (" +
+                                      std::to_string(data->size()) + " bytes)",
+                                  vp);
   return data->subspan(static_cast<std::size_t>(*off), static_cast<std::size_t>(*len));
 }
 

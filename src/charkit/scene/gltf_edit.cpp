@@ -33,7 +33,7 @@ void align4(std::vector<std::uint8_t>& bin) {
 
 core::Result<std::vector<std::uint8_t>> begin_edit(GltfDocument& doc, const core::ErrorCode& code) {
   if (doc.count("buffers") > 1)
-    return gltf_error_at(
+    return core::error_at_pointer(
         code,
         "files with several buffers are not supported: merge them into one (e.g. save as GLB)",
         "/buffers");
@@ -47,11 +47,6 @@ core::Result<std::vector<std::uint8_t>> begin_edit(GltfDocument& doc, const core
   for (const char* key : {"accessors", "bufferViews"})
     if (!root.contains(key) || !root[key].is_array()) root[key] = Json::array();
   return bin;
-}
-
-core::Error gltf_error_at(const core::ErrorCode& code, const std::string& message,
-                          const std::string& pointer) {
-  return core::make_error(code, message, core::Location::at_pointer(pointer));
 }
 
 std::optional<std::size_t> gltf_index_member(const Json& j, const char* key) {
@@ -68,11 +63,12 @@ core::Result<std::vector<float>> read_float_attribute(GltfDocument& doc, std::si
   auto info = doc.accessor(accessor);
   if (!info) return std::move(info).error();
   if (info->components != components || (count != 0 && info->count != count))
-    return gltf_error_at(code,
-                         "accessor " + std::to_string(accessor) + " is " + info->type + " × " +
-                             std::to_string(info->count) + ", expected " +
-                             std::to_string(components) + " components × " + std::to_string(count),
-                         pointer);
+    return core::error_at_pointer(code,
+                                  "accessor " + std::to_string(accessor) + " is " + info->type +
+                                      " × " + std::to_string(info->count) + ", expected " +
+                                      std::to_string(components) + " components × " +
+                                      std::to_string(count),
+                                  pointer);
   return doc.read_accessor_floats(accessor);
 }
 

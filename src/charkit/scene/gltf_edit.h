@@ -19,10 +19,6 @@
 
 namespace charkit::scene {
 
-/// An error with a JSON pointer.
-core::Error gltf_error_at(const core::ErrorCode& code, const std::string& message,
-                          const std::string& pointer);
-
 /// j[key] when j is an object and the member an unsigned integer.
 std::optional<std::size_t> gltf_index_member(const core::Json& j, const char* key);
 

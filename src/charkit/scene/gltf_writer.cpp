@@ -15,11 +15,6 @@ namespace {
 using core::Json;
 using core::make_error;
 
-core::Error scene_error(core::ErrorCode code, std::string message, std::string pointer) {
-  return make_error(std::move(code), std::move(message),
-                    core::Location::at_pointer(std::move(pointer)));
-}
-
 template <typename T>
 bool count_ok(const std::vector<T>& values, std::size_t vertex_count) {
   return values.empty() || values.size() == vertex_count;
@@ -47,10 +42,11 @@ bool all_finite_values(const std::vector<std::array<float, N>>& values) {
 core::Status validate_mesh(const Scene& scene, const Mesh& mesh, const std::string& where) {
   const std::size_t vc = mesh.vertex_count();
   if (vc == 0) {
-    return scene_error(codes::SCENE_MESH_NO_VERTICES, "a mesh needs at least one position", where);
+    return core::error_at_pointer(codes::SCENE_MESH_NO_VERTICES,
+                                  "a mesh needs at least one position", where);
   }
   if (vc > std::numeric_limits<std::uint32_t>::max()) {
-    return scene_error(codes::SCENE_MESH_TOO_LARGE, "more than 2^32-1 vertices", where);
+    return core::error_at_pointer(codes::SCENE_MESH_TOO_LARGE, "more than 2^32-1 vertices", where);
   }
   bool counts = count_ok(mesh.normals, vc) && count_ok(mesh.tangents, vc) &&
                 count_ok(mesh.colors, vc) && count_ok(mesh.joints, vc) &&
@@ -59,39 +55,40 @@ core::Status validate_mesh(const Scene& scene, const Mesh& mesh, const std::stri
     counts = counts && set.size() == vc;
   }
   if (!counts) {
-    return scene_error(codes::SCENE_MESH_ATTRIBUTE_COUNT,
-                       "every present attribute needs one value per position", where);
+    return core::error_at_pointer(codes::SCENE_MESH_ATTRIBUTE_COUNT,
+                                  "every present attribute needs one value per position", where);
   }
   if (mesh.joints.empty() != mesh.weights.empty()) {
-    return scene_error(codes::SCENE_MESH_SKIN_ATTRIBUTES, "joints and weights come together",
-                       where);
+    return core::error_at_pointer(codes::SCENE_MESH_SKIN_ATTRIBUTES,
+                                  "joints and weights come together", where);
   }
   for (std::size_t c = 0; c < mesh.custom.size(); ++c) {
     const CustomAttribute& a = mesh.custom[c];
     const std::string cw = core::json_pointer_join(where + "/custom", c);
     // glTF 2.0 §3.7.2.1: application-specific attributes start with '_'.
     if (a.name.size() < 2 || a.name[0] != '_' || a.components < 1 || a.components > 4) {
-      return scene_error(codes::SCENE_MESH_CUSTOM_ATTRIBUTE,
-                         "a custom attribute needs a name starting with '_' and 1..4 components",
-                         cw);
+      return core::error_at_pointer(
+          codes::SCENE_MESH_CUSTOM_ATTRIBUTE,
+          "a custom attribute needs a name starting with '_' and 1..4 components", cw);
     }
     if (a.values.size() != vc * a.components) {
-      return scene_error(codes::SCENE_MESH_ATTRIBUTE_COUNT,
-                         "every present attribute needs one value per position", cw);
+      return core::error_at_pointer(codes::SCENE_MESH_ATTRIBUTE_COUNT,
+                                    "every present attribute needs one value per position", cw);
     }
     if (!finite(a.values.data(), a.values.size())) {
-      return scene_error(codes::SCENE_MESH_NOT_FINITE, "a vertex attribute holds NaN or infinity",
-                         cw);
+      return core::error_at_pointer(codes::SCENE_MESH_NOT_FINITE,
+                                    "a vertex attribute holds NaN or infinity", cw);
     }
   }
   for (std::size_t t = 0; t < mesh.targets.size(); ++t) {
     const MorphTarget& target = mesh.targets[t];
     const std::string tw = core::json_pointer_join(where + "/targets", t);
     if (target.positions.size() != vc)
-      return scene_error(codes::SCENE_MESH_ATTRIBUTE_COUNT,
-                         "a morph target needs one displacement per position", tw);
+      return core::error_at_pointer(codes::SCENE_MESH_ATTRIBUTE_COUNT,
+                                    "a morph target needs one displacement per position", tw);
     if (!all_finite_values(target.positions) || !std::isfinite(target.weight))
-      return scene_error(codes::SCENE_MESH_NOT_FINITE, "a morph target holds NaN or infinity", tw);
+      return core::error_at_pointer(codes::SCENE_MESH_NOT_FINITE,
+                                    "a morph target holds NaN or infinity", tw);
   }
   // Non-finite floats cannot be written as JSON min/max and are invalid glTF data.
   bool all_finite = all_finite_values(mesh.positions) && all_finite_values(mesh.normals) &&
@@ -101,43 +98,44 @@ core::Status validate_mesh(const Scene& scene, const Mesh& mesh, const std::stri
     all_finite = all_finite && all_finite_values(set);
   }
   if (!all_finite) {
-    return scene_error(codes::SCENE_MESH_NOT_FINITE, "a vertex attribute holds NaN or infinity",
-                       where);
+    return core::error_at_pointer(codes::SCENE_MESH_NOT_FINITE,
+                                  "a vertex attribute holds NaN or infinity", where);
   }
   if (!mesh.joints.empty()) {
     if (!scene.skeleton) {
-      return scene_error(codes::SCENE_MESH_NO_SKELETON, "a mesh with joints needs a scene skeleton",
-                         where);
+      return core::error_at_pointer(codes::SCENE_MESH_NO_SKELETON,
+                                    "a mesh with joints needs a scene skeleton", where);
     }
     const std::size_t jc = scene.skeleton->joint_count();
     for (const auto& j : mesh.joints) {
       for (std::uint16_t v : j) {
         if (v >= jc) {
-          return scene_error(codes::SCENE_MESH_JOINT_RANGE,
-                             "joint index " + std::to_string(v) + " >= joint count", where);
+          return core::error_at_pointer(codes::SCENE_MESH_JOINT_RANGE,
+                                        "joint index " + std::to_string(v) + " >= joint count",
+                                        where);
         }
       }
     }
   }
   if (mesh.primitives.empty()) {
-    return scene_error(codes::SCENE_MESH_NO_PRIMITIVES,
-                       "glTF needs at least one primitive per mesh", where);
+    return core::error_at_pointer(codes::SCENE_MESH_NO_PRIMITIVES,
+                                  "glTF needs at least one primitive per mesh", where);
   }
   for (std::size_t p = 0; p < mesh.primitives.size(); ++p) {
     const Primitive& prim = mesh.primitives[p];
     const std::string pw = core::json_pointer_join(where + "/primitives", p);
     if (prim.indices.empty() || prim.indices.size() % 3 != 0) {
-      return scene_error(codes::SCENE_MESH_INDEX_COUNT,
-                         "a triangle list needs a positive multiple of 3 indices", pw);
+      return core::error_at_pointer(codes::SCENE_MESH_INDEX_COUNT,
+                                    "a triangle list needs a positive multiple of 3 indices", pw);
     }
     for (std::uint32_t i : prim.indices) {
       if (i >= vc) {
-        return scene_error(codes::SCENE_MESH_INDEX_RANGE,
-                           "index " + std::to_string(i) + " >= vertex count", pw);
+        return core::error_at_pointer(codes::SCENE_MESH_INDEX_RANGE,
+                                      "index " + std::to_string(i) + " >= vertex count", pw);
       }
     }
     if (prim.material && *prim.material >= scene.materials.size()) {
-      return scene_error(codes::SCENE_MESH_MATERIAL, "material index out of range", pw);
+      return core::error_at_pointer(codes::SCENE_MESH_MATERIAL, "material index out of range", pw);
     }
   }
   return core::Ok{};
@@ -150,15 +148,16 @@ core::Status validate_nodes(const Scene& scene) {
     const Node& node = scene.nodes[i];
     const std::string where = core::json_pointer_join("/nodes", i);
     if (node.mesh && *node.mesh >= scene.meshes.size()) {
-      return scene_error(codes::SCENE_NODE_MESH, "mesh index out of range", where);
+      return core::error_at_pointer(codes::SCENE_NODE_MESH, "mesh index out of range", where);
     }
     for (std::uint32_t c : node.children) {
       if (c >= n || c == i) {
-        return scene_error(codes::SCENE_NODE_CHILD, "child index out of range or self", where);
+        return core::error_at_pointer(codes::SCENE_NODE_CHILD, "child index out of range or self",
+                                      where);
       }
       if (parent[c] != -1) {
-        return scene_error(codes::SCENE_NODE_TWO_PARENTS,
-                           "node " + std::to_string(c) + " has two parents", where);
+        return core::error_at_pointer(codes::SCENE_NODE_TWO_PARENTS,
+                                      "node " + std::to_string(c) + " has two parents", where);
       }
       parent[c] = static_cast<std::int64_t>(i);
     }
@@ -168,8 +167,8 @@ core::Status validate_nodes(const Scene& scene) {
     std::int64_t at = parent[i];
     for (std::size_t steps = 0; at != -1; ++steps) {
       if (steps > n) {
-        return scene_error(codes::SCENE_NODE_CYCLE, "the node hierarchy has a cycle",
-                           core::json_pointer_join("/nodes", i));
+        return core::error_at_pointer(codes::SCENE_NODE_CYCLE, "the node hierarchy has a cycle",
+                                      core::json_pointer_join("/nodes", i));
       }
       at = parent[static_cast<std::size_t>(at)];
     }
@@ -177,12 +176,13 @@ core::Status validate_nodes(const Scene& scene) {
   for (std::size_t r = 0; r < scene.roots.size(); ++r) {
     const std::uint32_t root = scene.roots[r];
     if (root >= n || parent[root] != -1) {
-      return scene_error(codes::SCENE_NODE_ROOT, "a root must be an existing node without parent",
-                         core::json_pointer_join("/roots", r));
+      return core::error_at_pointer(codes::SCENE_NODE_ROOT,
+                                    "a root must be an existing node without parent",
+                                    core::json_pointer_join("/roots", r));
     }
     if (std::count(scene.roots.begin(), scene.roots.end(), root) != 1) {
-      return scene_error(codes::SCENE_NODE_ROOT, "a root is listed twice",
-                         core::json_pointer_join("/roots", r));
+      return core::error_at_pointer(codes::SCENE_NODE_ROOT, "a root is listed twice",
+                                    core::json_pointer_join("/roots", r));
     }
   }
   return core::Ok{};
@@ -191,25 +191,26 @@ core::Status validate_nodes(const Scene& scene) {
 core::Status validate_skeleton(const Skeleton& s) {
   const std::size_t jc = s.joint_count();
   if (jc == 0 || s.parents.size() != jc) {
-    return scene_error(codes::SCENE_SKELETON_COUNT, "a skeleton needs joints, one parent each",
-                       "/skeleton");
+    return core::error_at_pointer(codes::SCENE_SKELETON_COUNT,
+                                  "a skeleton needs joints, one parent each", "/skeleton");
   }
   if ((!s.local_transforms.empty() && s.local_transforms.size() != jc) ||
       (!s.inverse_bind_matrices.empty() && s.inverse_bind_matrices.size() != jc)) {
-    return scene_error(codes::SCENE_SKELETON_COUNT,
-                       "transforms and matrices: none or one per joint", "/skeleton");
+    return core::error_at_pointer(codes::SCENE_SKELETON_COUNT,
+                                  "transforms and matrices: none or one per joint", "/skeleton");
   }
   for (std::size_t j = 0; j < jc; ++j) {
     const std::int32_t p = s.parents[j];
     if (p < -1 || p >= static_cast<std::int64_t>(j)) {
-      return scene_error(codes::SCENE_SKELETON_PARENT, "a parent must come before its child",
-                         core::json_pointer_join("/skeleton/parents", j));
+      return core::error_at_pointer(codes::SCENE_SKELETON_PARENT,
+                                    "a parent must come before its child",
+                                    core::json_pointer_join("/skeleton/parents", j));
     }
   }
   for (const Mat4& m : s.inverse_bind_matrices) {
     if (!finite(m.data(), m.size())) {
-      return scene_error(codes::SCENE_SKELETON_NOT_FINITE, "inverse bind matrix not finite",
-                         "/skeleton");
+      return core::error_at_pointer(codes::SCENE_SKELETON_NOT_FINITE,
+                                    "inverse bind matrix not finite", "/skeleton");
     }
   }
   return core::Ok{};
@@ -650,20 +651,20 @@ core::Status validate_scene(const Scene& scene) {
     const Material& mat = scene.materials[m];
     if ((mat.base_color_texture && *mat.base_color_texture >= scene.textures.size()) ||
         (mat.normal_texture && *mat.normal_texture >= scene.textures.size())) {
-      return scene_error(codes::SCENE_MATERIAL_TEXTURE, "texture index out of range",
-                         core::json_pointer_join("/materials", m));
+      return core::error_at_pointer(codes::SCENE_MATERIAL_TEXTURE, "texture index out of range",
+                                    core::json_pointer_join("/materials", m));
     }
   }
   for (std::size_t t = 0; t < scene.textures.size(); ++t) {
     if (scene.textures[t].image >= scene.images.size()) {
-      return scene_error(codes::SCENE_TEXTURE_IMAGE, "image index out of range",
-                         core::json_pointer_join("/textures", t));
+      return core::error_at_pointer(codes::SCENE_TEXTURE_IMAGE, "image index out of range",
+                                    core::json_pointer_join("/textures", t));
     }
   }
   for (std::size_t i = 0; i < scene.images.size(); ++i) {
     if (scene.images[i].png.empty()) {
-      return scene_error(codes::SCENE_IMAGE_EMPTY, "an image needs PNG bytes",
-                         core::json_pointer_join("/images", i));
+      return core::error_at_pointer(codes::SCENE_IMAGE_EMPTY, "an image needs PNG bytes",
+                                    core::json_pointer_join("/images", i));
     }
   }
   return core::Ok{};

@@ -55,13 +55,6 @@ bool ends_with_ci(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && lower(s.substr(s.size() - suffix.size())) == suffix;
 }
 
-Error at_ptr(core::ErrorCode code, std::string message, std::string pointer) {
-  return make_error(std::move(code), std::move(message), Location::at_pointer(std::move(pointer)));
-}
-Error at_byte(core::ErrorCode code, std::string message, std::uint64_t offset) {
-  return make_error(std::move(code), std::move(message), Location::at_offset(offset));
-}
-
 // ---------------------------------------------------------------------------
 // glTF JSON survey
 
@@ -91,19 +84,20 @@ class Survey {
     if (it == parent.end()) return &kEmpty;
     const std::string ptr = core::json_pointer_join(parent_ptr, key);
     if (!it->is_array())
-      return at_ptr(codes::GLTF_TYPE,
-                    std::string(key) + " must be an array, not " + core::json_type_name(*it), ptr);
+      return core::error_at_pointer(
+          codes::GLTF_TYPE,
+          std::string(key) + " must be an array, not " + core::json_type_name(*it), ptr);
     if (it->size() > o_.max_count)
-      return at_ptr(codes::GLTF_TOO_MANY,
-                    std::string(key) + " has " + std::to_string(it->size()) + " entries (limit " +
-                        std::to_string(o_.max_count) + ")",
-                    ptr);
+      return core::error_at_pointer(codes::GLTF_TOO_MANY,
+                                    std::string(key) + " has " + std::to_string(it->size()) +
+                                        " entries (limit " + std::to_string(o_.max_count) + ")",
+                                    ptr);
     return &*it;
   }
   std::optional<Error> need_object(const Json& j, const std::string& ptr) {
     if (j.is_object()) return std::nullopt;
-    return at_ptr(codes::GLTF_TYPE,
-                  std::string("expected an object, not ") + core::json_type_name(j), ptr);
+    return core::error_at_pointer(
+        codes::GLTF_TYPE, std::string("expected an object, not ") + core::json_type_name(j), ptr);
   }
   // An index member that must point into an array of `size` entries.
   Result<std::optional<std::uint32_t>> index_member(const Json& obj, const std::string& obj_ptr,
@@ -112,7 +106,8 @@ class Survey {
     auto it = obj.find(key);
     const std::string ptr = core::json_pointer_join(obj_ptr, key);
     if (it == obj.end()) {
-      if (required) return at_ptr(codes::GLTF_VALUE, std::string(key) + " is required", ptr);
+      if (required)
+        return core::error_at_pointer(codes::GLTF_VALUE, std::string(key) + " is required", ptr);
       return std::optional<std::uint32_t>{};
     }
     return index_value(*it, ptr, size, what);
@@ -121,13 +116,13 @@ class Survey {
                                                    std::size_t size, const char* what) {
     auto v = core::json_uint32(j);
     if (!v)
-      return at_ptr(codes::GLTF_TYPE, std::string("index of ") + what + " must be an integer >= 0",
-                    ptr);
+      return core::error_at_pointer(
+          codes::GLTF_TYPE, std::string("index of ") + what + " must be an integer >= 0", ptr);
     if (*v >= size)
-      return at_ptr(codes::GLTF_INDEX,
-                    std::string("index ") + std::to_string(*v) +
-                        " is out of range: " + std::to_string(size) + " " + what,
-                    ptr);
+      return core::error_at_pointer(codes::GLTF_INDEX,
+                                    std::string("index ") + std::to_string(*v) +
+                                        " is out of range: " + std::to_string(size) + " " + what,
+                                    ptr);
     return std::optional<std::uint32_t>{*v};
   }
   Result<std::uint64_t> uint_member(const Json& obj, const std::string& obj_ptr, const char* key,
@@ -135,12 +130,14 @@ class Survey {
     auto it = obj.find(key);
     const std::string ptr = core::json_pointer_join(obj_ptr, key);
     if (it == obj.end()) {
-      if (required) return at_ptr(codes::GLTF_VALUE, std::string(key) + " is required", ptr);
+      if (required)
+        return core::error_at_pointer(codes::GLTF_VALUE, std::string(key) + " is required", ptr);
       return fallback;
     }
     auto v = core::json_uint32(*it);
     if (!v)
-      return at_ptr(codes::GLTF_TYPE, std::string(key) + " must be an integer in 0..2^32-1", ptr);
+      return core::error_at_pointer(codes::GLTF_TYPE,
+                                    std::string(key) + " must be an integer in 0..2^32-1", ptr);
     return std::uint64_t{*v};
   }
 
@@ -179,19 +176,22 @@ class Survey {
 std::optional<Error> Survey::asset() {
   auto it = root_.find("asset");
   if (it == root_.end())
-    return at_ptr(codes::GLTF_ASSET, "glTF needs an asset object with a version", "/asset");
-  if (!it->is_object()) return at_ptr(codes::GLTF_ASSET, "asset must be an object", "/asset");
+    return core::error_at_pointer(codes::GLTF_ASSET, "glTF needs an asset object with a version",
+                                  "/asset");
+  if (!it->is_object())
+    return core::error_at_pointer(codes::GLTF_ASSET, "asset must be an object", "/asset");
   auto v = it->find("version");
   if (v == it->end() || !v->is_string())
-    return at_ptr(codes::GLTF_ASSET, "asset.version must be a string such as \"2.0\"",
-                  "/asset/version");
+    return core::error_at_pointer(
+        codes::GLTF_ASSET, "asset.version must be a string such as \"2.0\"", "/asset/version");
   info_.gltf_version = v->get<std::string>();
   // glTF 2.0 §3.2: "<major>.<minor>"; this reader understands major version 2.
   const std::string& ver = info_.gltf_version;
   const auto dot = ver.find('.');
   if (dot == std::string::npos || ver.substr(0, dot) != "2")
-    return at_ptr(codes::GLTF_VERSION, "glTF asset version " + ver + " is not supported (need 2.x)",
-                  "/asset/version");
+    return core::error_at_pointer(codes::GLTF_VERSION,
+                                  "glTF asset version " + ver + " is not supported (need 2.x)",
+                                  "/asset/version");
   if (auto g = it->find("generator"); g != it->end() && g->is_string())
     info_.generator = g->get<std::string>();
   return std::nullopt;
@@ -210,37 +210,40 @@ std::optional<Error> Survey::buffers(const Container& c) {
     if (uri == arr[i].end()) {
       // glTF 2.0 §4.4.3.3: buffer 0 without a uri is the GLB-stored BIN chunk.
       if (!c.is_glb || i != 0)
-        return at_ptr(codes::GLTF_VALUE,
-                      "a buffer without a uri is allowed only as buffer 0 of a GLB", ptr);
+        return core::error_at_pointer(
+            codes::GLTF_VALUE, "a buffer without a uri is allowed only as buffer 0 of a GLB", ptr);
       if (!c.glb_bin_length)
-        return at_ptr(codes::GLB_BIN_MISSING,
-                      "buffer 0 refers to the BIN chunk, but the GLB has none", ptr);
+        return core::error_at_pointer(
+            codes::GLB_BIN_MISSING, "buffer 0 refers to the BIN chunk, but the GLB has none", ptr);
       if (*len > *c.glb_bin_length)
-        return at_ptr(codes::GLTF_LENGTH,
-                      "byteLength " + std::to_string(*len) + " exceeds the BIN chunk (" +
-                          std::to_string(*c.glb_bin_length) + " bytes)",
-                      ptr + "/byteLength");
+        return core::error_at_pointer(codes::GLTF_LENGTH,
+                                      "byteLength " + std::to_string(*len) +
+                                          " exceeds the BIN chunk (" +
+                                          std::to_string(*c.glb_bin_length) + " bytes)",
+                                      ptr + "/byteLength");
       continue;
     }
-    if (!uri->is_string()) return at_ptr(codes::GLTF_TYPE, "uri must be a string", ptr + "/uri");
+    if (!uri->is_string())
+      return core::error_at_pointer(codes::GLTF_TYPE, "uri must be a string", ptr + "/uri");
     const auto& u = uri->get_ref<const std::string&>();
     if (u.rfind("data:", 0) == 0) {
       // base64 holds 3 bytes per 4 characters.
       const auto comma = u.find(',');
       const std::uint64_t payload = comma == std::string::npos ? 0 : (u.size() - comma - 1) / 4 * 3;
       if (*len > payload + 2)
-        return at_ptr(codes::GLTF_LENGTH,
-                      "byteLength " + std::to_string(*len) + " exceeds the data URI", ptr);
+        return core::error_at_pointer(
+            codes::GLTF_LENGTH, "byteLength " + std::to_string(*len) + " exceeds the data URI",
+            ptr);
       continue;
     }
     if (c.resolve) {
       auto size = c.resolve(u, ptr + "/uri");
       if (!size) return std::move(size).error();
       if (*len > *size)
-        return at_ptr(codes::GLTF_LENGTH,
-                      "byteLength " + std::to_string(*len) + " exceeds the file " + u + " (" +
-                          std::to_string(*size) + " bytes)",
-                      ptr + "/byteLength");
+        return core::error_at_pointer(codes::GLTF_LENGTH,
+                                      "byteLength " + std::to_string(*len) + " exceeds the file " +
+                                          u + " (" + std::to_string(*size) + " bytes)",
+                                      ptr + "/byteLength");
     }
   }
   return std::nullopt;
@@ -260,11 +263,11 @@ std::optional<Error> Survey::buffer_views() {
     if (!len) return std::move(len).error();
     const std::uint64_t buf_len = buffer_lengths_[**b];
     if (*off + *len > buf_len)
-      return at_ptr(codes::GLTF_LENGTH,
-                    "byteOffset + byteLength = " + std::to_string(*off + *len) +
-                        " exceeds buffer " + std::to_string(**b) + " (" + std::to_string(buf_len) +
-                        " bytes)",
-                    ptr);
+      return core::error_at_pointer(codes::GLTF_LENGTH,
+                                    "byteOffset + byteLength = " + std::to_string(*off + *len) +
+                                        " exceeds buffer " + std::to_string(**b) + " (" +
+                                        std::to_string(buf_len) + " bytes)",
+                                    ptr);
     view_lengths_.push_back(*len);
   }
   return std::nullopt;
@@ -307,18 +310,21 @@ std::optional<Error> Survey::accessors() {
     if (auto e = need_object(arr[i], ptr)) return e;
     auto count = uint_member(arr[i], ptr, "count", true);
     if (!count) return std::move(count).error();
-    if (*count == 0) return at_ptr(codes::GLTF_VALUE, "count must be at least 1", ptr + "/count");
+    if (*count == 0)
+      return core::error_at_pointer(codes::GLTF_VALUE, "count must be at least 1", ptr + "/count");
     auto ct = uint_member(arr[i], ptr, "componentType", true);
     if (!ct) return std::move(ct).error();
     const unsigned csize = component_size(*ct);
     if (csize == 0)
-      return at_ptr(codes::GLTF_VALUE, "unknown componentType " + std::to_string(*ct),
-                    ptr + "/componentType");
+      return core::error_at_pointer(codes::GLTF_VALUE,
+                                    "unknown componentType " + std::to_string(*ct),
+                                    ptr + "/componentType");
     auto type = arr[i].find("type");
     const unsigned ncomp =
         (type != arr[i].end() && type->is_string()) ? component_count(type->get<std::string>()) : 0;
     if (ncomp == 0)
-      return at_ptr(codes::GLTF_VALUE, "type must be SCALAR, VEC2 … MAT4", ptr + "/type");
+      return core::error_at_pointer(codes::GLTF_VALUE, "type must be SCALAR, VEC2 … MAT4",
+                                    ptr + "/type");
     accessor_counts_.push_back(*count);
     auto view = index_member(arr[i], ptr, "bufferView", view_lengths_.size(), "bufferViews");
     if (!view) return std::move(view).error();
@@ -330,16 +336,17 @@ std::optional<Error> Survey::accessors() {
     if (auto s = (*views_)[**view].find("byteStride"); s != (*views_)[**view].end()) {
       auto sv = core::json_uint32(*s);
       if (!sv)
-        return at_ptr(codes::GLTF_TYPE, "byteStride must be an integer",
-                      "/bufferViews/" + std::to_string(**view));
+        return core::error_at_pointer(codes::GLTF_TYPE, "byteStride must be an integer",
+                                      "/bufferViews/" + std::to_string(**view));
       if (*sv != 0) stride = *sv;
     }
     const std::uint64_t need = *off + stride * (*count - 1) + elem;
     if (need > view_lengths_[**view])
-      return at_ptr(codes::GLTF_LENGTH,
-                    "accessor needs " + std::to_string(need) + " bytes, bufferView " +
-                        std::to_string(**view) + " has " + std::to_string(view_lengths_[**view]),
-                    ptr);
+      return core::error_at_pointer(codes::GLTF_LENGTH,
+                                    "accessor needs " + std::to_string(need) +
+                                        " bytes, bufferView " + std::to_string(**view) + " has " +
+                                        std::to_string(view_lengths_[**view]),
+                                    ptr);
   }
   return std::nullopt;
 }
@@ -352,7 +359,8 @@ std::optional<Error> Survey::meshes() {
     if (auto e = need_object(arr[m], mptr)) return e;
     CHARKIT_TRY_ARRAY(prims, arr[m], mptr, "primitives");
     if (prims.empty())
-      return at_ptr(codes::GLTF_VALUE, "a mesh needs at least one primitive", mptr + "/primitives");
+      return core::error_at_pointer(codes::GLTF_VALUE, "a mesh needs at least one primitive",
+                                    mptr + "/primitives");
     std::size_t mesh_targets = 0;
     for (std::size_t p = 0; p < prims.size(); ++p) {
       const std::string pptr = core::json_pointer_join(mptr + "/primitives", p);
@@ -361,7 +369,8 @@ std::optional<Error> Survey::meshes() {
       ++info_.primitives;
       auto attrs = prim.find("attributes");
       if (attrs == prim.end() || !attrs->is_object())
-        return at_ptr(codes::GLTF_TYPE, "attributes must be an object", pptr + "/attributes");
+        return core::error_at_pointer(codes::GLTF_TYPE, "attributes must be an object",
+                                      pptr + "/attributes");
       for (auto it = attrs->begin(); it != attrs->end(); ++it) {
         auto a = index_value(it.value(), core::json_pointer_join(pptr + "/attributes", it.key()),
                              accessor_counts_.size(), "accessors");
@@ -377,7 +386,8 @@ std::optional<Error> Survey::meshes() {
       const std::uint64_t n = *idx ? accessor_counts_[**idx] : vertex_count;
       auto mode = uint_member(prim, pptr, "mode", false, 4);
       if (!mode) return std::move(mode).error();
-      if (*mode > 6) return at_ptr(codes::GLTF_VALUE, "mode must be 0..6", pptr + "/mode");
+      if (*mode > 6)
+        return core::error_at_pointer(codes::GLTF_VALUE, "mode must be 0..6", pptr + "/mode");
       if (*mode == 4) info_.triangles += n / 3;                            // TRIANGLES
       if ((*mode == 5 || *mode == 6) && n >= 3) info_.triangles += n - 2;  // STRIP, FAN
       CHARKIT_TRY_ARRAY(targets, prim, pptr, "targets");
@@ -407,7 +417,8 @@ std::optional<Error> Survey::skins() {
     if (auto e = need_object(arr[s], sptr)) return e;
     CHARKIT_TRY_ARRAY(js, arr[s], sptr, "joints");
     if (js.empty())
-      return at_ptr(codes::GLTF_VALUE, "a skin needs at least one joint", sptr + "/joints");
+      return core::error_at_pointer(codes::GLTF_VALUE, "a skin needs at least one joint",
+                                    sptr + "/joints");
     for (std::size_t j = 0; j < js.size(); ++j) {
       auto n =
           index_value(js[j], core::json_pointer_join(sptr + "/joints", j), nodes_->size(), "nodes");
@@ -418,8 +429,9 @@ std::optional<Error> Survey::skins() {
         index_member(arr[s], sptr, "inverseBindMatrices", accessor_counts_.size(), "accessors");
     if (!ibm) return std::move(ibm).error();
     if (*ibm && accessor_counts_[**ibm] < js.size())
-      return at_ptr(codes::GLTF_LENGTH, "inverseBindMatrices has fewer entries than joints",
-                    sptr + "/inverseBindMatrices");
+      return core::error_at_pointer(codes::GLTF_LENGTH,
+                                    "inverseBindMatrices has fewer entries than joints",
+                                    sptr + "/inverseBindMatrices");
   }
   info_.joints = joints.size();
   return std::nullopt;
@@ -435,7 +447,8 @@ std::optional<Error> Survey::images(const Container& c) {
     if (!view) return std::move(view).error();
     auto uri = arr[i].find("uri");
     if (uri == arr[i].end()) continue;
-    if (!uri->is_string()) return at_ptr(codes::GLTF_TYPE, "uri must be a string", ptr + "/uri");
+    if (!uri->is_string())
+      return core::error_at_pointer(codes::GLTF_TYPE, "uri must be a string", ptr + "/uri");
     const auto& u = uri->get_ref<const std::string&>();
     if (u.rfind("data:", 0) == 0 || !c.resolve) continue;
     auto size = c.resolve(u, ptr + "/uri");
@@ -489,19 +502,22 @@ std::optional<Error> Survey::vrm0(const Json& ext) {
   std::set<std::string> present;
   if (auto hum = ext.find("humanoid"); hum != ext.end()) {
     if (!hum->is_object())
-      return at_ptr(codes::VRM_TYPE, "humanoid must be an object", "/extensions/VRM/humanoid");
+      return core::error_at_pointer(codes::VRM_TYPE, "humanoid must be an object",
+                                    "/extensions/VRM/humanoid");
     if (auto bones = hum->find("humanBones"); bones != hum->end()) {
       const std::string bptr = "/extensions/VRM/humanoid/humanBones";
       if (!bones->is_array())
-        return at_ptr(codes::VRM_TYPE, "VRM 0.x humanBones must be an array", bptr);
+        return core::error_at_pointer(codes::VRM_TYPE, "VRM 0.x humanBones must be an array", bptr);
       for (std::size_t i = 0; i < bones->size(); ++i) {
         const Json& b = (*bones)[i];
         const std::string ptr = core::json_pointer_join(bptr, i);
         if (!b.is_object())
-          return at_ptr(codes::VRM_TYPE, "a humanBones entry must be an object", ptr);
+          return core::error_at_pointer(codes::VRM_TYPE, "a humanBones entry must be an object",
+                                        ptr);
         const std::string name = string_member(b, "bone");
         if (name.empty())
-          return at_ptr(codes::VRM_TYPE, "bone must be a non-empty string", ptr + "/bone");
+          return core::error_at_pointer(codes::VRM_TYPE, "bone must be a non-empty string",
+                                        ptr + "/bone");
         auto node = index_member(b, ptr, "node", nodes_->size(), "nodes", true);
         if (!node) return std::move(node).error();
         if (!present.insert(name).second)
@@ -534,15 +550,17 @@ std::optional<Error> Survey::vrm1(const Json& ext) {
   std::set<std::string> present;
   if (auto hum = ext.find("humanoid"); hum != ext.end()) {
     if (!hum->is_object())
-      return at_ptr(codes::VRM_TYPE, "humanoid must be an object", "/extensions/VRMC_vrm/humanoid");
+      return core::error_at_pointer(codes::VRM_TYPE, "humanoid must be an object",
+                                    "/extensions/VRMC_vrm/humanoid");
     if (auto bones = hum->find("humanBones"); bones != hum->end()) {
       const std::string bptr = "/extensions/VRMC_vrm/humanoid/humanBones";
       if (!bones->is_object())
-        return at_ptr(codes::VRM_TYPE, "VRM 1.0 humanBones must be an object", bptr);
+        return core::error_at_pointer(codes::VRM_TYPE, "VRM 1.0 humanBones must be an object",
+                                      bptr);
       for (auto it = bones->begin(); it != bones->end(); ++it) {
         const std::string ptr = core::json_pointer_join(bptr, it.key());
         if (!it.value().is_object())
-          return at_ptr(codes::VRM_TYPE, "a human bone must be an object", ptr);
+          return core::error_at_pointer(codes::VRM_TYPE, "a human bone must be an object", ptr);
         auto node = index_member(it.value(), ptr, "node", nodes_->size(), "nodes", true);
         if (!node) return std::move(node).error();
         present.insert(it.key());
@@ -560,20 +578,21 @@ std::optional<Error> Survey::vrm() {
   auto exts = root_.find("extensions");
   if (exts == root_.end()) return std::nullopt;
   if (!exts->is_object())
-    return at_ptr(codes::GLTF_TYPE, "extensions must be an object", "/extensions");
+    return core::error_at_pointer(codes::GLTF_TYPE, "extensions must be an object", "/extensions");
   auto v1 = exts->find("VRMC_vrm");
   auto v0 = exts->find("VRM");
   std::optional<Error> e;
   if (v1 != exts->end()) {
     if (!v1->is_object())
-      return at_ptr(codes::VRM_TYPE, "VRMC_vrm must be an object", "/extensions/VRMC_vrm");
+      return core::error_at_pointer(codes::VRM_TYPE, "VRMC_vrm must be an object",
+                                    "/extensions/VRMC_vrm");
     if (v0 != exts->end())
       warn(codes::VRM_BOTH_VERSIONS,
            "both VRM (0.x) and VRMC_vrm (1.0) are present; reporting 1.0");
     e = vrm1(*v1);
   } else if (v0 != exts->end()) {
     if (!v0->is_object())
-      return at_ptr(codes::VRM_TYPE, "VRM must be an object", "/extensions/VRM");
+      return core::error_at_pointer(codes::VRM_TYPE, "VRM must be an object", "/extensions/VRM");
     e = vrm0(*v0);
   } else {
     return std::nullopt;
@@ -595,7 +614,7 @@ std::optional<Error> Survey::vrm() {
 
 std::optional<Error> Survey::run(const Container& c) {
   if (!root_.is_object())
-    return at_ptr(
+    return core::error_at_pointer(
         codes::GLTF_NOT_OBJECT,
         std::string("the glTF JSON must be an object, not ") + core::json_type_name(root_), "");
   if (auto e = asset()) return e;
@@ -629,10 +648,11 @@ std::optional<Error> Survey::run(const Container& c) {
 Result<ModelInfo> survey_json(std::string_view text, std::uint64_t offset, const IntakeOptions& o,
                               ModelInfo info, const Container& c) {
   if (text.size() > o.max_json_bytes)
-    return at_byte(codes::GLTF_TOO_MANY,
-                   "glTF JSON of " + std::to_string(text.size()) + " bytes is over the limit of " +
-                       std::to_string(o.max_json_bytes),
-                   offset);
+    return core::error_at_offset(codes::GLTF_TOO_MANY,
+                                 "glTF JSON of " + std::to_string(text.size()) +
+                                     " bytes is over the limit of " +
+                                     std::to_string(o.max_json_bytes),
+                                 offset);
   auto json = core::parse_json_strict(text);
   if (!json) {
     Error e = std::move(json).error();
@@ -672,22 +692,22 @@ Result<ModelInfo> inspect_zip(Bytes b, const IntakeOptions& o) {
   zip_source_t* src = zip_source_buffer_create(b.data(), b.size(), 0, &zerr);
   if (!src) {
     zip_error_fini(&zerr);
-    return at_byte(codes::ZIP_OPEN, "cannot read the archive", 0);
+    return core::error_at_offset(codes::ZIP_OPEN, "cannot read the archive", 0);
   }
   std::unique_ptr<zip_t, ZipCloser> z(zip_open_from_source(src, ZIP_RDONLY, &zerr));
   if (!z) {
     std::string msg = zip_error_strerror(&zerr);
     zip_source_free(src);
     zip_error_fini(&zerr);
-    return at_byte(codes::ZIP_OPEN, "not a readable zip archive: " + msg, 0);
+    return core::error_at_offset(codes::ZIP_OPEN, "not a readable zip archive: " + msg, 0);
   }
   zip_error_fini(&zerr);
   const zip_int64_t n = zip_get_num_entries(z.get(), 0);
   if (n < 0 || static_cast<std::uint64_t>(n) > o.max_zip_entries)
-    return at_byte(codes::ZIP_TOO_MANY_ENTRIES,
-                   "the archive has " + std::to_string(n) + " entries (limit " +
-                       std::to_string(o.max_zip_entries) + ")",
-                   0);
+    return core::error_at_offset(codes::ZIP_TOO_MANY_ENTRIES,
+                                 "the archive has " + std::to_string(n) + " entries (limit " +
+                                     std::to_string(o.max_zip_entries) + ")",
+                                 0);
   std::map<std::string, std::pair<zip_uint64_t, std::uint64_t>> entries;  // name -> (index, size)
   std::vector<std::string> gltfs;
   std::uint64_t total = 0;
@@ -747,8 +767,9 @@ Result<ModelInfo> inspect_zip(Bytes b, const IntakeOptions& o) {
     if (!member) return std::move(member).error();
     auto it = entries.find(*member);
     if (it == entries.end())
-      return at_ptr(codes::GLTF_URI_MISSING,
-                    "uri " + uri + " names " + *member + ", which is not in the archive", ptr);
+      return core::error_at_pointer(
+          codes::GLTF_URI_MISSING,
+          "uri " + uri + " names " + *member + ", which is not in the archive", ptr);
     return it->second.second;
   };
   ModelInfo info;
@@ -770,9 +791,10 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
   info.container = binary ? ModelContainer::kFbxBinary : ModelContainer::kFbxAscii;
   if (binary) {
     if (b.size() < 27)
-      return at_byte(codes::FBX_HEADER, "the FBX binary header needs 27 bytes", b.size());
+      return core::error_at_offset(codes::FBX_HEADER, "the FBX binary header needs 27 bytes",
+                                   b.size());
     if (b[21] != 0x1A || b[22] != 0x00)
-      return at_byte(codes::FBX_HEADER, "bytes 21..22 must be 1A 00", 21);
+      return core::error_at_offset(codes::FBX_HEADER, "bytes 21..22 must be 1A 00", 21);
     info.fbx_version = core::load_le<std::uint32_t>(b.data() + 23);
   } else {
     // "; FBX 7.4.0 project file" → 7400; else the FBXVersion: property.
@@ -814,8 +836,8 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
   }
   if (!o.use_assimp) return info;
   if (b.size() > o.max_fbx_bytes)
-    return at_byte(codes::FBX_TOO_LARGE,
-                   "FBX of " + std::to_string(b.size()) + " bytes is over the limit", 0);
+    return core::error_at_offset(
+        codes::FBX_TOO_LARGE, "FBX of " + std::to_string(b.size()) + " bytes is over the limit", 0);
   // The counts come back as u64s and the generator as text.
   auto answer = detail::import_fbx_isolated(b, [](const aiScene& scene) {
 #if CHARKIT_WITH_ASSIMP
@@ -861,7 +883,8 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
   std::uint64_t v[10] = {};
   for (auto& x : v)
     if (!r.read(x))
-      return at_byte(codes::FBX_IMPORT, "the FBX import process sent a short answer", 0);
+      return core::error_at_offset(codes::FBX_IMPORT, "the FBX import process sent a short answer",
+                                   0);
   auto size = [](std::uint64_t x) { return static_cast<std::size_t>(x); };
   info.meshes = size(v[0]);
   info.primitives = size(v[0]);
@@ -964,10 +987,11 @@ Result<ModelInfo> inspect_model(Bytes b, const IntakeOptions& o) {
       info.container = ModelContainer::kGltfJson;
       r = survey_json(text, 0, o, std::move(info), Container{});
     } else {
-      return at_byte(codes::MODEL_FORMAT_UNKNOWN,
-                     "not a model this tool knows: expected GLB (glTF magic), glTF JSON, a zip "
-                     "with a .gltf, or FBX",
-                     0);
+      return core::error_at_offset(
+          codes::MODEL_FORMAT_UNKNOWN,
+          "not a model this tool knows: expected GLB (glTF magic), glTF JSON, a zip "
+          "with a .gltf, or FBX",
+          0);
     }
   }
   if (r) name_warnings(o, *r);

@@ -309,8 +309,7 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
 // malformed files); the details come back as JSON text.
 core::Result<Json> fbx_details(core::Bytes b, const IntakeOptions& o) {
   if (b.size() > o.max_fbx_bytes)
-    return core::make_error(codes::FBX_TOO_LARGE, "FBX over the size limit",
-                            core::Location::at_offset(0));
+    return core::error_at_offset(codes::FBX_TOO_LARGE, "FBX over the size limit", 0);
   auto answer = detail::import_fbx_isolated(b, [](const aiScene& scene) {
 #if CHARKIT_WITH_ASSIMP
     const aiScene* s = &scene;

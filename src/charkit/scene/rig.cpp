@@ -116,10 +116,6 @@ Mat4d node_matrix(const tg::Node& n) {
   return trs_matrix(node_transform(n));
 }
 
-core::Error err(core::ErrorCode code, std::string msg, std::string pointer) {
-  return make_error(std::move(code), std::move(msg), Location::at_pointer(std::move(pointer)));
-}
-
 // An accessor's elements as doubles (count × components), read by
 // GltfDocument (byte ranges, stride, normalised integers, sparse), after the
 // type and component type the rig expects are checked here.
@@ -127,16 +123,18 @@ core::Result<std::vector<double>> read_accessor(
     GltfDocument& doc, int index, const char* type,
     std::initializer_list<GltfComponent> component_types, const std::string& where) {
   if (index < 0 || static_cast<std::size_t>(index) >= doc.count("accessors"))
-    return err(codes::RIG_ACCESSOR, "accessor index " + std::to_string(index) + " out of range",
-               where);
+    return core::error_at_pointer(
+        codes::RIG_ACCESSOR, "accessor index " + std::to_string(index) + " out of range", where);
   const auto ai = static_cast<std::size_t>(index);
   auto a = doc.accessor(ai);
   if (!a) return std::move(a).error();
   const std::string ap = core::json_pointer_join("/accessors", ai);
-  if (a->type != type) return err(codes::RIG_ACCESSOR, "unexpected accessor type", ap + "/type");
+  if (a->type != type)
+    return core::error_at_pointer(codes::RIG_ACCESSOR, "unexpected accessor type", ap + "/type");
   if (std::find(component_types.begin(), component_types.end(), a->component_type) ==
       component_types.end())
-    return err(codes::RIG_ACCESSOR, "unexpected component type", ap + "/componentType");
+    return core::error_at_pointer(codes::RIG_ACCESSOR, "unexpected component type",
+                                  ap + "/componentType");
   return doc.read_accessor_doubles(ai);
 }
 
@@ -145,7 +143,7 @@ core::Result<std::vector<double>> read_accessor(
 core::Result<int> index_value(const Json& j, const std::string& p) {
   const auto v = core::json_uint32(j);
   if (!v || *v > static_cast<std::uint32_t>(INT_MAX))
-    return err(codes::RIG_PARSE, "expected an index", p);
+    return core::error_at_pointer(codes::RIG_PARSE, "expected an index", p);
   return static_cast<int>(*v);
 }
 
@@ -160,13 +158,14 @@ core::Status numbers(const Json& obj, const char* key, std::size_t n, const std:
   auto it = obj.find(key);
   if (it == obj.end()) return core::Ok{};
   if (!it->is_array() || it->size() != n)
-    return err(codes::RIG_PARSE, std::string(key) + " must be an array of " + std::to_string(n),
-               p + "/" + key);
+    return core::error_at_pointer(codes::RIG_PARSE,
+                                  std::string(key) + " must be an array of " + std::to_string(n),
+                                  p + "/" + key);
   for (std::size_t i = 0; i < n; ++i) {
     const auto v = core::json_finite_number((*it)[i]);
     if (!v)
-      return err(codes::RIG_PARSE, "expected a finite number",
-                 p + "/" + key + "/" + std::to_string(i));
+      return core::error_at_pointer(codes::RIG_PARSE, "expected a finite number",
+                                    p + "/" + key + "/" + std::to_string(i));
     out.push_back(*v);
   }
   return core::Ok{};
@@ -177,12 +176,13 @@ core::Result<const Json*> array_member(const Json& obj, const char* key, const s
   auto it = obj.find(key);
   if (it == obj.end()) return &kEmpty;
   if (!it->is_array())
-    return err(codes::RIG_PARSE, std::string(key) + " must be an array", p + "/" + key);
+    return core::error_at_pointer(codes::RIG_PARSE, std::string(key) + " must be an array",
+                                  p + "/" + key);
   return &*it;
 }
 
 core::Result<std::map<std::string, int>> attribute_map(const Json& j, const std::string& p) {
-  if (!j.is_object()) return err(codes::RIG_PARSE, "expected an object", p);
+  if (!j.is_object()) return core::error_at_pointer(codes::RIG_PARSE, "expected an object", p);
   std::map<std::string, int> out;
   for (auto it = j.begin(); it != j.end(); ++it) {
     auto v = index_value(it.value(), core::json_pointer_join(p, it.key()));
@@ -203,7 +203,8 @@ core::Result<tg::Model> parse_model(const Json& root) {
   for (std::size_t i = 0; i < nodes->size(); ++i) {
     const Json& j = (*nodes)[i];
     const std::string p = core::json_pointer_join("/nodes", i);
-    if (!j.is_object()) return err(codes::RIG_PARSE, "a node must be an object", p);
+    if (!j.is_object())
+      return core::error_at_pointer(codes::RIG_PARSE, "a node must be an object", p);
     tg::Node n;
     n.name = core::json_string_or_empty(j, "name");
     CHARKIT_RIG_TRY(mesh, index_member(j, "mesh", p));
@@ -226,14 +227,16 @@ core::Result<tg::Model> parse_model(const Json& root) {
   for (std::size_t i = 0; i < meshes->size(); ++i) {
     const Json& j = (*meshes)[i];
     const std::string p = core::json_pointer_join("/meshes", i);
-    if (!j.is_object()) return err(codes::RIG_PARSE, "a mesh must be an object", p);
+    if (!j.is_object())
+      return core::error_at_pointer(codes::RIG_PARSE, "a mesh must be an object", p);
     tg::Mesh mesh;
     mesh.name = core::json_string_or_empty(j, "name");
     CHARKIT_RIG_TRY(prims, array_member(j, "primitives", p));
     for (std::size_t k = 0; k < prims->size(); ++k) {
       const Json& pj = (*prims)[k];
       const std::string pp = p + "/primitives/" + std::to_string(k);
-      if (!pj.is_object()) return err(codes::RIG_PARSE, "a primitive must be an object", pp);
+      if (!pj.is_object())
+        return core::error_at_pointer(codes::RIG_PARSE, "a primitive must be an object", pp);
       tg::Primitive prim;
       if (auto it = pj.find("attributes"); it != pj.end()) {
         CHARKIT_RIG_TRY(attrs, attribute_map(*it, pp + "/attributes"));
@@ -261,7 +264,8 @@ core::Result<tg::Model> parse_model(const Json& root) {
   for (std::size_t i = 0; i < skins->size(); ++i) {
     const Json& j = (*skins)[i];
     const std::string p = core::json_pointer_join("/skins", i);
-    if (!j.is_object()) return err(codes::RIG_PARSE, "a skin must be an object", p);
+    if (!j.is_object())
+      return core::error_at_pointer(codes::RIG_PARSE, "a skin must be an object", p);
     tg::Skin skin;
     skin.name = core::json_string_or_empty(j, "name");
     CHARKIT_RIG_TRY(ibm, index_member(j, "inverseBindMatrices", p));
@@ -453,14 +457,16 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
   }
   if (node == m.nodes.size()) {
     if (candidates.empty())
-      return err(codes::RIG_NO_SKINNED_MESH, "no node has both a mesh and a skin", "/nodes");
+      return core::error_at_pointer(codes::RIG_NO_SKINNED_MESH,
+                                    "no node has both a mesh and a skin", "/nodes");
     std::string names;
     for (const SkinnedMeshNode& c : candidates)
       names += (names.empty() ? "\"" : ", \"") + c.label() + "\"";
     const std::string wanted = options.node ? "node " + std::to_string(*options.node)
                                             : "mesh named \"" + options.mesh_name + "\"";
-    return err(codes::RIG_NO_SKINNED_MESH,
-               "no skinned " + wanted + "; the skinned meshes are " + names, "/nodes");
+    return core::error_at_pointer(codes::RIG_NO_SKINNED_MESH,
+                                  "no skinned " + wanted + "; the skinned meshes are " + names,
+                                  "/nodes");
   }
   Rig rig;
   rig.node_index = node;
@@ -480,17 +486,17 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
       const std::string cp =
           core::json_pointer_join("/nodes", i) + "/children/" + std::to_string(c);
       if (ch < 0 || static_cast<std::size_t>(ch) >= m.nodes.size())
-        return err(codes::RIG_NODE_TREE, "child index out of range", cp);
+        return core::error_at_pointer(codes::RIG_NODE_TREE, "child index out of range", cp);
       if (parent[static_cast<std::size_t>(ch)] != -1)
-        return err(codes::RIG_NODE_TREE, "node has two parents", cp);
+        return core::error_at_pointer(codes::RIG_NODE_TREE, "node has two parents", cp);
       parent[static_cast<std::size_t>(ch)] = static_cast<std::int64_t>(i);
     }
   for (std::size_t i = 0; i < m.nodes.size(); ++i) {
     std::size_t steps = 0;
     for (std::int64_t p = parent[i]; p != -1; p = parent[static_cast<std::size_t>(p)])
       if (++steps > m.nodes.size())
-        return err(codes::RIG_NODE_TREE, "node hierarchy has a cycle",
-                   core::json_pointer_join("/nodes", i));
+        return core::error_at_pointer(codes::RIG_NODE_TREE, "node hierarchy has a cycle",
+                                      core::json_pointer_join("/nodes", i));
   }
   const auto world_of = [&](std::size_t n) {
     Mat4d w = node_matrix(m.nodes[n]);
@@ -502,17 +508,19 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
 
   // --- Skeleton: skin joints, parents-first.
   const std::size_t jc = skin.joints.size();
-  if (jc == 0) return err(codes::RIG_JOINT, "skin has no joints", sp + "/joints");
+  if (jc == 0)
+    return core::error_at_pointer(codes::RIG_JOINT, "skin has no joints", sp + "/joints");
   if (jc > options.max_joints)
-    return err(codes::RIG_LIMIT, std::to_string(jc) + " joints exceed the limit", sp + "/joints");
+    return core::error_at_pointer(codes::RIG_LIMIT, std::to_string(jc) + " joints exceed the limit",
+                                  sp + "/joints");
   std::vector<std::int64_t> joint_of_node(m.nodes.size(), -1);
   for (std::size_t j = 0; j < jc; ++j) {
     const int n = skin.joints[j];
     const std::string jp = sp + "/joints/" + std::to_string(j);
     if (n < 0 || static_cast<std::size_t>(n) >= m.nodes.size())
-      return err(codes::RIG_JOINT, "joint node out of range", jp);
+      return core::error_at_pointer(codes::RIG_JOINT, "joint node out of range", jp);
     if (joint_of_node[static_cast<std::size_t>(n)] != -1)
-      return err(codes::RIG_JOINT, "joint node listed twice", jp);
+      return core::error_at_pointer(codes::RIG_JOINT, "joint node listed twice", jp);
     joint_of_node[static_cast<std::size_t>(n)] = static_cast<std::int64_t>(j);
   }
   // Per skin joint: nearest joint ancestor and the offset of the non-joint
@@ -546,8 +554,8 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
                            sp + "/inverseBindMatrices");
     if (!r) return std::move(r).error();
     if (r->size() < jc * 16)
-      return err(codes::RIG_ACCESSOR, "fewer inverse bind matrices than joints",
-                 sp + "/inverseBindMatrices");
+      return core::error_at_pointer(codes::RIG_ACCESSOR, "fewer inverse bind matrices than joints",
+                                    sp + "/inverseBindMatrices");
     ibm = std::move(*r);
   }
   Skeleton& sk = rig.skeleton;
@@ -570,10 +578,12 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
   }
 
   // --- Geometry: every primitive of the mesh, concatenated.
-  if (mesh.primitives.empty()) return err(codes::RIG_PRIMITIVE, "mesh has no primitives", mp);
+  if (mesh.primitives.empty())
+    return core::error_at_pointer(codes::RIG_PRIMITIVE, "mesh has no primitives", mp);
   const std::size_t target_count = mesh.primitives[0].targets.size();
   if (target_count > options.max_morph_targets)
-    return err(codes::RIG_LIMIT, "too many morph targets", mp + "/primitives/0/targets");
+    return core::error_at_pointer(codes::RIG_LIMIT, "too many morph targets",
+                                  mp + "/primitives/0/targets");
   rig.morph_targets.resize(target_count);
   bool all_normals = true;
   for (const auto& p : mesh.primitives) all_normals = all_normals && attribute(p, "NORMAL") >= 0;
@@ -581,12 +591,15 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
     const tg::Primitive& p = mesh.primitives[pi];
     const std::string pp = mp + "/primitives/" + std::to_string(pi);
     if (p.mode != kModeTriangles && p.mode != -1)
-      return err(codes::RIG_PRIMITIVE, "only triangle primitives are supported", pp + "/mode");
+      return core::error_at_pointer(codes::RIG_PRIMITIVE, "only triangle primitives are supported",
+                                    pp + "/mode");
     const int pa = attribute(p, "POSITION"), ja = attribute(p, "JOINTS_0"),
               wa = attribute(p, "WEIGHTS_0");
-    if (pa < 0) return err(codes::RIG_PRIMITIVE, "no POSITION", pp + "/attributes");
+    if (pa < 0)
+      return core::error_at_pointer(codes::RIG_PRIMITIVE, "no POSITION", pp + "/attributes");
     if (ja < 0 || wa < 0)
-      return err(codes::RIG_PRIMITIVE, "no JOINTS_0 / WEIGHTS_0: not skinned", pp + "/attributes");
+      return core::error_at_pointer(codes::RIG_PRIMITIVE, "no JOINTS_0 / WEIGHTS_0: not skinned",
+                                    pp + "/attributes");
     auto pos =
         read_accessor(*doc, pa, "VEC3", {GltfComponent::kFloat}, pp + "/attributes/POSITION");
     if (!pos) return std::move(pos).error();
@@ -594,9 +607,9 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
     const std::size_t n = pos->size() / 3;
     rig.primitive_vertex_offsets.push_back(base);
     if (base + n > options.max_vertices)
-      return err(codes::RIG_LIMIT,
-                 "more than " + std::to_string(options.max_vertices) + " vertices",
-                 pp + "/attributes/POSITION");
+      return core::error_at_pointer(
+          codes::RIG_LIMIT, "more than " + std::to_string(options.max_vertices) + " vertices",
+          pp + "/attributes/POSITION");
     auto jnt = read_accessor(*doc, ja, "VEC4",
                              {GltfComponent::kUnsignedByte, GltfComponent::kUnsignedShort},
                              pp + "/attributes/JOINTS_0");
@@ -607,26 +620,29 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
         pp + "/attributes/WEIGHTS_0");
     if (!wgt) return std::move(wgt).error();
     if (jnt->size() != n * 4 || wgt->size() != n * 4)
-      return err(codes::RIG_ACCESSOR, "JOINTS_0 / WEIGHTS_0 count differs from POSITION",
-                 pp + "/attributes");
+      return core::error_at_pointer(codes::RIG_ACCESSOR,
+                                    "JOINTS_0 / WEIGHTS_0 count differs from POSITION",
+                                    pp + "/attributes");
     for (double x : *pos) rig.positions.push_back(static_cast<float>(x));
     for (std::size_t v = 0; v < n; ++v) {
       double sum = 0;
       for (std::size_t k = 0; k < 4; ++k) {
         const double w = (*wgt)[v * 4 + k];
         if (!std::isfinite(w) || w < 0)
-          return err(codes::RIG_WEIGHT, "vertex " + std::to_string(v) + ": bad weight",
-                     core::json_pointer_join("/accessors", static_cast<std::size_t>(wa)));
+          return core::error_at_pointer(
+              codes::RIG_WEIGHT, "vertex " + std::to_string(v) + ": bad weight",
+              core::json_pointer_join("/accessors", static_cast<std::size_t>(wa)));
         sum += w;
       }
       for (std::size_t k = 0; k < 4; ++k) {
         const double w = sum > 0 ? (*wgt)[v * 4 + k] / sum : 0.0;
         const auto j = static_cast<std::size_t>((*jnt)[v * 4 + k]);
         if (w > 0 && j >= jc)
-          return err(codes::RIG_JOINT_INDEX,
-                     "vertex " + std::to_string(v) + " uses joint " + std::to_string(j) + " of " +
-                         std::to_string(jc),
-                     core::json_pointer_join("/accessors", static_cast<std::size_t>(ja)));
+          return core::error_at_pointer(
+              codes::RIG_JOINT_INDEX,
+              "vertex " + std::to_string(v) + " uses joint " + std::to_string(j) + " of " +
+                  std::to_string(jc),
+              core::json_pointer_join("/accessors", static_cast<std::size_t>(ja)));
         // A zero-weight slot may name any joint; point it at a valid one.
         rig.joints.push_back(w > 0 ? new_index[j] : 0);
         rig.weights.push_back(static_cast<float>(w));
@@ -637,7 +653,8 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
                                pp + "/attributes/NORMAL");
       if (!nrm) return std::move(nrm).error();
       if (nrm->size() != n * 3)
-        return err(codes::RIG_ACCESSOR, "NORMAL count differs from POSITION", pp + "/attributes");
+        return core::error_at_pointer(codes::RIG_ACCESSOR, "NORMAL count differs from POSITION",
+                                      pp + "/attributes");
       for (double x : *nrm) rig.normals.push_back(static_cast<float>(x));
     }
     if (p.indices >= 0) {
@@ -647,12 +664,14 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
                                pp + "/indices");
       if (!idx) return std::move(idx).error();
       if (idx->size() % 3 != 0)
-        return err(codes::RIG_INDEX, "index count not a multiple of 3", pp + "/indices");
+        return core::error_at_pointer(codes::RIG_INDEX, "index count not a multiple of 3",
+                                      pp + "/indices");
       for (std::size_t i = 0; i < idx->size(); ++i) {
         const double x = (*idx)[i];
         if (x >= static_cast<double>(n))
-          return err(codes::RIG_INDEX, "index " + std::to_string(i) + " past the vertex count",
-                     core::json_pointer_join("/accessors", static_cast<std::size_t>(p.indices)));
+          return core::error_at_pointer(
+              codes::RIG_INDEX, "index " + std::to_string(i) + " past the vertex count",
+              core::json_pointer_join("/accessors", static_cast<std::size_t>(p.indices)));
         rig.triangles.push_back(static_cast<std::uint32_t>(base + static_cast<std::size_t>(x)));
       }
     } else {
@@ -661,10 +680,11 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
           rig.triangles.push_back(static_cast<std::uint32_t>(base + i + k));
     }
     if (target_count * (base + n) * 3 > options.max_morph_floats)
-      return err(codes::RIG_LIMIT, "morph targets × vertices above the limit", pp + "/targets");
+      return core::error_at_pointer(codes::RIG_LIMIT, "morph targets × vertices above the limit",
+                                    pp + "/targets");
     if (p.targets.size() != target_count)
-      return err(codes::RIG_MORPH, "primitives have different morph target counts",
-                 pp + "/targets");
+      return core::error_at_pointer(
+          codes::RIG_MORPH, "primitives have different morph target counts", pp + "/targets");
     for (std::size_t t = 0; t < target_count; ++t) {
       auto& d = rig.morph_targets[t].position_deltas;
       const int ta = target_attribute(p.targets[t], "POSITION");
@@ -676,8 +696,8 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
                               pp + "/targets/" + std::to_string(t) + "/POSITION");
       if (!td) return std::move(td).error();
       if (td->size() != n * 3)
-        return err(codes::RIG_MORPH, "target count differs from POSITION",
-                   pp + "/targets/" + std::to_string(t));
+        return core::error_at_pointer(codes::RIG_MORPH, "target count differs from POSITION",
+                                      pp + "/targets/" + std::to_string(t));
       for (double x : *td) d.push_back(static_cast<float>(x));
     }
   }

@@ -22,10 +22,11 @@ core::Result<std::shared_ptr<const FrameSource>> FrameSource::open(
   bool line_has_bytes = false;
   auto end_line = [&](std::uint64_t end) -> core::Status {
     if (end - line_start > kMaxNdjsonLine)
-      return core::make_error(codes::KEYPOINTS_LINE,
-                              "line " + std::to_string(src->starts_.size() + 1) +
-                                  " is longer than " + std::to_string(kMaxNdjsonLine) + " bytes",
-                              core::Location::at_offset(line_start));
+      return core::error_at_offset(codes::KEYPOINTS_LINE,
+                                   "line " + std::to_string(src->starts_.size() + 1) +
+                                       " is longer than " + std::to_string(kMaxNdjsonLine) +
+                                       " bytes",
+                                   line_start);
     if (line_has_bytes) {
       if (src->starts_.size() >= kMaxStreamFrames)
         return core::make_error(codes::KEYPOINTS_TOO_LONG,
@@ -54,10 +55,11 @@ core::Result<std::shared_ptr<const FrameSource>> FrameSource::open(
     pos += *got;
     if (!line_has_bytes && pos - line_start > kMaxNdjsonLine) line_start = pos;  // blank padding
     if (line_has_bytes && pos - line_start > kMaxNdjsonLine)  // stop before reading on
-      return core::make_error(codes::KEYPOINTS_LINE,
-                              "line " + std::to_string(src->starts_.size() + 1) +
-                                  " is longer than " + std::to_string(kMaxNdjsonLine) + " bytes",
-                              core::Location::at_offset(line_start));
+      return core::error_at_offset(codes::KEYPOINTS_LINE,
+                                   "line " + std::to_string(src->starts_.size() + 1) +
+                                       " is longer than " + std::to_string(kMaxNdjsonLine) +
+                                       " bytes",
+                                   line_start);
   }
   src->size_ = pos;
   if (auto s = end_line(pos); !s) return std::move(s).error();
@@ -82,8 +84,8 @@ core::Result<std::vector<std::shared_ptr<const std::string>>> FrameSource::read(
                                               text.size() - done));
     if (!r) return std::move(r).error();
     if (*r == 0)
-      return core::make_error(codes::KEYPOINTS_READ, "the keypoint file ended early",
-                              core::Location::at_offset(begin + done));
+      return core::error_at_offset(codes::KEYPOINTS_READ, "the keypoint file ended early",
+                                   begin + done);
     done += *r;
   }
   out.reserve(count);

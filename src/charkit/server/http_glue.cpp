@@ -64,12 +64,11 @@ core::Result<std::string> percent_decode(std::string_view text, bool plus_is_spa
       int hi = i + 1 < text.size() ? hex_value(text[i + 1]) : -1;
       int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
       if (hi < 0 || lo < 0)
-        return core::make_error(codes::HTTP_BAD_ESCAPE, "'%' must be followed by two hex digits",
-                                core::Location::at_offset(i));
+        return core::error_at_offset(codes::HTTP_BAD_ESCAPE,
+                                     "'%' must be followed by two hex digits", i);
       char d = static_cast<char>(hi * 16 + lo);
       if (d == '\0')
-        return core::make_error(codes::HTTP_NUL, "a percent-escape decodes to a NUL byte",
-                                core::Location::at_offset(i));
+        return core::error_at_offset(codes::HTTP_NUL, "a percent-escape decodes to a NUL byte", i);
       out.push_back(d);
       i += 2;
     } else if (c == '+' && plus_is_space) {
@@ -114,9 +113,8 @@ core::Result<Target> parse_target(std::string_view target) {
   for (std::size_t i = 0; i < target.size(); ++i) {
     auto b = static_cast<unsigned char>(target[i]);
     if (b <= 0x20 || b == 0x7F)
-      return core::make_error(codes::HTTP_BAD_TARGET,
-                              "the request target holds a space or control byte",
-                              core::Location::at_offset(i));
+      return core::error_at_offset(codes::HTTP_BAD_TARGET,
+                                   "the request target holds a space or control byte", i);
   }
   Target t;
   std::size_t q = target.find('?');

@@ -466,9 +466,9 @@ Status Upload::write(core::Bytes data) {
   if (data.size() > s_->max_bytes - s_->written) {
     const std::uint64_t limit = s_->max_bytes;
     abort();
-    return make_error(codes::STORE_TOO_LARGE,
-                      "upload exceeds the limit of " + std::to_string(limit) + " bytes",
-                      core::Location::at_offset(limit));
+    return core::error_at_offset(codes::STORE_TOO_LARGE,
+                                 "upload exceeds the limit of " + std::to_string(limit) + " bytes",
+                                 limit);
   }
   std::size_t done = 0;
   while (done < data.size()) {

@@ -10,8 +10,7 @@ namespace {
 using core::make_error;
 
 core::Error xml_error(std::string what, std::size_t at) {
-  return make_error(codes::STORE_S3_XML, "malformed XML answer: " + std::move(what),
-                    core::Location::at_offset(at));
+  return core::error_at_offset(codes::STORE_S3_XML, "malformed XML answer: " + std::move(what), at);
 }
 
 bool is_space(char c) {

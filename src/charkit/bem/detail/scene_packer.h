@@ -29,10 +29,6 @@ namespace charkit::bem::detail {
 
 using core::Json;
 
-/// An error located at a JSON pointer (of the glTF scene, the template's
-/// manifest or the spec file).
-core::Error at(core::ErrorCode code, std::string message, std::string pointer);
-
 /// The vertices of one glTF mesh, its primitives concatenated (primitives
 /// that share one `attributes` object share their vertices, as `bem export`
 /// writes them).

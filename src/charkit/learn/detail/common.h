@@ -20,12 +20,6 @@ inline bool all_finite(std::span<const float> v) {
   return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
 }
 
-/// An error located at a JSON pointer of the input.
-inline core::Error pointer_error(core::ErrorCode code, std::string message, std::string pointer) {
-  return core::make_error(std::move(code), std::move(message),
-                          core::Location::at_pointer(std::move(pointer)));
-}
-
 /// A glTF rotation (x, y, z, w) as a quaternion, as stored (not normalised).
 inline Quaternion to_q(const scene::Vec4& v) {
   return core::quat_from_xyzw<double>(v);
