@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = ["CharkitError", "Cancelled", "STATUS_NAMES"]
 
-#: charkit_status values (c_api.h) and their names.
+#: charkit_status values (charkit/capi/c_api.h) and their names.
 STATUS_NAMES = {
     0: "CHARKIT_OK",
     1: "CHARKIT_INVALID_INPUT",

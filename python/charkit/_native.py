@@ -1,4 +1,4 @@
-"""Loading libcharkit_c and the ctypes declarations of its C API (c_api.h).
+"""Loading libcharkit_c and the ctypes declarations of its C API (charkit/capi/c_api.h).
 
 Lookup order: the CHARKIT_LIBRARY environment variable (a path; when set it
 is the only candidate), ``_lib/libcharkit_c.so`` inside this package (as the

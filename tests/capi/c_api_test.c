@@ -2,6 +2,8 @@
  * and the library's errors, buffers, cancellation and results hold against
  * values worked out by hand. The Python tests (python/tests) compare the
  * rest with the charkit program's results. */
+#include <charkit/capi/c_api.h>
+/* The old path still works for one release (it forwards to the new one). */
 #include <charkit/c_api.h>
 
 #include <math.h>

@@ -1,7 +1,7 @@
-// The C API (charkit/c_api.h): library, errors, input specs, poses and
+// The C API (charkit/capi/c_api.h): library, errors, input specs, poses and
 // features, rigs and datasets. Models, the engine bridge, BEM and motion are
 // in c_api_model.cpp. docs/c_api.md.
-#include "charkit/c_api.h"
+#include "charkit/capi/c_api.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// The C API (charkit/c_api.h): pose models, the engine bridge (.nmn/.onnx),
+// The C API (charkit/capi/c_api.h): pose models, the engine bridge (.nmn/.onnx),
 // the pose library, and the BEM and motion basics. docs/c_api.md.
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 
 #include "charkit/bem/container.h"
 #include "charkit/bem/validate.h"
-#include "charkit/c_api.h"
+#include "charkit/capi/c_api.h"
 #include "charkit/capi/detail.h"
 #include "charkit/capi/error_codes.h"
 #include "charkit/core/json.h"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "charkit/c_api.h"
+#include "charkit/capi/c_api.h"
 #include "charkit/capi/error_codes.h"
 #include "charkit/core/result.h"
 #include "charkit/learn/dataset.h"
