@@ -23,7 +23,6 @@
 #include "charkit/core/half.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/gltf_document.h"
-#include "charkit/scene/gltf_edit.h"
 #include "charkit/scene/image.h"
 #include "charkit/scene/texture_decode.h"
 #include "charkit/scene/texture_encode.h"

@@ -27,7 +27,6 @@
 #include "charkit/core/half.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/gltf_document.h"
-#include "charkit/scene/gltf_edit.h"
 #include "charkit/scene/image.h"
 #include "charkit/scene/texture_decode.h"
 #include "charkit/scene/texture_encode.h"
@@ -654,13 +653,10 @@ TEST(BemPack, ASliderSharesTheTemplatesParameterOfItsName) {
 /// target k moves vertex v by (0, (k + 1) * 0.125 * (v + 1), 0); names in
 /// extras.targetNames.
 ByteVec with_targets(const ByteVec& glb, std::size_t mesh, const std::vector<std::string>& names) {
-  auto doc = scene::GltfDocument::load(glb);
-  EXPECT_TRUE(doc.ok());
-  if (!doc) return {};
-  auto bin = scene::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
-  EXPECT_TRUE(bin.ok());
-  if (!bin) return {};
-  Json root = doc->json();
+  auto parts = glb_parts(glb);
+  if (!parts) return {};
+  Json& root = parts->root;
+  ByteVec* bin = &parts->bin;
   Json& mj = root["meshes"][mesh];
   const auto pos = mj["primitives"][0]["attributes"]["POSITION"].get<std::size_t>();
   const std::size_t n = root["accessors"][pos]["count"].get<std::size_t>();
@@ -684,9 +680,7 @@ ByteVec with_targets(const ByteVec& glb, std::size_t mesh, const std::vector<std
   }
   for (Json& prim : mj["primitives"]) prim["targets"] = targets;
   mj["extras"] = Json{{"targetNames", names}};
-  auto out = scene::finish_glb(root, std::move(*bin));
-  EXPECT_TRUE(out.ok());
-  return out.ok() ? *out : ByteVec{};
+  return glb_of(std::move(*parts));
 }
 
 // A hand-made scene: a body of two meshes (body and hair, two

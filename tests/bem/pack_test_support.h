@@ -27,7 +27,7 @@
 #include "charkit/core/half.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/gltf_document.h"
-#include "charkit/scene/gltf_edit.h"
+#include "charkit/scene/gltf_writer.h"
 #include "charkit/scene/image.h"
 #include "charkit/scene/texture_decode.h"
 #include "charkit/scene/texture_encode.h"
@@ -39,6 +39,39 @@ namespace charkit::bem::packtest {
 using core::Json;
 using testkit::ByteVec;
 using testkit::cat;
+
+/// A GLB's JSON and buffer 0, to change by hand (as the glTF 2.0
+/// specification writes them) and put back together with glb_of.
+struct GlbParts {
+  Json root;
+  ByteVec bin;
+};
+inline std::optional<GlbParts> glb_parts(const ByteVec& glb) {
+  auto doc = scene::GltfDocument::load(glb);
+  if (!doc) {
+    ADD_FAILURE() << doc.error().to_string();
+    return std::nullopt;
+  }
+  GlbParts parts{doc->json(), {}};
+  if (!doc->asset().buffers.empty()) {
+    auto b0 = doc->buffer(0);
+    if (!b0) {
+      ADD_FAILURE() << b0.error().to_string();
+      return std::nullopt;
+    }
+    parts.bin.assign(b0->begin(), b0->end());
+  }
+  for (const char* key : {"accessors", "bufferViews"})
+    if (!parts.root.contains(key)) parts.root[key] = Json::array();
+  return parts;
+}
+inline ByteVec glb_of(GlbParts parts) {
+  while (parts.bin.size() % 4 != 0) parts.bin.push_back(0);
+  parts.root["buffers"] = Json::array({Json{{"byteLength", parts.bin.size()}}});
+  auto out = scene::assemble_glb(parts.root.dump(), std::move(parts.bin));
+  EXPECT_TRUE(out.ok());
+  return out.ok() ? *out : ByteVec{};
+}
 
 /// A glTF 2.0 document built accessor by accessor over one embedded buffer.
 struct GltfBuilder {

@@ -24,7 +24,6 @@
 #include "charkit/core/half.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/gltf_document.h"
-#include "charkit/scene/gltf_edit.h"
 #include "charkit/scene/image.h"
 #include "charkit/scene/texture_decode.h"
 #include "charkit/scene/texture_encode.h"
@@ -40,13 +39,10 @@ using namespace packtest;  // NOLINT(google-build-using-namespace): the tests' s
 /// of the buffer) and renamed `name` when not empty.
 ByteVec with_image(const ByteVec& glb, std::size_t index, const ByteVec& png,
                    const std::string& name = "") {
-  auto doc = scene::GltfDocument::load(glb);
-  EXPECT_TRUE(doc.ok());
-  if (!doc) return {};
-  auto bin = scene::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
-  EXPECT_TRUE(bin.ok());
-  if (!bin) return {};
-  core::Json root = doc->json();
+  auto parts = glb_parts(glb);
+  if (!parts) return {};
+  Json& root = parts->root;
+  ByteVec* bin = &parts->bin;
   while (bin->size() % 4 != 0) bin->push_back(0);
   const std::size_t offset = bin->size(), length = png.size();
   Json view = Json::object();
@@ -57,9 +53,7 @@ ByteVec with_image(const ByteVec& glb, std::size_t index, const ByteVec& png,
   bin->insert(bin->end(), png.begin(), png.end());
   root["images"][index]["bufferView"] = root["bufferViews"].size() - 1;
   if (!name.empty()) root["images"][index]["name"] = name;
-  auto out = scene::finish_glb(root, std::move(*bin));
-  EXPECT_TRUE(out.ok());
-  return out.ok() ? *out : ByteVec{};
+  return glb_of(std::move(*parts));
 }
 
 /// The RGBA32 quad package: its export has the image of texture 0.
@@ -113,15 +107,11 @@ TEST(BemPackTextures, ChangedImageBecomesTheTexturesPayload) {
     ASSERT_NO_FATAL_FAILURE(load_template(t, quad_package().binary()));
     ByteVec glb =
         with_image(export_default(t.file), 0, *scene::encode_png(test_image(4, 4)), "my_painting");
-    auto doc = scene::GltfDocument::load(glb);
-    ASSERT_TRUE(doc.ok());
-    auto bin = scene::begin_edit(*doc, codes::BEM_PACK_TEXTURE);
-    ASSERT_TRUE(bin.ok());
-    Json root = doc->json();
-    root["images"][0]["extras"] = Json{{"original_name", "T_actor_example_body_01_d"}};
-    auto edited = scene::finish_glb(root, std::move(*bin));
-    ASSERT_TRUE(edited.ok());
-    auto r = pack(t, *edited);
+    auto parts = glb_parts(glb);
+    ASSERT_TRUE(parts.has_value());
+    parts->root["images"][0]["extras"] = Json{{"original_name", "T_actor_example_body_01_d"}};
+    const ByteVec edited = glb_of(std::move(*parts));
+    auto r = pack(t, edited);
     ASSERT_TRUE(r.ok()) << r.error().to_string();
     ASSERT_EQ(r->textures.size(), 1U);
     EXPECT_TRUE(r->textures[0].encoded);

@@ -37,8 +37,9 @@ void put_u16(std::vector<std::uint8_t>& b, std::initializer_list<int> v) {
 /// Quad (0,0,0) (1,0,0) (0,1,0) (1,1,1): primitive 0 = (0,1,2), primitive 1
 /// = (2,1,3), both on the same accessors. UV = the position's xy. Vertex v is
 /// bound to joint v with weight 1. A target "lift" moves vertex 1 by (0,0,1).
-/// `_S` holds a strength per vertex: 1, 1, 1, 0.
-std::vector<std::uint8_t> quad_glb() {
+/// `_S` holds a strength per vertex: 1, 1, 1, 0. Primitive 1 has mode
+/// `second_mode` (4: triangles).
+std::vector<std::uint8_t> quad_glb(int second_mode = 4) {
   std::vector<std::uint8_t> bin;
   std::vector<std::pair<std::size_t, std::size_t>> views;  // offset, length
   auto view = [&](std::size_t start) { views.emplace_back(start, bin.size() - start); };
@@ -102,6 +103,7 @@ std::vector<std::uint8_t> quad_glb() {
                          Json{{"attributes", attrs}, {"indices", 8}, {"targets", targets}}})}}})},
       {"nodes", Json::array({Json{{"mesh", 0}}})},
       {"scenes", Json::array({Json{{"nodes", Json::array({0})}}})}};
+  if (second_mode != 4) root["meshes"][0]["primitives"][1]["mode"] = second_mode;
   auto glb = assemble_glb(root.dump(), bin);
   EXPECT_TRUE(glb.ok());
   return glb.ok() ? *glb : std::vector<std::uint8_t>{};
@@ -238,9 +240,8 @@ TEST(GltfSubdivide, ErrorsNameThePlace) {
   ASSERT_FALSE(r2.ok());
   EXPECT_EQ(r2.error().code, "DEFORM_GLTF");
   EXPECT_EQ(r2.error().location.pointer, "/meshes/0/primitives/0/attributes");
-  auto doc3 = GltfDocument::load(quad_glb());
+  auto doc3 = GltfDocument::load(quad_glb(1));
   ASSERT_TRUE(doc3.ok());
-  doc3->json()["meshes"][0]["primitives"][1]["mode"] = 1;
   auto r3 = subdivide_gltf(*doc3, {});
   ASSERT_FALSE(r3.ok());
   EXPECT_EQ(r3.error().location.pointer, "/meshes/0/primitives/1/mode");

@@ -303,21 +303,23 @@ TEST(GltfDocument, RefusesAccessorsPastTheirData) {
   doc["accessors"][0]["type"] = "VEC2";
   expect_error(load_ok(gltf_with(doc, bin)).read_accessor_floats(0).error(), "GLTF_BUFFER_VIEW",
                "/bufferViews/0/byteStride");
-  // Bad declarations.
+  // Bad declarations: refused when the document loads.
   doc["accessors"][0] = {
       {"bufferView", 3}, {"componentType", 5126}, {"count", 1}, {"type", "SCALAR"}};
-  expect_error(load_ok(gltf_with(doc, bin)).accessor(0).error(), "GLTF_ACCESSOR",
+  expect_error(GltfDocument::load(gltf_with(doc, bin)).error(), "GLTF_ACCESSOR",
                "/accessors/0/bufferView");
   doc["accessors"][0] = {{"componentType", 5130}, {"count", 1}, {"type", "SCALAR"}};
-  expect_error(load_ok(gltf_with(doc, bin)).accessor(0).error(), "GLTF_ACCESSOR",
+  expect_error(GltfDocument::load(gltf_with(doc, bin)).error(), "GLTF_ACCESSOR",
                "/accessors/0/componentType");
   doc["accessors"][0] = {{"componentType", 5126}, {"count", 1}, {"type", "VEC5"}};
-  expect_error(load_ok(gltf_with(doc, bin)).accessor(0).error(), "GLTF_ACCESSOR",
+  expect_error(GltfDocument::load(gltf_with(doc, bin)).error(), "GLTF_ACCESSOR",
                "/accessors/0/type");
   doc["accessors"][0] = {
       {"componentType", 5126}, {"normalized", true}, {"count", 1}, {"type", "SCALAR"}};
-  expect_error(load_ok(gltf_with(doc, bin)).accessor(0).error(), "GLTF_ACCESSOR",
+  expect_error(GltfDocument::load(gltf_with(doc, bin)).error(), "GLTF_ACCESSOR",
                "/accessors/0/normalized");
+  // An index past the accessors.
+  doc["accessors"][0] = {{"componentType", 5126}, {"count", 1}, {"type", "SCALAR"}};
   expect_error(load_ok(gltf_with(doc, bin)).accessor(1).error(), "GLTF_ACCESSOR", "/accessors/1");
 }
 

@@ -39,6 +39,14 @@ inline void store_le(std::uint8_t* p, T v) {
   for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
+/// Append an unsigned integer to out, little-endian.
+template <typename T>
+inline void append_le(std::vector<std::uint8_t>& out, T v) {
+  static_assert(std::is_unsigned_v<T>);
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+
 inline float load_f32_le(const std::uint8_t* p) {
   return std::bit_cast<float>(load_le<std::uint32_t>(p));
 }

@@ -15,6 +15,7 @@
 #include "charkit/motion/bvh.h"
 #include "charkit/motion/error_codes.h"
 #include "charkit/motion/forward_kinematics.h"
+#include "charkit/scene/gltf_animation.h"
 #include "charkit/scene/gltf_document.h"
 #include "charkit/scene/intake.h"
 
@@ -147,29 +148,6 @@ core::Result<GltfFile> open_gltf(core::Bytes bytes) {
   return scene::GltfDocument::load(bytes);
 }
 
-// root[key] as an array; absent gives nullptr, another type an error.
-core::Result<const Json*> array_of(const Json& obj, const char* key, const std::string& ptr,
-                                   core::ErrorCode code) {
-  auto it = obj.find(key);
-  if (it == obj.end()) return static_cast<const Json*>(nullptr);
-  if (!it->is_array())
-    return core::error_at_pointer(code, std::string(key) + " must be an array", ptr + "/" + key);
-  return &*it;
-}
-
-// obj[key] as an index below count.
-core::Result<std::size_t> index_in(const Json& obj, const char* key, std::size_t count,
-                                   const std::string& ptr, core::ErrorCode code) {
-  auto it = obj.find(key);
-  const std::string p = ptr + "/" + key;
-  if (it == obj.end()) return core::error_at_pointer(code, std::string(key) + " is missing", p);
-  const auto v = core::json_uint32(*it);
-  if (!v || *v >= count)
-    return core::error_at_pointer(
-        code, std::string(key) + " must be an index below " + std::to_string(count), p);
-  return static_cast<std::size_t>(*v);
-}
-
 // Accessor `index` as floats, `comps` per element; integer components only
 // when normalised (glTF 2.0 §3.11 allows them for rotations and weights):
 // signed c / (2^(n-1) − 1) clamped at −1, unsigned c / (2^n − 1).
@@ -207,111 +185,23 @@ core::Result<std::vector<float>> read_floats(GltfFile& f, std::size_t index, std
 }
 
 // ---------------------------------------------------------------------------
-// glTF animation samplers (§3.11)
+// glTF animation samplers (§3.11), evaluated by the glTF layer's GltfTrack
 
-enum class Interpolation { kStep, kLinear, kCubicSpline };
-
-struct Track {
-  Interpolation interpolation = Interpolation::kLinear;
-  const std::vector<float>* times = nullptr;
-  std::vector<float> values;  // keys × width (× 3 for CUBICSPLINE: in-tangent, value, out-tangent)
-  std::size_t width = 0;
-  bool rotation = false;
-
-  double at(std::size_t key, std::size_t slot, std::size_t c) const {
-    const std::size_t k = interpolation == Interpolation::kCubicSpline ? key * 3 + slot : key;
-    return static_cast<double>(values[k * width + c]);
-  }
-  Quaternion quat(std::size_t key, std::size_t slot) const {
-    return {at(key, slot, 0), at(key, slot, 1), at(key, slot, 2), at(key, slot, 3)};
-  }
-
-  // The value at time t into out (width values; a rotation is normalised).
-  void evaluate(double t, std::span<double> out) const {
-    const std::vector<float>& ts = *times;
-    const std::size_t n = ts.size();
-    const std::size_t value_slot = 1;  // CUBICSPLINE keys: a (in), v, b (out)
-    auto key_value = [&](std::size_t k) {
-      for (std::size_t c = 0; c < width; ++c) out[c] = at(k, value_slot, c);
-    };
-    if (t <= static_cast<double>(ts[0]) || n == 1) {
-      key_value(0);
-    } else if (t >= static_cast<double>(ts[n - 1])) {
-      key_value(n - 1);
-    } else {
-      // ts[k] <= t < ts[k + 1], so the interval is not empty.
-      const auto it = std::upper_bound(ts.begin(), ts.end(), t, [](double v, float key) {
-        return v < static_cast<double>(key);
-      });
-      const auto k = static_cast<std::size_t>(it - ts.begin()) - 1;
-      const double t0 = static_cast<double>(ts[k]);
-      const double td = static_cast<double>(ts[k + 1]) - t0;
-      const double s = (t - t0) / td;
-      switch (interpolation) {
-        case Interpolation::kStep:
-          key_value(k);
-          break;
-        case Interpolation::kLinear:
-          if (rotation) {
-            const Quaternion q = slerp(quat(k, value_slot), quat(k + 1, value_slot), s);
-            out[0] = q.x;
-            out[1] = q.y;
-            out[2] = q.z;
-            out[3] = q.w;
-          } else {
-            for (std::size_t c = 0; c < width; ++c)
-              out[c] = (1.0 - s) * at(k, value_slot, c) + s * at(k + 1, value_slot, c);
-          }
-          break;
-        case Interpolation::kCubicSpline: {
-          // Cubic Hermite spline: v_k, out-tangent b_k, v_k+1, in-tangent a_k+1;
-          // tangents scaled by the interval length td.
-          const double s2 = s * s, s3 = s2 * s;
-          const double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s;
-          const double h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
-          for (std::size_t c = 0; c < width; ++c)
-            out[c] = h00 * at(k, 1, c) + td * h10 * at(k, 2, c) + h01 * at(k + 1, 1, c) +
-                     td * h11 * at(k + 1, 0, c);
-          break;
-        }
-      }
-    }
-    if (rotation) {
-      const Quaternion q = core::normalize(Quaternion{out[0], out[1], out[2], out[3]});
-      out[0] = q.x;
-      out[1] = q.y;
-      out[2] = q.z;
-      out[3] = q.w;
-    }
-  }
-};
-
-struct AnimationView {
-  std::string ptr;
-  const Json* samplers = nullptr;
-  std::vector<std::vector<float>> times;  // per sampler
-};
-
-core::Result<std::size_t> find_animation(const Json& root, const std::string& want) {
-  auto anims = array_of(root, "animations", "", codes::ACTION_ANIMATION);
-  if (!anims) return std::move(anims).error();
-  if (*anims == nullptr || (*anims)->empty())
+core::Result<std::size_t> find_animation(const scene::GltfAsset& asset, const std::string& want) {
+  if (asset.animations.empty())
     return core::error_at_pointer(codes::ACTION_ANIMATION, "the file has no animations",
                                   "/animations");
   if (want.empty()) return std::size_t{0};
   std::vector<std::string> names;
-  for (std::size_t i = 0; i < (*anims)->size(); ++i) {
-    const Json& a = (**anims)[i];
-    std::string name;
-    if (a.is_object())
-      if (auto n = a.find("name"); n != a.end() && n->is_string()) name = n->get<std::string>();
+  for (std::size_t i = 0; i < asset.animations.size(); ++i) {
+    const std::string& name = asset.animations[i].name;
     if (name == want) return i;
     names.push_back(name.empty() ? "#" + std::to_string(i) : name);
   }
   if (want.size() <= 9 &&
       std::all_of(want.begin(), want.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     const std::size_t i = std::stoul(want);
-    if (i < (*anims)->size()) return i;
+    if (i < asset.animations.size()) return i;
   }
   return core::error_at_pointer(
       codes::ACTION_ANIMATION,
@@ -320,50 +210,30 @@ core::Result<std::size_t> find_animation(const Json& root, const std::string& wa
 }
 
 // The sampler's key times: SCALAR float, finite, not decreasing.
-core::Result<std::vector<float>> sampler_times(GltfFile& f, const AnimationView& a, std::size_t s) {
-  const std::string ptr = core::json_pointer_join(a.ptr + "/samplers", s);
-  const Json& sampler = (*a.samplers)[s];
-  if (!sampler.is_object())
-    return core::error_at_pointer(codes::ACTION_SAMPLER, "sampler must be an object", ptr);
-  auto input = index_in(sampler, "input", f.count("accessors"), ptr, codes::ACTION_SAMPLER);
-  if (!input) return std::move(input).error();
-  auto times = read_floats(f, *input, 1, false);
+core::Result<std::vector<float>> sampler_times(GltfFile& f,
+                                               const scene::GltfAnimationSampler& sampler) {
+  auto times = read_floats(f, sampler.input, 1, false);
   if (!times) return std::move(times).error();
   for (std::size_t k = 1; k < times->size(); ++k)
     if ((*times)[k] < (*times)[k - 1])
       return core::error_at_pointer(codes::ACTION_SAMPLER,
                                     "key times decrease at key " + std::to_string(k),
-                                    core::json_pointer_join("/accessors", *input));
+                                    core::json_pointer_join("/accessors", sampler.input));
   return times;
 }
 
-core::Result<Track> read_track(GltfFile& f, const AnimationView& a, std::size_t s,
-                               std::size_t width, bool rotation) {
-  const std::string ptr = core::json_pointer_join(a.ptr + "/samplers", s);
-  const Json& sampler = (*a.samplers)[s];
-  Track t;
-  t.times = &a.times[s];
+core::Result<scene::GltfTrack> read_track(GltfFile& f, const scene::GltfAnimationSampler& sampler,
+                                          std::vector<float> times, std::size_t width,
+                                          bool rotation) {
+  scene::GltfTrack t;
+  t.times = std::move(times);
   t.width = width;
   t.rotation = rotation;
-  if (auto it = sampler.find("interpolation"); it != sampler.end()) {
-    const std::string v = it->is_string() ? it->get<std::string>() : std::string();
-    if (v == "STEP")
-      t.interpolation = Interpolation::kStep;
-    else if (v == "LINEAR")
-      t.interpolation = Interpolation::kLinear;
-    else if (v == "CUBICSPLINE")
-      t.interpolation = Interpolation::kCubicSpline;
-    else
-      return core::error_at_pointer(codes::ACTION_SAMPLER,
-                                    "interpolation must be LINEAR, STEP or CUBICSPLINE",
-                                    ptr + "/interpolation");
-  }
-  auto output = index_in(sampler, "output", f.count("accessors"), ptr, codes::ACTION_SAMPLER);
-  if (!output) return std::move(output).error();
-  auto values = read_floats(f, *output, rotation ? 4 : 1, true);
+  t.interpolation = sampler.interpolation;
+  auto values = read_floats(f, sampler.output, rotation ? 4 : 1, true);
   if (!values) return std::move(values).error();
-  const std::size_t per_key = t.interpolation == Interpolation::kCubicSpline ? 3 : 1;
-  const std::size_t keys = t.times->size();
+  const std::size_t per_key = t.interpolation == scene::GltfInterpolation::kCubicSpline ? 3 : 1;
+  const std::size_t keys = t.times.size();
   if (values->size() != keys * per_key * width) {
     const std::string what = std::to_string(values->size() / (rotation ? 4 : 1)) +
                              " output elements for " + std::to_string(keys) + " keys";
@@ -372,11 +242,11 @@ core::Result<Track> read_track(GltfFile& f, const AnimationView& a, std::size_t 
           codes::ACTION_WEIGHTS,
           what + ": " + std::to_string(values->size() / (keys * per_key)) +
               " weights per key, the rig's mesh has " + std::to_string(width) + " morph targets",
-          core::json_pointer_join("/accessors", *output));
+          core::json_pointer_join("/accessors", sampler.output));
     return core::error_at_pointer(
         codes::ACTION_SAMPLER,
         what + " (need " + std::to_string(keys * per_key * (rotation ? 1 : width)) + ")",
-        ptr + "/output");
+        sampler.pointer + "/output");
   }
   t.values = std::move(*values);
   return t;
@@ -415,87 +285,63 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
   auto file = open_gltf(gltf);
   if (!file) return std::move(file).error();
   GltfFile& f = *file;
-  auto anim_index = find_animation(f.json(), o.animation);
+  const scene::GltfAsset& asset = f.asset();
+  auto anim_index = find_animation(asset, o.animation);
   if (!anim_index) return std::move(anim_index).error();
-  AnimationView a;
-  a.ptr = core::json_pointer_join("/animations", *anim_index);
-  const Json& anim = f.json().at("animations").at(*anim_index);
-  if (!anim.is_object())
-    return core::error_at_pointer(codes::ACTION_ANIMATION, "animation must be an object", a.ptr);
-  auto samplers = array_of(anim, "samplers", a.ptr, codes::ACTION_SAMPLER);
-  if (!samplers) return std::move(samplers).error();
-  auto channels = array_of(anim, "channels", a.ptr, codes::ACTION_CHANNEL);
-  if (!channels) return std::move(channels).error();
-  if (*samplers == nullptr || *channels == nullptr)
+  const scene::GltfAnimation& anim = asset.animations[*anim_index];
+  if (anim.samplers.empty() || anim.channels.empty())
     return core::error_at_pointer(codes::ACTION_CHANNEL, "an animation needs channels and samplers",
-                                  a.ptr);
-  a.samplers = *samplers;
+                                  anim.pointer);
 
   // Channels: the rotation sampler of each input bone, the weights sampler
   // of the rig's mesh node. A target may be used once per animation (§3.11).
   std::vector<std::optional<std::size_t>> bone_sampler(spec.bones.size());
   std::optional<std::size_t> weights_sampler;
-  const std::size_t node_count = f.count("nodes");
-  for (std::size_t c = 0; c < (*channels)->size(); ++c) {
-    const std::string ptr = core::json_pointer_join(a.ptr + "/channels", c);
-    const Json& ch = (**channels)[c];
-    if (!ch.is_object())
-      return core::error_at_pointer(codes::ACTION_CHANNEL, "channel must be an object", ptr);
-    auto sampler = index_in(ch, "sampler", a.samplers->size(), ptr, codes::ACTION_CHANNEL);
-    if (!sampler) return std::move(sampler).error();
-    auto target = ch.find("target");
-    if (target == ch.end() || !target->is_object())
-      return core::error_at_pointer(codes::ACTION_CHANNEL, "target must be an object",
-                                    ptr + "/target");
-    if (!target->contains("node")) continue;  // e.g. KHR_animation_pointer
-    auto node = index_in(*target, "node", node_count, ptr + "/target", codes::ACTION_CHANNEL);
-    if (!node) return std::move(node).error();
-    auto path = target->find("path");
-    if (path == target->end() || !path->is_string())
-      return core::error_at_pointer(codes::ACTION_CHANNEL, "path must be a string",
-                                    ptr + "/target/path");
-    const std::string& p = path->get_ref<const std::string&>();
+  for (const scene::GltfChannel& ch : anim.channels) {
+    if (!ch.node) continue;  // e.g. KHR_animation_pointer
+    const std::size_t node = *ch.node;
     auto claim = [&](std::optional<std::size_t>& slot) -> core::Status {
       if (slot)
         return core::error_at_pointer(
-            codes::ACTION_CHANNEL, "node " + std::to_string(*node) + " has two " + p + " channels",
-            ptr);
-      slot = *sampler;
+            codes::ACTION_CHANNEL,
+            "node " + std::to_string(node) + " has two " + ch.path_name + " channels", ch.pointer);
+      slot = ch.sampler;
       return core::Ok{};
     };
-    if (p == "rotation") {
+    if (ch.path == scene::GltfPath::kRotation) {
       for (std::size_t b = 0; b < nodes.size(); ++b)
-        if (nodes[b] == *node)
+        if (nodes[b] == node)
           if (auto st = claim(bone_sampler[b]); !st) return std::move(st).error();
-    } else if (p == "weights" && *node == rig.node_index && !rig.morph_targets.empty()) {
+    } else if (ch.path == scene::GltfPath::kWeights && node == rig.node_index &&
+               !rig.morph_targets.empty()) {
       if (auto st = claim(weights_sampler); !st) return std::move(st).error();
     }
   }
 
   // The animation runs to its latest key over every sampler.
   double duration = 0.0;
-  a.times.resize(a.samplers->size());
-  for (std::size_t s = 0; s < a.samplers->size(); ++s) {
-    auto t = sampler_times(f, a, s);
+  std::vector<std::vector<float>> times(anim.samplers.size());
+  for (std::size_t s = 0; s < anim.samplers.size(); ++s) {
+    auto t = sampler_times(f, anim.samplers[s]);
     if (!t) return std::move(t).error();
-    a.times[s] = std::move(*t);
-    duration = std::max(duration, static_cast<double>(a.times[s].back()));
+    times[s] = std::move(*t);
+    duration = std::max(duration, static_cast<double>(times[s].back()));
   }
   const double last_frame = std::floor(duration * o.fps + 1e-9);
   auto frames = frame_list(o, last_frame);
   if (!frames) return std::move(frames).error();
 
-  std::vector<std::optional<Track>> tracks(spec.bones.size());
+  std::vector<std::optional<scene::GltfTrack>> tracks(spec.bones.size());
   for (std::size_t b = 0; b < spec.bones.size(); ++b) {
     if (!bone_sampler[b]) continue;
-    auto t = read_track(f, a, *bone_sampler[b], 4, true);
+    auto t = read_track(f, anim.samplers[*bone_sampler[b]], times[*bone_sampler[b]], 4, true);
     if (!t) return std::move(t).error();
     tracks[b] = std::move(*t);
   }
-  std::optional<Track> weights;
+  std::optional<scene::GltfTrack> weights;
   const std::size_t morphs = rig.morph_targets.size();
   if (weights_sampler) {
-    auto t = read_track(f, a, *weights_sampler, morphs, false);
+    auto t = read_track(f, anim.samplers[*weights_sampler], times[*weights_sampler], morphs, false);
     if (!t) return std::move(t).error();
     weights = std::move(*t);
   }

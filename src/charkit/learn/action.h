@@ -3,9 +3,9 @@
 // input spec, with the glTF mesh's morph-target weights where the animation
 // drives them, and turn morph-target animation into training targets.
 //
-// The glTF reader here reads only what an animation needs (animations,
-// samplers, accessors, buffer views, data: / GLB buffers), checking every
-// index and byte range; errors carry JSON pointers.
+// glTF animations are read through the glTF layer (scene::GltfAsset for the
+// channels and samplers, scene::GltfTrack to evaluate them); errors carry
+// JSON pointers.
 #pragma once
 
 #include <array>

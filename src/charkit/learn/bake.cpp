@@ -1,7 +1,8 @@
 // Baking pose-model offsets into glTF morph targets, and the pose-library
-// JSON (docs/learn/bake.md). The source file is edited at the JSON level
-// (nlohmann), so every member the bake does not touch — materials, textures,
-// animations, extensions, extras — is written back as it was read.
+// JSON (docs/learn/bake.md). The source file is read through the glTF layer
+// and edited with scene::GltfEditor, so every member the bake does not touch
+// (materials, textures, animations, extensions, extras) is written back as
+// it was read.
 #include "charkit/learn/bake.h"
 #include "charkit/learn/detail/common.h"
 
@@ -17,11 +18,10 @@
 #include <string>
 #include <utility>
 
-#include "charkit/core/base64.h"
 #include "charkit/core/json.h"
 #include "charkit/learn/error_codes.h"
 #include "charkit/scene/gltf_document.h"
-#include "charkit/scene/gltf_writer.h"
+#include "charkit/scene/gltf_editor.h"
 #include "charkit/scene/intake.h"
 
 namespace charkit::learn {
@@ -33,7 +33,6 @@ using core::make_error;
 namespace {
 
 constexpr std::uint64_t kMaxGlb = 0xFFFFFFFFull;  // GLB lengths are uint32
-constexpr const char* kDataUriPrefix = "data:application/octet-stream;base64,";
 
 std::string dump(const Json& j, int indent = -1) {
   // Replace rather than throw on strings that are not UTF-8 (user pose names).
@@ -45,31 +44,6 @@ std::array<double, 3> euler_xyz_deg(const Quaternion& in) {
   constexpr double kDeg = 180.0 / 3.14159265358979323846;
   const core::Vec3d e = core::euler_xyz_from_quat(in);
   return {e[0] * kDeg, e[1] * kDeg, e[2] * kDeg};
-}
-
-void put_f32(std::vector<std::uint8_t>& b, float f) {
-  const auto u = std::bit_cast<std::uint32_t>(f);
-  for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(u >> (8 * i)));
-}
-
-void pad4(std::vector<std::uint8_t>& b, std::uint8_t fill) {
-  while (b.size() % 4 != 0) b.push_back(fill);
-}
-
-// ---- the source file ----------------------------------------------------------
-
-// A string member, "" when absent or not a string (nlohmann's value() would throw).
-std::string str_of(const Json& j, const char* key) {
-  if (!j.is_object()) return {};
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::optional<std::size_t> index_of(const Json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key)) return std::nullopt;
-  auto v = core::json_uint32(j[key]);
-  if (!v) return std::nullopt;
-  return static_cast<std::size_t>(*v);
 }
 
 // A SCALAR accessor's values as floats: float, or normalised (u)int8/16 as
@@ -358,44 +332,33 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
     return make_error(codes::BAKE_GLTF, "the source must be a GLB or a glTF JSON file");
   auto src = scene::GltfDocument::load(source_gltf);
   if (!src) return std::move(src).error();
-  Json& root = src->json();
+  const scene::GltfAsset& asset = src->asset();
 
   // 3. The rig's mesh, its primitives and their vertex ranges.
   const std::string mp = core::json_pointer_join("/meshes", rig.mesh_index);
-  if (!root.contains("meshes") || !root["meshes"].is_array() ||
-      rig.mesh_index >= root["meshes"].size() || !root["meshes"][rig.mesh_index].is_object())
+  if (rig.mesh_index >= asset.meshes.size())
     return core::error_at_pointer(codes::BAKE_RIG_MISMATCH,
                                   "the file has no mesh " + std::to_string(rig.mesh_index), mp);
-  if (!root.contains("nodes") || !root["nodes"].is_array() ||
-      rig.node_index >= root["nodes"].size() ||
-      index_of(root["nodes"][rig.node_index], "mesh") != rig.mesh_index)
+  if (rig.node_index >= asset.nodes.size() || asset.nodes[rig.node_index].mesh != rig.mesh_index)
     return core::error_at_pointer(codes::BAKE_RIG_MISMATCH,
                                   "the rig's node does not use the rig's mesh",
                                   core::json_pointer_join("/nodes", rig.node_index));
-  Json& mesh = root["meshes"][rig.mesh_index];
-  if (!mesh.contains("primitives") || !mesh["primitives"].is_array() || mesh["primitives"].empty())
-    return core::error_at_pointer(codes::BAKE_GLTF, "mesh without primitives", mp + "/primitives");
-  Json& prims = mesh["primitives"];
+  const scene::GltfMesh& mesh = asset.meshes[rig.mesh_index];
+  const std::size_t prims = mesh.primitives.size();
   std::vector<std::size_t> prim_count, prim_first;
   std::size_t total = 0;
-  if (!root.contains("accessors") || !root["accessors"].is_array())
-    return core::error_at_pointer(codes::BAKE_GLTF, "the file has no accessors", "/accessors");
-  const Json& accessors = root["accessors"];
-  for (std::size_t p = 0; p < prims.size(); ++p) {
-    const std::string pp = mp + "/primitives/" + std::to_string(p);
-    const auto pos = prims[p].is_object()
-                         ? index_of(prims[p].value("attributes", Json()), "POSITION")
-                         : std::nullopt;
-    if (!pos || *pos >= accessors.size())
+  for (const scene::GltfPrimitive& prim : mesh.primitives) {
+    const auto pos = prim.attributes.find("POSITION");
+    if (!pos)
       return core::error_at_pointer(codes::BAKE_GLTF, "primitive without a valid POSITION",
-                                    pp + "/attributes");
-    const auto count = index_of(accessors[*pos], "count");
-    if (!count || *count == 0)
+                                    prim.pointer + "/attributes");
+    const std::uint64_t count = asset.accessors[*pos].count;
+    if (count == 0)
       return core::error_at_pointer(codes::BAKE_GLTF, "POSITION accessor without vertices",
-                                    core::json_pointer_join("/accessors", *pos));
+                                    asset.accessors[*pos].pointer);
     prim_first.push_back(total);
-    prim_count.push_back(*count);
-    total += *count;
+    prim_count.push_back(static_cast<std::size_t>(count));
+    total += static_cast<std::size_t>(count);
   }
   if (total != rig.vertex_count() ||
       (!rig.primitive_vertex_offsets.empty() && rig.primitive_vertex_offsets != prim_first))
@@ -403,64 +366,30 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
                                   "the mesh's primitives hold " + std::to_string(total) +
                                       " vertices, the rig " + std::to_string(rig.vertex_count()),
                                   mp + "/primitives");
-  std::size_t old_targets = 0;
-  for (std::size_t p = 0; p < prims.size(); ++p) {
-    const std::string tp = mp + "/primitives/" + std::to_string(p) + "/targets";
-    std::size_t n = 0;
-    if (prims[p].contains("targets")) {
-      if (!prims[p]["targets"].is_array())
-        return core::error_at_pointer(codes::BAKE_GLTF, "targets is not an array", tp);
-      n = prims[p]["targets"].size();
-    }
-    if (p == 0) old_targets = n;
-    if (n != old_targets)
-      return core::error_at_pointer(codes::BAKE_GLTF,
-                                    "primitives have different morph target counts", tp);
-  }
+  // Every primitive has the same number of targets (checked by the glTF layer).
+  const std::size_t old_targets = mesh.target_count();
 
   // 4. Target names: mesh.extras.targetNames, filled with the rig's
   // "target_<i>" names where absent, then the new ones.
-  if (mesh.contains("extras") && !mesh["extras"].is_object())
-    return core::error_at_pointer(codes::BAKE_GLTF, "mesh extras is not an object", mp + "/extras");
-  Json names = Json::array();
-  if (mesh.contains("extras") && mesh["extras"].contains("targetNames")) {
-    names = mesh["extras"]["targetNames"];
-    if (!names.is_array())
-      return core::error_at_pointer(codes::BAKE_GLTF, "targetNames is not an array",
-                                    mp + "/extras/targetNames");
-  }
-  if (names.size() > old_targets)
-    names.erase(names.begin() + static_cast<std::ptrdiff_t>(old_targets), names.end());
+  std::vector<std::string> names = mesh.target_names;
+  names.resize(std::min(names.size(), old_targets));
   while (names.size() < old_targets) names.push_back("target_" + std::to_string(names.size()));
   for (const std::string& key : result.shape_keys)
-    for (const Json& n : names)
-      if (n.is_string() && n.get_ref<const std::string&>() == key)
-        return make_error(codes::BAKE_NAME_CLASH,
-                          "the mesh already has a shape key \"" + key + "\"");
+    if (std::find(names.begin(), names.end(), key) != names.end())
+      return make_error(codes::BAKE_NAME_CLASH, "the mesh already has a shape key \"" + key + "\"");
   for (const std::string& key : result.shape_keys) names.push_back(key);
 
   // 5. Buffer 0 receives the new data (created when the file has no buffer).
-  if (!root.contains("buffers")) root["buffers"] = Json::array();
-  if (!root["buffers"].is_array())
-    return core::error_at_pointer(codes::BAKE_GLTF, "buffers is not an array", "/buffers");
-  std::vector<std::uint8_t> bin;
-  if (root["buffers"].empty()) {
-    root["buffers"].push_back(Json{{"byteLength", 0}});
-  } else {
-    auto b0 = src->buffer(0);
-    if (!b0) return std::move(b0).error();
-    bin.assign(b0->begin(), b0->end());
-  }
+  auto edit =
+      scene::GltfEditor::begin(*src, codes::BAKE_GLTF, scene::GltfEditor::OtherBuffers::kKeep);
+  if (!edit) return std::move(edit).error();
+  scene::GltfEditor& editor = *edit;
   const std::size_t v3 = 3 * rig.vertex_count();
   const std::uint64_t new_bytes = static_cast<std::uint64_t>(poses.size()) * v3 * 4;
-  if (new_bytes > kMaxGlb || bin.size() + new_bytes > kMaxGlb - 4096)
+  if (new_bytes > kMaxGlb || editor.buffer_size() + new_bytes > kMaxGlb - 4096)
     return make_error(codes::BAKE_TOO_LARGE, "the baked buffer would exceed 4 GiB");
 
-  // 6. Offsets per pose, appended as one buffer view; one accessor per pose
-  // and primitive.
-  pad4(bin, 0);
-  const std::size_t view_offset = bin.size();
-  bin.reserve(bin.size() + static_cast<std::size_t>(new_bytes));
+  // 6. Offsets per pose: one POSITION target accessor per pose and primitive.
   // The poses run through the model in batches (each row has the same bits
   // as a pose run alone: learn/batch.md), at most 64 and 16 MiB of offsets.
   PoseModelEvaluator ev(model);
@@ -468,11 +397,6 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
   const std::size_t batch =
       std::clamp<std::size_t>((std::size_t{16} << 20) / (std::max<std::size_t>(v3, 1) * 4), 1, 64);
   std::vector<float> features(batch * fc), offsets(batch * v3);
-  if (!root.contains("bufferViews")) root["bufferViews"] = Json::array();
-  if (!root["bufferViews"].is_array())
-    return core::error_at_pointer(codes::BAKE_GLTF, "bufferViews is not an array", "/bufferViews");
-  const std::size_t view_index = root["bufferViews"].size();
-  std::vector<std::vector<std::size_t>> new_accessor(poses.size());
   for (std::size_t first = 0; first < poses.size(); first += batch) {
     const std::size_t rows = std::min(batch, poses.size() - first);
     for (std::size_t r = 0; r < rows; ++r)
@@ -487,138 +411,77 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
     for (float& d : std::span(offsets).first(rows * v3))
       if (std::abs(d) <= o.epsilon) d = 0.0F;  // also turns -0 into +0
     for (std::size_t r = 0; r < rows; ++r) {
-      const std::size_t i = first + r;
-      const float* pose_offsets = offsets.data() + r * v3;
-      for (std::size_t p = 0; p < prims.size(); ++p) {
-        std::array<float, 3> lo{}, hi{};
-        for (std::size_t k = 0; k < 3; ++k) {
-          lo[k] = std::numeric_limits<float>::infinity();
-          hi[k] = -lo[k];
-        }
-        const std::size_t acc_offset = bin.size() - view_offset;
-        for (std::size_t v = prim_first[p]; v < prim_first[p] + prim_count[p]; ++v)
-          for (std::size_t k = 0; k < 3; ++k) {
-            const float d = pose_offsets[3 * v + k];
-            lo[k] = std::min(lo[k], d);
-            hi[k] = std::max(hi[k], d);
-            put_f32(bin, d);
-          }
-        new_accessor[i].push_back(root["accessors"].size());
-        root["accessors"].push_back(Json{{"bufferView", view_index},
-                                         {"byteOffset", acc_offset},
-                                         {"componentType", 5126},
-                                         {"count", prim_count[p]},
-                                         {"type", "VEC3"},
-                                         {"min", {lo[0], lo[1], lo[2]}},
-                                         {"max", {hi[0], hi[1], hi[2]}}});
+      const std::span<const float> pose_offsets = std::span(offsets).subspan(r * v3, v3);
+      for (std::size_t p = 0; p < prims; ++p) {
+        scene::GltfAttributes target;
+        target.items.push_back(
+            {"POSITION", editor.append_floats(
+                             pose_offsets.subspan(3 * prim_first[p], 3 * prim_count[p]), 3, true)});
+        editor.add_target(rig.mesh_index, p, target);
       }
     }
   }
-  // Several vertex-attribute accessors share this view: glTF 2.0 §3.6.2.4
-  // then requires byteStride (the Khronos validator reports
-  // MESH_PRIMITIVE_ACCESSOR_WITHOUT_BYTESTRIDE without it).
-  root["bufferViews"].push_back(Json{{"buffer", 0},
-                                     {"byteOffset", view_offset},
-                                     {"byteLength", bin.size() - view_offset},
-                                     {"byteStride", 12},
-                                     {"target", 34962}});
-  for (std::size_t p = 0; p < prims.size(); ++p) {
-    if (!prims[p].contains("targets")) prims[p]["targets"] = Json::array();
-    for (std::size_t i = 0; i < poses.size(); ++i)
-      prims[p]["targets"].push_back(Json{{"POSITION", new_accessor[i][p]}});
-  }
-  if (!mesh.contains("extras")) mesh["extras"] = Json::object();
-  mesh["extras"]["targetNames"] = std::move(names);
+  editor.set_target_names(rig.mesh_index, names);
 
   // 7. Default weights of the mesh and of the nodes that use it: new targets at 0.
-  auto extend_weights = [&](Json& holder, const std::string& p) -> core::Status {
-    if (!holder.contains("weights")) return core::Ok{};
-    Json& w = holder["weights"];
-    if (!w.is_array() || w.size() != old_targets)
-      return core::error_at_pointer(codes::BAKE_GLTF, "weights do not match the morph target count",
-                                    p + "/weights");
-    for (std::size_t i = 0; i < poses.size(); ++i) w.push_back(0.0);
-    return core::Ok{};
+  const auto extended = [&](std::vector<double> w) {
+    w.resize(old_targets + poses.size(), 0.0);
+    return w;
   };
-  if (auto st = extend_weights(mesh, mp); !st) return std::move(st).error();
-  std::set<std::size_t> mesh_nodes;
-  for (std::size_t n = 0; n < root["nodes"].size(); ++n) {
-    if (index_of(root["nodes"][n], "mesh") != rig.mesh_index) continue;
-    mesh_nodes.insert(n);
-    if (auto st = extend_weights(root["nodes"][n], core::json_pointer_join("/nodes", n)); !st)
-      return std::move(st).error();
+  if (!mesh.weights.empty()) editor.set_mesh_weights(rig.mesh_index, extended(mesh.weights));
+  const std::vector<std::size_t> mesh_nodes = asset.nodes_of_mesh(rig.mesh_index);
+  for (std::size_t n : mesh_nodes) {
+    const std::vector<double>& w = asset.nodes[n].weights;
+    if (w.empty()) continue;
+    if (w.size() != old_targets)
+      return core::error_at_pointer(codes::BAKE_GLTF, "weights do not match the morph target count",
+                                    asset.nodes[n].pointer + "/weights");
+    editor.set_node_weights(n, extended(w));
   }
 
   // 8. "weights" animations of those nodes: each group of old_targets values
   // (a keyframe, or a cubic spline's in-tangent / value / out-tangent) gets
   // a 0 for every new target, in a new output accessor.
-  if (root.contains("animations") && root["animations"].is_array()) {
-    for (std::size_t a = 0; a < root["animations"].size(); ++a) {
-      Json& anim = root["animations"][a];
-      const std::string ap = core::json_pointer_join("/animations", a);
-      if (!anim.is_object() || !anim.contains("channels") || !anim["channels"].is_array()) continue;
-      std::set<std::size_t> samplers;
-      for (const Json& ch : anim["channels"]) {
-        if (!ch.is_object() || !ch.contains("target") || !ch["target"].is_object()) continue;
-        const Json& t = ch["target"];
-        const auto node = index_of(t, "node");
-        if (str_of(t, "path") != "weights" || !node || !mesh_nodes.contains(*node)) continue;
-        const auto s = index_of(ch, "sampler");
-        if (!s)
-          return core::error_at_pointer(codes::BAKE_GLTF, "channel without a sampler",
-                                        ap + "/channels");
-        samplers.insert(*s);
+  for (std::size_t a = 0; a < asset.animations.size(); ++a) {
+    const scene::GltfAnimation& anim = asset.animations[a];
+    std::set<std::size_t> samplers;
+    for (const scene::GltfChannel& ch : anim.channels)
+      if (ch.path == scene::GltfPath::kWeights && ch.node &&
+          std::find(mesh_nodes.begin(), mesh_nodes.end(), *ch.node) != mesh_nodes.end())
+        samplers.insert(ch.sampler);
+    for (std::size_t s : samplers) {
+      const scene::GltfAnimationSampler& sampler = anim.samplers[s];
+      auto values = read_scalar_floats(*src, sampler.output);
+      if (!values) return std::move(values).error();
+      if (old_targets == 0 || values->size() % old_targets != 0)
+        return core::error_at_pointer(codes::BAKE_GLTF,
+                                      "weights output does not hold whole groups of targets",
+                                      sampler.pointer + "/output");
+      const std::size_t groups = values->size() / old_targets;
+      const std::size_t count = groups * (old_targets + poses.size());
+      if (editor.buffer_size() + 4 * count > kMaxGlb - 4096)
+        return make_error(codes::BAKE_TOO_LARGE, "the baked buffer would exceed 4 GiB");
+      std::vector<float> out;
+      out.reserve(count);
+      for (std::size_t g = 0; g < groups; ++g) {
+        out.insert(out.end(), values->begin() + static_cast<std::ptrdiff_t>(g * old_targets),
+                   values->begin() + static_cast<std::ptrdiff_t>((g + 1) * old_targets));
+        out.insert(out.end(), poses.size(), 0.0F);
       }
-      for (std::size_t s : samplers) {
-        const std::string sp = ap + "/samplers/" + std::to_string(s);
-        if (!anim.contains("samplers") || !anim["samplers"].is_array() ||
-            s >= anim["samplers"].size())
-          return core::error_at_pointer(codes::BAKE_GLTF, "no such sampler", sp);
-        Json& sampler = anim["samplers"][s];
-        const auto out_acc = index_of(sampler, "output");
-        if (!out_acc)
-          return core::error_at_pointer(codes::BAKE_GLTF, "sampler without an output",
-                                        sp + "/output");
-        auto values = read_scalar_floats(*src, *out_acc);
-        if (!values) return std::move(values).error();
-        if (old_targets == 0 || values->size() % old_targets != 0)
-          return core::error_at_pointer(codes::BAKE_GLTF,
-                                        "weights output does not hold whole groups of targets",
-                                        sp + "/output");
-        const std::size_t groups = values->size() / old_targets;
-        const std::size_t count = groups * (old_targets + poses.size());
-        if (bin.size() + 4 * count > kMaxGlb - 4096)
-          return make_error(codes::BAKE_TOO_LARGE, "the baked buffer would exceed 4 GiB");
-        const std::size_t off = bin.size();
-        for (std::size_t g = 0; g < groups; ++g) {
-          for (std::size_t k = 0; k < old_targets; ++k)
-            put_f32(bin, (*values)[g * old_targets + k]);
-          for (std::size_t k = 0; k < poses.size(); ++k) put_f32(bin, 0.0F);
-        }
-        root["bufferViews"].push_back(
-            Json{{"buffer", 0}, {"byteOffset", off}, {"byteLength", 4 * count}});
-        root["accessors"].push_back(Json{{"bufferView", root["bufferViews"].size() - 1},
-                                         {"componentType", 5126},
-                                         {"count", count},
-                                         {"type", "SCALAR"}});
-        sampler["output"] = root["accessors"].size() - 1;
-      }
+      editor.set_sampler_output(a, s,
+                                editor.append_floats(out, 1, false, scene::GltfViewUse::kOther));
     }
   }
 
   // 9. Write the file.
-  Json& b0 = root["buffers"][0];
-  b0["byteLength"] = bin.size();
   result.pose_library_json =
       write_pose_library(model.spec, rig.mesh_name, poses, result.shape_keys);
   if (!o.glb) {
-    b0["uri"] = std::string(kDataUriPrefix) + core::base64_encode(bin);
-    const std::string text = dump(root);
+    const std::string text = editor.finish_gltf_embedded();
     result.gltf.assign(text.begin(), text.end());
     return result;
   }
-  b0.erase("uri");
-  auto glb = scene::assemble_glb(dump(root), std::move(bin));
+  auto glb = editor.finish_glb();
   if (!glb) return make_error(codes::BAKE_TOO_LARGE, "the GLB would exceed 4 GiB");
   result.gltf = std::move(*glb);
   return result;

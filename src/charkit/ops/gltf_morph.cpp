@@ -8,57 +8,33 @@
 #include <set>
 #include <string>
 
-#include "charkit/core/json.h"
 #include "charkit/core/math.h"
 #include "charkit/deform/error_codes.h"
 #include "charkit/deform/morph40.h"
 #include "charkit/scene/gltf_document.h"
-#include "charkit/scene/gltf_edit.h"
+#include "charkit/scene/gltf_editor.h"
 
 namespace charkit::ops {
 namespace {
 
-using core::Json;
-using scene::append_float_accessor;
-using scene::finish_glb;
-using scene::gltf_index_member;
+using scene::GltfAttributes;
 using scene::GltfDocument;
 
 core::Result<std::vector<float>> read_attribute(GltfDocument& doc, std::size_t accessor,
                                                 std::size_t components, std::size_t count,
                                                 const std::string& ptr) {
-  return read_float_attribute(doc, accessor, components, count, deform::codes::DEFORM_GLTF, ptr);
-}
-
-/// The target names of a mesh: mesh.extras.targetNames, else the first
-/// primitive's (VRM 0.x), else none; missing entries are "target_<i>".
-std::vector<std::string> target_names(const Json& mesh, std::size_t count) {
-  const Json* names = nullptr;
-  auto from = [&](const Json& holder) {
-    if (names == nullptr && holder.is_object() && holder.contains("extras") &&
-        holder["extras"].is_object() && holder["extras"].contains("targetNames") &&
-        holder["extras"]["targetNames"].is_array())
-      names = &holder["extras"]["targetNames"];
-  };
-  from(mesh);
-  if (mesh.contains("primitives") && mesh["primitives"].is_array() && !mesh["primitives"].empty())
-    from(mesh["primitives"][0]);
-  std::vector<std::string> out(count);
-  for (std::size_t i = 0; i < count; ++i)
-    out[i] = names != nullptr && i < names->size() && (*names)[i].is_string()
-                 ? (*names)[i].get<std::string>()
-                 : "target_" + std::to_string(i);
-  return out;
+  return scene::read_float_attribute(doc, accessor, components, count, deform::codes::DEFORM_GLTF,
+                                     ptr);
 }
 
 }  // namespace
 
 core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
                                                 const GltfMorphOptions& options) {
-  Json& root = doc.json();
-  auto edit = begin_edit(doc, deform::codes::DEFORM_GLTF);
+  auto edit = scene::GltfEditor::begin(doc, deform::codes::DEFORM_GLTF);
   if (!edit) return std::move(edit).error();
-  std::vector<std::uint8_t> bin = std::move(*edit);
+  scene::GltfEditor& editor = *edit;
+  const scene::GltfAsset& asset = doc.asset();
   for (const auto& [name, w] : options.weights)
     if (!std::isfinite(w))
       return core::make_error(deform::codes::DEFORM_MORPH40_WEIGHT,
@@ -66,38 +42,16 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
   GltfMorphResult result;
   std::set<std::string> used_names;
   std::set<std::string> known_names;
-  const std::size_t mesh_count = doc.count("meshes");
-  for (std::size_t m = 0; m < mesh_count; ++m) {
-    Json& mesh = root["meshes"][m];
-    const std::string mp = "/meshes/" + std::to_string(m);
-    if (!mesh.is_object() || !mesh.contains("primitives") || !mesh["primitives"].is_array())
-      return core::error_at_pointer(deform::codes::DEFORM_GLTF, "mesh without a primitives array",
-                                    mp);
-    // Members read by type (nlohmann's value() throws on a member of another type).
-    const std::string mesh_name = mesh.contains("name") && mesh["name"].is_string()
-                                      ? mesh["name"].get<std::string>()
-                                      : std::string();
-    if (!options.mesh.empty() && mesh_name != options.mesh) continue;
-    Json& prims = mesh["primitives"];
-    std::size_t targets = 0;
-    for (std::size_t p = 0; p < prims.size(); ++p) {
-      const Json& prim = prims[p];
-      const std::size_t n =
-          prim.is_object() && prim.contains("targets") && prim["targets"].is_array()
-              ? prim["targets"].size()
-              : 0;
-      if (p == 0) targets = n;
-      if (n != targets)
-        return core::error_at_pointer(deform::codes::DEFORM_GLTF,
-                                      "primitives have different morph target counts",
-                                      mp + "/primitives/" + std::to_string(p) + "/targets");
-    }
+  for (std::size_t m = 0; m < asset.meshes.size(); ++m) {
+    const scene::GltfMesh& mesh = asset.meshes[m];
+    if (!options.mesh.empty() && mesh.name != options.mesh) continue;
+    const std::size_t targets = mesh.target_count();
     if (targets == 0) continue;
-    const std::vector<std::string> names = target_names(mesh, targets);
+    std::vector<std::string> names(targets);
+    for (std::size_t i = 0; i < targets; ++i) names[i] = mesh.target_name(i);
     std::vector<float> weights(targets, 0.0F);
-    if (mesh.contains("weights") && mesh["weights"].is_array() && mesh["weights"].size() == targets)
-      for (std::size_t i = 0; i < targets; ++i)
-        if (mesh["weights"][i].is_number()) weights[i] = mesh["weights"][i].get<float>();
+    if (mesh.weights.size() == targets)
+      for (std::size_t i = 0; i < targets; ++i) weights[i] = static_cast<float>(mesh.weights[i]);
     for (std::size_t i = 0; i < targets; ++i) {
       for (const std::string& key : {names[i], "target_" + std::to_string(i), std::to_string(i)}) {
         known_names.insert(key);
@@ -108,26 +62,23 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
       }
     }
     GltfMorphMesh summary;
-    summary.name = mesh_name;
-    summary.primitives = prims.size();
+    summary.name = mesh.name;
+    summary.primitives = mesh.primitives.size();
     for (std::size_t i = 0; i < targets; ++i)
       if (weights[i] != 0.0F) summary.applied[names[i]] = weights[i];
     if (summary.applied.empty()) {
       result.meshes.push_back(std::move(summary));
       continue;
     }
-    for (std::size_t p = 0; p < prims.size(); ++p) {
-      Json& prim = prims[p];
-      const std::string pp = mp + "/primitives/" + std::to_string(p);
-      if (!prim.is_object())
-        return core::error_at_pointer(deform::codes::DEFORM_GLTF, "primitive is not an object", pp);
-      if (prim.contains("mode") && gltf_index_member(prim, "mode") != std::size_t{4})
+    for (std::size_t p = 0; p < mesh.primitives.size(); ++p) {
+      const scene::GltfPrimitive& prim = mesh.primitives[p];
+      const std::string& pp = prim.pointer;
+      if (prim.mode != 4)
         return core::error_at_pointer(deform::codes::DEFORM_GLTF,
                                       "only triangle primitives (mode 4) are supported",
                                       pp + "/mode");
-      static const Json kNoAttributes = Json::object();
-      const Json& attrs = prim.contains("attributes") ? prim["attributes"] : kNoAttributes;
-      const auto pos_acc = gltf_index_member(attrs, "POSITION");
+      const GltfAttributes& attrs = prim.attributes;
+      const auto pos_acc = attrs.find("POSITION");
       if (!pos_acc)
         return core::error_at_pointer(deform::codes::DEFORM_GLTF, "primitive without POSITION",
                                       pp + "/attributes");
@@ -139,12 +90,12 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
                                       pp + "/attributes/POSITION");
       std::vector<float> normal;
       std::vector<float> tangent;
-      if (auto a = gltf_index_member(attrs, "NORMAL")) {
+      if (auto a = attrs.find("NORMAL")) {
         auto r = read_attribute(doc, *a, 3, n, pp + "/attributes/NORMAL");
         if (!r) return std::move(r).error();
         normal = std::move(*r);
       }
-      if (auto a = gltf_index_member(attrs, "TANGENT")) {
+      if (auto a = attrs.find("TANGENT")) {
         auto r = read_attribute(doc, *a, 4, n, pp + "/attributes/TANGENT");
         if (!r) return std::move(r).error();
         tangent = std::move(*r);
@@ -164,12 +115,12 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
       std::vector<deform::Morph40Target> jobs;
       for (std::size_t i = 0; i < targets; ++i) {
         if (weights[i] == 0.0F) continue;
-        const Json& target = prim["targets"][i];
+        const GltfAttributes& target = prim.targets[i];
         const std::string tp = pp + "/targets/" + std::to_string(i);
         std::vector<float> d[3];
         const char* keys[3] = {"POSITION", "NORMAL", "TANGENT"};
         for (int k = 0; k < 3; ++k)
-          if (auto a = gltf_index_member(target, keys[k])) {
+          if (auto a = target.find(keys[k])) {
             auto r = read_attribute(doc, *a, 3, n, tp + "/" + keys[k]);
             if (!r) return std::move(r).error();
             d[k] = std::move(*r);
@@ -228,26 +179,23 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
           return core::error_at_pointer(deform::codes::DEFORM_GLTF,
                                         "a morphed position is not finite",
                                         pp + "/attributes/POSITION");
-      prim["attributes"]["POSITION"] = append_float_accessor(root, bin, out_pos, 3, "VEC3", true);
+      editor.set_attribute(m, p, "POSITION", editor.append_floats(out_pos, 3, true));
       if (!normal.empty())
-        prim["attributes"]["NORMAL"] =
-            append_float_accessor(root, bin, out_normal, 3, "VEC3", false);
+        editor.set_attribute(m, p, "NORMAL", editor.append_floats(out_normal, 3, false));
       if (!tangent.empty())
-        prim["attributes"]["TANGENT"] =
-            append_float_accessor(root, bin, out_tangent, 4, "VEC4", false);
+        editor.set_attribute(m, p, "TANGENT", editor.append_floats(out_tangent, 4, false));
       summary.vertices += n;
     }
     // The applied weights are in the base now: 0 where the file stores them.
-    auto zero_applied = [&](Json& holder) {
-      if (!holder.contains("weights") || !holder["weights"].is_array() ||
-          holder["weights"].size() != targets)
-        return;
+    const auto zero_applied = [&](std::vector<double> stored) {
       for (std::size_t i = 0; i < targets; ++i)
-        if (weights[i] != 0.0F) holder["weights"][i] = 0.0;
+        if (weights[i] != 0.0F) stored[i] = 0.0;
+      return stored;
     };
-    zero_applied(mesh);
-    for (std::size_t node = 0; node < doc.count("nodes"); ++node)
-      if (gltf_index_member(root["nodes"][node], "mesh") == m) zero_applied(root["nodes"][node]);
+    if (mesh.weights.size() == targets) editor.set_mesh_weights(m, zero_applied(mesh.weights));
+    for (std::size_t node : asset.nodes_of_mesh(m))
+      if (asset.nodes[node].weights.size() == targets)
+        editor.set_node_weights(node, zero_applied(asset.nodes[node].weights));
     result.meshes.push_back(std::move(summary));
   }
   for (const auto& [name, w] : options.weights) {
@@ -263,7 +211,7 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
                                 "; the targets are: " + (list.empty() ? "(none named)" : list) +
                                 " (or target_<i> / <i>)");
   }
-  auto glb = finish_glb(root, std::move(bin));
+  auto glb = editor.finish_glb();
   if (!glb) return std::move(glb).error();
   result.glb = std::move(*glb);
   return result;

@@ -11,20 +11,16 @@
 #include <unordered_map>
 #include <utility>
 
-#include "charkit/core/json.h"
 #include "charkit/deform/error_codes.h"
 #include "charkit/gpu/error_codes.h"
-#include "charkit/scene/gltf_edit.h"
+#include "charkit/scene/gltf_editor.h"
 
 namespace charkit::ops {
 namespace {
 
-using core::Json;
-using scene::append_float_accessor;
-using scene::append_uint_accessor;
-using scene::finish_glb;
-using scene::gltf_index_member;
+using scene::GltfAttributes;
 using scene::GltfDocument;
+using scene::read_float_attribute;
 
 struct PositionHash {
   std::size_t operator()(const std::array<std::uint32_t, 3>& k) const {
@@ -33,11 +29,6 @@ struct PositionHash {
     return static_cast<std::size_t>(h ^ (h >> 32));
   }
 };
-
-const char* type_name(std::size_t components) {
-  static const char* const kNames[] = {"", "SCALAR", "VEC2", "VEC3", "VEC4"};
-  return kNames[components];
-}
 
 bool starts_with(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
@@ -48,11 +39,12 @@ core::Error gltf_error(const std::string& message, const std::string& pointer) {
 }
 
 /// A primitive's triangle indices (0, 1, 2 … when it has none).
-core::Result<std::vector<std::uint32_t>> primitive_indices(GltfDocument& doc, const Json& prim,
+core::Result<std::vector<std::uint32_t>> primitive_indices(GltfDocument& doc,
+                                                           const scene::GltfPrimitive& prim,
                                                            std::size_t vertex_count,
                                                            const std::string& pp) {
   std::vector<std::uint32_t> idx;
-  if (auto acc = gltf_index_member(prim, "indices")) {
+  if (auto acc = prim.indices) {
     auto info = doc.accessor(*acc);
     if (!info) return std::move(info).error();
     if (info->components != 1) return gltf_error("indices are not SCALAR", pp + "/indices");
@@ -65,7 +57,7 @@ core::Result<std::vector<std::uint32_t>> primitive_indices(GltfDocument& doc, co
   }
   if (idx.size() % 3 != 0)
     return gltf_error(std::to_string(idx.size()) + " indices are not whole triangles",
-                      pp + (prim.contains("indices") ? "/indices" : "/attributes/POSITION"));
+                      pp + (prim.indices ? "/indices" : "/attributes/POSITION"));
   return idx;
 }
 
@@ -150,8 +142,8 @@ void merge_skin(std::vector<std::vector<std::uint32_t>>& joints,
 
 class Subdivider {
  public:
-  Subdivider(GltfDocument& doc, const GltfSubdivideOptions& o, std::vector<std::uint8_t>& bin)
-      : doc_(doc), o_(o), bin_(bin), root_(doc.json()) {}
+  Subdivider(scene::GltfEditor& editor, const GltfSubdivideOptions& o)
+      : editor_(editor), doc_(editor.document()), o_(o) {}
 
   /// The primitives `prims` of mesh m, which share their attributes and targets.
   core::Status group(std::size_t m, const std::vector<std::size_t>& prims,
@@ -160,19 +152,18 @@ class Subdivider {
   std::vector<std::string> notes_;  ///< GltfSubdivideResult::notes
 
  private:
+  scene::GltfEditor& editor_;
   GltfDocument& doc_;
   const GltfSubdivideOptions& o_;
-  std::vector<std::uint8_t>& bin_;
-  Json& root_;
 };
 
 core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& prims,
                                GltfSubdivideMesh& summary) {
-  const std::string mp = "/meshes/" + std::to_string(m);
-  Json& mesh = root_["meshes"][m];
-  const std::string p0 = mp + "/primitives/" + std::to_string(prims[0]);
-  const Json attrs = mesh["primitives"][prims[0]]["attributes"];
-  const auto pos_acc = gltf_index_member(attrs, "POSITION");
+  const scene::GltfMesh& mesh = doc_.asset().meshes[m];
+  const scene::GltfPrimitive& prim0 = mesh.primitives[prims[0]];
+  const std::string& p0 = prim0.pointer;
+  const GltfAttributes& attrs = prim0.attributes;
+  const auto pos_acc = attrs.find("POSITION");
   if (!pos_acc) return gltf_error("primitive without POSITION", p0 + "/attributes");
   auto pos = read_float_attribute(doc_, *pos_acc, 3, 0, deform::codes::DEFORM_GLTF,
                                   p0 + "/attributes/POSITION");
@@ -180,7 +171,7 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
   const std::size_t n = pos->size() / 3;
   if (n >= 0x7FFFFFFFU) return gltf_error("too many vertices", p0 + "/attributes/POSITION");
   auto read = [&](const char* name, std::size_t comps) -> core::Result<std::vector<float>> {
-    if (auto a = gltf_index_member(attrs, name))
+    if (auto a = attrs.find(name))
       return read_float_attribute(doc_, *a, comps, n, deform::codes::DEFORM_GLTF,
                                   p0 + "/attributes/" + name);
     return std::vector<float>{};
@@ -194,8 +185,7 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
   std::vector<std::uint32_t> indices;
   std::vector<std::size_t> tri_start{0};
   for (std::size_t p : prims) {
-    const std::string pp = mp + "/primitives/" + std::to_string(p);
-    auto idx = primitive_indices(doc_, mesh["primitives"][p], n, pp);
+    auto idx = primitive_indices(doc_, mesh.primitives[p], n, mesh.primitives[p].pointer);
     if (!idx) return std::move(idx).error();
     indices.insert(indices.end(), idx->begin(), idx->end());
     tri_start.push_back(indices.size() / 3);
@@ -224,7 +214,7 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
       n, static_cast<std::uint32_t>(std::lround(std::clamp(o_.strength, 0.0F, 1.0F) * 63)));
   if (!o_.strength_attribute.empty()) {
     const std::string sp = p0 + "/attributes/" + o_.strength_attribute;
-    const auto a = gltf_index_member(attrs, o_.strength_attribute.c_str());
+    const auto a = attrs.find(o_.strength_attribute);
     if (!a)
       return gltf_error(
           "the primitive has no attribute " + o_.strength_attribute + " (--strength-attribute)",
@@ -329,12 +319,12 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
     }
     return v;
   };
-  Json new_attrs = Json::object();
-  new_attrs["POSITION"] = append_float_accessor(root_, bin_, kernel_attr(0, 3), 3, "VEC3", true);
+  GltfAttributes new_attrs;
+  new_attrs.items.push_back({"POSITION", editor_.append_floats(kernel_attr(0, 3), 3, true)});
   if (!normal->empty())
-    new_attrs["NORMAL"] = append_float_accessor(root_, bin_, kernel_attr(1, 3), 3, "VEC3", false);
+    new_attrs.items.push_back({"NORMAL", editor_.append_floats(kernel_attr(1, 3), 3, false)});
   if (!tangent->empty())
-    new_attrs["TANGENT"] = append_float_accessor(root_, bin_, kernel_attr(2, 4), 4, "VEC4", false);
+    new_attrs.items.push_back({"TANGENT", editor_.append_floats(kernel_attr(2, 4), 4, false)});
 
   // Skin sets and the other attributes.
   std::vector<std::vector<std::uint32_t>> joints;
@@ -342,8 +332,8 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
   for (std::size_t s = 0;; ++s) {
     const std::string jn = "JOINTS_" + std::to_string(s);
     const std::string wn = "WEIGHTS_" + std::to_string(s);
-    const auto ja = gltf_index_member(attrs, jn.c_str());
-    const auto wa = gltf_index_member(attrs, wn.c_str());
+    const auto ja = attrs.find(jn);
+    const auto wa = attrs.find(wn);
     if (!ja && !wa) break;
     if (!ja || !wa) return gltf_error(jn + " and " + wn + " come in pairs", p0 + "/attributes");
     auto jinfo = doc_.accessor(*ja);
@@ -367,56 +357,49 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
                             p0 + "/attributes/JOINTS_" + std::to_string(s));
       // JOINTS_n must be UNSIGNED_BYTE or UNSIGNED_SHORT (glTF 2.0 §3.7.2.1):
       // written as shorts even when every value is below 255.
-      std::vector<std::uint32_t> jvals = joints[s];
-      const std::size_t acc = append_uint_accessor(root_, bin_, jvals, 4, "VEC4", false);
-      root_["accessors"][acc]["componentType"] = 5123;
-      new_attrs["JOINTS_" + std::to_string(s)] = acc;
-      new_attrs["WEIGHTS_" + std::to_string(s)] =
-          append_float_accessor(root_, bin_, weights[s], 4, "VEC4", false);
+      new_attrs.items.push_back({"JOINTS_" + std::to_string(s),
+                                 editor_.append_uints(joints[s], 4, scene::GltfViewUse::kVertices,
+                                                      scene::GltfComponent::kUnsignedShort)});
+      new_attrs.items.push_back(
+          {"WEIGHTS_" + std::to_string(s), editor_.append_floats(weights[s], 4, false)});
     }
   }
-  for (const auto& [name, value] : attrs.items()) {
+  for (const auto& [name, accessor] : attrs.items) {
     if (name == "POSITION" || name == "NORMAL" || name == "TANGENT" ||
         starts_with(name, "JOINTS_") || starts_with(name, "WEIGHTS_"))
       continue;
     const std::string ap = p0 + "/attributes/" + name;
-    if (!value.is_number_unsigned()) return gltf_error("not an accessor index", ap);
-    auto info = doc_.accessor(value.get<std::size_t>());
+    auto info = doc_.accessor(accessor);
     if (!info) return std::move(info).error();
     if (info->components < 1 || info->components > 4 || info->count != n)
       return gltf_error(name + " is " + info->type + " × " + std::to_string(info->count) +
                             "; SCALAR to VEC4 × " + std::to_string(n) + " can be interpolated",
                         ap);
-    auto v = doc_.read_accessor_floats(value.get<std::size_t>());
+    auto v = doc_.read_accessor_floats(accessor);
     if (!v) return std::move(v).error();
-    new_attrs[name] =
-        append_float_accessor(root_, bin_, midpoint_attribute(*v, info->components, view, c),
-                              info->components, type_name(info->components), false);
+    new_attrs.items.push_back(
+        {name, editor_.append_floats(midpoint_attribute(*v, info->components, view, c),
+                                     info->components, false)});
   }
 
   // Morph targets: the new vertex's delta is the midpoint of its endpoints'.
-  Json new_targets = Json::array();
-  const Json& prim0 = mesh["primitives"][prims[0]];
-  if (prim0.contains("targets") && prim0["targets"].is_array()) {
-    for (std::size_t t = 0; t < prim0["targets"].size(); ++t) {
-      const Json& target = prim0["targets"][t];
+  std::vector<GltfAttributes> new_targets;
+  {
+    for (std::size_t t = 0; t < prim0.targets.size(); ++t) {
       const std::string tp = p0 + "/targets/" + std::to_string(t);
-      if (!target.is_object()) return gltf_error("a morph target is not an object", tp);
-      Json nt = Json::object();
-      for (const auto& [name, value] : target.items()) {
-        if (!value.is_number_unsigned())
-          return gltf_error("not an accessor index", tp + "/" + name);
-        auto info = doc_.accessor(value.get<std::size_t>());
+      GltfAttributes nt;
+      for (const auto& [name, accessor] : prim0.targets[t].items) {
+        auto info = doc_.accessor(accessor);
         if (!info) return std::move(info).error();
         const std::size_t comps = info->components;
         if (comps < 1 || comps > 4 || info->count != n)
           return gltf_error("target attribute " + name + " is " + info->type + " × " +
                                 std::to_string(info->count),
                             tp + "/" + name);
-        auto v = doc_.read_accessor_floats(value.get<std::size_t>());
+        auto v = doc_.read_accessor_floats(accessor);
         if (!v) return std::move(v).error();
-        nt[name] = append_float_accessor(root_, bin_, midpoint_attribute(*v, comps, view, c), comps,
-                                         type_name(comps), name == "POSITION");
+        nt.items.push_back({name, editor_.append_floats(midpoint_attribute(*v, comps, view, c),
+                                                        comps, name == "POSITION")});
       }
       new_targets.push_back(std::move(nt));
     }
@@ -440,10 +423,9 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
         out->indices.begin() + static_cast<std::ptrdiff_t>(written + count));
     written += count;
     for (std::uint32_t& i : idx) i = c.map[i];
-    Json& prim = mesh["primitives"][prims[g]];
-    prim["indices"] = append_uint_accessor(root_, bin_, idx, 1, "SCALAR", true);
-    prim["attributes"] = new_attrs;
-    if (!new_targets.empty()) prim["targets"] = new_targets;
+    editor_.set_indices(m, prims[g], editor_.append_uints(idx, 1, scene::GltfViewUse::kIndices));
+    editor_.set_attributes(m, prims[g], new_attrs);
+    if (!new_targets.empty()) editor_.set_targets(m, prims[g], new_targets);
     summary.triangles_out += count / 3;
   }
   summary.primitives += prims.size();
@@ -459,37 +441,33 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
 
 core::Result<GltfSubdivideResult> subdivide_gltf(GltfDocument& doc,
                                                  const GltfSubdivideOptions& options) {
-  Json& root = doc.json();
-  auto edit = begin_edit(doc, deform::codes::DEFORM_GLTF);
+  auto edit = scene::GltfEditor::begin(doc, deform::codes::DEFORM_GLTF);
   if (!edit) return std::move(edit).error();
-  std::vector<std::uint8_t> bin = std::move(*edit);
   GltfSubdivideResult result;
-  Subdivider sub(doc, options, bin);
+  Subdivider sub(*edit, options);
   std::vector<std::string> names;
-  for (std::size_t m = 0; m < doc.count("meshes"); ++m) {
-    Json& mesh = root["meshes"][m];
-    const std::string mp = "/meshes/" + std::to_string(m);
-    if (!mesh.is_object() || !mesh.contains("primitives") || !mesh["primitives"].is_array())
-      return gltf_error("mesh without a primitives array", mp);
+  for (std::size_t m = 0; m < doc.asset().meshes.size(); ++m) {
+    const scene::GltfMesh& mesh = doc.asset().meshes[m];
     GltfSubdivideMesh summary;
-    summary.name = mesh.contains("name") && mesh["name"].is_string()
-                       ? mesh["name"].get<std::string>()
-                       : std::string();
+    summary.name = mesh.name;
     names.push_back(summary.name);
     if (!options.mesh.empty() && summary.name != options.mesh) continue;
     // Primitives grouped by their attributes and targets (same vertices).
     std::map<std::string, std::vector<std::size_t>> groups;
     std::vector<std::string> order;
-    const Json& prims = mesh["primitives"];
-    for (std::size_t p = 0; p < prims.size(); ++p) {
-      const Json& prim = prims[p];
-      const std::string pp = mp + "/primitives/" + std::to_string(p);
-      if (!prim.is_object() || !prim.contains("attributes") || !prim["attributes"].is_object())
-        return gltf_error("primitive without an attributes object", pp);
-      if (prim.contains("mode") && gltf_index_member(prim, "mode") != std::size_t{4})
-        return gltf_error("only triangle primitives (mode 4) can be subdivided", pp + "/mode");
-      std::string key = prim["attributes"].dump();
-      if (prim.contains("targets")) key += prim["targets"].dump();
+    for (std::size_t p = 0; p < mesh.primitives.size(); ++p) {
+      const scene::GltfPrimitive& prim = mesh.primitives[p];
+      if (prim.mode != 4)
+        return gltf_error("only triangle primitives (mode 4) can be subdivided",
+                          prim.pointer + "/mode");
+      std::string key;
+      const auto add = [&key](const GltfAttributes& attrs) {
+        for (const auto& [semantic, accessor] : attrs.items)
+          key += semantic + "=" + std::to_string(accessor) + ";";
+        key += "|";
+      };
+      add(prim.attributes);
+      for (const GltfAttributes& t : prim.targets) add(t);
       if (groups.find(key) == groups.end()) order.push_back(key);
       groups[key].push_back(p);
     }
@@ -504,7 +482,7 @@ core::Result<GltfSubdivideResult> subdivide_gltf(GltfDocument& doc,
                           "\"; the meshes are: " + (list.empty() ? "(none named)" : list),
                       "/meshes");
   }
-  auto glb = finish_glb(root, std::move(bin));
+  auto glb = edit->finish_glb();
   if (!glb) return std::move(glb).error();
   result.glb = std::move(*glb);
   result.notes = std::move(sub.notes_);

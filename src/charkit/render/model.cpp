@@ -52,36 +52,24 @@ const Json* member(const Json& j, const char* key) {
   return it == j.end() ? nullptr : &*it;
 }
 
-std::optional<std::size_t> index_of(const Json& j, const char* key) {
-  const Json* v = member(j, key);
-  if (v == nullptr || !v->is_number_unsigned()) return std::nullopt;
-  return v->get<std::size_t>();
-}
-
 std::string string_of(const Json& j, const char* key) {
   const Json* v = member(j, key);
   return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
 }
 
-core::Mat4f node_local(const Json& node) {
-  if (const Json* m = member(node, "matrix"); m != nullptr && m->is_array() && m->size() == 16) {
-    core::Mat4f r{};
-    for (std::size_t i = 0; i < 16; ++i)
-      r[i] = (*m)[i].is_number() ? (*m)[i].get<float>() : (i % 5 == 0 ? 1.0F : 0.0F);
+core::Mat4f node_local(const scene::GltfNode& node) {
+  core::Mat4f r{};
+  if (node.matrix) {
+    for (std::size_t i = 0; i < 16; ++i) r[i] = static_cast<float>((*node.matrix)[i]);
     return r;
   }
   core::Trs<float> trs;
-  auto vec = [&](const char* key, float* out, std::size_t n) {
-    const Json* v = member(node, key);
-    if (v == nullptr || !v->is_array() || v->size() != n) return;
-    for (std::size_t i = 0; i < n; ++i)
-      if ((*v)[i].is_number()) out[i] = (*v)[i].get<float>();
-  };
-  vec("translation", trs.translation.data(), 3);
-  float q[4] = {0, 0, 0, 1};
-  vec("rotation", q, 4);
-  trs.rotation = {q[0], q[1], q[2], q[3]};
-  vec("scale", trs.scale.data(), 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    trs.translation[i] = static_cast<float>(node.translation[i]);
+    trs.scale[i] = static_cast<float>(node.scale[i]);
+  }
+  trs.rotation = {static_cast<float>(node.rotation[0]), static_cast<float>(node.rotation[1]),
+                  static_cast<float>(node.rotation[2]), static_cast<float>(node.rotation[3])};
   return core::compose(trs);
 }
 
@@ -167,61 +155,39 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
         vrm_materials[string_of(m, "name")] = {string_of(m, "shader"), transparent};
       }
 
-  const Json* nodes = member(root, "nodes");
-  const std::size_t node_count = nodes != nullptr && nodes->is_array() ? nodes->size() : 0;
+  const scene::GltfAsset& asset = doc.asset();
+  const std::vector<scene::GltfNode>& nodes = asset.nodes;
+  const std::size_t node_count = nodes.size();
   // World matrices from the scene's roots (or every node nobody parents).
   std::vector<core::Mat4f> world(node_count, core::identity4<float>());
   std::vector<bool> placed(node_count, false);
   std::vector<std::size_t> roots;
-  if (auto s = index_of(root, "scene").value_or(0); member(root, "scenes") != nullptr) {
-    const Json& scenes = root["scenes"];
-    if (scenes.is_array() && s < scenes.size())
-      if (const Json* rn = member(scenes[s], "nodes"); rn != nullptr && rn->is_array())
-        for (const Json& r : *rn)
-          if (r.is_number_unsigned() && r.get<std::size_t>() < node_count)
-            roots.push_back(r.get<std::size_t>());
-  }
-  if (roots.empty()) {
-    std::vector<bool> child(node_count, false);
+  if (const std::size_t s = asset.scene.value_or(0); s < asset.scenes.size())
+    roots = asset.scenes[s].nodes;
+  if (roots.empty())
     for (std::size_t i = 0; i < node_count; ++i)
-      if (const Json* c = member((*nodes)[i], "children"); c != nullptr && c->is_array())
-        for (const Json& k : *c)
-          if (k.is_number_unsigned() && k.get<std::size_t>() < node_count)
-            child[k.get<std::size_t>()] = true;
-    for (std::size_t i = 0; i < node_count; ++i)
-      if (!child[i]) roots.push_back(i);
-  }
+      if (!nodes[i].parent) roots.push_back(i);
   std::vector<std::size_t> drawn;  // nodes with a mesh, in visiting order
   std::function<void(std::size_t, const core::Mat4f&, int)> visit =
       [&](std::size_t n, const core::Mat4f& parent, int depth) {
-        if (placed[n] || depth > 256) return;  // a node twice or a cycle: once only
+        if (placed[n] || depth > 256) return;  // a node twice: once only
         placed[n] = true;
         const auto pose = options.node_locals.find(n);
         world[n] = core::mul(
-            parent, pose != options.node_locals.end() ? pose->second : node_local((*nodes)[n]));
-        if (member((*nodes)[n], "mesh") != nullptr) drawn.push_back(n);
-        if (const Json* c = member((*nodes)[n], "children"); c != nullptr && c->is_array())
-          for (const Json& k : *c)
-            if (k.is_number_unsigned() && k.get<std::size_t>() < node_count)
-              visit(k.get<std::size_t>(), world[n], depth + 1);
+            parent, pose != options.node_locals.end() ? pose->second : node_local(nodes[n]));
+        if (nodes[n].mesh) drawn.push_back(n);
+        for (std::size_t k : nodes[n].children) visit(k, world[n], depth + 1);
       };
   for (std::size_t r : roots) visit(r, core::identity4<float>(), 0);
 
-  const Json* meshes = member(root, "meshes");
-  const Json* materials = member(root, "materials");
   std::map<std::size_t, std::optional<std::uint32_t>> image_slot;  // glTF image → model image
   auto texture_image = [&](std::size_t texture) -> core::Result<std::optional<std::uint32_t>> {
-    const Json* textures = member(root, "textures");
-    if (textures == nullptr || !textures->is_array() || texture >= textures->size())
-      return std::optional<std::uint32_t>{};
-    const auto source = index_of((*textures)[texture], "source");
-    const Json* images = member(root, "images");
-    if (!source || images == nullptr || !images->is_array() || *source >= images->size())
-      return std::optional<std::uint32_t>{};
+    const auto source = asset.textures[texture].source;
+    if (!source) return std::optional<std::uint32_t>{};
     if (auto it = image_slot.find(*source); it != image_slot.end()) return it->second;
-    const std::string ptr = "/images/" + std::to_string(*source);
-    const auto view = index_of((*images)[*source], "bufferView");
-    if (!view || *view >= doc.count("bufferViews")) {
+    const std::string& ptr = asset.images[*source].pointer;
+    const auto view = asset.images[*source].buffer_view;
+    if (!view) {
       model.warnings.push_back(ptr + ": only images in buffer views are decoded; drawn untextured");
       image_slot[*source] = std::nullopt;
       return std::optional<std::uint32_t>{};
@@ -242,51 +208,34 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
 
   std::uint64_t total_vertices = 0;
   for (std::size_t n : drawn) {
-    const Json& node = (*nodes)[n];
-    const auto mesh_index = index_of(node, "mesh");
-    if (!mesh_index || meshes == nullptr || !meshes->is_array() || *mesh_index >= meshes->size())
-      return model_error("the node's mesh does not exist", "/nodes/" + std::to_string(n));
-    const Json& mesh = (*meshes)[*mesh_index];
-    const Json* prims = member(mesh, "primitives");
-    if (prims == nullptr || !prims->is_array()) continue;
+    const scene::GltfMesh& mesh = asset.meshes[*nodes[n].mesh];
     // Skinning at the rest pose: joint world × inverse bind.
     std::vector<core::Mat4f> joint_matrix;
-    if (const auto skin = index_of(node, "skin")) {
-      const Json* skins = member(root, "skins");
-      const std::string sp = "/skins/" + std::to_string(*skin);
-      if (skins == nullptr || !skins->is_array() || *skin >= skins->size())
-        return model_error("the node's skin does not exist", "/nodes/" + std::to_string(n));
-      const Json* joints = member((*skins)[*skin], "joints");
-      if (joints == nullptr || !joints->is_array()) return model_error("a skin needs joints", sp);
+    if (const auto skin_index = nodes[n].skin) {
+      const scene::GltfSkin& skin = asset.skins[*skin_index];
       std::vector<float> inverse_bind;
-      if (const auto ib = index_of((*skins)[*skin], "inverseBindMatrices")) {
+      if (const auto ib = skin.inverse_bind_matrices) {
         auto m = doc.read_accessor_floats(*ib);
         if (!m) return std::move(m).error();
-        if (m->size() != joints->size() * 16)
-          return model_error("inverseBindMatrices does not hold one MAT4 per joint", sp);
+        if (m->size() != skin.joints.size() * 16)
+          return model_error("inverseBindMatrices does not hold one MAT4 per joint", skin.pointer);
         inverse_bind = std::move(*m);
       }
-      for (std::size_t j = 0; j < joints->size(); ++j) {
-        const Json& jn = (*joints)[j];
-        if (!jn.is_number_unsigned() || jn.get<std::size_t>() >= node_count)
-          return model_error("a joint is not a node", sp + "/joints/" + std::to_string(j));
+      for (std::size_t j = 0; j < skin.joints.size(); ++j) {
         core::Mat4f ibm = core::identity4<float>();
         if (!inverse_bind.empty()) std::copy_n(inverse_bind.begin() + 16 * j, 16, ibm.begin());
-        joint_matrix.push_back(core::mul(world[jn.get<std::size_t>()], ibm));
+        joint_matrix.push_back(core::mul(world[skin.joints[j]], ibm));
       }
     }
-    for (std::size_t p = 0; p < prims->size(); ++p) {
-      const Json& prim = (*prims)[p];
-      const std::string ptr =
-          "/meshes/" + std::to_string(*mesh_index) + "/primitives/" + std::to_string(p);
-      if (const auto mode = index_of(prim, "mode"); mode && *mode != 4) {
-        model.warnings.push_back(ptr + ": mode " + std::to_string(*mode) +
+    for (const scene::GltfPrimitive& prim : mesh.primitives) {
+      const std::string& ptr = prim.pointer;
+      if (prim.mode != 4) {
+        model.warnings.push_back(ptr + ": mode " + std::to_string(prim.mode) +
                                  " is not a triangle list; skipped");
         continue;
       }
-      const Json* attributes = member(prim, "attributes");
-      const auto position =
-          attributes != nullptr ? index_of(*attributes, "POSITION") : std::nullopt;
+      const scene::GltfAttributes& attributes = prim.attributes;
+      const auto position = attributes.find("POSITION");
       if (!position) return model_error("a primitive needs POSITION", ptr + "/attributes");
       auto pos = doc.read_accessor_floats(*position);
       if (!pos) return std::move(pos).error();
@@ -297,7 +246,7 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
         return model_error(
             "the model has more than " + std::to_string(options.max_vertices) + " vertices", ptr);
       auto read = [&](const char* name, std::size_t comps) -> core::Result<std::vector<float>> {
-        const auto a = index_of(*attributes, name);
+        const auto a = attributes.find(name);
         if (!a) return std::vector<float>{};
         auto v = doc.read_accessor_floats(*a);
         if (!v) return std::move(v).error();
@@ -312,11 +261,10 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
       if (!uv) return std::move(uv).error();
       std::vector<float> weights;
       std::vector<std::uint32_t> joints;
-      if (!joint_matrix.empty() && index_of(*attributes, "JOINTS_0") &&
-          index_of(*attributes, "WEIGHTS_0")) {
+      if (!joint_matrix.empty() && attributes.find("JOINTS_0") && attributes.find("WEIGHTS_0")) {
         auto w = read("WEIGHTS_0", 4);
         if (!w) return std::move(w).error();
-        auto j = doc.read_accessor_uints(*index_of(*attributes, "JOINTS_0"));
+        auto j = doc.read_accessor_uints(*attributes.find("JOINTS_0"));
         if (!j) return std::move(j).error();
         if (j->size() != count * 4) return model_error("JOINTS_0 does not match POSITION", ptr);
         for (std::uint32_t k : *j)
@@ -328,7 +276,7 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
       }
       RenderPrimitive out;
       out.pointer = ptr;
-      out.mesh_name = string_of(mesh, "name");
+      out.mesh_name = mesh.name;
       out.vertices.resize(count);
       const core::Mat4f& node_world = world[n];
       for (std::size_t v = 0; v < count; ++v) {
@@ -364,7 +312,7 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
         rv.uv[0] = uv->empty() ? 0.0F : (*uv)[2 * v];
         rv.uv[1] = uv->empty() ? 0.0F : (*uv)[2 * v + 1];
       }
-      if (const auto ind = index_of(prim, "indices")) {
+      if (const auto ind = prim.indices) {
         auto idx = doc.read_accessor_uints(*ind);
         if (!idx) return std::move(idx).error();
         out.indices = std::move(*idx);
@@ -393,27 +341,19 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
         }
       }
       // The material: colour, texture, alpha, and the part.
-      std::string alpha_mode;
-      if (const auto mi = index_of(prim, "material")) {
-        if (materials == nullptr || !materials->is_array() || *mi >= materials->size())
-          return model_error("the primitive's material does not exist", ptr + "/material");
-        const Json& mat = (*materials)[*mi];
-        out.material_name = string_of(mat, "name");
-        alpha_mode = string_of(mat, "alphaMode");
-        out.alpha_mask = alpha_mode == "MASK";
-        if (const Json* c = member(mat, "alphaCutoff"); c != nullptr && c->is_number())
-          out.alpha_cutoff = c->get<float>();
-        if (const Json* pbr = member(mat, "pbrMetallicRoughness")) {
-          if (const Json* f = member(*pbr, "baseColorFactor");
-              f != nullptr && f->is_array() && f->size() == 4)
-            for (std::size_t c = 0; c < 4; ++c)
-              if ((*f)[c].is_number()) out.base_colour[c] = (*f)[c].get<float>();
-          if (const Json* t = member(*pbr, "baseColorTexture"))
-            if (const auto ti = index_of(*t, "index")) {
-              auto slot = texture_image(*ti);
-              if (!slot) return std::move(slot).error();
-              out.base_texture = *slot;
-            }
+      bool blend = false;
+      if (const auto mi = prim.material) {
+        const scene::GltfMaterial& mat = asset.materials[*mi];
+        out.material_name = mat.name;
+        blend = mat.alpha_mode == scene::GltfAlphaMode::kBlend;
+        out.alpha_mask = mat.alpha_mode == scene::GltfAlphaMode::kMask;
+        out.alpha_cutoff = static_cast<float>(mat.alpha_cutoff);
+        for (std::size_t c = 0; c < 4; ++c)
+          out.base_colour[c] = static_cast<float>(mat.base_color_factor[c]);
+        if (mat.base_color_texture) {
+          auto slot = texture_image(mat.base_color_texture->texture);
+          if (!slot) return std::move(slot).error();
+          out.base_texture = *slot;
         }
       }
       // The part: the mapping file, then VRM / alpha, then names.
@@ -428,9 +368,9 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
       }
       if (!kind) {
         auto vm = vrm_materials.find(out.material_name);
-        if (alpha_mode == "BLEND" || (vm != vrm_materials.end() && vm->second.second)) {
+        if (blend || (vm != vrm_materials.end() && vm->second.second)) {
           kind = PartKind::kTransparent;
-          out.kind_reason = alpha_mode == "BLEND" ? "alphaMode BLEND" : "VRM render type";
+          out.kind_reason = blend ? "alphaMode BLEND" : "VRM render type";
         }
       }
       if (!kind) {

@@ -43,10 +43,6 @@ std::size_t component_size(GltfComponent c) {
   return 0;
 }
 
-bool valid_component(std::uint32_t v) {
-  return v == 5120 || v == 5121 || v == 5122 || v == 5123 || v == 5125 || v == 5126;
-}
-
 // Components per element and rows per matrix column (0 for non-matrices).
 bool type_shape(std::string_view type, std::size_t& components, std::size_t& rows) {
   rows = 0;
@@ -279,6 +275,7 @@ Result<std::string> resolve_gltf_uri(const std::string& base, const std::string&
 
 struct GltfDocument::Impl {
   Json root;
+  GltfAsset asset;
   bool glb = false;
   std::vector<std::uint8_t> bin;
   bool has_bin = false;
@@ -317,6 +314,9 @@ Json& GltfDocument::json() {
 }
 const std::vector<GltfWarning>& GltfDocument::warnings() const {
   return impl_->warnings;
+}
+const GltfAsset& GltfDocument::asset() const {
+  return impl_->asset;
 }
 
 std::size_t GltfDocument::count(const char* key) const {
@@ -361,7 +361,10 @@ Result<GltfDocument> GltfDocument::load(Bytes bytes, const GltfLoadOptions& opti
     return core::error_at_pointer(
         codes::GLTF_NOT_OBJECT,
         std::string("the glTF JSON must be an object, not ") + core::json_type_name(*json), "");
+  auto asset = read_gltf_asset(*json);
+  if (!asset) return std::move(asset).error();
   impl->root = std::move(*json);
+  impl->asset = std::move(*asset);
   return GltfDocument(std::move(impl));
 }
 
@@ -380,22 +383,18 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
   Impl& m = *impl_;
   if (auto it = m.buffers.find(index); it != m.buffers.end()) return Bytes(it->second);
   const std::string ptr = core::json_pointer_join("/buffers", index);
-  if (index >= count("buffers"))
+  if (index >= m.asset.buffers.size())
     return core::error_at_pointer(codes::GLTF_BUFFER, "no such buffer", ptr);
-  const Json& buf = m.root["buffers"][index];
-  if (!buf.is_object())
-    return core::error_at_pointer(codes::GLTF_BUFFER, "a buffer must be an object", ptr);
-  auto len = uint_member(buf, "byteLength", std::nullopt, ptr, codes::GLTF_BUFFER);
-  if (!len) return std::move(len).error();
+  const GltfBuffer& buf = m.asset.buffers[index];
+  const std::uint64_t len = buf.byte_length;
   const auto short_of = [&](std::uint64_t have, const std::string& what) {
     return core::error_at_pointer(codes::GLTF_BUFFER,
-                                  "byteLength " + std::to_string(*len) + " but " + what +
+                                  "byteLength " + std::to_string(len) + " but " + what +
                                       " holds only " + std::to_string(have) + " bytes",
                                   ptr + "/byteLength");
   };
   std::vector<std::uint8_t> data;
-  auto uri = buf.find("uri");
-  if (uri == buf.end()) {
+  if (!buf.uri) {
     // glTF 2.0 §4.4.3.3: buffer 0 without a uri is the GLB-stored BIN chunk.
     if (!m.glb || index != 0)
       return core::error_at_pointer(codes::GLTF_BUFFER,
@@ -403,14 +402,12 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
     if (!m.has_bin)
       return core::error_at_pointer(codes::GLTF_BUFFER,
                                     "buffer 0 refers to the BIN chunk, but the GLB has none", ptr);
-    if (m.bin.size() < *len) return short_of(m.bin.size(), "the BIN chunk");
+    if (m.bin.size() < len) return short_of(m.bin.size(), "the BIN chunk");
     // The BIN chunk is charged already.
-    data.assign(m.bin.begin(), m.bin.begin() + static_cast<std::ptrdiff_t>(*len));
+    data.assign(m.bin.begin(), m.bin.begin() + static_cast<std::ptrdiff_t>(len));
     return Bytes(m.buffers.emplace(index, std::move(data)).first->second);
   }
-  if (!uri->is_string())
-    return core::error_at_pointer(codes::GLTF_BUFFER, "uri must be a string", ptr + "/uri");
-  const std::string& u = uri->get_ref<const std::string&>();
+  const std::string& u = *buf.uri;
   std::string scheme = u.substr(0, 5);
   for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (scheme == "data:") {
@@ -421,7 +418,7 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
                                     ptr + "/uri");
     const std::string_view payload = std::string_view(u).substr(comma + 1);
     const std::size_t have = core::base64_decoded_size(payload);
-    if (have < *len) return short_of(have, "the data: URI");
+    if (have < len) return short_of(have, "the data: URI");
     if (auto st = m.charge(have, ptr + "/uri"); !st) return std::move(st).error();
     auto decoded = core::base64_decode(payload);
     if (!decoded) {
@@ -450,64 +447,22 @@ Result<Bytes> GltfDocument::buffer(std::size_t index) {
       return e;
     }
     const Bytes fb = file->bytes();
-    if (fb.size() < *len) return short_of(fb.size(), "the file " + *rel);
-    if (auto st = m.charge(*len, ptr + "/uri"); !st) return std::move(st).error();
-    data.assign(fb.begin(), fb.begin() + static_cast<std::ptrdiff_t>(*len));
+    if (fb.size() < len) return short_of(fb.size(), "the file " + *rel);
+    if (auto st = m.charge(len, ptr + "/uri"); !st) return std::move(st).error();
+    data.assign(fb.begin(), fb.begin() + static_cast<std::ptrdiff_t>(len));
   }
-  data.resize(static_cast<std::size_t>(*len));
+  data.resize(static_cast<std::size_t>(len));
   return Bytes(m.buffers.emplace(index, std::move(data)).first->second);
 }
 
 Result<GltfAccessorInfo> GltfDocument::accessor(std::size_t index) const {
-  const std::string ptr = core::json_pointer_join("/accessors", index);
-  if (index >= count("accessors"))
+  const auto& accessors = impl_->asset.accessors;
+  if (index >= accessors.size())
     return core::error_at_pointer(codes::GLTF_ACCESSOR,
                                   "no accessor " + std::to_string(index) + " (the file has " +
-                                      std::to_string(count("accessors")) + ")",
-                                  ptr);
-  const Json& a = impl_->root["accessors"][index];
-  if (!a.is_object())
-    return core::error_at_pointer(codes::GLTF_ACCESSOR, "an accessor must be an object", ptr);
-  GltfAccessorInfo info;
-  auto type = a.find("type");
-  std::size_t rows = 0;
-  if (type == a.end() || !type->is_string() ||
-      !type_shape(type->get_ref<const std::string&>(), info.components, rows))
-    return core::error_at_pointer(codes::GLTF_ACCESSOR,
-                                  "type must be SCALAR, VEC2, VEC3, VEC4, MAT2, MAT3 or MAT4",
-                                  ptr + "/type");
-  info.type = type->get<std::string>();
-  auto ct = uint_member(a, "componentType", std::nullopt, ptr, codes::GLTF_ACCESSOR);
-  if (!ct) return std::move(ct).error();
-  if (!valid_component(static_cast<std::uint32_t>(*ct)))
-    return core::error_at_pointer(codes::GLTF_ACCESSOR,
-                                  "unknown componentType " + std::to_string(*ct),
-                                  ptr + "/componentType");
-  info.component_type = static_cast<GltfComponent>(*ct);
-  if (auto it = a.find("normalized"); it != a.end()) {
-    if (!it->is_boolean())
-      return core::error_at_pointer(codes::GLTF_ACCESSOR, "normalized must be true or false",
-                                    ptr + "/normalized");
-    info.normalized = it->get<bool>();
-    if (info.normalized && (info.component_type == GltfComponent::kFloat ||
-                            info.component_type == GltfComponent::kUnsignedInt))
-      return core::error_at_pointer(codes::GLTF_ACCESSOR,
-                                    "only (unsigned) byte and short accessors can be normalized",
-                                    ptr + "/normalized");
-  }
-  auto n = uint_member(a, "count", std::nullopt, ptr, codes::GLTF_ACCESSOR);
-  if (!n) return std::move(n).error();
-  info.count = *n;
-  if (a.contains("bufferView")) {
-    auto v = index_member(a, "bufferView", count("bufferViews"), ptr, codes::GLTF_ACCESSOR,
-                          "bufferViews");
-    if (!v) return std::move(v).error();
-    info.buffer_view = *v;
-  }
-  info.sparse = a.contains("sparse");
-  if (auto it = a.find("name"); it != a.end() && it->is_string())
-    info.name = it->get<std::string>();
-  return info;
+                                      std::to_string(accessors.size()) + ")",
+                                  core::json_pointer_join("/accessors", index));
+  return accessors[index];
 }
 
 namespace {
@@ -544,9 +499,7 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
     auto bytes = doc.buffer_view(v);
     if (!bytes) return std::move(bytes).error();
     const std::string vp = core::json_pointer_join("/bufferViews", v);
-    auto stride = uint_member(root["bufferViews"][v], "byteStride", 0, vp, codes::GLTF_BUFFER_VIEW);
-    if (!stride) return std::move(stride).error();
-    return View{*bytes, static_cast<std::size_t>(*stride)};
+    return View{*bytes, static_cast<std::size_t>(asset.buffer_views[v].byte_stride)};
   };
   // count elements of elem bytes every stride bytes from offset fit in the view.
   const auto fits = [](std::uint64_t offset, std::uint64_t n, std::uint64_t stride,
@@ -566,7 +519,7 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
   };
 
   std::vector<T> out;
-  const Json& a = root["accessors"][index];
+  const Json& a = root["accessors"][index];  // sparse, read by this layer only
   if (info->buffer_view) {
     auto view = view_of(*info->buffer_view);
     if (!view) return std::move(view).error();
@@ -577,8 +530,7 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
           "byteStride " + std::to_string(stride) + " is below the element size " +
               std::to_string(layout.element_size),
           core::json_pointer_join("/bufferViews", *info->buffer_view) + "/byteStride");
-    auto off = uint_member(a, "byteOffset", 0, ptr, codes::GLTF_ACCESSOR);
-    if (!off) return std::move(off).error();
+    const std::uint64_t* off = &info->byte_offset;
     if (!fits(*off, info->count, stride, layout.element_size, view->bytes.size()))
       return core::error_at_pointer(
           codes::GLTF_ACCESSOR,
@@ -685,27 +637,21 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
 
 Result<Bytes> GltfDocument::buffer_view(std::size_t v) {
   const std::string vp = core::json_pointer_join("/bufferViews", v);
-  if (v >= count("bufferViews"))
+  if (v >= impl_->asset.buffer_views.size())
     return core::error_at_pointer(codes::GLTF_BUFFER_VIEW,
                                   "there is no bufferView " + std::to_string(v), vp);
-  const Json& view = json()["bufferViews"][v];
-  if (!view.is_object())
-    return core::error_at_pointer(codes::GLTF_BUFFER_VIEW, "a bufferView must be an object", vp);
-  auto b = index_member(view, "buffer", count("buffers"), vp, codes::GLTF_BUFFER_VIEW, "buffers");
-  if (!b) return std::move(b).error();
-  auto off = uint_member(view, "byteOffset", 0, vp, codes::GLTF_BUFFER_VIEW);
-  if (!off) return std::move(off).error();
-  auto len = uint_member(view, "byteLength", std::nullopt, vp, codes::GLTF_BUFFER_VIEW);
-  if (!len) return std::move(len).error();
-  auto data = buffer(*b);
+  const GltfBufferView& view = impl_->asset.buffer_views[v];
+  auto data = buffer(view.buffer);
   if (!data) return std::move(data).error();
-  if (*off > data->size() || *len > data->size() - *off)
+  if (view.byte_offset > data->size() || view.byte_length > data->size() - view.byte_offset)
     return core::error_at_pointer(codes::GLTF_BUFFER_VIEW,
-                                  "bytes " + std::to_string(*off) + " + " + std::to_string(*len) +
-                                      " run past buffer " + std::to_string(*b) + " (" +
+                                  "bytes " + std::to_string(view.byte_offset) + " + " +
+                                      std::to_string(view.byte_length) + " run past buffer " +
+                                      std::to_string(view.buffer) + " (" +
                                       std::to_string(data->size()) + " bytes)",
                                   vp);
-  return data->subspan(static_cast<std::size_t>(*off), static_cast<std::size_t>(*len));
+  return data->subspan(static_cast<std::size_t>(view.byte_offset),
+                       static_cast<std::size_t>(view.byte_length));
 }
 
 Result<std::vector<float>> GltfDocument::read_accessor_floats(std::size_t index) {
@@ -716,6 +662,22 @@ Result<std::vector<double>> GltfDocument::read_accessor_doubles(std::size_t inde
 }
 Result<std::vector<std::uint32_t>> GltfDocument::read_accessor_uints(std::size_t index) {
   return impl_->read<std::uint32_t>(*this, index);
+}
+
+Result<std::vector<float>> read_float_attribute(GltfDocument& doc, std::size_t accessor,
+                                                std::size_t components, std::size_t count,
+                                                const core::ErrorCode& code,
+                                                const std::string& pointer) {
+  auto info = doc.accessor(accessor);
+  if (!info) return std::move(info).error();
+  if (info->components != components || (count != 0 && info->count != count))
+    return core::error_at_pointer(code,
+                                  "accessor " + std::to_string(accessor) + " is " + info->type +
+                                      " × " + std::to_string(info->count) + ", expected " +
+                                      std::to_string(components) + " components × " +
+                                      std::to_string(count),
+                                  pointer);
+  return doc.read_accessor_floats(accessor);
 }
 
 }  // namespace charkit::scene

@@ -18,7 +18,9 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "charkit/core/bytes.h"
+#include "charkit/core/error_code.h"
 #include "charkit/core/result.h"
+#include "charkit/scene/gltf_asset.h"
 
 namespace charkit::scene {
 
@@ -29,16 +31,6 @@ inline constexpr std::uint32_t kGlbMagic = 0x46546C67;   // "glTF"
 inline constexpr std::uint32_t kChunkJson = 0x4E4F534A;  // "JSON"
 inline constexpr std::uint32_t kChunkBin = 0x004E4942;   // "BIN\0"
 }  // namespace gltf
-
-/// glTF componentType values (glTF 2.0 §3.6.2.2).
-enum class GltfComponent : std::uint32_t {
-  kByte = 5120,
-  kUnsignedByte = 5121,
-  kShort = 5122,
-  kUnsignedShort = 5123,
-  kUnsignedInt = 5125,
-  kFloat = 5126,
-};
 
 /// A condition worth reporting that does not stop loading.
 struct GltfWarning {
@@ -84,24 +76,13 @@ struct GltfLoadOptions {
   std::size_t max_json_depth = 64;
 };
 
-/// What an accessor declares (checked for consistency, not yet read).
-struct GltfAccessorInfo {
-  std::string type;            ///< "SCALAR", "VEC2" … "MAT4"
-  std::size_t components = 0;  ///< 1, 2, 3, 4, 4 (MAT2), 9 (MAT3), 16 (MAT4)
-  GltfComponent component_type = GltfComponent::kFloat;
-  bool normalized = false;
-  std::uint64_t count = 0;
-  bool sparse = false;
-  std::optional<std::size_t> buffer_view;
-  std::string name;
-};
-
 class GltfDocument {
  public:
   /// Loads GLB or glTF JSON from bytes (the bytes are copied where needed:
   /// the document does not refer to them afterwards). Errors: GLB_* (byte
   /// offset), JSON_* (offset into the JSON), GLTF_NOT_OBJECT (root not an object),
-  /// GLTF_LIMIT (JSON above max_total_bytes).
+  /// GLTF_LIMIT (JSON above max_total_bytes), and read_gltf_asset's errors
+  /// (the typed elements are read once, here).
   static core::Result<GltfDocument> load(core::Bytes bytes, const GltfLoadOptions& options = {});
   /// Maps the file and loads it with base_dir = the file's folder (when
   /// options.base_dir is empty). Adds IO_* errors.
@@ -119,6 +100,9 @@ class GltfDocument {
   const nlohmann::ordered_json& json() const;
   nlohmann::ordered_json& json();
   const std::vector<GltfWarning>& warnings() const;
+  /// The typed elements, as loaded (read_gltf_asset). Changes made through
+  /// json() afterwards are not seen here; edits go through GltfEditor.
+  const GltfAsset& asset() const;
 
   /// Number of elements of a top-level array ("nodes", "accessors" …), 0 when
   /// absent or not an array.
@@ -135,7 +119,8 @@ class GltfDocument {
   /// Errors: GLTF_BUFFER_VIEW (at /bufferViews/i…), buffer()'s errors.
   core::Result<core::Bytes> buffer_view(std::size_t index);
 
-  /// Accessor declaration. Errors: GLTF_ACCESSOR (at /accessors/i/…).
+  /// Accessor declaration (asset().accessors[index]). Errors: GLTF_ACCESSOR
+  /// (at /accessors/i) for an index past the accessors.
   core::Result<GltfAccessorInfo> accessor(std::size_t index) const;
 
   /// count × components values, element-major. Integers are converted as
@@ -155,5 +140,13 @@ class GltfDocument {
   explicit GltfDocument(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// Reads a float attribute accessor of `components` per element and `count`
+/// elements (0: any count); `code` at `pointer` when the shape differs. The
+/// one shape-checked read of vertex data.
+core::Result<std::vector<float>> read_float_attribute(GltfDocument& doc, std::size_t accessor,
+                                                      std::size_t components, std::size_t count,
+                                                      const core::ErrorCode& code,
+                                                      const std::string& pointer);
 
 }  // namespace charkit::scene

@@ -624,12 +624,6 @@ core::Result<Json> build_document(const Scene& scene, const GltfOptions& options
   return root;
 }
 
-void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) {
-    out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-  }
-}
-
 }  // namespace
 
 core::Status validate_scene(const Scene& scene) {
@@ -685,15 +679,15 @@ core::Result<std::vector<std::uint8_t>> assemble_glb(std::string json,
   }
   std::vector<std::uint8_t> out;
   out.reserve(static_cast<std::size_t>(total));
-  put_u32(out, gltf::kGlbMagic);
-  put_u32(out, 2);
-  put_u32(out, static_cast<std::uint32_t>(total));
-  put_u32(out, static_cast<std::uint32_t>(json.size()));
-  put_u32(out, gltf::kChunkJson);
+  core::append_le<std::uint32_t>(out, gltf::kGlbMagic);
+  core::append_le<std::uint32_t>(out, 2);
+  core::append_le<std::uint32_t>(out, static_cast<std::uint32_t>(total));
+  core::append_le<std::uint32_t>(out, static_cast<std::uint32_t>(json.size()));
+  core::append_le<std::uint32_t>(out, gltf::kChunkJson);
   out.insert(out.end(), json.begin(), json.end());
   if (!bin.empty()) {
-    put_u32(out, static_cast<std::uint32_t>(bin.size()));
-    put_u32(out, gltf::kChunkBin);
+    core::append_le<std::uint32_t>(out, static_cast<std::uint32_t>(bin.size()));
+    core::append_le<std::uint32_t>(out, gltf::kChunkBin);
     out.insert(out.end(), bin.begin(), bin.end());
   }
   return out;

@@ -36,25 +36,6 @@ const Json& array_at(const Json& obj, const char* key) {
   return it != obj.end() && it->is_array() ? *it : kEmpty;
 }
 
-Json index_or_null(const Json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  if (it == obj.end()) return nullptr;
-  const auto v = core::json_uint32(*it);
-  return v ? Json(*v) : Json(nullptr);
-}
-
-std::optional<std::array<double, 3>> vec3(const Json& j) {
-  if (!j.is_array() || j.size() != 3) return std::nullopt;
-  std::array<double, 3> out{};
-  for (std::size_t i = 0; i < 3; ++i) {
-    auto v = core::json_finite_number(j[i]);
-    if (!v) return std::nullopt;
-    out[i] = *v;
-  }
-  return out;
-}
-
 struct Box {
   std::array<double, 3> lo{}, hi{};
   bool empty = true;
@@ -71,7 +52,7 @@ struct Box {
   }
 };
 
-std::uint64_t triangles_of(std::int64_t mode, std::uint64_t n) {
+std::uint64_t triangles_of(std::uint32_t mode, std::uint64_t n) {
   switch (mode) {
     case 4:
       return n / 3;
@@ -83,94 +64,66 @@ std::uint64_t triangles_of(std::int64_t mode, std::uint64_t n) {
   }
 }
 
-const char* mode_name(std::int64_t mode) {
+const char* mode_name(std::uint32_t mode) {
   // glTF primitive modes, not error codes:
   static const char* kNames[] = {
       "POINTS",    "LINES",          "LINE_LOOP",   "LINE_STRIP",  // not-an-error-code
       "TRIANGLES", "TRIANGLE_STRIP", "TRIANGLE_FAN"};              // not-an-error-code
-  return mode >= 0 && mode <= 6 ? kNames[mode] : "UNKNOWN";
+  return mode <= 6 ? kNames[mode] : "UNKNOWN";
 }
 
-// glTF details; doc is null for a zip (declared min/max only).
-Json gltf_details(const Json& root, GltfDocument* doc) {
+Json index_or_null(const std::optional<std::size_t>& i) {
+  return i ? Json(*i) : Json(nullptr);
+}
+
+// glTF details from the document's typed elements (its JSON only for the
+// VRM extensions).
+Json gltf_details(GltfDocument& doc) {
+  const GltfAsset& a = doc.asset();
+  const Json& root = doc.json();
   Json out = Json::object();
-  const Json& nodes = array_at(root, "nodes");
-  const Json& accessors = array_at(root, "accessors");
   const auto node_name = [&](std::size_t n) {
-    const std::string s =
-        n < nodes.size() ? core::json_string_or_empty(nodes[n], "name") : std::string();
+    const std::string s = n < a.nodes.size() ? a.nodes[n].name : std::string();
     return s.empty() ? "#" + std::to_string(n) : s;
   };
-  const auto accessor_count = [&](const Json& idx) -> std::optional<std::uint64_t> {
-    const auto i = core::json_uint32(idx);
-    if (!i || *i >= accessors.size() || !accessors[*i].is_object()) return std::nullopt;
-    auto c = accessors[*i].find("count");
-    if (c == accessors[*i].end()) return std::nullopt;
-    auto v = core::json_uint32(*c);
-    if (!v) return std::nullopt;
-    return std::uint64_t{*v};
-  };
 
-  // Nodes, with parents from children.
+  // Nodes, with their parents.
   Json jn = Json::array();
-  std::vector<Json> parents(nodes.size(), nullptr);
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    for (const Json& c : array_at(nodes[i], "children"))
-      if (auto v = core::json_uint32(c); v && *v < nodes.size()) parents[*v] = i;
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    Json children = Json::array();
-    for (const Json& c : array_at(nodes[i], "children"))
-      if (auto v = core::json_uint32(c)) children.push_back(*v);
+  for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+    const GltfNode& node = a.nodes[i];
     jn.push_back(Json{{"index", i},
-                      {"name", core::json_string_or_empty(nodes[i], "name")},
-                      {"parent", parents[i]},
-                      {"children", std::move(children)},
-                      {"mesh", index_or_null(nodes[i], "mesh")},
-                      {"skin", index_or_null(nodes[i], "skin")}});
+                      {"name", node.name},
+                      {"parent", index_or_null(node.parent)},
+                      {"children", node.children},
+                      {"mesh", index_or_null(node.mesh)},
+                      {"skin", index_or_null(node.skin)}});
   }
   out["nodes"] = std::move(jn);
 
   // Meshes.
   Json jm = Json::array();
-  const Json& meshes = array_at(root, "meshes");
-  for (std::size_t m = 0; m < meshes.size(); ++m) {
-    const Json& mesh = meshes[m];
+  for (std::size_t m = 0; m < a.meshes.size(); ++m) {
+    const GltfMesh& mesh = a.meshes[m];
     Json prims = Json::array();
     std::uint64_t vertices = 0, triangles = 0;
-    std::size_t targets = 0;
     Box box;
-    for (const Json& p : array_at(mesh, "primitives")) {
-      if (!p.is_object()) continue;
-      std::int64_t mode = 4;
-      if (auto it = p.find("mode"); it != p.end())
-        if (auto v = core::json_uint32(*it)) mode = *v;
-      std::uint64_t nv = 0;
+    for (const GltfPrimitive& p : mesh.primitives) {
       Json attrs = Json::array();
-      Json pos_index = nullptr;
-      if (auto a = p.find("attributes"); a != p.end() && a->is_object()) {
-        for (auto it = a->begin(); it != a->end(); ++it) attrs.push_back(it.key());
-        if (auto pos = a->find("POSITION"); pos != a->end()) {
-          nv = accessor_count(*pos).value_or(0);
-          pos_index = *pos;
-        }
-      }
-      std::uint64_t ni = nv;
-      const bool indexed = p.contains("indices");
-      if (indexed) ni = accessor_count(p["indices"]).value_or(0);
-      const std::uint64_t nt = triangles_of(mode, ni);
+      for (const GltfAttribute& attr : p.attributes.items) attrs.push_back(attr.semantic);
+      const auto pos = p.attributes.find("POSITION");
+      const std::uint64_t nv = pos ? a.accessors[*pos].count : 0;
+      const std::uint64_t ni = p.indices ? a.accessors[*p.indices].count : nv;
+      const std::uint64_t nt = triangles_of(p.mode, ni);
       vertices += nv;
       triangles += nt;
-      targets = std::max(targets, array_at(p, "targets").size());
       // Bounds: the POSITION accessor's min / max (required by glTF 2.0),
       // else read from the data.
-      if (auto pi = core::json_uint32(pos_index); pi && *pi < accessors.size()) {
-        const Json& acc = accessors[*pi];
-        auto lo = acc.is_object() && acc.contains("min") ? vec3(acc["min"]) : std::nullopt;
-        auto hi = acc.is_object() && acc.contains("max") ? vec3(acc["max"]) : std::nullopt;
-        if (lo && hi) {
-          box.add(*lo, *hi);
-        } else if (doc) {
-          auto v = doc->read_accessor_doubles(*pi);
+      if (pos) {
+        const GltfAccessor& acc = a.accessors[*pos];
+        if (acc.min.size() == 3 && acc.max.size() == 3) {
+          box.add({acc.min[0], acc.min[1], acc.min[2]}, {acc.max[0], acc.max[1], acc.max[2]});
+        } else {
+          auto v = doc.read_accessor_doubles(*pos);
           if (v && v->size() >= 3 && v->size() % 3 == 0)
             for (std::size_t k = 0; k < v->size(); k += 3) {
               const std::array<double, 3> x{(*v)[k], (*v)[k + 1], (*v)[k + 2]};
@@ -178,23 +131,19 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
             }
         }
       }
-      prims.push_back(Json{{"mode", mode_name(mode)},
+      prims.push_back(Json{{"mode", mode_name(p.mode)},
                            {"vertices", nv},
                            {"triangles", nt},
-                           {"indexed", indexed},
-                           {"material", index_or_null(p, "material")},
+                           {"indexed", p.indices.has_value()},
+                           {"material", index_or_null(p.material)},
                            {"attributes", std::move(attrs)}});
     }
     Json names = Json::array();
-    const Json* tn = nullptr;
-    if (mesh.is_object())
-      if (auto ex = mesh.find("extras"); ex != mesh.end() && ex->is_object())
-        if (auto t = ex->find("targetNames"); t != ex->end() && t->is_array()) tn = &*t;
-    for (std::size_t t = 0; t < targets; ++t)
-      names.push_back(tn && t < tn->size() && (*tn)[t].is_string() ? (*tn)[t].get<std::string>()
-                                                                   : "target_" + std::to_string(t));
+    for (std::size_t t = 0; t < mesh.target_count(); ++t)
+      names.push_back(t < mesh.target_names.size() ? mesh.target_names[t]
+                                                   : "target_" + std::to_string(t));
     jm.push_back(Json{{"index", m},
-                      {"name", core::json_string_or_empty(mesh, "name")},
+                      {"name", mesh.name},
                       {"primitives", std::move(prims)},
                       {"vertices", vertices},
                       {"triangles", triangles},
@@ -205,42 +154,34 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
 
   // Skins.
   Json js = Json::array();
-  const Json& skins = array_at(root, "skins");
-  for (std::size_t s = 0; s < skins.size(); ++s) {
+  for (std::size_t s = 0; s < a.skins.size(); ++s) {
+    const GltfSkin& skin = a.skins[s];
     Json joints = Json::array();
-    for (const Json& j : array_at(skins[s], "joints"))
-      if (auto v = core::json_uint32(j)) joints.push_back(node_name(*v));
-    Json skeleton = index_or_null(skins[s], "skeleton");
-    js.push_back(
-        Json{{"index", s},
-             {"name", core::json_string_or_empty(skins[s], "name")},
-             {"skeleton",
-              skeleton.is_null() ? Json(nullptr) : Json(node_name(skeleton.get<std::size_t>()))},
-             {"joints", std::move(joints)}});
+    for (std::size_t j : skin.joints) joints.push_back(node_name(j));
+    js.push_back(Json{{"index", s},
+                      {"name", skin.name},
+                      {"skeleton", skin.skeleton ? Json(node_name(*skin.skeleton)) : Json(nullptr)},
+                      {"joints", std::move(joints)}});
   }
   out["skins"] = std::move(js);
 
   Json mats = Json::array();
-  const Json& materials = array_at(root, "materials");
-  for (std::size_t i = 0; i < materials.size(); ++i)
-    mats.push_back(Json{{"index", i}, {"name", core::json_string_or_empty(materials[i], "name")}});
+  for (std::size_t i = 0; i < a.materials.size(); ++i)
+    mats.push_back(Json{{"index", i}, {"name", a.materials[i].name}});
   out["materials"] = std::move(mats);
 
   Json tex = Json::array();
-  const Json& textures = array_at(root, "textures");
-  const Json& images = array_at(root, "images");
-  for (std::size_t i = 0; i < textures.size(); ++i) {
-    Json source = index_or_null(textures[i], "source");
+  for (std::size_t i = 0; i < a.textures.size(); ++i) {
+    const GltfTexture& t = a.textures[i];
     Json mime = nullptr, image_name = nullptr;
-    if (!source.is_null() && source.get<std::size_t>() < images.size()) {
-      const Json& img = images[source.get<std::size_t>()];
-      image_name = core::json_string_or_empty(img, "name");
-      if (img.is_object())
-        if (auto mt = img.find("mimeType"); mt != img.end() && mt->is_string()) mime = *mt;
+    if (t.source) {
+      const GltfImage& img = a.images[*t.source];
+      image_name = img.name;
+      if (!img.mime_type.empty()) mime = img.mime_type;
     }
     tex.push_back(Json{{"index", i},
-                       {"name", core::json_string_or_empty(textures[i], "name")},
-                       {"image", source},
+                       {"name", t.name},
+                       {"image", index_or_null(t.source)},
                        {"imageName", image_name},
                        {"mimeType", mime}});
   }
@@ -248,19 +189,15 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
 
   // Animations: duration = the largest key time of any sampler input.
   Json anims = Json::array();
-  const Json& animations = array_at(root, "animations");
-  for (std::size_t a = 0; a < animations.size(); ++a) {
+  for (std::size_t i = 0; i < a.animations.size(); ++i) {
+    const GltfAnimation& anim = a.animations[i];
     double duration = 0;
-    for (const Json& s : array_at(animations[a], "samplers")) {
-      const auto in =
-          s.is_object() && s.contains("input") ? core::json_uint32(s["input"]) : std::nullopt;
-      if (!in || *in >= accessors.size() || !accessors[*in].is_object()) continue;
-      const Json& acc = accessors[*in];
+    for (const GltfAnimationSampler& s : anim.samplers) {
+      const GltfAccessor& acc = a.accessors[s.input];
       std::optional<double> mx;
-      if (auto it = acc.find("max"); it != acc.end() && it->is_array() && it->size() == 1)
-        mx = core::json_finite_number((*it)[0]);
-      if (!mx && doc)
-        if (auto v = doc->read_accessor_doubles(*in); v && !v->empty()) {
+      if (acc.max.size() == 1) mx = acc.max[0];
+      if (!mx)
+        if (auto v = doc.read_accessor_doubles(s.input); v && !v->empty()) {
           double m = -std::numeric_limits<double>::infinity();
           for (double t : *v)
             if (std::isfinite(t)) m = std::max(m, t);
@@ -268,11 +205,11 @@ Json gltf_details(const Json& root, GltfDocument* doc) {
         }
       if (mx) duration = std::max(duration, *mx);
     }
-    anims.push_back(Json{{"index", a},
-                         {"name", core::json_string_or_empty(animations[a], "name")},
+    anims.push_back(Json{{"index", i},
+                         {"name", anim.name},
                          {"duration", duration},
-                         {"channels", array_at(animations[a], "channels").size()},
-                         {"samplers", array_at(animations[a], "samplers").size()}});
+                         {"channels", anim.channels.size()},
+                         {"samplers", anim.samplers.size()}});
   }
   out["animations"] = std::move(anims);
 
@@ -445,7 +382,7 @@ core::Result<Json> model_details(core::Bytes bytes, const ModelInfo& info,
         "details of a glTF in a zip are not read; unzip it and inspect the .gltf");
   auto doc = GltfDocument::load(bytes);
   if (!doc) return std::move(doc).error();
-  return gltf_details(doc->json(), &*doc);
+  return gltf_details(*doc);
 }
 
 std::string model_details_text(const Json& d) {

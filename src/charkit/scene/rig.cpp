@@ -7,9 +7,7 @@
 #include <string>
 #include <utility>
 
-#include <climits>
 #include <map>
-#include <tuple>
 
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
@@ -19,7 +17,6 @@
 
 namespace charkit::scene {
 
-using core::Json;
 using core::Location;
 using core::make_error;
 
@@ -27,7 +24,7 @@ namespace {
 
 // The glTF objects the rig reads, with the field names tinygltf gave them
 // (tinygltf parsed them before scene::GltfDocument did); filled from the
-// document's JSON by parse_model, every member's type checked there.
+// document's GltfAsset by to_model.
 namespace tg {
 struct Node {
   std::string name;
@@ -122,7 +119,7 @@ Mat4d node_matrix(const tg::Node& n) {
 core::Result<std::vector<double>> read_accessor(
     GltfDocument& doc, int index, const char* type,
     std::initializer_list<GltfComponent> component_types, const std::string& where) {
-  if (index < 0 || static_cast<std::size_t>(index) >= doc.count("accessors"))
+  if (index < 0 || static_cast<std::size_t>(index) >= doc.asset().accessors.size())
     return core::error_at_pointer(
         codes::RIG_ACCESSOR, "accessor index " + std::to_string(index) + " out of range", where);
   const auto ai = static_cast<std::size_t>(index);
@@ -138,149 +135,61 @@ core::Result<std::vector<double>> read_accessor(
   return doc.read_accessor_doubles(ai);
 }
 
-// --- The JSON of the objects above, type-checked (RIG_PARSE at a pointer).
+// --- The objects above from the document's typed elements (GltfAsset,
+// which checked every index and member type when the document loaded).
 
-core::Result<int> index_value(const Json& j, const std::string& p) {
-  const auto v = core::json_uint32(j);
-  if (!v || *v > static_cast<std::uint32_t>(INT_MAX))
-    return core::error_at_pointer(codes::RIG_PARSE, "expected an index", p);
-  return static_cast<int>(*v);
-}
-
-core::Result<int> index_member(const Json& obj, const char* key, const std::string& p) {
-  auto it = obj.find(key);
-  if (it == obj.end()) return -1;
-  return index_value(*it, p + "/" + key);
-}
-
-core::Status numbers(const Json& obj, const char* key, std::size_t n, const std::string& p,
-                     std::vector<double>& out) {
-  auto it = obj.find(key);
-  if (it == obj.end()) return core::Ok{};
-  if (!it->is_array() || it->size() != n)
-    return core::error_at_pointer(codes::RIG_PARSE,
-                                  std::string(key) + " must be an array of " + std::to_string(n),
-                                  p + "/" + key);
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto v = core::json_finite_number((*it)[i]);
-    if (!v)
-      return core::error_at_pointer(codes::RIG_PARSE, "expected a finite number",
-                                    p + "/" + key + "/" + std::to_string(i));
-    out.push_back(*v);
-  }
-  return core::Ok{};
-}
-
-core::Result<const Json*> array_member(const Json& obj, const char* key, const std::string& p) {
-  static const Json kEmpty = Json::array();
-  auto it = obj.find(key);
-  if (it == obj.end()) return &kEmpty;
-  if (!it->is_array())
-    return core::error_at_pointer(codes::RIG_PARSE, std::string(key) + " must be an array",
-                                  p + "/" + key);
-  return &*it;
-}
-
-core::Result<std::map<std::string, int>> attribute_map(const Json& j, const std::string& p) {
-  if (!j.is_object()) return core::error_at_pointer(codes::RIG_PARSE, "expected an object", p);
+std::map<std::string, int> attribute_map(const GltfAttributes& attrs) {
   std::map<std::string, int> out;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    auto v = index_value(it.value(), core::json_pointer_join(p, it.key()));
-    if (!v) return std::move(v).error();
-    out[it.key()] = *v;
-  }
+  for (const GltfAttribute& a : attrs.items) out[a.semantic] = static_cast<int>(a.accessor);
   return out;
 }
 
-#define CHARKIT_RIG_TRY(var, expr)                 \
-  auto var##_r = (expr);                           \
-  if (!var##_r) return std::move(var##_r).error(); \
-  auto& var = *var##_r
+int index_or_none(const std::optional<std::size_t>& i) {
+  return i ? static_cast<int>(*i) : -1;
+}
 
-core::Result<tg::Model> parse_model(const Json& root) {
+tg::Model to_model(const GltfAsset& a) {
   tg::Model m;
-  CHARKIT_RIG_TRY(nodes, array_member(root, "nodes", ""));
-  for (std::size_t i = 0; i < nodes->size(); ++i) {
-    const Json& j = (*nodes)[i];
-    const std::string p = core::json_pointer_join("/nodes", i);
-    if (!j.is_object())
-      return core::error_at_pointer(codes::RIG_PARSE, "a node must be an object", p);
+  for (const GltfNode& gn : a.nodes) {
     tg::Node n;
-    n.name = core::json_string_or_empty(j, "name");
-    CHARKIT_RIG_TRY(mesh, index_member(j, "mesh", p));
-    CHARKIT_RIG_TRY(skin, index_member(j, "skin", p));
-    n.mesh = mesh;
-    n.skin = skin;
-    CHARKIT_RIG_TRY(children, array_member(j, "children", p));
-    for (std::size_t c = 0; c < children->size(); ++c) {
-      CHARKIT_RIG_TRY(ch, index_value((*children)[c], p + "/children/" + std::to_string(c)));
-      n.children.push_back(ch);
+    n.name = gn.name;
+    n.mesh = index_or_none(gn.mesh);
+    n.skin = index_or_none(gn.skin);
+    for (std::size_t c : gn.children) n.children.push_back(static_cast<int>(c));
+    if (gn.matrix) {
+      n.matrix.assign(gn.matrix->begin(), gn.matrix->end());
+    } else {
+      n.translation.assign(gn.translation.begin(), gn.translation.end());
+      n.rotation.assign(gn.rotation.begin(), gn.rotation.end());
+      n.scale.assign(gn.scale.begin(), gn.scale.end());
     }
-    for (auto [key, len, out] :
-         {std::tuple{"matrix", 16, &n.matrix}, std::tuple{"translation", 3, &n.translation},
-          std::tuple{"rotation", 4, &n.rotation}, std::tuple{"scale", 3, &n.scale}})
-      if (auto st = numbers(j, key, static_cast<std::size_t>(len), p, *out); !st)
-        return std::move(st).error();
     m.nodes.push_back(std::move(n));
   }
-  CHARKIT_RIG_TRY(meshes, array_member(root, "meshes", ""));
-  for (std::size_t i = 0; i < meshes->size(); ++i) {
-    const Json& j = (*meshes)[i];
-    const std::string p = core::json_pointer_join("/meshes", i);
-    if (!j.is_object())
-      return core::error_at_pointer(codes::RIG_PARSE, "a mesh must be an object", p);
+  for (const GltfMesh& gm : a.meshes) {
     tg::Mesh mesh;
-    mesh.name = core::json_string_or_empty(j, "name");
-    CHARKIT_RIG_TRY(prims, array_member(j, "primitives", p));
-    for (std::size_t k = 0; k < prims->size(); ++k) {
-      const Json& pj = (*prims)[k];
-      const std::string pp = p + "/primitives/" + std::to_string(k);
-      if (!pj.is_object())
-        return core::error_at_pointer(codes::RIG_PARSE, "a primitive must be an object", pp);
+    mesh.name = gm.name;
+    for (const GltfPrimitive& gp : gm.primitives) {
       tg::Primitive prim;
-      if (auto it = pj.find("attributes"); it != pj.end()) {
-        CHARKIT_RIG_TRY(attrs, attribute_map(*it, pp + "/attributes"));
-        prim.attributes = std::move(attrs);
-      }
-      CHARKIT_RIG_TRY(indices, index_member(pj, "indices", pp));
-      CHARKIT_RIG_TRY(mode, index_member(pj, "mode", pp));
-      prim.indices = indices;
-      prim.mode = mode;
-      CHARKIT_RIG_TRY(targets, array_member(pj, "targets", pp));
-      for (std::size_t t = 0; t < targets->size(); ++t) {
-        CHARKIT_RIG_TRY(tm, attribute_map((*targets)[t], pp + "/targets/" + std::to_string(t)));
-        prim.targets.push_back(std::move(tm));
-      }
+      prim.attributes = attribute_map(gp.attributes);
+      prim.indices = index_or_none(gp.indices);
+      prim.mode = static_cast<int>(gp.mode);
+      for (const GltfAttributes& t : gp.targets) prim.targets.push_back(attribute_map(t));
       mesh.primitives.push_back(std::move(prim));
     }
     // Target names: mesh.extras.targetNames (a common exporter convention).
-    if (auto ex = j.find("extras"); ex != j.end() && ex->is_object())
-      if (auto tn = ex->find("targetNames"); tn != ex->end() && tn->is_array())
-        for (std::size_t t = 0; t < tn->size(); ++t)
-          if ((*tn)[t].is_string()) mesh.target_names[t] = (*tn)[t].get<std::string>();
+    for (std::size_t t = 0; t < gm.target_names.size(); ++t)
+      mesh.target_names[t] = gm.target_names[t];
     m.meshes.push_back(std::move(mesh));
   }
-  CHARKIT_RIG_TRY(skins, array_member(root, "skins", ""));
-  for (std::size_t i = 0; i < skins->size(); ++i) {
-    const Json& j = (*skins)[i];
-    const std::string p = core::json_pointer_join("/skins", i);
-    if (!j.is_object())
-      return core::error_at_pointer(codes::RIG_PARSE, "a skin must be an object", p);
+  for (const GltfSkin& gs : a.skins) {
     tg::Skin skin;
-    skin.name = core::json_string_or_empty(j, "name");
-    CHARKIT_RIG_TRY(ibm, index_member(j, "inverseBindMatrices", p));
-    skin.inverseBindMatrices = ibm;
-    CHARKIT_RIG_TRY(joints, array_member(j, "joints", p));
-    for (std::size_t k = 0; k < joints->size(); ++k) {
-      CHARKIT_RIG_TRY(jn, index_value((*joints)[k], p + "/joints/" + std::to_string(k)));
-      skin.joints.push_back(jn);
-    }
+    skin.name = gs.name;
+    skin.inverseBindMatrices = index_or_none(gs.inverse_bind_matrices);
+    for (std::size_t j : gs.joints) skin.joints.push_back(static_cast<int>(j));
     m.skins.push_back(std::move(skin));
   }
   return m;
 }
-
-#undef CHARKIT_RIG_TRY
 
 int attribute(const tg::Primitive& p, const char* name) {
   auto it = p.attributes.find(name);
@@ -327,22 +236,15 @@ core::Result<std::vector<SkinnedMeshNode>> list_skinned_meshes(core::Bytes bytes
     return make_error(codes::RIG_CONTAINER, "zipped glTF is not supported for rigs; use GLB");
   auto doc = GltfDocument::load(bytes);
   if (!doc) return std::move(doc).error();
-  auto parsed = parse_model(doc->json());
-  if (!parsed) return std::move(parsed).error();
-  std::vector<SkinnedMeshNode> out = skinned_nodes(*parsed);
+  const GltfAsset& asset = doc->asset();
+  const tg::Model model = to_model(asset);
+  std::vector<SkinnedMeshNode> out = skinned_nodes(model);
   // Vertex counts from the accessors' declared counts (bounded by inspect_model).
-  const Json& root = doc->json();
-  const Json* accessors = nullptr;
-  if (auto it = root.find("accessors"); it != root.end() && it->is_array()) accessors = &*it;
   for (SkinnedMeshNode& c : out) {
-    const tg::Mesh& mesh = parsed->meshes[static_cast<std::size_t>(parsed->nodes[c.node].mesh)];
-    for (const tg::Primitive& prim : mesh.primitives) {
-      const int a = attribute(prim, "POSITION");
-      if (!accessors || a < 0 || static_cast<std::size_t>(a) >= accessors->size()) continue;
-      const Json& acc = (*accessors)[static_cast<std::size_t>(a)];
-      if (auto cnt = acc.find("count"); cnt != acc.end() && cnt->is_number_unsigned())
-        c.vertex_count += cnt->get<std::size_t>();
-    }
+    const GltfMesh& mesh = asset.meshes[*asset.nodes[c.node].mesh];
+    for (const GltfPrimitive& prim : mesh.primitives)
+      if (const auto a = prim.attributes.find("POSITION"))
+        c.vertex_count += static_cast<std::size_t>(asset.accessors[*a].count);
   }
   return out;
 }
@@ -438,9 +340,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
 
   auto doc = GltfDocument::load(bytes);
   if (!doc) return std::move(doc).error();
-  auto parsed = parse_model(doc->json());
-  if (!parsed) return std::move(parsed).error();
-  const tg::Model& m = *parsed;
+  const tg::Model m = to_model(doc->asset());
 
   // The node: the requested one, else the first with a mesh and a skin (and
   // the requested name).

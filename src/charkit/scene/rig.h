@@ -70,9 +70,7 @@ struct RigOptions {
 
 /// Errors: inspect_model's; RIG_FORMAT (FBX), RIG_CONTAINER (zip: not
 /// supported here), GltfDocument's errors (GLB_*, GLTF_*, BASE64_*);
-/// then with a JSON pointer: RIG_PARSE (a node, mesh or skin member of the
-/// wrong type),
-/// RIG_NO_SKINNED_MESH, RIG_PRIMITIVE (not triangles, or missing POSITION /
+/// then with a JSON pointer: RIG_NO_SKINNED_MESH, RIG_PRIMITIVE (not triangles, or missing POSITION /
 /// JOINTS_0 / WEIGHTS_0), RIG_ACCESSOR (index, type, component type, counts),
 /// RIG_INDEX (vertex index out of range), RIG_JOINT_INDEX (a weighted joint
 /// index past the skin's joints), RIG_WEIGHT (negative / non-finite weight),

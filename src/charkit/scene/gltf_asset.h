@@ -1,0 +1,238 @@
+// GltfAsset: a glTF 2.0 document read once into typed elements (docs/scene.md
+// "The glTF layer"). GltfDocument::load builds it right after parsing the
+// JSON, so every consumer walks nodes, meshes, primitives, accessors, skins,
+// animations, materials, textures and images as C++ values, with every index
+// checked against the array it points into, and never indexes the JSON by
+// key. Each element keeps its JSON pointer ("/meshes/0/primitives/1") for
+// the errors its consumers report. Byte ranges are checked when data is read
+// (GltfDocument::read_accessor_*), because buffers load lazily.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "charkit/core/result.h"
+
+namespace charkit::scene {
+
+/// glTF componentType values (glTF 2.0 §3.6.2.2).
+enum class GltfComponent : std::uint32_t {
+  kByte = 5120,
+  kUnsignedByte = 5121,
+  kShort = 5122,
+  kUnsignedShort = 5123,
+  kUnsignedInt = 5125,
+  kFloat = 5126,
+};
+
+/// An accessor's declaration (checked for consistency, not yet read).
+struct GltfAccessorInfo {
+  std::string type;            ///< "SCALAR", "VEC2" … "MAT4"
+  std::size_t components = 0;  ///< 1, 2, 3, 4, 4 (MAT2), 9 (MAT3), 16 (MAT4)
+  GltfComponent component_type = GltfComponent::kFloat;
+  bool normalized = false;
+  std::uint64_t count = 0;
+  bool sparse = false;
+  std::optional<std::size_t> buffer_view;
+  std::uint64_t byte_offset = 0;
+  std::vector<double> min;  ///< as written (empty when absent)
+  std::vector<double> max;
+  std::string name;
+  std::string pointer;  ///< "/accessors/<i>"
+};
+using GltfAccessor = GltfAccessorInfo;
+
+struct GltfBufferView {
+  std::size_t buffer = 0;
+  std::uint64_t byte_offset = 0;
+  std::uint64_t byte_length = 0;
+  std::uint64_t byte_stride = 0;  ///< 0 = not given (tightly packed)
+  std::optional<std::uint32_t> target;
+  std::string pointer;
+};
+
+struct GltfBuffer {
+  std::uint64_t byte_length = 0;
+  std::optional<std::string> uri;  ///< absent: the GLB's BIN chunk
+  std::string pointer;
+};
+
+/// One vertex or morph-target attribute: its semantic and its accessor.
+struct GltfAttribute {
+  std::string semantic;  ///< "POSITION", "NORMAL", "TEXCOORD_0", "JOINTS_0" …
+  std::size_t accessor = 0;
+};
+
+/// Attributes in file order.
+struct GltfAttributes {
+  std::vector<GltfAttribute> items;
+  /// The accessor of `semantic`, if the attribute is there.
+  std::optional<std::size_t> find(std::string_view semantic) const;
+  bool empty() const { return items.empty(); }
+};
+
+struct GltfPrimitive {
+  GltfAttributes attributes;
+  std::optional<std::size_t> indices;
+  std::optional<std::size_t> material;
+  std::uint32_t mode = 4;                 ///< 4 = TRIANGLES (the default)
+  std::vector<GltfAttributes> targets;    ///< morph targets
+  std::vector<std::string> target_names;  ///< extras.targetNames here (VRM 0.x writes them here)
+  std::string pointer;                    ///< "/meshes/<m>/primitives/<p>"
+};
+
+struct GltfMesh {
+  std::string name;
+  std::vector<GltfPrimitive> primitives;  ///< at least one
+  std::vector<double> weights;            ///< default morph weights (empty when absent)
+  std::vector<std::string> target_names;  ///< extras.targetNames (empty when absent)
+  std::string pointer;
+  /// The number of morph targets (every primitive has the same, checked).
+  std::size_t target_count() const {
+    return primitives.empty() ? 0 : primitives.front().targets.size();
+  }
+  /// Target i's name: extras.targetNames of the mesh, else of its first
+  /// primitive, else "target_<i>".
+  std::string target_name(std::size_t i) const;
+};
+
+struct GltfNode {
+  std::string name;
+  std::vector<std::size_t> children;
+  std::optional<std::size_t> mesh;
+  std::optional<std::size_t> skin;
+  std::optional<std::size_t> camera;
+  /// Either a matrix (column-major) or TRS; the defaults are the identity.
+  std::optional<std::array<double, 16>> matrix;
+  std::array<double, 3> translation{0, 0, 0};
+  std::array<double, 4> rotation{0, 0, 0, 1};  ///< x, y, z, w
+  std::array<double, 3> scale{1, 1, 1};
+  std::vector<double> weights;        ///< morph weights of its mesh (empty when absent)
+  std::optional<std::size_t> parent;  ///< the node whose children list holds this one
+  std::string pointer;
+};
+
+struct GltfSkin {
+  std::string name;
+  std::vector<std::size_t> joints;  ///< at least one
+  std::optional<std::size_t> inverse_bind_matrices;
+  std::optional<std::size_t> skeleton;
+  std::string pointer;
+};
+
+enum class GltfInterpolation { kLinear, kStep, kCubicSpline };
+/// The animated property; kOther for paths an extension defines.
+enum class GltfPath { kTranslation, kRotation, kScale, kWeights, kOther };
+
+struct GltfAnimationSampler {
+  std::size_t input = 0;   ///< keyframe times
+  std::size_t output = 0;  ///< keyframe values
+  GltfInterpolation interpolation = GltfInterpolation::kLinear;
+  std::string pointer;
+};
+
+struct GltfChannel {
+  std::size_t sampler = 0;          ///< into the animation's samplers
+  std::optional<std::size_t> node;  ///< absent: an extension names the target
+  GltfPath path = GltfPath::kOther;
+  std::string path_name;  ///< as written ("translation" …)
+  std::string pointer;
+};
+
+struct GltfAnimation {
+  std::string name;
+  std::vector<GltfChannel> channels;
+  std::vector<GltfAnimationSampler> samplers;
+  std::string pointer;
+};
+
+struct GltfScene {
+  std::string name;
+  std::vector<std::size_t> nodes;
+  std::string pointer;
+};
+
+struct GltfImage {
+  std::string name;
+  std::optional<std::string> uri;
+  std::optional<std::size_t> buffer_view;  ///< then mime_type is set
+  std::string mime_type;
+  std::string pointer;
+};
+
+struct GltfTexture {
+  std::string name;
+  std::optional<std::size_t> source;  ///< an image
+  std::optional<std::size_t> sampler;
+  std::string pointer;
+};
+
+/// A material's reference to a texture (glTF 2.0 textureInfo).
+struct GltfTextureRef {
+  std::size_t texture = 0;
+  std::uint32_t tex_coord = 0;
+  double scale = 1.0;  ///< normalTexture.scale, occlusionTexture.strength
+};
+
+enum class GltfAlphaMode { kOpaque, kMask, kBlend };
+
+struct GltfMaterial {
+  std::string name;
+  std::array<double, 4> base_color_factor{1, 1, 1, 1};
+  std::optional<GltfTextureRef> base_color_texture;
+  double metallic_factor = 1.0;
+  double roughness_factor = 1.0;
+  std::optional<GltfTextureRef> metallic_roughness_texture;
+  std::optional<GltfTextureRef> normal_texture;
+  std::optional<GltfTextureRef> occlusion_texture;
+  std::optional<GltfTextureRef> emissive_texture;
+  std::array<double, 3> emissive_factor{0, 0, 0};
+  GltfAlphaMode alpha_mode = GltfAlphaMode::kOpaque;
+  double alpha_cutoff = 0.5;
+  bool double_sided = false;
+  std::vector<std::string> extensions;  ///< names of the extensions it uses
+  std::string pointer;
+};
+
+struct GltfAsset {
+  std::string version;    ///< asset.version
+  std::string generator;  ///< asset.generator ("" when absent)
+  std::vector<GltfBuffer> buffers;
+  std::vector<GltfBufferView> buffer_views;
+  std::vector<GltfAccessor> accessors;
+  std::vector<GltfMesh> meshes;
+  std::vector<GltfNode> nodes;
+  std::vector<GltfSkin> skins;
+  std::vector<GltfAnimation> animations;
+  std::vector<GltfScene> scenes;
+  std::optional<std::size_t> scene;  ///< the default scene
+  std::vector<GltfMaterial> materials;
+  std::vector<GltfTexture> textures;
+  std::vector<GltfImage> images;
+  std::size_t samplers = 0;  ///< texture samplers (counted, not modelled)
+  std::size_t cameras = 0;
+  std::vector<std::string> extensions_used;
+  std::vector<std::string> extensions_required;
+
+  /// The nodes that instance mesh m, in index order.
+  std::vector<std::size_t> nodes_of_mesh(std::size_t m) const;
+};
+
+/// Reads the typed elements of a glTF JSON root. Errors (at the JSON
+/// pointer of the member): GLTF_TYPE (a member of the wrong JSON type),
+/// GLTF_VALUE (a required member missing, or a value the specification does
+/// not allow: an empty primitives list, primitives with different morph
+/// target counts, a node both with a matrix and TRS, an unknown
+/// interpolation…), GLTF_INDEX (an index past its array), GLTF_ACCESSOR and
+/// GLTF_BUFFER_VIEW (an accessor's or a bufferView's declaration),
+/// GLTF_ASSET (asset.version missing).
+core::Result<GltfAsset> read_gltf_asset(const nlohmann::ordered_json& root);
+
+}  // namespace charkit::scene
