@@ -127,6 +127,9 @@ TEST(GltfAsset, ReadsEveryElementKind) {
   EXPECT_EQ(mesh.target_count(), 1u);
   EXPECT_EQ(mesh.target_name(0), "smile");
   EXPECT_EQ(mesh.weights, std::vector<double>{0.5});
+  ASSERT_TRUE(mesh.extras);  // the whole extras object, members the layer does not model kept
+  EXPECT_EQ(mesh.extras->at("other"), 1);
+  EXPECT_FALSE(a.nodes[0].extras);
 
   ASSERT_EQ(a.nodes.size(), 3u);
   EXPECT_EQ(a.nodes[0].children, (std::vector<std::size_t>{1, 2}));

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string_view>
 
 #include "charkit/bem/detail/vertex_format.h"
@@ -38,30 +39,21 @@ ScenePacker::match_meshes() {
   // The node that places each glTF mesh (the first one).
   std::map<std::uint32_t, std::uint32_t> node_of_mesh;
   std::set<std::uint32_t> moved_nodes;  // nodes with a transform
-  const std::size_t nodes = doc_.count("nodes");
-  for (std::size_t n = 0; n < nodes; ++n) {
-    const Json& node = json()["nodes"][n];
-    if (!node.is_object()) continue;
-    auto it = node.find("mesh");
-    if (it == node.end()) continue;
-    auto mesh = core::json_uint32(*it);
-    if (!mesh || *mesh >= doc_.count("meshes"))
-      return core::error_at_pointer(codes::BEM_PACK_MESH, "node mesh is not a mesh index",
-                                    "/nodes/" + std::to_string(n));
-    node_of_mesh.try_emplace(*mesh, static_cast<std::uint32_t>(n));
+  const scene::GltfAsset& a = asset();
+  for (std::size_t n = 0; n < a.nodes.size(); ++n) {
+    const scene::GltfNode& node = a.nodes[n];
+    if (!node.mesh) continue;
+    node_of_mesh.try_emplace(static_cast<std::uint32_t>(*node.mesh), static_cast<std::uint32_t>(n));
     if (has_transform(node)) moved_nodes.insert(static_cast<std::uint32_t>(n));
   }
   std::map<std::uint32_t, std::pair<std::uint32_t, std::optional<std::uint32_t>>> out;
-  const std::size_t meshes = doc_.count("meshes");
-  for (std::size_t g = 0; g < meshes; ++g) {
-    const Json& mj = json()["meshes"][g];
-    const std::string where = "/meshes/" + std::to_string(g);
+  for (std::size_t g = 0; g < a.meshes.size(); ++g) {
+    const std::string& where = a.meshes[g].pointer;
     std::optional<std::uint32_t> node;
     if (auto it = node_of_mesh.find(static_cast<std::uint32_t>(g)); it != node_of_mesh.end())
       node = it->second;
     std::optional<std::uint32_t> target;
-    if (mj.is_object() && mj.contains("name") && mj["name"].is_string()) {
-      const std::string name = mj["name"].get<std::string>();
+    if (const std::string& name = a.meshes[g].name; !name.empty()) {
       if (name.rfind("mesh_", 0) == 0 && name.size() > 5 && name.size() < 16 &&
           std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
         const unsigned long long m = std::stoull(name.substr(5));
@@ -75,17 +67,16 @@ ScenePacker::match_meshes() {
       }
     }
     if (!target && node) {
-      const Json& nj = json()["nodes"][*node];
+      const scene::GltfNode& nj = a.nodes[*node];
       // The component: the node's extras.bem_component, else its name
       // (a component's mesh_name, or BEM_C<n> for component n).
-      const Json* component = nullptr;
-      if (nj.contains("extras") && nj["extras"].is_object() &&
-          nj["extras"].contains("bem_component") && nj["extras"]["bem_component"].is_string())
-        component = &nj["extras"]["bem_component"];
-      else if (nj.contains("name") && nj["name"].is_string())
-        component = &nj["name"];
-      if (component != nullptr) {
-        std::string key = component->get<std::string>();
+      std::optional<std::string> component;
+      if (nj.extras)
+        if (auto it = nj.extras->find("bem_component"); it != nj.extras->end() && it->is_string())
+          component = it->get<std::string>();
+      if (!component && !nj.name.empty()) component = nj.name;
+      if (component) {
+        std::string key = *component;
         // BEM_C<n>: component n, as the public BEM project's Blender exporter names objects.
         constexpr std::string_view kPrefix = "BEM_C";  // not-an-error-code: a node name
         if (key.size() > 5 && key.size() < 12 && key.starts_with(kPrefix) &&
@@ -109,7 +100,7 @@ ScenePacker::match_meshes() {
           // template gives its vertex layout, which is never guessed.
           return core::error_at_pointer(
               codes::BEM_PACK_MESH,
-              "node \"" + component->get<std::string>() + "\" names component \"" + key +
+              "node \"" + *component + "\" names component \"" + key +
                   "\", which no mesh of the template replaces, so its vertex layout "
                   "is unknown: pack it with a JSON template that gives the layout "
                   "(docs/bem/pack.md), or into a package that replaces it",
@@ -144,38 +135,30 @@ ScenePacker::match_meshes() {
   return out;
 }
 
-bool ScenePacker::has_transform(const Json& node) {
-  auto differs = [&](const char* key, std::initializer_list<double> identity) {
-    auto it = node.find(key);
-    if (it == node.end() || !it->is_array() || it->size() != identity.size()) return false;
+bool ScenePacker::has_transform(const scene::GltfNode& node) {
+  const auto differs = [](std::span<const double> values, std::initializer_list<double> identity) {
     std::size_t k = 0;
-    for (double v : identity) {
-      const Json& x = (*it)[k++];
-      if (!x.is_number() || std::fabs(x.get<double>() - v) > 1e-6) return true;
-    }
+    for (double v : identity)
+      if (std::fabs(values[k++] - v) > 1e-6) return true;
     return false;
   };
-  return differs("translation", {0, 0, 0}) || differs("rotation", {0, 0, 0, 1}) ||
-         differs("scale", {1, 1, 1}) ||
-         differs("matrix", {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
+  if (node.matrix) return differs(*node.matrix, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
+  return differs(node.translation, {0, 0, 0}) || differs(node.rotation, {0, 0, 0, 1}) ||
+         differs(node.scale, {1, 1, 1});
 }
 
-core::Result<std::vector<float>> ScenePacker::read_floats(const Json& index, std::size_t components,
-                                                          std::size_t count,
+core::Result<std::vector<float>> ScenePacker::read_floats(std::size_t accessor,
+                                                          std::size_t components, std::size_t count,
                                                           const std::string& where) {
-  auto a = core::json_uint32(index);
-  if (!a)
-    return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index", where);
-  auto info = doc_.accessor(*a);
-  if (!info) return std::move(info).error();
-  if (info->components != components || info->count != count)
+  const scene::GltfAccessor& info = asset().accessors[accessor];
+  if (info.components != components || info.count != count)
     return core::error_at_pointer(
         codes::BEM_PACK_ATTRIBUTE,
         "expected " + std::to_string(count) + " elements of " + std::to_string(components) +
-            " components, the accessor has " + std::to_string(info->count) + " of " +
-            std::to_string(info->components),
+            " components, the accessor has " + std::to_string(info.count) + " of " +
+            std::to_string(info.components),
         where);
-  auto values = doc_.read_accessor_floats(*a);
+  auto values = doc_.read_accessor_floats(accessor);
   if (!values) return std::move(values).error();
   for (float v : *values)
     if (!std::isfinite(v))
@@ -188,61 +171,38 @@ core::Result<SceneMesh> ScenePacker::read_scene_mesh(std::uint32_t g,
   SceneMesh out;
   out.gltf_mesh = g;
   out.node = node;
-  const std::string mptr = "/meshes/" + std::to_string(g);
-  const Json& mj = json()["meshes"][g];
-  if (node) {
-    const Json& nj = json()["nodes"][*node];
-    if (nj.contains("name") && nj["name"].is_string())
-      out.node_name = nj["name"].get<std::string>();
-  }
-  if (!mj.is_object() || !mj.contains("primitives") || !mj["primitives"].is_array() ||
-      mj["primitives"].empty())
-    return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE, "the mesh has no primitives", mptr);
-  const Json& prims = mj["primitives"];
+  const scene::GltfMesh& mj = asset().meshes[g];
+  const std::string& mptr = mj.pointer;
+  if (node) out.node_name = asset().nodes[*node].name;
   struct Group {
-    Json attributes;
-    Json targets;
+    const scene::GltfAttributes* attributes;
+    const std::vector<scene::GltfAttributes>* targets;
     std::size_t first = 0;
     std::size_t count = 0;
   };
   std::vector<Group> groups;         // vertices by attributes object
   std::set<std::string> names_seen;  // attribute names of the first group
-  for (std::size_t p = 0; p < prims.size(); ++p) {
-    const std::string pptr = mptr + "/primitives/" + std::to_string(p);
-    const Json& pj = prims[p];
-    if (!pj.is_object() || !pj.contains("attributes") || !pj["attributes"].is_object())
-      return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE,
-                                    "a primitive needs an attributes object", pptr);
-    if (pj.contains("mode") && pj["mode"] != 4)
+  // Every primitive has the same number of targets (checked by the glTF layer).
+  out.targets.assign(mj.target_count(), {});
+  for (const scene::GltfPrimitive& pj : mj.primitives) {
+    const std::string& pptr = pj.pointer;
+    if (pj.mode != 4)
       return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE,
                                     "only triangle primitives (mode 4) can be packed",
                                     pptr + "/mode");
-    const Json targets = pj.contains("targets") ? pj["targets"] : Json::array();
-    if (!targets.is_array())
-      return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE, "targets must be an array",
-                                    pptr + "/targets");
-    if (p == 0) {
-      out.targets.assign(targets.size(), {});
-    } else if (targets.size() != out.targets.size()) {
-      return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE,
-                                    "the primitive has " + std::to_string(targets.size()) +
-                                        " morph targets, the mesh's first primitive " +
-                                        std::to_string(out.targets.size()) +
-                                        " (glTF: every primitive the same)",
-                                    pptr + "/targets");
-    }
-    const Json& attrs = pj["attributes"];
+    const std::vector<scene::GltfAttributes>& targets = pj.targets;
+    const scene::GltfAttributes& attrs = pj.attributes;
     std::size_t first = 0;
     std::size_t group_vertices = 0;
     auto found = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) {
-      return gr.attributes == attrs && gr.targets == targets;
+      return *gr.attributes == attrs && *gr.targets == targets;
     });
     if (found != groups.end()) {
       first = found->first;
       group_vertices = found->count;
     } else {
       std::set<std::string> names;
-      for (auto it = attrs.begin(); it != attrs.end(); ++it) names.insert(it.key());
+      for (const scene::GltfAttribute& at : attrs.items) names.insert(at.semantic);
       if (groups.empty()) {
         names_seen = names;
       } else if (names != names_seen) {
@@ -259,36 +219,21 @@ core::Result<SceneMesh> ScenePacker::read_scene_mesh(std::uint32_t g,
       for (std::size_t k = 0; k < targets.size(); ++k) {
         const std::string tptr = pptr + "/targets/" + std::to_string(k);
         std::vector<float>& dst = out.targets[k];
-        if (!targets[k].is_object())
-          return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE,
-                                        "a morph target must be an object", tptr);
-        if (targets[k].contains("POSITION")) {
-          auto v = read_floats(targets[k]["POSITION"], 3, group_vertices, tptr + "/POSITION");
+        if (const auto pos = targets[k].find("POSITION")) {
+          auto v = read_floats(*pos, 3, group_vertices, tptr + "/POSITION");
           if (!v) return std::move(v).error();
           dst.insert(dst.end(), v->begin(), v->end());
         } else {
           dst.resize(dst.size() + 3 * group_vertices, 0.0F);
         }
       }
-      groups.push_back({attrs, targets, first, group_vertices});
+      groups.push_back({&attrs, &targets, first, group_vertices});
     }
     SceneMesh::Primitive prim;
     prim.pointer = pptr;
-    if (pj.contains("material")) {
-      auto mat = core::json_uint32(pj["material"]);
-      if (!mat || *mat >= doc_.count("materials"))
-        return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE, "material is not a material index",
-                                      pptr + "/material");
-      const Json& mat_json = json()["materials"][*mat];
-      if (mat_json.is_object() && mat_json.contains("name") && mat_json["name"].is_string())
-        prim.material = mat_json["name"].get<std::string>();
-    }
-    if (pj.contains("indices")) {
-      auto a = core::json_uint32(pj["indices"]);
-      if (!a)
-        return core::error_at_pointer(codes::BEM_PACK_PRIMITIVE, "expected an accessor index",
-                                      pptr + "/indices");
-      auto idx = doc_.read_accessor_uints(*a);
+    if (pj.material) prim.material = asset().materials[*pj.material].name;
+    if (pj.indices) {
+      auto idx = doc_.read_accessor_uints(*pj.indices);
       if (!idx) return std::move(idx).error();
       prim.indices = std::move(*idx);
     } else {
@@ -316,47 +261,39 @@ core::Result<SceneMesh> ScenePacker::read_scene_mesh(std::uint32_t g,
     auto st = read_joint_names(out, mptr);
     if (!st) return std::move(st).error();
   }
-  read_target_names(out, mj, mptr);
+  read_target_names(out, mj);
   return out;
 }
 
-void ScenePacker::read_target_names(SceneMesh& out, const Json& mj, const std::string& mptr) {
+void ScenePacker::read_target_names(SceneMesh& out, const scene::GltfMesh& mesh) {
   const std::size_t n = out.targets.size();
   if (n == 0) return;
-  const Json* names = nullptr;
-  if (mj.contains("extras") && mj["extras"].is_object() && mj["extras"].contains("targetNames"))
-    names = &mj["extras"]["targetNames"];
-  bool named = names != nullptr && names->is_array() && names->size() == n;
-  for (std::size_t k = 0; named && k < n; ++k)
-    named = (*names)[k].is_string() && !(*names)[k].get<std::string>().empty();
+  const std::vector<std::string>& names = mesh.target_names;
+  const bool named =
+      names.size() == n &&
+      std::none_of(names.begin(), names.end(), [](const std::string& t) { return t.empty(); });
   for (std::size_t k = 0; k < n; ++k)
-    out.target_names.push_back(named ? (*names)[k].get<std::string>()
-                                     : "target_" + std::to_string(k));
+    out.target_names.push_back(named ? names[k] : "target_" + std::to_string(k));
   if (!named)
     warn(codes::BEM_PACK_MORPH_NAMES,
          "the mesh's morph targets have no names (mesh.extras.targetNames, one string each): "
          "the sliders are named target_0 ... target_" +
              std::to_string(n - 1),
-         mptr);
+         mesh.pointer);
   out.target_weights.assign(n, 0.0F);
-  if (mj.contains("weights") && mj["weights"].is_array() && mj["weights"].size() == n)
+  if (mesh.weights.size() == n)
     for (std::size_t k = 0; k < n; ++k)
-      if (mj["weights"][k].is_number())
-        out.target_weights[k] = std::clamp(mj["weights"][k].get<float>(), 0.0F, 1.0F);
+      out.target_weights[k] = std::clamp(static_cast<float>(mesh.weights[k]), 0.0F, 1.0F);
 }
 
-core::Status ScenePacker::append_vertices(SceneMesh& out, const Json& attrs,
+core::Status ScenePacker::append_vertices(SceneMesh& out, const scene::GltfAttributes& attrs,
                                           const std::string& where) {
-  if (!attrs.contains("POSITION"))
+  const scene::GltfAsset& a = asset();
+  const auto position = attrs.find("POSITION");
+  if (!position)
     return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "the primitive has no POSITION",
                                   where);
-  auto pa = core::json_uint32(attrs["POSITION"]);
-  if (!pa)
-    return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index",
-                                  where + "/POSITION");
-  auto pinfo = doc_.accessor(*pa);
-  if (!pinfo) return std::move(pinfo).error();
-  const std::size_t n = pinfo->count;
+  const std::size_t n = a.accessors[*position].count;
   if (out.vertex_count + n > options_.max_vertices || out.vertex_count + n > (1u << 20))
     return core::error_at_pointer(
         codes::BEM_PACK_LIMIT,
@@ -364,15 +301,15 @@ core::Status ScenePacker::append_vertices(SceneMesh& out, const Json& attrs,
             std::to_string(std::min<std::uint64_t>(options_.max_vertices, 1u << 20)) +
             " vertices (BEM §11 allows 1,048,576 per mesh)",
         where + "/POSITION");
-  auto append = [&](const char* name, std::size_t comps, std::vector<float>& dst,
+  auto append = [&](const std::string& name, std::size_t comps, std::vector<float>& dst,
                     bool required) -> core::Status {
-    if (!attrs.contains(name)) {
+    const auto accessor = attrs.find(name);
+    if (!accessor) {
       if (required)
-        return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, std::string("missing ") + name,
-                                      where);
+        return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "missing " + name, where);
       return core::Ok{};
     }
-    auto v = read_floats(attrs[name], comps, n, where + "/" + name);
+    auto v = read_floats(*accessor, comps, n, where + "/" + name);
     if (!v) return std::move(v).error();
     dst.insert(dst.end(), v->begin(), v->end());
     return core::Ok{};
@@ -380,15 +317,9 @@ core::Status ScenePacker::append_vertices(SceneMesh& out, const Json& attrs,
   if (auto st = append("POSITION", 3, out.positions, true); !st) return st;
   if (auto st = append("NORMAL", 3, out.normals, false); !st) return st;
   if (auto st = append("TANGENT", 4, out.tangents, false); !st) return st;
-  if (attrs.contains("COLOR_0")) {
-    auto a = core::json_uint32(attrs["COLOR_0"]);
-    auto info =
-        a ? doc_.accessor(*a)
-          : core::Result<scene::GltfAccessorInfo>(core::error_at_pointer(
-                codes::BEM_PACK_ATTRIBUTE, "expected an accessor index", where + "/COLOR_0"));
-    if (!info) return std::move(info).error();
-    const std::size_t comps = info->components == 3 ? 3 : 4;
-    auto v = read_floats(attrs["COLOR_0"], comps, n, where + "/COLOR_0");
+  if (const auto color = attrs.find("COLOR_0")) {
+    const std::size_t comps = a.accessors[*color].components == 3 ? 3 : 4;
+    auto v = read_floats(*color, comps, n, where + "/COLOR_0");
     if (!v) return std::move(v).error();
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t c = 0; c < 4; ++c)
@@ -396,46 +327,36 @@ core::Status ScenePacker::append_vertices(SceneMesh& out, const Json& attrs,
   }
   for (std::size_t t = 0; t < 8; ++t) {
     const std::string name = "TEXCOORD_" + std::to_string(t);
-    if (!attrs.contains(name)) break;
+    if (!attrs.find(name)) break;
     if (out.uvs.size() <= t) out.uvs.resize(t + 1);
-    if (auto st = append(name.c_str(), 2, out.uvs[t], true); !st) return st;
+    if (auto st = append(name, 2, out.uvs[t], true); !st) return st;
   }
-  for (auto it = attrs.begin(); it != attrs.end(); ++it) {
-    if (it.key().empty() || it.key()[0] != '_') continue;
-    auto a = core::json_uint32(it.value());
-    if (!a)
-      return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index",
-                                    where + "/" + it.key());
-    auto info = doc_.accessor(*a);
-    if (!info) return std::move(info).error();
-    if (info->components < 1 || info->components > 4)
+  for (const scene::GltfAttribute& attr : attrs.items) {
+    if (attr.semantic.empty() || attr.semantic[0] != '_') continue;
+    const std::string ap = where + "/" + attr.semantic;
+    const std::size_t comps = a.accessors[attr.accessor].components;
+    if (comps < 1 || comps > 4)
       return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE,
-                                    "a custom attribute needs 1 to 4 components",
-                                    where + "/" + it.key());
-    auto v = read_floats(it.value(), info->components, n, where + "/" + it.key());
+                                    "a custom attribute needs 1 to 4 components", ap);
+    auto v = read_floats(attr.accessor, comps, n, ap);
     if (!v) return std::move(v).error();
-    auto& slot = out.custom[it.key()];
-    if (!slot.second.empty() && slot.first != info->components)
+    auto& slot = out.custom[attr.semantic];
+    if (!slot.second.empty() && slot.first != comps)
       return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE,
-                                    "the components differ between primitives",
-                                    where + "/" + it.key());
-    slot.first = static_cast<std::uint32_t>(info->components);
+                                    "the components differ between primitives", ap);
+    slot.first = static_cast<std::uint32_t>(comps);
     slot.second.insert(slot.second.end(), v->begin(), v->end());
   }
-  if (attrs.contains("JOINTS_0") != attrs.contains("WEIGHTS_0"))
+  const auto joints = attrs.find("JOINTS_0");
+  if (joints.has_value() != attrs.find("WEIGHTS_0").has_value())
     return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "JOINTS_0 and WEIGHTS_0 go together",
                                   where);
-  if (attrs.contains("JOINTS_0")) {
-    auto a = core::json_uint32(attrs["JOINTS_0"]);
-    if (!a)
-      return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "expected an accessor index",
-                                    where + "/JOINTS_0");
-    auto info = doc_.accessor(*a);
-    if (!info) return std::move(info).error();
-    if (info->components != 4 || info->count != n)
+  if (joints) {
+    const scene::GltfAccessor& info = a.accessors[*joints];
+    if (info.components != 4 || info.count != n)
       return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE, "JOINTS_0 needs one VEC4 per vertex",
                                     where + "/JOINTS_0");
-    auto j = doc_.read_accessor_uints(*a);
+    auto j = doc_.read_accessor_uints(*joints);
     if (!j) return std::move(j).error();
     out.joints.insert(out.joints.end(), j->begin(), j->end());
     if (auto st = append("WEIGHTS_0", 4, out.weights, true); !st) return st;
@@ -447,28 +368,17 @@ core::Status ScenePacker::append_vertices(SceneMesh& out, const Json& attrs,
 }
 
 core::Status ScenePacker::read_joint_names(SceneMesh& out, const std::string& mptr) {
-  if (!out.node || !json()["nodes"][*out.node].contains("skin"))
+  const scene::GltfAsset& a = asset();
+  if (!out.node || !a.nodes[*out.node].skin)
     return core::error_at_pointer(codes::BEM_PACK_JOINT,
                                   "the mesh has JOINTS_0 but its node has no skin", mptr);
-  const std::string nptr = "/nodes/" + std::to_string(*out.node) + "/skin";
-  auto s = core::json_uint32(json()["nodes"][*out.node]["skin"]);
-  if (!s || *s >= doc_.count("skins"))
-    return core::error_at_pointer(codes::BEM_PACK_JOINT, "not a skin index", nptr);
-  const Json& skin = json()["skins"][*s];
-  const std::string sptr = "/skins/" + std::to_string(*s) + "/joints";
-  if (!skin.is_object() || !skin.contains("joints") || !skin["joints"].is_array())
-    return core::error_at_pointer(codes::BEM_PACK_JOINT, "the skin has no joints array", sptr);
-  for (std::size_t k = 0; k < skin["joints"].size(); ++k) {
-    auto n = core::json_uint32(skin["joints"][k]);
-    if (!n || *n >= doc_.count("nodes"))
-      return core::error_at_pointer(codes::BEM_PACK_JOINT, "not a node index",
-                                    core::json_pointer_join(sptr, k));
-    const Json& jn = json()["nodes"][*n];
-    if (!jn.contains("name") || !jn["name"].is_string())
+  const scene::GltfSkin& skin = a.skins[*a.nodes[*out.node].skin];
+  for (std::size_t n : skin.joints) {
+    if (a.nodes[n].name.empty())
       return core::error_at_pointer(codes::BEM_PACK_JOINT,
                                     "a joint node needs a name (the game bone it stands for)",
-                                    "/nodes/" + std::to_string(*n));
-    out.joint_names.push_back(jn["name"].get<std::string>());
+                                    a.nodes[n].pointer);
+    out.joint_names.push_back(a.nodes[n].name);
   }
   for (std::uint32_t j : out.joints)
     if (j >= out.joint_names.size())

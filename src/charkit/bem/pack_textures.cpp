@@ -37,18 +37,16 @@ core::Status ScenePacker::pack_textures() {
     texture_of_name.emplace("texture_" + std::to_string(t), t);
   }
   std::set<std::uint32_t> done;
-  const std::size_t images = doc_.count("images");
-  for (std::size_t i = 0; i < images; ++i) {
-    const std::string ptr = "/images/" + std::to_string(i);
-    const Json& im = json()["images"][i];
+  const std::vector<scene::GltfImage>& images = asset().images;
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const scene::GltfImage& im = images[i];
+    const std::string& ptr = im.pointer;
     // The texture it replaces: extras.original_name (a name a tool could
     // not keep as the image's own), else the image's name.
-    std::string name;
-    if (im.is_object() && im.contains("extras") && im["extras"].is_object() &&
-        im["extras"].contains("original_name") && im["extras"]["original_name"].is_string())
-      name = im["extras"]["original_name"].get<std::string>();
-    else if (im.is_object() && im.contains("name") && im["name"].is_string())
-      name = im["name"].get<std::string>();
+    std::string name = im.name;
+    if (im.extras)
+      if (auto it = im.extras->find("original_name"); it != im.extras->end() && it->is_string())
+        name = it->get<std::string>();
     auto found = texture_of_name.find(name);
     if (found == texture_of_name.end()) {
       warn(codes::BEM_PACK_TEXTURES_KEPT,
@@ -65,7 +63,7 @@ core::Status ScenePacker::pack_textures() {
            ptr);
       continue;
     }
-    auto bytes = image_bytes(im, ptr);
+    auto bytes = image_bytes(im);
     if (!bytes) return std::move(bytes).error();
     if (bytes->empty()) {
       warn(codes::BEM_PACK_TEXTURES_KEPT,
@@ -80,14 +78,9 @@ core::Status ScenePacker::pack_textures() {
   return core::Ok{};
 }
 
-core::Result<std::vector<std::uint8_t>> ScenePacker::image_bytes(const Json& im,
-                                                                 const std::string& ptr) {
-  if (!im.is_object() || !im.contains("bufferView")) return std::vector<std::uint8_t>{};
-  auto view = core::json_uint32(im["bufferView"]);
-  if (!view || *view >= doc_.count("bufferViews"))
-    return core::error_at_pointer(codes::BEM_PACK_TEXTURE, "the image's bufferView does not exist",
-                                  ptr + "/bufferView");
-  auto bytes = doc_.buffer_view(*view);
+core::Result<std::vector<std::uint8_t>> ScenePacker::image_bytes(const scene::GltfImage& im) {
+  if (!im.buffer_view) return std::vector<std::uint8_t>{};
+  auto bytes = doc_.buffer_view(*im.buffer_view);
   if (!bytes) return std::move(bytes).error();
   return std::vector<std::uint8_t>(bytes->begin(), bytes->end());
 }

@@ -2,6 +2,7 @@
 // every member type-checked and every index range-checked once.
 #include "charkit/scene/gltf_asset.h"
 
+#include <memory>
 #include <utility>
 
 #include "charkit/core/json.h"
@@ -221,6 +222,11 @@ class Reader {
     if (it == holder.end() || !it->is_object()) return {};
     return strings(*it, core::json_pointer_join(ptr, "extras"), "targetNames");
   }
+  GltfExtras extras(const Json& holder) {
+    auto it = holder.find("extras");
+    if (it == holder.end() || !it->is_object()) return nullptr;
+    return std::make_shared<const Json>(*it);
+  }
   std::vector<std::string> extension_names(const Json& holder, const std::string& ptr) {
     std::vector<std::string> out;
     if (const Json* ext = object(holder, ptr, "extensions"))
@@ -416,6 +422,7 @@ void read_mesh(Reader& r, const Json& j, const std::string& p, const GltfAsset& 
              p + "/weights");
   }
   mesh.target_names = r.target_names(j, p);
+  mesh.extras = r.extras(j);
 }
 
 void read_node(Reader& r, const Json& j, const std::string& p, std::size_t nodes,
@@ -442,6 +449,7 @@ void read_node(Reader& r, const Json& j, const std::string& p, std::size_t nodes
   r.fixed(j, p, "rotation", node.rotation);
   r.fixed(j, p, "scale", node.scale);
   if (auto w = r.numbers(j, p, "weights")) node.weights = std::move(*w);
+  node.extras = r.extras(j);
 }
 
 std::optional<GltfTextureRef> texture_ref(Reader& r, const Json& holder, const std::string& p,
@@ -490,6 +498,7 @@ void read_material(Reader& r, const Json& j, const std::string& p, std::size_t t
   if (auto v = r.number(j, p, "alphaCutoff")) m.alpha_cutoff = *v;
   m.double_sided = r.boolean(j, p, "doubleSided", false);
   m.extensions = r.extension_names(j, p);
+  m.extras = r.extras(j);
 }
 
 void read_animation(Reader& r, const Json& j, const std::string& p, const GltfAsset& a,
@@ -616,6 +625,7 @@ core::Result<GltfAsset> read_gltf_asset(const Json& root) {
     im.uri = r.optional_string(j, p, "uri");
     im.buffer_view = r.index(j, p, "bufferView", a.buffer_views.size(), "bufferViews");
     im.mime_type = r.string(j, p, "mimeType");
+    im.extras = r.extras(j);
   });
   const std::size_t images = a.images.size();
   const std::size_t samplers = a.samplers;

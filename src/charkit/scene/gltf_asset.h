@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,11 @@
 #include "charkit/core/result.h"
 
 namespace charkit::scene {
+
+/// An element's `extras` object as written (glTF 2.0 §3.12: application data
+/// the specification does not define), or null when it has none or it is
+/// not an object. Include charkit/core/json.h to read it.
+using GltfExtras = std::shared_ptr<const nlohmann::ordered_json>;
 
 /// glTF componentType values (glTF 2.0 §3.6.2.2).
 enum class GltfComponent : std::uint32_t {
@@ -68,6 +74,7 @@ struct GltfBuffer {
 struct GltfAttribute {
   std::string semantic;  ///< "POSITION", "NORMAL", "TEXCOORD_0", "JOINTS_0" …
   std::size_t accessor = 0;
+  friend bool operator==(const GltfAttribute&, const GltfAttribute&) = default;
 };
 
 /// Attributes in file order.
@@ -76,6 +83,7 @@ struct GltfAttributes {
   /// The accessor of `semantic`, if the attribute is there.
   std::optional<std::size_t> find(std::string_view semantic) const;
   bool empty() const { return items.empty(); }
+  friend bool operator==(const GltfAttributes&, const GltfAttributes&) = default;
 };
 
 struct GltfPrimitive {
@@ -93,6 +101,7 @@ struct GltfMesh {
   std::vector<GltfPrimitive> primitives;  ///< at least one
   std::vector<double> weights;            ///< default morph weights (empty when absent)
   std::vector<std::string> target_names;  ///< extras.targetNames (empty when absent)
+  GltfExtras extras;
   std::string pointer;
   /// The number of morph targets (every primitive has the same, checked).
   std::size_t target_count() const {
@@ -116,6 +125,7 @@ struct GltfNode {
   std::array<double, 3> scale{1, 1, 1};
   std::vector<double> weights;        ///< morph weights of its mesh (empty when absent)
   std::optional<std::size_t> parent;  ///< the node whose children list holds this one
+  GltfExtras extras;
   std::string pointer;
 };
 
@@ -164,6 +174,7 @@ struct GltfImage {
   std::optional<std::string> uri;
   std::optional<std::size_t> buffer_view;  ///< then mime_type is set
   std::string mime_type;
+  GltfExtras extras;
   std::string pointer;
 };
 
@@ -198,6 +209,7 @@ struct GltfMaterial {
   double alpha_cutoff = 0.5;
   bool double_sided = false;
   std::vector<std::string> extensions;  ///< names of the extensions it uses
+  GltfExtras extras;
   std::string pointer;
 };
 

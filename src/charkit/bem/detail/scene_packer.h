@@ -75,7 +75,7 @@ class ScenePacker {
     result_.warnings.push_back({std::move(code), std::move(message), std::move(pointer)});
   }
 
-  const Json& json() const { return doc_.json(); }
+  const scene::GltfAsset& asset() const { return doc_.asset(); }
 
   /// The glTF images named after template textures (bem export names each
   /// image after its texture's original_name, or texture_N) replace them:
@@ -84,7 +84,7 @@ class ScenePacker {
   core::Status pack_textures();
 
   /// The bytes of an image stored in a buffer view (empty for a URI image).
-  core::Result<std::vector<std::uint8_t>> image_bytes(const Json& im, const std::string& ptr);
+  core::Result<std::vector<std::uint8_t>> image_bytes(const scene::GltfImage& im);
 
   /// Which channels carry data: R (grey formats), RG (two-channel normal
   /// maps: bem export rebuilds blue), else RGBA.
@@ -111,20 +111,21 @@ class ScenePacker {
   core::Result<std::map<std::uint32_t, std::pair<std::uint32_t, std::optional<std::uint32_t>>>>
   match_meshes();
 
-  static bool has_transform(const Json& node);
+  static bool has_transform(const scene::GltfNode& node);
 
   /// Reads the float values of an accessor with `components` per element
   /// and `count` elements.
-  core::Result<std::vector<float>> read_floats(const Json& index, std::size_t components,
+  core::Result<std::vector<float>> read_floats(std::size_t accessor, std::size_t components,
                                                std::size_t count, const std::string& where);
 
   core::Result<SceneMesh> read_scene_mesh(std::uint32_t g, std::optional<std::uint32_t> node);
 
   /// Slider names from mesh.extras.targetNames (what Blender writes: the
   /// shape key names), default weights from mesh.weights.
-  void read_target_names(SceneMesh& out, const Json& mj, const std::string& mptr);
+  void read_target_names(SceneMesh& out, const scene::GltfMesh& mesh);
 
-  core::Status append_vertices(SceneMesh& out, const Json& attrs, const std::string& where);
+  core::Status append_vertices(SceneMesh& out, const scene::GltfAttributes& attrs,
+                               const std::string& where);
 
   core::Status read_joint_names(SceneMesh& out, const std::string& mptr);
 
