@@ -70,82 +70,35 @@ struct Container {
 
 class Survey {
  public:
-  Survey(const Json& root, const IntakeOptions& o, ModelInfo& info)
-      : root_(root), o_(o), info_(info) {}
+  Survey(const Json& root, const GltfAsset& asset, const IntakeOptions& o, ModelInfo& info)
+      : root_(root), a_(asset), o_(o), info_(info) {}
 
   std::optional<Error> run(const Container& c);
 
  private:
-  // An optional top-level array; an absent member is an empty array.
-  Result<const Json*> array_member(const Json& parent, const std::string& parent_ptr,
-                                   const char* key) {
-    static const Json kEmpty = Json::array();
-    auto it = parent.find(key);
-    if (it == parent.end()) return &kEmpty;
-    const std::string ptr = core::json_pointer_join(parent_ptr, key);
-    if (!it->is_array())
-      return core::error_at_pointer(
-          codes::GLTF_TYPE,
-          std::string(key) + " must be an array, not " + core::json_type_name(*it), ptr);
-    if (it->size() > o_.max_count)
-      return core::error_at_pointer(codes::GLTF_TOO_MANY,
-                                    std::string(key) + " has " + std::to_string(it->size()) +
-                                        " entries (limit " + std::to_string(o_.max_count) + ")",
-                                    ptr);
-    return &*it;
-  }
-  std::optional<Error> need_object(const Json& j, const std::string& ptr) {
-    if (j.is_object()) return std::nullopt;
-    return core::error_at_pointer(
-        codes::GLTF_TYPE, std::string("expected an object, not ") + core::json_type_name(j), ptr);
-  }
-  // An index member that must point into an array of `size` entries.
-  Result<std::optional<std::uint32_t>> index_member(const Json& obj, const std::string& obj_ptr,
-                                                    const char* key, std::size_t size,
-                                                    const char* what, bool required = false) {
-    auto it = obj.find(key);
-    const std::string ptr = core::json_pointer_join(obj_ptr, key);
-    if (it == obj.end()) {
-      if (required)
-        return core::error_at_pointer(codes::GLTF_VALUE, std::string(key) + " is required", ptr);
-      return std::optional<std::uint32_t>{};
-    }
-    return index_value(*it, ptr, size, what);
-  }
-  Result<std::optional<std::uint32_t>> index_value(const Json& j, const std::string& ptr,
-                                                   std::size_t size, const char* what) {
-    auto v = core::json_uint32(j);
-    if (!v)
-      return core::error_at_pointer(
-          codes::GLTF_TYPE, std::string("index of ") + what + " must be an integer >= 0", ptr);
-    if (*v >= size)
-      return core::error_at_pointer(codes::GLTF_INDEX,
-                                    std::string("index ") + std::to_string(*v) +
-                                        " is out of range: " + std::to_string(size) + " " + what,
-                                    ptr);
-    return std::optional<std::uint32_t>{*v};
-  }
-  Result<std::uint64_t> uint_member(const Json& obj, const std::string& obj_ptr, const char* key,
-                                    bool required, std::uint64_t fallback = 0) {
-    auto it = obj.find(key);
-    const std::string ptr = core::json_pointer_join(obj_ptr, key);
-    if (it == obj.end()) {
-      if (required)
-        return core::error_at_pointer(codes::GLTF_VALUE, std::string(key) + " is required", ptr);
-      return fallback;
-    }
+  // A VRM humanoid bone's node: an index below the node count.
+  std::optional<Error> node_member(const Json& obj, const std::string& obj_ptr) {
+    auto it = obj.find("node");
+    const std::string ptr = core::json_pointer_join(obj_ptr, "node");
+    if (it == obj.end()) return core::error_at_pointer(codes::GLTF_VALUE, "node is required", ptr);
     auto v = core::json_uint32(*it);
     if (!v)
-      return core::error_at_pointer(codes::GLTF_TYPE,
-                                    std::string(key) + " must be an integer in 0..2^32-1", ptr);
-    return std::uint64_t{*v};
+      return core::error_at_pointer(codes::GLTF_TYPE, "index of nodes must be an integer >= 0",
+                                    ptr);
+    if (*v >= a_.nodes.size())
+      return core::error_at_pointer(codes::GLTF_INDEX,
+                                    "index " + std::to_string(*v) + " is out of range: " +
+                                        std::to_string(a_.nodes.size()) + " nodes",
+                                    ptr);
+    return std::nullopt;
   }
 
   std::optional<Error> asset();
+  std::optional<Error> counts();
   std::optional<Error> buffers(const Container& c);
   std::optional<Error> buffer_views();
   std::optional<Error> accessors();
-  std::optional<Error> meshes();
+  void meshes();
   std::optional<Error> skins();
   std::optional<Error> images(const Container& c);
   std::optional<Error> vrm();
@@ -156,35 +109,20 @@ class Survey {
     info_.warnings.push_back(IntakeWarning{std::move(code), std::move(message)});
   }
 
-  const Json& root_;
+  const Json& root_;  // for the VRM extensions, which the glTF layer does not model
+  const GltfAsset& a_;
   const IntakeOptions& o_;
   ModelInfo& info_;
-  const Json* buffers_ = nullptr;
-  const Json* views_ = nullptr;
-  const Json* accessors_ = nullptr;
-  const Json* nodes_ = nullptr;
-  std::vector<std::uint64_t> buffer_lengths_;
-  std::vector<std::uint64_t> view_lengths_;
-  std::vector<std::uint64_t> accessor_counts_;
 };
 
-#define CHARKIT_TRY_ARRAY(var, parent, ptr, key)   \
-  auto var##_r = array_member(parent, ptr, key);   \
-  if (!var##_r) return std::move(var##_r).error(); \
-  const Json& var = **var##_r
-
 std::optional<Error> Survey::asset() {
-  auto it = root_.find("asset");
-  if (it == root_.end())
+  if (!root_.contains("asset"))
     return core::error_at_pointer(codes::GLTF_ASSET, "glTF needs an asset object with a version",
                                   "/asset");
-  if (!it->is_object())
-    return core::error_at_pointer(codes::GLTF_ASSET, "asset must be an object", "/asset");
-  auto v = it->find("version");
-  if (v == it->end() || !v->is_string())
+  if (a_.version.empty())
     return core::error_at_pointer(
         codes::GLTF_ASSET, "asset.version must be a string such as \"2.0\"", "/asset/version");
-  info_.gltf_version = v->get<std::string>();
+  info_.gltf_version = a_.version;
   // glTF 2.0 §3.2: "<major>.<minor>"; this reader understands major version 2.
   const std::string& ver = info_.gltf_version;
   const auto dot = ver.find('.');
@@ -192,22 +130,34 @@ std::optional<Error> Survey::asset() {
     return core::error_at_pointer(codes::GLTF_VERSION,
                                   "glTF asset version " + ver + " is not supported (need 2.x)",
                                   "/asset/version");
-  if (auto g = it->find("generator"); g != it->end() && g->is_string())
-    info_.generator = g->get<std::string>();
+  info_.generator = a_.generator;
+  return std::nullopt;
+}
+
+// IntakeOptions::max_count bounds every top-level array.
+std::optional<Error> Survey::counts() {
+  const std::pair<const char*, std::size_t> arrays[] = {
+      {"buffers", a_.buffers.size()},       {"bufferViews", a_.buffer_views.size()},
+      {"accessors", a_.accessors.size()},   {"meshes", a_.meshes.size()},
+      {"nodes", a_.nodes.size()},           {"skins", a_.skins.size()},
+      {"animations", a_.animations.size()}, {"materials", a_.materials.size()},
+      {"textures", a_.textures.size()},     {"images", a_.images.size()},
+      {"scenes", a_.scenes.size()}};
+  for (const auto& [key, n] : arrays)
+    if (n > o_.max_count)
+      return core::error_at_pointer(codes::GLTF_TOO_MANY,
+                                    std::string(key) + " has " + std::to_string(n) +
+                                        " entries (limit " + std::to_string(o_.max_count) + ")",
+                                    core::json_pointer_join("", key));
   return std::nullopt;
 }
 
 std::optional<Error> Survey::buffers(const Container& c) {
-  CHARKIT_TRY_ARRAY(arr, root_, "", "buffers");
-  buffers_ = &arr;
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    const std::string ptr = core::json_pointer_join("/buffers", i);
-    if (auto e = need_object(arr[i], ptr)) return e;
-    auto len = uint_member(arr[i], ptr, "byteLength", true);
-    if (!len) return std::move(len).error();
-    buffer_lengths_.push_back(*len);
-    auto uri = arr[i].find("uri");
-    if (uri == arr[i].end()) {
+  for (std::size_t i = 0; i < a_.buffers.size(); ++i) {
+    const GltfBuffer& b = a_.buffers[i];
+    const std::string& ptr = b.pointer;
+    const std::uint64_t len = b.byte_length;
+    if (!b.uri) {
       // glTF 2.0 §4.4.3.3: buffer 0 without a uri is the GLB-stored BIN chunk.
       if (!c.is_glb || i != 0)
         return core::error_at_pointer(
@@ -215,33 +165,30 @@ std::optional<Error> Survey::buffers(const Container& c) {
       if (!c.glb_bin_length)
         return core::error_at_pointer(
             codes::GLB_BIN_MISSING, "buffer 0 refers to the BIN chunk, but the GLB has none", ptr);
-      if (*len > *c.glb_bin_length)
+      if (len > *c.glb_bin_length)
         return core::error_at_pointer(codes::GLTF_LENGTH,
-                                      "byteLength " + std::to_string(*len) +
+                                      "byteLength " + std::to_string(len) +
                                           " exceeds the BIN chunk (" +
                                           std::to_string(*c.glb_bin_length) + " bytes)",
                                       ptr + "/byteLength");
       continue;
     }
-    if (!uri->is_string())
-      return core::error_at_pointer(codes::GLTF_TYPE, "uri must be a string", ptr + "/uri");
-    const auto& u = uri->get_ref<const std::string&>();
+    const std::string& u = *b.uri;
     if (u.rfind("data:", 0) == 0) {
       // base64 holds 3 bytes per 4 characters.
       const auto comma = u.find(',');
       const std::uint64_t payload = comma == std::string::npos ? 0 : (u.size() - comma - 1) / 4 * 3;
-      if (*len > payload + 2)
+      if (len > payload + 2)
         return core::error_at_pointer(
-            codes::GLTF_LENGTH, "byteLength " + std::to_string(*len) + " exceeds the data URI",
-            ptr);
+            codes::GLTF_LENGTH, "byteLength " + std::to_string(len) + " exceeds the data URI", ptr);
       continue;
     }
     if (c.resolve) {
       auto size = c.resolve(u, ptr + "/uri");
       if (!size) return std::move(size).error();
-      if (*len > *size)
+      if (len > *size)
         return core::error_at_pointer(codes::GLTF_LENGTH,
-                                      "byteLength " + std::to_string(*len) + " exceeds the file " +
+                                      "byteLength " + std::to_string(len) + " exceeds the file " +
                                           u + " (" + std::to_string(*size) + " bytes)",
                                       ptr + "/byteLength");
     }
@@ -250,208 +197,96 @@ std::optional<Error> Survey::buffers(const Container& c) {
 }
 
 std::optional<Error> Survey::buffer_views() {
-  CHARKIT_TRY_ARRAY(arr, root_, "", "bufferViews");
-  views_ = &arr;
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    const std::string ptr = core::json_pointer_join("/bufferViews", i);
-    if (auto e = need_object(arr[i], ptr)) return e;
-    auto b = index_member(arr[i], ptr, "buffer", buffers_->size(), "buffers", true);
-    if (!b) return std::move(b).error();
-    auto off = uint_member(arr[i], ptr, "byteOffset", false);
-    if (!off) return std::move(off).error();
-    auto len = uint_member(arr[i], ptr, "byteLength", true);
-    if (!len) return std::move(len).error();
-    const std::uint64_t buf_len = buffer_lengths_[**b];
-    if (*off + *len > buf_len)
-      return core::error_at_pointer(codes::GLTF_LENGTH,
-                                    "byteOffset + byteLength = " + std::to_string(*off + *len) +
-                                        " exceeds buffer " + std::to_string(**b) + " (" +
-                                        std::to_string(buf_len) + " bytes)",
-                                    ptr);
-    view_lengths_.push_back(*len);
+  for (const GltfBufferView& v : a_.buffer_views) {
+    const std::uint64_t buf_len = a_.buffers[v.buffer].byte_length;
+    if (v.byte_offset + v.byte_length > buf_len)
+      return core::error_at_pointer(
+          codes::GLTF_LENGTH,
+          "byteOffset + byteLength = " + std::to_string(v.byte_offset + v.byte_length) +
+              " exceeds buffer " + std::to_string(v.buffer) + " (" + std::to_string(buf_len) +
+              " bytes)",
+          v.pointer);
   }
   return std::nullopt;
 }
 
-unsigned component_size(std::uint64_t type) {
+unsigned component_size(GltfComponent type) {
   switch (type) {
-    case 5120:
-    case 5121:
-      return 1;  // BYTE, UNSIGNED_BYTE
-    case 5122:
-    case 5123:
-      return 2;  // SHORT, UNSIGNED_SHORT
-    case 5125:
-    case 5126:
-      return 4;  // UNSIGNED_INT, FLOAT
-    default:
-      return 0;
+    case GltfComponent::kByte:
+    case GltfComponent::kUnsignedByte:
+      return 1;
+    case GltfComponent::kShort:
+    case GltfComponent::kUnsignedShort:
+      return 2;
+    case GltfComponent::kUnsignedInt:
+    case GltfComponent::kFloat:
+      return 4;
   }
-}
-
-unsigned component_count(std::string_view type) {
-  static constexpr std::array<std::pair<std::string_view, unsigned>, 7> kTypes{{{"SCALAR", 1},
-                                                                                {"VEC2", 2},
-                                                                                {"VEC3", 3},
-                                                                                {"VEC4", 4},
-                                                                                {"MAT2", 4},
-                                                                                {"MAT3", 9},
-                                                                                {"MAT4", 16}}};
-  for (const auto& [name, n] : kTypes)
-    if (name == type) return n;
   return 0;
 }
 
 std::optional<Error> Survey::accessors() {
-  CHARKIT_TRY_ARRAY(arr, root_, "", "accessors");
-  accessors_ = &arr;
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    const std::string ptr = core::json_pointer_join("/accessors", i);
-    if (auto e = need_object(arr[i], ptr)) return e;
-    auto count = uint_member(arr[i], ptr, "count", true);
-    if (!count) return std::move(count).error();
-    if (*count == 0)
+  for (const GltfAccessor& acc : a_.accessors) {
+    const std::string& ptr = acc.pointer;
+    if (acc.count == 0)
       return core::error_at_pointer(codes::GLTF_VALUE, "count must be at least 1", ptr + "/count");
-    auto ct = uint_member(arr[i], ptr, "componentType", true);
-    if (!ct) return std::move(ct).error();
-    const unsigned csize = component_size(*ct);
-    if (csize == 0)
-      return core::error_at_pointer(codes::GLTF_VALUE,
-                                    "unknown componentType " + std::to_string(*ct),
-                                    ptr + "/componentType");
-    auto type = arr[i].find("type");
-    const unsigned ncomp =
-        (type != arr[i].end() && type->is_string()) ? component_count(type->get<std::string>()) : 0;
-    if (ncomp == 0)
-      return core::error_at_pointer(codes::GLTF_VALUE, "type must be SCALAR, VEC2 … MAT4",
-                                    ptr + "/type");
-    accessor_counts_.push_back(*count);
-    auto view = index_member(arr[i], ptr, "bufferView", view_lengths_.size(), "bufferViews");
-    if (!view) return std::move(view).error();
-    if (!*view) continue;  // all zeros (or sparse only): no bytes to check
-    auto off = uint_member(arr[i], ptr, "byteOffset", false);
-    if (!off) return std::move(off).error();
-    std::uint64_t stride = std::uint64_t{csize} * ncomp;
-    const std::uint64_t elem = stride;
-    if (auto s = (*views_)[**view].find("byteStride"); s != (*views_)[**view].end()) {
-      auto sv = core::json_uint32(*s);
-      if (!sv)
-        return core::error_at_pointer(codes::GLTF_TYPE, "byteStride must be an integer",
-                                      "/bufferViews/" + std::to_string(**view));
-      if (*sv != 0) stride = *sv;
-    }
-    const std::uint64_t need = *off + stride * (*count - 1) + elem;
-    if (need > view_lengths_[**view])
+    if (!acc.buffer_view) continue;  // all zeros (or sparse only): no bytes to check
+    const GltfBufferView& view = a_.buffer_views[*acc.buffer_view];
+    const std::uint64_t elem = std::uint64_t{component_size(acc.component_type)} * acc.components;
+    const std::uint64_t stride = view.byte_stride != 0 ? view.byte_stride : elem;
+    const std::uint64_t need = acc.byte_offset + stride * (acc.count - 1) + elem;
+    if (need > view.byte_length)
       return core::error_at_pointer(codes::GLTF_LENGTH,
                                     "accessor needs " + std::to_string(need) +
-                                        " bytes, bufferView " + std::to_string(**view) + " has " +
-                                        std::to_string(view_lengths_[**view]),
+                                        " bytes, bufferView " + std::to_string(*acc.buffer_view) +
+                                        " has " + std::to_string(view.byte_length),
                                     ptr);
   }
   return std::nullopt;
 }
 
-std::optional<Error> Survey::meshes() {
-  CHARKIT_TRY_ARRAY(arr, root_, "", "meshes");
-  info_.meshes = arr.size();
-  for (std::size_t m = 0; m < arr.size(); ++m) {
-    const std::string mptr = core::json_pointer_join("/meshes", m);
-    if (auto e = need_object(arr[m], mptr)) return e;
-    CHARKIT_TRY_ARRAY(prims, arr[m], mptr, "primitives");
-    if (prims.empty())
-      return core::error_at_pointer(codes::GLTF_VALUE, "a mesh needs at least one primitive",
-                                    mptr + "/primitives");
-    std::size_t mesh_targets = 0;
-    for (std::size_t p = 0; p < prims.size(); ++p) {
-      const std::string pptr = core::json_pointer_join(mptr + "/primitives", p);
-      const Json& prim = prims[p];
-      if (auto e = need_object(prim, pptr)) return e;
+void Survey::meshes() {
+  info_.meshes = a_.meshes.size();
+  for (const GltfMesh& mesh : a_.meshes) {
+    for (const GltfPrimitive& prim : mesh.primitives) {
       ++info_.primitives;
-      auto attrs = prim.find("attributes");
-      if (attrs == prim.end() || !attrs->is_object())
-        return core::error_at_pointer(codes::GLTF_TYPE, "attributes must be an object",
-                                      pptr + "/attributes");
-      for (auto it = attrs->begin(); it != attrs->end(); ++it) {
-        auto a = index_value(it.value(), core::json_pointer_join(pptr + "/attributes", it.key()),
-                             accessor_counts_.size(), "accessors");
-        if (!a) return std::move(a).error();
-      }
       std::uint64_t vertex_count = 0;
-      if (auto pos = attrs->find("POSITION"); pos != attrs->end()) {
-        vertex_count = accessor_counts_[*core::json_uint32(*pos)];
+      if (const auto pos = prim.attributes.find("POSITION")) {
+        vertex_count = a_.accessors[*pos].count;
         info_.vertices += vertex_count;
       }
-      auto idx = index_member(prim, pptr, "indices", accessor_counts_.size(), "accessors");
-      if (!idx) return std::move(idx).error();
-      const std::uint64_t n = *idx ? accessor_counts_[**idx] : vertex_count;
-      auto mode = uint_member(prim, pptr, "mode", false, 4);
-      if (!mode) return std::move(mode).error();
-      if (*mode > 6)
-        return core::error_at_pointer(codes::GLTF_VALUE, "mode must be 0..6", pptr + "/mode");
-      if (*mode == 4) info_.triangles += n / 3;                            // TRIANGLES
-      if ((*mode == 5 || *mode == 6) && n >= 3) info_.triangles += n - 2;  // STRIP, FAN
-      CHARKIT_TRY_ARRAY(targets, prim, pptr, "targets");
-      for (std::size_t t = 0; t < targets.size(); ++t) {
-        const std::string tptr = core::json_pointer_join(pptr + "/targets", t);
-        if (auto e = need_object(targets[t], tptr)) return e;
-        for (auto it = targets[t].begin(); it != targets[t].end(); ++it) {
-          auto a = index_value(it.value(), core::json_pointer_join(tptr, it.key()),
-                               accessor_counts_.size(), "accessors");
-          if (!a) return std::move(a).error();
-        }
-      }
-      mesh_targets = std::max(mesh_targets, targets.size());
+      const std::uint64_t n = prim.indices ? a_.accessors[*prim.indices].count : vertex_count;
+      if (prim.mode == 4) info_.triangles += n / 3;                                // TRIANGLES
+      if ((prim.mode == 5 || prim.mode == 6) && n >= 3) info_.triangles += n - 2;  // STRIP, FAN
     }
-    info_.morph_targets += mesh_targets;
+    info_.morph_targets += mesh.target_count();
   }
-  return std::nullopt;
 }
 
 std::optional<Error> Survey::skins() {
-  CHARKIT_TRY_ARRAY(arr, root_, "", "skins");
-  info_.skins = arr.size();
-  info_.skinned = !arr.empty();
-  std::unordered_set<std::uint32_t> joints;
-  for (std::size_t s = 0; s < arr.size(); ++s) {
-    const std::string sptr = core::json_pointer_join("/skins", s);
-    if (auto e = need_object(arr[s], sptr)) return e;
-    CHARKIT_TRY_ARRAY(js, arr[s], sptr, "joints");
-    if (js.empty())
-      return core::error_at_pointer(codes::GLTF_VALUE, "a skin needs at least one joint",
-                                    sptr + "/joints");
-    for (std::size_t j = 0; j < js.size(); ++j) {
-      auto n =
-          index_value(js[j], core::json_pointer_join(sptr + "/joints", j), nodes_->size(), "nodes");
-      if (!n) return std::move(n).error();
-      joints.insert(**n);
-    }
-    auto ibm =
-        index_member(arr[s], sptr, "inverseBindMatrices", accessor_counts_.size(), "accessors");
-    if (!ibm) return std::move(ibm).error();
-    if (*ibm && accessor_counts_[**ibm] < js.size())
+  info_.skins = a_.skins.size();
+  info_.skinned = !a_.skins.empty();
+  std::unordered_set<std::size_t> joints;
+  for (const GltfSkin& skin : a_.skins) {
+    joints.insert(skin.joints.begin(), skin.joints.end());
+    if (skin.inverse_bind_matrices &&
+        a_.accessors[*skin.inverse_bind_matrices].count < skin.joints.size())
       return core::error_at_pointer(codes::GLTF_LENGTH,
                                     "inverseBindMatrices has fewer entries than joints",
-                                    sptr + "/inverseBindMatrices");
+                                    skin.pointer + "/inverseBindMatrices");
   }
   info_.joints = joints.size();
   return std::nullopt;
 }
 
 std::optional<Error> Survey::images(const Container& c) {
-  CHARKIT_TRY_ARRAY(arr, root_, "", "images");
-  info_.images = arr.size();
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    const std::string ptr = core::json_pointer_join("/images", i);
-    if (auto e = need_object(arr[i], ptr)) return e;
-    auto view = index_member(arr[i], ptr, "bufferView", view_lengths_.size(), "bufferViews");
-    if (!view) return std::move(view).error();
-    auto uri = arr[i].find("uri");
-    if (uri == arr[i].end()) continue;
-    if (!uri->is_string())
-      return core::error_at_pointer(codes::GLTF_TYPE, "uri must be a string", ptr + "/uri");
-    const auto& u = uri->get_ref<const std::string&>();
+  info_.images = a_.images.size();
+  for (std::size_t i = 0; i < a_.images.size(); ++i) {
+    const GltfImage& im = a_.images[i];
+    if (!im.uri) continue;
+    const std::string& u = *im.uri;
     if (u.rfind("data:", 0) == 0 || !c.resolve) continue;
-    auto size = c.resolve(u, ptr + "/uri");
+    auto size = c.resolve(u, im.pointer + "/uri");
     if (!size) {
       // Unsafe paths are errors; a missing picture still leaves a model to report.
       if (size.error().code != codes::GLTF_URI_MISSING) return std::move(size).error();
@@ -459,14 +294,7 @@ std::optional<Error> Survey::images(const Container& c) {
            "image " + std::to_string(i) + " (" + u + ") is not in the archive");
     }
   }
-  CHARKIT_TRY_ARRAY(textures, root_, "", "textures");
-  info_.textures = textures.size();
-  for (std::size_t t = 0; t < textures.size(); ++t) {
-    const std::string ptr = core::json_pointer_join("/textures", t);
-    if (auto e = need_object(textures[t], ptr)) return e;
-    auto src = index_member(textures[t], ptr, "source", arr.size(), "images");
-    if (!src) return std::move(src).error();
-  }
+  info_.textures = a_.textures.size();
   return std::nullopt;
 }
 
@@ -518,8 +346,7 @@ std::optional<Error> Survey::vrm0(const Json& ext) {
         if (name.empty())
           return core::error_at_pointer(codes::VRM_TYPE, "bone must be a non-empty string",
                                         ptr + "/bone");
-        auto node = index_member(b, ptr, "node", nodes_->size(), "nodes", true);
-        if (!node) return std::move(node).error();
+        if (auto e = node_member(b, ptr)) return e;
         if (!present.insert(name).second)
           warn(codes::VRM_DUPLICATE_BONE, "humanoid bone " + name + " is mapped twice");
       }
@@ -561,8 +388,7 @@ std::optional<Error> Survey::vrm1(const Json& ext) {
         const std::string ptr = core::json_pointer_join(bptr, it.key());
         if (!it.value().is_object())
           return core::error_at_pointer(codes::VRM_TYPE, "a human bone must be an object", ptr);
-        auto node = index_member(it.value(), ptr, "node", nodes_->size(), "nodes", true);
-        if (!node) return std::move(node).error();
+        if (auto e = node_member(it.value(), ptr)) return e;
         present.insert(it.key());
       }
       v.humanoid_bones = bones->size();
@@ -600,10 +426,8 @@ std::optional<Error> Survey::vrm() {
   if (e) return e;
   info_.format = ModelFormat::kVrm;
   const std::string ext_name = info_.vrm->version == "1.0" ? "VRMC_vrm" : "VRM";
-  bool listed = false;
-  if (auto used = root_.find("extensionsUsed"); used != root_.end() && used->is_array())
-    for (const auto& u : *used)
-      listed = listed || (u.is_string() && u.get<std::string>() == ext_name);
+  const bool listed = std::find(a_.extensions_used.begin(), a_.extensions_used.end(), ext_name) !=
+                      a_.extensions_used.end();
   if (!listed)
     warn(codes::VRM_NOT_IN_EXTENSIONS_USED, ext_name + " is not listed in extensionsUsed");
   if (!info_.vrm->missing_bones.empty())
@@ -613,36 +437,19 @@ std::optional<Error> Survey::vrm() {
 }
 
 std::optional<Error> Survey::run(const Container& c) {
-  if (!root_.is_object())
-    return core::error_at_pointer(
-        codes::GLTF_NOT_OBJECT,
-        std::string("the glTF JSON must be an object, not ") + core::json_type_name(root_), "");
   if (auto e = asset()) return e;
-  CHARKIT_TRY_ARRAY(nodes, root_, "", "nodes");
-  nodes_ = &nodes;
-  info_.nodes = nodes.size();
+  if (auto e = counts()) return e;
+  info_.nodes = a_.nodes.size();
   if (auto e = buffers(c)) return e;
   if (auto e = buffer_views()) return e;
   if (auto e = accessors()) return e;
-  if (auto e = meshes()) return e;
+  meshes();
   if (auto e = skins()) return e;
   if (auto e = images(c)) return e;
-  CHARKIT_TRY_ARRAY(materials, root_, "", "materials");
-  info_.materials = materials.size();
-  CHARKIT_TRY_ARRAY(animations, root_, "", "animations");
-  info_.animations = animations.size();
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const std::string ptr = core::json_pointer_join("/nodes", i);
-    if (auto e = need_object(nodes[i], ptr)) return e;
-    auto mesh = index_member(nodes[i], ptr, "mesh", info_.meshes, "meshes");
-    if (!mesh) return std::move(mesh).error();
-    auto skin = index_member(nodes[i], ptr, "skin", info_.skins, "skins");
-    if (!skin) return std::move(skin).error();
-  }
+  info_.materials = a_.materials.size();
+  info_.animations = a_.animations.size();
   return vrm();
 }
-
-#undef CHARKIT_TRY_ARRAY
 
 // Parses the JSON text (offset = where it starts in the file) and surveys it.
 Result<ModelInfo> survey_json(std::string_view text, std::uint64_t offset, const IntakeOptions& o,
@@ -659,7 +466,13 @@ Result<ModelInfo> survey_json(std::string_view text, std::uint64_t offset, const
     if (e.location.offset) e.location.offset = *e.location.offset + offset;
     return e;
   }
-  Survey s(*json, o, info);
+  if (!json->is_object())
+    return core::error_at_pointer(
+        codes::GLTF_NOT_OBJECT,
+        std::string("the glTF JSON must be an object, not ") + core::json_type_name(*json), "");
+  auto asset = read_gltf_asset(*json);  // every index and member type (gltf_asset.h)
+  if (!asset) return std::move(asset).error();
+  Survey s(*json, *asset, o, info);
   if (auto e = s.run(c)) return std::move(*e);
   return info;
 }
