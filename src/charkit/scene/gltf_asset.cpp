@@ -12,6 +12,21 @@ namespace charkit::scene {
 
 using core::Json;
 
+std::size_t gltf_component_size(GltfComponent c) {
+  switch (c) {
+    case GltfComponent::kByte:
+    case GltfComponent::kUnsignedByte:
+      return 1;
+    case GltfComponent::kShort:
+    case GltfComponent::kUnsignedShort:
+      return 2;
+    case GltfComponent::kUnsignedInt:
+    case GltfComponent::kFloat:
+      return 4;
+  }
+  return 0;
+}
+
 std::optional<std::size_t> GltfAttributes::find(std::string_view semantic) const {
   for (const GltfAttribute& a : items)
     if (a.semantic == semantic) return a.accessor;

@@ -38,6 +38,9 @@ enum class GltfComponent : std::uint32_t {
   kFloat = 5126,
 };
 
+/// Bytes per component: 1, 2 or 4.
+std::size_t gltf_component_size(GltfComponent c);
+
 /// An accessor's declaration (checked for consistency, not yet read).
 struct GltfAccessorInfo {
   std::string type;            ///< "SCALAR", "VEC2" … "MAT4"

@@ -28,21 +28,6 @@ using gltf::kChunkBin;
 using gltf::kChunkJson;
 using gltf::kGlbMagic;
 
-std::size_t component_size(GltfComponent c) {
-  switch (c) {
-    case GltfComponent::kByte:
-    case GltfComponent::kUnsignedByte:
-      return 1;
-    case GltfComponent::kShort:
-    case GltfComponent::kUnsignedShort:
-      return 2;
-    case GltfComponent::kUnsignedInt:
-    case GltfComponent::kFloat:
-      return 4;
-  }
-  return 0;
-}
-
 // Components per element and rows per matrix column (0 for non-matrices).
 bool type_shape(std::string_view type, std::size_t& components, std::size_t& rows) {
   rows = 0;
@@ -491,7 +476,7 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
   }
   std::size_t comps = 0, rows = 0;
   type_shape(info->type, comps, rows);
-  const Layout layout(comps, rows, component_size(info->component_type));
+  const Layout layout(comps, rows, gltf_component_size(info->component_type));
   const std::uint64_t values = info->count * comps;
 
   // A bufferView, range-checked against its buffer.
@@ -593,7 +578,7 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
                                   "sparse indices must be UNSIGNED_BYTE, _SHORT or _INT",
                                   ip + "/componentType");
   const auto ic = static_cast<GltfComponent>(*ict);
-  const std::size_t isize = component_size(ic);
+  const std::size_t isize = gltf_component_size(ic);
   auto iv = index_member(**ind, "bufferView", doc.count("bufferViews"), ip, codes::GLTF_SPARSE,
                          "bufferViews");
   if (!iv) return std::move(iv).error();

@@ -210,21 +210,6 @@ std::optional<Error> Survey::buffer_views() {
   return std::nullopt;
 }
 
-unsigned component_size(GltfComponent type) {
-  switch (type) {
-    case GltfComponent::kByte:
-    case GltfComponent::kUnsignedByte:
-      return 1;
-    case GltfComponent::kShort:
-    case GltfComponent::kUnsignedShort:
-      return 2;
-    case GltfComponent::kUnsignedInt:
-    case GltfComponent::kFloat:
-      return 4;
-  }
-  return 0;
-}
-
 std::optional<Error> Survey::accessors() {
   for (const GltfAccessor& acc : a_.accessors) {
     const std::string& ptr = acc.pointer;
@@ -232,7 +217,8 @@ std::optional<Error> Survey::accessors() {
       return core::error_at_pointer(codes::GLTF_VALUE, "count must be at least 1", ptr + "/count");
     if (!acc.buffer_view) continue;  // all zeros (or sparse only): no bytes to check
     const GltfBufferView& view = a_.buffer_views[*acc.buffer_view];
-    const std::uint64_t elem = std::uint64_t{component_size(acc.component_type)} * acc.components;
+    const std::uint64_t elem =
+        std::uint64_t{gltf_component_size(acc.component_type)} * acc.components;
     const std::uint64_t stride = view.byte_stride != 0 ? view.byte_stride : elem;
     const std::uint64_t need = acc.byte_offset + stride * (acc.count - 1) + elem;
     if (need > view.byte_length)
