@@ -249,6 +249,58 @@ TEST(GltfAsset, DocumentsCarryTheirAsset) {
   EXPECT_EQ(broken.error().code, "GLTF_VALUE");
 }
 
+TEST(GltfAsset, ReadsTheVrmExtensions) {
+  Json j = character();
+  j["extensions"]["VRM"] = Json::parse(R"({
+    "specVersion": "0.0", "exporterVersion": "UniVRM-0.99",
+    "meta": {"title": "Hand", "author": "A. Maker", "version": "3"},
+    "humanoid": {"humanBones": [{"bone": "hips", "node": 0}, {"bone": "head", "node": 2}]},
+    "materialProperties": [
+      {"name": "body", "shader": "VRM/MToon", "renderQueue": 2000,
+       "tagMap": {"RenderType": "Opaque"}},
+      {"name": "hair", "shader": "VRM/MToon", "renderQueue": 3001},
+      7
+    ]})");
+  auto r = read(Json::parse(j.dump()));
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_TRUE(r->vrm);
+  const GltfVrm& v = *r->vrm;
+  EXPECT_EQ(v.version, "0.x");
+  EXPECT_FALSE(v.both);
+  EXPECT_EQ(v.exporter_version, "UniVRM-0.99");
+  EXPECT_EQ(v.title, "Hand");
+  EXPECT_EQ(v.author, "A. Maker");
+  ASSERT_EQ(v.human_bones.size(), 2u);
+  EXPECT_EQ(v.human_bones[1].bone, "head");
+  EXPECT_EQ(v.human_bones[1].node, 2u);
+  ASSERT_EQ(v.materials.size(), 2u);  // the entry that is not an object says nothing
+  EXPECT_FALSE(v.materials[0].transparent());
+  EXPECT_TRUE(v.materials[1].transparent());  // queue 3001
+
+  j["extensions"]["VRMC_vrm"] = Json::parse(R"({
+    "specVersion": "1.0", "meta": {"name": "Hand 1", "authors": ["A", "B"]},
+    "humanoid": {"humanBones": {"hips": {"node": 1}}}})");
+  r = read(Json::parse(j.dump()));
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->vrm->version, "1.0");
+  EXPECT_TRUE(r->vrm->both);
+  EXPECT_EQ(r->vrm->author, "A, B");
+  ASSERT_EQ(r->vrm->human_bones.size(), 1u);
+  EXPECT_EQ(r->vrm->human_bones[0].node, 1u);
+
+  j["extensions"]["VRMC_vrm"]["humanoid"]["humanBones"]["hips"]["node"] = 9;
+  r = read(Json::parse(j.dump()));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "GLTF_INDEX");
+  EXPECT_EQ(r.error().location.pointer, "/extensions/VRMC_vrm/humanoid/humanBones/hips/node");
+  j["extensions"].erase("VRMC_vrm");
+  j["extensions"]["VRM"]["humanoid"]["humanBones"] = Json::object();
+  r = read(Json::parse(j.dump()));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "VRM_TYPE");
+  EXPECT_EQ(r.error().location.pointer, "/extensions/VRM/humanoid/humanBones");
+}
+
 // --- GltfEditor ---------------------------------------------------------------
 
 // The character without its image (a file tinygltf would go looking for).

@@ -46,17 +46,6 @@ std::optional<PartKind> kind_from_name(const std::string& name) {
   return std::nullopt;
 }
 
-const Json* member(const Json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
-
-std::string string_of(const Json& j, const char* key) {
-  const Json* v = member(j, key);
-  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
-}
-
 core::Mat4f node_local(const scene::GltfNode& node) {
   core::Mat4f r{};
   if (node.matrix) {
@@ -136,26 +125,16 @@ core::Result<PartsMapping> parse_parts(core::Bytes bytes) {
 
 core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
                                             const ModelLoadOptions& options) {
-  const Json& root = doc.json();
   RenderModel model;
-  const Json* extensions = member(root, "extensions");
-  const Json* vrm0 = extensions != nullptr ? member(*extensions, "VRM") : nullptr;
-  if (vrm0 != nullptr) model.facing_z = -1.0F;
+  const scene::GltfAsset& asset = doc.asset();
+  if (asset.vrm && asset.vrm->version == "0.x") model.facing_z = -1.0F;
 
   // VRM 0.x material properties by material name: MToon and render type.
   std::map<std::string, std::pair<std::string, bool>> vrm_materials;  // shader, transparent
-  if (vrm0 != nullptr)
-    if (const Json* mp = member(*vrm0, "materialProperties"); mp != nullptr && mp->is_array())
-      for (const Json& m : *mp) {
-        const Json* tags = member(m, "tagMap");
-        const std::string type = tags != nullptr ? string_of(*tags, "RenderType") : "";
-        const Json* queue = member(m, "renderQueue");
-        const bool transparent = type == "Transparent" || (queue != nullptr && queue->is_number() &&
-                                                           queue->get<double>() >= 3000.0);
-        vrm_materials[string_of(m, "name")] = {string_of(m, "shader"), transparent};
-      }
+  if (asset.vrm)
+    for (const scene::VrmMaterialProperties& m : asset.vrm->materials)
+      vrm_materials[m.name] = {m.shader, m.transparent()};
 
-  const scene::GltfAsset& asset = doc.asset();
   const std::vector<scene::GltfNode>& nodes = asset.nodes;
   const std::size_t node_count = nodes.size();
   // World matrices from the scene's roots (or every node nobody parents).

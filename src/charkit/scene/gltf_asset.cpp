@@ -600,6 +600,123 @@ void link_parents(Reader& r, GltfAsset& a) {
   }
 }
 
+std::string string_or_empty(const Json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// A humanoid bone's node (required, an index below the node count).
+void read_bone_node(Reader& r, const Json& b, const std::string& ptr, std::size_t nodes,
+                    const std::string& bone, GltfVrm& vrm) {
+  if (auto n = r.index(b, ptr, "node", nodes, "nodes", true)) vrm.human_bones.push_back({bone, *n});
+}
+
+// VRM 0.x (vrm-specification 0.0): meta, humanoid.humanBones [{bone, node}],
+// materialProperties.
+void read_vrm0(Reader& r, const Json& ext, std::size_t nodes, GltfVrm& v) {
+  const std::string base = "/extensions/VRM";
+  v.version = "0.x";
+  v.pointer = base;
+  v.spec_version = string_or_empty(ext, "specVersion");
+  v.exporter_version = string_or_empty(ext, "exporterVersion");
+  if (auto meta = ext.find("meta"); meta != ext.end()) {
+    v.title = string_or_empty(*meta, "title");
+    v.author = string_or_empty(*meta, "author");
+    v.model_version = string_or_empty(*meta, "version");
+  }
+  if (auto hum = ext.find("humanoid"); hum != ext.end()) {
+    if (!hum->is_object())
+      return r.fail(codes::VRM_TYPE, "humanoid must be an object", base + "/humanoid");
+    if (auto bones = hum->find("humanBones"); bones != hum->end()) {
+      const std::string bptr = base + "/humanoid/humanBones";
+      if (!bones->is_array())
+        return r.fail(codes::VRM_TYPE, "VRM 0.x humanBones must be an array", bptr);
+      for (std::size_t i = 0; i < bones->size() && !r.failed(); ++i) {
+        const Json& b = (*bones)[i];
+        const std::string ptr = core::json_pointer_join(bptr, i);
+        if (!b.is_object())
+          return r.fail(codes::VRM_TYPE, "a humanBones entry must be an object", ptr);
+        const std::string name = string_or_empty(b, "bone");
+        if (name.empty())
+          return r.fail(codes::VRM_TYPE, "bone must be a non-empty string", ptr + "/bone");
+        read_bone_node(r, b, ptr, nodes, name, v);
+      }
+    }
+  }
+  // Draw hints; an entry that is not an object says nothing and is skipped.
+  if (auto mp = ext.find("materialProperties"); mp != ext.end() && mp->is_array())
+    for (const Json& m : *mp) {
+      if (!m.is_object()) continue;
+      VrmMaterialProperties props;
+      props.name = string_or_empty(m, "name");
+      props.shader = string_or_empty(m, "shader");
+      if (auto tags = m.find("tagMap"); tags != m.end())
+        props.render_type = string_or_empty(*tags, "RenderType");
+      if (auto q = m.find("renderQueue"); q != m.end())
+        props.render_queue = core::json_finite_number(*q);
+      v.materials.push_back(std::move(props));
+    }
+}
+
+// VRM 1.0 (VRMC_vrm-1.0): meta, humanoid.humanBones {bone: {node}}.
+void read_vrm1(Reader& r, const Json& ext, std::size_t nodes, GltfVrm& v) {
+  const std::string base = "/extensions/VRMC_vrm";
+  v.version = "1.0";
+  v.pointer = base;
+  v.spec_version = string_or_empty(ext, "specVersion");
+  if (auto meta = ext.find("meta"); meta != ext.end() && meta->is_object()) {
+    v.title = string_or_empty(*meta, "name");
+    v.model_version = string_or_empty(*meta, "version");
+    if (auto authors = meta->find("authors"); authors != meta->end() && authors->is_array())
+      for (const auto& a : *authors) {
+        if (!a.is_string()) continue;
+        if (!v.author.empty()) v.author += ", ";
+        v.author += a.get<std::string>();
+      }
+  }
+  if (auto hum = ext.find("humanoid"); hum != ext.end()) {
+    if (!hum->is_object())
+      return r.fail(codes::VRM_TYPE, "humanoid must be an object", base + "/humanoid");
+    if (auto bones = hum->find("humanBones"); bones != hum->end()) {
+      const std::string bptr = base + "/humanoid/humanBones";
+      if (!bones->is_object())
+        return r.fail(codes::VRM_TYPE, "VRM 1.0 humanBones must be an object", bptr);
+      for (auto it = bones->begin(); it != bones->end() && !r.failed(); ++it) {
+        const std::string ptr = core::json_pointer_join(bptr, it.key());
+        if (!it.value().is_object())
+          return r.fail(codes::VRM_TYPE, "a human bone must be an object", ptr);
+        read_bone_node(r, it.value(), ptr, nodes, it.key(), v);
+      }
+    }
+  }
+}
+
+std::optional<GltfVrm> read_vrm(Reader& r, const Json& root, std::size_t nodes) {
+  const Json* exts = r.object(root, "", "extensions");
+  if (exts == nullptr) return std::nullopt;
+  auto v1 = exts->find("VRMC_vrm");
+  auto v0 = exts->find("VRM");
+  GltfVrm v;
+  if (v1 != exts->end()) {
+    if (!v1->is_object()) {
+      r.fail(codes::VRM_TYPE, "VRMC_vrm must be an object", "/extensions/VRMC_vrm");
+      return std::nullopt;
+    }
+    read_vrm1(r, *v1, nodes, v);
+    v.both = v0 != exts->end();
+  } else if (v0 != exts->end()) {
+    if (!v0->is_object()) {
+      r.fail(codes::VRM_TYPE, "VRM must be an object", "/extensions/VRM");
+      return std::nullopt;
+    }
+    read_vrm0(r, *v0, nodes, v);
+  } else {
+    return std::nullopt;
+  }
+  return v;
+}
+
 }  // namespace
 
 core::Result<GltfAsset> read_gltf_asset(const Json& root) {
@@ -690,6 +807,7 @@ core::Result<GltfAsset> read_gltf_asset(const Json& root) {
   });
   a.scene = r.index(root, "", "scene", a.scenes.size(), "scenes");
   link_parents(r, a);
+  if (!r.failed()) a.vrm = read_vrm(r, root, a.nodes.size());
   if (r.failed()) return r.take_error();
   return a;
 }

@@ -216,6 +216,41 @@ struct GltfMaterial {
   std::string pointer;
 };
 
+/// A VRM humanoid bone: its VRM name ("hips", "leftUpperArm" …) and node.
+struct VrmHumanBone {
+  std::string bone;
+  std::size_t node = 0;
+};
+
+/// A VRM 0.x `materialProperties` entry: how the VRM exporter meant the
+/// glTF material of the same name to be drawn.
+struct VrmMaterialProperties {
+  std::string name;         ///< the glTF material's name
+  std::string shader;       ///< "VRM/MToon", "VRM/UnlitTransparent" …
+  std::string render_type;  ///< tagMap.RenderType: "Opaque", "Cutout", "Transparent" …
+  std::optional<double> render_queue;
+  /// Drawn in the transparent pass: RenderType "Transparent" or a render
+  /// queue of 3000 or more (Unity's transparent queue).
+  bool transparent() const {
+    return render_type == "Transparent" || (render_queue && *render_queue >= 3000.0);
+  }
+};
+
+/// The VRM extension (VRM 0.x `extensions.VRM`, VRM 1.0
+/// `extensions.VRMC_vrm`; with both, 1.0 is read and `both` is set).
+struct GltfVrm {
+  std::string version;  ///< "0.x" or "1.0"
+  bool both = false;
+  std::string spec_version;               ///< specVersion as written
+  std::string exporter_version;           ///< 0.x exporterVersion
+  std::string title;                      ///< 0.x meta.title, 1.0 meta.name
+  std::string author;                     ///< 0.x meta.author, 1.0 meta.authors joined by ", "
+  std::string model_version;              ///< meta.version
+  std::vector<VrmHumanBone> human_bones;  ///< in file order
+  std::vector<VrmMaterialProperties> materials;  ///< 0.x materialProperties
+  std::string pointer;                           ///< "/extensions/VRM" or "/extensions/VRMC_vrm"
+};
+
 struct GltfAsset {
   std::string version;    ///< asset.version
   std::string generator;  ///< asset.generator ("" when absent)
@@ -235,6 +270,7 @@ struct GltfAsset {
   std::size_t cameras = 0;
   std::vector<std::string> extensions_used;
   std::vector<std::string> extensions_required;
+  std::optional<GltfVrm> vrm;  ///< a VRM model's extension data
 
   /// The nodes that instance mesh m, in index order.
   std::vector<std::size_t> nodes_of_mesh(std::size_t m) const;
@@ -247,7 +283,7 @@ struct GltfAsset {
 /// target counts, a node both with a matrix and TRS, an unknown
 /// interpolation…), GLTF_INDEX (an index past its array), GLTF_ACCESSOR and
 /// GLTF_BUFFER_VIEW (an accessor's or a bufferView's declaration),
-/// GLTF_ASSET (asset.version missing).
+/// VRM_TYPE (a VRM extension of the wrong shape).
 core::Result<GltfAsset> read_gltf_asset(const nlohmann::ordered_json& root);
 
 }  // namespace charkit::scene

@@ -76,23 +76,6 @@ class Survey {
   std::optional<Error> run(const Container& c);
 
  private:
-  // A VRM humanoid bone's node: an index below the node count.
-  std::optional<Error> node_member(const Json& obj, const std::string& obj_ptr) {
-    auto it = obj.find("node");
-    const std::string ptr = core::json_pointer_join(obj_ptr, "node");
-    if (it == obj.end()) return core::error_at_pointer(codes::GLTF_VALUE, "node is required", ptr);
-    auto v = core::json_uint32(*it);
-    if (!v)
-      return core::error_at_pointer(codes::GLTF_TYPE, "index of nodes must be an integer >= 0",
-                                    ptr);
-    if (*v >= a_.nodes.size())
-      return core::error_at_pointer(codes::GLTF_INDEX,
-                                    "index " + std::to_string(*v) + " is out of range: " +
-                                        std::to_string(a_.nodes.size()) + " nodes",
-                                    ptr);
-    return std::nullopt;
-  }
-
   std::optional<Error> asset();
   std::optional<Error> counts();
   std::optional<Error> buffers(const Container& c);
@@ -101,9 +84,7 @@ class Survey {
   void meshes();
   std::optional<Error> skins();
   std::optional<Error> images(const Container& c);
-  std::optional<Error> vrm();
-  std::optional<Error> vrm0(const Json& ext);
-  std::optional<Error> vrm1(const Json& ext);
+  void vrm();
 
   void warn(core::ErrorCode code, std::string message) {
     info_.warnings.push_back(IntakeWarning{std::move(code), std::move(message)});
@@ -297,121 +278,29 @@ const std::vector<std::string_view> kRequiredVrm1{
     "leftFoot",     "rightUpperLeg", "rightLowerLeg", "rightFoot",     "leftUpperArm",
     "leftLowerArm", "leftHand",      "rightUpperArm", "rightLowerArm", "rightHand"};
 
-std::string string_member(const Json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return (it != obj.end() && it->is_string()) ? it->get<std::string>() : std::string();
-}
-
-std::optional<Error> Survey::vrm0(const Json& ext) {
+// The VRM facts and warnings from the glTF layer's reading of the extension.
+void Survey::vrm() {
+  if (!a_.vrm) return;
+  const GltfVrm& g = *a_.vrm;
   VrmInfo v;
-  v.version = "0.x";
-  v.spec_version = string_member(ext, "specVersion");
-  v.exporter_version = string_member(ext, "exporterVersion");
-  if (auto meta = ext.find("meta"); meta != ext.end()) {
-    v.title = string_member(*meta, "title");
-    v.author = string_member(*meta, "author");
-    v.model_version = string_member(*meta, "version");
-  }
+  v.version = g.version;
+  v.spec_version = g.spec_version;
+  v.exporter_version = g.exporter_version;
+  v.title = g.title;
+  v.author = g.author;
+  v.model_version = g.model_version;
+  v.humanoid_bones = g.human_bones.size();
+  if (g.both)
+    warn(codes::VRM_BOTH_VERSIONS, "both VRM (0.x) and VRMC_vrm (1.0) are present; reporting 1.0");
   std::set<std::string> present;
-  if (auto hum = ext.find("humanoid"); hum != ext.end()) {
-    if (!hum->is_object())
-      return core::error_at_pointer(codes::VRM_TYPE, "humanoid must be an object",
-                                    "/extensions/VRM/humanoid");
-    if (auto bones = hum->find("humanBones"); bones != hum->end()) {
-      const std::string bptr = "/extensions/VRM/humanoid/humanBones";
-      if (!bones->is_array())
-        return core::error_at_pointer(codes::VRM_TYPE, "VRM 0.x humanBones must be an array", bptr);
-      for (std::size_t i = 0; i < bones->size(); ++i) {
-        const Json& b = (*bones)[i];
-        const std::string ptr = core::json_pointer_join(bptr, i);
-        if (!b.is_object())
-          return core::error_at_pointer(codes::VRM_TYPE, "a humanBones entry must be an object",
-                                        ptr);
-        const std::string name = string_member(b, "bone");
-        if (name.empty())
-          return core::error_at_pointer(codes::VRM_TYPE, "bone must be a non-empty string",
-                                        ptr + "/bone");
-        if (auto e = node_member(b, ptr)) return e;
-        if (!present.insert(name).second)
-          warn(codes::VRM_DUPLICATE_BONE, "humanoid bone " + name + " is mapped twice");
-      }
-      v.humanoid_bones = bones->size();
-    }
-  }
-  for (auto req : kRequiredVrm0)
+  for (const VrmHumanBone& b : g.human_bones)
+    if (!present.insert(b.bone).second)
+      warn(codes::VRM_DUPLICATE_BONE, "humanoid bone " + b.bone + " is mapped twice");
+  for (auto req : required_humanoid_bones(g.version))
     if (!present.count(std::string(req))) v.missing_bones.emplace_back(req);
   info_.vrm = std::move(v);
-  return std::nullopt;
-}
-
-std::optional<Error> Survey::vrm1(const Json& ext) {
-  VrmInfo v;
-  v.version = "1.0";
-  v.spec_version = string_member(ext, "specVersion");
-  if (auto meta = ext.find("meta"); meta != ext.end() && meta->is_object()) {
-    v.title = string_member(*meta, "name");
-    v.model_version = string_member(*meta, "version");
-    if (auto authors = meta->find("authors"); authors != meta->end() && authors->is_array()) {
-      for (const auto& a : *authors) {
-        if (!a.is_string()) continue;
-        if (!v.author.empty()) v.author += ", ";
-        v.author += a.get<std::string>();
-      }
-    }
-  }
-  std::set<std::string> present;
-  if (auto hum = ext.find("humanoid"); hum != ext.end()) {
-    if (!hum->is_object())
-      return core::error_at_pointer(codes::VRM_TYPE, "humanoid must be an object",
-                                    "/extensions/VRMC_vrm/humanoid");
-    if (auto bones = hum->find("humanBones"); bones != hum->end()) {
-      const std::string bptr = "/extensions/VRMC_vrm/humanoid/humanBones";
-      if (!bones->is_object())
-        return core::error_at_pointer(codes::VRM_TYPE, "VRM 1.0 humanBones must be an object",
-                                      bptr);
-      for (auto it = bones->begin(); it != bones->end(); ++it) {
-        const std::string ptr = core::json_pointer_join(bptr, it.key());
-        if (!it.value().is_object())
-          return core::error_at_pointer(codes::VRM_TYPE, "a human bone must be an object", ptr);
-        if (auto e = node_member(it.value(), ptr)) return e;
-        present.insert(it.key());
-      }
-      v.humanoid_bones = bones->size();
-    }
-  }
-  for (auto req : kRequiredVrm1)
-    if (!present.count(std::string(req))) v.missing_bones.emplace_back(req);
-  info_.vrm = std::move(v);
-  return std::nullopt;
-}
-
-std::optional<Error> Survey::vrm() {
-  auto exts = root_.find("extensions");
-  if (exts == root_.end()) return std::nullopt;
-  if (!exts->is_object())
-    return core::error_at_pointer(codes::GLTF_TYPE, "extensions must be an object", "/extensions");
-  auto v1 = exts->find("VRMC_vrm");
-  auto v0 = exts->find("VRM");
-  std::optional<Error> e;
-  if (v1 != exts->end()) {
-    if (!v1->is_object())
-      return core::error_at_pointer(codes::VRM_TYPE, "VRMC_vrm must be an object",
-                                    "/extensions/VRMC_vrm");
-    if (v0 != exts->end())
-      warn(codes::VRM_BOTH_VERSIONS,
-           "both VRM (0.x) and VRMC_vrm (1.0) are present; reporting 1.0");
-    e = vrm1(*v1);
-  } else if (v0 != exts->end()) {
-    if (!v0->is_object())
-      return core::error_at_pointer(codes::VRM_TYPE, "VRM must be an object", "/extensions/VRM");
-    e = vrm0(*v0);
-  } else {
-    return std::nullopt;
-  }
-  if (e) return e;
   info_.format = ModelFormat::kVrm;
-  const std::string ext_name = info_.vrm->version == "1.0" ? "VRMC_vrm" : "VRM";
+  const std::string ext_name = g.version == "1.0" ? "VRMC_vrm" : "VRM";
   const bool listed = std::find(a_.extensions_used.begin(), a_.extensions_used.end(), ext_name) !=
                       a_.extensions_used.end();
   if (!listed)
@@ -419,7 +308,6 @@ std::optional<Error> Survey::vrm() {
   if (!info_.vrm->missing_bones.empty())
     warn(codes::VRM_REQUIRED_BONES_MISSING, std::to_string(info_.vrm->missing_bones.size()) +
                                                 " required humanoid bones are not mapped");
-  return std::nullopt;
 }
 
 std::optional<Error> Survey::run(const Container& c) {
@@ -434,7 +322,8 @@ std::optional<Error> Survey::run(const Container& c) {
   if (auto e = images(c)) return e;
   info_.materials = a_.materials.size();
   info_.animations = a_.animations.size();
-  return vrm();
+  vrm();
+  return std::nullopt;
 }
 
 // Parses the JSON text (offset = where it starts in the file) and surveys it.

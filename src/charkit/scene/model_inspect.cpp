@@ -76,11 +76,9 @@ Json index_or_null(const std::optional<std::size_t>& i) {
   return i ? Json(*i) : Json(nullptr);
 }
 
-// glTF details from the document's typed elements (its JSON only for the
-// VRM extensions).
+// glTF details from the document's typed elements.
 Json gltf_details(GltfDocument& doc) {
   const GltfAsset& a = doc.asset();
-  const Json& root = doc.json();
   Json out = Json::object();
   const auto node_name = [&](std::size_t n) {
     const std::string s = n < a.nodes.size() ? a.nodes[n].name : std::string();
@@ -213,30 +211,12 @@ Json gltf_details(GltfDocument& doc) {
   }
   out["animations"] = std::move(anims);
 
-  // VRM humanoid: 0.x humanBones [{bone, node}], 1.0 humanBones {bone: {node}}.
+  // VRM humanoid: bone → node, in the file's order.
   Json humanoid = nullptr;
-  const auto bone_entry = [&](const std::string& bone, const Json& node) {
-    const auto n = core::json_uint32(node);
-    return Json{{"bone", bone},
-                {"node", n ? Json(*n) : Json(nullptr)},
-                {"nodeName", n ? Json(node_name(*n)) : Json(nullptr)}};
-  };
-  if (root.contains("extensions") && root["extensions"].is_object()) {
-    const Json& ext = root["extensions"];
-    if (auto v1 = ext.find("VRMC_vrm"); v1 != ext.end() && v1->is_object()) {
-      humanoid = Json::array();
-      if (auto h = v1->find("humanoid"); h != v1->end() && h->is_object())
-        if (auto hb = h->find("humanBones"); hb != h->end() && hb->is_object())
-          for (auto it = hb->begin(); it != hb->end(); ++it)
-            humanoid.push_back(bone_entry(
-                it.key(), it.value().is_object() ? it.value().value("node", Json()) : Json()));
-    } else if (auto v0 = ext.find("VRM"); v0 != ext.end() && v0->is_object()) {
-      humanoid = Json::array();
-      if (auto h = v0->find("humanoid"); h != v0->end() && h->is_object())
-        for (const Json& b : array_at(*h, "humanBones"))
-          if (b.is_object() && b.contains("bone") && b["bone"].is_string())
-            humanoid.push_back(bone_entry(b["bone"].get<std::string>(), b.value("node", Json())));
-    }
+  if (a.vrm) {
+    humanoid = Json::array();
+    for (const VrmHumanBone& b : a.vrm->human_bones)
+      humanoid.push_back(Json{{"bone", b.bone}, {"node", b.node}, {"nodeName", node_name(b.node)}});
   }
   out["humanoid"] = std::move(humanoid);
   return out;
