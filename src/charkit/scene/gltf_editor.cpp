@@ -10,6 +10,7 @@
 #include "charkit/core/base64.h"
 #include "charkit/core/bytes.h"
 #include "charkit/core/json.h"
+#include "charkit/scene/detail/gltf_appender.h"
 #include "charkit/scene/gltf_writer.h"
 
 namespace charkit::scene {
@@ -17,31 +18,6 @@ namespace charkit::scene {
 using core::Json;
 
 namespace {
-
-std::optional<std::uint32_t> view_target(GltfViewUse use) {
-  switch (use) {
-    case GltfViewUse::kVertices:
-      return 34962;  // ARRAY_BUFFER
-    case GltfViewUse::kIndices:
-      return 34963;  // ELEMENT_ARRAY_BUFFER
-    case GltfViewUse::kOther:
-      break;
-  }
-  return std::nullopt;
-}
-
-const char* vector_type(std::size_t components) {
-  switch (components) {
-    case 1:
-      return "SCALAR";
-    case 2:
-      return "VEC2";
-    case 3:
-      return "VEC3";
-    default:
-      return "VEC4";
-  }
-}
 
 Json attributes_json(const GltfAttributes& attributes) {
   Json out = Json::object();
@@ -67,18 +43,10 @@ struct GltfEditor::Impl {
   void align4() {
     while (bin.size() % 4 != 0) bin.push_back(0);
   }
-  // A new bufferView over bin[offset, end).
-  std::size_t view(std::size_t offset, GltfViewUse use) {
-    Json v{{"buffer", 0}, {"byteOffset", offset}, {"byteLength", bin.size() - offset}};
-    if (auto target = view_target(use)) v["target"] = *target;
-    Json& views = root()["bufferViews"];
-    views.push_back(std::move(v));
-    return views.size() - 1;
-  }
-  std::size_t accessor(Json a) {
-    Json& accessors = root()["accessors"];
-    accessors.push_back(std::move(a));
-    return accessors.size() - 1;
+  // Made for each append: it refers into the root, whose members may move
+  // when one is added.
+  detail::GltfAppender appender() {
+    return detail::GltfAppender(bin, root()["bufferViews"], root()["accessors"]);
   }
   void finish_buffer() {
     align4();
@@ -129,59 +97,12 @@ std::uint64_t GltfEditor::buffer_size() const {
 
 std::size_t GltfEditor::append_floats(std::span<const float> values, std::size_t components,
                                       bool bounds, GltfViewUse use) {
-  Impl& m = *impl_;
-  m.align4();
-  const std::size_t offset = m.bin.size();
-  m.bin.reserve(m.bin.size() + 4 * values.size());
-  for (float f : values) core::append_le(m.bin, std::bit_cast<std::uint32_t>(f));
-  Json a{{"bufferView", m.view(offset, use)},
-         {"componentType", static_cast<int>(GltfComponent::kFloat)},
-         {"count", values.size() / components},
-         {"type", vector_type(components)}};
-  if (bounds && !values.empty()) {
-    Json lo = Json::array();
-    Json hi = Json::array();
-    for (std::size_t c = 0; c < components; ++c) {
-      float mn = std::numeric_limits<float>::infinity();
-      float mx = -mn;
-      for (std::size_t i = c; i < values.size(); i += components) {
-        mn = std::min(mn, values[i]);
-        mx = std::max(mx, values[i]);
-      }
-      lo.push_back(mn);
-      hi.push_back(mx);
-    }
-    a["min"] = std::move(lo);
-    a["max"] = std::move(hi);
-  }
-  return m.accessor(std::move(a));
+  return impl_->appender().floats(values, components, bounds, use);
 }
 
 std::size_t GltfEditor::append_uints(std::span<const std::uint32_t> values, std::size_t components,
                                      GltfViewUse use, std::optional<GltfComponent> component) {
-  Impl& m = *impl_;
-  m.align4();
-  const std::size_t offset = m.bin.size();
-  if (!component) {
-    // 65535 is primitive restart in an UNSIGNED_SHORT index list (glTF 2.0 §3.7.2.1).
-    const bool shorts =
-        std::all_of(values.begin(), values.end(), [](std::uint32_t v) { return v < 0xFFFFU; });
-    component = shorts ? GltfComponent::kUnsignedShort : GltfComponent::kUnsignedInt;
-  }
-  for (std::uint32_t v : values) {
-    if (*component == GltfComponent::kUnsignedByte)
-      m.bin.push_back(static_cast<std::uint8_t>(v));
-    else if (*component == GltfComponent::kUnsignedShort)
-      core::append_le(m.bin, static_cast<std::uint16_t>(v));
-    else
-      core::append_le(m.bin, v);
-  }
-  const std::size_t view = m.view(offset, use);
-  m.align4();
-  return m.accessor(Json{{"bufferView", view},
-                         {"componentType", static_cast<std::uint32_t>(*component)},
-                         {"count", values.size() / components},
-                         {"type", vector_type(components)}});
+  return impl_->appender().uints(values, components, use, component);
 }
 
 void GltfEditor::set_attribute(std::size_t mesh, std::size_t prim, std::string_view semantic,

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string_view>
 
 #include "charkit/core/json.h"
+#include "charkit/scene/detail/gltf_appender.h"
 #include "charkit/scene/error_codes.h"
 
 namespace charkit::scene {
@@ -216,39 +218,28 @@ core::Status validate_skeleton(const Skeleton& s) {
   return core::Ok{};
 }
 
-/// The binary buffer and its bufferViews, each view starting at a multiple of 4.
+/// The binary buffer, its bufferViews and accessors, appended by the glTF
+/// layer's one appender (detail/gltf_appender.h).
 class BufferBuilder {
  public:
-  std::uint32_t add_view(const void* data, std::size_t size, int target) {
-    while (bytes_.size() % 4 != 0) {
-      bytes_.push_back(0);
-    }
-    const std::size_t offset = bytes_.size();
-    bytes_.resize(offset + size);
-    if (size != 0) {
-      std::memcpy(bytes_.data() + offset, data, size);
-    }
-    Json view = Json::object();
-    view["buffer"] = 0;
-    view["byteOffset"] = offset;
-    view["byteLength"] = size;
-    if (target != 0) {
-      view["target"] = target;
-    }
-    views_.push_back(std::move(view));
-    return static_cast<std::uint32_t>(views_.size() - 1);
+  BufferBuilder() : appender_(bytes_, views_, accessors_) {}
+  BufferBuilder(const BufferBuilder&) = delete;
+  BufferBuilder& operator=(const BufferBuilder&) = delete;
+
+  std::uint32_t add_view(const void* data, std::size_t size, GltfViewUse use) {
+    return static_cast<std::uint32_t>(appender_.view(data, size, use));
   }
-  void pad() {
-    while (bytes_.size() % 4 != 0) {
-      bytes_.push_back(0);
-    }
-  }
+  void pad() { appender_.pad(); }
+  detail::GltfAppender& append() { return appender_; }
   std::vector<std::uint8_t>& bytes() { return bytes_; }
   Json& views() { return views_; }
+  Json& accessors() { return accessors_; }
 
  private:
   std::vector<std::uint8_t> bytes_;
   Json views_ = Json::array();
+  Json accessors_ = Json::array();
+  detail::GltfAppender appender_;
 };
 
 class DocumentBuilder {
@@ -258,98 +249,44 @@ class DocumentBuilder {
   template <typename T>
   std::uint32_t add_float_accessor(const std::vector<T>& values, const char* type,
                                    bool with_bounds = false) {
+    (void)type;  // VEC2 … VEC4 follow from T
     constexpr std::size_t kComponents = std::tuple_size_v<T>;
-    const std::uint32_t view =
-        buffer_.add_view(values.data(), values.size() * sizeof(T), gltf::kArrayBuffer);
-    Json acc = Json::object();
-    acc["bufferView"] = view;
-    acc["componentType"] = gltf::kFloat;
-    acc["count"] = values.size();
-    acc["type"] = type;
-    if (with_bounds) {
-      T lo = values.front();
-      T hi = values.front();
-      for (const T& v : values) {
-        for (std::size_t c = 0; c < kComponents; ++c) {
-          lo[c] = std::min(lo[c], v[c]);
-          hi[c] = std::max(hi[c], v[c]);
-        }
-      }
-      acc["min"] = Json::array();
-      acc["max"] = Json::array();
-      for (std::size_t c = 0; c < kComponents; ++c) {
-        acc["min"].push_back(static_cast<double>(lo[c]));
-        acc["max"].push_back(static_cast<double>(hi[c]));
-      }
-    }
-    accessors_.push_back(std::move(acc));
-    return static_cast<std::uint32_t>(accessors_.size() - 1);
+    const std::span<const float> flat(values.empty() ? nullptr : values.front().data(),
+                                      values.size() * kComponents);
+    return static_cast<std::uint32_t>(
+        buffer_.append().floats(flat, kComponents, with_bounds, GltfViewUse::kVertices));
   }
 
   std::uint32_t add_joints(const std::vector<std::array<std::uint16_t, 4>>& joints) {
-    const std::uint32_t view =
-        buffer_.add_view(joints.data(), joints.size() * sizeof(joints[0]), gltf::kArrayBuffer);
-    Json acc = Json::object();
-    acc["bufferView"] = view;
-    acc["componentType"] = gltf::kUnsignedShort;
-    acc["count"] = joints.size();
-    acc["type"] = "VEC4";
-    accessors_.push_back(std::move(acc));
-    return static_cast<std::uint32_t>(accessors_.size() - 1);
+    std::vector<std::uint32_t> wide;
+    wide.reserve(4 * joints.size());
+    for (const auto& j : joints) wide.insert(wide.end(), j.begin(), j.end());
+    return static_cast<std::uint32_t>(
+        buffer_.append().uints(wide, 4, GltfViewUse::kVertices, GltfComponent::kUnsignedShort));
   }
 
   std::uint32_t add_indices(const std::vector<std::uint32_t>& indices) {
-    const std::uint32_t max_index = *std::max_element(indices.begin(), indices.end());
-    std::uint32_t view = 0;
-    int component = gltf::kUnsignedInt;
-    if (max_index < 0xFFFFu) {
-      std::vector<std::uint16_t> narrow(indices.size());
-      std::transform(indices.begin(), indices.end(), narrow.begin(),
-                     [](std::uint32_t i) { return static_cast<std::uint16_t>(i); });
-      view = buffer_.add_view(narrow.data(), narrow.size() * 2, gltf::kElementArrayBuffer);
-      component = gltf::kUnsignedShort;
-    } else {
-      view = buffer_.add_view(indices.data(), indices.size() * 4, gltf::kElementArrayBuffer);
-    }
-    Json acc = Json::object();
-    acc["bufferView"] = view;
-    acc["componentType"] = component;
-    acc["count"] = indices.size();
-    acc["type"] = "SCALAR";
-    accessors_.push_back(std::move(acc));
-    return static_cast<std::uint32_t>(accessors_.size() - 1);
+    return static_cast<std::uint32_t>(
+        buffer_.append().uints(indices, 1, GltfViewUse::kIndices, std::nullopt));
   }
 
   std::uint32_t add_matrices(const std::vector<Mat4>& matrices) {
-    const std::uint32_t view = buffer_.add_view(matrices.data(), matrices.size() * sizeof(Mat4), 0);
-    Json acc = Json::object();
-    acc["bufferView"] = view;
-    acc["componentType"] = gltf::kFloat;
-    acc["count"] = matrices.size();
-    acc["type"] = "MAT4";
-    accessors_.push_back(std::move(acc));
-    return static_cast<std::uint32_t>(accessors_.size() - 1);
+    const std::span<const float> flat(matrices.empty() ? nullptr : matrices.front().data(),
+                                      matrices.size() * 16);
+    return static_cast<std::uint32_t>(
+        buffer_.append().floats(flat, 16, false, GltfViewUse::kOther));
   }
 
   /// `values.size() / components` vertices of `components` floats each.
   std::uint32_t add_float_values(const std::vector<float>& values, std::uint32_t components) {
-    static constexpr const char* kTypes[] = {"SCALAR", "VEC2", "VEC3", "VEC4"};
-    const std::uint32_t view =
-        buffer_.add_view(values.data(), values.size() * sizeof(float), gltf::kArrayBuffer);
-    Json acc = Json::object();
-    acc["bufferView"] = view;
-    acc["componentType"] = gltf::kFloat;
-    acc["count"] = values.size() / components;
-    acc["type"] = kTypes[components - 1];
-    accessors_.push_back(std::move(acc));
-    return static_cast<std::uint32_t>(accessors_.size() - 1);
+    return static_cast<std::uint32_t>(
+        buffer_.append().floats(values, components, false, GltfViewUse::kVertices));
   }
 
-  Json& accessors() { return accessors_; }
+  Json& accessors() { return buffer_.accessors(); }
 
  private:
   BufferBuilder& buffer_;
-  Json accessors_ = Json::array();
 };
 
 Json mesh_json(const Mesh& mesh, DocumentBuilder& doc) {
@@ -581,7 +518,7 @@ core::Result<Json> build_document(const Scene& scene, const GltfOptions& options
       if (!image.name.empty()) {
         ij["name"] = image.name;
       }
-      ij["bufferView"] = buffer.add_view(image.png.data(), image.png.size(), 0);
+      ij["bufferView"] = buffer.add_view(image.png.data(), image.png.size(), GltfViewUse::kOther);
       ij["mimeType"] = "image/png";
       images.push_back(std::move(ij));
     }
