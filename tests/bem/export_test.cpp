@@ -38,15 +38,7 @@ testkit::TestPackage export_package() {
       {"choices",
        Json::array({Json{{"id", "on"}, {"name", "On"}}, Json{{"id", "off"}, {"name", "Off"}}})}});
   Json& mesh = m["meshes"][0];
-  mesh["vertex_count"] = 4;
-  mesh["streams"] =
-      Json::array({Json{{"stride", 24}, {"payload", 0}}, Json{{"stride", 8}, {"payload", 1}},
-                   Json{{"stride", 12}, {"payload", 2}}});
-  mesh["attributes"] = Json::array({Json::array({0, 0, 3, 0, 0}), Json::array({1, 0, 3, 0, 12}),
-                                    Json::array({4, 0, 2, 1, 0}), Json::array({12, 4, 4, 2, 0}),
-                                    Json::array({13, 6, 4, 2, 8})});
-  mesh["bones"] = Json::array({Json{{"component", 0}, {"index", 0}, {"name", "Bip001_Pelvis"}},
-                               Json{{"component", 0}, {"index", 1}, {"name", "Bip001_Spine"}}});
+  testkit::make_quad_skin_mesh(mesh);
   Json draw1 = mesh["draws"][0];
   draw1["when"] = Json{{"eq", Json::array({"sleeves", "on"})}};
   draw1["indices"] = 5;

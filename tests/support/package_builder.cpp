@@ -276,6 +276,18 @@ std::vector<ByteVec> base_payloads() {
 
 }  // namespace
 
+void make_quad_skin_mesh(Json& mesh) {
+  mesh["vertex_count"] = 4;
+  mesh["streams"] =
+      Json::array({Json{{"stride", 24}, {"payload", 0}}, Json{{"stride", 8}, {"payload", 1}},
+                   Json{{"stride", 12}, {"payload", 2}}});
+  mesh["attributes"] = Json::array({Json::array({0, 0, 3, 0, 0}), Json::array({1, 0, 3, 0, 12}),
+                                    Json::array({4, 0, 2, 1, 0}), Json::array({12, 4, 4, 2, 0}),
+                                    Json::array({13, 6, 4, 2, 8})});
+  mesh["bones"] = Json::array({Json{{"component", 0}, {"index", 0}, {"name", "Bip001_Pelvis"}},
+                               Json{{"component", 0}, {"index", 1}, {"name", "Bip001_Spine"}}});
+}
+
 TestPackage make_valid_package(int minor) {
   TestPackage p;
   p.minor = minor;

@@ -96,6 +96,12 @@ TestPackage make_valid_package(int minor);
 /// A valid 1.4 package in the explicit resource-target form.
 TestPackage make_valid_package_v14();
 
+/// Makes mesh (a manifest mesh of make_valid_package) a 4-vertex quad with a
+/// 12-byte skin: stream 0 position + normal (Float32×3 each, stride 24),
+/// stream 1 UV (Float32×2), stream 2 UNorm16×4 weights + UInt8×4 bones over
+/// the bones Bip001_Pelvis and Bip001_Spine of component 0.
+void make_quad_skin_mesh(Json& mesh);
+
 /// The name of a package's i-th payload in its ZIP form: "payloads/0003.bin".
 std::string payload_name(std::size_t i);
 
