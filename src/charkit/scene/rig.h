@@ -70,13 +70,12 @@ struct RigOptions {
 
 /// Errors: inspect_model's; RIG_FORMAT (FBX), RIG_CONTAINER (zip: not
 /// supported here), GltfDocument's errors (GLB_*, GLTF_*, BASE64_*);
-/// then with a JSON pointer: RIG_NO_SKINNED_MESH, RIG_PRIMITIVE (not triangles, or missing POSITION /
-/// JOINTS_0 / WEIGHTS_0), RIG_ACCESSOR (index, type, component type, counts),
-/// RIG_INDEX (vertex index out of range), RIG_JOINT_INDEX (a weighted joint
-/// index past the skin's joints), RIG_WEIGHT (negative / non-finite weight),
-/// RIG_JOINT (bad or repeated joint node), RIG_NODE_TREE (node with two
-/// parents or a cycle), RIG_MORPH (target counts differ between primitives),
-/// RIG_LIMIT (vertices, joints or targets above the options' limits).
+/// then with a JSON pointer: RIG_NO_SKINNED_MESH, RIG_PRIMITIVE (not triangles, or missing POSITION
+/// / JOINTS_0 / WEIGHTS_0), RIG_ACCESSOR (index, type, component type, counts), RIG_INDEX (vertex
+/// index out of range), RIG_JOINT_INDEX (a weighted joint index past the skin's joints), RIG_WEIGHT
+/// (negative / non-finite weight), RIG_JOINT (bad or repeated joint node), RIG_NODE_TREE (node with
+/// two parents or a cycle), RIG_MORPH (target counts differ between primitives), RIG_LIMIT
+/// (vertices, joints or targets above the options' limits).
 core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options = {});
 /// Map the file and load it. Adds IO_* errors.
 core::Result<Rig> load_rig_file(const std::string& path, const RigOptions& options = {});
