@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "charkit/scene/error_codes.h"
 #include "charkit/scene/gltf_document.h"
 
 using namespace charkit;
@@ -18,12 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)doc.error().to_string();
     return 0;
   }
-  for (std::size_t b = 0; b < doc->count("buffers"); ++b) {
+  for (std::size_t b = 0; b < doc->asset().buffers.size(); ++b) {
     auto bytes = doc->buffer(b);
-    if (!bytes && bytes.error().code == "GLTF_URI_EXTERNAL") continue;
+    if (!bytes && bytes.error().code == scene::codes::GLTF_URI_EXTERNAL) continue;
     if (!bytes) (void)bytes.error().to_string();
   }
-  for (std::size_t i = 0; i < doc->count("accessors") && i < 4096; ++i) {
+  for (std::size_t i = 0; i < doc->asset().accessors.size() && i < 4096; ++i) {
     auto info = doc->accessor(i);
     auto f = doc->read_accessor_floats(i);
     if (f && (!info || f->size() != info->count * info->components)) __builtin_trap();

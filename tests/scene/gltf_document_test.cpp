@@ -75,8 +75,8 @@ TEST(GltfDocument, ReadsEveryAccessorOfTheSampleModels) {
     auto doc = GltfDocument::load_file(entry.path().string());
     ASSERT_TRUE(doc) << doc.error().to_string();
     EXPECT_TRUE(doc->glb());
-    ASSERT_GT(doc->count("accessors"), 0u);
-    for (std::size_t i = 0; i < doc->count("accessors"); ++i) {
+    ASSERT_GT(doc->asset().accessors.size(), 0u);
+    for (std::size_t i = 0; i < doc->asset().accessors.size(); ++i) {
       auto info = doc->accessor(i);
       ASSERT_TRUE(info) << info.error().to_string();
       auto v = doc->read_accessor_floats(i);

@@ -80,22 +80,19 @@ class Reader {
 
   // The elements of an array member (none when absent).
   const Json* array(const Json& obj, const std::string& ptr, const char* key) {
-    auto it = obj.find(key);
-    if (it == obj.end()) return nullptr;
-    if (!it->is_array()) {
-      fail(codes::GLTF_TYPE,
-           std::string(key) + " must be an array, not " + core::json_type_name(*it),
-           core::json_pointer_join(ptr, key));
-      return nullptr;
-    }
-    return &*it;
+    return member(obj, ptr, key, Json::value_t::array, "an array");
   }
   const Json* object(const Json& obj, const std::string& ptr, const char* key) {
+    return member(obj, ptr, key, Json::value_t::object, "an object");
+  }
+  // obj[key] when it has JSON type `type`; absent: null; else GLTF_TYPE.
+  const Json* member(const Json& obj, const std::string& ptr, const char* key, Json::value_t type,
+                     const char* what) {
     auto it = obj.find(key);
     if (it == obj.end()) return nullptr;
-    if (!it->is_object()) {
+    if (it->type() != type) {
       fail(codes::GLTF_TYPE,
-           std::string(key) + " must be an object, not " + core::json_type_name(*it),
+           std::string(key) + " must be " + what + ", not " + core::json_type_name(*it),
            core::json_pointer_join(ptr, key));
       return nullptr;
     }

@@ -304,11 +304,6 @@ const GltfAsset& GltfDocument::asset() const {
   return impl_->asset;
 }
 
-std::size_t GltfDocument::count(const char* key) const {
-  auto it = impl_->root.find(key);
-  return it != impl_->root.end() && it->is_array() ? it->size() : 0;
-}
-
 Result<GltfDocument> GltfDocument::load(Bytes bytes, const GltfLoadOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -579,12 +574,12 @@ Result<std::vector<T>> GltfDocument::Impl::read(GltfDocument& doc, std::size_t i
                                   ip + "/componentType");
   const auto ic = static_cast<GltfComponent>(*ict);
   const std::size_t isize = gltf_component_size(ic);
-  auto iv = index_member(**ind, "bufferView", doc.count("bufferViews"), ip, codes::GLTF_SPARSE,
+  auto iv = index_member(**ind, "bufferView", asset.buffer_views.size(), ip, codes::GLTF_SPARSE,
                          "bufferViews");
   if (!iv) return std::move(iv).error();
   auto ioff = uint_member(**ind, "byteOffset", 0, ip, codes::GLTF_SPARSE);
   if (!ioff) return std::move(ioff).error();
-  auto vv = index_member(**val, "bufferView", doc.count("bufferViews"), vp, codes::GLTF_SPARSE,
+  auto vv = index_member(**val, "bufferView", asset.buffer_views.size(), vp, codes::GLTF_SPARSE,
                          "bufferViews");
   if (!vv) return std::move(vv).error();
   auto voff = uint_member(**val, "byteOffset", 0, vp, codes::GLTF_SPARSE);

@@ -104,10 +104,6 @@ class GltfDocument {
   /// json() afterwards are not seen here; edits go through GltfEditor.
   const GltfAsset& asset() const;
 
-  /// Number of elements of a top-level array ("nodes", "accessors" …), 0 when
-  /// absent or not an array.
-  std::size_t count(const char* key) const;
-
   /// The first byteLength bytes of buffer `index`, loaded once. Errors (at
   /// /buffers/i…): GLTF_BUFFER (missing, bad byteLength, fewer bytes than
   /// declared, no BIN chunk), GLTF_URI (a data: URI that is not base64),

@@ -56,14 +56,4 @@ struct GltfFiles {
 core::Result<GltfFiles> write_gltf(const Scene& scene, const std::string& bin_uri,
                                    const GltfOptions& options = {});
 
-/// glTF constants used by the writer (and by tests that read its output);
-/// the GLB container's are in gltf_document.h.
-namespace gltf {
-inline constexpr int kUnsignedShort = 5123;
-inline constexpr int kUnsignedInt = 5125;
-inline constexpr int kFloat = 5126;
-inline constexpr int kArrayBuffer = 34962;
-inline constexpr int kElementArrayBuffer = 34963;
-}  // namespace gltf
-
 }  // namespace charkit::scene
