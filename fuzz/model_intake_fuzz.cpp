@@ -1,7 +1,8 @@
 // libFuzzer target: model intake (docs/model.md) on GLB, glTF JSON and zip
-// input: detection, the GLB chunk walk, the glTF / VRM JSON survey and the
-// zip URI resolution. FBX stops after its header (Assimp is not fuzzed here:
-// it is slow and not our code). Limits are small so one input costs little.
+// input: detection, the GLB chunk walk, the glTF / VRM JSON survey, the zip
+// URI resolution, and inspect_and_load_model checked against inspect_model.
+// FBX stops after its header (Assimp is not fuzzed here: it is slow and not
+// our code). Limits are small so one input costs little.
 #include <cstddef>
 #include <cstdint>
 
@@ -15,7 +16,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   o.max_zip_entries = 64;
   o.max_zip_total_bytes = std::uint64_t{16} << 20;
   o.max_count = 1u << 14;
-  auto r = charkit::scene::inspect_model(charkit::core::Bytes(data, size), o);
+  const charkit::core::Bytes bytes(data, size);
+  auto r = charkit::scene::inspect_model(bytes, o);
+  // The one-pass entry point answers the same, or fails with the same code,
+  // and keeps a document exactly for GLB and glTF JSON.
+  auto loaded = charkit::scene::inspect_and_load_model(bytes, o);
+  if (r.ok() != loaded.ok()) __builtin_trap();
+  if (!r && r.error().code != loaded.error().code) __builtin_trap();
+  if (r &&
+      (loaded->info.nodes != r->nodes || loaded->info.vertices != r->vertices ||
+       loaded->info.warnings.size() != r->warnings.size() ||
+       loaded->document.has_value() != (r->container == charkit::scene::ModelContainer::kGlb ||
+                                        r->container == charkit::scene::ModelContainer::kGltfJson)))
+    __builtin_trap();
   if (r) {
     const auto& m = *r;
     // A VRM report always names its version; missing bones come from the required list.

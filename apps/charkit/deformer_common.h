@@ -19,27 +19,26 @@
 #include "charkit/learn/dataset.h"
 #include "charkit/learn/npy.h"
 #include "charkit/learn/pose.h"
+#include "charkit/scene/gltf_asset.h"
 #include "charkit/scene/intake.h"
-#include "charkit/scene/model_inspect.h"
 #include "charkit/scene/rig.h"
 #include "cli_output.h"
 #include "error_codes.h"
 
 namespace charkit::app {
 
-/// A VRM's humanoid bone names -> the rig's joint (node) names; empty for
-/// other files (or when the details cannot be read: the map then takes
-/// joint names only).
+/// A VRM's humanoid bone names -> the rig's joint (node) names, "#N" for an
+/// unnamed node; empty for other files (or files that do not load: the map
+/// then takes joint names only).
 inline std::map<std::string, std::string> vrm_humanoid_joints(core::Bytes bytes) {
   std::map<std::string, std::string> out;
-  auto info = scene::inspect_model(bytes);
-  if (!info) return out;
-  auto details = scene::model_details(bytes, *info);
-  if (!details || !details->contains("humanoid") || !(*details)["humanoid"].is_array()) return out;
-  for (const auto& e : (*details)["humanoid"])
-    if (e.is_object() && e.contains("bone") && e["bone"].is_string() && e.contains("nodeName") &&
-        e["nodeName"].is_string())
-      out.emplace(e["bone"].get<std::string>(), e["nodeName"].get<std::string>());
+  auto model = scene::inspect_and_load_model(bytes);
+  if (!model || !model->document || !model->document->asset().vrm) return out;
+  const scene::GltfAsset& asset = model->document->asset();
+  for (const scene::VrmHumanBone& b : asset.vrm->human_bones) {
+    const std::string& name = asset.nodes[b.node].name;  // node indices are checked at load
+    out.emplace(b.bone, name.empty() ? "#" + std::to_string(b.node) : name);
+  }
   return out;
 }
 

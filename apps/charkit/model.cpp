@@ -144,9 +144,14 @@ void print_text(const std::string& path, const scene::ModelInfo& m) {
 }
 
 int run_inspect(const ModelArgs& a) {
-  auto r = scene::inspect_model_file(a.input);
-  if (!r) {
-    const core::Error& e = r.error();
+  // One read of the file: the survey and the details share its document.
+  auto file = core::MappedFile::open(a.input);
+  scene::IntakeOptions options;
+  options.name = a.input;
+  auto model = file ? scene::inspect_and_load_model(file->bytes(), options)
+                    : core::Result<scene::InspectedModel>(file.error());
+  if (!model) {
+    const core::Error& e = model.error();
     const bool io = core::is_io_error(e);
     report_error(a.input, e, kExitInvalid);
     if (a.json) {
@@ -161,20 +166,18 @@ int run_inspect(const ModelArgs& a) {
   }
   // Details (node tree, meshes, skins, …): scene::model_details.
   Json details = nullptr;
-  if (auto file = core::MappedFile::open(a.input)) {
-    auto d = scene::model_details(file->bytes(), *r);
-    if (d)
-      details = std::move(*d);
-    else
-      std::cerr << "charkit: " << printable(a.input) << ": warning " << d.error().code
-                << ": no details: " << printable(d.error().message) << "\n";
-  }
+  if (auto d = scene::model_details(file->bytes(), *model))
+    details = std::move(*d);
+  else
+    std::cerr << "charkit: " << printable(a.input) << ": warning " << d.error().code
+              << ": no details: " << printable(d.error().message) << "\n";
+  const scene::ModelInfo& info = model->info;
   if (a.json) {
-    Json j = info_json(a.input, *r);
+    Json j = info_json(a.input, info);
     j["details"] = details;
     print_json(j);
   } else {
-    print_text(a.input, *r);
+    print_text(a.input, info);
     if (!details.is_null()) std::cout << scene::model_details_text(details);
   }
   return kExitOk;

@@ -87,10 +87,53 @@ GlbSpec triangle_spec(std::string json = kTriangle) {
   return s;
 }
 
+void expect_same_info(const ModelInfo& a, const ModelInfo& b) {
+  EXPECT_EQ(a.format, b.format);
+  EXPECT_EQ(a.container, b.container);
+  EXPECT_EQ(a.gltf_version, b.gltf_version);
+  EXPECT_EQ(a.generator, b.generator);
+  EXPECT_EQ(a.vrm.has_value(), b.vrm.has_value());
+  if (a.vrm && b.vrm) {
+    EXPECT_EQ(a.vrm->version, b.vrm->version);
+    EXPECT_EQ(a.vrm->humanoid_bones, b.vrm->humanoid_bones);
+    EXPECT_EQ(a.vrm->missing_bones, b.vrm->missing_bones);
+  }
+  EXPECT_EQ(a.skins, b.skins);
+  EXPECT_EQ(a.joints, b.joints);
+  EXPECT_EQ(a.nodes, b.nodes);
+  EXPECT_EQ(a.meshes, b.meshes);
+  EXPECT_EQ(a.primitives, b.primitives);
+  EXPECT_EQ(a.vertices, b.vertices);
+  EXPECT_EQ(a.triangles, b.triangles);
+  EXPECT_EQ(a.materials, b.materials);
+  EXPECT_EQ(a.images, b.images);
+  EXPECT_EQ(a.animations, b.animations);
+  EXPECT_EQ(a.morph_targets, b.morph_targets);
+  ASSERT_EQ(a.warnings.size(), b.warnings.size());
+  for (std::size_t i = 0; i < a.warnings.size(); ++i)
+    EXPECT_EQ(a.warnings[i].code, b.warnings[i].code);
+}
+
+// inspect_model on the bytes; every case also checks that
+// inspect_and_load_model gives the same answer or the same located error,
+// and keeps a document exactly for GLB and glTF JSON.
 core::Result<ModelInfo> inspect(const Buf& b, std::string name = {}) {
   IntakeOptions o;
   o.name = std::move(name);
-  return inspect_model(core::Bytes(b.data(), b.size()), o);
+  const core::Bytes bytes(b.data(), b.size());
+  auto r = inspect_model(bytes, o);
+  auto loaded = inspect_and_load_model(bytes, o);
+  EXPECT_EQ(r.ok(), loaded.ok()) << (r ? loaded.error().to_string() : r.error().to_string());
+  if (r && loaded) {
+    expect_same_info(*r, loaded->info);
+    EXPECT_EQ(loaded->document.has_value(),
+              r->container == ModelContainer::kGlb || r->container == ModelContainer::kGltfJson);
+  } else if (!r && !loaded) {
+    EXPECT_EQ(r.error().code, loaded.error().code);
+    EXPECT_EQ(r.error().location.offset, loaded.error().location.offset);
+    EXPECT_EQ(r.error().location.pointer, loaded.error().location.pointer);
+  }
+  return r;
 }
 
 void expect_error(const core::Result<ModelInfo>& r, const std::string& code,
@@ -234,6 +277,24 @@ TEST(IntakeFiles, DetectionIgnoresTheName) {
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->format, ModelFormat::kGltf);
   EXPECT_TRUE(has_warning(*v, "VRM_EXTENSION_MISSING"));
+}
+
+TEST(IntakeFiles, OnePassAgreesOnEverySampleModel) {
+  // inspect() compares inspect_model with inspect_and_load_model; the
+  // document kept is the file's (same node count as the survey found).
+  for (const char* name : {"CesiumMan.glb", "RiggedFigure.glb", "RiggedSimple.glb",
+                           "Godette_vrm_v4.vrm", "sphere.vrm", "debug_robot.vrm"}) {
+    SCOPED_TRACE(name);
+    std::ifstream in(kModels + name, std::ios::binary);
+    Buf b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(b.empty());
+    auto r = inspect(b, name);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    auto loaded = inspect_and_load_model(core::Bytes(b.data(), b.size()));
+    ASSERT_TRUE(loaded.ok());
+    ASSERT_TRUE(loaded->document);
+    EXPECT_EQ(loaded->document->asset().nodes.size(), r->nodes);
+  }
 }
 
 TEST(IntakeFiles, MissingFileIsAnIoError) {

@@ -32,11 +32,11 @@ struct Inspected {
 Inspected inspect_file(const std::string& name) {
   auto file = core::MappedFile::open(kModels + name);
   EXPECT_TRUE(file);
-  auto info = inspect_model(file->bytes());
-  EXPECT_TRUE(info) << info.error().to_string();
-  auto d = model_details(file->bytes(), *info);
+  auto model = inspect_and_load_model(file->bytes());
+  EXPECT_TRUE(model) << model.error().to_string();
+  auto d = model_details(file->bytes(), *model);
   EXPECT_TRUE(d) << d.error().to_string();
-  return {*info, d ? *d : Json()};
+  return {model->info, d ? *d : Json()};
 }
 
 std::uint64_t sum(const Json& arr, const char* key) {
@@ -120,9 +120,10 @@ TEST(ModelDetails, FbxThroughAssimp) {
   const aiExportDataBlob* blob = exporter.ExportToBlob(s, "fbxa");
   ASSERT_NE(blob, nullptr) << exporter.GetErrorString();
   const core::Bytes fbx(static_cast<const std::uint8_t*>(blob->data), blob->size);
-  auto info = inspect_model(fbx);
-  ASSERT_TRUE(info) << info.error().to_string();
-  auto d = model_details(fbx, *info);
+  auto model = inspect_and_load_model(fbx);
+  ASSERT_TRUE(model) << model.error().to_string();
+  EXPECT_FALSE(model->document);
+  auto d = model_details(fbx, *model);
   ASSERT_TRUE(d) << d.error().to_string();
   // RiggedSimple: one mesh of 188 triangles skinned to 2 joints.
   ASSERT_EQ((*d)["meshes"].size(), 1u);
@@ -130,7 +131,7 @@ TEST(ModelDetails, FbxThroughAssimp) {
   ASSERT_EQ((*d)["skins"].size(), 1u);
   EXPECT_EQ((*d)["skins"][0]["joints"].size(), 2u);
   EXPECT_TRUE((*d)["meshes"][0]["bounds"].is_object());
-  EXPECT_EQ((*d)["nodes"].size(), info->nodes);
+  EXPECT_EQ((*d)["nodes"].size(), model->info.nodes);
   EXPECT_TRUE((*d)["humanoid"].is_null());
 }
 

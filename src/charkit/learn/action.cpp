@@ -138,14 +138,14 @@ using GltfFile = scene::GltfDocument;
 core::Result<GltfFile> open_gltf(core::Bytes bytes) {
   scene::IntakeOptions io;
   io.use_assimp = false;
-  auto info = scene::inspect_model(bytes, io);
-  if (!info) return std::move(info).error();
-  if (info->format == scene::ModelFormat::kFbx)
+  auto model = scene::inspect_and_load_model(bytes, io);  // checked and loaded in one pass
+  if (!model) return std::move(model).error();
+  if (model->info.format == scene::ModelFormat::kFbx)
     return make_error(codes::ACTION_FORMAT,
                       "FBX animations are not read here (glTF / GLB / VRM only)");
-  if (info->container == scene::ModelContainer::kZip)
+  if (!model->document)
     return make_error(codes::ACTION_CONTAINER, "zipped glTF is not supported here");
-  return scene::GltfDocument::load(bytes);
+  return std::move(*model->document);
 }
 
 // Accessor `index` as floats, `comps` per element; integer components only

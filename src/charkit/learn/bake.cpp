@@ -324,15 +324,13 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
     }
   }
 
-  // 2. The source file: checked by inspect_model, then its JSON and buffer 0.
-  auto info = scene::inspect_model(source_gltf);
-  if (!info) return std::move(info).error();
-  if (info->container != scene::ModelContainer::kGlb &&
-      info->container != scene::ModelContainer::kGltfJson)
+  // 2. The source file: checked by model intake and loaded in the same pass.
+  auto source = scene::inspect_and_load_model(source_gltf);
+  if (!source) return std::move(source).error();
+  if (!source->document)
     return make_error(codes::BAKE_GLTF, "the source must be a GLB or a glTF JSON file");
-  auto src = scene::GltfDocument::load(source_gltf);
-  if (!src) return std::move(src).error();
-  const scene::GltfAsset& asset = src->asset();
+  scene::GltfDocument& src = *source->document;
+  const scene::GltfAsset& asset = src.asset();
 
   // 3. The rig's mesh, its primitives and their vertex ranges.
   const std::string mp = core::json_pointer_join("/meshes", rig.mesh_index);
@@ -381,7 +379,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
 
   // 5. Buffer 0 receives the new data (created when the file has no buffer).
   auto edit =
-      scene::GltfEditor::begin(*src, codes::BAKE_GLTF, scene::GltfEditor::OtherBuffers::kKeep);
+      scene::GltfEditor::begin(src, codes::BAKE_GLTF, scene::GltfEditor::OtherBuffers::kKeep);
   if (!edit) return std::move(edit).error();
   scene::GltfEditor& editor = *edit;
   const std::size_t v3 = 3 * rig.vertex_count();
@@ -451,7 +449,7 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
         samplers.insert(ch.sampler);
     for (std::size_t s : samplers) {
       const scene::GltfAnimationSampler& sampler = anim.samplers[s];
-      auto values = read_scalar_floats(*src, sampler.output);
+      auto values = read_scalar_floats(src, sampler.output);
       if (!values) return std::move(values).error();
       if (old_targets == 0 || values->size() % old_targets != 0)
         return core::error_at_pointer(codes::BAKE_GLTF,

@@ -326,15 +326,22 @@ std::optional<Error> Survey::run(const Container& c) {
   return std::nullopt;
 }
 
+// The JSON text's size against options.max_json_bytes (offset = where the
+// text starts in the file).
+std::optional<Error> json_too_large(std::size_t size, std::uint64_t offset,
+                                    const IntakeOptions& o) {
+  if (size <= o.max_json_bytes) return std::nullopt;
+  return core::error_at_offset(codes::GLTF_TOO_MANY,
+                               "glTF JSON of " + std::to_string(size) +
+                                   " bytes is over the limit of " +
+                                   std::to_string(o.max_json_bytes),
+                               offset);
+}
+
 // Parses the JSON text (offset = where it starts in the file) and surveys it.
 Result<ModelInfo> survey_json(std::string_view text, std::uint64_t offset, const IntakeOptions& o,
                               ModelInfo info, const Container& c) {
-  if (text.size() > o.max_json_bytes)
-    return core::error_at_offset(codes::GLTF_TOO_MANY,
-                                 "glTF JSON of " + std::to_string(text.size()) +
-                                     " bytes is over the limit of " +
-                                     std::to_string(o.max_json_bytes),
-                                 offset);
+  if (auto e = json_too_large(text.size(), offset, o)) return std::move(*e);
   auto json = core::parse_json_strict(text);
   if (!json) {
     Error e = std::move(json).error();
@@ -684,6 +691,42 @@ Result<ModelInfo> inspect_model(Bytes b, const IntakeOptions& o) {
   }
   if (r) name_warnings(o, *r);
   return r;
+}
+
+Result<InspectedModel> inspect_and_load_model(Bytes b, const IntakeOptions& o) {
+  const std::string_view text = core::as_chars(b);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const bool json_text =
+      !is_glb(b) && first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+  if (!is_glb(b) && !json_text) {  // FBX, zip or unknown: inspect_model alone
+    auto info = inspect_model(b, o);
+    if (!info) return std::move(info).error();
+    return InspectedModel{std::move(*info), std::nullopt};
+  }
+  InspectedModel out;
+  Container c;
+  if (json_text) {
+    out.info.container = ModelContainer::kGltfJson;
+    if (auto e = json_too_large(b.size(), 0, o)) return std::move(*e);
+  } else {
+    out.info.container = ModelContainer::kGlb;
+    auto chunks = split_glb(b);  // cheap: no copy; its warnings go to the info
+    if (!chunks) return std::move(chunks).error();
+    for (auto& w : chunks->warnings)
+      out.info.warnings.push_back({std::move(w.code), std::move(w.message)});
+    c.is_glb = true;
+    if (chunks->bin) c.glb_bin_length = chunks->bin->size();
+    if (auto e = json_too_large(chunks->json.size(), 20, o)) return std::move(*e);
+  }
+  GltfLoadOptions lo;
+  lo.max_json_depth = core::JsonLimits{}.max_depth;  // inspect_model's nesting limit
+  auto doc = GltfDocument::load(b, lo);
+  if (!doc) return std::move(doc).error();
+  Survey s(doc->json(), doc->asset(), o, out.info);
+  if (auto e = s.run(c)) return std::move(*e);
+  name_warnings(o, out.info);
+  out.document = std::move(*doc);
+  return out;
 }
 
 Result<ModelInfo> inspect_model_file(const std::string& path, IntakeOptions options) {

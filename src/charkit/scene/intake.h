@@ -20,6 +20,7 @@
 
 #include "charkit/core/bytes.h"
 #include "charkit/core/result.h"
+#include "charkit/scene/gltf_document.h"
 
 namespace charkit::scene {
 
@@ -112,6 +113,23 @@ core::Result<ModelInfo> inspect_model(core::Bytes bytes, const IntakeOptions& op
 
 /// Map the file and inspect it; options.name defaults to path. Adds IO_* errors.
 core::Result<ModelInfo> inspect_model_file(const std::string& path, IntakeOptions options = {});
+
+/// A model inspected and, when it is GLB or glTF JSON, loaded in the same
+/// pass: what inspect_model reports and the document it surveyed, so that a
+/// caller that goes on to read the glTF parses it once.
+struct InspectedModel {
+  ModelInfo info;
+  /// The document (GLB or glTF JSON, VRM included); empty for FBX and for a
+  /// glTF inside a zip (info.container says which).
+  std::optional<GltfDocument> document;
+};
+
+/// inspect_model's checks, answers and errors, keeping the document. The
+/// document is loaded with GltfDocument::load's defaults (no external files,
+/// its byte limit) and inspect_model's JSON nesting limit; GltfDocument's
+/// GLTF_LIMIT adds to inspect_model's errors.
+core::Result<InspectedModel> inspect_and_load_model(core::Bytes bytes,
+                                                    const IntakeOptions& options = {});
 
 /// The required humanoid bones of a VRM version ("0.x": 17, "1.0": 15), in spec order.
 const std::vector<std::string_view>& required_humanoid_bones(std::string_view vrm_version);

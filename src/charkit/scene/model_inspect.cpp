@@ -353,16 +353,14 @@ std::string number(double v) {
 
 }  // namespace
 
-core::Result<Json> model_details(core::Bytes bytes, const ModelInfo& info,
+core::Result<Json> model_details(core::Bytes bytes, InspectedModel& model,
                                  const IntakeOptions& options) {
-  if (info.format == ModelFormat::kFbx) return fbx_details(bytes, options);
-  if (info.container == ModelContainer::kZip)
+  if (model.info.format == ModelFormat::kFbx) return fbx_details(bytes, options);
+  if (!model.document)
     return core::make_error(
         codes::MODEL_DETAILS_ZIP,
         "details of a glTF in a zip are not read; unzip it and inspect the .gltf");
-  auto doc = GltfDocument::load(bytes);
-  if (!doc) return std::move(doc).error();
-  return gltf_details(*doc);
+  return gltf_details(*model.document);
 }
 
 std::string model_details_text(const Json& d) {

@@ -18,12 +18,11 @@ namespace charkit::scene {
 
 /// The details as one JSON object (the schema is in docs/model.md):
 /// {"nodes", "meshes", "skins", "materials", "textures", "animations",
-/// "humanoid"}. `info` is inspect_model's answer for the same bytes (the file
-/// has passed its checks). A glTF in a zip gets details without bounding
-/// boxes read from data (declared accessor min/max only) and without
-/// durations read from data. Errors: GltfDocument's (GLB_*, GLTF_*, …) and
-/// FBX_IMPORT.
-core::Result<nlohmann::ordered_json> model_details(core::Bytes bytes, const ModelInfo& info,
+/// "humanoid"}. `model` is inspect_and_load_model's answer for the same bytes
+/// (the file has passed its checks); a glTF is read from its document, which
+/// is not parsed again. Errors: MODEL_DETAILS_ZIP (a glTF in a zip),
+/// GltfDocument's accessor and buffer errors, and FBX_IMPORT.
+core::Result<nlohmann::ordered_json> model_details(core::Bytes bytes, InspectedModel& model,
                                                    const IntakeOptions& options = {});
 
 /// The details as indented text, one section per kind (for a terminal).

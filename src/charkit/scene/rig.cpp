@@ -218,6 +218,18 @@ std::vector<SkinnedMeshNode> skinned_nodes(const tg::Model& m) {
   return out;
 }
 
+// The file checked by model intake and loaded in the same pass (GLB or
+// glTF JSON; FBX and zipped glTF are refused).
+core::Result<GltfDocument> rig_document(core::Bytes bytes, const IntakeOptions& intake) {
+  auto model = inspect_and_load_model(bytes, intake);
+  if (!model) return std::move(model).error();
+  if (model->info.format == ModelFormat::kFbx)
+    return make_error(codes::RIG_FORMAT, "FBX rigs are not supported; convert to glTF first");
+  if (!model->document)
+    return make_error(codes::RIG_CONTAINER, "zipped glTF is not supported for rigs; use GLB");
+  return std::move(*model->document);
+}
+
 }  // namespace
 
 std::string SkinnedMeshNode::label() const {
@@ -228,13 +240,7 @@ std::string SkinnedMeshNode::label() const {
 
 core::Result<std::vector<SkinnedMeshNode>> list_skinned_meshes(core::Bytes bytes,
                                                                const IntakeOptions& intake) {
-  auto info = inspect_model(bytes, intake);
-  if (!info) return std::move(info).error();
-  if (info->format == ModelFormat::kFbx)
-    return make_error(codes::RIG_FORMAT, "FBX rigs are not supported; convert to glTF first");
-  if (info->container == ModelContainer::kZip)
-    return make_error(codes::RIG_CONTAINER, "zipped glTF is not supported for rigs; use GLB");
-  auto doc = GltfDocument::load(bytes);
+  auto doc = rig_document(bytes, intake);
   if (!doc) return std::move(doc).error();
   const GltfAsset& asset = doc->asset();
   const tg::Model model = to_model(asset);
@@ -330,15 +336,8 @@ Mat4 transform_matrix(const Transform& t) {
 }
 
 core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
-  auto info = inspect_model(bytes, options.intake);
-  if (!info) return std::move(info).error();
-  if (info->format == ModelFormat::kFbx)
-    return make_error(codes::RIG_FORMAT, "FBX rigs are not supported; convert to glTF first");
-  if (info->container == ModelContainer::kZip)
-    return make_error(codes::RIG_CONTAINER, "zipped glTF is not supported for rigs; use GLB");
   if (bytes.size() > 0xffffffffu) return make_error(codes::RIG_LIMIT, "file above 4 GiB");
-
-  auto doc = GltfDocument::load(bytes);
+  auto doc = rig_document(bytes, options.intake);
   if (!doc) return std::move(doc).error();
   const tg::Model m = to_model(doc->asset());
 
