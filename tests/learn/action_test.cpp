@@ -517,7 +517,7 @@ TEST(ActionGltf, MalformedAnimationsAreRefusedWithPointers) {
     f.doc["animations"][0]["samplers"][0]["input"] = in;
     auto s = run(f);
     ASSERT_FALSE(s);
-    EXPECT_EQ(s.error().code, "ACTION_SAMPLER");
+    EXPECT_EQ(s.error().code, "GLTF_ANIMATION");
     EXPECT_EQ(s.error().location.pointer, "/accessors/" + std::to_string(in));
   }
   {  // unknown interpolation
@@ -534,7 +534,7 @@ TEST(ActionGltf, MalformedAnimationsAreRefusedWithPointers) {
         f.doc["animations"][0]["samplers"][1]["input"];  // 2 keys, 3 rotations
     auto s = run(f);
     ASSERT_FALSE(s);
-    EXPECT_EQ(s.error().code, "ACTION_SAMPLER");
+    EXPECT_EQ(s.error().code, "GLTF_ANIMATION");
     EXPECT_EQ(s.error().location.pointer, "/animations/0/samplers/0/output");
   }
   {  // channel pointing at a missing sampler

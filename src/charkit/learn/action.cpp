@@ -148,42 +148,6 @@ core::Result<GltfFile> open_gltf(core::Bytes bytes) {
   return std::move(*model->document);
 }
 
-// Accessor `index` as floats, `comps` per element; integer components only
-// when normalised (glTF 2.0 §3.11 allows them for rotations and weights):
-// signed c / (2^(n-1) − 1) clamped at −1, unsigned c / (2^n − 1).
-core::Result<std::vector<float>> read_floats(GltfFile& f, std::size_t index, std::size_t comps,
-                                             bool allow_normalized) {
-  const std::string ptr = core::json_pointer_join("/accessors", index);
-  auto info = f.accessor(index);
-  if (!info) return std::move(info).error();
-  const char* want_type = comps == 1 ? "SCALAR" : comps == 3 ? "VEC3" : "VEC4";
-  if (info->type != want_type)
-    return core::error_at_pointer(codes::ACTION_ACCESSOR, std::string("type must be ") + want_type,
-                                  ptr + "/type");
-  const auto ct = info->component_type;
-  const bool small_int =
-      ct != scene::GltfComponent::kFloat && ct != scene::GltfComponent::kUnsignedInt;
-  if (ct != scene::GltfComponent::kFloat && !(allow_normalized && info->normalized && small_int))
-    return core::error_at_pointer(
-        codes::ACTION_ACCESSOR,
-        std::string("componentType must be float") +
-            (allow_normalized ? " or a normalised (u)byte / (u)short" : ""),
-        ptr + "/componentType");
-  if (info->count == 0)
-    return core::error_at_pointer(codes::ACTION_ACCESSOR, "count must be at least 1",
-                                  ptr + "/count");
-  if (!info->buffer_view && !info->sparse)
-    return core::error_at_pointer(codes::ACTION_ACCESSOR,
-                                  "an animation accessor needs a bufferView", ptr);
-  auto out = f.read_accessor_floats(index);
-  if (!out) return std::move(out).error();
-  for (std::size_t i = 0; i < out->size(); ++i)
-    if (!std::isfinite((*out)[i]))
-      return core::error_at_pointer(codes::ACTION_ACCESSOR,
-                                    "element " + std::to_string(i / comps) + " is not finite", ptr);
-  return out;
-}
-
 // ---------------------------------------------------------------------------
 // glTF animation samplers (§3.11), evaluated by the glTF layer's GltfTrack
 
@@ -207,49 +171,6 @@ core::Result<std::size_t> find_animation(const scene::GltfAsset& asset, const st
       codes::ACTION_ANIMATION,
       "no animation is named or numbered \"" + want + "\"; there are " + join_names(names),
       "/animations");
-}
-
-// The sampler's key times: SCALAR float, finite, not decreasing.
-core::Result<std::vector<float>> sampler_times(GltfFile& f,
-                                               const scene::GltfAnimationSampler& sampler) {
-  auto times = read_floats(f, sampler.input, 1, false);
-  if (!times) return std::move(times).error();
-  for (std::size_t k = 1; k < times->size(); ++k)
-    if ((*times)[k] < (*times)[k - 1])
-      return core::error_at_pointer(codes::ACTION_SAMPLER,
-                                    "key times decrease at key " + std::to_string(k),
-                                    core::json_pointer_join("/accessors", sampler.input));
-  return times;
-}
-
-core::Result<scene::GltfTrack> read_track(GltfFile& f, const scene::GltfAnimationSampler& sampler,
-                                          std::vector<float> times, std::size_t width,
-                                          bool rotation) {
-  scene::GltfTrack t;
-  t.times = std::move(times);
-  t.width = width;
-  t.rotation = rotation;
-  t.interpolation = sampler.interpolation;
-  auto values = read_floats(f, sampler.output, rotation ? 4 : 1, true);
-  if (!values) return std::move(values).error();
-  const std::size_t per_key = t.interpolation == scene::GltfInterpolation::kCubicSpline ? 3 : 1;
-  const std::size_t keys = t.times.size();
-  if (values->size() != keys * per_key * width) {
-    const std::string what = std::to_string(values->size() / (rotation ? 4 : 1)) +
-                             " output elements for " + std::to_string(keys) + " keys";
-    if (!rotation && values->size() % (keys * per_key) == 0)
-      return core::error_at_pointer(
-          codes::ACTION_WEIGHTS,
-          what + ": " + std::to_string(values->size() / (keys * per_key)) +
-              " weights per key, the rig's mesh has " + std::to_string(width) + " morph targets",
-          core::json_pointer_join("/accessors", sampler.output));
-    return core::error_at_pointer(
-        codes::ACTION_SAMPLER,
-        what + " (need " + std::to_string(keys * per_key * (rotation ? 1 : width)) + ")",
-        sampler.pointer + "/output");
-  }
-  t.values = std::move(*values);
-  return t;
 }
 
 }  // namespace
@@ -320,12 +241,10 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
 
   // The animation runs to its latest key over every sampler.
   double duration = 0.0;
-  std::vector<std::vector<float>> times(anim.samplers.size());
-  for (std::size_t s = 0; s < anim.samplers.size(); ++s) {
-    auto t = sampler_times(f, anim.samplers[s]);
+  for (const scene::GltfAnimationSampler& sampler : anim.samplers) {
+    auto t = scene::read_gltf_key_times(f, sampler);
     if (!t) return std::move(t).error();
-    times[s] = std::move(*t);
-    duration = std::max(duration, static_cast<double>(times[s].back()));
+    duration = std::max(duration, static_cast<double>(t->back()));
   }
   const double last_frame = std::floor(duration * o.fps + 1e-9);
   auto frames = frame_list(o, last_frame);
@@ -334,15 +253,22 @@ core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Ri
   std::vector<std::optional<scene::GltfTrack>> tracks(spec.bones.size());
   for (std::size_t b = 0; b < spec.bones.size(); ++b) {
     if (!bone_sampler[b]) continue;
-    auto t = read_track(f, anim.samplers[*bone_sampler[b]], times[*bone_sampler[b]], 4, true);
+    auto t = scene::read_gltf_track(f, anim.samplers[*bone_sampler[b]], scene::GltfPath::kRotation);
     if (!t) return std::move(t).error();
     tracks[b] = std::move(*t);
   }
   std::optional<scene::GltfTrack> weights;
   const std::size_t morphs = rig.morph_targets.size();
   if (weights_sampler) {
-    auto t = read_track(f, anim.samplers[*weights_sampler], times[*weights_sampler], morphs, false);
+    const scene::GltfAnimationSampler& sampler = anim.samplers[*weights_sampler];
+    auto t = scene::read_gltf_track(f, sampler, scene::GltfPath::kWeights);
     if (!t) return std::move(t).error();
+    if (t->width != morphs)
+      return core::error_at_pointer(codes::ACTION_WEIGHTS,
+                                    std::to_string(t->width) +
+                                        " weights per key, the rig's mesh has " +
+                                        std::to_string(morphs) + " morph targets",
+                                    core::json_pointer_join("/accessors", sampler.output));
     weights = std::move(*t);
   }
 

@@ -85,9 +85,9 @@ std::array<double, 3> euler_xyz_degrees(const Quaternion& q);
 /// ACTION_CONTAINER (zip); ACTION_OPTION (fps, start/end not finite);
 /// ACTION_BONE (a spec bone is not a rig joint); with a JSON pointer:
 /// ACTION_ANIMATION (no such animation / no animations), ACTION_CHANNEL,
-/// ACTION_SAMPLER (interpolation, key times not finite or decreasing, output
-/// count), ACTION_ACCESSOR (type, component type, range, sparse),
-/// ACTION_BUFFER (external or malformed buffer), ACTION_WEIGHTS (weights per
+/// GLTF_ANIMATION (scene::read_gltf_track: key times not finite or
+/// decreasing, output count, accessor type or component type), the glTF
+/// document's accessor and buffer errors, ACTION_WEIGHTS (weights per
 /// key ≠ the rig's morph targets); ACTION_RANGE (start/end outside
 /// [0, last frame] or start > end), ACTION_TOO_MANY (frames > max_frames).
 core::Result<ActionSamples> sample_gltf_action(core::Bytes gltf, const scene::Rig& rig,

@@ -1,5 +1,5 @@
 // The learn module's declared error codes as constants:
-// `e.code == learn::codes::ACTION_ACCESSOR`. Declared in error_codes.def
+// `e.code == learn::codes::ACTION_CHANNEL`. Declared in error_codes.def
 // next to this file; see charkit/core/error_codes.h.
 #pragma once
 

@@ -2,10 +2,95 @@
 #include "charkit/scene/gltf_animation.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
+#include "charkit/core/json.h"
 #include "charkit/core/math.h"
+#include "charkit/scene/error_codes.h"
+#include "charkit/scene/gltf_document.h"
 
 namespace charkit::scene {
+namespace {
+
+// Accessor `index` as floats, `comps` per element: float components, or
+// normalised (u)byte / (u)short ones where allowed (glTF 2.0 §3.11:
+// rotations and weights), every value finite.
+core::Result<std::vector<float>> read_animation_floats(GltfDocument& doc, std::size_t index,
+                                                       std::size_t comps, bool allow_normalized) {
+  const std::string ptr = core::json_pointer_join("/accessors", index);
+  auto info = doc.accessor(index);
+  if (!info) return std::move(info).error();
+  const char* want_type = comps == 1 ? "SCALAR" : comps == 3 ? "VEC3" : "VEC4";
+  if (info->type != want_type)
+    return core::error_at_pointer(codes::GLTF_ANIMATION, std::string("type must be ") + want_type,
+                                  ptr + "/type");
+  const auto ct = info->component_type;
+  const bool small_int = ct != GltfComponent::kFloat && ct != GltfComponent::kUnsignedInt;
+  if (ct != GltfComponent::kFloat && !(allow_normalized && info->normalized && small_int))
+    return core::error_at_pointer(
+        codes::GLTF_ANIMATION,
+        std::string("componentType must be float") +
+            (allow_normalized ? " or a normalised (u)byte / (u)short" : ""),
+        ptr + "/componentType");
+  if (info->count == 0)
+    return core::error_at_pointer(codes::GLTF_ANIMATION, "count must be at least 1",
+                                  ptr + "/count");
+  if (!info->buffer_view && !info->sparse)
+    return core::error_at_pointer(codes::GLTF_ANIMATION, "an animation accessor needs a bufferView",
+                                  ptr);
+  auto out = doc.read_accessor_floats(index);
+  if (!out) return std::move(out).error();
+  for (std::size_t i = 0; i < out->size(); ++i)
+    if (!std::isfinite((*out)[i]))
+      return core::error_at_pointer(codes::GLTF_ANIMATION,
+                                    "element " + std::to_string(i / comps) + " is not finite", ptr);
+  return out;
+}
+
+}  // namespace
+
+core::Result<std::vector<float>> read_gltf_key_times(GltfDocument& doc,
+                                                     const GltfAnimationSampler& sampler) {
+  auto times = read_animation_floats(doc, sampler.input, 1, false);
+  if (!times) return std::move(times).error();
+  for (std::size_t k = 1; k < times->size(); ++k)
+    if ((*times)[k] < (*times)[k - 1])
+      return core::error_at_pointer(codes::GLTF_ANIMATION,
+                                    "key times decrease at key " + std::to_string(k),
+                                    core::json_pointer_join("/accessors", sampler.input));
+  return times;
+}
+
+core::Result<GltfTrack> read_gltf_track(GltfDocument& doc, const GltfAnimationSampler& sampler,
+                                        GltfPath path) {
+  if (path == GltfPath::kOther)
+    return core::error_at_pointer(codes::GLTF_ANIMATION,
+                                  "only translation, rotation, scale and weights are sampled",
+                                  sampler.pointer);
+  auto times = read_gltf_key_times(doc, sampler);
+  if (!times) return std::move(times).error();
+  GltfTrack t;
+  t.times = std::move(*times);
+  t.interpolation = sampler.interpolation;
+  t.rotation = path == GltfPath::kRotation;
+  const bool weights = path == GltfPath::kWeights;
+  const std::size_t comps = t.rotation ? 4 : weights ? 1 : 3;
+  auto values = read_animation_floats(doc, sampler.output, comps, t.rotation || weights);
+  if (!values) return std::move(values).error();
+  const std::size_t per_key = t.interpolation == GltfInterpolation::kCubicSpline ? 3 : 1;
+  const std::size_t slots = t.times.size() * per_key;
+  t.width = weights ? values->size() / slots : comps;
+  if (t.width == 0 || values->size() != slots * t.width)
+    return core::error_at_pointer(
+        codes::GLTF_ANIMATION,
+        std::to_string(values->size() / comps) + " output elements for " +
+            std::to_string(t.times.size()) + " keys (need " +
+            (weights ? "a multiple of " + std::to_string(slots) : std::to_string(slots)) + ")",
+        sampler.pointer + "/output");
+  t.values = std::move(*values);
+  return t;
+}
 
 void GltfTrack::evaluate(double t, std::span<double> out) const {
   const bool cubic = interpolation == GltfInterpolation::kCubicSpline;

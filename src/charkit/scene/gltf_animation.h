@@ -10,9 +10,12 @@
 #include <span>
 #include <vector>
 
+#include "charkit/core/result.h"
 #include "charkit/scene/gltf_asset.h"
 
 namespace charkit::scene {
+
+class GltfDocument;
 
 struct GltfTrack {
   GltfInterpolation interpolation = GltfInterpolation::kLinear;
@@ -27,5 +30,22 @@ struct GltfTrack {
   /// checked that values.size() is times.size() × width (× 3 for CUBICSPLINE).
   void evaluate(double t, std::span<double> out) const;
 };
+
+/// A sampler's key times (its input accessor): SCALAR float, at least one,
+/// finite and not decreasing. Errors: GLTF_ANIMATION (at the accessor), the
+/// document's accessor and buffer errors.
+core::Result<std::vector<float>> read_gltf_key_times(GltfDocument& doc,
+                                                     const GltfAnimationSampler& sampler);
+
+/// A sampler as the track of a channel of `path`: its key times, and its
+/// output as float, or as normalised integers where glTF 2.0 §3.11 allows
+/// them (rotation, weights), every value finite. Values per key: 3
+/// (translation, scale), 4 (rotation), the output count over the key count
+/// (weights); CUBICSPLINE has three per key. Errors: GLTF_ANIMATION (at the
+/// accessor, or at the sampler's output when the count does not fit the
+/// keys), the document's accessor and buffer errors; a path of kOther is
+/// refused at the sampler.
+core::Result<GltfTrack> read_gltf_track(GltfDocument& doc, const GltfAnimationSampler& sampler,
+                                        GltfPath path);
 
 }  // namespace charkit::scene

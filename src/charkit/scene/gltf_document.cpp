@@ -294,7 +294,7 @@ bool GltfDocument::glb() const {
 const Json& GltfDocument::json() const {
   return impl_->root;
 }
-Json& GltfDocument::json() {
+Json& GltfDocument::mutable_json() {
   return impl_->root;
 }
 const std::vector<GltfWarning>& GltfDocument::warnings() const {

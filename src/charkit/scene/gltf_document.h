@@ -95,10 +95,9 @@ class GltfDocument {
 
   bool glb() const;
   /// The parsed JSON (core::Json, an nlohmann::ordered_json; include
-  /// charkit/core/json.h to use it). Mutable for writers that round-trip it;
-  /// buffers already loaded are not re-read after a change.
+  /// charkit/core/json.h to use it), read-only: what glTF defines is read
+  /// through asset(), and changes go through GltfEditor.
   const nlohmann::ordered_json& json() const;
-  nlohmann::ordered_json& json();
   const std::vector<GltfWarning>& warnings() const;
   /// The typed elements, as loaded (read_gltf_asset). Changes made through
   /// json() afterwards are not seen here; edits go through GltfEditor.
@@ -132,8 +131,10 @@ class GltfDocument {
   core::Result<std::vector<std::uint32_t>> read_accessor_uints(std::size_t index);
 
  private:
+  friend class GltfEditor;  // the one writer of the JSON (gltf_editor.h)
   struct Impl;
   explicit GltfDocument(std::unique_ptr<Impl> impl);
+  nlohmann::ordered_json& mutable_json();
   std::unique_ptr<Impl> impl_;
 };
 

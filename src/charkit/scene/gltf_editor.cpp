@@ -36,7 +36,7 @@ struct GltfEditor::Impl {
   GltfDocument* doc = nullptr;
   std::vector<std::uint8_t> bin;
 
-  Json& root() { return doc->json(); }
+  Json& root() { return doc->mutable_json(); }
   Json& primitive(std::size_t mesh, std::size_t prim) {
     return root()["meshes"][mesh]["primitives"][prim];
   }
@@ -79,7 +79,7 @@ core::Result<GltfEditor> GltfEditor::begin(GltfDocument& doc, const core::ErrorC
   }
   // Both arrays exist before any reference into the root is taken: adding a
   // member later could move the root's members (an ordered_json is a vector).
-  Json& root = doc.json();
+  Json& root = doc.mutable_json();
   for (const char* key : {"accessors", "bufferViews"})
     if (!root.contains(key)) root[key] = Json::array();
   return GltfEditor(std::move(impl));
