@@ -1,11 +1,8 @@
-// libFuzzer target: the from-memory Assimp loader (glTF JSON and GLB only, to
-// keep each input fast; FBX inputs are skipped), skeleton selection,
-// resampling and the MediaPipe-33 conversion into a discarding sink. Small
-// limits bound the work of one input. The import runs in a child process
-// (core::run_isolated): a crash inside libassimp is an error there, and what
-// this target checks in the fuzzer's own process is everything after it —
-// the answer's decoder, sampling and conversion. Coverage inside the child
-// does not reach libFuzzer, so mutations are guided by the parent's code.
+// libFuzzer target: glTF JSON and GLB motions (FBX inputs are skipped): the
+// glTF layer's reading (load_gltf_motion, through load_assimp_motion's
+// dispatch), skeleton selection, the channels' samplers, resampling and the
+// MediaPipe-33 conversion into a discarding sink, all in this process, so
+// coverage guides the mutations. Small limits bound the work of one input.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>

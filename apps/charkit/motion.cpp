@@ -1,5 +1,6 @@
-// `charkit motion convert` and `charkit motion inspect`: BVH motion, FBX /
-// glTF / GLB animations (Assimp) or keypoint JSON (mediapipe33@0.1.0) to
+// `charkit motion convert` and `charkit motion inspect`: BVH motion, FBX
+// (Assimp) or glTF / GLB (the glTF layer) animations, or keypoint JSON
+// (mediapipe33@0.1.0), to
 // MediaPipe-33 keypoint NDJSON
 // (docs/motion.md, docs/contracts/keypoints.md). The input format is detected
 // from the content, not the file name.
@@ -120,7 +121,7 @@ int open_input(const MotionArgs& a, MotionInput& in) {
   in.assimp = motion::is_assimp_kind(kind);
   detail(a.input, std::to_string(in.file.bytes().size()) + " bytes, " +
                       std::string(motion::motion_file_kind_name(kind)) +
-                      (in.assimp ? " (read with Assimp)" : ""));
+                      (kind == motion::MotionFileKind::kFbx ? " (read with Assimp)" : ""));
   if (kind == motion::MotionFileKind::kUnknown)
     return report_error(a.input, motion::unknown_motion_file_error(), kExitInvalid);
   if (!in.assimp)

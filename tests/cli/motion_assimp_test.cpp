@@ -33,7 +33,7 @@ using MotionAssimpCli = ScratchDir;
 
 TEST_F(MotionAssimpCli, ConvertsGlbToNdjson) {
   const auto out = dir_ / "cesium.ndjson";
-  // CesiumMan's joints have no names (Assimp calls them nodes[i]): none maps,
+  // CesiumMan's joints have no names (charkit calls them #i): none maps,
   // so the conversion is refused with the joint names (docs/motion.md §Joint mapping) …
   auto refused =
       run_charkit("motion convert " + quote(model("CesiumMan.glb")) + " -o " + quote(out), true);
@@ -80,8 +80,8 @@ TEST_F(MotionAssimpCli, ConvertsGlbToNdjson) {
 TEST_F(MotionAssimpCli, DetectsByContentNotName) {
   const auto in = write("walk.bvh", read_bytes(model("RiggedSimple.glb")));
   const auto out = dir_ / "o.ndjson";
-  // Its two joints are unnamed (nodes[2], nodes[3]): a joint map names one.
-  const std::string map = R"({"left_shoulder": ["nodes[2]"]})";
+  // Its two joints are unnamed (#2, #3): a joint map names one.
+  const std::string map = R"({"left_shoulder": ["#2"]})";
   const auto map_file = write("map.json", std::vector<std::uint8_t>(map.begin(), map.end()));
   auto r = run_charkit("motion convert " + quote(in) + " -o " + quote(out) +
                            " --fps 10 --joint-map " + quote(map_file),

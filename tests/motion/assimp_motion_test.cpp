@@ -1,8 +1,9 @@
-// FBX / glTF / GLB animations through Assimp (docs/motion.md §FBX, glTF and
-// GLB animations): a hand-written glTF whose joint positions are computed by
-// hand, the Khronos samples CesiumMan and RiggedSimple (properties), an FBX
-// written here by Assimp's exporter from RiggedSimple and compared with the
-// glTF-sourced positions, and the errors.
+// FBX animations through Assimp, glTF / GLB animations through the glTF
+// layer (docs/motion.md §FBX, glTF and GLB animations): hand-written glTF
+// whose joint positions are computed by hand (LINEAR, CUBICSPLINE, STEP),
+// the Khronos samples (properties, and the glTF layer against Assimp's
+// reading of the same files), an FBX written here by Assimp's exporter and
+// compared with the glTF-sourced positions, and the errors.
 #include <gtest/gtest.h>
 
 #include <assimp/scene.h>
@@ -10,6 +11,7 @@
 #include <assimp/Exporter.hpp>
 #include <assimp/Importer.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -366,7 +368,9 @@ TEST(AssimpMotion, AnAssimpCrashBecomesAnError) {
   ASSERT_TRUE(json["skins"][0].contains("inverseBindMatrices"));
   json["skins"][0].erase("inverseBindMatrices");
   const auto crashing = with_json(glb, json.dump());
-  auto r = load_assimp_motion(crashing);
+  AssimpMotionOptions assimp;
+  assimp.gltf_with_assimp = true;
+  auto r = load_assimp_motion(crashing, assimp);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "MOTION_IMPORT_FAILED") << r.error().to_string();
   EXPECT_NE(r.error().message.find("Assimp could not read this glb file: the Assimp import "
@@ -374,13 +378,18 @@ TEST(AssimpMotion, AnAssimpCrashBecomesAnError) {
             std::string::npos)
       << r.error().message;
   // And the process goes on: the unmodified file still loads.
-  auto ok = load_assimp_motion(glb);
+  auto ok = load_assimp_motion(glb, assimp);
   ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  // The glTF layer reads the file Assimp crashed on (it is valid glTF).
+  auto layer = load_assimp_motion(crashing);
+  ASSERT_TRUE(layer.ok()) << layer.error().to_string();
+  EXPECT_EQ(layer->joints.size(), ok->joints.size());
 }
 
 // A hang or a runaway import is stopped by the child's time limit.
 TEST(AssimpMotion, TheImportTimeLimitHolds) {
   AssimpMotionOptions o;
+  o.gltf_with_assimp = true;
   o.isolation.timeout = std::chrono::milliseconds(1);
   const auto glb = read_file(model_path("CesiumMan.glb"));
   auto r = load_assimp_motion(glb, o);
@@ -395,9 +404,10 @@ TEST(AssimpMotion, TheImportTimeLimitHolds) {
 TEST(AssimpMotion, IsolatedImportEqualsInProcess) {
   for (const char* name : {"CesiumMan.glb", "RiggedSimple.glb", "RiggedFigure.glb"}) {
     SCOPED_TRACE(name);
-    AssimpMotionOptions inproc;
+    AssimpMotionOptions isolated, inproc;
+    isolated.gltf_with_assimp = inproc.gltf_with_assimp = true;
     inproc.isolate = false;
-    auto a = load_assimp_motion_file(model_path(name));
+    auto a = load_assimp_motion_file(model_path(name), isolated);
     auto b = load_assimp_motion_file(model_path(name), inproc);
     ASSERT_TRUE(a.ok()) << a.error().to_string();
     ASSERT_TRUE(b.ok()) << b.error().to_string();
@@ -498,6 +508,7 @@ TEST(AssimpMotion, BudgetRefusesALongAnimationBeforeSampling) {
 TEST(AssimpMotion, CancelStopsImportAndConversion) {
   std::atomic<bool> cancel{true};
   AssimpMotionOptions ao;
+  ao.gltf_with_assimp = true;  // the Assimp import, in its child process, is what is cancelled
   ao.isolation.cancel = &cancel;
   auto m = load_assimp_motion(bytes_of(minimal_gltf()), ao);
   ASSERT_FALSE(m.ok());
@@ -565,14 +576,14 @@ TEST(AssimpMotion, CesiumManProperties) {
   EXPECT_TRUE(moved);
 
   // Through the MediaPipe pipeline. The sample's joints are unnamed
-  // ("nodes[N]"), so a joint map names them: the two three-joint arm chains
+  // ("#N"), so a joint map names them: the two three-joint arm chains
   // and the two four-joint leg chains of the tree.
   const std::string map =
-      R"({"left_shoulder":["nodes[13]"],"left_elbow":["nodes[14]"],"left_wrist":["nodes[15]"],)"
-      R"("right_shoulder":["nodes[16]"],"right_elbow":["nodes[17]"],"right_wrist":["nodes[18]"],)"
-      R"("left_hip":["nodes[3]"],"left_knee":["nodes[4]"],"left_ankle":["nodes[5]"],"left_foot_index":["nodes[6]"],)"
-      R"("right_hip":["nodes[7]"],"right_knee":["nodes[8]"],"right_ankle":["nodes[9]"],"right_foot_index":["nodes[10]"],)"
-      R"("nose":["nodes[20]"]})";
+      R"({"left_shoulder":["#13"],"left_elbow":["#14"],"left_wrist":["#15"],)"
+      R"("right_shoulder":["#16"],"right_elbow":["#17"],"right_wrist":["#18"],)"
+      R"("left_hip":["#3"],"left_knee":["#4"],"left_ankle":["#5"],"left_foot_index":["#6"],)"
+      R"("right_hip":["#7"],"right_knee":["#8"],"right_ankle":["#9"],"right_foot_index":["#10"],)"
+      R"("nose":["#20"]})";
   auto table = apply_joint_map(default_joint_table(), map);
   ASSERT_TRUE(table.ok()) << table.error().to_string();
   ConvertOptions o;
@@ -632,7 +643,7 @@ TEST(AssimpMotion, RiggedSimpleProperties) {
     m->sample(f, p);
     EXPECT_NEAR(dist(p[0], p[1]), len, 1e-4 * len) << f;
   }
-  // Its joints are unnamed ("nodes[2]", "nodes[3]"): nothing maps, so the
+  // Its joints are unnamed ("#2", "#3"): nothing maps, so the
   // conversion is refused; a joint map naming them converts, with a warning.
   std::string out;
   auto refused = convert_assimp_motion(*m, {}, [&](std::string_view s) {
@@ -641,13 +652,12 @@ TEST(AssimpMotion, RiggedSimpleProperties) {
   });
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, "MOTION_NO_MAPPED_JOINTS");
-  EXPECT_NE(refused.error().message.find("the skeleton's joints: 'nodes[2]', 'nodes[3]';"),
-            std::string::npos)
+  EXPECT_NE(refused.error().message.find("the skeleton's joints: '#2', '#3';"), std::string::npos)
       << refused.error().message;
   EXPECT_TRUE(out.empty());
   ConvertOptions o;
-  auto t = apply_joint_map(default_joint_table(),
-                           R"({"left_shoulder": ["nodes[2]"], "left_elbow": ["nodes[3]"]})");
+  auto t =
+      apply_joint_map(default_joint_table(), R"({"left_shoulder": ["#2"], "left_elbow": ["#3"]})");
   ASSERT_TRUE(t.ok());
   o.table = *t;
   ConvertSummary s;
@@ -655,6 +665,118 @@ TEST(AssimpMotion, RiggedSimpleProperties) {
   EXPECT_EQ(lines.size(), 63u);
   ASSERT_EQ(s.warnings.size(), 1u);
   EXPECT_EQ(s.warnings[0].code, "MOTION_FEW_MAPPED_JOINTS");
+}
+
+// ---- the glTF layer against Assimp ------------------------------------------------------
+
+// glTF and GLB are read by the glTF layer; Assimp, asked to read them too,
+// is the independent reference: the same skeleton (Assimp calls unnamed
+// node N "nodes[N]", charkit "#N"), time base and joint positions at every
+// frame, on the three Khronos samples (LINEAR samplers, which both evaluate
+// alike).
+TEST(GltfMotion, MatchesAssimpOnTheSamples) {
+  for (const char* name : {"CesiumMan.glb", "RiggedSimple.glb", "RiggedFigure.glb"}) {
+    SCOPED_TRACE(name);
+    AssimpMotionOptions assimp;
+    assimp.gltf_with_assimp = true;
+    auto a = load_assimp_motion_file(model_path(name));
+    auto b = load_assimp_motion_file(model_path(name), assimp);
+    ASSERT_TRUE(a.ok()) << a.error().to_string();
+    ASSERT_TRUE(b.ok()) << b.error().to_string();
+    EXPECT_EQ(a->format, b->format);
+    ASSERT_EQ(a->joints.size(), b->joints.size());
+    std::vector<Vec3> pa(a->joints.size()), pb(b->joints.size());
+    a->sample(0, pa);
+    double size = 0;
+    for (const auto& v : pa)
+      size = std::max({size, std::abs(v[0]), std::abs(v[1]), std::abs(v[2])});
+    ASSERT_GT(size, 0);
+    for (std::size_t j = 0; j < a->joints.size(); ++j) {
+      const std::string& n = a->joints[j].name;
+      EXPECT_EQ(n.starts_with('#') ? "nodes[" + n.substr(1) + "]" : n, b->joints[j].name);
+      EXPECT_EQ(a->joints[j].parent, b->joints[j].parent) << n;
+      EXPECT_LT(dist(a->joints[j].offset, b->joints[j].offset), 1e-5 * size) << n;
+    }
+    EXPECT_EQ(a->root_count, b->root_count);
+    EXPECT_EQ(a->skinned, b->skinned);
+    EXPECT_EQ(a->animations.size(), b->animations.size());
+    EXPECT_NEAR(a->duration_seconds, b->duration_seconds, 1e-6);
+    EXPECT_EQ(a->fps, b->fps);
+    EXPECT_EQ(a->fps_source, b->fps_source);
+    EXPECT_EQ(a->frames, b->frames);
+    EXPECT_EQ(a->up_axis, b->up_axis);
+    EXPECT_EQ(a->animated_joints, b->animated_joints);
+    for (std::uint64_t f = 0; f < a->frames; ++f) {
+      a->sample(f, pa);
+      b->sample(f, pb);
+      for (std::size_t j = 0; j < pa.size(); ++j)
+        ASSERT_LT(dist(pa[j], pb[j]), 1e-4 * size) << "frame " << f << " joint " << j;
+    }
+  }
+}
+
+// Root (animated) → Tip (0, 1, 0). Root's translation is a CUBICSPLINE over
+// keys at 0 s and 2 s, its scale STEP over keys at 0 s and 1 s; Assimp
+// blends both linearly, glTF 2.0 (Appendix C) does not. Expected values from
+// the Hermite basis written out here: with s = t / 2 and the tangents
+// scaled by the 2 s interval, p(t) = h00·v0 + h10·2·b0 + h01·v1 + h11·2·a1.
+TEST(GltfMotion, CubicSplineAndStepAsGltfDefines) {
+  std::vector<std::uint8_t> buf;
+  put_floats(buf, {0.0f, 2.0f});  // cubic key times, 8 bytes
+  // key 0: in-tangent, value, out-tangent; key 1 likewise (72 bytes).
+  put_floats(buf, {0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 6, 0, 4, 0, 0, 0, 0, 0});
+  put_floats(buf, {0.0f, 1.0f});        // step key times, 8 bytes
+  put_floats(buf, {1, 1, 1, 2, 2, 2});  // scales, 24 bytes
+  const std::string text =
+      R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],)"
+      R"("nodes":[{"name":"Root","children":[1]},{"name":"Tip","translation":[0,1,0]}],)"
+      R"("buffers":[{"byteLength":112,"uri":"data:application/octet-stream;base64,)" +
+      base64(buf) +
+      R"("}],"bufferViews":[{"buffer":0,"byteLength":8},{"buffer":0,"byteOffset":8,"byteLength":72},)"
+      R"({"buffer":0,"byteOffset":80,"byteLength":8},{"buffer":0,"byteOffset":88,"byteLength":24}],)"
+      R"("accessors":[{"bufferView":0,"componentType":5126,"count":2,"type":"SCALAR","min":[0],"max":[2]},)"
+      R"({"bufferView":1,"componentType":5126,"count":6,"type":"VEC3"},)"
+      R"({"bufferView":2,"componentType":5126,"count":2,"type":"SCALAR","min":[0],"max":[1]},)"
+      R"({"bufferView":3,"componentType":5126,"count":2,"type":"VEC3"}],)"
+      R"("animations":[{"channels":[{"sampler":0,"target":{"node":0,"path":"translation"}},)"
+      R"({"sampler":1,"target":{"node":0,"path":"scale"}}],)"
+      R"("samplers":[{"input":0,"output":1,"interpolation":"CUBICSPLINE"},)"
+      R"({"input":2,"output":3,"interpolation":"STEP"}]}]})";
+  auto m = load_assimp_motion(bytes_of(text));
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  ASSERT_EQ(m->joints.size(), 2u);
+  EXPECT_NEAR(m->duration_seconds, 2.0, 1e-9);
+  std::vector<Vec3> p(2);
+  for (double t : {0.0, 0.3, 0.99, 1.0, 1.4, 2.0, 2.5}) {
+    m->sample_at(t, p);
+    const double u = std::clamp(t, 0.0, 2.0) / 2;
+    const double h00 = 2 * u * u * u - 3 * u * u + 1, h10 = u * u * u - 2 * u * u + u;
+    const double h01 = -2 * u * u * u + 3 * u * u, h11 = u * u * u - u * u;
+    // v0 = 0, b0 = (3, 0, 0), v1 = (4, 0, 0), a1 = (0, 6, 0).
+    const Vec3 root{h10 * 2 * 3 + h01 * 4, h11 * 2 * 6, 0};
+    (void)h00;
+    const double scale = t < 1.0 ? 1.0 : 2.0;
+    EXPECT_LT(dist(p[0], root), 1e-6) << t;
+    EXPECT_LT(dist(p[1], Vec3{root[0], root[1] + scale, root[2]}), 1e-6) << t;
+  }
+}
+
+// A sampler the glTF layer refuses is a located error in the motion's message.
+TEST(GltfMotion, ABadSamplerIsALocatedError) {
+  std::string text = minimal_gltf();
+  // The rotation sampler's output read as the translations: VEC3, not VEC4.
+  const std::string from = R"({"sampler":0,"target":{"node":0,"path":"rotation"}})";
+  const std::string to = R"({"sampler":1,"target":{"node":0,"path":"rotation"}})";
+  text.replace(text.find(from), from.size(), to);
+  const std::string twice = R"({"sampler":1,"target":{"node":0,"path":"translation"}})";
+  text.replace(text.find(twice), twice.size(),
+               R"({"sampler":0,"target":{"node":0,"path":"translation"}})");
+  auto m = load_assimp_motion(bytes_of(text));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, "MOTION_IMPORT_FAILED");
+  EXPECT_NE(m.error().message.find("GLTF_ANIMATION: type must be VEC4"), std::string::npos)
+      << m.error().message;
+  EXPECT_NE(m.error().message.find("/accessors/2/type"), std::string::npos) << m.error().message;
 }
 
 // ---- FBX written by Assimp's exporter ------------------------------------------------
@@ -717,11 +839,14 @@ TEST_P(FbxRoundTrip, MatchesTheGlb) {
   ASSERT_TRUE(f.ok()) << f.error().to_string();
   EXPECT_EQ(f->format, AssimpFormat::kFbxAscii);
   EXPECT_NE(f->up_axis.find("FBX UpAxis +Y"), std::string::npos) << f->up_axis;
-  // Same joints by name (the FBX may add $AssimpFbx$ helpers; they fold away).
+  // Same joints by name (the FBX may add $AssimpFbx$ helpers; they fold
+  // away). Assimp named the glTF's unnamed node N "nodes[N]" on export;
+  // charkit calls it "#N".
   ASSERT_EQ(f->joints.size(), g->joints.size());
   std::vector<int> fj;
   for (const auto& j : g->joints) {
-    fj.push_back(joint_index(*f, j.name));
+    const std::string name = j.name.starts_with('#') ? "nodes[" + j.name.substr(1) + "]" : j.name;
+    fj.push_back(joint_index(*f, name));
     ASSERT_GE(fj.back(), 0) << j.name;
   }
   std::vector<Vec3> pg(g->joints.size()), pf(f->joints.size());

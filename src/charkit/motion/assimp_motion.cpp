@@ -11,6 +11,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include "charkit/core/mapped_file.h"
 #include "charkit/core/names.h"
 #include "charkit/core/utf8.h"
+#include "charkit/motion/detail/motion_tracks.h"
 #include "charkit/motion/detail/ndjson.h"
 #include "charkit/motion/error_codes.h"
 #include "charkit/scene/gltf_document.h"
@@ -123,20 +125,14 @@ const char* assimp_format_name(AssimpFormat f) {
   return "unknown";
 }
 
-// ---- maths -----------------------------------------------------------------------
+// ---- maths and tracks ----------------------------------------------------------
 
 namespace {
 
 using Quat = core::Quatd;
-
-struct Affine {  // x' = m·x + t
-  Mat3 m = core::identity3<double>();
-  Vec3 t{};
-};
-
-Affine compose(const Affine& a, const Affine& b) {
-  return {core::mul(a.m, b.m), core::add(core::mul(a.m, b.t), a.t)};
-}
+using detail::Affine;
+using detail::compose;
+using detail::trs;
 
 #if CHARKIT_WITH_ASSIMP
 Affine from_ai(const aiMatrix4x4& a) {
@@ -146,42 +142,6 @@ Affine from_ai(const aiMatrix4x4& a) {
   return r;
 }
 #endif
-
-// Rotation · diag(scale), translation t.
-Affine trs(const Vec3& t, const Quat& q, const Vec3& s) {
-  const core::Mat4d m = core::compose(core::Trs<double>{t, q, s});
-  return {core::linear_part(m), t};
-}
-
-}  // namespace
-
-// ---- tracks ----------------------------------------------------------------------
-
-struct AssimpTracks {
-  template <typename V>
-  struct Key {
-    double t;  // ticks
-    V v;
-  };
-  struct Track {
-    std::vector<Key<Vec3>> position, scaling;
-    std::vector<Key<Quat>> rotation;
-  };
-  struct Node {
-    int parent = -1;  // index in nodes, parents first
-    Affine rest;
-    Vec3 rest_t{}, rest_s{1, 1, 1};
-    Quat rest_r{};
-    int track = -1;
-  };
-  std::vector<Node> nodes;
-  std::vector<Track> tracks;
-  std::vector<std::uint32_t> joint_node;  // joint → node
-  Mat3 up = core::identity3<double>();    // applied to world positions
-  double ticks_per_second = 30;
-};
-
-namespace {
 
 template <typename V, typename Lerp>
 V interpolate(const std::vector<AssimpTracks::Key<V>>& keys, double t, const V& rest, Lerp lerp) {
@@ -205,7 +165,86 @@ Quat slerp(const Quat& a, const Quat& b, double f) {
   return core::slerp(a, b, f);
 }
 
+// A glTF channel's value at `seconds` (3 or 4 components).
+Vec3 evaluate3(const scene::GltfTrack& t, double seconds) {
+  std::array<double, 4> v{};
+  t.evaluate(seconds, v);
+  return {v[0], v[1], v[2]};
+}
+Quat evaluate_rotation(const scene::GltfTrack& t, double seconds) {
+  std::array<double, 4> v{};
+  t.evaluate(seconds, v);
+  return {v[0], v[1], v[2], v[3]};
+}
+
 }  // namespace
+
+namespace detail {
+
+core::Result<std::size_t> choose_animation(const std::vector<std::string>& names,
+                                           const std::string& want) {
+  const std::size_t n = names.size();
+  // The file's animations for a message: names in index order (unnamed as '').
+  auto list = [&] {
+    return std::to_string(n) + ", by index from 0: " + core::format_name_list(names);
+  };
+  if (want.empty()) return std::size_t{0};
+  if (std::all_of(want.begin(), want.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      want.size() < 10) {
+    const std::size_t i = std::stoul(want);
+    if (i < n) return i;
+    return core::make_error(codes::MOTION_ANIMATION_NOT_FOUND,
+                            "no animation " + want + " (the file has " + list() + ")");
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (names[i] == want) return i;
+  return core::make_error(codes::MOTION_ANIMATION_NOT_FOUND,
+                          "no animation named " +
+                              core::quote_excerpt(want, core::kNameListNameBytes) +
+                              " (the file has " + list() + ")");
+}
+
+core::Status set_time_base(AssimpMotion& out, const AssimpTracks& tr, bool fps_from_ticks,
+                           double duration_ticks, const KeyStats& keys,
+                           const AssimpMotionOptions& o) {
+  const AssimpLimits& lim = o.limits;
+  if (o.fps) {
+    out.fps = *o.fps;
+    out.fps_source = "option";
+  } else if (fps_from_ticks) {
+    out.fps = tr.ticks_per_second;
+    out.fps_source = "ticks per second";
+  } else {
+    std::optional<double> f;
+    if (keys.densest >= 2 && keys.densest_span > 0)
+      f = fps_from_frame_time(keys.densest_span / static_cast<double>(keys.densest - 1) /
+                              tr.ticks_per_second);
+    if (f && *f >= 10 && *f <= 240) {
+      out.fps = *f;
+      out.fps_source = "key spacing";
+    } else {
+      out.fps = kDefaultFps;
+      out.fps_source = "default";
+    }
+  }
+  out.duration_seconds = std::max(0.0, duration_ticks / tr.ticks_per_second);
+  const double span_frames = out.duration_seconds * out.fps;
+  if (!std::isfinite(span_frames) || span_frames + 1 > static_cast<double>(lim.max_frames))
+    return core::make_error(codes::MOTION_LIMIT,
+                            "the animation is " + std::to_string(out.duration_seconds) +
+                                " s long: more than " + std::to_string(lim.max_frames) +
+                                " frames at " + std::to_string(out.fps) + " fps");
+  out.frames = static_cast<std::uint64_t>(std::llround(span_frames)) + 1;
+  if (static_cast<double>(out.frames) * static_cast<double>(tr.nodes.size()) >
+      static_cast<double>(lim.max_work))
+    return core::make_error(codes::MOTION_LIMIT, std::to_string(out.frames) + " frames × " +
+                                                     std::to_string(tr.nodes.size()) +
+                                                     " nodes is more work than the limit of " +
+                                                     std::to_string(lim.max_work));
+  return core::Ok{};
+}
+
+}  // namespace detail
 
 void AssimpMotion::sample_at(double seconds, std::span<Vec3> out) const {
   if (!tracks || out.size() != joints.size()) return;
@@ -217,9 +256,12 @@ void AssimpMotion::sample_at(double seconds, std::span<Vec3> out) const {
     Affine local = n.rest;
     if (n.track >= 0) {
       const auto& k = tr.tracks[static_cast<std::size_t>(n.track)];
-      local = trs(interpolate(k.position, ticks, n.rest_t, lerp3),
-                  interpolate(k.rotation, ticks, n.rest_r, slerp),
-                  interpolate(k.scaling, ticks, n.rest_s, lerp3));
+      local = trs(k.gltf_translation ? evaluate3(*k.gltf_translation, seconds)
+                                     : interpolate(k.position, ticks, n.rest_t, lerp3),
+                  k.gltf_rotation ? evaluate_rotation(*k.gltf_rotation, seconds)
+                                  : interpolate(k.rotation, ticks, n.rest_r, slerp),
+                  k.gltf_scale ? evaluate3(*k.gltf_scale, seconds)
+                               : interpolate(k.scaling, ticks, n.rest_s, lerp3));
     }
     world[i] = n.parent >= 0 ? compose(world[static_cast<std::size_t>(n.parent)], local) : local;
   }
@@ -300,29 +342,6 @@ std::string safe_name(const aiString& s) {
   return std::string(s.data, ::strnlen(s.data, n));
 }
 
-core::Result<std::size_t> choose_animation(const aiScene& scene, const std::string& want) {
-  const std::size_t n = scene.mNumAnimations;
-  // The file's animations for a message: names in index order (unnamed as '').
-  auto list = [&] {
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < n; ++i) names.push_back(safe_name(scene.mAnimations[i]->mName));
-    return std::to_string(n) + ", by index from 0: " + core::format_name_list(names);
-  };
-  if (want.empty()) return std::size_t{0};
-  if (std::all_of(want.begin(), want.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-      want.size() < 10) {
-    const std::size_t i = std::stoul(want);
-    if (i < n) return i;
-    return fail(codes::MOTION_ANIMATION_NOT_FOUND,
-                "no animation " + want + " (the file has " + list() + ")");
-  }
-  for (std::size_t i = 0; i < n; ++i)
-    if (safe_name(scene.mAnimations[i]->mName) == want) return i;
-  return fail(codes::MOTION_ANIMATION_NOT_FOUND,
-              "no animation named " + core::quote_excerpt(want, core::kNameListNameBytes) +
-                  " (the file has " + list() + ")");
-}
-
 template <typename AiKey, typename V, typename Conv>
 void copy_keys(const AiKey* keys, unsigned count, std::vector<AssimpTracks::Key<V>>& out,
                Conv conv) {
@@ -373,7 +392,10 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
   if (!scene.mRootNode) return fail(codes::MOTION_NO_SKELETON, "the file has no node hierarchy");
   if (scene.mNumAnimations == 0 || !scene.mAnimations)
     return fail(codes::MOTION_NO_ANIMATION, "the file holds no animation");
-  auto chosen = choose_animation(scene, o.animation);
+  std::vector<std::string> names;
+  for (unsigned a = 0; a < scene.mNumAnimations; ++a)
+    names.push_back(scene.mAnimations[a] ? safe_name(scene.mAnimations[a]->mName) : "");
+  auto chosen = detail::choose_animation(names, o.animation);
   if (!chosen) return chosen.error();
   const aiAnimation* anim = scene.mAnimations[*chosen];
   if (!anim) return fail(codes::MOTION_NO_ANIMATION, "the chosen animation is empty");
@@ -531,9 +553,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
   if (out.joints.empty()) return fail(codes::MOTION_NO_SKELETON, "the skeleton has no joints");
 
   // Tracks of the chosen animation on the evaluated nodes.
-  double max_key = 0;
-  std::size_t densest = 0;
-  double densest_span = 0;
+  detail::KeyStats stats;
   if (anim->mChannels)
     for (unsigned c = 0; c < anim->mNumChannels; ++c) {
       const aiNodeAnim* ch = anim->mChannels[c];
@@ -565,12 +585,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
         return core::normalize(Quat{q.x, q.y, q.z, q.w});
       });
       auto note = [&](const auto& keys) {
-        if (keys.empty()) return;
-        max_key = std::max(max_key, keys.back().t);
-        if (keys.size() > densest) {
-          densest = keys.size();
-          densest_span = keys.back().t - keys.front().t;
-        }
+        if (!keys.empty()) stats.note(keys.size(), keys.front().t, keys.back().t);
       };
       note(t.position);
       note(t.rotation);
@@ -597,39 +612,12 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
   if (!tps_given)
     out.warnings.push_back(
         {codes::MOTION_TICKS_PER_SECOND, "the animation gives no ticks per second; using 30"});
-  if (o.fps) {
-    out.fps = *o.fps;
-    out.fps_source = "option";
-  } else if (tps_given && tps_in >= 1 && tps_in <= 240) {
-    out.fps = tps_in;
-    out.fps_source = "ticks per second";
-  } else {
-    std::optional<double> f;
-    if (densest >= 2 && densest_span > 0)
-      f = fps_from_frame_time(densest_span / static_cast<double>(densest - 1) /
-                              tr->ticks_per_second);
-    if (f && *f >= 10 && *f <= 240) {
-      out.fps = *f;
-      out.fps_source = "key spacing";
-    } else {
-      out.fps = kDefaultFps;
-      out.fps_source = "default";
-    }
-  }
   const double dur_ticks =
-      std::isfinite(anim->mDuration) && anim->mDuration > 0 ? anim->mDuration : max_key;
-  out.duration_seconds = std::max(0.0, dur_ticks / tr->ticks_per_second);
-  const double span_frames = out.duration_seconds * out.fps;
-  if (!std::isfinite(span_frames) || span_frames + 1 > static_cast<double>(lim.max_frames))
-    return fail(codes::MOTION_LIMIT, "the animation is " + std::to_string(out.duration_seconds) +
-                                         " s long: more than " + std::to_string(lim.max_frames) +
-                                         " frames at " + std::to_string(out.fps) + " fps");
-  out.frames = static_cast<std::uint64_t>(std::llround(span_frames)) + 1;
-  if (static_cast<double>(out.frames) * static_cast<double>(tr->nodes.size()) >
-      static_cast<double>(lim.max_work))
-    return fail(codes::MOTION_LIMIT,
-                std::to_string(out.frames) + " frames × " + std::to_string(tr->nodes.size()) +
-                    " nodes is more work than the limit of " + std::to_string(lim.max_work));
+      std::isfinite(anim->mDuration) && anim->mDuration > 0 ? anim->mDuration : stats.max_key;
+  if (auto st = detail::set_time_base(out, *tr, tps_given && tps_in >= 1 && tps_in <= 240,
+                                      dur_ticks, stats, o);
+      !st)
+    return std::move(st).error();
 
   if (o.auto_up) {
     tr->up = up_rotation(scene, format, out.up_axis);
@@ -992,8 +980,19 @@ core::Result<AssimpMotion> import(std::span<const std::uint8_t>, const std::file
 }  // namespace
 #endif
 
+namespace {
+
+bool read_by_gltf_layer(std::span<const std::uint8_t> bytes, const AssimpMotionOptions& o) {
+  if (o.gltf_with_assimp || bytes.size() > o.limits.max_bytes) return false;
+  const AssimpFormat f = detect_assimp_format(core::as_chars(bytes));
+  return f == AssimpFormat::kGlb || f == AssimpFormat::kGltf;
+}
+
+}  // namespace
+
 core::Result<AssimpMotion> load_assimp_motion(std::span<const std::uint8_t> bytes,
                                               const AssimpMotionOptions& options) {
+  if (read_by_gltf_layer(bytes, options)) return load_gltf_motion(bytes, "", options);
   return import(bytes, {}, options);
 }
 
@@ -1010,6 +1009,8 @@ core::Result<AssimpMotion> load_assimp_motion_file(const std::string& path,
   auto dir =
       std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).parent_path();
   if (ec) dir.clear();
+  if (read_by_gltf_layer(file->bytes(), options))
+    return load_gltf_motion(file->bytes(), dir.empty() ? "" : dir.string(), options);
   return import(file->bytes(), dir, options);
 }
 

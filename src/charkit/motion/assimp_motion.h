@@ -1,15 +1,16 @@
-// FBX, glTF and GLB animations through Assimp (libassimp 5.2) into the same
-// MediaPipe-33 pipeline as BVH (docs/motion.md §FBX, glTF and GLB animations):
-// the file is imported with the node hierarchy kept, a skeleton is picked (the
-// node tree above the bones of the skinned meshes, or the animated nodes when
-// nothing is skinned), one animation is resampled at a fixed frame rate, and
-// every frame gives world joint positions in the form the BVH path hands to
-// map_joints / PoseJob / project.
+// FBX animations through Assimp (libassimp 5.2), glTF and GLB animations
+// through charkit's glTF layer, into the same MediaPipe-33 pipeline as BVH
+// (docs/motion.md §FBX, glTF and GLB animations): the file is read with its
+// node hierarchy kept, a skeleton is picked (the node tree above the bones
+// of the skinned meshes, or the animated nodes when nothing is skinned), one
+// animation is resampled at a fixed frame rate, and every frame gives world
+// joint positions in the form the BVH path hands to map_joints / PoseJob /
+// project.
 //
-// Untrusted input: the size is bounded before Assimp sees it; Assimp runs in
-// a child process whose crash, hang (timeout) or runaway allocation (address
-// space limit) becomes an error; every exception is caught; the importer may
-// open no file other than the input itself and files in the input's folder
+// Untrusted input: the size is bounded before any reader sees it; Assimp
+// runs in a child process whose crash, hang (timeout) or runaway allocation
+// (address space limit) becomes an error; every exception is caught; no file
+// is opened other than the input itself and files in the input's folder
 // (glTF buffers, bounded too); and the frame and joint counts are bounded
 // before any sampling.
 #pragma once
@@ -63,6 +64,10 @@ struct AssimpMotionOptions {
   /// MOTION_IMPORT_FAILED. False: in this process — only for trusted files.
   bool isolate = true;
   core::IsolationLimits isolation;  ///< time and memory of the child
+  /// glTF and GLB are read by charkit's glTF layer (load_gltf_motion): in
+  /// this process, samplers evaluated as glTF 2.0 defines them. True: by
+  /// Assimp, as FBX is — the reference the glTF reading is compared with.
+  bool gltf_with_assimp = false;
 };
 
 struct AssimpAnimationInfo {
@@ -106,7 +111,9 @@ struct AssimpMotion {
 };
 
 /// Load from memory. The format is detected from the bytes (detect_assimp_format);
-/// a glTF's external buffers cannot be resolved from memory (data: URIs work).
+/// glTF and GLB go to load_gltf_motion unless options.gltf_with_assimp, FBX
+/// to Assimp. A glTF's external buffers cannot be resolved from memory
+/// (data: URIs work).
 /// Errors: MOTION_LIMIT (too large), MOTION_FORMAT (not FBX/glTF/GLB),
 /// MOTION_IMPORT_FAILED (Assimp's message), MOTION_NO_ANIMATION,
 /// MOTION_ANIMATION_NOT_FOUND, MOTION_NO_SKELETON.
@@ -116,6 +123,22 @@ core::Result<AssimpMotion> load_assimp_motion(std::span<const std::uint8_t> byte
 /// folder, and count against max_bytes). Errors as above, plus IO_OPEN.
 core::Result<AssimpMotion> load_assimp_motion_file(const std::string& path,
                                                    const AssimpMotionOptions& options = {});
+
+/// A glTF or GLB animation read by charkit's glTF layer, without Assimp
+/// and without a child process (the glTF layer is bounded and fuzzed): the
+/// skeleton is chosen as for Assimp's import (the joints of the skins of
+/// the default scene's meshes, else its animated nodes, with the nodes
+/// between them and the mesh-free nodes below them); unnamed nodes are
+/// named "#N"; the channels' samplers are read by scene::read_gltf_track
+/// and evaluated by scene::GltfTrack (STEP, LINEAR, CUBICSPLINE), key times
+/// in seconds; the rate is options.fps, else the key spacing, else 30.
+/// base_dir: the folder external buffers resolve in ("" = none may be
+/// read). Errors: MOTION_LIMIT, MOTION_FORMAT, MOTION_FPS,
+/// MOTION_IMPORT_FAILED (the glTF layer's located error in the message),
+/// MOTION_NO_ANIMATION, MOTION_ANIMATION_NOT_FOUND, MOTION_NO_SKELETON.
+core::Result<AssimpMotion> load_gltf_motion(std::span<const std::uint8_t> bytes,
+                                            const std::string& base_dir,
+                                            const AssimpMotionOptions& options = {});
 
 /// The pipeline of convert_bvh on an imported animation: pass 1 finds the
 /// projection scale, pass 2 writes the NDJSON lines. options.up applies on

@@ -21,7 +21,8 @@ MotionFileKind detect_motion_file(std::string_view bytes);
 /// "bvh", "json", "gltf", "glb", "fbx" (the server's format names), "unknown".
 std::string_view motion_file_kind_name(MotionFileKind kind);
 
-/// glTF, GLB and FBX: read through Assimp (load_assimp_motion*).
+/// glTF, GLB and FBX: read by load_assimp_motion* (glTF and GLB by the glTF
+/// layer, FBX by Assimp).
 constexpr bool is_assimp_kind(MotionFileKind kind) {
   return kind == MotionFileKind::kGltf || kind == MotionFileKind::kGlb ||
          kind == MotionFileKind::kFbx;
