@@ -514,8 +514,13 @@ int run_render(const RenderArgs& a) {
     return kExitOk;
   }
   const render::FrameStats& s = first_stats;
-  std::cout << "wrote " << printable(a.output) << (views > 1 ? " (+ turntable)" : "") << ": "
-            << fo.width << "x" << fo.height << " on the " << printable(device->name)
+  // A turntable writes OUT_000.png … (numbered): name what was written.
+  std::cout << "wrote "
+            << (views > 1 ? printable(numbered(a.output, 0)) + " … " +
+                                printable(numbered(a.output, views - 1)) + " (" +
+                                std::to_string(views) + " views; figures of the first)"
+                          : printable(a.output))
+            << ": " << fo.width << "x" << fo.height << " on the " << printable(device->name)
             << " device; character " << s.character_pixels << " px, face " << s.face_pixels
             << " px, eye " << s.eye_pixels << " px, transparent " << s.transparent_pixels
             << " px\n";

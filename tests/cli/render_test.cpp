@@ -116,6 +116,13 @@ TEST_F(RenderCli, PartsFileSendsMaterialsToTheEyePassAndTurntable) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / "robot_000.png"));
   EXPECT_TRUE(std::filesystem::exists(dir_ / "robot_001.png"));
   EXPECT_EQ(j["images"][1]["yaw"].get<double>(), 180.0);
+  // In text, the line names the files a turntable writes (not OUT itself).
+  auto text = run_charkit("render " + quote(kModels / "debug_robot.vrm") + " -o " + quote(out) +
+                          " --size 64x64 --shadow-map 256 --turntable 2");
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("robot_000.png … "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("robot_001.png (2 views"), std::string::npos) << text.out;
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 // --motion: CesiumMan's own walk at frame 10 moves the character (another

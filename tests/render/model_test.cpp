@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "charkit/render/error_codes.h"
@@ -30,7 +31,10 @@ TEST(RenderModel, GodettePartsTexturesAndBounds) {
   EXPECT_EQ(m->facing_z, -1.0F);  // VRM 0.x
   EXPECT_EQ(m->primitives[0].material_name, "Face");
   EXPECT_EQ(m->primitives[0].kind, PartKind::kFace);
-  EXPECT_EQ(m->primitives[0].kind_reason, "material name");
+  // FaceMesh is skinned mostly to node 5, the VRM humanoid head (weights
+  // summed per joint with a separate script); the body's primitives to the
+  // hips, which decides nothing.
+  EXPECT_EQ(m->primitives[0].kind_reason, "VRM humanoid bone head");
   EXPECT_EQ(m->primitives[1].kind, PartKind::kBody);
   EXPECT_EQ(m->primitives[2].material_name, "GodotLogo");
   EXPECT_EQ(m->primitives[2].kind, PartKind::kTransparent);  // alphaMode BLEND
@@ -47,6 +51,38 @@ TEST(RenderModel, GodettePartsTexturesAndBounds) {
                                   v.normal[2] * v.normal[2]);
       ASSERT_NEAR(len, 1.0F, 1e-3F) << p.pointer;
     }
+}
+
+// debug_robot.vrm (VRM 1.0) hangs one three-primitive mesh on 22 nodes,
+// none skinned: Eye.L under the humanoid leftEye bone, Eye.R under
+// rightEye, Head under head (read from the file's JSON with a separate
+// script). Without a parts file those become eye, eye and face.
+TEST(RenderModel, HumanoidBonesFindFaceAndEyes) {
+  auto doc = scene::GltfDocument::load_file(model_path("debug_robot.vrm"));
+  ASSERT_TRUE(doc);
+  auto m = load_render_model(*doc);
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_EQ(m->primitives.size(), 66U);
+  std::map<std::string, int> reasons;
+  int eyes = 0, faces = 0;
+  for (const RenderPrimitive& p : m->primitives) {
+    eyes += p.kind == PartKind::kEye ? 1 : 0;
+    faces += p.kind == PartKind::kFace ? 1 : 0;
+    ++reasons[p.kind_reason];
+  }
+  EXPECT_EQ(eyes, 6);
+  EXPECT_EQ(faces, 3);
+  EXPECT_EQ(reasons["VRM humanoid bone leftEye"], 3);
+  EXPECT_EQ(reasons["VRM humanoid bone rightEye"], 3);
+  EXPECT_EQ(reasons["VRM humanoid bone head"], 3);
+  // A plain glTF has no humanoid bones: CesiumMan's parts come from names
+  // and defaults only.
+  auto cesium = scene::GltfDocument::load_file(model_path("CesiumMan.glb"));
+  ASSERT_TRUE(cesium);
+  auto c = load_render_model(*cesium);
+  ASSERT_TRUE(c) << c.error().message;
+  for (const RenderPrimitive& p : c->primitives)
+    EXPECT_EQ(p.kind_reason.rfind("VRM humanoid", 0), std::string::npos) << p.kind_reason;
 }
 
 TEST(RenderModel, PartsFileOverridesAndErrors) {

@@ -46,6 +46,39 @@ std::optional<PartKind> kind_from_name(const std::string& name) {
   return std::nullopt;
 }
 
+// The part a VRM humanoid bone makes of what hangs on it or is skinned to
+// it: the eye bones → eye; head and jaw → face.
+std::optional<PartKind> kind_from_bone(const std::string& bone) {
+  if (bone == "leftEye" || bone == "rightEye") return PartKind::kEye;
+  if (bone == "head" || bone == "jaw") return PartKind::kFace;
+  return std::nullopt;
+}
+
+// The humanoid bone that decides a primitive's part: for a skinned one, the
+// joint that carries the most of its vertices' weight, when that joint is a
+// humanoid bone; else the bone of the mesh node itself or of its parent.
+// "" when none.
+std::string part_bone(const std::map<std::size_t, std::string>& bone_of,
+                      const scene::GltfAsset& asset, std::size_t node,
+                      const std::vector<std::uint32_t>& joints, const std::vector<float>& weights) {
+  if (bone_of.empty()) return {};
+  if (!joints.empty()) {
+    const scene::GltfSkin& skin = asset.skins[*asset.nodes[node].skin];
+    std::vector<double> total(skin.joints.size(), 0.0);
+    for (std::size_t i = 0; i < joints.size(); ++i)
+      if (weights[i] > 0.0F) total[joints[i]] += weights[i];
+    const auto top =
+        static_cast<std::size_t>(std::max_element(total.begin(), total.end()) - total.begin());
+    const auto it = bone_of.find(skin.joints[top]);
+    return it != bone_of.end() && total[top] > 0 ? it->second : std::string();
+  }
+  for (std::optional<std::size_t> n = node; n; n = asset.nodes[*n].parent) {
+    if (const auto it = bone_of.find(*n); it != bone_of.end()) return it->second;
+    if (*n != node) break;  // the node and its parent only
+  }
+  return {};
+}
+
 core::Mat4f node_local(const scene::GltfNode& node) {
   core::Mat4f r{};
   if (node.matrix) {
@@ -134,6 +167,11 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
   if (asset.vrm)
     for (const scene::VrmMaterialProperties& m : asset.vrm->materials)
       vrm_materials[m.name] = {m.shader, m.transparent()};
+
+  // VRM humanoid bones by node, for the part rules.
+  std::map<std::size_t, std::string> bone_of;
+  if (asset.vrm)
+    for (const scene::VrmHumanBone& b : asset.vrm->human_bones) bone_of.emplace(b.node, b.bone);
 
   const std::vector<scene::GltfNode>& nodes = asset.nodes;
   const std::size_t node_count = nodes.size();
@@ -335,7 +373,7 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
           out.base_texture = *slot;
         }
       }
-      // The part: the mapping file, then VRM / alpha, then names.
+      // The part: the mapping file, the VRM humanoid bone, VRM / alpha, then names.
       std::optional<PartKind> kind;
       if (options.parts) {
         for (const std::string& name : {out.material_name, out.mesh_name})
@@ -344,6 +382,10 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
             kind = it->second;
             out.kind_reason = "parts file";
           }
+      }
+      if (!kind) {
+        const std::string bone = part_bone(bone_of, asset, n, joints, weights);
+        if ((kind = kind_from_bone(bone))) out.kind_reason = "VRM humanoid bone " + bone;
       }
       if (!kind) {
         auto vm = vrm_materials.find(out.material_name);
