@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -67,6 +68,7 @@ struct RenderArgs {
   std::string device;
   std::string dump;
   unsigned turntable = 0;
+  std::string expression;  // NAME=W,NAME=W
   bool explain = false;
   bool json = false;
 };
@@ -90,6 +92,24 @@ std::optional<std::vector<float>> floats(const std::string& text) {
     }
   }
   return v;
+}
+
+/// `NAME=W,NAME=W`: VRM expression weights, each a number from 0 to 1.
+core::Result<std::map<std::string, double>> parse_expressions(const std::string& text) {
+  std::map<std::string, double> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto eq = item.find('=');
+    auto w = eq == std::string::npos ? std::nullopt : floats(item.substr(eq + 1));
+    if (eq == 0 || !w || w->size() != 1 || !((*w)[0] >= 0.0F && (*w)[0] <= 1.0F))
+      return option_error("--expression: \"" + item +
+                          "\" is not NAME=WEIGHT with a weight from 0 to 1");
+    if (!out.emplace(item.substr(0, eq), (*w)[0]).second)
+      return option_error("--expression: " + item.substr(0, eq) + " is given twice");
+  }
+  if (out.empty()) return option_error("--expression: give NAME=WEIGHT, e.g. blink=1");
+  return out;
 }
 
 /// `eye=X,Y,Z;target=X,Y,Z;up=X,Y,Z;fov=DEG;yaw=DEG` over the framing camera.
@@ -398,6 +418,11 @@ int run_render(const RenderArgs& a) {
     fo.lut = std::move(*lut);
   }
   render::ModelLoadOptions mo;
+  if (!a.expression.empty()) {
+    auto e = parse_expressions(a.expression);
+    if (!e) return report_error(a.input, e.error(), kExitUsage);
+    mo.expressions = std::move(*e);
+  }
   if (!a.parts.empty()) {
     auto file = core::MappedFile::open(a.parts);
     if (!file) return report_error(a.parts, file.error(), kExitUsage);
@@ -453,7 +478,10 @@ int run_render(const RenderArgs& a) {
   } else {
     model = render::load_render_model(*doc, mo);
   }
-  if (!model) return report_error(a.input, model.error(), kExitInvalid);
+  if (!model)
+    return report_error(
+        a.input, model.error(),
+        model.error().code == render::codes::RENDER_EXPRESSION ? kExitUsage : kExitInvalid);
   for (const std::string& w : model->warnings)
     report_warning(a.input, render::codes::RENDER_MODEL, w);
   // The default light: front, above and to the side of the way the model faces.
@@ -510,6 +538,7 @@ int run_render(const RenderArgs& a) {
                     {"width", fo.width},
                     {"height", fo.height},
                     {"parts", std::move(parts)},
+                    {"expressions", model->expressions},
                     {"images", std::move(outputs)}});
     return kExitOk;
   }
@@ -562,6 +591,10 @@ void add_render_commands(CLI::App& app, int& exit_code) {
                 "Character LUT for the eye branch, over the shaped colour: a .cube 3D LUT of "
                 "size 32, or a 1024x32 PNG strip (blue picks the 32-pixel slice)")
       ->type_name("FILE.cube|.png");
+  r->add_option("--expression", a->expression,
+                "VRM expression weights from 0 to 1, e.g. blink=1,happy=0.5 (default: every "
+                "expression at 0, the VRM rest state; --json lists the model's)")
+      ->type_name("NAME=W,...");
   r->add_option("--parts", a->parts,
                 "Which materials or meshes are face, eye, transparent or body: a JSON file "
                 "{\"face\": [NAMES], \"eye\": [...], ...} (default: VRM data and names)")

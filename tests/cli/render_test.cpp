@@ -72,6 +72,9 @@ TEST_F(RenderCli, GodetteToPngWithDumps) {
   const Json j = Json::parse(r.out);
   ASSERT_EQ(j["parts"].size(), 4U);
   EXPECT_EQ(j["parts"][0]["part"], "face");
+  EXPECT_EQ(j["parts"][0]["reason"], "VRM humanoid bone head");
+  ASSERT_EQ(j["expressions"].size(), 17U);  // Godette's blend shape groups, 1.0 names
+  EXPECT_EQ(j["expressions"][1], "aa");
   const Json& img = j["images"][0];
   EXPECT_GT(img["coverage"].get<double>(), 0.08);
   EXPECT_LT(img["coverage"].get<double>(), 0.5);
@@ -99,6 +102,29 @@ TEST_F(RenderCli, GodetteToPngWithDumps) {
   EXPECT_EQ(face, img["facePixels"].get<std::size_t>());
   const scene::RgbaImage normal = read_png(dump / "normal.png");  // 16-bit → 8 by stb
   EXPECT_EQ(normal.width, 160U);
+}
+
+// --expression: weights by the model's expression names, each 0 to 1; a
+// name the model lacks or a malformed list is refused (exit 2) before
+// anything is drawn.
+TEST_F(RenderCli, ExpressionsAreUsedOrRefused) {
+  const auto model = quote(kModels / "Godette_vrm_v4.vrm");
+  const auto out = dir_ / "blink.png";
+  auto r = run_charkit("render " + model + " -o " + quote(out) +
+                           " --size 64x80 --shadow-map 256 --expression blink=1,aa=0.5",
+                       true);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(out));
+  for (const char* bad : {"smirk=1", "blink", "blink=2", "blink=1,blink=0"}) {
+    auto b = run_charkit(
+        "render " + model + " -o " + quote(dir_ / "no.png") + " --size 64x80 --expression " + bad,
+        true);
+    EXPECT_EQ(b.exit_code, 2) << bad << ": " << b.out;
+    EXPECT_NE(b.out.find(std::string(bad) == "smirk=1" ? "RENDER_EXPRESSION" : "RENDER_OPTION"),
+              std::string::npos)
+        << b.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "no.png"));
 }
 
 TEST_F(RenderCli, PartsFileSendsMaterialsToTheEyePassAndTurntable) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "charkit/render/error_codes.h"
 #include "charkit/render/lut.h"
@@ -83,6 +84,70 @@ TEST(RenderModel, HumanoidBonesFindFaceAndEyes) {
   ASSERT_TRUE(c) << c.error().message;
   for (const RenderPrimitive& p : c->primitives)
     EXPECT_EQ(p.kind_reason.rfind("VRM humanoid", 0), std::string::npos) << p.kind_reason;
+}
+
+// Godette (VRM 0.x) drives 15 morph targets of its face mesh through 17
+// blend shape groups; its file gives no default weights. At rest nothing
+// moves; blink=1 moves exactly the face vertices whose blink-bound targets
+// have a non-zero position delta (the binds and deltas read from the file
+// here), and nothing of the body.
+TEST(RenderModel, VrmExpressionsDriveTheirMorphTargets) {
+  auto doc = scene::GltfDocument::load_file(model_path("Godette_vrm_v4.vrm"));
+  ASSERT_TRUE(doc);
+  auto rest = load_render_model(*doc);
+  ASSERT_TRUE(rest) << rest.error().message;
+  EXPECT_EQ(rest->expressions.size(), 17U);
+  ModelLoadOptions o;
+  o.expressions = {{"blink", 1.0}};
+  auto blink = load_render_model(*doc, o);
+  ASSERT_TRUE(blink) << blink.error().message;
+
+  const scene::GltfAsset& a = doc->asset();
+  const scene::VrmExpression* e = nullptr;
+  for (const scene::VrmExpression& x : a.vrm->expressions)
+    if (x.name == "blink") e = &x;
+  ASSERT_NE(e, nullptr);
+  ASSERT_FALSE(e->binds.empty());
+  const scene::GltfPrimitive& face = a.meshes[e->binds[0].mesh].primitives[0];
+  std::vector<bool> should_move;
+  for (const scene::VrmMorphBind& b : e->binds) {
+    auto d = doc->read_accessor_floats(*face.targets[b.target].find("POSITION"));
+    ASSERT_TRUE(d);
+    should_move.resize(d->size() / 3, false);
+    for (std::size_t v = 0; v < d->size() / 3; ++v)
+      if (b.weight != 0 && ((*d)[3 * v] != 0 || (*d)[3 * v + 1] != 0 || (*d)[3 * v + 2] != 0))
+        should_move[v] = true;
+  }
+  ASSERT_EQ(blink->primitives.size(), rest->primitives.size());
+  const RenderPrimitive& p0 = rest->primitives[0];  // the face (see above)
+  const RenderPrimitive& p1 = blink->primitives[0];
+  ASSERT_EQ(p1.vertices.size(), should_move.size());
+  std::size_t moved = 0, expected = 0;
+  for (std::size_t v = 0; v < p1.vertices.size(); ++v) {
+    const float* x = p0.vertices[v].position;
+    const float* y = p1.vertices[v].position;
+    const bool m = x[0] != y[0] || x[1] != y[1] || x[2] != y[2];
+    EXPECT_EQ(m, static_cast<bool>(should_move[v])) << v;
+    moved += m ? 1 : 0;
+    expected += should_move[v] ? 1 : 0;
+  }
+  EXPECT_GT(expected, 0U);
+  EXPECT_EQ(moved, expected);
+  for (std::size_t p = 1; p < rest->primitives.size(); ++p)
+    for (std::size_t v = 0; v < rest->primitives[p].vertices.size(); ++v)
+      ASSERT_EQ(std::vector<float>(rest->primitives[p].vertices[v].position,
+                                   rest->primitives[p].vertices[v].position + 3),
+                std::vector<float>(blink->primitives[p].vertices[v].position,
+                                   blink->primitives[p].vertices[v].position + 3));
+
+  // A name the model lacks, or a weight outside 0–1, is refused.
+  o.expressions = {{"smirk", 1.0}};
+  auto bad = load_render_model(*doc, o);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "RENDER_EXPRESSION");
+  EXPECT_NE(bad.error().message.find("blinkLeft"), std::string::npos) << bad.error().message;
+  o.expressions = {{"blink", 1.5}};
+  EXPECT_FALSE(load_render_model(*doc, o));
 }
 
 TEST(RenderModel, PartsFileOverridesAndErrors) {

@@ -301,6 +301,62 @@ TEST(GltfAsset, ReadsTheVrmExtensions) {
   EXPECT_EQ(r.error().location.pointer, "/extensions/VRM/humanoid/humanBones");
 }
 
+// VRM expressions: 0.x blend shape groups (preset names in their 1.0 form,
+// weights 0–100 scaled) and 1.0 expressions (node binds, overrides); a bind
+// past the mesh's targets is refused at its member.
+TEST(GltfAsset, ReadsVrmExpressions) {
+  Json j = character();  // mesh 0 (on node 1) has one morph target
+  j["extensions"]["VRM"] = Json::parse(R"({
+    "blendShapeMaster": {"blendShapeGroups": [
+      {"name": "A", "presetName": "a", "binds": [{"mesh": 0, "index": 0, "weight": 50}]},
+      {"name": "Blink_L", "presetName": "blink_l", "isBinary": true, "binds": []},
+      {"name": "Wink2", "presetName": "unknown"}]}})");
+  auto r = read(Json::parse(j.dump()));
+  ASSERT_TRUE(r) << r.error().to_string();
+  const auto& e = r->vrm->expressions;
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].name, "aa");
+  EXPECT_TRUE(e[0].preset);
+  ASSERT_EQ(e[0].binds.size(), 1u);
+  EXPECT_EQ(e[0].binds[0].mesh, 0u);
+  EXPECT_EQ(e[0].binds[0].target, 0u);
+  EXPECT_DOUBLE_EQ(e[0].binds[0].weight, 0.5);
+  EXPECT_EQ(e[1].name, "blinkLeft");
+  EXPECT_TRUE(e[1].is_binary);
+  EXPECT_EQ(e[2].name, "Wink2");
+  EXPECT_FALSE(e[2].preset);
+
+  j["extensions"]["VRMC_vrm"] = Json::parse(R"({"expressions": {
+    "preset": {"blink": {"morphTargetBinds": [{"node": 1, "index": 0, "weight": 0.75}]},
+               "happy": {"overrideBlink": "block", "overrideMouth": "blend"}},
+    "custom": {"wink": {"isBinary": true}}}})");
+  r = read(Json::parse(j.dump()));
+  ASSERT_TRUE(r) << r.error().to_string();
+  const auto& e1 = r->vrm->expressions;
+  ASSERT_EQ(e1.size(), 3u);
+  EXPECT_EQ(e1[0].name, "blink");
+  ASSERT_EQ(e1[0].binds.size(), 1u);
+  EXPECT_EQ(e1[0].binds[0].mesh, 0u);  // node 1's mesh
+  EXPECT_DOUBLE_EQ(e1[0].binds[0].weight, 0.75);
+  EXPECT_EQ(e1[1].override_blink, VrmOverride::kBlock);
+  EXPECT_EQ(e1[1].override_mouth, VrmOverride::kBlend);
+  EXPECT_EQ(e1[1].override_look_at, VrmOverride::kNone);
+  EXPECT_EQ(e1[2].name, "wink");
+  EXPECT_FALSE(e1[2].preset);
+
+  j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["blink"]["morphTargetBinds"][0]["index"] = 1;
+  r = read(Json::parse(j.dump()));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "GLTF_INDEX");
+  EXPECT_EQ(r.error().location.pointer,
+            "/extensions/VRMC_vrm/expressions/preset/blink/morphTargetBinds/0/index");
+  j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["blink"]["morphTargetBinds"][0] = {
+      {"node", 0}, {"index", 0}};
+  r = read(Json::parse(j.dump()));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "VRM_TYPE");  // node 0 has no mesh
+}
+
 // --- GltfEditor ---------------------------------------------------------------
 
 // The character without its image (a file tinygltf would go looking for).

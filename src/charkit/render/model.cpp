@@ -79,6 +79,62 @@ std::string part_bone(const std::map<std::size_t, std::string>& bone_of,
   return {};
 }
 
+// Morph target weights by mesh from the VRM expressions (VRM 1.0
+// expressions; 0.x blend shape groups read the same way): every target an
+// expression binds starts at 0; each expression adds weight × bind weight,
+// its weight 0/1 when binary, blink / look-at / mouth expressions scaled by
+// the overrides of the others (block: 0 while the other is active; blend:
+// 1 − its weight).
+core::Result<std::map<std::size_t, std::vector<std::optional<double>>>> expression_weights(
+    const scene::GltfAsset& asset, const std::map<std::string, double>& wanted) {
+  std::map<std::size_t, std::vector<std::optional<double>>> out;
+  const std::vector<scene::VrmExpression> none;
+  const auto& exprs = asset.vrm ? asset.vrm->expressions : none;
+  std::map<std::string, double> weight;
+  for (const auto& [name, w] : wanted) {
+    const auto it = std::find_if(exprs.begin(), exprs.end(),
+                                 [&](const scene::VrmExpression& e) { return e.name == name; });
+    if (it == exprs.end()) {
+      std::string have;
+      for (const scene::VrmExpression& e : exprs) have += (have.empty() ? "" : ", ") + e.name;
+      return core::make_error(codes::RENDER_EXPRESSION,
+                              "the model has no expression \"" + name +
+                                  "\" (it has: " + (have.empty() ? "none" : have) + ")");
+    }
+    if (!(w >= 0.0 && w <= 1.0))
+      return core::make_error(codes::RENDER_EXPRESSION,
+                              "the weight of \"" + name + "\" must be from 0 to 1");
+    weight[name] = it->is_binary ? (w > 0.5 ? 1.0 : 0.0) : w;
+  }
+  const auto in = [](const std::string& n, std::initializer_list<const char*> names) {
+    return std::any_of(names.begin(), names.end(), [&](const char* s) { return n == s; });
+  };
+  // The override multipliers of the three groups.
+  double blink = 1, look_at = 1, mouth = 1;
+  const auto apply = [](double& m, scene::VrmOverride o, double w) {
+    if (o == scene::VrmOverride::kBlock && w > 0) m = 0;
+    if (o == scene::VrmOverride::kBlend) m *= 1 - w;
+  };
+  for (const scene::VrmExpression& e : exprs) {
+    const double w = weight.count(e.name) ? weight[e.name] : 0.0;
+    apply(blink, e.override_blink, w);
+    apply(look_at, e.override_look_at, w);
+    apply(mouth, e.override_mouth, w);
+  }
+  for (const scene::VrmExpression& e : exprs) {
+    double w = weight.count(e.name) ? weight[e.name] : 0.0;
+    if (in(e.name, {"blink", "blinkLeft", "blinkRight"})) w *= blink;
+    if (in(e.name, {"lookUp", "lookDown", "lookLeft", "lookRight"})) w *= look_at;
+    if (in(e.name, {"aa", "ih", "ou", "ee", "oh"})) w *= mouth;
+    for (const scene::VrmMorphBind& b : e.binds) {
+      auto& targets = out[b.mesh];
+      targets.resize(asset.meshes[b.mesh].target_count());
+      targets[b.target] = targets[b.target].value_or(0.0) + w * b.weight;
+    }
+  }
+  return out;
+}
+
 core::Mat4f node_local(const scene::GltfNode& node) {
   core::Mat4f r{};
   if (node.matrix) {
@@ -173,6 +229,12 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
   if (asset.vrm)
     for (const scene::VrmHumanBone& b : asset.vrm->human_bones) bone_of.emplace(b.node, b.bone);
 
+  auto bound = expression_weights(asset, options.expressions);
+  if (!bound) return std::move(bound).error();
+  if (asset.vrm)
+    for (const scene::VrmExpression& e : asset.vrm->expressions)
+      model.expressions.push_back(e.name);
+
   const std::vector<scene::GltfNode>& nodes = asset.nodes;
   const std::size_t node_count = nodes.size();
   // World matrices from the scene's roots (or every node nobody parents).
@@ -244,6 +306,13 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
         joint_matrix.push_back(core::mul(world[skin.joints[j]], ibm));
       }
     }
+    // Morph weights: the node's, else the mesh's; expression-bound targets
+    // from the expressions.
+    std::vector<double> morph = !nodes[n].weights.empty() ? nodes[n].weights : mesh.weights;
+    morph.resize(mesh.target_count(), 0.0);
+    if (const auto b = bound->find(*nodes[n].mesh); b != bound->end())
+      for (std::size_t t = 0; t < b->second.size() && t < morph.size(); ++t)
+        if (b->second[t]) morph[t] = *b->second[t];
     for (const scene::GltfPrimitive& prim : mesh.primitives) {
       const std::string& ptr = prim.pointer;
       if (prim.mode != 4) {
@@ -274,6 +343,22 @@ core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
       };
       auto normal = read("NORMAL", 3);
       if (!normal) return std::move(normal).error();
+      // Morph targets: position (and normal) deltas at their weights.
+      for (std::size_t t = 0; t < morph.size() && t < prim.targets.size(); ++t) {
+        if (morph[t] == 0.0) continue;
+        const auto w = static_cast<float>(morph[t]);
+        for (auto [name, values] : {std::pair{"POSITION", &*pos}, std::pair{"NORMAL", &*normal}}) {
+          const auto a = prim.targets[t].find(name);
+          if (!a || values->empty()) continue;
+          auto delta = doc.read_accessor_floats(*a);
+          if (!delta) return std::move(delta).error();
+          if (delta->size() != values->size())
+            return model_error(
+                std::string("a morph target's ") + name + " does not match the primitive's",
+                core::json_pointer_join(ptr + "/targets", t));
+          for (std::size_t i = 0; i < values->size(); ++i) (*values)[i] += w * (*delta)[i];
+        }
+      }
       auto uv = read("TEXCOORD_0", 2);
       if (!uv) return std::move(uv).error();
       std::vector<float> weights;

@@ -54,6 +54,8 @@ struct RenderModel {
   /// The direction the model faces: +Z for glTF, −Z for VRM 0.x (Unity's
   /// export); the default camera looks at that side.
   float facing_z = 1.0F;
+  /// The VRM expressions the model defines, in file order (empty for glTF).
+  std::vector<std::string> expressions;
   std::vector<std::string> warnings;
 };
 
@@ -74,6 +76,10 @@ struct ModelLoadOptions {
   /// Local matrices that replace those of these nodes (a pose: joints
   /// rotated by a motion); the rest of the hierarchy as the file says.
   std::map<std::size_t, core::Mat4f> node_locals;
+  /// VRM expression weights (0–1) by name. Morph targets an expression
+  /// drives take the expressions' weights (0 when none is set: the VRM
+  /// rest state); the others keep the file's default weights.
+  std::map<std::string, double> expressions;
 };
 
 /// `now`'s vertices with `before`'s positions as their previous positions:
@@ -81,7 +87,11 @@ struct ModelLoadOptions {
 /// their vertex counts differ).
 core::Status set_previous_positions(RenderModel& now, const RenderModel& before);
 
+/// Morph targets are applied (glTF 2.0 §3.7.2.2) at the node's weights, else
+/// the mesh's; targets bound to VRM expressions at the expressions' weights,
+/// with VRM's isBinary and blink / look-at / mouth override rules.
 /// Errors: RENDER_MODEL (nothing drawable, a bad primitive, at its pointer),
+/// RENDER_EXPRESSION (an expression the model lacks, a weight outside 0–1),
 /// the glTF reader's (GLTF_*), SCENE_IMAGE_DECODE.
 core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
                                             const ModelLoadOptions& options = {});

@@ -2,7 +2,9 @@
 // every member type-checked and every index range-checked once.
 #include "charkit/scene/gltf_asset.h"
 
+#include <map>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "charkit/core/json.h"
@@ -609,6 +611,109 @@ void read_bone_node(Reader& r, const Json& b, const std::string& ptr, std::size_
   if (auto n = r.index(b, ptr, "node", nodes, "nodes", true)) vrm.human_bones.push_back({bone, *n});
 }
 
+// A morph target bind of an expression: its mesh (VRM 0.x names the mesh,
+// 1.0 a node with a mesh) and a target index below the mesh's count.
+void read_morph_bind(Reader& r, const Json& b, const std::string& ptr, const GltfAsset& a,
+                     bool vrm0, VrmExpression& e) {
+  if (!r.is_object(b, ptr, "a morph target bind")) return;
+  std::optional<std::size_t> mesh;
+  if (vrm0) {
+    mesh = r.index(b, ptr, "mesh", a.meshes.size(), "meshes", true);
+  } else if (auto node = r.index(b, ptr, "node", a.nodes.size(), "nodes", true)) {
+    mesh = a.nodes[*node].mesh;
+    if (!mesh)
+      return r.fail(codes::VRM_TYPE, "the node of a morph target bind has no mesh", ptr + "/node");
+  }
+  if (!mesh) return;
+  auto target = r.index(b, ptr, "index", a.meshes[*mesh].target_count(), "morph targets", true);
+  if (!target) return;
+  const double scale = vrm0 ? 100.0 : 1.0;  // 0.x weights are 0–100
+  const double w = r.number(b, ptr, "weight").value_or(scale) / scale;
+  e.binds.push_back({*mesh, *target, w});
+}
+
+VrmOverride override_of(Reader& r, const Json& e, const std::string& ptr, const char* key) {
+  const std::string s = r.string(e, ptr, key);
+  if (s.empty() || s == "none") return VrmOverride::kNone;
+  if (s == "block") return VrmOverride::kBlock;
+  if (s == "blend") return VrmOverride::kBlend;
+  r.fail(codes::VRM_TYPE, std::string(key) + " must be none, block or blend",
+         core::json_pointer_join(ptr, key));
+  return VrmOverride::kNone;
+}
+
+// VRM 1.0 expressions.preset and .custom: {name: {morphTargetBinds,
+// isBinary, overrideBlink, overrideLookAt, overrideMouth}}.
+void read_vrm1_expressions(Reader& r, const Json& ext, const GltfAsset& a, GltfVrm& v) {
+  const Json* exprs = r.object(ext, v.pointer, "expressions");
+  if (exprs == nullptr) return;
+  const std::string base = v.pointer + "/expressions";
+  for (const char* group : {"preset", "custom"}) {
+    const Json* g = r.object(*exprs, base, group);
+    if (g == nullptr) continue;
+    const std::string gptr = core::json_pointer_join(base, group);
+    for (auto it = g->begin(); it != g->end() && !r.failed(); ++it) {
+      const std::string ptr = core::json_pointer_join(gptr, it.key());
+      if (!r.is_object(it.value(), ptr, "an expression")) return;
+      VrmExpression e;
+      e.name = it.key();
+      e.preset = std::string(group) == "preset";
+      e.pointer = ptr;
+      e.is_binary = r.boolean(it.value(), ptr, "isBinary", false);
+      e.override_blink = override_of(r, it.value(), ptr, "overrideBlink");
+      e.override_look_at = override_of(r, it.value(), ptr, "overrideLookAt");
+      e.override_mouth = override_of(r, it.value(), ptr, "overrideMouth");
+      if (const Json* binds = r.array(it.value(), ptr, "morphTargetBinds"))
+        for (std::size_t i = 0; i < binds->size() && !r.failed(); ++i)
+          read_morph_bind(r, (*binds)[i], core::json_pointer_join(ptr + "/morphTargetBinds", i), a,
+                          false, e);
+      v.expressions.push_back(std::move(e));
+    }
+  }
+}
+
+// VRM 0.x blendShapeMaster.blendShapeGroups [{name, presetName, binds:
+// [{mesh, index, weight 0–100}], isBinary}], preset names in VRM 1.0 form.
+void read_vrm0_expressions(Reader& r, const Json& ext, const GltfAsset& a, GltfVrm& v) {
+  const Json* master = r.object(ext, v.pointer, "blendShapeMaster");
+  if (master == nullptr) return;
+  const std::string mptr = v.pointer + "/blendShapeMaster";
+  const Json* groups = r.array(*master, mptr, "blendShapeGroups");
+  if (groups == nullptr) return;
+  static const std::map<std::string, std::string> kPresets = {{"neutral", "neutral"},
+                                                              {"a", "aa"},
+                                                              {"i", "ih"},
+                                                              {"u", "ou"},
+                                                              {"e", "ee"},
+                                                              {"o", "oh"},
+                                                              {"blink", "blink"},
+                                                              {"joy", "happy"},
+                                                              {"angry", "angry"},
+                                                              {"sorrow", "sad"},
+                                                              {"fun", "relaxed"},
+                                                              {"lookup", "lookUp"},
+                                                              {"lookdown", "lookDown"},
+                                                              {"lookleft", "lookLeft"},
+                                                              {"lookright", "lookRight"},
+                                                              {"blink_l", "blinkLeft"},
+                                                              {"blink_r", "blinkRight"}};
+  for (std::size_t i = 0; i < groups->size() && !r.failed(); ++i) {
+    const Json& g = (*groups)[i];
+    const std::string ptr = core::json_pointer_join(mptr + "/blendShapeGroups", i);
+    if (!r.is_object(g, ptr, "a blend shape group")) return;
+    VrmExpression e;
+    e.pointer = ptr;
+    const auto preset = kPresets.find(r.string(g, ptr, "presetName"));
+    e.preset = preset != kPresets.end();
+    e.name = e.preset ? preset->second : r.string(g, ptr, "name");
+    e.is_binary = r.boolean(g, ptr, "isBinary", false);
+    if (const Json* binds = r.array(g, ptr, "binds"))
+      for (std::size_t k = 0; k < binds->size() && !r.failed(); ++k)
+        read_morph_bind(r, (*binds)[k], core::json_pointer_join(ptr + "/binds", k), a, true, e);
+    v.expressions.push_back(std::move(e));
+  }
+}
+
 // VRM 0.x (vrm-specification 0.0): meta, humanoid.humanBones [{bone, node}],
 // materialProperties.
 void read_vrm0(Reader& r, const Json& ext, std::size_t nodes, GltfVrm& v) {
@@ -689,7 +794,7 @@ void read_vrm1(Reader& r, const Json& ext, std::size_t nodes, GltfVrm& v) {
   }
 }
 
-std::optional<GltfVrm> read_vrm(Reader& r, const Json& root, std::size_t nodes) {
+std::optional<GltfVrm> read_vrm(Reader& r, const Json& root, const GltfAsset& a) {
   const Json* exts = r.object(root, "", "extensions");
   if (exts == nullptr) return std::nullopt;
   auto v1 = exts->find("VRMC_vrm");
@@ -700,14 +805,16 @@ std::optional<GltfVrm> read_vrm(Reader& r, const Json& root, std::size_t nodes) 
       r.fail(codes::VRM_TYPE, "VRMC_vrm must be an object", "/extensions/VRMC_vrm");
       return std::nullopt;
     }
-    read_vrm1(r, *v1, nodes, v);
+    read_vrm1(r, *v1, a.nodes.size(), v);
+    if (!r.failed()) read_vrm1_expressions(r, *v1, a, v);
     v.both = v0 != exts->end();
   } else if (v0 != exts->end()) {
     if (!v0->is_object()) {
       r.fail(codes::VRM_TYPE, "VRM must be an object", "/extensions/VRM");
       return std::nullopt;
     }
-    read_vrm0(r, *v0, nodes, v);
+    read_vrm0(r, *v0, a.nodes.size(), v);
+    if (!r.failed()) read_vrm0_expressions(r, *v0, a, v);
   } else {
     return std::nullopt;
   }
@@ -804,7 +911,7 @@ core::Result<GltfAsset> read_gltf_asset(const Json& root) {
   });
   a.scene = r.index(root, "", "scene", a.scenes.size(), "scenes");
   link_parents(r, a);
-  if (!r.failed()) a.vrm = read_vrm(r, root, a.nodes.size());
+  if (!r.failed()) a.vrm = read_vrm(r, root, a);
   if (r.failed()) return r.take_error();
   return a;
 }

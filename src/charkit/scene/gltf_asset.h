@@ -236,6 +236,35 @@ struct VrmMaterialProperties {
   }
 };
 
+/// How an active VRM 1.0 expression treats the blink, look-at or mouth
+/// expressions: leaves them (none), zeroes them (block) or scales them by
+/// 1 − its weight (blend).
+enum class VrmOverride { kNone, kBlock, kBlend };
+
+/// One morph target an expression drives, at `weight` (0–1) when the
+/// expression is at 1.
+struct VrmMorphBind {
+  std::size_t mesh = 0;
+  std::size_t target = 0;  ///< below the mesh's target count (checked)
+  double weight = 1.0;
+};
+
+/// A VRM expression: a VRM 1.0 `expressions.preset` / `custom` entry, or a
+/// VRM 0.x blend shape group. 0.x preset names are given their VRM 1.0
+/// names (a → aa, i → ih, u → ou, e → ee, o → oh, joy → happy, sorrow →
+/// sad, fun → relaxed, lookup → lookUp, …, blink_l → blinkLeft, blink_r →
+/// blinkRight); a 0.x group of preset "unknown" keeps its own name.
+struct VrmExpression {
+  std::string name;
+  bool preset = false;
+  bool is_binary = false;                           ///< a weight above 0.5 counts as 1, else 0
+  VrmOverride override_blink = VrmOverride::kNone;  ///< VRM 1.0 only
+  VrmOverride override_look_at = VrmOverride::kNone;
+  VrmOverride override_mouth = VrmOverride::kNone;
+  std::vector<VrmMorphBind> binds;  ///< 0.x weights (0–100) scaled to 0–1
+  std::string pointer;
+};
+
 /// The VRM extension (VRM 0.x `extensions.VRM`, VRM 1.0
 /// `extensions.VRMC_vrm`; with both, 1.0 is read and `both` is set).
 struct GltfVrm {
@@ -248,6 +277,7 @@ struct GltfVrm {
   std::string model_version;              ///< meta.version
   std::vector<VrmHumanBone> human_bones;  ///< in file order
   std::vector<VrmMaterialProperties> materials;  ///< 0.x materialProperties
+  std::vector<VrmExpression> expressions;        ///< in file order (1.0: presets, then custom)
   std::string pointer;                           ///< "/extensions/VRM" or "/extensions/VRMC_vrm"
 };
 
