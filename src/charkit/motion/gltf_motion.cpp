@@ -64,201 +64,233 @@ double declared_duration(const scene::GltfAsset& a, const scene::GltfAnimation& 
   return d;
 }
 
-core::Result<AssimpMotion> build(scene::GltfDocument& doc, AssimpFormat format,
-                                 const AssimpMotionOptions& o) {
-  const AssimpLimits& lim = o.limits;
-  const scene::GltfAsset& a = doc.asset();
-  if (o.fps && !(std::isfinite(*o.fps) && *o.fps > 0))
-    return gltf_fail(codes::MOTION_FPS, "the frame rate must be a positive number");
-  if (a.nodes.size() > lim.max_nodes)
-    return gltf_fail(codes::MOTION_LIMIT, "more than " + std::to_string(lim.max_nodes) + " nodes");
-  if (a.animations.empty())
-    return gltf_fail(codes::MOTION_NO_ANIMATION, "the file holds no animation");
-  std::vector<std::string> names;
-  for (const scene::GltfAnimation& an : a.animations) names.push_back(an.name);
-  auto chosen = detail::choose_animation(names, o.animation);
-  if (!chosen) return chosen.error();
-  const scene::GltfAnimation& anim = a.animations[*chosen];
+bool moves_node(const scene::GltfChannel& ch) {
+  return ch.node && (ch.path == scene::GltfPath::kTranslation ||
+                     ch.path == scene::GltfPath::kRotation || ch.path == scene::GltfPath::kScale);
+}
 
-  // The default scene's nodes (every root when the file has no scene) in
-  // depth-first pre-order under a virtual root at index 0.
+// One glTF animation read into an AssimpMotion, step by step: the scene's
+// node forest, the skeleton in it, the evaluation chain and joints, the
+// channels' tracks, the time base.
+class Builder {
+ public:
+  Builder(scene::GltfDocument& doc, AssimpFormat format, const AssimpMotionOptions& o)
+      : doc_(doc), a_(doc.asset()), format_(format), o_(o) {}
+
+  core::Result<AssimpMotion> run();
+
+ private:
   struct N {
     std::size_t node = 0;  // glTF index; unused for the virtual root
     int parent = -1;
     std::size_t end = 0;  // one past the last node of its subtree
   };
-  std::vector<N> nodes{{0, -1, 0}};
-  std::vector<int> pos_of(a.nodes.size(), -1);
-  {
-    std::vector<std::size_t> roots;
-    if (!a.scenes.empty()) {
-      roots = a.scenes[a.scene.value_or(0)].nodes;
-    } else {
-      for (std::size_t i = 0; i < a.nodes.size(); ++i)
-        if (!a.nodes[i].parent) roots.push_back(i);
-    }
-    std::vector<std::pair<std::size_t, int>> stack;
-    for (std::size_t r = roots.size(); r-- > 0;) stack.emplace_back(roots[r], 0);
-    while (!stack.empty()) {
-      auto [node, parent] = stack.back();
-      stack.pop_back();
-      if (pos_of[node] >= 0) continue;  // listed twice: kept where first met
-      const int self = static_cast<int>(nodes.size());
-      pos_of[node] = self;
-      nodes.push_back({node, parent});
-      const auto& children = a.nodes[node].children;
-      for (std::size_t c = children.size(); c-- > 0;) stack.emplace_back(children[c], self);
-    }
-    for (std::size_t i = nodes.size(); i-- > 0;) {
-      if (nodes[i].end < i + 1) nodes[i].end = i + 1;
-      if (nodes[i].parent >= 0) {
-        auto& p = nodes[static_cast<std::size_t>(nodes[i].parent)];
-        p.end = std::max(p.end, nodes[i].end);
-      }
-    }
-  }
-  auto has_mesh = [&](std::size_t i) { return i > 0 && a.nodes[nodes[i].node].mesh.has_value(); };
+  void forest();
+  core::Status skeleton(const scene::GltfAnimation& anim);
+  core::Status chain_and_joints();
+  core::Status tracks(const scene::GltfAnimation& anim, detail::KeyStats& stats);
 
-  // Targets: the joints of the skins that skin a mesh, else the animated nodes.
-  std::vector<char> target(nodes.size(), 0);
-  bool any = false;
-  for (std::size_t i = 1; i < nodes.size(); ++i) {
-    const scene::GltfNode& g = a.nodes[nodes[i].node];
-    if (!g.mesh || !g.skin) continue;
-    for (std::size_t j : a.skins[*g.skin].joints)
-      if (pos_of[j] >= 0) target[static_cast<std::size_t>(pos_of[j])] = any = true;
+  scene::GltfDocument& doc_;
+  const scene::GltfAsset& a_;
+  AssimpFormat format_;
+  const AssimpMotionOptions& o_;
+  AssimpMotion out_;
+  std::shared_ptr<AssimpTracks> tr_ = std::make_shared<AssimpTracks>();
+  std::vector<N> nodes_{{0, -1, 0}};  // pre-order under a virtual root at 0
+  std::vector<int> pos_of_;           // glTF node → index in nodes_ (-1: not in the scene)
+  std::size_t lca_ = 0;
+  std::vector<char> include_;
+  std::vector<int> eval_of_;  // index in nodes_ → node of the evaluation chain
+};
+
+// The default scene's nodes (every root when the file has no scene) in
+// depth-first pre-order under a virtual root at index 0.
+void Builder::forest() {
+  pos_of_.assign(a_.nodes.size(), -1);
+  std::vector<std::size_t> roots;
+  if (!a_.scenes.empty()) {
+    roots = a_.scenes[a_.scene.value_or(0)].nodes;
+  } else {
+    for (std::size_t i = 0; i < a_.nodes.size(); ++i)
+      if (!a_.nodes[i].parent) roots.push_back(i);
   }
-  AssimpMotion out;
-  out.skinned = any;
-  auto moves_node = [](const scene::GltfChannel& ch) {
-    return ch.node && (ch.path == scene::GltfPath::kTranslation ||
-                       ch.path == scene::GltfPath::kRotation || ch.path == scene::GltfPath::kScale);
-  };
+  std::vector<std::pair<std::size_t, int>> stack;
+  for (std::size_t r = roots.size(); r-- > 0;) stack.emplace_back(roots[r], 0);
+  while (!stack.empty()) {
+    auto [node, parent] = stack.back();
+    stack.pop_back();
+    if (pos_of_[node] >= 0) continue;  // listed twice: kept where first met
+    const int self = static_cast<int>(nodes_.size());
+    pos_of_[node] = self;
+    nodes_.push_back({node, parent});
+    const auto& children = a_.nodes[node].children;
+    for (std::size_t c = children.size(); c-- > 0;) stack.emplace_back(children[c], self);
+  }
+  for (std::size_t i = nodes_.size(); i-- > 0;) {
+    if (nodes_[i].end < i + 1) nodes_[i].end = i + 1;
+    if (nodes_[i].parent >= 0) {
+      auto& p = nodes_[static_cast<std::size_t>(nodes_[i].parent)];
+      p.end = std::max(p.end, nodes_[i].end);
+    }
+  }
+}
+
+// The targets (the joints of the skins that skin a mesh, else the animated
+// nodes), their lowest common ancestor, and the included nodes of its
+// subtree: targets, the nodes between them and the ancestor, and mesh-free
+// descendants of targets (end effectors such as HeadTop_End). The virtual
+// root is never included.
+core::Status Builder::skeleton(const scene::GltfAnimation& anim) {
+  std::vector<char> target(nodes_.size(), 0);
+  bool any = false;
+  for (std::size_t i = 1; i < nodes_.size(); ++i) {
+    const scene::GltfNode& g = a_.nodes[nodes_[i].node];
+    if (!g.mesh || !g.skin) continue;
+    for (std::size_t j : a_.skins[*g.skin].joints)
+      if (pos_of_[j] >= 0) target[static_cast<std::size_t>(pos_of_[j])] = any = true;
+  }
+  out_.skinned = any;
   if (!any)
     for (const scene::GltfChannel& ch : anim.channels)
-      if (moves_node(ch) && pos_of[*ch.node] >= 0)
-        target[static_cast<std::size_t>(pos_of[*ch.node])] = any = true;
+      if (moves_node(ch) && pos_of_[*ch.node] >= 0)
+        target[static_cast<std::size_t>(pos_of_[*ch.node])] = any = true;
   if (!any)
     return gltf_fail(
         codes::MOTION_NO_SKELETON,
         "no skinned mesh joints and no animated node found in the scene (nothing to move)");
-
-  // The lowest common ancestor of the targets (pre-order: a is an ancestor
-  // of b when a <= b < end(a)).
-  std::size_t lca = 0;
-  {
-    bool first = true;
-    for (std::size_t i = 1; i < nodes.size(); ++i) {
-      if (!target[i]) continue;
-      if (first) {
-        lca = i;
-        first = false;
-        continue;
-      }
-      while (!(lca <= i && i < nodes[lca].end)) lca = static_cast<std::size_t>(nodes[lca].parent);
+  // Pre-order: a is an ancestor of b when a <= b < end(a).
+  bool first = true;
+  for (std::size_t i = 1; i < nodes_.size(); ++i) {
+    if (!target[i]) continue;
+    if (first) {
+      lca_ = i;
+      first = false;
+      continue;
     }
+    while (!(lca_ <= i && i < nodes_[lca_].end))
+      lca_ = static_cast<std::size_t>(nodes_[lca_].parent);
   }
-  // Included nodes in the LCA's subtree: targets, their ancestors, and
-  // mesh-free descendants of targets (end effectors such as HeadTop_End).
-  // The virtual root is never one.
-  std::vector<char> on_path(nodes.size(), 0), under_target(nodes.size(), 0),
-      include(nodes.size(), 0);
-  for (std::size_t i = lca; i < nodes[lca].end; ++i)
+  std::vector<char> on_path(nodes_.size(), 0), under_target(nodes_.size(), 0);
+  include_.assign(nodes_.size(), 0);
+  for (std::size_t i = lca_; i < nodes_[lca_].end; ++i)
     if (target[i])
-      for (std::size_t k = i; !on_path[k]; k = static_cast<std::size_t>(nodes[k].parent)) {
+      for (std::size_t k = i; !on_path[k]; k = static_cast<std::size_t>(nodes_[k].parent)) {
         on_path[k] = 1;
-        if (k == lca) break;
+        if (k == lca_) break;
       }
-  for (std::size_t i = lca; i < nodes[lca].end; ++i) {
-    const bool root = i == lca;
-    const auto parent = static_cast<std::size_t>(root ? 0 : nodes[i].parent);
+  for (std::size_t i = lca_; i < nodes_[lca_].end; ++i) {
+    const bool root = i == lca_;
+    const auto parent = static_cast<std::size_t>(root ? 0 : nodes_[i].parent);
+    const bool mesh_free = i > 0 && !a_.nodes[nodes_[i].node].mesh;
     under_target[i] = target[i] || (!root && under_target[parent]);
-    include[i] =
-        i > 0 && (on_path[i] || (!root && include[parent] && under_target[parent] && !has_mesh(i)));
+    include_[i] =
+        i > 0 && (on_path[i] || (!root && include_[parent] && under_target[parent] && mesh_free));
   }
+  return core::Ok{};
+}
 
-  // Evaluation chain: the LCA's ancestors (root first), then the included nodes.
-  auto tr = std::make_shared<AssimpTracks>();
-  tr->ticks_per_second = 1;  // glTF key times are seconds
-  std::vector<int> eval_of(nodes.size(), -1);
-  {
-    std::vector<std::size_t> chain;
-    for (int k = nodes[lca].parent; k > 0; k = nodes[static_cast<std::size_t>(k)].parent)
-      chain.push_back(static_cast<std::size_t>(k));
-    std::reverse(chain.begin(), chain.end());
-    for (std::size_t i = lca; i < nodes[lca].end; ++i)
-      if (include[i]) chain.push_back(i);
-    for (std::size_t i : chain) {
-      AssimpTracks::Node n;
-      n.parent = nodes[i].parent > 0 ? eval_of[static_cast<std::size_t>(nodes[i].parent)] : -1;
-      rest_of(a.nodes[nodes[i].node], n);
-      eval_of[i] = static_cast<int>(tr->nodes.size());
-      tr->nodes.push_back(n);
-    }
+// The evaluation chain (the ancestor's ancestors, root first, then the
+// included nodes) and the joints: every included node, whose parent joint
+// is its parent when that is included.
+core::Status Builder::chain_and_joints() {
+  eval_of_.assign(nodes_.size(), -1);
+  std::vector<std::size_t> chain;
+  for (int k = nodes_[lca_].parent; k > 0; k = nodes_[static_cast<std::size_t>(k)].parent)
+    chain.push_back(static_cast<std::size_t>(k));
+  std::reverse(chain.begin(), chain.end());
+  for (std::size_t i = lca_; i < nodes_[lca_].end; ++i)
+    if (include_[i]) chain.push_back(i);
+  for (std::size_t i : chain) {
+    AssimpTracks::Node n;
+    n.parent = nodes_[i].parent > 0 ? eval_of_[static_cast<std::size_t>(nodes_[i].parent)] : -1;
+    rest_of(a_.nodes[nodes_[i].node], n);
+    eval_of_[i] = static_cast<int>(tr_->nodes.size());
+    tr_->nodes.push_back(n);
   }
-
-  // Joints: every included node; its parent joint is its parent when that
-  // is included (every node of the chain inside the LCA's subtree is).
-  std::vector<int> joint_of(nodes.size(), -1);
-  for (std::size_t i = lca; i < nodes[lca].end; ++i) {
-    if (!include[i]) continue;
-    if (out.joints.size() >= lim.max_joints)
+  std::vector<int> joint_of(nodes_.size(), -1);
+  for (std::size_t i = lca_; i < nodes_[lca_].end; ++i) {
+    if (!include_[i]) continue;
+    if (out_.joints.size() >= o_.limits.max_joints)
       return gltf_fail(codes::MOTION_LIMIT,
-                       "more than " + std::to_string(lim.max_joints) + " skeleton joints");
-    const int p = nodes[i].parent;
-    const bool parent_joint = i != lca && p > 0 && include[static_cast<std::size_t>(p)];
+                       "more than " + std::to_string(o_.limits.max_joints) + " skeleton joints");
+    const int p = nodes_[i].parent;
+    const bool parent_joint = i != lca_ && p > 0 && include_[static_cast<std::size_t>(p)];
     BvhJoint j;
-    j.name = node_name(a, nodes[i].node);
+    j.name = node_name(a_, nodes_[i].node);
     j.parent = parent_joint ? joint_of[static_cast<std::size_t>(p)] : -1;
-    j.offset = tr->nodes[static_cast<std::size_t>(eval_of[i])].rest.t;
-    if (j.parent < 0) ++out.root_count;
-    joint_of[i] = static_cast<int>(out.joints.size());
-    out.joints.push_back(std::move(j));
-    tr->joint_node.push_back(static_cast<std::uint32_t>(eval_of[i]));
+    j.offset = tr_->nodes[static_cast<std::size_t>(eval_of_[i])].rest.t;
+    if (j.parent < 0) ++out_.root_count;
+    joint_of[i] = static_cast<int>(out_.joints.size());
+    out_.joints.push_back(std::move(j));
+    tr_->joint_node.push_back(static_cast<std::uint32_t>(eval_of_[i]));
   }
-  if (out.joints.empty()) return gltf_fail(codes::MOTION_NO_SKELETON, "the skeleton has no joints");
+  if (out_.joints.empty())
+    return gltf_fail(codes::MOTION_NO_SKELETON, "the skeleton has no joints");
+  return core::Ok{};
+}
 
-  // The chosen animation's channels on the evaluated nodes, read and checked
-  // by the glTF layer.
-  detail::KeyStats stats;
+// The animation's translation, rotation and scale channels on the chain's
+// nodes, read and checked by the glTF layer.
+core::Status Builder::tracks(const scene::GltfAnimation& anim, detail::KeyStats& stats) {
   for (const scene::GltfChannel& ch : anim.channels) {
-    if (!moves_node(ch) || pos_of[*ch.node] < 0) continue;  // weights, or outside the scene
-    const int e = eval_of[static_cast<std::size_t>(pos_of[*ch.node])];
+    if (!moves_node(ch) || pos_of_[*ch.node] < 0) continue;  // weights, or outside the scene
+    const int e = eval_of_[static_cast<std::size_t>(pos_of_[*ch.node])];
     if (e < 0) continue;  // moves nothing of the skeleton
-    auto& en = tr->nodes[static_cast<std::size_t>(e)];
+    auto& en = tr_->nodes[static_cast<std::size_t>(e)];
     if (en.track < 0) {
-      en.track = static_cast<int>(tr->tracks.size());
-      tr->tracks.emplace_back();
+      en.track = static_cast<int>(tr_->tracks.size());
+      tr_->tracks.emplace_back();
     }
-    AssimpTracks::Track& t = tr->tracks[static_cast<std::size_t>(en.track)];
+    AssimpTracks::Track& t = tr_->tracks[static_cast<std::size_t>(en.track)];
     std::optional<scene::GltfTrack>& slot =
         ch.path == scene::GltfPath::kTranslation ? t.gltf_translation
         : ch.path == scene::GltfPath::kRotation  ? t.gltf_rotation
                                                  : t.gltf_scale;
     if (slot) {
-      out.warnings.push_back(
+      out_.warnings.push_back(
           {codes::MOTION_CHANNEL_DUPLICATE, "second " + ch.path_name + " channel for node \"" +
-                                                node_name(a, *ch.node) + "\" ignored"});
+                                                node_name(a_, *ch.node) + "\" ignored"});
       continue;
     }
-    auto track = scene::read_gltf_track(doc, anim.samplers[ch.sampler], ch.path);
-    if (!track) return not_valid(format, track.error());
+    auto track = scene::read_gltf_track(doc_, anim.samplers[ch.sampler], ch.path);
+    if (!track) return not_valid(format_, track.error());
     stats.note(track->times.size(), track->times.front(), track->times.back());
     slot = std::move(*track);
   }
-  for (std::uint32_t n : tr->joint_node) out.animated_joints += tr->nodes[n].track >= 0 ? 1 : 0;
+  for (std::uint32_t n : tr_->joint_node) out_.animated_joints += tr_->nodes[n].track >= 0 ? 1 : 0;
+  return core::Ok{};
+}
 
+core::Result<AssimpMotion> Builder::run() {
+  if (o_.fps && !(std::isfinite(*o_.fps) && *o_.fps > 0))
+    return gltf_fail(codes::MOTION_FPS, "the frame rate must be a positive number");
+  if (a_.nodes.size() > o_.limits.max_nodes)
+    return gltf_fail(codes::MOTION_LIMIT,
+                     "more than " + std::to_string(o_.limits.max_nodes) + " nodes");
+  if (a_.animations.empty())
+    return gltf_fail(codes::MOTION_NO_ANIMATION, "the file holds no animation");
+  std::vector<std::string> names;
+  for (const scene::GltfAnimation& an : a_.animations) names.push_back(an.name);
+  auto chosen = detail::choose_animation(names, o_.animation);
+  if (!chosen) return chosen.error();
+  const scene::GltfAnimation& anim = a_.animations[*chosen];
+  tr_->ticks_per_second = 1;  // glTF key times are seconds
+  forest();
+  if (auto st = skeleton(anim); !st) return std::move(st).error();
+  if (auto st = chain_and_joints(); !st) return std::move(st).error();
+  detail::KeyStats stats;
+  if (auto st = tracks(anim, stats); !st) return std::move(st).error();
   // Time base and length: seconds; no ticks per second to take a rate from.
-  if (auto st = detail::set_time_base(out, *tr, false, stats.max_key, stats, o); !st)
+  if (auto st = detail::set_time_base(out_, *tr_, false, stats.max_key, stats, o_); !st)
     return std::move(st).error();
-  out.up_axis = o.auto_up ? "Y-up (glTF)" : "as stored (--up given)";
-  out.format = format;
-  for (const scene::GltfAnimation& an : a.animations)
-    out.animations.push_back(
-        {an.name, declared_duration(a, an), 1.0, static_cast<std::uint32_t>(an.channels.size())});
-  out.animation = *chosen;
-  out.tracks = std::move(tr);
-  return out;
+  out_.up_axis = o_.auto_up ? "Y-up (glTF)" : "as stored (--up given)";
+  out_.format = format_;
+  for (const scene::GltfAnimation& an : a_.animations)
+    out_.animations.push_back(
+        {an.name, declared_duration(a_, an), 1.0, static_cast<std::uint32_t>(an.channels.size())});
+  out_.animation = *chosen;
+  out_.tracks = std::move(tr_);
+  return std::move(out_);
 }
 
 }  // namespace
@@ -282,7 +314,7 @@ core::Result<AssimpMotion> load_gltf_motion(std::span<const std::uint8_t> bytes,
   lo.max_total_bytes = options.limits.max_bytes;
   auto doc = scene::GltfDocument::load(bytes, lo);
   if (!doc) return not_valid(format, doc.error());
-  return build(*doc, format, options);
+  return Builder(*doc, format, options).run();
 }
 
 }  // namespace charkit::motion

@@ -91,7 +91,9 @@ core::Result<std::map<std::size_t, std::vector<std::optional<double>>>> expressi
   const std::vector<scene::VrmExpression> none;
   const auto& exprs = asset.vrm ? asset.vrm->expressions : none;
   std::map<std::string, double> weight;
-  for (const auto& [name, w] : wanted) {
+  for (const auto& entry : wanted) {
+    const std::string& name = entry.first;  // named, not bound: a lambda captures it
+    const double w = entry.second;
     const auto it = std::find_if(exprs.begin(), exprs.end(),
                                  [&](const scene::VrmExpression& e) { return e.name == name; });
     if (it == exprs.end()) {
@@ -212,297 +214,367 @@ core::Result<PartsMapping> parse_parts(core::Bytes bytes) {
   return m;
 }
 
-core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
-                                            const ModelLoadOptions& options) {
-  RenderModel model;
-  const scene::GltfAsset& asset = doc.asset();
-  if (asset.vrm && asset.vrm->version == "0.x") model.facing_z = -1.0F;
+namespace {
 
-  // VRM 0.x material properties by material name: MToon and render type.
-  std::map<std::string, std::pair<std::string, bool>> vrm_materials;  // shader, transparent
-  if (asset.vrm)
-    for (const scene::VrmMaterialProperties& m : asset.vrm->materials)
-      vrm_materials[m.name] = {m.shader, m.transparent()};
+// load_render_model's steps over one document: the nodes' world matrices,
+// each drawn node's skin and morph weights, each primitive's vertices,
+// material and part.
+class Loader {
+ public:
+  Loader(scene::GltfDocument& doc, const ModelLoadOptions& options)
+      : doc_(doc), asset_(doc.asset()), options_(options) {}
 
-  // VRM humanoid bones by node, for the part rules.
-  std::map<std::size_t, std::string> bone_of;
-  if (asset.vrm)
-    for (const scene::VrmHumanBone& b : asset.vrm->human_bones) bone_of.emplace(b.node, b.bone);
+  core::Result<RenderModel> run();
 
-  auto bound = expression_weights(asset, options.expressions);
-  if (!bound) return std::move(bound).error();
-  if (asset.vrm)
-    for (const scene::VrmExpression& e : asset.vrm->expressions)
-      model.expressions.push_back(e.name);
+ private:
+  void place_nodes();
+  core::Result<std::optional<std::uint32_t>> texture_image(std::size_t texture);
+  core::Result<std::vector<core::Mat4f>> joint_matrices(std::size_t node);
+  std::vector<double> morph_weights(std::size_t node) const;
+  // The primitive's vertices and indices (out), and its JOINTS_0 / WEIGHTS_0
+  // when skinned (joints, weights).
+  core::Status geometry(const scene::GltfPrimitive& prim, std::size_t n,
+                        const std::vector<core::Mat4f>& joint_matrix,
+                        const std::vector<double>& morph, RenderPrimitive& out,
+                        std::vector<std::uint32_t>& joints, std::vector<float>& weights);
+  // Colour, texture and alpha; returns whether the material blends.
+  core::Result<bool> material(const scene::GltfPrimitive& prim, RenderPrimitive& out);
+  void choose_part(RenderPrimitive& out, bool blend, std::size_t n,
+                   const std::vector<std::uint32_t>& joints, const std::vector<float>& weights);
 
-  const std::vector<scene::GltfNode>& nodes = asset.nodes;
+  scene::GltfDocument& doc_;
+  const scene::GltfAsset& asset_;
+  const ModelLoadOptions& options_;
+  RenderModel model_;
+  std::map<std::string, std::pair<std::string, bool>> vrm_materials_;  // shader, transparent
+  std::map<std::size_t, std::string> bone_of_;                         // VRM humanoid bones by node
+  std::map<std::size_t, std::vector<std::optional<double>>> bound_;    // expression weights
+  std::vector<core::Mat4f> world_;
+  std::vector<std::size_t> drawn_;  // nodes with a mesh, in visiting order
+  std::map<std::size_t, std::optional<std::uint32_t>> image_slot_;  // glTF image → model image
+  std::uint64_t total_vertices_ = 0;
+};
+
+void Loader::place_nodes() {
+  const std::vector<scene::GltfNode>& nodes = asset_.nodes;
   const std::size_t node_count = nodes.size();
   // World matrices from the scene's roots (or every node nobody parents).
-  std::vector<core::Mat4f> world(node_count, core::identity4<float>());
+  world_.assign(node_count, core::identity4<float>());
   std::vector<bool> placed(node_count, false);
   std::vector<std::size_t> roots;
-  if (const std::size_t s = asset.scene.value_or(0); s < asset.scenes.size())
-    roots = asset.scenes[s].nodes;
+  if (const std::size_t s = asset_.scene.value_or(0); s < asset_.scenes.size())
+    roots = asset_.scenes[s].nodes;
   if (roots.empty())
     for (std::size_t i = 0; i < node_count; ++i)
       if (!nodes[i].parent) roots.push_back(i);
-  std::vector<std::size_t> drawn;  // nodes with a mesh, in visiting order
   std::function<void(std::size_t, const core::Mat4f&, int)> visit =
       [&](std::size_t n, const core::Mat4f& parent, int depth) {
         if (placed[n] || depth > 256) return;  // a node twice: once only
         placed[n] = true;
-        const auto pose = options.node_locals.find(n);
-        world[n] = core::mul(
-            parent, pose != options.node_locals.end() ? pose->second : node_local(nodes[n]));
-        if (nodes[n].mesh) drawn.push_back(n);
-        for (std::size_t k : nodes[n].children) visit(k, world[n], depth + 1);
+        const auto pose = options_.node_locals.find(n);
+        world_[n] = core::mul(
+            parent, pose != options_.node_locals.end() ? pose->second : node_local(nodes[n]));
+        if (nodes[n].mesh) drawn_.push_back(n);
+        for (std::size_t k : nodes[n].children) visit(k, world_[n], depth + 1);
       };
   for (std::size_t r : roots) visit(r, core::identity4<float>(), 0);
+}
 
-  std::map<std::size_t, std::optional<std::uint32_t>> image_slot;  // glTF image → model image
-  auto texture_image = [&](std::size_t texture) -> core::Result<std::optional<std::uint32_t>> {
-    const auto source = asset.textures[texture].source;
-    if (!source) return std::optional<std::uint32_t>{};
-    if (auto it = image_slot.find(*source); it != image_slot.end()) return it->second;
-    const std::string& ptr = asset.images[*source].pointer;
-    const auto view = asset.images[*source].buffer_view;
-    if (!view) {
-      model.warnings.push_back(ptr + ": only images in buffer views are decoded; drawn untextured");
-      image_slot[*source] = std::nullopt;
-      return std::optional<std::uint32_t>{};
-    }
-    auto bytes = doc.buffer_view(*view);
-    if (!bytes) return std::move(bytes).error();
-    auto img = scene::decode_image(*bytes, options.max_texture_side);
-    if (!img) {
-      core::Error e = std::move(img).error();
-      e.location = core::Location::at_pointer(ptr);
-      return e;
-    }
-    model.images.push_back(std::move(*img));
-    const auto slot = static_cast<std::uint32_t>(model.images.size() - 1);
-    image_slot[*source] = slot;
-    return std::optional<std::uint32_t>{slot};
-  };
+core::Result<std::optional<std::uint32_t>> Loader::texture_image(std::size_t texture) {
+  const auto source = asset_.textures[texture].source;
+  if (!source) return std::optional<std::uint32_t>{};
+  if (auto it = image_slot_.find(*source); it != image_slot_.end()) return it->second;
+  const std::string& ptr = asset_.images[*source].pointer;
+  const auto view = asset_.images[*source].buffer_view;
+  if (!view) {
+    model_.warnings.push_back(ptr + ": only images in buffer views are decoded; drawn untextured");
+    image_slot_[*source] = std::nullopt;
+    return std::optional<std::uint32_t>{};
+  }
+  auto bytes = doc_.buffer_view(*view);
+  if (!bytes) return std::move(bytes).error();
+  auto img = scene::decode_image(*bytes, options_.max_texture_side);
+  if (!img) {
+    core::Error e = std::move(img).error();
+    e.location = core::Location::at_pointer(ptr);
+    return e;
+  }
+  model_.images.push_back(std::move(*img));
+  const auto slot = static_cast<std::uint32_t>(model_.images.size() - 1);
+  image_slot_[*source] = slot;
+  return std::optional<std::uint32_t>{slot};
+}
 
-  std::uint64_t total_vertices = 0;
-  for (std::size_t n : drawn) {
-    const scene::GltfMesh& mesh = asset.meshes[*nodes[n].mesh];
-    // Skinning at the rest pose: joint world × inverse bind.
-    std::vector<core::Mat4f> joint_matrix;
-    if (const auto skin_index = nodes[n].skin) {
-      const scene::GltfSkin& skin = asset.skins[*skin_index];
-      std::vector<float> inverse_bind;
-      if (const auto ib = skin.inverse_bind_matrices) {
-        auto m = doc.read_accessor_floats(*ib);
-        if (!m) return std::move(m).error();
-        if (m->size() != skin.joints.size() * 16)
-          return model_error("inverseBindMatrices does not hold one MAT4 per joint", skin.pointer);
-        inverse_bind = std::move(*m);
-      }
-      for (std::size_t j = 0; j < skin.joints.size(); ++j) {
-        core::Mat4f ibm = core::identity4<float>();
-        if (!inverse_bind.empty()) std::copy_n(inverse_bind.begin() + 16 * j, 16, ibm.begin());
-        joint_matrix.push_back(core::mul(world[skin.joints[j]], ibm));
-      }
+core::Result<std::vector<core::Mat4f>> Loader::joint_matrices(std::size_t n) {
+  // Skinning at the rest pose: joint world × inverse bind.
+  std::vector<core::Mat4f> joint_matrix;
+  if (const auto skin_index = asset_.nodes[n].skin) {
+    const scene::GltfSkin& skin = asset_.skins[*skin_index];
+    std::vector<float> inverse_bind;
+    if (const auto ib = skin.inverse_bind_matrices) {
+      auto m = doc_.read_accessor_floats(*ib);
+      if (!m) return std::move(m).error();
+      if (m->size() != skin.joints.size() * 16)
+        return model_error("inverseBindMatrices does not hold one MAT4 per joint", skin.pointer);
+      inverse_bind = std::move(*m);
     }
-    // Morph weights: the node's, else the mesh's; expression-bound targets
-    // from the expressions.
-    std::vector<double> morph = !nodes[n].weights.empty() ? nodes[n].weights : mesh.weights;
-    morph.resize(mesh.target_count(), 0.0);
-    if (const auto b = bound->find(*nodes[n].mesh); b != bound->end())
-      for (std::size_t t = 0; t < b->second.size() && t < morph.size(); ++t)
-        if (b->second[t]) morph[t] = *b->second[t];
-    for (const scene::GltfPrimitive& prim : mesh.primitives) {
-      const std::string& ptr = prim.pointer;
-      if (prim.mode != 4) {
-        model.warnings.push_back(ptr + ": mode " + std::to_string(prim.mode) +
-                                 " is not a triangle list; skipped");
-        continue;
-      }
-      const scene::GltfAttributes& attributes = prim.attributes;
-      const auto position = attributes.find("POSITION");
-      if (!position) return model_error("a primitive needs POSITION", ptr + "/attributes");
-      auto pos = doc.read_accessor_floats(*position);
-      if (!pos) return std::move(pos).error();
-      const std::size_t count = pos->size() / 3;
-      if (pos->size() != count * 3) return model_error("POSITION is not VEC3", ptr);
-      total_vertices += count;
-      if (total_vertices > options.max_vertices)
-        return model_error(
-            "the model has more than " + std::to_string(options.max_vertices) + " vertices", ptr);
-      auto read = [&](const char* name, std::size_t comps) -> core::Result<std::vector<float>> {
-        const auto a = attributes.find(name);
-        if (!a) return std::vector<float>{};
-        auto v = doc.read_accessor_floats(*a);
-        if (!v) return std::move(v).error();
-        if (v->size() != count * comps)
-          return model_error(std::string(name) + " does not match POSITION's count",
-                             ptr + "/attributes/" + name);
-        return v;
-      };
-      auto normal = read("NORMAL", 3);
-      if (!normal) return std::move(normal).error();
-      // Morph targets: position (and normal) deltas at their weights.
-      for (std::size_t t = 0; t < morph.size() && t < prim.targets.size(); ++t) {
-        if (morph[t] == 0.0) continue;
-        const auto w = static_cast<float>(morph[t]);
-        for (auto [name, values] : {std::pair{"POSITION", &*pos}, std::pair{"NORMAL", &*normal}}) {
-          const auto a = prim.targets[t].find(name);
-          if (!a || values->empty()) continue;
-          auto delta = doc.read_accessor_floats(*a);
-          if (!delta) return std::move(delta).error();
-          if (delta->size() != values->size())
-            return model_error(
-                std::string("a morph target's ") + name + " does not match the primitive's",
-                core::json_pointer_join(ptr + "/targets", t));
-          for (std::size_t i = 0; i < values->size(); ++i) (*values)[i] += w * (*delta)[i];
-        }
-      }
-      auto uv = read("TEXCOORD_0", 2);
-      if (!uv) return std::move(uv).error();
-      std::vector<float> weights;
-      std::vector<std::uint32_t> joints;
-      if (!joint_matrix.empty() && attributes.find("JOINTS_0") && attributes.find("WEIGHTS_0")) {
-        auto w = read("WEIGHTS_0", 4);
-        if (!w) return std::move(w).error();
-        auto j = doc.read_accessor_uints(*attributes.find("JOINTS_0"));
-        if (!j) return std::move(j).error();
-        if (j->size() != count * 4) return model_error("JOINTS_0 does not match POSITION", ptr);
-        for (std::uint32_t k : *j)
-          if (k >= joint_matrix.size())
-            return model_error("JOINTS_0 names a joint the skin lacks",
-                               ptr + "/attributes/JOINTS_0");
-        weights = std::move(*w);
-        joints = std::move(*j);
-      }
-      RenderPrimitive out;
-      out.pointer = ptr;
-      out.mesh_name = mesh.name;
-      out.vertices.resize(count);
-      const core::Mat4f& node_world = world[n];
-      for (std::size_t v = 0; v < count; ++v) {
-        core::Mat4f m = node_world;
-        if (!weights.empty()) {
-          float sum = 0;
-          core::Mat4f blend{};
-          for (std::size_t k = 0; k < 4; ++k) {
-            const float w = weights[4 * v + k];
-            if (!(w > 0.0F)) continue;
-            sum += w;
-            const core::Mat4f& jm = joint_matrix[joints[4 * v + k]];
-            for (std::size_t e = 0; e < 16; ++e) blend[e] += w * jm[e];
-          }
-          if (sum > 0.0F) {
-            for (float& e : blend) e /= sum;
-            m = blend;
-          }
-        }
-        const core::Vec3f local{(*pos)[3 * v], (*pos)[3 * v + 1], (*pos)[3 * v + 2]};
-        const core::Vec3f wp = core::transform_point(m, local);
-        RenderVertex& rv = out.vertices[v];
-        std::copy(wp.begin(), wp.end(), rv.position);
-        std::copy(wp.begin(), wp.end(), rv.previous);
-        if (!normal->empty()) {
-          const core::Mat3f nm = core::transpose(core::inverse(core::linear_part(m)));
-          const core::Vec3f wn = core::normalize(core::mul(
-              nm, core::Vec3f{(*normal)[3 * v], (*normal)[3 * v + 1], (*normal)[3 * v + 2]}));
-          std::copy(wn.begin(), wn.end(), rv.normal);
-        } else {
-          rv.normal[0] = rv.normal[1] = rv.normal[2] = 0.0F;
-        }
-        rv.uv[0] = uv->empty() ? 0.0F : (*uv)[2 * v];
-        rv.uv[1] = uv->empty() ? 0.0F : (*uv)[2 * v + 1];
-      }
-      if (const auto ind = prim.indices) {
-        auto idx = doc.read_accessor_uints(*ind);
-        if (!idx) return std::move(idx).error();
-        out.indices = std::move(*idx);
-      } else {
-        out.indices.resize(count);
-        for (std::size_t i = 0; i < count; ++i) out.indices[i] = static_cast<std::uint32_t>(i);
-      }
-      out.indices.resize(out.indices.size() / 3 * 3);
-      for (std::uint32_t i : out.indices)
-        if (i >= count) return model_error("an index is past the vertex count", ptr + "/indices");
-      if (normal->empty()) {  // smooth normals from the faces
-        std::vector<core::Vec3f> acc(count, core::Vec3f{0, 0, 0});
-        for (std::size_t t = 0; t + 2 < out.indices.size(); t += 3) {
-          const float* a = out.vertices[out.indices[t]].position;
-          const float* b = out.vertices[out.indices[t + 1]].position;
-          const float* c = out.vertices[out.indices[t + 2]].position;
-          const core::Vec3f fn = core::cross(core::Vec3f{b[0] - a[0], b[1] - a[1], b[2] - a[2]},
-                                             core::Vec3f{c[0] - a[0], c[1] - a[1], c[2] - a[2]});
-          for (int k = 0; k < 3; ++k)
-            acc[out.indices[t + static_cast<std::size_t>(k)]] =
-                core::add(acc[out.indices[t + static_cast<std::size_t>(k)]], fn);
-        }
-        for (std::size_t v = 0; v < count; ++v) {
-          const core::Vec3f nn = core::normalize(acc[v]);
-          std::copy(nn.begin(), nn.end(), out.vertices[v].normal);
-        }
-      }
-      // The material: colour, texture, alpha, and the part.
-      bool blend = false;
-      if (const auto mi = prim.material) {
-        const scene::GltfMaterial& mat = asset.materials[*mi];
-        out.material_name = mat.name;
-        blend = mat.alpha_mode == scene::GltfAlphaMode::kBlend;
-        out.alpha_mask = mat.alpha_mode == scene::GltfAlphaMode::kMask;
-        out.alpha_cutoff = static_cast<float>(mat.alpha_cutoff);
-        for (std::size_t c = 0; c < 4; ++c)
-          out.base_colour[c] = static_cast<float>(mat.base_color_factor[c]);
-        if (mat.base_color_texture) {
-          auto slot = texture_image(mat.base_color_texture->texture);
-          if (!slot) return std::move(slot).error();
-          out.base_texture = *slot;
-        }
-      }
-      // The part: the mapping file, the VRM humanoid bone, VRM / alpha, then names.
-      std::optional<PartKind> kind;
-      if (options.parts) {
-        for (const std::string& name : {out.material_name, out.mesh_name})
-          if (auto it = options.parts->by_name.find(name);
-              !kind && !name.empty() && it != options.parts->by_name.end()) {
-            kind = it->second;
-            out.kind_reason = "parts file";
-          }
-      }
-      if (!kind) {
-        const std::string bone = part_bone(bone_of, asset, n, joints, weights);
-        if ((kind = kind_from_bone(bone))) out.kind_reason = "VRM humanoid bone " + bone;
-      }
-      if (!kind) {
-        auto vm = vrm_materials.find(out.material_name);
-        if (blend || (vm != vrm_materials.end() && vm->second.second)) {
-          kind = PartKind::kTransparent;
-          out.kind_reason = blend ? "alphaMode BLEND" : "VRM render type";
-        }
-      }
-      if (!kind) {
-        if ((kind = kind_from_name(out.material_name))) {
-          out.kind_reason = "material name";
-        } else if ((kind = kind_from_name(out.mesh_name))) {
-          out.kind_reason = "mesh name";
-        }
-      }
-      out.kind = kind.value_or(PartKind::kBody);
-      if (!kind) out.kind_reason = "default";
-      if (!out.indices.empty()) model.primitives.push_back(std::move(out));
+    for (std::size_t j = 0; j < skin.joints.size(); ++j) {
+      core::Mat4f ibm = core::identity4<float>();
+      if (!inverse_bind.empty()) std::copy_n(inverse_bind.begin() + 16 * j, 16, ibm.begin());
+      joint_matrix.push_back(core::mul(world_[skin.joints[j]], ibm));
     }
   }
-  if (model.primitives.empty()) return model_error("the model has no triangles to draw", "/meshes");
+  return joint_matrix;
+}
+
+// Morph weights: the node's, else the mesh's; expression-bound targets from
+// the expressions.
+std::vector<double> Loader::morph_weights(std::size_t n) const {
+  const scene::GltfNode& node = asset_.nodes[n];
+  const scene::GltfMesh& mesh = asset_.meshes[*node.mesh];
+  std::vector<double> morph = !node.weights.empty() ? node.weights : mesh.weights;
+  morph.resize(mesh.target_count(), 0.0);
+  if (const auto b = bound_.find(*node.mesh); b != bound_.end())
+    for (std::size_t t = 0; t < b->second.size() && t < morph.size(); ++t)
+      if (b->second[t]) morph[t] = *b->second[t];
+  return morph;
+}
+
+core::Status Loader::geometry(const scene::GltfPrimitive& prim, std::size_t n,
+                              const std::vector<core::Mat4f>& joint_matrix,
+                              const std::vector<double>& morph, RenderPrimitive& out,
+                              std::vector<std::uint32_t>& joints, std::vector<float>& weights) {
+  const std::string& ptr = prim.pointer;
+  const scene::GltfAttributes& attributes = prim.attributes;
+  const auto position = attributes.find("POSITION");
+  if (!position) return model_error("a primitive needs POSITION", ptr + "/attributes");
+  auto pos = doc_.read_accessor_floats(*position);
+  if (!pos) return std::move(pos).error();
+  const std::size_t count = pos->size() / 3;
+  if (pos->size() != count * 3) return model_error("POSITION is not VEC3", ptr);
+  total_vertices_ += count;
+  if (total_vertices_ > options_.max_vertices)
+    return model_error(
+        "the model has more than " + std::to_string(options_.max_vertices) + " vertices", ptr);
+  auto read = [&](const char* name, std::size_t comps) -> core::Result<std::vector<float>> {
+    const auto a = attributes.find(name);
+    if (!a) return std::vector<float>{};
+    auto v = doc_.read_accessor_floats(*a);
+    if (!v) return std::move(v).error();
+    if (v->size() != count * comps)
+      return model_error(std::string(name) + " does not match POSITION's count",
+                         ptr + "/attributes/" + name);
+    return v;
+  };
+  auto normal = read("NORMAL", 3);
+  if (!normal) return std::move(normal).error();
+  // Morph targets: position (and normal) deltas at their weights.
+  for (std::size_t t = 0; t < morph.size() && t < prim.targets.size(); ++t) {
+    if (morph[t] == 0.0) continue;
+    const auto w = static_cast<float>(morph[t]);
+    for (auto [name, values] : {std::pair{"POSITION", &*pos}, std::pair{"NORMAL", &*normal}}) {
+      const auto a = prim.targets[t].find(name);
+      if (!a || values->empty()) continue;
+      auto delta = doc_.read_accessor_floats(*a);
+      if (!delta) return std::move(delta).error();
+      if (delta->size() != values->size())
+        return model_error(
+            std::string("a morph target's ") + name + " does not match the primitive's",
+            core::json_pointer_join(ptr + "/targets", t));
+      for (std::size_t i = 0; i < values->size(); ++i) (*values)[i] += w * (*delta)[i];
+    }
+  }
+  auto uv = read("TEXCOORD_0", 2);
+  if (!uv) return std::move(uv).error();
+  if (!joint_matrix.empty() && attributes.find("JOINTS_0") && attributes.find("WEIGHTS_0")) {
+    auto w = read("WEIGHTS_0", 4);
+    if (!w) return std::move(w).error();
+    auto j = doc_.read_accessor_uints(*attributes.find("JOINTS_0"));
+    if (!j) return std::move(j).error();
+    if (j->size() != count * 4) return model_error("JOINTS_0 does not match POSITION", ptr);
+    for (std::uint32_t k : *j)
+      if (k >= joint_matrix.size())
+        return model_error("JOINTS_0 names a joint the skin lacks", ptr + "/attributes/JOINTS_0");
+    weights = std::move(*w);
+    joints = std::move(*j);
+  }
+  out.vertices.resize(count);
+  const core::Mat4f& node_world = world_[n];
+  for (std::size_t v = 0; v < count; ++v) {
+    core::Mat4f m = node_world;
+    if (!weights.empty()) {
+      float sum = 0;
+      core::Mat4f blend{};
+      for (std::size_t k = 0; k < 4; ++k) {
+        const float w = weights[4 * v + k];
+        if (!(w > 0.0F)) continue;
+        sum += w;
+        const core::Mat4f& jm = joint_matrix[joints[4 * v + k]];
+        for (std::size_t e = 0; e < 16; ++e) blend[e] += w * jm[e];
+      }
+      if (sum > 0.0F) {
+        for (float& e : blend) e /= sum;
+        m = blend;
+      }
+    }
+    const core::Vec3f local{(*pos)[3 * v], (*pos)[3 * v + 1], (*pos)[3 * v + 2]};
+    const core::Vec3f wp = core::transform_point(m, local);
+    RenderVertex& rv = out.vertices[v];
+    std::copy(wp.begin(), wp.end(), rv.position);
+    std::copy(wp.begin(), wp.end(), rv.previous);
+    if (!normal->empty()) {
+      const core::Mat3f nm = core::transpose(core::inverse(core::linear_part(m)));
+      const core::Vec3f wn = core::normalize(
+          core::mul(nm, core::Vec3f{(*normal)[3 * v], (*normal)[3 * v + 1], (*normal)[3 * v + 2]}));
+      std::copy(wn.begin(), wn.end(), rv.normal);
+    } else {
+      rv.normal[0] = rv.normal[1] = rv.normal[2] = 0.0F;
+    }
+    rv.uv[0] = uv->empty() ? 0.0F : (*uv)[2 * v];
+    rv.uv[1] = uv->empty() ? 0.0F : (*uv)[2 * v + 1];
+  }
+  if (const auto ind = prim.indices) {
+    auto idx = doc_.read_accessor_uints(*ind);
+    if (!idx) return std::move(idx).error();
+    out.indices = std::move(*idx);
+  } else {
+    out.indices.resize(count);
+    for (std::size_t i = 0; i < count; ++i) out.indices[i] = static_cast<std::uint32_t>(i);
+  }
+  out.indices.resize(out.indices.size() / 3 * 3);
+  for (std::uint32_t i : out.indices)
+    if (i >= count) return model_error("an index is past the vertex count", ptr + "/indices");
+  if (normal->empty()) {  // smooth normals from the faces
+    std::vector<core::Vec3f> acc(count, core::Vec3f{0, 0, 0});
+    for (std::size_t t = 0; t + 2 < out.indices.size(); t += 3) {
+      const float* a = out.vertices[out.indices[t]].position;
+      const float* b = out.vertices[out.indices[t + 1]].position;
+      const float* c = out.vertices[out.indices[t + 2]].position;
+      const core::Vec3f fn = core::cross(core::Vec3f{b[0] - a[0], b[1] - a[1], b[2] - a[2]},
+                                         core::Vec3f{c[0] - a[0], c[1] - a[1], c[2] - a[2]});
+      for (int k = 0; k < 3; ++k)
+        acc[out.indices[t + static_cast<std::size_t>(k)]] =
+            core::add(acc[out.indices[t + static_cast<std::size_t>(k)]], fn);
+    }
+    for (std::size_t v = 0; v < count; ++v) {
+      const core::Vec3f nn = core::normalize(acc[v]);
+      std::copy(nn.begin(), nn.end(), out.vertices[v].normal);
+    }
+  }
+  return core::Ok{};
+}
+
+core::Result<bool> Loader::material(const scene::GltfPrimitive& prim, RenderPrimitive& out) {
+  bool blend = false;
+  if (const auto mi = prim.material) {
+    const scene::GltfMaterial& mat = asset_.materials[*mi];
+    out.material_name = mat.name;
+    blend = mat.alpha_mode == scene::GltfAlphaMode::kBlend;
+    out.alpha_mask = mat.alpha_mode == scene::GltfAlphaMode::kMask;
+    out.alpha_cutoff = static_cast<float>(mat.alpha_cutoff);
+    for (std::size_t c = 0; c < 4; ++c)
+      out.base_colour[c] = static_cast<float>(mat.base_color_factor[c]);
+    if (mat.base_color_texture) {
+      auto slot = texture_image(mat.base_color_texture->texture);
+      if (!slot) return std::move(slot).error();
+      out.base_texture = *slot;
+    }
+  }
+  return blend;
+}
+
+// The part: the mapping file, the VRM humanoid bone, VRM / alpha, then names.
+void Loader::choose_part(RenderPrimitive& out, bool blend, std::size_t n,
+                         const std::vector<std::uint32_t>& joints,
+                         const std::vector<float>& weights) {
+  std::optional<PartKind> kind;
+  if (options_.parts) {
+    for (const std::string& name : {out.material_name, out.mesh_name})
+      if (auto it = options_.parts->by_name.find(name);
+          !kind && !name.empty() && it != options_.parts->by_name.end()) {
+        kind = it->second;
+        out.kind_reason = "parts file";
+      }
+  }
+  if (!kind) {
+    const std::string bone = part_bone(bone_of_, asset_, n, joints, weights);
+    if ((kind = kind_from_bone(bone))) out.kind_reason = "VRM humanoid bone " + bone;
+  }
+  if (!kind) {
+    auto vm = vrm_materials_.find(out.material_name);
+    if (blend || (vm != vrm_materials_.end() && vm->second.second)) {
+      kind = PartKind::kTransparent;
+      out.kind_reason = blend ? "alphaMode BLEND" : "VRM render type";
+    }
+  }
+  if (!kind) {
+    if ((kind = kind_from_name(out.material_name))) {
+      out.kind_reason = "material name";
+    } else if ((kind = kind_from_name(out.mesh_name))) {
+      out.kind_reason = "mesh name";
+    }
+  }
+  out.kind = kind.value_or(PartKind::kBody);
+  if (!kind) out.kind_reason = "default";
+}
+
+core::Result<RenderModel> Loader::run() {
+  if (asset_.vrm && asset_.vrm->version == "0.x") model_.facing_z = -1.0F;
+  if (asset_.vrm) {
+    for (const scene::VrmMaterialProperties& m : asset_.vrm->materials)
+      vrm_materials_[m.name] = {m.shader, m.transparent()};
+    for (const scene::VrmHumanBone& b : asset_.vrm->human_bones) bone_of_.emplace(b.node, b.bone);
+    for (const scene::VrmExpression& e : asset_.vrm->expressions)
+      model_.expressions.push_back(e.name);
+  }
+  auto bound = expression_weights(asset_, options_.expressions);
+  if (!bound) return std::move(bound).error();
+  bound_ = std::move(*bound);
+  place_nodes();
+  for (std::size_t n : drawn_) {
+    auto joint_matrix = joint_matrices(n);
+    if (!joint_matrix) return std::move(joint_matrix).error();
+    const std::vector<double> morph = morph_weights(n);
+    const scene::GltfMesh& mesh = asset_.meshes[*asset_.nodes[n].mesh];
+    for (const scene::GltfPrimitive& prim : mesh.primitives) {
+      if (prim.mode != 4) {
+        model_.warnings.push_back(prim.pointer + ": mode " + std::to_string(prim.mode) +
+                                  " is not a triangle list; skipped");
+        continue;
+      }
+      RenderPrimitive out;
+      out.pointer = prim.pointer;
+      out.mesh_name = mesh.name;
+      std::vector<std::uint32_t> joints;
+      std::vector<float> weights;
+      if (auto st = geometry(prim, n, *joint_matrix, morph, out, joints, weights); !st)
+        return std::move(st).error();
+      auto blend = material(prim, out);
+      if (!blend) return std::move(blend).error();
+      choose_part(out, *blend, n, joints, weights);
+      if (!out.indices.empty()) model_.primitives.push_back(std::move(out));
+    }
+  }
+  if (model_.primitives.empty())
+    return model_error("the model has no triangles to draw", "/meshes");
   bool first = true;
-  for (const RenderPrimitive& prim : model.primitives)
+  for (const RenderPrimitive& prim : model_.primitives)
     for (const RenderVertex& v : prim.vertices)
       for (std::size_t c = 0; c < 3; ++c) {
         if (!std::isfinite(v.position[c]))
           return model_error("a vertex position is not finite", prim.pointer);
-        model.min[c] = first ? v.position[c] : std::min(model.min[c], v.position[c]);
-        model.max[c] = first ? v.position[c] : std::max(model.max[c], v.position[c]);
+        model_.min[c] = first ? v.position[c] : std::min(model_.min[c], v.position[c]);
+        model_.max[c] = first ? v.position[c] : std::max(model_.max[c], v.position[c]);
         first = first && c < 2;
       }
-  return model;
+  return std::move(model_);
+}
+
+}  // namespace
+
+core::Result<RenderModel> load_render_model(scene::GltfDocument& doc,
+                                            const ModelLoadOptions& options) {
+  return Loader(doc, options).run();
 }
 
 }  // namespace charkit::render
