@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -355,6 +357,66 @@ TEST(GltfAsset, ReadsVrmExpressions) {
   r = read(Json::parse(j.dump()));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, "VRM_TYPE");  // node 0 has no mesh
+}
+
+// MToon: VRM 1.0's VRMC_materials_mtoon with the schema's defaults for what
+// is absent, and VRM 0.x MToon properties as written.
+TEST(GltfAsset, ReadsMToonData) {
+  Json j = character();
+  j["materials"][0]["extensions"]["VRMC_materials_mtoon"] = Json::parse(R"({
+    "specVersion": "1.0", "transparentWithZWrite": true, "renderQueueOffsetNumber": -3,
+    "shadeColorFactor": [0.5, 0.25, 0.125], "shadeMultiplyTexture": {"index": 0},
+    "shadingShiftFactor": -0.2, "shadingShiftTexture": {"index": 0, "scale": 2},
+    "parametricRimColorFactor": [1, 0, 0], "parametricRimFresnelPowerFactor": 5,
+    "outlineWidthMode": "screenCoordinates", "outlineWidthFactor": 0.01,
+    "uvAnimationScrollXSpeedFactor": 0.5})");
+  auto r = read(Json::parse(j.dump()));
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_TRUE(r->materials[0].mtoon);
+  const GltfMToon& t = *r->materials[0].mtoon;
+  EXPECT_EQ(t.spec_version, "1.0");
+  EXPECT_TRUE(t.transparent_with_z_write);
+  EXPECT_EQ(t.render_queue_offset, -3);
+  EXPECT_EQ(t.shade_color, (std::array<double, 3>{0.5, 0.25, 0.125}));
+  ASSERT_TRUE(t.shade_multiply_texture);
+  EXPECT_DOUBLE_EQ(t.shading_shift, -0.2);
+  ASSERT_TRUE(t.shading_shift_texture);
+  EXPECT_DOUBLE_EQ(t.shading_shift_texture->scale, 2.0);
+  EXPECT_DOUBLE_EQ(t.shading_toony, 0.9);  // the schema's default
+  EXPECT_DOUBLE_EQ(t.gi_equalization, 0.9);
+  EXPECT_DOUBLE_EQ(t.rim_fresnel_power, 5.0);
+  EXPECT_EQ(t.outline_width_mode, MToonOutlineWidthMode::kScreenCoordinates);
+  EXPECT_DOUBLE_EQ(t.outline_lighting_mix, 1.0);
+  EXPECT_DOUBLE_EQ(t.uv_animation_scroll_x, 0.5);
+
+  Json bad = j;
+  bad["materials"][0]["extensions"]["VRMC_materials_mtoon"]["outlineWidthMode"] = "thick";
+  r = read(Json::parse(bad.dump()));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "VRM_TYPE");
+  EXPECT_EQ(r.error().location.pointer,
+            "/materials/0/extensions/VRMC_materials_mtoon/outlineWidthMode");
+  bad = j;
+  bad["materials"][0]["extensions"]["VRMC_materials_mtoon"]["matcapTexture"] = {{"index", 4}};
+  r = read(Json::parse(bad.dump()));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "GLTF_INDEX");
+  EXPECT_EQ(r.error().location.pointer,
+            "/materials/0/extensions/VRMC_materials_mtoon/matcapTexture/index");
+
+  j["extensions"]["VRM"] = Json::parse(R"({"materialProperties": [{"name": "body",
+    "shader": "VRM/MToon", "floatProperties": {"_ShadeToony": 0.8, "_Bad": "x"},
+    "vectorProperties": {"_ShadeColor": [0.8, 0.7, 0.9, 1], "_Short": [1, 2]},
+    "textureProperties": {"_MainTex": 0, "_Missing": 9},
+    "keywordMap": {"MTOON_OUTLINE_WIDTH_SCREEN": true}}]})");
+  r = read(Json::parse(j.dump()));
+  ASSERT_TRUE(r) << r.error().to_string();
+  const VrmMaterialProperties& m0 = r->vrm->materials[0];
+  EXPECT_EQ(m0.float_properties, (std::map<std::string, double>{{"_ShadeToony", 0.8}}));
+  ASSERT_EQ(m0.vector_properties.size(), 1u);
+  EXPECT_EQ(m0.vector_properties.at("_ShadeColor"), (std::array<double, 4>{0.8, 0.7, 0.9, 1}));
+  EXPECT_EQ(m0.texture_properties, (std::map<std::string, std::size_t>{{"_MainTex", 0}}));
+  EXPECT_TRUE(m0.keywords.at("MTOON_OUTLINE_WIDTH_SCREEN"));
 }
 
 // --- GltfEditor ---------------------------------------------------------------

@@ -2,6 +2,7 @@
 // every member type-checked and every index range-checked once.
 #include "charkit/scene/gltf_asset.h"
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -482,6 +483,56 @@ std::optional<GltfTextureRef> texture_ref(Reader& r, const Json& holder, const s
   return ref;
 }
 
+// VRMC_materials_mtoon 1.0: factors (the schema's defaults when absent),
+// texture references checked like the core ones, the outline width mode one
+// of the schema's three.
+GltfMToon read_mtoon(Reader& r, const Json& j, const std::string& p, std::size_t textures) {
+  GltfMToon t;
+  t.spec_version = r.string(j, p, "specVersion");
+  t.transparent_with_z_write = r.boolean(j, p, "transparentWithZWrite", false);
+  if (auto q = r.number(j, p, "renderQueueOffsetNumber")) {
+    if (*q != std::floor(*q) || *q < -9 || *q > 9)
+      r.fail(codes::VRM_TYPE, "renderQueueOffsetNumber must be an integer from -9 to 9",
+             p + "/renderQueueOffsetNumber");
+    t.render_queue_offset = static_cast<std::int32_t>(*q);
+  }
+  r.fixed(j, p, "shadeColorFactor", t.shade_color);
+  t.shade_multiply_texture = texture_ref(r, j, p, "shadeMultiplyTexture", textures, nullptr);
+  if (auto v = r.number(j, p, "shadingShiftFactor")) t.shading_shift = *v;
+  t.shading_shift_texture = texture_ref(r, j, p, "shadingShiftTexture", textures, "scale");
+  if (auto v = r.number(j, p, "shadingToonyFactor")) t.shading_toony = *v;
+  if (auto v = r.number(j, p, "giEqualizationFactor")) t.gi_equalization = *v;
+  r.fixed(j, p, "matcapFactor", t.matcap);
+  t.matcap_texture = texture_ref(r, j, p, "matcapTexture", textures, nullptr);
+  r.fixed(j, p, "parametricRimColorFactor", t.rim_color);
+  t.rim_multiply_texture = texture_ref(r, j, p, "rimMultiplyTexture", textures, nullptr);
+  if (auto v = r.number(j, p, "rimLightingMixFactor")) t.rim_lighting_mix = *v;
+  if (auto v = r.number(j, p, "parametricRimFresnelPowerFactor")) t.rim_fresnel_power = *v;
+  if (auto v = r.number(j, p, "parametricRimLiftFactor")) t.rim_lift = *v;
+  if (auto mode = r.optional_string(j, p, "outlineWidthMode")) {
+    if (*mode == "none")
+      t.outline_width_mode = MToonOutlineWidthMode::kNone;
+    else if (*mode == "worldCoordinates")
+      t.outline_width_mode = MToonOutlineWidthMode::kWorldCoordinates;
+    else if (*mode == "screenCoordinates")
+      t.outline_width_mode = MToonOutlineWidthMode::kScreenCoordinates;
+    else
+      r.fail(codes::VRM_TYPE,
+             "outlineWidthMode must be none, worldCoordinates or screenCoordinates, not " + *mode,
+             p + "/outlineWidthMode");
+  }
+  if (auto v = r.number(j, p, "outlineWidthFactor")) t.outline_width = *v;
+  t.outline_width_multiply_texture =
+      texture_ref(r, j, p, "outlineWidthMultiplyTexture", textures, nullptr);
+  r.fixed(j, p, "outlineColorFactor", t.outline_color);
+  if (auto v = r.number(j, p, "outlineLightingMixFactor")) t.outline_lighting_mix = *v;
+  t.uv_animation_mask_texture = texture_ref(r, j, p, "uvAnimationMaskTexture", textures, nullptr);
+  if (auto v = r.number(j, p, "uvAnimationScrollXSpeedFactor")) t.uv_animation_scroll_x = *v;
+  if (auto v = r.number(j, p, "uvAnimationScrollYSpeedFactor")) t.uv_animation_scroll_y = *v;
+  if (auto v = r.number(j, p, "uvAnimationRotationSpeedFactor")) t.uv_animation_rotation = *v;
+  return t;
+}
+
 void read_material(Reader& r, const Json& j, const std::string& p, std::size_t textures,
                    GltfMaterial& m) {
   m.name = r.string(j, p, "name");
@@ -512,6 +563,9 @@ void read_material(Reader& r, const Json& j, const std::string& p, std::size_t t
   if (auto v = r.number(j, p, "alphaCutoff")) m.alpha_cutoff = *v;
   m.double_sided = r.boolean(j, p, "doubleSided", false);
   m.extensions = r.extension_names(j, p);
+  if (const Json* exts = r.object(j, p, "extensions"))
+    if (const Json* mt = r.object(*exts, p + "/extensions", "VRMC_materials_mtoon"))
+      m.mtoon = read_mtoon(r, *mt, p + "/extensions/VRMC_materials_mtoon", textures);
   m.extras = r.extras(j);
 }
 
@@ -714,9 +768,40 @@ void read_vrm0_expressions(Reader& r, const Json& ext, const GltfAsset& a, GltfV
   }
 }
 
+// A VRM 0.x materialProperties entry's MToon properties, as written: numbers,
+// four-number vectors, texture indices below the texture count, booleans.
+void read_mtoon0_properties(const Json& m, std::size_t textures, VrmMaterialProperties& props) {
+  const auto members = [&](const char* key) -> const Json* {
+    auto it = m.find(key);
+    return it != m.end() && it->is_object() ? &*it : nullptr;
+  };
+  if (const Json* f = members("floatProperties"))
+    for (auto it = f->begin(); it != f->end(); ++it)
+      if (auto v = core::json_finite_number(it.value())) props.float_properties[it.key()] = *v;
+  if (const Json* v = members("vectorProperties"))
+    for (auto it = v->begin(); it != v->end(); ++it) {
+      if (!it.value().is_array() || it.value().size() != 4) continue;
+      std::array<double, 4> a{};
+      bool ok = true;
+      for (std::size_t i = 0; i < 4 && ok; ++i) {
+        auto x = core::json_finite_number(it.value()[i]);
+        ok = x.has_value();
+        a[i] = x.value_or(0.0);
+      }
+      if (ok) props.vector_properties[it.key()] = a;
+    }
+  if (const Json* t = members("textureProperties"))
+    for (auto it = t->begin(); it != t->end(); ++it)
+      if (auto i = core::json_uint32(it.value()); i && *i < textures)
+        props.texture_properties[it.key()] = *i;
+  if (const Json* k = members("keywordMap"))
+    for (auto it = k->begin(); it != k->end(); ++it)
+      if (it.value().is_boolean()) props.keywords[it.key()] = it.value().get<bool>();
+}
+
 // VRM 0.x (vrm-specification 0.0): meta, humanoid.humanBones [{bone, node}],
 // materialProperties.
-void read_vrm0(Reader& r, const Json& ext, std::size_t nodes, GltfVrm& v) {
+void read_vrm0(Reader& r, const Json& ext, std::size_t nodes, std::size_t textures, GltfVrm& v) {
   const std::string base = "/extensions/VRM";
   v.version = "0.x";
   v.pointer = base;
@@ -757,6 +842,7 @@ void read_vrm0(Reader& r, const Json& ext, std::size_t nodes, GltfVrm& v) {
         props.render_type = string_or_empty(*tags, "RenderType");
       if (auto q = m.find("renderQueue"); q != m.end())
         props.render_queue = core::json_finite_number(*q);
+      read_mtoon0_properties(m, textures, props);
       v.materials.push_back(std::move(props));
     }
 }
@@ -813,7 +899,7 @@ std::optional<GltfVrm> read_vrm(Reader& r, const Json& root, const GltfAsset& a)
       r.fail(codes::VRM_TYPE, "VRM must be an object", "/extensions/VRM");
       return std::nullopt;
     }
-    read_vrm0(r, *v0, a.nodes.size(), v);
+    read_vrm0(r, *v0, a.nodes.size(), a.textures.size(), v);
     if (!r.failed()) read_vrm0_expressions(r, *v0, a, v);
   } else {
     return std::nullopt;

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -197,6 +198,39 @@ struct GltfTextureRef {
 
 enum class GltfAlphaMode { kOpaque, kMask, kBlend };
 
+enum class MToonOutlineWidthMode { kNone, kWorldCoordinates, kScreenCoordinates };
+
+/// A material's `VRMC_materials_mtoon` extension (VRM 1.0 MToon), with the
+/// schema's defaults for what is absent. Textures are glTF textureInfo
+/// references (shadingShiftTexture's `scale` in GltfTextureRef::scale).
+struct GltfMToon {
+  std::string spec_version;
+  bool transparent_with_z_write = false;
+  std::int32_t render_queue_offset = 0;  ///< −9 … 9
+  std::array<double, 3> shade_color{1, 1, 1};
+  std::optional<GltfTextureRef> shade_multiply_texture;
+  double shading_shift = 0.0;
+  std::optional<GltfTextureRef> shading_shift_texture;
+  double shading_toony = 0.9;
+  double gi_equalization = 0.9;
+  std::array<double, 3> matcap{0, 0, 0};
+  std::optional<GltfTextureRef> matcap_texture;
+  std::array<double, 3> rim_color{0, 0, 0};  ///< parametricRimColorFactor
+  std::optional<GltfTextureRef> rim_multiply_texture;
+  double rim_lighting_mix = 0.0;
+  double rim_fresnel_power = 1.0;  ///< parametricRimFresnelPowerFactor
+  double rim_lift = 0.0;           ///< parametricRimLiftFactor
+  MToonOutlineWidthMode outline_width_mode = MToonOutlineWidthMode::kNone;
+  double outline_width = 0.0;
+  std::optional<GltfTextureRef> outline_width_multiply_texture;
+  std::array<double, 3> outline_color{0, 0, 0};
+  double outline_lighting_mix = 1.0;
+  std::optional<GltfTextureRef> uv_animation_mask_texture;
+  double uv_animation_scroll_x = 0.0;  ///< per second
+  double uv_animation_scroll_y = 0.0;
+  double uv_animation_rotation = 0.0;
+};
+
 struct GltfMaterial {
   std::string name;
   std::array<double, 4> base_color_factor{1, 1, 1, 1};
@@ -212,6 +246,7 @@ struct GltfMaterial {
   double alpha_cutoff = 0.5;
   bool double_sided = false;
   std::vector<std::string> extensions;  ///< names of the extensions it uses
+  std::optional<GltfMToon> mtoon;       ///< VRMC_materials_mtoon (VRM 1.0)
   GltfExtras extras;
   std::string pointer;
 };
@@ -229,6 +264,12 @@ struct VrmMaterialProperties {
   std::string shader;       ///< "VRM/MToon", "VRM/UnlitTransparent" …
   std::string render_type;  ///< tagMap.RenderType: "Opaque", "Cutout", "Transparent" …
   std::optional<double> render_queue;
+  /// The MToon shader's Unity properties as written (`_ShadeColor`,
+  /// `_ShadeToony`, `_ShadeTexture` …); entries of another type are left out.
+  std::map<std::string, double> float_properties;
+  std::map<std::string, std::array<double, 4>> vector_properties;
+  std::map<std::string, std::size_t> texture_properties;  ///< into the textures (checked)
+  std::map<std::string, bool> keywords;                   ///< keywordMap
   /// Drawn in the transparent pass: RenderType "Transparent" or a render
   /// queue of 3000 or more (Unity's transparent queue).
   bool transparent() const {
