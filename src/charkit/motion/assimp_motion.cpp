@@ -204,6 +204,38 @@ core::Result<std::size_t> choose_animation(const std::vector<std::string>& names
                               " (the file has " + list() + ")");
 }
 
+SkeletonNodes pick_skeleton(const PreorderForest& f, const std::vector<char>& target) {
+  const std::size_t n = f.parent.size();
+  SkeletonNodes s;
+  // Pre-order: a is an ancestor of b when a <= b < end(a).
+  bool first = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!target[i]) continue;
+    if (first) {
+      s.lca = i;
+      first = false;
+      continue;
+    }
+    while (!(s.lca <= i && i < f.end[s.lca])) s.lca = static_cast<std::size_t>(f.parent[s.lca]);
+  }
+  std::vector<char> on_path(n, 0), under_target(n, 0);
+  s.include.assign(n, 0);
+  for (std::size_t i = s.lca; i < f.end[s.lca]; ++i)
+    if (target[i])
+      for (std::size_t k = i; !on_path[k]; k = static_cast<std::size_t>(f.parent[k])) {
+        on_path[k] = 1;
+        if (k == s.lca) break;
+      }
+  for (std::size_t i = s.lca; i < f.end[s.lca]; ++i) {
+    const bool root = i == s.lca;
+    const auto parent = static_cast<std::size_t>(root ? 0 : f.parent[i]);
+    under_target[i] = target[i] || (!root && under_target[parent]);
+    s.include[i] =
+        on_path[i] || (!root && s.include[parent] && under_target[parent] && !f.has_mesh[i]);
+  }
+  return s;
+}
+
 core::Status set_time_base(AssimpMotion& out, const AssimpTracks& tr, bool fps_from_ticks,
                            double duration_ticks, const KeyStats& keys,
                            const AssimpMotionOptions& o) {
@@ -460,38 +492,15 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
         codes::MOTION_NO_SKELETON,
         "no skinned mesh bones and no animated node found in the node hierarchy (nothing to move)");
 
-  // The lowest common ancestor of the targets (pre-order: a is an ancestor
-  // of b when a <= b < end(a)).
-  std::size_t lca = 0;
-  {
-    bool first = true;
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      if (!target[i]) continue;
-      if (first) {
-        lca = i;
-        first = false;
-        continue;
-      }
-      while (!(lca <= i && i < nodes[lca].end)) lca = static_cast<std::size_t>(nodes[lca].parent);
-    }
+  detail::PreorderForest forest;
+  for (const N& node : nodes) {
+    forest.parent.push_back(node.parent);
+    forest.end.push_back(node.end);
+    forest.has_mesh.push_back(node.node->mNumMeshes > 0 ? 1 : 0);
   }
-  // Included nodes in the LCA's subtree: targets, their ancestors, and
-  // mesh-free descendants of targets (end effectors such as HeadTop_End).
-  std::vector<char> on_path(nodes.size(), 0), under_target(nodes.size(), 0),
-      include(nodes.size(), 0);
-  for (std::size_t i = lca; i < nodes[lca].end; ++i)
-    if (target[i])
-      for (std::size_t k = i; !on_path[k]; k = static_cast<std::size_t>(nodes[k].parent)) {
-        on_path[k] = 1;
-        if (k == lca) break;
-      }
-  for (std::size_t i = lca; i < nodes[lca].end; ++i) {
-    const bool root = i == lca;
-    const auto parent = static_cast<std::size_t>(root ? 0 : nodes[i].parent);
-    under_target[i] = target[i] || (!root && under_target[parent]);
-    include[i] = on_path[i] || (!root && include[parent] && under_target[parent] &&
-                                nodes[i].node->mNumMeshes == 0);
-  }
+  const detail::SkeletonNodes picked = detail::pick_skeleton(forest, target);
+  const std::size_t lca = picked.lca;
+  const std::vector<char>& include = picked.include;
 
   // Evaluation chain: the LCA's ancestors (root first), then the included nodes.
   auto tr = std::make_shared<AssimpTracks>();

@@ -136,10 +136,8 @@ void Builder::forest() {
 }
 
 // The targets (the joints of the skins that skin a mesh, else the animated
-// nodes), their lowest common ancestor, and the included nodes of its
-// subtree: targets, the nodes between them and the ancestor, and mesh-free
-// descendants of targets (end effectors such as HeadTop_End). The virtual
-// root is never included.
+// nodes) and the skeleton around them (detail::pick_skeleton, the rule of
+// the Assimp path). The virtual root is never included.
 core::Status Builder::skeleton(const scene::GltfAnimation& anim) {
   std::vector<char> target(nodes_.size(), 0);
   bool any = false;
@@ -158,34 +156,16 @@ core::Status Builder::skeleton(const scene::GltfAnimation& anim) {
     return gltf_fail(
         codes::MOTION_NO_SKELETON,
         "no skinned mesh joints and no animated node found in the scene (nothing to move)");
-  // Pre-order: a is an ancestor of b when a <= b < end(a).
-  bool first = true;
-  for (std::size_t i = 1; i < nodes_.size(); ++i) {
-    if (!target[i]) continue;
-    if (first) {
-      lca_ = i;
-      first = false;
-      continue;
-    }
-    while (!(lca_ <= i && i < nodes_[lca_].end))
-      lca_ = static_cast<std::size_t>(nodes_[lca_].parent);
+  detail::PreorderForest forest;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    forest.parent.push_back(nodes_[i].parent);
+    forest.end.push_back(nodes_[i].end);
+    forest.has_mesh.push_back(i > 0 && a_.nodes[nodes_[i].node].mesh ? 1 : 0);
   }
-  std::vector<char> on_path(nodes_.size(), 0), under_target(nodes_.size(), 0);
-  include_.assign(nodes_.size(), 0);
-  for (std::size_t i = lca_; i < nodes_[lca_].end; ++i)
-    if (target[i])
-      for (std::size_t k = i; !on_path[k]; k = static_cast<std::size_t>(nodes_[k].parent)) {
-        on_path[k] = 1;
-        if (k == lca_) break;
-      }
-  for (std::size_t i = lca_; i < nodes_[lca_].end; ++i) {
-    const bool root = i == lca_;
-    const auto parent = static_cast<std::size_t>(root ? 0 : nodes_[i].parent);
-    const bool mesh_free = i > 0 && !a_.nodes[nodes_[i].node].mesh;
-    under_target[i] = target[i] || (!root && under_target[parent]);
-    include_[i] =
-        i > 0 && (on_path[i] || (!root && include_[parent] && under_target[parent] && mesh_free));
-  }
+  detail::SkeletonNodes picked = detail::pick_skeleton(forest, target);
+  lca_ = picked.lca;
+  include_ = std::move(picked.include);
+  include_[0] = 0;  // the virtual root is never a joint
   return core::Ok{};
 }
 

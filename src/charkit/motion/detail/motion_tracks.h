@@ -71,6 +71,25 @@ namespace detail {
 core::Result<std::size_t> choose_animation(const std::vector<std::string>& names,
                                            const std::string& want);
 
+/// A node forest in depth-first pre-order: parent[i] < i (−1 for a root),
+/// end[i] one past the last node of i's subtree.
+struct PreorderForest {
+  std::vector<int> parent;
+  std::vector<std::size_t> end;
+  std::vector<char> has_mesh;
+};
+
+/// The skeleton both readers take from a forest and its target nodes: the
+/// targets' lowest common ancestor, and the included nodes of its subtree —
+/// the targets, the nodes between them and the ancestor, and the mesh-free
+/// nodes below targets (end effectors such as HeadTop_End). At least one
+/// target.
+struct SkeletonNodes {
+  std::size_t lca = 0;
+  std::vector<char> include;
+};
+SkeletonNodes pick_skeleton(const PreorderForest& forest, const std::vector<char>& target);
+
 /// What the chosen animation's keys tell about its rate and length.
 struct KeyStats {
   double max_key = 0;       ///< the latest key, in ticks
