@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "charkit/core/enum_names.h"
 #include "charkit/core/json.h"
 #include "charkit/scene/error_codes.h"
 
@@ -51,6 +52,22 @@ std::vector<std::size_t> GltfAsset::nodes_of_mesh(std::size_t m) const {
 }
 
 namespace {
+
+// The names glTF 2.0 and the VRM extensions give their enumerations.
+constexpr core::EnumNames<GltfAlphaMode, 3> kAlphaModes{{{{GltfAlphaMode::kOpaque, "OPAQUE"},
+                                                          {GltfAlphaMode::kMask, "MASK"},
+                                                          {GltfAlphaMode::kBlend, "BLEND"}}}};
+constexpr core::EnumNames<GltfInterpolation, 3> kInterpolations{
+    {{{GltfInterpolation::kLinear, "LINEAR"},
+      {GltfInterpolation::kStep, "STEP"},
+      {GltfInterpolation::kCubicSpline, "CUBICSPLINE"}}}};
+constexpr core::EnumNames<MToonOutlineWidthMode, 3> kOutlineWidthModes{
+    {{{MToonOutlineWidthMode::kNone, "none"},
+      {MToonOutlineWidthMode::kWorldCoordinates, "worldCoordinates"},
+      {MToonOutlineWidthMode::kScreenCoordinates, "screenCoordinates"}}}};
+constexpr core::EnumNames<VrmOverride, 3> kOverrides{{{{VrmOverride::kNone, "none"},
+                                                       {VrmOverride::kBlock, "block"},
+                                                       {VrmOverride::kBlend, "blend"}}}};
 
 bool type_components(std::string_view type, std::size_t& components) {
   static constexpr std::pair<std::string_view, std::size_t> kTypes[] = {
@@ -121,6 +138,26 @@ class Reader {
       return std::nullopt;
     }
     return it->get<std::string>();
+  }
+  // An optional string member naming one of `names`' values, stored in
+  // `out`; `code` when it names none (the message lists the names).
+  template <typename E, std::size_t N>
+  void enum_member(const Json& obj, const std::string& ptr, const char* key,
+                   const core::EnumNames<E, N>& names, core::ErrorCode code, E& out) {
+    auto s = optional_string(obj, ptr, key);
+    if (!s) return;
+    if (auto v = names.parse(*s)) {
+      out = *v;
+      return;
+    }
+    std::string list;
+    for (const auto& entry : names.entries)
+      list += (list.empty()                    ? ""
+               : entry == names.entries.back() ? " or "
+                                               : ", ") +
+              std::string(entry.second);
+    fail(code, std::string(key) + " must be " + list + ", not " + *s,
+         core::json_pointer_join(ptr, key));
   }
   std::optional<std::uint64_t> uint(const Json& obj, const std::string& ptr, const char* key,
                                     bool required = false) {
@@ -509,18 +546,8 @@ GltfMToon read_mtoon(Reader& r, const Json& j, const std::string& p, std::size_t
   if (auto v = r.number(j, p, "rimLightingMixFactor")) t.rim_lighting_mix = *v;
   if (auto v = r.number(j, p, "parametricRimFresnelPowerFactor")) t.rim_fresnel_power = *v;
   if (auto v = r.number(j, p, "parametricRimLiftFactor")) t.rim_lift = *v;
-  if (auto mode = r.optional_string(j, p, "outlineWidthMode")) {
-    if (*mode == "none")
-      t.outline_width_mode = MToonOutlineWidthMode::kNone;
-    else if (*mode == "worldCoordinates")
-      t.outline_width_mode = MToonOutlineWidthMode::kWorldCoordinates;
-    else if (*mode == "screenCoordinates")
-      t.outline_width_mode = MToonOutlineWidthMode::kScreenCoordinates;
-    else
-      r.fail(codes::VRM_TYPE,
-             "outlineWidthMode must be none, worldCoordinates or screenCoordinates, not " + *mode,
-             p + "/outlineWidthMode");
-  }
+  r.enum_member(j, p, "outlineWidthMode", kOutlineWidthModes, codes::VRM_TYPE,
+                t.outline_width_mode);
   if (auto v = r.number(j, p, "outlineWidthFactor")) t.outline_width = *v;
   t.outline_width_multiply_texture =
       texture_ref(r, j, p, "outlineWidthMultiplyTexture", textures, nullptr);
@@ -549,17 +576,7 @@ void read_material(Reader& r, const Json& j, const std::string& p, std::size_t t
   m.occlusion_texture = texture_ref(r, j, p, "occlusionTexture", textures, "strength");
   m.emissive_texture = texture_ref(r, j, p, "emissiveTexture", textures, nullptr);
   r.fixed(j, p, "emissiveFactor", m.emissive_factor);
-  if (auto mode = r.optional_string(j, p, "alphaMode")) {
-    if (*mode == "OPAQUE")
-      m.alpha_mode = GltfAlphaMode::kOpaque;
-    else if (*mode == "MASK")
-      m.alpha_mode = GltfAlphaMode::kMask;
-    else if (*mode == "BLEND")
-      m.alpha_mode = GltfAlphaMode::kBlend;
-    else
-      r.fail(codes::GLTF_VALUE, "alphaMode must be OPAQUE, MASK or BLEND, not " + *mode,
-             p + "/alphaMode");
-  }
+  r.enum_member(j, p, "alphaMode", kAlphaModes, codes::GLTF_VALUE, m.alpha_mode);
   if (auto v = r.number(j, p, "alphaCutoff")) m.alpha_cutoff = *v;
   m.double_sided = r.boolean(j, p, "doubleSided", false);
   m.extensions = r.extension_names(j, p);
@@ -581,18 +598,7 @@ void read_animation(Reader& r, const Json& j, const std::string& p, const GltfAs
       if (r.is_object(sj, sp, "an animation sampler")) {
         s.input = r.index(sj, sp, "input", a.accessors.size(), "accessors", true).value_or(0);
         s.output = r.index(sj, sp, "output", a.accessors.size(), "accessors", true).value_or(0);
-        if (auto interp = r.optional_string(sj, sp, "interpolation")) {
-          if (*interp == "LINEAR")
-            s.interpolation = GltfInterpolation::kLinear;
-          else if (*interp == "STEP")
-            s.interpolation = GltfInterpolation::kStep;
-          else if (*interp == "CUBICSPLINE")
-            s.interpolation = GltfInterpolation::kCubicSpline;
-          else
-            r.fail(codes::GLTF_VALUE,
-                   "interpolation must be LINEAR, STEP or CUBICSPLINE, not " + *interp,
-                   sp + "/interpolation");
-        }
+        r.enum_member(sj, sp, "interpolation", kInterpolations, codes::GLTF_VALUE, s.interpolation);
       }
       anim.samplers.push_back(std::move(s));
     }
@@ -687,13 +693,9 @@ void read_morph_bind(Reader& r, const Json& b, const std::string& ptr, const Glt
 }
 
 VrmOverride override_of(Reader& r, const Json& e, const std::string& ptr, const char* key) {
-  const std::string s = r.string(e, ptr, key);
-  if (s.empty() || s == "none") return VrmOverride::kNone;
-  if (s == "block") return VrmOverride::kBlock;
-  if (s == "blend") return VrmOverride::kBlend;
-  r.fail(codes::VRM_TYPE, std::string(key) + " must be none, block or blend",
-         core::json_pointer_join(ptr, key));
-  return VrmOverride::kNone;
+  VrmOverride o = VrmOverride::kNone;
+  r.enum_member(e, ptr, key, kOverrides, codes::VRM_TYPE, o);
+  return o;
 }
 
 // VRM 1.0 expressions.preset and .custom: {name: {morphTargetBinds,
