@@ -204,6 +204,23 @@ core::Result<std::size_t> choose_animation(const std::vector<std::string>& names
                               " (the file has " + list() + ")");
 }
 
+core::Result<AssimpFormat> checked_format(std::span<const std::uint8_t> bytes,
+                                          const AssimpLimits& limits) {
+  if (bytes.size() > limits.max_bytes)
+    return core::make_error(codes::MOTION_LIMIT, "the file is larger than " +
+                                                     std::to_string(limits.max_bytes) + " bytes");
+  const AssimpFormat format = detect_assimp_format(core::as_chars(bytes));
+  if (format == AssimpFormat::kUnknown)
+    return core::make_error(
+        codes::MOTION_FORMAT,
+        "not a glTF (JSON with \"asset\"), GLB (glTF magic) or FBX (binary or ASCII) file");
+  if (format == AssimpFormat::kGlb)
+    if (auto chunks = scene::split_glb(bytes); !chunks)
+      return core::make_error(codes::MOTION_IMPORT_FAILED,
+                              "not a valid GLB container: " + chunks.error().to_string());
+  return format;
+}
+
 SkeletonNodes pick_skeleton(const PreorderForest& f, const std::vector<char>& target) {
   const std::size_t n = f.parent.size();
   SkeletonNodes s;
@@ -923,21 +940,13 @@ core::Result<AssimpMotion> import_in_process(std::span<const std::uint8_t> bytes
 
 core::Result<AssimpMotion> import(std::span<const std::uint8_t> bytes,
                                   const std::filesystem::path& dir, const AssimpMotionOptions& o) {
-  if (bytes.size() > o.limits.max_bytes)
-    return fail(codes::MOTION_LIMIT,
-                "the file is larger than " + std::to_string(o.limits.max_bytes) + " bytes");
-  const AssimpFormat format = detect_assimp_format(core::as_chars(bytes));
-  if (format == AssimpFormat::kUnknown)
-    return fail(codes::MOTION_FORMAT,
-                "not a glTF (JSON with \"asset\"), GLB (glTF magic) or FBX (binary or ASCII) file");
-  // The GLB container (glTF 2.0 §4.4) is checked before Assimp sees it
-  // (scene::split_glb): Assimp 5.2 allocates and clears a chunk's declared
-  // length before comparing it with the file, so a corrupt length would cost
-  // gigabytes and minutes.
-  if (format == AssimpFormat::kGlb)
-    if (auto chunks = scene::split_glb(bytes); !chunks)
-      return fail(codes::MOTION_IMPORT_FAILED,
-                  "not a valid GLB container: " + chunks.error().to_string());
+  // The GLB container (glTF 2.0 §4.4) is checked before Assimp sees it:
+  // Assimp 5.2 allocates and clears a chunk's declared length before
+  // comparing it with the file, so a corrupt length would cost gigabytes and
+  // minutes.
+  auto detected = detail::checked_format(bytes, o.limits);
+  if (!detected) return std::move(detected).error();
+  const AssimpFormat format = *detected;
   // Assimp 5.2 does not survive every malformed glTF (a fuzzed GLB with
   // ill-formed UTF-8 in its JSON crashed it inside its glTF 2 importer), so
   // glTF and GLB go through our own strict, bounded glTF checks first

@@ -278,17 +278,11 @@ core::Result<AssimpMotion> Builder::run() {
 core::Result<AssimpMotion> load_gltf_motion(std::span<const std::uint8_t> bytes,
                                             const std::string& base_dir,
                                             const AssimpMotionOptions& options) {
-  if (bytes.size() > options.limits.max_bytes)
-    return gltf_fail(codes::MOTION_LIMIT, "the file is larger than " +
-                                              std::to_string(options.limits.max_bytes) + " bytes");
-  const AssimpFormat format = detect_assimp_format(core::as_chars(bytes));
+  auto checked = detail::checked_format(bytes, options.limits);
+  if (!checked) return std::move(checked).error();
+  const AssimpFormat format = *checked;
   if (format != AssimpFormat::kGlb && format != AssimpFormat::kGltf)
-    return gltf_fail(codes::MOTION_FORMAT,
-                     "not a glTF (JSON with \"asset\") or GLB (glTF magic) file");
-  if (format == AssimpFormat::kGlb)
-    if (auto chunks = scene::split_glb(bytes); !chunks)
-      return gltf_fail(codes::MOTION_IMPORT_FAILED,
-                       "not a valid GLB container: " + chunks.error().to_string());
+    return gltf_fail(codes::MOTION_FORMAT, "an FBX file: glTF or GLB is read here");
   scene::GltfLoadOptions lo;
   lo.base_dir = base_dir;
   lo.max_total_bytes = options.limits.max_bytes;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,12 @@ namespace detail {
 /// else its name. MOTION_ANIMATION_NOT_FOUND lists the file's animations.
 core::Result<std::size_t> choose_animation(const std::vector<std::string>& names,
                                            const std::string& want);
+
+/// The input checks both readers make first: the size (MOTION_LIMIT), the
+/// format from the content (MOTION_FORMAT when it is none of glTF, GLB and
+/// FBX), and a GLB's container (scene::split_glb; MOTION_IMPORT_FAILED).
+core::Result<AssimpFormat> checked_format(std::span<const std::uint8_t> bytes,
+                                          const AssimpLimits& limits);
 
 /// A node forest in depth-first pre-order: parent[i] < i (−1 for a root),
 /// end[i] one past the last node of i's subtree.
