@@ -221,7 +221,8 @@ core::Result<AssimpFormat> checked_format(std::span<const std::uint8_t> bytes,
   return format;
 }
 
-SkeletonNodes pick_skeleton(const PreorderForest& f, const std::vector<char>& target) {
+SkeletonNodes pick_skeleton(const PreorderForest& f, const std::vector<char>& target,
+                            bool virtual_root) {
   const std::size_t n = f.parent.size();
   SkeletonNodes s;
   // Pre-order: a is an ancestor of b when a <= b < end(a).
@@ -250,6 +251,13 @@ SkeletonNodes pick_skeleton(const PreorderForest& f, const std::vector<char>& ta
     s.include[i] =
         on_path[i] || (!root && s.include[parent] && under_target[parent] && !f.has_mesh[i]);
   }
+  if (virtual_root) s.include[0] = 0;
+  const int top = virtual_root ? 0 : -1;  // the chain climbs to this parent, exclusive
+  for (int k = f.parent[s.lca]; k > top; k = f.parent[static_cast<std::size_t>(k)])
+    s.chain.push_back(static_cast<std::size_t>(k));
+  std::reverse(s.chain.begin(), s.chain.end());
+  for (std::size_t i = s.lca; i < f.end[s.lca]; ++i)
+    if (s.include[i]) s.chain.push_back(i);
   return s;
 }
 
@@ -524,13 +532,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
   std::vector<int> eval_of(nodes.size(), -1);
   std::vector<char> eval_helper;
   {
-    std::vector<std::size_t> chain;
-    for (int k = nodes[lca].parent; k >= 0; k = nodes[static_cast<std::size_t>(k)].parent)
-      chain.push_back(static_cast<std::size_t>(k));
-    std::reverse(chain.begin(), chain.end());
-    for (std::size_t i = lca; i < nodes[lca].end; ++i)
-      if (include[i]) chain.push_back(i);
-    for (std::size_t i : chain) {
+    for (std::size_t i : picked.chain) {
       AssimpTracks::Node n;
       n.parent = nodes[i].parent >= 0 ? eval_of[static_cast<std::size_t>(nodes[i].parent)] : -1;
       const aiMatrix4x4& m = nodes[i].node->mTransformation;

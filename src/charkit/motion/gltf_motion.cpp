@@ -100,7 +100,8 @@ class Builder {
   std::vector<int> pos_of_;           // glTF node → index in nodes_ (-1: not in the scene)
   std::size_t lca_ = 0;
   std::vector<char> include_;
-  std::vector<int> eval_of_;  // index in nodes_ → node of the evaluation chain
+  std::vector<std::size_t> chain_;  // the evaluation chain (indices in nodes_)
+  std::vector<int> eval_of_;        // index in nodes_ → node of the evaluation chain
 };
 
 // The default scene's nodes (every root when the file has no scene) in
@@ -162,10 +163,10 @@ core::Status Builder::skeleton(const scene::GltfAnimation& anim) {
     forest.end.push_back(nodes_[i].end);
     forest.has_mesh.push_back(i > 0 && a_.nodes[nodes_[i].node].mesh ? 1 : 0);
   }
-  detail::SkeletonNodes picked = detail::pick_skeleton(forest, target);
+  detail::SkeletonNodes picked = detail::pick_skeleton(forest, target, true);
   lca_ = picked.lca;
   include_ = std::move(picked.include);
-  include_[0] = 0;  // the virtual root is never a joint
+  chain_ = std::move(picked.chain);
   return core::Ok{};
 }
 
@@ -174,13 +175,7 @@ core::Status Builder::skeleton(const scene::GltfAnimation& anim) {
 // is its parent when that is included.
 core::Status Builder::chain_and_joints() {
   eval_of_.assign(nodes_.size(), -1);
-  std::vector<std::size_t> chain;
-  for (int k = nodes_[lca_].parent; k > 0; k = nodes_[static_cast<std::size_t>(k)].parent)
-    chain.push_back(static_cast<std::size_t>(k));
-  std::reverse(chain.begin(), chain.end());
-  for (std::size_t i = lca_; i < nodes_[lca_].end; ++i)
-    if (include_[i]) chain.push_back(i);
-  for (std::size_t i : chain) {
+  for (std::size_t i : chain_) {
     AssimpTracks::Node n;
     n.parent = nodes_[i].parent > 0 ? eval_of_[static_cast<std::size_t>(nodes_[i].parent)] : -1;
     rest_of(a_.nodes[nodes_[i].node], n);

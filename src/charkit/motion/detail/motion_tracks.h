@@ -89,13 +89,17 @@ struct PreorderForest {
 /// The skeleton both readers take from a forest and its target nodes: the
 /// targets' lowest common ancestor, and the included nodes of its subtree —
 /// the targets, the nodes between them and the ancestor, and the mesh-free
-/// nodes below targets (end effectors such as HeadTop_End). At least one
-/// target.
+/// nodes below targets (end effectors such as HeadTop_End) — and the
+/// evaluation chain: the ancestor's ancestors, root first, then the
+/// included nodes. At least one target. With `virtual_root`, node 0 is a
+/// root added above the file's roots: never included, never in the chain.
 struct SkeletonNodes {
   std::size_t lca = 0;
   std::vector<char> include;
+  std::vector<std::size_t> chain;
 };
-SkeletonNodes pick_skeleton(const PreorderForest& forest, const std::vector<char>& target);
+SkeletonNodes pick_skeleton(const PreorderForest& forest, const std::vector<char>& target,
+                            bool virtual_root = false);
 
 /// What the chosen animation's keys tell about its rate and length.
 struct KeyStats {
