@@ -761,6 +761,23 @@ TEST(GltfMotion, CubicSplineAndStepAsGltfDefines) {
   }
 }
 
+// The JSON text is bounded before it is parsed (its parsed form is several
+// times larger), for glTF JSON and for a GLB's JSON chunk.
+TEST(GltfMotion, TheJsonTextIsBounded) {
+  AssimpMotionOptions o;
+  o.limits.max_json_bytes = 100;
+  auto m = load_assimp_motion(bytes_of(minimal_gltf()), o);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, "MOTION_LIMIT");
+  EXPECT_NE(m.error().message.find("over the limit of 100"), std::string::npos)
+      << m.error().message;
+  auto glb = load_assimp_motion_file(model_path("RiggedSimple.glb"), o);
+  ASSERT_FALSE(glb.ok());
+  EXPECT_EQ(glb.error().code, "MOTION_LIMIT");
+  o.limits.max_json_bytes = 1 << 20;
+  EXPECT_TRUE(load_assimp_motion(bytes_of(minimal_gltf()), o).ok());
+}
+
 // A sampler the glTF layer refuses is a located error in the motion's message.
 TEST(GltfMotion, ABadSamplerIsALocatedError) {
   std::string text = minimal_gltf();

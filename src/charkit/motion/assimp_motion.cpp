@@ -527,26 +527,24 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
   const std::size_t lca = picked.lca;
   const std::vector<char>& include = picked.include;
 
-  // Evaluation chain: the LCA's ancestors (root first), then the included nodes.
+  // The evaluation chain's nodes, with their rest transforms.
   auto tr = std::make_shared<AssimpTracks>();
   std::vector<int> eval_of(nodes.size(), -1);
   std::vector<char> eval_helper;
-  {
-    for (std::size_t i : picked.chain) {
-      AssimpTracks::Node n;
-      n.parent = nodes[i].parent >= 0 ? eval_of[static_cast<std::size_t>(nodes[i].parent)] : -1;
-      const aiMatrix4x4& m = nodes[i].node->mTransformation;
-      n.rest = from_ai(m);
-      aiVector3D s, t;
-      aiQuaternion r;
-      m.Decompose(s, r, t);
-      n.rest_t = {t.x, t.y, t.z};
-      n.rest_s = {s.x, s.y, s.z};
-      n.rest_r = core::normalize(Quat{r.x, r.y, r.z, r.w});
-      eval_of[i] = static_cast<int>(tr->nodes.size());
-      eval_helper.push_back(is_helper(nodes[i].node->mName) ? 1 : 0);
-      tr->nodes.push_back(n);
-    }
+  for (std::size_t i : picked.chain) {
+    AssimpTracks::Node n;
+    n.parent = nodes[i].parent >= 0 ? eval_of[static_cast<std::size_t>(nodes[i].parent)] : -1;
+    const aiMatrix4x4& m = nodes[i].node->mTransformation;
+    n.rest = from_ai(m);
+    aiVector3D s, t;
+    aiQuaternion r;
+    m.Decompose(s, r, t);
+    n.rest_t = {t.x, t.y, t.z};
+    n.rest_s = {s.x, s.y, s.z};
+    n.rest_r = core::normalize(Quat{r.x, r.y, r.z, r.w});
+    eval_of[i] = static_cast<int>(tr->nodes.size());
+    eval_helper.push_back(is_helper(nodes[i].node->mName) ? 1 : 0);
+    tr->nodes.push_back(n);
   }
 
   // Joints: included nodes that are not `$AssimpFbx$` helpers; a helper's

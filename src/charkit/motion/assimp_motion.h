@@ -44,8 +44,11 @@ const char* assimp_format_name(AssimpFormat f);
 
 struct AssimpLimits {
   std::uint64_t max_bytes = 512ull << 20;  ///< the input, and all files it refers to together
-  std::uint32_t max_nodes = 65536;         ///< nodes in the scene
-  std::uint32_t max_joints = 4096;         ///< skeleton joints
+  /// A glTF's JSON text (its parsed form takes several times as much
+  /// memory), as model intake bounds it.
+  std::uint64_t max_json_bytes = 64ull << 20;
+  std::uint32_t max_nodes = 65536;  ///< nodes in the scene
+  std::uint32_t max_joints = 4096;  ///< skeleton joints
   std::uint64_t max_frames = 10'000'000;
   std::uint64_t max_work = 200'000'000;  ///< frames × nodes evaluated per pass
 };

@@ -278,6 +278,12 @@ core::Result<AssimpMotion> load_gltf_motion(std::span<const std::uint8_t> bytes,
   const AssimpFormat format = *checked;
   if (format != AssimpFormat::kGlb && format != AssimpFormat::kGltf)
     return gltf_fail(codes::MOTION_FORMAT, "an FBX file: glTF or GLB is read here");
+  const std::uint64_t json_bytes =
+      format == AssimpFormat::kGlb ? scene::split_glb(bytes)->json.size() : bytes.size();
+  if (json_bytes > options.limits.max_json_bytes)
+    return gltf_fail(codes::MOTION_LIMIT, "the glTF JSON of " + std::to_string(json_bytes) +
+                                              " bytes is over the limit of " +
+                                              std::to_string(options.limits.max_json_bytes));
   scene::GltfLoadOptions lo;
   lo.base_dir = base_dir;
   lo.max_total_bytes = options.limits.max_bytes;
