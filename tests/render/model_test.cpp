@@ -7,10 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "charkit/core/json.h"
+#include "charkit/core/mapped_file.h"
 #include "charkit/render/error_codes.h"
 #include "charkit/render/lut.h"
 #include "charkit/render/model.h"
 #include "charkit/render/shading.h"
+
+#include "glb_builder.h"
 
 namespace charkit::render {
 namespace {
@@ -148,6 +152,33 @@ TEST(RenderModel, VrmExpressionsDriveTheirMorphTargets) {
   EXPECT_NE(bad.error().message.find("blinkLeft"), std::string::npos) << bad.error().message;
   o.expressions = {{"blink", 1.5}};
   EXPECT_FALSE(load_render_model(*doc, o));
+}
+
+// Without the head bone in its humanoid, Godette's face is found by the
+// expression that moves it: its blink targets move the face primitive (the
+// binds and deltas the previous test reads), not the body's.
+TEST(RenderModel, BlinkExpressionFindsTheFace) {
+  auto file = core::MappedFile::open(model_path("Godette_vrm_v4.vrm"));
+  ASSERT_TRUE(file);
+  auto chunks = scene::split_glb(file->bytes());
+  ASSERT_TRUE(chunks);
+  auto json = core::parse_json_strict(core::as_chars(chunks->json));
+  ASSERT_TRUE(json);
+  core::Json& bones = (*json)["extensions"]["VRM"]["humanoid"]["humanBones"];
+  const auto before = bones.size();
+  for (std::size_t i = bones.size(); i-- > 0;)
+    if (bones[i]["bone"] == "head") bones.erase(i);
+  ASSERT_EQ(bones.size(), before - 1);
+  const auto glb = testkit::build_glb(json->dump(), *chunks->bin);
+  auto doc = scene::GltfDocument::load(core::Bytes(glb.data(), glb.size()));
+  ASSERT_TRUE(doc) << doc.error().to_string();
+  auto m = load_render_model(*doc);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->primitives[0].kind, PartKind::kFace);
+  EXPECT_EQ(m->primitives[0].kind_reason, "VRM expression blink");
+  for (std::size_t p = 1; p < m->primitives.size(); ++p)
+    EXPECT_EQ(m->primitives[p].kind_reason.rfind("VRM expression", 0), std::string::npos)
+        << m->primitives[p].material_name;
 }
 
 TEST(RenderModel, PartsFileOverridesAndErrors) {

@@ -239,8 +239,13 @@ class Loader {
                         std::vector<std::uint32_t>& joints, std::vector<float>& weights);
   // Colour, texture and alpha; returns whether the material blends.
   core::Result<bool> material(const scene::GltfPrimitive& prim, RenderPrimitive& out);
-  void choose_part(RenderPrimitive& out, bool blend, std::size_t n,
-                   const std::vector<std::uint32_t>& joints, const std::vector<float>& weights);
+  core::Status choose_part(const scene::GltfPrimitive& prim, RenderPrimitive& out, bool blend,
+                           std::size_t n, const std::vector<std::uint32_t>& joints,
+                           const std::vector<float>& weights);
+  // The VRM expression that decides a primitive's part: one of the blink
+  // expressions when it moves the primitive (face), else a look-at one
+  // (eye); "" when none moves it.
+  core::Result<std::string> part_expression(const scene::GltfPrimitive& prim, std::size_t mesh);
 
   scene::GltfDocument& doc_;
   const scene::GltfAsset& asset_;
@@ -484,9 +489,36 @@ core::Result<bool> Loader::material(const scene::GltfPrimitive& prim, RenderPrim
 }
 
 // The part: the mapping file, the VRM humanoid bone, VRM / alpha, then names.
-void Loader::choose_part(RenderPrimitive& out, bool blend, std::size_t n,
-                         const std::vector<std::uint32_t>& joints,
-                         const std::vector<float>& weights) {
+core::Result<std::string> Loader::part_expression(const scene::GltfPrimitive& prim,
+                                                  std::size_t mesh) {
+  if (!asset_.vrm) return std::string();
+  // Whether target t of the mesh moves a vertex of this primitive.
+  const auto moves = [&](std::size_t t) -> core::Result<bool> {
+    if (t >= prim.targets.size()) return false;
+    const auto a = prim.targets[t].find("POSITION");
+    if (!a) return false;
+    auto delta = doc_.read_accessor_floats(*a);
+    if (!delta) return std::move(delta).error();
+    return std::any_of(delta->begin(), delta->end(), [](float d) { return d != 0.0F; });
+  };
+  for (const auto& group :
+       {std::vector<std::string>{"blink", "blinkLeft", "blinkRight"},
+        std::vector<std::string>{"lookUp", "lookDown", "lookLeft", "lookRight"}})
+    for (const scene::VrmExpression& e : asset_.vrm->expressions) {
+      if (std::find(group.begin(), group.end(), e.name) == group.end()) continue;
+      for (const scene::VrmMorphBind& b : e.binds) {
+        if (b.mesh != mesh || b.weight == 0) continue;
+        auto m = moves(b.target);
+        if (!m) return std::move(m).error();
+        if (*m) return e.name;
+      }
+    }
+  return std::string();
+}
+
+core::Status Loader::choose_part(const scene::GltfPrimitive& prim, RenderPrimitive& out, bool blend,
+                                 std::size_t n, const std::vector<std::uint32_t>& joints,
+                                 const std::vector<float>& weights) {
   std::optional<PartKind> kind;
   if (options_.parts) {
     for (const std::string& name : {out.material_name, out.mesh_name})
@@ -499,6 +531,14 @@ void Loader::choose_part(RenderPrimitive& out, bool blend, std::size_t n,
   if (!kind) {
     const std::string bone = part_bone(bone_of_, asset_, n, joints, weights);
     if ((kind = kind_from_bone(bone))) out.kind_reason = "VRM humanoid bone " + bone;
+  }
+  if (!kind) {
+    auto expression = part_expression(prim, *asset_.nodes[n].mesh);
+    if (!expression) return std::move(expression).error();
+    if (!expression->empty()) {
+      kind = expression->starts_with("blink") ? PartKind::kFace : PartKind::kEye;
+      out.kind_reason = "VRM expression " + *expression;
+    }
   }
   if (!kind) {
     auto vm = vrm_materials_.find(out.material_name);
@@ -516,6 +556,7 @@ void Loader::choose_part(RenderPrimitive& out, bool blend, std::size_t n,
   }
   out.kind = kind.value_or(PartKind::kBody);
   if (!kind) out.kind_reason = "default";
+  return core::Ok{};
 }
 
 core::Result<RenderModel> Loader::run() {
@@ -551,7 +592,8 @@ core::Result<RenderModel> Loader::run() {
         return std::move(st).error();
       auto blend = material(prim, out);
       if (!blend) return std::move(blend).error();
-      choose_part(out, *blend, n, joints, weights);
+      if (auto st = choose_part(prim, out, *blend, n, joints, weights); !st)
+        return std::move(st).error();
       if (!out.indices.empty()) model_.primitives.push_back(std::move(out));
     }
   }
