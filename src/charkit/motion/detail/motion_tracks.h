@@ -1,7 +1,8 @@
 // Internal to charkit_motion: the resampling tracks behind an AssimpMotion
 // and the rules both readers share (FBX through Assimp in
 // assimp_motion.cpp, glTF and GLB through the glTF layer in
-// gltf_motion.cpp): choosing the animation, and the time base.
+// gltf_motion.cpp), defined in motion_tracks.cpp: the input check, the
+// animation choice, the skeleton and its evaluation chain, the time base.
 #pragma once
 
 #include <cstddef>
