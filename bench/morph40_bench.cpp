@@ -77,7 +77,7 @@ void BM_Morph40Threaded(benchmark::State& state) {
   Data& d = data();
   Morph40Job job{kVertices, d.targets, d.vertices};
   for (auto _ : state) {
-    benchmark::DoNotOptimize(job.run_threaded().ok());
+    benchmark::DoNotOptimize(job.run({&charkit::core::default_executor()}).ok());
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(state.iterations() * d.touched_bytes);

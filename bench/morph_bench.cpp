@@ -23,6 +23,8 @@ namespace {
 
 using charkit::deform::SparseChannel;
 using charkit::deform::SparseMorphJob;
+namespace core = charkit::core;
+namespace detail = charkit::deform::detail;
 
 constexpr std::uint32_t kVertices = 1u << 20;
 constexpr std::uint32_t kChannels = 64;
@@ -94,7 +96,7 @@ void BM_MorphReference(benchmark::State& state) {
   SparseMorphJob j = d.job();
   if (!j.validate()) state.SkipWithError("invalid job");
   for (auto _ : state) {
-    auto s = j.run();
+    auto s = detail::run_sparse_morph_reference(j);
     benchmark::DoNotOptimize(s);
     benchmark::ClobberMemory();
   }
@@ -104,9 +106,10 @@ void BM_MorphReference(benchmark::State& state) {
 void BM_MorphFast(benchmark::State& state) {
   Data& d = data();
   SparseMorphJob j = d.job();
-  const auto threads = static_cast<unsigned>(state.range(0));
+  const auto threads = static_cast<std::size_t>(state.range(0));
+  const core::RunOptions run{threads > 1 ? &core::default_executor() : nullptr, threads};
   for (auto _ : state) {
-    auto s = j.run_fast(threads);
+    auto s = j.run(run);
     benchmark::DoNotOptimize(s);
     benchmark::ClobberMemory();
   }

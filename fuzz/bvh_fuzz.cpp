@@ -40,8 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (;;) {
     auto got = reader.next(values);
     if (!got || !*got) break;
-    fk.run();
-    pose.run();
+    if (!fk.run() || !pose.run()) __builtin_trap();
     for (auto& p : points) p = project(p, 0.01);
     line.clear();
     append_frame_line(line, reader.frames_read(), frame_time_ms(reader.frames_read(), 30), points,

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto doc = scene::GltfDocument::load(core::Bytes(data, size), lo);
     if (!doc) return 0;
     ops::GltfMorphOptions o;
-    o.executor = &core::serial_executor();
+    o.run.executor = &core::serial_executor();
     if (pass == 1) o.weights["0"] = 1.0F;
     auto r = ops::apply_gltf_morphs(*doc, o);
     if (!r) {

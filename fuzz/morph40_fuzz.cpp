@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (!job.run()) __builtin_trap();
   deform::Morph40Job threaded{vertex_count, targets, b};
-  if (!threaded.run_threaded(&core::serial_executor())) __builtin_trap();
+  if (!threaded.run({&core::serial_executor()})) __builtin_trap();
   if (a != b) __builtin_trap();
   return 0;
 }

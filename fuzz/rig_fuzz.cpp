@@ -29,10 +29,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto mats = scene::skinning_matrices(*rig, rig->skeleton.local_transforms);
   if (!mats) __builtin_trap();  // a loaded rig always has a consistent skeleton
   const deform::SkinView skin{rig->positions, rig->joints, rig->weights};
-  if (!deform::validate_skin(skin, rig->skeleton.joint_count())) __builtin_trap();
   std::vector<float> out(rig->positions.size());
-  (void)deform::linear_blend_skin(skin, *mats, out);
-  (void)deform::dual_quaternion_skin(skin, *mats, out);
+  deform::SkinJob job{skin, rig->skeleton.joint_count(), *mats, out};
+  // A loaded rig's skin and matrices always fit each other.
+  if (!job.validate() || !job.run()) __builtin_trap();
+  job.method = deform::SkinMethod::kDualQuaternion;
+  if (!job.run({&core::serial_executor()})) __builtin_trap();
   auto dm = deform::DeltaMush::create(skin, rig->skeleton.joint_count(), rig->triangles,
                                       {.iterations = 2, .step = 0.5});
   if (!dm) __builtin_trap();  // triangle indices were checked by the loader

@@ -94,7 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t i = 0; i < (std::size_t{top.edge_count} + 31) / 32; ++i)
       bits.push_back(r.get<std::uint32_t>());
   const deform::SubdivMeshView view{V, vertices, extras, top.index_bits, top.edge_count, top.edges};
-  auto ref = deform::run_subdivision(p, view, indices, top.triangle_edges, bits);
+  auto ref = deform::run_subdivision({p, view, indices, top.triangle_edges, bits});
   if (!ref) {
     if (ref.error().code.empty()) __builtin_trap();
     return 0;
@@ -103,10 +103,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (ref->indices.size() > 12 * std::size_t{T} || ref->indices.size() % 3 != 0) __builtin_trap();
   for (std::uint32_t i : ref->indices)
     if (i >= limit) __builtin_trap();
-  deform::SubdivRunOptions grouped;
-  grouped.executor = &core::serial_executor();
-  grouped.grouped_indices = true;
-  auto thr = deform::run_subdivision(p, view, indices, top.triangle_edges, bits, grouped);
+  deform::SubdivisionJob grouped{p, view, indices, top.triangle_edges, bits};
+  grouped.order = deform::SubdivIndexOrder::kGroups;
+  auto thr = deform::run_subdivision(grouped, {&core::serial_executor()});
   if (!thr) __builtin_trap();
   // Bytes, not floats: the threaded kernels must give the same bits.
   if (thr->vertices != ref->vertices) __builtin_trap();
@@ -116,11 +115,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::uint8_t> sep(ref->vertices.size());
   std::vector<float> strength(ref->edge_strength.size());
   const deform::SubdivStrengthJob k1{p, view, sep, strength};
-  if (!k1.validate()) __builtin_trap();
-  k1.run();
+  if (!k1.validate() || !k1.run()) __builtin_trap();
   const deform::SubdivEdgeJob k2{p, view, strength, bits, sep};
   if (!k2.validate()) return 0;  // a non-finite strength cannot come from valid input
-  k2.run();
+  if (!k2.run()) __builtin_trap();
   if (sep != ref->vertices) __builtin_trap();
   return 0;
 }

@@ -109,7 +109,7 @@ int run_morph(const MorphArgs& a) {
   if (lower_extension(a.output) != ".glb")
     return report_error(a.input, usage("the output must be a .glb file: " + a.output), kExitUsage);
   std::unique_ptr<core::ThreadPool> pool;
-  if (a.threads != 0) o.executor = threads_executor(a.threads, pool);
+  o.run.executor = threads_executor(a.threads, pool);
   KernelDevice device;
   std::optional<scene::GltfDocument> doc;
   if (int rc = open_device_and_input(a.input, a.device, device, doc); rc != kExitOk) return rc;
@@ -197,7 +197,7 @@ int run_subdivide(const SubdivideArgs& a) {
   if (lower_extension(a.output) != ".glb")
     return report_error(a.input, usage("the output must be a .glb file: " + a.output), kExitUsage);
   std::unique_ptr<core::ThreadPool> pool;
-  o.executor = threads_executor(a.threads, pool);
+  o.run.executor = threads_executor(a.threads, pool);
   KernelDevice device;
   std::optional<scene::GltfDocument> doc;
   if (int rc = open_device_and_input(a.input, a.device, device, doc); rc != kExitOk) return rc;

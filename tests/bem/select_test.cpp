@@ -538,7 +538,7 @@ TEST(SelectRead, DeformedPositions) {
   auto positions = [&](const std::string& opt, const std::string& par) {
     Plan p = plan(o.model, opt, par);
     PackagePayloadSource src(*o.package);
-    auto sel = read_selection(o.model, p, src, SelectionOptions{1, false});
+    auto sel = read_selection(o.model, p, src, SelectionOptions{{}, false});
     EXPECT_TRUE(sel.ok()) << sel.error().to_string();
     return sel.ok() && !sel->meshes.empty() ? sel->meshes[0].positions : std::vector<float>{};
   };

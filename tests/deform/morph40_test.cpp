@@ -103,7 +103,7 @@ TEST(Morph40, ThreadedEqualsScalarBitForBit) {
   ASSERT_TRUE(a.run().ok());
   core::ThreadPool pool(4);
   Morph40Job b{kVertices, targets, threaded};
-  ASSERT_TRUE(b.run_threaded(&pool).ok());
+  ASSERT_TRUE(b.run({&pool}).ok());
   EXPECT_TRUE(scalar == threaded);
   EXPECT_FALSE(scalar == base_vertices(kVertices));
 }
@@ -129,6 +129,8 @@ TEST(Morph40, ValidatorRefusesRacesOverrunsAndBadValues) {
   EXPECT_EQ(s.error().code, "DEFORM_MORPH40_VERTEX");
   // run() checks the index too and writes nothing for it.
   EXPECT_EQ((Morph40Job{3, t, vertices}).run().error().code, "DEFORM_MORPH40_VERTEX");
+  core::ThreadPool pool(2);
+  EXPECT_EQ((Morph40Job{3, t, vertices}).run({&pool}).error().code, "DEFORM_MORPH40_VERTEX");
   EXPECT_TRUE(vertices == before);
 
   Bytes nan;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <numbers>
+#include <span>
 #include <vector>
 
 namespace charkit::deform {
@@ -31,6 +32,30 @@ Mat rot_x(double deg) {
   const double a = deg * std::numbers::pi / 180.0;
   const auto c = static_cast<float>(std::cos(a)), s = static_cast<float>(std::sin(a));
   return {1, 0, 0, 0, 0, c, s, 0, 0, -s, c, 0, 0, 0, 0, 1};
+}
+
+// The jobs as the library's callers use them: validate, then run; the joint
+// count is that of the matrices given.
+core::Status skin_with(SkinMethod method, const SkinView& skin, std::span<const float> m,
+                       std::span<float> out, const core::RunOptions& options = {}) {
+  const SkinJob job{skin, m.size() / 16, m, out, method};
+  if (auto st = job.validate(); !st) return st;
+  return job.run(options);
+}
+core::Status linear_blend_skin(const SkinView& skin, std::span<const float> m,
+                               std::span<float> out) {
+  return skin_with(SkinMethod::kLinear, skin, m, out);
+}
+core::Status dual_quaternion_skin(const SkinView& skin, std::span<const float> m,
+                                  std::span<float> out) {
+  return skin_with(SkinMethod::kDualQuaternion, skin, m, out);
+}
+core::Status inverse_linear_blend_skin(const SkinView& skin, std::span<const float> m,
+                                       std::span<const float> posed, std::span<float> out,
+                                       const core::RunOptions& options = {}) {
+  const InverseSkinJob job{skin, m.size() / 16, m, posed, out};
+  if (auto st = job.validate(); !st) return st;
+  return job.run(options);
 }
 
 Mat rot_z(double deg) {
@@ -267,6 +292,65 @@ TEST(RigSkinning, BadInputsAreErrors) {
   auto dm = DeltaMush::create({rest, std::vector<std::uint32_t>{0, 0, 0, 0}, weights}, 1, tri);
   ASSERT_FALSE(dm);
   EXPECT_EQ(dm.error().code, "DEFORM_INDEX");
+  // A pose's matrices of another count than the validated job's are refused
+  // by run() (the skin is not checked again).
+  const std::vector<std::uint32_t> zero{0, 0, 0, 0};
+  const auto two = flat({identity(), identity()});
+  SkinJob job{{rest, zero, weights}, 2, two, out};
+  ASSERT_TRUE(job.validate());
+  job.matrices = std::span<const float>(two).first(16);
+  st = job.run();
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, "DEFORM_SHAPE");
+  EXPECT_NE(st.error().message.find("16 per joint"), std::string::npos) << st.error().message;
+}
+
+// Many vertices, split over threads: the same bits as the calling thread,
+// and the inverse's first failing vertex is the lowest one, as unthreaded.
+TEST(RigSkinning, ThreadedJobsEqualTheCallingThread) {
+  const std::size_t n = 20000;
+  std::vector<float> rest(n * 3), weights(n * 4);
+  std::vector<std::uint32_t> joints(n * 4);
+  for (std::size_t v = 0; v < n; ++v) {
+    for (std::size_t k = 0; k < 3; ++k) rest[v * 3 + k] = static_cast<float>((v * 7 + k) % 13);
+    joints[v * 4] = 0;
+    joints[v * 4 + 1] = 1;
+    weights[v * 4] = static_cast<float>(v % 5) / 4.0F;
+    weights[v * 4 + 1] = 1.0F - weights[v * 4];
+  }
+  const SkinView skin{rest, joints, weights};
+  const auto m = flat({rot_x(30), translation(1, 2, 3)});
+  core::ThreadPool pool(3);
+  for (SkinMethod method : {SkinMethod::kLinear, SkinMethod::kDualQuaternion}) {
+    std::vector<float> one(n * 3), many(n * 3);
+    ASSERT_TRUE(skin_with(method, skin, m, one));
+    ASSERT_TRUE(skin_with(method, skin, m, many, {&pool}));
+    EXPECT_EQ(one, many);
+  }
+  std::vector<float> posed(n * 3), back(n * 3);
+  ASSERT_TRUE(linear_blend_skin(skin, m, posed));
+  ASSERT_TRUE(inverse_linear_blend_skin(skin, m, posed, back, {&pool}));
+  for (std::size_t i = 0; i < back.size(); ++i) ASSERT_NEAR(back[i], rest[i], 1e-3F) << i;
+  // Vertices 5,000 and 15,000 (in different chunks) cannot be inverted: all
+  // their weight is on a joint that squashes z. The error names 5,000
+  // whichever chunk finishes first.
+  Mat flat_z = identity();
+  flat_z[10] = 0.0F;
+  const auto with_squash = flat({rot_x(30), translation(1, 2, 3), flat_z});
+  std::vector<std::uint32_t> joints2 = joints;
+  std::vector<float> weights2 = weights;
+  for (std::size_t v : {15000U, 5000U}) {
+    joints2[v * 4] = 2;
+    weights2[v * 4] = 1.0F;
+    weights2[v * 4 + 1] = 0.0F;
+  }
+  const SkinView skin2{rest, joints2, weights2};
+  for (const core::RunOptions& options : {core::RunOptions{}, core::RunOptions{&pool}}) {
+    auto st = inverse_linear_blend_skin(skin2, with_squash, posed, back, options);
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().code, "DEFORM_SINGULAR");
+    EXPECT_EQ(st.error().message.rfind("vertex 5000: ", 0), 0U) << st.error().message;
+  }
 }
 
 }  // namespace

@@ -7,9 +7,12 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "charkit/deform/error_codes.h"
 
 namespace charkit::deform {
 namespace {
@@ -98,17 +101,17 @@ TEST(SparseMorph, ReferenceByHand) {
   Fixture f;
   SparseMorphJob j = f.job();
   ASSERT_TRUE(j.validate());
-  ASSERT_TRUE(j.run().ok());
+  ASSERT_TRUE(detail::run_sparse_morph_reference(j).ok());
   EXPECT_EQ(f.out, kExpected);
 }
 
 TEST(SparseMorph, FastByHand) {
   Fixture f;
   SparseMorphJob j = f.job();
-  ASSERT_TRUE(j.run_fast(1).ok());
+  ASSERT_TRUE(j.run().ok());
   EXPECT_EQ(f.out, kExpected);
   std::fill(f.out.begin(), f.out.end(), 0.0f);
-  ASSERT_TRUE(j.run_fast(2).ok());
+  ASSERT_TRUE(j.run({&core::default_executor(), 2}).ok());
   EXPECT_EQ(f.out, kExpected);
 }
 
@@ -123,23 +126,32 @@ TEST(SparseMorph, NoChannelsCopiesBase) {
 TEST(SparseMorph, ValidateRejectsBadSpans) {
   Fixture f;
   SparseMorphJob j = f.job();
+  auto refused = [&j](std::string_view code, std::string_view says) {
+    const core::Status st = j.validate();
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().code, code);
+    EXPECT_NE(st.error().message.find(says), std::string::npos) << st.error().message;
+  };
   j.base = j.base.first(2 * 20 + 11);  // last vertex one byte short
-  EXPECT_FALSE(j.validate());
+  refused(codes::DEFORM_SHAPE, "fewer than 3 vertices");
   j = f.job();
   j.base_stride = 8;
-  EXPECT_FALSE(j.validate());
+  refused(codes::DEFORM_SHAPE, "base_stride 8");
   j = f.job();
   j.out = std::span<float>(f.out).first(8);
-  EXPECT_FALSE(j.validate());
+  refused(codes::DEFORM_SHAPE, "3 floats per vertex");
   ByteVec odd(15);
   std::vector<SparseChannel> bad(1);
   bad[0].frames[0] = {odd, 1.0f};
   bad[0].frame_count = 1;
   j = f.job();
   j.channels = bad;
-  EXPECT_FALSE(j.validate());
+  refused(codes::DEFORM_SHAPE, "channel 0, frame 0: the records are not a multiple of 16");
   bad[0].frame_count = 3;
-  EXPECT_FALSE(j.validate());
+  refused(codes::DEFORM_SHAPE, "channel 0 has more than 2 frames");
+  bad[0].frames[0] = {{}, std::numeric_limits<float>::quiet_NaN()};
+  bad[0].frame_count = 1;
+  refused(codes::DEFORM_WEIGHT, "the weight is not finite");
 }
 
 TEST(SparseMorph, VertexOutOfRangeIsAnError) {
@@ -151,11 +163,11 @@ TEST(SparseMorph, VertexOutOfRangeIsAnError) {
   SparseMorphJob j = f.job();
   j.channels = ch;
   ASSERT_TRUE(j.validate());
-  auto s = j.run();
+  auto s = detail::run_sparse_morph_reference(j);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, "BEM_MORPH_VERTEX");
   EXPECT_EQ(s.error().location.offset, 16u);
-  auto s2 = j.run_fast(1);
+  auto s2 = j.run();
   ASSERT_FALSE(s2.ok());
   EXPECT_EQ(s2.error().code, "BEM_MORPH_VERTEX");
 }
@@ -198,16 +210,18 @@ void fast_equals_reference(bool sorted, int unsorted_frame, std::uint32_t n = 70
   j.deltas = d;
   j.out = ref;
   ASSERT_TRUE(j.validate());
-  ASSERT_TRUE(j.run().ok());
+  ASSERT_TRUE(detail::run_sparse_morph_reference(j).ok());
   const std::vector<float> ref_deltas = d;
   j.out = fast;
   core::ThreadPool pool(2);
-  for (unsigned threads : {1u, 2u, 3u})
-    for (core::Executor* ex :
-         std::array<core::Executor*, 3>{nullptr, &pool, &core::serial_executor()}) {
+  // max_threads 0 is the executor's concurrency; without an executor the
+  // calling thread runs it whatever max_threads says.
+  for (std::size_t threads : {0u, 1u, 2u, 3u})
+    for (core::Executor* ex : std::array<core::Executor*, 4>{
+             nullptr, &pool, &core::serial_executor(), &core::default_executor()}) {
       std::fill(fast.begin(), fast.end(), 0.0f);
       std::fill(d.begin(), d.end(), 7.0f);
-      ASSERT_TRUE(j.run_fast(threads, ex).ok());
+      ASSERT_TRUE(j.run({ex, threads}).ok());
       EXPECT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * 4)) << threads << " threads";
       // The summed deltas are an output too (§10: summed, then added once).
       EXPECT_EQ(0, std::memcmp(ref_deltas.data(), d.data(), d.size() * 4)) << threads << " threads";
@@ -263,9 +277,9 @@ TEST(SparseMorph, ManyChannelsSpanBatches) {
   j.channels = ch;
   j.deltas = d;
   j.out = ref;
-  ASSERT_TRUE(j.run().ok());
+  ASSERT_TRUE(detail::run_sparse_morph_reference(j).ok());
   j.out = fast;
-  ASSERT_TRUE(j.run_fast(1).ok());
+  ASSERT_TRUE(j.run().ok());
   EXPECT_EQ(0, std::memcmp(ref.data(), fast.data(), ref.size() * 4));
 }
 

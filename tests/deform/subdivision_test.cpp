@@ -133,7 +133,7 @@ TEST(SubdivTopology, WeldedSeamEdgesGetFullAdjacency) {
   TestMesh open = make_mesh(p, idx);
   EXPECT_EQ(open.top.edge_count, 6U);
   const TestMesh& co = open;
-  auto o = run_subdivision({}, co.view(), co.indices, co.top.triangle_edges);
+  auto o = run_subdivision({{}, co.view(), co.indices, co.top.triangle_edges});
   ASSERT_TRUE(o);
   EXPECT_EQ(out_float4(*o, 6 + edge_of(open, 1, 2), 0), (std::array<float, 4>{0.5F, 0.5F, 0, 1}));
   TestMesh seam = open;
@@ -143,7 +143,7 @@ TEST(SubdivTopology, WeldedSeamEdgesGetFullAdjacency) {
   seam.top = std::move(*top);
   EXPECT_EQ(seam.top.edge_count, 6U);  // still two edges on the seam, one per vertex pair
   const TestMesh& cs = seam;
-  auto w = run_subdivision({}, cs.view(), cs.indices, cs.top.triangle_edges);
+  auto w = run_subdivision({{}, cs.view(), cs.indices, cs.top.triangle_edges});
   ASSERT_TRUE(w);
   for (const auto& [a, b] : {std::pair{1U, 2U}, std::pair{3U, 4U}}) {
     const auto q = out_float4(*w, 6 + edge_of(seam, a, b), 0);
@@ -171,7 +171,7 @@ TEST(SubdivTopology, RefusesBadInput) {
 TEST(Subdivision, TetrahedronLoopEdgePointsAtFullStrength) {
   TestMesh m = make_mesh(kTetra, kTetraIndices);
   const TestMesh& cm = m;
-  auto o = run_subdivision({}, cm.view(), cm.indices, cm.top.triangle_edges);
+  auto o = run_subdivision({{}, cm.view(), cm.indices, cm.top.triangle_edges});
   ASSERT_TRUE(o) << o.error().message;
   // Edge 0-1: 3/8 (a + b) + 1/8 (c + d) = 3/8 (1,0,0) + 1/8 ((0,1,0) + (0,0,1)).
   const auto p = out_float4(*o, 4 + edge_of(m, 0, 1), 0);
@@ -205,7 +205,7 @@ TEST(Subdivision, StrengthInterpolatesFromMidpointAndSmoothOffGivesMidpoints) {
   TestMesh m = make_mesh(kTetra, kTetraIndices);
   m.extras[1] = pack_subdiv_extras(1.0F, 0);
   const TestMesh& cm = m;
-  auto o = run_subdivision({}, cm.view(), cm.indices, cm.top.triangle_edges);
+  auto o = run_subdivision({{}, cm.view(), cm.indices, cm.top.triangle_edges});
   ASSERT_TRUE(o);
   const std::uint32_t e01 = edge_of(m, 0, 1);
   const auto p = out_float4(*o, 4 + e01, 0);
@@ -216,7 +216,7 @@ TEST(Subdivision, StrengthInterpolatesFromMidpointAndSmoothOffGivesMidpoints) {
   // The other rules: min gives 0 (not split), max gives 1.
   SubdivParams pmin;
   pmin.edge_rule = EdgeStrengthRule::kMinimum;
-  auto omin = run_subdivision(pmin, cm.view(), cm.indices, cm.top.triangle_edges);
+  auto omin = run_subdivision({pmin, cm.view(), cm.indices, cm.top.triangle_edges});
   ASSERT_TRUE(omin);
   EXPECT_EQ(omin->edge_strength[e01], 0.0F);
   // Edges 0-1, 1-2, 1-3 are not split: triangles (0,2,1), (0,1,3), (1,2,3)
@@ -224,13 +224,13 @@ TEST(Subdivision, StrengthInterpolatesFromMidpointAndSmoothOffGivesMidpoints) {
   EXPECT_EQ(omin->draw.index_count, 30U);
   SubdivParams pmax;
   pmax.edge_rule = EdgeStrengthRule::kMaximum;
-  auto omax = run_subdivision(pmax, cm.view(), cm.indices, cm.top.triangle_edges);
+  auto omax = run_subdivision({pmax, cm.view(), cm.indices, cm.top.triangle_edges});
   ASSERT_TRUE(omax);
   EXPECT_EQ(omax->edge_strength[e01], 1.0F);
   // Smoothing off: the midpoint whatever the strength.
   SubdivParams flat;
   flat.smooth = false;
-  auto of = run_subdivision(flat, cm.view(), cm.indices, cm.top.triangle_edges);
+  auto of = run_subdivision({flat, cm.view(), cm.indices, cm.top.triangle_edges});
   ASSERT_TRUE(of);
   EXPECT_EQ(out_float4(*of, 4 + edge_of(m, 2, 3), 0), (std::array<float, 4>{0, 0.5F, 0.5F, 1}));
 }
@@ -240,7 +240,7 @@ TEST(Subdivision, BoundaryEdgesTakeTheMidpoint) {
   // shared edge 1-2 is smoothed toward 1/8 (0 + 3), the boundary ones are not.
   TestMesh m = make_mesh({{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 1}}, {0, 1, 2, 2, 1, 3});
   const TestMesh& cm = m;
-  auto o = run_subdivision({}, cm.view(), cm.indices, cm.top.triangle_edges);
+  auto o = run_subdivision({{}, cm.view(), cm.indices, cm.top.triangle_edges});
   ASSERT_TRUE(o);
   EXPECT_EQ(out_float4(*o, 4 + edge_of(m, 1, 3), 0), (std::array<float, 4>{1, 0.5F, 0.5F, 1}));
   EXPECT_EQ(out_float4(*o, 4 + edge_of(m, 0, 1), 0), (std::array<float, 4>{0.5F, 0, 0, 1}));
@@ -258,7 +258,7 @@ TEST(Subdivision, ConstrainedBranchProjectsOntoTheNormalDirection) {
   std::vector<std::uint32_t> bits((m.top.edge_count + 31) / 32, 0);
   bits[e01 / 32] |= 1U << (e01 % 32);
   const TestMesh& cm = m;
-  auto o = run_subdivision({}, cm.view(), cm.indices, cm.top.triangle_edges, bits);
+  auto o = run_subdivision({{}, cm.view(), cm.indices, cm.top.triangle_edges, bits});
   ASSERT_TRUE(o);
   const auto p = out_float4(*o, 4 + e01, 0);
   EXPECT_FLOAT_EQ(p[0], 0.5F);
@@ -269,16 +269,24 @@ TEST(Subdivision, ConstrainedBranchProjectsOntoTheNormalDirection) {
   EXPECT_FLOAT_EQ(q[0], 0.375F);
   // A bitmap of the wrong size is refused.
   std::vector<std::uint32_t> wrong(3, 0);
-  auto bad = run_subdivision({}, cm.view(), cm.indices, cm.top.triangle_edges, wrong);
+  auto bad = run_subdivision({{}, cm.view(), cm.indices, cm.top.triangle_edges, wrong});
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, "DEFORM_SUBDIV_SIZE");
+  // run_subdivision owns the outputs: a job that brings its own is refused.
+  std::vector<float> mine(cm.top.edge_count);
+  SubdivisionJob owned{{}, cm.view(), cm.indices, cm.top.triangle_edges};
+  owned.out.edge_strength = mine;
+  auto refused = run_subdivision(owned);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "DEFORM_SUBDIV_SIZE");
+  EXPECT_NE(refused.error().message.find("leave the job's out empty"), std::string::npos);
 }
 
 TEST(Subdivision, NewVertexNormalsAndTangentsFromTheEndpoints) {
   TestMesh m = make_mesh({{0, 0, 0}, {1, 0, 0}, {0, 1, 0}}, {0, 1, 2}, 63, 1.0F, 0,
                          {{0, 0, 1}, {1, 0, 0}, {0, 1, 0}});
   const TestMesh& cm = m;
-  auto o = run_subdivision({}, cm.view(), cm.indices, cm.top.triangle_edges);
+  auto o = run_subdivision({{}, cm.view(), cm.indices, cm.top.triangle_edges});
   ASSERT_TRUE(o);
   const auto n = out_float4(*o, 3 + edge_of(m, 0, 1), 1);
   const float h = 1.0F / std::sqrt(2.0F);
@@ -299,7 +307,7 @@ TEST(Subdivision, DistanceControlFollowsTheFormula) {
   SubdivParams p;
   p.distance_control = true;
   const TestMesh& cm = m;
-  auto o = run_subdivision(p, cm.view(), cm.indices, cm.top.triangle_edges);
+  auto o = run_subdivision({p, cm.view(), cm.indices, cm.top.triangle_edges});
   ASSERT_TRUE(o);
   const double projected = g / 10.0 * 1978.1837;
   const double weight = std::clamp((projected - 0.7) * 5.0, 0.0, 1.0);
@@ -307,18 +315,18 @@ TEST(Subdivision, DistanceControlFollowsTheFormula) {
   EXPECT_GT(weight, 0.3);
   EXPECT_LT(weight, 0.4);
   p.branch_multiplier = 3.0F;
-  auto o3 = run_subdivision(p, cm.view(), cm.indices, cm.top.triangle_edges);
+  auto o3 = run_subdivision({p, cm.view(), cm.indices, cm.top.triangle_edges});
   ASSERT_TRUE(o3);
   EXPECT_EQ(out_float4(*o3, 0, 0)[3], 1.0F);
   m.extras[0] = pack_subdiv_extras(g, 21);
-  auto o21 = run_subdivision(p, cm.view(), cm.indices, cm.top.triangle_edges);
+  auto o21 = run_subdivision({p, cm.view(), cm.indices, cm.top.triangle_edges});
   ASSERT_TRUE(o21);
   EXPECT_FLOAT_EQ(out_float4(*o21, 0, 0)[3], 21.0F / 63.0F);
   // Far away the weight reaches 0: nothing splits.
   TestMesh far = make_mesh({{1000, 0, 0}, {1000, 1, 0}, {1000, 0, 1}}, {0, 1, 2}, 63, g);
   p.branch_multiplier = 1.0F;
   const TestMesh& cf = far;
-  auto of = run_subdivision(p, cf.view(), cf.indices, cf.top.triangle_edges);
+  auto of = run_subdivision({p, cf.view(), cf.indices, cf.top.triangle_edges});
   ASSERT_TRUE(of);
   EXPECT_EQ(of->draw.index_count, 3U);
   EXPECT_EQ(of->indices, (std::vector<std::uint32_t>{0, 1, 2}));
@@ -333,10 +341,10 @@ std::vector<std::uint32_t> split_one(unsigned mask01_12_20) {
   if (mask01_12_20 & 4U) strength[1] = 1.0F;
   std::vector<std::uint32_t> out(12);
   DrawIndexedIndirect draw;
-  SubdivIndexJob job{3, 3, m.indices, m.top.triangle_edges, strength, 0.0F, out, &draw};
   const TestMesh& cm = m;
-  EXPECT_TRUE(job.validate(cm.view()));
-  job.run();
+  SubdivIndexJob job{cm.view(), m.indices, m.top.triangle_edges, strength, 0.0F, out, &draw};
+  EXPECT_TRUE(job.validate());
+  EXPECT_TRUE(job.run());
   out.resize(draw.index_count);
   return out;
 }
@@ -380,17 +388,17 @@ TEST(SubdivIndex, ValidateRefusesWrongEdgesAndSmallOutput) {
   std::vector<std::uint32_t> te = m.top.triangle_edges;
   std::swap(te[0], te[1]);
   const TestMesh& cm = m;
-  SubdivIndexJob job{3, 3, m.indices, te, strength, 0.0F, out, &draw};
-  auto st = job.validate(cm.view());
+  SubdivIndexJob job{cm.view(), m.indices, te, strength, 0.0F, out, &draw};
+  auto st = job.validate();
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, "DEFORM_SUBDIV_EDGE");
   te[0] = 7;
-  st = job.validate(cm.view());
+  st = job.validate();
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, "DEFORM_SUBDIV_EDGE");
   std::vector<std::uint32_t> small(11);
-  SubdivIndexJob job2{3, 3, m.indices, m.top.triangle_edges, strength, 0.0F, small, &draw};
-  st = job2.validate(cm.view());
+  SubdivIndexJob job2{cm.view(), m.indices, m.top.triangle_edges, strength, 0.0F, small, &draw};
+  st = job2.validate();
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, "DEFORM_SUBDIV_SIZE");
 }
@@ -480,13 +488,21 @@ TEST(Subdivision, ThreadedKernelsEqualTheReference) {
   p.distance_control = true;
   p.reference = {3, 0, 0};
   p.split_threshold = 0.2F;
-  auto ref = run_subdivision(p, m.view(), m.indices, m.top.triangle_edges, bits);
+  auto ref = run_subdivision({p, m.view(), m.indices, m.top.triangle_edges, bits});
   ASSERT_TRUE(ref);
   core::ThreadPool pool(3);
-  SubdivRunOptions threaded;
-  threaded.executor = &pool;
-  threaded.grouped_indices = true;
-  auto thr = run_subdivision(p, m.view(), m.indices, m.top.triangle_edges, bits, threaded);
+  // Triangle order over threads (chunks counted, then placed): the same
+  // indices as the reference, whatever the number of chunks.
+  for (std::size_t max_threads : {0U, 1U, 2U}) {
+    auto same =
+        run_subdivision({p, m.view(), m.indices, m.top.triangle_edges, bits}, {&pool, max_threads});
+    ASSERT_TRUE(same);
+    EXPECT_EQ(same->vertices, ref->vertices) << max_threads;
+    EXPECT_EQ(same->indices, ref->indices) << max_threads;
+  }
+  SubdivisionJob grouped{p, m.view(), m.indices, m.top.triangle_edges, bits};
+  grouped.order = SubdivIndexOrder::kGroups;
+  auto thr = run_subdivision(grouped, {&pool});
   ASSERT_TRUE(thr);
   EXPECT_EQ(thr->vertices, ref->vertices);  // bit-identical
   EXPECT_EQ(thr->edge_strength, ref->edge_strength);
@@ -513,15 +529,9 @@ TEST(Subdivision, ThreadedKernelsEqualTheReference) {
     SubdivStrengthJob k1{p, m.view(), vertices, strength};
     ASSERT_TRUE(k1.validate());
     SubdivEdgeJob k2{p, m.view(), strength, bits, vertices};
-    if (ex == nullptr) {
-      k1.run();
-      ASSERT_TRUE(k2.validate());
-      k2.run();
-    } else {
-      k1.run_threaded(ex);
-      ASSERT_TRUE(k2.validate());
-      k2.run_threaded(ex);
-    }
+    ASSERT_TRUE(k1.run({ex}));
+    ASSERT_TRUE(k2.validate());
+    ASSERT_TRUE(k2.run({ex}));
     EXPECT_EQ(vertices, ref->vertices);
     EXPECT_EQ(strength, ref->edge_strength);
   }
@@ -531,7 +541,7 @@ TEST(Subdivision, ThreadedKernelsEqualTheReference) {
   ASSERT_TRUE(wide_top);
   w.top = std::move(*wide_top);
   const TestMesh& cw = w;
-  auto wide = run_subdivision(p, cw.view(), cw.indices, cw.top.triangle_edges, bits);
+  auto wide = run_subdivision({p, cw.view(), cw.indices, cw.top.triangle_edges, bits});
   ASSERT_TRUE(wide);
   EXPECT_EQ(wide->vertices, ref->vertices);
   EXPECT_EQ(wide->indices, ref->indices);
@@ -544,7 +554,7 @@ TEST(Subdivision, FullStrengthClosedMeshIsCrackFree) {
   TestMesh all = m;
   for (auto& x : all.extras) x = pack_subdiv_extras(0.05F, 63);
   const TestMesh& ca = all;
-  auto o = run_subdivision({}, ca.view(), ca.indices, ca.top.triangle_edges);
+  auto o = run_subdivision({{}, ca.view(), ca.indices, ca.top.triangle_edges});
   ASSERT_TRUE(o);
   EXPECT_EQ(o->indices.size(), 4 * m.indices.size());
   std::vector<std::pair<std::uint32_t, std::uint32_t>> directed;

@@ -96,15 +96,16 @@ void check(unsigned index_bits, bool smooth_constrained, std::uint64_t cap = 0) 
     std::mt19937 rng(3);
     for (auto& w : bits) w = static_cast<std::uint32_t>(rng());
   }
-  auto ref = run_subdivision(p, m.view(), m.indices, m.top.triangle_edges, bits);
+  auto ref = run_subdivision({p, m.view(), m.indices, m.top.triangle_edges, bits});
   ASSERT_TRUE(ref) << ref.error().message;
   SubdivOutput g;
   g.vertices.resize(ref->vertices.size());
   g.edge_strength.resize(ref->edge_strength.size());
   g.indices.resize(m.indices.size() * 4);
   const SubdivBuffers buffers{g.vertices, g.edge_strength, g.indices, &g.draw};
-  ASSERT_TRUE(
-      run_subdivision_gpu(**ctx, p, m.view(), m.indices, m.top.triangle_edges, bits, buffers));
+  const SubdivisionJob on_gpu{
+      p, m.view(), m.indices, m.top.triangle_edges, bits, buffers, SubdivIndexOrder::kGroups};
+  ASSERT_TRUE(on_gpu.run_gpu(**ctx));
   // Vertices and strengths: the same formulas; a GPU's division and square
   // root may be a few ulps off the CPU's correctly rounded ones.
   ASSERT_EQ(g.vertices.size() % 4, 0U);
@@ -126,19 +127,22 @@ void check(unsigned index_bits, bool smooth_constrained, std::uint64_t cap = 0) 
   // The index kernel: the reference's triangles for the GPU's strengths.
   std::vector<std::uint32_t> want(m.indices.size() * 4);
   DrawIndexedIndirect want_draw;
-  SubdivIndexJob k3{static_cast<std::uint32_t>(m.extras.size()),
-                    m.top.edge_count,
-                    m.indices,
-                    m.top.triangle_edges,
-                    g.edge_strength,
-                    p.split_threshold,
-                    want,
-                    &want_draw};
-  ASSERT_TRUE(k3.validate(m.view()));
-  k3.run();
+  SubdivIndexJob k3{m.view(), m.indices, m.top.triangle_edges, g.edge_strength, p.split_threshold,
+                    want,     &want_draw};
+  ASSERT_TRUE(k3.validate());
+  ASSERT_TRUE(k3.run());
   EXPECT_EQ(g.draw.index_count, want_draw.index_count);
   EXPECT_EQ(g.draw.instance_count, 1U);
   EXPECT_EQ(triangles(g.indices, g.draw.index_count), triangles(want, want_draw.index_count));
+  // Triangle order: kernel 3 on the CPU on the GPU's strengths, the
+  // reference's indices in the reference's order.
+  SubdivOutput t = g;
+  SubdivisionJob in_order = on_gpu;
+  in_order.out = {t.vertices, t.edge_strength, t.indices, &t.draw};
+  in_order.order = SubdivIndexOrder::kTriangles;
+  ASSERT_TRUE(in_order.run_gpu(**ctx));
+  ASSERT_EQ(t.draw.index_count, want_draw.index_count);
+  EXPECT_TRUE(std::equal(want.begin(), want.begin() + want_draw.index_count, t.indices.begin()));
   // Some but not all edges split: the case means something.
   const auto split = std::count_if(g.edge_strength.begin(), g.edge_strength.end(),
                                    [&](float s) { return s > p.split_threshold; });
@@ -161,7 +165,8 @@ TEST(SubdivisionGpu, RandomAccessArrayPastTheBufferLimitIsGpuLimit) {
   g.edge_strength.resize(m.top.edge_count);
   g.indices.resize(m.indices.size() * 4);
   const SubdivBuffers buffers{g.vertices, g.edge_strength, g.indices, &g.draw};
-  auto st = run_subdivision_gpu(**ctx, {}, m.view(), m.indices, m.top.triangle_edges, {}, buffers);
+  auto st =
+      SubdivisionJob{{}, m.view(), m.indices, m.top.triangle_edges, {}, buffers}.run_gpu(**ctx);
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, gpu::codes::GPU_LIMIT.str());
   EXPECT_NE(st.error().message.find("input vertex array"), std::string::npos) << st.error().message;

@@ -1,8 +1,12 @@
 // Forward kinematics against rotations worked out by hand:
 // Rz(90°) maps x→y, y→−x; Rx(90°) maps y→z, z→−y; Ry(90°) maps z→x, x→−z.
+#include <span>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "bvh_test_util.h"
+#include "charkit/motion/error_codes.h"
 #include "charkit/motion/forward_kinematics.h"
 
 namespace charkit::motion {
@@ -28,7 +32,7 @@ Posed pose(const std::string& text) {
   p.world.resize(p.header.joints.size());
   ForwardKinematicsJob job{p.header.joints, values, rot, p.world};
   EXPECT_TRUE(job.validate());
-  job.run();
+  EXPECT_TRUE(job.run());
   return p;
 }
 
@@ -140,13 +144,19 @@ TEST(ForwardKinematics, ValidateRefusesInconsistentSpans) {
   std::vector<Mat3> rot(2);
   std::vector<Vec3> pos(2);
   EXPECT_TRUE((ForwardKinematicsJob{joints, frame, rot, pos}.validate()));
+  auto refused = [&](std::span<Vec3> positions, const std::string& says) {
+    const core::Status st = ForwardKinematicsJob{joints, frame, rot, positions}.validate();
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.error().code, codes::MOTION_INTERNAL);
+    EXPECT_NE(st.error().message.find(says), std::string::npos) << st.error().message;
+  };
   std::vector<Vec3> short_pos(1);
-  EXPECT_FALSE((ForwardKinematicsJob{joints, frame, rot, short_pos}.validate()));
+  refused(short_pos, "one each per joint");
   joints[1].parent = 1;  // not before itself
-  EXPECT_FALSE((ForwardKinematicsJob{joints, frame, rot, pos}.validate()));
+  refused(pos, "joint 1 (): its parent does not come before it");
   joints[1].parent = 0;
   joints[1].channel_count = 3;  // channels beyond the (empty) frame
-  EXPECT_FALSE((ForwardKinematicsJob{joints, frame, rot, pos}.validate()));
+  refused(pos, "past the frame row");
 }
 
 }  // namespace

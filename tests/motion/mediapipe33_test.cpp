@@ -212,7 +212,7 @@ struct PoseFixture {
   void run(UpAxis up = UpAxis::kY) {
     PoseJob job{&mapping, world, up, points, angles};
     ASSERT_TRUE(job.validate());
-    job.run();
+    ASSERT_TRUE(job.run());
   }
 };
 

@@ -72,7 +72,7 @@ TEST_P(PublicFile, BoneLengthsAreConstantAcrossFrames) {
   FrameReader reader(*h, text);
   std::size_t frames = 0;
   while (*reader.next(v)) {
-    fk.run();
+    ASSERT_TRUE(fk.run());
     for (std::size_t j = 1; j < h->joints.size(); ++j) {
       const BvhJoint& jt = h->joints[j];
       if (jt.parent < 0) continue;

@@ -92,7 +92,7 @@ TEST(GltfMorph, NamedAndDefaultWeightsThroughTheKernel) {
   ASSERT_TRUE(doc.ok()) << doc.error().to_string();
   GltfMorphOptions o;
   o.weights["blink"] = 2.0F;  // smile keeps its default 0.25
-  o.executor = &core::serial_executor();
+  o.run.executor = &core::serial_executor();
   auto r = apply_gltf_morphs(*doc, o);
   ASSERT_TRUE(r.ok()) << r.error().to_string();
   ASSERT_EQ(r->meshes.size(), 1u);

@@ -90,8 +90,8 @@ core::Status read_indices(const Mesh& mesh, const PlannedMesh& pm, Cache& cache,
 }
 
 // §10: position = base + Σ channel deltas, on the float xyz position attribute.
-core::Status morph(const Mesh& mesh, const PlannedMesh& pm, Cache& cache, unsigned threads,
-                   SelectedMesh& out) {
+core::Status morph(const Mesh& mesh, const PlannedMesh& pm, Cache& cache,
+                   const core::RunOptions& run, SelectedMesh& out) {
   const VertexAttribute* pos = nullptr;
   for (const VertexAttribute& a : mesh.attributes)
     if (a.semantic == 0 && a.format == 0 && a.dimension == 3) pos = &a;
@@ -142,7 +142,7 @@ core::Status morph(const Mesh& mesh, const PlannedMesh& pm, Cache& cache, unsign
     return select_error(
         codes::BEM_SELECT_POSITION, "position stream too short for vertex_count",
         core::json_pointer_join("/meshes", pm.mesh) + "/streams/" + std::to_string(pos->stream));
-  return job.run_fast(threads);
+  return job.run(run);
 }
 
 }  // namespace
@@ -179,7 +179,7 @@ core::Result<Selection> read_selection(const Model& model, const Plan& plan,
     }
     if (auto st = read_indices(mesh, pm, cache, sm); !st.ok()) return std::move(st).error();
     if (!pm.channels.empty()) {
-      if (auto st = morph(mesh, pm, cache, options.morph_threads, sm); !st.ok())
+      if (auto st = morph(mesh, pm, cache, options.morph, sm); !st.ok())
         return std::move(st).error();
     }
     sel.meshes.push_back(std::move(sm));

@@ -13,6 +13,7 @@
 #include "charkit/bem/container.h"
 #include "charkit/bem/model.h"
 #include "charkit/bem/plan.h"
+#include "charkit/core/job.h"
 #include "charkit/core/result.h"
 
 namespace charkit::bem {
@@ -73,8 +74,9 @@ struct Selection {
 };
 
 struct SelectionOptions {
-  /// Threads for morph evaluation (1 = the calling thread only).
-  unsigned morph_threads = 1;
+  /// How morph evaluation may spend threads (core/job.h; by default the
+  /// calling thread only).
+  core::RunOptions morph;
   /// Read texture payloads too (an exporter wants them; a geometry-only
   /// consumer may skip them).
   bool read_textures = true;

@@ -344,7 +344,7 @@ charkit_status charkit_rig_create(const char* mesh_name, uint64_t joint_count,
     }
     rig.primitive_vertex_offsets = {0};
     const deform::SkinView skin{rig.positions, rig.joints, rig.weights};
-    if (auto st = deform::validate_skin(skin, joint_count); !st) return fail(st.error());
+    if (auto st = skin.validate(joint_count); !st) return fail(st.error());
     *out = new charkit_rig{std::move(rig)};
     return CHARKIT_OK;
   });
@@ -435,7 +435,9 @@ charkit_status charkit_rig_skin(const charkit_rig* rig, const charkit_spec* spec
       for (std::size_t k = 0; k < base.size(); ++k) base[k] += offsets[k];
     const deform::SkinView skin{base, r.joints, r.weights};
     std::span<float> o(out, base.size());
-    if (auto st = deform::linear_blend_skin(skin, *mats, o); !st) return fail(st.error());
+    const deform::SkinJob lbs{skin, r.skeleton.joint_count(), *mats, o};
+    if (auto st = lbs.validate(); !st) return fail(st.error());
+    if (auto st = lbs.run(); !st) return fail(st.error());
     return CHARKIT_OK;
   });
 }

@@ -99,35 +99,29 @@ core::Status Morph40Job::validate() const {
   return core::Ok{};
 }
 
-core::Status Morph40Job::run() const {
+core::Status Morph40Job::run(const core::RunOptions& options) const {
   if (vertices.size() != std::size_t{vertex_count} * kMorph40VertexBytes)
     return core::make_error(codes::DEFORM_MORPH40_SIZE, "vertices span size");
   for (std::size_t t = 0; t < targets.size(); ++t) {
     const std::size_t n = targets[t].records.size() / kMorph40RecordBytes;
-    const std::size_t bad = apply(targets[t], 0, n, vertex_count, vertices.data());
-    if (bad != SIZE_MAX)
-      return record_error(codes::DEFORM_MORPH40_VERTEX, t, bad, "vertex out of range");
-  }
-  return core::Ok{};
-}
-
-core::Status Morph40Job::run_threaded(core::Executor* executor) const {
-  if (vertices.size() != std::size_t{vertex_count} * kMorph40VertexBytes)
-    return core::make_error(codes::DEFORM_MORPH40_SIZE, "vertices span size");
-  core::Executor& ex = executor != nullptr ? *executor : core::default_executor();
-  for (std::size_t t = 0; t < targets.size(); ++t) {
-    const std::size_t n = targets[t].records.size() / kMorph40RecordBytes;
+    if (options.executor == nullptr) {
+      const std::size_t bad = apply(targets[t], 0, n, vertex_count, vertices.data());
+      if (bad != SIZE_MAX)
+        return record_error(codes::DEFORM_MORPH40_VERTEX, t, bad, "vertex out of range");
+      continue;
+    }
     std::atomic<std::size_t> bad{SIZE_MAX};
     // One target = one dispatch: its records in parallel chunks; the
     // parallel_for returning is the barrier before the next target.
-    ex.parallel_for(0, n, 16384, [&](std::size_t begin, std::size_t end) {
-      const std::size_t b = apply(targets[t], begin, end, vertex_count, vertices.data());
-      if (b != SIZE_MAX) {
-        std::size_t cur = bad.load();
-        while (b < cur && !bad.compare_exchange_weak(cur, b)) {
-        }
-      }
-    });
+    options.executor->parallel_for(
+        0, n, options.grain(n, 16384), [&](std::size_t begin, std::size_t end) {
+          const std::size_t b = apply(targets[t], begin, end, vertex_count, vertices.data());
+          if (b != SIZE_MAX) {
+            std::size_t cur = bad.load();
+            while (b < cur && !bad.compare_exchange_weak(cur, b)) {
+            }
+          }
+        });
     if (bad.load() != SIZE_MAX)
       return record_error(codes::DEFORM_MORPH40_VERTEX, t, bad.load(), "vertex out of range");
   }

@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <span>
 
-#include "charkit/core/parallel.h"
+#include "charkit/core/job.h"
 #include "charkit/core/result.h"
 #include "charkit/gpu/context.h"
 
@@ -37,7 +37,7 @@ struct Morph40Target {
   float weight = 0.0F;
 };
 
-/// The blend as a job (fill the spans, validate(), then run()).
+/// The blend as a job (core/job.h: fill the spans, validate(), then run()).
 struct Morph40Job {
   std::uint32_t vertex_count = 0;
   std::span<const Morph40Target> targets;
@@ -50,16 +50,15 @@ struct Morph40Job {
   /// DEFORM_MORPH40_VALUE (a non-finite delta), DEFORM_MORPH40_DUPLICATE (a
   /// target naming a vertex twice). Allocates one flag per vertex.
   core::Status validate() const;
-  /// Scalar reference: targets in order, records in order,
-  /// v += weight × delta per component. A record naming a vertex ≥
-  /// vertex_count is an error (DEFORM_MORPH40_VERTEX), never a write; call
-  /// validate() first for the other checks. Allocates nothing.
-  core::Status run() const;
-  /// The same bits, each target's records split over `executor` (nullptr:
-  /// core::default_executor()), one target after another. Requires a job
-  /// that passed validate() (a vertex named twice by one target would be
-  /// written by two threads).
-  core::Status run_threaded(core::Executor* executor = nullptr) const;
+  /// Targets in order, v += weight × delta per component. Without an
+  /// executor, records in order on the calling thread (the reference);
+  /// with one, each target's records split over it, one target after
+  /// another: the same bits, because validate() refused a target that names
+  /// a vertex twice. A record naming a vertex ≥ vertex_count is an error
+  /// (DEFORM_MORPH40_VERTEX), never a write, and a vertices span of the
+  /// wrong size is refused (DEFORM_MORPH40_SIZE), validated or not.
+  /// Allocates nothing.
+  core::Status run(const core::RunOptions& options = {}) const;
   /// The same bits on the GPU backend: one dispatch per target (chunked at
   /// the device's workgroup-count limit, and per chunk of the vertex array
   /// when it is past one binding's range), a barrier between them, the

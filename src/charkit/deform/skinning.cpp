@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <string>
 
 #include "charkit/core/math.h"
@@ -20,14 +21,19 @@ double at(std::span<const float> m, std::size_t joint, int r, int c) {
   return static_cast<double>(m[joint * 16 + static_cast<std::size_t>(c * 4 + r)]);
 }
 
-Status check_sizes(const SkinView& skin, std::span<const float> matrices, std::size_t out_size) {
-  if (matrices.size() % 16 != 0)
-    return make_error(codes::DEFORM_SHAPE, "skinning matrices are not a multiple of 16 floats");
-  if (auto st = validate_skin(skin, matrices.size() / 16); !st) return st;
+/// The sizes a pose may change: 16 floats per joint, 3 per vertex out.
+Status check_pose(const SkinView& skin, std::size_t joint_count, std::span<const float> matrices,
+                  std::size_t out_size) {
+  if (matrices.size() != joint_count * 16)
+    return make_error(codes::DEFORM_SHAPE, std::to_string(matrices.size()) + " matrix floats for " +
+                                               std::to_string(joint_count) +
+                                               " joints; 16 per joint are needed");
   if (out_size != skin.rest_positions.size())
     return make_error(codes::DEFORM_SHAPE, "output is not 3 floats per vertex");
   return Ok{};
 }
+
+constexpr std::size_t kSkinGrain = 4096;
 
 // The normalised weights of vertex v; false when they sum to 0.
 bool normalised(const SkinView& skin, std::size_t v, double w[4]) {
@@ -95,41 +101,40 @@ JointDq split_joint(std::span<const float> m, std::size_t j) {
 
 }  // namespace
 
-Status validate_skin(const SkinView& skin, std::size_t joint_count) {
-  const std::size_t vc = skin.rest_positions.size() / 3;
-  if (skin.rest_positions.size() % 3 != 0)
+Status SkinView::validate(std::size_t joint_count) const {
+  const std::size_t vc = rest_positions.size() / 3;
+  if (rest_positions.size() % 3 != 0)
     return make_error(codes::DEFORM_SHAPE, "rest positions are not 3 floats per vertex");
-  if (skin.joints.size() != vc * 4 || skin.weights.size() != vc * 4)
+  if (joints.size() != vc * 4 || weights.size() != vc * 4)
     return make_error(codes::DEFORM_SHAPE, "joints and weights must be 4 per vertex (" +
                                                std::to_string(vc) + " vertices)");
-  for (std::size_t i = 0; i < skin.weights.size(); ++i) {
-    const float w = skin.weights[i];
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const float w = weights[i];
     if (!std::isfinite(w) || w < 0.0F)
       return make_error(codes::DEFORM_WEIGHT,
                         "vertex " + std::to_string(i / 4) + " has a negative or non-finite weight");
-    if (w != 0.0F && skin.joints[i] >= joint_count)
+    if (w != 0.0F && joints[i] >= joint_count)
       return make_error(codes::DEFORM_JOINT, "vertex " + std::to_string(i / 4) + " uses joint " +
-                                                 std::to_string(skin.joints[i]) + " of " +
+                                                 std::to_string(joints[i]) + " of " +
                                                  std::to_string(joint_count));
   }
   return Ok{};
 }
 
-Status linear_blend_skin(const SkinView& skin, std::span<const float> matrices,
-                         std::span<float> out) {
-  if (auto st = check_sizes(skin, matrices, out.size()); !st) return st;
-  for (std::size_t v = 0; v < skin.vertex_count(); ++v) {
+namespace {
+
+void lbs_range(const SkinView& skin, std::span<const float> matrices, std::span<float> out,
+               std::size_t lo, std::size_t hi) {
+  for (std::size_t v = lo; v < hi; ++v) {
     double p[3];
     lbs_vertex(skin, matrices, v, p);
     for (int k = 0; k < 3; ++k) out[v * 3 + static_cast<std::size_t>(k)] = static_cast<float>(p[k]);
   }
-  return Ok{};
 }
 
-Status dual_quaternion_skin(const SkinView& skin, std::span<const float> matrices,
-                            std::span<float> out) {
-  if (auto st = check_sizes(skin, matrices, out.size()); !st) return st;
-  for (std::size_t v = 0; v < skin.vertex_count(); ++v) {
+void dqs_range(const SkinView& skin, std::span<const float> matrices, std::span<float> out,
+               std::size_t lo, std::size_t hi) {
+  for (std::size_t v = lo; v < hi; ++v) {
     const double r[3] = {skin.rest_positions[v * 3], skin.rest_positions[v * 3 + 1],
                          skin.rest_positions[v * 3 + 2]};
     double w[4];
@@ -182,13 +187,32 @@ Status dual_quaternion_skin(const SkinView& skin, std::span<const float> matrice
       o[a] = static_cast<float>(core::at(rot, a, 0) * sr[0] + core::at(rot, a, 1) * sr[1] +
                                 core::at(rot, a, 2) * sr[2] + t[a]);
   }
+}
+
+}  // namespace
+
+Status SkinJob::validate() const {
+  if (auto st = skin.validate(joint_count); !st) return st;
+  return check_pose(skin, joint_count, matrices, out.size());
+}
+
+Status SkinJob::run(const core::RunOptions& options) const {
+  if (auto st = check_pose(skin, joint_count, matrices, out.size()); !st) return st;
+  const std::size_t n = skin.vertex_count();
+  options.executor_or_serial().parallel_for(0, n, options.grain(n, kSkinGrain),
+                                            [this](std::size_t lo, std::size_t hi) {
+                                              if (method == SkinMethod::kDualQuaternion)
+                                                dqs_range(skin, matrices, out, lo, hi);
+                                              else
+                                                lbs_range(skin, matrices, out, lo, hi);
+                                            });
   return Ok{};
 }
 
 core::Result<DeltaMush> DeltaMush::create(const SkinView& skin, std::size_t joint_count,
                                           std::span<const std::uint32_t> triangles,
                                           const DeltaMushOptions& options) {
-  if (auto st = validate_skin(skin, joint_count); !st) return std::move(st).error();
+  if (auto st = skin.validate(joint_count); !st) return std::move(st).error();
   if (!(options.step > 0.0 && options.step <= 1.0))
     return make_error(codes::DEFORM_OPTION, "Delta Mush step must be in (0, 1]");
   if (options.iterations > options.max_iterations)
@@ -316,7 +340,11 @@ void DeltaMush::frame(const std::vector<double>& p, std::size_t v, double* f) co
 
 Status DeltaMush::deform(std::span<const float> matrices, std::span<float> out) {
   const SkinView skin{rest_, joints_, weights_};
-  if (auto st = linear_blend_skin(skin, matrices, skinned_); !st) return st;
+  if (matrices.size() % 16 != 0 || matrices.size() < joint_count_ * 16)
+    return make_error(codes::DEFORM_SHAPE, std::to_string(matrices.size()) + " matrix floats for " +
+                                               std::to_string(joint_count_) +
+                                               " joints; 16 per joint are needed");
+  lbs_range(skin, matrices, skinned_, 0, skin.vertex_count());
   if (out.size() != rest_.size())
     return make_error(codes::DEFORM_SHAPE, "output is not 3 floats per vertex");
   const std::size_t vc = vertex_count();
@@ -382,30 +410,62 @@ core::Result<std::array<double, 3>> inverse_lbs_point(std::span<const std::uint3
   return x;
 }
 
-Status inverse_linear_blend_skin(const SkinView& skin, std::span<const float> matrices,
-                                 std::span<const float> posed, std::span<float> out) {
-  if (auto st = check_sizes(skin, matrices, out.size()); !st) return st;
+Status InverseSkinJob::validate() const {
+  if (auto st = skin.validate(joint_count); !st) return st;
   if (posed.size() != skin.rest_positions.size())
     return make_error(codes::DEFORM_SHAPE, "posed positions are not 3 floats per vertex");
-  for (std::size_t v = 0; v < skin.vertex_count(); ++v) {
+  return check_pose(skin, joint_count, matrices, out.size());
+}
+
+namespace {
+
+Status inverse_range(const InverseSkinJob& job, std::size_t lo, std::size_t hi) {
+  const SkinView& skin = job.skin;
+  for (std::size_t v = lo; v < hi; ++v) {
     double w[4];
     if (!normalised(skin, v, w)) {  // LBS leaves such a vertex alone; so does its inverse
-      for (std::size_t k = 0; k < 3; ++k) out[v * 3 + k] = posed[v * 3 + k];
+      for (std::size_t k = 0; k < 3; ++k) job.out[v * 3 + k] = job.posed[v * 3 + k];
       continue;
     }
     auto p = inverse_lbs_point(skin.joints.subspan(v * 4).first<4>(),
-                               skin.weights.subspan(v * 4).first<4>(), matrices,
-                               {posed[v * 3], posed[v * 3 + 1], posed[v * 3 + 2]});
+                               skin.weights.subspan(v * 4).first<4>(), job.matrices,
+                               {job.posed[v * 3], job.posed[v * 3 + 1], job.posed[v * 3 + 2]});
     if (!p) {
       auto e = std::move(p).error();
       e.message = "vertex " + std::to_string(v) + ": " + e.message;
       return e;
     }
     for (int k = 0; k < 3; ++k)
-      out[v * 3 + static_cast<std::size_t>(k)] =
+      job.out[v * 3 + static_cast<std::size_t>(k)] =
           static_cast<float>((*p)[static_cast<std::size_t>(k)]);
   }
   return Ok{};
+}
+
+}  // namespace
+
+Status InverseSkinJob::run(const core::RunOptions& options) const {
+  if (auto st = check_pose(skin, joint_count, matrices, out.size()); !st) return st;
+  if (posed.size() != skin.rest_positions.size())
+    return make_error(codes::DEFORM_SHAPE, "posed positions are not 3 floats per vertex");
+  const std::size_t n = skin.vertex_count();
+  if (options.executor == nullptr) return inverse_range(*this, 0, n);
+  // Chunks are disjoint and each stops at its first failure: the failing
+  // chunk that starts lowest holds the first failing vertex.
+  std::mutex mutex;
+  std::size_t first_lo = n;
+  Status first = Ok{};
+  options.executor->parallel_for(0, n, options.grain(n, kSkinGrain),
+                                 [&](std::size_t lo, std::size_t hi) {
+                                   Status st = inverse_range(*this, lo, hi);
+                                   if (st) return;
+                                   const std::lock_guard<std::mutex> lock(mutex);
+                                   if (lo < first_lo) {
+                                     first_lo = lo;
+                                     first = std::move(st);
+                                   }
+                                 });
+  return first;
 }
 
 }  // namespace charkit::deform

@@ -1,8 +1,9 @@
 // Reference skinning deformers on plain arrays (docs/learn/rig.md): linear
-// blend skinning (LBS), dual-quaternion skinning (DQS), Delta Mush on top of
-// LBS, and inverse LBS (posed point -> bind-space point).
+// blend skinning (LBS) and dual-quaternion skinning (DQS) as a job
+// (core/job.h), inverse LBS (posed point -> bind-space point) as a job, and
+// Delta Mush on top of LBS (an object: it precomputes from the rest mesh).
 //
-// Layout shared by every function here (plain arrays, no scene types: the
+// Layout shared by everything here (plain arrays, no scene types: the
 // kernels stay below the file formats):
 // - rest positions: 3 floats per vertex (x, y, z), bind space;
 // - joints: 4 joint indices per vertex; weights: 4 floats per vertex. Weights
@@ -19,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "charkit/core/job.h"
 #include "charkit/core/result.h"
 
 namespace charkit::deform {
@@ -30,27 +32,44 @@ struct SkinView {
   std::span<const float> weights;         ///< 4 per vertex
 
   std::size_t vertex_count() const { return rest_positions.size() / 3; }
+
+  /// Sizes agree, every weight finite and >= 0, every joint with a non-zero
+  /// weight below joint_count. Errors: DEFORM_SHAPE, DEFORM_WEIGHT,
+  /// DEFORM_JOINT (each naming the vertex).
+  core::Status validate(std::size_t joint_count) const;
 };
 
-/// Sizes agree, every weight finite and >= 0, every joint with a non-zero
-/// weight below joint_count. Errors: DEFORM_SHAPE, DEFORM_WEIGHT, DEFORM_JOINT.
-core::Status validate_skin(const SkinView& skin, std::size_t joint_count);
+enum class SkinMethod : std::uint8_t {
+  /// Linear blend skinning: out[v] = Σ w_i M_{j_i} rest[v].
+  kLinear,
+  /// Dual-quaternion skinning. Each matrix A|t is split into a rotation R
+  /// (the quaternion of A's normalised columns, renormalised) and a
+  /// remainder S = Rᵀ A (identity for a rigid joint; the scale/shear
+  /// otherwise). The remainders are blended linearly and applied first,
+  /// then the blended unit dual quaternion (every influence's quaternion
+  /// sign-aligned with the dominant influence's, the antipodality fix):
+  /// v' = DQ(Σ w S v). A single influence therefore reproduces its matrix
+  /// exactly, scaled or not.
+  kDualQuaternion,
+};
 
-/// out[v] = Σ w_i M_{j_i} rest[v]. matrices: 16 per joint; out: 3 per vertex.
-/// Errors: validate_skin()'s, DEFORM_SHAPE (matrices or out size).
-core::Status linear_blend_skin(const SkinView& skin, std::span<const float> matrices,
-                               std::span<float> out);
+/// Skinning of a mesh as a job: fill it, validate() once, then set new
+/// matrices (the same count) and run() per pose.
+struct SkinJob {
+  SkinView skin;
+  std::size_t joint_count = 0;
+  std::span<const float> matrices;  ///< 16 per joint
+  std::span<float> out;             ///< 3 per vertex
+  SkinMethod method = SkinMethod::kLinear;
 
-/// Dual-quaternion skinning. Each matrix A|t is split into a rotation R (the
-/// quaternion of A's normalised columns, renormalised) and a remainder
-/// S = Rᵀ A (identity for a rigid joint; the scale/shear otherwise). The
-/// remainders are blended linearly and applied first, then the blended unit
-/// dual quaternion (every influence's quaternion sign-aligned with the
-/// dominant influence's, the antipodality fix): v' = DQ(Σ w S v). A single
-/// influence therefore reproduces its matrix exactly, scaled or not.
-/// Errors: as linear_blend_skin().
-core::Status dual_quaternion_skin(const SkinView& skin, std::span<const float> matrices,
-                                  std::span<float> out);
+  /// skin.validate(joint_count), then the matrix and output sizes
+  /// (DEFORM_SHAPE).
+  core::Status validate() const;
+  /// The vertices split over the executor when there is one (the same
+  /// bits). Checks the matrix and output sizes again (they change per pose;
+  /// DEFORM_SHAPE), not the skin. Allocates nothing.
+  core::Status run(const core::RunOptions& options = {}) const;
+};
 
 struct DeltaMushOptions {
   std::size_t iterations = 10;  ///< Laplacian smoothing passes (0: Delta Mush = LBS)
@@ -69,7 +88,7 @@ struct DeltaMushOptions {
 class DeltaMush {
  public:
   /// Copies what it needs from skin (the views may die afterwards). triangles:
-  /// 3 vertex indices each. Errors: validate_skin()'s, DEFORM_SHAPE,
+  /// 3 vertex indices each. Errors: SkinView::validate()'s, DEFORM_SHAPE,
   /// DEFORM_INDEX (triangle index out of range), DEFORM_OPTION (step not in
   /// (0, 1] or iterations > max_iterations).
   static core::Result<DeltaMush> create(const SkinView& skin, std::size_t joint_count,
@@ -110,10 +129,21 @@ core::Result<std::array<double, 3>> inverse_lbs_point(std::span<const std::uint3
                                                       std::span<const float> matrices,
                                                       std::array<double, 3> posed);
 
-/// Inverse LBS of a whole mesh (posed: 3 per vertex) into out; a vertex whose
-/// weights sum to 0 (left at rest by LBS) is copied. Errors: those of
-/// validate_skin() and inverse_lbs_point(), the latter naming the vertex.
-core::Status inverse_linear_blend_skin(const SkinView& skin, std::span<const float> matrices,
-                                       std::span<const float> posed, std::span<float> out);
+/// Inverse LBS of a whole mesh as a job: the bind-space points that LBS
+/// maps onto `posed`; a vertex whose weights sum to 0 (left at rest by LBS)
+/// is copied.
+struct InverseSkinJob {
+  SkinView skin;
+  std::size_t joint_count = 0;
+  std::span<const float> matrices;  ///< 16 per joint
+  std::span<const float> posed;     ///< 3 per vertex
+  std::span<float> out;             ///< 3 per vertex
+
+  /// skin.validate(joint_count), then the matrix, posed and output sizes.
+  core::Status validate() const;
+  /// As SkinJob::run; fails with inverse_lbs_point()'s error for the first
+  /// vertex (lowest index) it fails for, naming it.
+  core::Status run(const core::RunOptions& options = {}) const;
+};
 
 }  // namespace charkit::deform

@@ -446,27 +446,44 @@ bool run_tiled(const SparseMorphJob& job, std::uint32_t lo, std::uint32_t hi, bo
 
 }  // namespace
 
-bool SparseMorphJob::validate() const {
+core::Status SparseMorphJob::validate() const {
   const std::size_t n3 = static_cast<std::size_t>(vertex_count) * 3;
-  if (base_stride < 12) return false;
+  auto shape = [](const std::string& what) {
+    return core::make_error(codes::DEFORM_SHAPE, "sparse morph job: " + what);
+  };
+  if (base_stride < 12)
+    return shape("base_stride " + std::to_string(base_stride) + " is under 12 bytes");
   if (vertex_count > 0 &&
       base.size() < static_cast<std::size_t>(vertex_count - 1) * base_stride + 12)
-    return false;
-  if (deltas.size() != n3 || out.size() != n3) return false;
-  for (const SparseChannel& c : channels) {
-    if (c.frame_count > 2) return false;
+    return shape("the base positions hold fewer than " + std::to_string(vertex_count) +
+                 " vertices");
+  if (deltas.size() != n3 || out.size() != n3)
+    return shape("deltas and out must hold 3 floats per vertex (" + std::to_string(n3) + ")");
+  for (std::size_t ci = 0; ci < channels.size(); ++ci) {
+    const SparseChannel& c = channels[ci];
+    const std::string name = "channel " + std::to_string(ci);
+    if (c.frame_count > 2) return shape(name + " has more than 2 frames");
     for (std::uint32_t f = 0; f < c.frame_count; ++f) {
-      if (c.frames[f].records.size() % kSparseRecordSize != 0) return false;
-      if (!std::isfinite(c.frames[f].weight)) return false;
+      if (c.frames[f].records.size() % kSparseRecordSize != 0)
+        return shape(name + ", frame " + std::to_string(f) +
+                     ": the records are not a multiple of 16 bytes");
+      if (!std::isfinite(c.frames[f].weight))
+        return core::make_error(codes::DEFORM_WEIGHT, "sparse morph job: " + name + ", frame " +
+                                                          std::to_string(f) +
+                                                          ": the weight is not finite");
     }
   }
-  return true;
+  return core::Ok{};
 }
 
-core::Status SparseMorphJob::run() const {
+namespace detail {
+core::Status run_sparse_morph_reference(const SparseMorphJob& job) {
+  const std::uint32_t vertex_count = job.vertex_count;
+  const std::span<float> deltas = job.deltas;
+  const std::span<float> out = job.out;
   // §10: sum every channel's weighted deltas, then add once to the base.
   std::fill(deltas.begin(), deltas.end(), 0.0f);
-  for (const SparseChannel& c : channels) {
+  for (const SparseChannel& c : job.channels) {
     for (std::uint32_t f = 0; f < c.frame_count; ++f) {
       const SparseFrame& fr = c.frames[f];
       const std::size_t n = fr.records.size() / kSparseRecordSize;
@@ -483,7 +500,7 @@ core::Status SparseMorphJob::run() const {
   }
   for (std::uint32_t v = 0; v < vertex_count; ++v) {
     float xyz[3];
-    std::memcpy(xyz, base.data() + static_cast<std::size_t>(v) * base_stride, 12);
+    std::memcpy(xyz, job.base.data() + static_cast<std::size_t>(v) * job.base_stride, 12);
     const std::size_t o = static_cast<std::size_t>(v) * 3;
     out[o] = xyz[0] + deltas[o];
     out[o + 1] = xyz[1] + deltas[o + 1];
@@ -491,8 +508,10 @@ core::Status SparseMorphJob::run() const {
   }
   return core::Ok{};
 }
+}  // namespace detail
 
-core::Status SparseMorphJob::run_fast(unsigned threads, core::Executor* executor) const {
+core::Status SparseMorphJob::run(const core::RunOptions& options) const {
+  const std::size_t threads = options.parallelism();
   if (threads <= 1 || vertex_count < 65536) {
     if (run_tiled(*this, 0, vertex_count, true, nullptr, nullptr)) return core::Ok{};
     return run_range(*this, 0, vertex_count);  // unsorted or bad records
@@ -501,7 +520,7 @@ core::Status SparseMorphJob::run_fast(unsigned threads, core::Executor* executor
   // threads write the same float, and each vertex sees its records in the
   // reference order. Sorted frames: each thread starts its cursors by binary
   // search, and the runs must partition every frame (checked below).
-  const unsigned t = std::min(threads, 16u);
+  const auto t = static_cast<unsigned>(std::min<std::size_t>(threads, 16));
   const std::size_t total = frame_total(*this);
   std::vector<std::size_t> starts(total * t), ends(total * t);
   std::vector<char> ok(t, 0);
@@ -515,7 +534,7 @@ core::Status SparseMorphJob::run_fast(unsigned threads, core::Executor* executor
                 ? 1
                 : 0;
   };
-  core::Executor& ex = executor != nullptr ? *executor : core::default_executor();
+  core::Executor& ex = *options.executor;
   ex.parallel_for(0, t, 1, [&](std::size_t b, std::size_t e) {
     for (std::size_t k = b; k < e; ++k) tiled(static_cast<unsigned>(k));
   });

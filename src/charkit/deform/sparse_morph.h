@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <span>
 
-#include "charkit/core/parallel.h"
+#include "charkit/core/job.h"
 #include "charkit/core/result.h"
 
 namespace charkit::deform {
@@ -29,8 +29,8 @@ struct SparseChannel {
   std::uint32_t frame_count = 0;  ///< 0..2
 };
 
-/// Morph job (ozz pattern): fill the spans, validate(), then run(). run()
-/// allocates nothing; `deltas` is caller scratch of vertex_count × 3 floats.
+/// The morph as a job (core/job.h: fill the spans, validate(), then run()).
+/// `deltas` is caller scratch of vertex_count × 3 floats.
 struct SparseMorphJob {
   std::uint32_t vertex_count = 0;
   /// Base positions: vertex v's x,y,z floats at base[v × base_stride + 0..11]
@@ -41,25 +41,28 @@ struct SparseMorphJob {
   std::span<float> deltas;  ///< scratch, vertex_count × 3
   std::span<float> out;     ///< vertex_count × 3 (x,y,z per vertex)
 
-  /// Spans sized right, frame counts ≤ 2, record spans a multiple of 16,
-  /// finite weights. Record contents (vertex indices) are checked by run().
-  bool validate() const;
-  /// Scalar reference. Fails (BEM_MORPH_VERTEX, with the record's byte offset
-  /// in its frame) on a record whose vertex index ≥ vertex_count; `out` is
-  /// then unspecified.
-  core::Status run() const;
-  /// Faster variant, same results (bit-identical: same summation order per
-  /// vertex). Frames whose records are sorted by vertex (what writers emit)
-  /// are processed in L2-sized vertex tiles with one cursor per frame;
-  /// unsorted or bad records are detected and the job is redone by
-  /// scanning. `threads` > 1 splits the vertices into that many ranges (at
-  /// most 16), run on `executor` (null: core::default_executor()); 0 or 1:
-  /// the calling thread only, and only then is run_fast free of allocation.
-  core::Status run_fast(unsigned threads = 1, core::Executor* executor = nullptr) const;
+  /// Spans sized right, frame counts ≤ 2, record spans a multiple of 16
+  /// (DEFORM_SHAPE); finite weights (DEFORM_WEIGHT). Record contents
+  /// (vertex indices) are checked by run(), which reads them anyway.
+  core::Status validate() const;
+  /// The same bits as the scalar order of §10 (every vertex sums its
+  /// records in channel, frame and record order). Frames whose records are
+  /// sorted by vertex (what writers emit) are processed in L2-sized vertex
+  /// tiles with one cursor per frame; unsorted or bad records are detected
+  /// and the job is redone by scanning. With an executor and at least
+  /// 65,536 vertices the vertices are split into options.parallelism()
+  /// ranges (at most 16), which allocates a few small arrays; otherwise the
+  /// calling thread runs it without allocating. Fails (BEM_MORPH_VERTEX,
+  /// with the record's byte offset in its frame) on a record whose vertex
+  /// index ≥ vertex_count; `out` is then unspecified.
+  core::Status run(const core::RunOptions& options = {}) const;
 };
 
 namespace detail {
-/// Tests only: run_fast uses the portable (SSE2) record kernel even where
+/// Tests and benches only: the scalar reference run() is compared with (one
+/// pass over the records, then one over the vertices). Same errors.
+core::Status run_sparse_morph_reference(const SparseMorphJob& job);
+/// Tests only: run() uses the portable (SSE2) record kernel even where
 /// the CPU has AVX-512, so both kernels are checked on one machine.
 void use_portable_morph_kernel(bool portable);
 }  // namespace detail

@@ -441,7 +441,7 @@ inline void emit_triangle(const SubdivIndexJob& j, std::size_t t, unsigned mask,
                           std::uint32_t* out) {
   const std::uint32_t* c = j.indices.data() + 3 * t;
   const std::uint32_t* te = j.triangle_edges.data() + 3 * t;
-  const std::uint32_t V = j.vertex_count;
+  const std::uint32_t V = j.mesh.vertex_count;
   auto put = [&out](std::uint32_t a, std::uint32_t b, std::uint32_t d) {
     out[0] = a;
     out[1] = b;
@@ -716,17 +716,13 @@ core::Status SubdivStrengthJob::validate() const {
   return check_vertex_kernel(params, mesh, out_vertices, edge_strength.size());
 }
 
-void SubdivStrengthJob::run() const {
-  strength_vertices(*this, 0, mesh.vertex_count);
-  strength_edges(*this, 0, mesh.edge_count);
-}
-
-void SubdivStrengthJob::run_threaded(core::Executor* executor) const {
-  core::Executor& ex = executor != nullptr ? *executor : core::default_executor();
-  ex.parallel_for(0, mesh.vertex_count, kVertexGrain,
+core::Status SubdivStrengthJob::run(const core::RunOptions& options) const {
+  core::Executor& ex = options.executor_or_serial();
+  ex.parallel_for(0, mesh.vertex_count, options.grain(mesh.vertex_count, kVertexGrain),
                   [this](std::size_t lo, std::size_t hi) { strength_vertices(*this, lo, hi); });
-  ex.parallel_for(0, mesh.edge_count, kVertexGrain,
+  ex.parallel_for(0, mesh.edge_count, options.grain(mesh.edge_count, kVertexGrain),
                   [this](std::size_t lo, std::size_t hi) { strength_edges(*this, lo, hi); });
+  return core::Ok{};
 }
 
 core::Status SubdivEdgeJob::validate() const {
@@ -740,24 +736,23 @@ core::Status SubdivEdgeJob::validate() const {
   return check_bitmap(constrained, mesh.edge_count);
 }
 
-void SubdivEdgeJob::run() const {
-  edge_positions(*this, 0, mesh.edge_count);
+core::Status SubdivEdgeJob::run(const core::RunOptions& options) const {
+  options.executor_or_serial().parallel_for(
+      0, mesh.edge_count, options.grain(mesh.edge_count, kVertexGrain),
+      [this](std::size_t lo, std::size_t hi) { edge_positions(*this, lo, hi); });
+  return core::Ok{};
 }
 
-void SubdivEdgeJob::run_threaded(core::Executor* executor) const {
-  core::Executor& ex = executor != nullptr ? *executor : core::default_executor();
-  ex.parallel_for(0, mesh.edge_count, kVertexGrain,
-                  [this](std::size_t lo, std::size_t hi) { edge_positions(*this, lo, hi); });
-}
-
-core::Status SubdivIndexJob::validate(const SubdivMeshView& mesh) const {
+core::Status SubdivIndexJob::validate() const {
+  const std::uint32_t vertex_count = mesh.vertex_count;
+  const std::uint32_t edge_count = mesh.edge_count;
   if (indices.size() % 3 != 0 || triangle_edges.size() != indices.size())
     return core::make_error(codes::DEFORM_SUBDIV_SIZE, std::to_string(indices.size()) +
                                                            " indices and " +
                                                            std::to_string(triangle_edges.size()) +
                                                            " triangle edges: both 3 per triangle");
-  if (edge_strength.size() != edge_count || mesh.edge_count != edge_count ||
-      mesh.vertex_count != vertex_count)
+  if (edge_strength.size() != edge_count ||
+      mesh.edges.size() != std::size_t{edge_count} * (mesh.index_bits == 16 ? 2 : 4))
     return core::make_error(codes::DEFORM_SUBDIV_SIZE,
                             "the edge strengths, edge table and counts do not agree");
   if (!std::isfinite(split_threshold))
@@ -802,108 +797,130 @@ std::uint32_t subdiv_split_count(const SubdivIndexJob& job, std::uint32_t triang
   return kPop3[split_mask(job, triangle)];
 }
 
-void SubdivIndexJob::run() const {
-  const std::size_t triangles = indices.size() / 3;
-  std::uint32_t* out = out_indices.data();
+namespace {
+
+/// Triangles [t0, t1) in order, written from out; returns the indices written.
+std::size_t emit_range(const SubdivIndexJob& j, std::size_t t0, std::size_t t1,
+                       std::uint32_t* out) {
   std::size_t written = 0;
-  for (std::size_t t = 0; t < triangles; ++t) {
-    const unsigned mask = split_mask(*this, t);
-    emit_triangle(*this, t, mask, out + written);
+  for (std::size_t t = t0; t < t1; ++t) {
+    const unsigned mask = split_mask(j, t);
+    emit_triangle(j, t, mask, out + written);
     written += 3 * (1 + std::size_t{kPop3[mask]});
   }
-  *draw = DrawIndexedIndirect{static_cast<std::uint32_t>(written), 1, 0, 0, 0};
+  return written;
 }
 
-void SubdivIndexJob::run_threaded(core::Executor* executor) const {
-  core::Executor& ex = executor != nullptr ? *executor : core::default_executor();
-  const std::size_t triangles = indices.size() / 3;
-  const std::size_t groups = (triangles + kSubdivGroupSize - 1) / kSubdivGroupSize;
-  std::atomic<std::uint64_t> counter{0};  // the one global counter
-  ex.parallel_for(0, groups, kGroupsPerChunk, [&](std::size_t g0, std::size_t g1) {
-    for (std::size_t g = g0; g < g1; ++g) {
-      const std::size_t t0 = g * kSubdivGroupSize;
-      const std::size_t t1 = std::min(triangles, t0 + kSubdivGroupSize);
-      // Shared memory of the group: each invocation's mask and extra count,
-      // then the group's sum (the GPU's barrier sits between the phases).
-      unsigned masks[kSubdivGroupSize];
-      std::uint32_t offsets[kSubdivGroupSize];
-      std::uint32_t sum = 0;
-      for (std::size_t t = t0; t < t1; ++t) {
-        masks[t - t0] = split_mask(*this, t);
-        offsets[t - t0] = sum;
-        sum += 3 * (1 + kPop3[masks[t - t0]]);
-      }
-      // One atomic add per group gives the group its output range.
-      const std::uint64_t base = counter.fetch_add(sum, std::memory_order_relaxed);
-      for (std::size_t t = t0; t < t1; ++t)
-        emit_triangle(*this, t, masks[t - t0], out_indices.data() + base + offsets[t - t0]);
+/// Triangle order over an executor: each chunk counts its output, the
+/// prefix sums place the chunks, each chunk writes at its place.
+std::size_t emit_in_triangle_order(const SubdivIndexJob& j, const core::RunOptions& options) {
+  const std::size_t triangles = j.indices.size() / 3;
+  const std::size_t per = options.grain(
+      triangles, std::max<std::size_t>(kVertexGrain, triangles / (4 * options.parallelism()) + 1));
+  const std::size_t chunks = (triangles + per - 1) / per;
+  if (chunks <= 1) return emit_range(j, 0, triangles, j.out_indices.data());
+  std::vector<std::size_t> place(chunks + 1, 0);
+  options.executor->parallel_for(0, chunks, 1, [&](std::size_t c0, std::size_t c1) {
+    for (std::size_t c = c0; c < c1; ++c) {
+      std::size_t n = 0;
+      for (std::size_t t = c * per; t < std::min(triangles, (c + 1) * per); ++t)
+        n += 3 * (1 + std::size_t{kPop3[split_mask(j, t)]});
+      place[c + 1] = n;
     }
   });
-  *draw = DrawIndexedIndirect{static_cast<std::uint32_t>(counter.load()), 1, 0, 0, 0};
+  for (std::size_t c = 0; c < chunks; ++c) place[c + 1] += place[c];
+  options.executor->parallel_for(0, chunks, 1, [&](std::size_t c0, std::size_t c1) {
+    for (std::size_t c = c0; c < c1; ++c)
+      emit_range(j, c * per, std::min(triangles, (c + 1) * per), j.out_indices.data() + place[c]);
+  });
+  return place[chunks];
 }
 
-core::Status validate_subdivision(const SubdivParams& params, const SubdivMeshView& mesh,
-                                  std::span<const std::uint32_t> indices,
-                                  std::span<const std::uint32_t> triangle_edges,
-                                  std::span<const std::uint32_t> constrained,
-                                  const SubdivBuffers& out) {
+/// The two-level allocation of the GPU's kernel 3.
+std::size_t emit_in_groups(const SubdivIndexJob& j, const core::RunOptions& options) {
+  const std::size_t triangles = j.indices.size() / 3;
+  const std::size_t groups = (triangles + kSubdivGroupSize - 1) / kSubdivGroupSize;
+  std::atomic<std::uint64_t> counter{0};  // the one global counter
+  options.executor_or_serial().parallel_for(
+      0, groups, options.grain(groups, kGroupsPerChunk), [&](std::size_t g0, std::size_t g1) {
+        for (std::size_t g = g0; g < g1; ++g) {
+          const std::size_t t0 = g * kSubdivGroupSize;
+          const std::size_t t1 = std::min(triangles, t0 + kSubdivGroupSize);
+          // Shared memory of the group: each invocation's mask and extra
+          // count, then the group's sum (the GPU's barrier sits between the
+          // phases).
+          unsigned masks[kSubdivGroupSize];
+          std::uint32_t offsets[kSubdivGroupSize];
+          std::uint32_t sum = 0;
+          for (std::size_t t = t0; t < t1; ++t) {
+            masks[t - t0] = split_mask(j, t);
+            offsets[t - t0] = sum;
+            sum += 3 * (1 + kPop3[masks[t - t0]]);
+          }
+          // One atomic add per group gives the group its output range.
+          const std::uint64_t base = counter.fetch_add(sum, std::memory_order_relaxed);
+          for (std::size_t t = t0; t < t1; ++t)
+            emit_triangle(j, t, masks[t - t0], j.out_indices.data() + base + offsets[t - t0]);
+        }
+      });
+  return counter.load();
+}
+
+}  // namespace
+
+core::Status SubdivIndexJob::run(const core::RunOptions& options) const {
+  std::size_t written = 0;
+  if (order == SubdivIndexOrder::kGroups)
+    written = emit_in_groups(*this, options);
+  else if (options.executor != nullptr)
+    written = emit_in_triangle_order(*this, options);
+  else
+    written = emit_range(*this, 0, indices.size() / 3, out_indices.data());
+  *draw = DrawIndexedIndirect{static_cast<std::uint32_t>(written), 1, 0, 0, 0};
+  return core::Ok{};
+}
+
+SubdivIndexJob SubdivisionJob::index_job() const {
+  return SubdivIndexJob{
+      mesh,        indices,  triangle_edges, out.edge_strength, params.split_threshold,
+      out.indices, out.draw, order};
+}
+
+core::Status SubdivisionJob::validate() const {
   const SubdivStrengthJob strength{params, mesh, out.vertices, out.edge_strength};
   if (auto st = strength.validate(); !st) return st;
   // The strengths are not computed yet: check the edge job's other inputs.
   if (auto st = check_bitmap(constrained, mesh.edge_count); !st) return st;
-  const SubdivIndexJob index{mesh.vertex_count, mesh.edge_count,        indices,     triangle_edges,
-                             out.edge_strength, params.split_threshold, out.indices, out.draw};
-  return index.validate(mesh);
+  return index_job().validate();
 }
 
-core::Status run_subdivision_into(const SubdivParams& params, const SubdivMeshView& mesh,
-                                  std::span<const std::uint32_t> indices,
-                                  std::span<const std::uint32_t> triangle_edges,
-                                  std::span<const std::uint32_t> constrained,
-                                  const SubdivBuffers& out, const SubdivRunOptions& options) {
-  const SubdivIndexJob index{mesh.vertex_count, mesh.edge_count,        indices,     triangle_edges,
-                             out.edge_strength, params.split_threshold, out.indices, out.draw};
-  if (!options.inputs_validated) {
-    if (auto st = validate_subdivision(params, mesh, indices, triangle_edges, constrained, out);
-        !st)
-      return st;
-  } else if (auto st = check_params(params); !st) {
-    return st;
-  }
-  auto vertices = [&](std::size_t lo, std::size_t hi) {
-    fused_vertices(params, mesh, out.vertices, lo, hi);
-  };
-  auto edges = [&](std::size_t lo, std::size_t hi) {
-    fused_edges(params, mesh, constrained, out.vertices, out.edge_strength, lo, hi);
-  };
-  if (options.executor != nullptr) {
-    options.executor->parallel_for(0, mesh.vertex_count, kVertexGrain, vertices);
-    options.executor->parallel_for(0, mesh.edge_count, kVertexGrain, edges);
-  } else {
-    vertices(0, mesh.vertex_count);
-    edges(0, mesh.edge_count);
-  }
-  if (options.grouped_indices)
-    index.run_threaded(options.executor);
-  else
-    index.run();
-  return core::Ok{};
+core::Status SubdivisionJob::run(const core::RunOptions& options) const {
+  core::Executor& ex = options.executor_or_serial();
+  ex.parallel_for(
+      0, mesh.vertex_count, options.grain(mesh.vertex_count, kVertexGrain),
+      [&](std::size_t lo, std::size_t hi) { fused_vertices(params, mesh, out.vertices, lo, hi); });
+  ex.parallel_for(0, mesh.edge_count, options.grain(mesh.edge_count, kVertexGrain),
+                  [&](std::size_t lo, std::size_t hi) {
+                    fused_edges(params, mesh, constrained, out.vertices, out.edge_strength, lo, hi);
+                  });
+  return index_job().run(options);
 }
 
-core::Result<SubdivOutput> run_subdivision(const SubdivParams& params, const SubdivMeshView& mesh,
-                                           std::span<const std::uint32_t> indices,
-                                           std::span<const std::uint32_t> triangle_edges,
-                                           std::span<const std::uint32_t> constrained,
-                                           const SubdivRunOptions& options) {
+core::Result<SubdivOutput> run_subdivision(const SubdivisionJob& job,
+                                           const core::RunOptions& options) {
+  if (!job.out.vertices.empty() || !job.out.edge_strength.empty() || !job.out.indices.empty() ||
+      job.out.draw != nullptr)
+    return core::make_error(codes::DEFORM_SUBDIV_SIZE,
+                            "run_subdivision allocates the outputs: leave the job's out empty");
   SubdivOutput out;
+  const SubdivMeshView& mesh = job.mesh;
   out.vertices.resize((std::size_t{mesh.vertex_count} + mesh.edge_count) * kSubdivOutVertexBytes);
   out.edge_strength.resize(mesh.edge_count);
-  out.indices.resize(indices.size() / 3 * 12);
-  const SubdivBuffers buffers{out.vertices, out.edge_strength, out.indices, &out.draw};
-  if (auto st = run_subdivision_into(params, mesh, indices, triangle_edges, constrained, buffers,
-                                     options);
-      !st)
-    return std::move(st).error();
+  out.indices.resize(job.indices.size() / 3 * 12);
+  SubdivisionJob owned = job;
+  owned.out = SubdivBuffers{out.vertices, out.edge_strength, out.indices, &out.draw};
+  if (auto st = owned.validate(); !st) return std::move(st).error();
+  if (auto st = owned.run(options); !st) return std::move(st).error();
   out.indices.resize(out.draw.index_count);
   return out;
 }

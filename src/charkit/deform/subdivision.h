@@ -1,7 +1,7 @@
 // Adaptive Loop-style subdivision with GPU-style index generation (the
 // character-rendering frame analysis §6; docs/deform/subdivision.md). Three
-// kernels, each a job (fill the spans, validate(), run()), as the frame
-// analysis separates them:
+// kernels, each a job (core/job.h: fill the spans, validate(), run()), as
+// the frame analysis separates them, and SubdivisionJob running all three:
 //
 //  1. SubdivStrengthJob: per vertex the allowed strength (6-bit strength and
 //     distance control); the original vertices copied into the 48-byte output
@@ -11,9 +11,10 @@
 //     with full adjacency and smoothing the Loop candidate
 //     3/8·(a+b) + 1/8·(c+d), optionally constrained to a direction, then
 //     interpolated from the midpoint towards it by the edge strength.
-//  3. SubdivIndexJob: per triangle with k split edges, 1 + k triangles; the
-//     output is allocated in two levels (64-triangle groups, one atomic add
-//     per group) and described by a VkDrawIndexedIndirectCommand.
+//  3. SubdivIndexJob: per triangle with k split edges, 1 + k triangles,
+//     described by a VkDrawIndexedIndirectCommand; in input triangle order,
+//     or in the GPU's two-level allocation (64-triangle groups, one atomic
+//     add per group).
 //
 // Input vertices are the 40-byte layout of the morph blend (position,
 // normal, tangent xyzw: docs/deform/morph40.md), so a morphed vertex array
@@ -31,7 +32,7 @@
 #include <span>
 #include <vector>
 
-#include "charkit/core/parallel.h"
+#include "charkit/core/job.h"
 #include "charkit/core/result.h"
 #include "charkit/gpu/context.h"
 
@@ -149,11 +150,9 @@ struct SubdivStrengthJob {
   /// The mesh's checks, the parameters' (DEFORM_SUBDIV_PARAM: branch not 1
   /// or 3, a non-finite or negative value) and the output sizes.
   core::Status validate() const;
-  /// Scalar reference. Requires a validated job.
-  void run() const;
-  /// The same bits, vertices and edges split over `executor` (nullptr:
-  /// core::default_executor()).
-  void run_threaded(core::Executor* executor = nullptr) const;
+  /// Vertices, then edges, each split over the executor when there is one
+  /// (the same bits either way). Requires a validated job; never fails then.
+  core::Status run(const core::RunOptions& options = {}) const;
 };
 
 /// Kernel 2.
@@ -169,8 +168,9 @@ struct SubdivEdgeJob {
   std::span<std::uint8_t> out_vertices;  ///< positions of V + e written
 
   core::Status validate() const;
-  void run() const;
-  void run_threaded(core::Executor* executor = nullptr) const;
+  /// Edges split over the executor when there is one (the same bits).
+  /// Requires a validated job; never fails then.
+  core::Status run(const core::RunOptions& options = {}) const;
 };
 
 /// VkDrawIndexedIndirectCommand, byte for byte.
@@ -183,52 +183,43 @@ struct DrawIndexedIndirect {
 };
 static_assert(sizeof(DrawIndexedIndirect) == 20);
 
+/// The order of kernel 3's output triangles.
+enum class SubdivIndexOrder : std::uint8_t {
+  /// Input triangle order, each triangle's 1 + k triangles together: the
+  /// reference, the same with or without threads (a threaded run counts each
+  /// chunk's output first, then writes at the prefix sums). What a caller
+  /// splitting the output by input triangle ranges needs.
+  kTriangles,
+  /// The GPU's two-level allocation: groups of 64 triangles sum their
+  /// extra counts, take their output range with one atomic add on a shared
+  /// counter, and write at per-triangle offsets inside it. The same
+  /// triangles; with threads the groups' order depends on scheduling.
+  kGroups,
+};
+
 /// Kernel 3.
 struct SubdivIndexJob {
-  std::uint32_t vertex_count = 0;  ///< V: new vertex of edge e is V + e
-  std::uint32_t edge_count = 0;
+  SubdivMeshView mesh;  ///< vertex and edge counts, edge table (new vertex of edge e: V + e)
   std::span<const std::uint32_t> indices;         ///< 3 per triangle
   std::span<const std::uint32_t> triangle_edges;  ///< 3 per triangle
   std::span<const float> edge_strength;           ///< E floats
   float split_threshold = 0.0F;
   /// At least 12 × triangles (the worst case: every triangle in four).
-  std::span<std::uint32_t> out_indices;
+  std::span<std::uint32_t> out_indices{};
   DrawIndexedIndirect* draw = nullptr;  ///< written: index_count, 1, 0, 0, 0
+  SubdivIndexOrder order = SubdivIndexOrder::kTriangles;
 
   /// Sizes, indices < V, edge ids < E and each naming the edge between its
-  /// two corners (DEFORM_SUBDIV_SIZE, _VERTEX, _EDGE), a finite threshold.
-  /// `edges` is the edge table the ids refer to.
-  core::Status validate(const SubdivMeshView& mesh) const;
-  /// Reference: triangles in order, each one's 1 + k triangles in the fixed
-  /// pattern of docs/deform/subdivision.md. Requires a validated job.
-  void run() const;
-  /// The two-level allocation: groups of 64 triangles sum their extra
-  /// counts, take their output range with one atomic add on a shared
-  /// counter, and write at per-triangle offsets inside it. The same
-  /// triangles as run(); the groups' order depends on scheduling.
-  void run_threaded(core::Executor* executor = nullptr) const;
+  /// two corners of the mesh's edge table (DEFORM_SUBDIV_SIZE, _VERTEX,
+  /// _EDGE), a finite threshold (DEFORM_SUBDIV_PARAM).
+  core::Status validate() const;
+  /// Each triangle's 1 + k triangles in the fixed pattern of
+  /// docs/deform/subdivision.md, in `order`. A threaded run in triangle
+  /// order allocates one count per chunk. Requires a validated job; never
+  /// fails then.
+  core::Status run(const core::RunOptions& options = {}) const;
 };
 
-/// The three kernels in order over one mesh.
-struct SubdivOutput {
-  std::vector<std::uint8_t> vertices;  ///< (V + E) × 48 bytes
-  std::vector<float> edge_strength;    ///< E
-  std::vector<std::uint32_t> indices;  ///< draw.index_count indices
-  DrawIndexedIndirect draw;
-};
-struct SubdivRunOptions {
-  /// The vertex and edge passes split over this executor; nullptr: the
-  /// calling thread.
-  core::Executor* executor = nullptr;
-  /// Kernel 3 with the two-level allocation (group order) instead of the
-  /// reference order (triangle order; what a caller splitting the output by
-  /// input triangle ranges needs).
-  bool grouped_indices = false;
-  /// The mesh, edge table, triangles and output sizes passed validation
-  /// before (an earlier run on the same arrays, unchanged since): only the
-  /// parameters are checked. A run on unvalidated input is then undefined.
-  bool inputs_validated = false;
-};
 /// Caller-owned outputs, sized as the jobs want them.
 struct SubdivBuffers {
   std::span<std::uint8_t> vertices;     ///< (V + E) × 48 bytes
@@ -236,45 +227,54 @@ struct SubdivBuffers {
   std::span<std::uint32_t> indices;     ///< at least 12 × triangles
   DrawIndexedIndirect* draw = nullptr;  ///< its index_count: how many indices were written
 };
-/// The checks of the three jobs on these inputs and outputs (what
-/// run_subdivision_into does first).
-core::Status validate_subdivision(const SubdivParams& params, const SubdivMeshView& mesh,
-                                  std::span<const std::uint32_t> indices,
-                                  std::span<const std::uint32_t> triangle_edges,
-                                  std::span<const std::uint32_t> constrained,
-                                  const SubdivBuffers& out);
-/// Validates the jobs, then runs them: kernel 1's vertex part, kernels 1 and
-/// 2's edge parts fused into one pass (the same bits as the two kernels one
-/// after the other: tested), kernel 3. `constrained` as in SubdivEdgeJob.
-/// Allocates nothing.
-core::Status run_subdivision_into(const SubdivParams& params, const SubdivMeshView& mesh,
-                                  std::span<const std::uint32_t> indices,
-                                  std::span<const std::uint32_t> triangle_edges,
-                                  std::span<const std::uint32_t> constrained,
-                                  const SubdivBuffers& out, const SubdivRunOptions& options = {});
-/// The three kernels on the GPU backend (shaders/subdiv_*.comp), one
-/// dispatch each with barriers between, kernel 3 with the two-level
-/// allocation into `out.draw` (the VkDrawIndexedIndirectCommand). The same
-/// checks as run_subdivision_into. Vertices and strengths equal the CPU's
-/// within the device's division and square-root precision (bit-equal on
-/// lavapipe in the tests); the triangles are the reference's for the
-/// strengths the GPU computed, in group order within each chunk. Output
-/// records and triangles are chunked to the device's storage-buffer range
-/// and workgroup count; errors also GPU_LIMIT (an array read at any index:
-/// input vertices, extras, edge strengths, bitmap, past that range),
-/// GPU_UNAVAILABLE, GPU_VULKAN. `kernel3` false: only
-/// kernels 1 and 2 (out.indices and out.draw untouched).
-core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& params,
-                                 const SubdivMeshView& mesh, std::span<const std::uint32_t> indices,
-                                 std::span<const std::uint32_t> triangle_edges,
-                                 std::span<const std::uint32_t> constrained,
-                                 const SubdivBuffers& out, bool kernel3 = true);
-/// The same with outputs it allocates; `indices` trimmed to the count.
-core::Result<SubdivOutput> run_subdivision(const SubdivParams& params, const SubdivMeshView& mesh,
-                                           std::span<const std::uint32_t> indices,
-                                           std::span<const std::uint32_t> triangle_edges,
-                                           std::span<const std::uint32_t> constrained = {},
-                                           const SubdivRunOptions& options = {});
+
+/// The three kernels in order over one mesh.
+struct SubdivisionJob {
+  SubdivParams params;
+  SubdivMeshView mesh;
+  std::span<const std::uint32_t> indices;         ///< 3 per triangle
+  std::span<const std::uint32_t> triangle_edges;  ///< 3 per triangle (SubdivTopology)
+  std::span<const std::uint32_t> constrained{};   ///< as in SubdivEdgeJob
+  SubdivBuffers out{};
+  SubdivIndexOrder order = SubdivIndexOrder::kTriangles;
+
+  /// The checks of the three jobs on these inputs and outputs.
+  core::Status validate() const;
+  /// Kernel 1's vertex part, kernels 1 and 2's edge parts fused into one
+  /// pass (the same bits as the two kernels one after the other: tested),
+  /// kernel 3; each split over the executor when there is one. Requires a
+  /// validated job (validate once, run as often as the inputs change in
+  /// value only); never fails then. Allocates nothing, except kernel 3's
+  /// per-chunk counts when threaded in triangle order.
+  core::Status run(const core::RunOptions& options = {}) const;
+  /// The kernels on the GPU backend (shaders/subdiv_*.comp), one dispatch
+  /// each with barriers between. Kernel 3 runs there in group order; in
+  /// triangle order it runs on the calling thread on the GPU's strengths
+  /// (the GPU's order does not keep a triangle range together). Validates
+  /// first. Vertices and strengths equal the CPU's within the device's
+  /// division and square-root precision (bit-equal on lavapipe in the
+  /// tests); the triangles are the reference's for the strengths the GPU
+  /// computed. Output records and triangles are chunked to the device's
+  /// storage-buffer range and workgroup count; errors also GPU_LIMIT (an
+  /// array read at any index: input vertices, extras, edge strengths,
+  /// bitmap, past that range), GPU_UNAVAILABLE, GPU_VULKAN.
+  core::Status run_gpu(gpu::Context& context) const;
+  /// Kernel 3 of this job: on out.edge_strength, into out.indices.
+  SubdivIndexJob index_job() const;
+};
+
+/// The outputs of run_subdivision, owned.
+struct SubdivOutput {
+  std::vector<std::uint8_t> vertices;  ///< (V + E) × 48 bytes
+  std::vector<float> edge_strength;    ///< E
+  std::vector<std::uint32_t> indices;  ///< draw.index_count indices
+  DrawIndexedIndirect draw;
+};
+/// Allocates the outputs, validates and runs the job; `indices` trimmed to
+/// the count. The job's `out` must be empty (DEFORM_SUBDIV_SIZE otherwise:
+/// this function owns the outputs).
+core::Result<SubdivOutput> run_subdivision(const SubdivisionJob& job,
+                                           const core::RunOptions& options = {});
 
 /// Which triangles split and how: the number of split edges of triangle t.
 /// The output index count of a job is 3 × Σ (1 + k_t).

@@ -30,19 +30,15 @@ void push(std::vector<std::uint8_t>& p, T v) {
 }  // namespace
 #endif
 
-core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& params,
-                                 const SubdivMeshView& mesh, std::span<const std::uint32_t> indices,
-                                 std::span<const std::uint32_t> triangle_edges,
-                                 std::span<const std::uint32_t> constrained,
-                                 const SubdivBuffers& out, bool kernel3) {
+core::Status SubdivisionJob::run_gpu(gpu::Context& context) const {
 #if !CHARKIT_WITH_VULKAN
-  (void)context, (void)params, (void)mesh, (void)indices, (void)triangle_edges, (void)constrained,
-      (void)out, (void)kernel3;
+  (void)context;
   return core::make_error(gpu::codes::GPU_UNAVAILABLE,
                           "this charkit was built without the Vulkan backend");
 #else
-  if (auto st = validate_subdivision(params, mesh, indices, triangle_edges, constrained, out); !st)
-    return st;
+  if (auto st = validate(); !st) return st;
+  // Kernel 3 on the GPU gives group order; triangle order runs it here.
+  const bool kernel3 = order == SubdivIndexOrder::kGroups;
   const std::uint64_t V = mesh.vertex_count;
   const std::uint64_t E = mesh.edge_count;
   const std::uint64_t T = indices.size() / 3;
@@ -187,8 +183,9 @@ core::Status run_subdivision_gpu(gpu::Context& context, const SubdivParams& para
       total += cmd.index_count;
     }
     *out.draw = DrawIndexedIndirect{static_cast<std::uint32_t>(total), 1, 0, 0, 0};
+    return core::Ok{};
   }
-  return core::Ok{};
+  return index_job().run();
 #endif
 }
 

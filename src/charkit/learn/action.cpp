@@ -453,8 +453,8 @@ core::Result<BuiltTargets> build_targets_from_morph_animation(const scene::Rig& 
       return make_error(codes::TARGETS_VERTEX_COUNT,
                         "morph target \"" + m.name + "\" does not have one delta per vertex");
   const deform::SkinView rest_skin{rig.positions, rig.joints, rig.weights};
-  if (auto st = deform::validate_skin(rest_skin, rig.skeleton.joint_count()); !st)
-    return std::move(st).error();
+  const std::size_t joint_count = rig.skeleton.joint_count();
+  if (auto st = rest_skin.validate(joint_count); !st) return std::move(st).error();
   std::vector<Quaternion> rest_local;
   for (const BoneInput& b : spec.bones) {
     const auto found = scene::find_joint(rig, b.name);
@@ -471,6 +471,9 @@ core::Result<BuiltTargets> build_targets_from_morph_animation(const scene::Rig& 
                                                                : spec.feature_count());
   std::vector<double> acc(n3);
   LbsBaselineAccumulator base;
+  // The skin was validated above; the target skin differs in positions only.
+  deform::SkinJob rest_lbs{rest_skin, joint_count, {}, lbs_rest};
+  deform::SkinJob target_lbs{{morphed, rig.joints, rig.weights}, joint_count, {}, lbs_target};
   for (std::size_t i = 0; i < n; ++i) {
     // glTF 2.0 §3.7 (Morph Targets, Skins): morphs are applied before skinning, so the
     // bind-space correction of this frame is Σ wᵢ morphᵢ itself.
@@ -489,11 +492,10 @@ core::Result<BuiltTargets> build_targets_from_morph_animation(const scene::Rig& 
     if (!locals) return std::move(locals).error();
     auto mats = scene::skinning_matrices(rig, *locals);
     if (!mats) return std::move(mats).error();
-    if (auto st = deform::linear_blend_skin(rest_skin, *mats, lbs_rest); !st)
-      return std::move(st).error();
-    const deform::SkinView target_skin{morphed, rig.joints, rig.weights};
-    if (auto st = deform::linear_blend_skin(target_skin, *mats, lbs_target); !st)
-      return std::move(st).error();
+    rest_lbs.matrices = *mats;
+    target_lbs.matrices = *mats;
+    if (auto st = rest_lbs.run(); !st) return std::move(st).error();
+    if (auto st = target_lbs.run(); !st) return std::move(st).error();
     base.add(lbs_rest, lbs_target);
     auto fs = layout == FeatureLayout::kEngine
                   ? engine_pose_features(spec, samples.poses[i], rest_local, features)

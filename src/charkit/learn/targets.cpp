@@ -55,8 +55,8 @@ core::Result<BuiltTargets> build(const scene::Rig& rig, const InputSpec& spec,
   auto joints = bone_joints(rig, spec);
   if (!joints) return std::move(joints).error();
   const deform::SkinView skin{rig.positions, rig.joints, rig.weights};
-  if (auto st = deform::validate_skin(skin, rig.skeleton.joint_count()); !st)
-    return std::move(st).error();
+  const std::size_t joint_count = rig.skeleton.joint_count();
+  if (auto st = skin.validate(joint_count); !st) return std::move(st).error();
   std::vector<Quaternion> rest_local;
   for (std::size_t j : *joints)
     rest_local.push_back(to_q(rig.skeleton.local_transforms[j].rotation));
@@ -67,15 +67,20 @@ core::Result<BuiltTargets> build(const scene::Rig& rig, const InputSpec& spec,
   std::vector<float> features(layout == FeatureLayout::kEngine ? spec.engine_feature_count()
                                                                : spec.feature_count());
   LbsBaselineAccumulator base;
+  // The skin was validated above; each pose brings its matrices.
+  deform::SkinJob forward{skin, joint_count, {}, lbs};
+  deform::InverseSkinJob inverse{skin, joint_count, {}, ref, bind};
   for (std::size_t i = 0; i < poses.size(); ++i) {
     auto locals = locals_for(rig, spec, *joints, poses[i]);
     if (!locals) return std::move(locals).error();
     auto mats = scene::skinning_matrices(rig, *locals);
     if (!mats) return std::move(mats).error();
-    if (auto st = deform::linear_blend_skin(skin, *mats, lbs); !st) return std::move(st).error();
+    forward.matrices = *mats;
+    inverse.matrices = *mats;
+    if (auto st = forward.run(); !st) return std::move(st).error();
     if (auto st = target(i, *mats, ref); !st) return std::move(st).error();
     base.add(lbs, ref);
-    if (auto st = deform::inverse_linear_blend_skin(skin, *mats, ref, bind); !st) {
+    if (auto st = inverse.run(); !st) {
       auto e = std::move(st).error();
       e.message = "pose " + std::to_string(i) + ": " + e.message;
       return e;
@@ -134,7 +139,10 @@ core::Result<BuiltTargets> build_targets(const scene::Rig& rig, const InputSpec&
   return build(
       rig, spec, poses, options.layout,
       [&](std::size_t, std::span<const float> mats, std::span<float> out) {
-        return mush ? mush->deform(mats, out) : deform::dual_quaternion_skin(skin, mats, out);
+        if (mush) return mush->deform(mats, out);
+        return deform::SkinJob{skin, rig.skeleton.joint_count(), mats, out,
+                               deform::SkinMethod::kDualQuaternion}
+            .run();
       },
       options.progress);
 }

@@ -931,9 +931,9 @@ struct Frames {
   PoseJob pose;
   Frames(const AssimpMotion& motion, const JointMapping& mapping, UpAxis up)
       : m(motion), positions(motion.joints.size()), pose{&mapping, positions, up, points, angles} {}
-  void run(std::uint64_t f) {
+  core::Status run(std::uint64_t f) {
     m.sample(f, positions);
-    pose.run();
+    return pose.run();
   }
 };
 
@@ -948,12 +948,11 @@ core::Result<ConvertSummary> analyse(const AssimpMotion& m, const ConvertOptions
       !c)
     return c.error();
   Frames fr(m, s.mapping, o.up);
-  if (!fr.pose.validate())
-    return core::make_error(codes::MOTION_INTERNAL, "inconsistent skeleton buffers");
+  if (auto st = fr.pose.validate(); !st) return std::move(st).error();
   for (std::uint64_t f = 0; f < m.frames; ++f) {
     if (f % kCancelPollFrames == 0)
       if (auto c = check_cancel(o.cancel); !c) return c.error();
-    fr.run(f);
+    if (auto st = fr.run(f); !st) return std::move(st).error();
     for (const Keypoint& k : fr.points) {
       const double v = std::max({std::abs(k.x), std::abs(k.y), std::abs(k.z)});
       if (!std::isfinite(v))
@@ -988,7 +987,7 @@ core::Result<ConvertSummary> convert_assimp_motion(const AssimpMotion& motion,
       if (auto c = check_cancel(options.cancel); !c) return c.error();
       if (options.progress) options.progress(f, motion.frames);
     }
-    fr.run(f);
+    if (auto st = fr.run(f); !st) return std::move(st).error();
     for (std::size_t i = 0; i < kPointCount; ++i) projected[i] = project(fr.points[i], s.scale);
     if (auto w = out.add(f, frame_time_ms(f, s.fps), projected, fr.angles); !w) return w.error();
   }

@@ -128,8 +128,8 @@ core::Result<Pass1> run_pass1(std::string_view text, const BvhHeader& header,
   Pass1 r;
   const ForwardKinematicsJob fk = fp.fk();
   const PoseJob pose = fp.pose();
-  if (!fk.validate() || !pose.validate())
-    return core::make_error(codes::MOTION_INTERNAL, "inconsistent skeleton buffers");
+  if (auto st = fk.validate(); !st) return std::move(st).error();
+  if (auto st = pose.validate(); !st) return std::move(st).error();
   FrameReader reader(header, text, o.limits, o.hints);
   const std::uint64_t joints = std::max<std::uint64_t>(header.joints.size(), 1);
   const std::uint64_t max_jf = o.budget.max_joint_frames;
@@ -143,8 +143,8 @@ core::Result<Pass1> run_pass1(std::string_view text, const BvhHeader& header,
     // budget bounds this pass as it goes.
     if (max_jf && reader.frames_read() > max_jf / joints)
       return check_motion_budget({max_jf, 0}, reader.frames_read(), joints).error();
-    fk.run();
-    pose.run();
+    if (auto st = fk.run(); !st) return std::move(st).error();
+    if (auto st = pose.run(); !st) return std::move(st).error();
     for (const Keypoint& k : fp.points) {
       const double m = std::max({std::abs(k.x), std::abs(k.y), std::abs(k.z)});
       if (!std::isfinite(m))
@@ -221,8 +221,8 @@ core::Result<ConvertSummary> convert_bvh(std::string_view text, const ConvertOpt
     auto got = reader.next(fp->values);
     if (!got) return got.error();  // cannot happen after pass 1; kept for safety
     if (!*got) break;
-    fk.run();
-    pose.run();
+    if (auto st = fk.run(); !st) return std::move(st).error();
+    if (auto st = pose.run(); !st) return std::move(st).error();
     for (std::size_t i = 0; i < kPointCount; ++i) projected[i] = project(fp->points[i], s.scale);
     if (auto w = out.add(frame, frame_time_ms(frame, s.fps), projected, fp->angles); !w)
       return w.error();

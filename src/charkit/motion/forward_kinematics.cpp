@@ -1,6 +1,9 @@
 #include "charkit/motion/forward_kinematics.h"
 
 #include <numbers>
+#include <string>
+
+#include "charkit/motion/error_codes.h"
 
 namespace charkit::motion {
 
@@ -15,19 +18,31 @@ Mat3 local_rotation(const BvhJoint& joint, std::span<const double> frame) {
   return r;
 }
 
-bool ForwardKinematicsJob::validate() const {
+core::Status ForwardKinematicsJob::validate() const {
   if (world_rotations.size() != joints.size() || world_positions.size() != joints.size())
-    return false;
+    return core::make_error(codes::MOTION_INTERNAL,
+                            "forward kinematics: " + std::to_string(joints.size()) + " joints, " +
+                                std::to_string(world_rotations.size()) + " rotations and " +
+                                std::to_string(world_positions.size()) +
+                                " positions; one each per joint");
   for (std::size_t j = 0; j < joints.size(); ++j) {
     const BvhJoint& jt = joints[j];
-    if (jt.parent >= static_cast<int>(j) || jt.parent < -1) return false;
-    if (jt.channel_count > 6) return false;
-    if (std::size_t{jt.first_channel} + jt.channel_count > frame.size()) return false;
+    const char* wrong = nullptr;
+    if (jt.parent >= static_cast<int>(j) || jt.parent < -1)
+      wrong = "its parent does not come before it";
+    else if (jt.channel_count > 6)
+      wrong = "it has more than 6 channels";
+    else if (std::size_t{jt.first_channel} + jt.channel_count > frame.size())
+      wrong = "its channels lie past the frame row";
+    if (wrong != nullptr)
+      return core::make_error(
+          codes::MOTION_INTERNAL,
+          "forward kinematics: joint " + std::to_string(j) + " (" + jt.name + "): " + wrong);
   }
-  return true;
+  return core::Ok{};
 }
 
-void ForwardKinematicsJob::run() const {
+core::Status ForwardKinematicsJob::run(const core::RunOptions& /*options*/) const {
   for (std::size_t j = 0; j < joints.size(); ++j) {
     const BvhJoint& jt = joints[j];
     Vec3 t = jt.offset;
@@ -46,6 +61,7 @@ void ForwardKinematicsJob::run() const {
       world_rotations[j] = core::mul(world_rotations[p], local);
     }
   }
+  return core::Ok{};
 }
 
 }  // namespace charkit::motion

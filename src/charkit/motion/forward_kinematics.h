@@ -1,5 +1,5 @@
-// Forward kinematics of a BVH skeleton for one frame: a job struct
-// (validate() then run(); spans in and out, no allocation in run()).
+// Forward kinematics of a BVH skeleton for one frame: a job (core/job.h:
+// validate(), then run(); spans in and out, no allocation in run()).
 //
 // Conventions (docs/contracts/skeleton-topology.md §3):
 // - A joint's local rotation is the product of its rotation channels in the
@@ -16,7 +16,9 @@
 #include <array>
 #include <span>
 
+#include "charkit/core/job.h"
 #include "charkit/core/math.h"
+#include "charkit/core/result.h"
 #include "charkit/motion/bvh.h"
 
 namespace charkit::motion {
@@ -33,9 +35,12 @@ struct ForwardKinematicsJob {
   std::span<Mat3> world_rotations;   ///< scratch, one per joint
   std::span<Vec3> world_positions;   ///< output, one per joint
 
-  /// Sizes agree, every parent index precedes its joint, channels lie in frame.
-  bool validate() const;
-  void run() const;
+  /// Sizes agree, every parent index precedes its joint, channels lie in
+  /// frame. Error: MOTION_INTERNAL, naming the joint.
+  core::Status validate() const;
+  /// One frame is too little work to split: runs on the calling thread
+  /// whatever `options` say. Never fails on a validated job.
+  core::Status run(const core::RunOptions& options = {}) const;
 };
 
 }  // namespace charkit::motion

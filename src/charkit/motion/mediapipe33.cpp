@@ -351,15 +351,26 @@ Keypoint project(const Keypoint& p, double s) {
                   std::clamp(-p.z * s, -0.35, 0.35), p.confidence};
 }
 
-bool PoseJob::validate() const {
-  if (!mapping || points.size() != kPointCount || angles.size() != kAngleCount) return false;
+core::Status PoseJob::validate() const {
+  if (mapping == nullptr || points.size() != kPointCount || angles.size() != kAngleCount)
+    return core::make_error(codes::MOTION_INTERNAL,
+                            "pose job: a joint mapping, 33 points and 9 angles are needed");
   const auto n = static_cast<int>(world_positions.size());
-  for (const auto& pm : mapping->points)
-    if (pm.source == PointSource::kMapped && (pm.joint < 0 || pm.joint >= n)) return false;
-  return mapping->pelvis_joint < n;
+  for (std::size_t i = 0; i < mapping->points.size(); ++i) {
+    const PointMapping& pm = mapping->points[i];
+    if (pm.source == PointSource::kMapped && (pm.joint < 0 || pm.joint >= n))
+      return core::make_error(codes::MOTION_INTERNAL,
+                              "pose job: point " + std::to_string(i) + " maps to joint " +
+                                  std::to_string(pm.joint) + " of " + std::to_string(n));
+  }
+  if (mapping->pelvis_joint >= n)
+    return core::make_error(codes::MOTION_INTERNAL, "pose job: the pelvis is joint " +
+                                                        std::to_string(mapping->pelvis_joint) +
+                                                        " of " + std::to_string(n));
+  return core::Ok{};
 }
 
-void PoseJob::run() const {
+core::Status PoseJob::run(const core::RunOptions& /*options*/) const {
   const JointMapping& m = *mapping;
   auto world = [&](int j) -> Vec3 {
     const Vec3& w = world_positions[static_cast<std::size_t>(j)];
@@ -439,6 +450,7 @@ void PoseJob::run() const {
   }
 
   joint_angles(p, angles);
+  return core::Ok{};
 }
 
 void joint_angles(std::span<const Vec3> p, std::span<double> angles) {

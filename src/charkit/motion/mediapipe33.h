@@ -88,8 +88,12 @@ struct PoseJob {
   std::span<Keypoint> points;  ///< output, 33
   std::span<double> angles;    ///< output, 9
 
-  bool validate() const;
-  void run() const;
+  /// A mapping, 33 points and 9 angles, every mapped joint (and the
+  /// pelvis) within world_positions. Error: MOTION_INTERNAL.
+  core::Status validate() const;
+  /// One frame: runs on the calling thread whatever `options` say. Never
+  /// fails on a validated job.
+  core::Status run(const core::RunOptions& options = {}) const;
 };
 
 /// Cosine of the angle between a and b, clamped to [-1, 1]; 0.0 when either

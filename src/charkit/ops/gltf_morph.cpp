@@ -150,9 +150,7 @@ core::Result<GltfMorphResult> apply_gltf_morphs(GltfDocument& doc,
         e.location = core::Location::at_pointer(pp + "/targets");
         return e;
       }
-      if (auto st = options.gpu != nullptr ? job.run_gpu(*options.gpu)
-                                           : job.run_threaded(options.executor);
-          !st)
+      if (auto st = options.gpu != nullptr ? job.run_gpu(*options.gpu) : job.run(options.run); !st)
         return std::move(st).error();
       // The results as new accessors.
       std::vector<float> out_pos(3 * n);

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "charkit/core/parallel.h"
+#include "charkit/core/job.h"
 #include "charkit/core/result.h"
 #include "charkit/gpu/context.h"
 #include "charkit/scene/gltf_document.h"
@@ -28,9 +28,9 @@ struct GltfMorphOptions {
   std::map<std::string, float> weights;
   /// Only the mesh with this name ("" = every mesh with morph targets).
   std::string mesh;
-  /// Threads for the kernel (nullptr: the process-wide pool; serial_executor
-  /// for one thread).
-  core::Executor* executor = nullptr;
+  /// How the CPU kernel may spend threads (core/job.h; by default the
+  /// calling thread only).
+  core::RunOptions run;
   /// Run the kernel on this GPU context instead (nullptr: the CPU).
   gpu::Context* gpu = nullptr;
 };

@@ -273,32 +273,28 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
   }
   view.vertices = vertices;
   view.extras = extras;
-  deform::SubdivRunOptions run;
-  run.executor = o_.executor;
+  // Triangle order keeps each input triangle's output together (compact()
+  // and the primitive's index ranges rely on it).
+  const deform::SubdivisionJob job{o_.params, view, indices, top->triangle_edges, {}, {}};
   core::Result<deform::SubdivOutput> out = deform::SubdivOutput{};
   if (o_.gpu != nullptr) {
     out->vertices.resize((n + top->edge_count) * deform::kSubdivOutVertexBytes);
     out->edge_strength.resize(top->edge_count);
     out->indices.resize(indices.size() * 4);
-    const deform::SubdivBuffers buffers{out->vertices, out->edge_strength, out->indices,
-                                        &out->draw};
-    auto st = deform::run_subdivision_gpu(*o_.gpu, o_.params, view, indices, top->triangle_edges,
-                                          {}, buffers, false);
+    deform::SubdivisionJob on_gpu = job;
+    on_gpu.out = {out->vertices, out->edge_strength, out->indices, &out->draw};
+    auto st = on_gpu.run_gpu(*o_.gpu);
     if (!st && st.error().code == gpu::codes::GPU_LIMIT) {
       // An array read at any index past one binding: this mesh on the CPU.
       notes_.push_back(p0 + ": " + st.error().message + "; subdivided on the cpu instead");
-      out = deform::run_subdivision(o_.params, view, indices, top->triangle_edges, {}, run);
+      out = deform::run_subdivision(job, o_.run);
     } else if (!st) {
       out = std::move(st).error();
     } else {
-      deform::SubdivIndexJob{view.vertex_count,   view.edge_count,    indices,
-                             top->triangle_edges, out->edge_strength, o_.params.split_threshold,
-                             out->indices,        &out->draw}
-          .run();
       out->indices.resize(out->draw.index_count);
     }
   } else {
-    out = deform::run_subdivision(o_.params, view, indices, top->triangle_edges, {}, run);
+    out = deform::run_subdivision(job, o_.run);
   }
   if (!out) {
     core::Error e = std::move(out).error();
@@ -405,15 +401,14 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
     }
   }
 
-  // Index lists: the reference order keeps each input triangle's output
+  // Index lists: triangle order keeps each input triangle's output
   // triangles together, so primitive p's output is its triangles' range.
   std::size_t written = 0;
   std::size_t split = 0;
   for (float s : out->edge_strength) split += s > o_.params.split_threshold ? 1 : 0;
   // Kernel 3's own split rule (only its inputs are read here).
-  const deform::SubdivIndexJob k3{
-      view.vertex_count,  view.edge_count,           indices, top->triangle_edges,
-      out->edge_strength, o_.params.split_threshold, {},      nullptr};
+  const deform::SubdivIndexJob k3{view, indices, top->triangle_edges, out->edge_strength,
+                                  o_.params.split_threshold};
   for (std::size_t g = 0; g < prims.size(); ++g) {
     std::size_t count = 0;
     for (std::size_t t = tri_start[g]; t < tri_start[g + 1]; ++t)

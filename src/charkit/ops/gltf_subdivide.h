@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "charkit/core/parallel.h"
+#include "charkit/core/job.h"
 #include "charkit/core/result.h"
 #include "charkit/deform/subdivision.h"
 #include "charkit/gpu/context.h"
@@ -33,10 +33,11 @@ struct GltfSubdivideOptions {
   std::optional<float> geometry_scale;
   /// Only the mesh with this name ("" = every mesh).
   std::string mesh;
-  /// Kernels 1 and 2 over this executor (nullptr: the calling thread).
-  core::Executor* executor = nullptr;
+  /// How the CPU kernels may spend threads (core/job.h; by default the
+  /// calling thread only).
+  core::RunOptions run;
   /// Kernels 1 and 2 on this GPU context instead; kernel 3 then runs on the
-  /// CPU on the GPU's strengths (its reference order keeps each primitive's
+  /// CPU on the GPU's strengths (its triangle order keeps each primitive's
   /// triangles together, which the GPU's group order does not).
   gpu::Context* gpu = nullptr;
 };
