@@ -86,3 +86,24 @@ function(charkit_module name)
   install(FILES ${PROJECT_BINARY_DIR}/cmake/charkit-${name}-deps.cmake DESTINATION ${CHARKIT_INSTALL_CMAKEDIR})
   set_property(GLOBAL APPEND PROPERTY CHARKIT_BUILT_COMPONENTS ${name})
 endfunction()
+
+# charkit_optional_sources(<var> <enabled> <files...>): the one way a module
+# builds with or without an optional dependency (docs/building.md,
+# "Optional dependencies"). Each listed file (relative to the module's
+# folder) needs the dependency and is removed from <var>; when <enabled> is
+# true it is added back, else its stand-in disabled/<file> is added where
+# one exists (it reports the feature as not built, with the module's
+# declared code). Sources never test CHARKIT_WITH_* themselves.
+function(charkit_optional_sources var enabled)
+  set(sources ${${var}})
+  foreach(f ${ARGN})
+    list(REMOVE_ITEM sources ${f} ${CMAKE_CURRENT_SOURCE_DIR}/${f})
+    if(enabled)
+      list(APPEND sources ${CMAKE_CURRENT_SOURCE_DIR}/${f})
+    elseif(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/disabled/${f})
+      list(APPEND sources ${CMAKE_CURRENT_SOURCE_DIR}/disabled/${f})
+    endif()
+  endforeach()
+  set(${var} ${sources} PARENT_SCOPE)
+endfunction()
+

@@ -14,10 +14,8 @@ void add_all_groups(CLI::App& app, int& exit_code) {
   add_deform_commands(app, exit_code);
   add_render_commands(app, exit_code);
   add_gpu_commands(app, exit_code);
-#if CHARKIT_WITH_SERVER
-  add_serve_commands(app, exit_code);
+  add_serve_commands(app, exit_code);  // none without the server (disabled/serve.cpp)
   add_token_commands(app, exit_code);
-#endif
   add_errors_command(app, exit_code);
   add_help_commands(app, exit_code);
 }

@@ -7,18 +7,11 @@
 #include "charkit/deform/morph40.h"
 #include "charkit/gpu/error_codes.h"
 
-#if CHARKIT_WITH_VULKAN
 #include "morph40.spv.h"
-#endif
 
 namespace charkit::deform {
 
 core::Status Morph40Job::run_gpu(gpu::Context& context) const {
-#if !CHARKIT_WITH_VULKAN
-  (void)context;
-  return core::make_error(gpu::codes::GPU_UNAVAILABLE,
-                          "this charkit was built without the Vulkan backend");
-#else
   if (vertices.size() != std::size_t{vertex_count} * kMorph40VertexBytes)
     return core::make_error(codes::DEFORM_MORPH40_SIZE,
                             "the vertex array is not vertex count × 40 bytes");
@@ -98,7 +91,6 @@ core::Status Morph40Job::run_gpu(gpu::Context& context) const {
                     context.map(c.buffer).data(), std::size_t{c.count} * kMorph40VertexBytes);
   release();
   return st;
-#endif
 }
 
 }  // namespace charkit::deform

@@ -10,15 +10,12 @@
 #include "charkit/deform/subdivision.h"
 #include "charkit/gpu/error_codes.h"
 
-#if CHARKIT_WITH_VULKAN
 #include "subdiv_edges.spv.h"
 #include "subdiv_indices.spv.h"
 #include "subdiv_strength.spv.h"
-#endif
 
 namespace charkit::deform {
 
-#if CHARKIT_WITH_VULKAN
 namespace {
 
 template <typename T>
@@ -28,14 +25,8 @@ void push(std::vector<std::uint8_t>& p, T v) {
 }
 
 }  // namespace
-#endif
 
 core::Status SubdivisionJob::run_gpu(gpu::Context& context) const {
-#if !CHARKIT_WITH_VULKAN
-  (void)context;
-  return core::make_error(gpu::codes::GPU_UNAVAILABLE,
-                          "this charkit was built without the Vulkan backend");
-#else
   if (auto st = validate(); !st) return st;
   // Kernel 3 on the GPU gives group order; triangle order runs it here.
   const bool kernel3 = order == SubdivIndexOrder::kGroups;
@@ -186,7 +177,6 @@ core::Status SubdivisionJob::run_gpu(gpu::Context& context) const {
     return core::Ok{};
   }
   return index_job().run();
-#endif
 }
 
 }  // namespace charkit::deform

@@ -21,6 +21,9 @@ namespace charkit::gpu {
 
 /// True when this build has the Vulkan backend (volk and glslc were found).
 bool built_with_vulkan();
+/// The error of every GPU entry point in a build without the Vulkan backend
+/// (GPU_UNAVAILABLE, saying why): what the kernels' stand-ins return.
+core::Error unavailable();
 
 /// One Vulkan physical device and the limits that matter to charkit.
 struct DeviceInfo {

@@ -201,6 +201,12 @@ bool built_with_vulkan() {
   return true;
 }
 
+core::Error unavailable() {
+  return core::make_error(codes::GPU_UNAVAILABLE,
+                          "this charkit was built without the Vulkan backend (volk and glslc were "
+                          "not found at configure time, or CHARKIT_WITH_VULKAN=OFF)");
+}
+
 core::Result<std::vector<DeviceInfo>> list_devices() {
   auto instance = shared_instance(false);
   if (!instance) return std::move(instance).error();

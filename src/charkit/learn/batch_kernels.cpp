@@ -8,9 +8,6 @@
 #include "charkit/learn/detail/avx512_blocks.h"
 #include "charkit/learn/detail/batch_kernels.h"
 
-#if CHARKIT_WITH_XSMM
-#include <libxsmm.h>
-#endif
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define CHARKIT_DENSE_X86 1
@@ -117,38 +114,6 @@ void transpose(const float* src, std::size_t rows, std::size_t cols, std::size_t
 }
 
 namespace {
-
-#if CHARKIT_WITH_XSMM
-/// libxsmm is column-major. A row-major matrix read column-major is its
-/// transpose, so the row-major C = op(A)·op(B) is the column-major
-/// Cᵀ = op(B)ᵀ·op(A)ᵀ: B's storage is the first operand (transposed there iff
-/// tb), A's the second (transposed iff ta), and m and n swap. Returns false
-/// when libxsmm has no kernel for the form.
-bool xsmm_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const float* a,
-               std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
-               std::size_t ldc) {
-  const auto xm = static_cast<libxsmm_blasint>(n), xn = static_cast<libxsmm_blasint>(m),
-             xk = static_cast<libxsmm_blasint>(k);
-  const auto xlda = static_cast<libxsmm_blasint>(ldb), xldb = static_cast<libxsmm_blasint>(lda),
-             xldc = static_cast<libxsmm_blasint>(ldc);
-  const float alpha = 1.0F;
-  const int flags = (tb ? LIBXSMM_GEMM_FLAG_TRANS_A : 0) | (ta ? LIBXSMM_GEMM_FLAG_TRANS_B : 0);
-  // The dispatch is a lookup in libxsmm's registry once the kernel exists.
-  if (libxsmm_smmfunction f =
-          libxsmm_smmdispatch(xm, xn, xk, &xlda, &xldb, &xldc, &alpha, &beta, &flags, nullptr)) {
-    f(b, a, c);
-    return true;
-  }
-  if (!tb) return false;
-  // libxsmm 1.17 has no kernel with its first operand transposed (our
-  // C = A·Bᵀ): B (stored n×k) is transposed into scratch (k×n) first, by
-  // transpose() (libxsmm_otrans took a quarter of this product's time).
-  thread_local AlignedFloats scratch;
-  scratch.resize(k * n);
-  transpose(b, n, k, ldb, scratch.data(), n);
-  return xsmm_gemm(ta, false, m, n, k, a, lda, scratch.data(), n, beta, c, ldc);
-}
-#endif
 
 /// expm1(x) for x in [-87, 0] with one polynomial and no branch, so it
 /// vectorises: x = n ln 2 + r with |r| <= ln 2 / 2 (n = round(x / ln 2), r
@@ -693,13 +658,9 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const f
           std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc,
           GemmBackend backend) {
   if (m == 0 || n == 0) return;
-#if CHARKIT_WITH_XSMM
   if (backend == GemmBackend::kAuto && k > 0 &&
       xsmm_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc))
     return;
-#else
-  (void)backend;
-#endif
   eigen_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
@@ -722,11 +683,8 @@ void dense_rows(const float* x, std::size_t rows, std::size_t in, const float* w
 }
 
 std::string gemm_backend_name() {
-#if CHARKIT_WITH_XSMM
-  return std::string("libxsmm (") + libxsmm_get_target_arch() + ")";
-#else
-  return "Eigen";
-#endif
+  const std::string target = xsmm_target();
+  return target.empty() ? "Eigen" : "libxsmm (" + target + ")";
 }
 
 }  // namespace charkit::learn::detail

@@ -38,6 +38,11 @@ Camera framing_camera(const RenderModel& model, float aspect, float yaw_degrees 
 /// plane, clip y up (column-major; what the shaders and motion vectors use).
 core::Mat4f camera_view_projection(const Camera& camera, float aspect);
 
+/// The light's view-projection of the shadow pass: orthographic along
+/// −direction over the model's bounding sphere, reversed-Z (1 nearest the
+/// light), clip y up.
+core::Mat4f light_view_projection(const RenderModel& model, const core::Vec3f& direction);
+
 /// The largest image a frame renders, in pixels (4096 × 4096): a frame keeps
 /// about 60 bytes per pixel of attachments and read-back (colour, depth and
 /// stencil, the material maps, the resolved image), so this is about 1 GiB.

@@ -3,18 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
-#include "charkit/gpu/error_codes.h"
-
-#if CHARKIT_WITH_VULKAN
 #include "shading_harness.spv.h"
 #include "texture_harness.spv.h"
-#endif
 
 namespace charkit::render {
 
 namespace {
 
-#if CHARKIT_WITH_VULKAN
 /// One harness dispatch: inputs a and b (b padded or cut to a's count) as
 /// vec4 buffers, an output buffer, `push`, `textures`; the outputs back.
 core::Result<std::vector<Vec4>> run_harness(gpu::Context& context, gpu::PipelineId pipeline,
@@ -41,7 +36,6 @@ core::Result<std::vector<Vec4>> run_harness(gpu::Context& context, gpu::Pipeline
   if (n > 0) std::memcpy(out.data(), context.map(*bo).data(), n * 16);
   return out;
 }
-#endif
 
 }  // namespace
 
@@ -49,11 +43,6 @@ core::Result<std::vector<Vec4>> run_shading_function(gpu::Context& context,
                                                      ShadingFunction function,
                                                      std::span<const Vec4> a,
                                                      std::span<const Vec4> b, Vec2 params) {
-#if !CHARKIT_WITH_VULKAN
-  (void)context, (void)function, (void)a, (void)b, (void)params;
-  return core::make_error(gpu::codes::GPU_UNAVAILABLE,
-                          "this charkit was built without the Vulkan backend");
-#else
   auto pipeline = context.create_pipeline(kShading_harnessSpirv, 3, 16);
   if (!pipeline) return std::move(pipeline).error();
   std::vector<std::uint8_t> push(16);
@@ -64,7 +53,6 @@ core::Result<std::vector<Vec4>> run_shading_function(gpu::Context& context,
   std::memcpy(push.data() + 8, params.data(), 8);
   gpu::Scratch scratch(context);
   return run_harness(context, *pipeline, scratch, a, b, std::move(push), {});
-#endif
 }
 
 core::Result<std::vector<Vec4>> run_texture_function(gpu::Context& context,
@@ -73,11 +61,6 @@ core::Result<std::vector<Vec4>> run_texture_function(gpu::Context& context,
                                                      std::span<const Vec4> b,
                                                      const TextureFunctionParams& params,
                                                      std::optional<gpu::ImageId> image) {
-#if !CHARKIT_WITH_VULKAN
-  (void)context, (void)function, (void)a, (void)b, (void)params, (void)image;
-  return core::make_error(gpu::codes::GPU_UNAVAILABLE,
-                          "this charkit was built without the Vulkan backend");
-#else
   const gpu::Sampling nearest[] = {gpu::Sampling::kNearest};
   auto pipeline = context.create_pipeline(kTexture_harnessSpirv, 3, 100, nearest);
   if (!pipeline) return std::move(pipeline).error();
@@ -105,7 +88,6 @@ core::Result<std::vector<Vec4>> run_texture_function(gpu::Context& context,
   std::memcpy(push.data() + 92, &count, 4);
   std::memcpy(push.data() + 96, &flags, 4);
   return run_harness(context, *pipeline, scratch, a, b, std::move(push), {*image});
-#endif
 }
 
 }  // namespace charkit::render

@@ -16,10 +16,6 @@
 #include <string>
 #include <unordered_set>
 
-#if CHARKIT_WITH_ASSIMP
-#include <assimp/scene.h>
-#endif
-
 #include "charkit/core/bytes.h"
 #include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
@@ -534,45 +530,7 @@ Result<ModelInfo> inspect_fbx(Bytes b, bool binary, const IntakeOptions& o) {
     return core::error_at_offset(
         codes::FBX_TOO_LARGE, "FBX of " + std::to_string(b.size()) + " bytes is over the limit", 0);
   // The counts come back as u64s and the generator as text.
-  auto answer = detail::import_fbx_isolated(b, [](const aiScene& scene) {
-#if CHARKIT_WITH_ASSIMP
-    const aiScene* s = &scene;
-    std::uint64_t vertices = 0, triangles = 0, morphs = 0, skins = 0;
-    std::set<std::string> bones;
-    for (unsigned m = 0; m < s->mNumMeshes; ++m) {
-      const aiMesh* mesh = s->mMeshes[m];
-      vertices += mesh->mNumVertices;
-      for (unsigned f = 0; f < mesh->mNumFaces; ++f)
-        if (mesh->mFaces[f].mNumIndices >= 3) triangles += mesh->mFaces[f].mNumIndices - 2;
-      for (unsigned k = 0; k < mesh->mNumBones; ++k) bones.insert(mesh->mBones[k]->mName.C_Str());
-      morphs += mesh->mNumAnimMeshes;
-      skins += mesh->mNumBones > 0 ? 1 : 0;
-    }
-    std::function<std::size_t(const aiNode*, int)> count_nodes = [&](const aiNode* n,
-                                                                     int depth) -> std::size_t {
-      if (!n || depth > 1000) return 0;
-      std::size_t c = 1;
-      for (unsigned k = 0; k < n->mNumChildren; ++k) c += count_nodes(n->mChildren[k], depth + 1);
-      return c;
-    };
-    std::string generator;
-    if (s->mMetaData) {
-      aiString app;
-      if (s->mMetaData->Get("Original_ApplicationName", app)) generator = app.C_Str();
-    }
-    core::ByteWriter w;
-    for (std::uint64_t v :
-         {std::uint64_t{s->mNumMeshes}, std::uint64_t{s->mNumMaterials},
-          std::uint64_t{s->mNumTextures}, std::uint64_t{s->mNumAnimations}, vertices, triangles,
-          morphs, std::uint64_t{bones.size()}, skins, std::uint64_t{count_nodes(s->mRootNode, 0)}})
-      w.write(v);
-    w.write_string(generator.substr(0, 4096));
-    return core::Result<std::vector<std::uint8_t>>(std::move(w).take());
-#else
-        (void)scene;  // not called: the import answers FBX_IMPORT_DISABLED first
-        return core::Result<std::vector<std::uint8_t>>(std::vector<std::uint8_t>{});
-#endif
-  });
+  auto answer = detail::import_fbx_counts(b);
   if (!answer) return std::move(answer).error();
   core::ByteReader r(*answer);
   std::uint64_t v[10] = {};

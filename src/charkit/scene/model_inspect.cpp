@@ -2,10 +2,6 @@
 // Assimp in a child process.
 #include "charkit/scene/model_inspect.h"
 
-#if CHARKIT_WITH_ASSIMP
-#include <assimp/scene.h>
-#endif
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -227,104 +223,7 @@ Json gltf_details(GltfDocument& doc) {
 core::Result<Json> fbx_details(core::Bytes b, const IntakeOptions& o) {
   if (b.size() > o.max_fbx_bytes)
     return core::error_at_offset(codes::FBX_TOO_LARGE, "FBX over the size limit", 0);
-  auto answer = detail::import_fbx_isolated(b, [](const aiScene& scene) {
-#if CHARKIT_WITH_ASSIMP
-    const aiScene* s = &scene;
-    Json out = Json::object();
-    Json nodes = Json::array();
-    std::function<void(const aiNode*, Json, int)> walk = [&](const aiNode* n, Json parent,
-                                                             int depth) {
-      if (!n || depth > 1000 || nodes.size() > 1000000) return;
-      const std::size_t me = nodes.size();
-      nodes.push_back(Json{{"index", me},
-                           {"name", n->mName.C_Str()},
-                           {"parent", parent},
-                           {"children", Json::array()},
-                           {"mesh", n->mNumMeshes > 0 ? Json(n->mMeshes[0]) : Json(nullptr)},
-                           {"skin", nullptr}});
-      for (unsigned k = 0; k < n->mNumChildren; ++k) {
-        nodes[me]["children"].push_back(nodes.size());
-        walk(n->mChildren[k], me, depth + 1);
-      }
-    };
-    walk(s->mRootNode, nullptr, 0);
-    out["nodes"] = std::move(nodes);
-    Json meshes = Json::array(), skins = Json::array();
-    for (unsigned m = 0; m < s->mNumMeshes; ++m) {
-      const aiMesh* mesh = s->mMeshes[m];
-      std::uint64_t tris = 0;
-      for (unsigned f = 0; f < mesh->mNumFaces; ++f)
-        if (mesh->mFaces[f].mNumIndices >= 3) tris += mesh->mFaces[f].mNumIndices - 2;
-      Box box;
-      for (unsigned v = 0; v < mesh->mNumVertices; ++v) {
-        const std::array<double, 3> x{mesh->mVertices[v].x, mesh->mVertices[v].y,
-                                      mesh->mVertices[v].z};
-        box.add(x, x);
-      }
-      Json targets = Json::array();
-      for (unsigned k = 0; k < mesh->mNumAnimMeshes; ++k)
-        targets.push_back(mesh->mAnimMeshes[k]->mName.length > 0
-                              ? std::string(mesh->mAnimMeshes[k]->mName.C_Str())
-                              : "target_" + std::to_string(k));
-      meshes.push_back(Json{{"index", m},
-                            {"name", mesh->mName.C_Str()},
-                            {"primitives", Json::array({Json{{"mode", "TRIANGLES"},
-                                                             {"vertices", mesh->mNumVertices},
-                                                             {"triangles", tris},
-                                                             {"indexed", true},
-                                                             {"material", mesh->mMaterialIndex},
-                                                             {"attributes", Json::array()}}})},
-                            {"vertices", mesh->mNumVertices},
-                            {"triangles", tris},
-                            {"morphTargets", std::move(targets)},
-                            {"bounds", box.json()}});
-      if (mesh->mNumBones > 0) {
-        Json joints = Json::array();
-        for (unsigned k = 0; k < mesh->mNumBones; ++k)
-          joints.push_back(mesh->mBones[k]->mName.C_Str());
-        skins.push_back(Json{{"index", skins.size()},
-                             {"name", mesh->mName.C_Str()},
-                             {"skeleton", nullptr},
-                             {"joints", std::move(joints)}});
-      }
-    }
-    out["meshes"] = std::move(meshes);
-    out["skins"] = std::move(skins);
-    Json mats = Json::array();
-    for (unsigned m = 0; m < s->mNumMaterials; ++m) {
-      aiString name;
-      s->mMaterials[m]->Get(AI_MATKEY_NAME, name);
-      mats.push_back(Json{{"index", m}, {"name", name.C_Str()}});
-    }
-    out["materials"] = std::move(mats);
-    Json tex = Json::array();
-    for (unsigned t = 0; t < s->mNumTextures; ++t)
-      tex.push_back(Json{{"index", t},
-                         {"name", s->mTextures[t]->mFilename.C_Str()},
-                         {"image", nullptr},
-                         {"imageName", nullptr},
-                         {"mimeType", nullptr}});
-    out["textures"] = std::move(tex);
-    Json anims = Json::array();
-    for (unsigned a = 0; a < s->mNumAnimations; ++a) {
-      const aiAnimation* an = s->mAnimations[a];
-      const double tps = an->mTicksPerSecond > 0 ? an->mTicksPerSecond : 25.0;
-      anims.push_back(Json{{"index", a},
-                           {"name", an->mName.C_Str()},
-                           {"duration", std::isfinite(an->mDuration) ? an->mDuration / tps : 0.0},
-                           {"channels", an->mNumChannels + an->mNumMorphMeshChannels},
-                           {"samplers", nullptr}});
-    }
-    out["animations"] = std::move(anims);
-    out["humanoid"] = nullptr;
-    const std::string text = out.dump(-1, ' ', false, Json::error_handler_t::replace);
-    return core::Result<std::vector<std::uint8_t>>(
-        std::vector<std::uint8_t>(text.begin(), text.end()));
-#else
-        (void)scene;  // not called: the import answers FBX_IMPORT_DISABLED first
-        return core::Result<std::vector<std::uint8_t>>(std::vector<std::uint8_t>{});
-#endif
-  });
+  auto answer = detail::import_fbx_details(b);
   if (!answer) return std::move(answer).error();
   core::JsonLimits limits;
   limits.max_depth = 16;

@@ -48,6 +48,15 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const f
           std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc,
           GemmBackend backend = GemmBackend::kAuto);
 
+/// libxsmm's product of gemm()'s form, where libxsmm has a kernel for it;
+/// false when it has none, and always in a build without libxsmm
+/// (batch_kernels_xsmm.cpp or its stand-in).
+bool xsmm_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const float* a,
+               std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
+               std::size_t ldc);
+/// libxsmm's target architecture; empty in a build without libxsmm.
+std::string xsmm_target();
+
 /// Which code dense_rows runs: the CPU's best (kAuto) or one named (tests
 /// compare each with the scalar one; a kernel the CPU lacks falls back to
 /// kScalar).

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -124,6 +125,14 @@ struct KeyStats {
 core::Status set_time_base(AssimpMotion& out, const AssimpTracks& tr, bool fps_from_ticks,
                            double duration_ticks, const KeyStats& keys,
                            const AssimpMotionOptions& o);
+
+/// An FBX, glTF or GLB motion read with Assimp in a child process; `dir`:
+/// where a glTF's external buffers may be read (empty: none).
+/// assimp_import.cpp; in a build without Assimp its stand-in
+/// (disabled/assimp_import.cpp) reports MOTION_ASSIMP_DISABLED.
+core::Result<AssimpMotion> import_with_assimp(std::span<const std::uint8_t> bytes,
+                                              const std::filesystem::path& dir,
+                                              const AssimpMotionOptions& options);
 
 }  // namespace detail
 }  // namespace charkit::motion

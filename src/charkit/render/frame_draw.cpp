@@ -1,0 +1,260 @@
+// The character frame on the GPU (docs/render/render.md, "A frame"): the
+// passes drawn with the Vulkan backend. Its stand-in without Vulkan is
+// disabled/frame_draw.cpp.
+#include "charkit/render/frame.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "charkit/core/half.h"
+#include "charkit/gpu/error_codes.h"
+#include "charkit/render/error_codes.h"
+#include "charkit/render/passes.h"
+
+#include "character_fs.spv.h"
+#include "character_vs.spv.h"
+
+namespace charkit::render {
+
+namespace {
+
+template <typename T>
+void put(std::vector<std::uint8_t>& out, const T& v) {
+  const auto* b = reinterpret_cast<const std::uint8_t*>(&v);
+  out.insert(out.end(), b, b + sizeof v);
+}
+
+}  // namespace
+
+core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model,
+                                 const FrameOptions& o) {
+  if (o.width == 0 || o.height == 0 || o.shadow_map_size == 0)
+    return core::make_error(codes::RENDER_OPTION, "image and shadow-map sizes must be > 0");
+  if (std::uint64_t{o.width} * o.height > kMaxFramePixels)
+    return core::make_error(codes::RENDER_OPTION,
+                            "the image is larger than the frame budget of 4096 x 4096 pixels");
+  if (!o.lut.empty() && o.lut.size() != 1024 * 32)
+    return core::make_error(codes::RENDER_OPTION, "the LUT strip must hold 1024 x 32 texels");
+  gpu::Scratch own(context);
+  const std::uint32_t W = o.width, H = o.height;
+  auto hdr = own.image(W, H, gpu::ImageFormat::kRgba16Float);
+  if (!hdr) return std::move(hdr).error();
+  auto m1 = own.image(W, H, gpu::ImageFormat::kRgba8Unorm);
+  if (!m1) return std::move(m1).error();
+  auto m2 = own.image(W, H, gpu::ImageFormat::kRgba8Unorm);
+  if (!m2) return std::move(m2).error();
+  auto nrm = own.image(W, H, gpu::ImageFormat::kRgba8Unorm);
+  if (!nrm) return std::move(nrm).error();
+  auto ds = own.image(W, H, gpu::ImageFormat::kDepth32Stencil8);
+  if (!ds) return std::move(ds).error();
+  auto shadow = own.image(o.shadow_map_size, o.shadow_map_size, gpu::ImageFormat::kDepth32);
+  if (!shadow) return std::move(shadow).error();
+  auto white = own.image(1, 1, gpu::ImageFormat::kRgba8Unorm);
+  if (!white) return std::move(white).error();
+  const std::uint8_t white_texel[4] = {255, 255, 255, 255};
+  if (auto st = context.write_image(*white, white_texel); !st) return std::move(st).error();
+  // The LUT strip, or a 1 × 1 stand-in when the branch is off.
+  const bool lut_on = !o.lut.empty();
+  auto lut = own.image(lut_on ? 1024 : 1, lut_on ? 32 : 1, gpu::ImageFormat::kRgba16Float);
+  if (!lut) return std::move(lut).error();
+  {
+    std::vector<std::uint8_t> texels(lut_on ? 1024 * 32 * 8 : 8, 0);
+    for (std::size_t i = 0; lut_on && i < o.lut.size(); ++i)
+      for (std::size_t c = 0; c < 4; ++c) {
+        const std::uint16_t h = core::float_to_half(o.lut[i][c]);
+        std::memcpy(texels.data() + i * 8 + c * 2, &h, 2);
+      }
+    if (auto st = context.write_image(*lut, texels); !st) return std::move(st).error();
+  }
+  std::vector<gpu::ImageId> textures(model.images.size());
+  for (std::size_t i = 0; i < model.images.size(); ++i) {
+    const scene::RgbaImage& img = model.images[i];
+    if (img.width == 0 || img.height == 0) continue;
+    auto t = own.image(img.width, img.height, gpu::ImageFormat::kRgba8Unorm);
+    if (!t) return std::move(t).error();
+    if (auto st = context.write_image(*t, img.pixels); !st) return std::move(st).error();
+    textures[i] = *t;
+  }
+
+  // The frame constants.
+  const float aspect = static_cast<float>(W) / static_cast<float>(H);
+  const core::Mat4f vp = camera_view_projection(o.camera, aspect);
+  const core::Mat4f prev =
+      o.previous_camera ? camera_view_projection(*o.previous_camera, aspect) : vp;
+  const core::Mat4f light = light_view_projection(model, o.light_direction);
+  const core::Vec3f centre = core::scale(core::add(model.min, model.max), 0.5F);
+  const float radius = std::max(core::length(core::sub(model.max, centre)), 1e-4F);
+  const MotionEncoding motion;
+  std::vector<std::uint8_t> constants;
+  put(constants, vp);
+  put(constants, prev);
+  put(constants, light);
+  const core::Vec3f l = core::normalize(o.light_direction);
+  put(constants, core::Vec4f{l[0], l[1], l[2], 0});
+  put(constants, core::Vec4f{o.light_colour[0], o.light_colour[1], o.light_colour[2], 0});
+  put(constants, core::Vec4f{o.ambient[0], o.ambient[1], o.ambient[2], 0});
+  // Normal offset: 1.5 texels of the light map, in world units.
+  const float offset = 1.5F * 2.0F * radius / static_cast<float>(o.shadow_map_size);
+  put(constants, core::Vec4f{offset, o.shadow_strength, o.shadows ? 1.0F : 0.0F, 0});
+  put(constants, core::Vec4f{0, 0, 1, 1});
+  put(constants, core::Vec4f{o.exposure, o.shadow_colour.value_scale,
+                             o.shadow_colour.saturation_scale, lut_on ? 1.0F : 0.0F});
+  put(constants,
+      core::Vec4f{o.previous_camera || o.motion ? 1.0F : 0.0F, motion.scale, motion.zero, 0});
+  auto frame_buffer = own.buffer(constants.data(), constants.size());
+  if (!frame_buffer) return std::move(frame_buffer).error();
+
+  // One pipeline per pass, all from the table.
+  const std::vector<gpu::VertexAttribute> attributes = {
+      {0, 3, 0}, {1, 3, 12}, {2, 2, 24}, {3, 3, 32}};
+  auto make = [&](PassId id) -> core::Result<gpu::PipelineId> {
+    const PassDesc& p = pass(id);
+    const bool depth_only = p.colour.empty();
+    gpu::GraphicsPipelineDesc d = pipeline_desc(
+        p, kCharacter_vsSpirv, depth_only ? std::span<const std::uint32_t>{} : kCharacter_fsSpirv,
+        sizeof(RenderVertex), attributes, 32);
+    d.storage_buffers = 1;
+    if (!depth_only)
+      d.textures = {gpu::Sampling::kLinear, gpu::Sampling::kNearest, gpu::Sampling::kNearest};
+    return context.create_graphics_pipeline(d);
+  };
+  gpu::PipelineId pipelines[6];
+  const PassId ids[6] = {PassId::kFaceShadow,   PassId::kBody,
+                         PassId::kFaceMain,     PassId::kShadowClassification,
+                         PassId::kEyeComposite, PassId::kTransparent};
+  for (int i = 0; i < 6; ++i) {
+    auto p = make(ids[i]);
+    if (!p) return std::move(p).error();
+    pipelines[i] = *p;
+  }
+
+  // Geometry, and the draws of each pass.
+  struct Geometry {
+    gpu::BufferId vertices, indices;
+    std::uint32_t count;
+  };
+  std::vector<Geometry> geometry;
+  for (const RenderPrimitive& p : model.primitives) {
+    auto vb = own.buffer(p.vertices.data(), p.vertices.size() * sizeof(RenderVertex));
+    if (!vb) return std::move(vb).error();
+    auto ib = own.buffer(p.indices.data(), p.indices.size() * 4);
+    if (!ib) return std::move(ib).error();
+    geometry.push_back({*vb, *ib, static_cast<std::uint32_t>(p.indices.size())});
+  }
+  auto draw = [&](std::size_t i, gpu::PipelineId pipeline, std::uint32_t mode, bool textured) {
+    const RenderPrimitive& p = model.primitives[i];
+    gpu::Draw d;
+    d.pipeline = pipeline;
+    d.vertices = geometry[i].vertices;
+    d.indices = geometry[i].indices;
+    d.count = geometry[i].count;
+    put(d.push, p.base_colour);
+    const bool has_texture = p.base_texture && *p.base_texture < textures.size() &&
+                             model.images[*p.base_texture].width > 0;
+    const std::uint32_t flags = (has_texture ? 1U : 0U) | (p.alpha_mask ? 2U : 0U);
+    put(d.push, mode);
+    put(d.push, flags);
+    put(d.push, p.alpha_cutoff);
+    put(d.push, std::uint32_t{0});
+    d.buffers = {*frame_buffer};
+    if (textured) d.textures = {has_texture ? textures[*p.base_texture] : *white, *shadow, *lut};
+    return d;
+  };
+  Frame frame;
+  frame.width = W;
+  frame.height = H;
+  frame.shadow_size = o.shadow_map_size;
+  gpu::RenderPass shadow_pass;
+  shadow_pass.depth = gpu::Attachment{*shadow, true};
+  gpu::RenderPass main;
+  main.colour = {gpu::Attachment{*hdr, true}, gpu::Attachment{*m1, true},
+                 gpu::Attachment{*m2, true, {motion.zero, motion.zero, 0.0F, 0.0F}},
+                 gpu::Attachment{*nrm, true, {0.5F, 0.5F, 1.0F, 0.0F}}};
+  main.depth = gpu::Attachment{*ds, true};
+  gpu::RenderPass eye, transparent;
+  for (gpu::RenderPass* p : {&eye, &transparent}) {
+    for (gpu::ImageId img : {*hdr, *m1, *m2, *nrm}) p->colour.push_back(gpu::Attachment{img});
+    p->depth = gpu::Attachment{*ds};
+  }
+  for (std::size_t i = 0; i < model.primitives.size(); ++i) {
+    const PartKind k = model.primitives[i].kind;
+    ++frame.stats.draws[static_cast<int>(k)];
+    if ((k == PartKind::kBody || k == PartKind::kFace) && o.shadows)
+      shadow_pass.draws.push_back(draw(i, pipelines[0], 5, false));
+    if (k == PartKind::kBody) main.draws.push_back(draw(i, pipelines[1], 0, true));
+  }
+  for (std::size_t i = 0; i < model.primitives.size(); ++i)
+    if (model.primitives[i].kind == PartKind::kFace)
+      main.draws.push_back(draw(i, pipelines[2], 1, true));
+  for (std::size_t i = 0; i < model.primitives.size(); ++i)
+    if (model.primitives[i].kind == PartKind::kFace)
+      main.draws.push_back(draw(i, pipelines[3], 2, true));
+  for (std::size_t i = 0; i < model.primitives.size(); ++i) {
+    if (model.primitives[i].kind == PartKind::kEye)
+      eye.draws.push_back(draw(i, pipelines[4], 3, true));
+    if (model.primitives[i].kind == PartKind::kTransparent)
+      transparent.draws.push_back(draw(i, pipelines[5], 4, true));
+  }
+  const gpu::RenderPass first[2] = {shadow_pass, main};
+  if (auto st = context.render(first); !st) return std::move(st).error();
+
+  auto read_hdr = [&]() -> core::Result<std::vector<std::uint16_t> > {
+    auto bytes = context.read_image(*hdr, gpu::ImageAspect::kColour);
+    if (!bytes) return std::move(bytes).error();
+    std::vector<std::uint16_t> h(bytes->size() / 2);
+    std::memcpy(h.data(), bytes->data(), bytes->size());
+    return h;
+  };
+  auto changed = [](const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b) {
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i + 3 < a.size(); i += 4)
+      n += std::memcmp(&a[i], &b[i], 8) != 0 ? 1 : 0;
+    return n;
+  };
+  auto before = read_hdr();
+  if (!before) return std::move(before).error();
+  for (auto [pass_ptr, counter] : {std::pair{&eye, &frame.stats.eye_pixels},
+                                   std::pair{&transparent, &frame.stats.transparent_pixels}}) {
+    if (pass_ptr->draws.empty()) continue;
+    if (auto st = context.render(std::span(pass_ptr, 1)); !st) return std::move(st).error();
+    auto after = read_hdr();
+    if (!after) return std::move(after).error();
+    *counter = changed(*before, *after);
+    before = std::move(after);
+  }
+  frame.hdr = std::move(*before);
+  for (auto [img, out] : {std::pair{*m1, &frame.material1}, std::pair{*m2, &frame.material2},
+                          std::pair{*nrm, &frame.normal}}) {
+    auto bytes = context.read_image(img, gpu::ImageAspect::kColour);
+    if (!bytes) return std::move(bytes).error();
+    *out = std::move(*bytes);
+  }
+  auto stencil = context.read_image(*ds, gpu::ImageAspect::kStencil);
+  if (!stencil) return std::move(stencil).error();
+  frame.stencil = std::move(*stencil);
+  auto as_floats = [](const std::vector<std::uint8_t>& b) {
+    std::vector<float> f(b.size() / 4);
+    std::memcpy(f.data(), b.data(), f.size() * 4);
+    return f;
+  };
+  auto depth = context.read_image(*ds, gpu::ImageAspect::kDepth);
+  if (!depth) return std::move(depth).error();
+  frame.depth = as_floats(*depth);
+  auto light_depth = context.read_image(*shadow, gpu::ImageAspect::kDepth);
+  if (!light_depth) return std::move(light_depth).error();
+  frame.shadow = as_floats(*light_depth);
+
+  FrameStats& s = frame.stats;
+  s.pixels = std::uint64_t{W} * H;
+  for (std::uint8_t v : frame.stencil) {
+    s.character_pixels += (v & 0x80) != 0 ? 1 : 0;
+    s.face_pixels += v == 0x84 ? 1 : 0;
+  }
+  for (float d : frame.shadow) s.shadow_map_pixels += d > 0.0F ? 1 : 0;
+  return frame;
+}
+
+}  // namespace charkit::render
