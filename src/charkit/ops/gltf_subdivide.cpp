@@ -140,6 +140,26 @@ void merge_skin(std::vector<std::vector<std::uint32_t>>& joints,
   }
 }
 
+/// One group of primitives while it is subdivided: what each step of
+/// Subdivider::group reads and leaves for the next.
+struct Group {
+  std::size_t mesh = 0;
+  const std::vector<std::size_t>* prims = nullptr;
+  const scene::GltfPrimitive* prim0 = nullptr;
+  std::string p0;     ///< the first primitive's JSON pointer, for errors
+  std::size_t n = 0;  ///< vertices
+  std::vector<float> pos, normal, tangent;
+  std::vector<std::uint32_t> indices;  ///< the group's triangles, primitive after primitive
+  std::vector<std::size_t> tri_start;  ///< primitive g's triangles: [tri_start[g], tri_start[g+1])
+  std::vector<std::uint32_t> weld;     ///< the vertex standing for each one's position
+  deform::SubdivTopology top;
+  std::vector<std::uint32_t> extras;   ///< the kernels' per-vertex words
+  std::vector<std::uint8_t> vertices;  ///< the kernels' 40-byte input vertices
+  deform::SubdivMeshView view;
+  deform::SubdivOutput out;
+  Compaction c;
+};
+
 class Subdivider {
  public:
   Subdivider(scene::GltfEditor& editor, const GltfSubdivideOptions& o)
@@ -152,23 +172,35 @@ class Subdivider {
   std::vector<std::string> notes_;  ///< GltfSubdivideResult::notes
 
  private:
+  /// Positions, normals, tangents, the triangles and their edge table.
+  core::Status read_geometry(Group& g);
+  /// Each vertex's strength and geometry scale, and the kernels' input.
+  core::Status kernel_input(Group& g);
+  /// The kernels (on the GPU when asked, else or past its limits on the
+  /// CPU), then the compaction of the new vertices that are used.
+  core::Status run_kernels(Group& g);
+  /// The new vertex attributes: the kernels' position, normal, tangent,
+  /// the skin sets merged, every other attribute at its edge's midpoint.
+  core::Result<GltfAttributes> new_attributes(const Group& g);
+  /// The morph targets, each new vertex's delta the midpoint of its edge's.
+  core::Result<std::vector<GltfAttributes>> new_targets(const Group& g);
+
   scene::GltfEditor& editor_;
   GltfDocument& doc_;
   const GltfSubdivideOptions& o_;
 };
 
-core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& prims,
-                               GltfSubdivideMesh& summary) {
-  const scene::GltfMesh& mesh = doc_.asset().meshes[m];
-  const scene::GltfPrimitive& prim0 = mesh.primitives[prims[0]];
-  const std::string& p0 = prim0.pointer;
-  const GltfAttributes& attrs = prim0.attributes;
+core::Status Subdivider::read_geometry(Group& g) {
+  const scene::GltfMesh& mesh = doc_.asset().meshes[g.mesh];
+  const GltfAttributes& attrs = g.prim0->attributes;
+  const std::string& p0 = g.p0;
   const auto pos_acc = attrs.find("POSITION");
   if (!pos_acc) return gltf_error("primitive without POSITION", p0 + "/attributes");
   auto pos = read_float_attribute(doc_, *pos_acc, 3, 0, deform::codes::DEFORM_GLTF,
                                   p0 + "/attributes/POSITION");
   if (!pos) return std::move(pos).error();
-  const std::size_t n = pos->size() / 3;
+  g.pos = std::move(*pos);
+  const std::size_t n = g.n = g.pos.size() / 3;
   if (n >= 0x7FFFFFFFU) return gltf_error("too many vertices", p0 + "/attributes/POSITION");
   auto read = [&](const char* name, std::size_t comps) -> core::Result<std::vector<float>> {
     if (auto a = attrs.find(name))
@@ -178,47 +210,52 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
   };
   auto normal = read("NORMAL", 3);
   if (!normal) return std::move(normal).error();
+  g.normal = std::move(*normal);
   auto tangent = read("TANGENT", 4);
   if (!tangent) return std::move(tangent).error();
+  g.tangent = std::move(*tangent);
 
-  // The group's triangles, primitive after primitive.
-  std::vector<std::uint32_t> indices;
-  std::vector<std::size_t> tri_start{0};
-  for (std::size_t p : prims) {
+  g.tri_start = {0};
+  for (std::size_t p : *g.prims) {
     auto idx = primitive_indices(doc_, mesh.primitives[p], n, mesh.primitives[p].pointer);
     if (!idx) return std::move(idx).error();
-    indices.insert(indices.end(), idx->begin(), idx->end());
-    tri_start.push_back(indices.size() / 3);
+    g.indices.insert(g.indices.end(), idx->begin(), idx->end());
+    g.tri_start.push_back(g.indices.size() / 3);
   }
   // Vertices at one position (UV and normal seams) are welded for adjacency.
-  std::vector<std::uint32_t> weld(n);
+  g.weld.resize(n);
   {
     std::unordered_map<std::array<std::uint32_t, 3>, std::uint32_t, PositionHash> first;
     first.reserve(n);
     for (std::size_t v = 0; v < n; ++v) {
       std::array<std::uint32_t, 3> key;
-      std::memcpy(key.data(), pos->data() + 3 * v, 12);
-      weld[v] = first.emplace(key, static_cast<std::uint32_t>(v)).first->second;
+      std::memcpy(key.data(), g.pos.data() + 3 * v, 12);
+      g.weld[v] = first.emplace(key, static_cast<std::uint32_t>(v)).first->second;
     }
   }
-  auto top = deform::build_subdiv_topology(indices, static_cast<std::uint32_t>(n), 0, weld);
+  auto top = deform::build_subdiv_topology(g.indices, static_cast<std::uint32_t>(n), 0, g.weld);
   if (!top) {
     core::Error e = std::move(top).error();
     e.message += " (in the triangles of " + p0 + " and the primitives sharing its attributes)";
     e.location = core::Location::at_pointer(p0);
     return e;
   }
+  g.top = std::move(*top);
+  return core::Ok{};
+}
 
-  // Per-vertex extras: the strength and the geometry scale.
+core::Status Subdivider::kernel_input(Group& g) {
+  const GltfAttributes& attrs = g.prim0->attributes;
+  const std::size_t n = g.n;
   std::vector<std::uint32_t> strength6(
       n, static_cast<std::uint32_t>(std::lround(std::clamp(o_.strength, 0.0F, 1.0F) * 63)));
   if (!o_.strength_attribute.empty()) {
-    const std::string sp = p0 + "/attributes/" + o_.strength_attribute;
+    const std::string sp = g.p0 + "/attributes/" + o_.strength_attribute;
     const auto a = attrs.find(o_.strength_attribute);
     if (!a)
       return gltf_error(
           "the primitive has no attribute " + o_.strength_attribute + " (--strength-attribute)",
-          p0 + "/attributes");
+          g.p0 + "/attributes");
     auto info = doc_.accessor(*a);
     if (!info) return std::move(info).error();
     if (info->components > 4 || info->count != n)
@@ -234,23 +271,23 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
       strength6[v] = static_cast<std::uint32_t>(std::lround(std::clamp(s, 0.0F, 1.0F) * 63));
     }
   }
-  deform::SubdivMeshView view;
+  deform::SubdivMeshView& view = g.view;
   view.vertex_count = static_cast<std::uint32_t>(n);
-  view.index_bits = top->index_bits;
-  view.edge_count = top->edge_count;
-  view.edges = top->edges;
+  view.index_bits = g.top.index_bits;
+  view.edge_count = g.top.edge_count;
+  view.edges = g.top.edges;
   std::vector<float> scale(n, o_.geometry_scale.value_or(0.0F));
   if (!o_.geometry_scale) {
     std::vector<std::uint32_t> count(n, 0);
-    for (std::uint32_t e = 0; e < top->edge_count; ++e) {
+    for (std::uint32_t e = 0; e < g.top.edge_count; ++e) {
       const deform::SubdivEdge ed = view.edge(e);
       float d2 = 0.0F;
       for (std::size_t k = 0; k < 3; ++k) {
-        const float d = (*pos)[3 * ed.a + k] - (*pos)[3 * ed.b + k];
+        const float d = g.pos[3 * ed.a + k] - g.pos[3 * ed.b + k];
         d2 += d * d;
       }
       const float len = std::sqrt(d2);
-      for (std::uint32_t v : {weld[ed.a], weld[ed.b]}) {
+      for (std::uint32_t v : {g.weld[ed.a], g.weld[ed.b]}) {
         scale[v] += len;
         ++count[v];
       }
@@ -258,35 +295,41 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
     // Per position, so the copies of a vertex along a seam agree.
     for (std::size_t v = 0; v < n; ++v)
       if (count[v] != 0) scale[v] /= static_cast<float>(count[v]);
-    for (std::size_t v = 0; v < n; ++v) scale[v] = scale[weld[v]];
+    for (std::size_t v = 0; v < n; ++v) scale[v] = scale[g.weld[v]];
   }
-  std::vector<std::uint32_t> extras(n);
-  std::vector<std::uint8_t> vertices(n * deform::kSubdivInVertexBytes);
+  g.extras.resize(n);
+  g.vertices.resize(n * deform::kSubdivInVertexBytes);
   for (std::size_t v = 0; v < n; ++v) {
-    extras[v] = deform::pack_subdiv_extras(std::isfinite(scale[v]) ? scale[v] : 0.0F, strength6[v]);
-    float x[10] = {(*pos)[3 * v], (*pos)[3 * v + 1], (*pos)[3 * v + 2], 0, 0, 0, 0, 0, 0, 1};
-    if (!normal->empty())
-      for (int c = 0; c < 3; ++c) x[3 + c] = (*normal)[3 * v + static_cast<std::size_t>(c)];
-    if (!tangent->empty())
-      for (int c = 0; c < 4; ++c) x[6 + c] = (*tangent)[4 * v + static_cast<std::size_t>(c)];
-    std::memcpy(vertices.data() + v * deform::kSubdivInVertexBytes, x, sizeof x);
+    g.extras[v] =
+        deform::pack_subdiv_extras(std::isfinite(scale[v]) ? scale[v] : 0.0F, strength6[v]);
+    float x[10] = {g.pos[3 * v], g.pos[3 * v + 1], g.pos[3 * v + 2], 0, 0, 0, 0, 0, 0, 1};
+    if (!g.normal.empty())
+      for (int c = 0; c < 3; ++c) x[3 + c] = g.normal[3 * v + static_cast<std::size_t>(c)];
+    if (!g.tangent.empty())
+      for (int c = 0; c < 4; ++c) x[6 + c] = g.tangent[4 * v + static_cast<std::size_t>(c)];
+    std::memcpy(g.vertices.data() + v * deform::kSubdivInVertexBytes, x, sizeof x);
   }
-  view.vertices = vertices;
-  view.extras = extras;
+  view.vertices = g.vertices;
+  view.extras = g.extras;
+  return core::Ok{};
+}
+
+core::Status Subdivider::run_kernels(Group& g) {
+  const std::size_t n = g.n;
   // Triangle order keeps each input triangle's output together (compact()
   // and the primitive's index ranges rely on it).
-  const deform::SubdivisionJob job{o_.params, view, indices, top->triangle_edges, {}, {}};
+  const deform::SubdivisionJob job{o_.params, g.view, g.indices, g.top.triangle_edges, {}, {}};
   core::Result<deform::SubdivOutput> out = deform::SubdivOutput{};
   if (o_.gpu != nullptr) {
-    out->vertices.resize((n + top->edge_count) * deform::kSubdivOutVertexBytes);
-    out->edge_strength.resize(top->edge_count);
-    out->indices.resize(indices.size() * 4);
+    out->vertices.resize((n + g.top.edge_count) * deform::kSubdivOutVertexBytes);
+    out->edge_strength.resize(g.top.edge_count);
+    out->indices.resize(g.indices.size() * 4);
     deform::SubdivisionJob on_gpu = job;
     on_gpu.out = {out->vertices, out->edge_strength, out->indices, &out->draw};
     auto st = on_gpu.run_gpu(*o_.gpu);
     if (!st && st.error().code == gpu::codes::GPU_LIMIT) {
       // An array read at any index past one binding: this mesh on the CPU.
-      notes_.push_back(p0 + ": " + st.error().message + "; subdivided on the cpu instead");
+      notes_.push_back(g.p0 + ": " + st.error().message + "; subdivided on the cpu instead");
       out = deform::run_subdivision(job, o_.run);
     } else if (!st) {
       out = std::move(st).error();
@@ -298,28 +341,36 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
   }
   if (!out) {
     core::Error e = std::move(out).error();
-    if (e.location.empty()) e.location = core::Location::at_pointer(p0);
+    if (e.location.empty()) e.location = core::Location::at_pointer(g.p0);
     return e;
   }
-  const Compaction c = compact(n, top->edge_count, out->indices);
-  const std::size_t n_out = n + c.new_edges.size();
+  g.out = std::move(*out);
+  g.c = compact(n, g.top.edge_count, g.out.indices);
+  return core::Ok{};
+}
 
+core::Result<GltfAttributes> Subdivider::new_attributes(const Group& g) {
+  const GltfAttributes& attrs = g.prim0->attributes;
+  const std::string& p0 = g.p0;
+  const std::size_t n = g.n;
+  const Compaction& c = g.c;
+  const std::size_t n_out = n + c.new_edges.size();
   // The kernel's vertices, the kept ones.
   auto kernel_attr = [&](std::size_t which, std::size_t comps) {
     std::vector<float> v(n_out * comps);
     for (std::size_t i = 0; i < n_out; ++i) {
       const std::size_t src = i < n ? i : n + c.new_edges[i - n];
       float x[4];
-      std::memcpy(x, out->vertices.data() + src * deform::kSubdivOutVertexBytes + which * 16, 16);
+      std::memcpy(x, g.out.vertices.data() + src * deform::kSubdivOutVertexBytes + which * 16, 16);
       for (std::size_t k = 0; k < comps; ++k) v[i * comps + k] = x[k];
     }
     return v;
   };
   GltfAttributes new_attrs;
   new_attrs.items.push_back({"POSITION", editor_.append_floats(kernel_attr(0, 3), 3, true)});
-  if (!normal->empty())
+  if (!g.normal.empty())
     new_attrs.items.push_back({"NORMAL", editor_.append_floats(kernel_attr(1, 3), 3, false)});
-  if (!tangent->empty())
+  if (!g.tangent.empty())
     new_attrs.items.push_back({"TANGENT", editor_.append_floats(kernel_attr(2, 4), 4, false)});
 
   // Skin sets and the other attributes.
@@ -345,7 +396,7 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
     weights.push_back(std::move(*wv));
   }
   if (!joints.empty()) {
-    merge_skin(joints, weights, view, c);
+    merge_skin(joints, weights, g.view, c);
     for (std::size_t s = 0; s < joints.size(); ++s) {
       for (std::uint32_t j : joints[s])
         if (j > 0xFFFFU)
@@ -374,60 +425,79 @@ core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& pr
     auto v = doc_.read_accessor_floats(accessor);
     if (!v) return std::move(v).error();
     new_attrs.items.push_back(
-        {name, editor_.append_floats(midpoint_attribute(*v, info->components, view, c),
+        {name, editor_.append_floats(midpoint_attribute(*v, info->components, g.view, c),
                                      info->components, false)});
   }
 
-  // Morph targets: the new vertex's delta is the midpoint of its endpoints'.
-  std::vector<GltfAttributes> new_targets;
-  {
-    for (std::size_t t = 0; t < prim0.targets.size(); ++t) {
-      const std::string tp = p0 + "/targets/" + std::to_string(t);
-      GltfAttributes nt;
-      for (const auto& [name, accessor] : prim0.targets[t].items) {
-        auto info = doc_.accessor(accessor);
-        if (!info) return std::move(info).error();
-        const std::size_t comps = info->components;
-        if (comps < 1 || comps > 4 || info->count != n)
-          return gltf_error("target attribute " + name + " is " + info->type + " × " +
-                                std::to_string(info->count),
-                            tp + "/" + name);
-        auto v = doc_.read_accessor_floats(accessor);
-        if (!v) return std::move(v).error();
-        nt.items.push_back({name, editor_.append_floats(midpoint_attribute(*v, comps, view, c),
-                                                        comps, name == "POSITION")});
-      }
-      new_targets.push_back(std::move(nt));
+  return new_attrs;
+}
+
+core::Result<std::vector<GltfAttributes>> Subdivider::new_targets(const Group& g) {
+  const std::size_t n = g.n;
+  std::vector<GltfAttributes> targets;
+  for (std::size_t t = 0; t < g.prim0->targets.size(); ++t) {
+    const std::string tp = g.p0 + "/targets/" + std::to_string(t);
+    GltfAttributes nt;
+    for (const auto& [name, accessor] : g.prim0->targets[t].items) {
+      auto info = doc_.accessor(accessor);
+      if (!info) return std::move(info).error();
+      const std::size_t comps = info->components;
+      if (comps < 1 || comps > 4 || info->count != n)
+        return gltf_error(
+            "target attribute " + name + " is " + info->type + " × " + std::to_string(info->count),
+            tp + "/" + name);
+      auto v = doc_.read_accessor_floats(accessor);
+      if (!v) return std::move(v).error();
+      nt.items.push_back({name, editor_.append_floats(midpoint_attribute(*v, comps, g.view, g.c),
+                                                      comps, name == "POSITION")});
     }
+    targets.push_back(std::move(nt));
   }
+  return targets;
+}
+
+core::Status Subdivider::group(std::size_t m, const std::vector<std::size_t>& prims,
+                               GltfSubdivideMesh& summary) {
+  Group g;
+  g.mesh = m;
+  g.prims = &prims;
+  g.prim0 = &doc_.asset().meshes[m].primitives[prims[0]];
+  g.p0 = g.prim0->pointer;
+  if (auto st = read_geometry(g); !st) return st;
+  if (auto st = kernel_input(g); !st) return st;
+  if (auto st = run_kernels(g); !st) return st;
+  auto new_attrs = new_attributes(g);
+  if (!new_attrs) return std::move(new_attrs).error();
+  auto new_targets_ = new_targets(g);
+  if (!new_targets_) return std::move(new_targets_).error();
 
   // Index lists: triangle order keeps each input triangle's output
   // triangles together, so primitive p's output is its triangles' range.
   std::size_t written = 0;
   std::size_t split = 0;
-  for (float s : out->edge_strength) split += s > o_.params.split_threshold ? 1 : 0;
+  for (float s : g.out.edge_strength) split += s > o_.params.split_threshold ? 1 : 0;
   // Kernel 3's own split rule (only its inputs are read here).
-  const deform::SubdivIndexJob k3{view, indices, top->triangle_edges, out->edge_strength,
+  const deform::SubdivIndexJob k3{g.view, g.indices, g.top.triangle_edges, g.out.edge_strength,
                                   o_.params.split_threshold};
-  for (std::size_t g = 0; g < prims.size(); ++g) {
+  for (std::size_t p = 0; p < prims.size(); ++p) {
     std::size_t count = 0;
-    for (std::size_t t = tri_start[g]; t < tri_start[g + 1]; ++t)
+    for (std::size_t t = g.tri_start[p]; t < g.tri_start[p + 1]; ++t)
       count += 3 * (1 + std::size_t{deform::subdiv_split_count(k3, static_cast<std::uint32_t>(t))});
     std::vector<std::uint32_t> idx(
-        out->indices.begin() + static_cast<std::ptrdiff_t>(written),
-        out->indices.begin() + static_cast<std::ptrdiff_t>(written + count));
+        g.out.indices.begin() + static_cast<std::ptrdiff_t>(written),
+        g.out.indices.begin() + static_cast<std::ptrdiff_t>(written + count));
     written += count;
-    for (std::uint32_t& i : idx) i = c.map[i];
-    editor_.set_indices(m, prims[g], editor_.append_uints(idx, 1, scene::GltfViewUse::kIndices));
-    editor_.set_attributes(m, prims[g], new_attrs);
-    if (!new_targets.empty()) editor_.set_targets(m, prims[g], new_targets);
+    for (std::uint32_t& i : idx) i = g.c.map[i];
+    editor_.set_indices(m, prims[p], editor_.append_uints(idx, 1, scene::GltfViewUse::kIndices));
+    editor_.set_attributes(m, prims[p], *new_attrs);
+    if (!new_targets_->empty()) editor_.set_targets(m, prims[p], *new_targets_);
     summary.triangles_out += count / 3;
   }
   summary.primitives += prims.size();
-  summary.vertices_in += n;
-  summary.vertices_out += n_out;
-  summary.triangles_in += indices.size() / 3;
-  summary.edges += top->edge_count;
+  summary.vertices_in += g.n;
+  summary.vertices_out += g.n + g.c.new_edges.size();
+  summary.triangles_in += g.indices.size() / 3;
+  summary.edges += g.top.edge_count;
   summary.edges_split += split;
   return core::Ok{};
 }

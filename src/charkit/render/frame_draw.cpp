@@ -4,6 +4,7 @@
 #include "charkit/render/frame.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -27,39 +28,44 @@ void put(std::vector<std::uint8_t>& out, const T& v) {
   out.insert(out.end(), b, b + sizeof v);
 }
 
-}  // namespace
+/// The frame's images: the targets of the passes, the light map, the white
+/// and LUT textures and the model's textures.
+struct Targets {
+  gpu::ImageId hdr, m1, m2, nrm, ds, shadow, white, lut;
+  std::vector<gpu::ImageId> textures;  ///< per model image (0 × 0 images: none)
+};
 
-core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model,
-                                 const FrameOptions& o) {
-  if (o.width == 0 || o.height == 0 || o.shadow_map_size == 0)
-    return core::make_error(codes::RENDER_OPTION, "image and shadow-map sizes must be > 0");
-  if (std::uint64_t{o.width} * o.height > kMaxFramePixels)
-    return core::make_error(codes::RENDER_OPTION,
-                            "the image is larger than the frame budget of 4096 x 4096 pixels");
-  if (!o.lut.empty() && o.lut.size() != 1024 * 32)
-    return core::make_error(codes::RENDER_OPTION, "the LUT strip must hold 1024 x 32 texels");
-  gpu::Scratch own(context);
-  const std::uint32_t W = o.width, H = o.height;
-  auto hdr = own.image(W, H, gpu::ImageFormat::kRgba16Float);
+core::Result<Targets> make_targets(gpu::Context& context, gpu::Scratch& own,
+                                   const RenderModel& model, const FrameOptions& o) {
+  Targets t;
+  auto hdr = own.image(o.width, o.height, gpu::ImageFormat::kRgba16Float);
   if (!hdr) return std::move(hdr).error();
-  auto m1 = own.image(W, H, gpu::ImageFormat::kRgba8Unorm);
+  t.hdr = *hdr;
+  auto m1 = own.image(o.width, o.height, gpu::ImageFormat::kRgba8Unorm);
   if (!m1) return std::move(m1).error();
-  auto m2 = own.image(W, H, gpu::ImageFormat::kRgba8Unorm);
+  t.m1 = *m1;
+  auto m2 = own.image(o.width, o.height, gpu::ImageFormat::kRgba8Unorm);
   if (!m2) return std::move(m2).error();
-  auto nrm = own.image(W, H, gpu::ImageFormat::kRgba8Unorm);
+  t.m2 = *m2;
+  auto nrm = own.image(o.width, o.height, gpu::ImageFormat::kRgba8Unorm);
   if (!nrm) return std::move(nrm).error();
-  auto ds = own.image(W, H, gpu::ImageFormat::kDepth32Stencil8);
+  t.nrm = *nrm;
+  auto ds = own.image(o.width, o.height, gpu::ImageFormat::kDepth32Stencil8);
   if (!ds) return std::move(ds).error();
+  t.ds = *ds;
   auto shadow = own.image(o.shadow_map_size, o.shadow_map_size, gpu::ImageFormat::kDepth32);
   if (!shadow) return std::move(shadow).error();
+  t.shadow = *shadow;
   auto white = own.image(1, 1, gpu::ImageFormat::kRgba8Unorm);
   if (!white) return std::move(white).error();
+  t.white = *white;
   const std::uint8_t white_texel[4] = {255, 255, 255, 255};
-  if (auto st = context.write_image(*white, white_texel); !st) return std::move(st).error();
+  if (auto st = context.write_image(t.white, white_texel); !st) return std::move(st).error();
   // The LUT strip, or a 1 × 1 stand-in when the branch is off.
   const bool lut_on = !o.lut.empty();
   auto lut = own.image(lut_on ? 1024 : 1, lut_on ? 32 : 1, gpu::ImageFormat::kRgba16Float);
   if (!lut) return std::move(lut).error();
+  t.lut = *lut;
   {
     std::vector<std::uint8_t> texels(lut_on ? 1024 * 32 * 8 : 8, 0);
     for (std::size_t i = 0; lut_on && i < o.lut.size(); ++i)
@@ -67,20 +73,24 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
         const std::uint16_t h = core::float_to_half(o.lut[i][c]);
         std::memcpy(texels.data() + i * 8 + c * 2, &h, 2);
       }
-    if (auto st = context.write_image(*lut, texels); !st) return std::move(st).error();
+    if (auto st = context.write_image(t.lut, texels); !st) return std::move(st).error();
   }
-  std::vector<gpu::ImageId> textures(model.images.size());
+  t.textures.resize(model.images.size());
   for (std::size_t i = 0; i < model.images.size(); ++i) {
     const scene::RgbaImage& img = model.images[i];
     if (img.width == 0 || img.height == 0) continue;
-    auto t = own.image(img.width, img.height, gpu::ImageFormat::kRgba8Unorm);
-    if (!t) return std::move(t).error();
-    if (auto st = context.write_image(*t, img.pixels); !st) return std::move(st).error();
-    textures[i] = *t;
+    auto img_t = own.image(img.width, img.height, gpu::ImageFormat::kRgba8Unorm);
+    if (!img_t) return std::move(img_t).error();
+    if (auto st = context.write_image(*img_t, img.pixels); !st) return std::move(st).error();
+    t.textures[i] = *img_t;
   }
 
-  // The frame constants.
-  const float aspect = static_cast<float>(W) / static_cast<float>(H);
+  return t;
+}
+
+/// The frame's constant buffer (the layout character_vs/fs read).
+std::vector<std::uint8_t> frame_constants(const RenderModel& model, const FrameOptions& o) {
+  const float aspect = static_cast<float>(o.width) / static_cast<float>(o.height);
   const core::Mat4f vp = camera_view_projection(o.camera, aspect);
   const core::Mat4f prev =
       o.previous_camera ? camera_view_projection(*o.previous_camera, aspect) : vp;
@@ -88,6 +98,7 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
   const core::Vec3f centre = core::scale(core::add(model.min, model.max), 0.5F);
   const float radius = std::max(core::length(core::sub(model.max, centre)), 1e-4F);
   const MotionEncoding motion;
+  const bool lut_on = !o.lut.empty();
   std::vector<std::uint8_t> constants;
   put(constants, vp);
   put(constants, prev);
@@ -104,10 +115,13 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
                              o.shadow_colour.saturation_scale, lut_on ? 1.0F : 0.0F});
   put(constants,
       core::Vec4f{o.previous_camera || o.motion ? 1.0F : 0.0F, motion.scale, motion.zero, 0});
-  auto frame_buffer = own.buffer(constants.data(), constants.size());
-  if (!frame_buffer) return std::move(frame_buffer).error();
 
-  // One pipeline per pass, all from the table.
+  return constants;
+}
+
+/// One pipeline per pass, all from the table: face shadow, body, face main,
+/// shadow classification, eye composite, transparent.
+core::Result<std::array<gpu::PipelineId, 6>> make_pipelines(gpu::Context& context) {
   const std::vector<gpu::VertexAttribute> attributes = {
       {0, 3, 0}, {1, 3, 12}, {2, 2, 24}, {3, 3, 32}};
   auto make = [&](PassId id) -> core::Result<gpu::PipelineId> {
@@ -121,15 +135,76 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
       d.textures = {gpu::Sampling::kLinear, gpu::Sampling::kNearest, gpu::Sampling::kNearest};
     return context.create_graphics_pipeline(d);
   };
-  gpu::PipelineId pipelines[6];
+  std::array<gpu::PipelineId, 6> pipelines{};
   const PassId ids[6] = {PassId::kFaceShadow,   PassId::kBody,
                          PassId::kFaceMain,     PassId::kShadowClassification,
                          PassId::kEyeComposite, PassId::kTransparent};
   for (int i = 0; i < 6; ++i) {
     auto p = make(ids[i]);
     if (!p) return std::move(p).error();
-    pipelines[i] = *p;
+    pipelines[static_cast<std::size_t>(i)] = *p;
   }
+
+  return pipelines;
+}
+
+/// Once the passes have drawn: the other attachments, depth, stencil and
+/// light map read back, and the pixel counts.
+core::Status read_back(gpu::Context& context, const Targets& t, Frame& frame) {
+  for (auto [img, out] : {std::pair{t.m1, &frame.material1}, std::pair{t.m2, &frame.material2},
+                          std::pair{t.nrm, &frame.normal}}) {
+    auto bytes = context.read_image(img, gpu::ImageAspect::kColour);
+    if (!bytes) return std::move(bytes).error();
+    *out = std::move(*bytes);
+  }
+  auto stencil = context.read_image(t.ds, gpu::ImageAspect::kStencil);
+  if (!stencil) return std::move(stencil).error();
+  frame.stencil = std::move(*stencil);
+  auto as_floats = [](const std::vector<std::uint8_t>& b) {
+    std::vector<float> f(b.size() / 4);
+    std::memcpy(f.data(), b.data(), f.size() * 4);
+    return f;
+  };
+  auto depth = context.read_image(t.ds, gpu::ImageAspect::kDepth);
+  if (!depth) return std::move(depth).error();
+  frame.depth = as_floats(*depth);
+  auto light_depth = context.read_image(t.shadow, gpu::ImageAspect::kDepth);
+  if (!light_depth) return std::move(light_depth).error();
+  frame.shadow = as_floats(*light_depth);
+
+  FrameStats& s = frame.stats;
+  s.pixels = std::uint64_t{frame.width} * frame.height;
+  for (std::uint8_t v : frame.stencil) {
+    s.character_pixels += (v & 0x80) != 0 ? 1 : 0;
+    s.face_pixels += v == 0x84 ? 1 : 0;
+  }
+  for (float d : frame.shadow) s.shadow_map_pixels += d > 0.0F ? 1 : 0;
+  return core::Ok{};
+}
+
+}  // namespace
+
+core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model,
+                                 const FrameOptions& o) {
+  if (o.width == 0 || o.height == 0 || o.shadow_map_size == 0)
+    return core::make_error(codes::RENDER_OPTION, "image and shadow-map sizes must be > 0");
+  if (std::uint64_t{o.width} * o.height > kMaxFramePixels)
+    return core::make_error(codes::RENDER_OPTION,
+                            "the image is larger than the frame budget of 4096 x 4096 pixels");
+  if (!o.lut.empty() && o.lut.size() != 1024 * 32)
+    return core::make_error(codes::RENDER_OPTION, "the LUT strip must hold 1024 x 32 texels");
+  gpu::Scratch own(context);
+  auto targets = make_targets(context, own, model, o);
+  if (!targets) return std::move(targets).error();
+  const Targets& t = *targets;
+  const std::vector<gpu::ImageId>& textures = t.textures;
+  const std::vector<std::uint8_t> constants = frame_constants(model, o);
+  auto frame_buffer = own.buffer(constants.data(), constants.size());
+  if (!frame_buffer) return std::move(frame_buffer).error();
+  auto pipelines = make_pipelines(context);
+  if (!pipelines) return std::move(pipelines).error();
+  const MotionEncoding motion;
+  const std::uint32_t W = o.width, H = o.height;
 
   // Geometry, and the draws of each pass.
   struct Geometry {
@@ -160,7 +235,7 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     put(d.push, p.alpha_cutoff);
     put(d.push, std::uint32_t{0});
     d.buffers = {*frame_buffer};
-    if (textured) d.textures = {has_texture ? textures[*p.base_texture] : *white, *shadow, *lut};
+    if (textured) d.textures = {has_texture ? textures[*p.base_texture] : t.white, t.shadow, t.lut};
     return d;
   };
   Frame frame;
@@ -168,41 +243,41 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
   frame.height = H;
   frame.shadow_size = o.shadow_map_size;
   gpu::RenderPass shadow_pass;
-  shadow_pass.depth = gpu::Attachment{*shadow, true};
+  shadow_pass.depth = gpu::Attachment{t.shadow, true};
   gpu::RenderPass main;
-  main.colour = {gpu::Attachment{*hdr, true}, gpu::Attachment{*m1, true},
-                 gpu::Attachment{*m2, true, {motion.zero, motion.zero, 0.0F, 0.0F}},
-                 gpu::Attachment{*nrm, true, {0.5F, 0.5F, 1.0F, 0.0F}}};
-  main.depth = gpu::Attachment{*ds, true};
+  main.colour = {gpu::Attachment{t.hdr, true}, gpu::Attachment{t.m1, true},
+                 gpu::Attachment{t.m2, true, {motion.zero, motion.zero, 0.0F, 0.0F}},
+                 gpu::Attachment{t.nrm, true, {0.5F, 0.5F, 1.0F, 0.0F}}};
+  main.depth = gpu::Attachment{t.ds, true};
   gpu::RenderPass eye, transparent;
   for (gpu::RenderPass* p : {&eye, &transparent}) {
-    for (gpu::ImageId img : {*hdr, *m1, *m2, *nrm}) p->colour.push_back(gpu::Attachment{img});
-    p->depth = gpu::Attachment{*ds};
+    for (gpu::ImageId img : {t.hdr, t.m1, t.m2, t.nrm}) p->colour.push_back(gpu::Attachment{img});
+    p->depth = gpu::Attachment{t.ds};
   }
   for (std::size_t i = 0; i < model.primitives.size(); ++i) {
     const PartKind k = model.primitives[i].kind;
     ++frame.stats.draws[static_cast<int>(k)];
     if ((k == PartKind::kBody || k == PartKind::kFace) && o.shadows)
-      shadow_pass.draws.push_back(draw(i, pipelines[0], 5, false));
-    if (k == PartKind::kBody) main.draws.push_back(draw(i, pipelines[1], 0, true));
+      shadow_pass.draws.push_back(draw(i, (*pipelines)[0], 5, false));
+    if (k == PartKind::kBody) main.draws.push_back(draw(i, (*pipelines)[1], 0, true));
   }
   for (std::size_t i = 0; i < model.primitives.size(); ++i)
     if (model.primitives[i].kind == PartKind::kFace)
-      main.draws.push_back(draw(i, pipelines[2], 1, true));
+      main.draws.push_back(draw(i, (*pipelines)[2], 1, true));
   for (std::size_t i = 0; i < model.primitives.size(); ++i)
     if (model.primitives[i].kind == PartKind::kFace)
-      main.draws.push_back(draw(i, pipelines[3], 2, true));
+      main.draws.push_back(draw(i, (*pipelines)[3], 2, true));
   for (std::size_t i = 0; i < model.primitives.size(); ++i) {
     if (model.primitives[i].kind == PartKind::kEye)
-      eye.draws.push_back(draw(i, pipelines[4], 3, true));
+      eye.draws.push_back(draw(i, (*pipelines)[4], 3, true));
     if (model.primitives[i].kind == PartKind::kTransparent)
-      transparent.draws.push_back(draw(i, pipelines[5], 4, true));
+      transparent.draws.push_back(draw(i, (*pipelines)[5], 4, true));
   }
   const gpu::RenderPass first[2] = {shadow_pass, main};
   if (auto st = context.render(first); !st) return std::move(st).error();
 
-  auto read_hdr = [&]() -> core::Result<std::vector<std::uint16_t> > {
-    auto bytes = context.read_image(*hdr, gpu::ImageAspect::kColour);
+  auto read_hdr = [&]() -> core::Result<std::vector<std::uint16_t>> {
+    auto bytes = context.read_image(t.hdr, gpu::ImageAspect::kColour);
     if (!bytes) return std::move(bytes).error();
     std::vector<std::uint16_t> h(bytes->size() / 2);
     std::memcpy(h.data(), bytes->data(), bytes->size());
@@ -226,34 +301,7 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     before = std::move(after);
   }
   frame.hdr = std::move(*before);
-  for (auto [img, out] : {std::pair{*m1, &frame.material1}, std::pair{*m2, &frame.material2},
-                          std::pair{*nrm, &frame.normal}}) {
-    auto bytes = context.read_image(img, gpu::ImageAspect::kColour);
-    if (!bytes) return std::move(bytes).error();
-    *out = std::move(*bytes);
-  }
-  auto stencil = context.read_image(*ds, gpu::ImageAspect::kStencil);
-  if (!stencil) return std::move(stencil).error();
-  frame.stencil = std::move(*stencil);
-  auto as_floats = [](const std::vector<std::uint8_t>& b) {
-    std::vector<float> f(b.size() / 4);
-    std::memcpy(f.data(), b.data(), f.size() * 4);
-    return f;
-  };
-  auto depth = context.read_image(*ds, gpu::ImageAspect::kDepth);
-  if (!depth) return std::move(depth).error();
-  frame.depth = as_floats(*depth);
-  auto light_depth = context.read_image(*shadow, gpu::ImageAspect::kDepth);
-  if (!light_depth) return std::move(light_depth).error();
-  frame.shadow = as_floats(*light_depth);
-
-  FrameStats& s = frame.stats;
-  s.pixels = std::uint64_t{W} * H;
-  for (std::uint8_t v : frame.stencil) {
-    s.character_pixels += (v & 0x80) != 0 ? 1 : 0;
-    s.face_pixels += v == 0x84 ? 1 : 0;
-  }
-  for (float d : frame.shadow) s.shadow_map_pixels += d > 0.0F ? 1 : 0;
+  if (auto st = read_back(context, t, frame); !st) return std::move(st).error();
   return frame;
 }
 
