@@ -4,6 +4,7 @@
 // a non-loopback address.
 #include "charkit/server/detail/auth.h"
 #include "charkit/server/detail/http_glue.h"
+#include "charkit/server/detail/route_table.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -30,6 +31,12 @@ using test_http::request;
 using test_http::Response;
 namespace http = test_http::http;
 
+// The access the route table gives a request.
+Access required_access(std::string_view method, std::vector<std::string> segments,
+                       QueryParams params) {
+  return match_route(method, Target{std::move(segments), std::move(params)}, false).access;
+}
+
 TEST(Auth, RequiredAccessPerRoute) {
   using S = std::vector<std::string>;
   using Q = QueryParams;
@@ -46,6 +53,63 @@ TEST(Auth, RequiredAccessPerRoute) {
   EXPECT_EQ(required_access("GET", S{"api", "live", "cam"}, Q{{"x", "1"}, {"role", "publish"}}),
             Access::write);
   EXPECT_EQ(required_access("GET", S{"api", "motions", "1", "stream"}, {}), Access::read);
+  // Paths with no route keep the method's access under /api (no probing
+  // with a read token), and are open elsewhere.
+  EXPECT_EQ(required_access("DELETE", S{"api", "nothing"}, {}), Access::admin);
+  EXPECT_EQ(required_access("GET", S{"api", "nothing", "x", "y"}, {}), Access::read);
+  EXPECT_EQ(required_access("POST", S{"elsewhere"}, {}), Access::open);
+}
+
+// Every route of the table, how it is served, and paths that are none.
+TEST(Auth, RouteTable) {
+  struct Case {
+    const char* method;
+    const char* target;
+    bool console;
+    RouteId id;
+    RouteKind kind;
+  };
+  const Case cases[] = {
+      {"GET", "/", false, RouteId::console_page, RouteKind::answer},
+      {"GET", "/motions/3", true, RouteId::console_page, RouteKind::answer},
+      {"GET", "/motions/3", false, RouteId::not_found, RouteKind::answer},
+      {"GET", "/assets/app.js", true, RouteId::console_asset, RouteKind::answer},
+      {"GET", "/assets/app.js", false, RouteId::not_found, RouteKind::answer},
+      {"GET", "/login", false, RouteId::login, RouteKind::answer},
+      {"DELETE", "/api/session", false, RouteId::session, RouteKind::answer},
+      {"GET", "/healthz", false, RouteId::healthz, RouteKind::answer},
+      {"GET", "/metrics", false, RouteId::metrics, RouteKind::answer},
+      {"GET", "/api/assets/ab", false, RouteId::asset, RouteKind::answer},
+      {"GET", "/api/models", false, RouteId::records, RouteKind::answer},
+      {"POST", "/api/models?filename=a.glb", false, RouteId::records, RouteKind::upload},
+      {"POST", "/api/keypoints", false, RouteId::not_found, RouteKind::answer},
+      {"PUT", "/api/packages", false, RouteId::records, RouteKind::answer},
+      {"GET", "/api/motions/7", false, RouteId::record, RouteKind::answer},
+      {"GET", "/api/keypoints/7", false, RouteId::not_found, RouteKind::answer},
+      {"GET", "/api/packages/7/textures/t0", false, RouteId::package_texture, RouteKind::answer},
+      {"GET", "/api/packages/7/summary", false, RouteId::package_view, RouteKind::answer},
+      {"GET", "/api/packages/7/export.glb", false, RouteId::package_view, RouteKind::answer},
+      {"GET", "/api/packages/7/report", false, RouteId::package_report, RouteKind::answer},
+      {"GET", "/api/motions/7/keypoints.ndjson", false, RouteId::motion_keypoints,
+       RouteKind::answer},
+      {"GET", "/api/motions/7/stream", false, RouteId::motion_stream, RouteKind::websocket},
+      {"POST", "/api/motions/7/stream", false, RouteId::motion_stream, RouteKind::websocket},
+      {"GET", "/api/packages/7/drivers", false, RouteId::package_drivers, RouteKind::websocket},
+      {"GET", "/api/live/cam?role=view", false, RouteId::live, RouteKind::websocket},
+      {"GET", "/api/models/7/stream", false, RouteId::not_found, RouteKind::answer},
+      {"GET", "/api/motions/7/unknown", false, RouteId::not_found, RouteKind::answer},
+      {"GET", "/api", false, RouteId::not_found, RouteKind::answer},
+  };
+  for (const Case& c : cases) {
+    auto t = parse_target(c.target);
+    ASSERT_TRUE(t.ok()) << c.target;
+    const Route r = match_route(c.method, *t, c.console);
+    EXPECT_EQ(r.id, c.id) << c.method << " " << c.target;
+    EXPECT_EQ(r.kind, c.kind) << c.method << " " << c.target;
+  }
+  auto upload = parse_target("/api/packages");
+  ASSERT_TRUE(upload.ok());
+  EXPECT_EQ(match_route("POST", *upload, false).record_kind, store::Kind::package);
 }
 
 // Access is decided on the decoded query the router reads: every spelling of

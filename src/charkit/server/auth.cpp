@@ -37,22 +37,6 @@ std::optional<LiveRoleRequest> live_role(const QueryParams& params) {
   return std::nullopt;
 }
 
-Access required_access(std::string_view method, const std::vector<std::string>& seg,
-                       const QueryParams& params) {
-  if (seg.empty()) return Access::open;  // the console page: its API calls are checked
-  if (seg.size() == 1 && (seg[0] == "healthz" || seg[0] == "login")) return Access::open;
-  if (seg.size() == 1 && seg[0] == "metrics") return Access::metrics;
-  if (seg[0] != "api") return Access::open;  // 404 either way; nothing to protect
-  if (seg.size() == 2 && seg[1] == "session") return Access::open;  // login / logout / whoami
-  if (method == "DELETE") return Access::admin;
-  if (method == "POST" || method == "PUT" || method == "PATCH") return Access::write;
-  // Publishing sends frames to every viewer: write. The decision reads the
-  // decoded query through live_role(), as the live route does.
-  if (seg.size() == 3 && seg[1] == "live" && live_role(params) == LiveRoleRequest::publish)
-    return Access::write;
-  return Access::read;
-}
-
 std::string session_cookie(std::string_view cookie) {
   // Cookie: name=value; name2=value2 (RFC 6265 §4.2.1).
   while (!cookie.empty()) {

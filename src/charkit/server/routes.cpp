@@ -311,10 +311,10 @@ StringResponse Server::Impl::internal_error(const std::exception& e) {
                      "the server failed to answer this request (logged)");
 }
 
-Reply Server::Impl::handle_safely(const http::request<http::string_body>& req,
-                                  const Target& target) {
+Reply Server::Impl::handle_safely(const http::request<http::string_body>& req, const Target& target,
+                                  const Route& route) {
   try {
-    return handle(req, target);
+    return handle(req, target, route);
   } catch (const std::exception& e) {
     return internal_error(e);
   }
@@ -345,7 +345,8 @@ StringResponse Server::Impl::console_reply(const http::request<http::string_body
   return res;
 }
 
-Reply Server::Impl::handle(const http::request<http::string_body>& req, const Target& target) {
+Reply Server::Impl::handle(const http::request<http::string_body>& req, const Target& target,
+                           const Route& route) {
   const auto& seg = target.segments;
   const auto method = req.method();
   const QueryParams& params = target.params;
@@ -359,116 +360,121 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
     return error_reply(http::status::not_found, codes::NOT_FOUND,
                        "no route for " + std::string(req.target()));
   };
-
-  // The web console: its page routes answer index.html (the app reads the
-  // path), /assets/NAME its bundle; without a built console, / is the
-  // plain built-in page.
-  if (seg.empty() || (console && is_console_route(seg))) {
-    if (method != http::verb::get) return not_allowed("GET");
-    if (console) return console_reply(req, console->index, true);
+  auto html = [](std::string_view page, bool no_store) {
     StringResponse res{http::status::ok, 11};
     res.set(http::field::content_type, "text/html; charset=utf-8");
-    res.body() = std::string(index_html());
+    if (no_store) res.set(http::field::cache_control, "no-store");
+    res.body() = std::string(page);
     res.prepare_payload();
     return res;
-  }
-  if (console && seg.size() == 2 && seg[0] == "assets") {
-    if (method != http::verb::get) return not_allowed("GET");
-    auto it = console->assets.find(seg[1]);
-    if (it == console->assets.end()) return not_found();
-    return console_reply(req, it->second, false);
-  }
-  if (seg.size() == 1 && seg[0] == "login") {
-    if (method != http::verb::get) return not_allowed("GET");
-    StringResponse res{http::status::ok, 11};
-    res.set(http::field::content_type, "text/html; charset=utf-8");
-    res.set(http::field::cache_control, "no-store");
-    res.body() = std::string(login_html());
-    res.prepare_payload();
-    return res;
-  }
-  if (seg.size() == 2 && seg[0] == "api" && seg[1] == "session") return handle_session(req);
-  if (seg.size() == 1 && seg[0] == "healthz") {
-    if (method != http::verb::get) return not_allowed("GET");
-    auto v = catalogue->schema_version();
-    if (!v) return store_error_reply(v.error());
-    return json_reply(
-        http::status::ok,
-        Json{{"status", "ok"}, {"database", catalogue->backend()}, {"schemaVersion", *v}});
-  }
-  if (seg.size() == 1 && seg[0] == "metrics") {
-    if (method != http::verb::get) return not_allowed("GET");
-    return handle_metrics();
-  }
-  if (seg[0] != "api" || seg.size() < 2) return not_found();
-
-  if (seg[1] == "assets") {
-    if (seg.size() != 3) return not_found();
-    if (method != http::verb::get) return not_allowed("GET");
-    if (!is_sha256_hex(seg[2]))
-      return error_reply(http::status::bad_request, codes::BAD_SHA256,
-                         "an asset is named by 64 lower-case hex digits");
-    auto a = catalogue->find_asset(seg[2]);
-    if (!a) return store_error_reply(a.error());
-    if (!*a)
-      return error_reply(http::status::not_found, codes::NOT_FOUND, "no asset with this sha256");
-    return handle_asset(**a, req);
+  };
+  // The record id of the routes under /api/KIND/ID: 400 when it is not one.
+  std::optional<std::int64_t> id;
+  switch (route.id) {
+    case RouteId::record:
+    case RouteId::package_texture:
+    case RouteId::package_view:
+    case RouteId::package_report:
+    case RouteId::motion_keypoints:
+      id = parse_id(seg[2]);
+      if (!id)
+        return error_reply(http::status::bad_request, codes::BAD_ID,
+                           core::quote_excerpt(seg[2]) + " is not a record id");
+      break;
+    default:
+      break;
   }
 
-  auto kind = store::parse_kind(seg[1]);
-  if (!kind || *kind == store::Kind::keypoints) return not_found();
-  if (seg.size() == 2) {
-    if (method == http::verb::get) return handle_list(*kind, params);
-    return not_allowed("GET, POST");
-  }
-  auto id = parse_id(seg[2]);
-  if (!id)
-    return error_reply(http::status::bad_request, codes::BAD_ID,
-                       core::quote_excerpt(seg[2]) + " is not a record id");
-  if (seg.size() == 3) {
-    if (method == http::verb::get) return handle_get(*kind, *id);
-    if (method == http::verb::delete_) return handle_delete(*kind, *id);
-    return not_allowed("GET, DELETE");
-  }
-  if (seg.size() == 5 && *kind == store::Kind::package && seg[3] == "textures") {
-    if (method != http::verb::get) return not_allowed("GET");
-    return handle_package_view(*id, "textures/" + seg[4], params);
-  }
-  if (seg.size() != 4) return not_found();
-  if (*kind == store::Kind::motion && seg[3] == "keypoints.ndjson") {
-    if (method != http::verb::get) return not_allowed("GET");
-    auto m = catalogue->get_motion(*id);
-    if (!m) return store_error_reply(m.error());
-    if (!*m) return error_reply(http::status::not_found, codes::NOT_FOUND, "no such motion");
-    if ((*m)->preprocess_state != store::PreprocessState::done || !(*m)->keypoints_asset_id)
-      return error_reply(http::status::conflict, codes::NOT_READY,
-                         "the motion's keypoints are not ready",
-                         Json{{"preprocessState", store::state_name((*m)->preprocess_state)},
-                              {"error", (*m)->error}});
-    auto a = catalogue->get_asset(*(*m)->keypoints_asset_id);
-    if (!a) return store_error_reply(a.error());
-    if (!*a)
-      return error_reply(http::status::not_found, codes::NOT_FOUND, "keypoint asset missing");
-    return handle_asset(**a, req);
-  }
-  if (*kind == store::Kind::package && (seg[3] == "summary" || seg[3] == "export.glb")) {
-    if (method != http::verb::get) return not_allowed("GET");
-    return handle_package_view(*id, seg[3], params);
-  }
-  if (*kind == store::Kind::package && seg[3] == "report") {
-    if (method != http::verb::get) return not_allowed("GET");
-    auto p = catalogue->get_package(*id);
-    if (!p) return store_error_reply(p.error());
-    if (!*p) return error_reply(http::status::not_found, codes::NOT_FOUND, "no such package");
-    if ((*p)->report_json.empty())
-      return error_reply(http::status::conflict, codes::NOT_READY,
-                         "the package is not validated yet",
-                         Json{{"validity", store::validity_name((*p)->validity)}});
-    StringResponse res{http::status::ok, 11};
-    res.set(http::field::content_type, "application/json");
-    res.body() = core::to_valid_utf8((*p)->report_json) + "\n";
-    res.prepare_payload();
-    return res;
+  switch (route.id) {
+    case RouteId::console_page:
+      // The web console's page routes answer index.html (the app reads the
+      // path); without a built console, / is the plain built-in page.
+      if (method != http::verb::get) return not_allowed("GET");
+      if (console) return console_reply(req, console->index, true);
+      return html(index_html(), false);
+    case RouteId::console_asset: {
+      if (method != http::verb::get) return not_allowed("GET");
+      auto it = console->assets.find(seg[1]);
+      if (it == console->assets.end()) return not_found();
+      return console_reply(req, it->second, false);
+    }
+    case RouteId::login:
+      if (method != http::verb::get) return not_allowed("GET");
+      return html(login_html(), true);
+    case RouteId::session:
+      return handle_session(req);
+    case RouteId::healthz: {
+      if (method != http::verb::get) return not_allowed("GET");
+      auto v = catalogue->schema_version();
+      if (!v) return store_error_reply(v.error());
+      return json_reply(
+          http::status::ok,
+          Json{{"status", "ok"}, {"database", catalogue->backend()}, {"schemaVersion", *v}});
+    }
+    case RouteId::metrics:
+      if (method != http::verb::get) return not_allowed("GET");
+      return handle_metrics();
+    case RouteId::asset: {
+      if (method != http::verb::get) return not_allowed("GET");
+      if (!is_sha256_hex(seg[2]))
+        return error_reply(http::status::bad_request, codes::BAD_SHA256,
+                           "an asset is named by 64 lower-case hex digits");
+      auto a = catalogue->find_asset(seg[2]);
+      if (!a) return store_error_reply(a.error());
+      if (!*a)
+        return error_reply(http::status::not_found, codes::NOT_FOUND, "no asset with this sha256");
+      return handle_asset(**a, req);
+    }
+    case RouteId::records:
+      // POST is an upload (RouteKind::upload), served before a body is read.
+      if (method == http::verb::get) return handle_list(*route.record_kind, params);
+      return not_allowed("GET, POST");
+    case RouteId::record:
+      if (method == http::verb::get) return handle_get(*route.record_kind, *id);
+      if (method == http::verb::delete_) return handle_delete(*route.record_kind, *id);
+      return not_allowed("GET, DELETE");
+    case RouteId::package_texture:
+      if (method != http::verb::get) return not_allowed("GET");
+      return handle_package_view(*id, "textures/" + seg[4], params);
+    case RouteId::package_view:
+      if (method != http::verb::get) return not_allowed("GET");
+      return handle_package_view(*id, seg[3], params);
+    case RouteId::motion_keypoints: {
+      if (method != http::verb::get) return not_allowed("GET");
+      auto m = catalogue->get_motion(*id);
+      if (!m) return store_error_reply(m.error());
+      if (!*m) return error_reply(http::status::not_found, codes::NOT_FOUND, "no such motion");
+      if ((*m)->preprocess_state != store::PreprocessState::done || !(*m)->keypoints_asset_id)
+        return error_reply(http::status::conflict, codes::NOT_READY,
+                           "the motion's keypoints are not ready",
+                           Json{{"preprocessState", store::state_name((*m)->preprocess_state)},
+                                {"error", (*m)->error}});
+      auto a = catalogue->get_asset(*(*m)->keypoints_asset_id);
+      if (!a) return store_error_reply(a.error());
+      if (!*a)
+        return error_reply(http::status::not_found, codes::NOT_FOUND, "keypoint asset missing");
+      return handle_asset(**a, req);
+    }
+    case RouteId::package_report: {
+      if (method != http::verb::get) return not_allowed("GET");
+      auto p = catalogue->get_package(*id);
+      if (!p) return store_error_reply(p.error());
+      if (!*p) return error_reply(http::status::not_found, codes::NOT_FOUND, "no such package");
+      if ((*p)->report_json.empty())
+        return error_reply(http::status::conflict, codes::NOT_READY,
+                           "the package is not validated yet",
+                           Json{{"validity", store::validity_name((*p)->validity)}});
+      StringResponse res{http::status::ok, 11};
+      res.set(http::field::content_type, "application/json");
+      res.body() = core::to_valid_utf8((*p)->report_json) + "\n";
+      res.prepare_payload();
+      return res;
+    }
+    case RouteId::motion_stream:
+    case RouteId::package_drivers:
+    case RouteId::live:  // WebSockets: the connection hands them over, never here
+    case RouteId::not_found:
+      break;
   }
   return not_found();
 }

@@ -178,7 +178,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                   true);
     cors_origin_ = oc == OriginCheck::cors ? std::string(origin) : std::string();
     if (req.method() == http::verb::options) return send(preflight_reply(), !req.keep_alive());
-    access_ = required_access(method_, target_.segments, target_.params);
+    route_ = match_route(method_, target_, srv_.console.has_value());
     authorize();
   }
 
@@ -200,7 +200,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   /// on the blocking pool.
   void authorize() {
     token_id_.reset();
-    const Access need = access_;
+    const Access need = route_.access;
     if (need == Access::open || (need == Access::read && srv_.options.public_read) ||
         (need == Access::metrics && srv_.options.public_metrics))
       return route();
@@ -227,9 +227,9 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       res.set(http::field::www_authenticate, "Bearer realm=\"charkit\"");
       return send(std::move(res), true);
     }
-    const store::Scope need = access_ == Access::admin   ? store::Scope::admin
-                              : access_ == Access::write ? store::Scope::write
-                                                         : store::Scope::read;
+    const store::Scope need = route_.access == Access::admin   ? store::Scope::admin
+                              : route_.access == Access::write ? store::Scope::write
+                                                               : store::Scope::read;
     if (!store::scope_allows(*d.scope, need))
       return send(error_reply(http::status::forbidden, codes::FORBIDDEN,
                               "this needs a token with the '" +
@@ -242,12 +242,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   /// The request is allowed: an upload streams into the store, anything
   /// else has its (small) body read and is answered.
   void route() {
-    const auto& req = header_parser_->get();
-    const auto& seg = target_.segments;
-    if (req.method() == http::verb::post && seg.size() == 2 && seg[0] == "api") {
-      auto kind = store::parse_kind(seg[1]);
-      if (kind && *kind != store::Kind::keypoints) return begin_upload(*kind);
-    }
+    if (route_.kind == RouteKind::upload) return begin_upload(*route_.record_kind);
     if (header_parser_->content_length() &&
         *header_parser_->content_length() > srv_.options.max_request_body)
       return send(error_reply(http::status::payload_too_large, codes::BODY_TOO_LARGE,
@@ -271,14 +266,9 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (ec) return close();
     auto req = std::make_shared<http::request<http::string_body>>(body_parser_->release());
     srv_.metrics.request_bytes.fetch_add(req->body().size());
-    const auto& seg = target_.segments;
-    if (seg.size() >= 3 && seg[0] == "api" &&
-        ((seg.size() == 4 && seg[1] == "motions" && seg[3] == "stream") ||
-         (seg.size() == 4 && seg[1] == "packages" && seg[3] == "drivers") ||
-         (seg.size() == 3 && seg[1] == "live")))
-      return websocket_route(std::move(req));
+    if (route_.kind == RouteKind::websocket) return websocket_route(std::move(req));
     const bool keep = req->keep_alive();
-    offload([this, req] { return srv_.handle_safely(*req, target_); },
+    offload([this, req] { return srv_.handle_safely(*req, target_, route_); },
             [this, keep](Reply reply) {
               if (closed_) return;
               send_reply(std::move(reply), !keep);
@@ -334,7 +324,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       return send(std::move(res), true);
     }
     const auto& seg = target_.segments;
-    if (seg[1] == "packages") {
+    if (route_.id == RouteId::package_drivers) {
       auto id = parse_id(seg[2]);
       if (!id)
         return send(error_reply(http::status::bad_request, codes::BAD_ID,
@@ -359,7 +349,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
           });
       return;
     }
-    if (seg[1] == "motions") {
+    if (route_.id == RouteId::motion_stream) {
       auto id = parse_id(seg[2]);
       if (!id)
         return send(error_reply(http::status::bad_request, codes::BAD_ID,
@@ -845,7 +835,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::string method_;
   std::string target_text_;
   std::string cors_origin_;  ///< the request's Origin when it is an allowed CORS origin
-  Access access_ = Access::open;
+  Route route_;              ///< the request's route (detail/route_table.h)
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 

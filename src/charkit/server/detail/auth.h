@@ -21,19 +21,14 @@
 namespace charkit::server {
 
 /// What a request needs. `open` routes (health, the console's static page,
-/// login) need nothing; `metrics` is any valid token unless public.
+/// login) need nothing; `metrics` is any valid token unless public. The
+/// route table (detail/route_table.h) decides it per request.
 enum class Access { open, read, write, admin, metrics };
-
-/// The access a route needs, from the method, the decoded path segments and
-/// the decoded query (the same Target the router reads). Uploads and live
-/// publishing need write; DELETE needs admin; every other /api read
-/// (including WebSocket streams and live viewing) needs read.
-Access required_access(std::string_view method, const std::vector<std::string>& segments,
-                       const QueryParams& params);
 
 /// The role a live connection asks for (`?role=publish` or `?role=view`,
 /// decoded; the first `role` parameter counts): nullopt for anything else.
-/// Access control and the live route both decide through this one function.
+/// Access control (match_route) and the live route both decide through this
+/// one function.
 enum class LiveRoleRequest { publish, view };
 std::optional<LiveRoleRequest> live_role(const QueryParams& params);
 

@@ -39,6 +39,7 @@
 #include "charkit/server/detail/metrics.h"
 #include "charkit/server/detail/multipart.h"
 #include "charkit/server/detail/page.h"
+#include "charkit/server/detail/route_table.h"
 #include "charkit/server/detail/ws.h"
 #include "charkit/server/server.h"
 #include "charkit/server/worker.h"
@@ -258,13 +259,17 @@ struct Server::Impl {
   Json model_json(const store::Model& m);
   Json motion_json(const store::Motion& m);
   Json package_json(const store::Package& p);
-  Reply handle(const http::request<http::string_body>& req, const Target& target);
+  /// The answer of an `answer` route (detail/route_table.h), its access
+  /// already granted.
+  Reply handle(const http::request<http::string_body>& req, const Target& target,
+               const Route& route);
   /// A console file from memory: 304 when If-None-Match names its ETag; the
   /// page (index.html) with its Content-Security-Policy.
   StringResponse console_reply(const http::request<http::string_body>& req, const ConsoleFile& file,
                                bool page);
   /// handle(), with anything thrown answered 500 INTERNAL (the server lives on).
-  Reply handle_safely(const http::request<http::string_body>& req, const Target& target);
+  Reply handle_safely(const http::request<http::string_body>& req, const Target& target,
+                      const Route& route);
   /// 500 INTERNAL for an exception a handler let through; logged.
   StringResponse internal_error(const std::exception& e);
   Reply handle_list(store::Kind kind, const QueryParams& params);
