@@ -4,6 +4,7 @@
 // the coverage and per-pass pixels expected. Skipped without Vulkan.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -128,6 +129,43 @@ TEST_F(RenderFrame, VertexMotionGivesTheEncodedMotionVector) {
   const std::size_t i = (32 * 64 + 32) * 4;
   EXPECT_NEAR(f->material2[i] / 255.0F, want[0], 0.6F / 255.0F);
   EXPECT_NEAR(f->material2[i + 1] / 255.0F, want[1], 0.6F / 255.0F);
+}
+
+// MToon lighting on a quad facing +Z, the light at a known angle and no
+// shadow map: every pixel is mix(shade, base, linearstep(from, to, N·L)) ×
+// light + base × ambient + emissive (docs/render/shading.md), computed here.
+TEST_F(RenderFrame, MToonShadingFollowsItsFormula) {
+  RenderModel m = quad();
+  MToonShading mt;
+  mt.shade_colour = {0.1F, 0.2F, 0.6F};
+  mt.shade_from = -0.2F;
+  mt.shade_to = 0.4F;
+  mt.emissive = {0.02F, 0.03F, 0.04F};
+  mt.source = "test";
+  m.primitives[0].mtoon = mt;
+  FrameOptions o;
+  o.width = 32;
+  o.height = 32;
+  o.shadow_map_size = 32;
+  o.shadows = false;
+  o.camera.eye = {0, 0, 3};
+  o.camera.target = {0, 0, 0};
+  o.light_colour = {0.9F, 1.0F, 0.8F};
+  for (float ndl : {0.1F, -0.5F, 0.7F, 0.0F}) {
+    o.light_direction = {0.0F, std::sqrt(1.0F - ndl * ndl), ndl};
+    auto f = render_frame(*ctx_, m, o);
+    ASSERT_TRUE(f) << f.error().message;
+    const float lit = std::clamp((ndl - mt.shade_from) / (mt.shade_to - mt.shade_from), 0.0F, 1.0F);
+    const std::size_t i = (16 * 32 + 16) * 4;
+    for (std::size_t c = 0; c < 3; ++c) {
+      const float base = m.primitives[0].base_colour[c];
+      const float want =
+          (mt.shade_colour[c] + (base - mt.shade_colour[c]) * lit) * o.light_colour[c] +
+          base * o.ambient[c] + mt.emissive[c];
+      EXPECT_NEAR(core::half_to_float(f->hdr[i + c]), want, 2e-3F * std::max(1.0F, want))
+          << "N.L " << ndl << " channel " << c;
+    }
+  }
 }
 
 TEST_F(RenderFrame, GodetteRendersWithFaceAndShadow) {

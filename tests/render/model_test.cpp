@@ -2,6 +2,7 @@
 // parts mapping file, and the .cube LUT reader (render/lut.h).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -179,6 +180,107 @@ TEST(RenderModel, BlinkExpressionFindsTheFace) {
   for (std::size_t p = 1; p < m->primitives.size(); ++p)
     EXPECT_EQ(m->primitives[p].kind_reason.rfind("VRM expression", 0), std::string::npos)
         << m->primitives[p].material_name;
+}
+
+double srgb_to_linear_reference(double c) {
+  return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+}
+
+// VRM 0.x MToon (Godette): the shading edges, shade colour and shade texture
+// from each material's properties, read here from the file's own JSON.
+TEST(RenderModel, Vrm0MToonShading) {
+  auto file = core::MappedFile::open(model_path("Godette_vrm_v4.vrm"));
+  ASSERT_TRUE(file);
+  auto chunks = scene::split_glb(file->bytes());
+  ASSERT_TRUE(chunks);
+  auto json = core::parse_json_strict(core::as_chars(chunks->json));
+  ASSERT_TRUE(json);
+  std::map<std::string, core::Json> props;
+  for (const core::Json& m : (*json)["extensions"]["VRM"]["materialProperties"])
+    props[m["name"].get<std::string>()] = m;
+  auto doc = scene::GltfDocument::load_file(model_path("Godette_vrm_v4.vrm"));
+  ASSERT_TRUE(doc);
+  auto m = load_render_model(*doc);
+  ASSERT_TRUE(m) << m.error().message;
+  int mtoon = 0, plain = 0;
+  for (const RenderPrimitive& p : m->primitives) {
+    const core::Json& mp = props.at(p.material_name);
+    if (mp["shader"] != "VRM/MToon") {
+      EXPECT_FALSE(p.mtoon) << p.material_name;
+      ++plain;
+      continue;
+    }
+    ASSERT_TRUE(p.mtoon) << p.material_name;
+    ++mtoon;
+    EXPECT_EQ(p.mtoon->source, "VRM 0.x MToon");
+    const double shift = mp["floatProperties"]["_ShadeShift"].get<double>();
+    const double toony = mp["floatProperties"]["_ShadeToony"].get<double>();
+    EXPECT_FLOAT_EQ(p.mtoon->shade_from, static_cast<float>(shift));
+    EXPECT_FLOAT_EQ(p.mtoon->shade_to, static_cast<float>(1.0 + (shift - 1.0) * toony));
+    for (std::size_t c = 0; c < 3; ++c)
+      EXPECT_FLOAT_EQ(p.mtoon->shade_colour[c],
+                      static_cast<float>(srgb_to_linear_reference(
+                          mp["vectorProperties"]["_ShadeColor"][c].get<double>())));
+    EXPECT_EQ(p.mtoon->shade_texture.has_value(),
+              mp["textureProperties"].contains("_ShadeTexture"));
+  }
+  EXPECT_GT(mtoon, 0);
+  EXPECT_GT(plain, 0);  // the logo keeps charkit's own shading
+}
+
+// VRMC_materials_mtoon 1.0: the edges are −1 + toony − shift and
+// 1 − toony − shift; an emissive factor counts only without its texture.
+TEST(RenderModel, Vrm1MToonShading) {
+  auto file = core::MappedFile::open(model_path("debug_robot.vrm"));
+  ASSERT_TRUE(file);
+  auto chunks = scene::split_glb(file->bytes());
+  ASSERT_TRUE(chunks);
+  auto json = core::parse_json_strict(core::as_chars(chunks->json));
+  ASSERT_TRUE(json);
+  core::Json& mats = (*json)["materials"];
+  ASSERT_GE(mats.size(), 3U);
+  mats[0]["extensions"]["VRMC_materials_mtoon"] = {{"specVersion", "1.0"},
+                                                   {"shadeColorFactor", {0.2, 0.3, 0.4}},
+                                                   {"shadingShiftFactor", -0.1},
+                                                   {"shadingToonyFactor", 0.6}};
+  mats[0]["emissiveFactor"] = {0.05, 0.0, 0.5};
+  mats[1]["extensions"]["VRMC_materials_mtoon"] = {{"specVersion", "1.0"}};
+  mats[1]["emissiveFactor"] = {1.0, 1.0, 1.0};
+  mats[1]["emissiveTexture"] = {{"index", 0}};
+  (*json)["extensionsUsed"].push_back("VRMC_materials_mtoon");
+  ASSERT_FALSE((*json)["textures"].empty());
+  const auto glb = testkit::build_glb(json->dump(), *chunks->bin);
+  auto doc = scene::GltfDocument::load(core::Bytes(glb.data(), glb.size()));
+  ASSERT_TRUE(doc) << doc.error().to_string();
+  auto m = load_render_model(*doc);
+  ASSERT_TRUE(m) << m.error().message;
+  const std::string first = mats[0]["name"], second = mats[1]["name"], third = mats[2]["name"];
+  int seen[3] = {0, 0, 0};
+  for (const RenderPrimitive& p : m->primitives) {
+    if (p.material_name == first) {
+      ASSERT_TRUE(p.mtoon);
+      EXPECT_EQ(p.mtoon->source, "VRMC_materials_mtoon");
+      EXPECT_FLOAT_EQ(p.mtoon->shade_from, -1.0F + 0.6F + 0.1F);
+      EXPECT_FLOAT_EQ(p.mtoon->shade_to, 1.0F - 0.6F + 0.1F);
+      EXPECT_EQ(p.mtoon->shade_colour, (core::Vec3f{0.2F, 0.3F, 0.4F}));
+      EXPECT_EQ(p.mtoon->emissive, (core::Vec3f{0.05F, 0.0F, 0.5F}));
+      EXPECT_FALSE(p.mtoon->shade_texture);
+      ++seen[0];
+    } else if (p.material_name == second) {
+      ASSERT_TRUE(p.mtoon);  // the extension's defaults: shift 0, toony 0.9
+      EXPECT_NEAR(p.mtoon->shade_from, -0.1F, 1e-6F);
+      EXPECT_NEAR(p.mtoon->shade_to, 0.1F, 1e-6F);
+      EXPECT_EQ(p.mtoon->emissive, (core::Vec3f{0, 0, 0}));  // textured emission: not drawn
+      ++seen[1];
+    } else {
+      EXPECT_EQ(p.material_name, third);
+      EXPECT_FALSE(p.mtoon);
+      ++seen[2];
+    }
+  }
+  EXPECT_GT(seen[0], 0);
+  EXPECT_GT(seen[1], 0);
+  EXPECT_GT(seen[2], 0);
 }
 
 TEST(RenderModel, PartsFileOverridesAndErrors) {

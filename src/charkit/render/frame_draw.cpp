@@ -129,10 +129,11 @@ core::Result<std::array<gpu::PipelineId, 6>> make_pipelines(gpu::Context& contex
     const bool depth_only = p.colour.empty();
     gpu::GraphicsPipelineDesc d = pipeline_desc(
         p, kCharacter_vsSpirv, depth_only ? std::span<const std::uint32_t>{} : kCharacter_fsSpirv,
-        sizeof(RenderVertex), attributes, 32);
+        sizeof(RenderVertex), attributes, 64);
     d.storage_buffers = 1;
     if (!depth_only)
-      d.textures = {gpu::Sampling::kLinear, gpu::Sampling::kNearest, gpu::Sampling::kNearest};
+      d.textures = {gpu::Sampling::kLinear, gpu::Sampling::kNearest, gpu::Sampling::kNearest,
+                    gpu::Sampling::kLinear};
     return context.create_graphics_pipeline(d);
   };
   std::array<gpu::PipelineId, 6> pipelines{};
@@ -227,15 +228,27 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     d.indices = geometry[i].indices;
     d.count = geometry[i].count;
     put(d.push, p.base_colour);
-    const bool has_texture = p.base_texture && *p.base_texture < textures.size() &&
-                             model.images[*p.base_texture].width > 0;
-    const std::uint32_t flags = (has_texture ? 1U : 0U) | (p.alpha_mask ? 2U : 0U);
+    auto usable = [&](const std::optional<std::uint32_t>& image) {
+      return image && *image < textures.size() && model.images[*image].width > 0;
+    };
+    const bool has_texture = usable(p.base_texture);
+    const bool has_shade_texture = p.mtoon && usable(p.mtoon->shade_texture);
+    // The flags of frame.glsl: textured, alpha mask, MToon, shade texture.
+    const std::uint32_t flags = (has_texture ? 1U : 0U) | (p.alpha_mask ? 2U : 0U) |
+                                (p.mtoon ? 4U : 0U) | (has_shade_texture ? 8U : 0U);
     put(d.push, mode);
     put(d.push, flags);
     put(d.push, p.alpha_cutoff);
     put(d.push, std::uint32_t{0});
+    const MToonShading mtoon = p.mtoon.value_or(MToonShading{});
+    put(d.push, core::Vec4f{mtoon.shade_colour[0], mtoon.shade_colour[1], mtoon.shade_colour[2],
+                            mtoon.shade_from});
+    put(d.push,
+        core::Vec4f{mtoon.emissive[0], mtoon.emissive[1], mtoon.emissive[2], mtoon.shade_to});
     d.buffers = {*frame_buffer};
-    if (textured) d.textures = {has_texture ? textures[*p.base_texture] : t.white, t.shadow, t.lut};
+    if (textured)
+      d.textures = {has_texture ? textures[*p.base_texture] : t.white, t.shadow, t.lut,
+                    has_shade_texture ? textures[*p.mtoon->shade_texture] : t.white};
     return d;
   };
   Frame frame;

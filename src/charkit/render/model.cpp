@@ -3,6 +3,7 @@
 #include "charkit/render/model.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <functional>
@@ -239,6 +240,9 @@ class Loader {
                         std::vector<std::uint32_t>& joints, std::vector<float>& weights);
   // Colour, texture and alpha; returns whether the material blends.
   core::Result<bool> material(const scene::GltfPrimitive& prim, RenderPrimitive& out);
+  // The material's MToon lighting: VRMC_materials_mtoon, else the VRM 0.x
+  // MToon properties of the material of that name; unset for other shaders.
+  core::Result<std::optional<MToonShading>> mtoon(const scene::GltfMaterial& mat);
   core::Status choose_part(const scene::GltfPrimitive& prim, RenderPrimitive& out, bool blend,
                            std::size_t n, const std::vector<std::uint32_t>& joints,
                            const std::vector<float>& weights);
@@ -484,8 +488,66 @@ core::Result<bool> Loader::material(const scene::GltfPrimitive& prim, RenderPrim
       if (!slot) return std::move(slot).error();
       out.base_texture = *slot;
     }
+    auto shading = mtoon(mat);
+    if (!shading) return std::move(shading).error();
+    out.mtoon = std::move(*shading);
   }
   return blend;
+}
+
+namespace {
+float srgb_channel_to_linear(double c) {
+  return static_cast<float>(c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4));
+}
+}  // namespace
+
+core::Result<std::optional<MToonShading>> Loader::mtoon(const scene::GltfMaterial& mat) {
+  MToonShading s;
+  std::optional<std::size_t> shade_texture;
+  if (mat.mtoon) {
+    // VRMC_materials_mtoon 1.0: shading = linearstep(−1 + toony, 1 − toony,
+    // N·L + shift), its colours linear.
+    const scene::GltfMToon& t = *mat.mtoon;
+    s.source = "VRMC_materials_mtoon";
+    for (std::size_t c = 0; c < 3; ++c) s.shade_colour[c] = static_cast<float>(t.shade_color[c]);
+    s.shade_from = static_cast<float>(-1.0 + t.shading_toony - t.shading_shift);
+    s.shade_to = static_cast<float>(1.0 - t.shading_toony - t.shading_shift);
+    if (t.shade_multiply_texture) shade_texture = t.shade_multiply_texture->texture;
+  } else {
+    const scene::VrmMaterialProperties* p = nullptr;
+    if (asset_.vrm)
+      for (const scene::VrmMaterialProperties& m : asset_.vrm->materials)
+        if (m.name == mat.name && m.shader == "VRM/MToon") p = &m;
+    if (p == nullptr) return std::optional<MToonShading>{};
+    // VRM 0.x MToon: shading = linearstep(_ShadeShift,
+    // lerp(1, _ShadeShift, _ShadeToony), N·L); Unity's colours are sRGB.
+    // The shader's defaults where a property is missing.
+    s.source = "VRM 0.x MToon";
+    auto number = [&](const char* name, double fallback) {
+      auto it = p->float_properties.find(name);
+      return it != p->float_properties.end() ? it->second : fallback;
+    };
+    const double shift = number("_ShadeShift", 0.0);
+    const double toony = number("_ShadeToony", 0.9);
+    s.shade_from = static_cast<float>(shift);
+    s.shade_to = static_cast<float>(1.0 + (shift - 1.0) * toony);
+    std::array<double, 4> shade{0.97, 0.81, 0.86, 1.0};
+    if (auto it = p->vector_properties.find("_ShadeColor"); it != p->vector_properties.end())
+      shade = it->second;
+    for (std::size_t c = 0; c < 3; ++c) s.shade_colour[c] = srgb_channel_to_linear(shade[c]);
+    if (auto it = p->texture_properties.find("_ShadeTexture"); it != p->texture_properties.end())
+      shade_texture = it->second;
+  }
+  if (shade_texture) {
+    auto slot = texture_image(*shade_texture);
+    if (!slot) return std::move(slot).error();
+    s.shade_texture = *slot;
+  }
+  // Emission without its texture (which this renderer does not sample) would
+  // light the whole surface: only an untextured emissive factor is drawn.
+  if (!mat.emissive_texture)
+    for (std::size_t c = 0; c < 3; ++c) s.emissive[c] = static_cast<float>(mat.emissive_factor[c]);
+  return std::optional<MToonShading>{std::move(s)};
 }
 
 // The part: the mapping file, the VRM humanoid bone, VRM / alpha, then names.

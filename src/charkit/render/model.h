@@ -32,6 +32,21 @@ struct RenderVertex {
 };
 static_assert(sizeof(RenderVertex) == 44);
 
+/// MToon's lighting of a primitive (docs/render/shading.md): the lit colour
+/// is the base colour, the shade colour takes over where
+/// shading = linearstep(shade_from, shade_to, N·L) (times the shadow) falls
+/// to 0. VRMC_materials_mtoon 1.0 gives shade_from = −1 + toony − shift and
+/// shade_to = 1 − toony − shift; VRM 0.x MToon shade_from = _ShadeShift and
+/// shade_to = lerp(1, _ShadeShift, _ShadeToony).
+struct MToonShading {
+  core::Vec3f shade_colour{1, 1, 1};           ///< linear RGB
+  std::optional<std::uint32_t> shade_texture;  ///< the shade multiply texture (RenderModel::images)
+  float shade_from = -1.0F;
+  float shade_to = 1.0F;
+  core::Vec3f emissive{0, 0, 0};  ///< linear RGB; 0 where an emissive texture is given
+  std::string source;             ///< "VRMC_materials_mtoon" or "VRM 0.x MToon"
+};
+
 struct RenderPrimitive {
   std::string pointer;  ///< "/meshes/0/primitives/1"
   std::string mesh_name;
@@ -45,6 +60,8 @@ struct RenderPrimitive {
   std::optional<std::uint32_t> base_texture;  ///< into RenderModel::images
   bool alpha_mask = false;
   float alpha_cutoff = 0.5F;
+  /// MToon lighting; unset: charkit's own toon step (docs/render/shading.md).
+  std::optional<MToonShading> mtoon;
 };
 
 struct RenderModel {

@@ -12,6 +12,7 @@
 layout(set = 0, binding = 1) uniform sampler2D base_texture;  // linear
 layout(set = 0, binding = 2) uniform sampler2D shadow_map;    // nearest (texelFetch)
 layout(set = 0, binding = 3) uniform sampler2D lut;           // nearest (texelFetch)
+layout(set = 0, binding = 4) uniform sampler2D shade_texture; // linear: MToon's shade multiply
 
 layout(location = 0) in vec3 v_world;
 layout(location = 1) in vec3 v_normal;
@@ -40,16 +41,28 @@ void main() {
   const vec3 l = normalize(frame.light_dir.xyz);
 
   // Toon lighting: a narrow step across the terminator (our reading of the
-  // face's shading), the PCF pass rate through the material's switch.
+  // face's shading), the PCF pass rate through the material's switch. MToon
+  // materials step between their own edges and shade colour instead
+  // (docs/render/shading.md).
   const float ndl = dot(n, l);
-  const float lit = smoothstep(-0.05, 0.05, ndl);
   const float pass_rate = pcf9(shadow_map, v_world, n, frame.shadow.x, frame.light_vp,
                                frame.region, true, 0.0);
   const float visibility = shadow_visibility(pass_rate, 1.0, frame.shadow.y, frame.shadow.z != 0.0);
+  const bool mtoon = (pc.flags & FLAG_MTOON) != 0u;
+  float lit;
+  vec3 shade;
+  if (mtoon) {
+    lit = clamp((ndl - pc.shade.w) / max(pc.emissive.w - pc.shade.w, 1e-4), 0.0, 1.0);
+    shade = pc.shade.rgb;
+    if ((pc.flags & FLAG_SHADE_TEXTURED) != 0u)
+      shade *= srgb_to_linear(texture(shade_texture, v_uv).rgb);
+  } else {
+    lit = smoothstep(-0.05, 0.05, ndl);
+    shade = shadow_colour(base.rgb, frame.params.y, frame.params.z);
+  }
   const float light = lit * visibility;
-  const vec3 shade = shadow_colour(base.rgb, frame.params.y, frame.params.z);
-  const vec3 colour = mix(shade, base.rgb, light) * frame.light_colour.rgb +
-                      base.rgb * frame.ambient.rgb;
+  vec3 colour = mix(shade, base.rgb, light) * frame.light_colour.rgb + base.rgb * frame.ambient.rgb;
+  if (mtoon) colour += pc.emissive.rgb;
 
   // Motion: the encoding of the character-rendering frame analysis, or the
   // constant zero when it is off.

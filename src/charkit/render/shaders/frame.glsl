@@ -22,6 +22,8 @@ const uint MODE_SHADOW = 5u;
 
 const uint FLAG_TEXTURED = 1u;
 const uint FLAG_MASK = 2u;
+const uint FLAG_MTOON = 4u;           // MToon lighting (shade, shade_band, emissive)
+const uint FLAG_SHADE_TEXTURED = 8u;  // MToon's shade multiply texture is bound
 
 layout(push_constant) uniform Push {
   vec4 base_colour;
@@ -29,4 +31,6 @@ layout(push_constant) uniform Push {
   uint flags;
   float alpha_cutoff;
   uint reserved;
+  vec4 shade;     // MToon: shade colour (linear RGB), shading's lower edge
+  vec4 emissive;  // MToon: emissive colour (linear RGB), shading's upper edge
 } pc;
