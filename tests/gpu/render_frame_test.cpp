@@ -133,7 +133,8 @@ TEST_F(RenderFrame, VertexMotionGivesTheEncodedMotionVector) {
 
 // MToon lighting on a quad facing +Z, the light at a known angle and no
 // shadow map: every pixel is mix(shade, base, linearstep(from, to, N·L)) ×
-// light + base × ambient + emissive (docs/render/shading.md), computed here.
+// light + base × ambient + emissive + rim (docs/render/shading.md),
+// computed here.
 TEST_F(RenderFrame, MToonShadingFollowsItsFormula) {
   RenderModel m = quad();
   MToonShading mt;
@@ -151,20 +152,62 @@ TEST_F(RenderFrame, MToonShadingFollowsItsFormula) {
   o.camera.eye = {0, 0, 3};
   o.camera.target = {0, 0, 0};
   o.light_colour = {0.9F, 1.0F, 0.8F};
-  for (float ndl : {0.1F, -0.5F, 0.7F, 0.0F}) {
-    o.light_direction = {0.0F, std::sqrt(1.0F - ndl * ndl), ndl};
-    auto f = render_frame(*ctx_, m, o);
-    ASSERT_TRUE(f) << f.error().message;
-    const float lit = std::clamp((ndl - mt.shade_from) / (mt.shade_to - mt.shade_from), 0.0F, 1.0F);
-    const std::size_t i = (16 * 32 + 16) * 4;
-    for (std::size_t c = 0; c < 3; ++c) {
-      const float base = m.primitives[0].base_colour[c];
-      const float want =
-          (mt.shade_colour[c] + (base - mt.shade_colour[c]) * lit) * o.light_colour[c] +
-          base * o.ambient[c] + mt.emissive[c];
-      EXPECT_NEAR(core::half_to_float(f->hdr[i + c]), want, 2e-3F * std::max(1.0F, want))
-          << "N.L " << ndl << " channel " << c;
+  // The rim light faces the camera here (N·V ≈ 1 at the centre pixel): its
+  // fresnel term is clamp(lift, 0, 1)^power; a lift of 1 makes it 1.
+  struct Rim {
+    core::Vec3f colour;
+    float power, lift, mix;
+  };
+  for (const Rim& rim :
+       {Rim{{0, 0, 0}, 5.0F, 0.0F, 1.0F}, Rim{{0.5F, 0.25F, 1.0F}, 2.0F, 0.3F, 0.5F},
+        Rim{{0.2F, 0.4F, 0.1F}, 3.0F, 1.0F, 0.0F}}) {
+    mt.rim_colour = rim.colour;
+    mt.rim_fresnel_power = rim.power;
+    mt.rim_lift = rim.lift;
+    mt.rim_lighting_mix = rim.mix;
+    m.primitives[0].mtoon = mt;
+    for (float ndl : {0.1F, -0.5F, 0.7F, 0.0F}) {
+      o.light_direction = {0.0F, std::sqrt(1.0F - ndl * ndl), ndl};
+      auto f = render_frame(*ctx_, m, o);
+      ASSERT_TRUE(f) << f.error().message;
+      const float lit =
+          std::clamp((ndl - mt.shade_from) / (mt.shade_to - mt.shade_from), 0.0F, 1.0F);
+      const float fresnel = std::pow(std::clamp(rim.lift, 0.0F, 1.0F), rim.power);
+      const std::size_t i = (16 * 32 + 16) * 4;
+      for (std::size_t c = 0; c < 3; ++c) {
+        const float base = m.primitives[0].base_colour[c];
+        const float received = o.light_colour[c] * lit + o.ambient[c];
+        const float want =
+            (mt.shade_colour[c] + (base - mt.shade_colour[c]) * lit) * o.light_colour[c] +
+            base * o.ambient[c] + mt.emissive[c] +
+            rim.colour[c] * fresnel * (1.0F + (received - 1.0F) * rim.mix);
+        EXPECT_NEAR(core::half_to_float(f->hdr[i + c]), want, 2e-3F * std::max(1.0F, want))
+            << "N.L " << ndl << " channel " << c << " rim lift " << rim.lift;
+      }
     }
+  }
+  // The emissive and rim textures multiply their colours (sRGB-decoded): a
+  // 1 × 1 texture of sRGB 128 is 0.2158 linear.
+  scene::RgbaImage grey;
+  grey.width = grey.height = 1;
+  grey.pixels = {128, 128, 128, 255};
+  m.images.push_back(grey);
+  mt.emissive_texture = 0;
+  mt.rim_texture = 0;
+  mt.rim_colour = {0.5F, 0.25F, 1.0F};
+  mt.rim_lift = 1.0F;
+  mt.rim_lighting_mix = 0.0F;
+  m.primitives[0].mtoon = mt;
+  o.light_direction = {0.0F, 0.0F, 1.0F};
+  auto f = render_frame(*ctx_, m, o);
+  ASSERT_TRUE(f) << f.error().message;
+  const float g = std::pow((128.0F / 255.0F + 0.055F) / 1.055F, 2.4F);
+  const std::size_t i = (16 * 32 + 16) * 4;
+  for (std::size_t c = 0; c < 3; ++c) {
+    const float base = m.primitives[0].base_colour[c];
+    const float want =
+        base * o.light_colour[c] + base * o.ambient[c] + (mt.emissive[c] + mt.rim_colour[c]) * g;
+    EXPECT_NEAR(core::half_to_float(f->hdr[i + c]), want, 2e-3F * std::max(1.0F, want)) << c;
   }
 }
 

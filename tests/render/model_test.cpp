@@ -223,13 +223,22 @@ TEST(RenderModel, Vrm0MToonShading) {
                           mp["vectorProperties"]["_ShadeColor"][c].get<double>())));
     EXPECT_EQ(p.mtoon->shade_texture.has_value(),
               mp["textureProperties"].contains("_ShadeTexture"));
+    EXPECT_FLOAT_EQ(p.mtoon->rim_fresnel_power,
+                    mp["floatProperties"]["_RimFresnelPower"].get<float>());
+    EXPECT_FLOAT_EQ(p.mtoon->rim_lighting_mix,
+                    mp["floatProperties"]["_RimLightingMix"].get<float>());
+    for (std::size_t c = 0; c < 3; ++c)
+      EXPECT_FLOAT_EQ(p.mtoon->rim_colour[c],
+                      static_cast<float>(srgb_to_linear_reference(
+                          mp["vectorProperties"]["_RimColor"][c].get<double>())));
   }
   EXPECT_GT(mtoon, 0);
   EXPECT_GT(plain, 0);  // the logo keeps charkit's own shading
 }
 
 // VRMC_materials_mtoon 1.0: the edges are −1 + toony − shift and
-// 1 − toony − shift; an emissive factor counts only without its texture.
+// 1 − toony − shift; the rim light's parameters and defaults; the emissive
+// factor with its texture.
 TEST(RenderModel, Vrm1MToonShading) {
   auto file = core::MappedFile::open(model_path("debug_robot.vrm"));
   ASSERT_TRUE(file);
@@ -242,7 +251,11 @@ TEST(RenderModel, Vrm1MToonShading) {
   mats[0]["extensions"]["VRMC_materials_mtoon"] = {{"specVersion", "1.0"},
                                                    {"shadeColorFactor", {0.2, 0.3, 0.4}},
                                                    {"shadingShiftFactor", -0.1},
-                                                   {"shadingToonyFactor", 0.6}};
+                                                   {"shadingToonyFactor", 0.6},
+                                                   {"parametricRimColorFactor", {0.7, 0.0, 0.1}},
+                                                   {"parametricRimFresnelPowerFactor", 2.5},
+                                                   {"parametricRimLiftFactor", 0.25},
+                                                   {"rimLightingMixFactor", 0.5}};
   mats[0]["emissiveFactor"] = {0.05, 0.0, 0.5};
   mats[1]["extensions"]["VRMC_materials_mtoon"] = {{"specVersion", "1.0"}};
   mats[1]["emissiveFactor"] = {1.0, 1.0, 1.0};
@@ -264,13 +277,22 @@ TEST(RenderModel, Vrm1MToonShading) {
       EXPECT_FLOAT_EQ(p.mtoon->shade_to, 1.0F - 0.6F + 0.1F);
       EXPECT_EQ(p.mtoon->shade_colour, (core::Vec3f{0.2F, 0.3F, 0.4F}));
       EXPECT_EQ(p.mtoon->emissive, (core::Vec3f{0.05F, 0.0F, 0.5F}));
+      EXPECT_FALSE(p.mtoon->emissive_texture);
       EXPECT_FALSE(p.mtoon->shade_texture);
+      EXPECT_EQ(p.mtoon->rim_colour, (core::Vec3f{0.7F, 0.0F, 0.1F}));
+      EXPECT_FLOAT_EQ(p.mtoon->rim_fresnel_power, 2.5F);
+      EXPECT_FLOAT_EQ(p.mtoon->rim_lift, 0.25F);
+      EXPECT_FLOAT_EQ(p.mtoon->rim_lighting_mix, 0.5F);
       ++seen[0];
     } else if (p.material_name == second) {
-      ASSERT_TRUE(p.mtoon);  // the extension's defaults: shift 0, toony 0.9
+      ASSERT_TRUE(p.mtoon);  // the extension's defaults: shift 0, toony 0.9, rim off
       EXPECT_NEAR(p.mtoon->shade_from, -0.1F, 1e-6F);
       EXPECT_NEAR(p.mtoon->shade_to, 0.1F, 1e-6F);
-      EXPECT_EQ(p.mtoon->emissive, (core::Vec3f{0, 0, 0}));  // textured emission: not drawn
+      EXPECT_EQ(p.mtoon->emissive, (core::Vec3f{1, 1, 1}));
+      EXPECT_TRUE(p.mtoon->emissive_texture);  // the factor times the texture
+      EXPECT_EQ(p.mtoon->rim_colour, (core::Vec3f{0, 0, 0}));
+      EXPECT_FLOAT_EQ(p.mtoon->rim_fresnel_power, 5.0F);
+      EXPECT_FLOAT_EQ(p.mtoon->rim_lighting_mix, 1.0F);
       ++seen[1];
     } else {
       EXPECT_EQ(p.material_name, third);

@@ -503,7 +503,7 @@ float srgb_channel_to_linear(double c) {
 
 core::Result<std::optional<MToonShading>> Loader::mtoon(const scene::GltfMaterial& mat) {
   MToonShading s;
-  std::optional<std::size_t> shade_texture;
+  std::optional<std::size_t> shade_texture, rim_texture;
   if (mat.mtoon) {
     // VRMC_materials_mtoon 1.0: shading = linearstep(−1 + toony, 1 − toony,
     // N·L + shift), its colours linear.
@@ -513,6 +513,11 @@ core::Result<std::optional<MToonShading>> Loader::mtoon(const scene::GltfMateria
     s.shade_from = static_cast<float>(-1.0 + t.shading_toony - t.shading_shift);
     s.shade_to = static_cast<float>(1.0 - t.shading_toony - t.shading_shift);
     if (t.shade_multiply_texture) shade_texture = t.shade_multiply_texture->texture;
+    for (std::size_t c = 0; c < 3; ++c) s.rim_colour[c] = static_cast<float>(t.rim_color[c]);
+    s.rim_fresnel_power = static_cast<float>(t.rim_fresnel_power);
+    s.rim_lift = static_cast<float>(t.rim_lift);
+    s.rim_lighting_mix = static_cast<float>(t.rim_lighting_mix);
+    if (t.rim_multiply_texture) rim_texture = t.rim_multiply_texture->texture;
   } else {
     const scene::VrmMaterialProperties* p = nullptr;
     if (asset_.vrm)
@@ -537,16 +542,27 @@ core::Result<std::optional<MToonShading>> Loader::mtoon(const scene::GltfMateria
     for (std::size_t c = 0; c < 3; ++c) s.shade_colour[c] = srgb_channel_to_linear(shade[c]);
     if (auto it = p->texture_properties.find("_ShadeTexture"); it != p->texture_properties.end())
       shade_texture = it->second;
+    std::array<double, 4> rim{0, 0, 0, 1};
+    if (auto it = p->vector_properties.find("_RimColor"); it != p->vector_properties.end())
+      rim = it->second;
+    for (std::size_t c = 0; c < 3; ++c) s.rim_colour[c] = srgb_channel_to_linear(rim[c]);
+    s.rim_fresnel_power = static_cast<float>(number("_RimFresnelPower", 1.0));
+    s.rim_lift = static_cast<float>(number("_RimLift", 0.0));
+    s.rim_lighting_mix = static_cast<float>(number("_RimLightingMix", 0.0));
+    if (auto it = p->texture_properties.find("_RimTexture"); it != p->texture_properties.end())
+      rim_texture = it->second;
   }
-  if (shade_texture) {
-    auto slot = texture_image(*shade_texture);
+  for (auto [texture, slot_out] :
+       {std::pair{shade_texture, &s.shade_texture}, std::pair{rim_texture, &s.rim_texture},
+        std::pair{mat.emissive_texture ? std::optional<std::size_t>(mat.emissive_texture->texture)
+                                       : std::nullopt,
+                  &s.emissive_texture}}) {
+    if (!texture) continue;
+    auto slot = texture_image(*texture);
     if (!slot) return std::move(slot).error();
-    s.shade_texture = *slot;
+    *slot_out = *slot;
   }
-  // Emission without its texture (which this renderer does not sample) would
-  // light the whole surface: only an untextured emissive factor is drawn.
-  if (!mat.emissive_texture)
-    for (std::size_t c = 0; c < 3; ++c) s.emissive[c] = static_cast<float>(mat.emissive_factor[c]);
+  for (std::size_t c = 0; c < 3; ++c) s.emissive[c] = static_cast<float>(mat.emissive_factor[c]);
   return std::optional<MToonShading>{std::move(s)};
 }
 

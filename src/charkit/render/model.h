@@ -37,14 +37,23 @@ static_assert(sizeof(RenderVertex) == 44);
 /// shading = linearstep(shade_from, shade_to, N·L) (times the shadow) falls
 /// to 0. VRMC_materials_mtoon 1.0 gives shade_from = −1 + toony − shift and
 /// shade_to = 1 − toony − shift; VRM 0.x MToon shade_from = _ShadeShift and
-/// shade_to = lerp(1, _ShadeShift, _ShadeToony).
+/// shade_to = lerp(1, _ShadeShift, _ShadeToony). Emission and the rim light
+/// are added on top.
 struct MToonShading {
   core::Vec3f shade_colour{1, 1, 1};           ///< linear RGB
   std::optional<std::uint32_t> shade_texture;  ///< the shade multiply texture (RenderModel::images)
   float shade_from = -1.0F;
   float shade_to = 1.0F;
-  core::Vec3f emissive{0, 0, 0};  ///< linear RGB; 0 where an emissive texture is given
-  std::string source;             ///< "VRMC_materials_mtoon" or "VRM 0.x MToon"
+  core::Vec3f emissive{0, 0, 0};                  ///< linear RGB
+  std::optional<std::uint32_t> emissive_texture;  ///< multiplies `emissive` (sRGB)
+  /// Rim light: rim_colour × clamp(1 − N·V + rim_lift, 0, 1)^rim_fresnel_power
+  /// × the rim texture, × mix(1, the light received, rim_lighting_mix).
+  core::Vec3f rim_colour{0, 0, 0};  ///< linear RGB
+  float rim_fresnel_power = 5.0F;
+  float rim_lift = 0.0F;
+  float rim_lighting_mix = 1.0F;
+  std::optional<std::uint32_t> rim_texture;  ///< rimMultiplyTexture / _RimTexture (sRGB)
+  std::string source;                        ///< "VRMC_materials_mtoon" or "VRM 0.x MToon"
 };
 
 struct RenderPrimitive {

@@ -217,8 +217,8 @@ struct GltfMToon {
   std::optional<GltfTextureRef> matcap_texture;
   std::array<double, 3> rim_color{0, 0, 0};  ///< parametricRimColorFactor
   std::optional<GltfTextureRef> rim_multiply_texture;
-  double rim_lighting_mix = 0.0;
-  double rim_fresnel_power = 1.0;  ///< parametricRimFresnelPowerFactor
+  double rim_lighting_mix = 1.0;
+  double rim_fresnel_power = 5.0;  ///< parametricRimFresnelPowerFactor
   double rim_lift = 0.0;           ///< parametricRimLiftFactor
   MToonOutlineWidthMode outline_width_mode = MToonOutlineWidthMode::kNone;
   double outline_width = 0.0;

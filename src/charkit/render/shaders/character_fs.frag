@@ -12,7 +12,9 @@
 layout(set = 0, binding = 1) uniform sampler2D base_texture;  // linear
 layout(set = 0, binding = 2) uniform sampler2D shadow_map;    // nearest (texelFetch)
 layout(set = 0, binding = 3) uniform sampler2D lut;           // nearest (texelFetch)
-layout(set = 0, binding = 4) uniform sampler2D shade_texture; // linear: MToon's shade multiply
+layout(set = 0, binding = 4) uniform sampler2D shade_texture;     // linear: MToon's shade multiply
+layout(set = 0, binding = 5) uniform sampler2D emissive_texture;  // linear
+layout(set = 0, binding = 6) uniform sampler2D rim_texture;       // linear: MToon's rim multiply
 
 layout(location = 0) in vec3 v_world;
 layout(location = 1) in vec3 v_normal;
@@ -62,7 +64,20 @@ void main() {
   }
   const float light = lit * visibility;
   vec3 colour = mix(shade, base.rgb, light) * frame.light_colour.rgb + base.rgb * frame.ambient.rgb;
-  if (mtoon) colour += pc.emissive.rgb;
+  if (mtoon) {
+    vec3 emissive = pc.emissive.rgb;
+    if ((pc.flags & FLAG_EMISSIVE_TEXTURED) != 0u)
+      emissive *= srgb_to_linear(texture(emissive_texture, v_uv).rgb);
+    // The rim light: a fresnel term towards the silhouette, as bright as
+    // the light received where rim2.y is 1, as an emission where it is 0.
+    const vec3 v = normalize(frame.eye.xyz - v_world);
+    const float fresnel = pow(clamp(1.0 - dot(n, v) + pc.rim2.x, 0.0, 1.0), max(pc.rim.w, 1e-5));
+    vec3 rim = pc.rim.rgb * fresnel;
+    if ((pc.flags & FLAG_RIM_TEXTURED) != 0u)
+      rim *= srgb_to_linear(texture(rim_texture, v_uv).rgb);
+    const vec3 received = frame.light_colour.rgb * light + frame.ambient.rgb;
+    colour += emissive + rim * mix(vec3(1.0), received, pc.rim2.y);
+  }
 
   // Motion: the encoding of the character-rendering frame analysis, or the
   // constant zero when it is off.

@@ -11,6 +11,7 @@ layout(std430, set = 0, binding = 0) readonly buffer Frame {
   vec4 region;          // the shadow sub-region of the map
   vec4 params;          // exposure, shadow value scale, saturation scale, LUT on
   vec4 motion;          // on, scale, zero, -
+  vec4 eye;             // the camera's position (MToon's rim light)
 } frame;
 
 const uint MODE_BODY = 0u;
@@ -23,7 +24,9 @@ const uint MODE_SHADOW = 5u;
 const uint FLAG_TEXTURED = 1u;
 const uint FLAG_MASK = 2u;
 const uint FLAG_MTOON = 4u;           // MToon lighting (shade, shade_band, emissive)
-const uint FLAG_SHADE_TEXTURED = 8u;  // MToon's shade multiply texture is bound
+const uint FLAG_SHADE_TEXTURED = 8u;      // MToon's shade multiply texture is bound
+const uint FLAG_EMISSIVE_TEXTURED = 16u;  // the emissive texture is bound
+const uint FLAG_RIM_TEXTURED = 32u;       // MToon's rim multiply texture is bound
 
 layout(push_constant) uniform Push {
   vec4 base_colour;
@@ -33,4 +36,6 @@ layout(push_constant) uniform Push {
   uint reserved;
   vec4 shade;     // MToon: shade colour (linear RGB), shading's lower edge
   vec4 emissive;  // MToon: emissive colour (linear RGB), shading's upper edge
+  vec4 rim;       // MToon: rim colour (linear RGB), fresnel power
+  vec4 rim2;      // MToon: rim lift, rim lighting mix, -, -
 } pc;
