@@ -1,6 +1,7 @@
 // libFuzzer target: the server's own request glue (charkit/server/detail/http_glue.h)
 // on arbitrary text — target splitting and percent-decoding, query strings,
-// the Range header against a size taken from the input, client file names —
+// the Range header against a size taken from the input, client file names,
+// the route table —
 // with the invariants the server relies on checked on every result.
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "charkit/server/detail/auth.h"
 #include "charkit/server/detail/http_glue.h"
+#include "charkit/server/detail/route_table.h"
 #include "charkit/store/blob_store.h"
 
 using namespace charkit::server;
@@ -40,7 +42,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     check(t->params.size() <= kMaxQueryParams);
     (void)query_value(t->params, "filename");
-    (void)required_access("GET", t->segments, t->params);
+    // The route table: an upload is a POST to a record kind and needs
+    // write; only the three WebSocket routes hand the socket over; nothing
+    // under /api but the session is open.
+    const auto& seg = t->segments;
+    const bool api = !seg.empty() && seg[0] == "api";
+    const bool session = seg.size() == 2 && api && seg[1] == "session";
+    for (const char* method : {"GET", "POST", "DELETE", "PUT"}) {
+      for (bool console : {false, true}) {
+        const Route r = match_route(method, *t, console);
+        if (r.kind == RouteKind::upload)
+          check(std::string_view(method) == "POST" && r.record_kind && r.access == Access::write);
+        if (r.kind == RouteKind::websocket)
+          check(r.id == RouteId::live || r.id == RouteId::motion_stream ||
+                r.id == RouteId::package_drivers);
+        if (api && !session) check(r.access != Access::open && r.access != Access::metrics);
+        if (std::string_view(method) == "DELETE" && api && !session)
+          check(r.access == Access::admin);
+      }
+    }
   }
   if (auto q = parse_query(text)) check(q->size() <= kMaxQueryParams);
 
