@@ -209,6 +209,26 @@ TEST_F(RenderFrame, MToonShadingFollowsItsFormula) {
         base * o.light_colour[c] + base * o.ambient[c] + (mt.emissive[c] + mt.rim_colour[c]) * g;
     EXPECT_NEAR(core::half_to_float(f->hdr[i + c]), want, 2e-3F * std::max(1.0F, want)) << c;
   }
+  // The matcap adds its colour × its texture (read at the view-space
+  // normal: the centre of a texture here) to the rim; the shading shift
+  // texture's red channel × its scale is added to N·L (raw, not decoded).
+  mt.matcap_texture = 0;
+  mt.matcap_colour = {0.3F, 0.6F, 0.9F};
+  mt.shift_texture = 0;
+  mt.shift_scale = 0.4F;
+  m.primitives[0].mtoon = mt;
+  o.light_direction = {0.0F, std::sqrt(1.0F - 0.01F), 0.1F};
+  auto shifted = render_frame(*ctx_, m, o);
+  ASSERT_TRUE(shifted) << shifted.error().message;
+  const float ndl = 0.1F + 128.0F / 255.0F * 0.4F;
+  const float lit = std::clamp((ndl - mt.shade_from) / (mt.shade_to - mt.shade_from), 0.0F, 1.0F);
+  for (std::size_t c = 0; c < 3; ++c) {
+    const float base = m.primitives[0].base_colour[c];
+    const float want =
+        (mt.shade_colour[c] + (base - mt.shade_colour[c]) * lit) * o.light_colour[c] +
+        base * o.ambient[c] + mt.emissive[c] * g + (mt.rim_colour[c] + mt.matcap_colour[c] * g) * g;
+    EXPECT_NEAR(core::half_to_float(shifted->hdr[i + c]), want, 2e-3F * std::max(1.0F, want)) << c;
+  }
 }
 
 TEST_F(RenderFrame, GodetteRendersWithFaceAndShadow) {

@@ -248,14 +248,18 @@ TEST(RenderModel, Vrm1MToonShading) {
   ASSERT_TRUE(json);
   core::Json& mats = (*json)["materials"];
   ASSERT_GE(mats.size(), 3U);
-  mats[0]["extensions"]["VRMC_materials_mtoon"] = {{"specVersion", "1.0"},
-                                                   {"shadeColorFactor", {0.2, 0.3, 0.4}},
-                                                   {"shadingShiftFactor", -0.1},
-                                                   {"shadingToonyFactor", 0.6},
-                                                   {"parametricRimColorFactor", {0.7, 0.0, 0.1}},
-                                                   {"parametricRimFresnelPowerFactor", 2.5},
-                                                   {"parametricRimLiftFactor", 0.25},
-                                                   {"rimLightingMixFactor", 0.5}};
+  mats[0]["extensions"]["VRMC_materials_mtoon"] = {
+      {"specVersion", "1.0"},
+      {"shadeColorFactor", {0.2, 0.3, 0.4}},
+      {"shadingShiftFactor", -0.1},
+      {"shadingToonyFactor", 0.6},
+      {"parametricRimColorFactor", {0.7, 0.0, 0.1}},
+      {"parametricRimFresnelPowerFactor", 2.5},
+      {"parametricRimLiftFactor", 0.25},
+      {"rimLightingMixFactor", 0.5},
+      {"matcapFactor", {0.1, 0.2, 0.3}},
+      {"matcapTexture", {{"index", 1}}},
+      {"shadingShiftTexture", {{"index", 2}, {"scale", 0.75}}}};
   mats[0]["emissiveFactor"] = {0.05, 0.0, 0.5};
   mats[1]["extensions"]["VRMC_materials_mtoon"] = {{"specVersion", "1.0"}};
   mats[1]["emissiveFactor"] = {1.0, 1.0, 1.0};
@@ -283,6 +287,10 @@ TEST(RenderModel, Vrm1MToonShading) {
       EXPECT_FLOAT_EQ(p.mtoon->rim_fresnel_power, 2.5F);
       EXPECT_FLOAT_EQ(p.mtoon->rim_lift, 0.25F);
       EXPECT_FLOAT_EQ(p.mtoon->rim_lighting_mix, 0.5F);
+      EXPECT_EQ(p.mtoon->matcap_colour, (core::Vec3f{0.1F, 0.2F, 0.3F}));
+      EXPECT_TRUE(p.mtoon->matcap_texture);
+      EXPECT_TRUE(p.mtoon->shift_texture);
+      EXPECT_FLOAT_EQ(p.mtoon->shift_scale, 0.75F);
       ++seen[0];
     } else if (p.material_name == second) {
       ASSERT_TRUE(p.mtoon);  // the extension's defaults: shift 0, toony 0.9, rim off

@@ -130,11 +130,12 @@ core::Result<std::array<gpu::PipelineId, 6>> make_pipelines(gpu::Context& contex
     const bool depth_only = p.colour.empty();
     gpu::GraphicsPipelineDesc d = pipeline_desc(
         p, kCharacter_vsSpirv, depth_only ? std::span<const std::uint32_t>{} : kCharacter_fsSpirv,
-        sizeof(RenderVertex), attributes, 96);
+        sizeof(RenderVertex), attributes, 112);
     d.storage_buffers = 1;
     if (!depth_only)
       d.textures = {gpu::Sampling::kLinear, gpu::Sampling::kNearest, gpu::Sampling::kNearest,
-                    gpu::Sampling::kLinear, gpu::Sampling::kLinear,  gpu::Sampling::kLinear};
+                    gpu::Sampling::kLinear, gpu::Sampling::kLinear,  gpu::Sampling::kLinear,
+                    gpu::Sampling::kLinear, gpu::Sampling::kLinear};
     return context.create_graphics_pipeline(d);
   };
   std::array<gpu::PipelineId, 6> pipelines{};
@@ -236,11 +237,14 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     const bool has_shade_texture = p.mtoon && usable(p.mtoon->shade_texture);
     const bool has_emissive_texture = p.mtoon && usable(p.mtoon->emissive_texture);
     const bool has_rim_texture = p.mtoon && usable(p.mtoon->rim_texture);
+    const bool has_matcap_texture = p.mtoon && usable(p.mtoon->matcap_texture);
+    const bool has_shift_texture = p.mtoon && usable(p.mtoon->shift_texture);
     // The flags of frame.glsl: textured, alpha mask, MToon, and MToon's
-    // shade, emissive and rim textures.
+    // shade, emissive, rim, matcap and shading shift textures.
     const std::uint32_t flags = (has_texture ? 1U : 0U) | (p.alpha_mask ? 2U : 0U) |
                                 (p.mtoon ? 4U : 0U) | (has_shade_texture ? 8U : 0U) |
-                                (has_emissive_texture ? 16U : 0U) | (has_rim_texture ? 32U : 0U);
+                                (has_emissive_texture ? 16U : 0U) | (has_rim_texture ? 32U : 0U) |
+                                (has_matcap_texture ? 64U : 0U) | (has_shift_texture ? 128U : 0U);
     put(d.push, mode);
     put(d.push, flags);
     put(d.push, p.alpha_cutoff);
@@ -252,7 +256,9 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
         core::Vec4f{mtoon.emissive[0], mtoon.emissive[1], mtoon.emissive[2], mtoon.shade_to});
     put(d.push, core::Vec4f{mtoon.rim_colour[0], mtoon.rim_colour[1], mtoon.rim_colour[2],
                             mtoon.rim_fresnel_power});
-    put(d.push, core::Vec4f{mtoon.rim_lift, mtoon.rim_lighting_mix, 0, 0});
+    put(d.push, core::Vec4f{mtoon.rim_lift, mtoon.rim_lighting_mix, mtoon.shift_scale, 0});
+    put(d.push,
+        core::Vec4f{mtoon.matcap_colour[0], mtoon.matcap_colour[1], mtoon.matcap_colour[2], 0});
     d.buffers = {*frame_buffer};
     if (textured)
       d.textures = {has_texture ? textures[*p.base_texture] : t.white,
@@ -260,7 +266,9 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
                     t.lut,
                     has_shade_texture ? textures[*p.mtoon->shade_texture] : t.white,
                     has_emissive_texture ? textures[*p.mtoon->emissive_texture] : t.white,
-                    has_rim_texture ? textures[*p.mtoon->rim_texture] : t.white};
+                    has_rim_texture ? textures[*p.mtoon->rim_texture] : t.white,
+                    has_matcap_texture ? textures[*p.mtoon->matcap_texture] : t.white,
+                    has_shift_texture ? textures[*p.mtoon->shift_texture] : t.white};
     return d;
   };
   Frame frame;

@@ -503,7 +503,7 @@ float srgb_channel_to_linear(double c) {
 
 core::Result<std::optional<MToonShading>> Loader::mtoon(const scene::GltfMaterial& mat) {
   MToonShading s;
-  std::optional<std::size_t> shade_texture, rim_texture;
+  std::optional<std::size_t> shade_texture, rim_texture, matcap_texture, shift_texture;
   if (mat.mtoon) {
     // VRMC_materials_mtoon 1.0: shading = linearstep(−1 + toony, 1 − toony,
     // N·L + shift), its colours linear.
@@ -518,6 +518,12 @@ core::Result<std::optional<MToonShading>> Loader::mtoon(const scene::GltfMateria
     s.rim_lift = static_cast<float>(t.rim_lift);
     s.rim_lighting_mix = static_cast<float>(t.rim_lighting_mix);
     if (t.rim_multiply_texture) rim_texture = t.rim_multiply_texture->texture;
+    for (std::size_t c = 0; c < 3; ++c) s.matcap_colour[c] = static_cast<float>(t.matcap[c]);
+    if (t.matcap_texture) matcap_texture = t.matcap_texture->texture;
+    if (t.shading_shift_texture) {
+      shift_texture = t.shading_shift_texture->texture;
+      s.shift_scale = static_cast<float>(t.shading_shift_texture->scale);
+    }
   } else {
     const scene::VrmMaterialProperties* p = nullptr;
     if (asset_.vrm)
@@ -551,9 +557,13 @@ core::Result<std::optional<MToonShading>> Loader::mtoon(const scene::GltfMateria
     s.rim_lighting_mix = static_cast<float>(number("_RimLightingMix", 0.0));
     if (auto it = p->texture_properties.find("_RimTexture"); it != p->texture_properties.end())
       rim_texture = it->second;
+    // 0.x's additive sphere map is its matcap, at full strength.
+    if (auto it = p->texture_properties.find("_SphereAdd"); it != p->texture_properties.end())
+      matcap_texture = it->second;
   }
   for (auto [texture, slot_out] :
        {std::pair{shade_texture, &s.shade_texture}, std::pair{rim_texture, &s.rim_texture},
+        std::pair{matcap_texture, &s.matcap_texture}, std::pair{shift_texture, &s.shift_texture},
         std::pair{mat.emissive_texture ? std::optional<std::size_t>(mat.emissive_texture->texture)
                                        : std::nullopt,
                   &s.emissive_texture}}) {

@@ -53,7 +53,14 @@ struct MToonShading {
   float rim_lift = 0.0F;
   float rim_lighting_mix = 1.0F;
   std::optional<std::uint32_t> rim_texture;  ///< rimMultiplyTexture / _RimTexture (sRGB)
-  std::string source;                        ///< "VRMC_materials_mtoon" or "VRM 0.x MToon"
+  /// Matcap: matcap_colour × this texture (sRGB) at the view-space normal,
+  /// added to the rim light (matcapTexture / VRM 0.x _SphereAdd).
+  std::optional<std::uint32_t> matcap_texture;
+  core::Vec3f matcap_colour{1, 1, 1};  ///< linear RGB
+  /// shadingShiftTexture: its red channel × shift_scale is added to N·L.
+  std::optional<std::uint32_t> shift_texture;
+  float shift_scale = 1.0F;
+  std::string source;  ///< "VRMC_materials_mtoon" or "VRM 0.x MToon"
 };
 
 struct RenderPrimitive {

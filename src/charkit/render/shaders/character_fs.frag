@@ -15,6 +15,8 @@ layout(set = 0, binding = 3) uniform sampler2D lut;           // nearest (texelF
 layout(set = 0, binding = 4) uniform sampler2D shade_texture;     // linear: MToon's shade multiply
 layout(set = 0, binding = 5) uniform sampler2D emissive_texture;  // linear
 layout(set = 0, binding = 6) uniform sampler2D rim_texture;       // linear: MToon's rim multiply
+layout(set = 0, binding = 7) uniform sampler2D matcap_texture;    // linear
+layout(set = 0, binding = 8) uniform sampler2D shift_texture;     // linear: shading shift (R)
 
 layout(location = 0) in vec3 v_world;
 layout(location = 1) in vec3 v_normal;
@@ -54,7 +56,9 @@ void main() {
   float lit;
   vec3 shade;
   if (mtoon) {
-    lit = clamp((ndl - pc.shade.w) / max(pc.emissive.w - pc.shade.w, 1e-4), 0.0, 1.0);
+    float shifted = ndl;
+    if ((pc.flags & FLAG_SHIFT_TEXTURED) != 0u) shifted += texture(shift_texture, v_uv).r * pc.rim2.z;
+    lit = clamp((shifted - pc.shade.w) / max(pc.emissive.w - pc.shade.w, 1e-4), 0.0, 1.0);
     shade = pc.shade.rgb;
     if ((pc.flags & FLAG_SHADE_TEXTURED) != 0u)
       shade *= srgb_to_linear(texture(shade_texture, v_uv).rgb);
@@ -73,6 +77,13 @@ void main() {
     const vec3 v = normalize(frame.eye.xyz - v_world);
     const float fresnel = pow(clamp(1.0 - dot(n, v) + pc.rim2.x, 0.0, 1.0), max(pc.rim.w, 1e-5));
     vec3 rim = pc.rim.rgb * fresnel;
+    if ((pc.flags & FLAG_MATCAP_TEXTURED) != 0u) {
+      // The normal in a frame facing the camera, as MToon's matcap reads it.
+      const vec3 vx = normalize(vec3(v.z, 0.0, -v.x));
+      const vec3 vy = cross(v, vx);
+      const vec2 matcap_uv = vec2(dot(vx, n), dot(vy, n)) * 0.495 + 0.5;
+      rim += pc.matcap.rgb * srgb_to_linear(texture(matcap_texture, matcap_uv).rgb);
+    }
     if ((pc.flags & FLAG_RIM_TEXTURED) != 0u)
       rim *= srgb_to_linear(texture(rim_texture, v_uv).rgb);
     const vec3 received = frame.light_colour.rgb * light + frame.ambient.rgb;

@@ -27,6 +27,8 @@ const uint FLAG_MTOON = 4u;           // MToon lighting (shade, shade_band, emis
 const uint FLAG_SHADE_TEXTURED = 8u;      // MToon's shade multiply texture is bound
 const uint FLAG_EMISSIVE_TEXTURED = 16u;  // the emissive texture is bound
 const uint FLAG_RIM_TEXTURED = 32u;       // MToon's rim multiply texture is bound
+const uint FLAG_MATCAP_TEXTURED = 64u;    // MToon's matcap texture is bound
+const uint FLAG_SHIFT_TEXTURED = 128u;    // MToon's shading shift texture is bound
 
 layout(push_constant) uniform Push {
   vec4 base_colour;
@@ -37,5 +39,6 @@ layout(push_constant) uniform Push {
   vec4 shade;     // MToon: shade colour (linear RGB), shading's lower edge
   vec4 emissive;  // MToon: emissive colour (linear RGB), shading's upper edge
   vec4 rim;       // MToon: rim colour (linear RGB), fresnel power
-  vec4 rim2;      // MToon: rim lift, rim lighting mix, -, -
+  vec4 rim2;      // MToon: rim lift, rim lighting mix, shading shift texture scale, -
+  vec4 matcap;    // MToon: matcap colour (linear RGB), -
 } pc;
