@@ -24,6 +24,24 @@ std::string model_path(const char* name) {
   return (std::filesystem::path(CHARKIT_TEST_DATA) / "models" / name).string();
 }
 
+/// A GLB's JSON (parsed) and binary chunk, to edit and rebuild.
+struct Glb {
+  core::Json json;
+  std::vector<std::uint8_t> bin;
+};
+Glb read_glb(const std::string& path) {
+  Glb g;
+  auto file = core::MappedFile::open(path);
+  if (!file) return g;
+  auto chunks = scene::split_glb(file->bytes());
+  if (!chunks) return g;
+  auto json = core::parse_json_strict(core::as_chars(chunks->json));
+  if (!json) return g;
+  g.json = std::move(*json);
+  if (chunks->bin) g.bin.assign(chunks->bin->begin(), chunks->bin->end());
+  return g;
+}
+
 core::Bytes text(const std::string& s) {
   return core::Bytes(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
 }
@@ -159,18 +177,15 @@ TEST(RenderModel, VrmExpressionsDriveTheirMorphTargets) {
 // expression that moves it: its blink targets move the face primitive (the
 // binds and deltas the previous test reads), not the body's.
 TEST(RenderModel, BlinkExpressionFindsTheFace) {
-  auto file = core::MappedFile::open(model_path("Godette_vrm_v4.vrm"));
-  ASSERT_TRUE(file);
-  auto chunks = scene::split_glb(file->bytes());
-  ASSERT_TRUE(chunks);
-  auto json = core::parse_json_strict(core::as_chars(chunks->json));
-  ASSERT_TRUE(json);
-  core::Json& bones = (*json)["extensions"]["VRM"]["humanoid"]["humanBones"];
+  Glb glb_in = read_glb(model_path("Godette_vrm_v4.vrm"));
+  ASSERT_TRUE(glb_in.json.is_object());
+  core::Json& json = glb_in.json;
+  core::Json& bones = json["extensions"]["VRM"]["humanoid"]["humanBones"];
   const auto before = bones.size();
   for (std::size_t i = bones.size(); i-- > 0;)
     if (bones[i]["bone"] == "head") bones.erase(i);
   ASSERT_EQ(bones.size(), before - 1);
-  const auto glb = testkit::build_glb(json->dump(), *chunks->bin);
+  const auto glb = testkit::build_glb(json.dump(), glb_in.bin);
   auto doc = scene::GltfDocument::load(core::Bytes(glb.data(), glb.size()));
   ASSERT_TRUE(doc) << doc.error().to_string();
   auto m = load_render_model(*doc);
@@ -189,14 +204,11 @@ double srgb_to_linear_reference(double c) {
 // VRM 0.x MToon (Godette): the shading edges, shade colour and shade texture
 // from each material's properties, read here from the file's own JSON.
 TEST(RenderModel, Vrm0MToonShading) {
-  auto file = core::MappedFile::open(model_path("Godette_vrm_v4.vrm"));
-  ASSERT_TRUE(file);
-  auto chunks = scene::split_glb(file->bytes());
-  ASSERT_TRUE(chunks);
-  auto json = core::parse_json_strict(core::as_chars(chunks->json));
-  ASSERT_TRUE(json);
+  Glb glb_in = read_glb(model_path("Godette_vrm_v4.vrm"));
+  ASSERT_TRUE(glb_in.json.is_object());
+  core::Json& json = glb_in.json;
   std::map<std::string, core::Json> props;
-  for (const core::Json& m : (*json)["extensions"]["VRM"]["materialProperties"])
+  for (const core::Json& m : json["extensions"]["VRM"]["materialProperties"])
     props[m["name"].get<std::string>()] = m;
   auto doc = scene::GltfDocument::load_file(model_path("Godette_vrm_v4.vrm"));
   ASSERT_TRUE(doc);
@@ -240,13 +252,10 @@ TEST(RenderModel, Vrm0MToonShading) {
 // 1 − toony − shift; the rim light's parameters and defaults; the emissive
 // factor with its texture.
 TEST(RenderModel, Vrm1MToonShading) {
-  auto file = core::MappedFile::open(model_path("debug_robot.vrm"));
-  ASSERT_TRUE(file);
-  auto chunks = scene::split_glb(file->bytes());
-  ASSERT_TRUE(chunks);
-  auto json = core::parse_json_strict(core::as_chars(chunks->json));
-  ASSERT_TRUE(json);
-  core::Json& mats = (*json)["materials"];
+  Glb glb_in = read_glb(model_path("debug_robot.vrm"));
+  ASSERT_TRUE(glb_in.json.is_object());
+  core::Json& json = glb_in.json;
+  core::Json& mats = json["materials"];
   ASSERT_GE(mats.size(), 3U);
   mats[0]["extensions"]["VRMC_materials_mtoon"] = {
       {"specVersion", "1.0"},
@@ -264,9 +273,9 @@ TEST(RenderModel, Vrm1MToonShading) {
   mats[1]["extensions"]["VRMC_materials_mtoon"] = {{"specVersion", "1.0"}};
   mats[1]["emissiveFactor"] = {1.0, 1.0, 1.0};
   mats[1]["emissiveTexture"] = {{"index", 0}};
-  (*json)["extensionsUsed"].push_back("VRMC_materials_mtoon");
-  ASSERT_FALSE((*json)["textures"].empty());
-  const auto glb = testkit::build_glb(json->dump(), *chunks->bin);
+  json["extensionsUsed"].push_back("VRMC_materials_mtoon");
+  ASSERT_FALSE(json["textures"].empty());
+  const auto glb = testkit::build_glb(json.dump(), glb_in.bin);
   auto doc = scene::GltfDocument::load(core::Bytes(glb.data(), glb.size()));
   ASSERT_TRUE(doc) << doc.error().to_string();
   auto m = load_render_model(*doc);

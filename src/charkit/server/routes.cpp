@@ -441,19 +441,9 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
       return handle_package_view(*id, seg[3], params);
     case RouteId::motion_keypoints: {
       if (method != http::verb::get) return not_allowed("GET");
-      auto m = catalogue->get_motion(*id);
-      if (!m) return store_error_reply(m.error());
-      if (!*m) return error_reply(http::status::not_found, codes::NOT_FOUND, "no such motion");
-      if ((*m)->preprocess_state != store::PreprocessState::done || !(*m)->keypoints_asset_id)
-        return error_reply(http::status::conflict, codes::NOT_READY,
-                           "the motion's keypoints are not ready",
-                           Json{{"preprocessState", store::state_name((*m)->preprocess_state)},
-                                {"error", (*m)->error}});
-      auto a = catalogue->get_asset(*(*m)->keypoints_asset_id);
-      if (!a) return store_error_reply(a.error());
-      if (!*a)
-        return error_reply(http::status::not_found, codes::NOT_FOUND, "keypoint asset missing");
-      return handle_asset(**a, req);
+      auto ready = ready_keypoints(*id);
+      if (auto* refusal = std::get_if<StringResponse>(&ready)) return std::move(*refusal);
+      return handle_asset(std::get<ReadyKeypoints>(ready).asset, req);
     }
     case RouteId::package_report: {
       if (method != http::verb::get) return not_allowed("GET");
@@ -611,7 +601,7 @@ StringResponse Server::Impl::handle_metrics() {
   return res;
 }
 
-std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse> Server::Impl::open_stream(
+std::variant<Server::Impl::ReadyKeypoints, StringResponse> Server::Impl::ready_keypoints(
     std::int64_t motion_id) {
   auto m = catalogue->get_motion(motion_id);
   if (!m) return store_error_reply(m.error());
@@ -624,7 +614,16 @@ std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse> Server::Imp
   auto a = catalogue->get_asset(*(*m)->keypoints_asset_id);
   if (!a) return store_error_reply(a.error());
   if (!*a) return error_reply(http::status::not_found, codes::NOT_FOUND, "keypoint asset missing");
-  const std::string sha = (*a)->sha256;
+  return ReadyKeypoints{std::move(**m), std::move(**a)};
+}
+
+std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse> Server::Impl::open_stream(
+    std::int64_t motion_id) {
+  auto ready = ready_keypoints(motion_id);
+  if (auto* refusal = std::get_if<StringResponse>(&ready)) return std::move(*refusal);
+  const store::Motion& motion = std::get<ReadyKeypoints>(ready).motion;
+  const store::Asset& asset = std::get<ReadyKeypoints>(ready).asset;
+  const std::string sha = asset.sha256;
   {
     std::lock_guard lock(hub.mutex);
     if (auto it = hub.cache.find(sha); it != hub.cache.end()) {
@@ -632,7 +631,7 @@ std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse> Server::Imp
       hub.cache.erase(it);
     }
   }
-  auto reader = blobs->open_blob((*a)->storage_key);
+  auto reader = blobs->open_blob(asset.storage_key);
   if (!reader) return store_error_reply(reader.error());
   if (reader->size() > ws::kMaxNdjsonBytes)
     return error_reply(http::status::payload_too_large, codes::KEYPOINTS_TOO_LARGE,
@@ -640,7 +639,7 @@ std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse> Server::Imp
   // One scan for the line offsets (bounded memory); frames are read a window
   // at a time while the motion plays.
   auto shared = std::make_shared<store::BlobReader>(std::move(*reader));
-  const double fps = (*m)->fps > 0 ? (*m)->fps : 30.0;
+  const double fps = motion.fps > 0 ? motion.fps : 30.0;
   auto source = ws::FrameSource::open(
       [shared](std::uint64_t offset, std::span<std::uint8_t> out) {
         return shared->read_at(offset, out);

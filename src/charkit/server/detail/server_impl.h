@@ -297,6 +297,13 @@ struct Server::Impl {
   StringResponse handle_session(const http::request<http::string_body>& req);
   /// The keypoint frames of a done motion, opened for streaming (shared
   /// while streamed), or the HTTP refusal. Blocking: on the pool.
+  /// A motion whose keypoints are ready, with their asset: 404 for no such
+  /// motion (or a lost asset), 409 NOT_READY while it is being converted.
+  struct ReadyKeypoints {
+    store::Motion motion;
+    store::Asset asset;
+  };
+  std::variant<ReadyKeypoints, StringResponse> ready_keypoints(std::int64_t motion_id);
   std::variant<std::shared_ptr<const ws::FrameSource>, StringResponse> open_stream(
       std::int64_t motion_id);
   /// After an upload committed: asset row, record, job. 201 created, 200 existing.
