@@ -38,27 +38,25 @@ struct Targets {
 core::Result<Targets> make_targets(gpu::Context& context, gpu::Scratch& own,
                                    const RenderModel& model, const FrameOptions& o) {
   Targets t;
-  auto hdr = own.image(o.width, o.height, gpu::ImageFormat::kRgba16Float);
-  if (!hdr) return std::move(hdr).error();
-  t.hdr = *hdr;
-  auto m1 = own.image(o.width, o.height, gpu::ImageFormat::kRgba8Unorm);
-  if (!m1) return std::move(m1).error();
-  t.m1 = *m1;
-  auto m2 = own.image(o.width, o.height, gpu::ImageFormat::kRgba8Unorm);
-  if (!m2) return std::move(m2).error();
-  t.m2 = *m2;
-  auto nrm = own.image(o.width, o.height, gpu::ImageFormat::kRgba8Unorm);
-  if (!nrm) return std::move(nrm).error();
-  t.nrm = *nrm;
-  auto ds = own.image(o.width, o.height, gpu::ImageFormat::kDepth32Stencil8);
-  if (!ds) return std::move(ds).error();
-  t.ds = *ds;
-  auto shadow = own.image(o.shadow_map_size, o.shadow_map_size, gpu::ImageFormat::kDepth32);
-  if (!shadow) return std::move(shadow).error();
-  t.shadow = *shadow;
-  auto white = own.image(1, 1, gpu::ImageFormat::kRgba8Unorm);
-  if (!white) return std::move(white).error();
-  t.white = *white;
+  struct Wanted {
+    gpu::ImageId* image;
+    std::uint32_t width, height;
+    gpu::ImageFormat format;
+  };
+  const Wanted wanted[] = {
+      {&t.hdr, o.width, o.height, gpu::ImageFormat::kRgba16Float},
+      {&t.m1, o.width, o.height, gpu::ImageFormat::kRgba8Unorm},
+      {&t.m2, o.width, o.height, gpu::ImageFormat::kRgba8Unorm},
+      {&t.nrm, o.width, o.height, gpu::ImageFormat::kRgba8Unorm},
+      {&t.ds, o.width, o.height, gpu::ImageFormat::kDepth32Stencil8},
+      {&t.shadow, o.shadow_map_size, o.shadow_map_size, gpu::ImageFormat::kDepth32},
+      {&t.white, 1, 1, gpu::ImageFormat::kRgba8Unorm},
+  };
+  for (const Wanted& w : wanted) {
+    auto image = own.image(w.width, w.height, w.format);
+    if (!image) return std::move(image).error();
+    *w.image = *image;
+  }
   const std::uint8_t white_texel[4] = {255, 255, 255, 255};
   if (auto st = context.write_image(t.white, white_texel); !st) return std::move(st).error();
   // The LUT strip, or a 1 × 1 stand-in when the branch is off.
