@@ -247,7 +247,8 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     put(d.push, flags);
     put(d.push, p.alpha_cutoff);
     put(d.push, std::uint32_t{0});
-    const MToonShading mtoon = p.mtoon.value_or(MToonShading{});
+    static const MToonShading kNoMToon;  // its values are pushed, and not read, without MToon
+    const MToonShading& mtoon = p.mtoon ? *p.mtoon : kNoMToon;
     put(d.push, core::Vec4f{mtoon.shade_colour[0], mtoon.shade_colour[1], mtoon.shade_colour[2],
                             mtoon.shade_from});
     put(d.push,

@@ -255,9 +255,9 @@ class Loader {
   const scene::GltfAsset& asset_;
   const ModelLoadOptions& options_;
   RenderModel model_;
-  std::map<std::string, std::pair<std::string, bool>> vrm_materials_;  // shader, transparent
-  std::map<std::size_t, std::string> bone_of_;                         // VRM humanoid bones by node
-  std::map<std::size_t, std::vector<std::optional<double>>> bound_;    // expression weights
+  std::map<std::string, const scene::VrmMaterialProperties*> vrm_materials_;  // VRM 0.x, by name
+  std::map<std::size_t, std::string> bone_of_;                       // VRM humanoid bones by node
+  std::map<std::size_t, std::vector<std::optional<double>>> bound_;  // expression weights
   std::vector<core::Mat4f> world_;
   std::vector<std::size_t> drawn_;  // nodes with a mesh, in visiting order
   std::map<std::size_t, std::optional<std::uint32_t>> image_slot_;  // glTF image → model image
@@ -525,11 +525,10 @@ core::Result<std::optional<MToonShading>> Loader::mtoon(const scene::GltfMateria
       s.shift_scale = static_cast<float>(t.shading_shift_texture->scale);
     }
   } else {
-    const scene::VrmMaterialProperties* p = nullptr;
-    if (asset_.vrm)
-      for (const scene::VrmMaterialProperties& m : asset_.vrm->materials)
-        if (m.name == mat.name && m.shader == "VRM/MToon") p = &m;
-    if (p == nullptr) return std::optional<MToonShading>{};
+    const auto found = vrm_materials_.find(mat.name);
+    if (found == vrm_materials_.end() || found->second->shader != "VRM/MToon")
+      return std::optional<MToonShading>{};
+    const scene::VrmMaterialProperties* p = found->second;
     // VRM 0.x MToon: shading = linearstep(_ShadeShift,
     // lerp(1, _ShadeShift, _ShadeToony), N·L); Unity's colours are sRGB.
     // The shader's defaults where a property is missing.
@@ -630,7 +629,7 @@ core::Status Loader::choose_part(const scene::GltfPrimitive& prim, RenderPrimiti
   }
   if (!kind) {
     auto vm = vrm_materials_.find(out.material_name);
-    if (blend || (vm != vrm_materials_.end() && vm->second.second)) {
+    if (blend || (vm != vrm_materials_.end() && vm->second->transparent())) {
       kind = PartKind::kTransparent;
       out.kind_reason = blend ? "alphaMode BLEND" : "VRM render type";
     }
@@ -650,8 +649,7 @@ core::Status Loader::choose_part(const scene::GltfPrimitive& prim, RenderPrimiti
 core::Result<RenderModel> Loader::run() {
   if (asset_.vrm && asset_.vrm->version == "0.x") model_.facing_z = -1.0F;
   if (asset_.vrm) {
-    for (const scene::VrmMaterialProperties& m : asset_.vrm->materials)
-      vrm_materials_[m.name] = {m.shader, m.transparent()};
+    for (const scene::VrmMaterialProperties& m : asset_.vrm->materials) vrm_materials_[m.name] = &m;
     for (const scene::VrmHumanBone& b : asset_.vrm->human_bones) bone_of_.emplace(b.node, b.bone);
     for (const scene::VrmExpression& e : asset_.vrm->expressions)
       model_.expressions.push_back(e.name);
