@@ -5,17 +5,19 @@
 # changes to the step are worth; here both revisions see the same drift and
 # the median of the per-round ratios B/A is steady to about 1 %.
 #
-# Each revision's learn sources that train_mlp is built from (LEARN_SOURCES
-# below) are compiled with the flags of BUILD_DIR's charkit_learn and with
-# -Dlearn=learn_a (learn_b), so both copies of charkit::learn link into one
-# program next to BUILD_DIR's charkit_core. A revision is anything
-# `git archive` takes, or `worktree` for the working tree's src/.
+# Each revision's deformer-module sources that train_mlp is built from
+# (SOURCES below) are compiled with the flags of BUILD_DIR's charkit_deformer
+# and with -Ddeformer=deformer_a (deformer_b), so both copies of
+# charkit::deformer link into one program next to BUILD_DIR's charkit_core.
+# Revisions from before the module was renamed (src/charkit/learn,
+# charkit::learn) work too. A revision is anything `git archive` takes, or
+# `worktree` for the working tree's src/.
 # Usage: bench/compare_train_revisions.sh REV_A REV_B [ROUNDS] [STEPS] [BUILD_DIR]
 #   ROUNDS (default 16) rounds of STEPS (default 1000) Adam steps per side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 2 ]; then
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 rev_a="$1" rev_b="$2" rounds="${3:-16}" steps="${4:-1000}" build="${5:-build/release}"
@@ -25,15 +27,15 @@ for rev in "$rev_a" "$rev_b"; do
     exit 2
   fi
 done
-LEARN_SOURCES="mlp fused_product batch_kernels prng"
+SOURCES="mlp fused_product batch_kernels prng"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-ninja -C "$build" charkit_core charkit_learn >/dev/null
-# charkit_learn's compile flags (defines, optimisation, architecture), from
+ninja -C "$build" charkit_core charkit_deformer >/dev/null
+# charkit_deformer's compile flags (defines, optimisation, architecture), from
 # the command that builds mlp.cpp, without the source root and outputs.
-commands=$(ninja -C "$build" -t commands charkit_learn)
-read -r -a flags <<<"$(grep -m1 -- '/learn/mlp\.cpp$' <<<"$commands" | tr ' ' '\n' |
+commands=$(ninja -C "$build" -t commands charkit_deformer)
+read -r -a flags <<<"$(grep -m1 -- '/deformer/mlp\.cpp$' <<<"$commands" | tr ' ' '\n' |
   grep -E '^-(D|O|m|f|std=|isystem$)|^/usr/include' | tr '\n' ' ')"
 link_extra=()
 grep -q -- '-DCHARKIT_WITH_XSMM=1' <<<"${flags[*]}" && link_extra=(-lxsmm -lxsmmnoblas)
@@ -45,19 +47,21 @@ extract() {  # REV DIR
   else
     git archive "$1" src | tar -x -C "$2"
   fi
+  # Before 0.1 the module was src/charkit/learn (namespace charkit::learn).
+  if [ ! -e "$2/src/charkit/deformer" ]; then ln -s learn "$2/src/charkit/deformer"; fi
 }
 
 compile() {  # NAME REV
   local name="$1" root="$out/$1" pids=() f extra
   extract "$2" "$root"
-  for f in $LEARN_SOURCES; do
+  for f in $SOURCES; do
     extra=()
-    [ "$f" = batch_kernels ] && extra=(-fno-math-errno)  # as learn/CMakeLists.txt has it
-    g++ "${flags[@]}" "${extra[@]}" -I"$root/src" -Dlearn="learn_$name" \
-      -c "$root/src/charkit/learn/$f.cpp" -o "$out/$name-$f.o" &
+    [ "$f" = batch_kernels ] && extra=(-fno-math-errno)  # as deformer/CMakeLists.txt has it
+    g++ "${flags[@]}" "${extra[@]}" -I"$root/src" -Ddeformer="deformer_$name" -Dlearn="deformer_$name" \
+      -c "$root/src/charkit/deformer/$f.cpp" -o "$out/$name-$f.o" &
     pids+=($!)
   done
-  g++ "${flags[@]}" -I"$root/src" -Dlearn="learn_$name" -DCHARKIT_REVISION_WRAP="$name" \
+  g++ "${flags[@]}" -I"$root/src" -Ddeformer="deformer_$name" -Dlearn="deformer_$name" -DCHARKIT_REVISION_WRAP="$name" \
     -c bench/train_revisions.cpp -o "$out/$name-wrap.o" &
   pids+=($!)
   for f in "${pids[@]}"; do wait "$f"; done

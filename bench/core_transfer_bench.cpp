@@ -29,7 +29,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "charkit/learn/detail/batch_kernels.h"
+#include "charkit/deformer/detail/batch_kernels.h"
 
 namespace {
 
@@ -131,7 +131,7 @@ void BM_Lines(benchmark::State& state, Touch other, bool write) {
   }
   const std::size_t lines = static_cast<std::size_t>(state.range(0)) * 1024 / kLine;
   // On cache-line boundaries (the training's buffers are too).
-  std::vector<std::uint32_t, charkit::learn::detail::CacheLineAllocator<std::uint32_t>> storage(
+  std::vector<std::uint32_t, charkit::deformer::detail::CacheLineAllocator<std::uint32_t>> storage(
       lines * kWords);
   std::uint32_t* buf = storage.data();
   write_lines(buf, lines, 1);

@@ -1,7 +1,7 @@
 // The products of one training step of bench/mlp_bench.cpp's network (300
 // inputs, 2 x 128 ELU, 128 outputs, batch 128) one at a time, each at its
 // shape and with its epilogue as train_mlp runs it on detail::fused_product
-// (docs/learn/batch.md, "Products with their epilogues"), plus the same
+// (docs/deformer/batch.md, "Products with their epilogues"), plus the same
 // shapes with no epilogue (what the epilogues cost). Counter
 // FLOP/s: 2·rows·depth·cols per product; bench/compare_train_peak.sh
 // --products divides it by BM_Fma512 measured in the same run.
@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "charkit/learn/detail/batch_kernels.h"
-#include "charkit/learn/detail/prng.h"
+#include "charkit/deformer/detail/batch_kernels.h"
+#include "charkit/deformer/detail/prng.h"
 
-using namespace charkit::learn;
-using namespace charkit::learn::detail;
+using namespace charkit::deformer;
+using namespace charkit::deformer::detail;
 
 namespace {
 

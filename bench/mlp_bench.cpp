@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "charkit/core/parallel.h"
-#include "charkit/learn/detail/prng.h"
-#include "charkit/learn/mlp.h"
-#include "charkit/learn/onnx.h"
+#include "charkit/deformer/detail/prng.h"
+#include "charkit/deformer/mlp.h"
+#include "charkit/deformer/onnx.h"
 
-using namespace charkit::learn;
+using namespace charkit::deformer;
 
 namespace {
 

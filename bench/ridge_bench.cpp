@@ -5,10 +5,10 @@
 
 #include <vector>
 
-#include "charkit/learn/detail/prng.h"
-#include "charkit/learn/ridge.h"
+#include "charkit/deformer/detail/prng.h"
+#include "charkit/deformer/ridge.h"
 
-using namespace charkit::learn;
+using namespace charkit::deformer;
 
 namespace {
 

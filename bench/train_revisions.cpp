@@ -6,8 +6,9 @@
 // about 1 %.
 //
 // Compiled three times: with CHARKIT_REVISION_WRAP=a (or b) next to that
-// revision's learn sources, all built with -Dlearn=learn_a (learn_b) so
-// that both copies of charkit::learn link into one program, it defines
+// revision's deformer-module sources, all built with -Ddeformer=deformer_a
+// (deformer_b; also -Dlearn=, the module's name before 0.1) so that both
+// copies of charkit::deformer link into one program, it defines
 // train_revision_a (_b); without it, the driver below.
 #include <cstddef>
 
@@ -16,7 +17,7 @@
 #include <span>
 
 #include "charkit/core/parallel.h"
-#include "charkit/learn/mlp.h"
+#include "charkit/deformer/mlp.h"
 
 #define CHARKIT_CAT2(a, b) a##b
 #define CHARKIT_CAT(a, b) CHARKIT_CAT2(a, b)
@@ -26,7 +27,7 @@
 extern "C" int CHARKIT_CAT(train_revision_, CHARKIT_REVISION_WRAP)(
     const float* x, const float* y, std::size_t samples, std::size_t features, std::size_t outputs,
     std::size_t steps, charkit::core::ThreadPool* pool, std::size_t threads, float* first_weight) {
-  using namespace charkit::learn;
+  using namespace charkit::deformer;
   MlpOptions o;
   o.hidden = {128, 128};
   o.hidden_activation = Activation::kELU;

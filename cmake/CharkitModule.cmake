@@ -1,5 +1,5 @@
 # charkit_module(): one library per module (core, scene, gpu, deform, ops,
-# render, motion, learn, bem, store, server), built, exported and installed
+# render, motion, deformer, bem, store, server), built, exported and installed
 # the same way.
 #
 #   charkit_module(<name>

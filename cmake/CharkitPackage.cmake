@@ -24,7 +24,7 @@ install(FILES ${PROJECT_BINARY_DIR}/cmake/charkitConfig.cmake
 # charkit.pc: every built module, most dependent first. With static
 # libraries `pkg-config --static --libs charkit` adds what they link.
 set(CHARKIT_PC_LIBS "")
-foreach(c server store bem learn motion render ops deform gpu scene core)
+foreach(c server store bem deformer motion render ops deform gpu scene core)
   if(c IN_LIST CHARKIT_BUILT_COMPONENTS)
     string(APPEND CHARKIT_PC_LIBS " -lcharkit_${c}")
   endif()
@@ -46,10 +46,10 @@ if("scene" IN_LIST CHARKIT_BUILT_COMPONENTS)
     list(APPEND _req assimp)
   endif()
 endif()
-if("learn" IN_LIST CHARKIT_BUILT_COMPONENTS AND CHARKIT_WITH_XSMM)
+if("deformer" IN_LIST CHARKIT_BUILT_COMPONENTS AND CHARKIT_WITH_XSMM)
   list(APPEND _priv -lxsmm -lxsmmnoblas -lrt -ldl -lm)  # static archives, in this order
 endif()
-if("learn" IN_LIST CHARKIT_BUILT_COMPONENTS AND CHARKIT_WITH_ONNX)
+if("deformer" IN_LIST CHARKIT_BUILT_COMPONENTS AND CHARKIT_WITH_ONNX)
   list(APPEND _req protobuf)
   list(APPEND _priv -lonnx_proto)
 endif()

@@ -3,8 +3,8 @@
 // INPUT: the network's raw input values (missing ones are 0, the rest
 // pose); prints one output value per line.
 #include <charkit/core/mapped_file.h>
-#include <charkit/learn/nmn.h>
-#include <charkit/learn/onnx.h>
+#include <charkit/deformer/nmn.h>
+#include <charkit/deformer/onnx.h>
 
 #include <cstdlib>
 #include <iostream>
@@ -26,8 +26,8 @@ int main(int argc, char** argv) {
   std::vector<float> given;
   for (int i = 2; i < argc; ++i) given.push_back(std::strtof(argv[i], nullptr));
 
-  if (ck::learn::looks_like_onnx(file->bytes())) {
-    auto model = ck::learn::load_onnx(file->bytes());
+  if (ck::deformer::looks_like_onnx(file->bytes())) {
+    auto model = ck::deformer::load_onnx(file->bytes());
     if (!model) {
       std::cerr << argv[1] << ": " << model.error().to_string() << "\n";
       return 1;
@@ -35,13 +35,13 @@ int main(int argc, char** argv) {
     // One input tensor: its declared shape with symbolic dimensions as 1.
     std::vector<std::int64_t> shape;
     std::size_t count = 1;
-    for (const ck::learn::OnnxDim& d : model->inputs().at(0).shape) {
+    for (const ck::deformer::OnnxDim& d : model->inputs().at(0).shape) {
       shape.push_back(d.value > 0 ? d.value : 1);
       count *= static_cast<std::size_t>(shape.back());
     }
     std::vector<float> values(count, 0.0f);
     for (std::size_t i = 0; i < values.size() && i < given.size(); ++i) values[i] = given[i];
-    const ck::learn::OnnxTensor input = ck::learn::OnnxTensor::from_f32(shape, values);
+    const ck::deformer::OnnxTensor input = ck::deformer::OnnxTensor::from_f32(shape, values);
     auto outputs = model->run({&input, 1});
     if (!outputs) {
       std::cerr << argv[1] << ": " << outputs.error().to_string() << "\n";
@@ -51,12 +51,12 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  auto network = ck::learn::read_nmn(file->bytes());
+  auto network = ck::deformer::read_nmn(file->bytes());
   if (!network) {
     std::cerr << argv[1] << ": " << network.error().to_string() << "\n";
     return 1;
   }
-  auto runner = ck::learn::NmnRunner::create(*network);
+  auto runner = ck::deformer::NmnRunner::create(*network);
   if (!runner) {
     std::cerr << argv[1] << ": " << runner.error().to_string() << "\n";
     return 1;

@@ -1,5 +1,5 @@
 // libFuzzer target: action sampling from a glTF animation (our own
-// animation/accessor parser in learn/action.cpp) on GLB / glTF JSON input.
+// animation/accessor parser in deformer/action.cpp) on GLB / glTF JSON input.
 // When the rig loads, every joint is an input bone and the animation is
 // sampled (at most 32 frames); animated morph weights become targets.
 // Sampled rotations must be unit quaternions and the rest pose comes first.
@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "charkit/learn/action.h"
+#include "charkit/deformer/action.h"
 #include "charkit/scene/rig.h"
 
 using namespace charkit;
@@ -18,7 +18,7 @@ using namespace charkit;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > (1u << 20)) return 0;
   const core::Bytes bytes(data, size);
-  if (auto map = learn::parse_bvh_joint_map(core::as_chars(bytes), {{"hips", "J_Bip_C_Hips"}})) {
+  if (auto map = deformer::parse_bvh_joint_map(core::as_chars(bytes), {{"hips", "J_Bip_C_Hips"}})) {
     for (const auto& [bone, names] : *map) {
       if (bone.empty() || bone.size() > 256 || names.empty() || names.size() > 64) __builtin_trap();
       for (const std::string& n : names)
@@ -36,31 +36,31 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   o.max_morph_targets = 8;
   auto rig = scene::load_rig(bytes, o);
   if (!rig) return 0;
-  learn::InputSpec spec;
+  deformer::InputSpec spec;
   for (const std::string& n : rig->skeleton.joint_names) {
     if (n.empty()) continue;
     bool dup = false;
     for (const auto& b : spec.bones) dup = dup || b.name == n;
     if (!dup) spec.bones.push_back({n, {}});
   }
-  learn::ActionOptions ao;
+  deformer::ActionOptions ao;
   ao.frames = size % 2 == 0 ? 0 : 7;
   ao.max_frames = 32;
-  auto s = learn::sample_gltf_action(bytes, *rig, spec, ao);
+  auto s = deformer::sample_gltf_action(bytes, *rig, spec, ao);
   if (!s) {
     (void)s.error().to_string();
     return 0;
   }
   if (s->poses.empty() || s->names.size() != s->poses.size()) __builtin_trap();
-  for (const learn::Quaternion& q : s->poses[0].rotations)
+  for (const deformer::Quaternion& q : s->poses[0].rotations)
     if (q.x != 0 || q.y != 0 || q.z != 0 || q.w != 1) __builtin_trap();  // rest first
-  for (const learn::Pose& p : s->poses)
-    for (const learn::Quaternion& q : p.rotations) {
+  for (const deformer::Pose& p : s->poses)
+    for (const deformer::Quaternion& q : p.rotations) {
       const double n = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
       if (!(std::fabs(n - 1.0) < 1e-3)) __builtin_trap();
     }
   if (!s->morph_weights.empty()) {
-    auto t = learn::build_targets_from_morph_animation(*rig, spec, *s);
+    auto t = deformer::build_targets_from_morph_animation(*rig, spec, *s);
     if (t) (void)t->dataset.sample_count;
   }
   return 0;

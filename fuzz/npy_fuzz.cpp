@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <string_view>
 
-#include "charkit/learn/dataset.h"
-#include "charkit/learn/nmn_export.h"
-#include "charkit/learn/npy.h"
+#include "charkit/deformer/dataset.h"
+#include "charkit/deformer/nmn_export.h"
+#include "charkit/deformer/npy.h"
 
-using namespace charkit::learn;
+using namespace charkit::deformer;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   NpyLimits limits;

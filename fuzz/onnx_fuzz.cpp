@@ -7,9 +7,9 @@
 #include <span>
 #include <vector>
 
-#include "charkit/learn/onnx.h"
+#include "charkit/deformer/onnx.h"
 
-using namespace charkit::learn;
+using namespace charkit::deformer;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > (1u << 20)) return 0;

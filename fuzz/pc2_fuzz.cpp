@@ -4,9 +4,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "charkit/learn/pc2.h"
+#include "charkit/deformer/pc2.h"
 
-using namespace charkit::learn;
+using namespace charkit::deformer;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > (1u << 20)) return 0;

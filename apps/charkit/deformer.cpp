@@ -4,13 +4,13 @@
 namespace charkit::app {
 
 void add_deformer_commands(CLI::App& app, int& exit_code) {
-  auto* deformer =
-      app.add_subcommand("deformer", "Pose-driven deformer models (linear, MLP, .nmn, ONNX)");
+  auto* deformer = app.add_subcommand(
+      "deformer", "Pose-driven deformers: linear and neural pose models, .nmn and ONNX networks");
   deformer->require_subcommand(1);
   deformer->footer(
-      "Workflow: sample (rig -> dataset) -> train (dataset -> model) -> eval / bake / "
-      "export-nmn; import brings engine networks in; info and run work on any model file.\n"
-      "Guide: docs/learn/workflow.md");
+      "Workflow: sample (rig -> dataset) -> train (dataset -> pose model) -> eval / bake / "
+      "export-nmn; import brings engine networks in; info and run work on any deformer file.\n"
+      "Guide: docs/deformer/workflow.md");
   add_deformer_train_commands(*deformer, exit_code);
   add_deformer_bridge_commands(*deformer, exit_code);
   add_deformer_run_commands(*deformer, exit_code);

@@ -1,8 +1,8 @@
 // `charkit deformer export-nmn`, `import` and `bake`: the engine bridge of
-// the pose-driven deformer (docs/learn/workflow.md, nmn.md, bake.md).
+// the pose-driven deformer (docs/deformer/workflow.md, nmn.md, bake.md).
 // export-nmn retrains the model in the engine's layout and writes the
 // `.nmn` + sidecar + morph targets; import turns an engine network (`.nmn`
-// or `.onnx`) into a charkit pose model. The work is in charkit::learn.
+// or `.onnx`) into a charkit pose model. The work is in charkit::deformer.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -14,12 +14,12 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
-#include "charkit/learn/bake.h"
-#include "charkit/learn/dataset.h"
-#include "charkit/learn/engine_import.h"
-#include "charkit/learn/nmn_export.h"
-#include "charkit/learn/nmn_sidecar.h"
-#include "charkit/learn/pose_model.h"
+#include "charkit/deformer/bake.h"
+#include "charkit/deformer/dataset.h"
+#include "charkit/deformer/engine_import.h"
+#include "charkit/deformer/nmn_export.h"
+#include "charkit/deformer/nmn_sidecar.h"
+#include "charkit/deformer/pose_model.h"
 #include "charkit/scene/rig.h"
 #include "cli_errors.h"
 #include "commands.h"
@@ -37,7 +37,8 @@ struct ExportArgs {
   std::string dataset;
   std::string rig;
   std::string output;
-  std::string model_output;
+  std::string model_output;        ///< --pose-model
+  std::string model_output_alias;  ///< --model, the former name of --pose-model
   std::string hidden = "128,128";
   std::size_t morphs = 128;
   std::size_t iterations = 5000;
@@ -48,14 +49,21 @@ struct ExportArgs {
   bool json = false;
 };
 
-int run_export(const ExportArgs& a) {
-  auto d = learn::load_dataset(a.dataset);
+int run_export(ExportArgs a) {
+  if (!a.model_output_alias.empty()) {
+    if (!a.model_output.empty())
+      return report_error(
+          a.model_output_alias,
+          usage_error("--model is the former name of --pose-model: give one of them"), kExitUsage);
+    a.model_output = a.model_output_alias;
+  }
+  auto d = deformer::load_dataset(a.dataset);
   if (!d) return report_error(a.dataset, d.error(), load_exit(d.error()));
   scene::RigOptions ro;
   ro.mesh_name = d->mesh_name;
   auto rig = scene::load_rig_file(a.rig, ro);
   if (!rig) return report_error(a.rig, rig.error(), load_exit(rig.error()));
-  learn::NmnExportOptions o;
+  deformer::NmnExportOptions o;
   if (!parse_widths(a.hidden, o.hidden))
     return report_error(a.hidden, usage_error("--hidden is a list of widths, e.g. 128,128"),
                         kExitUsage);
@@ -65,16 +73,16 @@ int run_export(const ExportArgs& a) {
   o.learning_rate = a.learning_rate;
   o.seed = a.seed;
   o.progress = training_progress(a.quiet);
-  auto e = learn::export_nmn(*rig, *d, o);
+  auto e = deformer::export_nmn(*rig, *d, o);
   if (!e) return report_error(a.dataset, e.error(), kExitInvalid);
-  if (auto st = learn::save_nmn_export(*e, a.output); !st)
+  if (auto st = deformer::save_nmn_export(*e, a.output); !st)
     return report_error(a.output, st.error(), kExitUsage);
   if (!a.model_output.empty())
-    if (auto st = learn::save_pose_model(e->model, a.model_output); !st)
+    if (auto st = deformer::save_pose_model(e->model, a.model_output); !st)
       return report_error(a.model_output, st.error(), kExitUsage);
-  const std::string sidecar = learn::nmn_sidecar_path(a.output);
-  const std::string morphs = learn::nmn_morphs_path(a.output).string();
-  const learn::PoseModelStats& s = e->model.stats;
+  const std::string sidecar = deformer::nmn_sidecar_path(a.output);
+  const std::string morphs = deformer::nmn_morphs_path(a.output).string();
+  const deformer::PoseModelStats& s = e->model.stats;
   if (a.json) {
     Json doc{{"nmn", a.output},
              {"sidecar", sidecar},
@@ -101,9 +109,9 @@ int run_export(const ExportArgs& a) {
             << " morph targets (morph 0 = the mean delta, weight 1)\n";
   if (!a.model_output.empty())
     std::cout << "      " << printable(a.model_output)
-              << ": the same network as a charkit model (eval, bake, run)\n";
+              << ": the same network as a charkit pose model (eval, bake, run)\n";
   std::cout << "re-read check: max |network - file| = " << e->reimport_max_abs_diff << " (limit "
-            << learn::kNmnExportTolerance << ")\n"
+            << deformer::kNmnExportTolerance << ")\n"
             << "training error: mean " << s.train.mean << ", max " << s.train.max
             << " (uncorrected: mean " << s.uncorrected_train.mean << ")\n"
             << "The engine's editor looks for <Intermediate>/<ClassName>/<ClassName>.nmn.\n";
@@ -135,35 +143,35 @@ int run_import(const ImportArgs& a) {
   auto rig = scene::load_rig_file(a.rig, ro);
   if (!rig) return report_error(a.rig, rig.error(), load_exit(rig.error()));
   // The sidecar: --sidecar, else NETWORK.bmd_ue.json when present.
-  std::optional<learn::NmnSidecar> sidecar;
-  std::string sidecar_path = a.sidecar.empty() ? learn::nmn_sidecar_path(a.network) : a.sidecar;
+  std::optional<deformer::NmnSidecar> sidecar;
+  std::string sidecar_path = a.sidecar.empty() ? deformer::nmn_sidecar_path(a.network) : a.sidecar;
   std::error_code ec;
   if (!a.sidecar.empty() || std::filesystem::is_regular_file(sidecar_path, ec)) {
-    auto bytes = learn::read_file_bytes(sidecar_path, std::size_t{64} << 20);
+    auto bytes = deformer::read_file_bytes(sidecar_path, std::size_t{64} << 20);
     if (!bytes) return report_error(sidecar_path, bytes.error(), kExitUsage);
-    auto s = learn::read_nmn_sidecar(core::as_chars(core::Bytes(*bytes)));
+    auto s = deformer::read_nmn_sidecar(core::as_chars(core::Bytes(*bytes)));
     if (!s) return report_error(sidecar_path, s.error(), kExitInvalid);
     sidecar = std::move(*s);
   }
   // The morph targets the network drives: --morphs, else NETWORK.morphs.npz
   // when present (what export-nmn writes beside the .nmn), put onto the mesh.
   std::string morphs_path =
-      a.morphs.empty() ? learn::nmn_morphs_path(a.network).string() : a.morphs;
+      a.morphs.empty() ? deformer::nmn_morphs_path(a.network).string() : a.morphs;
   std::size_t morphs_added = 0;
   if (!a.morphs.empty() || std::filesystem::is_regular_file(morphs_path, ec)) {
-    auto bytes = learn::read_file_bytes(morphs_path, std::size_t{4} << 30);
+    auto bytes = deformer::read_file_bytes(morphs_path, std::size_t{4} << 30);
     if (!bytes) return report_error(morphs_path, bytes.error(), kExitUsage);
-    auto targets = learn::read_nmn_morphs(core::Bytes(*bytes), rig->vertex_count());
+    auto targets = deformer::read_nmn_morphs(core::Bytes(*bytes), rig->vertex_count());
     if (!targets) return report_error(morphs_path, targets.error(), load_exit(targets.error()));
     morphs_added = targets->size();
-    const std::size_t replaced = learn::add_morph_targets(*rig, std::move(*targets));
+    const std::size_t replaced = deformer::add_morph_targets(*rig, std::move(*targets));
     detail(morphs_path, std::to_string(morphs_added) + " morph targets (" +
                             std::to_string(replaced) + " replace the mesh's own)");
   } else {
     morphs_path.clear();
   }
   // The inputs: --spec / --bones, else the sidecar's bones and curves.
-  learn::InputSpec spec;
+  deformer::InputSpec spec;
   if (a.spec.empty() && a.bones.empty() && sidecar) {
     for (const std::string& b : sidecar->bones) spec.bones.push_back({b, {}});
     for (const std::string& c : sidecar->curves) spec.curves.push_back({c, 0.0, 1.0});
@@ -172,38 +180,38 @@ int run_import(const ImportArgs& a) {
     if (!s) return report_error(a.spec.empty() ? a.network : a.spec, s.error(), kExitUsage);
     spec = std::move(*s);
   }
-  learn::EngineImportOptions o;
+  deformer::EngineImportOptions o;
   if (a.clamp == "unit")
-    o.clamp = learn::WeightClamp::kUnit;
+    o.clamp = deformer::WeightClamp::kUnit;
   else if (a.clamp == "none")
-    o.clamp = learn::WeightClamp::kNone;
+    o.clamp = deformer::WeightClamp::kNone;
   else
     return report_error(a.clamp, usage_error("--clamp is unit or none"), kExitUsage);
-  auto m = learn::import_engine_network(file->bytes(), a.network, sidecar, *rig, spec, o);
+  auto m = deformer::import_engine_network(file->bytes(), a.network, sidecar, *rig, spec, o);
   if (!m) return report_error(a.network, m.error(), kExitInvalid);
   if (m->hyper.contains("warnings"))
     for (const Json& w : m->hyper["warnings"])
       report_warning(a.network, w.value("code", ""), w.value("message", ""));
-  if (auto st = learn::save_pose_model(*m, a.output); !st)
+  if (auto st = deformer::save_pose_model(*m, a.output); !st)
     return report_error(a.output, st.error(), kExitUsage);
   if (a.json) {
     Json doc{{"model", a.output},
              {"network", a.network},
              {"inputs", m->feature_count()},
              {"morphs", m->morph_names},
-             {"clamp", learn::clamp_name(m->clamp)},
+             {"clamp", deformer::clamp_name(m->clamp)},
              {"sidecar", sidecar ? Json(sidecar_path) : Json(nullptr)},
              {"morphTargets", morphs_path.empty() ? Json(nullptr) : Json(morphs_path)}};
     print_json(std::move(doc));
     return kExitOk;
   }
   std::cout << "wrote " << printable(a.output) << " (+ .npz): " << printable(a.network) << " as a "
-            << "charkit model, " << m->feature_count() << " inputs (" << spec.bones.size()
+            << "charkit pose model, " << m->feature_count() << " inputs (" << spec.bones.size()
             << " bones x 6 + " << spec.curves.size() << " curves) -> " << m->morph_count()
             << " morph targets "
             << (morphs_path.empty() ? std::string("of the mesh") : "from " + printable(morphs_path))
             << (m->fixed_first_morph ? " (morph 0 fixed at 1)" : "") << ", weights clamped "
-            << learn::clamp_name(m->clamp) << "\n";
+            << deformer::clamp_name(m->clamp) << "\n";
   return kExitOk;
 }
 
@@ -223,7 +231,7 @@ struct BakeArgs {
 };
 
 int run_bake(const BakeArgs& a) {
-  auto m = learn::load_pose_model(a.model);
+  auto m = deformer::load_pose_model(a.model);
   if (!m) return report_error(a.model, m.error(), load_exit(m.error()));
   auto file = core::MappedFile::open(a.rig);
   if (!file) return report_error(a.rig, file.error(), kExitUsage);
@@ -233,20 +241,20 @@ int run_bake(const BakeArgs& a) {
   if (!rig) return report_error(a.rig, rig.error(), load_exit(rig.error()));
   // The pose library: a file, or sampled poses (without the rest pose,
   // whose shape key would be all zero).
-  std::vector<learn::PoseLibraryEntry> poses;
+  std::vector<deformer::PoseLibraryEntry> poses;
   if (!a.poses.empty()) {
     if (a.sample > 0)
       return report_error(a.poses, usage_error("give --poses or --sample, not both"), kExitUsage);
-    auto bytes = learn::read_file_bytes(a.poses, std::size_t{64} << 20);
+    auto bytes = deformer::read_file_bytes(a.poses, std::size_t{64} << 20);
     if (!bytes) return report_error(a.poses, bytes.error(), kExitUsage);
-    auto lib = learn::read_pose_library(core::as_chars(core::Bytes(*bytes)), m->spec);
+    auto lib = deformer::read_pose_library(core::as_chars(core::Bytes(*bytes)), m->spec);
     if (!lib) return report_error(a.poses, lib.error(), kExitInvalid);
     poses = std::move(*lib);
   } else if (a.sample > 0) {
-    learn::SampleOptions so;
+    deformer::SampleOptions so;
     so.random_poses = a.sample;
     so.seed = a.seed;
-    auto sampled = learn::sample_poses(m->spec, so);
+    auto sampled = deformer::sample_poses(m->spec, so);
     if (!sampled) return report_error(a.model, sampled.error(), kExitUsage);
     const int digits = static_cast<int>(std::to_string(a.sample).size());
     for (std::size_t i = 1; i < sampled->size(); ++i) {
@@ -259,21 +267,22 @@ int run_bake(const BakeArgs& a) {
                         usage_error("give the poses to bake: --poses LIBRARY.json or --sample N"),
                         kExitUsage);
   }
-  learn::BakeOptions o;
+  deformer::BakeOptions o;
   o.prefix = a.prefix;
   o.epsilon = a.epsilon;
   const std::string ext = std::filesystem::path(a.output).extension().string();
   o.glb = ext != ".gltf";
-  auto r = learn::bake_shape_keys(file->bytes(), *rig, *m, poses, o);
+  auto r = deformer::bake_shape_keys(file->bytes(), *rig, *m, poses, o);
   if (!r) return report_error(a.rig, r.error(), kExitInvalid);
   const std::string library =
       a.library_out.empty()
           ? std::filesystem::path(a.output).replace_extension(".poses.json").string()
           : a.library_out;
-  if (auto st = learn::write_file_bytes(a.output, r->gltf); !st)
+  if (auto st = deformer::write_file_bytes(a.output, r->gltf); !st)
     return report_error(a.output, st.error(), kExitUsage);
   const auto* lj = reinterpret_cast<const std::uint8_t*>(r->pose_library_json.data());
-  if (auto st = learn::write_file_bytes(library, std::span(lj, r->pose_library_json.size())); !st)
+  if (auto st = deformer::write_file_bytes(library, std::span(lj, r->pose_library_json.size()));
+      !st)
     return report_error(library, st.error(), kExitUsage);
   if (a.json) {
     Json doc{{"output", a.output},
@@ -314,9 +323,11 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
   ex->add_option("-o,--output", ea->output, "Network file to write")
       ->required()
       ->type_name("NAME.nmn");
-  ex->add_option("--model", ea->model_output,
-                 "Also save the network as a charkit model (for eval, bake, run)")
-      ->type_name("MODEL.json");
+  ex->add_option("--pose-model", ea->model_output,
+                 "Also save the network as a charkit pose model (for eval, bake, run)")
+      ->type_name("NAME.json");
+  // The option's name before 0.1, hidden and kept for one release.
+  ex->add_option("--model", ea->model_output_alias, "Former name of --pose-model")->group("");
   ex->add_option("--hidden", ea->hidden, "Hidden layer widths")->capture_default_str();
   ex->add_option("--morphs", ea->morphs, "Network outputs: principal components of the deltas")
       ->capture_default_str();
@@ -331,13 +342,13 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
   ex->footer(
       "Exit status: 0 written, 1 invalid dataset or rig, or the check failed, 2 usage or I/O "
       "error.\nExample: charkit deformer export-nmn arm.npz hero.glb -o MLD_Arm.nmn\n"
-      "Layout: docs/learn/nmn.md.");
+      "Layout: docs/deformer/nmn.md.");
   ex->callback([ea, &exit_code] { exit_code = run_export(*ea); });
 
   auto ia = std::make_shared<ImportArgs>();
   CLI::App* im = deformer.add_subcommand(
       "import",
-      "Import an engine network (.nmn in global mode, or an ONNX MLP) as a charkit model, to "
+      "Import an engine network (.nmn in global mode, or an ONNX MLP) as a charkit pose model, to "
       "evaluate, bake and run it like a trained one. Its inputs are the engine layout (6 floats "
       "per bone + curves) of the bones given by --spec or --bones, else by the sidecar "
       "(NETWORK.bmd_ue.json); the counts must agree. Its outputs weigh morph targets: those of "
@@ -346,9 +357,9 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
       "order. Weights are clamped to [0, 1] unless --clamp none.");
   im->add_option("network", ia->network, "Engine network")->required()->type_name("NET.nmn|.onnx");
   im->add_option("rig", ia->rig, "Rig with the morph targets")->required()->type_name("RIG");
-  im->add_option("-o,--output", ia->output, "Model file to write")
+  im->add_option("-o,--output", ia->output, "Pose model file to write")
       ->required()
-      ->type_name("MODEL.json");
+      ->type_name("NAME.json");
   im->add_option("--mesh", ia->mesh, "Mesh (or node) name; default: the first skinned mesh");
   im->add_option("--spec", ia->spec, "Input spec JSON")->type_name("SPEC.json");
   im->add_option("--bones", ia->bones, "Input bones, comma-separated (instead of --spec)");
@@ -367,15 +378,16 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
   auto ba = std::make_shared<BakeArgs>();
   CLI::App* bake = deformer.add_subcommand(
       "bake",
-      "Bake a model into relative shape keys: for each pose of a pose library (--poses FILE, or "
+      "Bake a pose model into relative shape keys: for each pose of a pose library (--poses FILE, "
+      "or "
       "--sample N seeded poses) the model's bind-space correction becomes one morph target of "
       "the rig's mesh, added to a copy of the rig's glTF/GLB with everything else kept "
       "(materials, animations, existing morph targets). A pose-library JSON records each shape "
       "key's pose (bone rotations as quaternions and XYZ Euler angles, curve values), so a "
       "runtime can drive the keys.");
-  bake->add_option("model", ba->model, "Model from `deformer train` or `import`")
+  bake->add_option("model", ba->model, "Pose model from `deformer train` or `import`")
       ->required()
-      ->type_name("MODEL.json");
+      ->type_name("POSE_MODEL.json");
   bake->add_option("rig", ba->rig, "The rig's glTF/GLB file")->required()->type_name("RIG");
   bake->add_option("-o,--output", ba->output, "Baked file (.glb, or .gltf for JSON)")
       ->required()
@@ -393,7 +405,7 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
   bake->footer(
       "Exit status: 0 written, 1 invalid model, rig or pose library, 2 usage or I/O error.\n"
       "Example: charkit deformer bake arm_model.json hero.glb --sample 8 -o hero_baked.glb\n"
-      "Format: docs/learn/bake.md.");
+      "Format: docs/deformer/bake.md.");
   bake->callback([ba, &exit_code] { exit_code = run_bake(*ba); });
 }
 

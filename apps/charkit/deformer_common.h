@@ -16,9 +16,9 @@
 #include "charkit/core/bytes.h"
 #include "charkit/core/json.h"
 #include "charkit/core/result.h"
-#include "charkit/learn/dataset.h"
-#include "charkit/learn/npy.h"
-#include "charkit/learn/pose.h"
+#include "charkit/deformer/dataset.h"
+#include "charkit/deformer/npy.h"
+#include "charkit/deformer/pose.h"
 #include "charkit/scene/gltf_asset.h"
 #include "charkit/scene/intake.h"
 #include "charkit/scene/rig.h"
@@ -98,16 +98,16 @@ inline core::Error usage_error(std::string message) {
 /// The input spec of a command: --spec FILE (the JSON `deformer sample
 /// --write-spec` writes), else --bones NAMES (or "all": every joint) turned
 /// on --axes within ±--range degrees.
-inline core::Result<learn::InputSpec> input_spec_from(const std::string& spec_path,
+inline core::Result<deformer::InputSpec> input_spec_from(const std::string& spec_path,
                                                       const std::string& bones,
                                                       const std::string& axes, double range,
                                                       const scene::Rig& rig) {
   if (!spec_path.empty()) {
-    auto bytes = learn::read_file_bytes(spec_path, std::size_t{16} << 20);
+    auto bytes = deformer::read_file_bytes(spec_path, std::size_t{16} << 20);
     if (!bytes) return std::move(bytes).error();
     auto j = core::parse_json_strict(core::as_chars(core::Bytes(*bytes)));
     if (!j) return std::move(j).error();
-    return learn::parse_input_spec(*j, "");
+    return deformer::parse_input_spec(*j, "");
   }
   std::vector<std::string> names = split_list(bones);
   if (names.empty())
@@ -117,9 +117,9 @@ inline core::Result<learn::InputSpec> input_spec_from(const std::string& spec_pa
     return usage_error("--axes takes a subset of \"xyz\"");
   if (!std::isfinite(range) || range <= 0.0 || range > 360.0)
     return usage_error("--range must be in (0, 360] degrees");
-  learn::InputSpec spec;
+  deformer::InputSpec spec;
   for (const std::string& n : names) {
-    learn::BoneInput b;
+    deformer::BoneInput b;
     // "#N" (how model inspect shows an unnamed node) becomes the joint's name.
     const auto joint = scene::find_joint(rig, n);
     b.name = joint ? rig.skeleton.joint_names[*joint] : n;
@@ -131,7 +131,7 @@ inline core::Result<learn::InputSpec> input_spec_from(const std::string& spec_pa
     }
     spec.bones.push_back(std::move(b));
   }
-  if (auto st = learn::validate(spec); !st) return std::move(st).error();
+  if (auto st = deformer::validate(spec); !st) return std::move(st).error();
   return spec;
 }
 

@@ -1,10 +1,10 @@
 // `charkit deformer info MODEL` and `charkit deformer run MODEL --input IN.npy
 // -o OUT.npy`: what a model file holds, and a batch of raw features through
-// it (docs/learn/nmn.md, docs/learn/onnx.md). The model kind is detected from
+// it (docs/deformer/nmn.md, docs/deformer/onnx.md). The model kind is detected from
 // the content: Unreal `.nmn` networks by their magic, ONNX models by the
 // protobuf field tag they start with (falling back to the `.onnx` extension),
 // charkit's own pose_model.json by its extension and opening brace.
-// The work is in charkit::learn; this file maps files to text and results to
+// The work is in charkit::deformer; this file maps files to text and results to
 // exit codes.
 #include <algorithm>
 #include <cmath>
@@ -17,13 +17,13 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
-#include "charkit/learn/error_codes.h"
-#include "charkit/learn/model_file.h"
-#include "charkit/learn/nmn.h"
-#include "charkit/learn/nmn_sidecar.h"
-#include "charkit/learn/npy.h"
-#include "charkit/learn/onnx.h"
-#include "charkit/learn/pose_model.h"
+#include "charkit/deformer/deformer_file.h"
+#include "charkit/deformer/error_codes.h"
+#include "charkit/deformer/nmn.h"
+#include "charkit/deformer/nmn_sidecar.h"
+#include "charkit/deformer/npy.h"
+#include "charkit/deformer/onnx.h"
+#include "charkit/deformer/pose_model.h"
 #include "cli_output.h"
 #include "commands.h"
 #include "error_codes.h"
@@ -53,15 +53,15 @@ int fail_io(const std::string& file, const core::Error& e) {
   return fail(file, e, kExitUsage);
 }
 
-const char* mode_name(learn::NmnMode m) {
-  return m == learn::NmnMode::kGlobal ? "global" : "local";
+const char* mode_name(deformer::NmnMode m) {
+  return m == deformer::NmnMode::kGlobal ? "global" : "local";
 }
 
 // The sidecar: --sidecar FILE (must exist), else MODEL.bmd_ue.json if present.
 // Returns the exit code on failure; sets path to "" when there is none.
-int load_sidecar(const RunArgs& a, const learn::NmnNetwork& n,
-                 std::optional<learn::NmnSidecar>& out, std::string& path) {
-  path = a.sidecar.empty() ? learn::nmn_sidecar_path(a.model) : a.sidecar;
+int load_sidecar(const RunArgs& a, const deformer::NmnNetwork& n,
+                 std::optional<deformer::NmnSidecar>& out, std::string& path) {
+  path = a.sidecar.empty() ? deformer::nmn_sidecar_path(a.model) : a.sidecar;
   std::error_code ec;
   if (a.sidecar.empty() && !std::filesystem::is_regular_file(path, ec)) {
     path.clear();
@@ -72,24 +72,25 @@ int load_sidecar(const RunArgs& a, const learn::NmnNetwork& n,
   if (file->size() > (std::size_t{64} << 20))
     return fail(path, core::make_error(codes::SIDECAR_TOO_LARGE, "sidecar larger than 64 MiB"),
                 kExitInvalid);
-  auto s = learn::read_nmn_sidecar(core::as_chars(file->bytes()));
+  auto s = deformer::read_nmn_sidecar(core::as_chars(file->bytes()));
   if (!s) return fail(path, s.error(), kExitInvalid);
-  if (auto st = learn::check_nmn_sidecar(*s, n); !st) return fail(path, st.error(), kExitInvalid);
+  if (auto st = deformer::check_nmn_sidecar(*s, n); !st)
+    return fail(path, st.error(), kExitInvalid);
   out = std::move(*s);
   return kExitOk;
 }
 
-Json layer_json(const learn::NmnLayer& l) {
-  Json j{{"type", std::string(learn::nmn_layer_name(static_cast<std::uint32_t>(l.type)))},
+Json layer_json(const deformer::NmnLayer& l) {
+  Json j{{"type", std::string(deformer::nmn_layer_name(static_cast<std::uint32_t>(l.type)))},
          {"inputs", l.in},
          {"outputs", l.out},
          {"parameters", l.parameter_count()}};
-  if (l.type == learn::NmnLayerType::kMultiLinear) {
+  if (l.type == deformer::NmnLayerType::kMultiLinear) {
     j["blocks"] = l.blocks;
     j["rows"] = l.rows;
     j["cols"] = l.cols;
   }
-  if (l.type == learn::NmnLayerType::kSequence) {
+  if (l.type == deformer::NmnLayerType::kSequence) {
     Json arr = Json::array();
     for (const auto& c : l.children) arr.push_back(layer_json(c));
     j["layers"] = std::move(arr);
@@ -97,20 +98,20 @@ Json layer_json(const learn::NmnLayer& l) {
   return j;
 }
 
-void print_layer(std::ostream& os, const learn::NmnLayer& l, int depth) {
+void print_layer(std::ostream& os, const deformer::NmnLayer& l, int depth) {
   os << std::string(static_cast<std::size_t>(2 * depth), ' ')
-     << learn::nmn_layer_name(static_cast<std::uint32_t>(l.type));
+     << deformer::nmn_layer_name(static_cast<std::uint32_t>(l.type));
   switch (l.type) {
-    case learn::NmnLayerType::kSequence:
+    case deformer::NmnLayerType::kSequence:
       os << " (" << l.children.size() << " layers, " << l.in << " -> " << l.out << ")\n";
       for (const auto& c : l.children) print_layer(os, c, depth + 1);
       return;
-    case learn::NmnLayerType::kMultiLinear:
+    case deformer::NmnLayerType::kMultiLinear:
       os << " " << l.blocks << " blocks x (" << l.rows << " -> " << l.cols << ") = " << l.in
          << " -> " << l.out;
       break;
-    case learn::NmnLayerType::kLinear:
-    case learn::NmnLayerType::kCompressedLinear:
+    case deformer::NmnLayerType::kLinear:
+    case deformer::NmnLayerType::kCompressedLinear:
       os << " " << l.in << " -> " << l.out;
       break;
     default:
@@ -121,15 +122,15 @@ void print_layer(std::ostream& os, const learn::NmnLayer& l, int depth) {
   os << "\n";
 }
 
-std::uint64_t parameters(const learn::NmnNetwork& n) {
+std::uint64_t parameters(const deformer::NmnNetwork& n) {
   return n.main.root.parameter_count() + (n.group ? n.group->root.parameter_count() : 0) +
          n.input_mean.size() + n.input_std.size();
 }
 
 int info_nmn(const RunArgs& a, core::Bytes bytes) {
-  auto n = learn::read_nmn(bytes);
+  auto n = deformer::read_nmn(bytes);
   if (!n) return fail(a.model, n.error(), kExitInvalid);
-  std::optional<learn::NmnSidecar> sidecar;
+  std::optional<deformer::NmnSidecar> sidecar;
   std::string sidecar_path;
   if (int rc = load_sidecar(a, *n, sidecar, sidecar_path); rc != kExitOk) return rc;
   if (a.json) {
@@ -198,18 +199,18 @@ int load_input(const RunArgs& a, std::size_t columns, std::size_t outputs,
 int write_outputs(const RunArgs& a, const char* kind, std::size_t rows, std::size_t inputs,
                   std::size_t outputs, std::vector<float>& out, bool clamp_to_unit);
 
-const char* layout_name(learn::FeatureLayout l) {
-  return l == learn::FeatureLayout::kEngine ? "engine" : "axis-angle";
+const char* layout_name(deformer::FeatureLayout l) {
+  return l == deformer::FeatureLayout::kEngine ? "engine" : "axis-angle";
 }
-const char* activation_name(learn::Activation act) {
+const char* activation_name(deformer::Activation act) {
   switch (act) {
-    case learn::Activation::kReLU:
+    case deformer::Activation::kReLU:
       return "ReLU";
-    case learn::Activation::kELU:
+    case deformer::Activation::kELU:
       return "ELU";
-    case learn::Activation::kTanh:
+    case deformer::Activation::kTanh:
       return "tanh";
-    case learn::Activation::kIdentity:
+    case deformer::Activation::kIdentity:
       break;
   }
   return "identity";
@@ -218,9 +219,9 @@ const char* activation_name(learn::Activation act) {
 // charkit's own model: inputs (bones and their axes, curves), what it
 // outputs, the network or the linear map, and the training statistics.
 int info_own(const RunArgs& a) {
-  auto m = learn::load_pose_model(a.model);
+  auto m = deformer::load_pose_model(a.model);
   if (!m) return fail(a.model, m.error(), kExitInvalid);
-  const bool neural = m->kind == learn::ModelKind::kNeural;
+  const bool neural = m->kind == deformer::ModelKind::kNeural;
   std::uint64_t params = 0;
   Json layers = Json::array();
   if (neural) {
@@ -247,7 +248,7 @@ int info_own(const RunArgs& a) {
     for (const auto& c : m->spec.curves) curves.push_back(c.name);
     Json doc{{"model", a.model},
              {"kind", "charkit"},
-             {"modelKind", learn::model_kind_name(m->kind)},
+             {"modelKind", deformer::model_kind_name(m->kind)},
              {"layout", layout_name(m->layout)},
              {"inputs", m->feature_count()},
              {"outputs", outputs},
@@ -255,7 +256,7 @@ int info_own(const RunArgs& a) {
              {"curves", curves},
              {"vertices", m->vertex_count},
              {"morphs", m->morph_names},
-             {"clamp", learn::clamp_name(m->clamp)},
+             {"clamp", deformer::clamp_name(m->clamp)},
              {"layers", layers},
              {"parameters", params},
              {"holdoutMeanError", m->stats.holdout.mean},
@@ -264,11 +265,11 @@ int info_own(const RunArgs& a) {
     return kExitOk;
   }
   std::ostream& os = std::cout;
-  os << printable(a.model) << ": charkit pose model (" << learn::model_kind_name(m->kind)
+  os << printable(a.model) << ": charkit pose model (" << deformer::model_kind_name(m->kind)
      << "), mesh \"" << printable(m->mesh_name) << "\", " << m->vertex_count << " vertices\n"
      << "inputs: " << m->feature_count() << " (" << layout_name(m->layout)
      << " layout: " << m->spec.bones.size() << " bones x "
-     << (m->layout == learn::FeatureLayout::kEngine ? 6 : 3) << " + " << m->spec.curves.size()
+     << (m->layout == deformer::FeatureLayout::kEngine ? 6 : 3) << " + " << m->spec.curves.size()
      << " curves)\n";
   for (const auto& b : m->spec.bones) {
     os << "  bone " << printable(b.name) << ":";
@@ -287,7 +288,7 @@ int info_own(const RunArgs& a) {
   if (neural)
     os << "outputs: " << outputs << " morph weights (" << m->predicted_weights() << " predicted"
        << (m->fixed_first_morph ? ", morph 0 fixed at 1" : "") << "; clamp "
-       << learn::clamp_name(m->clamp) << ")\n";
+       << deformer::clamp_name(m->clamp) << ")\n";
   else
     os << "outputs: " << outputs << " vertex offsets (x y z per vertex, bind space)\n";
   os << "layers:\n";
@@ -307,16 +308,16 @@ int info_own(const RunArgs& a) {
 // outputs, the fixed morph 0 included; the model's own clamping with
 // --clamp), linear models and --offsets write the 3V bind-space offsets.
 int run_own(const RunArgs& a) {
-  auto m = learn::load_pose_model(a.model);
+  auto m = deformer::load_pose_model(a.model);
   if (!m) return fail(a.model, m.error(), kExitInvalid);
-  const bool weights = m->kind == learn::ModelKind::kNeural && !a.offsets;
+  const bool weights = m->kind == deformer::ModelKind::kNeural && !a.offsets;
   const std::size_t outputs = weights ? m->morph_count() : 3 * m->vertex_count;
   std::vector<float> in;
   std::size_t rows = 0;
   if (int rc = load_input(a, m->feature_count(), outputs, in, rows); rc != kExitOk) return rc;
   std::vector<float> out(rows * outputs);
   // Whole batches through the network (the same bits as pose by pose).
-  learn::PoseModelEvaluator eval(*m);
+  deformer::PoseModelEvaluator eval(*m);
   bool ok = false;
   if (!weights) {
     ok = eval.offsets(in, rows, out);
@@ -326,7 +327,7 @@ int run_own(const RunArgs& a) {
     // Raw outputs after the fixed morph 0's weight of 1.
     const std::size_t p = outputs - 1;
     std::vector<float> raw(rows * p);
-    learn::MlpEvaluator net(m->mlp);
+    deformer::MlpEvaluator net(m->mlp);
     ok = net.evaluate_batch(in, rows, raw);
     for (std::size_t r = 0; ok && r < rows; ++r) {
       out[r * outputs] = 1.0F;
@@ -334,7 +335,7 @@ int run_own(const RunArgs& a) {
                   out.begin() + static_cast<std::ptrdiff_t>(r * outputs + 1));
     }
   } else {
-    learn::MlpEvaluator net(m->mlp);
+    deformer::MlpEvaluator net(m->mlp);
     ok = net.evaluate_batch(in, rows, out);
   }
   if (!ok)
@@ -353,14 +354,14 @@ using OwnHandler = int (*)(const RunArgs&);
 int by_model_kind(const RunArgs& a, BytesHandler nmn, BytesHandler onnx, OwnHandler own) {
   auto file = core::MappedFile::open(a.model);
   if (!file) return fail_io(a.model, file.error());
-  switch (learn::detect_deformer_file(file->bytes(), a.model)) {
-    case learn::DeformerFileKind::kNmn:
+  switch (deformer::detect_deformer_file(file->bytes(), a.model)) {
+    case deformer::DeformerFileKind::kNmn:
       return nmn(a, file->bytes());
-    case learn::DeformerFileKind::kOnnx:
+    case deformer::DeformerFileKind::kOnnx:
       return onnx(a, file->bytes());
-    case learn::DeformerFileKind::kPoseModel:
+    case deformer::DeformerFileKind::kPoseModel:
       return own(a);
-    case learn::DeformerFileKind::kUnknown:
+    case deformer::DeformerFileKind::kUnknown:
       break;
   }
   return fail(a.model,
@@ -378,17 +379,17 @@ int run_info(const RunArgs& a) {
 
 // The input array: IN.npy, or the `features` array of a dataset .npz
 // (what `deformer sample` writes).
-core::Result<learn::NpyArray> read_input_array(core::Bytes bytes) {
+core::Result<deformer::NpyArray> read_input_array(core::Bytes bytes) {
   if (bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] == 'K') {
-    auto members = learn::read_npz(bytes);
+    auto members = deformer::read_npz(bytes);
     if (!members) return std::move(members).error();
-    for (learn::NpzMember& m : *members)
+    for (deformer::NpzMember& m : *members)
       if (m.name == "features") return std::move(m.array);
     return core::make_error(codes::INPUT_SHAPE,
                             "the .npz has no features array (give a dataset from `deformer "
                             "sample`, or a 2-D float32 .npy)");
   }
-  return learn::read_npy(bytes);
+  return deformer::read_npy(bytes);
 }
 
 // Reads IN.npy (or a dataset .npz's features) as a 2-D float32 array with
@@ -399,7 +400,7 @@ int load_input(const RunArgs& a, std::size_t columns, std::size_t outputs,
   if (!file) return fail_io(a.input, file.error());
   auto arr = read_input_array(file->bytes());
   if (!arr) return fail(a.input, arr.error(), kExitInvalid);
-  if (arr->dtype != learn::NpyDType::kF4 || arr->shape.size() != 2)
+  if (arr->dtype != deformer::NpyDType::kF4 || arr->shape.size() != 2)
     return fail(a.input,
                 core::make_error(codes::INPUT_SHAPE,
                                  "the input must be a 2-D float32 ('<f4') array, one row "
@@ -438,10 +439,10 @@ int write_outputs(const RunArgs& a, const char* kind, std::size_t rows, std::siz
                        "that are not finite)");
   if (clamp_to_unit)
     for (float& v : out) v = std::clamp(v, 0.0f, 1.0f);
-  auto arr = learn::NpyArray::from_f32({rows, outputs}, out);
-  auto bytes_out = learn::write_npy(arr);
+  auto arr = deformer::NpyArray::from_f32({rows, outputs}, out);
+  auto bytes_out = deformer::write_npy(arr);
   if (!bytes_out) return fail(a.output, bytes_out.error(), kExitUsage);
-  if (auto st = learn::write_file_bytes(a.output, *bytes_out); !st)
+  if (auto st = deformer::write_file_bytes(a.output, *bytes_out); !st)
     return fail_io(a.output, st.error());
   if (a.json) {
     Json doc{{"model", a.model}, {"kind", kind},     {"input", a.input},   {"output", a.output},
@@ -455,9 +456,9 @@ int write_outputs(const RunArgs& a, const char* kind, std::size_t rows, std::siz
 }
 
 int run_nmn(const RunArgs& a, core::Bytes bytes) {
-  auto n = learn::read_nmn(bytes);
+  auto n = deformer::read_nmn(bytes);
   if (!n) return fail(a.model, n.error(), kExitInvalid);
-  std::optional<learn::NmnSidecar> sidecar;
+  std::optional<deformer::NmnSidecar> sidecar;
   std::string sidecar_path;
   if (int rc = load_sidecar(a, *n, sidecar, sidecar_path); rc != kExitOk) return rc;
   std::vector<std::uint32_t> items;
@@ -465,13 +466,13 @@ int run_nmn(const RunArgs& a, core::Bytes bytes) {
     if (!sidecar)
       return fail(
           a.model,
-          core::make_error(learn::codes::NMN_GROUP_ITEMS,
+          core::make_error(deformer::codes::NMN_GROUP_ITEMS,
                            "the network has a group model; its groups' bones and curves come from "
                            "the sidecar's \"groups\" (pass --sidecar FILE)"),
           kExitInvalid);
-    items = learn::nmn_sidecar_group_items(*sidecar);
+    items = deformer::nmn_sidecar_group_items(*sidecar);
   }
-  auto runner = learn::NmnRunner::create(*n, items);
+  auto runner = deformer::NmnRunner::create(*n, items);
   if (!runner) return fail(a.model, runner.error(), kExitInvalid);
   std::vector<float> in;
   std::size_t rows = 0;
@@ -483,7 +484,7 @@ int run_nmn(const RunArgs& a, core::Bytes bytes) {
   return write_outputs(a, "nmn", rows, runner->input_count(), runner->output_count(), out, a.clamp);
 }
 
-Json value_json(const learn::OnnxValueInfo& v) {
+Json value_json(const deformer::OnnxValueInfo& v) {
   Json dims = Json::array();
   for (const auto& d : v.shape) {
     if (!d.symbol.empty())
@@ -494,12 +495,12 @@ Json value_json(const learn::OnnxValueInfo& v) {
       dims.push_back(nullptr);
   }
   return Json{{"name", v.name},
-              {"type", learn::onnx_type_name(v.elem_type)},
+              {"type", deformer::onnx_type_name(v.elem_type)},
               {"shape", v.has_shape ? dims : Json(nullptr)}};
 }
 
 int info_onnx(const RunArgs& a, core::Bytes bytes) {
-  auto m = learn::load_onnx(bytes);
+  auto m = deformer::load_onnx(bytes);
   if (!m) return fail(a.model, m.error(), kExitInvalid);
   const auto& d = m->description();
   if (a.json) {
@@ -528,9 +529,9 @@ int info_onnx(const RunArgs& a, core::Bytes bytes) {
      << ", " << bytes.size() << " bytes\n";
   if (!d.producer.empty()) os << "producer: " << printable(d.producer) << "\n";
   os << "inputs:\n";
-  for (const auto& v : m->inputs()) os << "  " << printable(learn::onnx_value_text(v)) << "\n";
+  for (const auto& v : m->inputs()) os << "  " << printable(deformer::onnx_value_text(v)) << "\n";
   os << "outputs:\n";
-  for (const auto& v : m->outputs()) os << "  " << printable(learn::onnx_value_text(v)) << "\n";
+  for (const auto& v : m->outputs()) os << "  " << printable(deformer::onnx_value_text(v)) << "\n";
   os << "nodes: " << d.node_count << " (";
   bool first = true;
   for (const auto& [op, n] : d.ops) {
@@ -547,10 +548,10 @@ int info_onnx(const RunArgs& a, core::Bytes bytes) {
 // [columns] input is fed one row at a time. Output 0 is written, one row of
 // its values per sample.
 int run_onnx(const RunArgs& a, core::Bytes bytes) {
-  auto m = learn::load_onnx(bytes);
+  auto m = deformer::load_onnx(bytes);
   if (!m) return fail(a.model, m.error(), kExitInvalid);
   // Feature count: the last declared dim when known; else whatever the input has.
-  auto columns = learn::onnx_row_columns(*m);
+  auto columns = deformer::onnx_row_columns(*m);
   if (!columns) return fail(a.model, columns.error(), kExitInvalid);
   // Read the input (with its own column count when the model does not fix it).
   auto file = core::MappedFile::open(a.input);
@@ -567,7 +568,7 @@ int run_onnx(const RunArgs& a, core::Bytes bytes) {
   std::size_t rows = 0;
   if (int rc = load_input(a, cols, 1, values, rows); rc != kExitOk) return rc;
   std::size_t outputs = 0;
-  auto out = learn::run_onnx_rows(*m, values, rows, cols, &outputs);
+  auto out = deformer::run_onnx_rows(*m, values, rows, cols, &outputs);
   if (!out) return fail(a.model, out.error(), kExitInvalid);
   return write_outputs(a, "onnx", rows, cols, outputs, *out, a.clamp);
 }
@@ -582,30 +583,34 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
   auto ia = std::make_shared<RunArgs>();
   CLI::App* info_cmd = deformer.add_subcommand(
       "info",
-      "Show what a model file holds: kind, mode, inputs and outputs (and what they stand for), the "
+      "Show what a deformer file holds: kind, mode, inputs and outputs (and what they stand for), "
+      "the "
       "layers with their types and sizes, the parameter count and the file size. The kind is "
       "detected from the content; supported: charkit's own models (pose_model.json + .npz, from "
       "`deformer train`), Unreal ML Deformer networks (.nmn, global and local "
       "mode) and ONNX models (.onnx: recognised by the protobuf field tag they start with, or by "
-      "the .onnx extension; see docs/learn/onnx.md for the supported ops). A .nmn sidecar "
-      "MODEL.bmd_ue.json next to the file (bone, curve and morph-target names) is "
+      "the .onnx extension; see docs/deformer/onnx.md for the supported ops). A .nmn sidecar "
+      "NAME.bmd_ue.json next to the file (bone, curve and morph-target names) is "
       "read and checked against the network.");
-  info_cmd->add_option("model", ia->model, "Model file (pose_model.json, .nmn or .onnx)")
+  info_cmd->add_option("model", ia->model, "Deformer file (pose_model.json, .nmn or .onnx)")
       ->required()
-      ->type_name("MODEL");
+      ->type_name("FILE");
   info_cmd
-      ->add_option("--sidecar", ia->sidecar, "Sidecar JSON (default: MODEL.bmd_ue.json if present)")
+      ->add_option("--sidecar", ia->sidecar,
+                   "Sidecar JSON (default: NAME.bmd_ue.json beside FILE, if present)")
       ->type_name("FILE");
   info_cmd->add_flag("--json", ia->json, "Print the description as JSON");
   info_cmd->footer(
       "Exit status: 0 described, 1 invalid model or sidecar, 2 usage or I/O error.\n"
-      "Format and rules: docs/learn/pose_model.md, docs/learn/nmn.md, docs/learn/onnx.md.");
+      "Format and rules: docs/deformer/pose_model.md, docs/deformer/nmn.md, "
+      "docs/deformer/onnx.md.");
   info_cmd->callback([ia, &exit_code] { exit_code = run_info(*ia); });
 
   auto ra = std::make_shared<RunArgs>();
   CLI::App* run_cmd = deformer.add_subcommand(
       "run",
-      "Run a model on a batch: IN.npy is a 2-D float32 array with one row of raw, un-normalised "
+      "Run a deformer file on a batch: IN.npy is a 2-D float32 array with one row of raw, "
+      "un-normalised "
       "input features per sample (for .nmn: 6 floats per bone, the first two rows of its local "
       "rotation matrix, then the curve values); the model applies its own normalisation and the "
       "raw outputs (morph weights) are written to OUT.npy as rows x outputs float32. An ONNX "
@@ -613,9 +618,9 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
       "shape [batch, features] or [features]; its first output is written. A charkit model "
       "(pose_model.json) takes its own features (axis-angle: 3 per bone, or the engine layout) and "
       "writes its morph weights (neural) or vertex offsets (linear, or --offsets).");
-  run_cmd->add_option("model", ra->model, "Model file (pose_model.json, .nmn or .onnx)")
+  run_cmd->add_option("model", ra->model, "Deformer file (pose_model.json, .nmn or .onnx)")
       ->required()
-      ->type_name("MODEL");
+      ->type_name("FILE");
   run_cmd
       ->add_option("--input", ra->input,
                    "Input features: a 2-D float32 .npy, or a dataset .npz from `deformer "
@@ -640,7 +645,7 @@ void add_deformer_run_commands(CLI::App& deformer, int& exit_code) {
   run_cmd->footer(
       "Exit status: 0 written, 1 invalid model, sidecar or input array, 2 usage or I/O error.\n"
       "Example: charkit deformer run model.nmn --input poses.npy -o weights.npy\n"
-      "Format and execution rules: docs/learn/nmn.md, docs/learn/onnx.md.");
+      "Format and execution rules: docs/deformer/nmn.md, docs/deformer/onnx.md.");
   run_cmd->callback([ra, &exit_code] { exit_code = run_run(*ra); });
 }
 

@@ -1,10 +1,10 @@
 // `charkit deformer sample`, `train` and `eval`: the training workflow of the
-// pose-driven deformer (docs/learn/workflow.md).
+// pose-driven deformer (docs/deformer/workflow.md).
 //
 //   rig.glb --sample--> dataset.npz + dataset.json --train--> model.json + model.npz
 //                                                  --eval--> errors on any dataset
 //
-// The work is in charkit::learn; this file maps options to calls, results to
+// The work is in charkit::deformer; this file maps options to calls, results to
 // text (or JSON) and errors to exit codes.
 #include <algorithm>
 #include <chrono>
@@ -20,13 +20,13 @@
 
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
-#include "charkit/learn/action.h"
-#include "charkit/learn/dataset.h"
-#include "charkit/learn/error_codes.h"
-#include "charkit/learn/pc2.h"
-#include "charkit/learn/pose.h"
-#include "charkit/learn/pose_model.h"
-#include "charkit/learn/targets.h"
+#include "charkit/deformer/action.h"
+#include "charkit/deformer/dataset.h"
+#include "charkit/deformer/error_codes.h"
+#include "charkit/deformer/pc2.h"
+#include "charkit/deformer/pose.h"
+#include "charkit/deformer/pose_model.h"
+#include "charkit/deformer/targets.h"
 #include "charkit/scene/error_codes.h"
 #include "charkit/scene/intake.h"
 #include "charkit/scene/model_inspect.h"
@@ -73,7 +73,7 @@ struct SampleArgs {
 
 int run_sample(const SampleArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (auto json = learn::companion_path(a.output, ".json", true); !json)
+  if (auto json = deformer::companion_path(a.output, ".json", true); !json)
     return report_error(a.output, json.error(), kExitUsage);
   scene::RigOptions ro;
   ro.mesh_name = a.mesh;
@@ -88,7 +88,7 @@ int run_sample(const SampleArgs& a) {
   *first = scene::Rig{};  // the chosen rig is loaded below
   if (!spec) return report_error(a.spec.empty() ? a.rig : a.spec, spec.error(), kExitUsage);
   std::vector<std::string> bone_names;
-  for (const learn::BoneInput& b : spec->bones) bone_names.push_back(b.name);
+  for (const deformer::BoneInput& b : spec->bones) bone_names.push_back(b.name);
   auto choice = scene::load_rig_moved_most(rig_file->bytes(), bone_names, ro);
   if (!choice) return report_error(a.rig, choice.error(), load_exit(choice.error()));
   std::optional<scene::Rig> rig(std::move(choice->rig));
@@ -117,34 +117,34 @@ int run_sample(const SampleArgs& a) {
                              "); other skinned meshes: " + others + " (--mesh)");
   }
 
-  learn::FeatureLayout layout;
+  deformer::FeatureLayout layout;
   if (a.layout == "axis-angle")
-    layout = learn::FeatureLayout::kAxisAngle;
+    layout = deformer::FeatureLayout::kAxisAngle;
   else if (a.layout == "engine")
-    layout = learn::FeatureLayout::kEngine;
+    layout = deformer::FeatureLayout::kEngine;
   else
     return report_error(a.layout, usage_error("--layout is axis-angle or engine"), kExitUsage);
 
   // Poses: from an animation (--action: the rig file's glTF animation;
   // --bvh FILE), else seeded random poses.
-  std::vector<learn::Pose> poses;
+  std::vector<deformer::Pose> poses;
   std::vector<std::string> names;
-  std::optional<learn::ActionSamples> action;
+  std::optional<deformer::ActionSamples> action;
   if (!a.joint_map.empty() && a.bvh.empty())
     return report_error(a.joint_map, usage_error("--joint-map goes with --bvh"), kExitUsage);
   if (a.from_action || !a.bvh.empty()) {
-    learn::ActionOptions ao;
+    deformer::ActionOptions ao;
     ao.animation = a.action;
     ao.start_frame = a.start;
     ao.end_frame = a.end;
     ao.frames = a.frames;
     ao.fps = a.fps;
-    core::Result<learn::ActionSamples> s = core::make_error(codes::USAGE, "no action");
+    core::Result<deformer::ActionSamples> s = core::make_error(codes::USAGE, "no action");
     if (!a.joint_map.empty()) {
-      auto text = learn::read_file_bytes(a.joint_map, std::size_t{1} << 20);
+      auto text = deformer::read_file_bytes(a.joint_map, std::size_t{1} << 20);
       if (!text) return report_error(a.joint_map, text.error(), load_exit(text.error()));
-      auto map = learn::parse_bvh_joint_map(core::as_chars(core::Bytes(*text)),
-                                            vrm_humanoid_joints(rig_file->bytes()));
+      auto map = deformer::parse_bvh_joint_map(core::as_chars(core::Bytes(*text)),
+                                               vrm_humanoid_joints(rig_file->bytes()));
       if (!map) return report_error(a.joint_map, map.error(), kExitInvalid);
       ao.bvh_joints = std::move(*map);
     }
@@ -152,48 +152,48 @@ int run_sample(const SampleArgs& a) {
     auto file = core::MappedFile::open(source);
     if (!file) return report_error(source, file.error(), kExitUsage);
     if (a.bvh.empty())
-      s = learn::sample_gltf_action(file->bytes(), *rig, *spec, ao);
+      s = deformer::sample_gltf_action(file->bytes(), *rig, *spec, ao);
     else
-      s = learn::sample_bvh_action(core::as_chars(file->bytes()), *spec, ao);
+      s = deformer::sample_bvh_action(core::as_chars(file->bytes()), *spec, ao);
     if (!s) return report_error(source, s.error(), kExitInvalid);
     poses = s->poses;
     names = s->names;
     action = std::move(*s);
   } else {
-    learn::SampleOptions so;
+    deformer::SampleOptions so;
     so.random_poses = a.poses;
     so.seed = a.seed;
-    auto p = learn::sample_poses(*spec, so);
+    auto p = deformer::sample_poses(*spec, so);
     if (!p) return report_error(a.rig, p.error(), kExitUsage);
     poses = std::move(*p);
   }
 
   detail(a.rig, std::to_string(poses.size()) + " poses, " + std::to_string(spec->bones.size()) +
                     " input bones, targets " + a.targets);
-  core::Result<learn::BuiltTargets> built = core::make_error(codes::USAGE, "no targets");
+  core::Result<deformer::BuiltTargets> built = core::make_error(codes::USAGE, "no targets");
   if (a.targets == "morph-animation") {
     if (!action || a.bvh.size() > 0)
       return report_error(a.rig,
                           usage_error("--targets morph-animation needs --action (a glTF "
                                       "animation of the rig's morph target weights)"),
                           kExitUsage);
-    built = learn::build_targets_from_morph_animation(*rig, *spec, *action, layout);
+    built = deformer::build_targets_from_morph_animation(*rig, *spec, *action, layout);
   } else if (a.targets == "pc2") {
     if (a.cache.empty())
       return report_error(a.rig, usage_error("--targets pc2 needs --cache FILE.pc2"), kExitUsage);
-    auto cache = learn::read_pc2_file(a.cache);
+    auto cache = deformer::read_pc2_file(a.cache);
     if (!cache) return report_error(a.cache, cache.error(), kExitInvalid);
-    built = learn::build_targets_from_cache(*rig, *spec, poses, *cache, layout);
+    built = deformer::build_targets_from_cache(*rig, *spec, poses, *cache, layout);
   } else if (a.targets == "delta-mush" || a.targets == "dqs") {
-    learn::TargetOptions to;
-    to.source =
-        a.targets == "dqs" ? learn::TargetSource::kDualQuaternion : learn::TargetSource::kDeltaMush;
+    deformer::TargetOptions to;
+    to.source = a.targets == "dqs" ? deformer::TargetSource::kDualQuaternion
+                                   : deformer::TargetSource::kDeltaMush;
     to.delta_mush.iterations = a.smooth_iterations;
     to.delta_mush.step = a.smooth_step;
     to.layout = layout;
     ProgressReporter progress(a.rig, "building targets (" + a.targets + ")", poses.size());
     to.progress = [&progress](std::size_t done, std::size_t) { progress.update(done); };
-    built = learn::build_targets(*rig, *spec, poses, to);
+    built = deformer::build_targets(*rig, *spec, poses, to);
   } else {
     return report_error(
         a.targets, usage_error("--targets is delta-mush, dqs, pc2 or morph-animation"), kExitUsage);
@@ -202,11 +202,11 @@ int run_sample(const SampleArgs& a) {
   if (!names.empty() && names.size() == built->dataset.sample_count)
     built->dataset.sample_names = names;
 
-  if (auto st = learn::save_dataset(built->dataset, a.output); !st)
+  if (auto st = deformer::save_dataset(built->dataset, a.output); !st)
     return report_error(a.output, st.error(), kExitUsage);
   if (!a.write_spec.empty()) {
-    const std::string text = learn::input_spec_json(*spec).dump(2) + "\n";
-    if (auto st = learn::write_file_bytes(
+    const std::string text = deformer::input_spec_json(*spec).dump(2) + "\n";
+    if (auto st = deformer::write_file_bytes(
             a.write_spec,
             std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
         !st)
@@ -214,7 +214,7 @@ int run_sample(const SampleArgs& a) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const learn::Dataset& d = built->dataset;
+  const deformer::Dataset& d = built->dataset;
   if (a.json) {
     Json doc{{"dataset", a.output},
              {"samples", d.sample_count},
@@ -246,7 +246,8 @@ int run_sample(const SampleArgs& a) {
 struct TrainArgs {
   std::string dataset;
   std::string output;
-  std::string model = "linear";
+  std::string model;        ///< --kind; empty: linear
+  std::string model_alias;  ///< --model, the former name of --kind
   double lambda = 1e-3;
   std::string hidden = "128,128";
   std::string activation = "elu";
@@ -266,9 +267,10 @@ struct TrainArgs {
   bool json = false;
 };
 
-void print_stats(std::ostream& os, const learn::PoseModel& m) {
-  const learn::PoseModelStats& s = m.stats;
-  auto line = [&](const char* what, const learn::ErrorStats& model, const learn::ErrorStats& none) {
+void print_stats(std::ostream& os, const deformer::PoseModel& m) {
+  const deformer::PoseModelStats& s = m.stats;
+  auto line = [&](const char* what, const deformer::ErrorStats& model,
+                  const deformer::ErrorStats& none) {
     os << "  " << what << " (" << model.samples << " samples): mean " << model.mean << ", max "
        << model.max << "  (uncorrected: mean " << none.mean << ", max " << none.max << ")\n";
   };
@@ -283,7 +285,8 @@ void print_stats(std::ostream& os, const learn::PoseModel& m) {
   os << "training time: " << s.seconds << " s\n";
 }
 
-core::Result<learn::MorphBasisInput> morphs_from_rig(const TrainArgs& a, const learn::Dataset& d) {
+core::Result<deformer::MorphBasisInput> morphs_from_rig(const TrainArgs& a,
+                                                        const deformer::Dataset& d) {
   if (a.morph_rig.empty())
     return usage_error("--basis morphs needs --morphs-from RIG (the mesh with the morph targets)");
   scene::RigOptions ro;
@@ -291,11 +294,11 @@ core::Result<learn::MorphBasisInput> morphs_from_rig(const TrainArgs& a, const l
   auto rig = scene::load_rig_file(a.morph_rig, ro);
   if (!rig) return std::move(rig).error();
   if (rig->vertex_count() != d.vertex_count)
-    return core::make_error(learn::codes::MODEL_OPTIONS,
+    return core::make_error(deformer::codes::MODEL_OPTIONS,
                             "the rig's mesh has " + std::to_string(rig->vertex_count()) +
                                 " vertices, the dataset " + std::to_string(d.vertex_count));
   std::vector<std::string> wanted = split_list(a.morph_names);
-  learn::MorphBasisInput out;
+  deformer::MorphBasisInput out;
   for (const scene::RigMorphTarget& t : rig->morph_targets) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), t.name) == wanted.end())
       continue;
@@ -304,37 +307,42 @@ core::Result<learn::MorphBasisInput> morphs_from_rig(const TrainArgs& a, const l
   }
   for (const std::string& w : wanted)
     if (std::find(out.names.begin(), out.names.end(), w) == out.names.end())
-      return core::make_error(learn::codes::MODEL_OPTIONS,
+      return core::make_error(deformer::codes::MODEL_OPTIONS,
                               "the rig's mesh has no morph target \"" + w + "\"");
   if (out.names.empty())
-    return core::make_error(learn::codes::MODEL_OPTIONS, "the rig's mesh has no morph targets");
+    return core::make_error(deformer::codes::MODEL_OPTIONS, "the rig's mesh has no morph targets");
   return out;
 }
 
 int run_train(const TrainArgs& a) {
   // The output's name is checked before the training, not after it.
-  if (auto npz = learn::companion_path(a.output, ".npz", true); !npz)
+  if (auto npz = deformer::companion_path(a.output, ".npz", true); !npz)
     return report_error(a.output, npz.error(), kExitUsage);
-  auto d = learn::load_dataset(a.dataset);
+  auto d = deformer::load_dataset(a.dataset);
   if (!d) return report_error(a.dataset, d.error(), load_exit(d.error()));
 
-  learn::PoseModelOptions o;
-  if (a.model == "linear")
-    o.kind = learn::ModelKind::kLinear;
-  else if (a.model == "neural")
-    o.kind = learn::ModelKind::kNeural;
+  deformer::PoseModelOptions o;
+  if (!a.model_alias.empty() && !a.model.empty())
+    return report_error(a.model_alias,
+                        usage_error("--model is the former name of --kind: give one of them"),
+                        kExitUsage);
+  const std::string& kind = !a.model.empty() ? a.model : a.model_alias;
+  if (kind.empty() || kind == "linear")
+    o.kind = deformer::ModelKind::kLinear;
+  else if (kind == "neural")
+    o.kind = deformer::ModelKind::kNeural;
   else
-    return report_error(a.model, usage_error("--model is linear or neural"), kExitUsage);
+    return report_error(kind, usage_error("--kind is linear or neural"), kExitUsage);
   o.ridge.lambda = a.lambda;
   if (!parse_widths(a.hidden, o.mlp.hidden))
     return report_error(a.hidden, usage_error("--hidden is a list of widths, e.g. 128,128"),
                         kExitUsage);
   if (a.activation == "elu")
-    o.mlp.hidden_activation = learn::Activation::kELU;
+    o.mlp.hidden_activation = deformer::Activation::kELU;
   else if (a.activation == "relu")
-    o.mlp.hidden_activation = learn::Activation::kReLU;
+    o.mlp.hidden_activation = deformer::Activation::kReLU;
   else if (a.activation == "tanh")
-    o.mlp.hidden_activation = learn::Activation::kTanh;
+    o.mlp.hidden_activation = deformer::Activation::kTanh;
   else
     return report_error(a.activation, usage_error("--activation is elu, relu or tanh"), kExitUsage);
   o.mlp.iterations = a.iterations;
@@ -344,10 +352,10 @@ int run_train(const TrainArgs& a) {
   o.mlp.threads = a.threads;
   o.basis_size = a.basis_size;
   if (a.basis == "learned") {
-    o.basis = learn::NeuralBasis::kLearned;
+    o.basis = deformer::NeuralBasis::kLearned;
   } else if (a.basis == "morphs") {
-    o.basis = learn::NeuralBasis::kMorphTargets;
-    if (o.kind == learn::ModelKind::kNeural) {
+    o.basis = deformer::NeuralBasis::kMorphTargets;
+    if (o.kind == deformer::ModelKind::kNeural) {
       auto m = morphs_from_rig(a, *d);
       if (!m)
         return report_error(a.morph_rig.empty() ? a.dataset : a.morph_rig, m.error(), kExitUsage);
@@ -357,38 +365,38 @@ int run_train(const TrainArgs& a) {
     return report_error(a.basis, usage_error("--basis is learned or morphs"), kExitUsage);
   }
   if (a.clamp == "none")
-    o.clamp = learn::WeightClamp::kNone;
+    o.clamp = deformer::WeightClamp::kNone;
   else if (a.clamp == "unit")
-    o.clamp = learn::WeightClamp::kUnit;
+    o.clamp = deformer::WeightClamp::kUnit;
   else if (a.clamp == "range")
-    o.clamp = learn::WeightClamp::kTrainingRange;
+    o.clamp = deformer::WeightClamp::kTrainingRange;
   else
     return report_error(a.clamp, usage_error("--clamp is none, unit or range"), kExitUsage);
   o.holdout = a.holdout;
   o.split_seed = a.split_seed;
 
   // Progress on stderr: one line, rewritten, for runs long enough to wait on.
-  learn::TrainProgress progress;
-  if (o.kind == learn::ModelKind::kNeural) progress = training_progress(a.quiet);
-  auto model = learn::train_pose_model(*d, o, progress);
+  deformer::TrainProgress progress;
+  if (o.kind == deformer::ModelKind::kNeural) progress = training_progress(a.quiet);
+  auto model = deformer::train_pose_model(*d, o, progress);
   if (!model) return report_error(a.dataset, model.error(), kExitInvalid);
-  if (auto st = learn::save_pose_model(*model, a.output); !st)
+  if (auto st = deformer::save_pose_model(*model, a.output); !st)
     return report_error(a.output, st.error(), kExitUsage);
 
   if (a.json) {
     Json doc{{"model", a.output},
-             {"kind", learn::model_kind_name(model->kind)},
+             {"kind", deformer::model_kind_name(model->kind)},
              {"features", model->feature_count()},
              {"vertices", model->vertex_count},
              {"morphs", model->morph_count()},
-             {"stats", learn::stats_json(*model)}};
+             {"stats", deformer::stats_json(*model)}};
     print_json(std::move(doc));
   } else {
     std::cout << "wrote " << printable(a.output)
-              << " (+ .npz): " << learn::model_kind_name(model->kind) << " model, "
+              << " (+ .npz): " << deformer::model_kind_name(model->kind) << " model, "
               << model->feature_count() << " features -> " << model->vertex_count
               << " vertex offsets";
-    if (model->kind == learn::ModelKind::kNeural)
+    if (model->kind == deformer::ModelKind::kNeural)
       std::cout << " via " << model->morph_count() << " morphs";
     std::cout << "\n";
     print_stats(std::cout, *model);
@@ -405,9 +413,9 @@ struct EvalArgs {
 };
 
 int run_eval(const EvalArgs& a) {
-  auto m = learn::load_pose_model(a.model);
+  auto m = deformer::load_pose_model(a.model);
   if (!m) return report_error(a.model, m.error(), load_exit(m.error()));
-  auto d = learn::load_dataset(a.dataset);
+  auto d = deformer::load_dataset(a.dataset);
   if (!d) return report_error(a.dataset, d.error(), load_exit(d.error()));
   if (d->layout != m->layout || d->feature_count() != m->feature_count() ||
       d->vertex_count != m->vertex_count)
@@ -427,23 +435,23 @@ int run_eval(const EvalArgs& a) {
                                                d->spec.bones[b].name + "\" in the dataset but \"" +
                                                m->spec.bones[b].name + "\" in the model"),
                           kExitInvalid);
-  auto err = learn::evaluate_error(*m, *d);
+  auto err = deformer::evaluate_error(*m, *d);
   if (!err) return report_error(a.dataset, err.error(), kExitInvalid);
   // The uncorrected error: the deltas' own size.
-  learn::PoseModel none = *m;
-  none.kind = learn::ModelKind::kLinear;
+  deformer::PoseModel none = *m;
+  none.kind = deformer::ModelKind::kLinear;
   auto zero =
-      learn::LinearModel::make(m->feature_count(), 3 * m->vertex_count,
-                               std::vector<float>(m->feature_count() * 3 * m->vertex_count));
+      deformer::LinearModel::make(m->feature_count(), 3 * m->vertex_count,
+                                  std::vector<float>(m->feature_count() * 3 * m->vertex_count));
   if (!zero) return report_error(a.model, zero.error(), kExitInvalid);
   none.linear = std::move(*zero);
-  auto base = learn::evaluate_error(none, *d);
+  auto base = deformer::evaluate_error(none, *d);
   if (!base) return report_error(a.dataset, base.error(), kExitInvalid);
   if (a.json) {
     Json doc{{"model", a.model},
              {"dataset", a.dataset},
-             {"error", learn::error_stats_json(*err)},
-             {"uncorrected", learn::error_stats_json(*base)}};
+             {"error", deformer::error_stats_json(*err)},
+             {"uncorrected", deformer::error_stats_json(*base)}};
     print_json(std::move(doc));
   } else {
     std::cout << printable(a.model) << " on " << printable(a.dataset) << " (" << err->samples
@@ -537,7 +545,7 @@ void add_deformer_train_commands(CLI::App& deformer, int& exit_code) {
       "From an animation: charkit deformer sample hero.glb --bones all --action Walk --frames 60 "
       "-o walk.npz\n"
       "Next: charkit deformer train arm.npz -o arm_model.json\n"
-      "Formats: docs/learn/datasets.md; workflow: docs/learn/workflow.md.");
+      "Formats: docs/deformer/datasets.md; workflow: docs/deformer/workflow.md.");
   sample->callback([sa, sample, &exit_code] {
     sa->from_action = sample->get_option("--action")->count() > 0;
     exit_code = run_sample(*sa);
@@ -546,19 +554,26 @@ void add_deformer_train_commands(CLI::App& deformer, int& exit_code) {
   auto ta = std::make_shared<TrainArgs>();
   CLI::App* train = deformer.add_subcommand(
       "train",
-      "Step 2: train a model on a dataset. linear: ridge regression in closed form, per-vertex "
+      "Step 2: train a pose model on a dataset. linear: ridge regression in closed form, "
+      "per-vertex "
       "offsets, no bias (the rest pose gives exactly zero); neural: an MLP predicting morph "
       "weights (Adam, standardised inputs, seeded mini-batches) over a learned basis (the "
       "mean delta + the top principal components) or the mesh's own morph targets. A seeded "
       "share of the samples is held out; the train and held-out errors, the uncorrected error "
-      "and a per-bone breakdown are printed. Writes MODEL.json + MODEL.npz.");
+      "and a per-bone breakdown are printed. Writes NAME.json + NAME.npz.");
   train->add_option("dataset", ta->dataset, "Dataset from `deformer sample`")
       ->required()
       ->type_name("DATASET.npz");
-  train->add_option("-o,--output", ta->output, "Model file to write")
+  train
+      ->add_option("-o,--output", ta->output,
+                   "Pose model file to write (NAME.json; NAME.npz is written beside it)")
       ->required()
-      ->type_name("MODEL.json");
-  train->add_option("--model", ta->model, "linear or neural")->capture_default_str();
+      ->type_name("POSE_MODEL.json");
+  train->add_option("--kind", ta->model, "Pose model kind: linear or neural")
+      ->default_str("linear");
+  // The option's name before 0.1 (a "model" is a character model), hidden
+  // and kept for one release.
+  train->add_option("--model", ta->model_alias, "Former name of --kind")->group("");
   train->add_option("--lambda", ta->lambda, "linear: ridge weight λ")->capture_default_str();
   train->add_option("--hidden", ta->hidden, "neural: hidden layer widths")->capture_default_str();
   train->add_option("--activation", ta->activation, "neural: elu, relu or tanh")
@@ -599,18 +614,18 @@ void add_deformer_train_commands(CLI::App& deformer, int& exit_code) {
   train->add_flag("--json", ta->json, "Print a JSON summary with the statistics");
   train->footer(
       "Exit status: 0 written, 1 invalid dataset or training failed, 2 usage or I/O error.\n"
-      "Example: charkit deformer train arm.npz --model neural --hidden 64,64 -o arm_model.json\n"
-      "Next: charkit deformer eval, bake, or export-nmn. Format: docs/learn/pose_model.md.");
+      "Example: charkit deformer train arm.npz --kind neural --hidden 64,64 -o arm_model.json\n"
+      "Next: charkit deformer eval, bake, or export-nmn. Format: docs/deformer/pose_model.md.");
   train->callback([ta, &exit_code] { exit_code = run_train(*ta); });
 
   auto ea = std::make_shared<EvalArgs>();
   CLI::App* eval = deformer.add_subcommand(
       "eval",
-      "Measure a trained model on a dataset (e.g. one sampled with another seed): mean and max "
+      "Measure a pose model on a dataset (e.g. one sampled with another seed): mean and max "
       "vertex error in scene units, and the uncorrected error for comparison.");
-  eval->add_option("model", ea->model, "Model from `deformer train`")
+  eval->add_option("model", ea->model, "Pose model from `deformer train`")
       ->required()
-      ->type_name("MODEL.json");
+      ->type_name("POSE_MODEL.json");
   eval->add_option("dataset", ea->dataset, "Dataset with the same inputs and mesh")
       ->required()
       ->type_name("DATASET.npz");

@@ -192,7 +192,8 @@ void add_model_commands(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ModelArgs>();
   CLI::App* inspect = model->add_subcommand(
       "inspect",
-      "Identify a model from its content, not its name: GLB, glTF JSON, a zip with one .gltf and "
+      "Identify a character model from its content, not its name: GLB, glTF JSON, a zip with one "
+      ".gltf and "
       "its "
       "files, VRM 0.x (extensions.VRM) or 1.0 (extensions.VRMC_vrm), FBX binary or ASCII. Shows "
       "the "

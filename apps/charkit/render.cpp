@@ -22,9 +22,9 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/gpu/error_codes.h"
-#include "charkit/learn/action.h"
-#include "charkit/learn/error_codes.h"
-#include "charkit/learn/targets.h"
+#include "charkit/deformer/action.h"
+#include "charkit/deformer/error_codes.h"
+#include "charkit/deformer/targets.h"
 #include "charkit/motion/bvh.h"
 #include "charkit/render/error_codes.h"
 #include "charkit/render/frame.h"
@@ -254,7 +254,7 @@ core::Result<MotionPoses> motion_poses(const RenderArgs& a, core::Bytes model_by
   exit = kExitInvalid;
   auto rig = scene::load_rig(model_bytes);
   if (!rig) return std::move(rig).error();
-  learn::ActionOptions ao;
+  deformer::ActionOptions ao;
   ao.animation = a.animation;
   ao.fps = a.fps;
   ao.start_frame = std::max(a.frame - 1.0, 0.0);
@@ -274,20 +274,20 @@ core::Result<MotionPoses> motion_poses(const RenderArgs& a, core::Bytes model_by
     if (!header) return std::move(header).error();
     for (const motion::BvhJoint& j : header->joints) bvh_names.insert(j.name);
   }
-  learn::InputSpec spec;
+  deformer::InputSpec spec;
   auto add_bones = [&] {
     for (const std::string& name : rig->skeleton.joint_names) {
       bool driven = !bvh || bvh_names.count(name) != 0;
       if (auto m = ao.bvh_joints.find(name); bvh && m != ao.bvh_joints.end())
         for (const std::string& n : m->second) driven = driven || bvh_names.count(n) != 0;
       if (!driven) continue;
-      learn::BoneInput b;
+      deformer::BoneInput b;
       b.name = name;
       for (auto& axis : b.axes) axis = {true, -180.0, 180.0};
       spec.bones.push_back(std::move(b));
     }
   };
-  core::Result<learn::ActionSamples> s = core::make_error(codes::USAGE, "");
+  core::Result<deformer::ActionSamples> s = core::make_error(codes::USAGE, "");
   if (bvh) {
     if (!a.joint_map.empty()) {
       auto text = core::MappedFile::open(a.joint_map);
@@ -295,19 +295,19 @@ core::Result<MotionPoses> motion_poses(const RenderArgs& a, core::Bytes model_by
         exit = kExitUsage;
         return std::move(text).error();
       }
-      auto map = learn::parse_bvh_joint_map(core::as_chars(text->bytes()),
+      auto map = deformer::parse_bvh_joint_map(core::as_chars(text->bytes()),
                                             vrm_humanoid_joints(model_bytes));
       if (!map) return std::move(map).error();
       ao.bvh_joints = std::move(*map);
     }
     add_bones();
     if (spec.bones.empty())
-      return core::make_error(learn::codes::ACTION_BONE,
+      return core::make_error(deformer::codes::ACTION_BONE,
                               "no joint of the model is in the BVH (map them with --joint-map)");
-    s = learn::sample_bvh_action(core::as_chars(file->bytes()), spec, ao);
+    s = deformer::sample_bvh_action(core::as_chars(file->bytes()), spec, ao);
   } else {
     add_bones();
-    s = learn::sample_gltf_action(file->bytes(), *rig, spec, ao);
+    s = deformer::sample_gltf_action(file->bytes(), *rig, spec, ao);
   }
   if (!s) return std::move(s).error();
   MotionPoses out;
@@ -315,7 +315,7 @@ core::Result<MotionPoses> motion_poses(const RenderArgs& a, core::Bytes model_by
   const std::pair<std::size_t, std::map<std::size_t, core::Mat4f>*> wanted[] = {
       {last, &out.now}, {last > 1 ? 1 : last, &out.before}};
   for (const auto& [pose, target] : wanted) {
-    auto locals = learn::pose_locals(*rig, spec, s->poses[pose]);
+    auto locals = deformer::pose_locals(*rig, spec, s->poses[pose]);
     if (!locals) return std::move(locals).error();
     for (std::size_t j = 0; j < locals->size(); ++j)
       (*target)[rig->joint_nodes[j]] = scene::transform_matrix((*locals)[j]);

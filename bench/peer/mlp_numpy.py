@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The MLP training benchmark in numpy, the same algorithm as
-charkit's train_mlp (src/charkit/learn/mlp.cpp): Glorot-uniform weights, zero
+charkit's train_mlp (src/charkit/deformer/mlp.cpp): Glorot-uniform weights, zero
 biases, per-feature standardisation, ELU hidden layers, linear output,
 mean-squared error, Adam (lr 1e-3, b1 0.9, b2 0.999, eps 1e-8), batches of
 128 rows drawn with replacement. float32 throughout, as charkit.

@@ -19,7 +19,7 @@ Example::
     rot, _, _ = charkit.sample_poses(spec, 200, seed=777)
     targets = ...  # (201, V, 3) posed positions from your reference deformer
     ds = charkit.Dataset.from_positions(rig, spec, rot, targets)
-    model = charkit.Model.train(ds, kind="neural", hidden=[64, 64])
+    model = charkit.PoseModel.train(ds, kind="neural", hidden=[64, 64])
     offsets = model.offsets(charkit.pose_features(spec, rot))
 """
 
@@ -28,15 +28,15 @@ from __future__ import annotations
 from . import _native
 from ._errors import Cancelled, CharkitError
 from .dataset import Dataset
-from .model import Model, export_nmn, import_network, run_network
+from .pose_model import Model, PoseModel, export_nmn, import_network, run_network
 from .rig import Rig
 from .spec import InputSpec, pose_features, pose_library_json, sample_poses
 from .tools import bem_validate, motion_convert
 
 __all__ = [
     "version", "c_api_version", "library_path", "CharkitError", "Cancelled",
-    "InputSpec", "sample_poses", "pose_features", "pose_library_json", "Rig", "Dataset", "Model",
-    "export_nmn", "import_network", "run_network", "bem_validate", "motion_convert",
+    "InputSpec", "sample_poses", "pose_features", "pose_library_json", "Rig", "Dataset",
+    "PoseModel", "Model", "export_nmn", "import_network", "run_network", "bem_validate", "motion_convert",
 ]
 
 #: The path (or name) libcharkit_c was loaded from.

@@ -3,7 +3,7 @@
 A dataset holds N samples (sample 0 the rest pose): features (N, F) in the
 "axis-angle" or "engine" layout, and deltas (N, V, 3), each vertex's
 bind-space offset from the rest mesh. On disk it is NAME.npz + NAME.json,
-the files ``charkit deformer sample`` writes (docs/learn/datasets.md).
+the files ``charkit deformer sample`` writes (docs/deformer/datasets.md).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ and curves (name, min, max). ``sample_poses`` draws the rest pose plus seeded
 random poses exactly as ``charkit deformer sample --poses N --seed S`` does;
 ``pose_features`` turns rest-relative rotations (x, y, z, w) and curve values
 into feature rows: layout "axis-angle" (3 per bone) or "engine" (6 per bone,
-the Unreal .nmn input), then one per curve (docs/learn/datasets.md).
+the Unreal .nmn input), then one per curve (docs/deformer/datasets.md).
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def pose_features(spec, rotations, curves=None, layout="axis-angle", rest_local=
 
 
 def pose_library_json(spec, mesh, names, rotations, curves=None, shape_keys=None) -> str:
-    """The pose-library JSON (docs/learn/bake.md section 2, ``{"format":
+    """The pose-library JSON (docs/deformer/bake.md section 2, ``{"format":
     "charkit.pose_library", ...}``) of named poses: names (N str), rotations
     (N, B, 4) rest-relative, curves (N, C) or None (all 0), shape_keys None or
     N names written as each pose's "shape_key". ``mesh`` names the mesh."""

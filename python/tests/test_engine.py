@@ -28,7 +28,7 @@ def exported(tmp_path_factory):
     (d / "cli").mkdir()
     (d / "py").mkdir()
     cli("deformer", "export-nmn", d / "d.npz", FIGURE, "-o", d / "cli" / "MLD.nmn",
-        "--model", d / "cli" / "engine.json", *EXPORT_CLI, "-q")
+        "--pose-model", d / "cli" / "engine.json", *EXPORT_CLI, "-q")
     rig = charkit.Rig.load(FIGURE)
     ds = charkit.Dataset.load(d / "d.npz")
     calls = []
@@ -55,7 +55,7 @@ def test_export_matches_cli(exported):
     assert model.kind == "neural" and model.layout == "engine"
     assert model.feature_count == 18
     assert model.morph_names == ["mean"] + ["pc%d" % i for i in range(1, 7)]
-    # The returned model is the one `--model` saves.
+    # The returned model is the one `--pose-model` saves.
     model.save(d / "py" / "engine.json")
     a, b = load_npz(d / "py" / "engine.npz"), load_npz(theirs / "engine.npz")
     assert sorted(a) == sorted(b)

@@ -12,7 +12,7 @@ MISSING = DATA / "no-such-dir" / "missing"
 @pytest.mark.parametrize("call", [
     lambda: charkit.Rig.load(str(MISSING) + ".glb"),
     lambda: charkit.Dataset.load(str(MISSING) + ".npz"),
-    lambda: charkit.Model.load(str(MISSING) + ".json"),
+    lambda: charkit.PoseModel.load(str(MISSING) + ".json"),
     lambda: charkit.run_network(str(MISSING) + ".onnx", np.zeros((1, 3), np.float32)),
     lambda: charkit.bem_validate(str(MISSING) + ".bem"),
     lambda: charkit.motion_convert(str(MISSING) + ".bvh"),
@@ -75,7 +75,7 @@ def test_wrong_shapes_are_value_errors_before_the_call():
     with pytest.raises(ValueError, match="features"):
         charkit.Dataset(spec, np.zeros((2, 8), np.float32), np.zeros((2, 370, 3), np.float32))
     ds = charkit.Dataset(spec, np.zeros((2, 9), np.float32), np.zeros((2, 370, 3), np.float32))
-    model = charkit.Model.train(ds, holdout=0.0)
+    model = charkit.PoseModel.train(ds, holdout=0.0)
     with pytest.raises(ValueError, match="features"):
         model.offsets(np.zeros((5, 10), np.float32))
     with pytest.raises(ValueError, match="features"):
@@ -93,7 +93,7 @@ def test_wrong_shapes_are_value_errors_before_the_call():
 def test_library_refuses_a_linear_models_weights():
     spec = charkit.InputSpec(["a"])
     ds = charkit.Dataset(spec, np.zeros((3, 3), np.float32), np.zeros((3, 4, 3), np.float32))
-    model = charkit.Model.train(ds, holdout=0.0)
+    model = charkit.PoseModel.train(ds, holdout=0.0)
     with pytest.raises(charkit.CharkitError) as e:
         model.weights(np.zeros((1, 3), np.float32))
     assert e.value.status in (1, 3) and e.value.code
@@ -131,7 +131,7 @@ def test_errors_and_progress_in_other_threads():
 
     def bad(_):
         try:
-            charkit.Model.train(ds, kind="neural", clamp="sometimes")
+            charkit.PoseModel.train(ds, kind="neural", clamp="sometimes")
         except charkit.CharkitError as e:
             return e.status, e.code
         return None
@@ -139,7 +139,7 @@ def test_errors_and_progress_in_other_threads():
     threads = set()
 
     def good(_):
-        return charkit.Model.train(
+        return charkit.PoseModel.train(
             ds, kind="neural", hidden=[4], iterations=10, batch_size=4,
             progress=lambda *a: threads.add(threading.get_ident())).kind
 

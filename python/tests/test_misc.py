@@ -15,6 +15,12 @@ def test_versions():
     assert v in out
 
 
+def test_old_names_are_aliases():
+    # Renamed in 0.1 (one word per concept); the old name stays one release.
+    assert charkit.Model is charkit.PoseModel
+    assert "PoseModel" in charkit.__all__ and "Model" in charkit.__all__
+
+
 def test_bem_validate_matches_cli():
     path = DATA / "examples" / "example-1.5.bem"
     report = charkit.bem_validate(path)

@@ -1,4 +1,4 @@
-"""Model.train against `charkit deformer train` / `run` / `eval`, own-format
+"""PoseModel.train against `charkit deformer train` / `run` / `eval`, own-format
 round trip, progress callbacks and cancelling."""
 
 import json
@@ -42,7 +42,7 @@ def test_linear_matches_cli(sampled, tmp_path):
     cli("deformer", "train", data, "-o", tmp_path / "cli.json", "--lambda", "0.01",
         "--holdout", "0.2", "--split-seed", "5", "-q")
     ds = charkit.Dataset.load(data)
-    model = charkit.Model.train(ds, ridge_lambda=0.01, holdout=0.2, split_seed=5)
+    model = charkit.PoseModel.train(ds, ridge_lambda=0.01, holdout=0.2, split_seed=5)
     assert model.kind == "linear" and model.layout == "axis-angle"
     assert model.vertex_count == 370 and model.feature_count == 9
     assert model.morph_names == []
@@ -72,7 +72,7 @@ def test_linear_matches_cli(sampled, tmp_path):
 
 
 def _assert_eval_equal(err, ev):
-    """err from Model.error, ev from `deformer eval --json` (any nesting)."""
+    """err from PoseModel.error, ev from `deformer eval --json` (any nesting)."""
     def find(doc, key):
         if isinstance(doc, dict):
             if key in doc and isinstance(doc[key], (int, float)):
@@ -88,7 +88,7 @@ def _assert_eval_equal(err, ev):
         assert err[key] == pytest.approx(want, rel=1e-9, abs=1e-12), key
 
 
-NEURAL_CLI = ["--model", "neural", "--hidden", "16,8", "--iterations", "60", "--batch", "16",
+NEURAL_CLI = ["--kind", "neural", "--hidden", "16,8", "--iterations", "60", "--batch", "16",
               "--lr", "0.002", "--seed", "5", "--basis-size", "4"]
 NEURAL_PY = dict(kind="neural", hidden=[16, 8], iterations=60, batch_size=16,
                  learning_rate=0.002, seed=5, basis_size=4)
@@ -102,7 +102,7 @@ def test_neural_matches_cli(sampled, tmp_path, clamp_cli, clamp_py):
         "--clamp", clamp_cli, "-q")
     ds = charkit.Dataset.load(data)
     calls = []
-    model = charkit.Model.train(ds, clamp=clamp_py, progress=lambda *a: calls.append(a),
+    model = charkit.PoseModel.train(ds, clamp=clamp_py, progress=lambda *a: calls.append(a),
                                 **{k: v for k, v in NEURAL_PY.items()})
     assert model.kind == "neural"
     assert model.morph_names == ["mean", "pc1", "pc2", "pc3", "pc4"]
@@ -143,11 +143,11 @@ def test_save_load_round_trip(sampled, tmp_path):
     feats = ds.features()
     for kind, opts in (("linear", {}), ("neural", dict(hidden=[8], iterations=30,
                                                         batch_size=8))):
-        model = charkit.Model.train(ds, kind=kind, **opts)
+        model = charkit.PoseModel.train(ds, kind=kind, **opts)
         path = tmp_path / ("m_%s.json" % kind)
         model.save(path)
         assert path.exists() and path.with_suffix(".npz").exists()
-        back = charkit.Model.load(path)
+        back = charkit.PoseModel.load(path)
         assert back.kind == kind
         assert back.info()["hyper"] == model.info()["hyper"]
         assert_bit_equal(back.offsets(feats), model.offsets(feats), kind + " reloaded offsets")
@@ -167,7 +167,7 @@ def test_morph_target_basis(sampled):
     deltas = ds.deltas()
     names = ["s3", "s9", "s17"]
     basis = deltas[[3, 9, 17]]
-    model = charkit.Model.train(ds, kind="neural", basis="morph-targets", morph_names=names,
+    model = charkit.PoseModel.train(ds, kind="neural", basis="morph-targets", morph_names=names,
                                 morph_deltas=basis, hidden=[8], iterations=40, batch_size=8,
                                 clamp="none")
     assert model.morph_names == names
@@ -176,7 +176,7 @@ def test_morph_target_basis(sampled):
     w = model.weights(ds.features())
     assert w.shape == (41, 3)
     with pytest.raises(ValueError, match="morph_deltas"):
-        charkit.Model.train(ds, kind="neural", basis="morph-targets", morph_names=names,
+        charkit.PoseModel.train(ds, kind="neural", basis="morph-targets", morph_names=names,
                             morph_deltas=basis[:, :100])
 
 
@@ -184,17 +184,17 @@ def test_unknown_option_is_a_type_error(sampled):
     d, data = sampled
     ds = charkit.Dataset.load(data)
     with pytest.raises(TypeError, match="lambda"):
-        charkit.Model.train(ds, **{"lambda": 0.1})
+        charkit.PoseModel.train(ds, **{"lambda": 0.1})
     with pytest.raises(TypeError, match="hiden"):
-        charkit.Model.train(ds, kind="neural", hiden=[4])
+        charkit.PoseModel.train(ds, kind="neural", hiden=[4])
     with pytest.raises(TypeError):
-        charkit.Model.train(ds, iterations="many")
+        charkit.PoseModel.train(ds, iterations="many")
     # A bad value is the library's to refuse.
     with pytest.raises(charkit.CharkitError) as e:
-        charkit.Model.train(ds, kind="neural", clamp="sometimes")
+        charkit.PoseModel.train(ds, kind="neural", clamp="sometimes")
     assert e.value.status == 3 and e.value.code
     with pytest.raises(charkit.CharkitError) as e:
-        charkit.Model.train(ds, kind="quadratic")
+        charkit.PoseModel.train(ds, kind="quadratic")
     assert e.value.status in (1, 3) and e.value.code
 
 
@@ -213,14 +213,14 @@ def test_progress_false_cancels(sampled):
         return len(calls) < 2
 
     with pytest.raises(charkit.Cancelled) as e:
-        charkit.Model.train(ds, kind="neural", hidden=[8], iterations=1000, batch_size=8,
+        charkit.PoseModel.train(ds, kind="neural", hidden=[8], iterations=1000, batch_size=8,
                             progress=stop_at_second)
     assert e.value.status == 4 and e.value.code
     assert isinstance(e.value, charkit.CharkitError)
     assert len(calls) == 2, "progress called again after it cancelled: %s" % calls
     assert calls[1][0] < calls[1][1] == 1000
     # The dataset still works after a cancelled call.
-    assert charkit.Model.train(ds).kind == "linear"
+    assert charkit.PoseModel.train(ds).kind == "linear"
 
 
 class Boom(RuntimeError):
@@ -239,13 +239,13 @@ def test_progress_exception_propagates(sampled):
         return True
 
     with pytest.raises(Boom, match="from the callback"):
-        charkit.Model.train(ds, kind="neural", hidden=[8], iterations=1000, batch_size=8,
+        charkit.PoseModel.train(ds, kind="neural", hidden=[8], iterations=1000, batch_size=8,
                             progress=explode)
     assert len(seen) == 2, "progress called again after it raised: %s" % seen
     # None and True go on; 0 (falsy) cancels like False.
-    m = charkit.Model.train(ds, kind="neural", hidden=[4], iterations=300, batch_size=8,
+    m = charkit.PoseModel.train(ds, kind="neural", hidden=[4], iterations=300, batch_size=8,
                             progress=lambda *a: None)
     assert m.kind == "neural"
     with pytest.raises(charkit.Cancelled):
-        charkit.Model.train(ds, kind="neural", hidden=[4], iterations=300, batch_size=8,
+        charkit.PoseModel.train(ds, kind="neural", hidden=[4], iterations=300, batch_size=8,
                             progress=lambda *a: 0)

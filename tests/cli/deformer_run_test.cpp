@@ -1,5 +1,5 @@
 // `charkit deformer info|run` on a `.nmn` built by hand from the layout in
-// docs/learn/nmn.md and `.npy` arrays built by hand from NumPy's format
+// docs/deformer/nmn.md and `.npy` arrays built by hand from NumPy's format
 // (magic, version 1.0, uint16 header length, Python-literal dict padded with
 // spaces to a multiple of 64 bytes and ending in '\n', then the data).
 #include <bit>
@@ -181,7 +181,7 @@ TEST_F(DeformerRun, RunBatchHandComputed) {
   auto v = read_npy_floats(out, header);
   EXPECT_NE(header.find("'<f4'"), std::string::npos) << header;
   EXPECT_NE(header.find("(3, 2)"), std::string::npos) << header;
-  // See tests/learn/nmn_test.cpp NmnRun.GlobalHandComputed for the arithmetic.
+  // See tests/deformer/nmn_test.cpp NmnRun.GlobalHandComputed for the arithmetic.
   ASSERT_EQ(v.size(), 6u);
   std::vector<float> want{3.5f, 8, 0.5f, 2, 0, 1};
   for (std::size_t i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(v[i], want[i]) << i;

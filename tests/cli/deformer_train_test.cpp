@@ -100,7 +100,7 @@ TEST_F(DeformerTrainCli, SampleTrainEvalInfoRun) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / "lin.npz"));
 
   auto tn = run_charkit("deformer train " + quote(ds) +
-                            " --model neural --hidden 16,16 --iterations 300 --basis-size 6 "
+                            " --kind neural --hidden 16,16 --iterations 300 --basis-size 6 "
                             "--json -o " +
                             quote(dir_ / "net.json"),
                         /*keep_stderr=*/false);
@@ -233,6 +233,15 @@ TEST_F(DeformerTrainCli, ClearErrors) {
       true);
   EXPECT_EQ(d.exit_code, 2);
   EXPECT_NE(d.out.find("linear or neural"), std::string::npos) << d.out;
+  // --model is --kind's hidden former name: refused beside it, absent from help.
+  auto both = run_charkit("deformer train " + quote(dir_ / "d.npz") +
+                              " --kind neural --model linear -o " + quote(dir_ / "m.json"),
+                          true);
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+  EXPECT_NE(both.out.find("former name of --kind"), std::string::npos) << both.out;
+  auto help = run_charkit("deformer train --help", true);
+  EXPECT_NE(help.out.find("--kind"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("--model"), std::string::npos) << help.out;
   // A model named .npz would have its description written over its weights
   // (and a dataset named .json over its arrays): refused before any work.
   auto one = run_charkit(
@@ -249,8 +258,8 @@ TEST_F(DeformerTrainCli, ClearErrors) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "d2.json"));
   // A learning rate that is not > 0: usage (2), the option named.
   for (const char* lr : {"0", "-0.1", "nan"}) {
-    auto bad = run_charkit("deformer train " + quote(dir_ / "d.npz") + " --model neural --lr " +
-                               lr + " -o " + quote(dir_ / "lr.json"),
+    auto bad = run_charkit("deformer train " + quote(dir_ / "d.npz") + " --kind neural --lr " + lr +
+                               " -o " + quote(dir_ / "lr.json"),
                            true);
     EXPECT_EQ(bad.exit_code, 2) << lr;
     EXPECT_NE(bad.out.find("--lr: must be a number greater than 0"), std::string::npos) << bad.out;
@@ -279,7 +288,7 @@ TEST_F(DeformerTrainCli, ThreadsGiveTheSameModelForTheSameCount) {
                 .exit_code,
             0);
   const std::string train = "deformer train " + quote(ds) +
-                            " --model neural --hidden 24,24 --iterations 200 --basis-size 4 -q ";
+                            " --kind neural --hidden 24,24 --iterations 200 --basis-size 4 -q ";
   for (const char* name : {"a", "b"}) {
     auto r = run_charkit(train + "--threads 2 -o " + quote(dir_ / (std::string(name) + ".json")));
     ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -328,7 +337,7 @@ TEST_F(DeformerTrainCli, BakeExportImportAndAction) {
   // export-nmn: written, re-read within 1e-5, sidecar and morphs beside it.
   auto e = run_charkit("deformer export-nmn " + quote(ds) + " " + quote(kRig) +
                        " --hidden 8,8 --morphs 4 --iterations 100 -q --json -o " +
-                       quote(dir_ / "net.nmn") + " --model " + quote(dir_ / "engine.json"));
+                       quote(dir_ / "net.nmn") + " --pose-model " + quote(dir_ / "engine.json"));
   ASSERT_EQ(e.exit_code, 0) << e.out;
   json ej = parse(e);
   EXPECT_EQ(ej["inputs"], 6);  // one bone x 6

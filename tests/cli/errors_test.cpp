@@ -59,7 +59,7 @@ TEST(ErrorsCli, ListsLibraryAndProgramCodesOnce) {
   EXPECT_TRUE(codes.count("BEM_MANIFEST_JSON_TOO_DEEP"));  // bem, built from JSON_TOO_DEEP
   EXPECT_TRUE(codes.count("SIDECAR_TOO_LARGE"));           // the program's own
   EXPECT_EQ(modules, (std::set<std::string>{"core", "scene", "gpu", "deform", "render", "motion",
-                                            "learn", "bem", "store", "server", "capi", "cli"}));
+                                            "deformer", "bem", "store", "server", "capi", "cli"}));
   // The text list has one line per code.
   auto t = run_charkit("errors");
   ASSERT_EQ(t.exit_code, 0);

@@ -12,7 +12,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 js_require_packages
 mkdir -p "$out"
 "$charkit" deformer sample "$rig" -q --bones joint_3 --poses 40 --seed 1 -o "$out/d.npz"
-"$charkit" deformer train "$out/d.npz" -q --model linear -o "$out/m.json"
+"$charkit" deformer train "$out/d.npz" -q --kind linear -o "$out/m.json"
 "$charkit" deformer bake "$out/m.json" -q "$rig" --sample 3 -o "$out/baked.glb"
 js_check_glb "$out/baked.glb" "$out/check.json"
 echo "deformer bake: the baked GLB passes the validator and three.js"

@@ -142,22 +142,22 @@ def problems(counts, allowed):
 def selftest():
     with tempfile.TemporaryDirectory() as d:
         os.makedirs(os.path.join(d, 'src/charkit/scene'))
-        os.makedirs(os.path.join(d, 'src/charkit/learn'))
+        os.makedirs(os.path.join(d, 'src/charkit/deformer'))
         def put(rel, text):
             with open(os.path.join(d, rel), 'w') as f:
                 f.write(text)
         put('src/charkit/scene/gltf_asset.cpp', 'j["meshes"]; j.find("nodes");')
-        put('src/charkit/learn/a.cpp',
+        put('src/charkit/deformer/a.cpp',
             '// j["meshes"] in a comment\nauto s = "nodes";\nout["meshes"] = 3;\n')
-        put('src/charkit/learn/b.cpp',
+        put('src/charkit/deformer/b.cpp',
             'root["accessors"][i]; m.contains("targets"); index_of(x, "bufferView");\n'
             'j.value("skins", 0); /* j["nodes"] */')
         counts = scan(d)
-        assert counts == {'src/charkit/learn/b.cpp': 4}, counts
+        assert counts == {'src/charkit/deformer/b.cpp': 4}, counts
         assert len(problems(counts, {})) == 1
-        assert problems(counts, {'src/charkit/learn/b.cpp': 4}) == []
-        assert 'lower its entry' in problems(counts, {'src/charkit/learn/b.cpp': 5})[0]
-        assert 'allowed 3' in problems(counts, {'src/charkit/learn/b.cpp': 3})[0]
+        assert problems(counts, {'src/charkit/deformer/b.cpp': 4}) == []
+        assert 'lower its entry' in problems(counts, {'src/charkit/deformer/b.cpp': 5})[0]
+        assert 'allowed 3' in problems(counts, {'src/charkit/deformer/b.cpp': 3})[0]
     print('selftest passed')
     return 0
 

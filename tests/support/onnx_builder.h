@@ -1,6 +1,6 @@
 // Test helper: building small ONNX ModelProtos by hand with the protobuf
-// classes (Debian's libonnx-dev, linked through charkit_learn). Header-only,
-// for the learn tests (onnx_test, engine_import_test).
+// classes (Debian's libonnx-dev, linked through charkit_deformer). Header-only,
+// for the deformer tests (onnx_test, engine_import_test).
 #pragma once
 
 #include <onnx/onnx_pb.h>

@@ -291,7 +291,7 @@ def train(context):
         dataset = se.linear_dataset
         options = {"ridge_lambda": float(s.ridge_lambda)}
         model = yield from _threaded(
-            lambda progress: ck.Model.train(dataset, kind="linear", progress=progress, **options))
+            lambda progress: ck.PoseModel.train(dataset, kind="linear", progress=progress, **options))
     else:
         dataset = se.neural_dataset
         options = {"hidden": bridge.parse_hidden(s.hidden), "learning_rate": float(s.learning_rate),
@@ -306,7 +306,7 @@ def train(context):
             deltas = bridge.shape_key_deltas(mesh, names, bridge.obj_to_arm(arm, mesh))
             options["basis"] = "morph-targets"
         model = yield from _threaded(
-            lambda progress: ck.Model.train(dataset, kind="neural", progress=progress,
+            lambda progress: ck.PoseModel.train(dataset, kind="neural", progress=progress,
                                             morph_names=names, morph_deltas=deltas, **options))
     se.set_model(model, "trained", "", se.data_objects, se.data_bone_names, se.data_curve_names,
                  se.data_rig)
@@ -377,7 +377,7 @@ def stats_lines(se):
 
 def _require_model(se):
     if se.model is None:
-        raise JobError("No model: Train, Import Model or Import Network first")
+        raise JobError("No pose model: Train, Import Pose Model or Import Network first")
     return se.model
 
 
@@ -385,7 +385,7 @@ def export_model(context):
     s = _settings(context)
     se = state.get(context.scene)
     model = _require_model(se)
-    path = _abspath(s.model_path, "Model File")
+    path = _abspath(s.model_path, "Pose Model File")
     if not path.lower().endswith(".json"):
         path += ".json"
     _make_dirs(path)
@@ -432,10 +432,10 @@ def import_model(context):
     s = scene.charkit
     se = state.get(scene)
     arm, mesh = bridge.require_objects(s)
-    path = _abspath(s.model_path, "Model File")
+    path = _abspath(s.model_path, "Pose Model File")
     if not os.path.isfile(path):
-        raise JobError(f"No model file at {path}")
-    model = ck.Model.load(path)
+        raise JobError(f"No pose model file at {path}")
+    model = ck.PoseModel.load(path)
     info = model.info()
     morph_names = None
     if model.kind == "neural" and model_basis(info) == "morph-targets":
@@ -567,7 +567,7 @@ def refresh_preview(scene, force=False, quiet=False):
     se = state.peek(scene)
     try:
         if se is None or se.model is None:
-            raise JobError("No model: Train, Import Model or Import Network first")
+            raise JobError("No pose model: Train, Import Pose Model or Import Network first")
         model, arm, mesh = _model_objects(s, se)
         ob = bpy.data.objects.get(preview_name(mesh))
         if ob is None or ob.type != 'MESH':

@@ -200,7 +200,7 @@ class CHARKIT_OT_bake_shape_keys(_Job, bpy.types.Operator):
 class CHARKIT_OT_export_model(_Simple, bpy.types.Operator):
     """Save the model in charkit's format (NAME.json + NAME.npz)"""
     bl_idname = "charkit.export_model"
-    bl_label = "Export Model"
+    bl_label = "Export Pose Model"
     bl_options = {'REGISTER'}
 
     def work(self, context):
@@ -210,7 +210,7 @@ class CHARKIT_OT_export_model(_Simple, bpy.types.Operator):
 class CHARKIT_OT_import_model(_Simple, bpy.types.Operator):
     """Load a charkit model; its inputs map onto the first used bones, curves and morph targets in list order"""
     bl_idname = "charkit.import_model"
-    bl_label = "Import Model"
+    bl_label = "Import Pose Model"
 
     def work(self, context):
         return jobs.import_model(context)

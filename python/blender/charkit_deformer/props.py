@@ -46,7 +46,7 @@ class CHARKIT_PG_settings(bpy.types.PropertyGroup):
     mesh: PointerProperty(name="Mesh", type=bpy.types.Object, poll=_poll_mesh,
                           description="The skinned mesh to correct")
     model_type: EnumProperty(
-        name="Model", default='NEURAL',
+        name="Pose Model", default='NEURAL',
         items=[('LINEAR', "Linear", "Ridge regression in closed form: fast, accurate for moderate angles; "
                 "learns the full deformation and previews on the rest pose"),
                ('NEURAL', "Neural", "An MLP predicting morph weights; learns the bind-space correction "
@@ -100,7 +100,7 @@ class CHARKIT_PG_settings(bpy.types.PropertyGroup):
     # Preview & IO
     auto_refresh: BoolProperty(name="Auto Refresh", default=True,
                                description="Update the preview proxy whenever the pose or frame changes")
-    model_path: StringProperty(name="Model File", subtype='FILE_PATH', default="//pose_model.json",
+    model_path: StringProperty(name="Pose Model File", subtype='FILE_PATH', default="//pose_model.json",
                                description="charkit model: NAME.json (+ NAME.npz beside it)")
     pose_library_path: StringProperty(name="Pose Library", subtype='FILE_PATH',
                                       default="//charkit_poses.json",

@@ -1,7 +1,7 @@
 """What the add-on holds in memory per scene: the training data of the last
 Generate Training Data run and the current model (trained, loaded or imported),
 as charkit handles and numpy arrays. None of it is saved in the .blend file:
-Export Model keeps a model."""
+Export Pose Model keeps a pose model."""
 
 import numpy as np
 

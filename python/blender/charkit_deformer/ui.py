@@ -61,7 +61,7 @@ class CHARKIT_PT_main(_Panel, bpy.types.Panel):
         elif se is not None and se.model is not None:
             layout.label(text=f"Model: {se.model.kind} ({se.origin})", icon='CHECKMARK')
         else:
-            layout.label(text="No model yet", icon='INFO')
+            layout.label(text="No pose model yet", icon='INFO')
 
 
 class _Sub(_Panel):
@@ -148,7 +148,7 @@ class CHARKIT_PT_training(_Sub, bpy.types.Panel):
 
 
 class CHARKIT_PT_model(_Sub, bpy.types.Panel):
-    bl_label = "Model"
+    bl_label = "Pose Model"
 
     def draw(self, context):
         s = context.scene.charkit

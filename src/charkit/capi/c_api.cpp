@@ -18,8 +18,8 @@
 #include "charkit/core/json.h"
 #include "charkit/core/math.h"
 #include "charkit/deform/skinning.h"
-#include "charkit/learn/pc2.h"
-#include "charkit/learn/targets.h"
+#include "charkit/deformer/pc2.h"
+#include "charkit/deformer/targets.h"
 #include "charkit/version.h"
 
 namespace charkit::capi {
@@ -63,15 +63,15 @@ bool layout_ok(int layout) {
   return layout == CHARKIT_LAYOUT_AXIS_ANGLE || layout == CHARKIT_LAYOUT_ENGINE;
 }
 
-learn::FeatureLayout layout_of(int layout) {
-  return layout == CHARKIT_LAYOUT_ENGINE ? learn::FeatureLayout::kEngine
-                                         : learn::FeatureLayout::kAxisAngle;
+deformer::FeatureLayout layout_of(int layout) {
+  return layout == CHARKIT_LAYOUT_ENGINE ? deformer::FeatureLayout::kEngine
+                                         : deformer::FeatureLayout::kAxisAngle;
 }
 
 namespace {
 
-learn::Quaternion quat_at(const double* q) {
-  return learn::Quaternion{q[0], q[1], q[2], q[3]};
+deformer::Quaternion quat_at(const double* q) {
+  return deformer::Quaternion{q[0], q[1], q[2], q[3]};
 }
 
 bool finite_all(const float* p, std::size_t n) {
@@ -90,9 +90,9 @@ bool product(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
 
 }  // namespace
 
-charkit_status poses_from(const learn::InputSpec& spec, const double* rotations,
+charkit_status poses_from(const deformer::InputSpec& spec, const double* rotations,
                           const double* curves, std::uint64_t count,
-                          std::vector<learn::Pose>& out) {
+                          std::vector<deformer::Pose>& out) {
   const std::size_t bones = spec.bones.size();
   const std::size_t ncurves = spec.curves.size();
   if (count > 0 && bones > 0 && !rotations) return bad_argument("rotations is NULL");
@@ -100,7 +100,7 @@ charkit_status poses_from(const learn::InputSpec& spec, const double* rotations,
   out.clear();
   out.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
-    learn::Pose p;
+    deformer::Pose p;
     for (std::size_t b = 0; b < bones; ++b) {
       const double* q = rotations + (i * bones + b) * 4;
       const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
@@ -109,7 +109,7 @@ charkit_status poses_from(const learn::InputSpec& spec, const double* rotations,
                                      "pose " + std::to_string(i) + ", bone \"" +
                                          spec.bones[b].name +
                                          "\": the rotation is not a finite non-zero quaternion"));
-      learn::Quaternion r = quat_at(q);
+      deformer::Quaternion r = quat_at(q);
       // Unit quaternions are taken as given (bit-equal features to the
       // CLI's); others are normalised.
       if (std::abs(n - 1.0) > 1e-9) {
@@ -172,9 +172,9 @@ charkit_status charkit_spec_from_json(const char* json, charkit_spec** out) {
     *out = nullptr;
     auto j = core::parse_json_strict(json);
     if (!j) return fail(j.error());
-    auto spec = learn::parse_input_spec(*j, "");
+    auto spec = deformer::parse_input_spec(*j, "");
     if (!spec) return fail(spec.error());
-    if (auto st = learn::validate(*spec); !st) return fail(st.error());
+    if (auto st = deformer::validate(*spec); !st) return fail(st.error());
     *out = new charkit_spec{std::move(*spec)};
     return CHARKIT_OK;
   });
@@ -187,7 +187,7 @@ void charkit_spec_free(charkit_spec* spec) {
 charkit_status charkit_spec_to_json(const charkit_spec* spec, char** out_json) {
   return guarded([&] {
     if (!spec || !out_json) return bad_argument("spec or out_json is NULL");
-    *out_json = capi::dup_string(learn::input_spec_json(spec->spec).dump());
+    *out_json = capi::dup_string(deformer::input_spec_json(spec->spec).dump());
     return CHARKIT_OK;
   });
 }
@@ -212,15 +212,15 @@ charkit_status charkit_sample_poses(const charkit_spec* spec, uint64_t random_po
     if (!spec) return bad_argument("spec is NULL");
     const auto& s = spec->spec;
     if (!s.bones.empty() && !rotations) return bad_argument("rotations is NULL");
-    learn::SampleOptions o;
+    deformer::SampleOptions o;
     o.random_poses = random_poses;
     o.seed = seed;
-    auto poses = learn::sample_poses(s, o);
+    auto poses = deformer::sample_poses(s, o);
     if (!poses) return fail(poses.error());
     const std::size_t nb = s.bones.size();
     const std::size_t nc = s.curves.size();
     for (std::size_t i = 0; i < poses->size(); ++i) {
-      const learn::Pose& p = (*poses)[i];
+      const deformer::Pose& p = (*poses)[i];
       for (std::size_t b = 0; b < nb; ++b) {
         const auto& q = p.rotations[b];
         double* r = rotations + (i * nb + b) * 4;
@@ -247,9 +247,9 @@ charkit_status charkit_pose_features(const charkit_spec* spec, int layout, const
     if (!spec || !out) return bad_argument("spec or out is NULL");
     if (!capi::layout_ok(layout)) return bad_argument("unknown layout " + std::to_string(layout));
     const auto& s = spec->spec;
-    std::vector<learn::Pose> ps;
+    std::vector<deformer::Pose> ps;
     if (auto st = capi::poses_from(s, rotations, curves, poses, ps); st != CHARKIT_OK) return st;
-    std::vector<learn::Quaternion> rest;
+    std::vector<deformer::Quaternion> rest;
     if (rest_local)
       for (std::size_t b = 0; b < s.bones.size(); ++b)
         rest.push_back(capi::quat_at(rest_local + b * 4));
@@ -257,8 +257,8 @@ charkit_status charkit_pose_features(const charkit_spec* spec, int layout, const
         layout == CHARKIT_LAYOUT_ENGINE ? s.engine_feature_count() : s.feature_count();
     for (std::size_t i = 0; i < ps.size(); ++i) {
       std::span<float> row(out + i * f, f);
-      auto st = layout == CHARKIT_LAYOUT_ENGINE ? learn::engine_pose_features(s, ps[i], rest, row)
-                                                : learn::pose_features(s, ps[i], row);
+      auto st = layout == CHARKIT_LAYOUT_ENGINE ? deformer::engine_pose_features(s, ps[i], rest, row)
+                                                : deformer::pose_features(s, ps[i], row);
       if (!st) return fail(st.error());
     }
     return CHARKIT_OK;
@@ -376,7 +376,7 @@ charkit_status charkit_rig_add_morph(charkit_rig* rig, const char* name, const f
     std::vector<scene::RigMorphTarget> t(1);
     t[0].name = name;
     t[0].position_deltas.assign(deltas, deltas + n);
-    // Replace a target of that name, else append (learn's add_morph_targets rule).
+    // Replace a target of that name, else append (deformer's add_morph_targets rule).
     auto& targets = rig->rig.morph_targets;
     auto it = std::find_if(targets.begin(), targets.end(),
                            [&](const scene::RigMorphTarget& m) { return m.name == t[0].name; });
@@ -421,12 +421,12 @@ charkit_status charkit_rig_skin(const charkit_rig* rig, const charkit_spec* spec
   return guarded([&] {
     if (!rig || !spec || !out) return bad_argument("rig, spec or out is NULL");
     const scene::Rig& r = rig->rig;
-    std::vector<learn::Pose> ps;
+    std::vector<deformer::Pose> ps;
     std::vector<double> zero_curves(spec->spec.curves.size(), 0.0);
     if (auto st = capi::poses_from(spec->spec, rotations, zero_curves.data(), 1, ps);
         st != CHARKIT_OK)
       return st;
-    auto locals = learn::pose_locals(r, spec->spec, ps[0]);
+    auto locals = deformer::pose_locals(r, spec->spec, ps[0]);
     if (!locals) return fail(locals.error());
     auto mats = scene::skinning_matrices(r, *locals);
     if (!mats) return fail(mats.error());
@@ -456,7 +456,7 @@ charkit_status charkit_dataset_create(const charkit_spec* spec, int layout, cons
     std::uint64_t nd = 0;
     if (!capi::product(samples, vertex_count * 3, nd))
       return bad_argument("the dataset is too large");
-    learn::DatasetBuilder b(spec->spec, capi::layout_of(layout), mesh_name ? mesh_name : "");
+    deformer::DatasetBuilder b(spec->spec, capi::layout_of(layout), mesh_name ? mesh_name : "");
     const std::size_t f = layout == CHARKIT_LAYOUT_ENGINE ? spec->spec.engine_feature_count()
                                                           : spec->spec.feature_count();
     for (std::uint64_t i = 0; i < samples; ++i) {
@@ -467,7 +467,7 @@ charkit_status charkit_dataset_create(const charkit_spec* spec, int layout, cons
       if (!st) return fail(st.error());
     }
     auto d = std::move(b).take();
-    if (auto st = learn::validate(d); !st) return fail(st.error());
+    if (auto st = deformer::validate(d); !st) return fail(st.error());
     *out = new charkit_dataset{std::move(d)};
     return CHARKIT_OK;
   });
@@ -482,20 +482,20 @@ charkit_status charkit_dataset_from_positions(const charkit_rig* rig, const char
       return bad_argument("rig, spec, positions or out is NULL");
     *out = nullptr;
     if (!capi::layout_ok(layout)) return bad_argument("unknown layout " + std::to_string(layout));
-    std::vector<learn::Pose> ps;
+    std::vector<deformer::Pose> ps;
     if (auto st = capi::poses_from(spec->spec, rotations, curves, poses, ps); st != CHARKIT_OK)
       return st;
     const std::size_t v = rig->rig.vertex_count();
     std::uint64_t n = 0;
     if (!capi::product(poses, v * 3, n)) return bad_argument("too many positions");
-    learn::PointCache cache;
+    deformer::PointCache cache;
     cache.point_count = v;
     cache.sample_count = poses;
     cache.positions.assign(positions, positions + n);
     if (!capi::finite_all(cache.positions.data(), n))
       return bad_argument("a target position is not finite (NaN or infinite)");
     auto built =
-        learn::build_targets_from_cache(rig->rig, spec->spec, ps, cache, capi::layout_of(layout));
+        deformer::build_targets_from_cache(rig->rig, spec->spec, ps, cache, capi::layout_of(layout));
     if (!built) return fail(built.error());
     if (lbs_error) {
       lbs_error[0] = built->lbs.mean_error;
@@ -510,7 +510,7 @@ charkit_status charkit_dataset_load(const char* npz_path, charkit_dataset** out)
   return guarded([&] {
     if (!npz_path || !out) return bad_argument("npz_path or out is NULL");
     *out = nullptr;
-    auto d = learn::load_dataset(npz_path);
+    auto d = deformer::load_dataset(npz_path);
     if (!d) return fail(d.error());
     *out = new charkit_dataset{std::move(*d)};
     return CHARKIT_OK;
@@ -520,7 +520,7 @@ charkit_status charkit_dataset_load(const char* npz_path, charkit_dataset** out)
 charkit_status charkit_dataset_save(const charkit_dataset* dataset, const char* npz_path) {
   return guarded([&] {
     if (!dataset || !npz_path) return bad_argument("dataset or npz_path is NULL");
-    if (auto st = learn::save_dataset(dataset->d, npz_path); !st) return fail(st.error());
+    if (auto st = deformer::save_dataset(dataset->d, npz_path); !st) return fail(st.error());
     return CHARKIT_OK;
   });
 }
@@ -538,7 +538,7 @@ charkit_status charkit_dataset_shape(const charkit_dataset* dataset, uint64_t* s
     if (features) *features = d.feature_count();
     if (vertices) *vertices = d.vertex_count;
     if (layout)
-      *layout = d.layout == learn::FeatureLayout::kEngine ? CHARKIT_LAYOUT_ENGINE
+      *layout = d.layout == deformer::FeatureLayout::kEngine ? CHARKIT_LAYOUT_ENGINE
                                                           : CHARKIT_LAYOUT_AXIS_ANGLE;
     return CHARKIT_OK;
   });

@@ -23,7 +23,7 @@
  * - Feature layouts: CHARKIT_LAYOUT_AXIS_ANGLE (3 floats per bone: the
  *   rotation vector, zero at rest) and CHARKIT_LAYOUT_ENGINE (6 floats per
  *   bone: the Unreal `.nmn` layout), then one float per curve
- *   (docs/learn/datasets.md).
+ *   (docs/deformer/datasets.md).
  * - Progress callbacks get (user, steps done, steps in all, current loss) and
  *   return 0 to go on or anything else to cancel: the call then returns
  *   CHARKIT_CANCELLED and makes nothing.
@@ -86,7 +86,7 @@ CHARKIT_C_EXPORT void charkit_free(void* p);
 /* ---- Input spec: the bones and curves that drive a deformer ------------- */
 
 /* From JSON: {"bones": [{"name", "axes": [{"enabled", "min_deg", "max_deg"}
- * x3]}], "curves": [{"name", "min", "max"}]} (docs/learn/datasets.md). */
+ * x3]}], "curves": [{"name", "min", "max"}]} (docs/deformer/datasets.md). */
 CHARKIT_C_EXPORT charkit_status charkit_spec_from_json(const char* json, charkit_spec** out);
 CHARKIT_C_EXPORT void charkit_spec_free(charkit_spec* spec);
 CHARKIT_C_EXPORT charkit_status charkit_spec_to_json(const charkit_spec* spec, char** out_json);
@@ -264,7 +264,7 @@ CHARKIT_C_EXPORT charkit_status charkit_network_run(const char* path, const floa
                                                     float* out, uint64_t capacity,
                                                     uint64_t* outputs);
 
-/* The pose library JSON of docs/learn/bake.md §2 ({"format":
+/* The pose library JSON of docs/deformer/bake.md §2 ({"format":
  * "charkit.pose_library", ...}) for `poses` named poses (rotations poses x
  * bones x 4, curves poses x curves or NULL); shape_keys (NULL, or one name
  * per pose) are written as each pose's "shape_key". */

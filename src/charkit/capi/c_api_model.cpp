@@ -18,15 +18,15 @@
 #include "charkit/capi/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
-#include "charkit/learn/bake.h"
-#include "charkit/learn/engine_import.h"
-#include "charkit/learn/error_codes.h"
-#include "charkit/learn/model_file.h"
-#include "charkit/learn/nmn.h"
-#include "charkit/learn/nmn_export.h"
-#include "charkit/learn/nmn_sidecar.h"
-#include "charkit/learn/npy.h"
-#include "charkit/learn/onnx.h"
+#include "charkit/deformer/bake.h"
+#include "charkit/deformer/engine_import.h"
+#include "charkit/deformer/error_codes.h"
+#include "charkit/deformer/deformer_file.h"
+#include "charkit/deformer/nmn.h"
+#include "charkit/deformer/nmn_export.h"
+#include "charkit/deformer/nmn_sidecar.h"
+#include "charkit/deformer/npy.h"
+#include "charkit/deformer/onnx.h"
 #include "charkit/motion/convert_file.h"
 
 using namespace charkit;
@@ -112,7 +112,7 @@ class Options {
     if (charkit_status s_ = (expr); s_ != CHARKIT_OK) return s_; \
   } while (false)
 
-// A progress callback as learn's std::function: a non-zero return throws
+// A progress callback as deformer's std::function: a non-zero return throws
 // capi::Cancelled, which unwinds the training and is caught by guarded().
 std::function<void(std::size_t, std::size_t, double)> progress_of(charkit_progress_fn fn,
                                                                   void* user) {
@@ -144,7 +144,7 @@ charkit_status charkit_model_train(const charkit_dataset* dataset, const char* o
                     "batch_size", "seed", "standardize", "clamp", "basis", "basis_size", "holdout",
                     "split_seed"}));
     // The defaults of `charkit deformer train`.
-    learn::PoseModelOptions o;
+    deformer::PoseModelOptions o;
     o.mlp.iterations = 2000;
     std::string kind = "linear", clamp = "training-range", basis = "learned", act = "elu";
     CK_TRY(op.string("kind", kind));
@@ -162,31 +162,31 @@ charkit_status charkit_model_train(const charkit_dataset* dataset, const char* o
     CK_TRY(op.number("holdout", o.holdout));
     CK_TRY(op.number("split_seed", o.split_seed));
     if (kind == "linear")
-      o.kind = learn::ModelKind::kLinear;
+      o.kind = deformer::ModelKind::kLinear;
     else if (kind == "neural")
-      o.kind = learn::ModelKind::kNeural;
+      o.kind = deformer::ModelKind::kNeural;
     else
       return bad_argument("option \"kind\" is \"linear\" or \"neural\"");
     if (act == "elu")
-      o.mlp.hidden_activation = learn::Activation::kELU;
+      o.mlp.hidden_activation = deformer::Activation::kELU;
     else if (act == "relu")
-      o.mlp.hidden_activation = learn::Activation::kReLU;
+      o.mlp.hidden_activation = deformer::Activation::kReLU;
     else if (act == "tanh")
-      o.mlp.hidden_activation = learn::Activation::kTanh;
+      o.mlp.hidden_activation = deformer::Activation::kTanh;
     else
       return bad_argument("option \"activation\" is \"elu\", \"relu\" or \"tanh\"");
     if (clamp == "none")
-      o.clamp = learn::WeightClamp::kNone;
+      o.clamp = deformer::WeightClamp::kNone;
     else if (clamp == "unit")
-      o.clamp = learn::WeightClamp::kUnit;
+      o.clamp = deformer::WeightClamp::kUnit;
     else if (clamp == "training-range")
-      o.clamp = learn::WeightClamp::kTrainingRange;
+      o.clamp = deformer::WeightClamp::kTrainingRange;
     else
       return bad_argument("option \"clamp\" is \"none\", \"unit\" or \"training-range\"");
     if (basis == "learned") {
-      o.basis = learn::NeuralBasis::kLearned;
+      o.basis = deformer::NeuralBasis::kLearned;
     } else if (basis == "morph-targets") {
-      o.basis = learn::NeuralBasis::kMorphTargets;
+      o.basis = deformer::NeuralBasis::kMorphTargets;
       if (morph_count == 0 || !morph_names || !morph_deltas)
         return bad_argument("basis \"morph-targets\" needs morph targets (names and deltas)");
       const std::size_t n3 = dataset->d.vertex_count * 3;
@@ -198,7 +198,7 @@ charkit_status charkit_model_train(const charkit_dataset* dataset, const char* o
     } else {
       return bad_argument("option \"basis\" is \"learned\" or \"morph-targets\"");
     }
-    auto m = learn::train_pose_model(dataset->d, o, progress_of(progress, user));
+    auto m = deformer::train_pose_model(dataset->d, o, progress_of(progress, user));
     if (!m) return fail(m.error());
     *out = new charkit_model{std::move(*m)};
     return CHARKIT_OK;
@@ -209,7 +209,7 @@ charkit_status charkit_model_load(const char* json_path, charkit_model** out) {
   return guarded([&] {
     if (!json_path || !out) return bad_argument("json_path or out is NULL");
     *out = nullptr;
-    auto m = learn::load_pose_model(json_path);
+    auto m = deformer::load_pose_model(json_path);
     if (!m) return fail(m.error());
     *out = new charkit_model{std::move(*m)};
     return CHARKIT_OK;
@@ -219,7 +219,7 @@ charkit_status charkit_model_load(const char* json_path, charkit_model** out) {
 charkit_status charkit_model_save(const charkit_model* model, const char* json_path) {
   return guarded([&] {
     if (!model || !json_path) return bad_argument("model or json_path is NULL");
-    if (auto st = learn::save_pose_model(model->m, json_path); !st) return fail(st.error());
+    if (auto st = deformer::save_pose_model(model->m, json_path); !st) return fail(st.error());
     return CHARKIT_OK;
   });
 }
@@ -231,18 +231,18 @@ void charkit_model_free(charkit_model* model) {
 charkit_status charkit_model_info_json(const charkit_model* model, char** out_json) {
   return guarded([&] {
     if (!model || !out_json) return bad_argument("model or out_json is NULL");
-    const learn::PoseModel& m = model->m;
-    Json j{{"kind", learn::model_kind_name(m.kind)},
-           {"layout", m.layout == learn::FeatureLayout::kEngine ? "engine" : "axis-angle"},
+    const deformer::PoseModel& m = model->m;
+    Json j{{"kind", deformer::model_kind_name(m.kind)},
+           {"layout", m.layout == deformer::FeatureLayout::kEngine ? "engine" : "axis-angle"},
            {"mesh", m.mesh_name},
            {"vertices", m.vertex_count},
            {"features", m.feature_count()},
-           {"spec", learn::input_spec_json(m.spec)},
+           {"spec", deformer::input_spec_json(m.spec)},
            {"morphs", m.morph_names},
            {"fixed_first_morph", m.fixed_first_morph},
-           {"clamp", learn::clamp_name(m.clamp)},
+           {"clamp", deformer::clamp_name(m.clamp)},
            {"hyper", m.hyper},
-           {"stats", learn::stats_json(m)}};
+           {"stats", deformer::stats_json(m)}};
     *out_json = capi::dup_string(j.dump());
     return CHARKIT_OK;
   });
@@ -252,9 +252,9 @@ charkit_status charkit_model_offsets(const charkit_model* model, const float* fe
                                      uint64_t rows, float* out) {
   return guarded([&] {
     CK_TRY(check_rows(model, features, out));
-    const learn::PoseModel& m = model->m;
+    const deformer::PoseModel& m = model->m;
     const std::size_t f = m.feature_count(), n3 = m.vertex_count * 3;
-    learn::PoseModelEvaluator ev(m);
+    deformer::PoseModelEvaluator ev(m);
     if (!ev.offsets(std::span<const float>(features, rows * f), rows,
                     std::span<float>(out, rows * n3)))
       return bad_argument("the features do not match the model");
@@ -266,11 +266,11 @@ charkit_status charkit_model_weights(const charkit_model* model, const float* fe
                                      uint64_t rows, float* out) {
   return guarded([&] {
     CK_TRY(check_rows(model, features, out));
-    const learn::PoseModel& m = model->m;
-    if (m.kind != learn::ModelKind::kNeural)
+    const deformer::PoseModel& m = model->m;
+    if (m.kind != deformer::ModelKind::kNeural)
       return bad_argument("a linear model has no morph weights");
     const std::size_t f = m.feature_count(), k = m.morph_count();
-    learn::PoseModelEvaluator ev(m);
+    deformer::PoseModelEvaluator ev(m);
     if (!ev.weights(std::span<const float>(features, rows * f), rows,
                     std::span<float>(out, rows * k)))
       return bad_argument("the features do not match the model");
@@ -297,11 +297,11 @@ charkit_status charkit_model_error_json(const charkit_model* model, const charki
         dataset->d.feature_count() != model->m.feature_count() ||
         dataset->d.vertex_count != model->m.vertex_count)
       return fail(
-          core::make_error(learn::codes::MODEL_DATASET,
+          core::make_error(deformer::codes::MODEL_DATASET,
                            "the dataset's layout, features or vertices differ from the model's"));
-    auto e = learn::evaluate_error(model->m, dataset->d);
+    auto e = deformer::evaluate_error(model->m, dataset->d);
     if (!e) return fail(e.error());
-    *out_json = capi::dup_string(learn::error_stats_json(*e).dump());
+    *out_json = capi::dup_string(deformer::error_stats_json(*e).dump());
     return CHARKIT_OK;
   });
 }
@@ -317,7 +317,7 @@ charkit_status charkit_export_nmn(const charkit_rig* rig, const charkit_dataset*
     Options op;
     CK_TRY(Options::parse(options_json, op));
     CK_TRY(op.only({"hidden", "morphs", "iterations", "batch_size", "learning_rate", "seed"}));
-    learn::NmnExportOptions o;
+    deformer::NmnExportOptions o;
     CK_TRY(op.widths("hidden", o.hidden));
     CK_TRY(op.number("morphs", o.morphs));
     CK_TRY(op.number("iterations", o.iterations));
@@ -325,9 +325,9 @@ charkit_status charkit_export_nmn(const charkit_rig* rig, const charkit_dataset*
     CK_TRY(op.number("learning_rate", o.learning_rate));
     CK_TRY(op.number("seed", o.seed));
     o.progress = progress_of(progress, user);
-    auto e = learn::export_nmn(rig->rig, dataset->d, o);
+    auto e = deformer::export_nmn(rig->rig, dataset->d, o);
     if (!e) return fail(e.error());
-    if (auto st = learn::save_nmn_export(*e, nmn_path); !st) return fail(st.error());
+    if (auto st = deformer::save_nmn_export(*e, nmn_path); !st) return fail(st.error());
     if (out) *out = new charkit_model{std::move(e->model)};
     return CHARKIT_OK;
   });
@@ -339,42 +339,42 @@ charkit_status charkit_import_network(const char* path, charkit_rig* rig, const 
     if (!path || !rig || !spec || !out) return bad_argument("path, rig, spec or out is NULL");
     *out = nullptr;
     if (warnings_json) *warnings_json = nullptr;
-    learn::EngineImportOptions o;
+    deformer::EngineImportOptions o;
     if (clamp == CHARKIT_CLAMP_UNIT)
-      o.clamp = learn::WeightClamp::kUnit;
+      o.clamp = deformer::WeightClamp::kUnit;
     else if (clamp == CHARKIT_CLAMP_NONE)
-      o.clamp = learn::WeightClamp::kNone;
+      o.clamp = deformer::WeightClamp::kNone;
     else
       return bad_argument("clamp is CHARKIT_CLAMP_UNIT or CHARKIT_CLAMP_NONE");
     auto file = core::MappedFile::open(path);
     if (!file) return fail(file.error());
     Json warnings = Json::array();
-    const auto kind = learn::detect_deformer_file(file->bytes(), path);
+    const auto kind = deformer::detect_deformer_file(file->bytes(), path);
     // The companions `deformer export-nmn` writes beside a network, as
     // `deformer import` reads them: the sidecar, and (for .nmn) the morphs.
-    std::optional<learn::NmnSidecar> sidecar;
+    std::optional<deformer::NmnSidecar> sidecar;
     std::error_code ec;
-    const std::string sidecar_path = learn::nmn_sidecar_path(path);
+    const std::string sidecar_path = deformer::nmn_sidecar_path(path);
     if (std::filesystem::is_regular_file(sidecar_path, ec)) {
-      auto bytes = learn::read_file_bytes(sidecar_path, std::size_t{64} << 20);
+      auto bytes = deformer::read_file_bytes(sidecar_path, std::size_t{64} << 20);
       if (!bytes) return fail(bytes.error());
-      auto s = learn::read_nmn_sidecar(core::as_chars(core::Bytes(*bytes)));
+      auto s = deformer::read_nmn_sidecar(core::as_chars(core::Bytes(*bytes)));
       if (!s) return fail(s.error());
       sidecar = std::move(*s);
     }
-    if (kind == learn::DeformerFileKind::kNmn) {
-      auto n = learn::read_nmn(file->bytes());
+    if (kind == deformer::DeformerFileKind::kNmn) {
+      auto n = deformer::read_nmn(file->bytes());
       if (!n) return fail(n.error());
-      const auto morphs_path = learn::nmn_morphs_path(path);
+      const auto morphs_path = deformer::nmn_morphs_path(path);
       if (std::filesystem::is_regular_file(morphs_path, ec)) {
-        auto bytes = learn::read_file_bytes(morphs_path, std::size_t{4} << 30);
+        auto bytes = deformer::read_file_bytes(morphs_path, std::size_t{4} << 30);
         if (!bytes) return fail(bytes.error());
-        auto targets = learn::read_nmn_morphs(core::Bytes(*bytes), rig->rig.vertex_count());
+        auto targets = deformer::read_nmn_morphs(core::Bytes(*bytes), rig->rig.vertex_count());
         if (!targets) return fail(targets.error());
-        learn::add_morph_targets(rig->rig, std::move(*targets));
+        deformer::add_morph_targets(rig->rig, std::move(*targets));
       }
     }
-    auto m = learn::import_engine_network(file->bytes(), path, sidecar, rig->rig, spec->spec, o);
+    auto m = deformer::import_engine_network(file->bytes(), path, sidecar, rig->rig, spec->spec, o);
     if (!m) {
       if (warnings_json) *warnings_json = capi::dup_string(warnings.dump());
       return fail(m.error());
@@ -404,15 +404,15 @@ charkit_status charkit_network_run(const char* path, const float* inputs, uint64
     std::span<const float> in(inputs, total);
     std::vector<float> result;
     std::size_t per_row = 0;
-    switch (learn::detect_deformer_file(file->bytes(), path)) {
-      case learn::DeformerFileKind::kNmn: {
-        auto n = learn::read_nmn(file->bytes());
+    switch (deformer::detect_deformer_file(file->bytes(), path)) {
+      case deformer::DeformerFileKind::kNmn: {
+        auto n = deformer::read_nmn(file->bytes());
         if (!n) return fail(n.error());
         if (n->group)
-          return fail(core::make_error(learn::codes::NMN_GROUP_ITEMS,
+          return fail(core::make_error(deformer::codes::NMN_GROUP_ITEMS,
                                        "the network has a group model, which needs its sidecar's "
                                        "groups: run it with `charkit deformer run --sidecar`"));
-        auto runner = learn::NmnRunner::create(*n);
+        auto runner = deformer::NmnRunner::create(*n);
         if (!runner) return fail(runner.error());
         if (runner->input_count() != inputs_per_row)
           return bad_argument("the network takes " + std::to_string(runner->input_count()) +
@@ -422,10 +422,10 @@ charkit_status charkit_network_run(const char* path, const float* inputs, uint64
         runner->run_batch(in, result, rows);
         break;
       }
-      case learn::DeformerFileKind::kOnnx: {
-        auto m = learn::load_onnx(file->bytes());
+      case deformer::DeformerFileKind::kOnnx: {
+        auto m = deformer::load_onnx(file->bytes());
         if (!m) return fail(m.error());
-        auto r = learn::run_onnx_rows(*m, in, rows, inputs_per_row, &per_row);
+        auto r = deformer::run_onnx_rows(*m, in, rows, inputs_per_row, &per_row);
         if (!r) return fail(r.error());
         result = std::move(*r);
         break;
@@ -451,9 +451,9 @@ charkit_status charkit_pose_library_json(const charkit_spec* spec, const char* m
     if (!spec || !out_json || (poses > 0 && !pose_names))
       return bad_argument("spec, pose_names or out_json is NULL");
     const auto& s = spec->spec;
-    std::vector<learn::PoseLibraryEntry> entries;
+    std::vector<deformer::PoseLibraryEntry> entries;
     for (std::uint64_t i = 0; i < poses; ++i) {
-      std::vector<learn::Pose> one;
+      std::vector<deformer::Pose> one;
       CK_TRY(capi::poses_from(s, rotations ? rotations + i * s.bones.size() * 4 : nullptr,
                               curves ? curves + i * s.curves.size() : nullptr, 1, one));
       if (!pose_names[i]) return bad_argument("pose_names[" + std::to_string(i) + "] is NULL");
@@ -463,7 +463,7 @@ charkit_status charkit_pose_library_json(const charkit_spec* spec, const char* m
     if (shape_keys)
       for (std::uint64_t i = 0; i < poses; ++i)
         keys.emplace_back(shape_keys[i] ? shape_keys[i] : "");
-    *out_json = capi::dup_string(learn::write_pose_library(s, mesh ? mesh : "", entries, keys));
+    *out_json = capi::dup_string(deformer::write_pose_library(s, mesh ? mesh : "", entries, keys));
     return CHARKIT_OK;
   });
 }

@@ -12,22 +12,22 @@
 #include "charkit/capi/c_api.h"
 #include "charkit/capi/error_codes.h"
 #include "charkit/core/result.h"
-#include "charkit/learn/dataset.h"
-#include "charkit/learn/pose.h"
-#include "charkit/learn/pose_model.h"
+#include "charkit/deformer/dataset.h"
+#include "charkit/deformer/pose.h"
+#include "charkit/deformer/pose_model.h"
 #include "charkit/scene/rig.h"
 
 struct charkit_spec {
-  charkit::learn::InputSpec spec;
+  charkit::deformer::InputSpec spec;
 };
 struct charkit_rig {
   charkit::scene::Rig rig;
 };
 struct charkit_dataset {
-  charkit::learn::Dataset d;
+  charkit::deformer::Dataset d;
 };
 struct charkit_model {
-  charkit::learn::PoseModel m;
+  charkit::deformer::PoseModel m;
 };
 
 namespace charkit::capi {
@@ -64,13 +64,13 @@ charkit_status guarded(F&& f) noexcept {
 /// A copy of s as a NUL-terminated string released by charkit_free.
 char* dup_string(const std::string& s);
 
-learn::FeatureLayout layout_of(int layout);
+deformer::FeatureLayout layout_of(int layout);
 
 /// Poses from caller arrays (rotations count x bones x 4, normalised unless
 /// already unit within 1e-9; curves
 /// count x curves), each value checked finite. CAPI_ARGUMENT otherwise.
-charkit_status poses_from(const learn::InputSpec& spec, const double* rotations,
-                          const double* curves, std::uint64_t count, std::vector<learn::Pose>& out);
+charkit_status poses_from(const deformer::InputSpec& spec, const double* rotations,
+                          const double* curves, std::uint64_t count, std::vector<deformer::Pose>& out);
 bool layout_ok(int layout);
 
 }  // namespace charkit::capi

@@ -1,4 +1,4 @@
-// Reference skinning deformers on plain arrays (docs/learn/rig.md): linear
+// Reference skinning deformers on plain arrays (docs/deformer/rig.md): linear
 // blend skinning (LBS) and dual-quaternion skinning (DQS) as a job
 // (core/job.h), inverse LBS (posed point -> bind-space point) as a job, and
 // Delta Mush on top of LBS (an object: it precomputes from the rest mesh).

@@ -1,5 +1,5 @@
 // A skinned mesh and its skeleton from glTF / GLB / VRM, the input of the
-// pose-driven deformer (docs/learn/rig.md §1). The file is checked by model
+// pose-driven deformer (docs/deformer/rig.md §1). The file is checked by model
 // intake (bounded lengths and indices) and loaded as a GltfDocument in the
 // same pass (inspect_and_load_model); the document reads every accessor the
 // rig uses with its byte ranges checked.
