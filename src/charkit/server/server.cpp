@@ -110,6 +110,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (srv_.stopping || closed_) return close();
     header_parser_.emplace();
     header_parser_->header_limit(srv_.options.max_header_bytes);
+    // Back to the header limit after an upload widened it (never below what
+    // the buffer holds: bytes of a pipelined request may wait there).
+    buffer_.max_size(std::max<std::size_t>(srv_.options.max_header_bytes, buffer_.size()));
+    if (buffer_.capacity() > srv_.options.max_header_bytes) buffer_.shrink_to_fit();
     header_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     // One deadline for the whole request line and header: a client that
     // trickles header bytes, or holds the connection idle, is cut off, not
@@ -487,10 +491,20 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     upload_gauge_.emplace(srv_.metrics.uploads_in_flight);
     upload_started_ = std::chrono::steady_clock::now();
     upload_bytes_ = 0;
+    chunk_fill_ = 0;
+    if (!io_buf_) io_buf_ = std::make_unique<std::array<std::uint8_t, kIoChunk>>();
     bool expect_continue =
         beast::iequals(header_parser_->get()[http::field::expect], "100-continue");
     upload_parser_.emplace(std::move(*header_parser_));
     upload_parser_->body_limit(body_max_);
+    // Beast reads at most the buffer's free capacity (and no less than 512
+    // bytes) per read: without room made here an upload arrives 512 bytes a
+    // read. A body of known length has no trailer section for the buffer to
+    // bound, so it may take 64 KiB (Beast's most per read); a chunked body
+    // keeps the header limit, which bounds its trailer.
+    if (!upload_parser_->chunked())
+      buffer_.max_size(std::max<std::size_t>(buffer_.max_size(), kSocketRead));
+    buffer_.reserve(std::min<std::size_t>(buffer_.max_size(), kSocketRead));
     if (expect_continue) {
       auto res = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
       http::async_write(stream_, *res,
@@ -507,8 +521,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (srv_.stopping || closed_) return close();
     if (upload_parser_->is_done()) return commit_upload();
     auto& body = upload_parser_->get().body();
-    body.data = chunk_.data();
-    body.size = chunk_.size();
+    body.data = io_buf_->data() + chunk_fill_;
+    body.size = io_buf_->size() - chunk_fill_;
     body.more = true;
     // Each read must arrive within the read timeout, and the body as a
     // whole at the minimum rate after a grace period: a client trickling
@@ -522,8 +536,9 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       deadline = std::min(deadline, upload_started_ + allowed);
     }
     lowest().expires_at(deadline);
-    // read_some: the bytes are handed on as they arrive (a multipart file part
-    // begins its store upload at once), not when 64 KiB have gathered.
+    // Each read takes what the socket has (at most kSocketRead; in a chunked
+    // body, the header limit); on_chunk gathers reads into io_buf_ and hands
+    // a full buffer (or the body's end) to the pool in one step.
     http::async_read_some(stream_, buffer_, *upload_parser_,
                           [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                             self->on_chunk(ec);
@@ -583,23 +598,33 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       srv_.log(method_ + " " + target_text_ + " aborted: " + ec.message());
       return close();
     }
-    const std::size_t n = chunk_.size() - upload_parser_->get().body().size;
-    srv_.metrics.request_bytes.fetch_add(n);
-    upload_bytes_ += n;
-    if (n == 0) return read_chunk();
+    const std::size_t got = io_buf_->size() - chunk_fill_ - upload_parser_->get().body().size;
+    srv_.metrics.request_bytes.fetch_add(got);
+    upload_bytes_ += got;
+    chunk_fill_ += got;
+    // Hops to the pool cost far more than socket reads: gather reads until
+    // the buffer is full or the body has ended (read_chunk then commits).
+    // A multipart body goes on at once until its file part has begun, so
+    // that the part's name and extension are judged (and a refusal sent)
+    // as soon as they arrive.
+    const bool gather = !reader_ || upload_.has_value();
+    if (chunk_fill_ == 0 || (gather && chunk_fill_ < io_buf_->size() && !upload_parser_->is_done()))
+      return read_chunk();
+    const std::size_t n = chunk_fill_;
+    chunk_fill_ = 0;
     // The bytes go to the temporary file (and through the multipart reader) on the pool.
     offload(
         [this, n]() -> std::optional<StringResponse> {
           if (reader_) {
             auto s =
-                reader_->feed(std::string_view(reinterpret_cast<const char*>(chunk_.data()), n));
+                reader_->feed(std::string_view(reinterpret_cast<const char*>(io_buf_->data()), n));
             if (!s) {
               if (upload_) upload_->abort();
               return multipart_refusal(s.error());
             }
             return std::nullopt;
           }
-          auto w = upload_->write(core::Bytes(chunk_.data(), n));
+          auto w = upload_->write(core::Bytes(io_buf_->data(), n));
           if (!w) {
             upload_->abort();
             return w.error().code == store::codes::STORE_TOO_LARGE ? too_large_reply()
@@ -699,7 +724,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
   /// A stored blob's bytes: the header, then the body read on the pool
-  /// (kBlobChunk at a time) and written as it comes.
+  /// (kIoChunk at a time) and written as it comes.
   void send_blob(std::shared_ptr<BlobReply> blob, bool close_after) {
     auto& head = blob->head;
     head.set(http::field::server, "charkit");
@@ -725,13 +750,13 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       if (close_after) return close();
       return read_header();
     }
-    if (!body_buf_) body_buf_ = std::make_unique<std::array<std::uint8_t, kBlobChunk>>();
+    if (!io_buf_) io_buf_ = std::make_unique<std::array<std::uint8_t, kIoChunk>>();
     const auto want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(kBlobChunk, blob->length - sent));
+        static_cast<std::size_t>(std::min<std::uint64_t>(kIoChunk, blob->length - sent));
     offload(
         [this, blob, sent, want] {
           return blob->reader->read_at(blob->offset + sent,
-                                       std::span<std::uint8_t>(body_buf_->data(), want));
+                                       std::span<std::uint8_t>(io_buf_->data(), want));
         },
         [this, blob, sent, close_after, status](core::Result<std::size_t> got) {
           if (closed_) return;
@@ -742,7 +767,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
             return close();
           }
           lowest().expires_after(std::chrono::seconds(300));
-          net::async_write(stream_, net::buffer(body_buf_->data(), *got),
+          net::async_write(stream_, net::buffer(io_buf_->data(), *got),
                            [self = this->shared_from_this(), blob, sent, close_after, status](
                                beast::error_code ec, std::size_t n) {
                              if (ec) {
@@ -800,7 +825,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     lowest().close();
   }
 
-  static constexpr std::size_t kBlobChunk = 256 * 1024;
+  /// Bytes an upload gathers before one hop to the pool, and a blob's bytes
+  /// per read on the pool.
+  static constexpr std::size_t kIoChunk = 256 * 1024;
+  /// The most an upload's body takes from the socket per read.
+  static constexpr std::size_t kSocketRead = 64 * 1024;
 
   Server::Impl& srv_;
   AnyStream stream_;
@@ -827,8 +856,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::uint64_t body_max_ = 0;
   std::uint64_t upload_bytes_ = 0;
   std::chrono::steady_clock::time_point upload_started_;
-  std::array<std::uint8_t, 64 * 1024> chunk_{};
-  std::unique_ptr<std::array<std::uint8_t, kBlobChunk>> body_buf_;
+  /// An upload's gathered body bytes, or a blob's bytes on their way out;
+  /// allocated on the first upload or download of the connection.
+  std::unique_ptr<std::array<std::uint8_t, kIoChunk>> io_buf_;
+  std::size_t chunk_fill_ = 0;  ///< bytes of io_buf_ gathered and not yet handed on
   store::Kind kind_ = store::Kind::model;
   std::string file_name_;
   Target target_;
