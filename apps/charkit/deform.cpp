@@ -19,6 +19,7 @@
 #include "charkit/deform/error_codes.h"
 #include "charkit/ops/gltf_morph.h"
 #include "charkit/ops/gltf_subdivide.h"
+#include "charkit/scene/gltf_asset.h"
 #include "charkit/scene/gltf_document.h"
 #include "cli_output.h"
 #include "commands.h"
@@ -73,10 +74,8 @@ core::Executor* threads_executor(unsigned threads, std::unique_ptr<core::ThreadP
 /// exit code.
 int open_device_and_input(const std::string& input, const std::string& device_option,
                           KernelDevice& device, std::optional<scene::GltfDocument>& doc) {
-  auto opened = open_kernel_device(device_option);
-  if (!opened) return report_error(input, opened.error(), kExitUsage);
-  if (!opened->note.empty()) report_info(input, "device auto: cpu (" + opened->note + ")");
-  device = std::move(*opened);
+  if (auto choice = device_choice(device_option); !choice)
+    return report_error(input, choice.error(), kExitUsage);
   // A BEM package (or any ZIP) is not glTF: say so, by its first bytes,
   // rather than report them as bad JSON.
   std::uint8_t head[8] = {};
@@ -93,6 +92,16 @@ int open_device_and_input(const std::string& input, const std::string& device_op
     return report_error(input, loaded.error(),
                         core::is_io_error(loaded.error()) ? kExitUsage : kExitInvalid);
   doc.emplace(std::move(*loaded));
+  // The work, for --device auto: the vertices of every primitive.
+  std::uint64_t vertices = 0;
+  for (const scene::GltfMesh& mesh : doc->asset().meshes)
+    for (const scene::GltfPrimitive& p : mesh.primitives)
+      if (auto pos = p.attributes.find("POSITION"); pos && *pos < doc->asset().accessors.size())
+        vertices += doc->asset().accessors[*pos].count;
+  auto opened = open_kernel_device(device_option, vertices);
+  if (!opened) return report_error(input, opened.error(), kExitUsage);
+  if (!opened->note.empty()) report_info(input, "device auto: cpu (" + opened->note + ")");
+  device = std::move(*opened);
   return kExitOk;
 }
 

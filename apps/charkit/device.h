@@ -1,9 +1,11 @@
 // The kernel device of a command (docs/gpu.md): `--device cpu|gpu|auto`, or
 // CHARKIT_DEVICE in the environment when the option is not given; `auto`
-// (the default) is the Vulkan device when one can be opened, else the CPU.
+// (the default) chooses by the work's size and the device's kind.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -23,9 +25,17 @@ struct KernelDevice {
 /// command that runs a kernel.
 void add_device_option(CLI::App& command, std::string& value);
 
-/// `option` as given ("" when absent). Errors: USAGE (a value that is not
-/// cpu, gpu or auto, also from CHARKIT_DEVICE), GPU_UNAVAILABLE / GPU_VULKAN
-/// (gpu asked for and none opens).
-core::Result<KernelDevice> open_kernel_device(const std::string& option);
+/// `option` as given ("" when absent), else CHARKIT_DEVICE, else "auto".
+/// Errors: USAGE (a value that is not cpu, gpu or auto).
+core::Result<std::string> device_choice(const std::string& option);
+
+/// The device `option` names (device_choice). With `work_vertices` (the
+/// vertices the command's kernels will process) `auto` follows
+/// gpu::auto_device_refusal: the CPU for small work or a software device,
+/// the reason in `note`. Without it (a command with no CPU path) `auto` is
+/// the Vulkan device when one opens. Errors: USAGE, GPU_UNAVAILABLE /
+/// GPU_VULKAN (gpu asked for and none opens).
+core::Result<KernelDevice> open_kernel_device(const std::string& option,
+                                              std::optional<std::uint64_t> work_vertices = {});
 
 }  // namespace charkit::app

@@ -71,6 +71,18 @@ TEST_F(DeformSubdivideCli, GpuAndCpuDevicesWriteTheSameFile) {
             2);
 }
 
+// --device auto (the default) keeps small work on the CPU without opening a
+// Vulkan device, and says why (gpu::auto_device_refusal's rule).
+TEST_F(DeformSubdivideCli, AutoDeviceKeepsSmallWorkOnTheCpu) {
+  auto r =
+      clitest::run_with_stderr("'" + std::string(CHARKIT_BIN) + "' deform subdivide " +
+                               quote(kModel) + " -o " + quote(dir_ / "a.glb") + " --device auto");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("device auto: cpu ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" vertices, under the 100000 the GPU is worth"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on the cpu device"), std::string::npos) << r.out;
+}
+
 TEST_F(DeformSubdivideCli, ExitStatuses) {
   const auto out = dir_ / "o.glb";
   const std::string base = "deform subdivide " + quote(kModel) + " -o ";

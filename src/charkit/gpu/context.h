@@ -50,6 +50,18 @@ struct DeviceInfo {
 /// build without Vulkan), GPU_VULKAN.
 core::Result<std::vector<DeviceInfo>> list_devices();
 
+/// `--device auto`'s rule (docs/gpu.md, "Choosing the device"): a kernel
+/// runs on the GPU when its work has at least kAutoGpuMinVertices vertices
+/// and the device is hardware. Below that, opening the device, building its
+/// pipelines and moving the data cost more than the CPU kernels take; a
+/// software device (type "cpu": lavapipe, SwiftShader) runs on the same
+/// cores as the CPU kernels with Vulkan's costs on top.
+inline constexpr std::uint64_t kAutoGpuMinVertices = 100'000;
+/// Empty when `auto` runs `vertices` of work on `device`, else the reason it
+/// does not. A null device: the size alone decides (asked before a device
+/// is opened, so small work never pays for opening one).
+std::string auto_device_refusal(std::uint64_t vertices, const DeviceInfo* device);
+
 struct ContextOptions {
   /// The Khronos validation layer with a messenger that records every
   /// warning and error (validation_messages()); also on when the
