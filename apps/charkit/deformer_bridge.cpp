@@ -131,7 +131,7 @@ struct ImportArgs {
   double range = 45.0;
   std::string sidecar;
   std::string morphs;
-  std::string clamp = "unit";
+  std::string clamp = "auto";
   bool json = false;
 };
 
@@ -185,8 +185,8 @@ int run_import(const ImportArgs& a) {
     o.clamp = deformer::WeightClamp::kUnit;
   else if (a.clamp == "none")
     o.clamp = deformer::WeightClamp::kNone;
-  else
-    return report_error(a.clamp, usage_error("--clamp is unit or none"), kExitUsage);
+  else if (a.clamp != "auto")
+    return report_error(a.clamp, usage_error("--clamp is auto, unit or none"), kExitUsage);
   auto m = deformer::import_engine_network(file->bytes(), a.network, sidecar, *rig, spec, o);
   if (!m) return report_error(a.network, m.error(), kExitInvalid);
   if (m->hyper.contains("warnings"))
@@ -200,6 +200,7 @@ int run_import(const ImportArgs& a) {
              {"inputs", m->feature_count()},
              {"morphs", m->morph_names},
              {"clamp", deformer::clamp_name(m->clamp)},
+             {"outputs", m->hyper.value("outputs", "unknown")},
              {"sidecar", sidecar ? Json(sidecar_path) : Json(nullptr)},
              {"morphTargets", morphs_path.empty() ? Json(nullptr) : Json(morphs_path)}};
     print_json(std::move(doc));
@@ -211,7 +212,11 @@ int run_import(const ImportArgs& a) {
             << " morph targets "
             << (morphs_path.empty() ? std::string("of the mesh") : "from " + printable(morphs_path))
             << (m->fixed_first_morph ? " (morph 0 fixed at 1)" : "") << ", weights clamped "
-            << deformer::clamp_name(m->clamp) << "\n";
+            << deformer::clamp_name(m->clamp)
+            << (m->hyper.value("outputs", "") == "basisCoefficients"
+                    ? " (the sidecar says the outputs are learned-basis coefficients)"
+                    : "")
+            << "\n";
   return kExitOk;
 }
 
@@ -354,7 +359,8 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
       "(NETWORK.bmd_ue.json); the counts must agree. Its outputs weigh morph targets: those of "
       "--morphs (default NETWORK.morphs.npz, as export-nmn writes it, when present) put onto the "
       "rig's mesh, and the mesh's own; those the sidecar names, else the mesh's first ones in "
-      "order. Weights are clamped to [0, 1] unless --clamp none.");
+      "order. Weights of morph targets are clamped to [0, 1]; outputs the sidecar records as "
+      "learned-basis coefficients (charkit's export-nmn) are not (--clamp auto).");
   im->add_option("network", ia->network, "Engine network")->required()->type_name("NET.nmn|.onnx");
   im->add_option("rig", ia->rig, "Rig with the morph targets")->required()->type_name("RIG");
   im->add_option("-o,--output", ia->output, "Pose model file to write")
@@ -368,7 +374,9 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
   im->add_option("--morphs", ia->morphs,
                  "Morph targets to put on the mesh (default: NETWORK.morphs.npz if present)")
       ->type_name("NAME.morphs.npz");
-  im->add_option("--clamp", ia->clamp, "unit ([0, 1]) or none")->capture_default_str();
+  im->add_option("--clamp", ia->clamp,
+                 "auto (none for learned-basis coefficients, else unit), unit ([0, 1]) or none")
+      ->capture_default_str();
   im->add_flag("--json", ia->json, "Print a JSON summary");
   im->footer(
       "Exit status: 0 written, 1 invalid or mismatched network, sidecar or rig, 2 usage or I/O "

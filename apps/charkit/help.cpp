@@ -109,6 +109,7 @@ std::string completion_words(const CLI::App& app) {
   auto add = [](std::string& list, const std::string& w) { list += (list.empty() ? "" : " ") + w; };
   for (const CLI::App* s : named_subcommands(app)) add(cmds, s->get_name());
   for (const CLI::Option* o : app.get_options()) {
+    if (o->get_group().empty()) continue;  // hidden: a former spelling (docs/cli.md)
     for (const std::string& l : o->get_lnames()) add(opts, "--" + l);
     for (const std::string& s : o->get_snames()) add(opts, "-" + s);
   }

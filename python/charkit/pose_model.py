@@ -188,6 +188,11 @@ class PoseModel(N.Handle):
         return N.layout_name(self.info()["layout"])
 
     @property
+    def clamp(self) -> str:
+        """How predicted weights are clamped: "none", "unit" or "training-range"."""
+        return self.info()["clamp"]
+
+    @property
     def vertex_count(self) -> int:
         return int(self.info()["vertices"])
 
@@ -283,23 +288,25 @@ def export_nmn(rig, dataset, nmn_path, progress=None, **options) -> PoseModel:
     return model
 
 
-_CLAMPS = {"none": 0, "unit": 1}
+_CLAMPS = {"none": 0, "unit": 1, "auto": 3}
 
 
-def import_network(path, rig, spec, clamp="unit"):
+def import_network(path, rig, spec, clamp="auto"):
     """A .nmn (global mode) or .onnx network as a PoseModel in the engine layout,
     as ``charkit deformer import`` makes it. Returns (model, warnings).
 
     Inputs are the spec's bones x 6 + curves; outputs weigh the rig's morph
     targets (by the NAME.bmd_ue.json sidecar's names when present, else in
     order); NAME.morphs.npz beside a .nmn is put on the rig first (the rig
-    is changed). clamp: "unit" ([0, 1]) or "none".
+    is changed). clamp: "auto" (none when the sidecar records the outputs as
+    learned-basis coefficients, as charkit's export does; else [0, 1]),
+    "unit" ([0, 1]) or "none".
     """
     if not isinstance(rig, Rig):
         raise TypeError("rig must be a charkit.Rig, not %s" % type(rig).__name__)
     _need_spec(spec)
     if clamp not in _CLAMPS:
-        raise ValueError("clamp must be 'unit' or 'none', not %r" % (clamp,))
+        raise ValueError("clamp must be 'auto', 'unit' or 'none', not %r" % (clamp,))
     warn = c_void_p()
     out = N.ModelP()
     status = N.fn.import_network(N.path_arg(path), rig._h, spec._h, _CLAMPS[clamp],

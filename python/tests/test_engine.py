@@ -87,13 +87,20 @@ def test_run_network_nmn_matches_cli(exported, tmp_path):
     assert_bit_equal(charkit.run_network(nmn, engine[4]), raw[4], "one row")
 
 
-@pytest.mark.parametrize("clamp", ["none", "unit"])
+@pytest.mark.parametrize("clamp", ["none", "unit", "auto"])
 def test_import_round_trip(exported, clamp):
     d = exported["dir"]
     nmn = d / "py" / "MLD.nmn"
     rig = charkit.Rig.load(FIGURE)
     spec = exported["dataset"].spec
+    # Our export records its outputs as learned-basis coefficients, which
+    # the default (auto) leaves unclamped.
+    sidecar = json.loads((d / "py" / "MLD.bmd_ue.json").read_text())
+    assert sidecar["outputs"] == "basisCoefficients"
     model, warnings = charkit.import_network(nmn, rig, spec, clamp=clamp)
+    assert model.clamp == ("unit" if clamp == "unit" else "none")
+    if clamp == "auto":
+        clamp = "none"
     assert isinstance(warnings, list) and all(isinstance(w, str) for w in warnings)
     assert model.layout == "engine" and model.kind == "neural"
     assert model.feature_count == 18
@@ -122,6 +129,20 @@ def test_import_round_trip(exported, clamp):
     else:
         np.testing.assert_allclose(model.offsets(feats),
                                    np.einsum("nm,mvk->nvk", w, model.morphs()), atol=1e-5)
+
+
+def test_import_auto_clamp_without_recorded_outputs(exported, tmp_path):
+    # A sidecar that does not say what the outputs are (another tool's):
+    # auto clamps them as morph-target weights, to [0, 1].
+    d = exported["dir"]
+    for name in ("MLD.nmn", "MLD.morphs.npz"):
+        (tmp_path / name).write_bytes((d / "py" / name).read_bytes())
+    sidecar = json.loads((d / "py" / "MLD.bmd_ue.json").read_text())
+    del sidecar["outputs"]
+    (tmp_path / "MLD.bmd_ue.json").write_text(json.dumps(sidecar))
+    rig = charkit.Rig.load(FIGURE)
+    model, _ = charkit.import_network(tmp_path / "MLD.nmn", rig, exported["dataset"].spec)
+    assert model.clamp == "unit"
 
 
 def test_import_bad_clamp_and_spec(exported):

@@ -242,6 +242,9 @@ TEST_F(DeformerTrainCli, ClearErrors) {
   auto help = run_charkit("deformer train --help", true);
   EXPECT_NE(help.out.find("--kind"), std::string::npos) << help.out;
   EXPECT_EQ(help.out.find("--model"), std::string::npos) << help.out;
+  auto completion = run_charkit("completion bash", true);
+  EXPECT_NE(completion.out.find("--kind"), std::string::npos);
+  EXPECT_EQ(completion.out.find("--model"), std::string::npos);
   // A model named .npz would have its description written over its weights
   // (and a dataset named .json over its arrays): refused before any work.
   auto one = run_charkit(

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "charkit/deformer/detail/prng.h"
 #include "charkit/deformer/deformer_file.h"
+#include "charkit/deformer/detail/prng.h"
 #include "charkit/deformer/nmn_export.h"
 
 namespace charkit::deformer {
@@ -187,8 +187,16 @@ TEST(EngineImport, ExportedNmnGivesTheExportModelsWeights) {
   }
   EXPECT_EQ(e->model.morph_count(), 4u);
 
-  // Default clamp [0, 1].
-  auto clamped = import_engine_network(*bytes, "body.nmn", e->sidecar, rig, d.spec);
+  // The export's sidecar records learned-basis coefficients: by default
+  // they are not clamped; a sidecar that does not say gets [0, 1].
+  EXPECT_EQ(e->sidecar.outputs, NmnOutputs::kBasisCoefficients);
+  auto as_exported = import_engine_network(*bytes, "body.nmn", e->sidecar, rig, d.spec);
+  ASSERT_TRUE(as_exported);
+  EXPECT_EQ(as_exported->clamp, WeightClamp::kNone);
+  EXPECT_EQ(as_exported->hyper.value("outputs", ""), "basisCoefficients");
+  NmnSidecar unsaid = e->sidecar;
+  unsaid.outputs = NmnOutputs::kUnknown;
+  auto clamped = import_engine_network(*bytes, "body.nmn", unsaid, rig, d.spec);
   ASSERT_TRUE(clamped);
   EXPECT_EQ(clamped->clamp, WeightClamp::kUnit);
 
@@ -221,6 +229,22 @@ TEST(EngineImport, ExportedNmnGivesTheExportModelsWeights) {
   bad = import_engine_network(*bytes, "body.nmn", e->sidecar, rig, d.spec, io);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, "IMPORT_OPTIONS");
+}
+
+// The import's default clamp follows what the sidecar says the outputs are.
+TEST(EngineImport, DefaultClampFollowsTheSidecarsOutputs) {
+  NmnSidecar basis;
+  basis.outputs = NmnOutputs::kBasisCoefficients;
+  NmnSidecar weights;
+  weights.outputs = NmnOutputs::kMorphWeights;
+  const NmnSidecar unknown;
+  EXPECT_EQ(engine_import_clamp(std::nullopt, basis), WeightClamp::kNone);
+  EXPECT_EQ(engine_import_clamp(std::nullopt, weights), WeightClamp::kUnit);
+  EXPECT_EQ(engine_import_clamp(std::nullopt, unknown), WeightClamp::kUnit);
+  EXPECT_EQ(engine_import_clamp(std::nullopt, std::nullopt), WeightClamp::kUnit);
+  // Asked for, a clamp is used whatever the sidecar says.
+  EXPECT_EQ(engine_import_clamp(WeightClamp::kUnit, basis), WeightClamp::kUnit);
+  EXPECT_EQ(engine_import_clamp(WeightClamp::kNone, weights), WeightClamp::kNone);
 }
 
 TEST(EngineImport, HandBuiltNmnWithoutSidecarUsesTheRigsMorphsInOrder) {

@@ -607,5 +607,29 @@ TEST(NmnSidecar, SchemaErrorsPointAtTheValue) {
   EXPECT_EQ(nmn_sidecar_group_items(*r), (std::vector<std::uint32_t>{1, 0}));
 }
 
+// "outputs" says what the network's outputs are (the import's clamp follows
+// it); absent, it is unknown, and only the two names are accepted.
+TEST(NmnSidecar, OutputsKind) {
+  const std::string head =
+      R"({"format":"charkit.bmd_ue","version":1,"mode":"global","bones":[],"curves":[],"morphTargets":[])";
+  auto r = read_nmn_sidecar(head + "}");
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->outputs, NmnOutputs::kUnknown);
+  EXPECT_EQ(write_nmn_sidecar(*r).find("outputs"), std::string::npos);
+  r = read_nmn_sidecar(head + R"(,"outputs":"basisCoefficients"})");
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->outputs, NmnOutputs::kBasisCoefficients);
+  EXPECT_NE(write_nmn_sidecar(*r).find(R"("outputs": "basisCoefficients")"), std::string::npos);
+  r = read_nmn_sidecar(head + R"(,"outputs":"morphWeights"})");
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->outputs, NmnOutputs::kMorphWeights);
+  for (const char* bad : {R"("weights")", "1", "null"}) {
+    r = read_nmn_sidecar(head + R"(,"outputs":)" + bad + "}");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, "SIDECAR_SCHEMA");
+    EXPECT_EQ(r.error().location.pointer, "/outputs");
+  }
+}
+
 }  // namespace
 }  // namespace charkit::deformer

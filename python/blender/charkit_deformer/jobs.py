@@ -482,7 +482,9 @@ def import_network(context):
         deltas = bridge.shape_key_deltas(mesh, names, bridge.obj_to_arm(arm, mesh))
         for n, d in zip(names, deltas):
             rig_data.rig.add_morph(n, d)
-    clamp = "unit" if s.clamp_imported else "none"
+    # auto: morph-target weights to [0, 1]; learned-basis coefficients
+    # (charkit's own .nmn, by its sidecar) never.
+    clamp = "auto" if s.clamp_imported else "none"
     try:
         model, warnings = ck.import_network(path, rig_data.rig, spec, clamp)
     except Exception as e:

@@ -110,7 +110,7 @@ class CHARKIT_PG_settings(bpy.types.PropertyGroup):
     network_path: StringProperty(name="Network", subtype='FILE_PATH', default="",
                                  description="An engine network to import: .nmn (global mode) or .onnx")
     clamp_imported: BoolProperty(name="Clamp Imported Weights", default=True,
-                                 description="Clamp the imported network's weights to [0, 1]")
+                                 description="Clamp the imported weights of morph targets to [0, 1] (learned-basis coefficients, as charkit's own .nmn export records them, are never clamped)")
     nmn_path: StringProperty(name="NMN File", subtype='FILE_PATH', default="//MLD_Deformer.nmn",
                              description="NAME.nmn (+ NAME.bmd_ue.json and NAME.morphs.npz beside it)")
     nmn_morphs: IntProperty(name="Morphs", default=32, min=1, max=4096,

@@ -60,6 +60,9 @@ class CHARKIT_PT_main(_Panel, bpy.types.Panel):
             layout.label(text="Working... (ESC cancels)", icon='TIME')
         elif se is not None and se.model is not None:
             layout.label(text=f"Model: {se.model.kind} ({se.origin})", icon='CHECKMARK')
+            if se.origin == "network":
+                # Which clamp the import chose (learned-basis coefficients: none).
+                layout.label(text=f"Weights clamped: {se.model.clamp}")
         else:
             layout.label(text="No pose model yet", icon='INFO')
 

@@ -59,7 +59,14 @@ typedef enum charkit_status {
 } charkit_status;
 
 enum { CHARKIT_LAYOUT_AXIS_ANGLE = 0, CHARKIT_LAYOUT_ENGINE = 1 };
-enum { CHARKIT_CLAMP_NONE = 0, CHARKIT_CLAMP_UNIT = 1, CHARKIT_CLAMP_TRAINING_RANGE = 2 };
+/* CHARKIT_CLAMP_AUTO (charkit_import_network only): none when the sidecar
+ * records the outputs as learned-basis coefficients, else unit. */
+enum {
+  CHARKIT_CLAMP_NONE = 0,
+  CHARKIT_CLAMP_UNIT = 1,
+  CHARKIT_CLAMP_TRAINING_RANGE = 2,
+  CHARKIT_CLAMP_AUTO = 3
+};
 
 typedef int (*charkit_progress_fn)(void* user, uint64_t done, uint64_t total, double loss);
 
@@ -251,7 +258,8 @@ CHARKIT_C_EXPORT charkit_status charkit_export_nmn(const charkit_rig* rig,
  * bones x 6 + curves; its outputs weigh the rig's morph targets (by the
  * NAME.bmd_ue.json sidecar's names when there is one beside the file, else
  * in order). NAME.morphs.npz beside a `.nmn` is put on the rig first. clamp
- * is CHARKIT_CLAMP_UNIT (the default of the tools) or CHARKIT_CLAMP_NONE.
+ * is CHARKIT_CLAMP_AUTO (the default of the tools: by the sidecar's
+ * "outputs"), CHARKIT_CLAMP_UNIT or CHARKIT_CLAMP_NONE.
  * warnings_json (may be NULL) gets a JSON array of warning strings. */
 CHARKIT_C_EXPORT charkit_status charkit_import_network(const char* path, charkit_rig* rig,
                                                        const charkit_spec* spec, int clamp,

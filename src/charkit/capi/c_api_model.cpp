@@ -19,9 +19,9 @@
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/deformer/bake.h"
+#include "charkit/deformer/deformer_file.h"
 #include "charkit/deformer/engine_import.h"
 #include "charkit/deformer/error_codes.h"
-#include "charkit/deformer/deformer_file.h"
 #include "charkit/deformer/nmn.h"
 #include "charkit/deformer/nmn_export.h"
 #include "charkit/deformer/nmn_sidecar.h"
@@ -344,8 +344,8 @@ charkit_status charkit_import_network(const char* path, charkit_rig* rig, const 
       o.clamp = deformer::WeightClamp::kUnit;
     else if (clamp == CHARKIT_CLAMP_NONE)
       o.clamp = deformer::WeightClamp::kNone;
-    else
-      return bad_argument("clamp is CHARKIT_CLAMP_UNIT or CHARKIT_CLAMP_NONE");
+    else if (clamp != CHARKIT_CLAMP_AUTO)
+      return bad_argument("clamp is CHARKIT_CLAMP_AUTO, CHARKIT_CLAMP_UNIT or CHARKIT_CLAMP_NONE");
     auto file = core::MappedFile::open(path);
     if (!file) return fail(file.error());
     Json warnings = Json::array();

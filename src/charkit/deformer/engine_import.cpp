@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "charkit/deformer/deformer_file.h"
 #include "charkit/deformer/detail/engine_steps.h"
 #include "charkit/deformer/error_codes.h"
-#include "charkit/deformer/deformer_file.h"
 #include "charkit/deformer/onnx.h"
 
 namespace charkit::deformer {
@@ -209,7 +209,7 @@ core::Result<PoseModel> to_pose_model(Mlp mlp, const std::optional<NmnSidecar>& 
   m.mesh_name = rig.mesh_name;
   m.vertex_count = rig.vertex_count();
   m.kind = ModelKind::kNeural;
-  m.clamp = o.clamp;
+  m.clamp = engine_import_clamp(o.clamp, sidecar);
   std::vector<const scene::RigMorphTarget*> targets;
   if (sidecar && !sidecar->morph_targets.empty()) {
     const auto& names = sidecar->morph_targets;
@@ -246,7 +246,8 @@ core::Result<PoseModel> to_pose_model(Mlp mlp, const std::optional<NmnSidecar>& 
     m.morphs.insert(m.morphs.end(), t->position_deltas.begin(), t->position_deltas.end());
   }
   m.mlp = std::move(mlp);
-  hyper["clamp"] = clamp_name(o.clamp);
+  hyper["clamp"] = clamp_name(m.clamp);
+  if (sidecar) hyper["outputs"] = std::string(nmn_outputs_name(sidecar->outputs));
   m.hyper = std::move(hyper);
   if (auto st = validate(m); !st) return std::move(st).error();
   return m;
@@ -273,11 +274,18 @@ core::Result<Mlp> nmn_to_mlp(const NmnNetwork& n) {
   return mlp;
 }
 
+WeightClamp engine_import_clamp(std::optional<WeightClamp> asked,
+                                const std::optional<NmnSidecar>& sidecar) {
+  if (asked) return *asked;
+  if (sidecar && sidecar->outputs == NmnOutputs::kBasisCoefficients) return WeightClamp::kNone;
+  return WeightClamp::kUnit;
+}
+
 core::Result<PoseModel> import_engine_network(core::Bytes bytes, std::string_view file_name,
                                               const std::optional<NmnSidecar>& sidecar,
                                               const scene::Rig& rig, const InputSpec& spec,
                                               const EngineImportOptions& o) {
-  if (o.clamp == WeightClamp::kTrainingRange)
+  if (o.clamp == WeightClamp::kTrainingRange)  // optional == value: set and equal
     return make_error(codes::IMPORT_OPTIONS,
                       "an engine network holds no training range: clamp to none or unit");
   if (auto st = validate(spec); !st) return std::move(st).error();

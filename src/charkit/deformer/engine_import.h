@@ -17,11 +17,18 @@
 namespace charkit::deformer {
 
 struct EngineImportOptions {
-  /// Clamping of the imported weights; [0, 1] by default, as in the importer
-  /// of the Blender pose-deformer description. kTrainingRange is refused: the
-  /// files hold no training range.
-  WeightClamp clamp = WeightClamp::kUnit;
+  /// Clamping of the imported weights. Unset (the default): by what the
+  /// sidecar says the outputs are (engine_import_clamp). kTrainingRange is
+  /// refused: the files hold no training range.
+  std::optional<WeightClamp> clamp;
 };
+
+/// The clamp an import uses: `asked` when set, else none for outputs the
+/// sidecar records as learned-basis coefficients (charkit's .nmn export:
+/// they range well outside [0, 1]), else [0, 1] (weights of morph targets,
+/// as in the importer of the Blender pose-deformer description).
+WeightClamp engine_import_clamp(std::optional<WeightClamp> asked,
+                                const std::optional<NmnSidecar>& sidecar);
 
 /// A `.nmn` (global mode) or `.onnx` network whose layers form an MLP chain
 /// becomes a PoseModel (layout kEngine, kind kNeural).

@@ -205,6 +205,9 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
   for (const BoneInput& bi : d.spec.bones) out.sidecar.bones.push_back(bi.name);
   for (const CurveInput& ci : d.spec.curves) out.sidecar.curves.push_back(ci.name);
   out.sidecar.morph_targets = model->morph_names;
+  // The outputs weigh a learned basis (mean delta + principal components):
+  // an import must not clamp them to [0, 1].
+  out.sidecar.outputs = NmnOutputs::kBasisCoefficients;
   if (auto st = check_nmn_sidecar(out.sidecar, out.network); !st) return std::move(st).error();
   out.model = std::move(*model);
   return out;

@@ -39,6 +39,18 @@ core::Error mismatch(std::string message) {
 
 }  // namespace
 
+std::string_view nmn_outputs_name(NmnOutputs outputs) {
+  switch (outputs) {
+    case NmnOutputs::kMorphWeights:
+      return "morphWeights";
+    case NmnOutputs::kBasisCoefficients:
+      return "basisCoefficients";
+    case NmnOutputs::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
 core::Result<NmnSidecar> read_nmn_sidecar(std::string_view text) {
   auto parsed = core::parse_json_strict(text);
   if (!parsed) return std::move(parsed).error();
@@ -63,6 +75,15 @@ core::Result<NmnSidecar> read_nmn_sidecar(std::string_view text) {
   if (auto e = names(doc, "bones", s.bones, true)) return *e;
   if (auto e = names(doc, "curves", s.curves, true)) return *e;
   if (auto e = names(doc, "morphTargets", s.morph_targets, true)) return *e;
+  if (auto o = doc.find("outputs"); o != doc.end()) {
+    const std::string v = o->is_string() ? o->get<std::string>() : std::string();
+    if (v == nmn_outputs_name(NmnOutputs::kMorphWeights))
+      s.outputs = NmnOutputs::kMorphWeights;
+    else if (v == nmn_outputs_name(NmnOutputs::kBasisCoefficients))
+      s.outputs = NmnOutputs::kBasisCoefficients;
+    else
+      return schema("\"outputs\" must be \"morphWeights\" or \"basisCoefficients\"", "/outputs");
+  }
   if (auto g = doc.find("groups"); g != doc.end()) {
     if (!g->is_array())
       return schema("\"groups\" must be an array of arrays of item indices", "/groups");
@@ -92,6 +113,7 @@ std::string write_nmn_sidecar(const NmnSidecar& s) {
   doc["bones"] = s.bones;
   doc["curves"] = s.curves;
   doc["morphTargets"] = s.morph_targets;
+  if (s.outputs != NmnOutputs::kUnknown) doc["outputs"] = nmn_outputs_name(s.outputs);
   if (!s.groups.empty()) doc["groups"] = s.groups;
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

@@ -16,6 +16,17 @@ namespace charkit::deformer {
 inline constexpr std::string_view kNmnSidecarFormat = "charkit.bmd_ue";
 inline constexpr std::uint32_t kNmnSidecarVersion = 1;
 
+/// What the network's outputs are (the sidecar's "outputs"), which decides
+/// whether an import may clamp them.
+enum class NmnOutputs : std::uint8_t {
+  kUnknown,            ///< not recorded (sidecars from elsewhere)
+  kMorphWeights,       ///< weights of the mesh's morph targets, meant for [0, 1]
+  kBasisCoefficients,  ///< coefficients of a learned basis (charkit's export): any range
+};
+
+/// "morphWeights", "basisCoefficients", "unknown".
+std::string_view nmn_outputs_name(NmnOutputs outputs);
+
 struct NmnSidecar {
   std::string model;  ///< file name of the `.nmn` ("" = not recorded)
   NmnMode mode = NmnMode::kGlobal;
@@ -25,6 +36,7 @@ struct NmnSidecar {
   /// Local mode with groups: for each group, its item indices (bone b = b,
   /// curve c = bones.size() + c); all groups the same length.
   std::vector<std::vector<std::uint32_t>> groups;
+  NmnOutputs outputs = NmnOutputs::kUnknown;  ///< written only when known
   bool operator==(const NmnSidecar&) const = default;
 };
 
