@@ -359,53 +359,24 @@ core::Result<PayloadData> ZipPackage::read_member(std::size_t i) const {
   return PayloadData(std::move(buf), view);
 }
 
-}  // namespace
-
-std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeControl* control) {
-  auto err = [&](core::ErrorCode code, const std::string& member, std::string msg) {
+/// The ZIP layer's errors: §14, naming the entry.
+struct ZipIssues {
+  core::Report& report;
+  void error(core::ErrorCode code, const std::string& member, std::string message) const {
     Location loc;
     loc.member = member;
-    report.error(code, "§14", loc, std::move(msg));
-  };
-  // §2 applies to the distributed file whatever its container: at most 2 GiB.
-  if (file.size() > kMaxFileSize) {
-    err(codes::BEM_FILE_TOO_LARGE, "",
-        "file is " + std::to_string(file.size()) + " bytes; a BEM package is at most 2 GiB");
-    return nullptr;
+    report.error(code, "§14", loc, std::move(message));
   }
+};
 
-  // Read straight from the caller's bytes; libzip neither copies nor frees them.
-  zip_error_t zerr;
-  zip_error_init(&zerr);
-  zip_source_t* src = zip_source_buffer_create(file.data(), file.size(), 0, &zerr);
-  if (!src) {
-    err(codes::BEM_ZIP_OPEN, "",
-        std::string("cannot read the ZIP archive: ") + zip_error_strerror(&zerr));
-    zip_error_fini(&zerr);
-    return nullptr;
-  }
-  ZipHandle zip(zip_open_from_source(src, ZIP_RDONLY, &zerr));
-  if (!zip) {
-    zip_source_free(src);
-    err(codes::BEM_ZIP_OPEN, "",
-        std::string("not a readable ZIP archive (corrupt or truncated): ") +
-            zip_error_strerror(&zerr));
-    zip_error_fini(&zerr);
-    return nullptr;
-  }
-  zip_error_fini(&zerr);
-
-  auto pkg = std::make_unique<ZipPackage>();
-  pkg->file_ = file;
-  pkg->control_ = control;
-  pkg->zip_ = std::move(zip);
-  zip_t* za = pkg->zip_.get();
-
-  // ---- the central directory ----------------------------------------
+/// The central directory's entries, each checked on its own (§14: STORED or
+/// DEFLATE, not encrypted, sizes the data can have, no name twice). Nothing
+/// when a record cannot be read at all; `ok` turns false on any other error,
+/// `backslash` true when a name used '\\' as its separator.
+std::optional<std::vector<Entry>> read_entries(zip_t* za, Bytes file, const ZipIssues& issues,
+                                               bool& ok, bool& backslash) {
   zip_int64_t count = zip_get_num_entries(za, 0);
   std::vector<Entry> entries;
-  bool ok = true;
-  bool backslash = false;
   std::set<std::string> names;
   for (zip_int64_t i = 0; i < count; ++i) {
     zip_uint64_t idx = static_cast<zip_uint64_t>(i);
@@ -413,10 +384,10 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     zip_stat_init(&st);
     const char* raw_name = zip_get_name(za, idx, ZIP_FL_ENC_GUESS);
     if (!raw_name || zip_stat_index(za, idx, ZIP_FL_ENC_GUESS, &st) != 0) {
-      err(codes::BEM_ZIP_OPEN, "",
-          "central directory entry " + std::to_string(i) +
-              " cannot be read: " + zip_error_strerror(zip_get_error(za)));
-      return nullptr;
+      issues.error(codes::BEM_ZIP_OPEN, "",
+                   "central directory entry " + std::to_string(i) +
+                       " cannot be read: " + zip_error_strerror(zip_get_error(za)));
+      return std::nullopt;
     }
     Entry e;
     e.index = idx;
@@ -433,10 +404,10 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     e.directory = !e.name.empty() && e.name.back() == '/';
     if (e.name.empty()) continue;
     if (!names.insert(e.name).second) {
-      err(codes::BEM_ZIP_DUPLICATE_ENTRY, e.name,
-          "the archive holds two entries named \"" + e.name +
-              "\"; a reader cannot tell which "
-              "one is meant");
+      issues.error(codes::BEM_ZIP_DUPLICATE_ENTRY, e.name,
+                   "the archive holds two entries named \"" + e.name +
+                       "\"; a reader cannot tell which "
+                       "one is meant");
       ok = false;
     }
     if (e.directory || is_os_metadata(e.name)) {
@@ -445,77 +416,84 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     }
     // §14: entries are STORED or DEFLATE; encrypted entries are rejected.
     if (e.encrypted || e.method == 99) {
-      err(codes::BEM_ZIP_ENCRYPTED, e.name,
-          e.name + ": entry is encrypted; BEM ZIP packages must not use encryption");
+      issues.error(codes::BEM_ZIP_ENCRYPTED, e.name,
+                   e.name + ": entry is encrypted; BEM ZIP packages must not use encryption");
       ok = false;
     } else if (e.method != ZIP_CM_STORE && e.method != ZIP_CM_DEFLATE) {
-      err(codes::BEM_ZIP_METHOD, e.name,
-          e.name + ": compression " + method_name(e.method) +
-              " is not supported; use STORED (0) or DEFLATE (8)");
+      issues.error(codes::BEM_ZIP_METHOD, e.name,
+                   e.name + ": compression " + method_name(e.method) +
+                       " is not supported; use STORED (0) or DEFLATE (8)");
       ok = false;
     } else if (e.comp_size > file.size() || (e.method == ZIP_CM_STORE && e.comp_size != e.size) ||
                (e.method == ZIP_CM_DEFLATE && e.size / kMaxDeflateRatio > e.comp_size + 1024)) {
       // Declared sizes that the data cannot have: corrupt, and a bound on
       // every later allocation.
-      err(codes::BEM_ZIP_ENTRY_SIZE, e.name,
-          e.name + ": declared sizes (" + std::to_string(e.comp_size) + " stored, " +
-              std::to_string(e.size) + " uncompressed) are impossible for " +
-              method_name(e.method) + " in a " + std::to_string(file.size()) + "-byte archive");
+      issues.error(codes::BEM_ZIP_ENTRY_SIZE, e.name,
+                   e.name + ": declared sizes (" + std::to_string(e.comp_size) + " stored, " +
+                       std::to_string(e.size) + " uncompressed) are impossible for " +
+                       method_name(e.method) + " in a " + std::to_string(file.size()) +
+                       "-byte archive");
       ok = false;
     }
     entries.push_back(std::move(e));
   }
-  // ---- every entry's local bytes are its own ----------------------------
-  {
-    std::vector<Span> spans;
-    if (!read_central_directory(file, static_cast<std::uint64_t>(std::max<zip_int64_t>(count, 0)),
-                                spans)) {
-      err(codes::BEM_ZIP_OPEN, "", "the central directory cannot be read record by record");
-      return nullptr;
-    }
-    // Entries sorted by where their local header starts; each must end
-    // before the next one begins.
-    std::vector<std::size_t> order(spans.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return spans[a].begin != spans[b].begin ? spans[a].begin < spans[b].begin : a < b;
-    });
-    auto name_of = [&](std::size_t i) {
-      const char* n = zip_get_name(za, i, ZIP_FL_ENC_GUESS);
-      return std::string(n ? n : "");
-    };
-    std::size_t reported = 0, overlaps = 0;
-    std::size_t reach = 0;  // the entry reaching furthest so far
-    for (std::size_t k = 1; k < order.size(); ++k) {
-      const std::size_t prev = order[reach], cur = order[k];
-      if (spans[cur].begin < spans[prev].end) {
-        ++overlaps;
-        if (reported++ < 8)
-          err(codes::BEM_ZIP_OVERLAP, name_of(cur),
-              name_of(cur) + ": its local data (bytes " + std::to_string(spans[cur].begin) + ".." +
-                  std::to_string(spans[cur].end) + ") overlap those of \"" + name_of(prev) +
-                  "\" (bytes " + std::to_string(spans[prev].begin) + ".." +
-                  std::to_string(spans[prev].end) +
-                  "); entries of a ZIP never share data, this archive is crafted");
-      }
-      if (spans[cur].end > spans[prev].end) reach = k;
-    }
-    if (overlaps > reported)
-      err(codes::BEM_ZIP_OVERLAP, "",
-          std::to_string(overlaps - reported) + " more entries overlap others");
-    if (overlaps) return nullptr;
-  }
-  if (backslash)
-    report.warning(codes::BEM_ZIP_BACKSLASH, "§14", {},
-                   "entry names use '\\' as folder separator; ZIP requires '/' (read as '/')");
+  return entries;
+}
 
-  // ---- §14.3: the effective root --------------------------------------
+/// Every entry's local bytes are its own: sorted by where their local
+/// headers start, no entry's data reaches into the next one's (entries of a
+/// ZIP never share data; an archive whose do is crafted). False, reported,
+/// when they overlap or the central directory cannot be read record by record.
+bool local_data_disjoint(zip_t* za, Bytes file, const ZipIssues& issues) {
+  const zip_int64_t count = zip_get_num_entries(za, 0);
+  std::vector<Span> spans;
+  if (!read_central_directory(file, static_cast<std::uint64_t>(std::max<zip_int64_t>(count, 0)),
+                              spans)) {
+    issues.error(codes::BEM_ZIP_OPEN, "", "the central directory cannot be read record by record");
+    return false;
+  }
+  // Entries sorted by where their local header starts; each must end
+  // before the next one begins.
+  std::vector<std::size_t> order(spans.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return spans[a].begin != spans[b].begin ? spans[a].begin < spans[b].begin : a < b;
+  });
+  auto name_of = [&](std::size_t i) {
+    const char* n = zip_get_name(za, i, ZIP_FL_ENC_GUESS);
+    return std::string(n ? n : "");
+  };
+  std::size_t reported = 0, overlaps = 0;
+  std::size_t reach = 0;  // the entry reaching furthest so far
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    const std::size_t prev = order[reach], cur = order[k];
+    if (spans[cur].begin < spans[prev].end) {
+      ++overlaps;
+      if (reported++ < 8)
+        issues.error(codes::BEM_ZIP_OVERLAP, name_of(cur),
+                     name_of(cur) + ": its local data (bytes " + std::to_string(spans[cur].begin) +
+                         ".." + std::to_string(spans[cur].end) + ") overlap those of \"" +
+                         name_of(prev) + "\" (bytes " + std::to_string(spans[prev].begin) + ".." +
+                         std::to_string(spans[prev].end) +
+                         "); entries of a ZIP never share data, this archive is crafted");
+    }
+    if (spans[cur].end > spans[prev].end) reach = k;
+  }
+  if (overlaps > reported)
+    issues.error(codes::BEM_ZIP_OVERLAP, "",
+                 std::to_string(overlaps - reported) + " more entries overlap others");
+  return overlaps == 0;
+}
+
+/// §14.3: manifest.json at the root; else, when the archive holds exactly
+/// one top-level folder and nothing else (OS metadata aside), that folder's
+/// manifest.json, with `root` set to the folder ("name/"). Null: neither.
+const Entry* find_manifest(const std::vector<Entry>& entries, std::string& root) {
   auto find_file = [&](const std::string& name) -> const Entry* {
     for (const auto& e : entries)
       if (e.name == name && !e.directory) return &e;
     return nullptr;
   };
-  std::string root;
   const Entry* manifest = find_file("manifest.json");
   if (!manifest) {
     // Exactly one top-level folder and nothing else (OS metadata aside):
@@ -537,45 +515,15 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     }
   }
 
-  std::vector<const Entry*> bem_members;
-  for (const auto& e : entries)
-    if (!e.directory && !is_os_metadata(e.name) && ends_with_ci(e.name, ".bem"))
-      bem_members.push_back(&e);
+  return manifest;
+}
 
-  // ---- collection bundle ----------------------------------------------
-  if (!manifest) {
-    if (bem_members.empty()) {
-      std::string hint;
-      for (const auto& e : entries)
-        if (!e.directory && (e.name == "manifest.json" || ends_with_ci(e.name, "/manifest.json"))) {
-          hint = " (found \"" + e.name +
-                 "\", which is not at the root or inside a single "
-                 "top-level folder)";
-          break;
-        }
-      err(codes::BEM_ZIP_NO_MANIFEST, "",
-          "the ZIP has no manifest.json at its root" + hint +
-              " and no .bem members, so it is neither a BEM package nor a collection bundle");
-      return nullptr;
-    }
-    if (!ok) return nullptr;
-    pkg->kind_ = ContainerKind::kCollection;
-    for (const Entry* e : bem_members) {
-      pkg->members_.push_back(CollectionMember{e->name, 0, e->comp_size, e->size});
-      pkg->member_entries_.push_back(*e);
-    }
-    return pkg;
-  }
-
-  // ---- single package ---------------------------------------------------
-  pkg->manifest_member_ = manifest->name;
-  if (!bem_members.empty())
-    report.info(codes::BEM_ZIP_BEM_MEMBERS_IGNORED, "§14",
-                Location{std::nullopt, {}, manifest->name},
-                "the ZIP holds manifest.json and " + std::to_string(bem_members.size()) +
-                    " .bem file(s) such as \"" + bem_members.front()->name +
-                    "\"; the manifest wins: read as a single package, the .bem files are ignored");
-
+/// The payload files by number (§14.2, docs/bem/zip.md); `ok` turns false
+/// on a number out of range or given twice.
+std::map<std::uint32_t, const Entry*> number_payloads(const std::vector<Entry>& entries,
+                                                      const Entry* manifest,
+                                                      const std::string& root, core::Report& report,
+                                                      const ZipIssues& issues, bool& ok) {
   // Payload files by number: <root>payloads/NNNN.bin, <root>payloads/N.bin,
   // or directly in the root (§14.2, docs/bem/zip.md).
   std::map<std::uint32_t, const Entry*> by_number;
@@ -601,24 +549,143 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
       continue;
     }
     if (*number > kMaxPayloadNumber) {
-      err(codes::BEM_ZIP_PAYLOAD_NUMBER, e.name,
-          e.name + ": payload number " + std::to_string(*number) + " is above the highest " +
-              "possible payload ID " + std::to_string(kMaxPayloadNumber));
+      issues.error(codes::BEM_ZIP_PAYLOAD_NUMBER, e.name,
+                   e.name + ": payload number " + std::to_string(*number) +
+                       " is above the highest " + "possible payload ID " +
+                       std::to_string(kMaxPayloadNumber));
       ok = false;
       continue;
     }
     auto [it, inserted] = by_number.emplace(*number, &e);
     if (!inserted) {
-      err(codes::BEM_ZIP_DUPLICATE_PAYLOAD, e.name,
-          "\"" + it->second->name + "\" and \"" + e.name + "\" both name payload " +
-              std::to_string(*number) + "; each payload number must appear once");
+      issues.error(codes::BEM_ZIP_DUPLICATE_PAYLOAD, e.name,
+                   "\"" + it->second->name + "\" and \"" + e.name + "\" both name payload " +
+                       std::to_string(*number) + "; each payload number must appear once");
       ok = false;
     }
   }
 
+  return by_number;
+}
+
+/// §14.2: payload numbers run from 0 without gaps; a warning lists the
+/// missing ones (a manifest reference to one is an error later).
+void warn_payload_gaps(const std::vector<PayloadInfo>& payloads, core::Report& report) {
+  std::vector<std::uint32_t> gaps;
+  for (std::size_t n = 0; n < payloads.size(); ++n)
+    if (!payloads[n].present) gaps.push_back(static_cast<std::uint32_t>(n));
+  if (!gaps.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < gaps.size() && i < 8; ++i)
+      list += (i ? ", " : "") + std::to_string(gaps[i]);
+    if (gaps.size() > 8) list += ", …";
+    report.warning(codes::BEM_ZIP_PAYLOAD_GAP, "§14", {},
+                   "payload numbers are not contiguous from 0: no file for " + list +
+                       " (a manifest reference to one of them is an error)");
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeControl* control) {
+  const ZipIssues issues{report};
+  // §2 applies to the distributed file whatever its container: at most 2 GiB.
+  if (file.size() > kMaxFileSize) {
+    issues.error(
+        codes::BEM_FILE_TOO_LARGE, "",
+        "file is " + std::to_string(file.size()) + " bytes; a BEM package is at most 2 GiB");
+    return nullptr;
+  }
+
+  // Read straight from the caller's bytes; libzip neither copies nor frees them.
+  zip_error_t zerr;
+  zip_error_init(&zerr);
+  zip_source_t* src = zip_source_buffer_create(file.data(), file.size(), 0, &zerr);
+  if (!src) {
+    issues.error(codes::BEM_ZIP_OPEN, "",
+                 std::string("cannot read the ZIP archive: ") + zip_error_strerror(&zerr));
+    zip_error_fini(&zerr);
+    return nullptr;
+  }
+  ZipHandle zip(zip_open_from_source(src, ZIP_RDONLY, &zerr));
+  if (!zip) {
+    zip_source_free(src);
+    issues.error(codes::BEM_ZIP_OPEN, "",
+                 std::string("not a readable ZIP archive (corrupt or truncated): ") +
+                     zip_error_strerror(&zerr));
+    zip_error_fini(&zerr);
+    return nullptr;
+  }
+  zip_error_fini(&zerr);
+
+  auto pkg = std::make_unique<ZipPackage>();
+  pkg->file_ = file;
+  pkg->control_ = control;
+  pkg->zip_ = std::move(zip);
+  zip_t* za = pkg->zip_.get();
+
+  // ---- the central directory, entry by entry, then as a whole ----------
+  bool ok = true;
+  bool backslash = false;
+  auto read = read_entries(za, file, issues, ok, backslash);
+  if (!read) return nullptr;
+  const std::vector<Entry>& entries = *read;
+  if (!local_data_disjoint(za, file, issues)) return nullptr;
+  if (backslash)
+    report.warning(codes::BEM_ZIP_BACKSLASH, "§14", {},
+                   "entry names use '\\' as folder separator; ZIP requires '/' (read as '/')");
+
+  // ---- §14.3: the effective root --------------------------------------
+  std::string root;
+  const Entry* manifest = find_manifest(entries, root);
+
+  std::vector<const Entry*> bem_members;
+  for (const auto& e : entries)
+    if (!e.directory && !is_os_metadata(e.name) && ends_with_ci(e.name, ".bem"))
+      bem_members.push_back(&e);
+
+  // ---- collection bundle ----------------------------------------------
+  if (!manifest) {
+    if (bem_members.empty()) {
+      std::string hint;
+      for (const auto& e : entries)
+        if (!e.directory && (e.name == "manifest.json" || ends_with_ci(e.name, "/manifest.json"))) {
+          hint = " (found \"" + e.name +
+                 "\", which is not at the root or inside a single "
+                 "top-level folder)";
+          break;
+        }
+      issues.error(
+          codes::BEM_ZIP_NO_MANIFEST, "",
+          "the ZIP has no manifest.json at its root" + hint +
+              " and no .bem members, so it is neither a BEM package nor a collection bundle");
+      return nullptr;
+    }
+    if (!ok) return nullptr;
+    pkg->kind_ = ContainerKind::kCollection;
+    for (const Entry* e : bem_members) {
+      pkg->members_.push_back(CollectionMember{e->name, 0, e->comp_size, e->size});
+      pkg->member_entries_.push_back(*e);
+    }
+    return pkg;
+  }
+
+  // ---- single package ---------------------------------------------------
+  pkg->manifest_member_ = manifest->name;
+  if (!bem_members.empty())
+    report.info(codes::BEM_ZIP_BEM_MEMBERS_IGNORED, "§14",
+                Location{std::nullopt, {}, manifest->name},
+                "the ZIP holds manifest.json and " + std::to_string(bem_members.size()) +
+                    " .bem file(s) such as \"" + bem_members.front()->name +
+                    "\"; the manifest wins: read as a single package, the .bem files are ignored");
+
+  std::map<std::uint32_t, const Entry*> by_number =
+      number_payloads(entries, manifest, root, report, issues, ok);
+
   // The manifest itself: 1 byte .. 4 MiB, checked before allocating.
   if (manifest->size < 1 || manifest->size > kMaxManifestSize) {
-    err(codes::BEM_MANIFEST_SIZE, manifest->name,
+    issues.error(
+        codes::BEM_MANIFEST_SIZE, manifest->name,
         manifest->name + " is " + std::to_string(manifest->size) + " bytes, allowed 1..4194304");
     return nullptr;
   }
@@ -655,24 +722,12 @@ std::unique_ptr<Package> open_zip(Bytes file, core::Report& report, DecodeContro
     pkg->payload_entries_[n] = *e;
     // §2: every payload is 1 byte .. 512 MiB.
     if (e->size < 1 || e->size > kMaxPayloadSize) {
-      err(codes::BEM_PAYLOAD_DECODED_SIZE, e->name,
-          e->name + ": payload " + std::to_string(n) + " is " + std::to_string(e->size) +
-              " bytes, allowed 1..536870912");
+      issues.error(codes::BEM_PAYLOAD_DECODED_SIZE, e->name,
+                   e->name + ": payload " + std::to_string(n) + " is " + std::to_string(e->size) +
+                       " bytes, allowed 1..536870912");
     }
   }
-  // §14.2: numbers run from 0 without gaps.
-  std::vector<std::uint32_t> gaps;
-  for (std::uint32_t n = 0; n < table; ++n)
-    if (!pkg->payloads_[n].present) gaps.push_back(n);
-  if (!gaps.empty()) {
-    std::string list;
-    for (std::size_t i = 0; i < gaps.size() && i < 8; ++i)
-      list += (i ? ", " : "") + std::to_string(gaps[i]);
-    if (gaps.size() > 8) list += ", …";
-    report.warning(codes::BEM_ZIP_PAYLOAD_GAP, "§14", {},
-                   "payload numbers are not contiguous from 0: no file for " + list +
-                       " (a manifest reference to one of them is an error)");
-  }
+  warn_payload_gaps(pkg->payloads_, report);
   return pkg;
 }
 
