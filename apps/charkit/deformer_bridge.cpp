@@ -158,6 +158,7 @@ int run_import(const ImportArgs& a) {
   std::string morphs_path =
       a.morphs.empty() ? deformer::nmn_morphs_path(a.network).string() : a.morphs;
   std::size_t morphs_added = 0;
+  std::string missing_morphs;  // looked for beside the network, not there
   if (!a.morphs.empty() || std::filesystem::is_regular_file(morphs_path, ec)) {
     auto bytes = deformer::read_file_bytes(morphs_path, std::size_t{4} << 30);
     if (!bytes) return report_error(morphs_path, bytes.error(), kExitUsage);
@@ -168,6 +169,7 @@ int run_import(const ImportArgs& a) {
     detail(morphs_path, std::to_string(morphs_added) + " morph targets (" +
                             std::to_string(replaced) + " replace the mesh's own)");
   } else {
+    missing_morphs = morphs_path;
     morphs_path.clear();
   }
   // The inputs: --spec / --bones, else the sidecar's bones and curves.
@@ -181,6 +183,7 @@ int run_import(const ImportArgs& a) {
     spec = std::move(*s);
   }
   deformer::EngineImportOptions o;
+  o.missing_morphs_file = missing_morphs;
   if (a.clamp == "unit")
     o.clamp = deformer::WeightClamp::kUnit;
   else if (a.clamp == "none")

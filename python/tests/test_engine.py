@@ -145,6 +145,19 @@ def test_import_auto_clamp_without_recorded_outputs(exported, tmp_path):
     assert model.clamp == "unit"
 
 
+def test_import_without_morphs_file_names_it(exported, tmp_path):
+    # The sidecar's morph targets are not on the rig's mesh and MLD.morphs.npz
+    # is not beside the network: the error says which file is missing.
+    d = exported["dir"]
+    for name in ("MLD.nmn", "MLD.bmd_ue.json"):
+        (tmp_path / name).write_bytes((d / "py" / name).read_bytes())
+    rig = charkit.Rig.load(FIGURE)
+    with pytest.raises(charkit.CharkitError) as e:
+        charkit.import_network(tmp_path / "MLD.nmn", rig, exported["dataset"].spec)
+    assert e.value.code == "IMPORT_MORPHS"
+    assert str(tmp_path / "MLD.morphs.npz") in str(e.value)
+
+
 def test_import_bad_clamp_and_spec(exported):
     d = exported["dir"]
     rig = charkit.Rig.load(FIGURE)

@@ -400,6 +400,10 @@ TEST_F(DeformerTrainCli, BakeExportImportAndAction) {
                           true);
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.out.find("IMPORT_MORPHS"), std::string::npos) << none.out;
+  // ... and the message names the file it looked for beside the network.
+  EXPECT_NE(none.out.find((dir_ / "net.morphs.npz").string() + ", which export-nmn writes"),
+            std::string::npos)
+      << none.out;
   // Morphs for another mesh: their vertex count is named.
   auto other = run_charkit("deformer import " + quote(dir_ / "net.nmn") + " " +
                                quote(std::string(CHARKIT_TEST_DATA) + "/models/CesiumMan.glb") +

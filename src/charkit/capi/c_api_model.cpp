@@ -372,6 +372,8 @@ charkit_status charkit_import_network(const char* path, charkit_rig* rig, const 
         auto targets = deformer::read_nmn_morphs(core::Bytes(*bytes), rig->rig.vertex_count());
         if (!targets) return fail(targets.error());
         deformer::add_morph_targets(rig->rig, std::move(*targets));
+      } else {
+        o.missing_morphs_file = morphs_path.string();
       }
     }
     auto m = deformer::import_engine_network(file->bytes(), path, sidecar, rig->rig, spec->spec, o);

@@ -221,11 +221,18 @@ core::Result<PoseModel> to_pose_model(Mlp mlp, const std::optional<NmnSidecar>& 
     for (const std::string& name : names) {
       auto it = std::find_if(rig.morph_targets.begin(), rig.morph_targets.end(),
                              [&](const scene::RigMorphTarget& t) { return t.name == name; });
-      if (it == rig.morph_targets.end())
-        return make_error(codes::IMPORT_MORPHS,
-                          "morph target \"" + name +
+      if (it == rig.morph_targets.end()) {
+        std::string message = "morph target \"" + name +
                               "\" of the sidecar is not a morph target of mesh \"" + rig.mesh_name +
-                              "\"");
+                              "\"";
+        // What export-nmn writes beside the network holds them: say where
+        // it was looked for, rather than leave the user to fix the mesh.
+        if (!o.missing_morphs_file.empty())
+          message += "; the morph targets the network drives come in " + o.missing_morphs_file +
+                     ", which export-nmn writes beside the .nmn and which is not there: "
+                     "put it beside the network (or name it with --morphs)";
+        return make_error(codes::IMPORT_MORPHS, std::move(message));
+      }
       targets.push_back(&*it);
     }
   } else {

@@ -21,6 +21,11 @@ struct EngineImportOptions {
   /// sidecar says the outputs are (engine_import_clamp). kTrainingRange is
   /// refused: the files hold no training range.
   std::optional<WeightClamp> clamp;
+  /// The morph-target file the caller looked for beside the network
+  /// (NAME.morphs.npz, nmn_morphs_path) and did not find; "" when it was
+  /// found or not looked for. When a morph target the sidecar names is not
+  /// on the mesh, IMPORT_MORPHS then names this file as the likely fix.
+  std::string missing_morphs_file;
 };
 
 /// The clamp an import uses: `asked` when set, else none for outputs the
