@@ -10,6 +10,7 @@
 #include "onnx_builder.h"
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,23 @@ TEST(EngineImport, ExportedNmnGivesTheExportModelsWeights) {
   auto m = import_engine_network(*bytes, "body.nmn", e->sidecar, rig, d.spec, io);
   ASSERT_TRUE(m) << m.error().to_string();
   EXPECT_EQ(m->layout, FeatureLayout::kEngine);
+  // The export records its outputs' training ranges; the network as written
+  // stays within them (no warning), one whose weights were damaged (every
+  // weight x50) does not, and the import says so.
+  ASSERT_EQ(e->sidecar.output_ranges.size(), e->network.output_count());
+  EXPECT_FALSE(m->hyper.contains("warnings")) << m->hyper.dump();
+  NmnNetwork damaged = e->network;
+  std::function<void(NmnLayer&)> scale = [&](NmnLayer& layer) {
+    for (float& w : layer.weights) w *= 50.0F;
+    for (NmnLayer& child : layer.children) scale(child);
+  };
+  scale(damaged.main.root);
+  auto damaged_bytes = write_nmn(damaged);
+  ASSERT_TRUE(damaged_bytes);
+  auto dm = import_engine_network(*damaged_bytes, "body.nmn", e->sidecar, rig, d.spec, io);
+  ASSERT_TRUE(dm) << dm.error().to_string();
+  ASSERT_TRUE(dm->hyper.contains("warnings"));
+  EXPECT_EQ(dm->hyper["warnings"][0]["code"], "IMPORT_OUTPUT_RANGE") << dm->hyper.dump();
   EXPECT_EQ(m->kind, ModelKind::kNeural);
   EXPECT_TRUE(m->fixed_first_morph);
   EXPECT_EQ(m->morph_names, e->model.morph_names);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
@@ -260,6 +262,39 @@ core::Result<PoseModel> to_pose_model(Mlp mlp, const std::optional<NmnSidecar>& 
   return m;
 }
 
+/// The network's outputs at the middle of its training inputs (its input
+/// normalisation's mean) and half a standard deviation to either side,
+/// against the ranges the sidecar recorded at export: a message when one
+/// lies further outside than twice its range's width (a damaged file, or a
+/// sidecar written for another network), else "".
+std::string outputs_far_out_of_range(const Mlp& mlp, const NmnSidecar& sidecar) {
+  const std::size_t outputs = mlp.output_count(), inputs = mlp.input_count();
+  if (sidecar.output_ranges.size() != outputs || mlp.input_mean.size() != inputs ||
+      mlp.input_std.size() != inputs)
+    return {};
+  MlpEvaluator ev(mlp);
+  std::vector<float> in(inputs), out(outputs);
+  for (const float shift : {0.0F, -0.5F, 0.5F}) {
+    for (std::size_t i = 0; i < inputs; ++i) in[i] = mlp.input_mean[i] + shift * mlp.input_std[i];
+    if (!ev.evaluate(in, out)) return {};
+    for (std::size_t k = 0; k < outputs; ++k) {
+      const auto [lo, hi] = sidecar.output_ranges[k];
+      const float margin = 2.0F * std::max(hi - lo, 1e-3F);
+      if (std::isfinite(out[k]) && out[k] >= lo - margin && out[k] <= hi + margin) continue;
+      auto num = [](float v) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.4g", static_cast<double>(v));
+        return std::string(text);
+      };
+      return "output " + std::to_string(k) + " is " + num(out[k]) +
+             " for typical inputs, far outside the range " + num(lo) + " .. " + num(hi) +
+             " the sidecar recorded at export: the network file may be damaged, or the "
+             "sidecar written for another network";
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 core::Result<Mlp> nmn_to_mlp(const NmnNetwork& n) {
@@ -317,12 +352,18 @@ core::Result<PoseModel> import_engine_network(core::Bytes bytes, std::string_vie
     hyper["format"] = "nmn";
     hyper["runtime_name"] = net->runtime_name;
     if (net->mode == NmnMode::kLocal) hyper["mode"] = "local";
+    hyper["warnings"] = core::Json::array();
     if (net->group)
-      hyper["warnings"] = core::Json::array(
-          {core::Json{{"code", codes::IMPORT_GROUP_NOT_RUN},
-                      {"message", "the network's group model (" + std::to_string(net->num_groups) +
-                                      " bone groups) does not run in the imported model; only "
-                                      "the per-bone main model does"}}});
+      hyper["warnings"].push_back(
+          core::Json{{"code", codes::IMPORT_GROUP_NOT_RUN},
+                     {"message", "the network's group model (" + std::to_string(net->num_groups) +
+                                     " bone groups) does not run in the imported model; only "
+                                     "the per-bone main model does"}});
+    if (sidecar && net->mode == NmnMode::kGlobal)
+      if (std::string far = outputs_far_out_of_range(*mlp, *sidecar); !far.empty())
+        hyper["warnings"].push_back(
+            core::Json{{"code", codes::IMPORT_OUTPUT_RANGE}, {"message", std::move(far)}});
+    if (hyper["warnings"].empty()) hyper.erase("warnings");
     return to_pose_model(std::move(*mlp), sidecar, rig, spec, o, std::move(hyper));
   }
   if (kind == DeformerFileKind::kOnnx) {

@@ -208,6 +208,12 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
   // The outputs weigh a learned basis (mean delta + principal components):
   // an import must not clamp them to [0, 1].
   out.sidecar.outputs = NmnOutputs::kBasisCoefficients;
+  // The training targets' range per output: an import checks the network
+  // against it (a damaged file gives outputs far outside).
+  if (model->weight_min.size() == out.network.output_count() &&
+      model->weight_max.size() == model->weight_min.size())
+    for (std::size_t k = 0; k < model->weight_min.size(); ++k)
+      out.sidecar.output_ranges.push_back({model->weight_min[k], model->weight_max[k]});
   if (auto st = check_nmn_sidecar(out.sidecar, out.network); !st) return std::move(st).error();
   out.model = std::move(*model);
   return out;

@@ -1,6 +1,9 @@
 // The `*.bmd_ue.json` sidecar (docs/deformer/nmn.md, "Sidecar").
 #include "charkit/deformer/nmn_sidecar.h"
 
+#include <cmath>
+#include <limits>
+#include <optional>
 #include <string>
 
 #include "charkit/core/json.h"
@@ -75,6 +78,23 @@ core::Result<NmnSidecar> read_nmn_sidecar(std::string_view text) {
   if (auto e = names(doc, "bones", s.bones, true)) return *e;
   if (auto e = names(doc, "curves", s.curves, true)) return *e;
   if (auto e = names(doc, "morphTargets", s.morph_targets, true)) return *e;
+  if (auto r = doc.find("outputRanges"); r != doc.end()) {
+    if (!r->is_array())
+      return schema("\"outputRanges\" must be an array of [min, max] pairs", "/outputRanges");
+    for (std::size_t i = 0; i < r->size(); ++i) {
+      const Json& pair = (*r)[i];
+      const std::string rp = core::json_pointer_join("/outputRanges", i);
+      std::optional<double> lo, hi;
+      if (pair.is_array() && pair.size() == 2) {
+        lo = core::json_finite_number(pair[0]);
+        hi = core::json_finite_number(pair[1]);
+      }
+      constexpr double kMax = std::numeric_limits<float>::max();  // stays finite as a float
+      if (!lo || !hi || *lo > *hi || std::abs(*lo) > kMax || std::abs(*hi) > kMax)
+        return schema("must be [min, max]: two finite numbers, min <= max", rp);
+      s.output_ranges.push_back({static_cast<float>(*lo), static_cast<float>(*hi)});
+    }
+  }
   if (auto o = doc.find("outputs"); o != doc.end()) {
     const std::string v = o->is_string() ? o->get<std::string>() : std::string();
     if (v == nmn_outputs_name(NmnOutputs::kMorphWeights))
@@ -114,6 +134,11 @@ std::string write_nmn_sidecar(const NmnSidecar& s) {
   doc["curves"] = s.curves;
   doc["morphTargets"] = s.morph_targets;
   if (s.outputs != NmnOutputs::kUnknown) doc["outputs"] = nmn_outputs_name(s.outputs);
+  if (!s.output_ranges.empty()) {
+    Json ranges = Json::array();
+    for (const auto& [lo, hi] : s.output_ranges) ranges.push_back(Json::array({lo, hi}));
+    doc["outputRanges"] = std::move(ranges);
+  }
   if (!s.groups.empty()) doc["groups"] = s.groups;
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
@@ -138,6 +163,9 @@ core::Status check_nmn_sidecar(const NmnSidecar& s, const NmnNetwork& n) {
     return mismatch("the sidecar names " + std::to_string(s.morph_targets.size()) +
                     " morph targets, the network has " + std::to_string(outputs) +
                     " outputs (expected that many, or one more for the mean-delta morph 0)");
+  if (!s.output_ranges.empty() && s.output_ranges.size() != outputs)
+    return mismatch("the sidecar records " + std::to_string(s.output_ranges.size()) +
+                    " output ranges, the network has " + std::to_string(outputs) + " outputs");
   if (n.group) {
     if (s.groups.size() != n.num_groups ||
         (!s.groups.empty() && s.groups.front().size() != n.num_items_per_group))

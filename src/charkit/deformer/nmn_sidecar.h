@@ -3,6 +3,7 @@
 // `.nmn` holds only counts). Schema: docs/deformer/nmn.md, "Sidecar".
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -37,6 +38,10 @@ struct NmnSidecar {
   /// curve c = bones.size() + c); all groups the same length.
   std::vector<std::vector<std::uint32_t>> groups;
   NmnOutputs outputs = NmnOutputs::kUnknown;  ///< written only when known
+  /// Per network output, the [min, max] its training targets spanned (the
+  /// sidecar's "outputRanges"; empty when not recorded): an import warns
+  /// when the network's outputs lie far outside them.
+  std::vector<std::array<float, 2>> output_ranges;
   bool operator==(const NmnSidecar&) const = default;
 };
 
