@@ -6,11 +6,17 @@
 #include <optional>
 #include <string>
 
+#include "charkit/core/enum_names.h"
 #include "charkit/core/json.h"
 #include "charkit/deformer/error_codes.h"
 
 namespace charkit::deformer {
 namespace {
+
+constexpr core::EnumNames<NmnOutputs, 3> kOutputs{
+    {{{NmnOutputs::kUnknown, "unknown"},
+      {NmnOutputs::kMorphWeights, "morphWeights"},
+      {NmnOutputs::kBasisCoefficients, "basisCoefficients"}}}};
 
 using core::Json;
 
@@ -43,15 +49,7 @@ core::Error mismatch(std::string message) {
 }  // namespace
 
 std::string_view nmn_outputs_name(NmnOutputs outputs) {
-  switch (outputs) {
-    case NmnOutputs::kMorphWeights:
-      return "morphWeights";
-    case NmnOutputs::kBasisCoefficients:
-      return "basisCoefficients";
-    case NmnOutputs::kUnknown:
-      break;
-  }
-  return "unknown";
+  return kOutputs.name(outputs);
 }
 
 core::Result<NmnSidecar> read_nmn_sidecar(std::string_view text) {
@@ -96,13 +94,11 @@ core::Result<NmnSidecar> read_nmn_sidecar(std::string_view text) {
     }
   }
   if (auto o = doc.find("outputs"); o != doc.end()) {
-    const std::string v = o->is_string() ? o->get<std::string>() : std::string();
-    if (v == nmn_outputs_name(NmnOutputs::kMorphWeights))
-      s.outputs = NmnOutputs::kMorphWeights;
-    else if (v == nmn_outputs_name(NmnOutputs::kBasisCoefficients))
-      s.outputs = NmnOutputs::kBasisCoefficients;
-    else
+    // "unknown" is what a sidecar without the key means, not a value to write.
+    const auto v = o->is_string() ? kOutputs.parse(o->get<std::string>()) : std::nullopt;
+    if (!v || *v == NmnOutputs::kUnknown)
       return schema("\"outputs\" must be \"morphWeights\" or \"basisCoefficients\"", "/outputs");
+    s.outputs = *v;
   }
   if (auto g = doc.find("groups"); g != doc.end()) {
     if (!g->is_array())
