@@ -99,9 +99,9 @@ inline core::Error usage_error(std::string message) {
 /// --write-spec` writes), else --bones NAMES (or "all": every joint) turned
 /// on --axes within ±--range degrees.
 inline core::Result<deformer::InputSpec> input_spec_from(const std::string& spec_path,
-                                                      const std::string& bones,
-                                                      const std::string& axes, double range,
-                                                      const scene::Rig& rig) {
+                                                         const std::string& bones,
+                                                         const std::string& axes, double range,
+                                                         const scene::Rig& rig) {
   if (!spec_path.empty()) {
     auto bytes = deformer::read_file_bytes(spec_path, std::size_t{16} << 20);
     if (!bytes) return std::move(bytes).error();

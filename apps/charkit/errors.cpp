@@ -12,8 +12,8 @@
 #include "charkit/core/error_codes.h"
 #include "charkit/core/json.h"
 #include "charkit/deform/error_codes.h"
-#include "charkit/gpu/error_codes.h"
 #include "charkit/deformer/error_codes.h"
+#include "charkit/gpu/error_codes.h"
 #include "charkit/motion/error_codes.h"
 #include "charkit/render/error_codes.h"
 #include "charkit/scene/error_codes.h"
@@ -37,8 +37,8 @@ enum class EveryDeclaredCode {
 #include "charkit/capi/error_codes.def"
 #include "charkit/core/error_codes.def"
 #include "charkit/deform/error_codes.def"
-#include "charkit/gpu/error_codes.def"
 #include "charkit/deformer/error_codes.def"
+#include "charkit/gpu/error_codes.def"
 #include "charkit/motion/error_codes.def"
 #include "charkit/render/error_codes.def"
 #include "charkit/scene/error_codes.def"
@@ -54,9 +54,9 @@ enum class EveryDeclaredCode {
 /// above it.
 std::vector<core::ErrorCodeInfo> all_error_codes() {
   const std::span<const core::ErrorCodeInfo> tables[] = {
-      core::codes::kAll,   scene::codes::kAll,  gpu::codes::kAll,   deform::codes::kAll,
+      core::codes::kAll,   scene::codes::kAll,  gpu::codes::kAll,      deform::codes::kAll,
       render::codes::kAll, motion::codes::kAll, deformer::codes::kAll, bem::codes::kAll,
-      store::codes::kAll,  server::codes::kAll, capi::codes::kAll,  codes::kAll};
+      store::codes::kAll,  server::codes::kAll, capi::codes::kAll,     codes::kAll};
   std::vector<core::ErrorCodeInfo> all;
   for (const auto& t : tables) all.insert(all.end(), t.begin(), t.end());
   return all;

@@ -21,10 +21,10 @@
 #include "charkit/core/half.h"
 #include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
-#include "charkit/gpu/error_codes.h"
 #include "charkit/deformer/action.h"
 #include "charkit/deformer/error_codes.h"
 #include "charkit/deformer/targets.h"
+#include "charkit/gpu/error_codes.h"
 #include "charkit/motion/bvh.h"
 #include "charkit/render/error_codes.h"
 #include "charkit/render/frame.h"
@@ -296,7 +296,7 @@ core::Result<MotionPoses> motion_poses(const RenderArgs& a, core::Bytes model_by
         return std::move(text).error();
       }
       auto map = deformer::parse_bvh_joint_map(core::as_chars(text->bytes()),
-                                            vrm_humanoid_joints(model_bytes));
+                                               vrm_humanoid_joints(model_bytes));
       if (!map) return std::move(map).error();
       ao.bvh_joints = std::move(*map);
     }

@@ -257,8 +257,9 @@ charkit_status charkit_pose_features(const charkit_spec* spec, int layout, const
         layout == CHARKIT_LAYOUT_ENGINE ? s.engine_feature_count() : s.feature_count();
     for (std::size_t i = 0; i < ps.size(); ++i) {
       std::span<float> row(out + i * f, f);
-      auto st = layout == CHARKIT_LAYOUT_ENGINE ? deformer::engine_pose_features(s, ps[i], rest, row)
-                                                : deformer::pose_features(s, ps[i], row);
+      auto st = layout == CHARKIT_LAYOUT_ENGINE
+                    ? deformer::engine_pose_features(s, ps[i], rest, row)
+                    : deformer::pose_features(s, ps[i], row);
       if (!st) return fail(st.error());
     }
     return CHARKIT_OK;
@@ -494,8 +495,8 @@ charkit_status charkit_dataset_from_positions(const charkit_rig* rig, const char
     cache.positions.assign(positions, positions + n);
     if (!capi::finite_all(cache.positions.data(), n))
       return bad_argument("a target position is not finite (NaN or infinite)");
-    auto built =
-        deformer::build_targets_from_cache(rig->rig, spec->spec, ps, cache, capi::layout_of(layout));
+    auto built = deformer::build_targets_from_cache(rig->rig, spec->spec, ps, cache,
+                                                    capi::layout_of(layout));
     if (!built) return fail(built.error());
     if (lbs_error) {
       lbs_error[0] = built->lbs.mean_error;
@@ -539,7 +540,7 @@ charkit_status charkit_dataset_shape(const charkit_dataset* dataset, uint64_t* s
     if (vertices) *vertices = d.vertex_count;
     if (layout)
       *layout = d.layout == deformer::FeatureLayout::kEngine ? CHARKIT_LAYOUT_ENGINE
-                                                          : CHARKIT_LAYOUT_AXIS_ANGLE;
+                                                             : CHARKIT_LAYOUT_AXIS_ANGLE;
     return CHARKIT_OK;
   });
 }

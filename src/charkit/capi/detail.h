@@ -70,7 +70,8 @@ deformer::FeatureLayout layout_of(int layout);
 /// already unit within 1e-9; curves
 /// count x curves), each value checked finite. CAPI_ARGUMENT otherwise.
 charkit_status poses_from(const deformer::InputSpec& spec, const double* rotations,
-                          const double* curves, std::uint64_t count, std::vector<deformer::Pose>& out);
+                          const double* curves, std::uint64_t count,
+                          std::vector<deformer::Pose>& out);
 bool layout_ok(int layout);
 
 }  // namespace charkit::capi

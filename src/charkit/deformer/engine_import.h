@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "charkit/core/bytes.h"
@@ -62,6 +63,11 @@ WeightClamp engine_import_clamp(std::optional<WeightClamp> asked,
 ///   rig's morph targets in order, as many as the network has outputs
 ///   (IMPORT_MORPHS when a name is not a morph target of the rig or the
 ///   counts differ).
+/// - Sanity (`.nmn` global mode with a sidecar's "outputRanges"): the
+///   network runs on its typical inputs (the normalisation's mean, ± half a
+///   standard deviation); an output further outside its recorded range than
+///   twice the range's width is the warning IMPORT_OUTPUT_RANGE in
+///   hyper["warnings"] (the model is still returned).
 /// Other errors: IMPORT_FORMAT (neither kind), IMPORT_UNSUPPORTED (a layer or
 /// node outside the MLP chain, naming it), IMPORT_OPTIONS, read_nmn's and
 /// load_onnx's errors, SIDECAR_MISMATCH, MODEL_SHAPE.
