@@ -47,7 +47,7 @@ extract() {  # REV DIR
   else
     git archive "$1" src | tar -x -C "$2"
   fi
-  # Before 0.1 the module was src/charkit/learn (namespace charkit::learn).
+  # Revisions from before the rename: src/charkit/learn, namespace charkit::learn.
   if [ ! -e "$2/src/charkit/deformer" ]; then ln -s learn "$2/src/charkit/deformer"; fi
 }
 

@@ -7,7 +7,7 @@
 //
 // Compiled three times: with CHARKIT_REVISION_WRAP=a (or b) next to that
 // revision's deformer-module sources, all built with -Ddeformer=deformer_a
-// (deformer_b; also -Dlearn=, the module's name before 0.1) so that both
+// (deformer_b; also -Dlearn=, the module's former name) so that both
 // copies of charkit::deformer link into one program, it defines
 // train_revision_a (_b); without it, the driver below.
 #include <cstddef>

@@ -334,7 +334,7 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
   ex->add_option("--pose-model", ea->model_output,
                  "Also save the network as a charkit pose model (for eval, bake, run)")
       ->type_name("NAME.json");
-  // The option's name before 0.1, hidden and kept for one release.
+  // The option's former name, hidden and kept for one release.
   ex->add_option("--model", ea->model_output_alias, "Former name of --pose-model")->group("");
   ex->add_option("--hidden", ea->hidden, "Hidden layer widths")->capture_default_str();
   ex->add_option("--morphs", ea->morphs, "Network outputs: principal components of the deltas")

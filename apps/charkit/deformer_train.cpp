@@ -571,7 +571,7 @@ void add_deformer_train_commands(CLI::App& deformer, int& exit_code) {
       ->type_name("POSE_MODEL.json");
   train->add_option("--kind", ta->model, "Pose model kind: linear or neural")
       ->default_str("linear");
-  // The option's name before 0.1 (a "model" is a character model), hidden
+  // The option's former name (a "model" is a character model), hidden
   // and kept for one release.
   train->add_option("--model", ta->model_alias, "Former name of --kind")->group("");
   train->add_option("--lambda", ta->lambda, "linear: ridge weight λ")->capture_default_str();

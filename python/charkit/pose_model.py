@@ -257,7 +257,7 @@ class PoseModel(N.Handle):
             i.get("vertices"), len(i.get("morphs") or []))
 
 
-#: The name of PoseModel before 0.1, kept for one release (one word per
+#: PoseModel's former name, kept for one release (one word per
 #: concept: a "model" is a character model; a trained deformer is a pose model).
 Model = PoseModel
 

@@ -16,7 +16,7 @@ def test_versions():
 
 
 def test_old_names_are_aliases():
-    # Renamed in 0.1 (one word per concept); the old name stays one release.
+    # Renamed in this release (one word per concept); the old name stays one release.
     assert charkit.Model is charkit.PoseModel
     assert "PoseModel" in charkit.__all__ and "Model" in charkit.__all__
 
