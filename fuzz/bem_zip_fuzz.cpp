@@ -30,5 +30,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.max_issues = 64;
   auto result = charkit::bem::validate_package(bytes, options);
   (void)result.report.to_json_issues();
+
+  // Under a memory budget small enough to refuse buffers and manifests, on
+  // two threads that wait for each other's buffers.
+  options.max_memory_bytes = 64 * 1024;
+  options.threads = 2;
+  auto bounded = charkit::bem::validate_package(bytes, options);
+  if (bounded.summary.peak_memory_bytes > options.max_memory_bytes) __builtin_trap();
+  (void)bounded.report.to_json_issues();
   return 0;
 }

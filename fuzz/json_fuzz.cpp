@@ -1,4 +1,5 @@
-// libFuzzer target: the strict JSON parser (duplicate keys, NUL, depth, BOM).
+// libFuzzer target: the strict JSON parser (duplicate keys, NUL, depth, BOM,
+// value limit).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -7,7 +8,12 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto parsed = charkit::core::parse_json_strict(text, charkit::core::JsonLimits{48});
+  // A value limit the inputs reach (a memory budget's), then none.
+  std::uint64_t values = 0;
+  auto limited = charkit::core::parse_json_strict(
+      text, charkit::core::JsonLimits{.max_depth = 48, .max_values = 64}, &values);
+  if (!limited && limited.error().code != "JSON_TOO_MANY_VALUES") (void)limited.error().to_string();
+  auto parsed = charkit::core::parse_json_strict(text, charkit::core::JsonLimits{.max_depth = 48});
   if (!parsed) {
     (void)parsed.error().to_string();
     return 0;

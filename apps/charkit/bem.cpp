@@ -51,6 +51,7 @@ struct ValidateArgs {
   bool skip_validation = false;
   std::size_t max_issues = 200;
   unsigned threads = 0;
+  std::uint64_t max_memory = 0;
 };
 
 enum class FileOutcome { kValid, kInvalid, kIoError };
@@ -121,6 +122,7 @@ FileOutcome validate_one(const std::string& path, const ValidateArgs& args, Json
   options.skip_validation = args.skip_validation;
   options.max_issues = args.max_issues;
   options.threads = args.threads;
+  options.max_memory_bytes = args.max_memory;
   options.input_hints = file->hints();
   // One file: its payloads as progress (a list shows files instead).
   StepProgress progress(path, "checking payloads");
@@ -526,6 +528,13 @@ void add_bem_commands(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0u, 256u))
       ->default_val(0)
       ->type_name("N");
+  validate
+      ->add_option("--max-memory", validate_args->max_memory,
+                   "Most bytes of decoded data held at once per file (payload buffers of every "
+                   "thread, the parsed manifest); past it validation stops with "
+                   "BEM_MEMORY_BUDGET (0: no limit)")
+      ->default_val(0)
+      ->type_name("BYTES");
   validate->footer("Exit status: 0 all valid, 1 any invalid, 2 usage or I/O error.");
   validate->callback([validate_args, &exit_code] { exit_code = run_validate(*validate_args); });
 

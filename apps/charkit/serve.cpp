@@ -57,6 +57,8 @@ struct ServeArgs {
   double job_timeout_s = static_cast<double>(server::kDefaultJobTimeout.count()) / 1000.0;
   /// max(): not given (4 × --max-upload).
   std::uint64_t job_max_decoded_bytes = std::numeric_limits<std::uint64_t>::max();
+  /// max(): not given (package_memory_budget's default).
+  std::uint64_t job_max_memory = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t job_max_joint_frames = server::kDefaultMaxJointFrames;
   std::uint64_t job_max_output_bytes = server::kDefaultMaxOutputBytes;
 };
@@ -69,6 +71,8 @@ server::JobBudgets budgets_of(const ServeArgs& a) {
   server::JobBudgets b;
   if (a.job_max_decoded_bytes != std::numeric_limits<std::uint64_t>::max())
     b.max_decoded_bytes = a.job_max_decoded_bytes;
+  if (a.job_max_memory != std::numeric_limits<std::uint64_t>::max())
+    b.max_memory_bytes = a.job_max_memory;
   b.max_joint_frames = a.job_max_joint_frames;
   b.max_output_bytes = a.job_max_output_bytes;
   b.timeout = seconds_to_ms(a.job_timeout_s);
@@ -91,6 +95,10 @@ void add_job_options(CLI::App* cmd, ServeArgs& a) {
                   "Bytes package validation may decode from one package, all payloads, ZIP "
                   "entries and collection members together (JOB_BUDGET_DECODED_BYTES; default "
                   "4 × --max-upload; 0: none)");
+  cmd->add_option("--job-max-memory", a.job_max_memory,
+                  "Bytes of decoded data package validation may hold at once: payload and "
+                  "member buffers and the parsed manifest (JOB_BUDGET_MEMORY; default the larger "
+                  "of 64 MiB and 8 × the package's size; 0: none)");
   cmd->add_option("--job-max-joint-frames", a.job_max_joint_frames,
                   "Motion preprocessing: most frames × skeleton joints, checked before the work "
                   "where the frame count is known (JOB_BUDGET_JOINT_FRAMES; 0: none)")

@@ -17,6 +17,7 @@
 
 #include "charkit/bem/container.h"
 #include "charkit/bem/validate.h"
+#include "charkit/core/json.h"
 #include "package_builder.h"
 #include "raw_zip.h"
 
@@ -45,6 +46,19 @@ ByteVec package_with_extra_payloads(const Stored& extra_blob, std::size_t extra,
   for (std::size_t k = 0; k < extra; ++k) {
     if (k == 0 || !shared) blobs.push_back(extra_blob);
     records.push_back({payload_name(p.payloads.size() + k), blobs.size() - 1});
+  }
+  return write_zip(blobs, records);
+}
+
+/// A ZIP package (the payloads of make_valid_package, STORED) whose
+/// manifest text is `manifest`.
+ByteVec zip_with_manifest(const std::string& manifest) {
+  testkit::TestPackage p = testkit::make_valid_package(2);
+  std::vector<Stored> blobs{stored(ByteVec(manifest.begin(), manifest.end()))};
+  std::vector<Record> records{{"manifest.json", 0}};
+  for (std::size_t i = 0; i < p.payloads.size(); ++i) {
+    blobs.push_back(stored(p.payloads[i]));
+    records.push_back({payload_name(i), blobs.size() - 1});
   }
   return write_zip(blobs, records);
 }
@@ -180,4 +194,103 @@ TEST(DecodeBudget, CollectionMemberGrowsWithItsData) {
   EXPECT_TRUE(b.summary.budget_exceeded);
   EXPECT_TRUE(b.report.has_code("BEM_DECODE_BUDGET")) << b.report.to_text("big.zip");
   EXPECT_EQ(b.summary.decoded_bytes, 0u);
+}
+
+// ---- the memory budget ------------------------------------------------------
+
+// A 100 KB archive whose one extra payload inflates to 96 MiB: under a
+// 32 MiB memory budget it is refused before its buffer exists, and
+// validation stops there. Without a budget it is valid and held whole.
+TEST(MemoryBudget, APayloadThatCannotFitIsRefusedBeforeItsBufferExists) {
+  const ByteVec zip = package_with_extra_payloads(deflated_zeros(96 * kMiB), 1, false);
+  ASSERT_LT(zip.size(), 200'000u);
+  bem::ValidateOptions o;
+  o.max_memory_bytes = 32 * kMiB;
+  const long before = max_rss_kib();
+  auto r = bem::validate_package(zip, o);
+  const long grown_mib = (max_rss_kib() - before) / 1024;
+  EXPECT_FALSE(r.valid());
+  EXPECT_TRUE(r.summary.memory_exceeded);
+  EXPECT_FALSE(r.summary.budget_exceeded);
+  EXPECT_TRUE(r.report.has_code("BEM_MEMORY_BUDGET")) << r.report.to_text("big.zip");
+  EXPECT_LE(r.summary.peak_memory_bytes, 32 * kMiB);
+  EXPECT_LT(grown_mib, 32) << "a 96 MiB buffer was mapped";
+  for (const auto& i : r.report.issues()) {
+    if (i.code == "BEM_MEMORY_BUDGET") {
+      EXPECT_EQ(i.location.member, payload_name(testkit::make_valid_package(2).payloads.size()));
+    }
+  }
+
+  auto free_run = bem::validate_package(zip);
+  EXPECT_TRUE(free_run.valid()) << free_run.report.to_text("big.zip");
+  EXPECT_FALSE(free_run.summary.memory_exceeded);
+  EXPECT_GE(free_run.summary.peak_memory_bytes, 96 * kMiB);
+}
+
+// Several threads each hold a buffer; a payload that fits the budget once
+// the others give theirs back waits for them instead of failing, so the
+// report does not depend on the thread count, and the peak stays in budget.
+TEST(MemoryBudget, ThreadsWaitForEachOthersBuffersRatherThanFail) {
+  const ByteVec zip = package_with_extra_payloads(deflated_zeros(12 * kMiB), 6, false);
+  auto free_run = bem::validate_package(zip);
+  ASSERT_TRUE(free_run.valid()) << free_run.report.to_text("six.zip");
+  bem::ValidateOptions o;
+  o.threads = 4;
+  o.max_memory_bytes = 20 * kMiB;  // one 12 MiB buffer at a time
+  auto r = bem::validate_package(zip, o);
+  EXPECT_TRUE(r.valid()) << r.report.to_text("six.zip");
+  EXPECT_FALSE(r.summary.memory_exceeded);
+  EXPECT_EQ(r.report.to_text("six.zip"), free_run.report.to_text("six.zip"));
+  EXPECT_GE(r.summary.peak_memory_bytes, 12 * kMiB);
+  EXPECT_LE(r.summary.peak_memory_bytes, 20 * kMiB);
+}
+
+// 400 000 empty objects are 1.2 MB of manifest text (a few KB as DEFLATE)
+// and would hold about 38 MB once parsed: the parsed manifest counts, and
+// a budget stops the parse at the value that would pass it.
+TEST(MemoryBudget, TheParsedManifestCounts) {
+  testkit::Json m = testkit::make_valid_package(2).manifest;
+  m["format_version"] = "1.2";
+  std::string text = m.dump();
+  text.pop_back();
+  text += R"(,"extensions_junk":[)";
+  for (int i = 0; i < 400'000; ++i) text += i ? ",{}" : "{}";
+  text += "]}";
+  const ByteVec zip = zip_with_manifest(text);
+
+  auto free_run = bem::validate_package(zip);
+  EXPECT_FALSE(free_run.report.has_code("BEM_MEMORY_BUDGET"));
+  EXPECT_GE(free_run.summary.peak_memory_bytes, 400'000u * core::kJsonBytesPerValue);
+
+  bem::ValidateOptions o;
+  o.max_memory_bytes = 16 * kMiB;
+  auto r = bem::validate_package(zip, o);
+  EXPECT_FALSE(r.valid());
+  EXPECT_TRUE(r.summary.memory_exceeded);
+  ASSERT_TRUE(r.report.has_code("BEM_MEMORY_BUDGET")) << r.report.to_text("junk.zip");
+  for (const auto& i : r.report.issues()) {
+    if (i.code == "BEM_MEMORY_BUDGET") {
+      EXPECT_EQ(i.location.member, "manifest.json");
+      EXPECT_EQ(i.location.pointer.rfind("/extensions_junk/", 0), 0u) << i.location.pointer;
+    }
+  }
+  EXPECT_LE(r.summary.peak_memory_bytes, 16 * kMiB);
+}
+
+// A collection member's buffer is held too: a 1 MiB member under a budget
+// of half that is refused while it is read.
+TEST(MemoryBudget, CollectionMembersAreHeld) {
+  const ByteVec member = testkit::make_valid_package(1).binary();
+  ByteVec padded = member;
+  padded.resize(member.size() + 2 * kMiB, 0);  // trailing bytes: read, then refused as junk
+  const ByteVec bundle = testkit::build_zip({{"a.bem", padded, std::uint16_t{8}}});
+  bem::ValidateOptions o;
+  o.max_memory_bytes = kMiB;
+  auto r = bem::validate_package(bundle, o);
+  EXPECT_FALSE(r.valid());
+  EXPECT_TRUE(r.summary.memory_exceeded);
+  ASSERT_EQ(r.summary.members.size(), 1u);
+  EXPECT_TRUE(r.summary.members[0].report.has_code("BEM_MEMORY_BUDGET"))
+      << r.summary.members[0].report.to_text("a.bem");
+  EXPECT_TRUE(r.report.has_code("BEM_MEMORY_BUDGET")) << r.report.to_text("bundle.zip");
 }

@@ -292,7 +292,7 @@ TEST_F(CliConventions, BashCompletion) {
   EXPECT_EQ(complete(script, "charkit mo", 1), "motion model");
   EXPECT_EQ(complete(script, "charkit bem v", 2), "validate");
   EXPECT_EQ(complete(script, "charkit motion \"\"", 2), "convert inspect");
-  EXPECT_EQ(complete(script, "charkit bem validate --max", 3), "--max-issues");
+  EXPECT_EQ(complete(script, "charkit bem validate --max", 3), "--max-issues --max-memory");
   // Options before the word do not change the command path.
   EXPECT_EQ(complete(script, "charkit deformer --help tr", 3), "train");
   EXPECT_EQ(complete(script, "charkit model inspect x.glb --js", 4), "--json");

@@ -40,6 +40,26 @@ TEST(StrictJson, NestingLimitCountsRootAsLevelOne) {
   EXPECT_EQ(r.error().code, "JSON_TOO_DEEP");
 }
 
+// Values are counted as they are read: objects, arrays, strings, numbers
+// and literals (keys are not), and the limit stops the parse at the first
+// value past it with its pointer.
+TEST(StrictJson, ValueLimitCountsEveryValueButNotKeys) {
+  const std::string text = R"({"a":[1,"x",null,{"b":true}],"c":{}})";
+  std::uint64_t values = 0;
+  auto all = parse_json_strict(text, JsonLimits{}, &values);
+  ASSERT_TRUE(all.ok()) << all.error().to_string();
+  EXPECT_EQ(values, 8u);  // root, array, 1, "x", null, {b}, true, {}
+  EXPECT_TRUE(parse_json_strict(text, JsonLimits{.max_values = 8}).ok());
+  auto r = parse_json_strict(text, JsonLimits{.max_values = 7}, &values);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "JSON_TOO_MANY_VALUES");
+  EXPECT_EQ(r.error().location.pointer, "/c");
+  EXPECT_EQ(values, 7u);
+  auto early = parse_json_strict(text, JsonLimits{.max_values = 3});
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(early.error().location.pointer, "/a/1");
+}
+
 TEST(StrictJson, RejectsBomAndTrailingGarbage) {
   auto r = parse_json_strict("\xEF\xBB\xBF{}");
   ASSERT_FALSE(r.ok());

@@ -482,6 +482,40 @@ TEST_P(ServerTest, PackageOverTheDecodeBudgetIsInvalid) {
   EXPECT_NE(rep["issues"].dump().find("BEM_DECODE_BUDGET"), std::string::npos) << rep.dump();
 }
 
+// The default memory budget of a package job is the larger of 64 MiB and 8 ×
+// the package's size: a 7 KB package whose manifest holds 800 000 empty
+// objects (2.4 MB of text, about 77 MB once parsed) is stopped at the
+// manifest, the record invalid with JOB_BUDGET_MEMORY.
+TEST_P(ServerTest, PackageOverTheMemoryBudgetIsInvalid) {
+  testkit::Json m = testkit::make_valid_package(2).manifest;
+  m["format_version"] = "1.2";
+  std::string text = m.dump();
+  text.pop_back();
+  text += R"(,"junk":[)";
+  for (int i = 0; i < 800'000; ++i) text += i ? ",{}" : "{}";
+  text += "]}";
+  testkit::TestPackage p = testkit::make_valid_package(2);
+  std::vector<testkit::ZipEntry> entries{
+      {"manifest.json", testkit::ByteVec(text.begin(), text.end()), std::uint16_t{8}}};
+  for (std::size_t i = 0; i < p.payloads.size(); ++i) {
+    char name[48];
+    std::snprintf(name, sizeof name, "payloads/%04zu.bin", i);
+    entries.push_back({name, p.payloads[i]});
+  }
+  const testkit::ByteVec zip = testkit::build_zip(entries);
+  ASSERT_LT(zip.size(), 64'000u);
+  auto r = upload("packages", "values.zip", std::string(zip.begin(), zip.end()));
+  ASSERT_EQ(r.status, 201u) << r.body;
+  const std::string id = std::to_string(r.json()["id"].get<std::int64_t>());
+  Json pkg = wait_for("/api/packages/" + id, "validity");
+  EXPECT_EQ(pkg["validity"], "invalid") << pkg.dump();
+  Json rep = request(port_, http::verb::get, "/api/packages/" + id + "/report").json();
+  ASSERT_TRUE(rep.contains("budget")) << rep.dump();
+  EXPECT_EQ(rep["budget"]["code"], "JOB_BUDGET_MEMORY");
+  EXPECT_NE(rep["issues"].dump().find("BEM_MEMORY_BUDGET"), std::string::npos) << rep.dump();
+  EXPECT_LE(rep["peakMemoryBytes"].get<std::uint64_t>(), 64u << 20);
+}
+
 // A 1.7 KB glTF animation of 6 000 s (180 001 frames, 388 MB of
 // keypoints) fails on the default output budget before any frame is written.
 TEST_P(ServerTest, LongGltfAnimationFailsOnTheDefaultBudget) {

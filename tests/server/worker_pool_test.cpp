@@ -341,7 +341,8 @@ TEST_P(WorkerPoolTest, StopCancelsARunningValidation) {
   std::int64_t package = 0;
   const std::int64_t id = add_package_job(dir_ / "blobs", *cat_, slow_package(), &package);
   auto o = pool_options({});
-  o.budgets.max_decoded_bytes = 0;  // no budget: only the stop ends it
+  o.budgets.max_decoded_bytes = 0;  // no budgets: only the stop ends it
+  o.budgets.max_memory_bytes = 0;
   o.budgets.timeout = 0ms;
   auto pool = start(o);
   ASSERT_TRUE(pool);
@@ -367,6 +368,7 @@ TEST_P(WorkerPoolTest, WallTimeBudgetEndsARealValidation) {
   const std::int64_t id = add_package_job(dir_ / "blobs", *cat_, slow_package(), &package);
   auto o = pool_options({});
   o.budgets.max_decoded_bytes = 0;
+  o.budgets.max_memory_bytes = 0;  // the 64 MiB entries are held whole
   o.budgets.timeout = 300ms;
   auto pool = start(o);
   ASSERT_TRUE(pool);

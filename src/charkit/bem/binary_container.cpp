@@ -50,10 +50,11 @@ core::Result<Bytes> BinaryPackage::decode_prepared(std::uint32_t id, PayloadBuff
   const PayloadInfo& p = payloads_[id];
   Bytes stored = file_.subspan(p.offset, p.stored_size);
   if (p.codec == Codec::kRaw) return stored;
-  std::span<std::uint8_t> out = scratch.get(static_cast<std::size_t>(p.decoded_size));
-  if (auto st = decode_zstd_payload(stored, out); !st)
+  auto out = scratch.get(static_cast<std::size_t>(p.decoded_size));
+  if (!out) return payload_error(id, p, std::move(out).error());
+  if (auto st = decode_zstd_payload(stored, *out); !st)
     return payload_error(id, p, std::move(st).error());
-  return Bytes(out);
+  return Bytes(*out);
 }
 
 }  // namespace

@@ -308,7 +308,8 @@ void check_deformation_payload(Context& ctx, std::uint32_t id, core::Bytes bytes
                   " bytes)");
     return;
   }
-  auto parsed = core::parse_json_strict(core::as_chars(bytes.subspan(4, j)), core::JsonLimits{48});
+  auto parsed = core::parse_json_strict(core::as_chars(bytes.subspan(4, j)),
+                                        core::JsonLimits{.max_depth = 48});
   if (!parsed) {
     ctx.error(codes::BEM_DEFORMATION_JSON, "§10", ptr,
               name + ": descriptor is not valid JSON: " + parsed.error().message);

@@ -373,7 +373,8 @@ core::Location payload_location(const PayloadInfo& info) {
 }
 
 bool stops_the_pass(const std::string& code) {
-  return code == codes::BEM_DECODE_BUDGET || code == codes::BEM_CANCELLED;
+  return code == codes::BEM_DECODE_BUDGET || code == codes::BEM_MEMORY_BUDGET ||
+         code == codes::BEM_CANCELLED;
 }
 
 /// The payload pass over several threads. Payloads are claimed in id order
@@ -428,7 +429,9 @@ class PayloadPass {
 
  private:
   void work(bool calling_thread) {
-    PayloadBuffer scratch;            // grows to the largest payload this piece decodes whole
+    // Grows to the largest payload this piece decodes whole; held against
+    // the memory budget, waiting for other pieces' buffers when it is short.
+    PayloadBuffer scratch(ctx_.package.decode_control(), DecodeControl::Hold::kReusable);
     std::vector<std::uint8_t> piece;  // the pieces of streamed payloads
     try {
       for (;;) {

@@ -1,8 +1,13 @@
 #include "charkit/bem/container.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <mutex>
+#include <utility>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -37,9 +42,40 @@ const char* codec_name(Codec c) {
   return "?";
 }
 
-std::span<std::uint8_t> PayloadBuffer::get(std::size_t n) {
+PayloadBuffer::PayloadBuffer(PayloadBuffer&& o) noexcept
+    : data_(std::move(o.data_)),
+      capacity_(std::exchange(o.capacity_, 0)),
+      control_(o.control_),
+      how_(o.how_) {}
+
+PayloadBuffer& PayloadBuffer::operator=(PayloadBuffer&& o) noexcept {
+  if (this != &o) {
+    drop();
+    data_ = std::move(o.data_);
+    capacity_ = std::exchange(o.capacity_, 0);
+    control_ = o.control_;
+    how_ = o.how_;
+  }
+  return *this;
+}
+
+PayloadBuffer::~PayloadBuffer() {
+  drop();
+}
+
+void PayloadBuffer::drop() {
+  data_.reset();
+  if (control_ && capacity_) control_->release(capacity_, how_);
+  capacity_ = 0;
+}
+
+core::Result<std::span<std::uint8_t>> PayloadBuffer::get(std::size_t n) {
   if (n > capacity_) {
-    data_.reset();  // release the old buffer before the larger one is mapped
+    drop();  // release the old buffer before the larger one is held and mapped
+    if (control_)
+      if (auto st = control_->hold(n, how_, "a decode buffer of " + std::to_string(n) + " bytes");
+          !st)
+        return std::move(st).error();
     data_ = std::make_unique_for_overwrite<std::uint8_t[]>(n);
     capacity_ = n;
 #ifdef MADV_POPULATE_WRITE
@@ -60,17 +96,89 @@ std::span<std::uint8_t> PayloadBuffer::get(std::size_t n) {
     }
 #endif
   }
-  return {data_.get(), n};
+  return std::span<std::uint8_t>{data_.get(), n};
 }
 
-std::span<std::uint8_t> PayloadBuffer::grow(std::size_t n, std::size_t keep) {
-  if (n <= capacity_) return {data_.get(), n};
+core::Result<std::span<std::uint8_t>> PayloadBuffer::grow(std::size_t n, std::size_t keep) {
+  if (n <= capacity_) return std::span<std::uint8_t>{data_.get(), n};
+  // The old content stays while the bigger buffer is filled: both are held.
+  if (control_)
+    if (auto st = control_->hold(n, how_, "a decode buffer of " + std::to_string(n) + " bytes");
+        !st)
+      return std::move(st).error();
   auto bigger = std::make_unique_for_overwrite<std::uint8_t[]>(n);
   keep = std::min(keep, capacity_);
   if (keep) std::memcpy(bigger.get(), data_.get(), keep);
+  drop();
   data_ = std::move(bigger);
   capacity_ = n;
-  return {data_.get(), n};
+  return std::span<std::uint8_t>{data_.get(), n};
+}
+
+// ---- DecodeControl ----------------------------------------------------------
+
+struct DecodeControl::Memory {
+  std::mutex mutex;
+  std::condition_variable released;
+  std::uint64_t held = 0;           ///< guarded by mutex
+  std::uint64_t held_reusable = 0;  ///< guarded by mutex; part of held
+  std::uint64_t peak = 0;           ///< guarded by mutex
+};
+
+DecodeControl::DecodeControl(std::uint64_t max_decoded_bytes, const std::atomic<bool>* cancel,
+                             std::uint64_t max_memory_bytes)
+    : max_(max_decoded_bytes),
+      cancel_(cancel),
+      max_memory_(max_memory_bytes),
+      memory_(std::make_unique<Memory>()) {}
+
+DecodeControl::~DecodeControl() = default;
+
+core::Status DecodeControl::hold(std::uint64_t n, Hold how, const std::string& what) {
+  Memory& m = *memory_;
+  std::unique_lock lock(m.mutex);
+  for (;;) {
+    if (max_memory_ == 0 || (n <= max_memory_ && m.held <= max_memory_ - n)) {
+      m.held += n;
+      if (how == Hold::kReusable) m.held_reusable += n;
+      m.peak = std::max(m.peak, m.held);
+      return core::Ok{};
+    }
+    // A reusable buffer waits while others of its kind may still be given
+    // back (a waiter holds none: PayloadBuffer::get releases first), unless
+    // even their return would leave too little.
+    const bool may_wait = how == Hold::kReusable && m.held_reusable > 0 && n <= max_memory_ &&
+                          m.held - m.held_reusable <= max_memory_ - n;
+    if (!may_wait) break;
+    m.released.wait_for(lock, std::chrono::milliseconds(50));
+    if (cancelled()) return core::make_error(kCancelledCode, "decoding was cancelled");
+  }
+  memory_exceeded_ = true;
+  return core::make_error(kMemoryBudgetCode,
+                          what + " beside the " + std::to_string(m.held) +
+                              " bytes already held would pass the memory budget of " +
+                              std::to_string(max_memory_) + " bytes for this package");
+}
+
+void DecodeControl::release(std::uint64_t n, Hold how) {
+  Memory& m = *memory_;
+  {
+    std::lock_guard lock(m.mutex);
+    m.held -= std::min(n, m.held);
+    if (how == Hold::kReusable) m.held_reusable -= std::min(n, m.held_reusable);
+  }
+  m.released.notify_all();
+}
+
+std::uint64_t DecodeControl::memory_left() const {
+  if (max_memory_ == 0) return std::numeric_limits<std::uint64_t>::max();
+  std::lock_guard lock(memory_->mutex);
+  return max_memory_ - std::min(max_memory_, memory_->held);
+}
+
+std::uint64_t DecodeControl::peak_memory() const {
+  std::lock_guard lock(memory_->mutex);
+  return memory_->peak;
 }
 
 core::Status DecodeControl::charge(std::uint64_t n, const std::string& what) {
@@ -103,7 +211,7 @@ core::Result<Bytes> Package::read_payload_into(std::uint32_t id, PayloadBuffer& 
 }
 
 core::Result<PayloadData> Package::read_payload(std::uint32_t id) const {
-  PayloadBuffer buf;
+  PayloadBuffer buf(control_);
   auto r = read_payload_into(id, buf);
   if (!r) return std::move(r).error();
   Bytes view = *r;

@@ -72,15 +72,21 @@ struct PayloadInfo {
 
 /// Bounds the work of decoding one package: a budget on the bytes decoded
 /// (zstd and DEFLATE payloads, ZIP entries, collection members and what is
-/// decoded inside them) and a cancel flag, polled between payloads and every
-/// few MiB inside a ZIP entry. One control is shared by a package and the
-/// members opened from it (docs/bem/zip.md §Budgets).
+/// decoded inside them), a budget on the memory held at once for decoded
+/// data (payload and member buffers, the parsed manifest), and a cancel
+/// flag, polled between payloads and every few MiB inside a ZIP entry. One
+/// control is shared by a package and the members opened from it
+/// (docs/bem/zip.md §Budgets). Thread-safe.
 class DecodeControl {
  public:
-  /// max_decoded_bytes 0: no budget; cancel may be null.
+  /// max_decoded_bytes, max_memory_bytes 0: no budget; cancel may be null.
   explicit DecodeControl(std::uint64_t max_decoded_bytes = 0,
-                         const std::atomic<bool>* cancel = nullptr)
-      : max_(max_decoded_bytes), cancel_(cancel) {}
+                         const std::atomic<bool>* cancel = nullptr,
+                         std::uint64_t max_memory_bytes = 0);
+  ~DecodeControl();
+  DecodeControl(const DecodeControl&) = delete;
+  DecodeControl& operator=(const DecodeControl&) = delete;
+
   /// Counts n more decoded bytes, announced before they are decoded (a
   /// declared size, which the reader then enforces). BEM_DECODE_BUDGET, and
   /// nothing counted, when they would pass the budget; BEM_CANCELLED when the
@@ -93,27 +99,69 @@ class DecodeControl {
   std::uint64_t decoded_bytes() const { return used_.load(); }
   std::uint64_t max_decoded_bytes() const { return max_; }
 
+  /// How a hold waits for memory others hold.
+  enum class Hold {
+    kNow,       ///< refused at once when the budget is short
+    kReusable,  ///< a worker's reusable buffer: while other reusable buffers
+                ///< hold memory the hold waits for them to be released
+                ///< (they are, once their workers finish), and is refused
+                ///< only when it cannot fit beside what stays held
+  };
+  /// Holds n more bytes of decoded data against the memory budget.
+  /// BEM_MEMORY_BUDGET (nothing held) when they cannot fit; BEM_CANCELLED
+  /// when the flag goes up while waiting.
+  core::Status hold(std::uint64_t n, Hold how, const std::string& what);
+  /// Gives back n bytes of a hold of the same kind.
+  void release(std::uint64_t n, Hold how);
+  /// Records that the memory budget stopped the work (a limit derived from
+  /// it refused the input before anything was held).
+  void note_memory_exceeded() { memory_exceeded_ = true; }
+  bool memory_exceeded() const { return memory_exceeded_.load(); }
+  /// Bytes the memory budget can still hold (max when there is no budget).
+  std::uint64_t memory_left() const;
+  /// The most bytes held at once so far.
+  std::uint64_t peak_memory() const;
+  std::uint64_t max_memory_bytes() const { return max_memory_; }
+
  private:
+  struct Memory;
   std::uint64_t max_;
   const std::atomic<bool>* cancel_;
   std::atomic<std::uint64_t> used_{0};
   std::atomic<bool> exceeded_{false};
+  std::uint64_t max_memory_;
+  std::atomic<bool> memory_exceeded_{false};
+  std::unique_ptr<Memory> memory_;
 };
 
 /// Error codes of DecodeControl.
 inline constexpr core::ErrorCode kDecodeBudgetCode = codes::BEM_DECODE_BUDGET;
+inline constexpr core::ErrorCode kMemoryBudgetCode = codes::BEM_MEMORY_BUDGET;
 inline constexpr core::ErrorCode kCancelledCode = codes::BEM_CANCELLED;
 
 /// Reusable output buffer for decoded payloads. It grows to the largest
 /// request and never zero-fills, so decoding a whole package faults each
-/// page in once instead of once per payload.
+/// page in once instead of once per payload. A buffer given a DecodeControl
+/// holds its capacity against that control's memory budget.
 class PayloadBuffer {
  public:
-  /// n writable, uninitialised bytes (valid until the next call).
-  std::span<std::uint8_t> get(std::size_t n);
+  PayloadBuffer() = default;
+  /// control may be null (nothing counted); it must outlive the buffer.
+  explicit PayloadBuffer(DecodeControl* control,
+                         DecodeControl::Hold how = DecodeControl::Hold::kNow)
+      : control_(control), how_(how) {}
+  PayloadBuffer(PayloadBuffer&& o) noexcept;
+  PayloadBuffer& operator=(PayloadBuffer&& o) noexcept;
+  ~PayloadBuffer();
+
+  /// n writable, uninitialised bytes (valid until the next call);
+  /// BEM_MEMORY_BUDGET when the memory budget cannot hold them (the old
+  /// content is then gone), BEM_CANCELLED when cancelled while waiting.
+  core::Result<std::span<std::uint8_t>> get(std::size_t n);
   /// n bytes whose first `keep` (≤ the current capacity) are the current
-  /// content; used to grow a buffer as data arrives.
-  std::span<std::uint8_t> grow(std::size_t n, std::size_t keep);
+  /// content; used to grow a buffer as data arrives. On an error the old
+  /// content stays.
+  core::Result<std::span<std::uint8_t>> grow(std::size_t n, std::size_t keep);
   std::size_t capacity() const { return capacity_; }
   /// Whether b points into this buffer.
   bool holds(Bytes b) const {
@@ -121,8 +169,11 @@ class PayloadBuffer {
   }
 
  private:
+  void drop();
   std::unique_ptr<std::uint8_t[]> data_;
   std::size_t capacity_ = 0;
+  DecodeControl* control_ = nullptr;
+  DecodeControl::Hold how_ = DecodeControl::Hold::kNow;
 };
 
 /// Decoded payload bytes: a view into the mapped file (raw payloads) or an

@@ -34,6 +34,8 @@ inline core::ErrorCode manifest_json_code(std::string_view json_code) {
       {core::codes::JSON_NUL_CHARACTER, codes::BEM_MANIFEST_JSON_NUL_CHARACTER},
       {core::codes::JSON_SYNTAX, codes::BEM_MANIFEST_JSON_SYNTAX},
       {core::codes::JSON_TOO_DEEP, codes::BEM_MANIFEST_JSON_TOO_DEEP},
+      // The value limit is derived from the memory budget.
+      {core::codes::JSON_TOO_MANY_VALUES, codes::BEM_MEMORY_BUDGET},
   };
   for (const auto& [json, manifest] : kCodes) {
     if (json_code == json) return manifest;

@@ -299,7 +299,7 @@ core::Result<UnpackStats> unpack_package(core::Bytes file, const std::string& di
   if (auto w = write_file(dir / "manifest.json", core::as_bytes(text)); !w)
     return std::move(w).error();
   stats.manifest_bytes = text.size();
-  PayloadBuffer scratch;
+  PayloadBuffer scratch(pkg->decode_control());
   for (std::uint32_t id = 0; id < pkg->payload_count(); ++id) {
     if (!pkg->payloads()[id].present) continue;
     auto data = pkg->read_payload_into(id, scratch);

@@ -23,7 +23,8 @@ LoadedPackage load_package(core::Bytes file, const ValidateOptions& options) {
     out.error = "the package could not be reopened";
     return out;
   }
-  auto parsed = core::parse_json_strict(out.package->manifest_text(), core::JsonLimits{48});
+  auto parsed =
+      core::parse_json_strict(out.package->manifest_text(), core::JsonLimits{.max_depth = 48});
   if (!parsed) {
     out.error = parsed.error().to_string();
     return out;

@@ -2,6 +2,8 @@
 // the version whose rules apply, run the passes in order.
 #include "charkit/bem/validate.h"
 
+#include <algorithm>
+
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/error_codes.h"
 #include "charkit/bem/model.h"
@@ -68,15 +70,48 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   core::Location manifest_loc;
   manifest_loc.member = pkg.manifest_member();
 
-  auto parsed = core::parse_json_strict(text, core::JsonLimits{48});
+  // The parsed manifest is held against the memory budget: its text and
+  // an estimate per value, which also bounds how many values are read.
+  DecodeControl* control = pkg.decode_control();
+  core::JsonLimits limits{.max_depth = 48};
+  if (control && control->max_memory_bytes() != 0) {
+    const std::uint64_t left = control->memory_left();
+    limits.max_values = std::max<std::uint64_t>(
+        1, (left - std::min<std::uint64_t>(left, text.size())) / core::kJsonBytesPerValue);
+  }
+  std::uint64_t values = 0;
+  auto parsed = core::parse_json_strict(text, limits, &values);
   if (!parsed) {
     core::Error err = std::move(parsed).error();
     core::Location loc = err.location;
     loc.member = pkg.manifest_member();
     if (loc.offset && pkg.kind() == ContainerKind::kBinary) *loc.offset += pkg.manifest_offset();
-    report.error(manifest_json_code(err.code), "§3", loc, "manifest: " + err.message);
+    std::string message = "manifest: " + err.message;
+    if (err.code == core::codes::JSON_TOO_MANY_VALUES) {
+      control->note_memory_exceeded();
+      message += ", which would pass the memory budget of " +
+                 std::to_string(control->max_memory_bytes()) + " bytes for this package at " +
+                 std::to_string(core::kJsonBytesPerValue) + " bytes a value";
+    }
+    report.error(manifest_json_code(err.code), "§3", loc, std::move(message));
     return;
   }
+  const std::uint64_t manifest_bytes = text.size() + values * core::kJsonBytesPerValue;
+  if (control) {
+    if (auto st = control->hold(manifest_bytes, DecodeControl::Hold::kNow, "the parsed manifest");
+        !st) {
+      report.add({st.error().code, core::Severity::kError, "§3", manifest_loc,
+                  "manifest: " + st.error().message});
+      return;
+    }
+  }
+  struct Release {
+    DecodeControl* control;
+    std::uint64_t n;
+    ~Release() {
+      if (control) control->release(n, DecodeControl::Hold::kNow);
+    }
+  } release_manifest{control, manifest_bytes};
   const Json& manifest = *parsed;
   if (!manifest.is_object()) {
     report.error(codes::BEM_MANIFEST_NOT_OBJECT, "§3", manifest_loc,
@@ -116,7 +151,6 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
   check_v15(ctx);
   if (options.check_payloads) check_payload_data(ctx);
   check_final(ctx);
-  const DecodeControl* control = pkg.decode_control();
   if (control && control->cancelled() && !report.has_code(codes::BEM_CANCELLED))
     report.error(codes::BEM_CANCELLED, "§2", manifest_loc, "validation was cancelled");
   if (!report.has_errors()) run_selection_proof(manifest, pkg, effective, report, summary);
@@ -138,7 +172,8 @@ void validate_single(Package& pkg, const ValidateOptions& options, core::Report&
 
 /// Stop reasons of a DecodeControl: budget or cancel errors end a loop.
 bool stops(const core::Error& e) {
-  return e.code == codes::BEM_DECODE_BUDGET || e.code == codes::BEM_CANCELLED;
+  return e.code == codes::BEM_DECODE_BUDGET || e.code == codes::BEM_MEMORY_BUDGET ||
+         e.code == codes::BEM_CANCELLED;
 }
 
 void validate_into(core::Bytes file, const ValidateOptions& options, core::Report& report,
@@ -185,18 +220,23 @@ void validate_into(core::Bytes file, const ValidateOptions& options, core::Repor
                   control);
     member.effective_minor = inner.effective_minor;
     member.proof = std::move(inner.proof);
-    const bool stopped = control.budget_exceeded() || control.cancelled();
+    const bool stopped =
+        control.budget_exceeded() || control.memory_exceeded() || control.cancelled();
     summary.members.push_back(std::move(member));
     if (stopped) {
-      const core::ErrorCode code =
-          control.cancelled() ? codes::BEM_CANCELLED : codes::BEM_DECODE_BUDGET;
-      report.error(
-          code, "§14", {},
-          std::string(control.cancelled()
-                          ? "validation was cancelled"
-                          : "the decode budget of " + std::to_string(control.max_decoded_bytes()) +
-                                " bytes was reached") +
-              " in member \"" + m.name + "\"; validation stopped there");
+      core::ErrorCode code = codes::BEM_CANCELLED;
+      std::string why = "validation was cancelled";
+      if (!control.cancelled() && control.budget_exceeded()) {
+        code = codes::BEM_DECODE_BUDGET;
+        why = "the decode budget of " + std::to_string(control.max_decoded_bytes()) +
+              " bytes was reached";
+      } else if (!control.cancelled()) {
+        code = codes::BEM_MEMORY_BUDGET;
+        why = "the memory budget of " + std::to_string(control.max_memory_bytes()) +
+              " bytes was reached";
+      }
+      report.error(code, "§14", {},
+                   why + " in member \"" + m.name + "\"; validation stopped there");
       return;
     }
   }
@@ -206,10 +246,12 @@ void validate_into(core::Bytes file, const ValidateOptions& options, core::Repor
 
 ValidationResult validate_package(core::Bytes file, const ValidateOptions& options) {
   ValidationResult r{core::Report(options.max_issues), {}};
-  DecodeControl control(options.max_decoded_bytes, options.cancel);
+  DecodeControl control(options.max_decoded_bytes, options.cancel, options.max_memory_bytes);
   validate_into(file, options, r.report, r.summary, false, control);
   r.summary.decoded_bytes = control.decoded_bytes();
   r.summary.budget_exceeded = control.budget_exceeded();
+  r.summary.memory_exceeded = control.memory_exceeded();
+  r.summary.peak_memory_bytes = control.peak_memory();
   r.summary.cancelled = control.cancelled();
   if (r.summary.cancelled && !r.report.has_code(codes::BEM_CANCELLED))
     r.report.error(codes::BEM_CANCELLED, "§2", {}, "validation was cancelled");

@@ -37,6 +37,14 @@ struct ValidateOptions {
   /// (the CLI default). Past it validation stops with BEM_DECODE_BUDGET
   /// (docs/bem/zip.md §Budgets). The server sets one per job.
   std::uint64_t max_decoded_bytes = 0;
+  /// Budget on the memory held at once for decoded data: payload and
+  /// collection-member buffers (every thread's) and the parsed manifest
+  /// (its text and kJsonBytesPerValue a value); 0: none (the CLI default).
+  /// A payload waits for other threads' buffers rather than fail while
+  /// they could make room; one that cannot fit stops validation with
+  /// BEM_MEMORY_BUDGET (docs/bem/zip.md §Budgets). The server sets one per
+  /// job.
+  std::uint64_t max_memory_bytes = 0;
   /// Polled between payloads, members and passes and every few MiB of a ZIP
   /// entry; once true, validation stops with BEM_CANCELLED. May be null.
   const std::atomic<bool>* cancel = nullptr;
@@ -87,6 +95,12 @@ struct ValidationSummary {
   /// Validation stopped early: max_decoded_bytes was reached, or the cancel
   /// flag went up (the report then has BEM_DECODE_BUDGET / BEM_CANCELLED).
   bool budget_exceeded = false;
+  /// Validation stopped early: max_memory_bytes could not hold what it
+  /// needed (the report then has BEM_MEMORY_BUDGET).
+  bool memory_exceeded = false;
+  /// The most bytes of decoded data held at once (what max_memory_bytes
+  /// bounds), counted whether or not a budget was set.
+  std::uint64_t peak_memory_bytes = 0;
   bool cancelled = false;
 };
 

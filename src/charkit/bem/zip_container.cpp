@@ -252,7 +252,16 @@ core::Result<std::span<std::uint8_t>> ZipPackage::read_entry(const Entry& e,
   // buffer doubles only once the bytes already decoded fill it.
   constexpr std::uint64_t kSlice = 4u << 20;
   std::span<std::uint8_t> buf = fixed;
-  if (growing) buf = growing->get(static_cast<std::size_t>(std::min(e.size, kSlice)));
+  auto located = [&](core::Error err) {
+    err.message = e.name + ": " + err.message;
+    err.location = loc;
+    return err;
+  };
+  if (growing) {
+    auto first = growing->get(static_cast<std::size_t>(std::min(e.size, kSlice)));
+    if (!first) return located(std::move(first).error());
+    buf = *first;
+  }
   std::uint64_t got = 0;
   while (got < e.size) {
     if (control_)
@@ -263,7 +272,9 @@ core::Result<std::span<std::uint8_t>> ZipPackage::read_entry(const Entry& e,
       }
     if (growing && got == buf.size()) {
       const std::uint64_t want = std::min(e.size, std::max<std::uint64_t>(2 * got, kSlice));
-      buf = growing->grow(static_cast<std::size_t>(want), static_cast<std::size_t>(got));
+      auto more = growing->grow(static_cast<std::size_t>(want), static_cast<std::size_t>(got));
+      if (!more) return located(std::move(more).error());
+      buf = *more;
     }
     const std::uint64_t n_want = std::min(kSlice, buf.size() - got);
     zip_int64_t n = zip_fread(f.get(), buf.data() + got, n_want);
@@ -332,7 +343,13 @@ core::Result<Bytes> ZipPackage::decode_prepared(std::uint32_t id, PayloadBuffer&
   if (!entry) return std::move(entry).error();
   const Entry& e = **entry;
   auto out = scratch.get(static_cast<std::size_t>(e.size));
-  auto st = read_entry(e, out);
+  if (!out) {
+    core::Error err = std::move(out).error();
+    err.message = e.name + ": " + err.message;
+    err.location.member = e.name;
+    return err;
+  }
+  auto st = read_entry(e, *out);
   if (!st) return std::move(st).error();
   return Bytes(*st);
 }
@@ -352,7 +369,7 @@ core::Result<PayloadData> ZipPackage::read_member(std::size_t i) const {
   // The declared size only bounds the read: the buffer grows with the bytes
   // actually decoded (a 2 MB member may declare 2 GiB).
   if (auto c = charge_entry(control_, e); !c) return std::move(c).error();
-  PayloadBuffer buf;
+  PayloadBuffer buf(control_);
   auto st = read_entry(e, {}, &buf);
   if (!st) return std::move(st).error();
   Bytes view = *st;

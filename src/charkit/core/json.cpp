@@ -71,6 +71,7 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
   }
 
   std::optional<Error> take_error() { return std::move(error_); }
+  std::uint64_t values() const { return values_; }
 
  private:
   struct Frame {
@@ -81,8 +82,13 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
   };
 
   // Called at the start of every value: advances the enclosing array's index.
+  // Counts it against max_values; the pointer of a refusal names the value.
   bool value() {
     if (!frames_.empty() && !frames_.back().is_object) frames_.back().index++;
+    if (limits_.max_values != 0 && values_ >= limits_.max_values)
+      return fail(codes::JSON_TOO_MANY_VALUES,
+                  "more than " + std::to_string(limits_.max_values) + " values", pointer());
+    ++values_;
     return true;
   }
   bool enter() {
@@ -110,11 +116,13 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
   const JsonLimits& limits_;
   std::vector<Frame> frames_;
   std::optional<Error> error_;
+  std::uint64_t values_ = 0;
 };
 
 }  // namespace
 
-Result<Json> parse_json_strict(std::string_view text, const JsonLimits& limits) {
+Result<Json> parse_json_strict(std::string_view text, const JsonLimits& limits,
+                               std::uint64_t* values) {
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
       static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF)
     return core::error_at_offset(codes::JSON_BOM, "JSON text starts with a UTF-8 byte-order mark",
@@ -123,6 +131,7 @@ Result<Json> parse_json_strict(std::string_view text, const JsonLimits& limits) 
   StrictDomBuilder sax(root, limits);
   bool ok = Json::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json,
                             /*strict=*/true);
+  if (values) *values = sax.values();
   if (auto err = sax.take_error()) return std::move(*err);
   if (!ok) return core::error_at_offset(codes::JSON_SYNTAX, "invalid JSON", 0);
   return root;

@@ -22,11 +22,25 @@ using Json = nlohmann::ordered_json;
 struct JsonLimits {
   /// Maximum nesting of objects and arrays; the root container is level 1.
   std::size_t max_depth = 48;
+  /// Maximum number of values (objects, arrays, strings, numbers, literals;
+  /// object keys are not counted); 0: no limit. A parsed value holds about
+  /// kJsonBytesPerValue bytes, so a caller with a memory budget derives
+  /// this from it: a few KiB of `[{},{},…]` would otherwise hold hundreds
+  /// of MiB.
+  std::uint64_t max_values = 0;
 };
 
+/// What one parsed value is counted as holding (the DOM node, its share of
+/// the container that holds it, an object's key and allocator overhead):
+/// an upper estimate, measured on arrays of empty objects, empty strings
+/// and small numbers (docs/bem/zip.md §Budgets).
+inline constexpr std::uint64_t kJsonBytesPerValue = 96;
+
 /// Parse text as one JSON value. Errors: JSON_SYNTAX (offset), JSON_BOM (offset 0),
-/// JSON_DUPLICATE_KEY, JSON_NUL_CHARACTER, JSON_TOO_DEEP (pointer).
-Result<Json> parse_json_strict(std::string_view text, const JsonLimits& limits = {});
+/// JSON_DUPLICATE_KEY, JSON_NUL_CHARACTER, JSON_TOO_DEEP, JSON_TOO_MANY_VALUES
+/// (pointer). `values`, when given, receives the number of values read.
+Result<Json> parse_json_strict(std::string_view text, const JsonLimits& limits = {},
+                               std::uint64_t* values = nullptr);
 
 /// RFC 6901 escaping of one reference token ("~" -> "~0", "/" -> "~1").
 std::string json_pointer_escape(std::string_view token);

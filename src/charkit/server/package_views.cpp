@@ -93,6 +93,7 @@ std::variant<std::unique_ptr<OpenedPackage>, StringResponse> Server::Impl::open_
   const std::uint64_t cap = std::numeric_limits<std::uint64_t>::max() / kDecodedBytesPerUploadByte;
   vo.max_decoded_bytes = options.job_budgets.max_decoded_bytes.value_or(
       kDecodedBytesPerUploadByte * std::min(options.max_upload_bytes, cap));
+  vo.max_memory_bytes = package_memory_budget(options.job_budgets, out->file.bytes().size());
   vo.cancel = &stopping;
   out->loaded = bem::load_package(out->file.bytes(), vo);
   if (!out->loaded.ok())

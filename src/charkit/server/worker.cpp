@@ -86,6 +86,16 @@ std::uint64_t max_decoded_bytes(const JobContext& c) {
   return std::min(upload, cap) * kDecodedBytesPerUploadByte;
 }
 
+}  // namespace
+
+std::uint64_t package_memory_budget(const JobBudgets& budgets, std::uint64_t package_bytes) {
+  if (budgets.max_memory_bytes) return *budgets.max_memory_bytes;
+  const std::uint64_t cap = std::numeric_limits<std::uint64_t>::max() / kMemoryPerPackageByte;
+  return std::max(kMinJobMemoryBytes, std::min(package_bytes, cap) * kMemoryPerPackageByte);
+}
+
+namespace {
+
 void note_budget(const JobContext& c, std::string_view code) {
   if (c.budget_code) *c.budget_code = std::string(code);
 }
@@ -307,6 +317,7 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
     bem::ValidateOptions options;
     options.input_hints = &*file;
     options.max_decoded_bytes = max_decoded_bytes(ctx);
+    options.max_memory_bytes = package_memory_budget(ctx.budgets, file->bytes().size());
     options.cancel = ctx.cancel;
     bem::ValidationResult r = bem::validate_package(file->bytes(), options);
     why = stop_of(ctx);
@@ -335,6 +346,7 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
                              {"issues", Json::parse(mem.report.to_json_issues())}});
     report["members"] = std::move(members);
     report["decodedBytes"] = s.decoded_bytes;
+    report["peakMemoryBytes"] = s.peak_memory_bytes;
     if (why == JobStop::timeout) {
       p.validity = store::Validity::invalid;
       report["valid"] = false;
@@ -347,6 +359,13 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
                           " bytes: the budget is " + std::to_string(options.max_decoded_bytes) +
                           " decoded bytes per package"}};
       note_budget(ctx, codes::JOB_BUDGET_DECODED_BYTES);
+    } else if (s.memory_exceeded) {
+      report["budget"] =
+          Json{{"code", codes::JOB_BUDGET_MEMORY},
+               {"message", "validation stopped: decoding would hold more than the budget of " +
+                               std::to_string(options.max_memory_bytes) +
+                               " bytes at once for this package"}};
+      note_budget(ctx, codes::JOB_BUDGET_MEMORY);
     }
   }
   p.report_json = core::dump_json(report);

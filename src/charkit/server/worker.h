@@ -45,6 +45,12 @@ enum class JobStop : std::uint8_t {
 // Defaults of the per-job budgets (docs/server.md §Limits).
 /// package.validate decodes at most this many times the upload limit.
 inline constexpr std::uint64_t kDecodedBytesPerUploadByte = 4;
+/// package.validate holds at most this many times the package's size of
+/// decoded data at once, and never less than kMinJobMemoryBytes: packed
+/// mesh and texture data compress by a few times at most, while a few KiB
+/// of hostile zeros or `[{},{},…]` would otherwise hold hundreds of MiB.
+inline constexpr std::uint64_t kMemoryPerPackageByte = 8;
+inline constexpr std::uint64_t kMinJobMemoryBytes = 64ull << 20;
 /// motion.preprocess: frames × skeleton joints (e.g. 100 joints × 500 000 frames).
 inline constexpr std::uint64_t kDefaultMaxJointFrames = 50'000'000;
 /// motion.preprocess: keypoint NDJSON bytes (about 120 000 frames; a
@@ -62,6 +68,11 @@ struct JobBudgets {
   /// entries and collection members together (JOB_BUDGET_DECODED_BYTES).
   /// nullopt: kDecodedBytesPerUploadByte × the pool's upload limit.
   std::optional<std::uint64_t> max_decoded_bytes;
+  /// package.validate: bytes of decoded data held at once (payload and
+  /// member buffers, the parsed manifest; JOB_BUDGET_MEMORY). nullopt:
+  /// the larger of kMinJobMemoryBytes and kMemoryPerPackageByte × the
+  /// package's size (package_memory_budget).
+  std::optional<std::uint64_t> max_memory_bytes;
   /// motion.preprocess: frames × skeleton joints (JOB_BUDGET_JOINT_FRAMES),
   /// checked before the work where the frame count is known (glTF/FBX:
   /// duration × fps; keypoint JSON: its frames array).
@@ -72,6 +83,10 @@ struct JobBudgets {
   /// Wall time of one job, any kind (JOB_BUDGET_TIME).
   std::chrono::milliseconds timeout = kDefaultJobTimeout;
 };
+
+/// The memory budget of validating a package of package_bytes bytes
+/// under budgets (0: none).
+std::uint64_t package_memory_budget(const JobBudgets& budgets, std::uint64_t package_bytes);
 
 /// What run_job is given besides the job.
 struct JobContext {
