@@ -20,8 +20,11 @@
 #include <thread>
 
 #include "charkit/core/json.h"
+#include "charkit/server/worker.h"
 #include "charkit/store/blob_store.h"
+#include "charkit/store/catalogue.h"
 #include "charkit/store/detail/s3_client.h"
+#include "charkit/store/jobs.h"
 #include "http_client.h"
 #include "test_server.h"
 
@@ -130,6 +133,96 @@ TEST(ServerOnS3, UploadPreprocessStreamRangeAndDelete) {
   EXPECT_EQ(request(port, http::verb::get, "/api/assets/" + sha).status, 404u);
   EXPECT_EQ(count_objects(location), 0u);
   t->server.reset();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+// A storage outage under a running job: a private s3rver (started by
+// scripts/s3_test_server) is stopped after the upload and before the job
+// runs. The job meets STORE_S3_NETWORK after its client's retries: the motion
+// waits as `pending`, the job goes back to the queue with a delay. Once
+// s3rver is back on the same port with the same objects, the job runs again
+// and the motion is done; the bucket holds exactly what the records name.
+TEST(ServerOnS3, AStorageOutageSendsTheJobBackToTheQueue) {
+  if (s3_test_location().empty())
+    GTEST_SKIP() << "no s3rver (ctest starts one with scripts/s3_test_server)";
+  static std::atomic<int> counter{0};
+  const fs::path dir =
+      fs::temp_directory_path() /
+      ("charkit_server_s3_outage_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  fs::remove_all(dir);
+  const std::string script =
+      (kData.parent_path().parent_path() / "scripts" / "s3_test_server").string();
+  const std::string s3dir = (dir / "s3").string();
+  auto s3 = [&](const char* what) {
+    return std::system((script + " " + what + " '" + s3dir + "' > /dev/null").c_str());
+  };
+  ASSERT_EQ(s3("start"), 0);
+  std::string url;
+  std::getline(std::ifstream(dir / "s3" / "url"), url);
+  ASSERT_FALSE(url.empty());
+  const auto q = url.find('?');
+  const std::string location = url.substr(0, q) + "/outage" + url.substr(q);
+
+  ServerOptions o = test_server_options(dir / "srv");
+  o.blob_root = location;
+  o.job_workers = 0;  // the job runs in the pool below, once storage is out
+  auto t = start_test_server(o);
+  ASSERT_TRUE(t) << t.error().to_string();
+  // A pool that claims only when told (its idle poll is long; the server
+  // does not wake it), started while the storage is up.
+  WorkerPoolOptions wo;
+  wo.db_url = "sqlite:" + (dir / "srv" / "charkit.sqlite3").string();
+  wo.blob_root = location;
+  wo.threads = 1;
+  wo.idle_poll = std::chrono::milliseconds(60'000);
+  auto pool = WorkerPool::start(wo);
+  ASSERT_TRUE(pool) << pool.error().to_string();
+  // Its first claim, at start, finds nothing; then it sleeps.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ((*pool)->stats().claims, 0u);
+  std::ifstream in(kData / "bvh" / "test_freebvh.bvh", std::ios::binary);
+  const std::string bvh((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto up = request(t->port, http::verb::post, "/api/motions?filename=walk.bvh", bvh);
+  ASSERT_EQ(up.status, 201u) << up.body;
+  const std::string motion =
+      "/api/motions/" + std::to_string(Json::parse(up.body)["id"].get<std::int64_t>());
+
+  ASSERT_EQ(s3("down"), 0);
+  (*pool)->notify();
+  for (int i = 0; i < 400 && (*pool)->stats().storage_retries == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_EQ((*pool)->stats().storage_retries, 1u);
+  EXPECT_EQ((*pool)->stats().failures, 0u);
+  Json m = Json::parse(request(t->port, http::verb::get, motion).body);
+  EXPECT_EQ(m["preprocessState"], "pending") << m.dump();
+  {
+    auto cat = store::Catalogue::open(wo.db_url);
+    ASSERT_TRUE(cat) << cat.error().to_string();
+    auto jobs = store::JobQueue(**cat).list(store::ListQuery{});
+    ASSERT_TRUE(jobs) << jobs.error().to_string();
+    ASSERT_EQ(jobs->items.size(), 1u);
+    const store::Job& j = jobs->items[0];
+    EXPECT_EQ(j.state, store::JobState::pending);
+    EXPECT_EQ(j.attempts, 0);  // a storage retry does not spend an attempt
+    EXPECT_NE(j.error.find("STORE_S3_NETWORK"), std::string::npos) << j.error;
+    ASSERT_TRUE(j.lease_until.has_value());  // not to be claimed before this
+    EXPECT_GE(*j.lease_until - j.updated_at, 1000);
+  }
+
+  ASSERT_EQ(s3("up"), 0);
+  for (int i = 0; i < 400; ++i) {
+    (*pool)->notify();  // the job may be claimed once its delay (1-2 s) has passed
+    m = Json::parse(request(t->port, http::verb::get, motion).body);
+    if (m["preprocessState"] != "pending" && m["preprocessState"] != "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(m["preprocessState"], "done") << m.dump();
+  EXPECT_EQ((*pool)->stats().failures, 0u);
+  EXPECT_EQ(count_objects(location), 4u);  // the BVH, its keypoints and their index entries
+  pool->reset();
+  t->server.reset();
+  s3("stop");
   std::error_code ec;
   fs::remove_all(dir, ec);
 }

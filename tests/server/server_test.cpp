@@ -551,6 +551,36 @@ TEST_P(ServerTest, LongGltfAnimationFailsOnTheDefaultBudget) {
   EXPECT_EQ(m["error"].get<std::string>().rfind("JOB_BUDGET_OUTPUT_BYTES: ", 0), 0u) << m.dump();
   EXPECT_TRUE(m["keypointsSha256"].is_null());
   EXPECT_EQ(count_files(dir_ / "blobs" / "keypoints"), 0u);
+
+  // Uploading the same bytes again runs the failed record's job again (a
+  // storage outage or a budget since raised may have failed it): the
+  // answer says so and the record is pending until its new job ends.
+  auto again = upload("motions", "long.gltf", gltf);
+  ASSERT_EQ(again.status, 200u) << again.body;
+  EXPECT_FALSE(again.json()["created"].get<bool>());
+  EXPECT_TRUE(again.json().value("rerun", false)) << again.body;
+  EXPECT_EQ(again.json()["id"], r.json()["id"]);
+  EXPECT_NE(again.json()["preprocessState"], "failed") << again.body;
+  Json m2 = wait_for("/api/motions/" + std::to_string(r.json()["id"].get<std::int64_t>()),
+                     "preprocessState");
+  EXPECT_EQ(m2["preprocessState"], "failed") << m2.dump();
+  auto cat = open_catalogue();
+  auto jobs = store::JobQueue(*cat).list(store::ListQuery{});
+  ASSERT_TRUE(jobs) << jobs.error().to_string();
+  EXPECT_EQ(jobs->items.size(), 2u);  // the first run and the rerun
+  // A record that did not fail is not run again.
+  const std::string bvh = read_file(kData / "bvh" / "test_freebvh.bvh");
+  auto third = upload("motions", "other.bvh", bvh);
+  ASSERT_EQ(third.status, 201u) << third.body;
+  EXPECT_EQ(wait_for("/api/motions/" + std::to_string(third.json()["id"].get<std::int64_t>()),
+                     "preprocessState")["preprocessState"],
+            "done");
+  auto fourth = upload("motions", "other.bvh", bvh);
+  ASSERT_EQ(fourth.status, 200u) << fourth.body;
+  EXPECT_FALSE(fourth.json().contains("rerun")) << fourth.body;
+  auto all = store::JobQueue(*cat).list(store::ListQuery{});
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->items.size(), 3u);
 }
 
 // A BVH chain of the given joint names, two frames of zeros.

@@ -301,6 +301,7 @@ struct MemoryS3 {
   std::map<std::string, std::string> objects;  // "/bucket/key" → bytes
   std::map<int, std::string> parts;
   int fail_part = 0;                 // answer 500 to this part number
+  bool fail_object_puts = false;     // answer 503 SlowDown to PUTs of blobs (not index entries)
   bool complete_with_error = false;  // 200 with an <Error> body
   bool ignore_range = false;
   int bad_hashes = 0;
@@ -346,6 +347,8 @@ struct MemoryS3 {
                    {}};
     }
     if (r.method == "PUT" && !has_query) {
+      if (fail_object_puts && path.find("/sha256/") == std::string::npos)
+        return s3_error(503, "SlowDown", "reduce your request rate");
       objects[path] = r.body;
       return Reply{200, "", {{"ETag", "\"e\""}}, {}};
     }
@@ -457,6 +460,43 @@ TEST_F(S3StoreTest, AFailedMultipartUploadIsAbortedAndLeavesNothingLocal) {
     EXPECT_TRUE(aborted);
     EXPECT_TRUE(fs::is_empty(dir_ / "tmp"));
   }
+}
+
+// A blob whose object PUT keeps failing with 503 (after the client's own
+// retries): the error is transient, so a job may try again later, and the
+// index entry written before the object is taken back: nothing is left.
+TEST_F(S3StoreTest, AnObjectThatDoesNotArriveTakesItsIndexEntryBack) {
+  MemoryS3 s3;
+  s3.fail_object_puts = true;
+  FakeHttpServer server([&](const Request& r) { return s3.handle(r); });
+  BlobStoreOptions o = options();
+  auto store = BlobStore::open(url(server), o);
+  ASSERT_TRUE(store) << store.error().to_string();
+  auto blob = store->put(Kind::motion, "bvh", core::as_bytes(std::string(300, 'm')));
+  ASSERT_FALSE(blob);
+  EXPECT_EQ(blob.error().code, "STORE_S3_HTTP");
+  EXPECT_TRUE(is_transient(blob.error())) << blob.error().message;
+  bool indexed = false;
+  for (const Request& r : server.requests())
+    indexed |= r.method == "PUT" && r.target.find("/sha256/") != std::string::npos;
+  EXPECT_TRUE(indexed) << "the index entry comes first";
+  std::lock_guard lock(s3.mutex);
+  EXPECT_TRUE(s3.objects.empty()) << s3.objects.begin()->first;
+  EXPECT_TRUE(fs::is_empty(dir_ / "tmp"));
+}
+
+TEST(StoreErrors, TransientAreUnreachableOrUnavailable) {
+  EXPECT_TRUE(is_transient(core::make_error(codes::STORE_S3_NETWORK, "PUT x: refused")));
+  for (const char* status : {"500", "502", "503", "504"})
+    EXPECT_TRUE(is_transient(
+        core::make_error(codes::STORE_S3_HTTP, std::string("PUT k: HTTP ") + status + " X: y")))
+        << status;
+  for (const char* status : {"400", "403", "404", "409", "501"})
+    EXPECT_FALSE(is_transient(
+        core::make_error(codes::STORE_S3_HTTP, std::string("PUT k: HTTP ") + status + " X: y")))
+        << status;
+  EXPECT_FALSE(is_transient(core::make_error(codes::STORE_IO, "no space left: HTTP 503")));
+  EXPECT_FALSE(is_transient(core::make_error(codes::STORE_S3_RESPONSE, "no ETag")));
 }
 
 TEST_F(S3StoreTest, DownloadsAreBoundedByTheLimit) {

@@ -108,6 +108,7 @@ StringResponse Server::Impl::finish_upload(store::Kind kind, const store::Stored
       store::extension_of(original_name).empty() ? blob.ext : store::extension_of(original_name);
   Json body;
   bool created = false;
+  bool rerun = false;  // an existing record that had failed: its job runs again
   std::string_view job_kind;
   std::int64_t id = 0;
   auto record = [&]() -> core::Status {
@@ -128,6 +129,12 @@ StringResponse Server::Impl::finish_upload(store::Kind kind, const store::Stored
         created = r->created;
         id = r->record.id;
         job_kind = kJobModelIntake;
+        if (!created && r->record.intake_state == store::PreprocessState::failed) {
+          r->record.intake_state = store::PreprocessState::pending;
+          r->record.error.clear();
+          if (auto u = catalogue->update_model(r->record); !u) return std::move(u).error();
+          rerun = true;
+        }
         body = model_json(r->record);
         return core::Ok{};
       }
@@ -140,6 +147,14 @@ StringResponse Server::Impl::finish_upload(store::Kind kind, const store::Stored
         created = r->created;
         id = r->record.id;
         job_kind = kJobMotionPreprocess;
+        if (!created && r->record.preprocess_state == store::PreprocessState::failed) {
+          r->record.preprocess_state = store::PreprocessState::pending;
+          r->record.error.clear();
+          r->record.warnings.clear();
+          auto u = catalogue->update_motion(r->record);
+          if (!u) return std::move(u).error();
+          rerun = true;
+        }
         body = motion_json(r->record);
         return core::Ok{};
       }
@@ -171,12 +186,16 @@ StringResponse Server::Impl::finish_upload(store::Kind kind, const store::Stored
     }
     return store_error_reply(recorded.error());
   }
-  if (created) {
+  // A new record, or one whose job had failed (a storage outage, a budget
+  // since raised): re-uploading the same bytes runs the job again. The
+  // content lock makes one of two racing re-uploads see the other's reset.
+  if (created || rerun) {
     auto job = queue->enqueue(job_kind, job_payload(id));
     if (!job) return store_error_reply(job.error());
     if (workers) workers->notify();
   }
   body["created"] = created;
+  if (rerun) body["rerun"] = true;
   auto res = json_reply(created ? http::status::created : http::status::ok, body);
   res.set(http::field::location, body["url"].get<std::string>());
   return res;
@@ -588,6 +607,8 @@ StringResponse Server::Impl::handle_metrics() {
          {"charkit_jobs_failed_total", "Jobs marked failed (could not run).", w.failures},
          {"charkit_jobs_released_total", "Jobs returned to pending by a graceful stop.",
           w.releases},
+         {"charkit_jobs_storage_retries_total",
+          "Jobs returned to pending by a transient storage error.", w.storage_retries},
          {"charkit_jobs_lost_claims_total", "Claims lost to another worker: result discarded.",
           w.lost_claims},
          {"charkit_jobs_heartbeat_failures_total", "Lease heartbeats that failed.",

@@ -202,12 +202,24 @@ Status convert_and_record_motion(std::int64_t id, const store::BlobStore& blobs,
   m.warnings.clear();
   if (auto u = cat.update_motion(m); !u) return std::move(u).error();
 
+  // Storage that is out for a while: the motion waits as `pending` and the
+  // error goes to the pool, which puts the job back in the queue.
+  auto retry_or_fail = [&](const core::Error& e) -> Status {
+    if (!ctx.retry_storage || !store::is_transient(e)) return fail(e);
+    m.preprocess_state = store::PreprocessState::pending;
+    m.error.clear();
+    if (auto u = cat.update_motion(m); !u) return std::move(u).error();
+    return e;
+  };
   auto up = blobs.begin_upload(store::Kind::keypoints, "ndjson");
   if (!up) return fail(up.error());
-  auto src = blobs.local_file(asset->storage_key);                 // S3: a downloaded copy
+  auto src = blobs.local_file(asset->storage_key);  // S3: a downloaded copy
+  if (!src) {
+    up->abort();
+    return retry_or_fail(src.error());
+  }
   motion::MotionFileKind kind = motion::MotionFileKind::kUnknown;  // `format` stays the name's
-  auto out = src ? convert_motion(src->path().string(), *up, ctx, kind)
-                 : core::Result<NdjsonOut>(src.error());
+  auto out = convert_motion(src->path().string(), *up, ctx, kind);
   if (!out) {
     up->abort();
     if (JobStop why = stop_of(ctx); why != JobStop::none) return stopped(why);
@@ -230,7 +242,7 @@ Status convert_and_record_motion(std::int64_t id, const store::BlobStore& blobs,
     return std::move(lock).error();  // busy or no database: the job fails, the motion with it
   }
   auto blob = up->commit();
-  if (!blob) return fail(blob.error());
+  if (!blob) return retry_or_fail(blob.error());
   store::NewAsset na{blob->sha256,
                      store::Kind::keypoints,
                      "ndjson",
@@ -285,7 +297,8 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
   } catch (const std::exception& e) {
     s = core::make_error(codes::JOB_EXCEPTION, e.what());  // as run_job would
   }
-  if (!s && s.error().code != codes::JOB_CANCELLED && stop_of(ctx) != JobStop::lost)
+  if (!s && s.error().code != codes::JOB_CANCELLED && stop_of(ctx) != JobStop::lost &&
+      !(ctx.retry_storage && store::is_transient(s.error())))
     fail_with_job(id, s.error(), blobs, cat);
   return s;
 }
@@ -305,6 +318,9 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
   auto asset = asset_of(cat, p.asset_id);
   if (!asset) return std::move(asset).error();
   auto local = blobs.local_file(asset->storage_key);  // S3: a downloaded copy
+  // Storage out for a while: the package stays unvalidated, the job is requeued.
+  if (!local && ctx.retry_storage && store::is_transient(local.error()))
+    return std::move(local).error();
   auto file = local ? core::MappedFile::open(local->path().string())
                     : core::Result<core::MappedFile>(local.error());
   Json report = Json::object();
@@ -387,6 +403,12 @@ Status intake_model(std::int64_t id, const store::BlobStore& blobs, store::Catal
   // One library call, not interruptible: a stop that came meanwhile
   // discards its answer (the job runs again), a timeout fails the model.
   auto local = blobs.local_file(asset->storage_key);  // S3: a downloaded copy
+  if (!local && ctx.retry_storage && store::is_transient(local.error())) {
+    m.intake_state = store::PreprocessState::pending;  // waits for the storage
+    m.error.clear();
+    if (auto u = cat.update_model(m); !u) return std::move(u).error();
+    return std::move(local).error();
+  }
   auto info = local ? scene::inspect_model_file(local->path().string())
                     : core::Result<scene::ModelInfo>(local.error());
   const JobStop why = stop_of(ctx);
@@ -469,7 +491,8 @@ struct Slot {
 
 struct Counters {
   std::atomic<std::uint64_t> claims{0}, retries{0}, completions{0}, failures{0}, releases{0},
-      lost_claims{0}, heartbeat_failures{0}, budget_failures{0}, notifications{0};
+      storage_retries{0}, lost_claims{0}, heartbeat_failures{0}, budget_failures{0},
+      notifications{0};
 };
 
 }  // namespace
@@ -492,6 +515,22 @@ struct WorkerPool::Impl {
 
   void log(const std::string& line) const {
     if (options.log) options.log(line);
+  }
+  /// How old the job is (since it was enqueued).
+  static std::chrono::milliseconds age_of(const store::Job& j) {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    return std::max(std::chrono::milliseconds(0), now - std::chrono::milliseconds(j.created_at));
+  }
+  /// Whether a transient storage error may still send the job back to the queue.
+  bool retry_window_open(const store::Job& j) const {
+    return age_of(j) < options.storage_retry_window;
+  }
+  /// The wait before the job is claimed again: its age (so the waits double),
+  /// at least 1 s, at most storage_retry_max_delay.
+  std::chrono::milliseconds storage_retry_delay(const store::Job& j) const {
+    return std::clamp(age_of(j), std::chrono::milliseconds(1000),
+                      std::max(std::chrono::milliseconds(1000), options.storage_retry_max_delay));
   }
   std::chrono::milliseconds heartbeat_period() const {
     if (options.heartbeat.count() > 0) return options.heartbeat;
@@ -564,6 +603,7 @@ struct WorkerPool::Impl {
       ctx.budgets = options.budgets;
       ctx.max_upload_bytes = options.max_upload_bytes;
       ctx.budget_code = &budget;
+      ctx.retry_storage = retry_window_open(j);
       s = run_job(j.kind, j.payload, blobs, cat, ctx);
     }
     // Out of the slot before the queue hears the result: a heartbeat that
@@ -607,6 +647,15 @@ struct WorkerPool::Impl {
         log(name + " failed: " + text);
       }
       lost(r, "failed");
+    } else if (store::is_transient(s.error()) && retry_window_open(j)) {
+      const auto delay = storage_retry_delay(j);
+      auto r = queue.retry_later(j, delay, error_text(s.error()));
+      if (r && *r) {
+        ++counters.storage_retries;
+        log(name + " back to the queue for " + std::to_string(delay.count()) +
+            " ms: " + error_text(s.error()));
+      }
+      lost(r, "requeued");
     } else if (s.error().code == codes::JOB_CANCELLED) {
       // Graceful stop: back to the queue, the attempt not counted.
       auto r = queue.release(j);
@@ -797,6 +846,7 @@ WorkerPoolStats WorkerPool::stats() const {
   s.completions = c.completions.load();
   s.failures = c.failures.load();
   s.releases = c.releases.load();
+  s.storage_retries = c.storage_retries.load();
   s.lost_claims = c.lost_claims.load();
   s.heartbeat_failures = c.heartbeat_failures.load();
   s.budget_failures = c.budget_failures.load();

@@ -100,6 +100,11 @@ struct JobContext {
   std::uint64_t max_upload_bytes = store::kDefaultMaxUploadBytes;
   /// Set to the JOB_BUDGET_… code when a budget ended the job (may be null).
   std::string* budget_code = nullptr;
+  /// A transient storage error (store::is_transient) may send the job back
+  /// to the queue: the job then returns that error with its record back to
+  /// `pending` instead of failing it. False once the job's storage-retry
+  /// window has passed: the record fails as for any other error.
+  bool retry_storage = false;
 };
 
 /// Job payload: {"id": N} (the motion, package or model row).
@@ -115,6 +120,8 @@ std::string job_payload(std::int64_t id);
 ///   stays unvalidated), and kJobCancelled is returned;
 /// - lost: the same, but the record is not touched (another worker owns it);
 /// - timeout: the record is failed with JOB_BUDGET_TIME and Ok is returned.
+/// A transient storage error with context.retry_storage set puts the record
+/// back to `pending` and is returned (the pool requeues the job).
 /// Re-running a job is harmless: the keypoint blob and asset are content
 /// addressed, the record is overwritten.
 core::Status run_job(std::string_view kind, std::string_view payload, const store::BlobStore& blobs,
@@ -149,6 +156,13 @@ struct WorkerPoolOptions {
   std::chrono::milliseconds notify_poll{2'000};
   bool listen = true;  ///< PostgreSQL: LISTEN for enqueued jobs (false: poll only)
   JobBudgets budgets;
+  /// A job that meets a transient storage error (store::is_transient: S3
+  /// unreachable or answering 5xx after its client's retries) goes back to
+  /// the queue, to be claimed again after a delay that doubles with the
+  /// job's age (its age, at least 1 s, at most storage_retry_max_delay),
+  /// until it is storage_retry_window old; then its record fails.
+  std::chrono::milliseconds storage_retry_window{60 * 60 * 1000};
+  std::chrono::milliseconds storage_retry_max_delay{60 * 1000};
   std::string name = "worker";                ///< prefix of the worker ids in the jobs table
   std::function<void(std::string_view)> log;  ///< one line per job; none when empty
   JobRunner runner;                           ///< replaces run_job when set (tests)
@@ -157,11 +171,12 @@ struct WorkerPoolOptions {
 /// Counters of a pool since it started (docs/server.md §Jobs lists the
 /// /metrics names proposed for them).
 struct WorkerPoolStats {
-  std::uint64_t claims = 0;       ///< jobs claimed
-  std::uint64_t retries = 0;      ///< claims of a job claimed before (attempts > 1)
-  std::uint64_t completions = 0;  ///< jobs marked done (their record may say failed)
-  std::uint64_t failures = 0;     ///< jobs marked failed (the job itself could not run)
-  std::uint64_t releases = 0;     ///< jobs returned to pending by a graceful stop
+  std::uint64_t claims = 0;           ///< jobs claimed
+  std::uint64_t retries = 0;          ///< claims of a job claimed before (attempts > 1)
+  std::uint64_t completions = 0;      ///< jobs marked done (their record may say failed)
+  std::uint64_t failures = 0;         ///< jobs marked failed (the job itself could not run)
+  std::uint64_t releases = 0;         ///< jobs returned to pending by a graceful stop
+  std::uint64_t storage_retries = 0;  ///< jobs returned to pending by a transient storage error
   std::uint64_t lost_claims =
       0;  ///< claims lost (heartbeat or completion refused): result discarded
   std::uint64_t heartbeat_failures = 0;  ///< heartbeats that could not reach the database

@@ -354,6 +354,16 @@ bool extension_allowed(Kind kind, std::string_view ext) {
   return false;
 }
 
+bool is_transient(const core::Error& e) {
+  if (e.code == codes::STORE_S3_NETWORK) return true;
+  if (e.code != codes::STORE_S3_HTTP) return false;
+  // s3::Client::http_error writes "<what>: HTTP <status>[ <Code>: <Message>]".
+  const auto at = e.message.find(": HTTP ");
+  if (at == std::string::npos) return false;
+  const std::string_view status = std::string_view(e.message).substr(at + 7, 3);
+  return status == "500" || status == "502" || status == "503" || status == "504";
+}
+
 std::string extension_of(std::string_view file_name) {
   const auto slash = file_name.find_last_of("/\\");
   if (slash != std::string_view::npos) file_name.remove_prefix(slash + 1);

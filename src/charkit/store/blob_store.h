@@ -42,6 +42,13 @@ bool extension_allowed(Kind kind, std::string_view ext);
 /// path component counts.
 std::string extension_of(std::string_view file_name);
 
+/// Whether a storage error may pass if the work is tried again later: the
+/// service could not be reached (STORE_S3_NETWORK) or answered 500, 502, 503
+/// or 504 (STORE_S3_HTTP) after the client's own retries. Local-disk
+/// errors, refusals and bad answers are not. Jobs that meet one go back to
+/// the queue (docs/server.md §Jobs).
+bool is_transient(const core::Error& e);
+
 inline constexpr std::uint64_t kDefaultMaxUploadBytes = 512ull * 1024 * 1024;
 
 inline constexpr std::uint64_t kDefaultS3MultipartThreshold = 16ull * 1024 * 1024;

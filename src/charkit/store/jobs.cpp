@@ -130,12 +130,13 @@ Result<std::optional<Job>> JobQueue::claim(std::string_view worker, std::chrono:
         "AND attempts >= max_attempts",
         Params{now, now});
     if (!reap) return std::move(reap).error();
-    Params p{std::string(worker), now + lease.count(), now, now};
+    Params p{std::string(worker), now + lease.count(), now, now, now};
     if (!kind.empty()) p.emplace_back(std::string(kind));
     auto r = db.exec(
         cat({"UPDATE jobs SET state = 'running', worker = ?, attempts = attempts + 1, lease_until "
              "= ?, "
-             "updated_at = ? WHERE id = (SELECT id FROM jobs WHERE (state = 'pending' OR (state = "
+             "updated_at = ? WHERE id = (SELECT id FROM jobs WHERE ((state = 'pending' AND "
+             "(lease_until IS NULL OR lease_until <= ?)) OR (state = "
              "'running' AND lease_until < ? AND attempts < max_attempts))",
              kind_clause, " ORDER BY id LIMIT 1", lock_clause, ") RETURNING ", kJobCols}),
         p);
@@ -184,6 +185,25 @@ Result<bool> JobQueue::release(const Job& claim) {
   if (r && *r) {
     std::lock_guard lock(cat_.impl_->mu);
     notify_workers();
+  }
+  return r;
+}
+
+Result<bool> JobQueue::retry_later(const Job& claim, std::chrono::milliseconds delay,
+                                   std::string_view why) {
+  Result<bool> r = false;
+  {
+    auto& impl = *cat_.impl_;
+    std::lock_guard lock(impl.mu);
+    const std::int64_t now = cat_.now_ms();
+    auto u = impl.conn->exec(
+        "UPDATE jobs SET state = 'pending', error = ?, lease_until = ?, updated_at = ?, "
+        "attempts = attempts - 1 WHERE id = ? AND state = 'running' AND worker = ? AND "
+        "attempts = ?",
+        Params{std::string(why), now + std::max<std::int64_t>(0, delay.count()), now, claim.id,
+               claim.worker, claim.attempts});
+    if (!u) return std::move(u).error();
+    r = u->changes > 0;
   }
   return r;
 }

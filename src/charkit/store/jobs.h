@@ -62,6 +62,12 @@ class JobQueue {
   /// Back to pending without spending an attempt (graceful shutdown); on
   /// PostgreSQL NOTIFYs the job channel like enqueue.
   core::Result<bool> release(const Job& claim);
+  /// Back to pending, the attempt not counted, not to be claimed before
+  /// `delay` has passed (a pending job's lease_until is its earliest start),
+  /// with `why` as its error text meanwhile: a job that met a transient
+  /// storage error (docs/server.md §Jobs). False when the claim was lost.
+  core::Result<bool> retry_later(const Job& claim, std::chrono::milliseconds delay,
+                                 std::string_view why);
 
   core::Result<std::optional<Job>> get(std::int64_t id);
   /// ListQuery.format filters by kind, .state by job state.

@@ -185,8 +185,24 @@ class S3Backend final : public Backend {
     // write the same bytes under the same key: still one object.
     if (auto s = write_index(blob.sha256, blob.key); !s) return s;
     const std::string object = client_->object_key(blob.key);
-    if (blob.size <= threshold_) return put_single(fd, blob.size, object, blob.sha256);
-    return put_multipart(fd, blob.size, object);
+    Status put = blob.size <= threshold_ ? put_single(fd, blob.size, object, blob.sha256)
+                                         : put_multipart(fd, blob.size, object);
+    // The object did not arrive: take the index entry back when it still
+    // names this key and no object is there (best effort; the storage may be
+    // out, and a later upload of the same content writes the same entry).
+    if (!put) {
+      auto arrived = head_object(blob.key);
+      if (arrived && !arrived->has_value()) {
+        auto indexed = read_index(blob.sha256);
+        if (indexed && indexed->has_value() && **indexed == blob.key) {
+          s3::Call d;
+          d.method = "DELETE";
+          d.key = index_key(blob.sha256);
+          (void)client_->send(d);
+        }
+      }
+    }
+    return put;
   }
 
   Result<Opened> open(std::string_view key) const override {
