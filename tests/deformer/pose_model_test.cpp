@@ -197,6 +197,43 @@ TEST(PoseModel, MorphTargetWeightsAndUnitClamp) {
   EXPECT_EQ(bad.error().code, "MODEL_OPTIONS");
 }
 
+// The correction is zero at the rest pose by construction, not by fitting:
+// a barely trained network (50 steps) predicts far from zero there, yet
+// both bases give offsets of zero (to float rounding) at rest, and the
+// model still moves the mesh elsewhere; the file round trip keeps it.
+TEST(PoseModel, NeuralCorrectionIsZeroAtTheRestPose) {
+  std::vector<float> shapes;
+  const Dataset d = low_rank_dataset(120, shapes);
+  for (NeuralBasis basis : {NeuralBasis::kLearned, NeuralBasis::kMorphTargets}) {
+    SCOPED_TRACE(basis == NeuralBasis::kLearned ? "learned" : "morph targets");
+    PoseModelOptions o;
+    o.kind = ModelKind::kNeural;
+    o.basis = basis;
+    o.basis_size = 4;
+    o.morphs.names = {"s0", "s1"};
+    o.morphs.deltas = shapes;
+    o.mlp.hidden = {16};
+    o.mlp.iterations = 50;
+    auto m = train_pose_model(d, o);
+    ASSERT_TRUE(m) << m.error().to_string();
+    PoseModelEvaluator ev(*m);
+    std::vector<float> at_rest(15), moved(15);
+    ASSERT_TRUE(ev.offsets(std::vector<float>(6, 0.0F), at_rest));
+    for (float v : at_rest) EXPECT_NEAR(v, 0.0F, 1e-6F);
+    ASSERT_TRUE(ev.offsets(std::span(d.features).subspan(6, 6), moved));
+    double size = 0;
+    for (float v : moved) size += std::abs(v);
+    EXPECT_GT(size, 1e-3);
+    auto files = encode_pose_model(*m);
+    ASSERT_TRUE(files) << files.error().to_string();
+    auto back = decode_pose_model(files->json, files->npz);
+    ASSERT_TRUE(back) << back.error().to_string();
+    PoseModelEvaluator ev2(*back);
+    ASSERT_TRUE(ev2.offsets(std::vector<float>(6, 0.0F), at_rest));
+    for (float v : at_rest) EXPECT_NEAR(v, 0.0F, 1e-6F);
+  }
+}
+
 TEST(PoseModel, FilesRoundTripExactly) {
   std::vector<float> shapes;
   const Dataset d = low_rank_dataset(80, shapes);

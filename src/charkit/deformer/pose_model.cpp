@@ -79,6 +79,43 @@ std::vector<float> morph_weights(std::span<const float> deltas, std::size_t rows
   return w;
 }
 
+/// The features of the rest pose: computed in the axis-angle layout (zero
+/// rotations, zero curves); in the engine layout they depend on the bones'
+/// rest frames, which only the dataset knows: its sample 0, the rest pose.
+std::vector<float> rest_features(const Dataset& d) {
+  const std::size_t f = d.feature_count();
+  std::vector<float> rest(f, 0.0F);
+  if (d.layout != FeatureLayout::kAxisAngle || !pose_features(d.spec, rest_pose(d.spec), rest))
+    std::copy_n(d.features.begin(), f, rest.begin());
+  return rest;
+}
+
+/// Makes a neural model's correction exactly zero at the rest pose: a
+/// learned basis moves its fixed mean morph by the offsets predicted there;
+/// a morph-target basis moves the last layer's biases by the network's raw
+/// outputs there (its output activation is the identity), and its clamp
+/// range takes in 0. The shift is the model's error at rest, a constant
+/// added to every prediction (docs/deformer/pose_model.md).
+void zero_at_rest(PoseModel& m, std::span<const float> rest) {
+  if (m.kind != ModelKind::kNeural || m.mlp.layers.empty()) return;
+  if (m.fixed_first_morph) {
+    const std::size_t width = 3 * m.vertex_count;
+    std::vector<float> at_rest(width);
+    PoseModelEvaluator ev(m);
+    if (!ev.offsets(rest, at_rest)) return;
+    for (std::size_t i = 0; i < width; ++i) m.morphs[i] -= at_rest[i];
+    return;
+  }
+  if (m.mlp.output_activation != Activation::kIdentity) return;
+  std::vector<float> raw(m.mlp.output_count());
+  MlpEvaluator ev(m.mlp);
+  if (!ev.evaluate(rest, raw)) return;
+  std::vector<float>& bias = m.mlp.layers.back().biases;
+  for (std::size_t k = 0; k < raw.size(); ++k) bias[k] -= raw[k];
+  for (float& lo : m.weight_min) lo = std::min(lo, 0.0F);
+  for (float& hi : m.weight_max) hi = std::max(hi, 0.0F);
+}
+
 }  // namespace
 
 const char* model_kind_name(ModelKind k) {
@@ -378,6 +415,7 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
     auto net = train_mlp(x, targets, nt, f, outputs, mo, &ts);
     if (!net) return std::move(net).error();
     m.mlp = std::move(*net);
+    zero_at_rest(m, rest_features(d));
     m.stats.final_loss = ts.final_loss;
     m.hyper["hidden"] = o.mlp.hidden;
     m.hyper["iterations"] = o.mlp.iterations;
