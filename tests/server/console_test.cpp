@@ -118,6 +118,27 @@ TEST_F(ConsoleTest, WithoutAConsoleThePlainPageIsServed) {
   EXPECT_EQ(request(port_, http::verb::get, "/assets/console.js").status, 404u);
 }
 
+// The icon the console and the built-in pages link to: an SVG at the path
+// browsers ask for, with or without a console.
+TEST_F(ConsoleTest, TheIconIsServedWithOrWithoutAConsole) {
+  for (bool with_console : {true, false}) {
+    SCOPED_TRACE(with_console);
+    server_.reset();
+    start(with_console ? web_ : fs::path());
+    auto r = request(port_, http::verb::get, "/favicon.ico");
+    EXPECT_EQ(r.status, 200u);
+    EXPECT_EQ(r.header("Content-Type"), "image/svg+xml");
+    EXPECT_EQ(r.body.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u) << r.body;
+    EXPECT_NE(r.body.find("</svg>"), std::string::npos);
+    EXPECT_EQ(request(port_, http::verb::post, "/favicon.ico", "x").status, 405u);
+  }
+  // The built-in pages name it.
+  EXPECT_NE(request(port_, http::verb::get, "/").body.find("href=\"/favicon.ico\""),
+            std::string::npos);
+  EXPECT_NE(request(port_, http::verb::get, "/login").body.find("href=\"/favicon.ico\""),
+            std::string::npos);
+}
+
 TEST_F(ConsoleTest, FoldersThatCannotBeServedStopTheStart) {
   auto refused = [&](const fs::path& console) {
     auto o = test_server_options(dir_ / "data");

@@ -9,6 +9,7 @@ std::string_view index_html() {
 <head>
 <meta charset="utf-8">
 <title>charkit</title>
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">
 <style>
 body { font-family: system-ui, sans-serif; margin: 2em; max-width: 70em; }
 table { border-collapse: collapse; margin-bottom: 1em; }
@@ -89,6 +90,7 @@ std::string_view login_html() {
 <head>
 <meta charset="utf-8">
 <title>charkit: log in</title>
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">
 <style>body { font-family: system-ui, sans-serif; margin: 2em; max-width: 40em; }
 input { width: 100%; font-family: monospace; } .failed { color: #b00; }</style>
 </head>
@@ -109,6 +111,17 @@ if (new URLSearchParams(location.search).has("failed"))
 </html>
 )HTML";
   return kPage;
+}
+
+std::string_view favicon_svg() {
+  // A figure in a rounded square: head, body and the two arms of a T-pose.
+  static constexpr std::string_view kIcon =
+      R"SVG(<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">)SVG"
+      R"SVG(<rect width="32" height="32" rx="7" fill="#2b5fd9"/>)SVG"
+      R"SVG(<circle cx="16" cy="8.5" r="3.5" fill="#fff"/>)SVG"
+      R"SVG(<path d="M6 14h20M16 13v8M16 21l-4.5 7M16 21l4.5 7" stroke="#fff" stroke-width="3")SVG"
+      R"SVG( stroke-linecap="round" fill="none"/></svg>)SVG";
+  return kIcon;
 }
 
 }  // namespace charkit::server

@@ -23,6 +23,7 @@ struct Entry {
 // Matched in order: the first entry whose path fits wins.
 constexpr Entry kRoutes[] = {
     {RouteId::login, RouteKind::answer, 1, {"login"}},
+    {RouteId::favicon, RouteKind::answer, 1, {"favicon.ico"}},
     {RouteId::healthz, RouteKind::answer, 1, {"healthz"}},
     {RouteId::metrics, RouteKind::answer, 1, {"metrics"}},
     {RouteId::session, RouteKind::answer, 2, {"api", "session"}},

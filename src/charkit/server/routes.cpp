@@ -420,6 +420,15 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
     case RouteId::login:
       if (method != http::verb::get) return not_allowed("GET");
       return html(login_html(), true);
+    case RouteId::favicon: {
+      if (method != http::verb::get) return not_allowed("GET");
+      StringResponse res{http::status::ok, 11};
+      res.set(http::field::content_type, "image/svg+xml");
+      res.set(http::field::cache_control, "public, max-age=86400");
+      res.body() = std::string(favicon_svg());
+      res.prepare_payload();
+      return res;
+    }
     case RouteId::session:
       return handle_session(req);
     case RouteId::healthz: {

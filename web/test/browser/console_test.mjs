@@ -114,6 +114,31 @@ try {
     assert.equal((await fetch(`${base}/models/1/extra`)).status, 404);
   });
 
+  await step("the page's icon is served, and nothing the page asks for is missing", async () => {
+    const missing = [];
+    const watch = (r) => {
+      if (r.status() >= 400) missing.push(`${r.status()} ${r.url()}`);
+    };
+    page.on("response", watch);
+    await page.goto(base + "/");
+    await ready();
+    const href = await page.$eval("link[rel=icon]", (l) => l.href);
+    const icon = await fetch(href);
+    assert.equal(icon.status, 200);
+    assert.equal(icon.headers.get("content-type"), "image/svg+xml");
+    assert.match(await icon.text(), /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    // Chromium fetches the icon the page names; it must load as an image.
+    const size = await page.evaluate(async (url) => {
+      const img = new Image();
+      img.src = url;
+      await img.decode();
+      return [img.naturalWidth, img.naturalHeight];
+    }, href);
+    assert.ok(size[0] > 0 && size[1] > 0, `icon size ${size}`);
+    page.off("response", watch);
+    assert.deepEqual(missing, []);
+  });
+
   const ids = {};
   await step("drag-and-drop upload of six files reaches final states without a reload", async () => {
     await page.goto(base + "/");

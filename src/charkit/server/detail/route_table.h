@@ -19,6 +19,7 @@ enum class RouteId {
   console_page,      ///< `/` and the console's page routes (index.html, or the built-in page)
   console_asset,     ///< `/assets/NAME`: the console's bundle
   login,             ///< `/login`
+  favicon,           ///< `/favicon.ico`: the icon (an SVG)
   session,           ///< `/api/session`: log in, who am I, log out
   healthz,           ///< `/healthz`
   metrics,           ///< `/metrics`
