@@ -93,6 +93,25 @@ export function rigOf(vrm) {
 }
 
 /**
+ * Humanoid bones a VRM must map for the solver to drive a body: the 15 that
+ * VRM 1.0 requires (hips, spine, head, and upper/lower arm, hand, upper/lower
+ * leg and foot on each side).
+ */
+export const REQUIRED_HUMANOID_BONES = 15;
+
+/**
+ * The avatar a motion page starts with when none is asked for: the first
+ * VRM (of `models`, records as /api/models gives them) with a skin and at
+ * least the required humanoid bones — not a VRM without a body, such as one
+ * made of two eye meshes — else the first VRM; null when there is none.
+ */
+export function defaultAvatar(models) {
+  const vrms = models.filter((m) => m.vrmVersion);
+  const body = vrms.find((m) => m.skinned && (m.humanoidBones ?? 0) >= REQUIRED_HUMANOID_BONES);
+  return (body ?? vrms[0])?.id ?? null;
+}
+
+/**
  * Solves one frame: {bone: Quaternion} local rotations of the normalized
  * bones (hips, spine, the LIMBS, neck), and `world` (their world rotations
  * in the model's frame). `rig` is rigOf()'s, or {rest, flip} for tests.

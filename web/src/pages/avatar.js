@@ -3,7 +3,7 @@
 // (retarget.js) through three-vrm's normalized humanoid bones.
 import { Vector3 } from "three";
 import { api, fetchBytes } from "../api.js";
-import { rigOf, solvePose } from "../retarget.js";
+import { defaultAvatar, rigOf, solvePose } from "../retarget.js";
 import { h, mount, toast } from "../ui.js";
 import { Viewer } from "../viewer.js";
 
@@ -39,7 +39,7 @@ export class AvatarView {
       this.select.append(h("option", { value: String(m.id), selected: m.id === initialId },
         `${m.name || m.originalName} (VRM ${m.vrmVersion})`));
     if (!models.length) this.select.append(h("option", { disabled: true }, "no VRM model uploaded"));
-    const start = initialId ?? models[0]?.id ?? null;
+    const start = initialId ?? defaultAvatar(models);
     if (start !== null) {
       this.select.value = String(start);
       await this.choose(start);

@@ -317,6 +317,16 @@ try {
     });
   }
 
+  await step("a motion page without ?avatar= starts on a VRM with a body", async () => {
+    const models = (await getJson("/api/models?limit=1000&state=done")).items;
+    const withBody = models.filter((m) => m.vrmVersion && m.skinned && m.humanoidBones >= 15);
+    assert.ok(withBody.length > 0, "an uploaded VRM has a skin and the required bones");
+    await page.goto(`${base}${ids["test_mocapbank.bvh"]}`);
+    await page.waitForFunction(() => window.charkitConsole.page?.avatar?.loaded === true, null, { timeout: 30000 });
+    const chosen = await page.evaluate(() => window.charkitConsole.page.avatar.id);
+    assert.equal(chosen, withBody[0].id, `chose model ${chosen} among ${JSON.stringify(models.map((m) => [m.id, m.originalName, m.skinned, m.humanoidBones]))}`);
+  });
+
   for (const [label, file] of [["valid", "example-1.5.bem"], ["invalid", "broken.bem"]]) {
     await step(`package page lists the codes of charkit bem validate --json (${label})`, async () => {
       await page.goto(base + ids[file]);

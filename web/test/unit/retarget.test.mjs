@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Quaternion, Vector3 } from "three";
-import { LIMBS, solvePose } from "../../src/retarget.js";
+import { LIMBS, REQUIRED_HUMANOID_BONES, defaultAvatar, solvePose } from "../../src/retarget.js";
 
 const S = 0.35;  // any scale: the solver uses directions only
 
@@ -92,3 +92,16 @@ for (const [name, rig] of [["VRM 1.0", rig1], ["VRM 0.x", rig0]]) {
     assert.ok(rig.rest.leftLowerLeg.clone().applyQuaternion(world.leftLowerLeg).distanceTo(shin) < 1e-5);
   });
 }
+
+test("the default avatar has a body: a skin and the required humanoid bones", () => {
+  const eyes = { id: 1, vrmVersion: "0.0", skinned: false, humanoidBones: 0 };
+  const unrigged = { id: 2, vrmVersion: "1.0", skinned: true, humanoidBones: 3 };
+  const body = { id: 3, vrmVersion: "1.0", skinned: true, humanoidBones: 54 };
+  const glb = { id: 4, vrmVersion: null, skinned: true, humanoidBones: 0 };
+  assert.equal(defaultAvatar([eyes, unrigged, body, glb]), 3);
+  assert.equal(defaultAvatar([glb, eyes, unrigged]), 1);  // no body: the first VRM still
+  assert.equal(defaultAvatar([glb]), null);
+  assert.equal(defaultAvatar([]), null);
+  const justEnough = { ...unrigged, id: 5, humanoidBones: REQUIRED_HUMANOID_BONES };
+  assert.equal(defaultAvatar([eyes, justEnough, body]), 5);
+});
