@@ -188,7 +188,9 @@ export class Viewer {
       textures: json.textures?.length ?? s.textures.size,
       morphTargets: s.morphTargets,
       skins: json.skins?.length ?? s.skins.size,
-      joints: s.joints.size,
+      // The nodes the file's skins name: three-vrm may rebuild skeletons,
+      // so the scene's bones undercount them.
+      joints: json.skins ? new Set(json.skins.flatMap((k) => k.joints ?? [])).size : s.joints.size,
       vrm: this.vrm ? vrmFacts(this.vrm) : null,
     };
   }

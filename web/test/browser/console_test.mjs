@@ -227,6 +227,11 @@ try {
       assert.ok(state.stats.triangles > 0, "no triangles");
       if (version) assert.equal(state.stats.vrm?.version, version);
       else assert.equal(state.stats.vrm, null);
+      // Skins and joints as the file declares them (its JSON chunk read here).
+      const bytes = readFileSync(Object.values(files).find((p) => p.endsWith(`/${file}`)));
+      const json = JSON.parse(bytes.subarray(20, 20 + bytes.readUInt32LE(12)).toString("utf8"));
+      assert.equal(state.stats.skins, json.skins?.length ?? 0);
+      assert.equal(state.stats.joints, new Set((json.skins ?? []).flatMap((s) => s.joints)).size);
       const f0 = await page.evaluate(() => window.charkitConsole.page.viewer.frames);
       await page.waitForFunction((f) => window.charkitConsole.page.viewer.frames > f + 3, f0);
       const drawn = await stagePixels();
