@@ -14,6 +14,22 @@ export const kinds = {
 };
 const finalStates = new Set(["done", "failed", "valid", "invalid"]);
 
+/**
+ * Asks, then deletes record `r` of `kind` (its stored files go too); true
+ * once it is gone. The lists and the record pages delete through this.
+ */
+export async function deleteRecord(kind, r) {
+  if (!confirm(`Delete ${kind.slice(0, -1)} #${r.id} “${r.originalName}”? Its stored files go too.`)) return false;
+  try {
+    await api(`/api/${kind}/${r.id}`, { method: "DELETE" });
+    toast(`Deleted ${r.originalName}`);
+    return true;
+  } catch (e) {
+    toast(e.describe?.() ?? String(e), "error");
+    return false;
+  }
+}
+
 /** Calls `fn` now and again while it answers true, 1 s apart growing to 8 s (reset by poke()). */
 function poller(fn) {
   let delay = 1000;
@@ -237,14 +253,7 @@ export async function listPage({ app, debug, search }, kind) {
     debug.page = { name: "list", kind, rows: shown.map((r) => ({ id: r.id, name: r.originalName, state: r[k.state] })) };
   };
   const remove = async (r) => {
-    if (!confirm(`Delete ${kind.slice(0, -1)} #${r.id} “${r.originalName}”? Its stored files go too.`)) return;
-    try {
-      await api(`/api/${kind}/${r.id}`, { method: "DELETE" });
-      toast(`Deleted ${r.originalName}`);
-      poll.poke();
-    } catch (e) {
-      toast(e.describe?.() ?? String(e), "error");
-    }
+    if (await deleteRecord(kind, r)) poll.poke();
   };
   const poll = poller(async () => {
     data = await loadAll(kind, stateSel.value);

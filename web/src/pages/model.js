@@ -22,14 +22,22 @@ export async function modelPage({ app, debug, stale }, id) {
   const record = [
     ["File", rec.originalName], ["Format", rec.format], ["Size", formatBytes(rec.size)],
     ["Intake", badge(rec.intakeState)], rec.error ? ["Error", h("span", { class: "error-text" }, rec.error)] : null,
-    ["VRM version", rec.vrmVersion], ["Title", rec.name || null], ["Skinned", rec.skinned === null ? "–" : rec.skinned ? "yes" : "no"],
-    ["Humanoid bones", Array.isArray(rec.humanoidBones) ? rec.humanoidBones.length : rec.humanoidBones],
+    ...(rec.intakeState === "done" ? [["VRM version", rec.vrmVersion], ["Title", rec.name || null],
+      ["Skinned", rec.skinned === null ? "–" : rec.skinned ? "yes" : "no"],
+      ["Humanoid bones", Array.isArray(rec.humanoidBones) ? rec.humanoidBones.length : rec.humanoidBones]] : []),
     ["Uploaded", formatTime(rec.createdAt)], ["SHA-256", h("code", { class: "hash" }, rec.sha256)],
   ];
   mount(side, h("h2", {}, "Intake record"), facts(record),
     h("p", {}, h("a", { href: rec.contentUrl, download: rec.originalName }, "Download the file")));
   debug.page = { name: "model", id, format: rec.format, loaded: false, stats: null, error: null };
 
+  if (rec.intakeState === "failed") {
+    // The file could not be read as a model: the reason, not a preview attempt.
+    mount(stage, h("div", { class: "empty" }, h("p", { class: "error-text" }, `Intake failed: ${rec.error ?? "no reason was recorded"}`),
+      h("p", {}, "charkit could not read this file as a model, so there is no preview. The record is on the right.")));
+    debug.page.error = rec.error ?? "intake failed";
+    return null;
+  }
   if (rec.format === "fbx") {
     mount(stage, h("div", { class: "empty" }, h("p", {}, "No 3D preview for FBX files: the browser has no FBX reader here. "
       + "The intake record is on the right.")));

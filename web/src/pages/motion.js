@@ -2,8 +2,9 @@
 // the joint angles over time) and the live page (a channel's frames).
 import { api, ApiError, wsUrl } from "../api.js";
 import { ANGLE_NAMES, EDGES, confidenceClass, decodeFrame, readAngles } from "../keypoints.js";
-import { badge, formatTime, h, loading, mount, toast } from "../ui.js";
+import { badge, formatBytes, formatTime, h, loading, mount, toast } from "../ui.js";
 import { AvatarView } from "./avatar.js";
+import { deleteRecord } from "./lists.js";
 
 const colours = { measured: "#2e9d5b", estimated: "#d99a1e", missing: "#d0453c" };
 const angleColours = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d"];
@@ -115,7 +116,7 @@ function rememberAvatar(id) {
   history.replaceState(null, "", `${location.pathname}${q.size ? "?" + q : ""}`);
 }
 
-export async function motionPage({ app, debug, stale, search }, id) {
+export async function motionPage({ app, debug, navigate, stale, search }, id) {
   const status = h("div", {});
   let rec = await api(`/api/motions/${id}`);
   mount(app, h("p", { class: "crumbs" }, h("a", { href: "/motions" }, "Motions"), " / ", `#${rec.id}`),
@@ -125,7 +126,19 @@ export async function motionPage({ app, debug, stale, search }, id) {
   if (stale()) return null;
   mount(status);
   if (rec.preprocessState !== "done") {
-    app.append(h("p", { class: "error-text" }, rec.error ?? "Preprocessing failed."));
+    // Nothing to play: the reason, the record, the file and a way to delete it.
+    const remove = h("button", { type: "button", class: "danger small", "aria-label": `Delete ${rec.originalName}` },
+      "Delete");
+    remove.addEventListener("click", async () => {
+      if (await deleteRecord("motions", rec)) navigate("/motions");
+    });
+    app.append(h("p", { class: "error-text" }, rec.error ?? "Preprocessing failed."),
+      h("aside", { class: "panel" }, h("h2", {}, "Motion record"), h("dl", { class: "facts" },
+        [["File", rec.originalName], ["Format", rec.format], ["Size", formatBytes(rec.size)],
+          ["Preprocessing", badge(rec.preprocessState)], ["Uploaded", formatTime(rec.createdAt)],
+          ["SHA-256", h("code", { class: "hash" }, rec.sha256)]].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v ?? "–")])),
+      h("p", {}, h("a", { href: rec.contentUrl, download: rec.originalName }, "Download the file"), " ", remove)));
+    debug.page.state = rec.preprocessState;
     return null;
   }
   const canvas = h("canvas", { width: "560", height: "560", class: "skeleton", "aria-label": "MediaPipe-33 skeleton" });

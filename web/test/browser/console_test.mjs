@@ -496,6 +496,48 @@ try {
     await p2.close();
   });
 
+  await step("failed records: the model page shows the intake error, the motion page its record and delete", async () => {
+    const post = async (kind, name, body) => {
+      const r = await fetch(`${base}/api/${kind}?filename=${name}`, { method: "POST", body });
+      assert.ok(r.status === 201 || r.status === 200, `${name}: ${r.status}`);
+      return (await r.json()).id;
+    };
+    const settled = async (path, field) => {
+      for (let i = 0; i < 400; i++) {
+        const r = await getJson(path);
+        if (r[field] !== "pending" && r[field] !== "running") return r;
+        await new Promise((ok) => setTimeout(ok, 50));
+      }
+      throw new Error(`${path} did not settle`);
+    };
+    const modelId = await post("models", "truncated.glb", "glTF\x02\x00\x00\x00 not really");
+    const model = await settled(`/api/models/${modelId}`, "intakeState");
+    assert.equal(model.intakeState, "failed");
+    const errorsBefore = consoleErrors.length;
+    await page.goto(`${base}/models/${modelId}`);
+    await page.waitForFunction(() => window.charkitConsole.page?.name === "model" && window.charkitConsole.page.error);
+    const shown = await page.textContent(".stage");
+    assert.ok(shown.includes(model.error), `the stage shows “${shown}”, not the intake error “${model.error}”`);
+    assert.equal(await page.$(".stage canvas"), null, "a preview was attempted");
+    assert.ok(!(await page.textContent("aside")).includes("Humanoid bones"), "facts of a model that was never read");
+    assert.equal(consoleErrors.length, errorsBefore);
+
+    const motionId = await post("motions", "broken.bvh", "HIERARCHY\nROOT Hips\n{\n");
+    const motion = await settled(`/api/motions/${motionId}`, "preprocessState");
+    assert.equal(motion.preprocessState, "failed");
+    await page.goto(`${base}/motions/${motionId}`);
+    await page.waitForFunction(() => window.charkitConsole.page?.state === "failed");
+    assert.ok((await page.textContent(".error-text")).includes(motion.error));
+    assert.ok((await page.textContent("aside")).includes("broken.bvh"));
+    assert.equal(await page.getAttribute('aside a[download]', "href"), motion.contentUrl);
+    page.once("dialog", (d) => d.accept());
+    await page.click('button[aria-label="Delete broken.bvh"]');
+    await page.waitForFunction(() => window.charkitConsole.page?.kind === "motions");
+    assert.equal((await fetch(`${base}/api/motions/${motionId}`)).status, 404);
+    assert.equal((await fetch(`${base}/api/models/${modelId}`)).status, 200);
+    await fetch(`${base}/api/models/${modelId}`, { method: "DELETE" });
+  });
+
   await step("delete with confirmation removes the record from the list", async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto(`${base}/packages`);
