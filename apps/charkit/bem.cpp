@@ -38,11 +38,6 @@ std::string counts_text(const core::Report& r) {
 }
 
 // Container kind from the first bytes, for files the reader could not open.
-const char* sniffed_container_name(core::Bytes b) {
-  const auto kind = bem::sniff_container(b);
-  return kind ? bem::container_kind_name(*kind) : "unknown";
-}
-
 // ---- validate -----------------------------------------------------------
 
 struct ValidateArgs {
@@ -135,7 +130,7 @@ FileOutcome validate_one(const std::string& path, const ValidateArgs& args, Json
   // the container; before that the defaults say nothing about this file.
   bool opened = s.kind != bem::ContainerKind::kBinary || s.declared_minor.has_value();
   std::string container =
-      opened ? bem::container_kind_name(s.kind) : sniffed_container_name(file->bytes());
+      opened ? bem::container_kind_name(s.kind) : bem::sniffed_container_name(file->bytes());
   bool single = opened && s.kind != bem::ContainerKind::kCollection;
   std::optional<int> effective, needed;
   if (single) {

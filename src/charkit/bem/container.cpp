@@ -223,6 +223,11 @@ core::Result<PayloadData> Package::read_member(std::size_t) const {
   return core::make_error(codes::BEM_NOT_COLLECTION, "not a collection bundle");
 }
 
+const char* sniffed_container_name(Bytes file) {
+  const auto kind = sniff_container(file);
+  return kind ? container_kind_name(*kind) : "unknown";
+}
+
 std::optional<ContainerKind> sniff_container(Bytes file) {
   if (file.size() >= 8 && std::equal(kMagic, kMagic + 8, file.begin()))
     return ContainerKind::kBinary;

@@ -39,6 +39,9 @@ const char* container_kind_name(ContainerKind k);
 /// still turn out to be a collection bundle once opened); nullopt: neither.
 /// The one sniffer that Package::open, inspect and the CLI use.
 std::optional<ContainerKind> sniff_container(Bytes file);
+/// container_kind_name of sniff_container, or "unknown": how validation
+/// reports (CLI and server alike) a file it could not open.
+const char* sniffed_container_name(Bytes file);
 
 /// Payload codecs as they appear in the binary directory (§2) and, for ZIP
 /// members, the ZIP compression method.

@@ -8,7 +8,7 @@ import { Viewer } from "../viewer.js";
 import { driversPanel } from "./drivers.js";
 
 function facts(rows) {
-  return h("dl", { class: "facts" }, rows.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v ?? "–")]));
+  return h("dl", { class: "facts" }, rows.filter(Boolean).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v ?? "–")]));
 }
 
 async function waitForReport(rec, status, isStopped) {
@@ -75,8 +75,11 @@ export async function packagePage({ app, debug, stale }, id) {
   const reportFacts = [
     ["Container", report.container], ["Declared version", report.declaredVersion],
     ["Effective version", report.effectiveVersion], ["Needed version", report.neededVersion],
-    ["Payloads", report.payloadCount], ["Members", Array.isArray(report.members) ? report.members.length : report.members],
-    ["Decoded bytes", formatBytes(report.decodedBytes)], ["Size", formatBytes(rec.size)],
+    ["Payloads", report.payloadCount],
+    // Members are the packages of a collection bundle, not a ZIP's entries.
+    report.container === "collection" ? ["Members", Array.isArray(report.members) ? report.members.length : report.members] : null,
+    // Every ZIP entry (the manifest included) and zstd payload decoded to validate.
+    ["Decoded while validating", formatBytes(report.decodedBytes)], ["Size", formatBytes(rec.size)],
     ["Uploaded", formatTime(rec.createdAt)],
   ];
   mount(body,
@@ -117,6 +120,14 @@ function table(columns, rows) {
 const ratio = (v) => (typeof v === "number" ? `${(v * 100).toFixed(1)} %` : "–");
 const list = (v) => (Array.isArray(v) ? v.length : v ?? "–");
 
+/** A package target (§4) in words: its scalar fields, "key value" joined by " · " (components are counted apart). */
+export function targetText(t) {
+  if (!t || typeof t !== "object") return "–";
+  const parts = Object.entries(t).filter(([k, v]) => k !== "components" && v !== "" && v !== null && typeof v !== "object")
+    .map(([k, v]) => `${k} ${v}`);
+  return parts.length ? parts.join(" · ") : "–";
+}
+
 /**
  * What the package holds (bem inspect's JSON): package, options, parameters,
  * meshes, textures (with thumbnails decoded by the server when `thumbsOf`,
@@ -128,7 +139,7 @@ function summarySection(s, thumbsOf) {
   out.push(h("dl", { class: "facts wide" }, [
     ["Package", [pkg.name, pkg.id].filter(Boolean).join(" · ") || "–"], ["Author", pkg.author], ["Version", pkg.version],
     ["Capabilities", Array.isArray(s.capabilities) ? s.capabilities.join(", ") || "none" : s.capabilities],
-    ["Target", s.target ? JSON.stringify(s.target) : "–"], ["Components", list(s.target?.components)],
+    ["Target", targetText(s.target)], ["Components", list(s.target?.components)],
     ["Meshes", list(s.meshes)], ["Textures", list(s.textures)], ["Drivers", list(s.drivers)],
   ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, v ?? "–")])));
   if (s.optionGroups?.length) {
@@ -144,7 +155,7 @@ function summarySection(s, thumbsOf) {
     const thumb = thumbsOf === null ? [] : [["index", "Preview", (i) => h("img", { class: "thumb", loading: "lazy",
       alt: `texture ${i}`, src: `/api/packages/${thumbsOf}/textures/${i}.png?size=64` })]];
     s.textures.forEach((t, i) => (t.index ??= i));
-    out.push(h("h3", {}, "Textures"), table([...thumb, ["id", "Texture"], ["width", "Width"], ["height", "Height"], ["mips", "Mips"],
+    out.push(h("h3", {}, "Textures"), table([...thumb, ["originalName", "Texture", (v, r) => v ?? r.id ?? `#${r.index}`], ["width", "Width"], ["height", "Height"], ["mips", "Mips"],
       ["formatName", "Format", (v, r) => v ?? r.format], ["srgb", "sRGB", (v) => (v ? "yes" : "no")], ["payload", "Payload"]],
     s.textures));
   }

@@ -347,6 +347,23 @@ try {
       const expected = [...new Set(JSON.parse(cli).files[0].issues.messages.map((m) => m.code))].sort();
       assert.deepEqual(shown, expected);
       assert.deepEqual(onPage, expected);
+      // The facts in words, as `bem validate` and `bem inspect` name them.
+      const fact = (name) => page.evaluate((n) => [...document.querySelectorAll("dt")].find((d) => d.textContent === n)
+        ?.nextElementSibling?.textContent ?? null, name);
+      assert.equal(await fact("Container"), JSON.parse(cli).files[0].container);
+      assert.equal(await fact("Members"), null, "a single package has no members");
+      if (label === "valid") {
+        const inspect = JSON.parse(execFileSync(charkit, ["bem", "inspect", "--json", files.bem]));
+        await page.waitForSelector("h3 + .table-wrap");
+        const target = await fact("Target");
+        assert.ok(!target.startsWith("{") && target.includes(inspect.target.characterId), `Target: ${target}`);
+        const names = await page.$$eval("h3", (hs) => {
+          const t = hs.find((x) => x.textContent === "Textures")?.nextElementSibling;
+          const col = [...t.querySelectorAll("th")].findIndex((th) => th.textContent === "Texture");
+          return [...t.querySelectorAll("tbody tr")].map((tr) => tr.children[col].textContent);
+        });
+        assert.deepEqual(names, inspect.textures.map((t) => t.originalName));
+      }
       if (label === "invalid") {
         assert.ok(expected.length > 0);
         assert.equal(await page.$(".preview"), null, "an invalid package has no preview");
