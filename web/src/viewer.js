@@ -60,8 +60,12 @@ export class Viewer {
     requestAnimationFrame(tick);
   }
 
-  /** Loads a GLB/glTF/VRM from bytes; resolves to the scene facts (stats()). */
-  async load(buffer) {
+  /**
+   * Loads a GLB/glTF/VRM from bytes; resolves to the scene facts (stats()).
+   * `frame: false` keeps the camera where the user left it (a new selection
+   * of the same package) instead of framing the new model.
+   */
+  async load(buffer, { frame = true } = {}) {
     const loader = new GLTFLoader();
     loader.register((parser) => new VRMLoaderPlugin(parser));
     const gltf = await loader.parseAsync(buffer, "");
@@ -77,7 +81,7 @@ export class Viewer {
     this.vrm = vrm;
     this.gltf = gltf;
     this.scene.add(this.root);
-    this.frame();
+    if (frame) this.frame();
     return this.stats();
   }
 

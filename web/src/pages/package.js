@@ -197,6 +197,9 @@ function previewSection(id, s, state) {
   const hasDrivers = Array.isArray(s.drivers) ? s.drivers.length > 0 : s.drivers > 0;
   const drivers = hasDrivers ? driversPanel(id, viewer, state) : null;
   state.preview = { loads: 0, options: null, parameters: null, warnings: [], stats: null, error: null, busy: false };
+  Object.defineProperty(state.preview, "camera", { enumerable: true, get: () => viewer.camera.position.toArray() });
+  const reframe = h("button", { type: "button", class: "small" }, "Frame model");
+  reframe.addEventListener("click", () => viewer.frame());
   let timer = null;
   let seq = 0;
   const load = async () => {
@@ -214,7 +217,8 @@ function previewSection(id, s, state) {
       const selection = JSON.parse(r.headers.get("X-Charkit-Selection") ?? "{}");
       const bytes = await r.arrayBuffer();
       if (mine !== seq) return;
-      const stats = await viewer.load(bytes);
+      // Framed once: a later selection keeps the user's view ("Frame model" frames again).
+      const stats = await viewer.load(bytes, { frame: state.preview.loads === 0 });
       if (mine !== seq) return;
       drivers?.connect(q);  // the runtime of this selection, its morph weights for this GLB
       Object.assign(state.preview, { loads: state.preview.loads + 1, options: selection.options,
@@ -241,7 +245,8 @@ function previewSection(id, s, state) {
   load();
   return {
     element: h("section", { class: "preview" }, h("h2", {}, "Preview"),
-      h("div", { class: "split" }, h("div", { class: "viewer-col" }, stage, notes), h("aside", { class: "panel" },
+      h("div", { class: "split" }, h("div", { class: "viewer-col" }, stage, h("div", { class: "toolbar" }, reframe), notes),
+        h("aside", { class: "panel" },
         h("h2", {}, "Selection"), controls.childElementCount ? controls : h("p", { class: "muted" }, "No options or parameters."))),
       drivers?.element),
     dispose: () => {

@@ -373,6 +373,26 @@ try {
         const first = await page.evaluate(() => ({ ...window.charkitConsole.page.preview }));
         assert.equal(first.error, null);
         assert.ok(first.stats.triangles > 0);
+        // The user orbits the view; it stays where they left it while options change.
+        const camera = () => page.evaluate(() => window.charkitConsole.page.preview.camera);
+        const apart = (a, b) => Math.hypot(...a.map((v, i) => v - b[i]));
+        const settled = async () => {
+          let last = await camera();
+          for (;;) {
+            await page.waitForTimeout(150);
+            const now = await camera();
+            if (apart(now, last) < 1e-6) return now;
+            last = now;
+          }
+        };
+        const framed = await settled();
+        const box = await page.locator(".preview .stage").boundingBox();
+        await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+        await page.mouse.down();
+        await page.mouse.move(box.x + box.width / 2 + 140, box.y + box.height / 2 + 40, { steps: 8 });
+        await page.mouse.up();
+        const orbited = await settled();
+        assert.ok(apart(orbited, framed) > 1e-3, "the drag did not orbit the view");
         const choices = await page.$$eval("select[data-group]", (sels) => sels.map((s) => ({
           group: s.dataset.group, value: s.value, all: [...s.options].map((o) => o.value) })));
         let changed = null;
@@ -392,6 +412,18 @@ try {
           if (changed) break;
         }
         assert.ok(changed, "no option changed the previewed mesh");
+        const kept = await settled();
+        assert.ok(apart(kept, orbited) < 1e-4, `the view moved from ${orbited} to ${kept} when the selection changed`);
+        // Back to the first selection (the last one may draw nothing): "Frame model" frames it as at first.
+        for (const c of choices) {
+          if ((await page.inputValue(`select[data-group="${c.group}"]`)) === c.value) continue;
+          const loads = await page.evaluate(() => window.charkitConsole.page.preview.loads);
+          await page.selectOption(`select[data-group="${c.group}"]`, c.value);
+          await page.waitForFunction((n) => window.charkitConsole.page.preview.loads > n && !window.charkitConsole.page.preview.busy, loads, { timeout: 30000 });
+        }
+        await page.click('.preview button:has-text("Frame model")');
+        const reframed = await settled();
+        assert.ok(apart(reframed, framed) < 1e-4, `Frame model put the camera at ${reframed}, not ${framed}`);
         // Texture thumbnails decoded by the server, decoded again by Chromium.
         const summary = await page.evaluate(() => window.charkitConsole.page.summary);
         await page.waitForFunction((n) => [...document.querySelectorAll("img.thumb")]
