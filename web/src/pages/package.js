@@ -245,10 +245,11 @@ function previewSection(id, s, state) {
   load();
   return {
     element: h("section", { class: "preview" }, h("h2", {}, "Preview"),
+      // The drivers beside the model they move, under the selection.
       h("div", { class: "split" }, h("div", { class: "viewer-col" }, stage, h("div", { class: "toolbar" }, reframe), notes),
-        h("aside", { class: "panel" },
-        h("h2", {}, "Selection"), controls.childElementCount ? controls : h("p", { class: "muted" }, "No options or parameters."))),
-      drivers?.element),
+        h("div", { class: "side-col" }, h("aside", { class: "panel" },
+          h("h2", {}, "Selection"), controls.childElementCount ? controls : h("p", { class: "muted" }, "No options or parameters.")),
+        drivers?.element))),
     dispose: () => {
       clearTimeout(timer);
       seq++;

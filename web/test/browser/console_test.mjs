@@ -448,6 +448,11 @@ try {
       const d0 = await page.evaluate(() => window.charkitConsole.page.drivers);
       assert.deepEqual(d0.header.drivers.map((d) => d.id), ["wave", "glow", "blink"]);
       assert.equal(await page.$$eval(".drivers .driver", (els) => els.length), 3);
+      // At 1280×800 the panel sits beside the preview, so the model stays in view while a driver runs.
+      const stageBox = await page.locator(".preview .stage").boundingBox();
+      const panelBox = await page.locator(".drivers-panel").boundingBox();
+      assert.ok(panelBox.x >= stageBox.x + stageBox.width, `the drivers panel (x ${panelBox.x}) is not beside the stage (right ${stageBox.x + stageBox.width})`);
+      assert.ok(panelBox.y < stageBox.y + stageBox.height, "the drivers panel starts below the stage");
       assert.equal(d0.frame.drivers[0].state, "stopped");
       assert.deepEqual(d0.weights, [0], "the preview has the channel's one morph target, at 0");
       await page.waitForTimeout(300);
