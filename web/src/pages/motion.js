@@ -44,13 +44,22 @@ export function drawSkeleton(canvas, frame) {
 }
 
 /** Plots the 9 joint angles (degrees, acos of the cosines) over time, with a cursor at `frame`. */
-function drawAngles(canvas, series, frames, frame) {
+const PLOT_PAD = 28;
+/** The plot's x of a frame, in canvas pixels. */
+const plotX = (w, frames, f) => PLOT_PAD + (f / Math.max(1, frames - 1)) * (w - PLOT_PAD - 8);
+
+/**
+ * Draws the nine curves once, into a canvas of the chart's size kept off
+ * screen; drawCursor() then copies it and adds the cursor, so a frame costs
+ * one copy rather than nine curves of the whole motion.
+ */
+function drawAngles(canvas, series, frames) {
   const ctx = canvas.getContext("2d");
   const w = canvas.width;
   const hgt = canvas.height;
   ctx.clearRect(0, 0, w, hgt);
-  const pad = 28;
-  const x = (f) => pad + (f / Math.max(1, frames - 1)) * (w - pad - 8);
+  const pad = PLOT_PAD;
+  const x = (f) => plotX(w, frames, f);
   const y = (deg) => hgt - pad - (deg / 180) * (hgt - pad - 8);
   ctx.strokeStyle = "rgba(128,128,128,0.3)";
   ctx.fillStyle = "rgba(128,128,128,0.9)";
@@ -73,14 +82,21 @@ function drawAngles(canvas, series, frames, frame) {
     });
     ctx.stroke();
   }
-  if (frame !== null && frame !== undefined) {
-    ctx.strokeStyle = "#888";
-    ctx.lineWidth = 1;
-    ctx.beginPath();
-    ctx.moveTo(x(frame), 8);
-    ctx.lineTo(x(frame), hgt - pad);
-    ctx.stroke();
-  }
+}
+
+/** The chart: the curves drawn once (`plot`, may be null) and the cursor at `frame`. */
+function drawCursor(chart, plot, frames, frame) {
+  const ctx = chart.getContext("2d");
+  ctx.clearRect(0, 0, chart.width, chart.height);
+  if (plot) ctx.drawImage(plot, 0, 0);
+  if (frame === null || frame === undefined) return;
+  const x = plotX(chart.width, frames, frame);
+  ctx.strokeStyle = "#888";
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  ctx.moveTo(x, 8);
+  ctx.lineTo(x, chart.height - PLOT_PAD);
+  ctx.stroke();
 }
 
 function legend() {
@@ -164,7 +180,25 @@ export async function motionPage({ app, debug, navigate, stale, search }, id) {
   h("h2", {}, "Joint angles"), chart, legend());
 
   let series = [];
+  let plot = null;  // the curves, drawn once the keypoints are read
   let lastFrame = null;
+  // Frames arrive at the motion's rate (120 fps and more); the page draws
+  // the latest one once per display frame, whatever came in between.
+  let pending = null;
+  let scheduled = false;
+  debug.page.drawn = 0;
+  const render = () => {
+    scheduled = false;
+    if (stale() || !pending) return;
+    const f = pending;
+    pending = null;
+    drawSkeleton(canvas, f);
+    avatar.pose(f);
+    if (!seeking) seek.value = String(f.frame);
+    counter.textContent = `${f.frame + 1} / ${rec.frames}`;
+    drawCursor(chart, plot, rec.frames, f.frame);
+    debug.page.drawn++;
+  };
   const ws = new WebSocket(wsUrl(`/api/motions/${id}/stream`));
   ws.binaryType = "arraybuffer";
   const send = (cmd) => ws.readyState === WebSocket.OPEN && ws.send(cmd);
@@ -188,11 +222,11 @@ export async function motionPage({ app, debug, navigate, stale, search }, id) {
     debug.page.frame = f.frame;
     debug.page.received++;
     debug.page.last = f;
-    drawSkeleton(canvas, f);
-    avatar.pose(f);
-    if (!seeking) seek.value = String(f.frame);
-    counter.textContent = `${f.frame + 1} / ${rec.frames}`;
-    if (series.length) drawAngles(chart, series, rec.frames, f.frame);
+    pending = f;
+    if (!scheduled) {
+      scheduled = true;
+      requestAnimationFrame(render);
+    }
   });
   ws.addEventListener("close", (e) => {
     debug.page.state = "closed";
@@ -214,7 +248,10 @@ export async function motionPage({ app, debug, navigate, stale, search }, id) {
   fetch(rec.keypointsUrl, { credentials: "same-origin" }).then(async (r) => {
     if (!r.ok) throw new ApiError(r.status, "", r.statusText);
     series = await readAngles(r, rec.frames);
-    if (!stale()) drawAngles(chart, series, rec.frames, lastFrame);
+    if (stale()) return;
+    plot = h("canvas", { width: String(chart.width), height: String(chart.height) });
+    drawAngles(plot, series, rec.frames);
+    drawCursor(chart, plot, rec.frames, lastFrame);
     debug.page.anglesLoaded = series.length;
   }).catch((e) => toast(`Joint angles: ${e.describe?.() ?? e}`, "error"));
   return { dispose: () => {
