@@ -134,10 +134,10 @@ export function driversPanel(id, viewer, state) {
       plot(r.canvas, r.d.curve, s.phase, s.state);
     }
     mount(materials, f.materials.length ? [h("h3", {}, "Material values"),
-      h("table", { class: "records small" }, h("thead", {}, h("tr", {}, ["Component", "Slot", "Property", "Value", "Source"]
-        .map((c) => h("th", { scope: "col" }, c)))),
+      h("div", { class: "table-wrap" }, h("table", { class: "records small" }, h("thead", {}, h("tr", {},
+        ["Component", "Slot", "Property", "Value", "Source"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, f.materials.map((m) => h("tr", {}, h("td", {}, m.component), h("td", {}, m.material_slot),
-        h("td", {}, h("code", {}, m.property ?? m.keyword)), h("td", {}, materialValue(m)), h("td", {}, m.source)))))] : null);
+        h("td", {}, h("code", {}, m.property ?? m.keyword)), h("td", {}, materialValue(m)), h("td", {}, m.source))))))] : null);
     viewer.setMorphWeights(f.morphs);
     debug.weights = viewer.morphWeights();
   };

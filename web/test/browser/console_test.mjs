@@ -606,6 +606,27 @@ try {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 1, `the page is ${overflow} px wider than the window`);
     await shot("dashboard-narrow");
+    // Every kind of page fits 420 px (docs/console.md): no horizontal scrolling.
+    const drivers = await fetch(`${base}/api/packages?filename=example-1.5-drivers.bem`, { method: "POST",
+      body: readFileSync(files.drivers) });
+    const driversId = (await drivers.json()).id;
+    const wide = [];
+    for (const path of ["/models", "/motions", "/packages", ids["debug_robot.vrm"], ids["test_mocapbank.bvh"],
+      ids["example-1.5.bem"], `/packages/${driversId}`, ids["broken.bem"]].filter(Boolean)) {
+      await page.goto(base + path);
+      await ready();
+      await page.waitForTimeout(path.startsWith("/packages/") ? 1500 : 500);
+      const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      if (over > 1) {
+        const culprits = await page.evaluate(() => [...document.querySelectorAll("body *")]
+          .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest(".table-wrap"))
+          .slice(0, 4).map((e) => `${e.tagName.toLowerCase()}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`));
+        wide.push(`${path}: ${over} px (${culprits.join(", ")})`);
+      }
+    }
+    await shot("package-drivers-narrow");
+    await fetch(`${base}/api/packages/${driversId}`, { method: "DELETE" });
+    assert.deepEqual(wide, [], "pages wider than 420 px");
   });
 
   await step("a server with tokens sends the console to its login page, and the token logs in", async () => {
