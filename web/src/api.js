@@ -9,10 +9,36 @@ export class ApiError extends Error {
     this.code = code;
     this.detail = detail;
   }
-  /** "CODE: message (HTTP n)", as toasts show it. */
+  /** "CODE: message (HTTP n)": for logs and tests; people read sentence(). */
   describe() {
     return `${this.code ? this.code + ": " : ""}${this.message} (HTTP ${this.status})`;
   }
+  /** A plain sentence for people; the code is shown small beside it (ui.js errorView). */
+  sentence() {
+    return SENTENCES[this.code] ?? asSentence(this.message);
+  }
+}
+
+/** What the errors people meet most say in plain words (the others: the server's message as a sentence). */
+const SENTENCES = {
+  EMPTY_BODY: "The file is empty.",
+  UPLOAD_TOO_LARGE: "The file is larger than this server accepts.",
+  UNSUPPORTED_EXTENSION: "charkit does not take files of this kind here.",
+  MISSING_FILENAME: "The upload did not say the file's name.",
+  UNAUTHENTICATED: "You need to log in.",
+  FORBIDDEN: "Your token may not do this.",
+  NOT_FOUND: "It is not there (deleted, or never uploaded).",
+  PACKAGE_INVALID: "The package is not valid, so it cannot be shown.",
+  NETWORK: "The server could not be reached.",
+  SHUTTING_DOWN: "The server is shutting down; try again in a moment.",
+};
+
+/** "the request body must hold the file" → "The request body must hold the file." */
+export function asSentence(text) {
+  const t = String(text ?? "").trim();
+  if (!t) return "Something went wrong.";
+  const first = t[0].toUpperCase() + t.slice(1);
+  return /[.!?]$/.test(first) ? first : `${first}.`;
 }
 
 /** The server needs a token: its login page sets the cookie, then returns to /. */

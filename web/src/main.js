@@ -3,7 +3,7 @@
 // /motions, /motions/{id}, /packages, /packages/{id}, /live/{channel}.
 // window.charkitConsole is a read-only view of the page's state for tests.
 import { api } from "./api.js";
-import { h, mount, toast } from "./ui.js";
+import { errorView, h, mount, toast } from "./ui.js";
 import { dashboardPage, listPage } from "./pages/lists.js";
 import { modelPage } from "./pages/model.js";
 import { motionPage, livePage } from "./pages/motion.js";
@@ -60,8 +60,8 @@ async function render() {
     current = shown;
   } catch (e) {
     if (stale()) return;
-    mount(app, h("h1", {}, "Something went wrong"), h("p", { class: "error-text" }, e.describe?.() ?? String(e)));
-    if (e.status !== 401) toast(e.describe?.() ?? String(e), "error");
+    mount(app, h("h1", {}, "Something went wrong"), h("p", { class: "error-text" }, errorView(e)));
+    if (e.status !== 401) toast(errorView(e), "error");
   }
   debug.ready = true;
 }

@@ -67,3 +67,12 @@ export function badge(state) {
 export function loading(text = "Loading…") {
   return h("p", { class: "muted loading", "aria-busy": "true" }, text);
 }
+
+/**
+ * An error as people read it: a plain sentence, and the error code small
+ * beside it (for a search or a bug report). Any thrown value works.
+ */
+export function errorView(e) {
+  const text = e?.sentence?.() ?? (e?.message ? e.message : String(e));
+  return h("span", { class: "error-view" }, text, e?.code ? [" ", h("code", { class: "error-code" }, e.code)] : null);
+}

@@ -4,7 +4,7 @@
 import { Vector3 } from "three";
 import { api, fetchBytes } from "../api.js";
 import { defaultAvatar, rigOf, solvePose } from "../retarget.js";
-import { h, mount, toast } from "../ui.js";
+import { errorView, h, mount, toast } from "../ui.js";
 import { Viewer } from "../viewer.js";
 
 /** Bones whose rest pose the solver leaves alone: reset once when the avatar loads. */
@@ -33,7 +33,7 @@ export class AvatarView {
       const page = await api("/api/models?limit=1000&state=done");
       models = page.items.filter((m) => m.vrmVersion);
     } catch (e) {
-      toast(`Avatars: ${e.describe?.() ?? e}`, "error");
+      toast(["Avatars: ", errorView(e)], "error");
     }
     for (const m of models)
       this.select.append(h("option", { value: String(m.id), selected: m.id === initialId },
@@ -73,7 +73,7 @@ export class AvatarView {
       this.debug.avatar = { id, name: rec.name || rec.originalName, loaded: true, dirs: null };
       if (this.last) this.pose(this.last);
     } catch (e) {
-      toast(`Avatar: ${e.describe?.() ?? e.message ?? e}`, "error");
+      toast(["Avatar: ", errorView(e)], "error");
     }
   }
 

@@ -2,7 +2,7 @@
 // delete, and the drop zone that uploads several files at once.
 import { api, upload } from "../api.js";
 import { classify, extensionOf } from "../kinds.js";
-import { badge, formatBytes, formatTime, h, loading, mount, toast } from "../ui.js";
+import { badge, errorView, formatBytes, formatTime, h, loading, mount, toast } from "../ui.js";
 
 export const kinds = {
   models: { title: "Models", state: "intakeState", states: ["pending", "running", "done", "failed"],
@@ -25,7 +25,7 @@ export async function deleteRecord(kind, r) {
     toast(`Deleted ${r.originalName}`);
     return true;
   } catch (e) {
-    toast(e.describe?.() ?? String(e), "error");
+    toast(errorView(e), "error");
     return false;
   }
 }
@@ -107,8 +107,8 @@ function dropZone(onUploaded) {
       }, (e) => {
         row.classList.add("failed");
         bar.remove();
-        mount(status, e.describe?.() ?? String(e));
-        toast(`${file.name}: ${e.describe?.() ?? e}`, "error");
+        mount(status, errorView(e));
+        toast([`${file.name}: `, errorView(e)], "error");
       });
     }
   };

@@ -2,7 +2,7 @@
 // the joint angles over time) and the live page (a channel's frames).
 import { api, ApiError, wsUrl } from "../api.js";
 import { ANGLE_NAMES, EDGES, confidenceClass, decodeFrame, readAngles } from "../keypoints.js";
-import { badge, formatBytes, formatTime, h, loading, mount, toast } from "../ui.js";
+import { badge, errorView, formatBytes, formatTime, h, loading, mount, toast } from "../ui.js";
 import { AvatarView } from "./avatar.js";
 import { deleteRecord } from "./lists.js";
 
@@ -253,7 +253,7 @@ export async function motionPage({ app, debug, navigate, stale, search }, id) {
     drawAngles(plot, series, rec.frames);
     drawCursor(chart, plot, rec.frames, lastFrame);
     debug.page.anglesLoaded = series.length;
-  }).catch((e) => toast(`Joint angles: ${e.describe?.() ?? e}`, "error"));
+  }).catch((e) => toast(["Joint angles: ", errorView(e)], "error"));
   return { dispose: () => {
     ws.close(1000);
     avatar.dispose();

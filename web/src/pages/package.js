@@ -3,7 +3,7 @@
 // then code, each with its spec section and location), filterable.
 import { api, ApiError, fetchResponse } from "../api.js";
 import { countIssues, filterIssues, groupIssues, locationOf, severities } from "../report.js";
-import { badge, formatBytes, formatTime, h, loading, mount, toast } from "../ui.js";
+import { badge, errorView, formatBytes, formatTime, h, loading, mount, toast } from "../ui.js";
 import { Viewer } from "../viewer.js";
 import { driversPanel } from "./drivers.js";
 
@@ -96,7 +96,7 @@ export async function packagePage({ app, debug, stale }, id) {
   try {
     summary = await api(`/api/packages/${id}/summary`);
   } catch (e) {
-    toast(`Summary: ${e.describe?.() ?? e}`, "error");
+    toast(["Summary: ", errorView(e)], "error");
   }
   if (stale()) return null;
   debug.page.summary = summary;
@@ -232,7 +232,7 @@ function previewSection(id, s, state) {
     } catch (e) {
       if (mine !== seq) return;
       state.preview.error = e.describe?.() ?? String(e);
-      mount(notes, h("p", { class: "error-text" }, `Preview failed: ${state.preview.error}`));
+      mount(notes, h("p", { class: "error-text" }, "Preview failed: ", errorView(e)));
     } finally {
       if (mine === seq) state.preview.busy = false;
     }

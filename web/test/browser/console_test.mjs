@@ -140,6 +140,25 @@ try {
   });
 
   const ids = {};
+  await step("a refused upload reads as a sentence, its code small, beside the file name", async () => {
+    await page.goto(base + "/motions");
+    await ready();
+    const before = consoleErrors.length;
+    await page.setInputFiles("#upload-input", [{ name: "empty.bvh", mimeType: "application/octet-stream", buffer: Buffer.alloc(0) }]);
+    await page.waitForSelector(".upload.failed");
+    // Chromium logs the refused request (400) itself; that line is this step's doing.
+    const added = consoleErrors.splice(before);
+    assert.ok(added.every((e) => /status of 400/.test(e)), added.join("\n"));
+    const row = await page.$eval(".upload.failed", (r) => {
+      const status = r.querySelector(".upload-status");
+      return { text: status.textContent, code: status.querySelector(".error-code")?.textContent,
+        statusWidth: status.getBoundingClientRect().width, rowWidth: r.getBoundingClientRect().width };
+    });
+    assert.equal(row.code, "EMPTY_BODY");
+    assert.ok(row.text.startsWith("The file is empty."), row.text);
+    assert.ok(row.statusWidth > 0.5 * row.rowWidth, `the message is squeezed into ${row.statusWidth} of ${row.rowWidth} px`);
+  });
+
   await step("drag-and-drop upload of six files reaches final states without a reload", async () => {
     await page.goto(base + "/");
     await ready();
