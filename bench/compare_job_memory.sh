@@ -13,21 +13,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build/release}"
-charkit="$build/apps/charkit/charkit"
-if [ ! -x "$charkit" ]; then
-  echo "compare_job_memory: no $charkit (build it: cmake --build $build --target charkit)" >&2
-  exit 2
-fi
-for tool in curl python3; do
-  command -v "$tool" > /dev/null || { echo "compare_job_memory: $tool is needed" >&2; exit 2; }
-done
-work=$(mktemp -d)
-pid=
-stop_server() {
-  if [ -n "$pid" ]; then kill "$pid" 2> /dev/null || true; wait "$pid" 2> /dev/null || true; fi
-  pid=
-}
-trap 'stop_server; rm -rf "$work"' EXIT
+me=compare_job_memory
+# shellcheck source=bench/lib/serve.sh
+. bench/lib/serve.sh
+bench_setup curl python3
 
 # The packages: a valid BEM 1.5 ZIP (the shipped example) plus the hostile part;
 # copy K differs from the others in its ZIP comment.
@@ -52,8 +41,6 @@ write("inflate16", [(100 << 20, 16)])
 write("values", manifest=junk)
 EOF
 
-mem() { awk -v k="$1:" '$1 == k {print int($2 / 1024)}' "/proc/$pid/status"; }  # MiB
-
 # run NAME COPIES BUDGET_ARGS...: a fresh server validates COPIES packages at once.
 run() {
   local name=$1 copies=$2
@@ -62,17 +49,8 @@ run() {
   rm -rf "$data"
   local token
   token=$("$charkit" token create --scope write --name bench --data "$data" -q)
-  "$charkit" serve --listen 127.0.0.1:0 --data "$data" --workers 3 --quiet "$@" \
-    2> "$work/serve.log" &
-  pid=$!
-  local port=
-  for _ in $(seq 200); do
-    port=$(sed -n 's/.*listening on [a-z]*:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/serve.log" | head -1)
-    [ -n "$port" ] && break
-    sleep 0.05
-  done
-  [ -n "$port" ] || { echo "compare_job_memory: the server did not start: $(cat "$work/serve.log")" >&2; exit 1; }
-  local base="http://127.0.0.1:$port" before ids=() k
+  start_serve "$data" --workers 3 "$@"
+  local before ids=() k
   before=$(mem VmRSS)
   for k in $(seq 0 $((copies - 1))); do
     ids+=("$(curl -sS -X POST -T "$work/$name-$k.zip" -H 'Expect:' \
@@ -95,7 +73,7 @@ run() {
   done
   printf '%-11s %6s %-22s %10s MiB %10s MiB  %s\n' "$name" "$copies" "${*:-(default)}" \
     "$before" "$(mem VmHWM)" "$verdicts"
-  stop_server
+  stop_serve
 }
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"

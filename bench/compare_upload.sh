@@ -15,21 +15,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes="${1:-64,512}" rounds="${2:-5}" build="${3:-build/release}"
-charkit="$build/apps/charkit/charkit"
-if [ ! -x "$charkit" ]; then
-  echo "compare_upload: no $charkit (build it: cmake --build $build --target charkit)" >&2
-  exit 2
-fi
-for tool in curl sha256sum; do
-  command -v "$tool" > /dev/null || { echo "compare_upload: $tool is needed" >&2; exit 2; }
-done
-work=$(mktemp -d)
-pid=
-cleanup() {
-  if [ -n "$pid" ]; then kill "$pid" 2> /dev/null || true; wait "$pid" 2> /dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+me=compare_upload
+# shellcheck source=bench/lib/serve.sh
+. bench/lib/serve.sh
+bench_setup curl sha256sum
 
 largest=0
 IFS=, read -r -a size_list <<< "$sizes"
@@ -40,18 +29,7 @@ done
 
 data=$work/data
 token=$("$charkit" token create --scope write --name bench --data "$data" -q)
-"$charkit" serve --listen 127.0.0.1:0 --data "$data" --workers 0 --quiet \
-  --max-upload $((largest * 1048576)) 2> "$work/serve.log" &
-pid=$!
-port=
-for _ in $(seq 200); do
-  port=$(sed -n 's/.*listening on [a-z]*:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/serve.log" | head -1)
-  [ -n "$port" ] && break
-  sleep 0.05
-done
-[ -n "$port" ] || { echo "compare_upload: the server did not start: $(cat "$work/serve.log")" >&2; exit 1; }
-base="http://127.0.0.1:$port"
-mem() { awk -v k="$1:" '$1 == k {print int($2 / 1024)}' "/proc/$pid/status"; }  # MiB
+start_serve "$data" --workers 0 --max-upload $((largest * 1048576))
 
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }

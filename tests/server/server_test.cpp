@@ -76,6 +76,20 @@ class ServerTest : public ::testing::TestWithParam<Backend> {
     return request(port_, http::verb::post, "/api/" + kind + "?filename=" + name, body);
   }
   /// Polls GET url until field is no longer one of the waiting states (bounded tries).
+  /// Uploads a package that a job budget stops: its record ends invalid and
+  /// its report names `code`; the report.
+  Json budget_report(const testkit::ByteVec& zip, const std::string& name,
+                     const std::string& code) {
+    auto r = upload("packages", name, std::string(zip.begin(), zip.end()));
+    EXPECT_EQ(r.status, 201u) << r.body;
+    const std::string id = std::to_string(r.json().value("id", std::int64_t{0}));
+    const Json pkg = wait_for("/api/packages/" + id, "validity");
+    EXPECT_EQ(pkg["validity"], "invalid") << pkg.dump();
+    Json rep = request(port_, http::verb::get, "/api/packages/" + id + "/report").json();
+    EXPECT_TRUE(rep.contains("budget")) << rep.dump();
+    EXPECT_EQ(rep.value("budget", Json::object()).value("code", ""), code) << rep.dump();
+    return rep;
+  }
   Json wait_for(const std::string& url, const std::string& field) {
     // A deadline, not a count of polls: on a loaded 2-core machine under
     // ASan a job (a forked Assimp import included) can take well over 10 s.
@@ -455,32 +469,42 @@ TEST_P(ServerTest, PackageSummaryAndSelectionExport) {
   EXPECT_FALSE(bad_sum.json()["readable"].get<bool>());
 }
 
+/// A ZIP package: make_valid_package(2)'s payloads after `manifest`
+/// (DEFLATE), then `extra` unreferenced payload files of `extra_bytes`
+/// zeros each (DEFLATE).
+testkit::ByteVec budget_zip(const std::string& manifest, std::size_t extra,
+                            std::size_t extra_bytes) {
+  const testkit::TestPackage p = testkit::make_valid_package(2);
+  std::vector<testkit::ZipEntry> entries{
+      {"manifest.json", testkit::ByteVec(manifest.begin(), manifest.end()), std::uint16_t{8}}};
+  for (std::size_t i = 0; i < p.payloads.size() + extra; ++i) {
+    char name[48];
+    std::snprintf(name, sizeof name, "payloads/%04zu.bin", i);
+    entries.push_back({name,
+                       i < p.payloads.size() ? p.payloads[i] : testkit::ByteVec(extra_bytes, 0),
+                       std::uint16_t{8}});
+  }
+  return testkit::build_zip(entries);
+}
+
+/// make_valid_package(2)'s manifest as BEM 1.2, with `tail` (JSON members)
+/// added to its object.
+std::string budget_manifest(const std::string& tail = {}) {
+  testkit::Json m = testkit::make_valid_package(2).manifest;
+  m["format_version"] = "1.2";
+  std::string text = m.dump();
+  if (tail.empty()) return text;
+  text.pop_back();
+  return text + "," + tail + "}";
+}
+
 // Per-job budgets on the defaults (docs/server.md §Limits). The test
 // server's upload limit is 1 MiB, so a package may decode 4 MiB: eight 1 MiB
 // payload files (1 KB each as DEFLATE) are more than that.
 TEST_P(ServerTest, PackageOverTheDecodeBudgetIsInvalid) {
-  testkit::TestPackage p = testkit::make_valid_package(2);
-  testkit::Json m = p.manifest;
-  m["format_version"] = "1.2";
-  const std::string text = m.dump();
-  std::vector<testkit::ZipEntry> entries{
-      {"manifest.json", testkit::ByteVec(text.begin(), text.end())}};
-  for (std::size_t i = 0; i < p.payloads.size() + 8; ++i) {
-    char name[48];
-    std::snprintf(name, sizeof name, "payloads/%04zu.bin", i);
-    entries.push_back({name, i < p.payloads.size() ? p.payloads[i] : testkit::ByteVec(1u << 20, 0),
-                       std::uint16_t{8}});
-  }
-  const testkit::ByteVec zip = testkit::build_zip(entries);
+  const testkit::ByteVec zip = budget_zip(budget_manifest(), 8, 1u << 20);
   ASSERT_LT(zip.size(), 1u << 20);
-  auto r = upload("packages", "bomb.zip", std::string(zip.begin(), zip.end()));
-  ASSERT_EQ(r.status, 201u) << r.body;
-  const std::string id = std::to_string(r.json()["id"].get<std::int64_t>());
-  Json pkg = wait_for("/api/packages/" + id, "validity");
-  EXPECT_EQ(pkg["validity"], "invalid") << pkg.dump();
-  Json rep = request(port_, http::verb::get, "/api/packages/" + id + "/report").json();
-  ASSERT_TRUE(rep.contains("budget")) << rep.dump();
-  EXPECT_EQ(rep["budget"]["code"], "JOB_BUDGET_DECODED_BYTES");
+  const Json rep = budget_report(zip, "bomb.zip", "JOB_BUDGET_DECODED_BYTES");
   EXPECT_LE(rep["decodedBytes"].get<std::uint64_t>(), 4u << 20);
   EXPECT_NE(rep["issues"].dump().find("BEM_DECODE_BUDGET"), std::string::npos) << rep.dump();
 }
@@ -490,31 +514,11 @@ TEST_P(ServerTest, PackageOverTheDecodeBudgetIsInvalid) {
 // objects (2.4 MB of text, about 77 MB once parsed) is stopped at the
 // manifest, the record invalid with JOB_BUDGET_MEMORY.
 TEST_P(ServerTest, PackageOverTheMemoryBudgetIsInvalid) {
-  testkit::Json m = testkit::make_valid_package(2).manifest;
-  m["format_version"] = "1.2";
-  std::string text = m.dump();
-  text.pop_back();
-  text += R"(,"junk":[)";
-  for (int i = 0; i < 800'000; ++i) text += i ? ",{}" : "{}";
-  text += "]}";
-  testkit::TestPackage p = testkit::make_valid_package(2);
-  std::vector<testkit::ZipEntry> entries{
-      {"manifest.json", testkit::ByteVec(text.begin(), text.end()), std::uint16_t{8}}};
-  for (std::size_t i = 0; i < p.payloads.size(); ++i) {
-    char name[48];
-    std::snprintf(name, sizeof name, "payloads/%04zu.bin", i);
-    entries.push_back({name, p.payloads[i]});
-  }
-  const testkit::ByteVec zip = testkit::build_zip(entries);
+  std::string junk = R"("junk":[)";
+  for (int i = 0; i < 800'000; ++i) junk += i ? ",{}" : "{}";
+  const testkit::ByteVec zip = budget_zip(budget_manifest(junk + "]"), 0, 0);
   ASSERT_LT(zip.size(), 64'000u);
-  auto r = upload("packages", "values.zip", std::string(zip.begin(), zip.end()));
-  ASSERT_EQ(r.status, 201u) << r.body;
-  const std::string id = std::to_string(r.json()["id"].get<std::int64_t>());
-  Json pkg = wait_for("/api/packages/" + id, "validity");
-  EXPECT_EQ(pkg["validity"], "invalid") << pkg.dump();
-  Json rep = request(port_, http::verb::get, "/api/packages/" + id + "/report").json();
-  ASSERT_TRUE(rep.contains("budget")) << rep.dump();
-  EXPECT_EQ(rep["budget"]["code"], "JOB_BUDGET_MEMORY");
+  const Json rep = budget_report(zip, "values.zip", "JOB_BUDGET_MEMORY");
   EXPECT_NE(rep["issues"].dump().find("BEM_MEMORY_BUDGET"), std::string::npos) << rep.dump();
   EXPECT_LE(rep["peakMemoryBytes"].get<std::uint64_t>(), 64u << 20);
 }
