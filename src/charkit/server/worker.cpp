@@ -342,7 +342,8 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
     if (why == JobStop::shutdown || why == JobStop::lost) return cancelled_error();
     const bem::ValidationSummary& s = r.summary;
     bool opened = s.kind != bem::ContainerKind::kBinary || s.declared_minor.has_value();
-    p.container = opened ? bem::container_kind_name(s.kind) : bem::sniffed_container_name(file->bytes());
+    p.container =
+        opened ? bem::container_kind_name(s.kind) : bem::sniffed_container_name(file->bytes());
     bool single = opened && s.kind != bem::ContainerKind::kCollection;
     p.bem_version = single ? version_text(s.effective_minor) : std::string();
     p.validity = r.valid() ? store::Validity::valid : store::Validity::invalid;
