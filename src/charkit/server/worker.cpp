@@ -96,6 +96,13 @@ std::uint64_t package_memory_budget(const JobBudgets& budgets, std::uint64_t pac
 
 namespace {
 
+/// Whether error e sends the job back to the queue (its record to pending)
+/// rather than failing it: a transient storage error within the job's
+/// storage-retry window.
+bool requeues(const JobContext& c, const core::Error& e) {
+  return c.retry_storage && store::is_transient(e);
+}
+
 void note_budget(const JobContext& c, std::string_view code) {
   if (c.budget_code) *c.budget_code = std::string(code);
 }
@@ -205,7 +212,7 @@ Status convert_and_record_motion(std::int64_t id, const store::BlobStore& blobs,
   // Storage that is out for a while: the motion waits as `pending` and the
   // error goes to the pool, which puts the job back in the queue.
   auto retry_or_fail = [&](const core::Error& e) -> Status {
-    if (!ctx.retry_storage || !store::is_transient(e)) return fail(e);
+    if (!requeues(ctx, e)) return fail(e);
     m.preprocess_state = store::PreprocessState::pending;
     m.error.clear();
     if (auto u = cat.update_motion(m); !u) return std::move(u).error();
@@ -298,7 +305,7 @@ Status preprocess_motion(std::int64_t id, const store::BlobStore& blobs, store::
     s = core::make_error(codes::JOB_EXCEPTION, e.what());  // as run_job would
   }
   if (!s && s.error().code != codes::JOB_CANCELLED && stop_of(ctx) != JobStop::lost &&
-      !(ctx.retry_storage && store::is_transient(s.error())))
+      !requeues(ctx, s.error()))
     fail_with_job(id, s.error(), blobs, cat);
   return s;
 }
@@ -319,8 +326,7 @@ Status validate_package(std::int64_t id, const store::BlobStore& blobs, store::C
   if (!asset) return std::move(asset).error();
   auto local = blobs.local_file(asset->storage_key);  // S3: a downloaded copy
   // Storage out for a while: the package stays unvalidated, the job is requeued.
-  if (!local && ctx.retry_storage && store::is_transient(local.error()))
-    return std::move(local).error();
+  if (!local && requeues(ctx, local.error())) return std::move(local).error();
   auto file = local ? core::MappedFile::open(local->path().string())
                     : core::Result<core::MappedFile>(local.error());
   Json report = Json::object();
@@ -404,7 +410,7 @@ Status intake_model(std::int64_t id, const store::BlobStore& blobs, store::Catal
   // One library call, not interruptible: a stop that came meanwhile
   // discards its answer (the job runs again), a timeout fails the model.
   auto local = blobs.local_file(asset->storage_key);  // S3: a downloaded copy
-  if (!local && ctx.retry_storage && store::is_transient(local.error())) {
+  if (!local && requeues(ctx, local.error())) {
     m.intake_state = store::PreprocessState::pending;  // waits for the storage
     m.error.clear();
     if (auto u = cat.update_model(m); !u) return std::move(u).error();

@@ -159,17 +159,20 @@ Result<bool> JobQueue::heartbeat(const Job& claim, std::chrono::milliseconds lea
   return r->changes > 0;
 }
 
-Result<bool> JobQueue::finish(const Job& claim, JobState state, std::string_view error) {
+Result<bool> JobQueue::finish(const Job& claim, JobState state, std::string_view error,
+                              std::chrono::milliseconds not_before) {
   auto& impl = *cat_.impl_;
   std::lock_guard lock(impl.mu);
   const std::int64_t now = cat_.now_ms();
   const bool release = state == JobState::pending;
-  auto r = impl.conn->exec(
-      cat({"UPDATE jobs SET state = ?, error = ?, lease_until = NULL, updated_at = ?",
-           release ? ", attempts = attempts - 1" : "",
-           " WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?"}),
-      Params{std::string(job_state_name(state)), std::string(error), now, claim.id, claim.worker,
-             claim.attempts});
+  // A pending job's lease_until is its earliest start (retry_later); NULL: at once.
+  const Value lease = release && not_before.count() > 0 ? Value{now + not_before.count()} : Value{};
+  auto r =
+      impl.conn->exec(cat({"UPDATE jobs SET state = ?, error = ?, lease_until = ?, updated_at = ?",
+                           release ? ", attempts = attempts - 1" : "",
+                           " WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?"}),
+                      Params{std::string(job_state_name(state)), std::string(error), lease, now,
+                             claim.id, claim.worker, claim.attempts});
   if (!r) return std::move(r).error();
   return r->changes > 0;
 }
@@ -191,21 +194,7 @@ Result<bool> JobQueue::release(const Job& claim) {
 
 Result<bool> JobQueue::retry_later(const Job& claim, std::chrono::milliseconds delay,
                                    std::string_view why) {
-  Result<bool> r = false;
-  {
-    auto& impl = *cat_.impl_;
-    std::lock_guard lock(impl.mu);
-    const std::int64_t now = cat_.now_ms();
-    auto u = impl.conn->exec(
-        "UPDATE jobs SET state = 'pending', error = ?, lease_until = ?, updated_at = ?, "
-        "attempts = attempts - 1 WHERE id = ? AND state = 'running' AND worker = ? AND "
-        "attempts = ?",
-        Params{std::string(why), now + std::max<std::int64_t>(0, delay.count()), now, claim.id,
-               claim.worker, claim.attempts});
-    if (!u) return std::move(u).error();
-    r = u->changes > 0;
-  }
-  return r;
+  return finish(claim, JobState::pending, why, delay);
 }
 
 Result<std::optional<Job>> JobQueue::get(std::int64_t id) {

@@ -75,7 +75,10 @@ class JobQueue {
   core::Result<std::int64_t> count(JobState state);
 
  private:
-  core::Result<bool> finish(const Job& claim, JobState state, std::string_view error);
+  /// Ends a claim in `state`; a job back to pending gives its attempt back
+  /// and is not claimed again before `not_before` has passed.
+  core::Result<bool> finish(const Job& claim, JobState state, std::string_view error,
+                            std::chrono::milliseconds not_before = {});
   void notify_workers();
   Catalogue& cat_;
 };
