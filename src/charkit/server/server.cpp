@@ -1,12 +1,13 @@
 // The HTTP server (server.h): Beast sessions on an Asio thread pool, one
-// per connection (request reading, uploads streamed into the blob store,
-// WebSocket upgrades, blob replies), the accept loop, and the server's
-// start and stop. The REST routes are in routes.cpp; what both share is in
+// per connection (request reading, upload bodies read and handed to an
+// UploadSink (upload_sink.cpp), WebSocket upgrades, blob replies), the accept loop, and the
+// server's start and stop. The REST routes are in routes.cpp; what both share is in
 // detail/server_impl.h.
 #include "charkit/server/server.h"
 
 #include "charkit/core/error_codes.h"
 #include "charkit/server/detail/server_impl.h"
+#include "charkit/server/detail/upload_sink.h"
 #include "charkit/server/error_codes.h"
 
 namespace charkit::server {
@@ -397,91 +398,23 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                    std::move(owner), slot_);
   }
 
-  // ---- uploads: streamed into the blob store ----
-
-  /// 422 when the extension is not on the kind's list.
-  std::optional<StringResponse> extension_refusal(const std::string& ext) const {
-    if (store::extension_allowed(kind_, ext)) return std::nullopt;
-    Json allowed = Json::array();
-    for (auto e : store::allowed_extensions(kind_)) allowed.push_back(e);
-    return error_reply(http::status::unprocessable_entity, codes::UNSUPPORTED_EXTENSION,
-                       core::quote_excerpt(ext) + " files are not accepted as " +
-                           std::string(store::kind_name(kind_)),
-                       Json{{"extension", ext}, {"allowed", allowed}});
-  }
-
-  StringResponse too_large_reply() const {
-    const std::uint64_t max = srv_.blobs->max_bytes();
-    return error_reply(http::status::payload_too_large, codes::UPLOAD_TOO_LARGE,
-                       "uploads are limited to " + std::to_string(max) + " bytes",
-                       Json{{"limit", max}});
-  }
+  // ---- uploads: the socket side; the body goes to an UploadSink on the pool ----
 
   void begin_upload(store::Kind kind) {
-    kind_ = kind;
-    reader_.reset();
-    refusal_.reset();
-    auto raw = query_value(target_.params, "filename");
-    const std::string_view content_type = sv(header_parser_->get()[http::field::content_type]);
-    const bool multipart = is_multipart_form_data(content_type);
-    std::string boundary;
-    if (multipart) {
-      auto b = multipart_boundary(content_type);
-      if (!b)
-        return send(error_reply(http::status::bad_request, b.error().code, b.error().message),
-                    true);
-      boundary = std::move(*b);
-    }
-    // A ?filename= query names the file; in a multipart body the file part's
-    // own filename is used when there is none.
-    query_name_ = raw && !raw->empty();
-    if (!query_name_ && !multipart)
-      return send(error_reply(http::status::bad_request, codes::MISSING_FILENAME,
-                              "POST /api/" + std::string(store::kind_name(kind)) +
-                                  " needs ?filename=NAME (the extension picks the format)"),
-                  true);
-    std::string ext;
-    if (query_name_) {
-      file_name_ = clean_file_name(*raw);
-      ext = store::extension_of(file_name_);
-      if (auto refusal = extension_refusal(ext)) return send(std::move(*refusal), true);
-    }
-    auto length = header_parser_->content_length();
-    const std::uint64_t max = srv_.blobs->max_bytes();
-    // A multipart body carries framing besides the file: allow a bounded margin.
-    body_max_ = multipart ? max + kMultipartOverheadBytes : max;
-    if (length && *length > body_max_)
-      return send(error_reply(http::status::payload_too_large, codes::UPLOAD_TOO_LARGE,
-                              "uploads are limited to " + std::to_string(max) + " bytes",
-                              Json{{"limit", max}, {"contentLength", *length}}),
-                  true);
-    if ((!length && !header_parser_->chunked()) || (length && *length == 0))
-      return send(error_reply(http::status::bad_request, codes::EMPTY_BODY,
-                              "the request body must hold the file"),
-                  true);
-    if (multipart) {
-      // The store upload begins when the file part's headers have arrived
-      // (its extension may come from there). The callbacks run in feed(),
-      // on the blocking pool.
-      MultipartReader::Events ev;
-      ev.on_file_begin = [this](std::string_view name) { return multipart_file_begin(name); };
-      ev.on_file_data = [this](std::string_view bytes) -> core::Status {
-        auto w = upload_->write(
-            core::Bytes(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-        if (!w) {
-          refusal_ = w.error().code == store::codes::STORE_TOO_LARGE ? too_large_reply()
-                                                                     : store_error_reply(w.error());
-          return std::move(w).error();
-        }
-        return core::Ok{};
-      };
-      reader_.emplace(std::move(boundary), std::move(ev));
-      return start_upload_body();
-    }
-    offload([this, kind, ext] { return srv_.blobs->begin_upload(kind, ext); },
-            [this](core::Result<store::Upload> up) {
-              if (!up) return send(store_error_reply(up.error()), true);
-              upload_.emplace(std::move(*up));
+    std::optional<std::uint64_t> length;
+    if (auto declared = header_parser_->content_length()) length = *declared;
+    auto opened = UploadSink::open(srv_, kind, target_, header_parser_->get(), length,
+                                   header_parser_->chunked());
+    if (auto* refusal = std::get_if<UploadSink::Refusal>(&opened))
+      return send(std::move(*refusal), true);
+    upload_ = std::get<std::unique_ptr<UploadSink>>(std::move(opened));
+    if (!upload_->starts_with_body()) return start_upload_body();
+    offload([this] { return upload_->begin(); },
+            [this](std::optional<UploadSink::Refusal> refusal) {
+              if (refusal) {
+                upload_.reset();
+                return send(std::move(*refusal), true);
+              }
               if (closed_) return discard_upload();
               start_upload_body();
             });
@@ -496,7 +429,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     bool expect_continue =
         beast::iequals(header_parser_->get()[http::field::expect], "100-continue");
     upload_parser_.emplace(std::move(*header_parser_));
-    upload_parser_->body_limit(body_max_);
+    upload_parser_->body_limit(upload_->body_max());
     // Beast reads at most the buffer's free capacity (and no less than 512
     // bytes) per read: without room made here an upload arrives 512 bytes a
     // read. A body of known length has no trailer section for the buffer to
@@ -545,48 +478,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                           });
   }
 
-  /// The multipart file part's headers are complete: name, extension, store
-  /// upload. Runs in feed(), on the blocking pool.
-  core::Status multipart_file_begin(std::string_view part_name) {
-    if (!query_name_) {
-      file_name_ = clean_file_name(part_name);
-      if (file_name_.empty()) {
-        refusal_ = error_reply(http::status::bad_request, codes::MISSING_FILENAME,
-                               "the file part has no filename and the target no ?filename=");
-        return core::make_error(codes::MISSING_FILENAME, "no file name");
-      }
-    }
-    std::string ext = store::extension_of(file_name_);
-    if (auto refusal = extension_refusal(ext)) {
-      refusal_ = std::move(*refusal);
-      return core::make_error(codes::UNSUPPORTED_EXTENSION, "extension not accepted");
-    }
-    auto up = srv_.blobs->begin_upload(kind_, ext);
-    if (!up) {
-      refusal_ = store_error_reply(up.error());
-      return std::move(up).error();
-    }
-    upload_.emplace(std::move(*up));
-    return core::Ok{};
-  }
-
-  /// A multipart body was refused: the callback's reply, else 400 with the reader's error.
-  StringResponse multipart_refusal(const core::Error& e) {
-    if (refusal_) {
-      auto r = std::move(*refusal_);
-      refusal_.reset();
-      return r;
-    }
-    Json detail = nullptr;
-    if (e.location.offset) detail = Json{{"offset", *e.location.offset}};
-    return error_reply(http::status::bad_request, e.code, e.message, detail);
-  }
-
   void on_chunk(beast::error_code ec) {
     if (ec == http::error::need_buffer) ec = {};
     if (ec == http::error::body_limit) {
+      auto refusal = upload_->too_large_reply();
       discard_upload();
-      return send(too_large_reply(), true);
+      return send(std::move(refusal), true);
     }
     if (auto refusal = framing_refusal(ec)) {  // bad chunk framing, trailer too large
       discard_upload();
@@ -607,96 +504,39 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // A multipart body goes on at once until its file part has begun, so
     // that the part's name and extension are judged (and a refusal sent)
     // as soon as they arrive.
-    const bool gather = !reader_ || upload_.has_value();
+    const bool gather = upload_->starts_with_body() || upload_->file_begun();
     if (chunk_fill_ == 0 || (gather && chunk_fill_ < io_buf_->size() && !upload_parser_->is_done()))
       return read_chunk();
     const std::size_t n = chunk_fill_;
     chunk_fill_ = 0;
     // The bytes go to the temporary file (and through the multipart reader) on the pool.
-    offload(
-        [this, n]() -> std::optional<StringResponse> {
-          if (reader_) {
-            auto s =
-                reader_->feed(std::string_view(reinterpret_cast<const char*>(io_buf_->data()), n));
-            if (!s) {
-              if (upload_) upload_->abort();
-              return multipart_refusal(s.error());
-            }
-            return std::nullopt;
-          }
-          auto w = upload_->write(core::Bytes(io_buf_->data(), n));
-          if (!w) {
-            upload_->abort();
-            return w.error().code == store::codes::STORE_TOO_LARGE ? too_large_reply()
-                                                                   : store_error_reply(w.error());
-          }
-          return std::nullopt;
-        },
-        [this](std::optional<StringResponse> refusal) {
-          if (closed_) return discard_upload();
-          if (refusal) {
-            upload_.reset();
-            return send(std::move(*refusal), true);
-          }
-          read_chunk();
-        });
+    offload([this, n] { return upload_->write(core::Bytes(io_buf_->data(), n)); },
+            [this](std::optional<UploadSink::Refusal> refusal) {
+              if (closed_) return discard_upload();
+              if (refusal) {
+                upload_.reset();
+                return send(std::move(*refusal), true);
+              }
+              read_chunk();
+            });
   }
 
   void commit_upload() {
     const bool keep = upload_parser_->get().keep_alive();
-    // (reply, close the connection after it)
-    using Outcome = std::pair<StringResponse, bool>;
-    offload(
-        [this, keep]() -> Outcome {
-          if (reader_) {
-            auto s = reader_->finish();
-            if (!s) {
-              if (upload_) upload_->abort();
-              return {multipart_refusal(s.error()), true};
-            }
-            if (reader_->file_bytes() == 0) {
-              if (upload_) upload_->abort();
-              return {error_reply(http::status::bad_request, codes::EMPTY_BODY,
-                                  "the file part is empty"),
-                      true};
-            }
-          }
-          if (!upload_ || upload_->bytes_written() == 0) {  // a chunked body with no data
-            if (upload_) upload_->abort();
-            return {error_reply(http::status::bad_request, codes::EMPTY_BODY,
-                                "the request body must hold the file"),
-                    true};
-          }
-          // The content's lock is held from publishing the blob to recording
-          // it, so a deletion of the same bytes cannot remove the blob in between.
-          auto lock = store::lock_content(*srv_.catalogue, {upload_->digest()});
-          if (!lock) {
-            upload_->abort();
-            return {store_error_reply(lock.error()), true};
-          }
-          auto blob = upload_->commit();
-          if (!blob) return {store_error_reply(blob.error()), true};
-          try {
-            return {srv_.finish_upload(kind_, *blob, file_name_), !keep};
-          } catch (const std::exception& e) {
-            return {srv_.internal_error(e), true};
-          }
-        },
-        [this](Outcome outcome) {
-          upload_.reset();
-          reader_.reset();
-          upload_gauge_.reset();
-          if (closed_) return;
-          send(std::move(outcome.first), outcome.second);
-        });
+    offload([this, keep] { return upload_->commit(keep); },
+            [this](std::pair<StringResponse, bool> outcome) {
+              upload_.reset();
+              upload_gauge_.reset();
+              if (closed_) return;
+              send(std::move(outcome.first), outcome.second);
+            });
   }
 
   /// Drops the upload in progress; its temporary file is removed on the pool.
   void discard_upload() {
     upload_gauge_.reset();
     if (!upload_) return;
-    net::post(*srv_.blocking, [u = std::move(*upload_)]() mutable { u.abort(); });
-    upload_.reset();
+    net::post(*srv_.blocking, [u = std::move(upload_)] { u->abort(); });
   }
 
   // ---- responses ----
@@ -844,24 +684,18 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::optional<http::request_parser<http::empty_body>> header_parser_;
   std::optional<http::request_parser<http::string_body>> body_parser_;
   std::optional<http::request_parser<http::buffer_body>> upload_parser_;
-  std::optional<store::Upload> upload_;
+  std::unique_ptr<UploadSink> upload_;  ///< the request's upload, from its head to its commit
   std::optional<GaugeToken> upload_gauge_;
-  std::optional<MultipartReader> reader_;  ///< set for a multipart/form-data upload
-  std::optional<StringResponse> refusal_;  ///< a reader callback's HTTP answer
-  bool query_name_ = false;                ///< the file name came from ?filename=
   bool handed_off_ = false;
   bool in_pool_ = false;  ///< offloaded work is running: the pool owns the session's state
   bool closed_ = false;   ///< the socket was closed (shutdown, error): completions stop
   bool close_started_ = false;
-  std::uint64_t body_max_ = 0;
   std::uint64_t upload_bytes_ = 0;
   std::chrono::steady_clock::time_point upload_started_;
   /// An upload's gathered body bytes, or a blob's bytes on their way out;
   /// allocated on the first upload or download of the connection.
   std::unique_ptr<std::array<std::uint8_t, kIoChunk>> io_buf_;
   std::size_t chunk_fill_ = 0;  ///< bytes of io_buf_ gathered and not yet handed on
-  store::Kind kind_ = store::Kind::model;
-  std::string file_name_;
   Target target_;
   std::string method_;
   std::string target_text_;
