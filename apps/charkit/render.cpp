@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "charkit/bem/error_codes.h"
@@ -330,52 +331,48 @@ std::string numbered(const std::string& path, unsigned i) {
   return (p.parent_path() / (p.stem().string() + digits + p.extension().string())).string();
 }
 
-int run_render(const RenderArgs& a) {
-  if (a.explain) {
-    if (a.json) {
-      Json passes = Json::array();
-      for (const render::PassDesc& p : render::passes()) {
-        Json colour = Json::array();
-        for (std::size_t i = 0; i < p.colour.size(); ++i) {
-          const gpu::BlendState& b = p.state.colour[i];
-          colour.push_back(Json{{"target", render::target(p.colour[i]).name},
-                                {"writeMask", b.write_mask},
-                                {"blend", b.enabled},
-                                {"src", gpu::name(b.src_colour)},
-                                {"dst", gpu::name(b.dst_colour)},
-                                {"srcAlpha", gpu::name(b.src_alpha)},
-                                {"dstAlpha", gpu::name(b.dst_alpha)}});
-        }
-        const gpu::StencilState& s = p.state.stencil;
-        passes.push_back(
-            Json{{"name", p.name},
-                 {"title", p.title},
-                 {"source", p.source},
-                 {"depth", Json{{"target", p.depth ? render::target(*p.depth).name : ""},
-                                {"test", p.state.depth.test},
-                                {"write", p.state.depth.write},
-                                {"compare", gpu::name(p.state.depth.compare)}}},
-                 {"stencil", Json{{"enabled", s.enabled},
-                                  {"compare", gpu::name(s.compare)},
-                                  {"pass", gpu::name(s.pass)},
-                                  {"reference", s.reference},
-                                  {"compareMask", s.compare_mask},
-                                  {"writeMask", s.write_mask}}},
-                 {"colour", std::move(colour)},
-                 {"notes", p.notes}});
+/// --explain: the passes and their states, as Markdown or JSON.
+void explain_passes(bool json) {
+  if (json) {
+    Json passes = Json::array();
+    for (const render::PassDesc& p : render::passes()) {
+      Json colour = Json::array();
+      for (std::size_t i = 0; i < p.colour.size(); ++i) {
+        const gpu::BlendState& b = p.state.colour[i];
+        colour.push_back(Json{{"target", render::target(p.colour[i]).name},
+                              {"writeMask", b.write_mask},
+                              {"blend", b.enabled},
+                              {"src", gpu::name(b.src_colour)},
+                              {"dst", gpu::name(b.dst_colour)},
+                              {"srcAlpha", gpu::name(b.src_alpha)},
+                              {"dstAlpha", gpu::name(b.dst_alpha)}});
       }
-      print_json(Json{{"passes", std::move(passes)}});
-    } else {
-      std::cout << render::passes_markdown();
+      const gpu::StencilState& s = p.state.stencil;
+      passes.push_back(Json{{"name", p.name},
+                            {"title", p.title},
+                            {"source", p.source},
+                            {"depth", Json{{"target", p.depth ? render::target(*p.depth).name : ""},
+                                           {"test", p.state.depth.test},
+                                           {"write", p.state.depth.write},
+                                           {"compare", gpu::name(p.state.depth.compare)}}},
+                            {"stencil", Json{{"enabled", s.enabled},
+                                             {"compare", gpu::name(s.compare)},
+                                             {"pass", gpu::name(s.pass)},
+                                             {"reference", s.reference},
+                                             {"compareMask", s.compare_mask},
+                                             {"writeMask", s.write_mask}}},
+                            {"colour", std::move(colour)},
+                            {"notes", p.notes}});
     }
-    return kExitOk;
+    print_json(Json{{"passes", std::move(passes)}});
+  } else {
+    std::cout << render::passes_markdown();
   }
-  if (a.input.empty() || a.output.empty())
-    return report_error("", codes::USAGE,
-                        "charkit render needs MODEL and -o OUT.png (or --explain)", kExitUsage);
-  if (lower_extension(a.output) != ".png")
-    return report_error(a.input, codes::USAGE, "the output must be a .png file: " + a.output,
-                        kExitUsage);
+}
+
+/// The frame options of --size, --light, --exposure, --shadows, --shadow-map
+/// and --lut; on a refusal, the exit code (the error reported).
+std::variant<render::FrameOptions, int> frame_options(const RenderArgs& a) {
   render::FrameOptions fo;
   {
     const auto x = a.size.find('x');
@@ -417,6 +414,23 @@ int run_render(const RenderArgs& a) {
                           core::is_io_error(lut.error()) ? kExitUsage : kExitInvalid);
     fo.lut = std::move(*lut);
   }
+  return fo;
+}
+
+int run_render(const RenderArgs& a) {
+  if (a.explain) {
+    explain_passes(a.json);
+    return kExitOk;
+  }
+  if (a.input.empty() || a.output.empty())
+    return report_error("", codes::USAGE,
+                        "charkit render needs MODEL and -o OUT.png (or --explain)", kExitUsage);
+  if (lower_extension(a.output) != ".png")
+    return report_error(a.input, codes::USAGE, "the output must be a .png file: " + a.output,
+                        kExitUsage);
+  auto options = frame_options(a);
+  if (const int* exit = std::get_if<int>(&options)) return *exit;
+  render::FrameOptions fo = std::get<render::FrameOptions>(std::move(options));
   render::ModelLoadOptions mo;
   if (!a.expression.empty()) {
     auto e = parse_expressions(a.expression);

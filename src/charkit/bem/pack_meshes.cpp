@@ -118,8 +118,34 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
     if (!st) return st;
   }
 
-  // Streams.
-  std::vector<std::vector<std::uint8_t>> streams(mesh.streams.size());
+  std::vector<std::vector<std::uint8_t>> streams;
+  if (auto st = write_streams(m, g.first, *sm, palette_of_joint, streams); !st) return st;
+  for (std::size_t s = 0; s < streams.size(); ++s) {
+    if (mesh.streams[s].stride == 0) continue;
+    mj["streams"][s]["payload"] = add_payload(std::move(streams[s]));
+  }
+  mj["vertex_count"] = static_cast<std::uint32_t>(vc);
+  const std::uint32_t index_size = vc > 65536 ? 4 : mesh.index_size;
+  mj["index_size"] = index_size;
+
+  if (auto st = pack_draws(m, *sm, index_size, mj, pm); !st) return st;
+  std::set<std::string> template_targets;
+  if (auto st = rebuild_template_channels(m, *sm, template_targets); !st) return st;
+  if (sm->targets.size() > template_targets.size()) {
+    auto st = collect_targets(m, *sm, template_targets);
+    if (!st) return st;
+  }
+  result_.meshes.push_back(std::move(pm));
+  return core::Ok{};
+}
+
+core::Status ScenePacker::write_streams(std::uint32_t m, std::uint32_t gltf_mesh,
+                                        const SceneMesh& sm,
+                                        const std::vector<std::uint32_t>& palette_of_joint,
+                                        std::vector<std::vector<std::uint8_t>>& streams) {
+  const Mesh& mesh = model_.meshes[m];
+  const std::size_t vc = sm.vertex_count;
+  streams.assign(mesh.streams.size(), {});
   for (std::size_t s = 0; s < mesh.streams.size(); ++s)
     streams[s].assign(vc * mesh.streams[s].stride, 0);
   std::uint32_t uv_set = 0;
@@ -138,7 +164,7 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
                                       std::string("the template's layout stores ") + what +
                                           " (attribute " + std::to_string(ai) + " of mesh " +
                                           std::to_string(m) + "); the glTF mesh has none",
-                                      "/meshes/" + std::to_string(g.first));
+                                      "/meshes/" + std::to_string(gltf_mesh));
       return core::Ok{};
     };
     auto emit = [&](auto&& value_of) {
@@ -149,41 +175,41 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
     switch (a.semantic) {
       case kPosition:
         emit([&](std::size_t v, std::uint32_t c) -> double {
-          return c < 3 ? (c == 0 ? sx : 1.0F) * sm->positions[3 * v + c] : 1.0;
+          return c < 3 ? (c == 0 ? sx : 1.0F) * sm.positions[3 * v + c] : 1.0;
         });
         break;
       case kNormal:
-        if (auto st = need(sm->normals, "normals"); !st) return st;
+        if (auto st = need(sm.normals, "normals"); !st) return st;
         if (is_packed_tbn_attribute(a.semantic, a.format, a.dimension)) {
-          if (auto st = need(sm->tangents, "tangents (in the packed normal/tangent word)"); !st)
+          if (auto st = need(sm.tangents, "tangents (in the packed normal/tangent word)"); !st)
             return st;
           for (std::size_t v = 0; v < vc; ++v) {
-            const core::Vec3f n{sx * sm->normals[3 * v], sm->normals[3 * v + 1],
-                                sm->normals[3 * v + 2]};
-            const core::Vec4f t{sx * sm->tangents[4 * v], sm->tangents[4 * v + 1],
-                                sm->tangents[4 * v + 2], sx * sm->tangents[4 * v + 3]};
+            const core::Vec3f n{sx * sm.normals[3 * v], sm.normals[3 * v + 1],
+                                sm.normals[3 * v + 2]};
+            const core::Vec4f t{sx * sm.tangents[4 * v], sm.tangents[4 * v + 1],
+                                sm.tangents[4 * v + 2], sx * sm.tangents[4 * v + 3]};
             core::store_le<std::uint32_t>(base + v * stride, pack_tbn(n, t));
           }
         } else {
           emit([&](std::size_t v, std::uint32_t c) -> double {
-            return c < 3 ? (c == 0 ? sx : 1.0F) * sm->normals[3 * v + c] : 0.0;
+            return c < 3 ? (c == 0 ? sx : 1.0F) * sm.normals[3 * v + c] : 0.0;
           });
         }
         break;
       case kTangent:
-        if (auto st = need(sm->tangents, "tangents"); !st) return st;
+        if (auto st = need(sm.tangents, "tangents"); !st) return st;
         emit([&](std::size_t v, std::uint32_t c) -> double {
-          return (c == 0 || c == 3 ? sx : 1.0F) * sm->tangents[4 * v + c];
+          return (c == 0 || c == 3 ? sx : 1.0F) * sm.tangents[4 * v + c];
         });
         break;
       case kColor:
-        if (auto st = need(sm->colors, "vertex colours (COLOR_0)"); !st) return st;
-        emit([&](std::size_t v, std::uint32_t c) -> double { return sm->colors[4 * v + c]; });
+        if (auto st = need(sm.colors, "vertex colours (COLOR_0)"); !st) return st;
+        emit([&](std::size_t v, std::uint32_t c) -> double { return sm.colors[4 * v + c]; });
         break;
       case kBlendWeight:
         break;  // written with the indices
       case kBlendIndices: {
-        auto st = write_skin(*sm, mesh, palette_of_joint, streams);
+        auto st = write_skin(sm, mesh, palette_of_joint, streams);
         if (!st) return st;
         break;
       }
@@ -191,14 +217,14 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
         if (a.semantic < kTexCoord0 || a.semantic > kTexCoord7) break;
         if (a.dimension > 2) {
           const std::string name = "_TEXCOORD" + std::to_string(a.semantic - kTexCoord0);
-          auto it = sm->custom.find(name);
-          if (it == sm->custom.end())
+          auto it = sm.custom.find(name);
+          if (it == sm.custom.end())
             return core::error_at_pointer(
                 codes::BEM_PACK_ATTRIBUTE,
                 "the template's layout stores " + std::to_string(a.dimension) +
                     "-component texture coordinates " + std::to_string(a.semantic - kTexCoord0) +
                     " (bem export writes them as " + name + "); the glTF mesh has none",
-                "/meshes/" + std::to_string(g.first));
+                "/meshes/" + std::to_string(gltf_mesh));
           const std::uint32_t comps = it->second.first;
           const std::vector<float>& vals = it->second.second;
           emit([&](std::size_t v, std::uint32_t c) -> double {
@@ -207,14 +233,14 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
           break;
         }
         const std::uint32_t set = uv_set++;
-        if (set >= sm->uvs.size() || sm->uvs[set].empty())
+        if (set >= sm.uvs.size() || sm.uvs[set].empty())
           return core::error_at_pointer(codes::BEM_PACK_ATTRIBUTE,
                                         "the template's layout stores texture coordinates " +
                                             std::to_string(a.semantic - kTexCoord0) +
                                             " (TEXCOORD_" + std::to_string(set) +
                                             " in glTF); the glTF mesh has none",
-                                        "/meshes/" + std::to_string(g.first));
-        const std::vector<float>& uv = sm->uvs[set];
+                                        "/meshes/" + std::to_string(gltf_mesh));
+        const std::vector<float>& uv = sm.uvs[set];
         emit([&](std::size_t v, std::uint32_t c) -> double {
           if (c == 0) return uv[2 * v];
           if (c == 1) return options_.raw_axes ? uv[2 * v + 1] : 1.0F - uv[2 * v + 1];
@@ -223,20 +249,19 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
       }
     }
   }
-  for (std::size_t s = 0; s < streams.size(); ++s) {
-    if (mesh.streams[s].stride == 0) continue;
-    mj["streams"][s]["payload"] = add_payload(std::move(streams[s]));
-  }
-  mj["vertex_count"] = static_cast<std::uint32_t>(vc);
-  const std::uint32_t index_size = vc > 65536 ? 4 : mesh.index_size;
-  mj["index_size"] = index_size;
+  return core::Ok{};
+}
 
+core::Status ScenePacker::pack_draws(std::uint32_t m, const SceneMesh& sm, std::uint32_t index_size,
+                                     Json& mj, PackedMesh& pm) {
+  const Mesh& mesh = model_.meshes[m];
+  const std::size_t vc = sm.vertex_count;
   // Draws. 1.1+: each draw its own index payload. 1.0: one index stream
   // per mesh, the draws' ranges in draw order (§7), rebuilt below.
   const bool one_stream = model_.appearance_structure;
   std::vector<std::vector<std::uint8_t>> stream_parts(mesh.draws.size());
   std::vector<bool> assigned(mesh.draws.size(), false);
-  for (const SceneMesh::Primitive& prim : sm->primitives) {
+  for (const SceneMesh::Primitive& prim : sm.primitives) {
     std::optional<std::size_t> d;
     for (std::size_t k = 0; k < mesh.draws.size() && !d; ++k)
       if (!assigned[k] && mesh.draws[k].material_name == prim.material) d = k;
@@ -330,13 +355,6 @@ core::Status ScenePacker::pack_mesh(std::uint32_t m,
     mj["indices"] = add_payload(std::move(all));
     mj["index_count"] = start;
   }
-  std::set<std::string> template_targets;
-  if (auto st = rebuild_template_channels(m, *sm, template_targets); !st) return st;
-  if (sm->targets.size() > template_targets.size()) {
-    auto st = collect_targets(m, *sm, template_targets);
-    if (!st) return st;
-  }
-  result_.meshes.push_back(std::move(pm));
   return core::Ok{};
 }
 

@@ -8,6 +8,7 @@
 #include "charkit/bem/error_codes.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/pack.h"
+#include "charkit/core/json.h"
 #include "charkit/scene/image.h"
 #include "charkit/scene/texture_decode.h"
 #include "charkit/scene/texture_encode.h"
@@ -24,6 +25,82 @@ core::Error template_error(std::string message, std::string pointer) {
 /// A placeholder payload of `bytes` zero bytes (at least one: §2).
 std::vector<std::uint8_t> zeros(std::size_t bytes) {
   return std::vector<std::uint8_t>(std::max<std::size_t>(bytes, 1), 0);
+}
+
+/// A layout's "textures": a placeholder texture per entry (4×4 grey in its
+/// format), listed in textures_of_slot by material slot.
+core::Status template_textures(const Json& texs, const std::string& lp, const Json& comp,
+                               PackageContent& out,
+                               std::map<std::uint32_t, Json>& textures_of_slot) {
+  Json& m = out.manifest;
+  if (!texs.is_array()) return template_error("\"textures\" is an array", lp + "/textures");
+  for (std::size_t k = 0; k < texs.size(); ++k) {
+    const std::string tp = lp + "/textures/" + std::to_string(k);
+    const Json& tx = texs[k];
+    if (!tx.is_object()) return template_error("a texture is an object", tp);
+    for (const auto& [key, value] : tx.items())
+      if (key != "material_slot" && key != "original_name" && key != "srgb" && key != "semantic" &&
+          key != "format")
+        return template_error("\"" + key +
+                                  "\" is not a texture field (material_slot, original_name, srgb, "
+                                  "semantic, format)",
+                              tp + "/" + key);
+    const auto slot =
+        tx.contains("material_slot") ? core::json_uint32(tx["material_slot"]) : std::nullopt;
+    if (!slot || *slot >= comp["materials"].size())
+      return template_error("\"material_slot\" is an index into the component's materials",
+                            tp + "/material_slot");
+    if (!tx.contains("original_name") || !tx["original_name"].is_string() ||
+        tx["original_name"].get<std::string>().empty())
+      return template_error(
+          "\"original_name\" is the name of the game texture this one replaces (§8)",
+          tp + "/original_name");
+    if (!tx.contains("srgb") || !tx["srgb"].is_boolean())
+      return template_error(
+          "\"srgb\" (true or false) says whether the texture is colour; it is never "
+          "guessed",
+          tp + "/srgb");
+    const bool srgb = tx["srgb"].get<bool>();
+    const bool normal = tx.contains("semantic") && tx["semantic"] == "normal";
+    if (tx.contains("semantic") && !normal)
+      return template_error("\"semantic\" is \"normal\" or left out (§8)", tp + "/semantic");
+    std::uint32_t format = srgb     ? scene::texture_format::kBC7
+                           : normal ? scene::texture_format::kBC5
+                                    : scene::texture_format::kBC4;
+    if (tx.contains("format")) {
+      auto f = tx["format"].is_string()
+                   ? scene::texture_format_from_name(tx["format"].get<std::string>())
+                   : std::nullopt;
+      if (!f)
+        return template_error(
+            "\"format\" is BC7, BC1, BC3, BC4, BC5, ASTC4x4, ASTC5x5, ASTC6x6, "
+            "RGBA32 or R8",
+            tp + "/format");
+      format = *f;
+    }
+    scene::RgbaImage grey;
+    grey.width = grey.height = 4;
+    grey.pixels.assign(64, 128);
+    auto payload = scene::encode_texture(format, grey, 1, srgb);
+    if (!payload) return template_error(payload.error().message, tp + "/format");
+    out.payloads.push_back(std::move(*payload));
+    Json tj{{"width", 4},
+            {"height", 4},
+            {"mips", 1},
+            {"format", format},
+            {"srgb", srgb},
+            {"original_name", tx["original_name"]},
+            {"payload", out.payloads.size() - 1}};
+    if (normal) {
+      tj["semantic"] = "normal";
+      if (format == scene::texture_format::kBC5) tj["normal_encoding"] = "xy-unorm";
+    }
+    m["textures"].push_back(std::move(tj));
+    auto& list = textures_of_slot[*slot];
+    if (list.is_null()) list = Json::array();
+    list.push_back(m["textures"].size() - 1);
+  }
+  return core::Ok{};
 }
 
 }  // namespace
@@ -131,77 +208,9 @@ core::Result<PackageContent> template_from_json(core::Bytes json) {
     // Texture facts: which material slot, name, colour space; format by
     // semantic unless given (sRGB colour BC7, normal maps BC5, masks BC4).
     std::map<std::uint32_t, Json> textures_of_slot;
-    if (lay.contains("textures")) {
-      const Json& texs = lay["textures"];
-      if (!texs.is_array()) return template_error("\"textures\" is an array", lp + "/textures");
-      for (std::size_t k = 0; k < texs.size(); ++k) {
-        const std::string tp = lp + "/textures/" + std::to_string(k);
-        const Json& tx = texs[k];
-        if (!tx.is_object()) return template_error("a texture is an object", tp);
-        for (const auto& [key, value] : tx.items())
-          if (key != "material_slot" && key != "original_name" && key != "srgb" &&
-              key != "semantic" && key != "format")
-            return template_error(
-                "\"" + key +
-                    "\" is not a texture field (material_slot, original_name, srgb, "
-                    "semantic, format)",
-                tp + "/" + key);
-        const auto slot =
-            tx.contains("material_slot") ? core::json_uint32(tx["material_slot"]) : std::nullopt;
-        if (!slot || *slot >= comp["materials"].size())
-          return template_error("\"material_slot\" is an index into the component's materials",
-                                tp + "/material_slot");
-        if (!tx.contains("original_name") || !tx["original_name"].is_string() ||
-            tx["original_name"].get<std::string>().empty())
-          return template_error(
-              "\"original_name\" is the name of the game texture this one replaces (§8)",
-              tp + "/original_name");
-        if (!tx.contains("srgb") || !tx["srgb"].is_boolean())
-          return template_error(
-              "\"srgb\" (true or false) says whether the texture is colour; it is never "
-              "guessed",
-              tp + "/srgb");
-        const bool srgb = tx["srgb"].get<bool>();
-        const bool normal = tx.contains("semantic") && tx["semantic"] == "normal";
-        if (tx.contains("semantic") && !normal)
-          return template_error("\"semantic\" is \"normal\" or left out (§8)", tp + "/semantic");
-        std::uint32_t format = srgb     ? scene::texture_format::kBC7
-                               : normal ? scene::texture_format::kBC5
-                                        : scene::texture_format::kBC4;
-        if (tx.contains("format")) {
-          auto f = tx["format"].is_string()
-                       ? scene::texture_format_from_name(tx["format"].get<std::string>())
-                       : std::nullopt;
-          if (!f)
-            return template_error(
-                "\"format\" is BC7, BC1, BC3, BC4, BC5, ASTC4x4, ASTC5x5, ASTC6x6, "
-                "RGBA32 or R8",
-                tp + "/format");
-          format = *f;
-        }
-        scene::RgbaImage grey;
-        grey.width = grey.height = 4;
-        grey.pixels.assign(64, 128);
-        auto payload = scene::encode_texture(format, grey, 1, srgb);
-        if (!payload) return template_error(payload.error().message, tp + "/format");
-        out.payloads.push_back(std::move(*payload));
-        Json tj{{"width", 4},
-                {"height", 4},
-                {"mips", 1},
-                {"format", format},
-                {"srgb", srgb},
-                {"original_name", tx["original_name"]},
-                {"payload", out.payloads.size() - 1}};
-        if (normal) {
-          tj["semantic"] = "normal";
-          if (format == scene::texture_format::kBC5) tj["normal_encoding"] = "xy-unorm";
-        }
-        m["textures"].push_back(std::move(tj));
-        auto& list = textures_of_slot[*slot];
-        if (list.is_null()) list = Json::array();
-        list.push_back(m["textures"].size() - 1);
-      }
-    }
+    if (lay.contains("textures"))
+      if (auto st = template_textures(lay["textures"], lp, comp, out, textures_of_slot); !st)
+        return std::move(st).error();
     // One placeholder draw per material slot; pack fills them and drops the
     // ones no primitive fills.
     mesh["draws"] = Json::array();

@@ -282,32 +282,18 @@ core::Result<double> mlp_loss(const Mlp& mlp, std::span<const float> x, std::spa
   return loss;
 }
 
-core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, std::size_t samples,
-                            std::size_t features, std::size_t outputs, const MlpOptions& options,
-                            MlpTrainStats* stats) {
-  if (samples == 0 || features == 0 || outputs == 0 || x.size() / features != samples ||
-      x.size() != samples * features || y.size() / outputs != samples ||
-      y.size() != samples * outputs)
-    return make_error(codes::MLP_SHAPE, "x must be samples x features and y samples x outputs");
-  if (options.batch_size == 0) return make_error(codes::MLP_SHAPE, "batch_size must be > 0");
-  const AdamOptions& ao = options.adam;
-  if (!(ao.learning_rate > 0.0) || !std::isfinite(ao.learning_rate) || !(ao.epsilon > 0.0) ||
-      !std::isfinite(ao.epsilon) || !(ao.beta1 >= 0.0 && ao.beta1 < 1.0) ||
-      !(ao.beta2 >= 0.0 && ao.beta2 < 1.0))
-    return make_error(codes::MODEL_OPTIONS,
-                      "Adam needs a learning rate and epsilon > 0 and beta1, beta2 in [0, 1)");
-  if (!all_finite(x) || !all_finite(y))
-    return make_error(codes::MLP_NOT_FINITE, "training data holds NaN or infinity");
-  Rng rng(options.seed);
-  auto init = init_with(features, outputs, options, rng);
-  if (!init) return init;
-  Mlp mlp = std::move(init).value();
+namespace {
+
+/// The inputs' standardisation: the fixed one given, or each input's mean
+/// and standard deviation over the samples.
+core::Status set_standardisation(Mlp& mlp, std::span<const float> x, std::size_t samples,
+                                 std::size_t features, const MlpOptions& options) {
   if (!options.fixed_input_mean.empty() || !options.fixed_input_std.empty()) {
     if (options.fixed_input_mean.size() != features || options.fixed_input_std.size() != features)
       return make_error(codes::MLP_SHAPE, "fixed standardisation needs one mean and std per input");
     mlp.input_mean = options.fixed_input_mean;
     mlp.input_std = options.fixed_input_std;
-    if (auto st = validate(mlp); !st) return std::move(st).error();
+    return validate(mlp);
   } else if (options.standardize_inputs) {
     for (std::size_t j = 0; j < features; ++j) {
       double sum = 0.0, sq = 0.0;
@@ -322,121 +308,178 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       mlp.input_std[j] = sd < 1e-8 ? 1.0F : static_cast<float>(sd);
     }
   }
-  if (stats != nullptr) {
-    auto l0 = mlp_loss(mlp, x, y, samples);
-    if (!l0) return std::move(l0).error();
-    stats->initial_loss = *l0;
+  return core::Ok{};
+}
+
+// The training loop works in preallocated buffers (no allocation per
+// step). A step has two phases, each split over `threads` pieces that write
+// disjoint parts (docs/deformer/batch.md, "Training on several cores"):
+//  1. by batch rows: gather the rows already standardised, the forward
+//     pass, the loss, and the backward pass's row-local part (every
+//     layer's dz and the next da);
+//  2. by parameters: each layer's weight gradient a^T·dz for a range of
+//     its input rows and the bias gradient for a range of its outputs,
+//     each followed at once by Adam on that range.
+// On AVX-512 CPUs the products run on detail::fused_product, which does
+// the elementwise work next to each product (bias and ELU, ELU', the
+// residual, Adam) on its sums before they are stored, and reads the
+// batch's rows in place (docs/deformer/batch.md, "Products with their
+// epilogues"); elsewhere on detail::gemm and one pass per elementwise step.
+// Adam runs in float with the bias corrections folded into the step size:
+// lr m^ / (sqrt(v^) + eps) = (lr sqrt(c2) / c1) m / (sqrt(v) + eps sqrt(c2)).
+class MlpTraining {
+ public:
+  MlpTraining(Mlp& trained, std::span<const float> inputs, std::span<const float> targets,
+              std::size_t sample_count, const MlpOptions& training_options)
+      : mlp(trained),
+        x(inputs),
+        y(targets),
+        samples(sample_count),
+        features(trained.layers.front().inputs),
+        outputs(trained.layers.back().outputs),
+        options(training_options) {
+    allocate();
   }
-  // The training loop works in preallocated buffers (no allocation per
-  // step). A step has two phases, each split over `threads` pieces that write
-  // disjoint parts (docs/deformer/batch.md, "Training on several cores"):
-  //  1. by batch rows: gather the rows already standardised, the forward
-  //     pass, the loss, and the backward pass's row-local part (every
-  //     layer's dz and the next da);
-  //  2. by parameters: each layer's weight gradient a^T·dz for a range of
-  //     its input rows and the bias gradient for a range of its outputs,
-  //     each followed at once by Adam on that range.
-  // On AVX-512 CPUs the products run on detail::fused_product, which does
-  // the elementwise work next to each product (bias and ELU, ELU', the
-  // residual, Adam) on its sums before they are stored, and reads the
-  // batch's rows in place (docs/deformer/batch.md, "Products with their
-  // epilogues"); elsewhere on detail::gemm and one pass per elementwise step.
-  // Adam runs in float with the bias corrections folded into the step size:
-  // lr m^ / (sqrt(v^) + eps) = (lr sqrt(c2) / c1) m / (sqrt(v) + eps sqrt(c2)).
-  const std::size_t n = mlp.layers.size();
-  const std::size_t batch = options.batch_size;
-  // The default pool is only started when more than one piece is asked for.
-  std::size_t wanted = options.threads;
-  if (wanted == 0)
-    wanted =
-        (options.executor != nullptr ? *options.executor : core::default_executor()).concurrency();
-  const std::size_t pieces = std::clamp<std::size_t>(wanted, 1, std::min<std::size_t>(batch, 64));
-  core::Executor& ex = pieces == 1                   ? core::serial_executor()
-                       : options.executor != nullptr ? *options.executor
-                                                     : core::default_executor();
-  std::size_t widest = features;
-  for (const DenseLayer& d : mlp.layers) widest = std::max(widest, d.outputs);
-  // The weights and biases are trained in copies on cache-line boundaries.
-  std::vector<detail::AlignedFloats> a(n + 1), dz(n), gw(n), gb(n), mw(n), vw(n), mb(n), vb(n),
-      wt(n), bs(n);
-  std::vector<float> inv_sd(features);
-  for (std::size_t j = 0; j < features; ++j) inv_sd[j] = 1.0F / mlp.input_std[j];
-  // With the fused products (AVX-512) the samples are standardised once and
-  // a batch's rows are read where they lie (xrows); otherwise every step
-  // gathers them into a[0] for gemm.
-  const bool fused = detail::fused_product_available();
-  const bool linear_out = mlp.output_activation == Activation::kIdentity;
-  // Fused with a linear output, the last product ends in the residual:
-  // dz[n-1] and the rows' squared sums; a[n] is not written.
-  const bool residual_done = fused && linear_out;
-  detail::AlignedFloats xs;
-  if (fused) {
-    xs.resize(samples * features);
-    for (std::size_t i = 0; i < samples; ++i)
-      detail::gather_standardise(x.data(), features, &i, 1, mlp.input_mean.data(), inv_sd.data(),
-                                 xs.data() + i * features);
-  } else {
-    a[0].resize(batch * features);
+
+  /// Runs the iterations, then copies the trained weights into the model.
+  core::Status run(Rng& rng) {
+    for (std::size_t it = 0; it < options.iterations; ++it) {
+      for (std::size_t k = 0; k < batch; ++k) {
+        auto row = static_cast<std::size_t>(rng.uniform() * static_cast<double>(samples));
+        rows[k] = std::min(row, samples - 1);
+      }
+      if (fused)
+        for (std::size_t k = 0; k < batch; ++k) {
+          xrows[k] = xs.data() + rows[k] * features;
+          trows[k] = y.data() + rows[k] * outputs;
+        }
+      ex->parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
+        for (std::size_t p = b; p < e; ++p) rows_pass(p);
+      });
+      double sum = 0.0;
+      for (double pl : piece_loss) sum += pl;  // in piece order: deterministic
+      const double loss = sum / denom;
+      if (!std::isfinite(loss))
+        return make_error(codes::MLP_NOT_FINITE, "training diverged (lower the learning rate)");
+      adam = detail::adam_step_constants(options.adam.beta1, options.adam.beta2,
+                                         options.adam.learning_rate, options.adam.epsilon, it + 1);
+      ex->parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
+        for (std::size_t p = b; p < e; ++p) params_pass(p);
+      });
+      if (options.progress && options.progress_every > 0 &&
+          ((it + 1) % options.progress_every == 0 || it + 1 == options.iterations))
+        options.progress(it + 1, options.iterations, loss);
+    }
+    for (std::size_t l = 0; l < n; ++l) {
+      mlp.layers[l].weights.assign(wt[l].begin(), wt[l].end());
+      mlp.layers[l].biases.assign(bs[l].begin(), bs[l].end());
+    }
+    return core::Ok{};
   }
-  for (std::size_t l = 0; l < n; ++l) {
-    const DenseLayer& d = mlp.layers[l];
-    wt[l].assign(d.weights.begin(), d.weights.end());
-    bs[l].assign(d.biases.begin(), d.biases.end());
-    a[l + 1].resize(batch * d.outputs);
-    dz[l].resize(batch * d.outputs);
-    if (!fused) gw[l].resize(d.inputs * d.outputs);  // fused: the sums go into Adam
-    gb[l].resize(d.outputs);
-    mw[l].assign(d.inputs * d.outputs, 0.0F);
-    vw[l].assign(d.inputs * d.outputs, 0.0F);
-    mb[l].assign(d.outputs, 0.0F);
-    vb[l].assign(d.outputs, 0.0F);
-  }
-  std::vector<detail::AlignedFloats> da(pieces, detail::AlignedFloats(batch * widest));
-  // Per piece, a layer's bias gradient as the fused weight-gradient product
-  // sums it (every column; the piece runs Adam on its own range of them).
-  std::vector<detail::AlignedFloats> bias_grad(fused ? pieces : 0, detail::AlignedFloats(widest));
-  // The fused products fetch their epilogues' lines ahead only when another
-  // core has used them (FusedProduct::prefetch: it costs on one thread).
-  const bool prefetch = pieces > 1;
-  std::vector<double> piece_loss(pieces);
-  std::vector<std::size_t> rows(batch);
-  // The fused products' row pointers: the batch's samples and targets (set
-  // every step), each layer's activations and dz (fixed), and per piece the transposed
-  // weights of the input-gradient products.
-  std::vector<const float*> xrows(fused ? batch : 0), trows(fused ? batch : 0);
-  std::vector<float> lanes(fused ? batch * 16 : 0);  // the rows' squared residuals
-  std::vector<std::vector<const float*>> arows(fused ? n : 0), dzrows(fused ? n : 0);
-  std::vector<std::vector<detail::AlignedFloats>> wtt(fused ? pieces : 0);
-  if (fused) {
+
+ private:
+  void allocate() {
+    n = mlp.layers.size();
+    batch = options.batch_size;
+    // The default pool is only started when more than one piece is asked for.
+    std::size_t wanted = options.threads;
+    if (wanted == 0)
+      wanted = (options.executor != nullptr ? *options.executor : core::default_executor())
+                   .concurrency();
+    pieces = std::clamp<std::size_t>(wanted, 1, std::min<std::size_t>(batch, 64));
+    ex = pieces == 1                   ? &core::serial_executor()
+         : options.executor != nullptr ? options.executor
+                                       : &core::default_executor();
+    widest = features;
+    for (const DenseLayer& d : mlp.layers) widest = std::max(widest, d.outputs);
+    for (auto* v : {&dz, &gw, &gb, &mw, &vw, &mb, &vb, &wt, &bs}) v->resize(n);
+    a.resize(n + 1);
+    inv_sd.resize(features);
+    for (std::size_t j = 0; j < features; ++j) inv_sd[j] = 1.0F / mlp.input_std[j];
+    // With the fused products (AVX-512) the samples are standardised once and
+    // a batch's rows are read where they lie (xrows); otherwise every step
+    // gathers them into a[0] for gemm.
+    fused = detail::fused_product_available();
+    linear_out = mlp.output_activation == Activation::kIdentity;
+    // Fused with a linear output, the last product ends in the residual:
+    // dz[n-1] and the rows' squared sums; a[n] is not written.
+    residual_done = fused && linear_out;
+    if (fused) {
+      xs.resize(samples * features);
+      for (std::size_t i = 0; i < samples; ++i)
+        detail::gather_standardise(x.data(), features, &i, 1, mlp.input_mean.data(), inv_sd.data(),
+                                   xs.data() + i * features);
+    } else {
+      a[0].resize(batch * features);
+    }
     for (std::size_t l = 0; l < n; ++l) {
       const DenseLayer& d = mlp.layers[l];
-      dzrows[l].resize(batch);
-      for (std::size_t b = 0; b < batch; ++b) dzrows[l][b] = dz[l].data() + b * d.outputs;
-      if (l == 0) continue;
-      arows[l].resize(batch);
-      for (std::size_t b = 0; b < batch; ++b) arows[l][b] = a[l].data() + b * d.inputs;
+      wt[l].assign(d.weights.begin(), d.weights.end());
+      bs[l].assign(d.biases.begin(), d.biases.end());
+      a[l + 1].resize(batch * d.outputs);
+      dz[l].resize(batch * d.outputs);
+      if (!fused) gw[l].resize(d.inputs * d.outputs);  // fused: the sums go into Adam
+      gb[l].resize(d.outputs);
+      mw[l].assign(d.inputs * d.outputs, 0.0F);
+      vw[l].assign(d.inputs * d.outputs, 0.0F);
+      mb[l].assign(d.outputs, 0.0F);
+      vb[l].assign(d.outputs, 0.0F);
     }
-    for (auto& w : wtt) {
-      w.resize(n);
-      for (std::size_t l = 1; l < n; ++l) w[l].resize(mlp.layers[l].inputs * mlp.layers[l].outputs);
+    da.assign(pieces, detail::AlignedFloats(batch * widest));
+    // Per piece, a layer's bias gradient as the fused weight-gradient product
+    // sums it (every column; the piece runs Adam on its own range of them).
+    bias_grad.assign(fused ? pieces : 0, detail::AlignedFloats(widest));
+    // The fused products fetch their epilogues' lines ahead only when another
+    // core has used them (FusedProduct::prefetch: it costs on one thread).
+    prefetch = pieces > 1;
+    piece_loss.resize(pieces);
+    rows.resize(batch);
+    // The fused products' row pointers: the batch's samples and targets (set
+    // every step), each layer's activations and dz (fixed), and per piece the transposed
+    // weights of the input-gradient products.
+    xrows.resize(fused ? batch : 0);
+    trows.resize(fused ? batch : 0);
+    lanes.resize(fused ? batch * 16 : 0);
+    arows.resize(fused ? n : 0);
+    dzrows.resize(fused ? n : 0);
+    wtt.resize(fused ? pieces : 0);
+    if (fused) {
+      for (std::size_t l = 0; l < n; ++l) {
+        const DenseLayer& d = mlp.layers[l];
+        dzrows[l].resize(batch);
+        for (std::size_t b = 0; b < batch; ++b) dzrows[l][b] = dz[l].data() + b * d.outputs;
+        if (l == 0) continue;
+        arows[l].resize(batch);
+        for (std::size_t b = 0; b < batch; ++b) arows[l][b] = a[l].data() + b * d.inputs;
+      }
+      for (auto& w : wtt) {
+        w.resize(n);
+        for (std::size_t l = 1; l < n; ++l)
+          w[l].resize(mlp.layers[l].inputs * mlp.layers[l].outputs);
+      }
     }
+    denom = static_cast<double>(batch) * static_cast<double>(outputs);
+    grad_scale = static_cast<float>(2.0 / denom);
   }
-  // Layer l's inputs as row pointers (fused path).
-  auto inputs_of = [&](std::size_t l) { return l == 0 ? xrows.data() : arows[l].data(); };
-  const double denom = static_cast<double>(batch) * static_cast<double>(outputs);
-  const auto grad_scale = static_cast<float>(2.0 / denom);
-  auto range = [](std::size_t count, std::size_t piece, std::size_t of) {
-    return std::pair<std::size_t, std::size_t>{count * piece / of, count * (piece + 1) / of};
-  };
-  auto map = [](detail::AlignedFloats& v, std::size_t r0, std::size_t nr, std::size_t cols) {
+
+  static std::pair<std::size_t, std::size_t> range(std::size_t count, std::size_t piece,
+                                                   std::size_t of) {
+    return {count * piece / of, count * (piece + 1) / of};
+  }
+  static Eigen::Map<MatF> map(detail::AlignedFloats& v, std::size_t r0, std::size_t nr,
+                              std::size_t cols) {
     return Eigen::Map<MatF>(v.data() + r0 * cols, static_cast<Eigen::Index>(nr),
                             static_cast<Eigen::Index>(cols));
-  };
+  }
+  /// Layer l's inputs as row pointers (fused path).
+  const float* const* inputs_of(std::size_t l) const {
+    return l == 0 ? xrows.data() : arows[l].data();
+  }
 
   // Phase 1 on rows [r0, r1). A layer's product goes straight into a[l+1]
   // and the bias and activation follow in one pass: the backward pass needs
   // only the activations (every derivative below is written from a).
-  auto rows_pass = [&](std::size_t piece) {
+  void rows_pass(std::size_t piece) {
     const auto [r0, r1] = range(batch, piece, pieces);
     const std::size_t nr = r1 - r0;
     piece_loss[piece] = 0.0;
@@ -537,12 +580,11 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
                      0.0F, da[piece].data(), d.inputs);
       }
     }
-  };
+  }
 
   // Phase 2: the gradients and Adam of each layer's input rows [i0, i1) and
   // outputs [o0, o1).
-  detail::AdamStep adam;
-  auto params_pass = [&](std::size_t piece) {
+  void params_pass(std::size_t piece) {
     for (std::size_t l = 0; l < n; ++l) {
       const DenseLayer& d = mlp.layers[l];
       const auto [i0, i1] = range(d.inputs, piece, pieces);
@@ -577,39 +619,62 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
                           adam);
       }
     }
-  };
+  }
 
-  for (std::size_t it = 0; it < options.iterations; ++it) {
-    for (std::size_t k = 0; k < batch; ++k) {
-      auto row = static_cast<std::size_t>(rng.uniform() * static_cast<double>(samples));
-      rows[k] = std::min(row, samples - 1);
-    }
-    if (fused)
-      for (std::size_t k = 0; k < batch; ++k) {
-        xrows[k] = xs.data() + rows[k] * features;
-        trows[k] = y.data() + rows[k] * outputs;
-      }
-    ex.parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
-      for (std::size_t p = b; p < e; ++p) rows_pass(p);
-    });
-    double sum = 0.0;
-    for (double pl : piece_loss) sum += pl;  // in piece order: deterministic
-    const double loss = sum / denom;
-    if (!std::isfinite(loss))
-      return make_error(codes::MLP_NOT_FINITE, "training diverged (lower the learning rate)");
-    adam = detail::adam_step_constants(options.adam.beta1, options.adam.beta2,
-                                       options.adam.learning_rate, options.adam.epsilon, it + 1);
-    ex.parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
-      for (std::size_t p = b; p < e; ++p) params_pass(p);
-    });
-    if (options.progress && options.progress_every > 0 &&
-        ((it + 1) % options.progress_every == 0 || it + 1 == options.iterations))
-      options.progress(it + 1, options.iterations, loss);
+  Mlp& mlp;
+  const std::span<const float> x, y;
+  const std::size_t samples, features, outputs;
+  const MlpOptions& options;
+  std::size_t n = 0, batch = 0, pieces = 1, widest = 0;
+  core::Executor* ex = nullptr;
+  // The weights and biases are trained in copies on cache-line boundaries.
+  std::vector<detail::AlignedFloats> a, dz, gw, gb, mw, vw, mb, vb, wt, bs;
+  std::vector<float> inv_sd;
+  bool fused = false, linear_out = false, residual_done = false, prefetch = false;
+  detail::AlignedFloats xs;
+  std::vector<detail::AlignedFloats> da, bias_grad;
+  std::vector<double> piece_loss;
+  std::vector<std::size_t> rows;
+  std::vector<const float*> xrows, trows;
+  std::vector<float> lanes;  // the rows' squared residuals
+  std::vector<std::vector<const float*>> arows, dzrows;
+  std::vector<std::vector<detail::AlignedFloats>> wtt;
+  double denom = 1.0;
+  float grad_scale = 0.0F;
+  detail::AdamStep adam;
+};
+
+}  // namespace
+
+core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, std::size_t samples,
+                            std::size_t features, std::size_t outputs, const MlpOptions& options,
+                            MlpTrainStats* stats) {
+  if (samples == 0 || features == 0 || outputs == 0 || x.size() / features != samples ||
+      x.size() != samples * features || y.size() / outputs != samples ||
+      y.size() != samples * outputs)
+    return make_error(codes::MLP_SHAPE, "x must be samples x features and y samples x outputs");
+  if (options.batch_size == 0) return make_error(codes::MLP_SHAPE, "batch_size must be > 0");
+  const AdamOptions& ao = options.adam;
+  if (!(ao.learning_rate > 0.0) || !std::isfinite(ao.learning_rate) || !(ao.epsilon > 0.0) ||
+      !std::isfinite(ao.epsilon) || !(ao.beta1 >= 0.0 && ao.beta1 < 1.0) ||
+      !(ao.beta2 >= 0.0 && ao.beta2 < 1.0))
+    return make_error(codes::MODEL_OPTIONS,
+                      "Adam needs a learning rate and epsilon > 0 and beta1, beta2 in [0, 1)");
+  if (!all_finite(x) || !all_finite(y))
+    return make_error(codes::MLP_NOT_FINITE, "training data holds NaN or infinity");
+  Rng rng(options.seed);
+  auto init = init_with(features, outputs, options, rng);
+  if (!init) return init;
+  Mlp mlp = std::move(init).value();
+  if (auto st = set_standardisation(mlp, x, samples, features, options); !st)
+    return std::move(st).error();
+  if (stats != nullptr) {
+    auto l0 = mlp_loss(mlp, x, y, samples);
+    if (!l0) return std::move(l0).error();
+    stats->initial_loss = *l0;
   }
-  for (std::size_t l = 0; l < n; ++l) {
-    mlp.layers[l].weights.assign(wt[l].begin(), wt[l].end());
-    mlp.layers[l].biases.assign(bs[l].begin(), bs[l].end());
-  }
+  MlpTraining training(mlp, x, y, samples, options);
+  if (auto st = training.run(rng); !st) return std::move(st).error();
   for (const DenseLayer& d : mlp.layers)
     if (!all_finite(d.weights) || !all_finite(d.biases))
       return make_error(codes::MLP_NOT_FINITE, "training diverged (lower the learning rate)");

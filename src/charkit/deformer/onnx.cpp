@@ -264,11 +264,13 @@ const onnx::AttributeProto* find_attr(const onnx::NodeProto& p, std::string_view
   return nullptr;
 }
 
-// Reads the attributes each op uses; unknown attributes are ignored (older
-// opsets carry e.g. `consumed_inputs`, which changes nothing here).
-Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
-                       std::vector<OnnxTensor>& consts, int out_id) {
-  auto get_f = [&](std::string_view name, float& v) -> Status {
+// One node's attributes, read by name and type (a missing one leaves the
+// value as it is).
+struct NodeAttributes {
+  const onnx::NodeProto& p;
+  Node& n;
+
+  Status get_f(std::string_view name, float& v) const {
     const auto* a = find_attr(p, name);
     if (!a) return core::Ok{};
     if (a->type() != onnx::AttributeProto::FLOAT)
@@ -276,8 +278,8 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
                         "attribute " + std::string(name) + " must be a float");
     v = a->f();
     return core::Ok{};
-  };
-  auto get_i = [&](std::string_view name, std::int64_t& v, bool* has = nullptr) -> Status {
+  }
+  Status get_i(std::string_view name, std::int64_t& v, bool* has = nullptr) const {
     const auto* a = find_attr(p, name);
     if (!a) return core::Ok{};
     if (a->type() != onnx::AttributeProto::INT)
@@ -286,8 +288,9 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
     v = a->i();
     if (has) *has = true;
     return core::Ok{};
-  };
-  auto get_ints = [&](std::string_view name) -> Status {
+  }
+  /// A list of ints into n.ints (the one list an op reads as an attribute).
+  Status get_ints(std::string_view name) const {
     const auto* a = find_attr(p, name);
     if (!a) return core::Ok{};
     if (a->type() != onnx::AttributeProto::INTS)
@@ -299,19 +302,119 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
     n.has_ints = true;
     n.ints.assign(a->ints().begin(), a->ints().end());
     return core::Ok{};
-  };
+  }
+};
+
+/// A Constant's value, in any of its attribute forms, into consts[out_id].
+Status read_constant(const onnx::NodeProto& p, Node& n, std::vector<OnnxTensor>& consts,
+                     int out_id) {
+  OnnxTensor& t = consts[static_cast<std::size_t>(out_id)];
+  if (p.attribute_size() != 1)
+    return node_error(n, codes::ONNX_ATTRIBUTE, "a Constant needs exactly one value attribute");
+  const auto& a = p.attribute(0);
+  if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
+    std::string why = tensor_from_proto(a.t(), t);
+    if (!why.empty()) return node_error(n, codes::ONNX_INITIALIZER, "value: " + why);
+  } else if (a.name() == "value_float" && a.type() == onnx::AttributeProto::FLOAT) {
+    t = OnnxTensor::from_f32({}, {a.f()});
+  } else if (a.name() == "value_floats" && a.type() == onnx::AttributeProto::FLOATS) {
+    t = OnnxTensor::from_f32({a.floats_size()}, {a.floats().begin(), a.floats().end()});
+  } else if (a.name() == "value_int" && a.type() == onnx::AttributeProto::INT) {
+    t = OnnxTensor::from_i64({}, {a.i()});
+  } else if (a.name() == "value_ints" && a.type() == onnx::AttributeProto::INTS) {
+    t = OnnxTensor::from_i64({a.ints_size()}, {a.ints().begin(), a.ints().end()});
+  } else {
+    return node_error(n, codes::ONNX_ATTRIBUTE,
+                      "Constant attribute '" + a.name() +
+                          "' is not supported (value, value_float(s), value_int(s))");
+  }
+  return core::Ok{};
+}
+
+/// A Cast's target type: an int, or before opset 6 a type name.
+Status read_cast(const onnx::NodeProto& p, Node& n) {
+  const auto* a = find_attr(p, "to");
+  if (!a) return node_error(n, codes::ONNX_ATTRIBUTE, "attribute to is required");
+  if (a->type() == onnx::AttributeProto::INT) {
+    n.to = static_cast<std::int32_t>(a->i());
+  } else if (a->type() == onnx::AttributeProto::STRING) {  // opset < 6: a type name
+    n.to = a->s() == "FLOAT" ? 1 : a->s() == "INT64" ? 7 : a->s() == "BOOL" ? 9 : 0;
+  } else {
+    return node_error(n, codes::ONNX_ATTRIBUTE, "attribute to must be an int");
+  }
+  if (n.to != 1 && n.to != 7 && n.to != 9)
+    return node_error(n, codes::ONNX_ATTRIBUTE,
+                      std::string("cast to ") +
+                          (a->type() == onnx::AttributeProto::STRING
+                               ? a->s()
+                               : onnx_type_name(static_cast<std::int32_t>(a->i()))) +
+                          " is not supported (float32, int64 and bool only)");
+  return core::Ok{};
+}
+
+Status read_constant_of_shape(const onnx::NodeProto& p, Node& n) {
+  n.value = OnnxTensor::from_f32({}, {0.0f});
+  const auto* a = find_attr(p, "value");
+  if (!a) return core::Ok{};
+  if (a->type() != onnx::AttributeProto::TENSOR)
+    return node_error(n, codes::ONNX_ATTRIBUTE, "attribute value must be a tensor");
+  std::string why = tensor_from_proto(a->t(), n.value);
+  if (!why.empty()) return node_error(n, codes::ONNX_ATTRIBUTE, "value: " + why);
+  if (n.value.numel() != 1)
+    return node_error(n, codes::ONNX_ATTRIBUTE, "value must hold exactly one element");
+  return core::Ok{};
+}
+
+/// Before opset 10: starts / ends / axes are attributes.
+Status read_slice(const onnx::NodeProto& p, Node& n, const NodeAttributes& attrs) {
+  if (auto st = attrs.get_ints("axes"); !st) return st;
+  for (auto [name, dst] : {std::pair{"starts", &n.starts}, std::pair{"ends", &n.ends}}) {
+    const auto* a = find_attr(p, name);
+    if (!a) continue;
+    if (a->type() != onnx::AttributeProto::INTS || a->ints_size() > static_cast<int>(kOnnxMaxRank))
+      return node_error(n, codes::ONNX_ATTRIBUTE,
+                        std::string("attribute ") + name + " must be a short list of ints");
+    dst->assign(a->ints().begin(), a->ints().end());
+    n.has_slice_attrs = true;
+  }
+  return core::Ok{};
+}
+
+Status read_pad(const onnx::NodeProto& p, Node& n, const NodeAttributes& attrs) {
+  if (const auto* a = find_attr(p, "mode")) {
+    if (a->type() != onnx::AttributeProto::STRING)
+      return node_error(n, codes::ONNX_ATTRIBUTE, "attribute mode must be a string");
+    if (a->s() == "constant")
+      n.pad_mode = 0;
+    else if (a->s() == "reflect")
+      n.pad_mode = 1;
+    else if (a->s() == "edge")
+      n.pad_mode = 2;
+    else
+      return node_error(n, codes::ONNX_ATTRIBUTE,
+                        "pad mode '" + a->s() + "' is not supported (constant, reflect, edge)");
+  }
+  if (auto st = attrs.get_f("value", n.pad_value); !st) return st;  // before opset 11
+  return attrs.get_ints("pads");                                    // opset < 11
+}
+
+// Reads the attributes each op uses; unknown attributes are ignored (older
+// opsets carry e.g. `consumed_inputs`, which changes nothing here).
+Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
+                       std::vector<OnnxTensor>& consts, int out_id) {
+  const NodeAttributes attrs{p, n};
   Status st = core::Ok{};
   std::int64_t tmp = 0;
   switch (n.op) {
     case Op::kGemm:
       n.alpha = 1.0f;
       n.beta = 1.0f;
-      if (!(st = get_f("alpha", n.alpha))) return st;
-      if (!(st = get_f("beta", n.beta))) return st;
-      if (!(st = get_i("transA", tmp))) return st;
+      if (!(st = attrs.get_f("alpha", n.alpha))) return st;
+      if (!(st = attrs.get_f("beta", n.beta))) return st;
+      if (!(st = attrs.get_i("transA", tmp))) return st;
       n.trans_a = tmp != 0;
       tmp = 0;
-      if (!(st = get_i("transB", tmp))) return st;
+      if (!(st = attrs.get_i("transB", tmp))) return st;
       n.trans_b = tmp != 0;
       return core::Ok{};
     case Op::kAdd:
@@ -322,78 +425,57 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
       // onto A, aligned at `axis` (default: trailing dims).
       if (opset < 7) {
         n.legacy = true;
-        if (!(st = get_i("broadcast", tmp))) return st;
+        if (!(st = attrs.get_i("broadcast", tmp))) return st;
         n.legacy_broadcast = tmp != 0;
-        if (!(st = get_i("axis", n.axis, &n.has_axis))) return st;
+        if (!(st = attrs.get_i("axis", n.axis, &n.has_axis))) return st;
       }
       return core::Ok{};
     case Op::kElu:
       n.alpha = 1.0f;
-      return get_f("alpha", n.alpha);
+      return attrs.get_f("alpha", n.alpha);
     case Op::kLeakyRelu:
       n.alpha = 0.01f;
-      return get_f("alpha", n.alpha);
+      return attrs.get_f("alpha", n.alpha);
     case Op::kClip:
       // Opset < 11: bounds are attributes; from 11 they are optional inputs.
       n.clip_min = -std::numeric_limits<float>::infinity();
       n.clip_max = std::numeric_limits<float>::infinity();
-      if (!(st = get_f("min", n.clip_min))) return st;
-      return get_f("max", n.clip_max);
+      if (!(st = attrs.get_f("min", n.clip_min))) return st;
+      return attrs.get_f("max", n.clip_max);
     case Op::kFlatten:
       n.axis = 1;
-      return get_i("axis", n.axis);
+      return attrs.get_i("axis", n.axis);
     case Op::kConcat:
-      if (!(st = get_i("axis", n.axis, &n.has_axis))) return st;
+      if (!(st = attrs.get_i("axis", n.axis, &n.has_axis))) return st;
       if (!n.has_axis && opset >= 4)
         return node_error(n, codes::ONNX_ATTRIBUTE, "attribute axis is required");
       if (!n.has_axis) n.axis = 1;  // opset 1-3 default
       return core::Ok{};
     case Op::kReshape:
-      if (!(st = get_i("allowzero", tmp))) return st;
+      if (!(st = attrs.get_i("allowzero", tmp))) return st;
       n.allowzero = tmp != 0;
-      return get_ints("shape");  // opset < 5
+      return attrs.get_ints("shape");  // opset < 5
     case Op::kTranspose:
-      return get_ints("perm");
+      return attrs.get_ints("perm");
     case Op::kSqueeze:
     case Op::kUnsqueeze:
-      return get_ints("axes");  // opset < 13
-    case Op::kConstant: {
-      OnnxTensor& t = consts[static_cast<std::size_t>(out_id)];
-      if (p.attribute_size() != 1)
-        return node_error(n, codes::ONNX_ATTRIBUTE, "a Constant needs exactly one value attribute");
-      const auto& a = p.attribute(0);
-      if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) {
-        std::string why = tensor_from_proto(a.t(), t);
-        if (!why.empty()) return node_error(n, codes::ONNX_INITIALIZER, "value: " + why);
-      } else if (a.name() == "value_float" && a.type() == onnx::AttributeProto::FLOAT) {
-        t = OnnxTensor::from_f32({}, {a.f()});
-      } else if (a.name() == "value_floats" && a.type() == onnx::AttributeProto::FLOATS) {
-        t = OnnxTensor::from_f32({a.floats_size()}, {a.floats().begin(), a.floats().end()});
-      } else if (a.name() == "value_int" && a.type() == onnx::AttributeProto::INT) {
-        t = OnnxTensor::from_i64({}, {a.i()});
-      } else if (a.name() == "value_ints" && a.type() == onnx::AttributeProto::INTS) {
-        t = OnnxTensor::from_i64({a.ints_size()}, {a.ints().begin(), a.ints().end()});
-      } else {
-        return node_error(n, codes::ONNX_ATTRIBUTE,
-                          "Constant attribute '" + a.name() +
-                              "' is not supported (value, value_float(s), value_int(s))");
-      }
-      return core::Ok{};
-    }
+      return attrs.get_ints("axes");  // opset < 13
+    case Op::kConstant:
+      return read_constant(p, n, consts, out_id);
     case Op::kSelu:
       n.alpha = 1.67326319217681884765625f;
       n.gamma = 1.05070102214813232421875f;
-      if (!(st = get_f("alpha", n.alpha))) return st;
-      return get_f("gamma", n.gamma);
+      if (!(st = attrs.get_f("alpha", n.alpha))) return st;
+      return attrs.get_f("gamma", n.gamma);
     case Op::kCelu:
     case Op::kThresholdedRelu:
       n.alpha = 1.0f;
-      return get_f("alpha", n.alpha);
+      return attrs.get_f("alpha", n.alpha);
     case Op::kHardSigmoid:
       n.alpha = 0.2f;
       n.beta = 0.5f;
-      if (!(st = get_f("alpha", n.alpha))) return st;
-      return get_f("beta", n.beta);
+      if (!(st = attrs.get_f("alpha", n.alpha))) return st;
+      return attrs.get_f("beta", n.beta);
     case Op::kGelu: {
       const auto* a = find_attr(p, "approximate");
       if (!a) return core::Ok{};
@@ -403,58 +485,18 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
       n.gelu_tanh = a->s() == "tanh";
       return core::Ok{};
     }
-    case Op::kCast: {
-      const auto* a = find_attr(p, "to");
-      if (!a) return node_error(n, codes::ONNX_ATTRIBUTE, "attribute to is required");
-      if (a->type() == onnx::AttributeProto::INT) {
-        n.to = static_cast<std::int32_t>(a->i());
-      } else if (a->type() == onnx::AttributeProto::STRING) {  // opset < 6: a type name
-        n.to = a->s() == "FLOAT" ? 1 : a->s() == "INT64" ? 7 : a->s() == "BOOL" ? 9 : 0;
-      } else {
-        return node_error(n, codes::ONNX_ATTRIBUTE, "attribute to must be an int");
-      }
-      if (n.to != 1 && n.to != 7 && n.to != 9)
-        return node_error(n, codes::ONNX_ATTRIBUTE,
-                          std::string("cast to ") +
-                              (a->type() == onnx::AttributeProto::STRING
-                                   ? a->s()
-                                   : onnx_type_name(static_cast<std::int32_t>(a->i()))) +
-                              " is not supported (float32, int64 and bool only)");
-      return core::Ok{};
-    }
+    case Op::kCast:
+      return read_cast(p, n);
     case Op::kShape:
-      if (!(st = get_i("start", n.start))) return st;
-      return get_i("end", n.end, &n.has_end);
+      if (!(st = attrs.get_i("start", n.start))) return st;
+      return attrs.get_i("end", n.end, &n.has_end);
     case Op::kGather:
       n.axis = 0;
-      return get_i("axis", n.axis);
-    case Op::kConstantOfShape: {
-      n.value = OnnxTensor::from_f32({}, {0.0f});
-      const auto* a = find_attr(p, "value");
-      if (!a) return core::Ok{};
-      if (a->type() != onnx::AttributeProto::TENSOR)
-        return node_error(n, codes::ONNX_ATTRIBUTE, "attribute value must be a tensor");
-      std::string why = tensor_from_proto(a->t(), n.value);
-      if (!why.empty()) return node_error(n, codes::ONNX_ATTRIBUTE, "value: " + why);
-      if (n.value.numel() != 1)
-        return node_error(n, codes::ONNX_ATTRIBUTE, "value must hold exactly one element");
-      return core::Ok{};
-    }
-    case Op::kSlice: {
-      // Before opset 10: starts / ends / axes are attributes.
-      if (!(st = get_ints("axes"))) return st;
-      for (auto [name, dst] : {std::pair{"starts", &n.starts}, std::pair{"ends", &n.ends}}) {
-        const auto* a = find_attr(p, name);
-        if (!a) continue;
-        if (a->type() != onnx::AttributeProto::INTS ||
-            a->ints_size() > static_cast<int>(kOnnxMaxRank))
-          return node_error(n, codes::ONNX_ATTRIBUTE,
-                            std::string("attribute ") + name + " must be a short list of ints");
-        dst->assign(a->ints().begin(), a->ints().end());
-        n.has_slice_attrs = true;
-      }
-      return core::Ok{};
-    }
+      return attrs.get_i("axis", n.axis);
+    case Op::kConstantOfShape:
+      return read_constant_of_shape(p, n);
+    case Op::kSlice:
+      return read_slice(p, n, attrs);
     case Op::kReduceMean:
     case Op::kReduceSum:
     case Op::kReduceMax:
@@ -465,29 +507,29 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
     case Op::kReduceSumSquare:
     case Op::kReduceLogSumExp:
       tmp = 1;
-      if (!(st = get_i("keepdims", tmp))) return st;
+      if (!(st = attrs.get_i("keepdims", tmp))) return st;
       n.keepdims = tmp != 0;
       tmp = 0;
-      if (!(st = get_i("noop_with_empty_axes", tmp))) return st;
+      if (!(st = attrs.get_i("noop_with_empty_axes", tmp))) return st;
       n.noop_empty_axes = tmp != 0;
-      return get_ints("axes");  // ReduceSum before 13, the others before 18
+      return attrs.get_ints("axes");  // ReduceSum before 13, the others before 18
     case Op::kSoftmax:
     case Op::kLogSoftmax:
       // Before opset 13 the input is coerced to 2-D at axis (default 1);
       // from 13 the op runs along one axis (default -1).
       n.legacy_softmax = opset < 13;
       n.axis = n.legacy_softmax ? 1 : -1;
-      return get_i("axis", n.axis);
+      return attrs.get_i("axis", n.axis);
     case Op::kBatchNormalization:
       n.epsilon = 1e-5f;
-      if (!(st = get_f("epsilon", n.epsilon))) return st;
+      if (!(st = attrs.get_f("epsilon", n.epsilon))) return st;
       tmp = 0;
-      if (!(st = get_i("training_mode", tmp))) return st;
+      if (!(st = attrs.get_i("training_mode", tmp))) return st;
       if (tmp != 0)
         return node_error(n, codes::ONNX_ATTRIBUTE,
                           "training_mode=1 is not supported (inference statistics only)");
       tmp = 1;
-      if (!(st = get_i("spatial", tmp))) return st;
+      if (!(st = attrs.get_i("spatial", tmp))) return st;
       if (tmp != 1)
         return node_error(n, codes::ONNX_ATTRIBUTE,
                           "spatial=0 is not supported (per-channel only)");
@@ -495,49 +537,34 @@ Status read_attributes(const onnx::NodeProto& p, Node& n, std::int64_t opset,
     case Op::kArgMax:
     case Op::kArgMin:
       n.axis = 0;
-      if (!(st = get_i("axis", n.axis))) return st;
+      if (!(st = attrs.get_i("axis", n.axis))) return st;
       tmp = 1;
-      if (!(st = get_i("keepdims", tmp))) return st;
+      if (!(st = attrs.get_i("keepdims", tmp))) return st;
       n.keepdims = tmp != 0;
       tmp = 0;
-      if (!(st = get_i("select_last_index", tmp))) return st;
+      if (!(st = attrs.get_i("select_last_index", tmp))) return st;
       n.select_last = tmp != 0;
       return core::Ok{};
     case Op::kCumSum:
       tmp = 0;
-      if (!(st = get_i("exclusive", tmp))) return st;
+      if (!(st = attrs.get_i("exclusive", tmp))) return st;
       n.exclusive = tmp != 0;
       tmp = 0;
-      if (!(st = get_i("reverse", tmp))) return st;
+      if (!(st = attrs.get_i("reverse", tmp))) return st;
       n.reverse = tmp != 0;
       return core::Ok{};
-    case Op::kPad: {
-      if (const auto* a = find_attr(p, "mode")) {
-        if (a->type() != onnx::AttributeProto::STRING)
-          return node_error(n, codes::ONNX_ATTRIBUTE, "attribute mode must be a string");
-        if (a->s() == "constant")
-          n.pad_mode = 0;
-        else if (a->s() == "reflect")
-          n.pad_mode = 1;
-        else if (a->s() == "edge")
-          n.pad_mode = 2;
-        else
-          return node_error(n, codes::ONNX_ATTRIBUTE,
-                            "pad mode '" + a->s() + "' is not supported (constant, reflect, edge)");
-      }
-      if (!(st = get_f("value", n.pad_value))) return st;  // before opset 11
-      return get_ints("pads");                             // opset < 11
-    }
+    case Op::kPad:
+      return read_pad(p, n, attrs);
     case Op::kSplit:
       n.axis = 0;
-      if (!(st = get_i("axis", n.axis))) return st;
-      if (!(st = get_i("num_outputs", n.num_outputs))) return st;
-      return get_ints("split");  // opset < 13
+      if (!(st = attrs.get_i("axis", n.axis))) return st;
+      if (!(st = attrs.get_i("num_outputs", n.num_outputs))) return st;
+      return attrs.get_ints("split");  // opset < 13
     case Op::kLayerNormalization:
       n.axis = -1;
       n.epsilon = 1e-5f;
-      if (!(st = get_i("axis", n.axis))) return st;
-      return get_f("epsilon", n.epsilon);
+      if (!(st = attrs.get_i("axis", n.axis))) return st;
+      return attrs.get_f("epsilon", n.epsilon);
     default:
       return core::Ok{};
   }

@@ -27,6 +27,7 @@
 #include "charkit/core/bytes.h"
 #include "charkit/core/error_codes.h"
 #include "charkit/core/isolated.h"
+#include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/detail/motion_tracks.h"
 #include "charkit/motion/detail/ndjson.h"
@@ -156,6 +157,87 @@ Mat3 up_rotation(const aiScene& scene, AssimpFormat format, std::string& words) 
   return {0, -1, 0, 1, 0, 0, 0, 0, 1};                 // −90° about Z: (x,y,z) → (y,−x,z)
 }
 
+/// A node of the hierarchy in depth-first pre-order.
+struct FlatNode {
+  const aiNode* node;
+  int parent;
+  std::size_t end = 0;  ///< one past the last node of its subtree
+};
+
+/// Every node in depth-first pre-order, without recursion.
+core::Result<std::vector<FlatNode>> flatten_nodes(const aiScene& scene, std::size_t max_nodes) {
+  std::vector<FlatNode> nodes;
+  std::vector<std::pair<const aiNode*, int>> stack{{scene.mRootNode, -1}};
+  while (!stack.empty()) {
+    auto [node, parent] = stack.back();
+    stack.pop_back();
+    if (nodes.size() >= max_nodes)
+      return fail(codes::MOTION_LIMIT, "more than " + std::to_string(max_nodes) + " nodes");
+    const int self = static_cast<int>(nodes.size());
+    nodes.push_back({node, parent});
+    if (node->mChildren)
+      for (unsigned c = node->mNumChildren; c-- > 0;)
+        if (node->mChildren[c]) stack.emplace_back(node->mChildren[c], self);
+  }
+  for (std::size_t i = nodes.size(); i-- > 0;) {
+    if (nodes[i].end < i + 1) nodes[i].end = i + 1;
+    if (nodes[i].parent >= 0) {
+      auto& p = nodes[static_cast<std::size_t>(nodes[i].parent)];
+      p.end = std::max(p.end, nodes[i].end);
+    }
+  }
+  return nodes;
+}
+
+/// The animation's channels as tracks of the evaluated nodes (`eval_of`:
+/// a hierarchy node's index among them, or -1): one per node, the keys'
+/// counts and times noted for the time base.
+template <class Find>
+detail::KeyStats read_channels(const aiAnimation& anim, const Find& find,
+                               const std::vector<int>& eval_of, AssimpTracks& tr,
+                               std::vector<BvhWarning>& warnings) {
+  detail::KeyStats stats;
+  if (!anim.mChannels) return stats;
+  for (unsigned c = 0; c < anim.mNumChannels; ++c) {
+    const aiNodeAnim* ch = anim.mChannels[c];
+    if (!ch) continue;
+    const int ni = find(ch->mNodeName);
+    if (ni < 0) {
+      warnings.push_back(
+          {codes::MOTION_CHANNEL_UNKNOWN_NODE,
+           "animation channel for unknown node \"" + safe_name(ch->mNodeName) + "\" ignored"});
+      continue;
+    }
+    const int e = eval_of[static_cast<std::size_t>(ni)];
+    if (e < 0) continue;  // moves nothing of the skeleton
+    auto& en = tr.nodes[static_cast<std::size_t>(e)];
+    if (en.track >= 0) {
+      warnings.push_back({codes::MOTION_CHANNEL_DUPLICATE,
+                          "second channel for node \"" + safe_name(ch->mNodeName) + "\" ignored"});
+      continue;
+    }
+    AssimpTracks::Track t;
+    copy_keys(ch->mPositionKeys, ch->mNumPositionKeys, t.position, [](const aiVector3D& v) {
+      return Vec3{v.x, v.y, v.z};
+    });
+    copy_keys(ch->mScalingKeys, ch->mNumScalingKeys, t.scaling, [](const aiVector3D& v) {
+      return Vec3{v.x, v.y, v.z};
+    });
+    copy_keys(ch->mRotationKeys, ch->mNumRotationKeys, t.rotation, [](const aiQuaternion& q) {
+      return core::normalize(Quat{q.x, q.y, q.z, q.w});
+    });
+    auto note = [&](const auto& keys) {
+      if (!keys.empty()) stats.note(keys.size(), keys.front().t, keys.back().t);
+    };
+    note(t.position);
+    note(t.rotation);
+    note(t.scaling);
+    en.track = static_cast<int>(tr.tracks.size());
+    tr.tracks.push_back(std::move(t));
+  }
+  return stats;
+}
+
 core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat format,
                                         const AssimpMotionOptions& o) {
   const AssimpLimits& lim = o.limits;
@@ -172,34 +254,9 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
   const aiAnimation* anim = scene.mAnimations[*chosen];
   if (!anim) return fail(codes::MOTION_NO_ANIMATION, "the chosen animation is empty");
 
-  // All nodes in depth-first pre-order, without recursion.
-  struct N {
-    const aiNode* node;
-    int parent;
-    std::size_t end = 0;  // one past the last node of its subtree
-  };
-  std::vector<N> nodes;
-  {
-    std::vector<std::pair<const aiNode*, int>> stack{{scene.mRootNode, -1}};
-    while (!stack.empty()) {
-      auto [node, parent] = stack.back();
-      stack.pop_back();
-      if (nodes.size() >= lim.max_nodes)
-        return fail(codes::MOTION_LIMIT, "more than " + std::to_string(lim.max_nodes) + " nodes");
-      const int self = static_cast<int>(nodes.size());
-      nodes.push_back({node, parent});
-      if (node->mChildren)
-        for (unsigned c = node->mNumChildren; c-- > 0;)
-          if (node->mChildren[c]) stack.emplace_back(node->mChildren[c], self);
-    }
-    for (std::size_t i = nodes.size(); i-- > 0;) {
-      if (nodes[i].end < i + 1) nodes[i].end = i + 1;
-      if (nodes[i].parent >= 0) {
-        auto& p = nodes[static_cast<std::size_t>(nodes[i].parent)];
-        p.end = std::max(p.end, nodes[i].end);
-      }
-    }
-  }
+  auto flat = flatten_nodes(scene, lim.max_nodes);
+  if (!flat) return std::move(flat).error();
+  const std::vector<FlatNode>& nodes = *flat;
   std::unordered_map<std::string, std::size_t> by_name;
   for (std::size_t i = 0; i < nodes.size(); ++i)
     by_name.emplace(safe_name(nodes[i].node->mName), i);
@@ -233,7 +290,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
         "no skinned mesh bones and no animated node found in the node hierarchy (nothing to move)");
 
   detail::PreorderForest forest;
-  for (const N& node : nodes) {
+  for (const FlatNode& node : nodes) {
     forest.parent.push_back(node.parent);
     forest.end.push_back(node.end);
     forest.has_mesh.push_back(node.node->mNumMeshes > 0 ? 1 : 0);
@@ -294,46 +351,7 @@ core::Result<AssimpMotion> build_motion(const aiScene& scene, AssimpFormat forma
   if (out.joints.empty()) return fail(codes::MOTION_NO_SKELETON, "the skeleton has no joints");
 
   // Tracks of the chosen animation on the evaluated nodes.
-  detail::KeyStats stats;
-  if (anim->mChannels)
-    for (unsigned c = 0; c < anim->mNumChannels; ++c) {
-      const aiNodeAnim* ch = anim->mChannels[c];
-      if (!ch) continue;
-      const int ni = find(ch->mNodeName);
-      if (ni < 0) {
-        out.warnings.push_back(
-            {codes::MOTION_CHANNEL_UNKNOWN_NODE,
-             "animation channel for unknown node \"" + safe_name(ch->mNodeName) + "\" ignored"});
-        continue;
-      }
-      const int e = eval_of[static_cast<std::size_t>(ni)];
-      if (e < 0) continue;  // moves nothing of the skeleton
-      auto& en = tr->nodes[static_cast<std::size_t>(e)];
-      if (en.track >= 0) {
-        out.warnings.push_back(
-            {codes::MOTION_CHANNEL_DUPLICATE,
-             "second channel for node \"" + safe_name(ch->mNodeName) + "\" ignored"});
-        continue;
-      }
-      AssimpTracks::Track t;
-      copy_keys(ch->mPositionKeys, ch->mNumPositionKeys, t.position, [](const aiVector3D& v) {
-        return Vec3{v.x, v.y, v.z};
-      });
-      copy_keys(ch->mScalingKeys, ch->mNumScalingKeys, t.scaling, [](const aiVector3D& v) {
-        return Vec3{v.x, v.y, v.z};
-      });
-      copy_keys(ch->mRotationKeys, ch->mNumRotationKeys, t.rotation, [](const aiQuaternion& q) {
-        return core::normalize(Quat{q.x, q.y, q.z, q.w});
-      });
-      auto note = [&](const auto& keys) {
-        if (!keys.empty()) stats.note(keys.size(), keys.front().t, keys.back().t);
-      };
-      note(t.position);
-      note(t.rotation);
-      note(t.scaling);
-      en.track = static_cast<int>(tr->tracks.size());
-      tr->tracks.push_back(std::move(t));
-    }
+  const detail::KeyStats stats = read_channels(*anim, find, eval_of, *tr, out.warnings);
   for (std::size_t j = 0; j < out.joints.size(); ++j) {
     // The joint's node or a helper folded into it.
     int k = static_cast<int>(tr->joint_node[j]);

@@ -911,6 +911,21 @@ std::optional<GltfVrm> read_vrm(Reader& r, const Json& root, const GltfAsset& a)
 
 }  // namespace
 
+core::Result<Json> parse_gltf_json(std::string_view text, std::uint64_t text_offset,
+                                   const core::JsonLimits& limits) {
+  auto json = core::parse_json_strict(text, limits);
+  if (!json) {
+    core::Error e = std::move(json).error();
+    if (e.location.offset) e.location.offset = *e.location.offset + text_offset;
+    return e;
+  }
+  if (!json->is_object())
+    return core::error_at_pointer(
+        codes::GLTF_NOT_OBJECT,
+        std::string("the glTF JSON must be an object, not ") + core::json_type_name(*json), "");
+  return json;
+}
+
 core::Result<GltfAsset> read_gltf_asset(const Json& root) {
   Reader r(root);
   GltfAsset a;

@@ -18,8 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "charkit/core/json_fwd.h"
 #include "charkit/core/result.h"
 
 namespace charkit::scene {
@@ -356,5 +355,13 @@ struct GltfAsset {
 /// GLTF_BUFFER_VIEW (an accessor's or a bufferView's declaration),
 /// VRM_TYPE (a VRM extension of the wrong shape).
 core::Result<GltfAsset> read_gltf_asset(const nlohmann::ordered_json& root);
+
+/// A glTF JSON text parsed strictly (core::parse_json_strict with `limits`),
+/// its errors' byte offsets moved by `text_offset` (where the text starts in
+/// its file: a GLB's JSON chunk); GLTF_NOT_OBJECT for a root that is not an
+/// object. Then read_gltf_asset reads its elements.
+core::Result<nlohmann::ordered_json> parse_gltf_json(std::string_view text,
+                                                     std::uint64_t text_offset,
+                                                     const core::JsonLimits& limits = {});
 
 }  // namespace charkit::scene

@@ -19,7 +19,6 @@ using core::Bytes;
 using core::Error;
 using core::Json;
 using core::Location;
-using core::make_error;
 using core::Result;
 
 namespace {
@@ -331,16 +330,8 @@ Result<GltfDocument> GltfDocument::load(Bytes bytes, const GltfLoadOptions& opti
   if (auto st = impl->charge(text.size(), ""); !st) return std::move(st).error();
   core::JsonLimits limits;
   limits.max_depth = options.max_json_depth;
-  auto json = core::parse_json_strict(core::as_chars(text), limits);
-  if (!json) {
-    Error e = std::move(json).error();
-    if (e.location.offset) e.location.offset = *e.location.offset + text_offset;
-    return e;
-  }
-  if (!json->is_object())
-    return core::error_at_pointer(
-        codes::GLTF_NOT_OBJECT,
-        std::string("the glTF JSON must be an object, not ") + core::json_type_name(*json), "");
+  auto json = parse_gltf_json(core::as_chars(text), text_offset, limits);
+  if (!json) return std::move(json).error();
   auto asset = read_gltf_asset(*json);
   if (!asset) return std::move(asset).error();
   impl->root = std::move(*json);

@@ -30,7 +30,6 @@ namespace {
 using core::Bytes;
 using core::Error;
 using core::Json;
-using core::Location;
 using core::make_error;
 using core::Result;
 
@@ -338,16 +337,8 @@ std::optional<Error> json_too_large(std::size_t size, std::uint64_t offset,
 Result<ModelInfo> survey_json(std::string_view text, std::uint64_t offset, const IntakeOptions& o,
                               ModelInfo info, const Container& c) {
   if (auto e = json_too_large(text.size(), offset, o)) return std::move(*e);
-  auto json = core::parse_json_strict(text);
-  if (!json) {
-    Error e = std::move(json).error();
-    if (e.location.offset) e.location.offset = *e.location.offset + offset;
-    return e;
-  }
-  if (!json->is_object())
-    return core::error_at_pointer(
-        codes::GLTF_NOT_OBJECT,
-        std::string("the glTF JSON must be an object, not ") + core::json_type_name(*json), "");
+  auto json = parse_gltf_json(text, offset);
+  if (!json) return std::move(json).error();
   auto asset = read_gltf_asset(*json);  // every index and member type (gltf_asset.h)
   if (!asset) return std::move(asset).error();
   Survey s(*json, *asset, o, info);

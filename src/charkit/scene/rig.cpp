@@ -335,49 +335,36 @@ Mat4 transform_matrix(const Transform& t) {
   return to_f(trs_matrix(t));
 }
 
-core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
-  if (bytes.size() > 0xffffffffu) return make_error(codes::RIG_LIMIT, "file above 4 GiB");
-  auto doc = rig_document(bytes, options.intake);
-  if (!doc) return std::move(doc).error();
-  const tg::Model m = to_model(doc->asset());
+namespace {
 
-  // The node: the requested one, else the first with a mesh and a skin (and
-  // the requested name).
+/// The rig's node: the requested one, else the first with a mesh and a skin
+/// (and the requested name).
+core::Result<std::size_t> find_rig_node(const tg::Model& m, const RigOptions& options) {
   const std::vector<SkinnedMeshNode> candidates = skinned_nodes(m);
-  std::size_t node = m.nodes.size();
   for (const SkinnedMeshNode& c : candidates) {
     if (options.node
             ? c.node != *options.node
             : !options.mesh_name.empty() && c.node_name != options.mesh_name &&
                   c.mesh_name != options.mesh_name && node_reference(options.mesh_name) != c.node)
       continue;
-    node = c.node;
-    break;
+    return c.node;
   }
-  if (node == m.nodes.size()) {
-    if (candidates.empty())
-      return core::error_at_pointer(codes::RIG_NO_SKINNED_MESH,
-                                    "no node has both a mesh and a skin", "/nodes");
-    std::string names;
-    for (const SkinnedMeshNode& c : candidates)
-      names += (names.empty() ? "\"" : ", \"") + c.label() + "\"";
-    const std::string wanted = options.node ? "node " + std::to_string(*options.node)
-                                            : "mesh named \"" + options.mesh_name + "\"";
-    return core::error_at_pointer(codes::RIG_NO_SKINNED_MESH,
-                                  "no skinned " + wanted + "; the skinned meshes are " + names,
+  if (candidates.empty())
+    return core::error_at_pointer(codes::RIG_NO_SKINNED_MESH, "no node has both a mesh and a skin",
                                   "/nodes");
-  }
-  Rig rig;
-  rig.node_index = node;
-  rig.mesh_index = static_cast<std::size_t>(m.nodes[node].mesh);
-  rig.skin_index = static_cast<std::size_t>(m.nodes[node].skin);
-  const tg::Mesh& mesh = m.meshes[rig.mesh_index];
-  const tg::Skin& skin = m.skins[rig.skin_index];
-  rig.mesh_name = mesh.name;
-  const std::string mp = core::json_pointer_join("/meshes", rig.mesh_index);
-  const std::string sp = core::json_pointer_join("/skins", rig.skin_index);
+  std::string names;
+  for (const SkinnedMeshNode& c : candidates)
+    names += (names.empty() ? "\"" : ", \"") + c.label() + "\"";
+  const std::string wanted = options.node ? "node " + std::to_string(*options.node)
+                                          : "mesh named \"" + options.mesh_name + "\"";
+  return core::error_at_pointer(codes::RIG_NO_SKINNED_MESH,
+                                "no skinned " + wanted + "; the skinned meshes are " + names,
+                                "/nodes");
+}
 
-  // --- Node tree: one parent each, no cycles.
+/// Each node's parent (-1 for a root), checked to be a tree: one parent
+/// each, no cycles.
+core::Result<std::vector<std::int64_t>> node_parents(const tg::Model& m) {
   std::vector<std::int64_t> parent(m.nodes.size(), -1);
   for (std::size_t i = 0; i < m.nodes.size(); ++i)
     for (std::size_t c = 0; c < m.nodes[i].children.size(); ++c) {
@@ -397,15 +384,17 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
         return core::error_at_pointer(codes::RIG_NODE_TREE, "node hierarchy has a cycle",
                                       core::json_pointer_join("/nodes", i));
   }
-  const auto world_of = [&](std::size_t n) {
-    Mat4d w = node_matrix(m.nodes[n]);
-    for (std::int64_t p = parent[n]; p != -1; p = parent[static_cast<std::size_t>(p)])
-      w = mul(node_matrix(m.nodes[static_cast<std::size_t>(p)]), w);
-    return w;
-  };
-  rig.mesh_world = to_f(world_of(node));
+  return parent;
+}
 
-  // --- Skeleton: skin joints, parents-first.
+/// The skin's joints as rig.skeleton, parents first: each joint's nearest
+/// joint ancestor, the offset of the non-joint nodes in between, its inverse
+/// bind matrix. Returns each skin joint's index in the skeleton.
+core::Result<std::vector<std::uint32_t>> read_skeleton(GltfDocument& doc, const tg::Model& m,
+                                                       const std::vector<std::int64_t>& parent,
+                                                       const RigOptions& options, Rig& rig) {
+  const tg::Skin& skin = m.skins[rig.skin_index];
+  const std::string sp = core::json_pointer_join("/skins", rig.skin_index);
   const std::size_t jc = skin.joints.size();
   if (jc == 0)
     return core::error_at_pointer(codes::RIG_JOINT, "skin has no joints", sp + "/joints");
@@ -449,7 +438,7 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
 
   std::vector<double> ibm;
   if (skin.inverseBindMatrices >= 0) {
-    auto r = read_accessor(*doc, skin.inverseBindMatrices, "MAT4", {GltfComponent::kFloat},
+    auto r = read_accessor(doc, skin.inverseBindMatrices, "MAT4", {GltfComponent::kFloat},
                            sp + "/inverseBindMatrices");
     if (!r) return std::move(r).error();
     if (r->size() < jc * 16)
@@ -475,8 +464,152 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
     rig.joint_nodes.push_back(n);
     rig.joint_parent_offsets.push_back(to_f(offset[j]));
   }
+  return new_index;
+}
 
-  // --- Geometry: every primitive of the mesh, concatenated.
+/// A primitive's POSITION, JOINTS_0 and WEIGHTS_0 appended to the rig:
+/// weights normalised, joints renumbered to the skeleton's order. Returns
+/// the vertex count.
+core::Result<std::size_t> read_skinned_vertices(GltfDocument& doc, const tg::Primitive& p,
+                                                const std::string& pp,
+                                                std::span<const std::uint32_t> new_index,
+                                                const RigOptions& options, Rig& rig) {
+  const int pa = attribute(p, "POSITION"), ja = attribute(p, "JOINTS_0"),
+            wa = attribute(p, "WEIGHTS_0");
+  if (pa < 0)
+    return core::error_at_pointer(codes::RIG_PRIMITIVE, "no POSITION", pp + "/attributes");
+  if (ja < 0 || wa < 0)
+    return core::error_at_pointer(codes::RIG_PRIMITIVE, "no JOINTS_0 / WEIGHTS_0: not skinned",
+                                  pp + "/attributes");
+  auto pos = read_accessor(doc, pa, "VEC3", {GltfComponent::kFloat}, pp + "/attributes/POSITION");
+  if (!pos) return std::move(pos).error();
+  const std::size_t base = rig.vertex_count();
+  const std::size_t n = pos->size() / 3;
+  if (base + n > options.max_vertices)
+    return core::error_at_pointer(codes::RIG_LIMIT,
+                                  "more than " + std::to_string(options.max_vertices) + " vertices",
+                                  pp + "/attributes/POSITION");
+  auto jnt =
+      read_accessor(doc, ja, "VEC4", {GltfComponent::kUnsignedByte, GltfComponent::kUnsignedShort},
+                    pp + "/attributes/JOINTS_0");
+  if (!jnt) return std::move(jnt).error();
+  auto wgt = read_accessor(
+      doc, wa, "VEC4",
+      {GltfComponent::kFloat, GltfComponent::kUnsignedByte, GltfComponent::kUnsignedShort},
+      pp + "/attributes/WEIGHTS_0");
+  if (!wgt) return std::move(wgt).error();
+  if (jnt->size() != n * 4 || wgt->size() != n * 4)
+    return core::error_at_pointer(codes::RIG_ACCESSOR,
+                                  "JOINTS_0 / WEIGHTS_0 count differs from POSITION",
+                                  pp + "/attributes");
+  const std::size_t jc = new_index.size();
+  for (double x : *pos) rig.positions.push_back(static_cast<float>(x));
+  for (std::size_t v = 0; v < n; ++v) {
+    double sum = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const double w = (*wgt)[v * 4 + k];
+      if (!std::isfinite(w) || w < 0)
+        return core::error_at_pointer(
+            codes::RIG_WEIGHT, "vertex " + std::to_string(v) + ": bad weight",
+            core::json_pointer_join("/accessors", static_cast<std::size_t>(wa)));
+      sum += w;
+    }
+    for (std::size_t k = 0; k < 4; ++k) {
+      const double w = sum > 0 ? (*wgt)[v * 4 + k] / sum : 0.0;
+      const auto j = static_cast<std::size_t>((*jnt)[v * 4 + k]);
+      if (w > 0 && j >= jc)
+        return core::error_at_pointer(
+            codes::RIG_JOINT_INDEX,
+            "vertex " + std::to_string(v) + " uses joint " + std::to_string(j) + " of " +
+                std::to_string(jc),
+            core::json_pointer_join("/accessors", static_cast<std::size_t>(ja)));
+      // A zero-weight slot may name any joint; point it at a valid one.
+      rig.joints.push_back(w > 0 ? new_index[j] : 0);
+      rig.weights.push_back(static_cast<float>(w));
+    }
+  }
+  return n;
+}
+
+/// A primitive's triangles (its indices, else every three vertices),
+/// offset by `base`, appended to the rig.
+core::Status read_triangles(GltfDocument& doc, const tg::Primitive& p, const std::string& pp,
+                            std::size_t base, std::size_t n, Rig& rig) {
+  if (p.indices < 0) {
+    for (std::size_t i = 0; i + 2 < n; i += 3)
+      for (std::size_t k = 0; k < 3; ++k)
+        rig.triangles.push_back(static_cast<std::uint32_t>(base + i + k));
+    return core::Ok{};
+  }
+  auto idx = read_accessor(
+      doc, p.indices, "SCALAR",
+      {GltfComponent::kUnsignedByte, GltfComponent::kUnsignedShort, GltfComponent::kUnsignedInt},
+      pp + "/indices");
+  if (!idx) return std::move(idx).error();
+  if (idx->size() % 3 != 0)
+    return core::error_at_pointer(codes::RIG_INDEX, "index count not a multiple of 3",
+                                  pp + "/indices");
+  for (std::size_t i = 0; i < idx->size(); ++i) {
+    const double x = (*idx)[i];
+    if (x >= static_cast<double>(n))
+      return core::error_at_pointer(
+          codes::RIG_INDEX, "index " + std::to_string(i) + " past the vertex count",
+          core::json_pointer_join("/accessors", static_cast<std::size_t>(p.indices)));
+    rig.triangles.push_back(static_cast<std::uint32_t>(base + static_cast<std::size_t>(x)));
+  }
+  return core::Ok{};
+}
+
+/// A primitive's morph targets' POSITION deltas appended to the rig's
+/// targets (zeros for a target without POSITION).
+core::Status read_morph_deltas(GltfDocument& doc, const tg::Primitive& p, const std::string& pp,
+                               std::size_t n, Rig& rig) {
+  for (std::size_t t = 0; t < rig.morph_targets.size(); ++t) {
+    auto& d = rig.morph_targets[t].position_deltas;
+    const int ta = target_attribute(p.targets[t], "POSITION");
+    if (ta < 0) {
+      d.insert(d.end(), n * 3, 0.0F);
+      continue;
+    }
+    auto td = read_accessor(doc, ta, "VEC3", {GltfComponent::kFloat},
+                            pp + "/targets/" + std::to_string(t) + "/POSITION");
+    if (!td) return std::move(td).error();
+    if (td->size() != n * 3)
+      return core::error_at_pointer(codes::RIG_MORPH, "target count differs from POSITION",
+                                    pp + "/targets/" + std::to_string(t));
+    for (double x : *td) d.push_back(static_cast<float>(x));
+  }
+  return core::Ok{};
+}
+
+}  // namespace
+
+core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
+  if (bytes.size() > 0xffffffffu) return make_error(codes::RIG_LIMIT, "file above 4 GiB");
+  auto doc = rig_document(bytes, options.intake);
+  if (!doc) return std::move(doc).error();
+  const tg::Model m = to_model(doc->asset());
+  auto node = find_rig_node(m, options);
+  if (!node) return std::move(node).error();
+  Rig rig;
+  rig.node_index = *node;
+  rig.mesh_index = static_cast<std::size_t>(m.nodes[*node].mesh);
+  rig.skin_index = static_cast<std::size_t>(m.nodes[*node].skin);
+  const tg::Mesh& mesh = m.meshes[rig.mesh_index];
+  rig.mesh_name = mesh.name;
+  const std::string mp = core::json_pointer_join("/meshes", rig.mesh_index);
+
+  auto parent = node_parents(m);
+  if (!parent) return std::move(parent).error();
+  Mat4d world = node_matrix(m.nodes[*node]);
+  for (std::int64_t p = (*parent)[*node]; p != -1; p = (*parent)[static_cast<std::size_t>(p)])
+    world = mul(node_matrix(m.nodes[static_cast<std::size_t>(p)]), world);
+  rig.mesh_world = to_f(world);
+
+  auto new_index = read_skeleton(*doc, m, *parent, options, rig);
+  if (!new_index) return std::move(new_index).error();
+
+  // Geometry: every primitive of the mesh, concatenated.
   if (mesh.primitives.empty())
     return core::error_at_pointer(codes::RIG_PRIMITIVE, "mesh has no primitives", mp);
   const std::size_t target_count = mesh.primitives[0].targets.size();
@@ -492,113 +625,27 @@ core::Result<Rig> load_rig(core::Bytes bytes, const RigOptions& options) {
     if (p.mode != kModeTriangles && p.mode != -1)
       return core::error_at_pointer(codes::RIG_PRIMITIVE, "only triangle primitives are supported",
                                     pp + "/mode");
-    const int pa = attribute(p, "POSITION"), ja = attribute(p, "JOINTS_0"),
-              wa = attribute(p, "WEIGHTS_0");
-    if (pa < 0)
-      return core::error_at_pointer(codes::RIG_PRIMITIVE, "no POSITION", pp + "/attributes");
-    if (ja < 0 || wa < 0)
-      return core::error_at_pointer(codes::RIG_PRIMITIVE, "no JOINTS_0 / WEIGHTS_0: not skinned",
-                                    pp + "/attributes");
-    auto pos =
-        read_accessor(*doc, pa, "VEC3", {GltfComponent::kFloat}, pp + "/attributes/POSITION");
-    if (!pos) return std::move(pos).error();
     const std::size_t base = rig.vertex_count();
-    const std::size_t n = pos->size() / 3;
     rig.primitive_vertex_offsets.push_back(base);
-    if (base + n > options.max_vertices)
-      return core::error_at_pointer(
-          codes::RIG_LIMIT, "more than " + std::to_string(options.max_vertices) + " vertices",
-          pp + "/attributes/POSITION");
-    auto jnt = read_accessor(*doc, ja, "VEC4",
-                             {GltfComponent::kUnsignedByte, GltfComponent::kUnsignedShort},
-                             pp + "/attributes/JOINTS_0");
-    if (!jnt) return std::move(jnt).error();
-    auto wgt = read_accessor(
-        *doc, wa, "VEC4",
-        {GltfComponent::kFloat, GltfComponent::kUnsignedByte, GltfComponent::kUnsignedShort},
-        pp + "/attributes/WEIGHTS_0");
-    if (!wgt) return std::move(wgt).error();
-    if (jnt->size() != n * 4 || wgt->size() != n * 4)
-      return core::error_at_pointer(codes::RIG_ACCESSOR,
-                                    "JOINTS_0 / WEIGHTS_0 count differs from POSITION",
-                                    pp + "/attributes");
-    for (double x : *pos) rig.positions.push_back(static_cast<float>(x));
-    for (std::size_t v = 0; v < n; ++v) {
-      double sum = 0;
-      for (std::size_t k = 0; k < 4; ++k) {
-        const double w = (*wgt)[v * 4 + k];
-        if (!std::isfinite(w) || w < 0)
-          return core::error_at_pointer(
-              codes::RIG_WEIGHT, "vertex " + std::to_string(v) + ": bad weight",
-              core::json_pointer_join("/accessors", static_cast<std::size_t>(wa)));
-        sum += w;
-      }
-      for (std::size_t k = 0; k < 4; ++k) {
-        const double w = sum > 0 ? (*wgt)[v * 4 + k] / sum : 0.0;
-        const auto j = static_cast<std::size_t>((*jnt)[v * 4 + k]);
-        if (w > 0 && j >= jc)
-          return core::error_at_pointer(
-              codes::RIG_JOINT_INDEX,
-              "vertex " + std::to_string(v) + " uses joint " + std::to_string(j) + " of " +
-                  std::to_string(jc),
-              core::json_pointer_join("/accessors", static_cast<std::size_t>(ja)));
-        // A zero-weight slot may name any joint; point it at a valid one.
-        rig.joints.push_back(w > 0 ? new_index[j] : 0);
-        rig.weights.push_back(static_cast<float>(w));
-      }
-    }
+    auto n = read_skinned_vertices(*doc, p, pp, *new_index, options, rig);
+    if (!n) return std::move(n).error();
     if (all_normals) {
       auto nrm = read_accessor(*doc, attribute(p, "NORMAL"), "VEC3", {GltfComponent::kFloat},
                                pp + "/attributes/NORMAL");
       if (!nrm) return std::move(nrm).error();
-      if (nrm->size() != n * 3)
+      if (nrm->size() != *n * 3)
         return core::error_at_pointer(codes::RIG_ACCESSOR, "NORMAL count differs from POSITION",
                                       pp + "/attributes");
       for (double x : *nrm) rig.normals.push_back(static_cast<float>(x));
     }
-    if (p.indices >= 0) {
-      auto idx = read_accessor(*doc, p.indices, "SCALAR",
-                               {GltfComponent::kUnsignedByte, GltfComponent::kUnsignedShort,
-                                GltfComponent::kUnsignedInt},
-                               pp + "/indices");
-      if (!idx) return std::move(idx).error();
-      if (idx->size() % 3 != 0)
-        return core::error_at_pointer(codes::RIG_INDEX, "index count not a multiple of 3",
-                                      pp + "/indices");
-      for (std::size_t i = 0; i < idx->size(); ++i) {
-        const double x = (*idx)[i];
-        if (x >= static_cast<double>(n))
-          return core::error_at_pointer(
-              codes::RIG_INDEX, "index " + std::to_string(i) + " past the vertex count",
-              core::json_pointer_join("/accessors", static_cast<std::size_t>(p.indices)));
-        rig.triangles.push_back(static_cast<std::uint32_t>(base + static_cast<std::size_t>(x)));
-      }
-    } else {
-      for (std::size_t i = 0; i + 2 < n; i += 3)
-        for (std::size_t k = 0; k < 3; ++k)
-          rig.triangles.push_back(static_cast<std::uint32_t>(base + i + k));
-    }
-    if (target_count * (base + n) * 3 > options.max_morph_floats)
+    if (auto st = read_triangles(*doc, p, pp, base, *n, rig); !st) return std::move(st).error();
+    if (target_count * (base + *n) * 3 > options.max_morph_floats)
       return core::error_at_pointer(codes::RIG_LIMIT, "morph targets × vertices above the limit",
                                     pp + "/targets");
     if (p.targets.size() != target_count)
       return core::error_at_pointer(
           codes::RIG_MORPH, "primitives have different morph target counts", pp + "/targets");
-    for (std::size_t t = 0; t < target_count; ++t) {
-      auto& d = rig.morph_targets[t].position_deltas;
-      const int ta = target_attribute(p.targets[t], "POSITION");
-      if (ta < 0) {
-        d.insert(d.end(), n * 3, 0.0F);
-        continue;
-      }
-      auto td = read_accessor(*doc, ta, "VEC3", {GltfComponent::kFloat},
-                              pp + "/targets/" + std::to_string(t) + "/POSITION");
-      if (!td) return std::move(td).error();
-      if (td->size() != n * 3)
-        return core::error_at_pointer(codes::RIG_MORPH, "target count differs from POSITION",
-                                      pp + "/targets/" + std::to_string(t));
-      for (double x : *td) d.push_back(static_cast<float>(x));
-    }
+    if (auto st = read_morph_deltas(*doc, p, pp, *n, rig); !st) return std::move(st).error();
   }
   // Target names: mesh.extras.targetNames (a common exporter convention).
   for (std::size_t t = 0; t < target_count; ++t) {

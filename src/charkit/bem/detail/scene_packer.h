@@ -130,6 +130,15 @@ class ScenePacker {
   core::Status read_joint_names(SceneMesh& out, const std::string& mptr);
 
   core::Status pack_mesh(std::uint32_t m, std::pair<std::uint32_t, std::optional<std::uint32_t>> g);
+  /// Template mesh m's vertex streams from the glTF mesh's attributes, in
+  /// the template's layout (the skin's through write_skin).
+  core::Status write_streams(std::uint32_t m, std::uint32_t gltf_mesh, const SceneMesh& sm,
+                             const std::vector<std::uint32_t>& palette_of_joint,
+                             std::vector<std::vector<std::uint8_t>>& streams);
+  /// Template mesh m's draws from the glTF mesh's primitives, matched by
+  /// material: replaced, added (1.1+) or kept; 1.0's one index stream rebuilt.
+  core::Status pack_draws(std::uint32_t m, const SceneMesh& sm, std::uint32_t index_size, Json& mj,
+                          PackedMesh& pm);
 
   /// A primitive's indices in the template's index size, winding reversed
   /// back to Unity's unless raw_axes.
