@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "charkit/core/json.h"
 #include "package_builder.h"
 
 namespace charkit::bench {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "charkit/core/json.h"
 #include "printable.h"
 
 namespace charkit::app {

@@ -22,7 +22,7 @@
 #include <CLI/CLI.hpp>
 
 #include "charkit/core/diagnostic.h"
-#include "charkit/core/json.h"
+#include "charkit/core/json_fwd.h"
 #include "charkit/core/progress.h"
 #include "charkit/core/report.h"
 #include "charkit/core/result.h"

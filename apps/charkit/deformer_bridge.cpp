@@ -192,8 +192,8 @@ int run_import(const ImportArgs& a) {
     return report_error(a.clamp, usage_error("--clamp is auto, unit or none"), kExitUsage);
   auto m = deformer::import_engine_network(file->bytes(), a.network, sidecar, *rig, spec, o);
   if (!m) return report_error(a.network, m.error(), kExitInvalid);
-  if (m->hyper.contains("warnings"))
-    for (const Json& w : m->hyper["warnings"])
+  if (m->hyper->contains("warnings"))
+    for (const Json& w : (*m->hyper)["warnings"])
       report_warning(a.network, w.value("code", ""), w.value("message", ""));
   if (auto st = deformer::save_pose_model(*m, a.output); !st)
     return report_error(a.output, st.error(), kExitUsage);
@@ -203,7 +203,7 @@ int run_import(const ImportArgs& a) {
              {"inputs", m->feature_count()},
              {"morphs", m->morph_names},
              {"clamp", deformer::clamp_name(m->clamp)},
-             {"outputs", m->hyper.value("outputs", "unknown")},
+             {"outputs", m->hyper->value("outputs", "unknown")},
              {"sidecar", sidecar ? Json(sidecar_path) : Json(nullptr)},
              {"morphTargets", morphs_path.empty() ? Json(nullptr) : Json(morphs_path)}};
     print_json(std::move(doc));
@@ -216,7 +216,7 @@ int run_import(const ImportArgs& a) {
             << (morphs_path.empty() ? std::string("of the mesh") : "from " + printable(morphs_path))
             << (m->fixed_first_morph ? " (morph 0 fixed at 1)" : "") << ", weights clamped "
             << deformer::clamp_name(m->clamp)
-            << (m->hyper.value("outputs", "") == "basisCoefficients"
+            << (m->hyper->value("outputs", "") == "basisCoefficients"
                     ? " (the sidecar says the outputs are learned-basis coefficients)"
                     : "")
             << "\n";

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "charkit/core/bytes.h"
-#include "charkit/core/json.h"
 #include "charkit/core/result.h"
 #include "charkit/deformer/dataset.h"
 #include "charkit/deformer/npy.h"

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "charkit/core/json.h"
 #include "cli_output.h"
 #include "commands.h"
 #include "error_codes.h"

@@ -10,6 +10,7 @@
 #include "charkit/bem/container.h"
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/validate.h"
+#include "charkit/core/json.h"
 #include "package_builder.h"
 
 using namespace charkit;

@@ -13,6 +13,7 @@
 #include "charkit/bem/load.h"
 #include "charkit/bem/plan.h"
 #include "charkit/bem/settings.h"
+#include "charkit/core/json.h"
 #include "morph_test_support.h"
 
 using namespace charkit;

@@ -12,6 +12,7 @@
 #include "charkit/bem/export_gltf.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/settings.h"
+#include "charkit/core/json.h"
 #include "morph_test_support.h"
 #include "package_builder.h"
 

@@ -3,6 +3,7 @@
 
 #include "charkit/bem/load.h"
 #include "charkit/bem/model.h"
+#include "charkit/core/json.h"
 #include "package_builder.h"
 
 using namespace charkit;

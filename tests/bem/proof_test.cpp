@@ -14,6 +14,7 @@
 
 #include "charkit/bem/model.h"
 #include "charkit/bem/validate.h"
+#include "charkit/core/json.h"
 #include "package_builder.h"
 
 namespace charkit::bem {

@@ -2,6 +2,7 @@
 // Each test breaks one rule of the valid baseline, or shows a valid use.
 #include <gtest/gtest.h>
 
+#include "charkit/core/json.h"
 #include "mesh_test_util.h"
 
 using namespace charkit;

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "charkit/core/json.h"
 #include "morph_test_support.h"
 
 using namespace charkit;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "charkit/core/json.h"
 #include "mesh_test_util.h"
 
 using namespace charkit;

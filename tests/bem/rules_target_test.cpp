@@ -5,6 +5,7 @@
 #include <string>
 
 #include "charkit/bem/validate.h"
+#include "charkit/core/json.h"
 #include "package_builder.h"
 
 using namespace charkit;

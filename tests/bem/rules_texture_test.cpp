@@ -2,6 +2,7 @@
 // of the valid baseline, or shows a valid use of a feature.
 #include <gtest/gtest.h>
 
+#include "charkit/core/json.h"
 #include "mesh_test_util.h"
 
 using namespace charkit;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "charkit/bem/validate.h"
+#include "charkit/core/json.h"
 #include "package_builder.h"
 
 using namespace charkit;

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "charkit/core/json.h"
 #include "cli_support.h"
 #include "package_builder.h"
 

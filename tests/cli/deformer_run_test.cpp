@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "charkit/core/json.h"
 #include "cli_support.h"
 
 namespace charkit::clitest {

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "charkit/core/json.h"
 #include "cli_support.h"
 
 namespace charkit::clitest {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "charkit/bem/inspect.h"
+#include "charkit/core/json.h"
 #include "package_builder.h"
 
 namespace charkit {

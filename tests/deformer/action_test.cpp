@@ -6,6 +6,7 @@
 // The glTF files are built here byte by byte: a float/int buffer laid out
 // by hand, wrapped once as glTF JSON with a base64 data: URI and once as GLB.
 #include "charkit/deformer/action.h"
+#include "charkit/core/json.h"
 
 #include <gtest/gtest.h>
 

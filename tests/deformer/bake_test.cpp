@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../scene/glb_test_util.h"
+#include "charkit/core/json.h"
 #include "charkit/scene/intake.h"
 
 namespace charkit::deformer {

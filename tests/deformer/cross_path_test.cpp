@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "charkit/core/json.h"
 #include "charkit/deformer/action.h"
 #include "charkit/deformer/targets.h"
 #include "charkit/motion/assimp_motion.h"

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "charkit/core/json.h"
 #include "charkit/deformer/deformer_file.h"
 #include "charkit/deformer/detail/prng.h"
 #include "charkit/deformer/nmn_export.h"
@@ -168,7 +169,7 @@ TEST(EngineImport, ExportedNmnGivesTheExportModelsWeights) {
   // stays within them (no warning), one whose weights were damaged (every
   // weight x50) does not, and the import says so.
   ASSERT_EQ(e->sidecar.output_ranges.size(), e->network.output_count());
-  EXPECT_FALSE(m->hyper.contains("warnings")) << m->hyper.dump();
+  EXPECT_FALSE(m->hyper->contains("warnings")) << m->hyper->dump();
   NmnNetwork damaged = e->network;
   std::function<void(NmnLayer&)> scale = [&](NmnLayer& layer) {
     for (float& w : layer.weights) w *= 50.0F;
@@ -179,8 +180,8 @@ TEST(EngineImport, ExportedNmnGivesTheExportModelsWeights) {
   ASSERT_TRUE(damaged_bytes);
   auto dm = import_engine_network(*damaged_bytes, "body.nmn", e->sidecar, rig, d.spec, io);
   ASSERT_TRUE(dm) << dm.error().to_string();
-  ASSERT_TRUE(dm->hyper.contains("warnings"));
-  EXPECT_EQ(dm->hyper["warnings"][0]["code"], "IMPORT_OUTPUT_RANGE") << dm->hyper.dump();
+  ASSERT_TRUE(dm->hyper->contains("warnings"));
+  EXPECT_EQ((*dm->hyper)["warnings"][0]["code"], "IMPORT_OUTPUT_RANGE") << dm->hyper->dump();
   EXPECT_EQ(m->kind, ModelKind::kNeural);
   EXPECT_TRUE(m->fixed_first_morph);
   EXPECT_EQ(m->morph_names, e->model.morph_names);
@@ -211,7 +212,7 @@ TEST(EngineImport, ExportedNmnGivesTheExportModelsWeights) {
   auto as_exported = import_engine_network(*bytes, "body.nmn", e->sidecar, rig, d.spec);
   ASSERT_TRUE(as_exported);
   EXPECT_EQ(as_exported->clamp, WeightClamp::kNone);
-  EXPECT_EQ(as_exported->hyper.value("outputs", ""), "basisCoefficients");
+  EXPECT_EQ(as_exported->hyper->value("outputs", ""), "basisCoefficients");
   NmnSidecar unsaid = e->sidecar;
   unsaid.outputs = NmnOutputs::kUnknown;
   auto clamped = import_engine_network(*bytes, "body.nmn", unsaid, rig, d.spec);
@@ -384,8 +385,8 @@ TEST(EngineImport, LocalModeRunsItsPerBoneNetworksLikeTheRunner) {
   auto m = import_engine_network(*bytes, "local.nmn", std::nullopt, rig_with_morphs(2, {"p", "q"}),
                                  two_bones(), io);
   ASSERT_TRUE(m) << m.error().to_string();
-  EXPECT_EQ(m->hyper["mode"], "local");
-  EXPECT_FALSE(m->hyper.contains("warnings"));
+  EXPECT_EQ((*m->hyper)["mode"], "local");
+  EXPECT_FALSE(m->hyper->contains("warnings"));
   ASSERT_EQ(m->morph_count(), 2u);
   auto runner = NmnRunner::create(*read_nmn(*bytes));
   ASSERT_TRUE(runner) << runner.error().to_string();
@@ -406,9 +407,9 @@ TEST(EngineImport, LocalModeGroupModelIsNamedInAWarning) {
   auto m = import_engine_network(*bytes, "local.nmn", std::nullopt, rig_with_morphs(2, {"p", "q"}),
                                  two_bones(), {});
   ASSERT_TRUE(m) << m.error().to_string();
-  ASSERT_TRUE(m->hyper.contains("warnings"));
-  ASSERT_EQ(m->hyper["warnings"].size(), 1u);
-  EXPECT_EQ(m->hyper["warnings"][0]["code"], "IMPORT_GROUP_NOT_RUN");
+  ASSERT_TRUE(m->hyper->contains("warnings"));
+  ASSERT_EQ((*m->hyper)["warnings"].size(), 1u);
+  EXPECT_EQ((*m->hyper)["warnings"][0]["code"], "IMPORT_GROUP_NOT_RUN");
   EXPECT_EQ(m->morph_count(), 2u);  // the main model's outputs only
 }
 

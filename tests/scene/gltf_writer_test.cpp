@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "charkit/core/json.h"
 #include "charkit/scene/gltf_writer.h"
 #include "charkit/scene/image.h"
 #include "glb_test_util.h"

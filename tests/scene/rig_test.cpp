@@ -2,6 +2,7 @@
 // read independently (nlohmann json), a hand-built glTF with the joints
 // listed child-first and a named morph target, and malformed input.
 #include "charkit/scene/rig.h"
+#include "charkit/core/json.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
 #include "package_builder.h"
+#include "charkit/core/json.h"
 
 #include <cstring>
 #include <stdexcept>

@@ -19,6 +19,7 @@
 
 #include "charkit/bem/container.h"
 #include "charkit/bem/validate.h"
+#include "charkit/core/json.h"
 #include "charkit/core/parallel.h"
 #include "package_builder.h"
 

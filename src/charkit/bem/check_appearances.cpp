@@ -3,6 +3,7 @@
 
 #include "charkit/bem/detail/options_internal.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 

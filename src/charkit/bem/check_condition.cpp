@@ -5,6 +5,7 @@
 // nesting limit), all/any with 1..32 operands.
 #include "charkit/bem/detail/condition_eval.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 

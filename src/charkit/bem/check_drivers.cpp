@@ -13,6 +13,7 @@
 #include "charkit/bem/detail/check_v15.h"
 #include "charkit/bem/drivers.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 

@@ -9,6 +9,7 @@
 #include "charkit/bem/detail/mesh_rules.h"
 #include "charkit/bem/detail/vertex_format.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 namespace {

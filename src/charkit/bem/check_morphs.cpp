@@ -11,6 +11,7 @@
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/error_codes.h"
 #include "charkit/core/bytes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 

@@ -6,6 +6,7 @@
 #include "charkit/bem/detail/condition_eval.h"
 #include "charkit/bem/detail/options_internal.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 

@@ -10,6 +10,7 @@
 
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 

@@ -5,6 +5,7 @@
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/detail/texture_size.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 namespace {

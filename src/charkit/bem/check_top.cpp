@@ -6,6 +6,7 @@
 
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 

@@ -7,6 +7,7 @@
 
 #include "charkit/bem/detail/check_v15.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 

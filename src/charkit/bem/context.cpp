@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 

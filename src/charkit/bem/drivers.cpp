@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 #include "charkit/core/utf8.h"
 
 namespace charkit::bem {
@@ -227,7 +228,7 @@ std::vector<StaticMaterial> static_materials(const Model& model, const Plan& pla
   for (const auto& [m, d] : plan.draws) {
     if (m >= model.meshes.size() || d >= model.meshes[m].draws.size()) continue;
     const Draw& draw = model.meshes[m].draws[d];
-    const Json& o = draw.material_overrides;
+    const Json& o = *draw.material_overrides;
     if (!o.is_object()) continue;
     auto it = std::find_if(out.begin(), out.end(), [&](const StaticMaterial& s) {
       return s.component == draw.material_component && s.material_slot == draw.material_slot;

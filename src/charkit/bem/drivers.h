@@ -25,7 +25,7 @@
 #include "charkit/bem/model.h"
 #include "charkit/bem/plan.h"
 #include "charkit/core/enum_names.h"
-#include "charkit/core/json.h"
+#include "charkit/core/json_fwd.h"
 #include "charkit/core/result.h"
 
 namespace charkit::bem {

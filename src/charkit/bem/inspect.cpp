@@ -9,6 +9,7 @@
 #include <string>
 
 #include "charkit/bem/container.h"
+#include "charkit/core/json.h"
 #include "charkit/core/report.h"
 
 namespace charkit::bem {

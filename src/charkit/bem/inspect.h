@@ -6,7 +6,7 @@
 #pragma once
 
 #include "charkit/core/bytes.h"
-#include "charkit/core/json.h"
+#include "charkit/core/json_fwd.h"
 
 namespace charkit::bem {
 

@@ -1,4 +1,5 @@
 #include "charkit/bem/load.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 

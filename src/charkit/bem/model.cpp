@@ -8,6 +8,7 @@
 
 #include "charkit/bem/container.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 

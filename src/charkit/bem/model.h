@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "charkit/core/json.h"
+#include "charkit/core/json_fwd.h"
 #include "charkit/core/result.h"
 
 namespace charkit::bem {
@@ -102,7 +102,7 @@ struct Draw {
   std::uint32_t material_slot = 0;
   std::string material_name;
   std::vector<TextureRef> textures;
-  core::Json material_overrides;  ///< 1.5 §12 object, null when absent
+  core::JsonBox material_overrides;  ///< 1.5 §12 object, null when absent
 };
 
 struct VertexStream {

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 namespace {

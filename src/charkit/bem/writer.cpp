@@ -19,6 +19,7 @@
 #include "charkit/bem/container.h"
 #include "charkit/bem/detail/context.h"
 #include "charkit/bem/error_codes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::bem {
 namespace {

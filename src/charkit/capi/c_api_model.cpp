@@ -241,7 +241,7 @@ charkit_status charkit_model_info_json(const charkit_model* model, char** out_js
            {"morphs", m.morph_names},
            {"fixed_first_morph", m.fixed_first_morph},
            {"clamp", deformer::clamp_name(m.clamp)},
-           {"hyper", m.hyper},
+           {"hyper", *m.hyper},
            {"stats", deformer::stats_json(m)}};
     *out_json = capi::dup_string(j.dump());
     return CHARKIT_OK;
@@ -381,8 +381,8 @@ charkit_status charkit_import_network(const char* path, charkit_rig* rig, const 
       if (warnings_json) *warnings_json = capi::dup_string(warnings.dump());
       return fail(m.error());
     }
-    if (m->hyper.contains("warnings"))
-      for (const Json& w : m->hyper["warnings"])
+    if (m->hyper->contains("warnings"))
+      for (const Json& w : (*m->hyper)["warnings"])
         warnings.push_back(w.value("code", "") + ": " + w.value("message", ""));
     if (warnings_json) *warnings_json = capi::dup_string(warnings.dump());
     *out = new charkit_model{std::move(*m)};

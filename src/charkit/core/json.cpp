@@ -200,4 +200,20 @@ const char* json_type_name(const Json& j) {
   }
 }
 
+JsonBox::JsonBox() : value_(std::make_unique<Json>()) {}
+JsonBox::JsonBox(const Json& value) : value_(std::make_unique<Json>(value)) {}
+JsonBox::JsonBox(Json&& value) : value_(std::make_unique<Json>(std::move(value))) {}
+JsonBox::JsonBox(const JsonBox& other)
+    : value_(other.value_ ? std::make_unique<Json>(*other.value_) : nullptr) {}
+JsonBox::JsonBox(JsonBox&& other) noexcept = default;
+JsonBox& JsonBox::operator=(const JsonBox& other) {
+  if (this != &other) value_ = other.value_ ? std::make_unique<Json>(*other.value_) : nullptr;
+  return *this;
+}
+JsonBox& JsonBox::operator=(JsonBox&& other) noexcept = default;
+JsonBox::~JsonBox() = default;
+JsonBox JsonBox::empty_object() {
+  return JsonBox(Json::object());
+}
+
 }  // namespace charkit::core

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "charkit/core/diagnostic.h"
+#include "charkit/core/json.h"
 #include "charkit/core/utf8.h"
 
 namespace charkit::core {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "charkit/core/bytes.h"
-#include "charkit/core/json.h"
+#include "charkit/core/json_fwd.h"
 #include "charkit/core/result.h"
 #include "charkit/deformer/npy.h"
 #include "charkit/deformer/pose.h"

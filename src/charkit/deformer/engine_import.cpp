@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "charkit/core/json.h"
 #include "charkit/deformer/deformer_file.h"
 #include "charkit/deformer/detail/engine_steps.h"
 #include "charkit/deformer/error_codes.h"

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "charkit/core/json.h"
 #include "charkit/deformer/error_codes.h"
 #include "charkit/deformer/npy.h"
 
@@ -139,9 +140,9 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
     if (e.code == codes::MODEL_DATASET) e.code = codes::NMN_EXPORT_DATASET;
     return e;
   }
-  model->hyper["export"] = "nmn";
-  model->hyper["runtime_name"] = o.runtime_name;
-  model->hyper["input_std"] = "engine-averaged";
+  (*model->hyper)["export"] = "nmn";
+  (*model->hyper)["runtime_name"] = o.runtime_name;
+  (*model->hyper)["input_std"] = "engine-averaged";
 
   NmnExport out;
   const Mlp& mlp = model->mlp;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "charkit/core/json.h"
 #include "charkit/deformer/detail/common.h"
 #include "charkit/deformer/detail/prng.h"
 #include "charkit/deformer/error_codes.h"
@@ -335,7 +336,7 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
     auto lin = fit_ridge(x, y, nt, f, width, o.ridge);
     if (!lin) return std::move(lin).error();
     m.linear = std::move(*lin);
-    m.hyper["lambda"] = o.ridge.lambda;
+    (*m.hyper)["lambda"] = o.ridge.lambda;
   } else {
     // The basis and each training sample's weights over it.
     std::vector<float> targets;
@@ -381,8 +382,8 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
               es.eigenvectors()(static_cast<Eigen::Index>(r), k) * std::sqrt(lambda) / sd);
         m.morph_names.push_back("pc" + std::to_string(c + 1));
       }
-      m.hyper["basis"] = "learned";
-      m.hyper["basis_size"] = outputs;
+      (*m.hyper)["basis"] = "learned";
+      (*m.hyper)["basis_size"] = outputs;
     } else {
       const std::size_t mm = o.morphs.names.size();
       if (mm == 0 || o.morphs.deltas.size() != mm * width)
@@ -397,7 +398,7 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
       m.morphs = o.morphs.deltas;
       targets = morph_weights(y, nt, m.morphs, mm, width);
       outputs = mm;
-      m.hyper["basis"] = "morph-targets";
+      (*m.hyper)["basis"] = "morph-targets";
     }
     m.clamp = o.clamp;
     if (o.clamp == WeightClamp::kTrainingRange) {
@@ -417,12 +418,12 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
     m.mlp = std::move(*net);
     zero_at_rest(m, rest_features(d));
     m.stats.final_loss = ts.final_loss;
-    m.hyper["hidden"] = o.mlp.hidden;
-    m.hyper["iterations"] = o.mlp.iterations;
-    m.hyper["batch_size"] = o.mlp.batch_size;
-    m.hyper["learning_rate"] = o.mlp.adam.learning_rate;
-    m.hyper["seed"] = o.mlp.seed;
-    m.hyper["clamp"] = clamp_name(o.clamp);
+    (*m.hyper)["hidden"] = o.mlp.hidden;
+    (*m.hyper)["iterations"] = o.mlp.iterations;
+    (*m.hyper)["batch_size"] = o.mlp.batch_size;
+    (*m.hyper)["learning_rate"] = o.mlp.adam.learning_rate;
+    (*m.hyper)["seed"] = o.mlp.seed;
+    (*m.hyper)["clamp"] = clamp_name(o.clamp);
   }
   if (auto st = validate(m); !st) return std::move(st).error();
 
@@ -555,7 +556,7 @@ core::Result<PoseModelFiles> encode_pose_model(const PoseModel& m) {
       arrays.push_back({"weight_max", NpyArray::from_f32({m.predicted_weights()}, m.weight_max)});
     }
   }
-  j["hyper"] = m.hyper;
+  j["hyper"] = *m.hyper;
   j["stats"] = Json{{"train", stats_json(m.stats.train)},
                     {"holdout", stats_json(m.stats.holdout)},
                     {"uncorrected_train", stats_json(m.stats.uncorrected_train)},

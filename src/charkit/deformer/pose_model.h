@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "charkit/core/json.h"
+#include "charkit/core/json_fwd.h"
 #include "charkit/core/result.h"
 #include "charkit/deformer/dataset.h"
 #include "charkit/deformer/mlp.h"
@@ -92,8 +92,8 @@ struct PoseModel {
   std::vector<float> morphs;       ///< morph_names.size() x 3V
   bool fixed_first_morph = false;  ///< morph 0 always has weight 1 (kLearned)
   WeightClamp clamp = WeightClamp::kNone;
-  std::vector<float> weight_min, weight_max;  ///< per predicted weight (training range)
-  core::Json hyper = core::Json::object();    ///< the options it was trained with
+  std::vector<float> weight_min, weight_max;            ///< per predicted weight (training range)
+  core::JsonBox hyper = core::JsonBox::empty_object();  ///< the options it was trained with
   PoseModelStats stats;
 
   std::size_t feature_count() const {

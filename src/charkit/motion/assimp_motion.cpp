@@ -14,6 +14,7 @@
 #include "charkit/core/bytes.h"
 #include "charkit/core/error_codes.h"
 #include "charkit/core/isolated.h"
+#include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/motion/detail/motion_tracks.h"
 #include "charkit/motion/detail/ndjson.h"

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "charkit/core/bytes.h"
+#include "charkit/core/json.h"
 
 namespace charkit::scene::detail {
 

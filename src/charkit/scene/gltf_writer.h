@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "charkit/core/json.h"
 #include "charkit/core/result.h"
 #include "charkit/scene/gltf_document.h"
 #include "charkit/scene/scene.h"

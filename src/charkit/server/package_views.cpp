@@ -8,6 +8,7 @@
 #include "charkit/bem/inspect.h"
 #include "charkit/bem/load.h"
 #include "charkit/bem/settings.h"
+#include "charkit/core/json.h"
 #include "charkit/core/mapped_file.h"
 #include "charkit/scene/image.h"
 #include "charkit/scene/texture_decode.h"

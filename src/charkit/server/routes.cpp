@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "charkit/core/error_codes.h"
+#include "charkit/core/json.h"
 #include "charkit/server/detail/server_impl.h"
 #include "charkit/server/error_codes.h"
 

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "charkit/core/json.h"
 #include "charkit/server/detail/ws.h"
 #include "charkit/server/error_codes.h"
 
