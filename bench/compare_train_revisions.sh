@@ -37,8 +37,6 @@ ninja -C "$build" charkit_core charkit_deformer >/dev/null
 commands=$(ninja -C "$build" -t commands charkit_deformer)
 read -r -a flags <<<"$(grep -m1 -- '/deformer/mlp\.cpp$' <<<"$commands" | tr ' ' '\n' |
   grep -E '^-(D|O|m|f|std=|isystem$)|^/usr/include' | tr '\n' ' ')"
-link_extra=()
-grep -q -- '-DCHARKIT_WITH_XSMM=1' <<<"${flags[*]}" && link_extra=(-lxsmm -lxsmmnoblas)
 
 extract() {  # REV DIR
   mkdir -p "$2"
@@ -51,14 +49,28 @@ extract() {  # REV DIR
   if [ ! -e "$2/src/charkit/deformer" ]; then ln -s learn "$2/src/charkit/deformer"; fi
 }
 
+# The libxsmm glue lives in a file of its own in later revisions (its stand-in
+# in disabled/ where the build leaves libxsmm out): compile the one the build does.
+xsmm_source=$(grep -o -m1 -E '[^ ]*/deformer/(disabled/)?batch_kernels_xsmm\.cpp$' <<<"$commands" |
+  sed -E 's|.*/(deformer/)|\1|' || true)
+link_extra=()
+# Earlier revisions said so in a macro; later ones build the file that calls libxsmm.
+if grep -q -- '-DCHARKIT_WITH_XSMM=1' <<<"${flags[*]}" || [ "$xsmm_source" = deformer/batch_kernels_xsmm.cpp ]; then
+  link_extra=(-lxsmm -lxsmmnoblas)
+fi
+
 compile() {  # NAME REV
-  local name="$1" root="$out/$1" pids=() f extra
+  local name="$1" root="$out/$1" pids=() f extra sources="$SOURCES"
   extract "$2" "$root"
-  for f in $SOURCES; do
+  if [ -n "$xsmm_source" ] && [ -e "$root/src/charkit/$xsmm_source" ]; then
+    sources+=" ${xsmm_source#deformer/}"
+    sources="${sources%.cpp}"
+  fi
+  for f in $sources; do
     extra=()
     [ "$f" = batch_kernels ] && extra=(-fno-math-errno)  # as deformer/CMakeLists.txt has it
     g++ "${flags[@]}" "${extra[@]}" -I"$root/src" -Ddeformer="deformer_$name" -Dlearn="deformer_$name" \
-      -c "$root/src/charkit/deformer/$f.cpp" -o "$out/$name-$f.o" &
+      -c "$root/src/charkit/deformer/$f.cpp" -o "$out/$name-${f//\//_}.o" &
     pids+=($!)
   done
   g++ "${flags[@]}" -I"$root/src" -Ddeformer="deformer_$name" -Dlearn="deformer_$name" -DCHARKIT_REVISION_WRAP="$name" \
@@ -70,7 +82,7 @@ compile() {  # NAME REV
 compile a "$rev_a"
 compile b "$rev_b"
 g++ "${flags[@]}" -Isrc bench/train_revisions.cpp "$out"/a-*.o "$out"/b-*.o \
-  "$build/src/charkit/core/libcharkit_core.a" "${link_extra[@]}" -lpthread -o "$out/train_revisions"
+  "$build/src/charkit/core/libcharkit_core.a" "${link_extra[@]}" -lcrypto -lpthread -o "$out/train_revisions"
 
 short() { git rev-parse --short "$1" 2>/dev/null || echo "$1"; }
 echo "A = $rev_a ($(short "$rev_a")), B = $rev_b ($(short "$rev_b"))"

@@ -51,6 +51,81 @@ int fail(const std::string& subject, const core::Error& e, int exit, bool json) 
   return report_error(subject, e, exit);
 }
 
+/// What `bem pack` wrote: per mesh and texture, the warnings, the file.
+void print_pack_result(const PackArgs& a, const bem::PackResult& packed, const bem::WriteStats& s,
+                       bool zip, const core::Report& report) {
+  const std::string version = "1." + std::to_string(s.minor);
+  if (a.json) {
+    Json meshes = Json::array();
+    for (const bem::PackedMesh& m : packed.meshes)
+      meshes.push_back(Json{{"mesh", m.mesh},
+                            {"gltfMesh", m.gltf_mesh},
+                            {"node", m.node},
+                            {"verticesBefore", m.vertices_before},
+                            {"vertices", m.vertices},
+                            {"drawsReplaced", m.draws_replaced},
+                            {"drawsKept", m.draws_kept},
+                            {"drawsAdded", m.draws_added},
+                            {"bones", m.bones},
+                            {"bonesAdded", m.bones_added},
+                            {"sliders", m.sliders}});
+    Json textures = Json::array();
+    for (const bem::PackedTexture& t : packed.textures) {
+      Json tj{{"texture", t.texture}, {"image", t.image},
+              {"name", t.name},       {"format", scene::texture_format_name(t.format)},
+              {"width", t.width},     {"height", t.height},
+              {"mips", t.mips},       {"encoded", t.encoded}};
+      // PSNR: null when kept, "inf" would not be JSON: an exact encode is 99.
+      if (t.encoded) tj["psnrDb"] = std::isfinite(t.psnr_db) ? t.psnr_db : 99.0;
+      if (t.dds) tj["dds"] = true;
+      textures.push_back(std::move(tj));
+    }
+    Json warnings = Json::array();
+    for (const bem::PackWarning& w : packed.warnings)
+      warnings.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
+    print_json(Json{{"uri", a.output},
+                    {"ok", true},
+                    {"container", zip ? "zip" : "binary"},
+                    {"version", version},
+                    {"meshes", std::move(meshes)},
+                    {"textures", std::move(textures)},
+                    {"payloads", s.payloads_out},
+                    {"bytes", s.file_bytes},
+                    {"warnings", std::move(warnings)},
+                    {"issues", Json::parse(report.to_json_issues())}});
+  } else {
+    for (const bem::PackWarning& w : packed.warnings)
+      report_warning(a.scene, w.code, w.message, w.pointer);
+    for (const auto& i : report.issues())
+      if (i.severity == core::Severity::kWarning)
+        report_warning(a.output, i.code, i.message, i.location.to_string());
+    for (const bem::PackedMesh& m : packed.meshes)
+      std::cout << "mesh " << m.mesh << " <- glTF mesh " << m.gltf_mesh
+                << (m.node.empty() ? std::string() : " (node " + printable(m.node) + ")") << ": "
+                << m.vertices_before << " -> " << m.vertices << " vertices, " << m.draws_replaced
+                << " draws packed"
+                << (m.draws_kept ? ", " + std::to_string(m.draws_kept) + " kept" : "")
+                << (m.draws_added ? ", " + std::to_string(m.draws_added) + " added" : "")
+                << (m.bones ? ", " + std::to_string(m.bones) + " palette bones" : "")
+                << (m.bones_added ? " (" + std::to_string(m.bones_added) + " added)" : "")
+                << (m.sliders ? ", " + std::to_string(m.sliders) + " sliders" : "") << "\n";
+    for (const bem::PackedTexture& t : packed.textures)
+      if (t.encoded)
+        std::cout << "texture " << t.texture << " (" << printable(t.name) << ") <- image "
+                  << t.image << ": " << (t.dds ? "DDS " : "")
+                  << scene::texture_format_name(t.format) << " " << t.width << "x" << t.height
+                  << ", " << t.mips << " mips, "
+                  << (t.dds ? std::string("passed through")
+                      : std::isfinite(t.psnr_db)
+                          ? "PSNR " + std::to_string(t.psnr_db).substr(0, 5) + " dB"
+                          : std::string("PSNR exact"))
+                  << "\n";
+    std::cout << printable(a.output) << ": BEM " << version << " " << (zip ? "ZIP" : "binary")
+              << ", " << packed.meshes.size() << " meshes packed, " << s.payloads_out
+              << " payloads, " << s.file_bytes << " bytes\n";
+  }
+}
+
 int run_pack(const PackArgs& a) {
   const std::string ext = lower_extension(a.output);
   if (a.to.empty() && ext != ".bem" && ext != ".zip")
@@ -165,77 +240,7 @@ int run_pack(const PackArgs& a) {
   if (auto st = write_output_file(a.output, written->bytes); !st)
     return fail(a.output, st.error(), kExitUsage, a.json);
 
-  const bem::WriteStats& s = written->stats;
-  const std::string version = "1." + std::to_string(s.minor);
-  if (a.json) {
-    Json meshes = Json::array();
-    for (const bem::PackedMesh& m : packed->meshes)
-      meshes.push_back(Json{{"mesh", m.mesh},
-                            {"gltfMesh", m.gltf_mesh},
-                            {"node", m.node},
-                            {"verticesBefore", m.vertices_before},
-                            {"vertices", m.vertices},
-                            {"drawsReplaced", m.draws_replaced},
-                            {"drawsKept", m.draws_kept},
-                            {"drawsAdded", m.draws_added},
-                            {"bones", m.bones},
-                            {"bonesAdded", m.bones_added},
-                            {"sliders", m.sliders}});
-    Json textures = Json::array();
-    for (const bem::PackedTexture& t : packed->textures) {
-      Json tj{{"texture", t.texture}, {"image", t.image},
-              {"name", t.name},       {"format", scene::texture_format_name(t.format)},
-              {"width", t.width},     {"height", t.height},
-              {"mips", t.mips},       {"encoded", t.encoded}};
-      // PSNR: null when kept, "inf" would not be JSON: an exact encode is 99.
-      if (t.encoded) tj["psnrDb"] = std::isfinite(t.psnr_db) ? t.psnr_db : 99.0;
-      if (t.dds) tj["dds"] = true;
-      textures.push_back(std::move(tj));
-    }
-    Json warnings = Json::array();
-    for (const bem::PackWarning& w : packed->warnings)
-      warnings.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
-    print_json(Json{{"uri", a.output},
-                    {"ok", true},
-                    {"container", zip ? "zip" : "binary"},
-                    {"version", version},
-                    {"meshes", std::move(meshes)},
-                    {"textures", std::move(textures)},
-                    {"payloads", s.payloads_out},
-                    {"bytes", s.file_bytes},
-                    {"warnings", std::move(warnings)},
-                    {"issues", Json::parse(report.to_json_issues())}});
-  } else {
-    for (const bem::PackWarning& w : packed->warnings)
-      report_warning(a.scene, w.code, w.message, w.pointer);
-    for (const auto& i : report.issues())
-      if (i.severity == core::Severity::kWarning)
-        report_warning(a.output, i.code, i.message, i.location.to_string());
-    for (const bem::PackedMesh& m : packed->meshes)
-      std::cout << "mesh " << m.mesh << " <- glTF mesh " << m.gltf_mesh
-                << (m.node.empty() ? std::string() : " (node " + printable(m.node) + ")") << ": "
-                << m.vertices_before << " -> " << m.vertices << " vertices, " << m.draws_replaced
-                << " draws packed"
-                << (m.draws_kept ? ", " + std::to_string(m.draws_kept) + " kept" : "")
-                << (m.draws_added ? ", " + std::to_string(m.draws_added) + " added" : "")
-                << (m.bones ? ", " + std::to_string(m.bones) + " palette bones" : "")
-                << (m.bones_added ? " (" + std::to_string(m.bones_added) + " added)" : "")
-                << (m.sliders ? ", " + std::to_string(m.sliders) + " sliders" : "") << "\n";
-    for (const bem::PackedTexture& t : packed->textures)
-      if (t.encoded)
-        std::cout << "texture " << t.texture << " (" << printable(t.name) << ") <- image "
-                  << t.image << ": " << (t.dds ? "DDS " : "")
-                  << scene::texture_format_name(t.format) << " " << t.width << "x" << t.height
-                  << ", " << t.mips << " mips, "
-                  << (t.dds ? std::string("passed through")
-                      : std::isfinite(t.psnr_db)
-                          ? "PSNR " + std::to_string(t.psnr_db).substr(0, 5) + " dB"
-                          : std::string("PSNR exact"))
-                  << "\n";
-    std::cout << printable(a.output) << ": BEM " << version << " " << (zip ? "ZIP" : "binary")
-              << ", " << packed->meshes.size() << " meshes packed, " << s.payloads_out
-              << " payloads, " << s.file_bytes << " bytes\n";
-  }
+  print_pack_result(a, *packed, written->stats, zip, report);
   return kExitOk;
 }
 

@@ -346,6 +346,9 @@ def main():
         got = np.array([[q.x, q.y, q.z, q.w] for q in got])
         close(got, rot_ref[f - 1], 1e-5, f"keyed pose at frame {f}")
     scene.frame_set(1)
+    poses_action = arm.animation_data.action
+    check(poses_action is not None and poses_action.name == arm.name + "_charkit_poses"
+          and poses_action.use_fake_user, "the poses are keyed in an action of their own")
     log("generate_random_poses: rest + 40 poses keyed")
 
     # --- A cancelled run restores the scene
@@ -448,8 +451,22 @@ def main():
     scene.frame_set(1)
     log("linear preview follows the pose")
 
+    # A path relative to the .blend file, in a file never saved: refused, nothing written
+    s.pose_library_path = "//linear_poses.json"
+    try:
+        bpy.ops.charkit.bake_shape_keys()
+    except RuntimeError as e:
+        check("not saved" in str(e) and "//linear_poses.json" in str(e), f"unsaved '//' refused: {e}")
+    else:
+        raise AssertionError("a '//' path in an unsaved file must be refused")
+    check("Tube_charkit_baked" not in bpy.data.objects, "nothing baked after the refusal")
     s.pose_library_path = os.path.join(OUT, "linear_poses.json")
     check(bpy.ops.charkit.bake_shape_keys() == {'FINISHED'}, "bake linear")
+    # Preview and bake copy the mesh: no shape-key block is left without its mesh
+    # (reopening the saved file would warn of an invalid 'from' pointer)
+    for key in bpy.data.shape_keys:
+        check(key.user is not None and getattr(key.user, "shape_keys", None) == key,
+              f"shape-key block {key.name} belongs to its mesh")
     baked = bpy.data.objects["Tube_charkit_baked"]
     check(not any(m.type == 'ARMATURE' for m in baked.modifiers), "linear bake drops the armature modifier")
     check(len(baked.data.shape_keys.key_blocks) == 1 + 41, "one key per pose")
@@ -645,6 +662,23 @@ def main():
     check(len(se.rotations) == 42 and se.pose_names[1] == "frame_1", "rest + 41 frames")
     close(se.rotations[1:], rot_ref, 1e-5, "action frames = keyed poses")
     log("action sampling: frames reproduce the keyed poses")
+
+    # --- Bake Poses To Timeline leaves the armature's own action as it was
+    walk = bpy.data.actions.new("Walk")
+    jobs.bridge.assign_action(arm, walk)
+    arm.pose.bones["ctrl"].keyframe_insert("location", frame=3)
+    walk_curves = [(fc.data_path, fc.array_index, len(fc.keyframe_points)) for fc in walk.fcurves]
+    s.pose_source = 'RANDOM'
+    check(bpy.ops.charkit.generate_random_poses() == {'FINISHED'}, "random poses beside an action")
+    check(arm.animation_data.action == walk, "the armature keeps its action")
+    check([(fc.data_path, fc.array_index, len(fc.keyframe_points)) for fc in walk.fcurves] == walk_curves,
+          "its action is unchanged")
+    poses_action = bpy.data.actions[arm.name + "_charkit_poses"]
+    used = sum(1 for b in s.bones if b.use)
+    check(len(poses_action.fcurves) == 4 * used
+          and all(len(fc.keyframe_points) == s.random_count + 1 for fc in poses_action.fcurves),
+          "the poses are in their own action, written anew")
+    log("bake to timeline: the armature's own action is left alone")
 
     charkit_deformer.unregister()
     check(not any(getattr(h, "__module__", "") == "charkit_deformer"

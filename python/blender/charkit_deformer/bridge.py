@@ -453,7 +453,14 @@ def make_mesh_copy(context, source, name, coords_obj, rig_data, armature):
     me.name = name
     ob = bpy.data.objects.new(name, me)
     if me.shape_keys is not None:
+        key_name = me.shape_keys.name
         ob.shape_key_clear()
+        # Blender 3.4 keeps a copied mesh's shape-key block after shape_key_clear, with
+        # no user but a stale owner: reopening the saved file then warns of an invalid
+        # 'from' pointer. Remove it.
+        stale = bpy.data.shape_keys.get(key_name)
+        if stale is not None and me.shape_keys is None and stale.user == me:
+            bpy.data.batch_remove(ids=(stale,))
     me.vertices.foreach_set("co", np.ascontiguousarray(coords_obj, np.float32).ravel())
     me.update()
     cols = list(source.users_collection) or [context.scene.collection]

@@ -88,6 +88,9 @@ def _settings(context):
 def _abspath(path, what):
     if not path:
         raise JobError(f"{what}: no file path given")
+    if path.startswith("//") and not bpy.data.filepath:
+        raise JobError(f"{what}: '{path}' is relative to the .blend file, which is not saved "
+                       "yet: save the file first, or give an absolute path")
     return os.path.abspath(bpy.path.abspath(path))
 
 
@@ -151,17 +154,46 @@ def _spec(ck, bones, curves):
 # ---------------------------------------------------------------------------
 # Training poses
 
+POSES_ACTION_SUFFIX = "_charkit_poses"
+
+
 def key_poses(scene, arm, bone_names, rotations, start):
-    """Keyframes rotations[i] (x y z w) on the bones' rotation_quaternion at frame start + i
-    (the bones switch to QUATERNION mode) and ends at the start frame."""
+    """Keys rotations[i] (x y z w) on the bones' rotation_quaternion at frame start + i in
+    an action of its own, '<armature>_charkit_poses' (written anew each time, kept with a
+    fake user). The armature's own action is never written to: the poses' action is
+    assigned only to an armature that has no action (or has it already), which then shows
+    the poses on the timeline, its input bones in QUATERNION mode, at the start frame.
+    Returns a phrase for the report."""
+    name = arm.name + POSES_ACTION_SUFFIX
+    act = bpy.data.actions.get(name) or bpy.data.actions.new(name)
+    act.use_fake_user = True
+    for fc in list(act.fcurves):
+        act.fcurves.remove(fc)
+    count = len(rotations)
+    frames = np.arange(start, start + count, dtype=np.float32)
+    rot = np.asarray(rotations, np.float64).reshape(count, len(bone_names), 4)
+    for b, n in enumerate(bone_names):
+        path = f'pose.bones["{bpy.utils.escape_identifier(n)}"].rotation_quaternion'
+        # Blender's quaternions are (w, x, y, z); charkit's (x, y, z, w).
+        for k, c in enumerate((3, 0, 1, 2)):
+            fc = act.fcurves.new(path, index=k, action_group=n)
+            fc.keyframe_points.add(count)
+            co = np.empty(2 * count, np.float32)
+            co[0::2] = frames
+            co[1::2] = rot[:, b, c]
+            fc.keyframe_points.foreach_set("co", co)
+            fc.update()
+    last = start + count - 1
+    ad = arm.animation_data
+    current = ad.action if ad is not None else None
+    if current is not None and current != act:
+        return (f"keyed in action '{act.name}', frames {start}-{last} (the armature keeps its "
+                f"action '{current.name}'; assign the new one to see the poses)")
+    bridge.assign_action(arm, act)
     for n in bone_names:
         arm.pose.bones[n].rotation_mode = 'QUATERNION'
-    for i, row in enumerate(rotations):
-        for n, r in zip(bone_names, row):
-            pb = arm.pose.bones[n]
-            pb.rotation_quaternion = (float(r[3]), float(r[0]), float(r[1]), float(r[2]))
-            pb.keyframe_insert("rotation_quaternion", frame=start + i, group=n)
     scene.frame_set(start)
+    return f"keyed in action '{act.name}' at frames {start}-{last}"
 
 
 def generate_random_poses(context):
@@ -172,9 +204,8 @@ def generate_random_poses(context):
     bones, curves, _ = bridge.check_inputs(s, arm, mesh)
     spec = _spec(ck, bones, curves)
     rotations, _euler, _curves = ck.sample_poses(spec, s.random_count, s.random_seed)
-    key_poses(context.scene, arm, [b.name for b in bones], rotations, s.timeline_start)
-    return (f"Keyed the rest pose and {s.random_count} random poses on {len(bones)} bones, "
-            f"frames {s.timeline_start}-{s.timeline_start + s.random_count}")
+    keyed = key_poses(context.scene, arm, [b.name for b in bones], rotations, s.timeline_start)
+    return f"The rest pose and {s.random_count} random poses on {len(bones)} bones: {keyed}"
 
 
 def _unique(names):
@@ -246,8 +277,7 @@ def generate_training_data(context):
     if s.bake_to_timeline and own_action:
         keyed = "; not keyed on the timeline (the poses come from the armature's own action)"
     elif s.bake_to_timeline:
-        key_poses(scene, arm, bone_names, rotations, s.timeline_start)
-        keyed = f"; keyed at frames {s.timeline_start}-{s.timeline_start + len(rotations) - 1}"
+        keyed = "; " + key_poses(scene, arm, bone_names, rotations, s.timeline_start)
     se = state.get(scene)
     se.data_objects = (arm.name, mesh.name)
     se.data_bone_names, se.data_curve_names = bone_names, curve_names

@@ -141,7 +141,7 @@ class CHARKIT_OT_load_shape_keys(_Simple, bpy.types.Operator):
 
 
 class CHARKIT_OT_generate_random_poses(_Simple, bpy.types.Operator):
-    """Keyframe the rest pose and N seeded random poses of the input bones on the timeline (no mesh evaluation)"""
+    """Keyframe the rest pose and N seeded random poses of the input bones in an action of their own, <armature>_charkit_poses (no mesh evaluation)"""
     bl_idname = "charkit.generate_random_poses"
     bl_label = "Generate Random Poses"
 

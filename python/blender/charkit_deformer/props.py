@@ -76,7 +76,8 @@ class CHARKIT_PG_settings(bpy.types.PropertyGroup):
                                description="Frames taken, evenly spaced from Start to End, both included")
     bake_to_timeline: BoolProperty(name="Bake Poses To Timeline", default=True,
                                    description="Keyframe the training poses on the input bones, one per "
-                                   "frame from Start Frame")
+                                   "frame from Start Frame, in an action of their own "
+                                   "(<armature>_charkit_poses); the armature's action is left alone")
     timeline_start: IntProperty(name="Start Frame", default=1,
                                 description="Frame of the rest pose; pose i is keyed at Start Frame + i")
 

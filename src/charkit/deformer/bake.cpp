@@ -293,6 +293,50 @@ core::Result<std::vector<PoseLibraryEntry>> read_pose_library(std::string_view j
 
 // ---- bake ------------------------------------------------------------------------
 
+namespace {
+
+// The "weights" animations of the mesh's nodes: each group of old_targets values
+// (a keyframe, or a cubic spline's in-tangent / value / out-tangent) gets
+// a 0 for every new target, in a new output accessor.
+core::Status extend_weight_animations(scene::GltfDocument& src, scene::GltfEditor& editor,
+                                      const std::vector<std::size_t>& mesh_nodes,
+                                      std::size_t old_targets, std::size_t added) {
+  const scene::GltfAsset& asset = src.asset();
+  for (std::size_t a = 0; a < asset.animations.size(); ++a) {
+    const scene::GltfAnimation& anim = asset.animations[a];
+    std::set<std::size_t> samplers;
+    for (const scene::GltfChannel& ch : anim.channels)
+      if (ch.path == scene::GltfPath::kWeights && ch.node &&
+          std::find(mesh_nodes.begin(), mesh_nodes.end(), *ch.node) != mesh_nodes.end())
+        samplers.insert(ch.sampler);
+    for (std::size_t s : samplers) {
+      const scene::GltfAnimationSampler& sampler = anim.samplers[s];
+      auto values = read_scalar_floats(src, sampler.output);
+      if (!values) return std::move(values).error();
+      if (old_targets == 0 || values->size() % old_targets != 0)
+        return core::error_at_pointer(codes::BAKE_GLTF,
+                                      "weights output does not hold whole groups of targets",
+                                      sampler.pointer + "/output");
+      const std::size_t groups = values->size() / old_targets;
+      const std::size_t count = groups * (old_targets + added);
+      if (editor.buffer_size() + 4 * count > kMaxGlb - 4096)
+        return make_error(codes::BAKE_TOO_LARGE, "the baked buffer would exceed 4 GiB");
+      std::vector<float> out;
+      out.reserve(count);
+      for (std::size_t g = 0; g < groups; ++g) {
+        out.insert(out.end(), values->begin() + static_cast<std::ptrdiff_t>(g * old_targets),
+                   values->begin() + static_cast<std::ptrdiff_t>((g + 1) * old_targets));
+        out.insert(out.end(), added, 0.0F);
+      }
+      editor.set_sampler_output(a, s,
+                                editor.append_floats(out, 1, false, scene::GltfViewUse::kOther));
+    }
+  }
+  return core::Ok{};
+}
+
+}  // namespace
+
 core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::Rig& rig,
                                          const PoseModel& model,
                                          std::span<const PoseLibraryEntry> poses,
@@ -437,39 +481,9 @@ core::Result<BakeResult> bake_shape_keys(core::Bytes source_gltf, const scene::R
     editor.set_node_weights(n, extended(w));
   }
 
-  // 8. "weights" animations of those nodes: each group of old_targets values
-  // (a keyframe, or a cubic spline's in-tangent / value / out-tangent) gets
-  // a 0 for every new target, in a new output accessor.
-  for (std::size_t a = 0; a < asset.animations.size(); ++a) {
-    const scene::GltfAnimation& anim = asset.animations[a];
-    std::set<std::size_t> samplers;
-    for (const scene::GltfChannel& ch : anim.channels)
-      if (ch.path == scene::GltfPath::kWeights && ch.node &&
-          std::find(mesh_nodes.begin(), mesh_nodes.end(), *ch.node) != mesh_nodes.end())
-        samplers.insert(ch.sampler);
-    for (std::size_t s : samplers) {
-      const scene::GltfAnimationSampler& sampler = anim.samplers[s];
-      auto values = read_scalar_floats(src, sampler.output);
-      if (!values) return std::move(values).error();
-      if (old_targets == 0 || values->size() % old_targets != 0)
-        return core::error_at_pointer(codes::BAKE_GLTF,
-                                      "weights output does not hold whole groups of targets",
-                                      sampler.pointer + "/output");
-      const std::size_t groups = values->size() / old_targets;
-      const std::size_t count = groups * (old_targets + poses.size());
-      if (editor.buffer_size() + 4 * count > kMaxGlb - 4096)
-        return make_error(codes::BAKE_TOO_LARGE, "the baked buffer would exceed 4 GiB");
-      std::vector<float> out;
-      out.reserve(count);
-      for (std::size_t g = 0; g < groups; ++g) {
-        out.insert(out.end(), values->begin() + static_cast<std::ptrdiff_t>(g * old_targets),
-                   values->begin() + static_cast<std::ptrdiff_t>((g + 1) * old_targets));
-        out.insert(out.end(), poses.size(), 0.0F);
-      }
-      editor.set_sampler_output(a, s,
-                                editor.append_floats(out, 1, false, scene::GltfViewUse::kOther));
-    }
-  }
+  // 8. "weights" animations of those nodes: zeros for the new targets.
+  if (auto st = extend_weight_animations(src, editor, mesh_nodes, old_targets, poses.size()); !st)
+    return std::move(st).error();
 
   // 9. Write the file.
   result.pose_library_json =
