@@ -680,6 +680,27 @@ def main():
           "the poses are in their own action, written anew")
     log("bake to timeline: the armature's own action is left alone")
 
+    # --- The model is saved with the .blend file and comes back when it is opened
+    model = se.model
+    check(model is not None, "a model to save")
+    feats = (np.random.default_rng(3).standard_normal((2, model.feature_count)) * 0.3).astype(np.float32)
+    want = np.asarray(model.offsets(feats))
+    kind, objects, bones = model.kind, se.model_objects, list(se.model_bone_names)
+    saved = os.path.join(OUT, "saved_scene.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=saved)
+    check("charkit_model" in bpy.context.scene, "the model is stored in the scene")
+    bpy.ops.wm.open_mainfile(filepath=saved)
+    scene = bpy.context.scene
+    se = state.peek(scene)
+    check(se is not None and se.model is not None, "the model is back after reopening")
+    check(se.model.kind == kind and se.model_objects == objects and list(se.model_bone_names) == bones,
+          "same kind, objects and input bones")
+    close(np.asarray(se.model.offsets(feats)), want, 0.0, "the reopened model gives the same offsets")
+    check(jobs.refresh_preview(scene, force=True, quiet=True) in (True, False), "preview refresh runs")
+    for key in bpy.data.shape_keys:
+        check(key.users > 0 and key.user is not None, f"no orphaned shape-key block after reopening: {key.name}")
+    log("the model is saved with the .blend and restored when it is opened")
+
     charkit_deformer.unregister()
     check(not any(getattr(h, "__module__", "") == "charkit_deformer"
                   for h in bpy.app.handlers.depsgraph_update_post + bpy.app.handlers.frame_change_post),

@@ -17,13 +17,13 @@ bl_info = {
 
 if "bpy" in locals():  # F8 / script reload
     import importlib
-    for _m in (_ck, bridge, state, jobs, props, ops, ui):  # noqa: F821
+    for _m in (_ck, bridge, state, persist, jobs, props, ops, ui):  # noqa: F821
         importlib.reload(_m)
 
 import bpy
 from bpy.app.handlers import persistent
 
-from . import _ck, bridge, state, jobs, props, ops, ui
+from . import _ck, bridge, state, persist, jobs, props, ops, ui
 
 _in_refresh = False
 
@@ -57,11 +57,30 @@ def _on_frame_change(scene, *_args):
 @persistent
 def _on_load(*_args):
     state.clear_all()  # the models belong to the file that was open
+    scene = bpy.context.scene
+    if scene is None:
+        return
+    try:
+        msg = persist.restore(bpy.context, scene)
+    except Exception as e:  # never break loading a file
+        msg = f"charkit: the model saved with the file could not be restored: {e}"
+    if msg:
+        print(msg)
+
+
+@persistent
+def _on_save(*_args):
+    for scene in bpy.data.scenes:
+        try:
+            persist.store(scene)
+        except Exception as e:  # never break saving a file
+            print(f"charkit: the model of scene '{scene.name}' was not saved with the file: {e}")
 
 
 _HANDLERS = ((bpy.app.handlers.depsgraph_update_post, _on_depsgraph_update),
              (bpy.app.handlers.frame_change_post, _on_frame_change),
-             (bpy.app.handlers.load_post, _on_load))
+             (bpy.app.handlers.load_post, _on_load),
+             (bpy.app.handlers.save_pre, _on_save))
 
 
 def register():

@@ -1,7 +1,7 @@
 """What the add-on holds in memory per scene: the training data of the last
 Generate Training Data run and the current model (trained, loaded or imported),
-as charkit handles and numpy arrays. None of it is saved in the .blend file:
-Export Pose Model keeps a pose model."""
+as charkit handles and numpy arrays. The model is saved with the .blend file
+and comes back when it is opened (persist.py); the training data is not."""
 
 import numpy as np
 
