@@ -96,6 +96,8 @@ TEST(Auth, RouteTable) {
       {"POST", "/api/motions/7/stream", false, RouteId::motion_stream, RouteKind::websocket},
       {"GET", "/api/packages/7/drivers", false, RouteId::package_drivers, RouteKind::websocket},
       {"GET", "/api/live/cam?role=view", false, RouteId::live, RouteKind::websocket},
+      {"GET", "/api/live", false, RouteId::live_channels, RouteKind::answer},
+      {"GET", "/live", true, RouteId::console_page, RouteKind::answer},
       {"GET", "/api/models/7/stream", false, RouteId::not_found, RouteKind::answer},
       {"GET", "/api/motions/7/unknown", false, RouteId::not_found, RouteKind::answer},
       {"GET", "/api", false, RouteId::not_found, RouteKind::answer},

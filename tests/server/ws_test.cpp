@@ -600,6 +600,54 @@ TEST_F(WsTest, LivePublishTwoViewersIdenticalBytes) {
   EXPECT_EQ(v2.wait_close(), 1008u);
 }
 
+// Viewers hear the publisher come and go; GET /api/live lists the channels
+// open now with their publisher and viewers.
+TEST_F(WsTest, LiveViewersHearThePublisherComeAndLeave) {
+  auto channels = [&] {
+    auto r = request(port_, http::verb::get, "/api/live");
+    EXPECT_EQ(r.status, 200u) << r.body;
+    return r.json()["channels"];
+  };
+  EXPECT_EQ(channels(), Json::array());
+  WsClient v;
+  ASSERT_EQ(v.connect(port_, "/api/live/cam_2?role=view"), 101u);
+  auto h = v.read();
+  ASSERT_TRUE(h.ok);
+  EXPECT_EQ(Json::parse(h.data)["publishing"], false) << h.data;
+  EXPECT_EQ(channels(), Json::parse(R"([{"name":"cam_2","publishing":false,"viewers":1}])"));
+  WsClient late;
+  {
+    WsClient pub;
+    ASSERT_EQ(pub.connect(port_, "/api/live/cam_2?role=publish"), 101u);
+    ASSERT_TRUE(pub.read().ok);  // its header
+    auto came = v.read();
+    ASSERT_TRUE(came.ok);
+    EXPECT_FALSE(came.binary);
+    EXPECT_EQ(Json::parse(came.data),
+              Json::parse(R"({"type":"status","state":"live","channel":"cam_2"})"));
+    EXPECT_EQ(channels(), Json::parse(R"([{"name":"cam_2","publishing":true,"viewers":1}])"));
+    const std::string frame = make_frame(0, 1.0f);
+    pub.binary(frame);
+    auto f = v.read();
+    ASSERT_TRUE(f.ok);
+    EXPECT_TRUE(f.binary);
+    EXPECT_EQ(f.data, frame);
+    // a viewer coming while the publisher is there
+    ASSERT_EQ(late.connect(port_, "/api/live/cam_2?role=view"), 101u);
+    auto lh = late.read();
+    ASSERT_TRUE(lh.ok);
+    EXPECT_EQ(Json::parse(lh.data)["publishing"], true) << lh.data;
+  }  // the publisher's connection drops
+  auto left = v.read();
+  ASSERT_TRUE(left.ok);
+  EXPECT_EQ(Json::parse(left.data),
+            Json::parse(R"({"type":"status","state":"publisher-left","channel":"cam_2"})"));
+  auto late_left = late.read();
+  ASSERT_TRUE(late_left.ok);
+  EXPECT_EQ(Json::parse(late_left.data)["state"], "publisher-left");
+  EXPECT_EQ(channels(), Json::parse(R"([{"name":"cam_2","publishing":false,"viewers":2}])"));
+}
+
 // The guard follows frame boundaries: a normal masked frame (16-bit length)
 // passes untouched, then a 64-bit length with its top bit set is zeroed.
 TEST(FrameLengthGuard, FollowsFramesAndZeroesImpossibleLengths) {

@@ -1,12 +1,12 @@
 // The charkit console: a single-page app served by `charkit serve`
 // (docs/console.md). Routes: / (dashboard), /models, /models/{id},
-// /motions, /motions/{id}, /packages, /packages/{id}, /live/{channel}.
+// /motions, /motions/{id}, /packages, /packages/{id}, /live, /live/{channel}.
 // window.charkitConsole is a read-only view of the page's state for tests.
 import { api } from "./api.js";
 import { errorView, h, mount, toast } from "./ui.js";
 import { dashboardPage, listPage } from "./pages/lists.js";
 import { modelPage } from "./pages/model.js";
-import { motionPage, livePage } from "./pages/motion.js";
+import { motionPage, livePage, liveListPage } from "./pages/motion.js";
 import { packagePage } from "./pages/package.js";
 
 const debug = { route: null, page: null, session: null, ready: false };
@@ -18,6 +18,7 @@ const routes = [
   [/^\/models\/(\d+)$/, (m) => (ctx) => modelPage(ctx, Number(m[1]))],
   [/^\/motions\/(\d+)$/, (m) => (ctx) => motionPage(ctx, Number(m[1]))],
   [/^\/packages\/(\d+)$/, (m) => (ctx) => packagePage(ctx, Number(m[1]))],
+  [/^\/live$/, () => liveListPage],
   [/^\/live\/([A-Za-z0-9_-]{1,64})$/, (m) => (ctx) => livePage(ctx, m[1])],
 ];
 

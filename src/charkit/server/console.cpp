@@ -100,7 +100,7 @@ bool is_console_route(const std::vector<std::string>& seg) {
   if (seg.empty() || seg.size() > 2) return false;
   const auto& top = seg[0];
   if (top == "models" || top == "motions" || top == "packages") return true;
-  return top == "live" && seg.size() == 2;
+  return top == "live";
 }
 
 bool etag_matches(std::string_view header, std::string_view etag) {

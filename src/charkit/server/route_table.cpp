@@ -28,6 +28,7 @@ constexpr Entry kRoutes[] = {
     {RouteId::metrics, RouteKind::answer, 1, {"metrics"}},
     {RouteId::session, RouteKind::answer, 2, {"api", "session"}},
     {RouteId::asset, RouteKind::answer, 3, {"api", "assets", "*"}},
+    {RouteId::live_channels, RouteKind::answer, 2, {"api", "live"}},
     {RouteId::live, RouteKind::websocket, 3, {"api", "live", "*"}},
     {RouteId::motion_stream, RouteKind::websocket, 4, {"api", "motions", "*", "stream"}},
     {RouteId::package_drivers, RouteKind::websocket, 4, {"api", "packages", "*", "drivers"}},

@@ -432,6 +432,14 @@ Reply Server::Impl::handle(const http::request<http::string_body>& req, const Ta
     }
     case RouteId::session:
       return handle_session(req);
+    case RouteId::live_channels: {
+      if (method != http::verb::get) return not_allowed("GET");
+      Json list = Json::array();
+      for (const ws::LiveChannelInfo& c : ws::live_channels(hub))
+        list.push_back(
+            Json{{"name", c.name}, {"publishing", c.publishing}, {"viewers", c.viewers}});
+      return json_reply(http::status::ok, Json{{"channels", std::move(list)}});
+    }
     case RouteId::healthz: {
       if (method != http::verb::get) return not_allowed("GET");
       auto v = catalogue->schema_version();

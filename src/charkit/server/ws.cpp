@@ -181,7 +181,7 @@ class WsSessionImpl final : public WsSession,
     hub_.metrics.note_queue_depth(pending_ ? 1 : 0);
   }
 
-  void notify_text(std::string text) {
+  void notify_text(std::string text) override {
     if (!open_ || closing_) return;
     send_text(std::move(text));
   }
@@ -320,8 +320,14 @@ class WsSessionImpl final : public WsSession,
       header["channel"] = channel_;
       header["fps"] = nullptr;
       header["frames"] = nullptr;
+      if (mode_ == Mode::view) {
+        std::lock_guard lock(hub_.mutex);
+        auto it = hub_.channels.find(channel_);
+        header["publishing"] = it != hub_.channels.end() && it->second.published();
+      }
     }
     send_text(core::dump_json(header));
+    if (mode_ == Mode::publish) notify_viewers("live");
     if (mode_ == Mode::motion) {
       anchor_time_ = Clock::now();
       anchor_pos_ = 0;
@@ -381,6 +387,21 @@ class WsSessionImpl final : public WsSession,
       }
     }
     do_read();
+  }
+
+  /// A status to every viewer of the channel (the publisher came or left).
+  void notify_viewers(const char* state) {
+    std::vector<std::shared_ptr<WsSession>> viewers;
+    {
+      std::lock_guard lock(hub_.mutex);
+      auto it = hub_.channels.find(channel_);
+      if (it == hub_.channels.end()) return;
+      for (auto& w : it->second.viewers)
+        if (auto v = w.lock()) viewers.push_back(std::move(v));
+    }
+    const std::string text =
+        core::dump_json(Json{{"type", "status"}, {"state", state}, {"channel", channel_}});
+    for (auto& v : viewers) net::post(v->executor(), [v, text] { v->notify_text(text); });
   }
 
   void broadcast(Msg frame) {
@@ -749,15 +770,18 @@ class WsSessionImpl final : public WsSession,
 
   /// A closing publisher frees its channel at once, so a reconnect is not
   /// refused while the old connection finishes its close handshake.
+  /// Its viewers are told (`publisher-left`).
   void release_publisher() {
     if (mode_ != Mode::publish || channel_.empty()) return;
-    std::lock_guard lock(hub_.mutex);
-    auto it = hub_.channels.find(channel_);
-    if (it == hub_.channels.end()) return;
-    if (it->second.publisher.lock().get() == this) {
+    {
+      std::lock_guard lock(hub_.mutex);
+      auto it = hub_.channels.find(channel_);
+      if (it == hub_.channels.end()) return;
+      if (it->second.publisher.lock().get() != this) return;
       it->second.publisher.reset();
       it->second.has_publisher = false;
     }
+    notify_viewers("publisher-left");
   }
 
   void close_with(websocket::close_code code, std::string reason) {
@@ -882,6 +906,19 @@ void shutdown_all(Hub& hub) {
       if (auto s = w.lock()) live.push_back(std::move(s));
   }
   for (auto& s : live) net::post(s->executor(), [s] { s->shutdown(); });
+}
+
+std::vector<LiveChannelInfo> live_channels(Hub& hub) {
+  std::vector<LiveChannelInfo> out;
+  std::lock_guard lock(hub.mutex);
+  for (const auto& [name, c] : hub.channels) {  // a std::map: by name
+    LiveChannelInfo info;
+    info.name = name;
+    info.publishing = c.published();
+    for (const auto& v : c.viewers) info.viewers += v.expired() ? 0 : 1;
+    out.push_back(std::move(info));
+  }
+  return out;
 }
 
 }  // namespace charkit::server::ws

@@ -260,28 +260,95 @@ export async function motionPage({ app, debug, navigate, stale, search }, id) {
   } };
 }
 
+/** What a viewer shows of the channel's publisher: here, not yet, gone. */
+const publisherText = {
+  waiting: "No publisher on this channel yet: the frames show as soon as one connects.",
+  live: "The publisher is here: waiting for its frames…",
+  left: "The publisher left: the last frame it sent stays until a publisher comes back.",
+};
+
 export async function livePage({ app, debug, search }, channel) {
   const canvas = h("canvas", { width: "560", height: "560", class: "skeleton", "aria-label": "MediaPipe-33 skeleton" });
-  const state = h("p", { class: "muted" }, "Connecting…");
-  debug.page = { name: "live", channel, frame: null, received: 0 };
+  const publisher = h("span", { class: "badge state-unknown" }, "connecting");
+  const state = h("p", { class: "muted", role: "status" }, "Connecting…");
+  debug.page = { name: "live", channel, frame: null, received: 0, publisher: null };
   const avatar = new AvatarView(avatarParam(search), debug.page, rememberAvatar);
-  mount(app, h("h1", {}, "Live: ", h("code", {}, channel)), state,
+  mount(app, h("p", { class: "crumbs" }, h("a", { href: "/live" }, "Live"), ` / ${channel}`),
+    h("h1", {}, "Live: ", h("code", {}, channel), " ", publisher), state,
     h("div", { class: "views" }, h("div", { class: "stage skeleton-stage" }, canvas), avatar.element), legend());
+  const setPublisher = (p) => {
+    debug.page.publisher = p;
+    publisher.className = `badge state-${p}`;
+    publisher.textContent = p === "live" ? "live" : p === "left" ? "publisher left" : "waiting";
+    mount(state, publisherText[p]);
+  };
   const ws = new WebSocket(wsUrl(`/api/live/${encodeURIComponent(channel)}?role=view`));
   ws.binaryType = "arraybuffer";
-  ws.addEventListener("open", () => mount(state, "Waiting for the publisher's frames…"));
   ws.addEventListener("message", (e) => {
-    if (typeof e.data === "string") return;
+    if (typeof e.data === "string") {
+      const m = JSON.parse(e.data);
+      if (m.type === "header") setPublisher(m.publishing === false ? "waiting" : "live");
+      if (m.type === "status" && m.state === "live") setPublisher("live");
+      if (m.type === "status" && m.state === "publisher-left") setPublisher("left");
+      return;
+    }
     const f = decodeFrame(e.data);
     debug.page.frame = f.frame;
     debug.page.received++;
+    if (debug.page.publisher !== "live") setPublisher("live");
     mount(state, `frame ${f.frame} · ${(f.timeMs / 1000).toFixed(2)} s`);
     drawSkeleton(canvas, f);
     avatar.pose(f);
   });
-  ws.addEventListener("close", (e) => mount(state, `Disconnected (${e.code}${e.reason ? ": " + e.reason : ""}).`));
+  ws.addEventListener("close", (e) => {
+    debug.page.publisher = "closed";
+    mount(state, `Disconnected (${e.code}${e.reason ? ": " + e.reason : ""}).`);
+  });
   return { dispose: () => {
     ws.close(1000);
     avatar.dispose();
+  } };
+}
+
+/** The live channels open now, refreshed every two seconds, and a way to open one. */
+export async function liveListPage({ app, debug, navigate }) {
+  debug.page = { name: "live-list", channels: null };
+  const table = h("div", { class: "table-wrap" }, loading());
+  const name = h("input", { type: "text", placeholder: "channel name", pattern: "[A-Za-z0-9_\\-]{1,64}",
+    "aria-label": "Channel name", required: true });
+  const open = h("form", { class: "toolbar", onsubmit: (e) => {
+    e.preventDefault();
+    if (name.checkValidity()) navigate(`/live/${name.value}`);
+  } }, name, h("button", { type: "submit" }, "View"));
+  mount(app, h("h1", {}, "Live"),
+    h("p", { class: "muted" }, "Channels relay a publisher's MediaPipe-33 frames to every viewer. ",
+      "A viewer may open a channel before its publisher comes."), open, table);
+  let timer = null;
+  let stopped = false;
+  const refresh = async () => {
+    try {
+      const { channels } = await api("/api/live");
+      debug.page.channels = channels;
+      if (!channels.length) {
+        mount(table, h("p", { class: "muted empty" }, "No channel is open now."));
+      } else {
+        mount(table, h("table", { class: "records" },
+          h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Channel"), h("th", { scope: "col" }, "Publisher"),
+            h("th", { scope: "col" }, "Viewers"))),
+          h("tbody", {}, channels.map((c) => h("tr", { dataset: { channel: c.name } },
+            h("td", {}, h("a", { href: `/live/${c.name}` }, c.name)),
+            h("td", {}, h("span", { class: `badge state-${c.publishing ? "live" : "waiting"}` },
+              c.publishing ? "live" : "waiting")),
+            h("td", {}, String(c.viewers)))))));
+      }
+    } catch (e) {
+      mount(table, errorView(e));
+    }
+    if (!stopped) timer = setTimeout(refresh, 2000);
+  };
+  await refresh();
+  return { dispose: () => {
+    stopped = true;
+    clearTimeout(timer);
   } };
 }

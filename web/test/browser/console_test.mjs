@@ -100,7 +100,7 @@ try {
   const ready = () => page.waitForFunction(() => window.charkitConsole?.ready === true);
 
   await step("routes answer the app and the bundle", async () => {
-    for (const path of ["/", "/models", "/models/1", "/motions", "/motions/9", "/packages", "/packages/2", "/live/cam-1"]) {
+    for (const path of ["/", "/models", "/models/1", "/motions", "/motions/9", "/packages", "/packages/2", "/live", "/live/cam-1"]) {
       const r = await fetch(base + path);
       assert.equal(r.status, 200, path);
       assert.match(await r.text(), /assets\/console\.js/, path);
@@ -593,10 +593,14 @@ try {
     }
   });
 
-  await step("live page shows a publisher's frames", async () => {
-    await page.goto(`${base}/live/test-cam`);
-    await page.waitForFunction(() => window.charkitConsole.page?.name === "live");
-    await page.waitForTimeout(300);
+  await step("live: the channel list, a viewer waiting, the publisher's frames, the publisher leaving", async () => {
+    await page.goto(`${base}/live`);
+    await page.waitForFunction(() => Array.isArray(window.charkitConsole.page?.channels));
+    assert.equal(await page.getAttribute('nav a[href="/live"]', "aria-current"), "");
+    await page.fill('input[aria-label="Channel name"]', "test-cam");
+    await page.click('form button[type="submit"]');
+    await page.waitForFunction(() => window.charkitConsole.page?.name === "live" && window.charkitConsole.page.publisher === "waiting");
+    assert.match(await page.textContent('[role="status"]'), /No publisher on this channel yet/);
     // A publisher in node (WebSocket is global in node 22; use the page's instead).
     await page.evaluate(async (url) => {
       const ws = new WebSocket(url);
@@ -619,7 +623,21 @@ try {
       window.__publisher = ws;
     }, `ws://127.0.0.1:${port}/api/live/test-cam?role=publish`);
     await page.waitForFunction(() => window.charkitConsole.page.frame === 4);
+    assert.equal(await page.evaluate(() => window.charkitConsole.page.publisher), "live");
     await shot("live");
+    // The list shows the channel with its publisher and one viewer (this page, in a second tab).
+    const list = await page.context().newPage();
+    await list.goto(`${base}/live`);
+    await list.waitForFunction(() => window.charkitConsole.page?.channels?.some((c) => c.name === "test-cam"));
+    const row = await list.evaluate(() => window.charkitConsole.page.channels.find((c) => c.name === "test-cam"));
+    assert.deepEqual(row, { name: "test-cam", publishing: true, viewers: 1 });
+    assert.match(await list.textContent('tr[data-channel="test-cam"]'), /live/);
+    await list.close();
+    // The publisher leaves: the page says so and keeps the last frame.
+    await page.evaluate(() => window.__publisher.close());
+    await page.waitForFunction(() => window.charkitConsole.page.publisher === "left");
+    assert.match(await page.textContent('[role="status"]'), /The publisher left/);
+    assert.equal(await page.evaluate(() => window.charkitConsole.page.frame), 4);
   });
 
   await step("narrow window and the dark theme", async () => {
@@ -637,8 +655,8 @@ try {
       body: readFileSync(files.drivers) });
     const driversId = (await drivers.json()).id;
     const wide = [];
-    for (const path of ["/models", "/motions", "/packages", ids["debug_robot.vrm"], ids["test_mocapbank.bvh"],
-      ids["example-1.5.bem"], `/packages/${driversId}`, ids["broken.bem"]].filter(Boolean)) {
+    for (const path of ["/models", "/motions", "/packages", "/live", "/live/test-cam", ids["debug_robot.vrm"],
+      ids["test_mocapbank.bvh"], ids["example-1.5.bem"], `/packages/${driversId}`, ids["broken.bem"]].filter(Boolean)) {
       await page.goto(base + path);
       await ready();
       await page.waitForTimeout(path.startsWith("/packages/") ? 1500 : 500);

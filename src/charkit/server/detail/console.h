@@ -41,7 +41,7 @@ std::string_view console_content_type(std::string_view name);
 
 /// True for the console's page routes, answered with index.html: /models,
 /// /models/{id}, /motions, /motions/{id}, /packages, /packages/{id},
-/// /live/{channel} (the id and channel are checked by the page).
+/// /live, /live/{channel} (the id and channel are checked by the page).
 bool is_console_route(const std::vector<std::string>& segments);
 
 /// True when an If-None-Match header value lists `etag` (or is "*").

@@ -33,6 +33,7 @@ enum class RouteId {
   motion_stream,     ///< WebSocket `/api/motions/ID/stream`
   package_drivers,   ///< WebSocket `/api/packages/ID/drivers`
   live,              ///< WebSocket `/api/live/CHANNEL`
+  live_channels,     ///< `/api/live`: the live channels open now
 };
 
 /// How a request is served once its access is granted.

@@ -106,6 +106,8 @@ class WsSession {
   virtual void shutdown() = 0;
   /// On the session's strand: a frame for the latest-wins queue.
   virtual void offer_frame(std::shared_ptr<const std::string> frame) = 0;
+  /// On the session's strand: a text message (a status), queued in order.
+  virtual void notify_text(std::string text) = 0;
   virtual boost::asio::any_io_executor executor() = 0;
 };
 
@@ -134,6 +136,15 @@ struct Hub {
 };
 
 enum class LiveRole { publish, view };
+
+/// A live channel as GET /api/live lists it.
+struct LiveChannelInfo {
+  std::string name;
+  bool publishing = false;  ///< a publisher is connected
+  std::size_t viewers = 0;  ///< viewers connected
+};
+/// The channels open now (with a publisher or a waiting viewer), by name.
+std::vector<LiveChannelInfo> live_channels(Hub& hub);
 
 namespace beast = boost::beast;
 namespace http = beast::http;
