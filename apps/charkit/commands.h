@@ -40,6 +40,9 @@ void add_gpu_commands(CLI::App& app, int& exit_code);
 /// `charkit serve` and `charkit worker` (serve.cpp): the HTTP + WebSocket server, job workers.
 void add_serve_commands(CLI::App& app, int& exit_code);
 
+/// `charkit live publish` (live.cpp): a motion streamed to a live channel of a server.
+void add_live_commands(CLI::App& app, int& exit_code);
+
 /// `charkit token create|list|revoke` (token.cpp): the server's API tokens.
 void add_token_commands(CLI::App& app, int& exit_code);
 

@@ -15,6 +15,7 @@ void add_all_groups(CLI::App& app, int& exit_code) {
   add_render_commands(app, exit_code);
   add_gpu_commands(app, exit_code);
   add_serve_commands(app, exit_code);  // none without the server (disabled/serve.cpp)
+  add_live_commands(app, exit_code);   // none without the server (disabled/live.cpp)
   add_token_commands(app, exit_code);
   add_errors_command(app, exit_code);
   add_help_commands(app, exit_code);

@@ -63,7 +63,7 @@ class ConsoleTest : public ::testing::Test {
 TEST_F(ConsoleTest, PageRoutesAnswerIndexAndAssetsComeWithEtags) {
   start(web_);
   for (const char* path : {"/", "/models", "/models/12", "/motions", "/motions/3", "/packages",
-                           "/packages/9", "/live/cam-1"}) {
+                           "/packages/9", "/live", "/live/cam-1"}) {
     auto r = request(port_, http::verb::get, path);
     EXPECT_EQ(r.status, 200u) << path;
     EXPECT_NE(r.body.find("/assets/console.js"), std::string::npos) << path;
@@ -98,7 +98,7 @@ TEST_F(ConsoleTest, NothingOutsideTheLoadedFilesIsServed) {
   for (const char* path :
        {"/assets/late.js", "/assets/.hidden", "/assets/sub", "/assets/sub/nested.js",
         "/assets/%2e%2e/index.html", "/assets/..%2Findex.html", "/assets/", "/index.html",
-        "/models/1/extra", "/live", "/live/a/b"}) {
+        "/models/1/extra", "/live/a/b", "/lives"}) {
     auto r = request(port_, http::verb::get, path);
     EXPECT_TRUE(r.status == 404u || r.status == 400u) << path << ": " << r.status;
     EXPECT_EQ(r.body.find("secret"), std::string::npos) << path;
@@ -171,7 +171,8 @@ TEST(ConsoleFiles, RoutesAndContentTypes) {
   EXPECT_TRUE(is_console_route({"packages", "7"}));
   EXPECT_TRUE(is_console_route({"live", "cam"}));
   EXPECT_FALSE(is_console_route({}));
-  EXPECT_FALSE(is_console_route({"live"}));
+  EXPECT_TRUE(is_console_route({"live"}));  // the channel list
+  EXPECT_FALSE(is_console_route({"lives"}));
   EXPECT_FALSE(is_console_route({"api", "models"}));
   EXPECT_FALSE(is_console_route({"models", "1", "x"}));
   EXPECT_EQ(console_content_type("a.mjs"), "text/javascript; charset=utf-8");

@@ -27,7 +27,9 @@
 #include <vector>
 
 #include "charkit/core/json.h"
+#include "charkit/server/detail/frame_source.h"
 #include "charkit/server/detail/ws.h"
+#include "charkit/server/live_publish.h"
 #include "charkit/server/server.h"
 #include "http_client.h"
 #include "test_server.h"
@@ -646,6 +648,108 @@ TEST_F(WsTest, LiveViewersHearThePublisherComeAndLeave) {
   ASSERT_TRUE(late_left.ok);
   EXPECT_EQ(Json::parse(late_left.data)["state"], "publisher-left");
   EXPECT_EQ(channels(), Json::parse(R"([{"name":"cam_2","publishing":false,"viewers":2}])"));
+}
+
+// `charkit live publish`'s client: a stored motion's frames reach a viewer
+// byte for byte as the server streams them, at the rate asked; a busy
+// channel is refused with the server's answer; stop closes normally.
+TEST_F(WsTest, PublishLiveSendsTheMotionsFramesToViewers) {
+  const std::int64_t id = bvh_motion();
+  auto nd =
+      request(port_, http::verb::get, "/api/motions/" + std::to_string(id) + "/keypoints.ndjson");
+  ASSERT_EQ(nd.status, 200u);
+  server::LivePublishOptions o;
+  o.server = "http://127.0.0.1:" + std::to_string(port_);
+  o.channel = "cli_cam";
+  WsClient v;
+  ASSERT_EQ(v.connect(port_, "/api/live/cli_cam?role=view"), 101u);
+  ASSERT_TRUE(v.read().ok);  // the header
+  auto stored = server::fetch_stored_motion(o, id);
+  ASSERT_TRUE(stored.ok()) << stored.error().to_string();
+  EXPECT_EQ(stored->keypoints, nd.body);
+  EXPECT_EQ(stored->fps, fps_);
+  EXPECT_EQ(stored->name, "walk.bvh");
+  core::Result<server::LivePublishStats> stats = core::make_error(codes::LIVE_CLOSED, "not run");
+  std::thread publisher([&] { stats = server::publish_live(nd.body, 120.0, o); });
+  auto live = v.read();
+  ASSERT_TRUE(live.ok);
+  EXPECT_EQ(Json::parse(live.data)["state"], "live");
+  // Each frame as the server encodes the stored motion's lines for its own
+  // streams; a viewer may skip frames when it falls behind (latest wins,
+  // contracts/websocket-keypoints.md §5), never reorder or alter them, and
+  // the last frame always arrives.
+  auto source = ws::FrameSource::open(
+      [&](std::uint64_t at, std::span<std::uint8_t> out) -> core::Result<std::size_t> {
+        const std::size_t n =
+            at >= nd.body.size() ? 0 : std::min<std::size_t>(out.size(), nd.body.size() - at);
+        std::copy_n(nd.body.data() + at, n, out.data());
+        return n;
+      },
+      nd.body.size(), fps_);
+  ASSERT_TRUE(source.ok());
+  auto expected = (*source)->read(0, lines_.size());
+  ASSERT_TRUE(expected.ok());
+  ASSERT_EQ(expected->size(), lines_.size());
+  std::int64_t last = -1;
+  std::size_t received = 0;
+  for (;;) {
+    auto m = v.read();
+    ASSERT_TRUE(m.ok);
+    if (!m.binary) {
+      EXPECT_EQ(Json::parse(m.data)["state"], "publisher-left") << m.data;
+      break;
+    }
+    ASSERT_EQ(m.data.size(), 572u);
+    std::uint32_t frame = 0;
+    std::memcpy(&frame, m.data.data(), 4);
+    ASSERT_LT(frame, expected->size());
+    EXPECT_GT(static_cast<std::int64_t>(frame), last) << "frames arrive in order";
+    EXPECT_EQ(m.data, *(*expected)[frame]) << "frame " << frame;
+    last = frame;
+    ++received;
+  }
+  EXPECT_EQ(last, static_cast<std::int64_t>(lines_.size()) - 1) << "the last frame arrives";
+  EXPECT_GT(received, 0u);
+  publisher.join();
+  ASSERT_TRUE(stats.ok()) << stats.error().to_string();
+  EXPECT_EQ(stats->frames_sent, lines_.size());
+  EXPECT_EQ(stats->frames, lines_.size());
+  EXPECT_FALSE(stats->stopped);
+  // At 120 fps the last frame is due (n - 1) / 120 s after the first.
+  EXPECT_GE(stats->seconds, static_cast<double>(lines_.size() - 1) / 120.0 - 0.01);
+
+  // A channel with a publisher: refused with the server's answer.
+  WsClient other;
+  ASSERT_EQ(other.connect(port_, "/api/live/cli_cam?role=publish"), 101u);
+  auto busy = server::publish_live(nd.body, 30.0, o);
+  ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error().code, codes::LIVE_REFUSED);
+  EXPECT_NE(busy.error().message.find("409 CHANNEL_BUSY"), std::string::npos)
+      << busy.error().message;
+
+  // --loop until stopped: more frames than the motion has, then a normal close.
+  std::atomic<bool> stop{false};
+  o.channel = "cli_loop";
+  o.loop = true;
+  o.stop = &stop;
+  const std::uint64_t want = lines_.size() + 10;
+  o.progress = [&](std::uint64_t sent, std::size_t) {
+    if (sent == want) stop = true;
+  };
+  auto looped = server::publish_live(nd.body, 1000.0, o);
+  ASSERT_TRUE(looped.ok()) << looped.error().to_string();
+  EXPECT_TRUE(looped->stopped);
+  EXPECT_EQ(looped->frames_sent, want);
+
+  // What is checked before connecting.
+  o.server = "https://127.0.0.1:1";
+  EXPECT_EQ(server::publish_live(nd.body, 30.0, o).error().code, codes::LIVE_URL);
+  o.server = "http://127.0.0.1:" + std::to_string(port_);
+  o.channel = "no spaces";
+  EXPECT_EQ(server::publish_live(nd.body, 30.0, o).error().code, codes::BAD_CHANNEL);
+  o.channel = "ok";
+  EXPECT_EQ(server::publish_live(nd.body, 0.0, o).error().code, codes::KEYPOINTS_FPS);
+  EXPECT_EQ(server::fetch_stored_motion(o, 999).error().code, codes::LIVE_REFUSED);
 }
 
 // The guard follows frame boundaries: a normal masked frame (16-bit length)

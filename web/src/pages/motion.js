@@ -321,8 +321,9 @@ export async function liveListPage({ app, debug, navigate }) {
     if (name.checkValidity()) navigate(`/live/${name.value}`);
   } }, name, h("button", { type: "submit" }, "View"));
   mount(app, h("h1", {}, "Live"),
-    h("p", { class: "muted" }, "Channels relay a publisher's MediaPipe-33 frames to every viewer. ",
-      "A viewer may open a channel before its publisher comes."), open, table);
+    h("p", { class: "muted" }, "Channels relay a publisher's MediaPipe-33 frames to every viewer; ",
+      "a viewer may open a channel before its publisher comes. To publish a motion: ",
+      h("code", {}, "charkit live publish walk.bvh --channel NAME"), "."), open, table);
   let timer = null;
   let stopped = false;
   const refresh = async () => {
