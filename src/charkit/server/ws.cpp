@@ -389,31 +389,27 @@ class WsSessionImpl final : public WsSession,
     do_read();
   }
 
+  /// The channel's viewers connected now (taken under the hub's lock).
+  std::vector<std::shared_ptr<WsSession>> channel_viewers() {
+    std::vector<std::shared_ptr<WsSession>> out;
+    std::lock_guard lock(hub_.mutex);
+    auto it = hub_.channels.find(channel_);
+    if (it == hub_.channels.end()) return out;
+    for (auto& w : it->second.viewers)
+      if (auto v = w.lock()) out.push_back(std::move(v));
+    return out;
+  }
+
   /// A status to every viewer of the channel (the publisher came or left).
   void notify_viewers(const char* state) {
-    std::vector<std::shared_ptr<WsSession>> viewers;
-    {
-      std::lock_guard lock(hub_.mutex);
-      auto it = hub_.channels.find(channel_);
-      if (it == hub_.channels.end()) return;
-      for (auto& w : it->second.viewers)
-        if (auto v = w.lock()) viewers.push_back(std::move(v));
-    }
     const std::string text =
         core::dump_json(Json{{"type", "status"}, {"state", state}, {"channel", channel_}});
-    for (auto& v : viewers) net::post(v->executor(), [v, text] { v->notify_text(text); });
+    for (auto& v : channel_viewers()) net::post(v->executor(), [v, text] { v->notify_text(text); });
   }
 
   void broadcast(Msg frame) {
-    std::vector<std::shared_ptr<WsSession>> viewers;
-    {
-      std::lock_guard lock(hub_.mutex);
-      auto it = hub_.channels.find(channel_);
-      if (it == hub_.channels.end()) return;
-      for (auto& w : it->second.viewers)
-        if (auto v = w.lock()) viewers.push_back(std::move(v));
-    }
-    for (auto& v : viewers) net::post(v->executor(), [v, frame] { v->offer_frame(frame); });
+    for (auto& v : channel_viewers())
+      net::post(v->executor(), [v, frame] { v->offer_frame(frame); });
   }
 
   // ---- motion playback ----
