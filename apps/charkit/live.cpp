@@ -38,8 +38,11 @@ struct LiveArgs {
 
 std::atomic<bool> g_stop{false};
 
-extern "C" void on_stop_signal(int /*sig*/) {
+/// The first Ctrl-C closes the channel normally; a second one, should the
+/// server not let the close through, ends the program at once.
+extern "C" void on_stop_signal(int sig) {
   g_stop.store(true);
+  std::signal(sig, SIG_DFL);
 }
 
 /// A stored motion's id: MOTION is all digits and no file of that name exists.

@@ -123,7 +123,14 @@ class Publisher {
                                                         ": " + hec.message());
         return;
       }
+      // From here the WebSocket's own timeouts: a server that stops answering
+      // its pings for 30 s ends the run (LIVE_CLOSED) instead of hanging it.
       beast::get_lowest_layer(ws_).expires_never();
+      websocket::stream_base::timeout t{};
+      t.handshake_timeout = std::chrono::seconds(30);
+      t.idle_timeout = std::chrono::seconds(30);
+      t.keep_alive_pings = true;
+      ws_.set_option(t);
       ws_.binary(true);
       read();
       start_ = Clock::now();
@@ -231,19 +238,29 @@ class Publisher {
 
 }  // namespace
 
-core::Status check_live_target(const LivePublishOptions& options) {
-  if (auto endpoint = parse_server(options.server); !endpoint) return std::move(endpoint).error();
+namespace {
+
+/// The server's endpoint, once the URL and the channel are checked.
+core::Result<Endpoint> checked_target(const LivePublishOptions& options) {
+  auto endpoint = parse_server(options.server);
+  if (!endpoint) return endpoint;
   if (!ws::valid_channel_name(options.channel))
     return core::make_error(codes::BAD_CHANNEL, "'" + options.channel + "': a channel name is 1.." +
                                                     std::to_string(ws::kMaxChannelName) +
                                                     " characters of A-Z a-z 0-9 _ -");
+  return endpoint;
+}
+
+}  // namespace
+
+core::Status check_live_target(const LivePublishOptions& options) {
+  if (auto endpoint = checked_target(options); !endpoint) return std::move(endpoint).error();
   return core::Ok{};
 }
 
 core::Result<LivePublishStats> publish_live(std::string_view keypoints, double fps,
                                             const LivePublishOptions& options) {
-  if (auto st = check_live_target(options); !st) return std::move(st).error();
-  auto endpoint = parse_server(options.server);
+  auto endpoint = checked_target(options);
   if (!endpoint) return std::move(endpoint).error();
   auto source = ws::FrameSource::open(
       [keypoints](std::uint64_t at, std::span<std::uint8_t> out) -> core::Result<std::size_t> {
