@@ -116,7 +116,10 @@ class WsSessionImpl final : public WsSession,
     auto it = hub_.channels.find(channel_);
     if (it == hub_.channels.end()) return;
     Channel& c = it->second;
-    if (mode_ == Mode::publish && c.has_publisher && c.publisher.expired()) c.has_publisher = false;
+    if (mode_ == Mode::publish && c.has_publisher && c.publisher.expired()) {
+      c.has_publisher = false;  // a publisher whose connection never opened
+      tell_viewers(c, channel_, "publisher-left");
+    }
     std::erase_if(c.viewers, [](const std::weak_ptr<WsSession>& w) { return w.expired(); });
     if (!c.has_publisher && c.viewers.empty()) hub_.channels.erase(it);
   }
@@ -249,6 +252,9 @@ class WsSessionImpl final : public WsSession,
       c.publisher = this->weak_from_this();
       c.has_publisher = true;
       c.publisher_owner = owner_;
+      // Told under the same lock that admits viewers: those here now hear
+      // `live`, those that come later read `publishing: true` in their header.
+      tell_viewers(c, channel_, "live");
       return std::nullopt;
     }
     if (!exists) {
@@ -327,7 +333,6 @@ class WsSessionImpl final : public WsSession,
       }
     }
     send_text(core::dump_json(header));
-    if (mode_ == Mode::publish) notify_viewers("live");
     if (mode_ == Mode::motion) {
       anchor_time_ = Clock::now();
       anchor_pos_ = 0;
@@ -400,11 +405,13 @@ class WsSessionImpl final : public WsSession,
     return out;
   }
 
-  /// A status to every viewer of the channel (the publisher came or left).
-  void notify_viewers(const char* state) {
+  /// A status to every viewer of channel `c` (the publisher came or left).
+  /// The caller holds hub_.mutex; each viewer gets it on its own strand.
+  static void tell_viewers(const Channel& c, const std::string& channel, const char* state) {
     const std::string text =
-        core::dump_json(Json{{"type", "status"}, {"state", state}, {"channel", channel_}});
-    for (auto& v : channel_viewers()) net::post(v->executor(), [v, text] { v->notify_text(text); });
+        core::dump_json(Json{{"type", "status"}, {"state", state}, {"channel", channel}});
+    for (const auto& w : c.viewers)
+      if (auto v = w.lock()) net::post(v->executor(), [v, text] { v->notify_text(text); });
   }
 
   void broadcast(Msg frame) {
@@ -769,15 +776,13 @@ class WsSessionImpl final : public WsSession,
   /// Its viewers are told (`publisher-left`).
   void release_publisher() {
     if (mode_ != Mode::publish || channel_.empty()) return;
-    {
-      std::lock_guard lock(hub_.mutex);
-      auto it = hub_.channels.find(channel_);
-      if (it == hub_.channels.end()) return;
-      if (it->second.publisher.lock().get() != this) return;
-      it->second.publisher.reset();
-      it->second.has_publisher = false;
-    }
-    notify_viewers("publisher-left");
+    std::lock_guard lock(hub_.mutex);
+    auto it = hub_.channels.find(channel_);
+    if (it == hub_.channels.end()) return;
+    if (it->second.publisher.lock().get() != this) return;
+    it->second.publisher.reset();
+    it->second.has_publisher = false;
+    tell_viewers(it->second, channel_, "publisher-left");
   }
 
   void close_with(websocket::close_code code, std::string reason) {
