@@ -32,6 +32,8 @@ export class Viewer {
     this.root = null;
     this.vrm = null;
     this.skeleton = null;
+    this.marker = null;  // the highlight's box (highlight())
+    this.highlighted = null;
     this.frames = 0;
     this.onFrame = null;  // called each animation frame with dt (s)
     this.timer = new THREE.Timer();
@@ -103,6 +105,67 @@ export class Viewer {
     return n;
   }
 
+  /**
+   * The objects of the loaded glTF's nodes: node index → Object3D, for the
+   * nodes the shown scene holds (GLTFLoader's associations).
+   */
+  nodeObjects() {
+    const assoc = this.gltf?.parser?.associations;
+    const out = new Map();
+    this.root?.traverse((o) => {
+      const i = assoc?.get(o)?.nodes;
+      if (i !== undefined && !out.has(i)) out.set(i, o);
+    });
+    return out;
+  }
+
+  /**
+   * Outlines `object` (a box around it and everything under it, drawn over
+   * the model), or nothing when `object` is null. A node with no geometry
+   * under it (a bone, an empty) gets a small box at its origin.
+   */
+  highlight(object) {
+    if (this.marker) {
+      this.scene.remove(this.marker);
+      this.marker.geometry.dispose();
+      this.marker.material.dispose();
+    }
+    this.marker = null;
+    this.highlighted = object ?? null;
+    if (!object || !this.root) return;
+    this.root.updateMatrixWorld(true);
+    const box = new THREE.Box3().setFromObject(object, true);
+    if (box.isEmpty()) {
+      const all = new THREE.Box3().setFromObject(this.root, true);
+      const size = all.isEmpty() ? 0.05 : all.getSize(new THREE.Vector3()).length() * 0.02;
+      box.setFromCenterAndSize(object.getWorldPosition(new THREE.Vector3()), new THREE.Vector3(size, size, size));
+    }
+    this.marker = new THREE.Box3Helper(box, 0xffa000);
+    this.marker.material.depthTest = false;
+    this.marker.material.transparent = true;
+    this.marker.renderOrder = 10;
+    this.scene.add(this.marker);
+  }
+
+  /** The outlined node: {index, name (the file's), size (the box's diagonal)}, or null. */
+  highlightedNode() {
+    if (!this.highlighted || !this.marker) return null;
+    const index = this.gltf?.parser?.associations?.get(this.highlighted)?.nodes ?? null;
+    return { index, name: this.gltf?.parser?.json?.nodes?.[index]?.name ?? null,
+      size: this.marker.box.getSize(new THREE.Vector3()).length() };
+  }
+
+  /** Each glTF mesh's morph target weights (its first primitive's): {meshIndex: [w…]}. */
+  morphsByMesh() {
+    const assoc = this.gltf?.parser?.associations;
+    const out = {};
+    this.root?.traverse((o) => {
+      const m = assoc?.get(o)?.meshes;
+      if (m !== undefined && o.isMesh && o.morphTargetInfluences && !(m in out)) out[m] = [...o.morphTargetInfluences];
+    });
+    return out;
+  }
+
   /** The first primitive's morph target weights (what the page's test reads). */
   morphWeights() {
     let out = null;
@@ -114,6 +177,7 @@ export class Viewer {
 
   /** Removes the model. */
   clear() {
+    this.highlight(null);
     if (this.skeleton) this.scene.remove(this.skeleton);
     this.skeleton = null;
     if (this.root) this.scene.remove(this.root);

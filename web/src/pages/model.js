@@ -1,10 +1,22 @@
-// The model page: an orbitable 3D view of the model and its intake record.
+// The model page: an orbitable 3D view of the model, its intake record and
+// scene facts, and once loaded the inspection tabs of pages/inspect.js
+// (node tree; for VRM the expressions and the licence).
 import { api, fetchBytes } from "../api.js";
 import { badge, formatBytes, formatTime, h, loading, mount, toast } from "../ui.js";
 import { Viewer } from "../viewer.js";
+import { expressionsPanel, licencePanel, nodesPanel, tabs } from "./inspect.js";
 
 function facts(rows) {
   return h("dl", { class: "facts" }, rows.filter(Boolean).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v ?? "–")]));
+}
+
+/** The side panel's tabs once the model is loaded: facts, then (VRM) expressions, nodes, (VRM) licence. */
+function inspection(viewer, about, state) {
+  const list = [["facts", "Facts", about]];
+  if (viewer.vrm) list.push(["expressions", "Expressions", expressionsPanel(viewer, state)]);
+  list.push(["nodes", "Nodes", nodesPanel(viewer, state)]);
+  if (viewer.vrm) list.push(["licence", "Licence", licencePanel(viewer.vrm.meta, state)]);
+  return tabs(list, "Model details");
 }
 
 export async function modelPage({ app, debug, stale }, id) {
@@ -27,8 +39,9 @@ export async function modelPage({ app, debug, stale }, id) {
       ["Humanoid bones", Array.isArray(rec.humanoidBones) ? rec.humanoidBones.length : rec.humanoidBones]] : []),
     ["Uploaded", formatTime(rec.createdAt)], ["SHA-256", h("code", { class: "hash" }, rec.sha256)],
   ];
-  mount(side, h("h2", {}, "Intake record"), facts(record),
+  const about = h("div", {}, h("h2", {}, "Intake record"), facts(record),
     h("p", {}, h("a", { href: rec.contentUrl, download: rec.originalName }, "Download the file")));
+  mount(side, about);
   debug.page = { name: "model", id, format: rec.format, loaded: false, stats: null, error: null };
 
   if (rec.intakeState === "failed") {
@@ -47,13 +60,16 @@ export async function modelPage({ app, debug, stale }, id) {
   const viewer = new Viewer(stage);
   stage.querySelector(".loading")?.remove();
   debug.page.viewer = { get frames() { return viewer.frames; } };
+  Object.defineProperties(debug.page, {
+    morphs: { enumerable: true, get: () => viewer.morphsByMesh() },
+    highlighted: { enumerable: true, get: () => viewer.highlightedNode() },
+  });
   const load = async () => {
     try {
       const bytes = await fetchBytes(rec.contentUrl);
       if (stale()) return;
       const stats = await viewer.load(bytes);
       if (stale()) return;
-      debug.page.loaded = true;
       debug.page.stats = stats;
       const scene = [
         ["Meshes", stats.meshes], ["Primitives", stats.primitives], ["Triangles", stats.triangles.toLocaleString()],
@@ -68,7 +84,9 @@ export async function modelPage({ app, debug, stale }, id) {
           ["Required bones missing", v.missing.length ? v.missing.join(", ") : "none"]]));
         extra.push(h("details", {}, h("summary", {}, "Bones found"), h("p", { class: "small" }, v.bones.join(", "))));
       }
-      side.append(...extra);
+      about.append(...extra);
+      mount(side, inspection(viewer, about, debug.page));
+      debug.page.loaded = true;
     } catch (e) {
       debug.page.error = String(e?.message ?? e);
       mount(stage, h("div", { class: "empty error-text" }, `The preview failed: ${debug.page.error}`));

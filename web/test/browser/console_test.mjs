@@ -35,6 +35,7 @@ const models = join(root, "tests/data/models");
 const files = {
   vrm0: join(models, "sphere.vrm"),
   vrm1: join(models, "debug_robot.vrm"),
+  godette: join(models, "Godette_vrm_v4.vrm"),
   glb: join(models, "CesiumMan.glb"),
   bvh: join(root, "tests/data/bvh/test_mocapbank.bvh"),
   walk: join(root, "tests/data/bvh/test_freebvh.bvh"),
@@ -48,6 +49,12 @@ mkdirSync(outDir, { recursive: true });
 const valid = readFileSync(files.bem);
 files.badBem = join(dataDir, "broken.bem");
 writeFileSync(files.badBem, valid.subarray(0, Math.floor(valid.length / 2)));
+
+/** A GLB's JSON chunk, read here to check the page against the file itself. */
+function glbJson(path) {
+  const bytes = readFileSync(path);
+  return JSON.parse(bytes.subarray(20, 20 + bytes.readUInt32LE(12)).toString("utf8"));
+}
 
 // ---- the server --------------------------------------------------------
 const servers = [];
@@ -226,6 +233,39 @@ try {
     }
     return changed / (a.length / 4);
   };
+  /** The licence panel holds exactly the file's meta values (VRM 1.0 or 0.x meta), in words. */
+  const checkLicence = async (json) => {
+    const v1 = json.extensions?.VRMC_vrm?.meta;
+    const meta = v1 ?? json.extensions.VRM.meta;
+    const fields = v1 ? ["avatarPermission", "allowExcessivelyViolentUsage", "allowExcessivelySexualUsage", "commercialUsage",
+      "allowPoliticalOrReligiousUsage", "allowAntisocialOrHateUsage", "creditNotation", "allowRedistribution", "modification",
+      "licenseUrl", "otherLicenseUrl"]
+      : ["allowedUserName", "violentUssageName", "sexualUssageName", "commercialUssageName", "licenseName",
+        "otherPermissionUrl", "otherLicenseUrl"];
+    const { shown, panel, about } = await page.$eval(".licence", (dl) => ({ about: dl.textContent,
+      panel: dl.closest("[role=tabpanel]").textContent,
+      shown: [...dl.querySelectorAll("dd[data-field]")].map((d) => ({ field: d.dataset.field, value: d.dataset.value ?? null,
+        text: d.textContent })) }));
+    assert.deepEqual(shown.map((r) => r.field), fields);
+    for (const { field, value, text } of shown) {
+      assert.equal(value, meta[field] === undefined ? null : String(meta[field]), field);
+      if (meta[field] === true || meta[field] === "Allow") assert.match(text, /^allowed/, field);
+      if (meta[field] === false || meta[field] === "Disallow") assert.match(text, /^not allowed/, field);
+      if (meta[field] === "Everyone" || meta[field] === "everyone") assert.match(text, /^everyone/, field);
+      assert.ok(typeof meta[field] === "boolean" || !/^(Allow|Disallow|Everyone|CC_|corporation|unnecessary)/.test(text),
+        `${field} shows the raw value “${text}”`);
+    }
+    for (const who of v1 ? meta.authors : [meta.author]) assert.ok(panel.includes(who), `author ${who}`);
+    if (meta.version) assert.ok(panel.includes(meta.version), "version");
+    if (meta.contactInformation) assert.ok(panel.includes(meta.contactInformation), "contact");
+    return about;
+  };
+  /** The expressions a VRM file declares: VRM 1.0 presets and custom ones, or VRM 0.x blend shape groups. */
+  const expressionCount = (json) => {
+    const v1 = json.extensions?.VRMC_vrm?.expressions;
+    if (v1) return Object.keys(v1.preset ?? {}).length + Object.keys(v1.custom ?? {}).length;
+    return json.extensions.VRM.blendShapeMaster?.blendShapeGroups?.length ?? 0;
+  };
   for (const [name, file, version] of [["VRM 0.x", "sphere.vrm", "0.x"], ["VRM 1.0", "debug_robot.vrm", "1.0"], ["GLB", "CesiumMan.glb", null]]) {
     await step(`model page renders the ${name}`, async () => {
       // Hold the model's bytes until the empty scene has been captured.
@@ -247,10 +287,16 @@ try {
       if (version) assert.equal(state.stats.vrm?.version, version);
       else assert.equal(state.stats.vrm, null);
       // Skins and joints as the file declares them (its JSON chunk read here).
-      const bytes = readFileSync(Object.values(files).find((p) => p.endsWith(`/${file}`)));
-      const json = JSON.parse(bytes.subarray(20, 20 + bytes.readUInt32LE(12)).toString("utf8"));
+      const json = glbJson(Object.values(files).find((p) => p.endsWith(`/${file}`)));
       assert.equal(state.stats.skins, json.skins?.length ?? 0);
       assert.equal(state.stats.joints, new Set((json.skins ?? []).flatMap((s) => s.joints)).size);
+      // The node tree lists every node of the file, each once; VRMs show their licence as the file states it.
+      assert.deepEqual(await page.$$eval("button[data-node]", (bs) => bs.map((b) => Number(b.dataset.node)).sort((a, b) => a - b)),
+        json.nodes.map((_, i) => i));
+      if (version) {
+        await checkLicence(json);
+        assert.equal(await page.$$eval("input[data-expression]", (e) => e.length), expressionCount(json));
+      }
       const f0 = await page.evaluate(() => window.charkitConsole.page.viewer.frames);
       await page.waitForFunction((f) => window.charkitConsole.page.viewer.frames > f + 3, f0);
       const drawn = await stagePixels();
@@ -262,6 +308,98 @@ try {
       console.log(`     ${file}: ${(fraction * 100).toFixed(1)} % of the stage drawn, ${state.stats.triangles} triangles`);
     });
   }
+
+  await step("model page inspects a VRM 0.x: expression sliders, node selection, licence", async () => {
+    const json = glbJson(files.godette);
+    const up = await fetch(`${base}/api/models?filename=Godette_vrm_v4.vrm`, { method: "POST", body: readFileSync(files.godette) });
+    assert.ok(up.status === 201 || up.status === 200, `upload: ${up.status}`);
+    const id = (await up.json()).id;
+    try {
+      for (let i = 0; i < 400 && /pending|running/.test((await getJson(`/api/models/${id}`)).intakeState); i++)
+        await new Promise((ok) => setTimeout(ok, 50));
+      await page.goto(`${base}/models/${id}`);
+      await page.waitForFunction(() => window.charkitConsole.page?.loaded || window.charkitConsole.page?.error, null, { timeout: 30000 });
+      // Each call into this page waits for a frame of its WebGL (about 0.3 s under SwiftShader), so the
+      // page's own click()s go in batches; one selection and the slider go through the mouse and keys.
+      // clicks([sel, …]) clicks each in turn and says what each left; a null only reads.
+      const clicks = (selectors) => page.evaluate((list) => list.map((sel) => {
+        sel && document.querySelector(sel).click();
+        const p = window.charkitConsole.page;
+        return { selected: p.selected, highlighted: p.highlighted, pressed: sel && document.querySelector(sel).getAttribute("aria-pressed") };
+      }), selectors);
+      const morphs = () => page.evaluate(() => window.charkitConsole.page.morphs);
+      const face = json.nodes.findIndex((n) => n.mesh !== undefined && n.name === "Face");
+      const head = json.extensions.VRM.humanoid.humanBones.find((b) => b.bone === "head").node;
+      assert.ok(face >= 0 && head >= 0);
+      const tree = await page.evaluate(() => ({ error: window.charkitConsole.page.error,
+        nodes: [...document.querySelectorAll("button[data-node]")].map((b) => [Number(b.dataset.node), b.textContent]),
+        facts: Object.fromEntries([...document.querySelectorAll(".facts dt")].map((dt) => [dt.textContent, dt.nextElementSibling.textContent])) }));
+      assert.equal(tree.error, null);
+      // Its one skin's joints counted (68), beside "Skinned: yes".
+      assert.deepEqual([tree.facts.Skinned, tree.facts.Skins, tree.facts.Joints],
+        ["yes", String(json.skins.length), String(new Set(json.skins.flatMap((k) => k.joints)).size)]);
+
+      // The node tree: every node of the file, by its name; selecting one outlines it, again clears it.
+      assert.deepEqual(tree.nodes.map(([i]) => i).sort((x, y) => x - y), json.nodes.map((_, i) => i));
+      for (const [i, text] of tree.nodes) assert.ok(text.startsWith(json.nodes[i].name ?? `node ${i}`), `node ${i}: ${text}`);
+      await clicks(['[data-tab="nodes"]']);
+      const plain = await stagePixels();
+      await page.click(`button[data-node="${face}"]`);
+      const f0 = await page.evaluate(() => window.charkitConsole.page.viewer.frames);
+      await page.waitForFunction((f) => window.charkitConsole.page.viewer.frames > f + 2, f0);
+      const outlined = changedFraction(plain, await stagePixels());
+      const [selected, again, bone, none, last] = await clicks([null, `button[data-node="${face}"]`,
+        `button[data-node="${head}"]`, "button.node-none", `button[data-node="${face}"]`]);
+      assert.deepEqual(selected.selected, { index: face, name: "Face" });
+      assert.equal(selected.highlighted?.name, "Face");
+      assert.ok(selected.highlighted.size > 0);
+      assert.ok(outlined > 0.001, `the outline changed ${(outlined * 100).toFixed(2)} % of the stage`);
+      assert.deepEqual([again.selected, again.highlighted, again.pressed], [null, null, "false"], "selecting again clears");
+      // A bone (no geometry under it) is outlined too; "None" clears.
+      assert.equal(bone.highlighted?.name, json.nodes[head].name);
+      assert.ok(tree.nodes.find(([i]) => i === head)[1].includes("humanoid head"));
+      assert.deepEqual([none.selected, none.highlighted], [null, null], "None clears");
+      assert.deepEqual([last.highlighted?.name, last.pressed], ["Face", "true"]);
+
+      // Expressions: one slider per blend shape group; Blink drives its binds' morph targets, nothing else.
+      await clicks(['[data-tab="expressions"]']);
+      const groups = json.extensions.VRM.blendShapeMaster.blendShapeGroups;
+      assert.equal(await page.$$eval("input[data-expression]", (e) => e.length), groups.length);
+      const binds = groups.find((g) => g.presetName === "blink").binds;
+      assert.ok(binds.length > 0);
+      const zero = await morphs();
+      assert.ok(binds.every((b) => zero[b.mesh][b.index] === 0), JSON.stringify(zero));
+      await page.focus('input[data-expression="blink"]');
+      await page.keyboard.press("End");
+      await page.waitForFunction((bs) => {
+        const m = window.charkitConsole.page.morphs;
+        return bs.every((b) => Math.abs(m[b.mesh][b.index] - b.weight / 100) < 1e-6);
+      }, binds);
+      for (const [mesh, ws] of Object.entries(await morphs()))
+        ws.forEach((w, i) => {
+          if (!binds.some((b) => b.mesh === Number(mesh) && b.index === i)) assert.equal(w, 0, `mesh ${mesh} target ${i}`);
+        });
+      await shot("model-Godette-inspect");
+      await clicks([".expressions-reset"]);
+      await page.waitForFunction((bs) => bs.every((b) => window.charkitConsole.page.morphs[b.mesh][b.index] === 0), binds);
+
+      // The licence as the file's VRM 0.x meta states it.
+      const text = await checkLicence(json);
+      assert.match(text, /CC BY: credit required/);
+      // Every tab fits a 420 px window.
+      await page.setViewportSize({ width: 420, height: 800 });
+      const wide = await page.evaluate(() => ["facts", "expressions", "nodes", "licence"].map((tab) => {
+        document.querySelector(`[data-tab="${tab}"]`).click();
+        return [tab, document.documentElement.scrollWidth - window.innerWidth];
+      }).filter(([, over]) => over > 1));
+      assert.deepEqual(wide, [], "tabs wider than 420 px");
+      console.log(`     Godette: ${tree.nodes.length} nodes, ${groups.length} expressions; the outline of Face changed ` +
+        `${(outlined * 100).toFixed(2)} % of the stage; blink set ${binds.length} morph targets`);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await fetch(`${base}/api/models/${id}`, { method: "DELETE" });
+    }
+  });
 
   await step("motion page plays, pauses and seeks the keypoint stream", async () => {
     const rec = await getJson(`/api${ids["test_mocapbank.bvh"]}`);
