@@ -1,9 +1,11 @@
 // `charkit deformer export-nmn`, `import` and `bake`: the engine bridge of
 // the pose-driven deformer (docs/deformer/workflow.md, nmn.md, bake.md).
-// export-nmn retrains the model in the engine's layout and writes the
-// `.nmn` + sidecar + morph targets; import turns an engine network (`.nmn`
-// or `.onnx`) into a charkit pose model. The work is in charkit::deformer.
+// export-nmn writes a model trained in the engine's layout as it is, or
+// retrains a dataset in that layout, as the `.nmn` + sidecar + morph
+// targets; import turns an engine network (`.nmn` or `.onnx`) into a
+// charkit pose model. The work is in charkit::deformer.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -34,7 +36,7 @@ using core::Json;
 // ------------------------------------------------------------ export-nmn ----
 
 struct ExportArgs {
-  std::string dataset;
+  std::string source;  ///< DATASET.npz (retrain) or MODEL.json (written as it is)
   std::string rig;
   std::string output;
   std::string model_output;        ///< --pose-model
@@ -47,7 +49,90 @@ struct ExportArgs {
   std::uint64_t seed = 777;
   bool quiet = false;
   bool json = false;
+  /// The retraining options the user gave (a trained model takes none).
+  std::vector<std::string> training_options_given;
 };
+
+bool is_pose_model_path(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".json";
+}
+
+/// Writes the export's three files and prints what was written.
+int finish_export(const ExportArgs& a, const deformer::NmnExport& e, bool retrained) {
+  if (auto st = deformer::save_nmn_export(e, a.output); !st)
+    return report_error(a.output, st.error(), kExitUsage);
+  if (!a.model_output.empty())
+    if (auto st = deformer::save_pose_model(e.model, a.model_output); !st)
+      return report_error(a.model_output, st.error(), kExitUsage);
+  const std::string sidecar = deformer::nmn_sidecar_path(a.output);
+  const std::string morphs = deformer::nmn_morphs_path(a.output).string();
+  const deformer::PoseModelStats& s = e.model.stats;
+  if (a.json) {
+    Json doc{{"nmn", a.output},
+             {"sidecar", sidecar},
+             {"morphsFile", morphs},
+             {"retrained", retrained},
+             {"inputs", e.network.input_count()},
+             {"outputs", e.network.output_count()},
+             {"bones", e.network.num_bones},
+             {"curves", e.network.num_curves},
+             {"numMorphs", e.network.num_morphs},
+             {"reimportMaxAbsDiff", e.reimport_max_abs_diff},
+             {"trainError", {{"mean", s.train.mean}, {"max", s.train.max}}},
+             {"uncorrectedError",
+              {{"mean", s.uncorrected_train.mean}, {"max", s.uncorrected_train.max}}}};
+    if (!a.model_output.empty()) doc["model"] = a.model_output;
+    print_json(std::move(doc));
+    return kExitOk;
+  }
+  std::cout << "wrote " << printable(a.output) << ": global-mode network, "
+            << e.network.input_count() << " inputs (" << e.network.num_bones << " bones x 6 + "
+            << e.network.num_curves << " curves) -> " << e.network.num_morphs << " morph weights"
+            << (retrained ? ", Linear+ELU on every layer (retrained)"
+                          : ", the trained model's own network")
+            << "\n"
+            << "      " << printable(sidecar) << ": bone, curve and morph names\n"
+            << "      " << printable(morphs) << ": the " << e.network.num_morphs + 1
+            << " morph targets (morph 0 = the mean delta, weight 1)\n";
+  if (!a.model_output.empty())
+    std::cout << "      " << printable(a.model_output)
+              << ": the same network as a charkit pose model (eval, bake, run)\n";
+  std::cout << "re-read check: max |network - file| = " << e.reimport_max_abs_diff << " (limit "
+            << deformer::kNmnExportTolerance << ")\n";
+  if (s.train.samples > 0)
+    std::cout << "training error: mean " << s.train.mean << ", max " << s.train.max
+              << " (uncorrected: mean " << s.uncorrected_train.mean << ")\n";
+  std::cout << "The engine's editor looks for <Intermediate>/<ClassName>/<ClassName>.nmn.\n";
+  return kExitOk;
+}
+
+/// A trained pose model written as it is: no retraining, no rig.
+int export_trained_model(const ExportArgs& a) {
+  if (!a.rig.empty())
+    return report_error(a.rig,
+                        usage_error("a trained model is written as it is and needs no rig; give "
+                                    "a RIG only with a DATASET to retrain"),
+                        kExitUsage);
+  if (!a.training_options_given.empty())
+    return report_error(a.training_options_given.front(),
+                        usage_error(a.training_options_given.front() +
+                                    " is a retraining option; a trained model is written as it "
+                                    "is (export a DATASET with its RIG to retrain)"),
+                        kExitUsage);
+  if (!a.model_output.empty())
+    return report_error(a.model_output,
+                        usage_error("--pose-model saves a retrained network; the model given "
+                                    "is already one"),
+                        kExitUsage);
+  auto m = deformer::load_pose_model(a.source);
+  if (!m) return report_error(a.source, m.error(), load_exit(m.error()));
+  auto e = deformer::export_model_nmn(*m, {});
+  if (!e) return report_error(a.source, e.error(), kExitInvalid);
+  return finish_export(a, *e, false);
+}
 
 int run_export(ExportArgs a) {
   if (!a.model_output_alias.empty()) {
@@ -57,8 +142,15 @@ int run_export(ExportArgs a) {
           usage_error("--model is the former name of --pose-model: give one of them"), kExitUsage);
     a.model_output = a.model_output_alias;
   }
-  auto d = deformer::load_dataset(a.dataset);
-  if (!d) return report_error(a.dataset, d.error(), load_exit(d.error()));
+  if (is_pose_model_path(a.source)) return export_trained_model(a);
+  if (a.rig.empty())
+    return report_error(a.source,
+                        usage_error("retraining a dataset needs the RIG it was sampled from (the "
+                                    "rest rotations): charkit deformer export-nmn DATASET RIG -o "
+                                    "NAME.nmn"),
+                        kExitUsage);
+  auto d = deformer::load_dataset(a.source);
+  if (!d) return report_error(a.source, d.error(), load_exit(d.error()));
   scene::RigOptions ro;
   ro.mesh_name = d->mesh_name;
   auto rig = scene::load_rig_file(a.rig, ro);
@@ -74,48 +166,8 @@ int run_export(ExportArgs a) {
   o.seed = a.seed;
   o.progress = training_progress(a.quiet);
   auto e = deformer::export_nmn(*rig, *d, o);
-  if (!e) return report_error(a.dataset, e.error(), kExitInvalid);
-  if (auto st = deformer::save_nmn_export(*e, a.output); !st)
-    return report_error(a.output, st.error(), kExitUsage);
-  if (!a.model_output.empty())
-    if (auto st = deformer::save_pose_model(e->model, a.model_output); !st)
-      return report_error(a.model_output, st.error(), kExitUsage);
-  const std::string sidecar = deformer::nmn_sidecar_path(a.output);
-  const std::string morphs = deformer::nmn_morphs_path(a.output).string();
-  const deformer::PoseModelStats& s = e->model.stats;
-  if (a.json) {
-    Json doc{{"nmn", a.output},
-             {"sidecar", sidecar},
-             {"morphsFile", morphs},
-             {"inputs", e->network.input_count()},
-             {"outputs", e->network.output_count()},
-             {"bones", e->network.num_bones},
-             {"curves", e->network.num_curves},
-             {"numMorphs", e->network.num_morphs},
-             {"reimportMaxAbsDiff", e->reimport_max_abs_diff},
-             {"trainError", {{"mean", s.train.mean}, {"max", s.train.max}}},
-             {"uncorrectedError",
-              {{"mean", s.uncorrected_train.mean}, {"max", s.uncorrected_train.max}}}};
-    if (!a.model_output.empty()) doc["model"] = a.model_output;
-    print_json(std::move(doc));
-    return kExitOk;
-  }
-  std::cout << "wrote " << printable(a.output) << ": global-mode network, "
-            << e->network.input_count() << " inputs (" << e->network.num_bones << " bones x 6 + "
-            << e->network.num_curves << " curves) -> " << e->network.num_morphs
-            << " morph weights, Linear+ELU on every layer\n"
-            << "      " << printable(sidecar) << ": bone, curve and morph names\n"
-            << "      " << printable(morphs) << ": the " << e->network.num_morphs + 1
-            << " morph targets (morph 0 = the mean delta, weight 1)\n";
-  if (!a.model_output.empty())
-    std::cout << "      " << printable(a.model_output)
-              << ": the same network as a charkit pose model (eval, bake, run)\n";
-  std::cout << "re-read check: max |network - file| = " << e->reimport_max_abs_diff << " (limit "
-            << deformer::kNmnExportTolerance << ")\n"
-            << "training error: mean " << s.train.mean << ", max " << s.train.max
-            << " (uncorrected: mean " << s.uncorrected_train.mean << ")\n"
-            << "The engine's editor looks for <Intermediate>/<ClassName>/<ClassName>.nmn.\n";
-  return kExitOk;
+  if (!e) return report_error(a.source, e.error(), kExitInvalid);
+  return finish_export(a, *e, true);
 }
 
 // ---------------------------------------------------------------- import ----
@@ -316,42 +368,59 @@ void add_deformer_bridge_commands(CLI::App& deformer, int& exit_code) {
       "export-nmn",
       "Export to Unreal's ML Deformer (Neural Morph Model, global mode). The engine runs its own "
       "network in its own input layout (6 floats per bone: the first two rows of the bone's "
-      "local rotation matrix), so the model is retrained on the dataset the engine's way: "
-      "engine features, one averaged input std for the bones and one for the curves, Linear+ELU "
-      "on every layer, outputs = weights of a learned basis (the mean delta, always 1, plus the "
-      "top principal components). The file is written, read back and run: it must match the "
-      "trained network within 1e-5. Writes NAME.nmn, NAME.bmd_ue.json (names) and "
-      "NAME.morphs.npz (the morph targets the weights drive).");
-  ex->add_option("dataset", ea->dataset, "Dataset from `deformer sample`")
+      "local rotation matrix). A trained MODEL.json in that layout (a neural model trained on an "
+      "engine-layout dataset, learned basis, no clamp) is written as it is: the network you "
+      "evaluated is the one that ships. A DATASET.npz is retrained the engine's way: engine "
+      "features from the RIG's rest rotations, one averaged input std for the bones and one for "
+      "the curves, Linear+ELU on every layer, outputs = weights of a learned basis (the mean "
+      "delta, always 1, plus the top principal components). The file is written, read back and "
+      "run: it must match the network within 1e-5. Writes NAME.nmn, NAME.bmd_ue.json (names) "
+      "and NAME.morphs.npz (the morph targets the weights drive).");
+  ex->add_option("source", ea->source,
+                 "A trained pose model (written as it is) or a dataset from `deformer sample` "
+                 "(retrained)")
       ->required()
-      ->type_name("DATASET.npz");
-  ex->add_option("rig", ea->rig, "The rig the dataset was sampled from (rest rotations)")
-      ->required()
+      ->type_name("MODEL.json|DATASET.npz");
+  ex->add_option("rig", ea->rig, "With a DATASET: the rig it was sampled from (rest rotations)")
       ->type_name("RIG");
   ex->add_option("-o,--output", ea->output, "Network file to write")
       ->required()
       ->type_name("NAME.nmn");
   ex->add_option("--pose-model", ea->model_output,
-                 "Also save the network as a charkit pose model (for eval, bake, run)")
+                 "Also save the retrained network as a charkit pose model (for eval, bake, run)")
       ->type_name("NAME.json");
   // The option's former name, hidden and kept for one release.
   ex->add_option("--model", ea->model_output_alias, "Former name of --pose-model")->group("");
-  ex->add_option("--hidden", ea->hidden, "Hidden layer widths")->capture_default_str();
-  ex->add_option("--morphs", ea->morphs, "Network outputs: principal components of the deltas")
-      ->capture_default_str();
-  ex->add_option("--iterations", ea->iterations, "Adam steps")->capture_default_str();
-  ex->add_option("--batch", ea->batch, "Samples per step")->capture_default_str();
-  ex->add_option("--lr", ea->learning_rate, "Learning rate (> 0)")
-      ->check(positive_number())
-      ->capture_default_str();
-  ex->add_option("--seed", ea->seed, "Initialisation and batch seed")->capture_default_str();
+  std::vector<CLI::Option*> retraining;
+  retraining.push_back(ex->add_option("--hidden", ea->hidden, "Retraining: hidden layer widths")
+                           ->capture_default_str());
+  retraining.push_back(ex->add_option("--morphs", ea->morphs,
+                                      "Retraining: network outputs, principal components of the "
+                                      "deltas")
+                           ->capture_default_str());
+  retraining.push_back(ex->add_option("--iterations", ea->iterations, "Retraining: Adam steps")
+                           ->capture_default_str());
+  retraining.push_back(
+      ex->add_option("--batch", ea->batch, "Retraining: samples per step")->capture_default_str());
+  retraining.push_back(ex->add_option("--lr", ea->learning_rate, "Retraining: learning rate (> 0)")
+                           ->check(positive_number())
+                           ->capture_default_str());
+  retraining.push_back(
+      ex->add_option("--seed", ea->seed, "Retraining: initialisation and batch seed")
+          ->capture_default_str());
   ex->add_flag("-q,--quiet", ea->quiet, "No progress line");
   ex->add_flag("--json", ea->json, "Print a JSON summary");
   ex->footer(
-      "Exit status: 0 written, 1 invalid dataset or rig, or the check failed, 2 usage or I/O "
-      "error.\nExample: charkit deformer export-nmn arm.npz hero.glb -o MLD_Arm.nmn\n"
+      "Exit status: 0 written, 1 invalid model, dataset or rig, or the check failed, 2 usage or "
+      "I/O error.\nExamples: charkit deformer export-nmn arm_model.json -o MLD_Arm.nmn\n"
+      "          charkit deformer export-nmn arm.npz hero.glb -o MLD_Arm.nmn\n"
       "Layout: docs/deformer/nmn.md.");
-  ex->callback([ea, &exit_code] { exit_code = run_export(*ea); });
+  ex->preparse_callback([ea](std::size_t) { ea->training_options_given.clear(); });
+  ex->callback([ea, retraining, &exit_code] {
+    for (CLI::Option* o : retraining)
+      if (o->count() > 0) ea->training_options_given.push_back(o->get_name());
+    exit_code = run_export(*ea);
+  });
 
   auto ia = std::make_shared<ImportArgs>();
   CLI::App* im = deformer.add_subcommand(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import numbers
 import operator
-from ctypes import byref, c_uint64, c_void_p
+from ctypes import byref, c_double, c_uint64, c_void_p
 
 import numpy as np
 
@@ -247,6 +247,24 @@ class PoseModel(N.Handle):
         if not isinstance(dataset, Dataset):
             raise TypeError("dataset must be a charkit.Dataset, not %s" % type(dataset).__name__)
         return json.loads(N.call_string(N.fn.model_error_json, self._h, dataset._h))
+
+    def export_nmn(self, nmn_path, dataset=None) -> float:
+        """Writes this model as it is to NAME.nmn, NAME.bmd_ue.json and
+        NAME.morphs.npz, as ``charkit deformer export-nmn MODEL.json`` does:
+        the network that was evaluated is the one that ships. The model must
+        be neural, in the engine layout, with a learned basis and no clamp
+        (else a charkit error NMN_EXPORT_MODEL says which fails; the module
+        function ``export_nmn`` retrains instead). The file is read back and
+        run against the model on ``dataset``'s rows (None: rows around the
+        model's input mean); returns the largest difference (at most 1e-5).
+        """
+        if dataset is not None and not isinstance(dataset, Dataset):
+            raise TypeError("dataset must be a charkit.Dataset or None, not %s"
+                            % type(dataset).__name__)
+        diff = c_double(0.0)
+        N.check(N.fn.model_export_nmn(self._h, dataset._h if dataset is not None else None,
+                                      N.path_arg(nmn_path), byref(diff)))
+        return float(diff.value)
 
     def __repr__(self):
         if self.closed:

@@ -354,6 +354,37 @@ TEST_F(DeformerTrainCli, BakeExportImportAndAction) {
   auto mi = run_charkit("deformer info " + quote(dir_ / "engine.json") + " --json");
   ASSERT_EQ(mi.exit_code, 0) << mi.out;
   EXPECT_EQ(parse(mi)["layout"], "engine");
+  EXPECT_EQ(ej["retrained"], true);
+
+  // A trained engine-layout model is written as it is: the saved model of the
+  // export gives the very same network file, with no retraining and no rig.
+  auto as_is = run_charkit("deformer export-nmn " + quote(dir_ / "engine.json") + " --json -o " +
+                           quote(dir_ / "as_is.nmn"));
+  ASSERT_EQ(as_is.exit_code, 0) << as_is.out;
+  EXPECT_EQ(parse(as_is)["retrained"], false);
+  EXPECT_LE(parse(as_is)["reimportMaxAbsDiff"].get<double>(), 1e-5);
+  EXPECT_EQ(read_text(dir_ / "as_is.nmn"), read_text(dir_ / "net.nmn"));
+  EXPECT_EQ(read_text(dir_ / "as_is.morphs.npz"), read_text(dir_ / "net.morphs.npz"));
+  // ... and takes no retraining option, rig or --pose-model.
+  for (const std::string& extra : {std::string("--hidden 8"), std::string("--seed 3"), quote(kRig),
+                                   "--pose-model " + quote(dir_ / "x.json")}) {
+    auto r = run_charkit("deformer export-nmn " + quote(dir_ / "engine.json") + " " + extra +
+                             " -o " + quote(dir_ / "x.nmn"),
+                         true);
+    EXPECT_EQ(r.exit_code, 2) << extra << ": " << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "x.nmn")) << extra;
+  }
+  // A model in the axis-angle layout cannot be written as it is: it says why.
+  auto aa = run_charkit(
+      "deformer export-nmn " + quote(dir_ / "m.json") + " -o " + quote(dir_ / "x.nmn"), true);
+  EXPECT_EQ(aa.exit_code, 1) << aa.out;
+  EXPECT_NE(aa.out.find("NMN_EXPORT_MODEL"), std::string::npos) << aa.out;
+  EXPECT_NE(aa.out.find("linear model"), std::string::npos) << aa.out;
+  // A dataset without its rig: usage error naming the form.
+  auto norig =
+      run_charkit("deformer export-nmn " + quote(ds) + " -o " + quote(dir_ / "x.nmn"), true);
+  EXPECT_EQ(norig.exit_code, 2) << norig.out;
+  EXPECT_NE(norig.out.find("DATASET RIG"), std::string::npos) << norig.out;
 
   // import: RiggedSimple has none of the morph targets the
   // sidecar names; they come from net.morphs.npz beside the .nmn, and the

@@ -1,5 +1,6 @@
-// `.nmn` export by retraining: engine features from axis-angle datasets
-// (checked against hand-computed rotation matrices and against targets built
+// `.nmn` export of a model trained in the engine layout, as it is (its layers,
+// and the files imported back giving its offsets), and by retraining: engine features from
+// axis-angle datasets (checked against hand-computed rotation matrices and against targets built
 // directly in the engine layout), the engine's averaged input std by hand,
 // the written network's header and layers, its re-read outputs, the three
 // saved files, and errors.
@@ -9,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -18,7 +20,9 @@
 #include <vector>
 
 #include "charkit/deformer/detail/prng.h"
+#include "charkit/deformer/engine_import.h"
 #include "charkit/deformer/npy.h"
+#include "charkit/deformer/pose_model.h"
 #include "charkit/deformer/targets.h"
 
 namespace charkit::deformer {
@@ -186,7 +190,8 @@ TEST(NmnExport, WritesAGlobalEluNetworkThatRereadsWithinTolerance) {
   EXPECT_EQ(m.kind, ModelKind::kNeural);
   EXPECT_EQ(m.basis, NeuralBasis::kLearned);
   EXPECT_TRUE(m.fixed_first_morph);
-  EXPECT_EQ(m.clamp, WeightClamp::kTrainingRange);
+  EXPECT_EQ(m.clamp, WeightClamp::kNone);  // as the file runs
+  EXPECT_TRUE(m.weight_min.empty());
   EXPECT_EQ(m.mlp.hidden_activation, Activation::kELU);
   EXPECT_EQ(m.mlp.output_activation, Activation::kELU);
   EXPECT_EQ(m.morph_count(), 5u);
@@ -198,6 +203,14 @@ TEST(NmnExport, WritesAGlobalEluNetworkThatRereadsWithinTolerance) {
   EXPECT_EQ(e->sidecar.curves, (std::vector<std::string>{"c"}));
   EXPECT_EQ(e->sidecar.morph_targets,
             (std::vector<std::string>{"mean", "pc1", "pc2", "pc3", "pc4"}));
+  EXPECT_EQ(e->sidecar.outputs, NmnOutputs::kBasisCoefficients);
+  // The training targets' range per output (the unit-variance coefficients
+  // of the principal components: each spans well beyond ±0.5).
+  ASSERT_EQ(e->sidecar.output_ranges.size(), 4u);
+  for (const auto& r : e->sidecar.output_ranges) {
+    EXPECT_LT(r[0], -0.5F);
+    EXPECT_GT(r[1], 0.5F);
+  }
 
   // Bytes: re-read gives the same network, written again the same bytes.
   auto bytes = write_nmn(n);
@@ -221,6 +234,141 @@ TEST(NmnExport, WritesAGlobalEluNetworkThatRereadsWithinTolerance) {
     runner->run(row, b);
     for (std::size_t k = 0; k < 4; ++k) EXPECT_NEAR(a[k], b[k], 1e-5) << r << " " << k;
   }
+}
+
+// The synthetic dataset with its rows in the engine layout.
+Dataset engine_dataset(const scene::Rig& rig, std::size_t n) {
+  Dataset d = synthetic(n, 5);
+  auto x = engine_features_of(rig, d);
+  EXPECT_TRUE(x);
+  d.layout = FeatureLayout::kEngine;
+  d.features = x ? *x : std::vector<float>{};
+  return d;
+}
+
+PoseModelOptions quick_neural() {
+  PoseModelOptions po;
+  po.kind = ModelKind::kNeural;
+  po.basis_size = 4;
+  po.clamp = WeightClamp::kNone;
+  po.mlp.hidden = {8};
+  po.mlp.iterations = 200;
+  po.mlp.batch_size = 16;
+  return po;
+}
+
+// A neural model trained in the engine layout is written as it is: the
+// file's layers are the model's own, and the files imported back with the
+// default options give the model's offsets, on the poses it was trained on
+// and on poses it never saw.
+TEST(NmnExport, ATrainedEngineModelIsWrittenAsItIs) {
+  const float h = static_cast<float>(std::sqrt(0.5));
+  const scene::Rig rig = two_joint_rig(5, {h, 0, 0, h}, {0, 0, 0, 1});
+  const Dataset d = engine_dataset(rig, 40);
+  auto m = train_pose_model(d, quick_neural());
+  ASSERT_TRUE(m) << m.error().to_string();
+  ASSERT_TRUE(check_nmn_exportable(*m));
+  auto e = export_model_nmn(*m, d.features);
+  ASSERT_TRUE(e) << e.error().to_string();
+  EXPECT_LE(e->reimport_max_abs_diff, 1e-5);
+
+  // Sequence[Linear 13->8, ELU, Linear 8->4]: the model's identity output
+  // adds no layer; weights, biases and normalisation are the model's bits.
+  const NmnNetwork& n = e->network;
+  EXPECT_EQ(n.num_morphs, 4u);
+  ASSERT_EQ(n.main.root.children.size(), 3u);
+  const auto& c = n.main.root.children;
+  EXPECT_EQ(c[0].type, NmnLayerType::kLinear);
+  EXPECT_EQ(c[1].type, NmnLayerType::kElu);
+  EXPECT_EQ(c[2].type, NmnLayerType::kLinear);
+  EXPECT_EQ(c[0].weights, m->mlp.layers[0].weights);
+  EXPECT_EQ(c[2].biases, m->mlp.layers[1].biases);
+  EXPECT_EQ(n.input_mean, m->mlp.input_mean);
+  EXPECT_EQ(n.input_std, m->mlp.input_std);
+  EXPECT_EQ(e->sidecar.outputs, NmnOutputs::kBasisCoefficients);
+  ASSERT_EQ(e->sidecar.output_ranges.size(), 4u);  // the outputs' range over the rows
+  // Without check rows: rows around the input mean; the same network.
+  auto again = export_model_nmn(*m, {});
+  ASSERT_TRUE(again) << again.error().to_string();
+  EXPECT_TRUE(again->network == n);
+
+  // Saved, then imported as `deformer import` does, with its default clamp.
+  const fs::path dir =
+      fs::temp_directory_path() / ("charkit_nmn_as_is_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  ASSERT_TRUE(save_nmn_export(*e, dir / "tube.nmn"));
+  auto bytes = read_file_bytes(dir / "tube.nmn", 1 << 24);
+  auto side_bytes = read_file_bytes(dir / "tube.bmd_ue.json", 1 << 20);
+  auto npz = read_file_bytes(dir / "tube.morphs.npz", 1 << 24);
+  ASSERT_TRUE(bytes && side_bytes && npz);
+  auto side = read_nmn_sidecar(core::as_chars(*side_bytes));
+  ASSERT_TRUE(side) << side.error().to_string();
+  auto targets = read_nmn_morphs(*npz, 5);
+  ASSERT_TRUE(targets) << targets.error().to_string();
+  scene::Rig onto = rig;
+  add_morph_targets(onto, *targets);
+  auto imported = import_engine_network(*bytes, "tube.nmn", *side, onto, m->spec);
+  ASSERT_TRUE(imported) << imported.error().to_string();
+  EXPECT_EQ(imported->clamp, WeightClamp::kNone);
+
+  // The first 40 rows are the training poses (the same seed), the rest new.
+  const Dataset wide = engine_dataset(rig, 70);
+  PoseModelEvaluator want(*m), got(*imported);
+  std::vector<float> a(15), b(15);
+  double scale = 0.0, worst = 0.0;
+  for (std::size_t r = 0; r < 70; ++r) {
+    const std::span<const float> row(wide.features.data() + r * 13, 13);
+    ASSERT_TRUE(want.offsets(row, a));
+    ASSERT_TRUE(got.offsets(row, b));
+    for (std::size_t k = 0; k < 15; ++k) {
+      scale = std::max(scale, static_cast<double>(std::abs(a[k])));
+      worst = std::max(worst, static_cast<double>(std::abs(a[k] - b[k])));
+    }
+  }
+  EXPECT_GT(scale, 1e-3);
+  EXPECT_LE(worst, 1e-5 * scale);
+  fs::remove_all(dir);
+}
+
+TEST(NmnExport, ModelsThatCannotBeWrittenAsTheyAreSaySo) {
+  const scene::Rig rig = two_joint_rig(5);
+  const Dataset d = engine_dataset(rig, 20);
+  auto refused = [](const PoseModel& m, const std::string& words) {
+    auto e = export_model_nmn(m, {});
+    ASSERT_FALSE(e) << words;
+    EXPECT_EQ(e.error().code, "NMN_EXPORT_MODEL");
+    EXPECT_NE(e.error().message.find(words), std::string::npos) << e.error().message;
+  };
+  PoseModelOptions lin;
+  auto linear = train_pose_model(d, lin);
+  ASSERT_TRUE(linear);
+  refused(*linear, "linear model");
+
+  auto axis = train_pose_model(synthetic(20, 5), quick_neural());
+  ASSERT_TRUE(axis);
+  refused(*axis, "axis-angle layout");
+
+  PoseModelOptions clamped = quick_neural();
+  clamped.clamp = WeightClamp::kTrainingRange;
+  auto c = train_pose_model(d, clamped);
+  ASSERT_TRUE(c);
+  refused(*c, "clamps its weights (training-range)");
+
+  PoseModelOptions given = quick_neural();
+  given.basis = NeuralBasis::kMorphTargets;
+  given.morphs.names = {"m0", "m1"};
+  for (std::size_t i = 0; i < 30; ++i)
+    given.morphs.deltas.push_back(0.01F * static_cast<float>(i % 7));
+  auto g = train_pose_model(d, given);
+  ASSERT_TRUE(g) << g.error().to_string();
+  refused(*g, "morph targets it was given");
+
+  auto ok = train_pose_model(d, quick_neural());
+  ASSERT_TRUE(ok);
+  const std::vector<float> partial(20, 0.0F);  // not a whole number of 13-float rows
+  auto e = export_model_nmn(*ok, partial);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().code, "NMN_EXPORT_DATASET");
 }
 
 TEST(NmnExport, BasisIsCappedAtSamplesMinusOne) {

@@ -265,7 +265,10 @@ def generate_training_data(context):
             yield offset + i + 1, total
         rig_data = bridge.RigData(ck, arm, mesh, positions[0])
         cv = curve_values if curves else None
-        neural = ck.Dataset.from_positions(rig_data.rig, spec, rotations, positions, cv)
+        # Neural models train in the engine's input layout, so the network
+        # previewed and baked is the one Export .nmn writes.
+        neural = ck.Dataset.from_positions(rig_data.rig, spec, rotations, positions, cv,
+                                           layout="engine")
         features = ck.pose_features(spec, rotations, cv)
         linear = ck.Dataset(spec, features, positions - positions[0], mesh_name=mesh.name)
         yield total, total
@@ -326,8 +329,7 @@ def train(context):
         dataset = se.neural_dataset
         options = {"hidden": bridge.parse_hidden(s.hidden), "learning_rate": float(s.learning_rate),
                    "iterations": int(s.iterations), "batch_size": int(s.batch_size),
-                   "seed": int(s.train_seed), "standardize": bool(s.standardize),
-                   "clamp": _CLAMP[s.clamp]}
+                   "seed": int(s.train_seed), "standardize": bool(s.standardize)}
         morphs = bridge.used_morphs(s)
         names, deltas = None, None
         if morphs:
@@ -335,6 +337,12 @@ def train(context):
             names = [m.name for m in morphs]
             deltas = bridge.shape_key_deltas(mesh, names, bridge.obj_to_arm(arm, mesh))
             options["basis"] = "morph-targets"
+            options["clamp"] = _CLAMP[s.clamp]
+        else:
+            # Learned-basis coefficients are not weights in [0, 1] and an .nmn
+            # records no clamp: unclamped, as the exported file runs.
+            options["basis_size"] = int(s.nmn_morphs)
+            options["clamp"] = "none"
         model = yield from _threaded(
             lambda progress: ck.PoseModel.train(dataset, kind="neural", progress=progress,
                                             morph_names=names, morph_deltas=deltas, **options))
@@ -529,17 +537,53 @@ def import_network(context):
             f"{len(model.morph_names)} morph targets"), list(warnings)
 
 
+def nmn_as_is(model):
+    """Why a model cannot be written to an .nmn as it is ("" when it can): the
+    file holds a network in the engine layout driving a learned basis, unclamped."""
+    if model is None:
+        return "there is no model"
+    info = model.info()
+    if info.get("kind") != "neural":
+        return "a Linear model is not a network"
+    if model.layout != "engine":
+        return "its inputs are not in the engine layout"
+    if not info.get("fixed_first_morph"):
+        return "its outputs weigh the chosen morph targets, not a learned basis"
+    if info.get("clamp") != "none":
+        return f"it clamps its weights ({info.get('clamp')}), which an .nmn cannot record"
+    return ""
+
+
 @_job
 def export_nmn(context):
     ck = _ck.get()
     scene = context.scene
     s = scene.charkit
     se = state.get(scene)
-    if not (se.model is not None and se.trained_from_neural and se.neural_dataset is not None):
-        raise JobError("Export .nmn is for a Neural model trained in this session: Train a Neural model first")
+    model = _require_model(se)
     path = _abspath(s.nmn_path, "NMN File")
     if not path.lower().endswith(".nmn"):
         path += ".nmn"
+    stem = path[:-4]
+    files = (f"{os.path.basename(path)}, {os.path.basename(stem)}.bmd_ue.json and "
+             f"{os.path.basename(stem)}.morphs.npz")
+    why = nmn_as_is(model)
+    if not why:
+        # The previewed network itself, checked on the training poses when they are at hand.
+        data = se.neural_dataset
+        if data is None or data.layout != "engine" or data.feature_count != model.feature_count \
+                or se.data_objects != se.model_objects:
+            data = None
+        _make_dirs(path)
+        diff = model.export_nmn(path, dataset=data)
+        se.exported_model = model
+        return f"Wrote {files}: the previewed network as it is (re-read difference {diff:.2g})"
+    if se.neural_dataset is None or se.data_rig is None:
+        raise JobError(f"This model cannot be written as it is ({why}) and retraining needs the "
+                       "training data: Generate Training Data first")
+    if se.data_objects != se.model_objects:
+        raise JobError("The training data is of other objects than the model: Generate Training "
+                       "Data again")
     _make_dirs(path)
     rig, dataset = se.data_rig.rig, se.neural_dataset
     options = {"hidden": bridge.parse_hidden(s.hidden), "morphs": int(s.nmn_morphs),
@@ -548,9 +592,14 @@ def export_nmn(context):
     exported = yield from _threaded(
         lambda progress: ck.export_nmn(rig, dataset, path, progress=progress, **options))
     se.exported_model = exported
-    stem = path[:-4]
-    return (f"Wrote {os.path.basename(path)}, {os.path.basename(stem)}.bmd_ue.json and "
-            f"{os.path.basename(stem)}.morphs.npz")
+    # What the retrained network does against what was previewed, on the same poses.
+    own = se.linear_dataset if model.kind == "linear" else se.neural_dataset
+    before = model.error(own)["mean"] if own is not None and model.layout == own.layout else None
+    after = exported.error(dataset)["mean"]
+    measured = (f"previewed model's mean error {before:.3g}, exported network's {after:.3g}"
+                if before is not None else f"exported network's mean error {after:.3g}")
+    return (f"Wrote {files}, retrained in the engine layout because this model cannot be written "
+            f"as it is ({why}); on the {dataset.sample_count} training poses: {measured}")
 
 
 # ---------------------------------------------------------------------------

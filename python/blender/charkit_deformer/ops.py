@@ -226,7 +226,7 @@ class CHARKIT_OT_import_network(_Simple, bpy.types.Operator):
 
 
 class CHARKIT_OT_export_nmn(_Job, bpy.types.Operator):
-    """Retrain the Neural model's data in the engine layout and write NAME.nmn, NAME.bmd_ue.json and NAME.morphs.npz"""
+    """Write NAME.nmn, NAME.bmd_ue.json and NAME.morphs.npz for Unreal's ML Deformer: the previewed Neural network as it is, or, for a model that cannot be written as it is, a network retrained in the engine layout (the difference is reported)"""
     bl_idname = "charkit.export_nmn"
     bl_label = "Export .nmn"
 

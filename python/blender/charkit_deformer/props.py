@@ -114,8 +114,10 @@ class CHARKIT_PG_settings(bpy.types.PropertyGroup):
                                  description="Clamp the imported weights of morph targets to [0, 1] (learned-basis coefficients, as charkit's own .nmn export records them, are never clamped)")
     nmn_path: StringProperty(name="NMN File", subtype='FILE_PATH', default="//MLD_Deformer.nmn",
                              description="NAME.nmn (+ NAME.bmd_ue.json and NAME.morphs.npz beside it)")
-    nmn_morphs: IntProperty(name="Morphs", default=32, min=1, max=4096,
-                            description="Learned basis size of the exported network (capped at poses - 1)")
+    nmn_morphs: IntProperty(name="Basis Size", default=32, min=1, max=4096,
+                            description="Morphs of the learned basis (the mean delta comes on top), "
+                            "which the Neural network's outputs weigh; capped at poses - 1. Export "
+                            ".nmn uses it too when it has to retrain")
 
 
 classes = (CHARKIT_PG_bone, CHARKIT_PG_curve, CHARKIT_PG_morph, CHARKIT_PG_settings)

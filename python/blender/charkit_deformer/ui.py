@@ -165,10 +165,14 @@ class CHARKIT_PT_model(_Sub, bpy.types.Panel):
             col.prop(s, "iterations")
             col.prop(s, "batch_size")
             col.prop(s, "standardize")
-            col.prop(s, "clamp")
             col.prop(s, "train_seed")
             n = sum(1 for m in s.morphs if m.use)
-            col.label(text=f"Basis: {n} morph targets" if n else "Basis: learned")
+            if n:
+                col.prop(s, "clamp")
+                col.label(text=f"Basis: {n} morph targets")
+            else:
+                col.prop(s, "nmn_morphs")
+                col.label(text="Basis: learned (outputs not clamped)")
         col.operator("charkit.train", icon='PLAY')
         se = state.peek(context.scene)
         if se is not None and se.model is not None and se.stats:
@@ -213,11 +217,14 @@ class CHARKIT_PT_engine(_Sub, bpy.types.Panel):
         col.operator("charkit.import_network", icon='IMPORT')
         col.separator()
         col.prop(s, "nmn_path")
-        col.prop(s, "nmn_morphs")
         se = state.peek(context.scene)
         row = col.row()
-        row.enabled = se is not None and se.trained_from_neural
+        row.enabled = se is not None and se.model is not None
         row.operator("charkit.export_nmn", icon='EXPORT')
+        if se is not None and se.model is not None:
+            why = jobs.nmn_as_is(se.model)
+            col.label(text="Writes the previewed network as it is" if not why
+                      else "Retrains in the engine layout: " + why, icon='INFO')
 
 
 def _wrap(text, width):

@@ -253,6 +253,18 @@ CHARKIT_C_EXPORT charkit_status charkit_export_nmn(const charkit_rig* rig,
                                                    const char* options_json, const char* nmn_path,
                                                    charkit_progress_fn progress, void* user,
                                                    charkit_model** out);
+/* Writes a trained model as it is (no retraining) to NAME.nmn, its
+ * NAME.bmd_ue.json sidecar and NAME.morphs.npz, as `charkit deformer
+ * export-nmn MODEL.json` does: a neural model in the engine layout with a
+ * learned basis and no clamp (CHARKIT_ERROR otherwise, code NMN_EXPORT_MODEL,
+ * saying why). The written file is read back and run against the model on
+ * the dataset's feature rows (check_dataset, in the model's layout; NULL:
+ * rows drawn around the model's input mean); *max_abs_diff (may be NULL)
+ * gets the largest difference found (at most 1e-5, else an error). */
+CHARKIT_C_EXPORT charkit_status charkit_model_export_nmn(const charkit_model* model,
+                                                         const charkit_dataset* check_dataset,
+                                                         const char* nmn_path,
+                                                         double* max_abs_diff);
 /* A `.nmn` (global mode) or `.onnx` network as a pose model in the engine
  * layout, as `charkit deformer import` makes it: its inputs are the spec's
  * bones x 6 + curves; its outputs weigh the rig's morph targets (by the

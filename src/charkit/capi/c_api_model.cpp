@@ -333,6 +333,28 @@ charkit_status charkit_export_nmn(const charkit_rig* rig, const charkit_dataset*
   });
 }
 
+charkit_status charkit_model_export_nmn(const charkit_model* model,
+                                        const charkit_dataset* check_dataset, const char* nmn_path,
+                                        double* max_abs_diff) {
+  return guarded([&] {
+    if (!model || !nmn_path) return bad_argument("model or nmn_path is NULL");
+    std::span<const float> rows;
+    if (check_dataset) {
+      if (check_dataset->d.layout != model->m.layout ||
+          check_dataset->d.feature_count() != model->m.feature_count())
+        return fail(core::make_error(
+            deformer::codes::NMN_EXPORT_DATASET,
+            "the check dataset's layout or feature count differs from the model's"));
+      rows = check_dataset->d.features;
+    }
+    auto e = deformer::export_model_nmn(model->m, rows);
+    if (!e) return fail(e.error());
+    if (auto st = deformer::save_nmn_export(*e, nmn_path); !st) return fail(st.error());
+    if (max_abs_diff) *max_abs_diff = e->reimport_max_abs_diff;
+    return CHARKIT_OK;
+  });
+}
+
 charkit_status charkit_import_network(const char* path, charkit_rig* rig, const charkit_spec* spec,
                                       int clamp, char** warnings_json, charkit_model** out) {
   return guarded([&] {

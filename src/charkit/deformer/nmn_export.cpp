@@ -1,15 +1,20 @@
-// `.nmn` export by retraining in the engine's layout (docs/deformer/nmn.md,
-// "Export from a trained dataset"). The learned basis and the network come
-// from train_pose_model on an engine-layout copy of the dataset, with the
-// engine's activations (ELU after every layer) and its averaged input std.
+// `.nmn` export (docs/deformer/nmn.md): a model trained in the engine's
+// layout written as it is (export_model_nmn), or a dataset retrained the
+// engine's way (export_nmn: train_pose_model on an engine-layout copy of the
+// dataset, ELU after every layer, the averaged input std) and then written
+// the same way.
 #include "charkit/deformer/nmn_export.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "charkit/core/json.h"
+#include "charkit/deformer/detail/prng.h"
 #include "charkit/deformer/error_codes.h"
 #include "charkit/deformer/npy.h"
 
@@ -106,7 +111,7 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
   auto x = engine_features_of(rig, d);
   if (!x) return std::move(x).error();
   const std::size_t bones = d.spec.bones.size(), curves = d.spec.curves.size();
-  const std::size_t f = d.spec.engine_feature_count(), n = d.sample_count;
+  const std::size_t n = d.sample_count;
 
   Dataset ed;
   ed.spec = d.spec;
@@ -143,25 +148,118 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
   (*model->hyper)["export"] = "nmn";
   (*model->hyper)["runtime_name"] = o.runtime_name;
   (*model->hyper)["input_std"] = "engine-averaged";
+  // Trained with the targets' ranges recorded; the file runs unclamped, so
+  // the model does too, and the ranges go into the sidecar.
+  std::vector<std::array<float, 2>> ranges;
+  for (std::size_t k = 0; k < model->weight_min.size() && k < model->weight_max.size(); ++k)
+    ranges.push_back({model->weight_min[k], model->weight_max[k]});
+  model->clamp = WeightClamp::kNone;
+  model->weight_min.clear();
+  model->weight_max.clear();
+  (*model->hyper)["clamp"] = clamp_name(WeightClamp::kNone);
+  auto out = export_model_nmn(*model, ed.features, o.runtime_name);
+  if (!out) return std::move(out).error();
+  if (ranges.size() == out->network.output_count()) out->sidecar.output_ranges = std::move(ranges);
+  return out;
+}
+
+core::Status check_nmn_exportable(const PoseModel& m) {
+  auto no = [](const std::string& why) {
+    return make_error(codes::NMN_EXPORT_MODEL,
+                      "the model cannot be written to an .nmn as it is: " + why);
+  };
+  if (m.kind != ModelKind::kNeural)
+    return no("it is a linear model, and the engine runs a network");
+  if (m.layout != FeatureLayout::kEngine)
+    return no(
+        "its inputs are in the axis-angle layout; the engine feeds 6 floats per bone (train "
+        "it on an engine-layout dataset)");
+  if (m.basis != NeuralBasis::kLearned || !m.fixed_first_morph)
+    return no(
+        "its outputs weigh morph targets it was given; an exported network drives a learned "
+        "basis whose morph 0 is the mean delta");
+  if (m.clamp != WeightClamp::kNone)
+    return no(std::string("it clamps its weights (") + clamp_name(m.clamp) +
+              "), which an .nmn cannot record: train it with clamp none");
+  if (m.mlp.layers.empty()) return no("its network has no layers");
+  return validate(m);
+}
+
+namespace {
+
+/// The file's activation layer after a dense layer, if any.
+std::optional<NmnLayerType> nmn_activation(Activation a) {
+  switch (a) {
+    case Activation::kELU:
+      return NmnLayerType::kElu;
+    case Activation::kReLU:
+      return NmnLayerType::kRelu;
+    case Activation::kTanh:
+      return NmnLayerType::kTanh;
+    case Activation::kIdentity:
+      break;
+  }
+  return std::nullopt;
+}
+
+/// 64 rows around the model's input mean (± 2 std, uniform), seeded: what a
+/// network is checked on when no dataset is at hand.
+std::vector<float> rows_around_mean(const Mlp& mlp) {
+  constexpr std::size_t kRows = 64;
+  const std::size_t f = mlp.input_count();
+  std::vector<float> rows(kRows * f);
+  Rng rng(777);
+  for (std::size_t r = 0; r < kRows; ++r)
+    for (std::size_t j = 0; j < f; ++j) {
+      const double mean = mlp.input_mean.size() == f ? mlp.input_mean[j] : 0.0;
+      const double sd = mlp.input_std.size() == f ? mlp.input_std[j] : 1.0;
+      rows[r * f + j] = static_cast<float>(mean + sd * rng.uniform(-2.0, 2.0));
+    }
+  return rows;
+}
+
+}  // namespace
+
+core::Result<NmnExport> export_model_nmn(const PoseModel& m, std::span<const float> check_rows,
+                                         std::string_view runtime_name) {
+  if (auto st = check_nmn_exportable(m); !st) return std::move(st).error();
+  if (runtime_name.find('\0') != std::string_view::npos)
+    return make_error(codes::NMN_EXPORT_OPTIONS, "the runtime name holds a NUL byte");
+  const Mlp& mlp = m.mlp;
+  const std::size_t f = mlp.input_count(), outputs = mlp.output_count();
+  if (f != m.feature_count())
+    return make_error(codes::NMN_EXPORT_MODEL, "the network takes " + std::to_string(f) +
+                                                   " inputs, the model's spec gives " +
+                                                   std::to_string(m.feature_count()));
+  std::vector<float> generated;
+  if (check_rows.empty()) {
+    generated = rows_around_mean(mlp);
+    check_rows = generated;
+  }
+  if (check_rows.size() % f != 0)
+    return dataset_error("the check rows hold " + std::to_string(check_rows.size()) +
+                         " floats, not a whole number of " + std::to_string(f) + "-float rows");
+  const std::size_t n = check_rows.size() / f;
 
   NmnExport out;
-  const Mlp& mlp = model->mlp;
   NmnNetwork& net = out.network;
   net.mode = NmnMode::kGlobal;
-  net.num_morphs = static_cast<std::uint32_t>(mlp.output_count());
+  net.num_morphs = static_cast<std::uint32_t>(outputs);
   net.num_morphs_per_bone = 0;
-  net.num_bones = static_cast<std::uint32_t>(bones);
-  net.num_curves = static_cast<std::uint32_t>(curves);
+  net.num_bones = static_cast<std::uint32_t>(m.spec.bones.size());
+  net.num_curves = static_cast<std::uint32_t>(m.spec.curves.size());
   net.num_floats_per_curve = 1;
-  net.input_mean = mlp.input_mean;
-  net.input_std = mlp.input_std;
-  net.runtime_name = o.runtime_name;
+  // A network trained without standardisation: the identity's mean and std.
+  net.input_mean = mlp.input_mean.size() == f ? mlp.input_mean : std::vector<float>(f, 0.0F);
+  net.input_std = mlp.input_std.size() == f ? mlp.input_std : std::vector<float>(f, 1.0F);
+  net.runtime_name = std::string(runtime_name);
   net.main.input_size = static_cast<std::uint32_t>(f);
-  net.main.output_size = static_cast<std::uint32_t>(mlp.output_count());
+  net.main.output_size = static_cast<std::uint32_t>(outputs);
   net.main.root.type = NmnLayerType::kSequence;
   net.main.root.in = net.main.input_size;  // a Sequence's sizes, as read_nmn records them
   net.main.root.out = net.main.output_size;
-  for (const DenseLayer& l : mlp.layers) {
+  for (std::size_t i = 0; i < mlp.layers.size(); ++i) {
+    const DenseLayer& l = mlp.layers[i];
     NmnLayer lin;
     lin.type = NmnLayerType::kLinear;
     lin.in = static_cast<std::uint32_t>(l.inputs);
@@ -169,13 +267,16 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
     lin.weights = l.weights;  // both [in][out] row-major
     lin.biases = l.biases;
     net.main.root.children.push_back(std::move(lin));
-    NmnLayer elu;
-    elu.type = NmnLayerType::kElu;
-    elu.in = elu.out = static_cast<std::uint32_t>(l.outputs);
-    net.main.root.children.push_back(std::move(elu));
+    const bool last = i + 1 == mlp.layers.size();
+    if (auto act = nmn_activation(last ? mlp.output_activation : mlp.hidden_activation)) {
+      NmnLayer a;
+      a.type = *act;
+      a.in = a.out = static_cast<std::uint32_t>(l.outputs);
+      net.main.root.children.push_back(std::move(a));
+    }
   }
 
-  // Write, read back, run the file's network against the trained one.
+  // Write, read back, run the file's network against the model's.
   auto bytes = write_nmn(net);
   if (!bytes) return std::move(bytes).error();
   auto back = read_nmn(*bytes);
@@ -185,38 +286,43 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
   auto runner = NmnRunner::create(*back);
   if (!runner) return std::move(runner).error();
   MlpEvaluator ev(mlp);
-  std::vector<float> a(mlp.output_count()), b(mlp.output_count());
+  std::vector<float> a(outputs), b(outputs);
+  std::vector<float> lo(outputs, std::numeric_limits<float>::infinity());
+  std::vector<float> hi(outputs, -std::numeric_limits<float>::infinity());
   double worst = 0.0;
   for (std::size_t r = 0; r < n; ++r) {
-    const std::span<const float> row(ed.features.data() + r * f, f);
+    const std::span<const float> row = check_rows.subspan(r * f, f);
     if (!ev.evaluate(row, a))
-      return make_error(codes::NMN_EXPORT_MISMATCH,
-                        "the trained network cannot run on the dataset");
+      return make_error(codes::NMN_EXPORT_MISMATCH, "the model's network cannot run on its inputs");
     runner->run(row, b);
-    for (std::size_t k = 0; k < a.size(); ++k)
+    for (std::size_t k = 0; k < outputs; ++k) {
       worst = std::max(worst, std::abs(static_cast<double>(a[k]) - b[k]));
+      lo[k] = std::min(lo[k], a[k]);
+      hi[k] = std::max(hi[k], a[k]);
+    }
   }
   out.reimport_max_abs_diff = worst;
   if (!(worst <= kNmnExportTolerance))
     return make_error(codes::NMN_EXPORT_MISMATCH,
-                      "the re-read network differs from the trained one by " +
-                          std::to_string(worst) + " (tolerance 1e-5)");
+                      "the re-read network differs from the model's by " + std::to_string(worst) +
+                          " (tolerance 1e-5)");
 
   out.sidecar.mode = NmnMode::kGlobal;
-  for (const BoneInput& bi : d.spec.bones) out.sidecar.bones.push_back(bi.name);
-  for (const CurveInput& ci : d.spec.curves) out.sidecar.curves.push_back(ci.name);
-  out.sidecar.morph_targets = model->morph_names;
+  for (const BoneInput& bi : m.spec.bones) out.sidecar.bones.push_back(bi.name);
+  for (const CurveInput& ci : m.spec.curves) out.sidecar.curves.push_back(ci.name);
+  out.sidecar.morph_targets = m.morph_names;
   // The outputs weigh a learned basis (mean delta + principal components):
   // an import must not clamp them to [0, 1].
   out.sidecar.outputs = NmnOutputs::kBasisCoefficients;
-  // The training targets' range per output: an import checks the network
-  // against it (a damaged file gives outputs far outside).
-  if (model->weight_min.size() == out.network.output_count() &&
-      model->weight_max.size() == model->weight_min.size())
-    for (std::size_t k = 0; k < model->weight_min.size(); ++k)
-      out.sidecar.output_ranges.push_back({model->weight_min[k], model->weight_max[k]});
+  // Per output, the range an import checks the network against (a damaged
+  // file gives outputs far outside).
+  if (m.weight_min.size() == outputs && m.weight_max.size() == outputs)
+    for (std::size_t k = 0; k < outputs; ++k)
+      out.sidecar.output_ranges.push_back({m.weight_min[k], m.weight_max[k]});
+  else if (n > 0)
+    for (std::size_t k = 0; k < outputs; ++k) out.sidecar.output_ranges.push_back({lo[k], hi[k]});
   if (auto st = check_nmn_sidecar(out.sidecar, out.network); !st) return std::move(st).error();
-  out.model = std::move(*model);
+  out.model = m;
   return out;
 }
 

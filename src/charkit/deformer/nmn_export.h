@@ -1,10 +1,11 @@
 // Export of a trained pose-driven deformer to the Unreal ML Deformer
 // "Neural Morph Model" network file (`.nmn`, global mode): the engine runs
-// its own network in its own input layout, so the model is retrained on the
-// same dataset the way the engine's training scripts do it (engine features,
-// averaged input std, Linear+ELU on every layer), written, read back and
-// checked against the trained network (docs/deformer/nmn.md, "Export from a
-// trained dataset").
+// its own network in its own input layout. A neural model trained in that
+// layout is written as it is (export_model_nmn: what was previewed is what
+// ships); any other model is retrained on its dataset the way the engine's
+// training scripts do it (export_nmn: engine features, averaged input std,
+// Linear+ELU on every layer). Either way the file is written, read back and
+// checked against the network (docs/deformer/nmn.md).
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "charkit/core/result.h"
@@ -76,13 +78,34 @@ void engine_input_normalisation(std::span<const float> features, std::size_t row
                                 std::size_t bones, std::size_t curves, std::vector<float>& mean,
                                 std::vector<float>& std);
 
-/// Retrain in the engine layout and build the `.nmn`. Errors: NMN_EXPORT_DATASET
+/// Retrain in the engine layout (every sample trained on) and build the
+/// `.nmn` with export_model_nmn; the model comes back unclamped, as the file
+/// runs, and the sidecar records the training targets' ranges. Errors: NMN_EXPORT_DATASET
 /// (invalid dataset, fewer than 2 samples, vertex count other than the
 /// rig's, deltas that do not vary), NMN_EXPORT_SPEC, NMN_EXPORT_OPTIONS,
 /// NMN_EXPORT_MISMATCH (the re-read file differs from the trained network by
 /// more than kNmnExportTolerance), and the MLP / `.nmn` writer's errors.
 core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& dataset,
                                    const NmnExportOptions& options);
+
+/// Whether a trained pose model can be written to an `.nmn` as it is, with
+/// no retraining: a neural model in the engine layout whose outputs weigh a
+/// learned basis (morph 0 = the mean delta, fixed at 1), unclamped (an
+/// `.nmn` records no clamp), with activations the file has (ELU, ReLU, tanh
+/// or none). Error: NMN_EXPORT_MODEL, saying which condition fails.
+core::Status check_nmn_exportable(const PoseModel& model);
+
+/// The `.nmn` export of a trained model as it is (check_nmn_exportable): its
+/// network, input mean and std, morphs and names, written, read back and run
+/// against the model on `check_rows` (row-major, feature_count() floats a
+/// row; empty: 64 rows drawn around the model's input mean, seeded). The
+/// sidecar's output ranges are the model's training weight ranges when it
+/// holds them, else the range of its outputs over the check rows. Errors:
+/// NMN_EXPORT_MODEL, NMN_EXPORT_DATASET (rows not a whole number of
+/// feature rows), NMN_EXPORT_OPTIONS (runtime name), NMN_EXPORT_MISMATCH,
+/// the writer's and reader's errors.
+core::Result<NmnExport> export_model_nmn(const PoseModel& model, std::span<const float> check_rows,
+                                         std::string_view runtime_name = kNmnRuntimeName);
 
 /// "dir/NAME.nmn" -> "dir/NAME.morphs.npz".
 std::filesystem::path nmn_morphs_path(const std::filesystem::path& nmn_path);
