@@ -83,6 +83,7 @@ _TRAIN_OPTIONS = {
     "basis_size": ("basis_size", _opt_int),
     "holdout": ("holdout", _opt_float),
     "split_seed": ("split_seed", _opt_int),
+    "targets": ("targets", _opt_str),
 }
 
 _EXPORT_OPTIONS = {
@@ -138,7 +139,7 @@ class PoseModel(N.Handle):
         iterations, batch_size, seed, standardize, clamp ("none" | "unit" |
         "training-range"), basis ("learned" | "morph-targets": the morph
         targets morph_names with morph_deltas (M, V, 3)), basis_size,
-        holdout, split_seed. progress(done, total, loss) returning False
+        holdout, split_seed, targets. progress(done, total, loss) returning False
         cancels (raises charkit.Cancelled).
         """
         text = _options_json("train", _TRAIN_OPTIONS, options, {"kind": _opt_str("kind", kind)})

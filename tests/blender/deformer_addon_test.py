@@ -420,13 +420,18 @@ def main():
     flex_key.value = 0.0
     scene.frame_set(1)
 
-    # --- Linear model
-    s.model_type = 'LINEAR'
+    # --- Linear (Rest): the whole deformation from the rest pose, no skinning
+    s.model_type = 'LINEAR_REST'
     check(bpy.ops.charkit.train() == {'FINISHED'}, "train linear")
     check(se.model.kind == "linear" and se.stats and "holdout" in se.stats and "train" in se.stats,
           "linear stats present")
+    check(jobs.model_targets(se.model) == "rest-deformation", "rest deformation recorded")
     rows = jobs.stats_lines(se)
     check(any(r[0].strip() == "b1" for r in rows), f"per-bone held-out rows: {rows}")
+    # measured against plain skinning, not against the whole deformation
+    plain = [r for r in rows if r[0] == "Plain skinning"]
+    check(len(plain) == 1 and plain[0][1].startswith(f"{se.lbs_error[0]:.3g} /"), f"rows: {rows}")
+    check(not any(r[0].startswith("No corr") for r in rows), f"no 'no correction' row: {rows}")
     log("train linear: " + jobs.stats_summary(se.stats))
 
     bpy.ops.charkit.create_preview()
@@ -490,6 +495,33 @@ def main():
     check(se.exported_model is not None and se.exported_model.layout == "engine", "retrained network")
     s.iterations = iterations
     log("export .nmn of a Linear model: " + msg)
+
+    # --- Linear: the bind-space correction on top of skinning, zero at rest
+    s.model_type = 'LINEAR'
+    check(bpy.ops.charkit.train() == {'FINISHED'}, "train corrective linear")
+    check(jobs.model_targets(se.model) == "bind-correction", "bind correction recorded")
+    rest_rot = np.array([[[0, 0, 0, 1], [0, 0, 0, 1]]], np.float64)
+    at_rest = se.model.offsets(ck.pose_features(se.model.spec, rest_rot, np.zeros((1, 1), np.float32)))
+    check(float(np.abs(at_rest).max()) == 0.0, "no correction at the rest pose")
+    held = se.stats["holdout"]["mean"]
+    ref = jobs._stat(se.stats, "uncorrected_holdout", "uncorrectedHoldout")["mean"]
+    rows = jobs.stats_lines(se)
+    check(any(r[0] == "No corr. (held-out)" for r in rows), f"rows: {rows}")
+    check((held > ref) == any(r[0] == "Warning" for r in rows), f"warning row iff worse: {rows}")
+    log(f"train corrective linear: held-out {held:.4g}, plain skinning {ref:.4g}")
+    bpy.ops.charkit.create_preview()
+    proxy = bpy.data.objects["Tube_charkit_preview"]
+    check(any(m.type == 'ARMATURE' and m.object == arm for m in proxy.modifiers),
+          "corrective linear proxy keeps an armature modifier")
+    pose_i = 11
+    scene.frame_set(1 + pose_i)
+    cur = np.array([[mesh.data.shape_keys.key_blocks["flex"].value]], np.float32)
+    offs = se.model.offsets(ck.pose_features(se.model.spec, se.rotations[pose_i:pose_i + 1], cur))[0]
+    check(float(np.abs(offs).max()) > 1e-4, "the correction is not nothing at this pose")
+    skinned = se.model_rig.rig.skin(spec, se.rotations[pose_i], offsets=offs)
+    close(evaluated_arm_positions(proxy, arm), skinned, 1e-4, "corrective proxy = LBS(bind + offsets)")
+    scene.frame_set(1)
+    log("corrective linear preview rides on the skinned pose")
 
     # --- Neural model
     s.model_type = 'NEURAL'

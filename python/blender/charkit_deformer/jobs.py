@@ -270,6 +270,9 @@ def generate_training_data(context):
         neural = ck.Dataset.from_positions(rig_data.rig, spec, rotations, positions, cv,
                                            layout="engine")
         features = ck.pose_features(spec, rotations, cv)
+        # Linear: the same bind-space correction on axis-angle features (zero at
+        # rest), and the whole deformation from the rest pose (Linear (Rest))
+        corrective = ck.Dataset(spec, features, neural.deltas(), mesh_name=mesh.name)
         linear = ck.Dataset(spec, features, positions - positions[0], mesh_name=mesh.name)
         yield total, total
     finally:
@@ -289,6 +292,7 @@ def generate_training_data(context):
     se.rotations, se.curves, se.positions = rotations, curve_values, positions
     se.data_rig = rig_data
     se.linear_dataset, se.neural_dataset = linear, neural
+    se.corrective_dataset = corrective
     se.lbs_error = getattr(neural, "lbs_error", None)
     msg = f"Training data: {n} poses (rest + {n - 1}), {positions.shape[1]} vertices"
     if se.lbs_error:
@@ -320,9 +324,11 @@ def train(context):
     s = scene.charkit
     se = state.get(scene)
     arm, mesh = _check_data(se, s)
-    if s.model_type == 'LINEAR':
-        dataset = se.linear_dataset
-        options = {"ridge_lambda": float(s.ridge_lambda)}
+    if s.model_type in ('LINEAR', 'LINEAR_REST'):
+        rest = s.model_type == 'LINEAR_REST'
+        dataset = se.linear_dataset if rest else se.corrective_dataset
+        options = {"ridge_lambda": float(s.ridge_lambda),
+                   "targets": "rest-deformation" if rest else "bind-correction"}
         model = yield from _threaded(
             lambda progress: ck.PoseModel.train(dataset, kind="linear", progress=progress, **options))
     else:
@@ -348,8 +354,11 @@ def train(context):
                                             morph_names=names, morph_deltas=deltas, **options))
     se.set_model(model, "trained", "", se.data_objects, se.data_bone_names, se.data_curve_names,
                  se.data_rig)
+    se.plain_skinning = se.lbs_error
     refresh_preview(scene, force=True, quiet=True)
-    return f"Trained a {model.kind} model: " + stats_summary(se.stats)
+    msg = f"Trained a {model.kind} model: " + stats_summary(se.stats, no_correction(se))
+    worse = worse_than_no_correction(se)
+    return (msg, [worse]) if worse else msg
 
 
 def _stat(stats, *keys):
@@ -366,16 +375,50 @@ _ERROR_ROWS = ((("train",), "Train"), (("holdout",), "Held-out"),
                (("uncorrected_holdout", "uncorrectedHoldout"), "No corr. (held-out)"))
 
 
-def stats_summary(stats):
+def stats_summary(stats, reference=None):
+    """One line of errors; reference: (label, {"mean", "max"}) in place of the
+    uncorrected held-out error (no_correction)."""
     if not stats:
         return "no statistics"
     parts = []
-    for keys, label in ((_ERROR_ROWS[0][0], "train"), (_ERROR_ROWS[1][0], "held-out"),
-                        (_ERROR_ROWS[3][0], "uncorrected held-out")):
-        st = _stat(stats, *keys)
+    rows = [(_stat(stats, *_ERROR_ROWS[0][0]), "train"), (_stat(stats, *_ERROR_ROWS[1][0]), "held-out")]
+    if reference and reference[1]:
+        rows.append((dict(reference[1], samples=1), reference[0].lower()))
+    else:
+        rows.append((_stat(stats, *_ERROR_ROWS[3][0]), "uncorrected held-out"))
+    for st, label in rows:
         if isinstance(st, dict) and st.get("samples"):
             parts.append(f"{label} mean {st.get('mean', 0):.4g} max {st.get('max', 0):.4g}")
     return ", ".join(parts) if parts else "no held-out samples"
+
+
+def no_correction(se):
+    """(label, {"mean", "max"}) of what the model is measured against: plain
+    skinning. A bind-space correction's "uncorrected held-out" error is that
+    (the correction's own size); a rest deformation's is the whole deformation,
+    so plain skinning's error over the training poses stands in for it."""
+    stats = se.stats or {}
+    if se.model is not None and model_targets(se.model) == "rest-deformation":
+        if se.plain_skinning:
+            return "Plain skinning", {"mean": se.plain_skinning[0], "max": se.plain_skinning[1]}
+        return None, None
+    st = _stat(stats, "uncorrected_holdout", "uncorrectedHoldout")
+    if isinstance(st, dict) and st.get("samples"):
+        return "No corr. (held-out)", st
+    return None, None
+
+
+def worse_than_no_correction(se):
+    """A warning when the model's held-out error is above no correction's."""
+    held = _stat(se.stats or {}, "holdout")
+    _label, ref = no_correction(se)
+    if not (isinstance(held, dict) and held.get("samples") and ref):
+        return ""
+    if held.get("mean", 0) <= ref.get("mean", 0):
+        return ""
+    return (f"Held-out error {held['mean']:.3g} is above plain skinning's {ref['mean']:.3g}: on poses "
+            "it did not see, the model does worse than no correction (try more poses, narrower "
+            "ranges, fewer bones, fewer iterations or a smaller network)")
 
 
 def stats_lines(se):
@@ -385,10 +428,17 @@ def stats_lines(se):
     rows = []
     if stats:
         rows.append(("Error", "mean / max"))
-    for keys, label in _ERROR_ROWS:
+    rest = se.model is not None and model_targets(se.model) == "rest-deformation"
+    for keys, label in _ERROR_ROWS[:2] if rest else _ERROR_ROWS:
         st = _stat(stats, *keys)
         if isinstance(st, dict):
             rows.append((label, f"{st.get('mean', 0):.3g} / {st.get('max', 0):.3g}"))
+    if rest:
+        label, ref = no_correction(se)
+        if ref:
+            rows.append((label, f"{ref['mean']:.3g} / {ref['max']:.3g}"))
+    if worse_than_no_correction(se):
+        rows.append(("Warning", "held-out worse than no correction"))
     per_bone = _stat(stats, "holdout_per_bone", "holdoutPerBone")
     names = se.model_bone_names
     if isinstance(per_bone, dict):
@@ -593,7 +643,9 @@ def export_nmn(context):
         lambda progress: ck.export_nmn(rig, dataset, path, progress=progress, **options))
     se.exported_model = exported
     # What the retrained network does against what was previewed, on the same poses.
-    own = se.linear_dataset if model.kind == "linear" else se.neural_dataset
+    own = {"linear": se.corrective_dataset, "neural": se.neural_dataset}[model.kind]
+    if model_targets(model) == "rest-deformation":
+        own = se.linear_dataset
     before = model.error(own)["mean"] if own is not None and model.layout == own.layout else None
     after = exported.error(dataset)["mean"]
     measured = (f"previewed model's mean error {before:.3g}, exported network's {after:.3g}"
@@ -616,10 +668,21 @@ def _model_objects(s, se):
     return model, arm, mesh
 
 
+def model_targets(model):
+    """What the model's offsets are: "bind-correction" (added to the bind mesh
+    before skinning) or "rest-deformation" (added to the rest mesh, no skinning).
+    Recorded in the model's hyper; a linear model without it is from an earlier
+    add-on, whose linear models were rest deformations."""
+    hyper = (model.info() or {}).get("hyper") or {}
+    targets = hyper.get("targets")
+    if targets in ("bind-correction", "rest-deformation"):
+        return targets
+    return "rest-deformation" if model.kind == "linear" else "bind-correction"
+
+
 def _uses_armature(model):
-    """Neural models (and imported networks) correct the skinned pose; linear models
-    hold the whole deformation from the rest pose."""
-    return model.kind != "linear"
+    """Corrections ride on the skinned pose; rest deformations replace it."""
+    return model_targets(model) == "bind-correction"
 
 
 def preview_name(mesh):
@@ -635,7 +698,7 @@ def create_preview(context):
     coords = bridge.transform_points(np.linalg.inv(to_arm), se.model_rig.bind)
     ob = bridge.make_mesh_copy(context, mesh, preview_name(mesh), coords, se.model_rig,
                                arm if _uses_armature(model) else None)
-    ob["charkit_preview"] = "neural" if _uses_armature(model) else "linear"
+    ob["charkit_preview"] = model_targets(model)
     se.preview_key = None
     refresh_preview(scene, force=True)
     return f"Preview proxy '{ob.name}' ({'on the skinned pose' if _uses_armature(model) else 'on the rest pose'})"
@@ -658,8 +721,7 @@ def refresh_preview(scene, force=False, quiet=False):
             return False
         raise
     ck = _ck.get()
-    kind = "neural" if _uses_armature(model) else "linear"
-    if ob.get("charkit_preview") != kind or len(ob.data.vertices) != model.vertex_count:
+    if ob.get("charkit_preview") != model_targets(model) or len(ob.data.vertices) != model.vertex_count:
         if quiet:
             return False
         raise JobError("The preview proxy is of another model kind: Create Preview Proxy again")

@@ -61,6 +61,11 @@ class _Job:
         raise NotImplementedError
 
     def _finish(self, result):
+        warnings = []
+        if isinstance(result, tuple):
+            result, warnings = result
+        for w in warnings:
+            self.report({'WARNING'}, w)
         if result:
             self.report({'INFO'}, result)
         return {'FINISHED'}

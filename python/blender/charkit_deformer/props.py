@@ -47,8 +47,11 @@ class CHARKIT_PG_settings(bpy.types.PropertyGroup):
                           description="The skinned mesh to correct")
     model_type: EnumProperty(
         name="Pose Model", default='NEURAL',
-        items=[('LINEAR', "Linear", "Ridge regression in closed form: fast, accurate for moderate angles; "
-                "learns the full deformation and previews on the rest pose"),
+        items=[('LINEAR', "Linear", "Ridge regression in closed form: fast, exact at the rest pose; "
+                "learns the bind-space correction and previews on top of the skinned pose"),
+               ('LINEAR_REST', "Linear (Rest)", "Ridge regression of the whole deformation from the "
+                "rest pose (the Blender pose-deformer description's model); previews on the rest "
+                "pose with no armature"),
                ('NEURAL', "Neural", "An MLP predicting morph weights; learns the bind-space correction "
                 "and previews on top of the skinned pose")])
 

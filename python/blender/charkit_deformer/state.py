@@ -22,6 +22,7 @@ class Session:
         self.data_rig = None           # bridge.RigData
         self.linear_dataset = None
         self.neural_dataset = None
+        self.corrective_dataset = None  # the neural dataset's deltas on axis-angle features
         self.lbs_error = None
         # the model
         self.model = None
@@ -34,6 +35,7 @@ class Session:
         self.rest_local = None         # (B, 4) for engine-layout models
         self.trained_from_neural = False
         self.stats = None
+        self.plain_skinning = None     # (mean, max) of plain skinning over the training poses
         self.info = None
         self.exported_model = None     # the network export_nmn wrote, as a model
         self.preview_key = None
@@ -52,6 +54,7 @@ class Session:
         stats = getattr(model, "stats", None)
         self.stats = stats if stats else (self.info or {}).get("stats")
         self.exported_model = None
+        self.plain_skinning = None
         self.preview_key = None
 
     def features(self, ck, rotations, curves):

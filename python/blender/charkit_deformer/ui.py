@@ -157,7 +157,7 @@ class CHARKIT_PT_model(_Sub, bpy.types.Panel):
         s = context.scene.charkit
         layout = self.layout
         col = layout.column()
-        if s.model_type == 'LINEAR':
+        if s.model_type in ('LINEAR', 'LINEAR_REST'):
             col.prop(s, "ridge_lambda")
         else:
             col.prop(s, "hidden")

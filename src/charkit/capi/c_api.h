@@ -206,7 +206,8 @@ CHARKIT_C_EXPORT charkit_status charkit_dataset_spec(const charkit_dataset* data
  * "batch_size", "seed", "standardize", "activation": "elu"|"relu"|"tanh",
  * "clamp": "none"|"unit"|
  * "training-range", "basis": "learned"|"morph-targets", "basis_size",
- * "holdout", "split_seed"}; the defaults are `charkit deformer train`'s.
+ * "holdout", "split_seed", "targets": "bind-correction"|"rest-deformation" (what the
+ * deltas are: recorded in the model's hyper)}; the defaults are `charkit deformer train`'s.
  * Basis "morph-targets" weighs the morph_count targets given (names and
  * morph_count x vertices x 3 deltas). */
 CHARKIT_C_EXPORT charkit_status charkit_model_train(const charkit_dataset* dataset,

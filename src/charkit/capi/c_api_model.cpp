@@ -142,7 +142,7 @@ charkit_status charkit_model_train(const charkit_dataset* dataset, const char* o
     CK_TRY(Options::parse(options_json, op));
     CK_TRY(op.only({"kind", "lambda", "hidden", "activation", "learning_rate", "iterations",
                     "batch_size", "seed", "standardize", "clamp", "basis", "basis_size", "holdout",
-                    "split_seed"}));
+                    "split_seed", "targets"}));
     // The defaults of `charkit deformer train`.
     deformer::PoseModelOptions o;
     o.mlp.iterations = 2000;
@@ -161,6 +161,12 @@ charkit_status charkit_model_train(const charkit_dataset* dataset, const char* o
     CK_TRY(op.number("basis_size", o.basis_size));
     CK_TRY(op.number("holdout", o.holdout));
     CK_TRY(op.number("split_seed", o.split_seed));
+    std::string targets = "bind-correction";
+    CK_TRY(op.string("targets", targets));
+    if (targets == "rest-deformation")
+      o.targets = deformer::DeltaTargets::kRestDeformation;
+    else if (targets != "bind-correction")
+      return bad_argument("option \"targets\" is \"bind-correction\" or \"rest-deformation\"");
     if (kind == "linear")
       o.kind = deformer::ModelKind::kLinear;
     else if (kind == "neural")

@@ -123,6 +123,10 @@ const char* model_kind_name(ModelKind k) {
   return k == ModelKind::kLinear ? "linear" : "neural";
 }
 
+const char* targets_name(DeltaTargets t) {
+  return t == DeltaTargets::kRestDeformation ? "rest-deformation" : "bind-correction";
+}
+
 const char* clamp_name(WeightClamp c) {
   switch (c) {
     case WeightClamp::kNone:
@@ -327,11 +331,9 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
   m.mesh_name = d.mesh_name;
   m.vertex_count = d.vertex_count;
   m.kind = o.kind;
-  m.hyper = Json{{"kind", model_kind_name(o.kind)},
-                 {"holdout", o.holdout},
-                 {"split_seed", o.split_seed},
-                 {"train_samples", nt},
-                 {"holdout_samples", hold.size()}};
+  m.hyper = Json{{"kind", model_kind_name(o.kind)}, {"holdout", o.holdout},
+                 {"split_seed", o.split_seed},      {"train_samples", nt},
+                 {"holdout_samples", hold.size()},  {"targets", targets_name(o.targets)}};
   if (o.kind == ModelKind::kLinear) {
     auto lin = fit_ridge(x, y, nt, f, width, o.ridge);
     if (!lin) return std::move(lin).error();

@@ -36,8 +36,22 @@ enum class NeuralBasis {
 /// Clamping of predicted weights (the fixed morph 0 is never clamped).
 enum class WeightClamp { kNone, kUnit, kTrainingRange };
 
+/// What a dataset's deltas, and so the model's offsets, are. The model does
+/// not depend on it; it is recorded (hyper "targets") so that whoever
+/// applies the offsets knows where they go.
+enum class DeltaTargets {
+  /// Added to the bind mesh before skinning: the correction skinning misses
+  /// (`deformer sample`, the engine's convention). Zero means plain skinning.
+  kBindCorrection,
+  /// Added to the rest mesh, no skinning: the whole deformation from the
+  /// rest pose (the Blender pose-deformer description's linear model).
+  kRestDeformation,
+};
+
 const char* model_kind_name(ModelKind k);
 const char* clamp_name(WeightClamp c);
+/// "bind-correction", "rest-deformation".
+const char* targets_name(DeltaTargets t);
 
 struct MorphBasisInput {
   std::vector<std::string> names;
@@ -59,6 +73,8 @@ struct PoseModelOptions {
   /// trained on) held out for the held-out error; chosen by a seeded shuffle.
   double holdout = 0.1;
   std::uint64_t split_seed = 777;
+  /// Recorded in the model's hyper["targets"].
+  DeltaTargets targets = DeltaTargets::kBindCorrection;
 };
 
 struct ErrorStats {
