@@ -323,7 +323,18 @@ def main():
     check(sorted(b.name for b in s.bones) == sorted(n for n, *_ in BONES), "bones listed")
     names = [b.name for b in s.bones]
     check(names.index("b0") < names.index("b1") < names.index("b2"), "bones parents first")
-    check(not s.bones["ctrl"].use and s.bones["b1"].use, "deform bones used by default")
+    # Proposed: the bones whose subtree's weights blend with the rest of the tube
+    # (b1, b2); not the root b0 (weight 1 everywhere: rigid), nor the twist bones
+    # t1, t2 (under 7 % of a vertex), nor the non-deform ctrl
+    used = sorted(b.name for b in s.bones if b.use)
+    check(used == ["b1", "b2"], f"Load Bones proposes the bones that bend the mesh: {used}")
+    # per-axis ranges: their own for each axis, in the spec
+    s.bones["b1"].per_axis = True
+    s.bones["b1"].axis_min, s.bones["b1"].axis_max = (-10, -20, -30), (10, 20, 30)
+    axes = jobs.bridge.spec_dict([s.bones["b1"]], [])[0][0]["axes"]
+    check([(a["min_deg"], a["max_deg"]) for a in axes] == [(-10, 10), (-20, 20), (-30, 30)],
+          f"per-axis ranges: {axes}")
+    s.bones["b1"].per_axis = False
     check([c.name for c in s.curves] == ["corrective", "flex", "m0", "m1", "m2"], "curve list")
     check([m.name for m in s.morphs] == ["corrective", "flex", "m0", "m1", "m2"], "morph list")
     for b in s.bones:

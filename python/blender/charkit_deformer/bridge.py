@@ -61,8 +61,10 @@ def check_inputs(s, arm, mesh, need_bones=True):
             raise JobError(f"Input bone '{b.name}' is not a bone of '{arm.name}' (Load Bones again)")
         if not (b.axis_x or b.axis_y or b.axis_z):
             raise JobError(f"Input bone '{b.name}' has no axis enabled")
-        if b.min_deg > b.max_deg:
-            raise JobError(f"Input bone '{b.name}': Min is above Max")
+        for axis, on, lo, hi in zip("XYZ", (b.axis_x, b.axis_y, b.axis_z), *axis_ranges(b)):
+            if on and lo > hi:
+                raise JobError(f"Input bone '{b.name}': Min is above Max"
+                               + (f" about {axis}" if b.per_axis else ""))
     blocks = shape_key_blocks(mesh)
     curves, morphs = used_curves(s), used_morphs(s)
     for c in curves:
@@ -80,11 +82,19 @@ def check_inputs(s, arm, mesh, need_bones=True):
     return bones, curves, morphs
 
 
+def axis_ranges(bone_item):
+    """(mins, maxs) per axis X, Y, Z of an input bone, in degrees."""
+    if bone_item.per_axis:
+        return tuple(bone_item.axis_min), tuple(bone_item.axis_max)
+    return (bone_item.min_deg,) * 3, (bone_item.max_deg,) * 3
+
+
 def spec_dict(bones, curves):
     """charkit.InputSpec arguments from the used bone and curve items."""
     b = [{"name": x.name,
-          "axes": [{"enabled": bool(en), "min_deg": float(x.min_deg), "max_deg": float(x.max_deg)}
-                   for en in (x.axis_x, x.axis_y, x.axis_z)]} for x in bones]
+          "axes": [{"enabled": bool(en), "min_deg": float(lo), "max_deg": float(hi)}
+                   for en, lo, hi in zip((x.axis_x, x.axis_y, x.axis_z), *axis_ranges(x))]}
+         for x in bones]
     c = [{"name": x.name, "min": float(x.min), "max": float(x.max)} for x in curves]
     return b, c
 

@@ -110,18 +110,63 @@ def load_bones(context):
     arm = s.armature
     if arm is None:
         raise JobError("Pick an armature in Setup")
-    old = {b.name: (b.use, b.axis_x, b.axis_y, b.axis_z, b.min_deg, b.max_deg) for b in s.bones}
+    fields = ("use", "axis_x", "axis_y", "axis_z", "min_deg", "max_deg", "per_axis", "axis_min",
+              "axis_max")
+    old = {b.name: tuple(tuple(v) if f.startswith("axis_m") else v
+                         for f, v in ((f, getattr(b, f)) for f in fields)) for b in s.bones}
+    bones = bridge.joint_order(arm)
+    proposed = propose_bones(arm, s.mesh, bones) if s.mesh is not None else None
     s.bones.clear()
-    for bone in bridge.joint_order(arm):
+    for bone in bones:
         item = s.bones.add()
         item.name = bone.name
         if bone.name in old:
-            item.use, item.axis_x, item.axis_y, item.axis_z, item.min_deg, item.max_deg = old[bone.name]
+            for f, v in zip(fields, old[bone.name]):
+                setattr(item, f, v)
         else:
-            item.use = bone.use_deform
+            item.use = bone.use_deform if proposed is None else bone.name in proposed
     s.bones_index = min(s.bones_index, max(len(s.bones) - 1, 0))
     n_keys = load_shape_keys(context)
-    return f"{len(s.bones)} bones, {n_keys} shape keys"
+    msg = f"{len(s.bones)} bones, {n_keys} shape keys"
+    if proposed is not None:
+        new = [b.name for b in bones if b.name not in old]
+        ticked = [n for n in new if n in proposed]
+        msg += (f"; {len(ticked)} of {len(new)} new bones ticked: those whose weights blend the "
+                f"mesh ({', '.join(ticked[:6])}{', ...' if len(ticked) > 6 else ''})")
+    return msg
+
+
+#: A bone is proposed when at least this share of the mesh's vertices (and at
+#: least _BLEND_MIN_VERTICES) lie in its blend zone.
+_BLEND_MIN_SHARE = 0.005
+_BLEND_MIN_VERTICES = 4
+#: A vertex is in a bone's blend zone when the bone and its descendants hold
+#: more than this and less than 1 minus this of its weight.
+_BLEND_LOW = 0.1
+
+
+def propose_bones(arm, mesh, bones):
+    """The deform bones whose rotation bends the mesh: turning a bone moves its
+    own and its descendants' vertices rigidly, so skinning errs only where those
+    vertices blend with the rest of the mesh. A bone is proposed when enough
+    vertices have a summed weight of the bone and its descendants strictly
+    between 0.1 and 0.9 (its blend zone). The root (weight 1 everywhere),
+    bones without weights on this mesh and bones whose weights never blend
+    are left unticked."""
+    deform = [b for b in bones if b.use_deform]
+    index = {b.name: i for i, b in enumerate(deform)}
+    joints, weights = bridge.skin_weights(mesh, index)
+    v = len(joints)
+    if v == 0:
+        return set()
+    need = max(_BLEND_MIN_VERTICES, int(np.ceil(_BLEND_MIN_SHARE * v)))
+    out = set()
+    for b in deform:
+        subtree = [index[d.name] for d in [b, *b.children_recursive] if d.name in index]
+        w = np.where(np.isin(joints, subtree), weights, 0.0).sum(axis=1)
+        if int(np.count_nonzero((w > _BLEND_LOW) & (w < 1.0 - _BLEND_LOW))) >= need:
+            out.add(b.name)
+    return out
 
 
 def load_shape_keys(context):

@@ -1,7 +1,7 @@
 """scene.charkit: the add-on's settings (a PropertyGroup per scene)."""
 
 import bpy
-from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty,
+from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, FloatVectorProperty,
                        IntProperty, PointerProperty, StringProperty)
 
 
@@ -24,6 +24,12 @@ class CHARKIT_PG_bone(bpy.types.PropertyGroup):
                            description="Smallest training angle of each enabled axis (degrees)")
     max_deg: FloatProperty(name="Max", default=45.0, min=-360.0, max=360.0,
                            description="Largest training angle of each enabled axis (degrees)")
+    per_axis: BoolProperty(name="Per Axis", default=False,
+                           description="A range of its own for each axis (else Min and Max for all)")
+    axis_min: FloatVectorProperty(name="Min", size=3, default=(-45.0, -45.0, -45.0), min=-360.0,
+                                  max=360.0, description="Smallest training angle about X, Y, Z (degrees)")
+    axis_max: FloatVectorProperty(name="Max", size=3, default=(45.0, 45.0, 45.0), min=-360.0,
+                                  max=360.0, description="Largest training angle about X, Y, Z (degrees)")
 
 
 class CHARKIT_PG_curve(bpy.types.PropertyGroup):

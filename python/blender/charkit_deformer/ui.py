@@ -100,10 +100,20 @@ class CHARKIT_PT_inputs(_Sub, bpy.types.Panel):
         if 0 <= s.bones_index < len(s.bones):
             b = s.bones[s.bones_index]
             col = layout.column(align=True)
-            col.label(text=f"{b.name}: training range (degrees)")
             row = col.row(align=True)
-            row.prop(b, "min_deg")
-            row.prop(b, "max_deg")
+            row.label(text=f"{b.name}: training range (degrees)")
+            row.prop(b, "per_axis", toggle=True)
+            if b.per_axis:
+                for i, (axis, on) in enumerate(zip("XYZ", ("axis_x", "axis_y", "axis_z"))):
+                    row = col.row(align=True)
+                    row.active = getattr(b, on)
+                    row.label(text=axis)
+                    row.prop(b, "axis_min", index=i, text="Min")
+                    row.prop(b, "axis_max", index=i, text="Max")
+            else:
+                row = col.row(align=True)
+                row.prop(b, "min_deg")
+                row.prop(b, "max_deg")
         layout.label(text="Curve Inputs (shape key values)")
         layout.template_list("CHARKIT_UL_curves", "", s, "curves", s, "curves_index", rows=2)
         if 0 <= s.curves_index < len(s.curves):
