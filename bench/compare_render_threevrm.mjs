@@ -307,11 +307,11 @@ async function main() {
       const tag = `${name}${o.outlines ? "_outlines" : ""}`;
       writeFileSync(join(o.out, `${tag}_threevrm.png`), encodePng(width, height, three));
       const ckPng = join(o.out, `${tag}_charkit.png`);
-      // charkit's near plane for an explicit eye is 1 % of the eye's distance
-      // (cam.near); its far plane is at infinity (three.js: cam.far, past the model).
-      const camera = `eye=${cam.eye.join(",")};target=${cam.target.join(",")};up=${cam.up.join(",")};fov=${cam.fov}`;
+      // charkit's far plane is at infinity (three.js: cam.far, well past the model).
+      const camera = `eye=${cam.eye.join(",")};target=${cam.target.join(",")};up=${cam.up.join(",")};fov=${cam.fov};near=${cam.near}`;
       const args = ["render", model, "-o", ckPng, "--size", `${width}x${height}`, "--camera", camera,
-        "--light", light.join(","), "--exposure", "1"];
+        "--light", light.join(","), "--light-colour", view.lightColour.join(","), "--ambient", view.ambient.join(","),
+        "--exposure", "1"];
       if (!o.shadows) args.push("--no-shadows");
       const t1 = Date.now();
       let ckJson;

@@ -1,6 +1,7 @@
 // `charkit render MODEL -o OUT.png`: a model through the character passes
 // (docs/render/render.md) on the GPU backend, a tone-mapped PNG, and on
 // request every attachment, a turntable, the pass table.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -54,6 +56,8 @@ struct RenderArgs {
   std::string size = "1024x1024";
   std::string camera;
   std::vector<float> light;
+  std::vector<float> light_colour;
+  std::vector<float> ambient;
   float exposure = 1.0F;
   std::string lut;
   std::string parts;
@@ -117,7 +121,7 @@ core::Result<std::map<std::string, double>> parse_expressions(const std::string&
 core::Result<render::Camera> parse_camera(const std::string& spec, const render::RenderModel& m,
                                           float aspect, float extra_yaw) {
   float yaw = 0.0F, fov = 30.0F;
-  std::optional<float> distance;
+  std::optional<float> distance, near_plane;
   std::optional<core::Vec3f> eye, target, up;
   std::stringstream in(spec);
   std::string item;
@@ -136,10 +140,12 @@ core::Result<render::Camera> parse_camera(const std::string& spec, const render:
       yaw = (*v)[0];
     } else if (key == "distance" && v->size() == 1 && (*v)[0] > 0.0F) {
       distance = (*v)[0];
+    } else if (key == "near" && v->size() == 1 && (*v)[0] > 0.0F) {
+      near_plane = (*v)[0];
     } else {
       return option_error("--camera: \"" + item +
                           "\" (keys: eye=X,Y,Z target=X,Y,Z up=X,Y,Z fov=DEG yaw=DEG "
-                          "distance=D)");
+                          "distance=D near=N)");
     }
   }
   render::Camera c = render::framing_camera(m, aspect, yaw + extra_yaw, fov);
@@ -162,6 +168,7 @@ core::Result<render::Camera> parse_camera(const std::string& spec, const render:
                                             -d[0] * std::sin(a) + d[2] * std::cos(a)});
     c.near_plane = std::max(core::length(d) * 0.01F, 1e-3F);
   }
+  if (near_plane) c.near_plane = *near_plane;
   if (core::length(core::sub(c.eye, c.target)) <= 0.0F)
     return option_error("--camera: the eye and the target coincide");
   return c;
@@ -397,6 +404,17 @@ std::variant<render::FrameOptions, int> frame_options(const RenderArgs& a) {
       return report_error(a.input, option_error("--light takes a non-zero X,Y,Z"), kExitUsage);
     fo.light_direction = {a.light[0], a.light[1], a.light[2]};
   }
+  for (auto [values, target, name] :
+       {std::tuple{&a.light_colour, &fo.light_colour, "--light-colour"},
+        std::tuple{&a.ambient, &fo.ambient, "--ambient"}}) {
+    if (values->empty()) continue;
+    if (values->size() != 3 || std::any_of(values->begin(), values->end(), [](float v) {
+          return !(v >= 0.0F) || !std::isfinite(v);
+        }))
+      return report_error(a.input, option_error(std::string(name) + " takes R,G,B, each >= 0"),
+                          kExitUsage);
+    *target = {(*values)[0], (*values)[1], (*values)[2]};
+  }
   if (!(a.exposure > 0.0F) || !std::isfinite(a.exposure))
     return report_error(a.input, option_error("--exposure must be > 0"), kExitUsage);
   fo.exposure = a.exposure;
@@ -593,13 +611,23 @@ void add_render_commands(CLI::App& app, int& exit_code) {
   r->add_option("--size", a->size, "Image size")->type_name("WxH")->capture_default_str();
   r->add_option("--camera", a->camera,
                 "Camera over the default framing: eye=X,Y,Z;target=X,Y,Z;up=X,Y,Z;fov=DEG;"
-                "yaw=DEG;distance=D (any of them; default: the whole model from the side it "
+                "yaw=DEG;distance=D;near=N (any of them; default: the whole model from the side it "
                 "faces)")
       ->type_name("SPEC");
   r->add_option("--light", a->light, "Direction towards the light (world space)")
       ->delimiter(',')
       ->expected(3)
       ->type_name("X,Y,Z");
+  r->add_option("--light-colour", a->light_colour,
+                "The directional light's colour, linear RGB (default 1,1,1)")
+      ->delimiter(',')
+      ->expected(3)
+      ->type_name("R,G,B");
+  r->add_option("--ambient", a->ambient,
+                "The uniform ambient light, linear RGB (default 0.25,0.25,0.28)")
+      ->delimiter(',')
+      ->expected(3)
+      ->type_name("R,G,B");
   r->add_option("--exposure", a->exposure, "Exposure (tone mapping and the LUT shaper)")
       ->capture_default_str();
   r->add_option("--lut", a->lut,
