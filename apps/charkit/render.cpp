@@ -564,7 +564,9 @@ int run_render(const RenderArgs& a) {
                            {"material", p.material_name},
                            {"part", render::part_kind_name(p.kind)},
                            {"reason", p.kind_reason},
-                           {"shading", p.mtoon ? p.mtoon->source : std::string("charkit toon")},
+                           {"shading", p.mtoon   ? p.mtoon->source
+                                       : p.unlit ? std::string("KHR_materials_unlit")
+                                                 : std::string("glTF metallic-roughness")},
                            {"triangles", p.indices.size() / 3}});
     print_json(Json{{"input", a.input},
                     {"device", device->name},

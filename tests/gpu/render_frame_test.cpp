@@ -231,6 +231,48 @@ TEST_F(RenderFrame, MToonShadingFollowsItsFormula) {
   }
 }
 
+// Without MToon a primitive follows its glTF material: unlit gives the base
+// colour; metallic-roughness gives glTF's BRDF. Lit and seen head-on at
+// roughness 1 (α = 1: D = 1/π, Vis = 1/4, F = f0), a metal returns base / 4
+// of the light and nothing of the ambient; a dielectric 0.96 × base + 0.01
+// of the light (diffuse under the 0.04 Fresnel, plus the specular lobe) and
+// base × (1 − 0.01647) of the ambient (the dielectric layer's albedo by
+// Karis's fit, 0.015696, with the multiple-scattering term 0.000777).
+TEST_F(RenderFrame, GltfMaterialsUnlitAndMetallicRoughness) {
+  RenderModel m = quad();
+  FrameOptions o;
+  o.width = 32;
+  o.height = 32;
+  o.shadow_map_size = 32;
+  o.shadows = false;
+  o.camera.eye = {0, 0, 3};
+  o.camera.target = {0, 0, 0};
+  o.light_direction = {0, 0, 1};
+  o.light_colour = {0.9F, 1.0F, 0.8F};
+  struct Case {
+    bool unlit;
+    float metallic;
+    float light, ambient, offset;  // want = base × (light × L + ambient × A) + offset × L
+  };
+  for (const Case& k : {Case{true, 0.0F, 0, 0, 0}, Case{false, 1.0F, 0.25F, 0.0F, 0.0F},
+                        Case{false, 0.0F, 0.96F, 1.0F - 0.016473F, 0.01F}}) {
+    m.primitives[0].unlit = k.unlit;
+    m.primitives[0].metallic = k.metallic;
+    m.primitives[0].roughness = 1.0F;
+    auto f = render_frame(*ctx_, m, o);
+    ASSERT_TRUE(f) << f.error().message;
+    const std::size_t i = (16 * 32 + 16) * 4;
+    for (std::size_t c = 0; c < 3; ++c) {
+      const float base = m.primitives[0].base_colour[c];
+      const float want = k.unlit ? base
+                                 : base * (k.light * o.light_colour[c] + k.ambient * o.ambient[c]) +
+                                       k.offset * o.light_colour[c];
+      EXPECT_NEAR(core::half_to_float(f->hdr[i + c]), want, 2e-3F)
+          << "unlit " << k.unlit << " metallic " << k.metallic << " channel " << c;
+    }
+  }
+}
+
 TEST_F(RenderFrame, GodetteRendersWithFaceAndShadow) {
   auto doc = scene::GltfDocument::load_file(
       (std::filesystem::path(CHARKIT_TEST_DATA) / "models" / "Godette_vrm_v4.vrm").string());

@@ -111,6 +111,7 @@ TEST(GltfAsset, ReadsEveryElementKind) {
   EXPECT_EQ(m.alpha_cutoff, 0.25);
   EXPECT_TRUE(m.double_sided);
   EXPECT_EQ(m.extensions, std::vector<std::string>{"KHR_materials_unlit"});
+  EXPECT_TRUE(m.unlit);
   ASSERT_EQ(a.textures.size(), 1u);
   EXPECT_EQ(a.textures[0].source, 0u);
   EXPECT_EQ(a.images[0].uri, "skin.png");

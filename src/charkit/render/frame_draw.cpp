@@ -237,20 +237,26 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     const bool has_rim_texture = p.mtoon && usable(p.mtoon->rim_texture);
     const bool has_matcap_texture = p.mtoon && usable(p.mtoon->matcap_texture);
     const bool has_shift_texture = p.mtoon && usable(p.mtoon->shift_texture);
-    // The flags of frame.glsl: textured, alpha mask, MToon, and MToon's
-    // shade, emissive, rim, matcap and shading shift textures.
+    // Without MToon, the shade texture's binding holds the metallic-roughness texture.
+    const bool has_mr_texture = !p.mtoon && usable(p.metallic_roughness_texture);
+    // The flags of frame.glsl: textured, alpha mask, MToon, MToon's shade,
+    // emissive, rim, matcap and shading shift textures, unlit, and the glTF
+    // metallic-roughness texture.
     const std::uint32_t flags = (has_texture ? 1U : 0U) | (p.alpha_mask ? 2U : 0U) |
                                 (p.mtoon ? 4U : 0U) | (has_shade_texture ? 8U : 0U) |
                                 (has_emissive_texture ? 16U : 0U) | (has_rim_texture ? 32U : 0U) |
-                                (has_matcap_texture ? 64U : 0U) | (has_shift_texture ? 128U : 0U);
+                                (has_matcap_texture ? 64U : 0U) | (has_shift_texture ? 128U : 0U) |
+                                (!p.mtoon && p.unlit ? 256U : 0U) | (has_mr_texture ? 512U : 0U);
     put(d.push, mode);
     put(d.push, flags);
     put(d.push, p.alpha_cutoff);
     put(d.push, std::uint32_t{0});
     static const MToonShading kNoMToon;  // its values are pushed, and not read, without MToon
     const MToonShading& mtoon = p.mtoon ? *p.mtoon : kNoMToon;
-    put(d.push, core::Vec4f{mtoon.shade_colour[0], mtoon.shade_colour[1], mtoon.shade_colour[2],
-                            mtoon.shade_from});
+    // Without MToon the first vector holds the glTF metallic and roughness.
+    put(d.push, p.mtoon ? core::Vec4f{mtoon.shade_colour[0], mtoon.shade_colour[1],
+                                      mtoon.shade_colour[2], mtoon.shade_from}
+                        : core::Vec4f{p.metallic, p.roughness, 0, 0});
     put(d.push,
         core::Vec4f{mtoon.emissive[0], mtoon.emissive[1], mtoon.emissive[2], mtoon.shade_to});
     put(d.push, core::Vec4f{mtoon.rim_colour[0], mtoon.rim_colour[1], mtoon.rim_colour[2],
@@ -263,7 +269,9 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
       d.textures = {has_texture ? textures[*p.base_texture] : t.white,
                     t.shadow,
                     t.lut,
-                    has_shade_texture ? textures[*p.mtoon->shade_texture] : t.white,
+                    has_shade_texture ? textures[*p.mtoon->shade_texture]
+                    : has_mr_texture  ? textures[*p.metallic_roughness_texture]
+                                      : t.white,
                     has_emissive_texture ? textures[*p.mtoon->emissive_texture] : t.white,
                     has_rim_texture ? textures[*p.mtoon->rim_texture] : t.white,
                     has_matcap_texture ? textures[*p.mtoon->matcap_texture] : t.white,

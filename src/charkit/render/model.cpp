@@ -488,9 +488,21 @@ core::Result<bool> Loader::material(const scene::GltfPrimitive& prim, RenderPrim
       if (!slot) return std::move(slot).error();
       out.base_texture = *slot;
     }
+    out.metallic = static_cast<float>(std::clamp(mat.metallic_factor, 0.0, 1.0));
+    out.roughness = static_cast<float>(std::clamp(mat.roughness_factor, 0.0, 1.0));
     auto shading = mtoon(mat);
     if (!shading) return std::move(shading).error();
     out.mtoon = std::move(*shading);
+    if (!out.mtoon) {
+      const auto found = vrm_materials_.find(mat.name);
+      out.unlit = mat.unlit || (found != vrm_materials_.end() &&
+                                found->second->shader.rfind("VRM/Unlit", 0) == 0);
+      if (mat.metallic_roughness_texture && !out.unlit) {
+        auto slot = texture_image(mat.metallic_roughness_texture->texture);
+        if (!slot) return std::move(slot).error();
+        out.metallic_roughness_texture = *slot;
+      }
+    }
   }
   return blend;
 }

@@ -76,8 +76,18 @@ struct RenderPrimitive {
   std::optional<std::uint32_t> base_texture;  ///< into RenderModel::images
   bool alpha_mask = false;
   float alpha_cutoff = 0.5F;
-  /// MToon lighting; unset: charkit's own toon step (docs/render/shading.md).
+  /// MToon lighting; unset: the glTF material's own model
+  /// (docs/render/shading.md, "glTF materials").
   std::optional<MToonShading> mtoon;
+  /// KHR_materials_unlit (or a VRM 0.x `VRM/Unlit*` shader): the base
+  /// colour is the final colour, no light.
+  bool unlit = false;
+  /// glTF metallic-roughness factors (glTF 2.0's defaults where a material
+  /// gives none), for a primitive neither MToon nor unlit.
+  float metallic = 1.0F;
+  float roughness = 1.0F;
+  /// metallicRoughnessTexture (linear: green × roughness, blue × metallic).
+  std::optional<std::uint32_t> metallic_roughness_texture;
 };
 
 struct RenderModel {

@@ -2,6 +2,7 @@
 // every member type-checked and every index range-checked once.
 #include "charkit/scene/gltf_asset.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -580,6 +581,8 @@ void read_material(Reader& r, const Json& j, const std::string& p, std::size_t t
   if (auto v = r.number(j, p, "alphaCutoff")) m.alpha_cutoff = *v;
   m.double_sided = r.boolean(j, p, "doubleSided", false);
   m.extensions = r.extension_names(j, p);
+  m.unlit = std::find(m.extensions.begin(), m.extensions.end(), "KHR_materials_unlit") !=
+            m.extensions.end();
   if (const Json* exts = r.object(j, p, "extensions"))
     if (const Json* mt = r.object(*exts, p + "/extensions", "VRMC_materials_mtoon"))
       m.mtoon = read_mtoon(r, *mt, p + "/extensions/VRMC_materials_mtoon", textures);

@@ -245,6 +245,7 @@ struct GltfMaterial {
   double alpha_cutoff = 0.5;
   bool double_sided = false;
   std::vector<std::string> extensions;  ///< names of the extensions it uses
+  bool unlit = false;                   ///< KHR_materials_unlit: the base colour, unlit
   std::optional<GltfMToon> mtoon;       ///< VRMC_materials_mtoon (VRM 1.0)
   GltfExtras extras;
   std::string pointer;

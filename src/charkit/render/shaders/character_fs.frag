@@ -12,7 +12,7 @@
 layout(set = 0, binding = 1) uniform sampler2D base_texture;  // linear
 layout(set = 0, binding = 2) uniform sampler2D shadow_map;    // nearest (texelFetch)
 layout(set = 0, binding = 3) uniform sampler2D lut;           // nearest (texelFetch)
-layout(set = 0, binding = 4) uniform sampler2D shade_texture;     // linear: MToon's shade multiply
+layout(set = 0, binding = 4) uniform sampler2D shade_texture;     // linear: MToon's shade multiply, else glTF metallic-roughness
 layout(set = 0, binding = 5) uniform sampler2D emissive_texture;  // linear
 layout(set = 0, binding = 6) uniform sampler2D rim_texture;       // linear: MToon's rim multiply
 layout(set = 0, binding = 7) uniform sampler2D matcap_texture;    // linear
@@ -67,7 +67,55 @@ void main() {
     shade = shadow_colour(base.rgb, frame.params.y, frame.params.z);
   }
   const float light = lit * visibility;
-  vec3 colour = mix(shade, base.rgb, light) * frame.light_colour.rgb + base.rgb * frame.ambient.rgb;
+  vec3 colour;
+  if (mtoon) {
+    colour = mix(shade, base.rgb, light) * frame.light_colour.rgb + base.rgb * frame.ambient.rgb;
+  } else if ((pc.flags & FLAG_UNLIT) != 0u) {
+    colour = base.rgb;  // KHR_materials_unlit: the base colour is the result
+  } else {
+    // The glTF metallic-roughness model (glTF 2.0, Appendix B: the
+    // dielectric and metal BRDFs mixed by metallic; Lambert diffuse under a
+    // dielectric Schlick Fresnel (f0 0.04), GGX distribution, height-
+    // correlated Smith visibility), the light's radiance π × its colour so
+    // that a white Lambert surface facing it receives the colour. The
+    // ambient lights the diffuse part less what the dielectric layer
+    // reflects: its directional albedo by Karis's analytic fit ("Physically
+    // Based Shading on Mobile") with Fdez-Agüera's multiple-scattering term
+    // ("A Multiple-Scattering Microfacet Model for Real-Time Image-based
+    // Lighting"). The toon step above still gives the control outputs.
+    float metallic = pc.shade.x, roughness = pc.shade.y;
+    if ((pc.flags & FLAG_MR_TEXTURED) != 0u) {
+      const vec4 mr = texture(shade_texture, v_uv);  // G roughness, B metallic (linear)
+      roughness *= mr.g;
+      metallic *= mr.b;
+    }
+    metallic = clamp(metallic, 0.0, 1.0);
+    roughness = clamp(roughness, 0.045, 1.0);
+    const float alpha = roughness * roughness, a2 = alpha * alpha;
+    const vec3 c_diff = base.rgb * (1.0 - metallic);
+    const vec3 f0 = mix(vec3(0.04), base.rgb, metallic);
+    const vec3 v = normalize(frame.eye.xyz - v_world);
+    const vec3 h = normalize(l + v);
+    const float nl = clamp(ndl, 0.0, 1.0), nv = clamp(dot(n, v), 0.0, 1.0);
+    const float nh = clamp(dot(n, h), 0.0, 1.0), vh = clamp(dot(v, h), 0.0, 1.0);
+    const float schlick = pow(1.0 - vh, 5.0);
+    const vec3 fresnel = f0 + (1.0 - f0) * schlick;
+    const float dielectric = 0.04 + 0.96 * schlick;
+    const float vis =
+        0.5 / max(nl * sqrt(nv * nv * (1.0 - a2) + a2) + nv * sqrt(nl * nl * (1.0 - a2) + a2), 1e-6);
+    const float dd = nh * nh * (a2 - 1.0) + 1.0;
+    const float distribution = a2 / (3.14159265 * dd * dd);
+    const vec3 direct = (1.0 - dielectric) * c_diff + 3.14159265 * fresnel * vis * distribution;
+    const vec4 r = roughness * vec4(-1.0, -0.0275, -0.572, 0.022) + vec4(1.0, 0.0425, 1.04, -0.04);
+    const float a004 = min(r.x * r.x, exp2(-9.28 * nv)) * r.x + r.y;
+    const vec2 ab = vec2(-1.04, 1.04) * a004 + r.zw;
+    const float single = 0.04 * ab.x + ab.y;  // the dielectric layer's single scattering
+    const float e_ms = 1.0 - (ab.x + ab.y);
+    const float f_avg = 0.04 + 0.96 / 21.0;
+    const float multiple = single * f_avg / (1.0 - e_ms * f_avg) * e_ms;
+    colour = direct * nl * visibility * frame.light_colour.rgb +
+             c_diff * (1.0 - single - multiple) * frame.ambient.rgb;
+  }
   if (mtoon) {
     vec3 emissive = pc.emissive.rgb;
     if ((pc.flags & FLAG_EMISSIVE_TEXTURED) != 0u)

@@ -29,6 +29,8 @@ const uint FLAG_EMISSIVE_TEXTURED = 16u;  // the emissive texture is bound
 const uint FLAG_RIM_TEXTURED = 32u;       // MToon's rim multiply texture is bound
 const uint FLAG_MATCAP_TEXTURED = 64u;    // MToon's matcap texture is bound
 const uint FLAG_SHIFT_TEXTURED = 128u;    // MToon's shading shift texture is bound
+const uint FLAG_UNLIT = 256u;             // KHR_materials_unlit: the base colour, no light
+const uint FLAG_MR_TEXTURED = 512u;       // glTF metallicRoughnessTexture (in shade_texture's binding)
 
 layout(push_constant) uniform Push {
   vec4 base_colour;
@@ -36,7 +38,7 @@ layout(push_constant) uniform Push {
   uint flags;
   float alpha_cutoff;
   uint reserved;
-  vec4 shade;     // MToon: shade colour (linear RGB), shading's lower edge
+  vec4 shade;     // MToon: shade colour (linear RGB), shading's lower edge; else metallic, roughness
   vec4 emissive;  // MToon: emissive colour (linear RGB), shading's upper edge
   vec4 rim;       // MToon: rim colour (linear RGB), fresnel power
   vec4 rim2;      // MToon: rim lift, rim lighting mix, shading shift texture scale, -
