@@ -273,6 +273,25 @@ TEST_F(RenderFrame, GltfMaterialsUnlitAndMetallicRoughness) {
   }
 }
 
+// The pipelines do not cull; a single-sided primitive's back faces are
+// dropped by the fragment program, a double-sided one's are drawn.
+TEST_F(RenderFrame, SingleSidedPrimitivesDropTheirBackFaces) {
+  RenderModel m = quad();
+  FrameOptions o;
+  o.width = 16;
+  o.height = 16;
+  o.shadow_map_size = 16;
+  o.shadows = false;
+  o.camera.eye = {0, 0, -3};  // behind the quad, which faces +Z
+  o.camera.target = {0, 0, 0};
+  for (bool two_sided : {true, false}) {
+    m.primitives[0].double_sided = two_sided;
+    auto f = render_frame(*ctx_, m, o);
+    ASSERT_TRUE(f) << f.error().message;
+    EXPECT_EQ(f->stats.character_pixels, two_sided ? 16U * 16U : 0U) << two_sided;
+  }
+}
+
 TEST_F(RenderFrame, GodetteRendersWithFaceAndShadow) {
   auto doc = scene::GltfDocument::load_file(
       (std::filesystem::path(CHARKIT_TEST_DATA) / "models" / "Godette_vrm_v4.vrm").string());

@@ -240,13 +240,14 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     // Without MToon, the shade texture's binding holds the metallic-roughness texture.
     const bool has_mr_texture = !p.mtoon && usable(p.metallic_roughness_texture);
     // The flags of frame.glsl: textured, alpha mask, MToon, MToon's shade,
-    // emissive, rim, matcap and shading shift textures, unlit, and the glTF
-    // metallic-roughness texture.
+    // emissive, rim, matcap and shading shift textures, unlit, the glTF
+    // metallic-roughness texture, and single-sided.
     const std::uint32_t flags = (has_texture ? 1U : 0U) | (p.alpha_mask ? 2U : 0U) |
                                 (p.mtoon ? 4U : 0U) | (has_shade_texture ? 8U : 0U) |
                                 (has_emissive_texture ? 16U : 0U) | (has_rim_texture ? 32U : 0U) |
                                 (has_matcap_texture ? 64U : 0U) | (has_shift_texture ? 128U : 0U) |
-                                (!p.mtoon && p.unlit ? 256U : 0U) | (has_mr_texture ? 512U : 0U);
+                                (!p.mtoon && p.unlit ? 256U : 0U) | (has_mr_texture ? 512U : 0U) |
+                                (p.double_sided ? 0U : 1024U);
     put(d.push, mode);
     put(d.push, flags);
     put(d.push, p.alpha_cutoff);

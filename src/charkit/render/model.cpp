@@ -475,6 +475,7 @@ core::Status Loader::geometry(const scene::GltfPrimitive& prim, std::size_t n,
 
 core::Result<bool> Loader::material(const scene::GltfPrimitive& prim, RenderPrimitive& out) {
   bool blend = false;
+  out.double_sided = false;  // glTF's default material is single-sided
   if (const auto mi = prim.material) {
     const scene::GltfMaterial& mat = asset_.materials[*mi];
     out.material_name = mat.name;
@@ -493,6 +494,15 @@ core::Result<bool> Loader::material(const scene::GltfPrimitive& prim, RenderPrim
     auto shading = mtoon(mat);
     if (!shading) return std::move(shading).error();
     out.mtoon = std::move(*shading);
+    // Back faces: glTF's doubleSided; a VRM 0.x MToon material's _CullMode
+    // (0 off, 1 front, 2 back, the default) as three-vrm and UniVRM read it.
+    out.double_sided = mat.double_sided;
+    if (const auto found = vrm_materials_.find(mat.name);
+        found != vrm_materials_.end() && found->second->shader == "VRM/MToon") {
+      const auto cull = found->second->float_properties.find("_CullMode");
+      out.double_sided =
+          (cull != found->second->float_properties.end() ? cull->second : 2.0) == 0.0;
+    }
     if (!out.mtoon) {
       const auto found = vrm_materials_.find(mat.name);
       out.unlit = mat.unlit || (found != vrm_materials_.end() &&

@@ -87,7 +87,11 @@ struct RenderPrimitive {
   float metallic = 1.0F;
   float roughness = 1.0F;
   /// metallicRoughnessTexture (linear: green × roughness, blue × metallic).
-  std::optional<std::uint32_t> metallic_roughness_texture;
+  std::optional<std::uint32_t> metallic_roughness_texture;  /// false: back faces are not drawn
+                                                            /// (glTF `doubleSided: false`, the
+  /// default; VRM 0.x MToon's `_CullMode` 2). The passes keep their state
+  /// (no culling); the fragment program drops the back faces.
+  bool double_sided = true;
 };
 
 struct RenderModel {

@@ -40,6 +40,7 @@ void main() {
     base *= vec4(srgb_to_linear(t.rgb), t.a);
   }
   if ((pc.flags & FLAG_MASK) != 0u && base.a < pc.alpha_cutoff) discard;
+  if ((pc.flags & FLAG_SINGLE_SIDED) != 0u && !gl_FrontFacing) discard;
   vec3 n = normalize(v_normal);
   if (!gl_FrontFacing) n = -n;
   const vec3 l = normalize(frame.light_dir.xyz);

@@ -31,6 +31,7 @@ const uint FLAG_MATCAP_TEXTURED = 64u;    // MToon's matcap texture is bound
 const uint FLAG_SHIFT_TEXTURED = 128u;    // MToon's shading shift texture is bound
 const uint FLAG_UNLIT = 256u;             // KHR_materials_unlit: the base colour, no light
 const uint FLAG_MR_TEXTURED = 512u;       // glTF metallicRoughnessTexture (in shade_texture's binding)
+const uint FLAG_SINGLE_SIDED = 1024u;     // back faces are dropped (the pipelines do not cull)
 
 layout(push_constant) uniform Push {
   vec4 base_colour;
