@@ -248,7 +248,7 @@ function framing(info, width, height, fov) {
   const distance = (radius / Math.sin(Math.atan(fit))) * 1.02;
   const facing = info.metaVersion === "0" ? -1 : 1;  // VRM 0.x faces −Z
   return { eye: addv(centre, [0, 0, facing * distance]), target: centre, up: [0, 1, 0], fov,
-    near: distance * 0.01, far: distance * 100, facing };
+    near: distance * 0.01, far: distance * 100, facing, centre, radius };
 }
 
 async function main() {
@@ -298,13 +298,13 @@ async function main() {
       // charkit's default light: in front, above and to the side.
       const light = [0.4, 0.7, 0.6 * cam.facing];
       const view = { ...cam, width, height, exposure: 1, lightDirection: light, lightColour: [1, 1, 1],
-        ambient: [0.25, 0.25, 0.28], outlines: o.outlines };
+        ambient: [0.25, 0.25, 0.28], outlines: o.outlines, shadows: o.shadows };
       const t0 = Date.now();
       const b64 = await page.evaluate((v) => window.bench.render(v), view);
       const threeMs = Date.now() - t0;
       await page.close();
       const three = Buffer.from(b64, "base64");
-      const tag = `${name}${o.outlines ? "_outlines" : ""}`;
+      const tag = `${name}${o.outlines ? "_outlines" : ""}${o.shadows ? "_shadows" : ""}`;
       writeFileSync(join(o.out, `${tag}_threevrm.png`), encodePng(width, height, three));
       const ckPng = join(o.out, `${tag}_charkit.png`);
       // charkit's far plane is at infinity (three.js: cam.far, well past the model).
