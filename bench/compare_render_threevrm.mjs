@@ -222,13 +222,10 @@ function parseArgs(argv) {
     else o.models.push(resolve(a));
   }
   if (!o.models.length) {
-    const seen = new Set();
-    for (const dir of [join(root, "tests/data/models"), "/work/shared/testdata/models"]) {
-      if (!existsSync(dir)) continue;
-      for (const name of ["Godette_vrm_v4.vrm", "debug_robot.vrm", "sphere.vrm"]) {
-        const p = join(dir, name);
-        if (existsSync(p) && !seen.has(name)) { seen.add(name); o.models.push(p); }
-      }
+    const dir = join(root, "tests/data/models");
+    for (const name of ["Godette_vrm_v4.vrm", "debug_robot.vrm", "sphere.vrm"]) {
+      const p = join(dir, name);
+      if (existsSync(p)) o.models.push(p);
     }
   }
   return o;
