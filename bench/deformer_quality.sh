@@ -9,6 +9,7 @@
 # correction makes unseen poses worse than skinning alone.
 #
 #   bench/deformer_quality.sh [CHARKIT]     (default: build/release/apps/charkit/charkit)
+#   POSES="40" RANGES="45" KINDS="neural" TRAIN_OPTS="--weight-decay 0.1" bench/deformer_quality.sh
 #
 # Prints a Markdown table (the one in bench/RESULTS.md, "Deformer quality").
 set -euo pipefail
@@ -49,8 +50,9 @@ for rig in "${rigs[@]}"; do
         layout=axis-angle
         [ "$kind" = neural-engine ] && layout=engine
         out="$work/m.json"
+        # shellcheck disable=SC2086  # TRAIN_OPTS: extra `deformer train` options, split
         "$charkit" deformer train "$work/d_$layout.npz" --kind "${kind%-engine}" -q --json \
-          -o "$out" > "$work/s.json"
+          ${TRAIN_OPTS:-} -o "$out" > "$work/s.json"
         tr=$(field "$work/s.json" train)
         ho=$(field "$work/s.json" holdout)
         no=$(field "$work/s.json" uncorrectedHoldout)

@@ -73,6 +73,7 @@ _TRAIN_OPTIONS = {
     "ridge_lambda": ("lambda", _opt_float),
     "hidden": ("hidden", _opt_int_list),
     "learning_rate": ("learning_rate", _opt_float),
+    "weight_decay": ("weight_decay", _opt_float),
     "iterations": ("iterations", _opt_int),
     "batch_size": ("batch_size", _opt_int),
     "seed": ("seed", _opt_int),

@@ -310,6 +310,59 @@ TEST(Mlp, TrainingOnSeveralThreadsIsDeterministic) {
 // path's fused kernels (gather and standardise, bias and activation,
 // residual, derivatives, column sums, folded Adam) against the reference,
 // for every activation, odd widths (vector tails) and one and two pieces.
+// Decoupled weight decay: the first step's gradient is taken at the initial
+// weights w0 in both runs, so the decayed weights are the plain ones less
+// lr * wd * w0; biases are not decayed. Over many steps the weights shrink.
+TEST(Mlp, WeightDecayScalesTheWeightsBeforeAdam) {
+  struct Restore {
+    ~Restore() { detail::set_fused_products(true); }
+  } restore;
+  const std::size_t n = 30, f = 5, k = 3;
+  Rng r(9);
+  std::vector<float> x(n * f), y(n * k);
+  for (float& v : x) v = static_cast<float>(r.uniform(-1.0, 1.0));
+  for (float& v : y) v = static_cast<float>(r.uniform(-1.0, 1.0));
+  for (bool fused : {true, false}) {
+    detail::set_fused_products(fused);
+    MlpOptions o;
+    o.hidden = {16};
+    o.iterations = 1;
+    o.batch_size = 8;
+    o.adam.learning_rate = 0.01;
+    auto plain = train_mlp(x, y, n, f, k, o);
+    o.weight_decay = 0.5;
+    auto decayed = train_mlp(x, y, n, f, k, o);
+    auto init = init_mlp(f, k, o);
+    ASSERT_TRUE(plain && decayed && init);
+    for (std::size_t l = 0; l < 2; ++l) {
+      const DenseLayer &a = plain->layers[l], &b = decayed->layers[l], &w0 = init->layers[l];
+      for (std::size_t i = 0; i < a.weights.size(); ++i)
+        EXPECT_NEAR(a.weights[i] - b.weights[i], 0.01 * 0.5 * w0.weights[i], 1e-7) << l << " " << i;
+      EXPECT_EQ(a.biases, b.biases) << l;
+    }
+    o.iterations = 300;
+    auto long_decayed = train_mlp(x, y, n, f, k, o);
+    o.weight_decay = 0.0;
+    auto long_plain = train_mlp(x, y, n, f, k, o);
+    ASSERT_TRUE(long_decayed && long_plain);
+    double sd = 0.0, sp = 0.0;
+    for (std::size_t l = 0; l < 2; ++l) {
+      for (float w : long_decayed->layers[l].weights) sd += static_cast<double>(w) * w;
+      for (float w : long_plain->layers[l].weights) sp += static_cast<double>(w) * w;
+    }
+    EXPECT_LT(sd, sp);
+  }
+  MlpOptions bad;
+  bad.weight_decay = -1.0;
+  auto refused = train_mlp(x, y, n, f, k, bad);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "MODEL_OPTIONS");
+  bad.weight_decay = 2000.0;  // lr * wd >= 1 would flip the weights' sign
+  refused = train_mlp(x, y, n, f, k, bad);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, "MODEL_OPTIONS");
+}
+
 TEST(Mlp, TrainingStepsEqualAdamOnTheReferenceGradients) {
   struct Restore {
     ~Restore() { detail::set_fused_products(true); }

@@ -379,6 +379,7 @@ def train(context):
     else:
         dataset = se.neural_dataset
         options = {"hidden": bridge.parse_hidden(s.hidden), "learning_rate": float(s.learning_rate),
+                   "weight_decay": float(s.weight_decay),
                    "iterations": int(s.iterations), "batch_size": int(s.batch_size),
                    "seed": int(s.train_seed), "standardize": bool(s.standardize)}
         morphs = bridge.used_morphs(s)

@@ -96,6 +96,10 @@ class CHARKIT_PG_settings(bpy.types.PropertyGroup):
     hidden: StringProperty(name="Hidden Layers", default="128,128",
                            description="Widths of the hidden layers, comma-separated")
     learning_rate: FloatProperty(name="Learning Rate", default=1e-3, min=1e-7, max=1.0, precision=5)
+    weight_decay: FloatProperty(name="Weight Decay", default=1.0, min=0.0, max=100.0, precision=3,
+                                description="Decoupled weight decay (AdamW): shrinks the network's "
+                                "weights every step so that it does not overfit the training poses "
+                                "(0: none)")
     iterations: IntProperty(name="Iterations", default=1000, min=1, max=10000000)
     batch_size: IntProperty(name="Batch Size", default=128, min=1, max=1000000)
     standardize: BoolProperty(name="Standardise Inputs", default=True,

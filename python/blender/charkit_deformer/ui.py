@@ -172,6 +172,7 @@ class CHARKIT_PT_model(_Sub, bpy.types.Panel):
         else:
             col.prop(s, "hidden")
             col.prop(s, "learning_rate")
+            col.prop(s, "weight_decay")
             col.prop(s, "iterations")
             col.prop(s, "batch_size")
             col.prop(s, "standardize")

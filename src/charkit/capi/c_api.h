@@ -202,7 +202,7 @@ CHARKIT_C_EXPORT charkit_status charkit_dataset_spec(const charkit_dataset* data
 /* ---- Pose models -------------------------------------------------------- */
 
 /* Trains a model on a dataset. options_json (NULL = defaults): {"kind":
- * "linear"|"neural", "lambda", "hidden": [..], "learning_rate", "iterations",
+ * "linear"|"neural", "lambda", "hidden": [..], "learning_rate", "weight_decay", "iterations",
  * "batch_size", "seed", "standardize", "activation": "elu"|"relu"|"tanh",
  * "clamp": "none"|"unit"|
  * "training-range", "basis": "learned"|"morph-targets", "basis_size",

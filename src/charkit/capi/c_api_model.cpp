@@ -142,16 +142,18 @@ charkit_status charkit_model_train(const charkit_dataset* dataset, const char* o
     CK_TRY(Options::parse(options_json, op));
     CK_TRY(op.only({"kind", "lambda", "hidden", "activation", "learning_rate", "iterations",
                     "batch_size", "seed", "standardize", "clamp", "basis", "basis_size", "holdout",
-                    "split_seed", "targets"}));
+                    "split_seed", "targets", "weight_decay"}));
     // The defaults of `charkit deformer train`.
     deformer::PoseModelOptions o;
     o.mlp.iterations = 2000;
+    o.mlp.weight_decay = 1.0;
     std::string kind = "linear", clamp = "training-range", basis = "learned", act = "elu";
     CK_TRY(op.string("kind", kind));
     CK_TRY(op.number("lambda", o.ridge.lambda));
     CK_TRY(op.widths("hidden", o.mlp.hidden));
     CK_TRY(op.string("activation", act));
     CK_TRY(op.number("learning_rate", o.mlp.adam.learning_rate));
+    CK_TRY(op.number("weight_decay", o.mlp.weight_decay));
     CK_TRY(op.number("iterations", o.mlp.iterations));
     CK_TRY(op.number("batch_size", o.mlp.batch_size));
     CK_TRY(op.number("seed", o.mlp.seed));

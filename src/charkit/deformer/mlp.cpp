@@ -361,6 +361,9 @@ class MlpTraining {
       const double loss = sum / denom;
       if (!std::isfinite(loss))
         return make_error(codes::MLP_NOT_FINITE, "training diverged (lower the learning rate)");
+      if (decay != 1.0F)  // AdamW: the gradient was taken at the undecayed weights
+        for (std::size_t l = 0; l < n; ++l)
+          for (float& w : wt[l]) w *= decay;
       adam = detail::adam_step_constants(options.adam.beta1, options.adam.beta2,
                                          options.adam.learning_rate, options.adam.epsilon, it + 1);
       ex->parallel_for(0, pieces, 1, [&](std::size_t b, std::size_t e) {
@@ -380,6 +383,7 @@ class MlpTraining {
  private:
   void allocate() {
     n = mlp.layers.size();
+    decay = static_cast<float>(1.0 - options.adam.learning_rate * options.weight_decay);
     batch = options.batch_size;
     // The default pool is only started when more than one piece is asked for.
     std::size_t wanted = options.threads;
@@ -626,6 +630,7 @@ class MlpTraining {
   const std::size_t samples, features, outputs;
   const MlpOptions& options;
   std::size_t n = 0, batch = 0, pieces = 1, widest = 0;
+  float decay = 1.0F;  ///< the weights' factor each step (weight decay)
   core::Executor* ex = nullptr;
   // The weights and biases are trained in copies on cache-line boundaries.
   std::vector<detail::AlignedFloats> a, dz, gw, gb, mw, vw, mb, vb, wt, bs;
@@ -660,6 +665,9 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
       !(ao.beta2 >= 0.0 && ao.beta2 < 1.0))
     return make_error(codes::MODEL_OPTIONS,
                       "Adam needs a learning rate and epsilon > 0 and beta1, beta2 in [0, 1)");
+  if (!(options.weight_decay >= 0.0) || !(ao.learning_rate * options.weight_decay < 1.0))
+    return make_error(codes::MODEL_OPTIONS,
+                      "the weight decay must be >= 0 and below 1 / the learning rate");
   if (!all_finite(x) || !all_finite(y))
     return make_error(codes::MLP_NOT_FINITE, "training data holds NaN or infinity");
   Rng rng(options.seed);

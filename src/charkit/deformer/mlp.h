@@ -95,6 +95,10 @@ struct MlpOptions {
   AdamOptions adam;
   std::size_t iterations = 1000;
   std::size_t batch_size = 128;  ///< samples per step, drawn with replacement
+  /// Decoupled weight decay (Loshchilov and Hutter's AdamW): every step
+  /// scales the weights, not the biases, by 1 - learning_rate * weight_decay
+  /// before Adam's update. 0: plain Adam, the same bits as without it.
+  double weight_decay = 0.0;
   std::uint64_t seed = 777;
   bool standardize_inputs = true;
   /// When not empty (one value per input each): the standardisation to use

@@ -424,6 +424,7 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
     (*m.hyper)["iterations"] = o.mlp.iterations;
     (*m.hyper)["batch_size"] = o.mlp.batch_size;
     (*m.hyper)["learning_rate"] = o.mlp.adam.learning_rate;
+    (*m.hyper)["weight_decay"] = o.mlp.weight_decay;
     (*m.hyper)["seed"] = o.mlp.seed;
     (*m.hyper)["clamp"] = clamp_name(o.clamp);
   }
