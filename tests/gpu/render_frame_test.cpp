@@ -52,17 +52,25 @@ RenderModel quad() {
   return m;
 }
 
+/// A size × size frame (and light map) seen from `eye_z` on the Z axis,
+/// looking at the origin: the quad fills its centre.
+FrameOptions facing_quad(std::uint32_t size, float eye_z = 3.0F, bool shadows = true) {
+  FrameOptions o;
+  o.width = size;
+  o.height = size;
+  o.shadow_map_size = size;
+  o.shadows = shadows;
+  o.camera.eye = {0, 0, eye_z};
+  o.camera.target = {0, 0, 0};
+  return o;
+}
+
 // A camera sliding sideways in front of a fronto-parallel quad moves every
 // point of it by the same screen offset: the second material map's RG hold
 // encode_motion(now, before) of any of its points (8-bit quantised).
 TEST_F(RenderFrame, KnownCameraMotionGivesTheEncodedMotionVector) {
   const RenderModel m = quad();
-  FrameOptions o;
-  o.width = 64;
-  o.height = 64;
-  o.shadow_map_size = 64;
-  o.camera.eye = {0, 0, 3};
-  o.camera.target = {0, 0, 0};
+  FrameOptions o = facing_quad(64);
   Camera before = o.camera;
   before.eye = {-0.08F, 0.05F, 3};
   before.target = {-0.08F, 0.05F, 0};
@@ -107,12 +115,7 @@ TEST_F(RenderFrame, KnownCameraMotionGivesTheEncodedMotionVector) {
 TEST_F(RenderFrame, VertexMotionGivesTheEncodedMotionVector) {
   RenderModel m = quad();
   for (RenderVertex& v : m.primitives[0].vertices) v.previous[0] -= 0.1F;
-  FrameOptions o;
-  o.width = 64;
-  o.height = 64;
-  o.shadow_map_size = 64;
-  o.camera.eye = {0, 0, 3};
-  o.camera.target = {0, 0, 0};
+  FrameOptions o = facing_quad(64);
   o.motion = true;
   auto f = render_frame(*ctx_, m, o);
   ASSERT_TRUE(f) << f.error().message;
@@ -144,13 +147,7 @@ TEST_F(RenderFrame, MToonShadingFollowsItsFormula) {
   mt.emissive = {0.02F, 0.03F, 0.04F};
   mt.source = "test";
   m.primitives[0].mtoon = mt;
-  FrameOptions o;
-  o.width = 32;
-  o.height = 32;
-  o.shadow_map_size = 32;
-  o.shadows = false;
-  o.camera.eye = {0, 0, 3};
-  o.camera.target = {0, 0, 0};
+  FrameOptions o = facing_quad(32, 3.0F, false);
   o.light_colour = {0.9F, 1.0F, 0.8F};
   // The rim light faces the camera here (N·V ≈ 1 at the centre pixel): its
   // fresnel term is clamp(lift, 0, 1)^power; a lift of 1 makes it 1.
@@ -240,13 +237,7 @@ TEST_F(RenderFrame, MToonShadingFollowsItsFormula) {
 // Karis's fit, 0.015696, with the multiple-scattering term 0.000777).
 TEST_F(RenderFrame, GltfMaterialsUnlitAndMetallicRoughness) {
   RenderModel m = quad();
-  FrameOptions o;
-  o.width = 32;
-  o.height = 32;
-  o.shadow_map_size = 32;
-  o.shadows = false;
-  o.camera.eye = {0, 0, 3};
-  o.camera.target = {0, 0, 0};
+  FrameOptions o = facing_quad(32, 3.0F, false);
   o.light_direction = {0, 0, 1};
   o.light_colour = {0.9F, 1.0F, 0.8F};
   struct Case {
@@ -277,13 +268,7 @@ TEST_F(RenderFrame, GltfMaterialsUnlitAndMetallicRoughness) {
 // dropped by the fragment program, a double-sided one's are drawn.
 TEST_F(RenderFrame, SingleSidedPrimitivesDropTheirBackFaces) {
   RenderModel m = quad();
-  FrameOptions o;
-  o.width = 16;
-  o.height = 16;
-  o.shadow_map_size = 16;
-  o.shadows = false;
-  o.camera.eye = {0, 0, -3};  // behind the quad, which faces +Z
-  o.camera.target = {0, 0, 0};
+  FrameOptions o = facing_quad(16, -3.0F, false);  // behind the quad, which faces +Z
   for (bool two_sided : {true, false}) {
     m.primitives[0].double_sided = two_sided;
     auto f = render_frame(*ctx_, m, o);
