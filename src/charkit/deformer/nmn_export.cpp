@@ -181,7 +181,8 @@ core::Status check_nmn_exportable(const PoseModel& m) {
   if (m.clamp != WeightClamp::kNone)
     return no(std::string("it clamps its weights (") + clamp_name(m.clamp) +
               "), which an .nmn cannot record: train it with clamp none");
-  if (m.mlp.layers.empty()) return no("its network has no layers");
+  // Also guarantees what the export relies on: layers, one mean and std per
+  // input, as many inputs as the spec gives.
   return validate(m);
 }
 
@@ -210,11 +211,9 @@ std::vector<float> rows_around_mean(const Mlp& mlp) {
   std::vector<float> rows(kRows * f);
   Rng rng(777);
   for (std::size_t r = 0; r < kRows; ++r)
-    for (std::size_t j = 0; j < f; ++j) {
-      const double mean = mlp.input_mean.size() == f ? mlp.input_mean[j] : 0.0;
-      const double sd = mlp.input_std.size() == f ? mlp.input_std[j] : 1.0;
-      rows[r * f + j] = static_cast<float>(mean + sd * rng.uniform(-2.0, 2.0));
-    }
+    for (std::size_t j = 0; j < f; ++j)
+      rows[r * f + j] =
+          static_cast<float>(mlp.input_mean[j] + mlp.input_std[j] * rng.uniform(-2.0, 2.0));
   return rows;
 }
 
@@ -227,10 +226,6 @@ core::Result<NmnExport> export_model_nmn(const PoseModel& m, std::span<const flo
     return make_error(codes::NMN_EXPORT_OPTIONS, "the runtime name holds a NUL byte");
   const Mlp& mlp = m.mlp;
   const std::size_t f = mlp.input_count(), outputs = mlp.output_count();
-  if (f != m.feature_count())
-    return make_error(codes::NMN_EXPORT_MODEL, "the network takes " + std::to_string(f) +
-                                                   " inputs, the model's spec gives " +
-                                                   std::to_string(m.feature_count()));
   std::vector<float> generated;
   if (check_rows.empty()) {
     generated = rows_around_mean(mlp);
@@ -249,9 +244,8 @@ core::Result<NmnExport> export_model_nmn(const PoseModel& m, std::span<const flo
   net.num_bones = static_cast<std::uint32_t>(m.spec.bones.size());
   net.num_curves = static_cast<std::uint32_t>(m.spec.curves.size());
   net.num_floats_per_curve = 1;
-  // A network trained without standardisation: the identity's mean and std.
-  net.input_mean = mlp.input_mean.size() == f ? mlp.input_mean : std::vector<float>(f, 0.0F);
-  net.input_std = mlp.input_std.size() == f ? mlp.input_std : std::vector<float>(f, 1.0F);
+  net.input_mean = mlp.input_mean;  // identity (0, 1) for a network trained without
+  net.input_std = mlp.input_std;    // standardisation
   net.runtime_name = std::string(runtime_name);
   net.main.input_size = static_cast<std::uint32_t>(f);
   net.main.output_size = static_cast<std::uint32_t>(outputs);
