@@ -126,7 +126,8 @@ class PoseModel(N.Handle):
     def _wrap(cls, ptr) -> "PoseModel":
         self = cls.__new__(cls)
         N.Handle.__init__(self, ptr)
-        self._info = None
+        self._info = None    # the info JSON text, fetched once
+        self._facts = None   # the same, parsed once, for the properties
         return self
 
     @classmethod
@@ -181,30 +182,44 @@ class PoseModel(N.Handle):
             self._info = N.call_string(N.fn.model_info_json, self._h)
         return json.loads(self._info)
 
+    def _fact(self, key, default=None):
+        """One value of info(), parsed once: the properties below are read on
+        every evaluation (offsets, weights), so they must not parse the JSON."""
+        if self._facts is None:
+            self._facts = self.info()
+        return self._facts.get(key, default)
+
     @property
     def kind(self) -> str:
-        return self.info()["kind"]
+        return self._fact("kind")
 
     @property
     def layout(self) -> str:
-        return N.layout_name(self.info()["layout"])
+        return N.layout_name(self._fact("layout"))
 
     @property
     def clamp(self) -> str:
         """How predicted weights are clamped: "none", "unit" or "training-range"."""
-        return self.info()["clamp"]
+        return self._fact("clamp")
+
+    @property
+    def targets(self):
+        """What the offsets are, as recorded at training: "bind-correction" (added
+        to the bind mesh before skinning) or "rest-deformation" (added to the
+        rest mesh); None when the model does not record it."""
+        return (self._fact("hyper") or {}).get("targets")
 
     @property
     def vertex_count(self) -> int:
-        return int(self.info()["vertices"])
+        return int(self._fact("vertices"))
 
     @property
     def feature_count(self) -> int:
-        return int(self.info()["features"])
+        return int(self._fact("features"))
 
     @property
     def morph_names(self) -> list:
-        return list(self.info().get("morphs") or [])
+        return list(self._fact("morphs") or [])
 
     @property
     def stats(self) -> dict:
@@ -212,7 +227,7 @@ class PoseModel(N.Handle):
 
     @property
     def spec(self) -> InputSpec:
-        s = self.info().get("spec")
+        s = self._fact("spec")
         return InputSpec.from_json(s if isinstance(s, str) else json.dumps(s))
 
     def _rows(self, features):

@@ -402,7 +402,8 @@ def train(context):
                  se.data_rig)
     se.plain_skinning = se.lbs_error
     refresh_preview(scene, force=True, quiet=True)
-    msg = f"Trained a {model.kind} model: " + stats_summary(se.stats, no_correction(se))
+    rest = model_targets(model) == "rest-deformation"
+    msg = f"Trained a {model.kind} model: " + stats_summary(se.stats, se.plain_skinning if rest else None)
     worse = worse_than_no_correction(se)
     return (msg, [worse]) if worse else msg
 
@@ -421,20 +422,21 @@ _ERROR_ROWS = ((("train",), "Train"), (("holdout",), "Held-out"),
                (("uncorrected_holdout", "uncorrectedHoldout"), "No corr. (held-out)"))
 
 
-def stats_summary(stats, reference=None):
-    """One line of errors; reference: (label, {"mean", "max"}) in place of the
-    uncorrected held-out error (no_correction)."""
+def stats_summary(stats, plain_skinning=None):
+    """One line of errors. plain_skinning: (mean, max) over the training poses,
+    said in place of the uncorrected held-out error (a rest deformation's)."""
     if not stats:
         return "no statistics"
     parts = []
-    rows = [(_stat(stats, *_ERROR_ROWS[0][0]), "train"), (_stat(stats, *_ERROR_ROWS[1][0]), "held-out")]
-    if reference and reference[1]:
-        rows.append((dict(reference[1], samples=1), reference[0].lower()))
-    else:
-        rows.append((_stat(stats, *_ERROR_ROWS[3][0]), "uncorrected held-out"))
-    for st, label in rows:
+    rows = [(_ERROR_ROWS[0][0], "train"), (_ERROR_ROWS[1][0], "held-out")]
+    if not plain_skinning:
+        rows.append((_ERROR_ROWS[3][0], "uncorrected held-out"))
+    for keys, label in rows:
+        st = _stat(stats, *keys)
         if isinstance(st, dict) and st.get("samples"):
             parts.append(f"{label} mean {st.get('mean', 0):.4g} max {st.get('max', 0):.4g}")
+    if plain_skinning:
+        parts.append(f"plain skinning mean {plain_skinning[0]:.4g} max {plain_skinning[1]:.4g}")
     return ", ".join(parts) if parts else "no held-out samples"
 
 
@@ -462,9 +464,14 @@ def worse_than_no_correction(se):
         return ""
     if held.get("mean", 0) <= ref.get("mean", 0):
         return ""
+    if model_targets(se.model) == "rest-deformation":
+        hint = "try Linear rather than Linear (Rest), narrower ranges or fewer bones"
+    elif se.model.kind == "linear":
+        hint = "try more poses, narrower ranges or fewer bones"
+    else:
+        hint = "try more poses, narrower ranges, fewer bones, fewer iterations or a smaller network"
     return (f"Held-out error {held['mean']:.3g} is above plain skinning's {ref['mean']:.3g}: on poses "
-            "it did not see, the model does worse than no correction (try more poses, narrower "
-            "ranges, fewer bones, fewer iterations or a smaller network)")
+            f"it did not see, the model does worse than no correction ({hint})")
 
 
 def stats_lines(se):
@@ -719,8 +726,7 @@ def model_targets(model):
     before skinning) or "rest-deformation" (added to the rest mesh, no skinning).
     Recorded in the model's hyper; a linear model without it is from an earlier
     add-on, whose linear models were rest deformations."""
-    hyper = (model.info() or {}).get("hyper") or {}
-    targets = hyper.get("targets")
+    targets = model.targets
     if targets in ("bind-correction", "rest-deformation"):
         return targets
     return "rest-deformation" if model.kind == "linear" else "bind-correction"
