@@ -265,6 +265,11 @@ struct TrainArgs {
   std::string clamp = "range";
   double holdout = 0.1;
   std::uint64_t split_seed = 777;
+  /// neural: early stopping's share of the training samples; unset: 0.1 for
+  /// neural models (bench/RESULTS.md), none for linear ones.
+  std::optional<double> validation;
+  std::size_t patience = 10;
+  std::size_t validation_every = 50;
   std::size_t threads = 1;
   bool quiet = false;
   bool json = false;
@@ -285,6 +290,13 @@ void print_stats(std::ostream& os, const deformer::PoseModel& m) {
     for (std::size_t b = 0; b < m.spec.bones.size() && b < s.holdout_per_bone.size(); ++b)
       os << "  " << printable(m.spec.bones[b].name) << ": " << s.holdout_per_bone[b] << "\n";
   }
+  if (const Json& h = *m.hyper; h.contains("stopped_after"))
+    os << "early stopping: lowest validation error (mean " << h["validation_error"].get<double>()
+       << " on " << h["validation_samples"].get<std::size_t>() << " samples) after "
+       << h["iterations"].get<std::size_t>() << " steps, stopped after "
+       << h["stopped_after"].get<std::size_t>() << " of " << h["max_iterations"].get<std::size_t>()
+       << "; trained again on all training samples for " << h["iterations"].get<std::size_t>()
+       << " steps\n";
   os << "training time: " << s.seconds << " s\n";
 }
 
@@ -378,6 +390,13 @@ int run_train(const TrainArgs& a) {
     return report_error(a.clamp, usage_error("--clamp is none, unit or range"), kExitUsage);
   o.holdout = a.holdout;
   o.split_seed = a.split_seed;
+  if (a.validation && o.kind != deformer::ModelKind::kNeural)
+    return report_error("--validation",
+                        usage_error("--validation (early stopping) is for --kind neural"),
+                        kExitUsage);
+  o.validation = a.validation.value_or(o.kind == deformer::ModelKind::kNeural ? 0.1 : 0.0);
+  o.mlp.patience = a.patience;
+  o.mlp.validation_every = a.validation_every;
 
   // Progress on stderr: one line, rewritten, for runs long enough to wait on.
   deformer::TrainProgress progress;
@@ -610,6 +629,21 @@ void add_deformer_train_commands(CLI::App& deformer, int& exit_code) {
   train->add_option("--holdout", ta->holdout, "Share of samples held out, in [0, 0.9]")
       ->capture_default_str();
   train->add_option("--split-seed", ta->split_seed, "Seed of the held-out split")
+      ->capture_default_str();
+  train
+      ->add_option("--validation", ta->validation,
+                   "neural: share of the training samples that chooses when to stop, in [0, 0.9] "
+                   "(early stopping; 0: none); the network is then trained on all of them")
+      ->default_str("0.1");
+  train
+      ->add_option("--patience", ta->patience,
+                   "neural: checks without a lower validation error before training stops")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  train
+      ->add_option("--check-every", ta->validation_every,
+                   "neural: steps between two checks of the validation error")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   train
       ->add_option("--threads", ta->threads,

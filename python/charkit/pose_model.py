@@ -85,6 +85,9 @@ _TRAIN_OPTIONS = {
     "holdout": ("holdout", _opt_float),
     "split_seed": ("split_seed", _opt_int),
     "targets": ("targets", _opt_str),
+    "validation": ("validation", _opt_float),
+    "patience": ("patience", _opt_int),
+    "check_every": ("check_every", _opt_int),
 }
 
 _EXPORT_OPTIONS = {
@@ -141,8 +144,10 @@ class PoseModel(N.Handle):
         iterations, batch_size, seed, standardize, clamp ("none" | "unit" |
         "training-range"), basis ("learned" | "morph-targets": the morph
         targets morph_names with morph_deltas (M, V, 3)), basis_size,
-        holdout, split_seed, targets. progress(done, total, loss) returning False
-        cancels (raises charkit.Cancelled).
+        holdout, split_seed, targets, validation (neural: early stopping's
+        share of the training samples, 0 = none), patience, check_every.
+        progress(done, total, loss) returning False cancels (raises
+        charkit.Cancelled).
         """
         text = _options_json("train", _TRAIN_OPTIONS, options, {"kind": _opt_str("kind", kind)})
         if not isinstance(dataset, Dataset):
@@ -208,6 +213,13 @@ class PoseModel(N.Handle):
         to the bind mesh before skinning) or "rest-deformation" (added to the
         rest mesh); None when the model does not record it."""
         return (self._fact("hyper") or {}).get("targets")
+
+    @property
+    def hyper(self) -> dict:
+        """The options the model was trained with, and what training chose (for
+        early stopping: "iterations" trained, "max_iterations", "stopped_after",
+        "validation_error"); {} when the model records none."""
+        return dict(self._fact("hyper") or {})
 
     @property
     def vertex_count(self) -> int:

@@ -249,3 +249,36 @@ def test_progress_exception_propagates(sampled):
     with pytest.raises(charkit.Cancelled):
         charkit.PoseModel.train(ds, kind="neural", hidden=[4], iterations=300, batch_size=8,
                             progress=lambda *a: 0)
+
+
+# ---- Early stopping -------------------------------------------------------------
+
+def test_early_stopping_records_its_choice_and_matches_cli(sampled, tmp_path):
+    d, data = sampled
+    ds = charkit.Dataset.load(data)
+    opts = dict(kind="neural", hidden=[8], iterations=400, batch_size=8, seed=3, basis_size=4,
+                validation=0.25, patience=2, check_every=20)
+    calls = []
+    model = charkit.PoseModel.train(ds, progress=lambda *a: calls.append(a[:2]), **opts)
+    h = model.hyper
+    # 40 poses + rest: 4 held out, round(0.25 * 36) = 9 set aside to choose the steps
+    assert h["validation_samples"] == 9 and h["max_iterations"] == 400
+    assert h["iterations"] % 20 == 0 and 0 < h["iterations"] <= h["stopped_after"] <= 400
+    assert h["stopped_after"] in (400, h["iterations"] + 2 * 20)
+    assert model.stats["train"]["samples"] == 37  # the set-aside poses train the final network
+    # progress counts on through both runs and ends at its total
+    assert [c[0] for c in calls] == sorted(c[0] for c in calls) and calls[-1][0] == calls[-1][1]
+    # the final network is that many steps on every training pose, as the CLI makes it
+    plain = dict(opts, validation=0, iterations=h["iterations"])
+    ref = charkit.PoseModel.train(ds, **plain)
+    feats = ds.features()
+    assert_bit_equal(model.offsets(feats), ref.offsets(feats), "early-stopped = plain run")
+    cli("deformer", "train", data, "-o", tmp_path / "es.json", "--kind", "neural", "--hidden",
+        "8", "--iterations", "400", "--batch", "8", "--seed", "3", "--basis-size", "4",
+        "--validation", "0.25", "--patience", "2", "--check-every", "20", "-q")
+    _compare_models(tmp_path / "es.json", model, tmp_path, "early-stopped")
+    # 0 turns it off; a linear model refuses it
+    assert "stopped_after" not in charkit.PoseModel.train(ds, **dict(opts, validation=0)).hyper
+    with pytest.raises(charkit.CharkitError) as e:
+        charkit.PoseModel.train(ds, kind="linear", validation=0.1)
+    assert e.value.code == "MODEL_OPTIONS"

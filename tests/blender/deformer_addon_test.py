@@ -542,6 +542,16 @@ def main():
     check(se.model.kind == "neural" and se.stats and "holdout" in se.stats, "neural stats present")
     log(f"train neural ({time.perf_counter() - t:.2f}s): " + jobs.stats_summary(se.stats))
     check(se.trained_from_neural, "trained in this session")
+    # Early stopping (on by default): the steps it chose, of at most Iterations, checked
+    # every 50 on poses set aside from training, then trained again on all of them
+    hyper = se.model.hyper
+    check(hyper.get("validation") == s.validation and hyper.get("max_iterations") == 400
+          and 0 < hyper["iterations"] <= hyper["stopped_after"] <= 400
+          and hyper["iterations"] % 50 == 0 and hyper.get("validation_samples") == 4,
+          f"early stopping recorded: {hyper}")
+    check(se.stats["train"]["samples"] == 37, f"every training pose trained on: {se.stats['train']}")
+    steps = [r for r in jobs.stats_lines(se) if r[0] == "Steps"]
+    check(steps and steps[0][1].startswith(f"{hyper['iterations']} of 400"), f"Steps row: {steps}")
 
     bpy.ops.charkit.create_preview()
     proxy = bpy.data.objects["Tube_charkit_preview"]
@@ -751,7 +761,92 @@ def main():
           "the poses are in their own action, written anew")
     log("bake to timeline: the armature's own action is left alone")
 
-    # --- The model is saved with the .blend file and comes back when it is opened
+    # --- Undo: preview and bake undone leave no orphaned data; the model stays in memory
+    s.model_type = 'NEURAL'
+    check(bpy.ops.charkit.train() == {'FINISHED'}, "train before undo")
+    model = se.model
+    for name in ("Tube_charkit_preview", "Tube_charkit_baked"):
+        jobs.bridge.remove_object(name)
+    meshes_before = sorted(m.name for m in bpy.data.meshes)
+    orphans_before = sorted(m.name for m in bpy.data.meshes if m.users == 0)  # the startup Cube's
+    keys_before = len(bpy.data.shape_keys)
+    bpy.ops.ed.undo_push(message="before preview")
+    # (undo=True: each call pushes its undo step, as from the UI)
+    check(bpy.ops.charkit.create_preview('EXEC_DEFAULT', True) == {'FINISHED'}, "preview before undo")
+    check(bpy.ops.charkit.bake_shape_keys('EXEC_DEFAULT', True) == {'FINISHED'}, "bake before undo")
+    check("Tube_charkit_preview" in bpy.data.objects and "Tube_charkit_baked" in bpy.data.objects,
+          "preview and bake made")
+    for _ in range(2):
+        check(bpy.ops.ed.undo() == {'FINISHED'}, "undo")
+    scene = bpy.context.scene
+    s = scene.charkit
+    arm, mesh = bpy.data.objects["Rig"], bpy.data.objects["Tube"]
+    check("Tube_charkit_preview" not in bpy.data.objects and "Tube_charkit_baked" not in bpy.data.objects,
+          "undo removed the proxy and the bake")
+    check(sorted(m.name for m in bpy.data.meshes) == meshes_before, "no mesh data left by undo")
+    check(len(bpy.data.shape_keys) == keys_before, "no shape-key block left by undo")
+    orphans = sorted(m.name for m in bpy.data.meshes if m.users == 0)
+    check(orphans == orphans_before, f"no orphaned mesh after undo: {orphans} (before: {orphans_before})")
+    for key in bpy.data.shape_keys:
+        check(key.user is not None and key.users > 0, f"no orphaned shape keys after undo: {key.name}")
+    se = state.get(scene)
+    check(se.model is model, "the trained model survives undo")
+    check(jobs.refresh_preview(scene, quiet=True) is False, "refresh without a proxy is quiet")
+    check(bpy.ops.charkit.create_preview() == {'FINISHED'}, "preview again after undo")
+    log("undo of preview and bake: no orphaned data; the model stays")
+
+    # --- Several meshes in one setup: one model each, trained, previewed and baked together
+    sleeve = mesh.copy()
+    sleeve.data = mesh.data.copy()
+    sleeve.name = "Sleeve"
+    scene.collection.objects.link(sleeve)
+    kb = sleeve.data.shape_keys.key_blocks
+    co = base_coords_key(kb["corrective"])
+    basis = base_coords_key(kb[0])
+    kb["corrective"].data.foreach_set("co", (basis + 2.5 * (co - basis)).ravel())  # a bigger bulge
+    it = s.more_meshes.add()
+    it.object = sleeve
+    s.pose_source, s.bake_to_timeline = 'RANDOM', False
+    check(bpy.ops.charkit.generate_training_data() == {'FINISHED'}, "training data of two meshes")
+    check(bpy.ops.charkit.train() == {'FINISHED'}, "train two meshes")
+    se, se2 = state.get(scene, "Tube"), state.get(scene, "Sleeve")
+    check(se2 is not se and se2.model is not None and se.model is not None, "one model per mesh")
+    check(se2.model_objects == ("Rig", "Sleeve") and se.model_objects == ("Rig", "Tube"),
+          "each model bound to its mesh")
+    d1, d2 = se.neural_dataset.deltas(), se2.neural_dataset.deltas()
+    check(float(np.abs(d2).max()) > 2.0 * float(np.abs(d1).max()), "the sleeve's own (bigger) targets")
+    check(bpy.ops.charkit.create_preview() == {'FINISHED'}, "preview both")
+    pose_i = 9
+    scene.frame_set(1)
+    arm.animation_data.action = bpy.data.actions[arm.name + "_charkit_poses"]
+    scene.frame_set(1 + pose_i)
+    cur = np.array([mesh.data.shape_keys.key_blocks["flex"].value], np.float32)
+    for sess, ob in ((se, mesh), (se2, sleeve)):
+        proxy = bpy.data.objects[ob.name + "_charkit_preview"]
+        offs = sess.model.offsets(sess.features(ck, se.rotations[pose_i:pose_i + 1], cur[None]))[0]
+        want = sess.model_rig.rig.skin(spec, se.rotations[pose_i], offsets=offs)
+        close(evaluated_arm_positions(proxy, arm), want, 1e-4, f"{ob.name} proxy = its own model")
+    scene.frame_set(1)
+    check(bpy.ops.charkit.bake_shape_keys() == {'FINISHED'}, "bake both")
+    check("Sleeve_charkit_baked" in bpy.data.objects and "Tube_charkit_baked" in bpy.data.objects,
+          "both baked")
+    s.model_path = os.path.join(OUT, "two", "pose_model.json")
+    check(bpy.ops.charkit.export_model() == {'FINISHED'}, "export both")
+    for n in ("pose_model.json", "pose_model.Sleeve.json", "pose_model.Sleeve.npz"):
+        check(os.path.isfile(os.path.join(OUT, "two", n)), f"{n} written")
+    sleeve_model = se2.model
+    check(bpy.ops.charkit.import_model() == {'FINISHED'}, "import both")
+    feats = se2.features(ck, se.rotations, se.curves)
+    close(se2.model.offsets(feats), sleeve_model.offsets(feats), 1e-6, "the sleeve's file is its model")
+    from charkit_deformer import ui
+    shown = [(n, x.model is not None) for n, x in ui._sessions(bpy.context)]
+    check(shown == [("Tube", True), ("Sleeve", True)], f"the panel shows both models: {shown}")
+    log("two meshes: one model each, previewed, baked, exported and imported together")
+
+    # --- The models are saved with the .blend file and come back when it is opened
+    sleeve_feats = (np.random.default_rng(4).standard_normal((2, se2.model.feature_count)) * 0.3
+                    ).astype(np.float32)
+    sleeve_want = np.asarray(se2.model.offsets(sleeve_feats))
     model = se.model
     check(model is not None, "a model to save")
     feats = (np.random.default_rng(3).standard_normal((2, model.feature_count)) * 0.3).astype(np.float32)
@@ -768,6 +863,9 @@ def main():
           "same kind, objects and input bones")
     close(np.asarray(se.model.offsets(feats)), want, 0.0, "the reopened model gives the same offsets")
     check(jobs.refresh_preview(scene, force=True, quiet=True) in (True, False), "preview refresh runs")
+    se2 = state.peek(scene, "Sleeve")
+    check(se2 is not None and se2.model is not None, "the second mesh's model is back too")
+    close(np.asarray(se2.model.offsets(sleeve_feats)), sleeve_want, 0.0, "the reopened sleeve model")
     for key in bpy.data.shape_keys:
         check(key.users > 0 and key.user is not None, f"no orphaned shape-key block after reopening: {key.name}")
     log("the model is saved with the .blend and restored when it is opened")

@@ -363,6 +363,71 @@ TEST(Mlp, WeightDecayScalesTheWeightsBeforeAdam) {
   EXPECT_EQ(refused.error().code, "MODEL_OPTIONS");
 }
 
+// Early stopping: the callback sees the network after every
+// validation_every steps; training returns the network of its lowest loss,
+// the very bits of a run of that many steps, and stops after `patience`
+// checks without a lower one.
+TEST(Mlp, EarlyStoppingReturnsTheBestCheckedNetwork) {
+  const std::size_t n = 64;
+  Rng r(3);
+  std::vector<float> x(n * 3), y(n * 2);
+  for (float& v : x) v = static_cast<float>(r.uniform(-1.0, 1.0));
+  for (std::size_t i = 0; i < n; ++i) {
+    y[2 * i] = x[3 * i] * x[3 * i + 1];
+    y[2 * i + 1] = std::sin(x[3 * i + 2]);
+  }
+  MlpOptions o;
+  o.hidden = {8};
+  o.iterations = 1000;
+  o.batch_size = 16;
+  // A loss that falls to its lowest at the 6th check (step 120), then rises:
+  // with patience 4, checks 7–10 do not improve and training stops at 200.
+  std::vector<std::vector<float>> seen;
+  o.validation = [&](const Mlp& m) {
+    seen.push_back(m.layers[0].weights);
+    const double k = static_cast<double>(seen.size());
+    return (k - 6.0) * (k - 6.0);
+  };
+  o.validation_every = 20;
+  o.patience = 4;
+  MlpTrainStats st;
+  auto m = train_mlp(x, y, n, 3, 2, o, &st);
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(seen.size(), 10u);
+  EXPECT_EQ(st.steps_run, 200u);
+  EXPECT_EQ(st.best_step, 120u);
+  EXPECT_EQ(st.best_validation, 0.0);
+  EXPECT_EQ(m->layers[0].weights, seen[5]);
+  // The same bits as 120 steps without early stopping (the same Rng stream).
+  MlpOptions plain = o;
+  plain.validation = {};
+  plain.iterations = 120;
+  auto ref = train_mlp(x, y, n, 3, 2, plain);
+  ASSERT_TRUE(ref);
+  for (std::size_t l = 0; l < ref->layers.size(); ++l) {
+    EXPECT_EQ(m->layers[l].weights, ref->layers[l].weights) << l;
+    EXPECT_EQ(m->layers[l].biases, ref->layers[l].biases) << l;
+  }
+  // Patience 0: every step runs, the last check (step 1000) included.
+  seen.clear();
+  o.patience = 0;
+  auto all = train_mlp(x, y, n, 3, 2, o, &st);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(seen.size(), 50u);
+  EXPECT_EQ(st.steps_run, 1000u);
+  EXPECT_EQ(st.best_step, 120u);
+  EXPECT_EQ(all->layers[0].weights, seen[5]);
+  // Refused: no check interval, a loss that is not finite.
+  o.validation_every = 0;
+  EXPECT_EQ(train_mlp(x, y, n, 3, 2, o).error().code, "MODEL_OPTIONS");
+  o.validation_every = 20;
+  o.validation = [](const Mlp&) { return std::nan(""); };
+  auto nan = train_mlp(x, y, n, 3, 2, o);
+  ASSERT_FALSE(nan);
+  EXPECT_EQ(nan.error().code, "MODEL_OPTIONS");
+  EXPECT_NE(nan.error().message.find("step 20"), std::string::npos) << nan.error().message;
+}
+
 TEST(Mlp, TrainingStepsEqualAdamOnTheReferenceGradients) {
   struct Restore {
     ~Restore() { detail::set_fused_products(true); }

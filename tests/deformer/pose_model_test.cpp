@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "charkit/core/json.h"
 #include "charkit/deformer/detail/prng.h"
 #include "charkit/deformer/targets.h"
 #include "charkit/scene/rig.h"
@@ -164,6 +165,57 @@ TEST(PoseModel, LearnedBasisSpansTheDeltasAndTheNetworkFitsThem) {
     EXPECT_GE(wts[k], m->weight_min[k - 1]);
     EXPECT_LE(wts[k], m->weight_max[k - 1]);
   }
+}
+
+// Early stopping: its samples come out of the training set (the held-out
+// ones stay as they were), the step count it chooses is recorded, and the
+// model is that many steps on all training samples, bit for bit.
+TEST(PoseModel, EarlyStoppingChoosesTheStepsAndTrainsOnAllSamples) {
+  std::vector<float> shapes;
+  const Dataset d = low_rank_dataset(100, shapes);
+  PoseModelOptions o;
+  o.kind = ModelKind::kNeural;
+  o.basis_size = 4;
+  o.mlp.hidden = {16};
+  o.mlp.iterations = 3000;
+  o.mlp.batch_size = 32;
+  o.mlp.validation_every = 25;
+  o.mlp.patience = 3;
+  o.validation = 0.2;
+  auto m = train_pose_model(d, o);
+  ASSERT_TRUE(m) << m.error().to_string();
+  const core::Json& h = *m->hyper;
+  EXPECT_EQ(h["validation_samples"].get<std::size_t>(), 18u);  // round(0.2 * (100 - 1 - 10))
+  const auto steps = h["iterations"].get<std::size_t>();
+  const auto stopped = h["stopped_after"].get<std::size_t>();
+  EXPECT_EQ(h["max_iterations"].get<std::size_t>(), 3000u);
+  EXPECT_EQ(steps % 25, 0u);
+  EXPECT_GT(steps, 0u);
+  EXPECT_TRUE(stopped == 3000 || stopped == steps + 3 * 25) << steps << " " << stopped;
+  EXPECT_GT(h["validation_error"].get<double>(), 0.0);
+  PoseModelOptions plain = o;
+  plain.validation = 0.0;
+  plain.mlp.iterations = steps;
+  auto ref = train_pose_model(d, plain);
+  ASSERT_TRUE(ref);
+  EXPECT_EQ(m->stats.train.samples, 90u);  // all training samples, validation ones included
+  EXPECT_EQ(m->stats.holdout.samples, ref->stats.holdout.samples);
+  for (std::size_t l = 0; l < m->mlp.layers.size(); ++l) {
+    EXPECT_EQ(m->mlp.layers[l].weights, ref->mlp.layers[l].weights) << l;
+    EXPECT_EQ(m->mlp.layers[l].biases, ref->mlp.layers[l].biases) << l;
+  }
+  EXPECT_EQ(m->morphs, ref->morphs);
+  EXPECT_FALSE(ref->hyper->contains("stopped_after"));
+  // Refused: a fraction outside [0, 0.9], a linear model, a caller's own check.
+  PoseModelOptions bad = o;
+  bad.validation = 0.95;
+  EXPECT_EQ(train_pose_model(d, bad).error().code, "MODEL_OPTIONS");
+  bad = o;
+  bad.kind = ModelKind::kLinear;
+  EXPECT_EQ(train_pose_model(d, bad).error().code, "MODEL_OPTIONS");
+  bad = o;
+  bad.mlp.validation = [](const Mlp&) { return 0.0; };
+  EXPECT_EQ(train_pose_model(d, bad).error().code, "MODEL_OPTIONS");
 }
 
 TEST(PoseModel, MorphTargetWeightsAndUnitClamp) {

@@ -33,7 +33,7 @@ def _auto_refresh(scene):
     if _in_refresh or jobs.busy():
         return
     s = getattr(scene, "charkit", None)
-    if s is None or not s.auto_refresh or state.peek(scene) is None:
+    if s is None or not s.auto_refresh or not state.any_model(scene):
         return
     _in_refresh = True
     try:

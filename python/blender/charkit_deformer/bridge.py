@@ -35,8 +35,10 @@ def used_morphs(s):
     return [m for m in s.morphs if m.use]
 
 
-def require_objects(s):
-    arm, mesh = s.armature, s.mesh
+def require_objects(s, mesh=None):
+    """The setup's armature and a mesh of it (its first mesh when none is given)."""
+    arm = s.armature
+    mesh = s.mesh if mesh is None else mesh
     if arm is None or arm.type != 'ARMATURE':
         raise JobError("Pick an armature in Setup")
     if mesh is None or mesh.type != 'MESH':
@@ -44,6 +46,24 @@ def require_objects(s):
     if len(mesh.data.vertices) == 0:
         raise JobError(f"Mesh '{mesh.name}' has no vertices")
     return arm, mesh
+
+
+def setup_meshes(s):
+    """The meshes one setup corrects, one model each: Mesh, then More Meshes (empty
+    slots and repeats left out). Raises JobError when there is none or a slot holds
+    something other than a mesh."""
+    first = s.mesh
+    if first is None or first.type != 'MESH':
+        raise JobError("Pick a mesh in Setup")
+    out = [first]
+    for it in s.more_meshes:
+        ob = it.object
+        if ob is None or ob in out:
+            continue
+        if ob.type != 'MESH':
+            raise JobError(f"More Meshes: '{ob.name}' is not a mesh")
+        out.append(ob)
+    return out
 
 
 def shape_key_blocks(mesh_obj):

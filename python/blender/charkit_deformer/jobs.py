@@ -101,6 +101,58 @@ def _make_dirs(path):
 
 
 # ---------------------------------------------------------------------------
+# Several meshes: one model each, trained, previewed and baked together
+
+def mesh_path(path, mesh, meshes):
+    """The file of one mesh's model: the path itself for the setup's first mesh, and
+    for each other one the mesh's name before the extension (pose_model.json ->
+    pose_model.Face.json), so that one path serves the whole setup."""
+    if mesh == meshes[0]:
+        return path
+    stem, ext = os.path.splitext(path)
+    return f"{stem}.{bpy.path.clean_name(mesh.name)}{ext}"
+
+
+def _combine(results):
+    """One report of per-mesh results [(mesh, message or (message, warnings))]: the
+    message alone for one mesh, each prefixed with its mesh's name for several."""
+    msgs, warnings = [], []
+    many = len(results) > 1
+    for mesh, r in results:
+        msg, warns = (r if isinstance(r, tuple) else (r, []))
+        tag = f"'{mesh.name}': " if many else ""
+        if msg:
+            msgs.append(tag + msg)
+        warnings.extend(tag + w for w in warns if w)
+    text = "; ".join(msgs)
+    return (text, warnings) if warnings else text
+
+
+def _each_mesh(one):
+    """A plain job run once per setup mesh, its reports combined."""
+    @functools.wraps(one)
+    def run(context, *args, **kwargs):
+        s = _settings(context)
+        return _combine([(m, one(context, m, *args, **kwargs)) for m in bridge.setup_meshes(s)])
+    return run
+
+
+def _each_mesh_job(one):
+    """A job generator run once per setup mesh, in turn, its reports combined."""
+    @_job
+    @functools.wraps(one)
+    def run(context, *args, **kwargs):
+        s = _settings(context)
+        meshes = bridge.setup_meshes(s)
+        results = []
+        for i, m in enumerate(meshes):
+            r = yield from one(context, m, first=i == 0)
+            results.append((m, r))
+        return _combine(results)
+    return run
+
+
+# ---------------------------------------------------------------------------
 # Inputs
 
 def load_bones(context):
@@ -115,7 +167,11 @@ def load_bones(context):
     old = {b.name: tuple(tuple(v) if f.startswith("axis_m") else v
                          for f, v in ((f, getattr(b, f)) for f in fields)) for b in s.bones}
     bones = bridge.joint_order(arm)
-    proposed = propose_bones(arm, s.mesh, bones) if s.mesh is not None else None
+    try:
+        meshes = bridge.setup_meshes(s)
+    except JobError:
+        meshes = []
+    proposed = set().union(*(propose_bones(arm, m, bones) for m in meshes)) if meshes else None
     s.bones.clear()
     for bone in bones:
         item = s.bones.add()
@@ -264,12 +320,11 @@ def _unique(names):
     return out
 
 
-@_job
-def generate_training_data(context):
+def _generate_one(context, mesh, first=True):
     ck = _ck.get()
     scene = context.scene
     s = scene.charkit
-    arm, mesh = bridge.require_objects(s)
+    arm, mesh = bridge.require_objects(s, mesh)
     bones, curves, _ = bridge.check_inputs(s, arm, mesh)
     bone_names = [b.name for b in bones]
     curve_names = [c.name for c in curves]
@@ -325,11 +380,13 @@ def generate_training_data(context):
     keyed = ""
     own_action = s.pose_source == 'ACTION' and arm.animation_data is not None \
         and arm.animation_data.action == s.action
-    if s.bake_to_timeline and own_action:
+    if not first:
+        pass  # the same poses: keyed once, with the first mesh
+    elif s.bake_to_timeline and own_action:
         keyed = "; not keyed on the timeline (the poses come from the armature's own action)"
     elif s.bake_to_timeline:
         keyed = "; " + key_poses(scene, arm, bone_names, rotations, s.timeline_start)
-    se = state.get(scene)
+    se = state.get(scene, mesh.name)
     se.data_objects = (arm.name, mesh.name)
     se.data_bone_names, se.data_curve_names = bone_names, curve_names
     se.spec = spec
@@ -345,16 +402,19 @@ def generate_training_data(context):
     return msg + keyed
 
 
+generate_training_data = _each_mesh_job(_generate_one)
+
+
 # ---------------------------------------------------------------------------
 # Training
 
 _CLAMP = {'NONE': "none", 'UNIT': "unit", 'TRAINING_RANGE': "training-range"}
 
 
-def _check_data(se, s):
+def _check_data(se, s, mesh):
     if se.linear_dataset is None:
         raise JobError("No training data: Generate Training Data first")
-    arm, mesh = bridge.require_objects(s)
+    arm, mesh = bridge.require_objects(s, mesh)
     if se.data_objects != (arm.name, mesh.name):
         raise JobError("The training data is of other objects: Generate Training Data again")
     if len(mesh.data.vertices) != se.positions.shape[1]:
@@ -362,13 +422,12 @@ def _check_data(se, s):
     return arm, mesh
 
 
-@_job
-def train(context):
+def _train_one(context, mesh, first=True):
     ck = _ck.get()
     scene = context.scene
     s = scene.charkit
-    se = state.get(scene)
-    arm, mesh = _check_data(se, s)
+    se = state.get(scene, mesh.name)
+    arm, mesh = _check_data(se, s, mesh)
     if s.model_type in ('LINEAR', 'LINEAR_REST'):
         rest = s.model_type == 'LINEAR_REST'
         dataset = se.linear_dataset if rest else se.corrective_dataset
@@ -381,7 +440,8 @@ def train(context):
         options = {"hidden": bridge.parse_hidden(s.hidden), "learning_rate": float(s.learning_rate),
                    "weight_decay": float(s.weight_decay),
                    "iterations": int(s.iterations), "batch_size": int(s.batch_size),
-                   "seed": int(s.train_seed), "standardize": bool(s.standardize)}
+                   "seed": int(s.train_seed), "standardize": bool(s.standardize),
+                   "validation": float(s.validation), "patience": int(s.patience)}
         morphs = bridge.used_morphs(s)
         names, deltas = None, None
         if morphs:
@@ -401,11 +461,14 @@ def train(context):
     se.set_model(model, "trained", "", se.data_objects, se.data_bone_names, se.data_curve_names,
                  se.data_rig)
     se.plain_skinning = se.lbs_error
-    refresh_preview(scene, force=True, quiet=True)
+    _refresh_one(scene, mesh, force=True, quiet=True)
     rest = model_targets(model) == "rest-deformation"
     msg = f"Trained a {model.kind} model: " + stats_summary(se.stats, se.plain_skinning if rest else None)
     worse = worse_than_no_correction(se)
     return (msg, [worse]) if worse else msg
+
+
+train = _each_mesh_job(_train_one)
 
 
 def _stat(stats, *keys):
@@ -474,6 +537,15 @@ def worse_than_no_correction(se):
             f"it did not see, the model does worse than no correction ({hint})")
 
 
+def early_stopping(model):
+    """What early stopping chose, in words ("" for a model trained without it)."""
+    hyper = model.hyper if model is not None else None
+    if not isinstance(hyper, dict) or "stopped_after" not in hyper:
+        return ""
+    return (f"{hyper.get('iterations')} of {hyper.get('max_iterations')} "
+            f"(early stop after {hyper.get('stopped_after')})")
+
+
 def stats_lines(se):
     """(label, text) rows for the panel: errors, the per-bone held-out breakdown
     (under the Blender bones that feed each input), time and loss."""
@@ -504,6 +576,9 @@ def stats_lines(se):
     counts = [(_stat(stats, *k) or {}).get("samples") for k, _ in _ERROR_ROWS[:2]]
     if all(isinstance(c, int) for c in counts):
         rows.append(("Poses", f"{counts[0]} train, {counts[1]} held out"))
+    steps = early_stopping(se.model)
+    if steps:
+        rows.append(("Steps", steps))
     seconds = _stat(stats, "seconds")
     if seconds is not None:
         rows.append(("Time", f"{float(seconds):.3g} s"))
@@ -522,13 +597,15 @@ def _require_model(se):
     return se.model
 
 
-def export_model(context):
+@_each_mesh
+def export_model(context, mesh):
     s = _settings(context)
-    se = state.get(context.scene)
+    se = state.get(context.scene, mesh.name)
     model = _require_model(se)
     path = _abspath(s.model_path, "Pose Model File")
     if not path.lower().endswith(".json"):
         path += ".json"
+    path = mesh_path(path, mesh, bridge.setup_meshes(s))
     _make_dirs(path)
     model.save(path)
     return f"Saved {os.path.basename(path)} and {os.path.basename(path[:-5])}.npz"
@@ -566,16 +643,18 @@ def model_basis(info):
     return info.get("basis") or (info.get("hyper") or {}).get("basis")
 
 
-def import_model(context):
-    """Loads a charkit model (NAME.json + NAME.npz). Returns (message, warnings)."""
+@_each_mesh
+def import_model(context, mesh):
+    """Loads a charkit model (NAME.json + NAME.npz; NAME.<mesh>.json for the setup's
+    other meshes). Returns (message, warnings)."""
     ck = _ck.get()
     scene = context.scene
     s = scene.charkit
-    se = state.get(scene)
-    arm, mesh = bridge.require_objects(s)
-    path = _abspath(s.model_path, "Pose Model File")
+    se = state.get(scene, mesh.name)
+    arm, mesh = bridge.require_objects(s, mesh)
+    path = mesh_path(_abspath(s.model_path, "Pose Model File"), mesh, bridge.setup_meshes(s))
     if not os.path.isfile(path):
-        raise JobError(f"No pose model file at {path}")
+        raise JobError(f"No pose model file for '{mesh.name}' at {path}")
     model = ck.PoseModel.load(path)
     info = model.info()
     morph_names = None
@@ -592,7 +671,7 @@ def import_model(context):
     bind = bridge.evaluate_rest(context, s, arm, mesh, bone_names, curves)
     rig_data = bridge.RigData(ck, arm, mesh, bind)
     se.set_model(model, "file", path, (arm.name, mesh.name), bone_names, curve_names, rig_data)
-    refresh_preview(scene, force=True, quiet=True)
+    _refresh_one(scene, mesh, force=True, quiet=True)
     return f"Loaded a {model.kind} model from {os.path.basename(path)}", warnings
 
 
@@ -602,18 +681,20 @@ class LocalModeNetwork(JobError):
     model, if any, does not run (the import's IMPORT_GROUP_NOT_RUN warning)."""
 
 
-def import_network(context):
+@_each_mesh
+def import_network(context, mesh):
     """An engine network (.nmn global mode or .onnx) as the current model; its outputs weigh
-    the used morph targets (or the NAME.morphs.npz beside a .nmn). Returns (message, warnings)."""
+    the used morph targets (or the NAME.morphs.npz beside a .nmn). The setup's other
+    meshes read NAME.<mesh>.nmn (as Export .nmn writes them). Returns (message, warnings)."""
     ck = _ck.get()
     scene = context.scene
     s = scene.charkit
-    se = state.get(scene)
-    arm, mesh = bridge.require_objects(s)
+    se = state.get(scene, mesh.name)
+    arm, mesh = bridge.require_objects(s, mesh)
     bones, curves, morphs = bridge.check_inputs(s, arm, mesh)
-    path = _abspath(s.network_path, "Network")
+    path = mesh_path(_abspath(s.network_path, "Network"), mesh, bridge.setup_meshes(s))
     if not os.path.isfile(path):
-        raise JobError(f"No network file at {path}")
+        raise JobError(f"No network file for '{mesh.name}' at {path}")
     spec = _spec(ck, bones, curves)
     bone_names, curve_names = [b.name for b in bones], [c.name for c in curves]
     bind = bridge.evaluate_rest(context, s, arm, mesh, bone_names, curves)
@@ -635,7 +716,7 @@ def import_network(context):
                                    .format(e)) from None
         raise
     se.set_model(model, "network", path, (arm.name, mesh.name), bone_names, curve_names, rig_data)
-    refresh_preview(scene, force=True, quiet=True)
+    _refresh_one(scene, mesh, force=True, quiet=True)
     return (f"Imported {os.path.basename(path)}: {model.feature_count} inputs, "
             f"{len(model.morph_names)} morph targets"), list(warnings)
 
@@ -657,16 +738,16 @@ def nmn_as_is(model):
     return ""
 
 
-@_job
-def export_nmn(context):
+def _export_nmn_one(context, mesh, first=True):
     ck = _ck.get()
     scene = context.scene
     s = scene.charkit
-    se = state.get(scene)
+    se = state.get(scene, mesh.name)
     model = _require_model(se)
     path = _abspath(s.nmn_path, "NMN File")
     if not path.lower().endswith(".nmn"):
         path += ".nmn"
+    path = mesh_path(path, mesh, bridge.setup_meshes(s))
     stem = path[:-4]
     files = (f"{os.path.basename(path)}, {os.path.basename(stem)}.bmd_ue.json and "
              f"{os.path.basename(stem)}.morphs.npz")
@@ -707,12 +788,15 @@ def export_nmn(context):
             f"as it is ({why}); on the {dataset.sample_count} training poses: {measured}")
 
 
+export_nmn = _each_mesh_job(_export_nmn_one)
+
+
 # ---------------------------------------------------------------------------
 # Preview and bake
 
-def _model_objects(s, se):
+def _model_objects(s, se, mesh):
     model = _require_model(se)
-    arm, mesh = bridge.require_objects(s)
+    arm, mesh = bridge.require_objects(s, mesh)
     if se.model_objects != (arm.name, mesh.name):
         raise JobError("The model was set up for other objects: import or train it again")
     if model.vertex_count != len(mesh.data.vertices):
@@ -741,30 +825,47 @@ def preview_name(mesh):
     return mesh.name + bridge.PREVIEW_SUFFIX
 
 
-def create_preview(context):
+@_each_mesh
+def create_preview(context, mesh):
     scene = context.scene
     s = scene.charkit
-    se = state.get(scene)
-    model, arm, mesh = _model_objects(s, se)
+    se = state.get(scene, mesh.name)
+    model, arm, mesh = _model_objects(s, se, mesh)
     to_arm = bridge.obj_to_arm(arm, mesh)
     coords = bridge.transform_points(np.linalg.inv(to_arm), se.model_rig.bind)
     ob = bridge.make_mesh_copy(context, mesh, preview_name(mesh), coords, se.model_rig,
                                arm if _uses_armature(model) else None)
     ob["charkit_preview"] = model_targets(model)
     se.preview_key = None
-    refresh_preview(scene, force=True)
+    _refresh_one(scene, mesh, force=True)
     return f"Preview proxy '{ob.name}' ({'on the skinned pose' if _uses_armature(model) else 'on the rest pose'})"
 
 
 def refresh_preview(scene, force=False, quiet=False):
-    """Writes base + the model's offsets for the current pose into the proxy. Returns
-    True when it changed the proxy. quiet: no error when there is nothing to refresh."""
+    """Writes base + its model's offsets for the current pose into each setup mesh's
+    proxy. Returns True when it changed a proxy. quiet: no error when there is nothing
+    to refresh."""
     s = scene.charkit
-    se = state.peek(scene)
+    try:
+        meshes = bridge.setup_meshes(s)
+    except JobError:
+        if quiet:
+            return False
+        raise
+    changed = False
+    for mesh in meshes:
+        changed = _refresh_one(scene, mesh, force, quiet) or changed
+    return changed
+
+
+def _refresh_one(scene, mesh, force=False, quiet=False):
+    s = scene.charkit
+    se = state.peek(scene, mesh.name)
     try:
         if se is None or se.model is None:
-            raise JobError("No pose model: Train, Import Pose Model or Import Network first")
-        model, arm, mesh = _model_objects(s, se)
+            raise JobError(f"No pose model for '{mesh.name}': Train, Import Pose Model or Import "
+                           "Network first")
+        model, arm, mesh = _model_objects(s, se, mesh)
         ob = bpy.data.objects.get(preview_name(mesh))
         if ob is None or ob.type != 'MESH':
             raise JobError("No preview proxy: Create Preview Proxy first")
@@ -806,14 +907,15 @@ def bake_poses(ck, s, se):
     return names, rotations, np.asarray(curves).reshape(len(rotations), -1)
 
 
-@_job
-def bake_shape_keys(context):
+def _bake_one(context, mesh, first=True):
     ck = _ck.get()
     scene = context.scene
     s = scene.charkit
-    se = state.get(scene)
-    model, arm, mesh = _model_objects(s, se)
+    se = state.get(scene, mesh.name)
+    model, arm, mesh = _model_objects(s, se, mesh)
     lib_path = _abspath(s.pose_library_path, "Pose Library") if s.pose_library_path else None
+    if lib_path:
+        lib_path = mesh_path(lib_path, mesh, bridge.setup_meshes(s))
     names, rotations, curves = bake_poses(ck, s, se)
     n = len(names)
     total = n + 2
@@ -862,3 +964,6 @@ def bake_shape_keys(context):
         msg += f"; pose library {os.path.basename(lib_path)}"
     yield total, total
     return msg
+
+
+bake_shape_keys = _each_mesh_job(_bake_one)

@@ -251,11 +251,43 @@ class CHARKIT_OT_bones_use(_Simple, bpy.types.Operator):
         return ""
 
 
+class CHARKIT_OT_mesh_add(_Simple, bpy.types.Operator):
+    """Add a mesh to the setup (the selected meshes other than Mesh, or an empty slot)"""
+    bl_idname = "charkit.mesh_add"
+    bl_label = "Add Mesh"
+
+    def work(self, context):
+        s = context.scene.charkit
+        have = {s.mesh} | {it.object for it in s.more_meshes}
+        picked = [ob for ob in getattr(context, "selected_objects", None) or ()
+                  if ob.type == 'MESH' and ob not in have]
+        for ob in picked or [None]:
+            it = s.more_meshes.add()
+            it.object = ob
+        s.more_meshes_index = len(s.more_meshes) - 1
+        return (f"Added {', '.join(ob.name for ob in picked)} to the setup" if picked
+                else "Added an empty slot: pick a mesh in it")
+
+
+class CHARKIT_OT_mesh_remove(_Simple, bpy.types.Operator):
+    """Remove the active mesh from More Meshes (its model stays in memory until the file closes)"""
+    bl_idname = "charkit.mesh_remove"
+    bl_label = "Remove Mesh"
+
+    def work(self, context):
+        s = context.scene.charkit
+        if not 0 <= s.more_meshes_index < len(s.more_meshes):
+            raise JobError("No mesh selected in More Meshes")
+        s.more_meshes.remove(s.more_meshes_index)
+        s.more_meshes_index = max(0, min(s.more_meshes_index, len(s.more_meshes) - 1))
+        return ""
+
+
 classes = (CHARKIT_OT_load_bones, CHARKIT_OT_load_shape_keys, CHARKIT_OT_generate_random_poses,
            CHARKIT_OT_generate_training_data, CHARKIT_OT_train, CHARKIT_OT_create_preview,
            CHARKIT_OT_refresh_preview, CHARKIT_OT_bake_shape_keys, CHARKIT_OT_export_model,
            CHARKIT_OT_import_model, CHARKIT_OT_import_network, CHARKIT_OT_export_nmn,
-           CHARKIT_OT_bones_use)
+           CHARKIT_OT_bones_use, CHARKIT_OT_mesh_add, CHARKIT_OT_mesh_remove)
 
 
 register, unregister = bpy.utils.register_classes_factory(classes)

@@ -45,12 +45,21 @@ class CHARKIT_PG_morph(bpy.types.PropertyGroup):
                       description="Use this shape key as a morph target of neural models and imported networks")
 
 
+class CHARKIT_PG_mesh(bpy.types.PropertyGroup):
+    """One more mesh the setup corrects (its own model, trained and previewed with the others)."""
+    object: PointerProperty(name="Mesh", type=bpy.types.Object, poll=_poll_mesh,
+                            description="A mesh skinned to the same armature")
+
+
 class CHARKIT_PG_settings(bpy.types.PropertyGroup):
     # Setup
     armature: PointerProperty(name="Armature", type=bpy.types.Object, poll=_poll_armature,
                               description="The armature whose bones drive the deformer")
     mesh: PointerProperty(name="Mesh", type=bpy.types.Object, poll=_poll_mesh,
-                          description="The skinned mesh to correct")
+                          description="The skinned mesh to correct (More Meshes adds others, "
+                          "one model each, driven by the same inputs)")
+    more_meshes: CollectionProperty(type=CHARKIT_PG_mesh)
+    more_meshes_index: IntProperty(default=0)
     model_type: EnumProperty(
         name="Pose Model", default='NEURAL',
         items=[('LINEAR', "Linear", "Ridge regression in closed form: fast, exact at the rest pose; "
@@ -100,7 +109,17 @@ class CHARKIT_PG_settings(bpy.types.PropertyGroup):
                                 description="Decoupled weight decay (AdamW): shrinks the network's "
                                 "weights every step so that it does not overfit the training poses "
                                 "(0: none)")
-    iterations: IntProperty(name="Iterations", default=1000, min=1, max=10000000)
+    iterations: IntProperty(name="Iterations", default=1000, min=1, max=10000000,
+                            description="Adam steps; with Early Stopping, the most it may take")
+    validation: FloatProperty(name="Early Stopping", default=0.1, min=0.0, max=0.9, precision=2,
+                              subtype='FACTOR',
+                              description="Share of the training poses set aside to choose when "
+                              "training stops (it stops when their error has not fallen for "
+                              "Patience checks); the network is then trained on all training poses "
+                              "for that many steps. 0: no early stopping")
+    patience: IntProperty(name="Patience", default=10, min=1, max=100000,
+                          description="Checks (one every 50 steps) without a lower error on the "
+                          "early-stopping poses before training stops")
     batch_size: IntProperty(name="Batch Size", default=128, min=1, max=1000000)
     standardize: BoolProperty(name="Standardise Inputs", default=True,
                               description="Scale each input to zero mean and unit variance")
@@ -133,7 +152,7 @@ class CHARKIT_PG_settings(bpy.types.PropertyGroup):
                             ".nmn uses it too when it has to retrain")
 
 
-classes = (CHARKIT_PG_bone, CHARKIT_PG_curve, CHARKIT_PG_morph, CHARKIT_PG_settings)
+classes = (CHARKIT_PG_bone, CHARKIT_PG_curve, CHARKIT_PG_morph, CHARKIT_PG_mesh, CHARKIT_PG_settings)
 
 
 def register():

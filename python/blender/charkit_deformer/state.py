@@ -1,6 +1,6 @@
-"""What the add-on holds in memory per scene: the training data of the last
-Generate Training Data run and the current model (trained, loaded or imported),
-as charkit handles and numpy arrays. The model is saved with the .blend file
+"""What the add-on holds in memory per scene and mesh of its setup: the
+training data of the last Generate Training Data run and the current model
+(trained, loaded or imported), as charkit handles and numpy arrays. The model is saved with the .blend file
 and comes back when it is opened (persist.py); the training data is not."""
 
 import numpy as np
@@ -70,16 +70,31 @@ class Session:
         return ck.pose_features(spec, rotations, c)
 
 
-def get(scene):
-    key = scene.name_full
+def _key(scene, mesh_name):
+    """Sessions are per scene and per mesh of its setup (one model per mesh);
+    no name means the setup's first mesh."""
+    if mesh_name is None:
+        settings = getattr(scene, "charkit", None)
+        mesh = settings.mesh if settings is not None else None
+        mesh_name = mesh.name if mesh is not None else ""
+    return (scene.name_full, mesh_name)
+
+
+def get(scene, mesh_name=None):
+    key = _key(scene, mesh_name)
     s = _sessions.get(key)
     if s is None:
         s = _sessions[key] = Session()
     return s
 
 
-def peek(scene):
-    return _sessions.get(scene.name_full)
+def peek(scene, mesh_name=None):
+    return _sessions.get(_key(scene, mesh_name))
+
+
+def any_model(scene):
+    """True when a mesh of the scene has a model in memory."""
+    return any(k[0] == scene.name_full and se.model is not None for k, se in _sessions.items())
 
 
 def clear_all():

@@ -35,6 +35,20 @@ class CHARKIT_UL_morphs(bpy.types.UIList):
         row.label(text=item.name)
 
 
+class CHARKIT_UL_meshes(bpy.types.UIList):
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index=0):
+        layout.prop(item, "object", text="", icon='MESH_DATA')
+
+
+def _sessions(context):
+    """(mesh name, session or None) of each mesh of the setup."""
+    s = context.scene.charkit
+    names = [s.mesh.name] if s.mesh is not None else []
+    names += [it.object.name for it in s.more_meshes
+              if it.object is not None and it.object.name not in names]
+    return [(n, state.peek(context.scene, n)) for n in names]
+
+
 class _Panel:
     bl_space_type = 'VIEW_3D'
     bl_region_type = 'UI'
@@ -55,16 +69,20 @@ class CHARKIT_PT_main(_Panel, bpy.types.Panel):
             for line in _wrap(err, 60):
                 box.label(text=line)
             return
-        se = state.peek(context.scene)
+        sessions = _sessions(context)
+        many = len(sessions) > 1
         if jobs.busy():
             layout.label(text="Working... (ESC cancels)", icon='TIME')
-        elif se is not None and se.model is not None:
-            layout.label(text=f"Model: {se.model.kind} ({se.origin})", icon='CHECKMARK')
-            if se.origin == "network":
-                # Which clamp the import chose (learned-basis coefficients: none).
-                layout.label(text=f"Weights clamped: {se.model.clamp}")
-        else:
-            layout.label(text="No pose model yet", icon='INFO')
+            return
+        for name, se in sessions or [("", None)]:
+            tag = f"{name}: " if many else ""
+            if se is not None and se.model is not None:
+                layout.label(text=f"{tag}Model: {se.model.kind} ({se.origin})", icon='CHECKMARK')
+                if se.origin == "network":
+                    # Which clamp the import chose (learned-basis coefficients: none).
+                    layout.label(text=f"Weights clamped: {se.model.clamp}")
+            else:
+                layout.label(text=f"{tag}No pose model yet", icon='INFO')
 
 
 class _Sub(_Panel):
@@ -79,6 +97,12 @@ class CHARKIT_PT_setup(_Sub, bpy.types.Panel):
         col = self.layout.column()
         col.prop(s, "armature")
         col.prop(s, "mesh")
+        col.label(text="More Meshes (one model each)")
+        row = col.row()
+        row.template_list("CHARKIT_UL_meshes", "", s, "more_meshes", s, "more_meshes_index", rows=2)
+        sub = row.column(align=True)
+        sub.operator("charkit.mesh_add", text="", icon='ADD')
+        sub.operator("charkit.mesh_remove", text="", icon='REMOVE')
         col.row().prop(s, "model_type", expand=True)
 
 
@@ -174,6 +198,10 @@ class CHARKIT_PT_model(_Sub, bpy.types.Panel):
             col.prop(s, "learning_rate")
             col.prop(s, "weight_decay")
             col.prop(s, "iterations")
+            col.prop(s, "validation")
+            sub = col.row()
+            sub.active = s.validation > 0
+            sub.prop(s, "patience")
             col.prop(s, "batch_size")
             col.prop(s, "standardize")
             col.prop(s, "train_seed")
@@ -185,10 +213,12 @@ class CHARKIT_PT_model(_Sub, bpy.types.Panel):
                 col.prop(s, "nmn_morphs")
                 col.label(text="Basis: learned (outputs not clamped)")
         col.operator("charkit.train", icon='PLAY')
-        se = state.peek(context.scene)
-        if se is not None and se.model is not None and se.stats:
+        sessions = _sessions(context)
+        for name, se in sessions:
+            if se is None or se.model is None or not se.stats:
+                continue
             box = layout.box()
-            box.label(text="Stats", icon='INFO')
+            box.label(text=f"Stats: {name}" if len(sessions) > 1 else "Stats", icon='INFO')
             col = box.column(align=True)
             for label, text in jobs.stats_lines(se):
                 split = col.split(factor=0.4, align=True)
@@ -228,14 +258,16 @@ class CHARKIT_PT_engine(_Sub, bpy.types.Panel):
         col.operator("charkit.import_network", icon='IMPORT')
         col.separator()
         col.prop(s, "nmn_path")
-        se = state.peek(context.scene)
+        sessions = _sessions(context)
         row = col.row()
-        row.enabled = se is not None and se.model is not None
+        row.enabled = any(se is not None and se.model is not None for _n, se in sessions)
         row.operator("charkit.export_nmn", icon='EXPORT')
-        if se is not None and se.model is not None:
-            why = jobs.nmn_as_is(se.model)
-            col.label(text="Writes the previewed network as it is" if not why
-                      else "Retrains in the engine layout: " + why, icon='INFO')
+        for name, se in sessions:
+            if se is not None and se.model is not None:
+                why = jobs.nmn_as_is(se.model)
+                tag = f"{name}: " if len(sessions) > 1 else ""
+                col.label(text=tag + ("Writes the previewed network as it is" if not why
+                                      else "Retrains in the engine layout: " + why), icon='INFO')
 
 
 def _wrap(text, width):
@@ -251,7 +283,7 @@ def _wrap(text, width):
     return lines
 
 
-classes = (CHARKIT_UL_bones, CHARKIT_UL_curves, CHARKIT_UL_morphs, CHARKIT_PT_main, CHARKIT_PT_setup,
+classes = (CHARKIT_UL_bones, CHARKIT_UL_curves, CHARKIT_UL_morphs, CHARKIT_UL_meshes, CHARKIT_PT_main, CHARKIT_PT_setup,
            CHARKIT_PT_inputs, CHARKIT_PT_training, CHARKIT_PT_model, CHARKIT_PT_preview_io,
            CHARKIT_PT_engine)
 

@@ -73,6 +73,7 @@ class Options {
     }
     return CHARKIT_OK;
   }
+  bool has(const char* key) const { return j_.contains(key); }
   charkit_status string(const char* key, std::string& v) const {
     if (!j_.contains(key)) return CHARKIT_OK;
     if (!j_[key].is_string())
@@ -142,11 +143,14 @@ charkit_status charkit_model_train(const charkit_dataset* dataset, const char* o
     CK_TRY(Options::parse(options_json, op));
     CK_TRY(op.only({"kind", "lambda", "hidden", "activation", "learning_rate", "iterations",
                     "batch_size", "seed", "standardize", "clamp", "basis", "basis_size", "holdout",
-                    "split_seed", "targets", "weight_decay"}));
+                    "split_seed", "targets", "weight_decay", "validation", "patience",
+                    "check_every"}));
     // The defaults of `charkit deformer train`.
     deformer::PoseModelOptions o;
     o.mlp.iterations = 2000;
     o.mlp.weight_decay = 1.0;
+    o.mlp.patience = 10;
+    std::optional<double> validation;
     std::string kind = "linear", clamp = "training-range", basis = "learned", act = "elu";
     CK_TRY(op.string("kind", kind));
     CK_TRY(op.number("lambda", o.ridge.lambda));
@@ -163,6 +167,13 @@ charkit_status charkit_model_train(const charkit_dataset* dataset, const char* o
     CK_TRY(op.number("basis_size", o.basis_size));
     CK_TRY(op.number("holdout", o.holdout));
     CK_TRY(op.number("split_seed", o.split_seed));
+    if (op.has("validation")) {
+      double v = 0.0;
+      CK_TRY(op.number("validation", v));
+      validation = v;
+    }
+    CK_TRY(op.number("patience", o.mlp.patience));
+    CK_TRY(op.number("check_every", o.mlp.validation_every));
     std::string targets = "bind-correction";
     CK_TRY(op.string("targets", targets));
     if (targets == "rest-deformation")
@@ -175,6 +186,7 @@ charkit_status charkit_model_train(const charkit_dataset* dataset, const char* o
       o.kind = deformer::ModelKind::kNeural;
     else
       return bad_argument("option \"kind\" is \"linear\" or \"neural\"");
+    o.validation = validation.value_or(o.kind == deformer::ModelKind::kNeural ? 0.1 : 0.0);
     if (act == "elu")
       o.mlp.hidden_activation = deformer::Activation::kELU;
     else if (act == "relu")

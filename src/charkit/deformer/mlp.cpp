@@ -372,15 +372,57 @@ class MlpTraining {
       if (options.progress && options.progress_every > 0 &&
           ((it + 1) % options.progress_every == 0 || it + 1 == options.iterations))
         options.progress(it + 1, options.iterations, loss);
+      steps_run = it + 1;
+      if (options.validation &&
+          ((it + 1) % options.validation_every == 0 || it + 1 == options.iterations)) {
+        auto stop = validate_now(it + 1);
+        if (!stop) return std::move(stop).error();
+        if (*stop) break;
+      }
     }
+    if (options.validation && best_step > 0) {
+      mlp.layers = std::move(best_layers);
+      return core::Ok{};
+    }
+    best_step = steps_run;
+    copy_out();
+    return core::Ok{};
+  }
+
+  std::size_t steps_run = 0, best_step = 0;
+  double best_loss = 0.0;
+
+ private:
+  /// The trained weights into the model.
+  void copy_out() {
     for (std::size_t l = 0; l < n; ++l) {
       mlp.layers[l].weights.assign(wt[l].begin(), wt[l].end());
       mlp.layers[l].biases.assign(bs[l].begin(), bs[l].end());
     }
-    return core::Ok{};
   }
 
- private:
+  /// Early stopping's check after `step` steps: keeps the network when its
+  /// validation loss is the lowest so far; true when training should stop.
+  core::Result<bool> validate_now(std::size_t step) {
+    copy_out();
+    const double v = options.validation(mlp);
+    if (!std::isfinite(v))
+      return make_error(codes::MODEL_OPTIONS, "the validation loss after step " +
+                                                  std::to_string(step) + " is not finite");
+    if (best_step == 0 || v < best_loss) {
+      best_loss = v;
+      best_step = step;
+      best_layers = mlp.layers;
+      stale = 0;
+      return false;
+    }
+    ++stale;
+    return options.patience > 0 && stale >= options.patience;
+  }
+
+  std::vector<DenseLayer> best_layers;
+  std::size_t stale = 0;
+
   void allocate() {
     n = mlp.layers.size();
     decay = static_cast<float>(1.0 - options.adam.learning_rate * options.weight_decay);
@@ -681,6 +723,8 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     if (!l0) return std::move(l0).error();
     stats->initial_loss = *l0;
   }
+  if (options.validation && options.validation_every == 0)
+    return make_error(codes::MODEL_OPTIONS, "validation_every must be > 0");
   MlpTraining training(mlp, x, y, samples, options);
   if (auto st = training.run(rng); !st) return std::move(st).error();
   for (const DenseLayer& d : mlp.layers)
@@ -690,6 +734,9 @@ core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, 
     auto l1 = mlp_loss(mlp, x, y, samples);
     if (!l1) return std::move(l1).error();
     stats->final_loss = *l1;
+    stats->steps_run = training.steps_run;
+    stats->best_step = training.best_step;
+    stats->best_validation = options.validation ? training.best_loss : 0.0;
   }
   return mlp;
 }

@@ -110,6 +110,15 @@ struct MlpOptions {
   /// done, total steps, the last mini-batch's loss).
   std::function<void(std::size_t, std::size_t, double)> progress;
   std::size_t progress_every = 250;
+  /// Early stopping. When set, called every validation_every steps (and
+  /// after the last one) with the network as it stands; it returns a loss on
+  /// samples the training does not see (lower is better, finite). Training
+  /// returns the network of the lowest loss (the first one on ties), and
+  /// stops once `patience` calls in a row have not lowered it (0: runs every
+  /// step, still returning the best network).
+  std::function<double(const Mlp&)> validation;
+  std::size_t validation_every = 50;
+  std::size_t patience = 0;
   /// Pieces each training step is split into (the batch's rows, then the
   /// parameters), run on `executor` (null: core::default_executor()); 0 =
   /// one per unit of the executor's concurrency, at most min(batch_size, 64).
@@ -135,14 +144,22 @@ core::Result<double> mlp_loss(const Mlp& mlp, std::span<const float> x, std::spa
 
 struct MlpTrainStats {
   double initial_loss = 0.0;  ///< on the whole training set, before the first step
-  double final_loss = 0.0;    ///< on the whole training set, after the last step
+  double final_loss = 0.0;    ///< on the whole training set, of the network returned
+  /// With MlpOptions::validation: the steps taken before training stopped,
+  /// the step of the network returned and its validation loss (otherwise
+  /// the iterations run, the same, and 0).
+  std::size_t steps_run = 0;
+  std::size_t best_step = 0;
+  double best_validation = 0.0;
 };
 
 /// Train on X (samples x features) and Y (samples x outputs): init_mlp, then
 /// per-feature standardisation (std < 1e-8 -> 1), then `iterations` Adam
 /// steps; step k draws batch_size row indices floor(uniform() * samples)
-/// from the same Rng stream that follows the initial weights.
-/// Errors: MLP_SHAPE, MLP_NOT_FINITE.
+/// from the same Rng stream that follows the initial weights. With a
+/// validation callback, the network of its lowest loss (see MlpOptions).
+/// Errors: MLP_SHAPE, MLP_NOT_FINITE, MODEL_OPTIONS (validation_every 0, or
+/// a validation loss that is not finite).
 core::Result<Mlp> train_mlp(std::span<const float> x, std::span<const float> y, std::size_t samples,
                             std::size_t features, std::size_t outputs, const MlpOptions& options,
                             MlpTrainStats* stats = nullptr);

@@ -299,6 +299,12 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
   if (auto st = validate(d); !st) return std::move(st).error();
   if (!(o.holdout >= 0.0 && o.holdout <= 0.9))
     return options_error("the held-out fraction must be in [0, 0.9]").error();
+  if (!(o.validation >= 0.0 && o.validation <= 0.9))
+    return options_error("the validation fraction must be in [0, 0.9]").error();
+  if (o.validation > 0.0 && o.kind != ModelKind::kNeural)
+    return options_error("early stopping (a validation fraction) is for neural models").error();
+  if (o.validation > 0.0 && o.mlp.validation_every == 0)
+    return options_error("early stopping needs validation_every > 0").error();
   const std::size_t n = d.sample_count, f = d.feature_count(), width = 3 * d.vertex_count;
   if (n < 2) return make_error(codes::MODEL_DATASET, "training needs at least 2 samples");
 
@@ -314,6 +320,13 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
   std::vector<std::size_t> hold(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(held));
   std::vector<std::size_t> train{0};
   train.insert(train.end(), others.begin() + static_cast<std::ptrdiff_t>(held), others.end());
+  // Early stopping's samples: the next round(validation * (training samples
+  // - 1)) of the shuffle, so the held-out and training sets stay as without.
+  const auto validating = static_cast<std::size_t>(
+      std::llround(o.validation * static_cast<double>(others.size() - held)));
+  std::vector<std::size_t> checks(others.begin() + static_cast<std::ptrdiff_t>(held),
+                                  others.begin() + static_cast<std::ptrdiff_t>(held + validating));
+  std::sort(checks.begin(), checks.end());
   std::sort(hold.begin(), hold.end());
   std::sort(train.begin(), train.end());
   const std::size_t nt = train.size();
@@ -414,14 +427,69 @@ core::Result<PoseModel> train_pose_model(const Dataset& d, const PoseModelOption
     }
     MlpTrainStats ts;
     MlpOptions mo = o.mlp;
+    mo.validation = {};
     if (progress && !mo.progress) mo.progress = progress;
+    const std::vector<float> rest = rest_features(d);
+    if (o.mlp.validation)
+      return options_error(
+                 "the pose model checks the validation samples itself (set the "
+                 "validation fraction)")
+          .error();
+    if (!checks.empty()) {
+      // Train without the validation samples, checking the model's mean
+      // error on them as the statistics measure it (zero at rest included).
+      std::vector<float> xf, tf;
+      for (std::size_t i = 0; i < nt; ++i) {
+        if (std::binary_search(checks.begin(), checks.end(), train[i])) continue;
+        xf.insert(xf.end(), x.begin() + static_cast<std::ptrdiff_t>(i * f),
+                  x.begin() + static_cast<std::ptrdiff_t>((i + 1) * f));
+        tf.insert(tf.end(), targets.begin() + static_cast<std::ptrdiff_t>(i * outputs),
+                  targets.begin() + static_cast<std::ptrdiff_t>((i + 1) * outputs));
+      }
+      const std::vector<float> mean_morph(m.morphs.begin(),
+                                          m.morphs.begin() + static_cast<std::ptrdiff_t>(width));
+      const std::vector<float> lo = m.weight_min, hi = m.weight_max;
+      core::Status failed = core::Ok{};
+      MlpOptions vo = mo;
+      vo.validation = [&](const Mlp& net) {
+        m.mlp = net;
+        zero_at_rest(m, rest);
+        auto e = evaluate_error(m, d, checks);
+        std::copy(mean_morph.begin(), mean_morph.end(), m.morphs.begin());
+        m.weight_min = lo;
+        m.weight_max = hi;
+        if (!e) {
+          failed = std::move(e).error();
+          return std::numeric_limits<double>::quiet_NaN();
+        }
+        return e->mean;
+      };
+      MlpTrainStats vs;
+      auto probe = train_mlp(xf, tf, xf.size() / f, f, outputs, vo, &vs);
+      if (!failed) return std::move(failed).error();
+      if (!probe) return std::move(probe).error();
+      mo.iterations = vs.best_step;
+      // Progress goes on counting through the second run: steps done never fall.
+      if (mo.progress)
+        mo.progress = [p = mo.progress, before = vs.steps_run](std::size_t done, std::size_t total,
+                                                               double loss) {
+          p(before + done, before + total, loss);
+        };
+      (*m.hyper)["validation"] = o.validation;
+      (*m.hyper)["validation_samples"] = checks.size();
+      (*m.hyper)["validation_every"] = o.mlp.validation_every;
+      (*m.hyper)["patience"] = o.mlp.patience;
+      (*m.hyper)["stopped_after"] = vs.steps_run;
+      (*m.hyper)["validation_error"] = vs.best_validation;
+    }
     auto net = train_mlp(x, targets, nt, f, outputs, mo, &ts);
     if (!net) return std::move(net).error();
     m.mlp = std::move(*net);
-    zero_at_rest(m, rest_features(d));
+    zero_at_rest(m, rest);
     m.stats.final_loss = ts.final_loss;
     (*m.hyper)["hidden"] = o.mlp.hidden;
-    (*m.hyper)["iterations"] = o.mlp.iterations;
+    (*m.hyper)["iterations"] = mo.iterations;
+    if (!checks.empty()) (*m.hyper)["max_iterations"] = o.mlp.iterations;
     (*m.hyper)["batch_size"] = o.mlp.batch_size;
     (*m.hyper)["learning_rate"] = o.mlp.adam.learning_rate;
     (*m.hyper)["weight_decay"] = o.mlp.weight_decay;

@@ -73,6 +73,15 @@ struct PoseModelOptions {
   /// trained on) held out for the held-out error; chosen by a seeded shuffle.
   double holdout = 0.1;
   std::uint64_t split_seed = 777;
+  /// Early stopping (neural). This fraction of the training samples other
+  /// than the rest pose, drawn after the held-out ones from the same seeded
+  /// shuffle, is set aside; the network trains on the others and is checked
+  /// on them every mlp.validation_every steps, stopping after mlp.patience
+  /// checks without a lower mean error. The network is then trained again
+  /// on all training samples for the step count of the lowest error, so the
+  /// held-out samples never choose anything and no training sample is lost.
+  /// 0: no early stopping, mlp.iterations steps. In [0, 0.9].
+  double validation = 0.0;
   /// Recorded in the model's hyper["targets"].
   DeltaTargets targets = DeltaTargets::kBindCorrection;
 };
