@@ -177,6 +177,7 @@ _PROTOTYPES = {
     "charkit_export_nmn": (status_t, [RigP, DatasetP, c_char_p, c_char_p, PROGRESS, c_void_p,
                                       POINTER(ModelP)]),
     "charkit_model_export_nmn": (status_t, [ModelP, DatasetP, c_char_p, DoubleP]),
+    "charkit_model_nmn_refusal": (status_t, [ModelP, StrOut]),
     "charkit_import_network": (status_t, [c_char_p, RigP, SpecP, c_int, StrOut,
                                           POINTER(ModelP)]),
     "charkit_network_run": (status_t, [c_char_p, FloatP, c_uint64, c_uint64, FloatP, c_uint64,

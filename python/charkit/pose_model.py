@@ -277,6 +277,12 @@ class PoseModel(N.Handle):
             raise TypeError("dataset must be a charkit.Dataset, not %s" % type(dataset).__name__)
         return json.loads(N.call_string(N.fn.model_error_json, self._h, dataset._h))
 
+    def nmn_refusal(self) -> str:
+        """Why export_nmn would refuse this model (it is linear, its inputs are
+        not in the engine layout, it weighs given morph targets, or it clamps),
+        in words; "" when it can be written as it is."""
+        return N.call_string(N.fn.model_nmn_refusal, self._h)
+
     def export_nmn(self, nmn_path, dataset=None) -> float:
         """Writes this model as it is to NAME.nmn, NAME.bmd_ue.json and
         NAME.morphs.npz, as ``charkit deformer export-nmn MODEL.json`` does:

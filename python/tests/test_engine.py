@@ -192,3 +192,23 @@ def test_run_onnx_matches_cli_and_pytorch(tmp_path):
     with pytest.raises(charkit.CharkitError) as e:
         charkit.run_network(model, rows[:, :11])
     assert e.value.status in (1, 3) and e.value.code
+
+
+def test_nmn_refusal_says_what_export_refuses(exported, tmp_path):
+    """nmn_refusal() is "" exactly when PoseModel.export_nmn writes the model as it
+    is, and otherwise the reason the export's NMN_EXPORT_MODEL error gives."""
+    model = exported["model"]  # neural, engine layout, learned basis, unclamped
+    assert model.nmn_refusal() == ""
+    model.export_nmn(tmp_path / "ok.nmn")
+    assert (tmp_path / "ok.nmn").exists()
+    ds = exported["dataset"]  # axis-angle
+    refused = [charkit.PoseModel.train(ds),
+               charkit.PoseModel.train(ds, kind="neural", hidden=[4], iterations=20,
+                                       clamp="none")]
+    for m, words in zip(refused, ("linear model", "axis-angle layout")):
+        why = m.nmn_refusal()
+        assert words in why, why
+        with pytest.raises(charkit.CharkitError) as e:
+            m.export_nmn(tmp_path / "no.nmn")
+        assert e.value.code == "NMN_EXPORT_MODEL" and why in str(e.value)
+    assert not (tmp_path / "no.nmn").exists()

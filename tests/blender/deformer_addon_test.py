@@ -496,11 +496,11 @@ def main():
     # Export .nmn of a Linear model: not a network, so the export says so, retrains
     # one in the engine layout and reports how the two compare; the preview stays
     linear_model = se.model
-    check("Linear" in jobs.nmn_as_is(linear_model), "a Linear model is not written as it is")
+    check("linear model" in jobs.nmn_as_is(linear_model), "a Linear model is not written as it is")
     s.nmn_path = os.path.join(OUT, "nmn_linear", "MLD_Linear.nmn")
     iterations, s.nmn_morphs, s.iterations = s.iterations, 8, 200
     msg = jobs.run_to_end(jobs.export_nmn(bpy.context))
-    check("retrained" in msg and "a Linear model is not a network" in msg and "mean error" in msg,
+    check("retrained" in msg and "it is a linear model" in msg and "mean error" in msg,
           f"the retraining export says why and what it measured: {msg}")
     check(os.path.isfile(s.nmn_path) and se.model is linear_model, "written; the Linear model kept")
     check(se.exported_model is not None and se.exported_model.layout == "engine", "retrained network")

@@ -722,20 +722,12 @@ def import_network(context, mesh):
 
 
 def nmn_as_is(model):
-    """Why a model cannot be written to an .nmn as it is ("" when it can): the
-    file holds a network in the engine layout driving a learned basis, unclamped."""
+    """Why a model cannot be written to an .nmn as it is ("" when it can), as the
+    library decides it: the file holds a network in the engine layout driving a
+    learned basis, unclamped."""
     if model is None:
         return "there is no model"
-    info = model.info()
-    if info.get("kind") != "neural":
-        return "a Linear model is not a network"
-    if model.layout != "engine":
-        return "its inputs are not in the engine layout"
-    if not info.get("fixed_first_morph"):
-        return "its outputs weigh the chosen morph targets, not a learned basis"
-    if info.get("clamp") != "none":
-        return f"it clamps its weights ({info.get('clamp')}), which an .nmn cannot record"
-    return ""
+    return model.nmn_refusal()
 
 
 def _export_nmn_one(context, mesh, first=True):

@@ -264,6 +264,11 @@ CHARKIT_C_EXPORT charkit_status charkit_export_nmn(const charkit_rig* rig,
  * the dataset's feature rows (check_dataset, in the model's layout; NULL:
  * rows drawn around the model's input mean); *max_abs_diff (may be NULL)
  * gets the largest difference found (at most 1e-5, else an error). */
+/* Why charkit_model_export_nmn would refuse the model (its kind, layout,
+ * basis or clamp), in words: *out_why gets the reason (free with
+ * charkit_free), or NULL when the model can be written as it is. */
+CHARKIT_C_EXPORT charkit_status charkit_model_nmn_refusal(const charkit_model* model,
+                                                          char** out_why);
 CHARKIT_C_EXPORT charkit_status charkit_model_export_nmn(const charkit_model* model,
                                                          const charkit_dataset* check_dataset,
                                                          const char* nmn_path,

@@ -353,6 +353,16 @@ charkit_status charkit_export_nmn(const charkit_rig* rig, const charkit_dataset*
   });
 }
 
+charkit_status charkit_model_nmn_refusal(const charkit_model* model, char** out_why) {
+  return guarded([&] {
+    if (!model || !out_why) return bad_argument("model or out_why is NULL");
+    *out_why = nullptr;
+    if (std::string why = deformer::nmn_export_refusal(model->m); !why.empty())
+      *out_why = capi::dup_string(why);
+    return CHARKIT_OK;
+  });
+}
+
 charkit_status charkit_model_export_nmn(const charkit_model* model,
                                         const charkit_dataset* check_dataset, const char* nmn_path,
                                         double* max_abs_diff) {

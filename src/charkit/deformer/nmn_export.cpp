@@ -163,24 +163,24 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& d,
   return out;
 }
 
+std::string nmn_export_refusal(const PoseModel& m) {
+  if (m.kind != ModelKind::kNeural) return "it is a linear model, and the engine runs a network";
+  if (m.layout != FeatureLayout::kEngine)
+    return "its inputs are in the axis-angle layout; the engine feeds 6 floats per bone (train "
+           "it on an engine-layout dataset)";
+  if (m.basis != NeuralBasis::kLearned || !m.fixed_first_morph)
+    return "its outputs weigh morph targets it was given; an exported network drives a learned "
+           "basis whose morph 0 is the mean delta";
+  if (m.clamp != WeightClamp::kNone)
+    return std::string("it clamps its weights (") + clamp_name(m.clamp) +
+           "), which an .nmn cannot record: train it with clamp none";
+  return {};
+}
+
 core::Status check_nmn_exportable(const PoseModel& m) {
-  auto no = [](const std::string& why) {
+  if (std::string why = nmn_export_refusal(m); !why.empty())
     return make_error(codes::NMN_EXPORT_MODEL,
                       "the model cannot be written to an .nmn as it is: " + why);
-  };
-  if (m.kind != ModelKind::kNeural)
-    return no("it is a linear model, and the engine runs a network");
-  if (m.layout != FeatureLayout::kEngine)
-    return no(
-        "its inputs are in the axis-angle layout; the engine feeds 6 floats per bone (train "
-        "it on an engine-layout dataset)");
-  if (m.basis != NeuralBasis::kLearned || !m.fixed_first_morph)
-    return no(
-        "its outputs weigh morph targets it was given; an exported network drives a learned "
-        "basis whose morph 0 is the mean delta");
-  if (m.clamp != WeightClamp::kNone)
-    return no(std::string("it clamps its weights (") + clamp_name(m.clamp) +
-              "), which an .nmn cannot record: train it with clamp none");
   // Also guarantees what the export relies on: layers, one mean and std per
   // input, as many inputs as the spec gives.
   return validate(m);

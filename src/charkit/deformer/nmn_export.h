@@ -95,6 +95,11 @@ core::Result<NmnExport> export_nmn(const scene::Rig& rig, const Dataset& dataset
 /// or none). Error: NMN_EXPORT_MODEL, saying which condition fails.
 core::Status check_nmn_exportable(const PoseModel& model);
 
+/// Why check_nmn_exportable refuses the model, in words ("it is a linear
+/// model, ..."), or "" when the model's kind, layout, basis and clamp allow
+/// it (validate() is not run): what a user interface shows before exporting.
+std::string nmn_export_refusal(const PoseModel& model);
+
 /// The `.nmn` export of a trained model as it is (check_nmn_exportable): its
 /// network, input mean and std, morphs and names, written, read back and run
 /// against the model on `check_rows` (row-major, feature_count() floats a
