@@ -537,6 +537,8 @@ def main():
     # --- Neural model
     s.model_type = 'NEURAL'
     s.hidden, s.iterations, s.batch_size, s.learning_rate = "32,32", 400, 32, 3e-3
+    check(s.validation == 0.0, "early stopping is off by default")
+    s.validation = 0.1
     t = time.perf_counter()
     check(bpy.ops.charkit.train() == {'FINISHED'}, "train neural")
     check(se.model.kind == "neural" and se.stats and "holdout" in se.stats, "neural stats present")
@@ -552,6 +554,7 @@ def main():
     check(se.stats["train"]["samples"] == 37, f"every training pose trained on: {se.stats['train']}")
     steps = [r for r in jobs.stats_lines(se) if r[0] == "Steps"]
     check(steps and steps[0][1].startswith(f"{hyper['iterations']} of 400"), f"Steps row: {steps}")
+    s.validation = 0.0
 
     bpy.ops.charkit.create_preview()
     proxy = bpy.data.objects["Tube_charkit_preview"]

@@ -109,20 +109,21 @@ TEST_F(DeformerTrainCli, SampleTrainEvalInfoRun) {
   json nj = parse(tn);
   EXPECT_EQ(nj["kind"], "neural");
   EXPECT_EQ(nj["morphs"], 7);  // mean delta + 6 components
-  // Early stopping is on by default: the model records the steps it chose,
-  // and the text summary says so.
-  json net = json::parse(read_text(dir_ / "net.json"));
-  EXPECT_EQ(net["hyper"]["validation"], 0.1);
-  EXPECT_EQ(net["hyper"]["validation_samples"], 11);  // round(0.1 * (120 - 12))
-  EXPECT_EQ(net["hyper"]["max_iterations"], 300);
-  EXPECT_LE(net["hyper"]["iterations"].get<int>(), net["hyper"]["stopped_after"].get<int>());
+  // Early stopping is off by default; asked for, the model records the
+  // steps it chose, and the text summary says so.
+  EXPECT_FALSE(json::parse(read_text(dir_ / "net.json"))["hyper"].contains("stopped_after"));
   auto text = run_charkit("deformer train " + quote(ds) +
-                          " --kind neural --hidden 8 --iterations 200 --check-every 20 "
-                          "--patience 2 -q -o " +
+                          " --kind neural --hidden 8 --iterations 200 --validation 0.1 "
+                          "--check-every 20 --patience 2 -q -o " +
                           quote(dir_ / "es.json"));
   ASSERT_EQ(text.exit_code, 0) << text.out;
   EXPECT_NE(text.out.find("early stopping: lowest validation error"), std::string::npos)
       << text.out;
+  json es = json::parse(read_text(dir_ / "es.json"));
+  EXPECT_EQ(es["hyper"]["validation"], 0.1);
+  EXPECT_EQ(es["hyper"]["validation_samples"], 11);  // round(0.1 * (120 - 12))
+  EXPECT_EQ(es["hyper"]["max_iterations"], 200);
+  EXPECT_LE(es["hyper"]["iterations"].get<int>(), es["hyper"]["stopped_after"].get<int>());
   auto lin_es = run_charkit(
       "deformer train " + quote(ds) + " --validation 0.2 -o " + quote(dir_ / "lin2.json"),
       /*keep_stderr=*/true);

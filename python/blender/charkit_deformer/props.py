@@ -111,7 +111,7 @@ class CHARKIT_PG_settings(bpy.types.PropertyGroup):
                                 "(0: none)")
     iterations: IntProperty(name="Iterations", default=1000, min=1, max=10000000,
                             description="Adam steps; with Early Stopping, the most it may take")
-    validation: FloatProperty(name="Early Stopping", default=0.1, min=0.0, max=0.9, precision=2,
+    validation: FloatProperty(name="Early Stopping", default=0.0, min=0.0, max=0.9, precision=2,
                               subtype='FACTOR',
                               description="Share of the training poses set aside to choose when "
                               "training stops (it stops when their error has not fallen for "

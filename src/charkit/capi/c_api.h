@@ -208,7 +208,7 @@ CHARKIT_C_EXPORT charkit_status charkit_dataset_spec(const charkit_dataset* data
  * "training-range", "basis": "learned"|"morph-targets", "basis_size",
  * "holdout", "split_seed", "targets": "bind-correction"|"rest-deformation" (what the
  * deltas are: recorded in the model's hyper), "validation" (neural: early stopping's share of
- * the training samples, 0 = none; default 0.1, linear 0), "patience", "check_every"}; the
+ * the training samples; default 0, none), "patience", "check_every"}; the
  * defaults are `charkit deformer train`'s.
  * Basis "morph-targets" weighs the morph_count targets given (names and
  * morph_count x vertices x 3 deltas). */

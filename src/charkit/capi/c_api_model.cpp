@@ -186,7 +186,7 @@ charkit_status charkit_model_train(const charkit_dataset* dataset, const char* o
       o.kind = deformer::ModelKind::kNeural;
     else
       return bad_argument("option \"kind\" is \"linear\" or \"neural\"");
-    o.validation = validation.value_or(o.kind == deformer::ModelKind::kNeural ? 0.1 : 0.0);
+    o.validation = validation.value_or(0.0);
     if (act == "elu")
       o.mlp.hidden_activation = deformer::Activation::kELU;
     else if (act == "relu")
