@@ -69,6 +69,7 @@ struct RenderArgs {
   std::string animation;
   std::string joint_map;
   bool no_shadows = false;
+  bool no_outlines = false;
   std::uint32_t shadow_map = 2048;
   std::string device;
   std::string dump;
@@ -331,6 +332,14 @@ core::Result<MotionPoses> motion_poses(const RenderArgs& a, core::Bytes model_by
   return out;
 }
 
+/// The MToon outline a primitive asks for (drawn unless --no-outlines, on
+/// body and face parts): its width mode as VRMC_materials_mtoon names it.
+const char* outline_name(const render::RenderPrimitive& p) {
+  if (!p.mtoon || !p.mtoon->has_outline()) return "none";
+  return p.mtoon->outline_mode == render::MToonShading::OutlineMode::kScreen ? "screenCoordinates"
+                                                                             : "worldCoordinates";
+}
+
 std::string numbered(const std::string& path, unsigned i) {
   const std::filesystem::path p(path);
   char digits[16];
@@ -369,6 +378,7 @@ void explain_passes(bool json) {
                                              {"compareMask", s.compare_mask},
                                              {"writeMask", s.write_mask}}},
                             {"colour", std::move(colour)},
+                            {"cull", gpu::name(p.state.cull)},
                             {"notes", p.notes}});
     }
     print_json(Json{{"passes", std::move(passes)}});
@@ -419,6 +429,10 @@ std::variant<render::FrameOptions, int> frame_options(const RenderArgs& a) {
     return report_error(a.input, option_error("--exposure must be > 0"), kExitUsage);
   fo.exposure = a.exposure;
   fo.shadows = !a.no_shadows;
+  fo.outlines = !a.no_outlines;
+  // Frame N's time: the MToon UV animation's clock (and, with --motion, the
+  // glTF animation's).
+  fo.time = a.frame / a.fps;
   if (a.shadow_map < 16 || a.shadow_map > 8192)
     return report_error(a.input, option_error("--shadow-map is 16..8192"), kExitUsage);
   fo.shadow_map_size = a.shadow_map;
@@ -554,7 +568,8 @@ int run_render(const RenderArgs& a) {
              {"facePixels", s.face_pixels},
              {"eyePixels", s.eye_pixels},
              {"transparentPixels", s.transparent_pixels},
-             {"shadowMapPixels", s.shadow_map_pixels}});
+             {"shadowMapPixels", s.shadow_map_pixels},
+             {"outlineDraws", s.outline_draws}});
   }
   if (a.json) {
     Json parts = Json::array();
@@ -567,6 +582,7 @@ int run_render(const RenderArgs& a) {
                            {"shading", p.mtoon   ? p.mtoon->source
                                        : p.unlit ? std::string("KHR_materials_unlit")
                                                  : std::string("glTF metallic-roughness")},
+                           {"outline", outline_name(p)},
                            {"triangles", p.indices.size() / 3}});
     print_json(Json{{"input", a.input},
                     {"device", device->name},
@@ -649,10 +665,13 @@ void add_render_commands(CLI::App& app, int& exit_code) {
                 "again, or a file with the same nodes) or a BVH (joints matched by name, or "
                 "--joint-map); frames N and N - 1 give the motion vectors")
       ->type_name("FILE");
-  r->add_option("--frame", a->frame, "Motion frame N, 0 or more (glTF: time N / --fps)")
+  r->add_option("--frame", a->frame,
+                "Frame N, 0 or more, at time N / --fps: the motion's frame and the MToon UV "
+                "animation's time")
       ->check(non_negative_number())
       ->capture_default_str();
-  r->add_option("--fps", a->fps, "Frames per second of a glTF animation")
+  r->add_option("--fps", a->fps,
+                "Frames per second: the time of frame N (a glTF animation, MToon UV animation)")
       ->check(positive_number())
       ->capture_default_str();
   r->add_option("--animation", a->animation, "glTF animation name or index (default: the first)")
@@ -661,6 +680,8 @@ void add_render_commands(CLI::App& app, int& exit_code) {
                 "BVH: JSON object, rig joint or VRM humanoid bone -> BVH joint names")
       ->type_name("FILE.json");
   r->add_flag("--no-shadows", a->no_shadows, "Turn the face/body shadow off");
+  r->add_flag("--no-outlines", a->no_outlines,
+              "Turn MToon's inverted-hull outlines off (drawn by default, as three-vrm does)");
   r->add_option("--shadow-map", a->shadow_map, "Light depth map size")->capture_default_str();
   add_device_option(*r, a->device);
   r->add_option("--dump-attachments", a->dump,

@@ -102,6 +102,21 @@ TEST_F(RenderCli, GodetteToPngWithDumps) {
   EXPECT_EQ(face, img["facePixels"].get<std::size_t>());
   const scene::RgbaImage normal = read_png(dump / "normal.png");  // 16-bit → 8 by stb
   EXPECT_EQ(normal.width, 160U);
+  // Godette's Face and Body have screen-coordinate MToon outlines, drawn by
+  // default; --no-outlines leaves them out and the character shrinks.
+  for (const Json& p : j["parts"])
+    EXPECT_EQ(p["outline"],
+              p["material"] == "Face" || p["material"] == "Body" ? "screenCoordinates" : "none")
+        << p["material"];
+  EXPECT_EQ(img["outlineDraws"], 2);
+  auto bare = run_charkit("render " + quote(kModels / "Godette_vrm_v4.vrm") + " -o " +
+                          quote(dir_ / "bare.png") +
+                          " --size 160x200 --shadow-map 512 --no-outlines --json");
+  ASSERT_EQ(bare.exit_code, 0) << bare.out;
+  const Json bare_json = Json::parse(bare.out);
+  const Json& bare_img = bare_json["images"][0];
+  EXPECT_EQ(bare_img["outlineDraws"], 0);
+  EXPECT_LT(bare_img["characterPixels"].get<int>(), img["characterPixels"].get<int>());
 }
 
 // --expression: weights by the model's expression names, each 0 to 1; a
@@ -209,7 +224,11 @@ TEST_F(RenderCli, ExplainLutAndExitStatuses) {
             std::string::npos);
   auto ej = run_charkit("render --explain --json");
   ASSERT_EQ(ej.exit_code, 0);
-  EXPECT_EQ(Json::parse(ej.out)["passes"].size(), 6U);
+  const Json passes = Json::parse(ej.out)["passes"];
+  ASSERT_EQ(passes.size(), 7U);
+  EXPECT_EQ(passes[3]["name"], "outline");  // after face main, before the classification
+  EXPECT_EQ(passes[3]["cull"], "Front");
+  EXPECT_EQ(passes[1]["cull"], "None");
 
   const auto lut = dir_ / "identity.cube";
   std::ofstream(lut) << render::identity_cube_lut();

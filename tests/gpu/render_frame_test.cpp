@@ -277,6 +277,206 @@ TEST_F(RenderFrame, SingleSidedPrimitivesDropTheirBackFaces) {
   }
 }
 
+/// A UV sphere of `radius` about the origin with radial normals.
+RenderModel sphere(float radius, int rings = 32, int segments = 64) {
+  RenderModel m;
+  RenderPrimitive p;
+  p.pointer = "/meshes/0/primitives/0";
+  constexpr float kPi = 3.14159265358979F;
+  for (int i = 0; i <= rings; ++i) {
+    const float theta = kPi * static_cast<float>(i) / static_cast<float>(rings);
+    for (int j = 0; j <= segments; ++j) {
+      const float phi = 2.0F * kPi * static_cast<float>(j) / static_cast<float>(segments);
+      const float n[3] = {std::sin(theta) * std::sin(phi), std::cos(theta),
+                          std::sin(theta) * std::cos(phi)};
+      p.vertices.push_back({{radius * n[0], radius * n[1], radius * n[2]},
+                            {n[0], n[1], n[2]},
+                            {0.5F, 0.5F},
+                            {radius * n[0], radius * n[1], radius * n[2]}});
+    }
+  }
+  const auto at = [&](int i, int j) { return static_cast<std::uint32_t>(i * (segments + 1) + j); };
+  for (int i = 0; i < rings; ++i)
+    for (int j = 0; j < segments; ++j) {  // counter-clockwise seen from outside
+      p.indices.insert(p.indices.end(), {at(i, j), at(i + 1, j), at(i + 1, j + 1)});
+      p.indices.insert(p.indices.end(), {at(i, j), at(i + 1, j + 1), at(i, j + 1)});
+    }
+  p.base_colour = {0.8F, 0.4F, 0.2F, 1.0F};
+  p.double_sided = false;
+  m.primitives.push_back(p);
+  m.min = {-radius, -radius, -radius};
+  m.max = {radius, radius, radius};
+  return m;
+}
+
+// MToon's outline on a sphere of radius r seen from distance D: the ring
+// between the sphere's silhouette and the hull's, on the centre row, has the
+// width the camera's projection predicts, and the outline colour × mix(1,
+// the surface colour, lighting mix). Light colour 0: the MToon colour is
+// base × ambient everywhere, so the ring's colour is known exactly.
+TEST_F(RenderFrame, OutlineRingHasThePredictedWidthAndColour) {
+  constexpr float r = 0.5F, D = 3.0F, kPi = 3.14159265358979F;
+  constexpr std::uint32_t N = 128;
+  RenderModel m = sphere(r);
+  MToonShading mt;
+  mt.source = "test";
+  mt.shade_colour = {0.3F, 0.3F, 0.3F};
+  mt.outline_colour = {0.1F, 0.9F, 0.3F};
+  mt.outline_lighting_mix = 0.0F;
+  FrameOptions o = facing_quad(N, D, false);
+  o.light_colour = {0, 0, 0};
+  o.ambient = {0.5F, 0.5F, 0.5F};
+  const float t = std::tan(15.0F * kPi / 180.0F);
+  // Pixel radius of a sphere's silhouette (a cone of half-angle asin(R/D)).
+  const auto sphere_px = [&](float radius) {
+    return N / 2.0F * std::tan(std::asin(radius / D)) / t;
+  };
+  // Screen coordinates: the silhouette point P (in the y = 0 plane), pushed
+  // along its normal by width × its view depth × tan(fov / 2), projected.
+  const auto screen_px = [&](float width) {
+    const float px = r * std::sqrt(1.0F - (r / D) * (r / D)), pz = r * r / D;
+    const float push = width * (D - pz) * t;
+    const float x = px + px / r * push, z = pz + pz / r * push;
+    return N / 2.0F * x / (D - z) / t;
+  };
+  struct Case {
+    MToonShading::OutlineMode mode;
+    float width, texture_green;  // texture_green < 0: no width texture
+    float outer_px;
+  };
+  const Case cases[] = {
+      {MToonShading::OutlineMode::kWorld, 0.05F, -1.0F, sphere_px(r + 0.05F)},
+      {MToonShading::OutlineMode::kWorld, 0.05F, 128.0F, sphere_px(r + 0.05F * 128.0F / 255.0F)},
+      {MToonShading::OutlineMode::kScreen, 0.06F, -1.0F, screen_px(0.06F)},
+  };
+  const float inner_px = sphere_px(r);
+  const auto hdr = [](const Frame& f, std::uint32_t x, std::uint32_t y, std::size_t c) {
+    return core::half_to_float(f.hdr[(std::size_t{y} * N + x) * 4 + c]);
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.mode == MToonShading::OutlineMode::kWorld ? "world" : "screen");
+    mt.outline_mode = k.mode;
+    mt.outline_width = k.width;
+    m.images.clear();
+    mt.outline_width_texture.reset();
+    if (k.texture_green >= 0.0F) {
+      scene::RgbaImage g;
+      g.width = g.height = 1;
+      g.pixels = {0, static_cast<std::uint8_t>(k.texture_green), 0, 255};
+      m.images.push_back(g);
+      mt.outline_width_texture = 0;
+    }
+    m.primitives[0].mtoon = mt;
+    auto f = render_frame(*ctx_, m, o);
+    ASSERT_TRUE(f) << f.error().message;
+    EXPECT_EQ(f->stats.outline_draws, 1U);
+    // The centre row (pixel centres 0.5 px below the axis: negligible).
+    int ring = 0, outermost = 0, innermost = N;
+    for (std::uint32_t x = 0; x < N / 2; ++x) {
+      const float off = N / 2.0F - (static_cast<float>(x) + 0.5F);
+      const bool is_outline = hdr(*f, x, N / 2, 3) == 1.0F &&
+                              std::fabs(hdr(*f, x, N / 2, 1) - 0.9F) < 2e-3F &&
+                              std::fabs(hdr(*f, x, N / 2, 0) - 0.1F) < 2e-3F;
+      const bool is_sphere = std::fabs(hdr(*f, x, N / 2, 0) - 0.4F) < 2e-3F &&
+                             std::fabs(hdr(*f, x, N / 2, 1) - 0.2F) < 2e-3F;
+      EXPECT_TRUE(is_outline || is_sphere || hdr(*f, x, N / 2, 3) == 0.0F) << x;
+      if (!is_outline) continue;
+      ++ring;
+      outermost = std::max(outermost, static_cast<int>(std::ceil(off)));
+      innermost = std::min(innermost, static_cast<int>(std::floor(off)));
+    }
+    EXPECT_NEAR(ring, k.outer_px - inner_px, 1.0)
+        << "predicted " << inner_px << " to " << k.outer_px << " px";
+    EXPECT_NEAR(outermost, k.outer_px, 1.0);
+    EXPECT_NEAR(innermost, inner_px, 1.0);
+  }
+  // The lighting mix: outline × mix(1, base × ambient, 0.5).
+  mt.outline_mode = MToonShading::OutlineMode::kWorld;
+  mt.outline_width = 0.05F;
+  mt.outline_width_texture.reset();
+  mt.outline_lighting_mix = 0.5F;
+  m.primitives[0].mtoon = mt;
+  auto mixed = render_frame(*ctx_, m, o);
+  ASSERT_TRUE(mixed) << mixed.error().message;
+  const auto x = static_cast<std::uint32_t>(N / 2.0F - (inner_px + sphere_px(r + 0.05F)) / 2.0F);
+  for (std::size_t c = 0; c < 3; ++c) {
+    const float surface = m.primitives[0].base_colour[c] * o.ambient[c];
+    EXPECT_NEAR(hdr(*mixed, x, N / 2, c), mt.outline_colour[c] * (0.5F + 0.5F * surface), 2e-3F)
+        << c;
+  }
+  // Outlines off: the sphere alone, no outline colour anywhere.
+  o.outlines = false;
+  auto off = render_frame(*ctx_, m, o);
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_EQ(off->stats.outline_draws, 0U);
+  EXPECT_LT(off->stats.character_pixels, mixed->stats.character_pixels);
+  const double disc = kPi * inner_px * inner_px;
+  EXPECT_NEAR(static_cast<double>(off->stats.character_pixels), disc, 0.02 * disc);
+}
+
+// MToon's UV animation at --frame N (time N / fps): a texture scrolled at
+// 0.25 texture widths a second, rendered at frames 6 and 18 at 30 fps, moves
+// by 0.25 × 12 / 30 = 0.1 of the texture; on a quad that spans the 80-pixel
+// image with u from 0 to 1 that is 8 pixels: the later image at x is the
+// earlier at x + 8 (sampling u + offset shows the texture moving left).
+// A mask texture of blue 0 holds it still.
+TEST_F(RenderFrame, UvScrollMovesTheTextureByThePredictedTexels) {
+  constexpr std::uint32_t W = 80;
+  RenderModel m = quad();
+  for (RenderVertex& v : m.primitives[0].vertices) {
+    v.uv[0] = (v.position[0] + 1.0F) / 2.0F;
+    v.uv[1] = (1.0F - v.position[1]) / 2.0F;
+  }
+  m.primitives[0].base_colour = {1, 1, 1, 1};
+  scene::RgbaImage ramp;  // 16 × 1, a different colour in each texel
+  ramp.width = 16;
+  ramp.height = 1;
+  for (std::uint8_t i = 0; i < 16; ++i)
+    ramp.pixels.insert(ramp.pixels.end(), {static_cast<std::uint8_t>(i * 16 + 8),
+                                           static_cast<std::uint8_t>(255 - i * i),
+                                           static_cast<std::uint8_t>((i * 97) % 256), 255});
+  m.images.push_back(ramp);
+  m.primitives[0].base_texture = 0;
+  MToonShading mt;
+  mt.source = "test";
+  mt.uv_scroll_x = 0.25F;
+  m.primitives[0].mtoon = mt;
+  // The quad fills the image: eye at 1 / tan(15°) with a 30° field of view.
+  FrameOptions o = facing_quad(W, 1.0F / std::tan(15.0F * 3.14159265358979F / 180.0F), false);
+  o.light_colour = {0, 0, 0};
+  o.ambient = {1, 1, 1};
+  const auto at = [&](double frame) {
+    o.time = frame / 30.0;
+    auto f = render_frame(*ctx_, m, o);
+    EXPECT_TRUE(f) << f.error().message;
+    return f ? f->hdr : std::vector<std::uint16_t>{};
+  };
+  const auto early = at(6), late = at(18);
+  ASSERT_FALSE(early.empty());
+  ASSERT_FALSE(late.empty());
+  const std::uint32_t y = W / 2;
+  const auto px = [&](const std::vector<std::uint16_t>& h, std::uint32_t x, std::size_t c) {
+    return core::half_to_float(h[(std::size_t{y} * W + x) * 4 + c]);
+  };
+  float moved = 0.0F;
+  // Away from the wrap (u + 0.15 past 1 at x > 68) and the texture's clamped ends.
+  for (std::uint32_t x = 4; x < 60; ++x)
+    for (std::size_t c = 0; c < 3; ++c) {
+      EXPECT_NEAR(px(late, x, c), px(early, x + 8, c), 2e-3F) << x << " channel " << c;
+      moved = std::max(moved, std::fabs(px(late, x, c) - px(early, x, c)));
+    }
+  EXPECT_GT(moved, 0.05F);  // the two frames differ where they are compared
+  // A mask of blue 0: no motion, frame 18 as frame 0.
+  scene::RgbaImage still;
+  still.width = still.height = 1;
+  still.pixels = {255, 255, 0, 255};
+  m.images.push_back(still);
+  m.primitives[0].mtoon->uv_mask_texture = 1;
+  const auto masked = at(18), rest = at(0);
+  ASSERT_FALSE(masked.empty());
+  EXPECT_EQ(masked, rest);
+}
+
 TEST_F(RenderFrame, GodetteRendersWithFaceAndShadow) {
   auto doc = scene::GltfDocument::load_file(
       (std::filesystem::path(CHARKIT_TEST_DATA) / "models" / "Godette_vrm_v4.vrm").string());

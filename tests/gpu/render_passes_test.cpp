@@ -261,6 +261,38 @@ TEST_F(RenderPasses, EyeBlendsPremultipliedAndKeepsTheSurfaceData) {
   EXPECT_EQ(depth_at(read(Target::kDepthStencil, gpu::ImageAspect::kDepth), 2, 2), 0.5F);
 }
 
+// The outline pass culls front faces: of two quads over the same pixels, the
+// one wound counter-clockwise on screen (front-facing: the state-test quad
+// reversed) is not drawn, the clockwise one (its back) is, with depth,
+// stencil 0x80 and every colour target written.
+TEST_F(RenderPasses, OutlineDrawsOnlyBackFaces) {
+  const gpu::PipelineId outline = pipeline(PassId::kOutline);
+  // quad() is wound clockwise in Vulkan's framebuffer (y down): a back face.
+  const gpu::BufferId back = quad(-1, 0, 0.5F);
+  const float front_vertices[] = {0, -1, 0.5F, 1, 1, 0.5F, 1, -1, 0.5F,
+                                  0, -1, 0.5F, 0, 1, 0.5F, 1, 1,  0.5F};
+  auto front = ctx_->create_buffer(sizeof front_vertices);
+  ASSERT_TRUE(front);
+  std::memcpy(ctx_->map(*front).data(), front_vertices, sizeof front_vertices);
+  gpu::RenderPass r = gbuffer_pass(true, kClear, 0);
+  r.draws.push_back(draw(outline, back, push(kDraw)));
+  r.draws.push_back(draw(outline, *front, push(kDraw)));
+  ASSERT_TRUE(ctx_->render(std::span(&r, 1)));
+  const auto stencil = read(Target::kDepthStencil, gpu::ImageAspect::kStencil);
+  const auto depth = read(Target::kDepthStencil, gpu::ImageAspect::kDepth);
+  for (std::uint32_t y = 0; y < kH; ++y)
+    for (std::uint32_t x = 0; x < kW; ++x) {
+      const bool drawn = x < kW / 2;
+      EXPECT_EQ(stencil[y * kW + x], drawn ? 0x80 : 0x00) << x << "," << y;
+      EXPECT_EQ(depth_at(depth, x, y), drawn ? 0.5F : 0.0F) << x << "," << y;
+    }
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto bytes = read(kColourTargets[i]);
+    EXPECT_EQ(texel(bytes, kColourTargets[i], 2, 3), kDraw[i]) << target(kColourTargets[i]).name;
+    EXPECT_EQ(texel(bytes, kColourTargets[i], 12, 3), kClear[i]) << target(kColourTargets[i]).name;
+  }
+}
+
 // The face shadow geometry: depth only (no fragment shader, no colour).
 TEST_F(RenderPasses, FaceShadowWritesOnlyLightDepth) {
   gpu::RenderPass r;

@@ -243,6 +243,23 @@ TEST(RenderModel, Vrm0MToonShading) {
       EXPECT_FLOAT_EQ(p.mtoon->rim_colour[c],
                       static_cast<float>(srgb_to_linear_reference(
                           mp["vectorProperties"]["_RimColor"][c].get<double>())));
+    // The outline as three-vrm ports it: mode 2 is screen coordinates, the
+    // width in centimetres, the colour sRGB, the lighting mix in colour
+    // mode 1 ("mixed lighting"). Godette's Face and Body have outlines.
+    const core::Json& fp = mp["floatProperties"];
+    ASSERT_EQ(fp["_OutlineWidthMode"].get<double>(), 2.0) << p.material_name;
+    EXPECT_EQ(p.mtoon->outline_mode, MToonShading::OutlineMode::kScreen);
+    EXPECT_TRUE(p.mtoon->has_outline());
+    EXPECT_FLOAT_EQ(p.mtoon->outline_width,
+                    static_cast<float>(fp["_OutlineWidth"].get<double>() / 100.0));
+    ASSERT_EQ(fp["_OutlineColorMode"].get<double>(), 1.0);
+    EXPECT_FLOAT_EQ(p.mtoon->outline_lighting_mix, fp["_OutlineLightingMix"].get<float>());
+    for (std::size_t c = 0; c < 3; ++c)
+      EXPECT_FLOAT_EQ(p.mtoon->outline_colour[c],
+                      static_cast<float>(srgb_to_linear_reference(
+                          mp["vectorProperties"]["_OutlineColor"][c].get<double>())));
+    EXPECT_FALSE(p.mtoon->outline_width_texture);
+    EXPECT_FALSE(p.mtoon->uv_animated());
   }
   EXPECT_GT(mtoon, 0);
   EXPECT_GT(plain, 0);  // the logo keeps charkit's own shading
@@ -268,7 +285,16 @@ TEST(RenderModel, Vrm1MToonShading) {
       {"rimLightingMixFactor", 0.5},
       {"matcapFactor", {0.1, 0.2, 0.3}},
       {"matcapTexture", {{"index", 1}}},
-      {"shadingShiftTexture", {{"index", 2}, {"scale", 0.75}}}};
+      {"shadingShiftTexture", {{"index", 2}, {"scale", 0.75}}},
+      {"outlineWidthMode", "worldCoordinates"},
+      {"outlineWidthFactor", 0.02},
+      {"outlineWidthMultiplyTexture", {{"index", 1}}},
+      {"outlineColorFactor", {0.3, 0.2, 0.1}},
+      {"outlineLightingMixFactor", 0.4},
+      {"uvAnimationScrollXSpeedFactor", 0.5},
+      {"uvAnimationScrollYSpeedFactor", -0.25},
+      {"uvAnimationRotationSpeedFactor", 1.5},
+      {"uvAnimationMaskTexture", {{"index", 2}}}};
   mats[0]["emissiveFactor"] = {0.05, 0.0, 0.5};
   mats[1]["extensions"]["VRMC_materials_mtoon"] = {{"specVersion", "1.0"}};
   mats[1]["emissiveFactor"] = {1.0, 1.0, 1.0};
@@ -300,6 +326,15 @@ TEST(RenderModel, Vrm1MToonShading) {
       EXPECT_TRUE(p.mtoon->matcap_texture);
       EXPECT_TRUE(p.mtoon->shift_texture);
       EXPECT_FLOAT_EQ(p.mtoon->shift_scale, 0.75F);
+      EXPECT_EQ(p.mtoon->outline_mode, MToonShading::OutlineMode::kWorld);
+      EXPECT_FLOAT_EQ(p.mtoon->outline_width, 0.02F);
+      EXPECT_TRUE(p.mtoon->outline_width_texture);
+      EXPECT_EQ(p.mtoon->outline_colour, (core::Vec3f{0.3F, 0.2F, 0.1F}));  // linear as given
+      EXPECT_FLOAT_EQ(p.mtoon->outline_lighting_mix, 0.4F);
+      EXPECT_FLOAT_EQ(p.mtoon->uv_scroll_x, 0.5F);
+      EXPECT_FLOAT_EQ(p.mtoon->uv_scroll_y, -0.25F);  // 1.0's v points down, as glTF's
+      EXPECT_FLOAT_EQ(p.mtoon->uv_rotation, 1.5F);
+      EXPECT_TRUE(p.mtoon->uv_mask_texture);
       ++seen[0];
     } else if (p.material_name == second) {
       ASSERT_TRUE(p.mtoon);  // the extension's defaults: shift 0, toony 0.9, rim off
@@ -310,6 +345,9 @@ TEST(RenderModel, Vrm1MToonShading) {
       EXPECT_EQ(p.mtoon->rim_colour, (core::Vec3f{0, 0, 0}));
       EXPECT_FLOAT_EQ(p.mtoon->rim_fresnel_power, 5.0F);
       EXPECT_FLOAT_EQ(p.mtoon->rim_lighting_mix, 1.0F);
+      EXPECT_FALSE(p.mtoon->has_outline());  // outlineWidthMode "none" by default
+      EXPECT_FLOAT_EQ(p.mtoon->outline_lighting_mix, 1.0F);
+      EXPECT_FALSE(p.mtoon->uv_animated());
       ++seen[1];
     } else {
       EXPECT_EQ(p.material_name, third);

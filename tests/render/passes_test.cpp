@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "charkit/render/passes.h"
 
@@ -75,6 +76,38 @@ TEST(RenderPassTable, FaceShadowIsDepthOnlyAndAttachmentsAreTheIssuesFormats) {
   EXPECT_EQ(target(Target::kDepthStencil).format, gpu::ImageFormat::kDepth32Stencil8);
   // Every pass has one blend state per colour attachment.
   for (const PassDesc& q : passes()) EXPECT_EQ(q.state.colour.size(), q.colour.size()) << q.name;
+}
+
+// MToon's outline (VRMC_materials_mtoon 1.0): an inverted hull, so front
+// faces are culled and the hull's far side is drawn; it is opaque geometry of
+// the character (depth tested and written, the character's stencil), drawn
+// after face main shading and before the classification.
+TEST(RenderPassTable, OutlineIsAnInvertedHull) {
+  const PassDesc& p = pass(PassId::kOutline);
+  EXPECT_STREQ(p.name, "outline");
+  EXPECT_EQ(p.state.cull, gpu::CullMode::kFront);
+  EXPECT_TRUE(p.state.depth.test);
+  EXPECT_TRUE(p.state.depth.write);
+  EXPECT_EQ(p.state.depth.compare, CompareOp::kGreaterOrEqual);
+  EXPECT_TRUE(p.state.stencil.enabled);
+  EXPECT_EQ(p.state.stencil.compare, CompareOp::kAlways);
+  EXPECT_EQ(p.state.stencil.pass, StencilOp::kReplace);
+  EXPECT_EQ(p.state.stencil.reference, 0x80);
+  ASSERT_EQ(p.colour.size(), 4U);
+  for (const gpu::BlendState& b : p.state.colour) {
+    EXPECT_FALSE(b.enabled);
+    EXPECT_EQ(b.write_mask, 0xF);
+  }
+  std::vector<std::string> order;
+  for (const PassDesc& q : passes()) order.push_back(q.name);
+  EXPECT_EQ(order, (std::vector<std::string>{"face-shadow", "body", "face-main", "outline",
+                                             "shadow-classification", "eye", "transparent"}));
+  // Every other pass keeps its state: no culling.
+  for (const PassDesc& q : passes()) {
+    if (q.id != PassId::kOutline) {
+      EXPECT_EQ(q.state.cull, gpu::CullMode::kNone) << q.name;
+    }
+  }
 }
 
 TEST(RenderPassTable, PipelineDescCarriesTheTable) {

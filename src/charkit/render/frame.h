@@ -67,6 +67,13 @@ struct FrameOptions {
   ShadowColourParams shadow_colour;
   float shadow_strength = 1.0F;
   bool shadows = true;
+  /// MToon's inverted-hull outlines of the body and face parts (materials
+  /// with an outline width mode and a width above 0), as three-vrm draws
+  /// them by default.
+  bool outlines = true;
+  /// The frame's time in seconds: MToon's UV animation (scroll and rotation
+  /// speeds are per second). `charkit render` gives frame N / --fps.
+  double time = 0.0;
   std::uint32_t shadow_map_size = 2048;
   /// The character LUT (1024 × 32 strip, slice axis blue) for the eye's
   /// branch; empty: the branch is off.
@@ -82,6 +89,7 @@ struct FrameStats {
   std::uint64_t transparent_pixels = 0;   ///< HDR colour changed by the transparent pass
   std::uint64_t shadow_map_pixels = 0;    ///< light depth written
   std::uint32_t draws[4] = {0, 0, 0, 0};  ///< body, face, eye, transparent primitives
+  std::uint32_t outline_draws = 0;        ///< primitives drawn again by the outline pass
 };
 
 /// The attachments, read back. Colour maps are RGBA8 (hdr: RGBA16F halves),

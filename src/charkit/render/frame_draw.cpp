@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <numbers>
 #include <string>
 
 #include "charkit/core/half.h"
@@ -114,13 +115,39 @@ std::vector<std::uint8_t> frame_constants(const RenderModel& model, const FrameO
   put(constants,
       core::Vec4f{o.previous_camera || o.motion ? 1.0F : 0.0F, motion.scale, motion.zero, 0});
   put(constants, core::Vec4f{o.camera.eye[0], o.camera.eye[1], o.camera.eye[2], 1});
+  // The projection's [1][1]: the screen-coordinates outline's scale.
+  put(constants,
+      core::Vec4f{1.0F / std::tan(o.camera.fov_y_degrees * std::numbers::pi_v<float> / 360.0F), 0,
+                  0, 0});
 
   return constants;
 }
 
+/// Each primitive's entry of frame.glsl's draws[]: the MToon outline and
+/// UV animation (at the frame's time) that the push constants have no room
+/// for; zeros without MToon.
+std::vector<std::uint8_t> draw_data(const RenderModel& model, const FrameOptions& o) {
+  std::vector<std::uint8_t> out;
+  for (const RenderPrimitive& p : model.primitives) {
+    static const MToonShading kNoMToon;
+    const MToonShading& m = p.mtoon ? *p.mtoon : kNoMToon;
+    put(out, core::Vec4f{m.outline_colour[0], m.outline_colour[1], m.outline_colour[2],
+                         m.outline_lighting_mix});
+    const float mode = m.outline_mode == MToonShading::OutlineMode::kScreen  ? 2.0F
+                       : m.outline_mode == MToonShading::OutlineMode::kWorld ? 1.0F
+                                                                             : 0.0F;
+    put(out, core::Vec4f{m.outline_width, mode, 0, 0});
+    // The offsets three-vrm accumulates from its update calls: speed × time
+    // (the rotation in radians).
+    const auto t = static_cast<float>(o.time);
+    put(out, core::Vec4f{m.uv_scroll_x * t, m.uv_scroll_y * t, m.uv_rotation * t, 0});
+  }
+  return out;
+}
+
 /// One pipeline per pass, all from the table: face shadow, body, face main,
-/// shadow classification, eye composite, transparent.
-core::Result<std::array<gpu::PipelineId, 6>> make_pipelines(gpu::Context& context) {
+/// shadow classification, eye composite, transparent, outline.
+core::Result<std::array<gpu::PipelineId, 7>> make_pipelines(gpu::Context& context) {
   const std::vector<gpu::VertexAttribute> attributes = {
       {0, 3, 0}, {1, 3, 12}, {2, 2, 24}, {3, 3, 32}};
   auto make = [&](PassId id) -> core::Result<gpu::PipelineId> {
@@ -129,18 +156,21 @@ core::Result<std::array<gpu::PipelineId, 6>> make_pipelines(gpu::Context& contex
     gpu::GraphicsPipelineDesc d = pipeline_desc(
         p, kCharacter_vsSpirv, depth_only ? std::span<const std::uint32_t>{} : kCharacter_fsSpirv,
         sizeof(RenderVertex), attributes, 112);
-    d.storage_buffers = 1;
-    if (!depth_only)
-      d.textures = {gpu::Sampling::kLinear, gpu::Sampling::kNearest, gpu::Sampling::kNearest,
-                    gpu::Sampling::kLinear, gpu::Sampling::kLinear,  gpu::Sampling::kLinear,
-                    gpu::Sampling::kLinear, gpu::Sampling::kLinear};
+    // The frame constants and the per-primitive data; the textures of
+    // character_fs.frag (bindings 2–9, 11) and the outline width texture the
+    // vertex program reads (10). The depth-only pipeline has the same layout.
+    d.storage_buffers = 2;
+    d.textures = {gpu::Sampling::kLinear, gpu::Sampling::kNearest, gpu::Sampling::kNearest,
+                  gpu::Sampling::kLinear, gpu::Sampling::kLinear,  gpu::Sampling::kLinear,
+                  gpu::Sampling::kLinear, gpu::Sampling::kLinear,  gpu::Sampling::kLinear,
+                  gpu::Sampling::kLinear};
     return context.create_graphics_pipeline(d);
   };
-  std::array<gpu::PipelineId, 6> pipelines{};
-  const PassId ids[6] = {PassId::kFaceShadow,   PassId::kBody,
-                         PassId::kFaceMain,     PassId::kShadowClassification,
-                         PassId::kEyeComposite, PassId::kTransparent};
-  for (int i = 0; i < 6; ++i) {
+  std::array<gpu::PipelineId, 7> pipelines{};
+  const PassId ids[7] = {
+      PassId::kFaceShadow,   PassId::kBody,        PassId::kFaceMain, PassId::kShadowClassification,
+      PassId::kEyeComposite, PassId::kTransparent, PassId::kOutline};
+  for (int i = 0; i < 7; ++i) {
     auto p = make(ids[i]);
     if (!p) return std::move(p).error();
     pipelines[static_cast<std::size_t>(i)] = *p;
@@ -202,6 +232,9 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
   const std::vector<std::uint8_t> constants = frame_constants(model, o);
   auto frame_buffer = own.buffer(constants.data(), constants.size());
   if (!frame_buffer) return std::move(frame_buffer).error();
+  const std::vector<std::uint8_t> per_draw = draw_data(model, o);
+  auto draw_buffer = own.buffer(per_draw.data(), per_draw.size());
+  if (!draw_buffer) return std::move(draw_buffer).error();
   auto pipelines = make_pipelines(context);
   if (!pipelines) return std::move(pipelines).error();
   const MotionEncoding motion;
@@ -220,7 +253,7 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     if (!ib) return std::move(ib).error();
     geometry.push_back({*vb, *ib, static_cast<std::uint32_t>(p.indices.size())});
   }
-  auto draw = [&](std::size_t i, gpu::PipelineId pipeline, std::uint32_t mode, bool textured) {
+  auto draw = [&](std::size_t i, gpu::PipelineId pipeline, std::uint32_t mode) {
     const RenderPrimitive& p = model.primitives[i];
     gpu::Draw d;
     d.pipeline = pipeline;
@@ -239,19 +272,24 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     const bool has_shift_texture = p.mtoon && usable(p.mtoon->shift_texture);
     // Without MToon, the shade texture's binding holds the metallic-roughness texture.
     const bool has_mr_texture = !p.mtoon && usable(p.metallic_roughness_texture);
+    const bool has_outline_texture = p.mtoon && usable(p.mtoon->outline_width_texture);
+    const bool uv_animated = p.mtoon && p.mtoon->uv_animated();
+    const bool has_uv_mask = uv_animated && usable(p.mtoon->uv_mask_texture);
     // The flags of frame.glsl: textured, alpha mask, MToon, MToon's shade,
     // emissive, rim, matcap and shading shift textures, unlit, the glTF
-    // metallic-roughness texture, and single-sided.
+    // metallic-roughness texture, single-sided, the outline width texture,
+    // UV animation and its mask texture.
     const std::uint32_t flags = (has_texture ? 1U : 0U) | (p.alpha_mask ? 2U : 0U) |
                                 (p.mtoon ? 4U : 0U) | (has_shade_texture ? 8U : 0U) |
                                 (has_emissive_texture ? 16U : 0U) | (has_rim_texture ? 32U : 0U) |
                                 (has_matcap_texture ? 64U : 0U) | (has_shift_texture ? 128U : 0U) |
                                 (!p.mtoon && p.unlit ? 256U : 0U) | (has_mr_texture ? 512U : 0U) |
-                                (p.double_sided ? 0U : 1024U);
+                                (p.double_sided ? 0U : 1024U) | (has_outline_texture ? 2048U : 0U) |
+                                (uv_animated ? 4096U : 0U) | (has_uv_mask ? 8192U : 0U);
     put(d.push, mode);
     put(d.push, flags);
     put(d.push, p.alpha_cutoff);
-    put(d.push, std::uint32_t{0});
+    put(d.push, static_cast<std::uint32_t>(i));  // its entry of draws[]
     static const MToonShading kNoMToon;  // its values are pushed, and not read, without MToon
     const MToonShading& mtoon = p.mtoon ? *p.mtoon : kNoMToon;
     // Without MToon the first vector holds the glTF metallic and roughness.
@@ -265,18 +303,20 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     put(d.push, core::Vec4f{mtoon.rim_lift, mtoon.rim_lighting_mix, mtoon.shift_scale, 0});
     put(d.push,
         core::Vec4f{mtoon.matcap_colour[0], mtoon.matcap_colour[1], mtoon.matcap_colour[2], 0});
-    d.buffers = {*frame_buffer};
-    if (textured)
-      d.textures = {has_texture ? textures[*p.base_texture] : t.white,
-                    t.shadow,
-                    t.lut,
-                    has_shade_texture ? textures[*p.mtoon->shade_texture]
-                    : has_mr_texture  ? textures[*p.metallic_roughness_texture]
-                                      : t.white,
-                    has_emissive_texture ? textures[*p.mtoon->emissive_texture] : t.white,
-                    has_rim_texture ? textures[*p.mtoon->rim_texture] : t.white,
-                    has_matcap_texture ? textures[*p.mtoon->matcap_texture] : t.white,
-                    has_shift_texture ? textures[*p.mtoon->shift_texture] : t.white};
+    d.buffers = {*frame_buffer, *draw_buffer};
+    // The light's pass draws into the shadow map: a stand-in in its slot.
+    d.textures = {has_texture ? textures[*p.base_texture] : t.white,
+                  mode == 5 ? t.white : t.shadow,
+                  t.lut,
+                  has_shade_texture ? textures[*p.mtoon->shade_texture]
+                  : has_mr_texture  ? textures[*p.metallic_roughness_texture]
+                                    : t.white,
+                  has_emissive_texture ? textures[*p.mtoon->emissive_texture] : t.white,
+                  has_rim_texture ? textures[*p.mtoon->rim_texture] : t.white,
+                  has_matcap_texture ? textures[*p.mtoon->matcap_texture] : t.white,
+                  has_shift_texture ? textures[*p.mtoon->shift_texture] : t.white,
+                  has_outline_texture ? textures[*p.mtoon->outline_width_texture] : t.white,
+                  has_uv_mask ? textures[*p.mtoon->uv_mask_texture] : t.white};
     return d;
   };
   Frame frame;
@@ -299,20 +339,30 @@ core::Result<Frame> render_frame(gpu::Context& context, const RenderModel& model
     const PartKind k = model.primitives[i].kind;
     ++frame.stats.draws[static_cast<int>(k)];
     if ((k == PartKind::kBody || k == PartKind::kFace) && o.shadows)
-      shadow_pass.draws.push_back(draw(i, (*pipelines)[0], 5, false));
-    if (k == PartKind::kBody) main.draws.push_back(draw(i, (*pipelines)[1], 0, true));
+      shadow_pass.draws.push_back(draw(i, (*pipelines)[0], 5));
+    if (k == PartKind::kBody) main.draws.push_back(draw(i, (*pipelines)[1], 0));
   }
   for (std::size_t i = 0; i < model.primitives.size(); ++i)
     if (model.primitives[i].kind == PartKind::kFace)
-      main.draws.push_back(draw(i, (*pipelines)[2], 1, true));
+      main.draws.push_back(draw(i, (*pipelines)[2], 1));
+  // MToon outlines of the opaque parts, after them and before the
+  // classification (an outline in front of the face leaves it unclassified).
+  for (std::size_t i = 0; i < model.primitives.size() && o.outlines; ++i) {
+    const RenderPrimitive& p = model.primitives[i];
+    if ((p.kind == PartKind::kBody || p.kind == PartKind::kFace) && p.mtoon &&
+        p.mtoon->has_outline()) {
+      main.draws.push_back(draw(i, (*pipelines)[6], 6));
+      ++frame.stats.outline_draws;
+    }
+  }
   for (std::size_t i = 0; i < model.primitives.size(); ++i)
     if (model.primitives[i].kind == PartKind::kFace)
-      main.draws.push_back(draw(i, (*pipelines)[3], 2, true));
+      main.draws.push_back(draw(i, (*pipelines)[3], 2));
   for (std::size_t i = 0; i < model.primitives.size(); ++i) {
     if (model.primitives[i].kind == PartKind::kEye)
-      eye.draws.push_back(draw(i, (*pipelines)[4], 3, true));
+      eye.draws.push_back(draw(i, (*pipelines)[4], 3));
     if (model.primitives[i].kind == PartKind::kTransparent)
-      transparent.draws.push_back(draw(i, (*pipelines)[5], 4, true));
+      transparent.draws.push_back(draw(i, (*pipelines)[5], 4));
   }
   const gpu::RenderPass first[2] = {shadow_pass, main};
   if (auto st = context.render(first); !st) return std::move(st).error();

@@ -525,7 +525,8 @@ float srgb_channel_to_linear(double c) {
 
 core::Result<std::optional<MToonShading>> Loader::mtoon(const scene::GltfMaterial& mat) {
   MToonShading s;
-  std::optional<std::size_t> shade_texture, rim_texture, matcap_texture, shift_texture;
+  std::optional<std::size_t> shade_texture, rim_texture, matcap_texture, shift_texture,
+      outline_texture, uv_mask_texture;
   if (mat.mtoon) {
     // VRMC_materials_mtoon 1.0: shading = linearstep(−1 + toony, 1 − toony,
     // N·L + shift), its colours linear.
@@ -546,6 +547,21 @@ core::Result<std::optional<MToonShading>> Loader::mtoon(const scene::GltfMateria
       shift_texture = t.shading_shift_texture->texture;
       s.shift_scale = static_cast<float>(t.shading_shift_texture->scale);
     }
+    s.outline_mode = t.outline_width_mode == scene::MToonOutlineWidthMode::kWorldCoordinates
+                         ? MToonShading::OutlineMode::kWorld
+                     : t.outline_width_mode == scene::MToonOutlineWidthMode::kScreenCoordinates
+                         ? MToonShading::OutlineMode::kScreen
+                         : MToonShading::OutlineMode::kNone;
+    s.outline_width = static_cast<float>(t.outline_width);
+    for (std::size_t c = 0; c < 3; ++c)
+      s.outline_colour[c] = static_cast<float>(t.outline_color[c]);
+    s.outline_lighting_mix = static_cast<float>(t.outline_lighting_mix);
+    if (t.outline_width_multiply_texture)
+      outline_texture = t.outline_width_multiply_texture->texture;
+    s.uv_scroll_x = static_cast<float>(t.uv_animation_scroll_x);
+    s.uv_scroll_y = static_cast<float>(t.uv_animation_scroll_y);
+    s.uv_rotation = static_cast<float>(t.uv_animation_rotation);
+    if (t.uv_animation_mask_texture) uv_mask_texture = t.uv_animation_mask_texture->texture;
   } else {
     const auto found = vrm_materials_.find(mat.name);
     if (found == vrm_materials_.end() || found->second->shader != "VRM/MToon")
@@ -581,10 +597,36 @@ core::Result<std::optional<MToonShading>> Loader::mtoon(const scene::GltfMateria
     // 0.x's additive sphere map is its matcap, at full strength.
     if (auto it = p->texture_properties.find("_SphereAdd"); it != p->texture_properties.end())
       matcap_texture = it->second;
+    // The outline and UV animation as three-vrm ports them to MToon 1.0:
+    // width in centimetres, the colour sRGB, the lighting mix only in the
+    // "mixed lighting" colour mode; Unity's v axis points up.
+    const double mode = number("_OutlineWidthMode", 0.0);
+    s.outline_mode = mode == 1.0   ? MToonShading::OutlineMode::kWorld
+                     : mode == 2.0 ? MToonShading::OutlineMode::kScreen
+                                   : MToonShading::OutlineMode::kNone;
+    s.outline_width = static_cast<float>(0.01 * number("_OutlineWidth", 0.0));
+    std::array<double, 4> outline{0, 0, 0, 1};
+    if (auto it = p->vector_properties.find("_OutlineColor"); it != p->vector_properties.end())
+      outline = it->second;
+    for (std::size_t c = 0; c < 3; ++c) s.outline_colour[c] = srgb_channel_to_linear(outline[c]);
+    s.outline_lighting_mix = number("_OutlineColorMode", 0.0) == 1.0
+                                 ? static_cast<float>(number("_OutlineLightingMix", 1.0))
+                                 : 0.0F;
+    if (auto it = p->texture_properties.find("_OutlineWidthTexture");
+        it != p->texture_properties.end())
+      outline_texture = it->second;
+    s.uv_scroll_x = static_cast<float>(number("_UvAnimScrollX", 0.0));
+    s.uv_scroll_y = static_cast<float>(-number("_UvAnimScrollY", 0.0));
+    s.uv_rotation = static_cast<float>(number("_UvAnimRotation", 0.0));
+    if (auto it = p->texture_properties.find("_UvAnimMaskTexture");
+        it != p->texture_properties.end())
+      uv_mask_texture = it->second;
   }
   for (auto [texture, slot_out] :
        {std::pair{shade_texture, &s.shade_texture}, std::pair{rim_texture, &s.rim_texture},
         std::pair{matcap_texture, &s.matcap_texture}, std::pair{shift_texture, &s.shift_texture},
+        std::pair{outline_texture, &s.outline_width_texture},
+        std::pair{uv_mask_texture, &s.uv_mask_texture},
         std::pair{mat.emissive_texture ? std::optional<std::size_t>(mat.emissive_texture->texture)
                                        : std::nullopt,
                   &s.emissive_texture}}) {

@@ -60,6 +60,33 @@ struct MToonShading {
   /// shadingShiftTexture: its red channel × shift_scale is added to N·L.
   std::optional<std::uint32_t> shift_texture;
   float shift_scale = 1.0F;
+  /// The inverted-hull outline (docs/render/shading.md, "Outline"): each
+  /// vertex pushed along its normal by outline_width (world units, or in
+  /// screen mode that fraction of half the image height) × the green channel
+  /// of outline_width_texture at the vertex, front faces culled, coloured
+  /// outline_colour × mix(1, the surface's MToon colour, outline_lighting_mix).
+  /// VRM 0.x: _OutlineWidthMode, _OutlineWidth / 100, _OutlineColor (sRGB),
+  /// _OutlineLightingMix where _OutlineColorMode is 1 (else 0).
+  enum class OutlineMode : std::uint8_t { kNone, kWorld, kScreen };
+  OutlineMode outline_mode = OutlineMode::kNone;
+  float outline_width = 0.0F;
+  core::Vec3f outline_colour{0, 0, 0};  ///< linear RGB
+  float outline_lighting_mix = 1.0F;
+  std::optional<std::uint32_t> outline_width_texture;  ///< green channel (linear)
+  /// Drawn only with a mode and a width above 0 (as three-vrm decides).
+  bool has_outline() const { return outline_mode != OutlineMode::kNone && outline_width > 0.0F; }
+  /// UV animation, per second of the frame's time: the texture coordinates
+  /// turned by uv_rotation × t radians about (0.5, 0.5), then scrolled by
+  /// (uv_scroll_x, uv_scroll_y) × t, both × the blue channel of
+  /// uv_mask_texture. VRM 0.x: _UvAnimScrollX, −_UvAnimScrollY (Unity's v
+  /// points up), _UvAnimRotation, _UvAnimMaskTexture.
+  float uv_scroll_x = 0.0F;
+  float uv_scroll_y = 0.0F;
+  float uv_rotation = 0.0F;
+  std::optional<std::uint32_t> uv_mask_texture;
+  bool uv_animated() const {
+    return uv_scroll_x != 0.0F || uv_scroll_y != 0.0F || uv_rotation != 0.0F;
+  }
   std::string source;  ///< "VRMC_materials_mtoon" or "VRM 0.x MToon"
 };
 

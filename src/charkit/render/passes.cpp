@@ -111,6 +111,28 @@ std::vector<PassDesc> make_passes() {
     p.push_back(d);
   }
   {
+    PassDesc d{PassId::kOutline,
+               "outline",
+               "MToon outline (inverted hull)",
+               "VRMC_materials_mtoon 1.0 (outline); our reading for the attachments",
+               "the outline of MToon body and face primitives: each vertex pushed along its "
+               "normal by the outline width, only back faces drawn, the outline colour",
+               kGbuffer,
+               Target::kDepthStencil,
+               {},
+               ""};
+    d.state.depth = depth(true);
+    d.state.stencil = stamp(kStencilCharacter);
+    d.state.colour = {written(), written(), written(), written()};
+    d.state.cull = gpu::CullMode::kFront;
+    d.notes =
+        "front faces culled (the hull's far side shows around the silhouette); depth pushed back "
+        "by 1e-6 of w so that the surface wins ties; the body's stencil, so the outline is "
+        "character class; drawn after face main shading and before the classification, which "
+        "then leaves face pixels the outline covers unclassified";
+    p.push_back(d);
+  }
+  {
     PassDesc d{PassId::kShadowClassification,
                "shadow-classification",
                "Shadow classification write",

@@ -42,6 +42,7 @@ enum class PassId : std::uint8_t {
   kShadowClassification,  ///< stencil bit 2 where bit 7 is set
   kEyeComposite,          ///< premultiplied eye colour
   kTransparent,           ///< transparent parts over the scene colour
+  kOutline,               ///< MToon's inverted-hull outline of body and face parts
 };
 
 struct PassDesc {

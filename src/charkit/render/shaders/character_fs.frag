@@ -9,14 +9,17 @@
 #include "frame.glsl"
 #include "shading.glsl"
 
-layout(set = 0, binding = 1) uniform sampler2D base_texture;  // linear
-layout(set = 0, binding = 2) uniform sampler2D shadow_map;    // nearest (texelFetch)
-layout(set = 0, binding = 3) uniform sampler2D lut;           // nearest (texelFetch)
-layout(set = 0, binding = 4) uniform sampler2D shade_texture;     // linear: MToon's shade multiply, else glTF metallic-roughness
-layout(set = 0, binding = 5) uniform sampler2D emissive_texture;  // linear
-layout(set = 0, binding = 6) uniform sampler2D rim_texture;       // linear: MToon's rim multiply
-layout(set = 0, binding = 7) uniform sampler2D matcap_texture;    // linear
-layout(set = 0, binding = 8) uniform sampler2D shift_texture;     // linear: shading shift (R)
+// Binding 0: the frame constants, 1: the per-primitive data (frame.glsl).
+layout(set = 0, binding = 2) uniform sampler2D base_texture;  // linear
+layout(set = 0, binding = 3) uniform sampler2D shadow_map;    // nearest (texelFetch)
+layout(set = 0, binding = 4) uniform sampler2D lut;           // nearest (texelFetch)
+layout(set = 0, binding = 5) uniform sampler2D shade_texture;     // linear: MToon's shade multiply, else glTF metallic-roughness
+layout(set = 0, binding = 6) uniform sampler2D emissive_texture;  // linear
+layout(set = 0, binding = 7) uniform sampler2D rim_texture;       // linear: MToon's rim multiply
+layout(set = 0, binding = 8) uniform sampler2D matcap_texture;    // linear
+layout(set = 0, binding = 9) uniform sampler2D shift_texture;     // linear: shading shift (R)
+// Binding 10: the outline width texture (the vertex program's).
+layout(set = 0, binding = 11) uniform sampler2D uv_mask_texture;  // linear: UV animation mask (B)
 
 layout(location = 0) in vec3 v_world;
 layout(location = 1) in vec3 v_normal;
@@ -34,15 +37,32 @@ vec3 srgb_to_linear(vec3 c) {
 }
 
 void main() {
+  const bool outline = pc.mode == MODE_OUTLINE;
+  // MToon's UV animation (VRMC_materials_mtoon 1.0, as three-vrm applies
+  // it): turned about (0.5, 0.5), then scrolled, both × the mask's blue
+  // channel read at the unmoved coordinates; wrapped into [0, 1) as glTF's
+  // default REPEAT sampler does. The matcap and the outline width texture
+  // keep their own coordinates.
+  vec2 uv = v_uv;
+  if ((pc.flags & FLAG_UV_ANIMATED) != 0u) {
+    const vec4 anim = draws[pc.draw].uv_animation;
+    const float mask =
+        (pc.flags & FLAG_UV_MASK_TEXTURED) != 0u ? texture(uv_mask_texture, v_uv).b : 1.0;
+    const float c = cos(anim.z * mask), s = sin(anim.z * mask);
+    const vec2 d = uv - 0.5;
+    uv = fract(vec2(c * d.x + s * d.y, -s * d.x + c * d.y) + 0.5 + anim.xy * mask);
+  }
   vec4 base = pc.base_colour;
   if ((pc.flags & FLAG_TEXTURED) != 0u) {
-    const vec4 t = texture(base_texture, v_uv);
+    const vec4 t = texture(base_texture, uv);
     base *= vec4(srgb_to_linear(t.rgb), t.a);
   }
   if ((pc.flags & FLAG_MASK) != 0u && base.a < pc.alpha_cutoff) discard;
-  if ((pc.flags & FLAG_SINGLE_SIDED) != 0u && !gl_FrontFacing) discard;
+  // The outline draws the hull's back faces; it keeps them and lights them
+  // with the surface's outward normal (three-vrm flips it back).
+  if (!outline && (pc.flags & FLAG_SINGLE_SIDED) != 0u && !gl_FrontFacing) discard;
   vec3 n = normalize(v_normal);
-  if (!gl_FrontFacing) n = -n;
+  if (!outline && !gl_FrontFacing) n = -n;
   const vec3 l = normalize(frame.light_dir.xyz);
 
   // Toon lighting: a narrow step across the terminator (our reading of the
@@ -58,11 +78,11 @@ void main() {
   vec3 shade;
   if (mtoon) {
     float shifted = ndl;
-    if ((pc.flags & FLAG_SHIFT_TEXTURED) != 0u) shifted += texture(shift_texture, v_uv).r * pc.rim2.z;
+    if ((pc.flags & FLAG_SHIFT_TEXTURED) != 0u) shifted += texture(shift_texture, uv).r * pc.rim2.z;
     lit = clamp((shifted - pc.shade.w) / max(pc.emissive.w - pc.shade.w, 1e-4), 0.0, 1.0);
     shade = pc.shade.rgb;
     if ((pc.flags & FLAG_SHADE_TEXTURED) != 0u)
-      shade *= srgb_to_linear(texture(shade_texture, v_uv).rgb);
+      shade *= srgb_to_linear(texture(shade_texture, uv).rgb);
   } else {
     lit = smoothstep(-0.05, 0.05, ndl);
     shade = shadow_colour(base.rgb, frame.params.y, frame.params.z);
@@ -86,7 +106,7 @@ void main() {
     // Lighting"). The toon step above still gives the control outputs.
     float metallic = pc.shade.x, roughness = pc.shade.y;
     if ((pc.flags & FLAG_MR_TEXTURED) != 0u) {
-      const vec4 mr = texture(shade_texture, v_uv);  // G roughness, B metallic (linear)
+      const vec4 mr = texture(shade_texture, uv);  // G roughness, B metallic (linear)
       roughness *= mr.g;
       metallic *= mr.b;
     }
@@ -120,7 +140,7 @@ void main() {
   if (mtoon) {
     vec3 emissive = pc.emissive.rgb;
     if ((pc.flags & FLAG_EMISSIVE_TEXTURED) != 0u)
-      emissive *= srgb_to_linear(texture(emissive_texture, v_uv).rgb);
+      emissive *= srgb_to_linear(texture(emissive_texture, uv).rgb);
     // The rim light: a fresnel term towards the silhouette, as bright as
     // the light received where rim2.y is 1, as an emission where it is 0.
     const vec3 v = normalize(frame.eye.xyz - v_world);
@@ -134,9 +154,14 @@ void main() {
       rim += pc.matcap.rgb * srgb_to_linear(texture(matcap_texture, matcap_uv).rgb);
     }
     if ((pc.flags & FLAG_RIM_TEXTURED) != 0u)
-      rim *= srgb_to_linear(texture(rim_texture, v_uv).rgb);
+      rim *= srgb_to_linear(texture(rim_texture, uv).rgb);
     const vec3 received = frame.light_colour.rgb * light + frame.ambient.rgb;
     colour += emissive + rim * mix(vec3(1.0), received, pc.rim2.y);
+  }
+  if (outline) {
+    // The outline colour × mix(1, the surface's MToon colour, lighting mix).
+    const vec4 oc = draws[pc.draw].outline_colour;
+    colour = oc.rgb * mix(vec3(1.0), colour, oc.a);
   }
 
   // Motion: the encoding of the character-rendering frame analysis, or the

@@ -12,7 +12,19 @@ layout(std430, set = 0, binding = 0) readonly buffer Frame {
   vec4 params;          // exposure, shadow value scale, saturation scale, LUT on
   vec4 motion;          // on, scale, zero, -
   vec4 eye;             // the camera's position (MToon's rim light)
+  vec4 view;            // the projection's [1][1] (1 / tan(fov_y / 2)), -, -, -
 } frame;
+
+// Per-primitive MToon data the push constants have no room for, indexed by
+// pc.draw (render/frame_draw.cpp writes it).
+struct DrawData {
+  vec4 outline_colour;  // linear RGB, outline lighting mix
+  vec4 outline;         // width factor, mode (1 world, 2 screen), -, -
+  vec4 uv_animation;    // UV scroll x, scroll y at this frame's time, rotation (radians), -
+};
+layout(std430, set = 0, binding = 1) readonly buffer Draws {
+  DrawData draws[];
+};
 
 const uint MODE_BODY = 0u;
 const uint MODE_FACE = 1u;
@@ -20,6 +32,7 @@ const uint MODE_CLASSIFY = 2u;
 const uint MODE_EYE = 3u;
 const uint MODE_TRANSPARENT = 4u;
 const uint MODE_SHADOW = 5u;
+const uint MODE_OUTLINE = 6u;
 
 const uint FLAG_TEXTURED = 1u;
 const uint FLAG_MASK = 2u;
@@ -32,13 +45,16 @@ const uint FLAG_SHIFT_TEXTURED = 128u;    // MToon's shading shift texture is bo
 const uint FLAG_UNLIT = 256u;             // KHR_materials_unlit: the base colour, no light
 const uint FLAG_MR_TEXTURED = 512u;       // glTF metallicRoughnessTexture (in shade_texture's binding)
 const uint FLAG_SINGLE_SIDED = 1024u;     // back faces are dropped (the pipelines do not cull)
+const uint FLAG_OUTLINE_TEXTURED = 2048u;  // MToon's outline width multiply texture is bound
+const uint FLAG_UV_ANIMATED = 4096u;       // MToon's UV animation moves the texture coordinates
+const uint FLAG_UV_MASK_TEXTURED = 8192u;  // MToon's UV animation mask texture is bound
 
 layout(push_constant) uniform Push {
   vec4 base_colour;
   uint mode;
   uint flags;
   float alpha_cutoff;
-  uint reserved;
+  uint draw;  // this primitive's entry of draws[]
   vec4 shade;     // MToon: shade colour (linear RGB), shading's lower edge; else metallic, roughness
   vec4 emissive;  // MToon: emissive colour (linear RGB), shading's upper edge
   vec4 rim;       // MToon: rim colour (linear RGB), fresnel power
