@@ -310,6 +310,8 @@ async function main() {
         "--light", light.join(","), "--light-colour", view.lightColour.join(","), "--ambient", view.ambient.join(","),
         "--exposure", "1"];
       if (!o.shadows) args.push("--no-shadows");
+      // Both draw MToon outlines by default; --outlines keeps them on both sides.
+      if (!o.outlines) args.push("--no-outlines");
       const t1 = Date.now();
       let ckJson;
       try {

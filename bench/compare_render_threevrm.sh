@@ -4,8 +4,8 @@
 # and the mean colour difference CIEDE2000 over the pixels both cover, from
 # the same camera, light and image size. Goals (outlines off): IoU ≥ 0.98,
 # mean ΔE00 ≤ 5. Prints three tables: outlines and shadows off (the goals);
-# three-vrm's outlines on (charkit has no outline pass yet); shadows on, each
-# renderer with its own shadow map. Needs Debian's chromium and
+# MToon outlines on in both renderers; shadows on, each renderer with its own
+# shadow map. Needs Debian's chromium and
 # web/node_modules (scripts/bootstrap); exit 77 (skipped) without them.
 #   bench/compare_render_threevrm.sh [--size WxH] [MODEL.vrm ...]
 # CHARKIT=path runs that binary instead of building the release preset's.
