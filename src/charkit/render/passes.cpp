@@ -56,6 +56,17 @@ gpu::StencilState stamp(std::uint8_t reference) {
   return s;
 }
 
+/// Face main shading's state (the frame analysis §3), which the body and
+/// the outline share: depth tested and written, the character's stencil
+/// stamped, every colour target written.
+gpu::GraphicsState opaque_character() {
+  gpu::GraphicsState s;
+  s.depth = depth(true);
+  s.stencil = stamp(kStencilCharacter);
+  s.colour = {written(), written(), written(), written()};
+  return s;
+}
+
 const std::vector<Target> kGbuffer = {Target::kHdr, Target::kMaterial1, Target::kMaterial2,
                                       Target::kNormal};
 
@@ -85,9 +96,7 @@ std::vector<PassDesc> make_passes() {
                Target::kDepthStencil,
                {},
                ""};
-    d.state.depth = depth(true);
-    d.state.stencil = stamp(kStencilCharacter);
-    d.state.colour = {written(), written(), written(), written()};
+    d.state = opaque_character();
     d.notes =
         "the face's state: bit 7 marks every character pixel, so the classification pass "
         "covers the body too; material2 RG motion, B = A = 0";
@@ -104,9 +113,7 @@ std::vector<PassDesc> make_passes() {
                Target::kDepthStencil,
                {},
                ""};
-    d.state.depth = depth(true);
-    d.state.stencil = stamp(kStencilCharacter);
-    d.state.colour = {written(), written(), written(), written()};
+    d.state = opaque_character();
     d.notes = "";
     p.push_back(d);
   }
@@ -121,9 +128,7 @@ std::vector<PassDesc> make_passes() {
                Target::kDepthStencil,
                {},
                ""};
-    d.state.depth = depth(true);
-    d.state.stencil = stamp(kStencilCharacter);
-    d.state.colour = {written(), written(), written(), written()};
+    d.state = opaque_character();
     d.state.cull = gpu::CullMode::kFront;
     d.notes =
         "front faces culled (the hull's far side shows around the silhouette); depth pushed back "
