@@ -32,11 +32,13 @@ from .pose_model import Model, PoseModel, export_nmn, import_network, run_networ
 from .rig import Rig
 from .spec import InputSpec, pose_features, pose_library_json, sample_poses
 from .tools import bem_validate, motion_convert
+from .bem import BemPackage
 
 __all__ = [
     "version", "c_api_version", "library_path", "CharkitError", "Cancelled",
     "InputSpec", "sample_poses", "pose_features", "pose_library_json", "Rig", "Dataset",
     "PoseModel", "Model", "export_nmn", "import_network", "run_network", "bem_validate", "motion_convert",
+    "BemPackage",
 ]
 
 #: The path (or name) libcharkit_c was loaded from.

@@ -104,10 +104,15 @@ class _Model(ctypes.Structure):
     pass
 
 
+class _BemPackage(ctypes.Structure):
+    pass
+
+
 SpecP = POINTER(_Spec)
 RigP = POINTER(_Rig)
 DatasetP = POINTER(_Dataset)
 ModelP = POINTER(_Model)
+BemPackageP = POINTER(_BemPackage)
 FloatP = POINTER(c_float)
 DoubleP = POINTER(c_double)
 U32P = POINTER(c_uint32)
@@ -187,6 +192,19 @@ _PROTOTYPES = {
     # BEM and motion
     "charkit_bem_validate": (status_t, [c_char_p, StrOut]),
     "charkit_motion_convert": (status_t, [c_char_p, StrOut]),
+    # BEM packages for editors
+    "charkit_bem_open": (status_t, [c_char_p, POINTER(BemPackageP)]),
+    "charkit_bem_package_free": (None, [BemPackageP]),
+    "charkit_bem_package_json": (status_t, [BemPackageP, StrOut]),
+    "charkit_bem_mesh_floats": (status_t, [BemPackageP, c_uint32, c_char_p, FloatP, c_uint64,
+                                           U64P]),
+    "charkit_bem_mesh_indices": (status_t, [BemPackageP, c_uint32, c_uint32, U32P, c_uint64,
+                                            U64P]),
+    "charkit_bem_image_rgba": (status_t, [BemPackageP, c_uint32, POINTER(ctypes.c_uint8),
+                                          c_uint64, U32P, U32P]),
+    "charkit_bem_selection_json": (status_t, [BemPackageP, c_char_p, c_char_p, StrOut]),
+    "charkit_bem_pack_glb": (status_t, [c_char_p, POINTER(ctypes.c_uint8), c_uint64, c_char_p,
+                                        c_char_p, StrOut]),
 }
 
 

@@ -398,6 +398,33 @@ TEST(SelectPlan, MeshReplacingTwoComponentsAndSlots) {
   EXPECT_EQ(p.payloads, (U32s{5, 6, 7, 9, 11}));
 }
 
+TEST(SelectPlan, EveryDrawPlansEveryMeshAndDraw) {
+  // Defaults select mesh 0 draws 0 and 2 only; every_draw adds draw 1
+  // (colour blue) and mesh 1 (outfit b, replacing components 0 and 2),
+  // both its draws, while components still follow the defaults.
+  Opened o = open(fixture());
+  PlanOptions po;
+  po.every_draw = true;
+  Plan p = plan(o.model, "", "", po);
+  ASSERT_EQ(p.components.size(), 3u);
+  EXPECT_EQ(p.components[0].mesh, 0u);
+  EXPECT_EQ(p.components[2].op, Operation::kHide);
+  EXPECT_EQ(p.draws, (Pairs{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}}));
+  ASSERT_EQ(p.meshes.size(), 2u);
+  EXPECT_EQ(p.meshes[0].components, U32s{0});
+  EXPECT_EQ(p.meshes[1].components, (U32s{0, 2}));
+  EXPECT_EQ(p.meshes[0].index_count, 9u);
+  EXPECT_EQ(p.meshes[1].index_count, 9u);
+  ASSERT_EQ(p.meshes[1].segments.size(), 2u);
+  EXPECT_EQ(p.meshes[1].segments[1].start, 6u);
+  // Both meshes' channels are planned (mesh 1's slim at its neutral 500).
+  EXPECT_EQ(p.meshes[0].channels.size(), 1u);
+  EXPECT_EQ(p.meshes[1].channels.size(), 1u);
+  // Streams 0-2 and 5-7, indices 3, 4, 8, 9; textures 0 (fixed) and 2 (hair
+  // slot, red); body_d is null with red so reads nothing.
+  EXPECT_EQ(p.payloads, (U32s{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12}));
+}
+
 TEST(SelectPlan, IndexStreamConcatenationAndFrameWeights) {
   Opened o = open(fixture());
   Plan p = plan(o.model, "outfit:b&part:on&colour:blue", "slim:750");

@@ -20,6 +20,7 @@ struct Builder {
   Plan plan;
   std::vector<std::uint32_t> payloads;
   bool all_frames = false;
+  bool every_draw = false;
 
   std::uint64_t payload_count() const { return model.payload_sizes.size(); }
 
@@ -97,7 +98,7 @@ struct Builder {
     std::uint64_t start = 0;
     for (std::size_t d = 0; d < mesh.draws.size(); ++d) {
       const Draw& draw = mesh.draws[d];
-      if (!evaluate(draw.when, settings.effective)) continue;
+      if (!every_draw && !evaluate(draw.when, settings.effective)) continue;
       const std::string where =
           core::json_pointer_join("/meshes", pm.mesh) + "/draws/" + std::to_string(d);
       if (!payload_ok(draw.indices))
@@ -228,7 +229,7 @@ core::Result<Plan> make_plan(const Model& model, const Settings& settings,
     }
   }
 
-  Builder b{model, settings, {}, {}, options.all_frames};
+  Builder b{model, settings, {}, {}, options.all_frames, options.every_draw};
   b.plan.resource = options.resource;
   b.plan.platform = options.platform;
   b.plan.parameter_ticks = settings.ticks;
@@ -263,6 +264,13 @@ core::Result<Plan> make_plan(const Model& model, const Settings& settings,
       replaced[cand.mesh].push_back(pc.target);
     }
     b.plan.components.push_back(std::move(pc));
+    if (options.every_draw)
+      for (const Candidate& other : comp.candidates)
+        if (other.op == Operation::kReplace && other.mesh < model.meshes.size()) {
+          std::vector<std::uint32_t>& targets = replaced[other.mesh];
+          if (std::find(targets.begin(), targets.end(), t) == targets.end())
+            targets.push_back(static_cast<std::uint32_t>(t));
+        }
   }
 
   // Meshes ascending, each once (manifest order of draws across meshes).

@@ -29,6 +29,12 @@ struct PlanOptions {
   /// tick does not use with weight 0), so their payloads are read: for
   /// exports that carry each frame as a morph target.
   bool all_frames = false;
+  /// Plan every mesh that any replace candidate names and every draw of
+  /// it, whatever the settings select (each mesh once, its draws in
+  /// manifest order): for editors that hold a whole package at once, such
+  /// as the Blender add-on's import. Components, texture slots and channels
+  /// still follow the settings.
+  bool every_draw = false;
 };
 
 /// The planned state of one target component.

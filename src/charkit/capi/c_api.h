@@ -313,6 +313,65 @@ CHARKIT_C_EXPORT charkit_status charkit_bem_validate(const char* path, char** ou
  * keypoint NDJSON, as `charkit motion convert` does with its defaults. */
 CHARKIT_C_EXPORT charkit_status charkit_motion_convert(const char* path, char** out_ndjson);
 
+/* ---- BEM packages for editors (the Blender add-on's BEM panel) ---------- */
+
+/* A valid BEM package opened whole: every mesh any option can select, with
+ * every draw, built as `charkit bem export --raw-axes` builds a selection
+ * (the package's own axes, UVs and image rows; sliders as morph targets at
+ * their default ticks). Released with charkit_bem_package_free. An invalid
+ * package is CAPI_BEM_INVALID with the validator's first error. */
+typedef struct charkit_bem_package charkit_bem_package;
+CHARKIT_C_EXPORT charkit_status charkit_bem_open(const char* path, charkit_bem_package** out);
+CHARKIT_C_EXPORT void charkit_bem_package_free(charkit_bem_package* package);
+/* Facts as JSON: "uri", "version", "package" (what `charkit bem inspect
+ * --json` gives: option groups, meshes, textures, parameters, drivers, ...),
+ * "manifest" (as stored), "meshes" (per exported mesh: "name" mesh_N,
+ * "mesh", "vertices", "components", "attributes" [{"name", "components"}],
+ * "primitives" [{"draw", "material", "indices"}] one per draw, "targets"
+ * [{"name", "weight"}], "bones"), "skeleton" ({"joints", "parents",
+ * "inverseBindMatrices"}), "images" ([{"name", "texture"}]), "warnings". */
+CHARKIT_C_EXPORT charkit_status charkit_bem_package_json(const charkit_bem_package* package,
+                                                         char** out_json);
+/* One attribute of exported mesh `mesh` as floats, vertex by vertex: a
+ * name from its "attributes" (POSITION, NORMAL, TANGENT, TEXCOORD_n,
+ * COLOR_0, JOINTS_0, WEIGHTS_0, `_NAME`), or TARGET_k for morph target k's
+ * displacements. *count gets the float count; out NULL asks only that. */
+CHARKIT_C_EXPORT charkit_status charkit_bem_mesh_floats(const charkit_bem_package* package,
+                                                        uint32_t mesh, const char* attribute,
+                                                        float* out, uint64_t capacity,
+                                                        uint64_t* count);
+/* The triangle indices of primitive `primitive` (a draw) of exported mesh
+ * `mesh`; out NULL asks only the count. */
+CHARKIT_C_EXPORT charkit_status charkit_bem_mesh_indices(const charkit_bem_package* package,
+                                                         uint32_t mesh, uint32_t primitive,
+                                                         uint32_t* out, uint64_t capacity,
+                                                         uint64_t* count);
+/* Image `image` (a texture's top mip, decoded from its format) as RGBA8,
+ * rows in the package's order (bottom row first); out NULL asks only the size. */
+CHARKIT_C_EXPORT charkit_status charkit_bem_image_rgba(const charkit_bem_package* package,
+                                                       uint32_t image, uint8_t* out,
+                                                       uint64_t capacity, uint32_t* width,
+                                                       uint32_t* height);
+/* What a settings string selects (as `charkit bem select`): {"draws":
+ * [[mesh, draw], ...], "components": [{"component", "operation", "mesh"}],
+ * "groups": [{"id", "choice", "available"}], "parameters": [{"id",
+ * "tick", "available"}], "warnings"}. options/parameters may be NULL. */
+CHARKIT_C_EXPORT charkit_status charkit_bem_selection_json(const charkit_bem_package* package,
+                                                           const char* options,
+                                                           const char* parameters, char** out_json);
+/* `charkit bem pack` from memory: the glTF scene `glb` (size bytes) packed
+ * into the template package at template_path, written through the writer
+ * and validated. options_json (NULL or an object): "rawAxes" (bool),
+ * "to" ("bem" | "zip"), "spec" (the spec file's object), "textureFormats"
+ * ({KEY: FORMAT}). The result is written to output_path when it is valid
+ * and output_path is not NULL (NULL: validate only). *out_json: {"ok",
+ * "error" ({"code", "message", "location"}, when not ok), "meshes",
+ * "textures", "warnings", "issues" (the validator's), "version", "bytes"};
+ * a scene that cannot be packed is CHARKIT_OK with "ok": false. */
+CHARKIT_C_EXPORT charkit_status charkit_bem_pack_glb(const char* template_path, const uint8_t* glb,
+                                                     uint64_t size, const char* options_json,
+                                                     const char* output_path, char** out_json);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,451 @@
+// The C API's BEM package calls (charkit/capi/c_api.h, "BEM packages"): a
+// package opened whole for an editor (every mesh and draw, as bem export
+// builds them in the package's own axes), the selection a settings string
+// makes, and packing an in-memory glTF scene into a template package. The
+// work is bem's (load_package, make_plan, export_glb, pack_scene, the
+// writer); this file moves it across the C boundary.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "charkit/bem/container.h"
+#include "charkit/bem/error_codes.h"
+#include "charkit/bem/export_gltf.h"
+#include "charkit/bem/inspect.h"
+#include "charkit/bem/load.h"
+#include "charkit/bem/pack.h"
+#include "charkit/bem/pack_spec.h"
+#include "charkit/bem/plan.h"
+#include "charkit/bem/settings.h"
+#include "charkit/bem/writer.h"
+#include "charkit/capi/c_api.h"
+#include "charkit/capi/detail.h"
+#include "charkit/capi/error_codes.h"
+#include "charkit/core/json.h"
+#include "charkit/core/mapped_file.h"
+#include "charkit/deformer/npy.h"
+#include "charkit/scene/gltf_document.h"
+#include "charkit/scene/image.h"
+#include "charkit/scene/texture_decode.h"
+
+struct charkit_bem_package {
+  std::vector<std::uint8_t> bytes;  // the file; the container views into it
+  charkit::bem::LoadedPackage loaded;
+  charkit::bem::GlbExport exported;
+  charkit::core::Json facts;
+};
+
+using namespace charkit;
+using capi::bad_argument;
+using capi::fail;
+using capi::guarded;
+using core::Json;
+
+namespace {
+
+bool all_digits(const std::string& s, std::size_t max_len) {
+  return !s.empty() && s.size() <= max_len &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+Json error_json(const core::Error& e) {
+  return Json{{"code", e.code}, {"message", e.message}, {"location", e.location.to_string()}};
+}
+
+/// The scene facts an editor needs beside inspect_package's manifest facts:
+/// per exported mesh its BEM mesh, components, attributes (glTF names and
+/// component counts), primitives (one per draw) and morph targets.
+Json scene_facts(const bem::Model& model, const bem::Plan& plan, const scene::Scene& scene) {
+  Json meshes = Json::array();
+  std::size_t s = 0;
+  for (const bem::PlannedMesh& pm : plan.meshes) {
+    if (pm.segments.empty() || s >= scene.meshes.size()) continue;  // not exported
+    const scene::Mesh& m = scene.meshes[s++];
+    Json attributes = Json::array();
+    auto add = [&](const std::string& name, std::size_t count, int components) {
+      if (count) attributes.push_back(Json{{"name", name}, {"components", components}});
+    };
+    add("POSITION", m.positions.size(), 3);
+    add("NORMAL", m.normals.size(), 3);
+    add("TANGENT", m.tangents.size(), 4);
+    for (std::size_t t = 0; t < m.texcoords.size(); ++t)
+      add("TEXCOORD_" + std::to_string(t), m.texcoords[t].size(), 2);
+    add("COLOR_0", m.colors.size(), 4);
+    add("JOINTS_0", m.joints.size(), 4);
+    add("WEIGHTS_0", m.weights.size(), 4);
+    for (const scene::CustomAttribute& c : m.custom)
+      add(c.name, c.values.size(), static_cast<int>(c.components));
+    Json primitives = Json::array();
+    for (std::size_t p = 0; p < m.primitives.size() && p < pm.draws.size(); ++p) {
+      const bem::Draw& draw = model.meshes[pm.mesh].draws[pm.draws[p]];
+      primitives.push_back(Json{{"draw", pm.draws[p]},
+                                {"material", draw.material_name},
+                                {"indices", m.primitives[p].indices.size()}});
+    }
+    Json targets = Json::array();
+    for (const scene::MorphTarget& t : m.targets)
+      targets.push_back(Json{{"name", t.name}, {"weight", t.weight}});
+    Json components = Json::array();
+    for (std::uint32_t c : pm.components)
+      components.push_back(Json{{"component", c}, {"meshName", model.components[c].mesh_name}});
+    Json bones = Json::array();
+    for (const bem::PaletteBone& b : model.meshes[pm.mesh].bones) bones.push_back(b.name);
+    meshes.push_back(Json{{"name", m.name},
+                          {"mesh", pm.mesh},
+                          {"vertices", m.vertex_count()},
+                          {"components", std::move(components)},
+                          {"attributes", std::move(attributes)},
+                          {"primitives", std::move(primitives)},
+                          {"targets", std::move(targets)},
+                          {"bones", std::move(bones)}});
+  }
+  Json joints = Json::array();
+  Json parents = Json::array();
+  Json inverse_binds = Json::array();
+  if (scene.skeleton) {
+    const scene::Skeleton& k = *scene.skeleton;
+    for (std::size_t j = 0; j < k.joint_count(); ++j) {
+      joints.push_back(k.joint_names[j]);
+      parents.push_back(j < k.parents.size() ? k.parents[j] : -1);
+      if (j < k.inverse_bind_matrices.size()) {
+        Json row = Json::array();
+        for (float v : k.inverse_bind_matrices[j]) row.push_back(v);
+        inverse_binds.push_back(std::move(row));
+      }
+    }
+  }
+  Json images = Json::array();
+  for (const scene::Image& img : scene.images) {
+    Json texture = nullptr;
+    for (std::size_t t = 0; t < model.textures.size(); ++t) {
+      const std::string& name = model.textures[t].original_name;
+      if (img.name == (name.empty() ? "texture_" + std::to_string(t) : name)) texture = t;
+    }
+    images.push_back(Json{{"name", img.name}, {"texture", texture}});
+  }
+  return Json{{"meshes", std::move(meshes)},
+              {"skeleton", Json{{"joints", std::move(joints)},
+                                {"parents", std::move(parents)},
+                                {"inverseBindMatrices", std::move(inverse_binds)}}},
+              {"images", std::move(images)}};
+}
+
+charkit_status copy_floats_out(const std::vector<float>& values, float* out, std::uint64_t capacity,
+                               std::uint64_t* count) {
+  *count = values.size();
+  if (!out) return CHARKIT_OK;
+  if (capacity < values.size())
+    return bad_argument("capacity " + std::to_string(capacity) + " is below the " +
+                        std::to_string(values.size()) + " values");
+  std::copy(values.begin(), values.end(), out);
+  return CHARKIT_OK;
+}
+
+/// The floats of one exported attribute (glTF names; TARGET_k: morph
+/// target k's displacements), vertex by vertex; nullopt for an unknown name.
+std::optional<std::vector<float>> attribute_values(const scene::Mesh& m, const std::string& name) {
+  std::vector<float> v;
+  auto vec3 = [&](const std::vector<scene::Vec3>& a) {
+    for (const scene::Vec3& x : a) v.insert(v.end(), x.begin(), x.end());
+  };
+  auto vec4 = [&](const std::vector<scene::Vec4>& a) {
+    for (const scene::Vec4& x : a) v.insert(v.end(), x.begin(), x.end());
+  };
+  if (name == "POSITION") {
+    vec3(m.positions);
+  } else if (name == "NORMAL") {
+    vec3(m.normals);
+  } else if (name == "TANGENT") {
+    vec4(m.tangents);
+  } else if (name == "COLOR_0") {
+    vec4(m.colors);
+  } else if (name == "WEIGHTS_0") {
+    vec4(m.weights);
+  } else if (name == "JOINTS_0") {
+    for (const auto& j : m.joints)
+      for (std::uint16_t x : j) v.push_back(static_cast<float>(x));
+  } else if (name.rfind("TEXCOORD_", 0) == 0) {
+    const std::string n = name.substr(9);
+    if (!all_digits(n, 2)) return std::nullopt;
+    const std::size_t set = std::stoul(n);
+    if (set >= m.texcoords.size()) return std::nullopt;
+    for (const scene::Vec2& x : m.texcoords[set]) v.insert(v.end(), x.begin(), x.end());
+  } else if (name.rfind("TARGET_", 0) == 0) {
+    const std::string n = name.substr(7);
+    if (!all_digits(n, 4)) return std::nullopt;
+    const std::size_t t = std::stoul(n);
+    if (t >= m.targets.size()) return std::nullopt;
+    vec3(m.targets[t].positions);
+  } else {
+    for (const scene::CustomAttribute& c : m.custom)
+      if (c.name == name) return c.values;
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace
+
+charkit_status charkit_bem_open(const char* path, charkit_bem_package** out) {
+  return guarded([&] {
+    if (!path || !out) return bad_argument("path or out is NULL");
+    *out = nullptr;
+    auto file = core::MappedFile::open(path);
+    if (!file) return fail(file.error());
+    auto pkg = std::make_unique<charkit_bem_package>();
+    const core::Bytes bytes = file->bytes();
+    pkg->bytes.assign(bytes.begin(), bytes.end());
+    pkg->loaded = bem::load_package(pkg->bytes);
+    if (!pkg->loaded.ok())
+      return fail(core::make_error(capi::codes::CAPI_BEM_INVALID,
+                                   std::string(path) + ": " + pkg->loaded.error));
+    const bem::Model& model = *pkg->loaded.model;
+    bem::ExportOptions eo;
+    eo.plan.every_draw = true;
+    eo.unity_to_gltf = false;  // the package's own axes, UVs and rows
+    eo.morph_targets = true;
+    auto exported = bem::export_glb(model, *pkg->loaded.package, bem::default_settings(model), eo);
+    if (!exported) return fail(exported.error());
+    pkg->exported = std::move(*exported);
+    pkg->exported.glb.clear();
+    pkg->exported.glb.shrink_to_fit();
+    Json facts = scene_facts(model, pkg->exported.plan, pkg->exported.result.scene);
+    facts["uri"] = path;
+    facts["version"] = "1." + std::to_string(model.minor);
+    facts["package"] = bem::inspect_package(pkg->bytes);
+    facts["manifest"] = pkg->loaded.manifest;
+    Json warnings = Json::array();
+    for (const bem::ExportWarning& w : pkg->exported.result.warnings)
+      warnings.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
+    facts["warnings"] = std::move(warnings);
+    pkg->facts = std::move(facts);
+    *out = pkg.release();
+    return CHARKIT_OK;
+  });
+}
+
+void charkit_bem_package_free(charkit_bem_package* package) {
+  delete package;
+}
+
+charkit_status charkit_bem_package_json(const charkit_bem_package* package, char** out_json) {
+  return guarded([&] {
+    if (!package || !out_json) return bad_argument("package or out_json is NULL");
+    *out_json = capi::dup_string(package->facts.dump());
+    return CHARKIT_OK;
+  });
+}
+
+charkit_status charkit_bem_mesh_floats(const charkit_bem_package* package, uint32_t mesh,
+                                       const char* attribute, float* out, uint64_t capacity,
+                                       uint64_t* count) {
+  return guarded([&] {
+    if (!package || !attribute || !count)
+      return bad_argument("package, attribute or count is NULL");
+    const auto& meshes = package->exported.result.scene.meshes;
+    if (mesh >= meshes.size())
+      return bad_argument("mesh " + std::to_string(mesh) + " of " + std::to_string(meshes.size()));
+    auto values = attribute_values(meshes[mesh], attribute);
+    if (!values)
+      return bad_argument(std::string("mesh ") + std::to_string(mesh) + " has no attribute '" +
+                          attribute + "'");
+    return copy_floats_out(*values, out, capacity, count);
+  });
+}
+
+charkit_status charkit_bem_mesh_indices(const charkit_bem_package* package, uint32_t mesh,
+                                        uint32_t primitive, uint32_t* out, uint64_t capacity,
+                                        uint64_t* count) {
+  return guarded([&] {
+    if (!package || !count) return bad_argument("package or count is NULL");
+    const auto& meshes = package->exported.result.scene.meshes;
+    if (mesh >= meshes.size() || primitive >= meshes[mesh].primitives.size())
+      return bad_argument("mesh " + std::to_string(mesh) + " primitive " +
+                          std::to_string(primitive) + " does not exist");
+    const std::vector<std::uint32_t>& idx = meshes[mesh].primitives[primitive].indices;
+    *count = idx.size();
+    if (!out) return CHARKIT_OK;
+    if (capacity < idx.size()) return bad_argument("capacity is below the index count");
+    std::copy(idx.begin(), idx.end(), out);
+    return CHARKIT_OK;
+  });
+}
+
+charkit_status charkit_bem_image_rgba(const charkit_bem_package* package, uint32_t image,
+                                      uint8_t* out, uint64_t capacity, uint32_t* width,
+                                      uint32_t* height) {
+  return guarded([&] {
+    if (!package || !width || !height) return bad_argument("package, width or height is NULL");
+    const auto& images = package->exported.result.scene.images;
+    if (image >= images.size())
+      return bad_argument("image " + std::to_string(image) + " of " +
+                          std::to_string(images.size()));
+    auto rgba = scene::decode_image(images[image].png);
+    if (!rgba) return fail(rgba.error());
+    *width = rgba->width;
+    *height = rgba->height;
+    if (!out) return CHARKIT_OK;
+    if (capacity < rgba->pixels.size()) return bad_argument("capacity is below width*height*4");
+    std::copy(rgba->pixels.begin(), rgba->pixels.end(), out);
+    return CHARKIT_OK;
+  });
+}
+
+charkit_status charkit_bem_selection_json(const charkit_bem_package* package, const char* options,
+                                          const char* parameters, char** out_json) {
+  return guarded([&] {
+    if (!package || !out_json) return bad_argument("package or out_json is NULL");
+    const bem::Model& model = *package->loaded.model;
+    auto settings =
+        bem::parse_settings(model, options ? options : "", parameters ? parameters : "");
+    if (!settings) return fail(settings.error());
+    auto plan = bem::make_plan(model, *settings);
+    if (!plan) return fail(plan.error());
+    Json draws = Json::array();
+    for (const auto& [mesh, draw] : plan->draws) draws.push_back(Json::array({mesh, draw}));
+    Json components = Json::array();
+    for (const bem::PlannedComponent& pc : plan->components) {
+      const char* op = pc.op == bem::Operation::kReplace ? "replace"
+                       : pc.op == bem::Operation::kHide  ? "hide"
+                                                         : "keep";
+      Json c{{"component", pc.target}, {"operation", op}};
+      if (pc.op == bem::Operation::kReplace) c["mesh"] = pc.mesh;
+      components.push_back(std::move(c));
+    }
+    Json groups = Json::array();
+    for (std::size_t g = 0; g < model.groups.size(); ++g)
+      groups.push_back(Json{{"id", model.groups[g].id},
+                            {"choice", model.groups[g].choices.at(settings->saved[g])},
+                            {"available", settings->effective[g].has_value()}});
+    Json ticks = Json::array();
+    for (std::size_t p = 0; p < model.parameters.size(); ++p)
+      ticks.push_back(Json{{"id", model.parameters[p].id},
+                           {"tick", settings->saved_ticks[p]},
+                           {"available", static_cast<bool>(settings->parameter_available[p])}});
+    Json warnings = Json::array();
+    for (const bem::SettingsWarning& w : settings->warnings)
+      warnings.push_back(Json{{"code", w.code}, {"message", w.message}});
+    *out_json = capi::dup_string(Json{
+        {"draws", std::move(draws)},
+        {"components", std::move(components)},
+        {"groups", std::move(groups)},
+        {"parameters", std::move(ticks)},
+        {"warnings",
+         std::move(warnings)}}.dump());
+    return CHARKIT_OK;
+  });
+}
+
+charkit_status charkit_bem_pack_glb(const char* template_path, const uint8_t* glb, uint64_t size,
+                                    const char* options_json, const char* output_path,
+                                    char** out_json) {
+  return guarded([&] {
+    if (!template_path || !glb || !out_json)
+      return bad_argument("template, glb or out_json is NULL");
+    *out_json = nullptr;
+    Json opts = Json::object();
+    if (options_json && *options_json) {
+      auto parsed = core::parse_json_strict(options_json);
+      if (!parsed) return fail(parsed.error());
+      opts = std::move(*parsed);
+      if (!opts.is_object()) return bad_argument("options_json is not a JSON object");
+    }
+    bem::PackOptions po;
+    bool zip = false;
+    std::optional<bem::PackSpec> spec;
+    for (auto it = opts.begin(); it != opts.end(); ++it) {
+      const std::string& key = it.key();
+      const Json& v = it.value();
+      if (key == "rawAxes" && v.is_boolean()) {
+        po.raw_axes = v.get<bool>();
+      } else if (key == "to" && v.is_string() && (v == "bem" || v == "zip")) {
+        zip = v == "zip";
+      } else if (key == "spec" && v.is_object()) {
+        auto s = bem::parse_pack_spec(v);
+        if (!s) return fail(s.error());
+        spec = std::move(*s);
+        po.spec = &*spec;
+      } else if (key == "textureFormats" && v.is_object()) {
+        for (auto f = v.begin(); f != v.end(); ++f) {
+          auto format = f.value().is_string()
+                            ? scene::texture_format_from_name(f.value().get<std::string>())
+                            : std::nullopt;
+          if (!format)
+            return bad_argument("textureFormats/" + f.key() +
+                                ": not one of BC7, BC1, BC3, BC4, BC5, ASTC4x4, ASTC5x5, "
+                                "ASTC6x6, RGBA32, R8");
+          po.texture_formats[f.key()] = *format;
+        }
+      } else {
+        return bad_argument("options_json: unknown option or wrong type: '" + key +
+                            "' (rawAxes, to, spec, textureFormats)");
+      }
+    }
+    auto file = core::MappedFile::open(template_path);
+    if (!file) return fail(file.error());
+    bem::LoadedPackage loaded = bem::load_package(file->bytes());
+    if (!loaded.ok())
+      return fail(core::make_error(bem::codes::BEM_PACK_TEMPLATE,
+                                   "the template is not a valid package: " + loaded.error));
+    auto content = bem::read_package_content(file->bytes());
+    if (!content) return fail(content.error());
+    Json result{{"ok", false}};
+    auto doc = scene::GltfDocument::load(core::Bytes(glb, size));
+    if (!doc) {
+      result["error"] = error_json(doc.error());
+      *out_json = capi::dup_string(result.dump());
+      return CHARKIT_OK;
+    }
+    auto packed = bem::pack_scene(*content, *loaded.model, *doc, po);
+    if (!packed) {
+      result["error"] = error_json(packed.error());
+      *out_json = capi::dup_string(result.dump());
+      return CHARKIT_OK;
+    }
+    Json meshes = Json::array();
+    for (const bem::PackedMesh& m : packed->meshes)
+      meshes.push_back(Json{{"mesh", m.mesh},
+                            {"gltfMesh", m.gltf_mesh},
+                            {"vertices", m.vertices},
+                            {"drawsReplaced", m.draws_replaced},
+                            {"drawsAdded", m.draws_added},
+                            {"bones", m.bones},
+                            {"sliders", m.sliders}});
+    Json textures = Json::array();
+    for (const bem::PackedTexture& t : packed->textures)
+      textures.push_back(Json{{"texture", t.texture},
+                              {"name", t.name},
+                              {"format", scene::texture_format_name(t.format)},
+                              {"encoded", t.encoded}});
+    Json warnings = Json::array();
+    for (const bem::PackWarning& w : packed->warnings)
+      warnings.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
+    result["meshes"] = std::move(meshes);
+    result["textures"] = std::move(textures);
+    result["warnings"] = std::move(warnings);
+    core::Report report;
+    auto written = zip ? bem::write_zip(packed->content, {}, &report)
+                       : bem::write_binary(packed->content, {}, &report);
+    result["issues"] = Json::parse(report.to_json_issues());
+    if (!written) {
+      result["error"] = error_json(written.error());
+      *out_json = capi::dup_string(result.dump());
+      return CHARKIT_OK;
+    }
+    result["ok"] = true;
+    result["version"] = "1." + std::to_string(written->stats.minor);
+    result["bytes"] = written->stats.file_bytes;
+    result["container"] = zip ? "zip" : "binary";
+    if (output_path && *output_path) {
+      if (auto st = deformer::write_file_bytes(output_path, written->bytes); !st)
+        return fail(st.error());
+      result["uri"] = output_path;
+    }
+    *out_json = capi::dup_string(result.dump());
+    return CHARKIT_OK;
+  });
+}
