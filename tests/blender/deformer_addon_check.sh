@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Headless end-to-end test of the Blender add-on charkit_deformer
 # (python/blender/charkit_deformer) on the C library libcharkit_c.so:
-#   tests/blender/deformer_addon_check.sh LIBCHARKIT_C OUT_DIR
-# Runs tests/blender/deformer_addon_test.py in `blender --background
+#   tests/blender/deformer_addon_check.sh LIBCHARKIT_C OUT_DIR [TEST.py MARKER]
+# Runs tests/blender/deformer_addon_test.py (or TEST.py, whose last line is
+# "MARKER OK" when it passes: the BEM panel's bem_addon_test.py with
+# CHARKIT_BEM_TEST) in `blender --background
 # --factory-startup` with CHARKIT_LIBRARY=LIBCHARKIT_C; passes only when the
 # script prints its final OK line and Blender exits 0. The log is
 # OUT_DIR/blender.log. A library built with AddressSanitizer (the dev preset)
 # is run with libasan preloaded into Blender.
 # Exit 77 (skipped) when /usr/bin/blender or the library is absent.
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: $0 LIBCHARKIT_C OUT_DIR" >&2; exit 2; }
-lib="$1" out="$2"
+[ $# -eq 2 ] || [ $# -eq 4 ] || { echo "usage: $0 LIBCHARKIT_C OUT_DIR [TEST.py MARKER]" >&2; exit 2; }
+lib="$1" out="$2" script="${3:-deformer_addon_test.py}" marker="${4:-CHARKIT_DEFORMER_TEST}"
+name="${script%_test.py}"
 here="$(cd "$(dirname "$0")" && pwd)"
 blender=/usr/bin/blender
 [ -x "$blender" ] || { echo "blender not installed ($blender): skipped"; exit 77; }
@@ -34,15 +37,15 @@ fi
 start=$(date +%s)
 rc=0
 env "${env_vars[@]}" "$blender" --background --factory-startup --python-exit-code 1 \
-  --python "$here/deformer_addon_test.py" -- --out "$out" >"$log" 2>&1 || rc=$?
+  --python "$here/$script" -- --out "$out" >"$log" 2>&1 || rc=$?
 secs=$(( $(date +%s) - start ))
-ok="$(grep -E '^CHARKIT_DEFORMER_TEST (OK|FAILED)' "$log" | tail -1 || true)"
-if [ "$rc" -ne 0 ] || [ "${ok%% *}" != "CHARKIT_DEFORMER_TEST" ] || [ "$(echo "$ok" | cut -d' ' -f2)" != "OK" ]; then
+ok="$(grep -E "^$marker (OK|FAILED)" "$log" | tail -1 || true)"
+if [ "$rc" -ne 0 ] || [ "${ok%% *}" != "$marker" ] || [ "$(echo "$ok" | cut -d' ' -f2)" != "OK" ]; then
   cat "$log"
   echo "FAILED: Blender add-on test (exit status $rc, ${secs}s); log: $log"
   exit 1
 fi
 grep -E '^\[ *[0-9.]+s\]' "$log" || true
 echo "$ok"
-echo "deformer_addon: ${secs}s"
-echo "deformer_addon: 1 passed, 0 failed"
+echo "$name: ${secs}s"
+echo "$name: 1 passed, 0 failed"

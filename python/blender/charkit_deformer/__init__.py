@@ -17,13 +17,14 @@ bl_info = {
 
 if "bpy" in locals():  # F8 / script reload
     import importlib
-    for _m in (_ck, bridge, state, persist, jobs, props, ops, ui):  # noqa: F821
+    for _m in (_ck, bridge, state, persist, jobs, props, ops, ui, bem_scene, bem_ops, bem_ui):  # noqa: F821
         importlib.reload(_m)
 
 import bpy
 from bpy.app.handlers import persistent
 
 from . import _ck, bridge, state, persist, jobs, props, ops, ui
+from . import bem_scene, bem_ops, bem_ui  # the BEM panel
 
 _in_refresh = False
 
@@ -87,6 +88,8 @@ def register():
     props.register()
     ops.register()
     ui.register()
+    bem_ops.register()
+    bem_ui.register()
     _remove_handlers()
     for lst, fn in _HANDLERS:
         lst.append(fn)
@@ -103,6 +106,8 @@ def _remove_handlers():
 
 def unregister():
     _remove_handlers()
+    bem_ui.unregister()
+    bem_ops.unregister()
     ui.unregister()
     ops.unregister()
     props.unregister()

@@ -1,0 +1,258 @@
+"""Headless test of the add-on's BEM panel (charkit_deformer/bem_*.py).
+
+Run by tests/blender/bem_addon_check.sh:
+  blender --background --factory-startup --python-exit-code 1 \
+      --python tests/blender/bem_addon_test.py -- --examples DIR --out OUT_DIR
+with CHARKIT_LIBRARY pointing at libcharkit_c.so. In one Blender process,
+for every example package: charkit.bem_import, then charkit.bem_pack with no
+edit, and the packed package compared with the original through charkit's
+reader (every vertex attribute and index bit for bit, images pixel for
+pixel, no texture re-encoded); the imported scene checked against the
+package (vertex counts, `_TEXCOORD2` as float2 attributes, shape keys and
+their slider ranges, option collections, images). Then edits: a mesh
+object scaled and a new shape key (a new slider) packed, validated and read
+back; refusals (a material slot emptied, an unknown template) leave the
+scene as it was; the validation report selects the object concerned.
+Prints "CHARKIT_BEM_TEST OK" last; any failure exits 1.
+"""
+
+import json
+import os
+import sys
+import time
+import traceback
+
+sys.dont_write_bytecode = True
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+for p in (os.path.join(ROOT, "python", "blender"), os.path.join(ROOT, "python")):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+
+ARGS = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+OUT = ARGS[ARGS.index("--out") + 1] if "--out" in ARGS else os.path.join(ROOT, "build", "blender-bem-test")
+EXAMPLES = (ARGS[ARGS.index("--examples") + 1] if "--examples" in ARGS
+            else os.path.join(ROOT, "tests", "data", "examples"))
+T0 = time.perf_counter()
+
+
+def log(msg):
+    print(f"[{time.perf_counter() - T0:7.2f}s] {msg}", flush=True)
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def reset():
+    """An empty file, the add-on kept registered."""
+    for store in (bpy.data.objects, bpy.data.meshes, bpy.data.armatures, bpy.data.materials,
+                  bpy.data.images, bpy.data.texts, bpy.data.collections):
+        for block in list(store):
+            store.remove(block)
+
+
+def refused(op, **kw):
+    """Runs an operator that must refuse: in the background an operator that
+    reports an error raises RuntimeError carrying the message."""
+    try:
+        r = op("EXEC_DEFAULT", **kw)
+    except RuntimeError as e:
+        return str(e)
+    raise AssertionError(f"not refused: {r}")
+
+
+def scene_census():
+    return (len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.collections),
+            len(bpy.data.images), len(bpy.data.materials))
+
+
+def compare_packages(ck, a_path, b_path, what):
+    with ck.bem.BemPackage.open(a_path) as a, ck.bem.BemPackage.open(b_path) as b:
+        am, bm = a.facts["meshes"], b.facts["meshes"]
+        check(len(am) == len(bm), f"{what}: {len(am)} vs {len(bm)} meshes")
+        for i, (ma, mb) in enumerate(zip(am, bm)):
+            check(ma["vertices"] == mb["vertices"], f"{what} mesh {i}: vertex count")
+            names = [x["name"] for x in ma["attributes"]]
+            check(names == [x["name"] for x in mb["attributes"]], f"{what} mesh {i}: attributes")
+            for name in names:
+                x, y = a.floats(i, name), b.floats(i, name)
+                if name == "JOINTS_0":  # compare bone names, not palette positions
+                    ja, jb = a.facts["skeleton"]["joints"], b.facts["skeleton"]["joints"]
+                    w = a.floats(i, "WEIGHTS_0") > 0
+                    x = np.array(ja)[x.astype(int)][w]
+                    y = np.array(jb)[y.astype(int)][w]
+                    check((x == y).all(), f"{what} mesh {i}: bones differ")
+                    continue
+                check(x.shape == y.shape and np.array_equal(x, y),
+                      f"{what} mesh {i} {name}: max difference "
+                      f"{float(np.max(np.abs(x - y))) if x.shape == y.shape else 'shape'}")
+            for p in range(len(ma["primitives"])):
+                check(np.array_equal(a.indices(i, p), b.indices(i, p)), f"{what} mesh {i} draw {p}")
+            check([t["name"] for t in ma["targets"]] == [t["name"] for t in mb["targets"]],
+                  f"{what} mesh {i}: morph targets")
+            for t in range(len(ma["targets"])):
+                d = np.abs(a.floats(i, "TARGET_%d" % t) - b.floats(i, "TARGET_%d" % t))
+                check(float(d.max(initial=0)) <= 1e-6, f"{what} mesh {i} target {t}: {d.max()}")
+        for k in range(len(a.facts["images"])):
+            check(np.array_equal(a.image_rgba(k), b.image_rgba(k)), f"{what}: image {k}")
+
+
+def round_trip(ck, path):
+    name = os.path.basename(path)
+    reset()
+    r = bpy.ops.charkit.bem_import("EXEC_DEFAULT", filepath=path)
+    check(r == {"FINISHED"}, f"{name}: import {r}")
+    roots = [c for c in bpy.data.collections if "bem_source" in c]
+    check(len(roots) == 1, f"{name}: one package collection")
+    root = roots[0]
+    with ck.bem.BemPackage.open(path) as pkg:
+        facts = pkg.facts
+        objs = [o for o in root.all_objects if o.type == "MESH"]
+        check(len({o.name for o in objs}) == len(facts["meshes"]), f"{name}: one object per mesh")
+        for o in objs:
+            info = next(m for m in facts["meshes"] if m["mesh"] == o["bem_mesh"])
+            check(len(o.data.vertices) == info["vertices"], f"{name}: {o.name} vertex count")
+            check(len(o.material_slots) == len(info["primitives"]), f"{name}: one slot per draw")
+            for a in info["attributes"]:
+                if a["name"].startswith("_") and a["components"] == 4:
+                    for half in (".xy", ".zw"):
+                        at = o.data.attributes.get(a["name"] + half)
+                        check(at is not None and at.data_type == "FLOAT2",
+                              f"{name}: {a['name']}{half} is a float2 attribute")
+                    check(a["name"] not in {c.name for c in getattr(o.data, "color_attributes", [])},
+                          f"{name}: {a['name']} is not a colour")
+            if info["targets"]:
+                keys = o.data.shape_keys
+                check(keys is not None and len(keys.key_blocks) == len(info["targets"]) + 1,
+                      f"{name}: shape keys")
+                sliders = json.loads(keys["bem_sliders"])
+                for t in info["targets"]:
+                    s = sliders[t["name"]]
+                    p = next(p for p in facts["manifest"]["parameters"] if p["id"] == s["parameter"])
+                    check((s["min"], s["max"], s["step"], s["default"]) ==
+                          (p["min"], p["max"], p.get("step", 1), p["default"]),
+                          f"{name}: slider range of {t['name']}")
+        imgs = [i for i in bpy.data.images if "bem_pixels" in i]
+        check(len(imgs) == len(facts["images"]), f"{name}: images")
+        groups = facts["manifest"].get("option_groups", [])
+        opt_colls = [c for c in bpy.data.collections if "bem_group" in c]
+        check(len(opt_colls) == sum(len(g["choices"]) for g in groups), f"{name}: option collections")
+    out = os.path.join(OUT, "packed-" + name)
+    r = bpy.ops.charkit.bem_pack("EXEC_DEFAULT", filepath=out)
+    check(r == {"FINISHED"}, f"{name}: pack {r}")
+    check(ck.bem_validate(out)["valid"], f"{name}: packed package valid")
+    compare_packages(ck, path, out, name)
+    issues = bpy.context.window_manager.charkit_bem_issues
+    check(not any(i.code == "BEM_PACK_TEXTURE" for i in issues), f"{name}: no texture re-encoded")
+    log(f"{name}: import -> pack equal ({len(facts['meshes'])} meshes)")
+    return root
+
+
+def edits(ck):
+    path = os.path.join(EXAMPLES, "example-1.5.bem")
+    root = round_trip(ck, path)
+    obj = sorted((o for o in root.all_objects if o.type == "MESH"), key=lambda o: o["bem_mesh"])[0]
+    n = len(obj.data.vertices)
+    before = np.empty(n * 3, np.float32)
+    obj.data.vertices.foreach_get("co", before)
+
+    # Options: the selector shows what each choice selects.
+    groups = json.loads(bpy.data.texts[root["bem_manifest_text"]].as_string())["option_groups"]
+    g = groups[0]
+    for c in g["choices"]:
+        r = bpy.ops.charkit.bem_set_option("EXEC_DEFAULT", root=root.name, group=g["id"],
+                                           choice=c["id"])
+        check(r == {"FINISHED"}, "set option")
+        with ck.bem.BemPackage.open(path) as pkg:
+            shown = {m for m, _d in pkg.selection("%s:%s" % (g["id"], c["id"]))["draws"]}
+        for o in root.all_objects:
+            if o.type == "MESH":
+                check(o.hide_viewport == (o["bem_mesh"] not in shown), f"{o.name} shown by {c['id']}")
+    bpy.ops.charkit.bem_set_option("EXEC_DEFAULT", root=root.name, group=g["id"],
+                                   choice=g["default"])
+
+    # A refusal leaves the scene as it was: an emptied material slot.
+    census = scene_census()
+    mat = obj.material_slots[0].material
+    obj.material_slots[0].material = None
+    msg = refused(bpy.ops.charkit.bem_pack, filepath=os.path.join(OUT, "never.bem"))
+    check(obj.name in msg and "material slot 0" in msg, f"the error names the object: {msg}")
+    check(not os.path.exists(os.path.join(OUT, "never.bem")), "nothing written")
+    check(scene_census() == census, "nothing lost on an error")
+    obj.material_slots[0].material = mat
+    msg = refused(bpy.ops.charkit.bem_pack, filepath=os.path.join(OUT, "never.bem"),
+                  template=os.path.join(OUT, "missing.bem"))
+    check("missing.bem" in msg and scene_census() == census, f"missing template refused: {msg}")
+
+    # Validate: a material renamed to one the package lacks is reported at
+    # the object, and selecting the issue selects it.
+    original_material = mat["bem_material"]
+    mat["bem_material"] = "M_not_in_package"
+    refused(bpy.ops.charkit.bem_validate, root=root.name)  # reports "not valid" as an error
+    issues = bpy.context.window_manager.charkit_bem_issues
+    bad = [k for k, i in enumerate(issues) if i.code == "BEM_PACK_MATERIAL"]
+    check(bad and issues[bad[0]].obj == obj.name, f"issue names {obj.name}: {[tuple(i.items()) for i in issues]}")
+    for o in bpy.context.view_layer.objects:
+        o.select_set(False)
+    bpy.ops.charkit.bem_select_issue("EXEC_DEFAULT", index=bad[0])
+    check(bpy.context.view_layer.objects.active == obj and obj.select_get(), "issue selects")
+    mat["bem_material"] = original_material
+    r = bpy.ops.charkit.bem_validate("EXEC_DEFAULT", root=root.name)
+    check(bpy.context.window_manager.charkit_bem_report_ok, "valid again")
+
+    # Edits: scale the object, add a shape key (a new slider).
+    obj.scale = (1.5, 1.5, 1.5)
+    bpy.context.view_layer.update()
+    if obj.data.shape_keys is None:
+        obj.shape_key_add(name="Basis", from_mix=False)
+    key = obj.shape_key_add(name="Belly", from_mix=False)
+    co = np.empty(n * 3, np.float32)
+    key.data.foreach_get("co", co)
+    co[2] += 0.25  # vertex 0 up (Blender's Z)
+    key.data.foreach_set("co", co)
+    out = os.path.join(OUT, "edited.bem")
+    r = bpy.ops.charkit.bem_pack("EXEC_DEFAULT", filepath=out)
+    check(r == {"FINISHED"}, f"edited pack {r}")
+    check(ck.bem_validate(out)["valid"], "edited package valid")
+    with ck.bem.BemPackage.open(path) as a, ck.bem.BemPackage.open(out) as b:
+        i = next(k for k, m in enumerate(a.facts["meshes"]) if m["mesh"] == obj["bem_mesh"])
+        pa, pb = a.floats(i, "POSITION"), b.floats(i, "POSITION")
+        err = float(np.max(np.abs(pb - 1.5 * pa)))
+        check(err <= 1e-6, f"scaled positions: {err}")
+        params = [p["id"] for p in b.facts["manifest"]["parameters"]]
+        check("Belly" in params, f"new slider: {params}")
+        t = [x["name"] for x in b.facts["meshes"][i]["targets"]].index("Belly")
+        d = b.floats(i, "TARGET_%d" % t)
+        # Blender +Z is the package's +Y; scaled by the object's 1.5.
+        check(abs(d[0, 1] - 0.375) <= 1e-6 and float(np.abs(d[1:]).max(initial=0)) == 0,
+              f"shape key delta {d[:2]}")
+    log("edits: option selector, refusals, validation report, scale + new slider")
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    import charkit_deformer
+    charkit_deformer.register()
+    from charkit_deformer import _ck
+    ck = _ck.get()
+    paths = sorted(os.path.join(EXAMPLES, f) for f in os.listdir(EXAMPLES)
+                   if f.startswith("example-") and f.endswith((".bem", ".zip")))
+    check(len(paths) >= 6, f"examples: {paths}")
+    for path in paths:
+        round_trip(ck, path)
+    edits(ck)
+    charkit_deformer.unregister()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception:
+        traceback.print_exc()
+        print("CHARKIT_BEM_TEST FAILED", flush=True)
+        sys.exit(1)
+    print(f"CHARKIT_BEM_TEST OK ({time.perf_counter() - T0:.1f}s)", flush=True)
