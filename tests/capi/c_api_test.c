@@ -206,6 +206,16 @@ int main(void) {
   CHECK(strncmp(charkit_last_error_code(), "IO_", 3) == 0);
   char* report = NULL;
   CHECK(charkit_bem_validate("/nonexistent/x.bem", &report) == CHARKIT_IO_ERROR && !report);
+  charkit_bem_package* bem = NULL;
+  CHECK(charkit_bem_open("/nonexistent/x.bem", &bem) == CHARKIT_IO_ERROR && !bem);
+  CHECK(charkit_bem_open(NULL, &bem) == CHARKIT_BAD_ARGUMENT && !bem);
+  CHECK(strcmp(charkit_last_error_code(), "CAPI_ARGUMENT") == 0);
+  uint64_t bem_count = 0;
+  CHECK(charkit_bem_mesh_floats(NULL, 0, "POSITION", NULL, 0, &bem_count) == CHARKIT_BAD_ARGUMENT);
+  CHECK(charkit_bem_pack_glb("/nonexistent/x.bem", NULL, 0, NULL, NULL, &report) ==
+            CHARKIT_BAD_ARGUMENT &&
+        !report);
+  charkit_bem_package_free(NULL);
 
   charkit_dataset_free(ds);
   charkit_rig_free(rig);
