@@ -140,7 +140,15 @@ def round_trip(ck, path):
         check(len(imgs) == len(facts["images"]), f"{name}: images")
         groups = facts["manifest"].get("option_groups", [])
         opt_colls = [c for c in bpy.data.collections if "bem_group" in c]
-        check(len(opt_colls) == sum(len(g["choices"]) for g in groups), f"{name}: option collections")
+        appearances = facts["manifest"].get("appearances", [])
+        check(len(opt_colls) == sum(len(g["choices"]) for g in groups) + len(appearances),
+              f"{name}: option collections")
+        for a in appearances:  # BEM 1.0: the setting is the appearance id
+            r = bpy.ops.charkit.bem_set_option("EXEC_DEFAULT", root=root.name, choice=a["id"])
+            check(r == {"FINISHED"} and root["bem_options"] == a["id"], f"{name}: appearance")
+            shown = {m for m, _d in pkg.selection(a["id"])["draws"]}
+            for o in objs:
+                check(o.hide_viewport == (o["bem_mesh"] not in shown), f"{name}: {o.name} shown")
     out = os.path.join(OUT, "packed-" + name)
     r = bpy.ops.charkit.bem_pack("EXEC_DEFAULT", filepath=out)
     check(r == {"FINISHED"}, f"{name}: pack {r}")

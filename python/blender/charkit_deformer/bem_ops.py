@@ -166,8 +166,8 @@ class CHARKIT_OT_bem_set_option(Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     root: StringProperty(description="The package's collection (default: the active one)")
-    group: StringProperty()
-    choice: StringProperty()
+    group: StringProperty(description="Option group id (empty: a BEM 1.0 appearance)")
+    choice: StringProperty(description="Choice id, or the 1.0 appearance id")
     parameter: StringProperty(description="A slider id instead of a group")
     tick: IntProperty()
 
@@ -177,10 +177,13 @@ class CHARKIT_OT_bem_set_option(Operator):
             key = "bem_parameters" if self.parameter else "bem_options"
             name = self.parameter or self.group
             value = str(self.tick) if self.parameter else self.choice
-            pairs = [p for p in root.get(key, "").split("&") if p]
-            pairs = [p for p in pairs if p.split(":", 1)[0] != name] + ["%s:%s" % (name, value)]
             old = root.get(key, "")
-            root[key] = "&".join(pairs)
+            if not name:  # BEM 1.0: the settings string is an appearance id (§5)
+                root[key] = value
+            else:
+                pairs = [p for p in old.split("&") if p]
+                pairs = [p for p in pairs if p.split(":", 1)[0] != name] + ["%s:%s" % (name, value)]
+                root[key] = "&".join(pairs)
             try:
                 sel = bem_scene.apply_selection(root, open_package(root["bem_source"]))
             except Exception:

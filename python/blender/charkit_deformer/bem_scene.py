@@ -325,20 +325,24 @@ def import_package(context, pkg, name=None):
 
         # A collection per option choice holding the meshes that choice shows
         # (the other groups at their defaults), from charkit's own selection.
-        groups = facts["package"].get("optionGroups", [])
-        for g in groups:
+        choices = []  # (group, choice, settings string)
+        for g in facts["package"].get("optionGroups", []):
             for choice in g.get("choices", []):
                 cid = choice.get("id") if isinstance(choice, dict) else choice
-                sel = pkg.selection("%s:%s" % (g["id"], cid))
-                shown = {m for m, _d in sel["draws"]}
-                coll = bpy.data.collections.new("%s option %s = %s" % (ROOT_PREFIX, g["id"], cid))
-                made.append((bpy.data.collections, coll))
-                coll["bem_group"] = g["id"]
-                coll["bem_choice"] = cid
-                root.children.link(coll)
-                for obj in objects:
-                    if obj["bem_mesh"] in shown:
-                        _link(obj, coll)
+                choices.append((g["id"], cid, "%s:%s" % (g["id"], cid)))
+        for a in manifest.get("appearances", []):  # BEM 1.0 (§5)
+            choices.append(("appearance", a["id"], a["id"]))
+        for gid, cid, setting in choices:
+            sel = pkg.selection(setting)
+            shown = {m for m, _d in sel["draws"]}
+            coll = bpy.data.collections.new("%s option %s = %s" % (ROOT_PREFIX, gid, cid))
+            made.append((bpy.data.collections, coll))
+            coll["bem_group"] = gid
+            coll["bem_choice"] = cid
+            root.children.link(coll)
+            for obj in objects:
+                if obj["bem_mesh"] in shown:
+                    _link(obj, coll)
         apply_selection(root, pkg)
         return root
     except BaseException:

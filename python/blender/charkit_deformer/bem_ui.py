@@ -51,6 +51,16 @@ class CHARKIT_PT_bem(bpy.types.Panel):
                 op = row.operator("charkit.bem_set_option", text=c.get("name", c["id"]),
                                   depress=current)
                 op.root, op.group, op.choice = root.name, g["id"], c["id"]
+        appearances = manifest.get("appearances", [])
+        if appearances:  # BEM 1.0: one appearance id is the whole setting (§5)
+            col = layout.column(align=True)
+            col.label(text="Appearance")
+            row = col.row(align=True)
+            current = root.get("bem_options", "") or manifest.get("default_appearance_id", "")
+            for a in appearances:
+                op = row.operator("charkit.bem_set_option", text=a.get("name", a["id"]),
+                                  depress=current == a["id"])
+                op.root, op.group, op.choice = root.name, "", a["id"]
         params = manifest.get("parameters", [])
         if params:
             ticks = dict(p.split(":", 1) for p in root.get("bem_parameters", "").split("&")
