@@ -332,8 +332,29 @@ core::Result<deformer::MorphBasisInput> morphs_from_rig(const TrainArgs& a,
 
 int run_train(const TrainArgs& a) {
   // The output's name is checked before the training, not after it.
-  if (auto npz = deformer::companion_path(a.output, ".npz", true); !npz)
-    return report_error(a.output, npz.error(), kExitUsage);
+  auto npz = deformer::companion_path(a.output, ".npz", true);
+  if (!npz) return report_error(a.output, npz.error(), kExitUsage);
+  // The model's pair must not land on the dataset's pair (NAME.npz +
+  // NAME.json): `train d.npz -o d.json` would replace the dataset's
+  // description with the model and lose the dataset.
+  {
+    auto same = [](const std::filesystem::path& x, const std::filesystem::path& y) {
+      std::error_code e1, e2;
+      const auto cx = std::filesystem::weakly_canonical(x, e1);
+      const auto cy = std::filesystem::weakly_canonical(y, e2);
+      return !e1 && !e2 && cx == cy;
+    };
+    const std::filesystem::path data(a.dataset);
+    std::filesystem::path data_json = data;
+    data_json.replace_extension(".json");
+    for (const std::filesystem::path& mine : {std::filesystem::path(a.output), *npz})
+      for (const std::filesystem::path& theirs : {data, data_json})
+        if (same(mine, theirs))
+          return report_error(a.output,
+                              usage_error("the model would be written over the dataset's " +
+                                          theirs.filename().string() + ": give -o another name"),
+                              kExitUsage);
+  }
   auto d = deformer::load_dataset(a.dataset);
   if (!d) return report_error(a.dataset, d.error(), load_exit(d.error()));
 

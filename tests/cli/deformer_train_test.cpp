@@ -128,6 +128,14 @@ TEST_F(DeformerTrainCli, SampleTrainEvalInfoRun) {
       "deformer train " + quote(ds) + " --validation 0.2 -o " + quote(dir_ / "lin2.json"),
       /*keep_stderr=*/true);
   EXPECT_EQ(lin_es.exit_code, 2) << lin_es.out;
+  // A model named like the dataset would replace its description: refused,
+  // the dataset still loads.
+  auto over = run_charkit("deformer train " + quote(ds) + " -o " + quote(dir_ / "arm.json"),
+                          /*keep_stderr=*/true);
+  EXPECT_EQ(over.exit_code, 2) << over.out;
+  EXPECT_NE(over.out.find("written over the dataset's arm.json"), std::string::npos) << over.out;
+  EXPECT_EQ(
+      run_charkit("deformer train " + quote(ds) + " -o " + quote(dir_ / "lin3.json")).exit_code, 0);
   EXPECT_NE(lin_es.out.find("is for --kind neural"), std::string::npos) << lin_es.out;
 
   // eval on the unseen dataset: the model is better than no correction.
