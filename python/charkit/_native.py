@@ -203,8 +203,9 @@ _PROTOTYPES = {
     "charkit_bem_image_rgba": (status_t, [BemPackageP, c_uint32, POINTER(ctypes.c_uint8),
                                           c_uint64, U32P, U32P]),
     "charkit_bem_selection_json": (status_t, [BemPackageP, c_char_p, c_char_p, StrOut]),
-    "charkit_bem_pack_glb": (status_t, [c_char_p, POINTER(ctypes.c_uint8), c_uint64, c_char_p,
-                                        c_char_p, StrOut]),
+    "charkit_bem_pack_arrays": (status_t, [c_char_p, c_char_p, POINTER(c_void_p),
+                                           POINTER(c_uint64), c_uint64, c_char_p, c_char_p,
+                                           StrOut]),
 }
 
 

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import ctypes
 import json
-import struct
-import zlib
 from ctypes import byref, c_uint32, c_uint64, c_void_p
 
 import numpy as np
 
 from . import _native as N
 
-__all__ = ["BemPackage", "pack", "glb_from_meshes", "png_rgba"]
+__all__ = ["BemPackage", "pack"]
 
 
 class BemPackage:
@@ -106,126 +104,75 @@ class BemPackage:
 
 # ---- packing --------------------------------------------------------------
 
-_COMPONENT_TYPE = {np.dtype(np.float32): 5126, np.dtype(np.uint32): 5125,
-                   np.dtype(np.uint16): 5123}
-_TYPE = {1: "SCALAR", 2: "VEC2", 3: "VEC3", 4: "VEC4"}
 
+def _describe(meshes, images):
+    """The scene description charkit_bem_pack_arrays reads (docs/c_api.md)
+    and the contiguous arrays its indices name, in order."""
+    arrays = []
 
-def glb_from_meshes(meshes, images=()) -> bytes:
-    """A GLB holding ``meshes`` as ``charkit bem pack`` reads them.
+    def add(values, dtype, width=None) -> int:
+        arr = np.ascontiguousarray(values, dtype)
+        if width is not None and arr.size % width:
+            raise ValueError("an array of %d values is not a multiple of %d" % (arr.size, width))
+        arrays.append(arr)
+        return len(arrays) - 1
 
-    Each mesh is a dict: ``name`` (``mesh_N`` replaces the template's mesh
-    N), ``attributes`` {glTF name: (vertices, k) array}, with ``JOINTS_0``
-    indexing ``joints`` (bone names), ``primitives`` [{"indices", "material"}],
-    optional ``targets`` [{"name", "positions", "weight"}]. ``images``:
-    [{"name", "png"}] (a name is a texture's original_name).
-    """
-    bin_ = bytearray()
-    views, accessors = [], []
-
-    def add(data: np.ndarray, target=None, minmax=False) -> int:
-        data = np.ascontiguousarray(data)
-        while len(bin_) % 4:
-            bin_.append(0)
-        views.append({"buffer": 0, "byteOffset": len(bin_), "byteLength": data.nbytes})
-        if target:
-            views[-1]["target"] = target
-        bin_.extend(data.tobytes())
-        k = 1 if data.ndim == 1 else data.shape[1]
-        acc = {"bufferView": len(views) - 1, "componentType": _COMPONENT_TYPE[data.dtype],
-               "count": int(data.shape[0]), "type": _TYPE[k]}
-        if minmax and data.shape[0]:
-            acc["min"] = [float(x) for x in data.min(axis=0)]
-            acc["max"] = [float(x) for x in data.max(axis=0)]
-        accessors.append(acc)
-        return len(accessors) - 1
-
-    materials, material_index = [], {}
-    nodes, skins, gltf_meshes, joint_node = [], [], [], {}
+    desc_meshes = []
     for m in meshes:
-        attrs = {}
+        attrs = []
         for name, values in m["attributes"].items():
-            arr = np.asarray(values)
             if name == "JOINTS_0":
-                arr = arr.astype(np.uint16)
-            else:
-                arr = arr.astype(np.float32)
-            attrs[name] = add(arr, 34962, minmax=(name == "POSITION"))
-        targets = [{"POSITION": add(np.asarray(t["positions"], np.float32), 34962, True)}
-                   for t in m.get("targets", ())]
+                attrs.append({"name": name, "data": add(values, np.uint16)})
+                continue
+            arr = np.asarray(values, np.float32)
+            a = {"name": name, "data": add(arr, np.float32)}
+            if name.startswith("_"):
+                a["components"] = 1 if arr.ndim == 1 else int(arr.shape[1])
+            attrs.append(a)
         prims = []
         for p in m["primitives"]:
-            mat = p["material"]
-            if mat not in material_index:
-                material_index[mat] = len(materials)
-                materials.append({"name": mat})
-            prim = {"attributes": attrs, "mode": 4, "material": material_index[mat],
-                    "indices": add(np.asarray(p["indices"], np.uint32), 34963)}
-            if targets:
-                prim["targets"] = targets
-            prims.append(prim)
-        gm = {"name": m["name"], "primitives": prims}
-        if targets:
-            gm["weights"] = [float(t.get("weight", 0.0)) for t in m["targets"]]
-            gm["extras"] = {"targetNames": [t["name"] for t in m["targets"]]}
-        gltf_meshes.append(gm)
-        node = {"name": m.get("node", m["name"]), "mesh": len(gltf_meshes) - 1}
-        if "JOINTS_0" in attrs:
-            joints = []
-            for bone in m.get("joints", ()):
-                if bone not in joint_node:
-                    joint_node[bone] = len(nodes)
-                    nodes.append({"name": bone})
-                joints.append(joint_node[bone])
-            node["skin"] = len(skins)
-            skins.append({"joints": joints})
-        nodes.append(node)
-    gltf_images, textures = [], []
+            idx = add(np.asarray(p["indices"]).ravel(), np.uint32)
+            prims.append({"indices": idx, "count": int(arrays[idx].size),
+                          "material": str(p["material"])})
+        dm = {"name": m["name"], "attributes": attrs, "primitives": prims}
+        if "node" in m:
+            dm["node"] = str(m["node"])
+        if m.get("targets"):
+            dm["targets"] = [{"name": t["name"], "weight": float(t.get("weight", 0.0)),
+                              "positions": add(t["positions"], np.float32)}
+                             for t in m["targets"]]
+        if m.get("joints"):
+            dm["joints"] = [str(j) for j in m["joints"]]
+        desc_meshes.append(dm)
+    desc_images = []
     for img in images:
-        gltf_images.append({"name": img["name"], "mimeType": "image/png",
-                            "bufferView": len(views)})
-        while len(bin_) % 4:
-            bin_.append(0)
-        views.append({"buffer": 0, "byteOffset": len(bin_), "byteLength": len(img["png"])})
-        bin_.extend(img["png"])
-    while len(bin_) % 4:
-        bin_.append(0)
-    doc = {"asset": {"version": "2.0", "generator": "charkit Python"},
-           "scene": 0, "scenes": [{"nodes": list(range(len(nodes)))}],
-           "nodes": nodes, "meshes": gltf_meshes, "materials": materials,
-           "buffers": [{"byteLength": len(bin_)}], "bufferViews": views,
-           "accessors": accessors}
-    if skins:
-        doc["skins"] = skins
-    if gltf_images:
-        doc["images"] = gltf_images
-    text = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    text += b" " * ((4 - len(text) % 4) % 4)
-    total = 12 + 8 + len(text) + 8 + len(bin_)
-    return (struct.pack("<III", 0x46546C67, 2, total) + struct.pack("<II", len(text), 0x4E4F534A)
-            + text + struct.pack("<II", len(bin_), 0x004E4942) + bytes(bin_))
-
-
-def png_rgba(pixels: np.ndarray) -> bytes:
-    """An 8-bit RGBA PNG of (height, width, 4) uint8 pixels, row 0 written
-    first (stdlib zlib; no image library needed)."""
-    px = np.ascontiguousarray(pixels, np.uint8)
-    h, w = px.shape[:2]
-    raw = b"".join(b"\0" + px[y].tobytes() for y in range(h))
-
-    def chunk(tag, data):
-        return (struct.pack(">I", len(data)) + tag + data
-                + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF))
-
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+        px = np.asarray(img["pixels"])
+        if px.dtype != np.uint8 or px.ndim != 3 or px.shape[2] != 4:
+            raise ValueError("image '%s': pixels must be uint8 (height, width, 4), not %s %s"
+                             % (img["name"], px.dtype, px.shape))
+        desc_images.append({"name": img["name"], "width": int(px.shape[1]),
+                            "height": int(px.shape[0]), "pixels": add(px, np.uint8)})
+    desc = {"meshes": desc_meshes}
+    if desc_images:
+        desc["images"] = desc_images
+    return desc, arrays
 
 
 def pack(template, meshes, output=None, images=(), raw_axes=True, to=None, spec=None,
          texture_formats=None) -> dict:
-    """Packs ``meshes`` (see glb_from_meshes) into the template package
-    ``template`` through charkit's packer and validator; writes ``output``
-    only when the result is valid (None: validate only).
+    """Packs ``meshes`` into the template package ``template`` through
+    charkit's packer and validator (``charkit_bem_pack_arrays``: the scene is
+    built from the arrays in C++); writes ``output`` only when the result is
+    valid (None: validate only).
+
+    Each mesh is a dict: ``name`` (``mesh_N`` replaces the template's mesh
+    N), optional ``node`` (the object's name), ``attributes`` {glTF name:
+    (vertices, k) array} (POSITION, NORMAL, TANGENT, TEXCOORD_n, COLOR_0,
+    WEIGHTS_0, JOINTS_0 indexing ``joints`` (bone names), ``_NAME``),
+    ``primitives`` [{"indices", "material"}], optional ``targets`` [{"name",
+    "positions", "weight"}]. ``images``: [{"name", "pixels"}], ``pixels``
+    uint8 (height, width, 4), row 0 the bottom row (a name is a texture's
+    original_name); charkit encodes them.
 
     ``raw_axes`` (default True): the arrays are in the package's own axes, as
     BemPackage gives them. ``to``: "bem" or "zip" (default: by ``output``'s
@@ -234,7 +181,7 @@ def pack(template, meshes, output=None, images=(), raw_axes=True, to=None, spec=
     ({"code", "message", "location"}) when not, ``meshes``, ``textures``,
     ``warnings``, ``issues``, ``version``, ``bytes``.
     """
-    glb = glb_from_meshes(meshes, images)
+    desc, arrays = _describe(meshes, images)
     options = {"rawAxes": bool(raw_axes)}
     if to is None and output is not None and str(output).lower().endswith(".zip"):
         to = "zip"
@@ -244,9 +191,12 @@ def pack(template, meshes, output=None, images=(), raw_axes=True, to=None, spec=
         options["spec"] = spec
     if texture_formats:
         options["textureFormats"] = dict(texture_formats)
-    buf = (ctypes.c_uint8 * len(glb)).from_buffer_copy(glb)
+    n = len(arrays)
+    pointers = (c_void_p * max(n, 1))(*[a.ctypes.data for a in arrays])
+    sizes = (c_uint64 * max(n, 1))(*[a.nbytes for a in arrays])
     out = c_void_p()
-    N.check(N.fn.bem_pack_glb(N.path_arg(template), buf, len(glb),
-                              N.str_arg(json.dumps(options), "options"),
-                              None if output is None else N.path_arg(output), byref(out)))
+    N.check(N.fn.bem_pack_arrays(N.path_arg(template), N.str_arg(json.dumps(desc), "scene"),
+                                 pointers, sizes, n,
+                                 N.str_arg(json.dumps(options), "options"),
+                                 None if output is None else N.path_arg(output), byref(out)))
     return json.loads(N.take_string(out))

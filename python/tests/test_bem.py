@@ -160,16 +160,42 @@ def test_pack_refusals_write_nothing(tmp_path):
     assert e.value.code in ("CAPI_BEM_INVALID",)
 
 
-def test_png_rgba_is_a_png_charkit_reads(tmp_path):
-    # A 2x2 image through png_rgba, into a GLB and the packer's PNG decoder:
-    # packed into the 1.5 example's texture it is an edit (encoded).
+def test_edited_pixels_are_encoded(tmp_path):
+    # RGBA8 pixels handed to the packer (charkit encodes them): packed into
+    # the 1.5 example's texture an edited image is encoded; the unedited
+    # image given as pixels keeps the package's bytes.
     path = DATA / "examples" / "example-1.5.bem"
     with charkit.BemPackage.open(path) as pkg:
         meshes = _meshes(pkg)
         name = pkg.facts["images"][0]["name"]
         rgba = pkg.image_rgba(0).copy()
+    same = charkit.bem.pack(path, meshes, images=[{"name": name, "pixels": rgba}])
+    assert same["ok"], same
+    assert [t["encoded"] for t in same["textures"]] == [False]
     rgba[0, 0] = [255, 0, 0, 255]
     report = charkit.bem.pack(path, meshes, output=tmp_path / "t.bem",
-                              images=[{"name": name, "png": charkit.bem.png_rgba(rgba)}])
+                              images=[{"name": name, "pixels": rgba}])
     assert report["ok"], report
     assert [t["encoded"] for t in report["textures"]] == [True]
+
+
+def test_pack_refuses_arrays_that_do_not_match(tmp_path):
+    path = DATA / "examples" / "example-1.5.bem"
+    with charkit.BemPackage.open(path) as pkg:
+        meshes = _meshes(pkg)
+    n = len(meshes[0]["attributes"]["POSITION"])
+    meshes[0]["attributes"]["NORMAL"] = np.zeros((n - 1, 3), np.float32)  # one vertex short
+    with pytest.raises(charkit.CharkitError) as e:
+        charkit.bem.pack(path, meshes, output=tmp_path / "never.bem")
+    assert e.value.code == "CAPI_ARGUMENT"
+    assert "/meshes/0/attributes/" in str(e.value)
+    assert not (tmp_path / "never.bem").exists()
+    # Arrays that match their description but not each other: a report
+    # located at the mesh and draw, nothing written.
+    meshes[0]["attributes"]["NORMAL"] = np.zeros((n, 3), np.float32)
+    meshes[0]["primitives"][0]["indices"] = meshes[0]["primitives"][0]["indices"].copy()
+    meshes[0]["primitives"][0]["indices"][0] = n  # one past the last vertex
+    report = charkit.bem.pack(path, meshes, output=tmp_path / "never.bem")
+    assert not report["ok"]
+    assert report["error"]["location"].startswith("/meshes/0/primitives/0")
+    assert not (tmp_path / "never.bem").exists()

@@ -212,9 +212,45 @@ int main(void) {
   CHECK(strcmp(charkit_last_error_code(), "CAPI_ARGUMENT") == 0);
   uint64_t bem_count = 0;
   CHECK(charkit_bem_mesh_floats(NULL, 0, "POSITION", NULL, 0, &bem_count) == CHARKIT_BAD_ARGUMENT);
-  CHECK(charkit_bem_pack_glb("/nonexistent/x.bem", NULL, 0, NULL, NULL, &report) ==
-            CHARKIT_BAD_ARGUMENT &&
-        !report);
+  {
+    /* Packing from arrays: the description is checked against the array
+     * table (indices, byte sizes, NULLs) before the template is read. */
+    const float tri[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+    const uint32_t idx[3] = {0, 1, 2};
+    const void* arrays[2] = {tri, idx};
+    uint64_t bytes[2] = {sizeof tri, sizeof idx};
+    const char* scene =
+        "{\"meshes\": [{\"name\": \"mesh_0\", \"attributes\": [{\"name\": \"POSITION\", "
+        "\"data\": 0}], \"primitives\": [{\"indices\": 1, \"count\": 3, \"material\": "
+        "\"m\"}]}]}";
+    CHECK(charkit_bem_pack_arrays("/nonexistent/x.bem", NULL, arrays, bytes, 2, NULL, NULL,
+                                  &report) == CHARKIT_BAD_ARGUMENT &&
+          !report);
+    CHECK(charkit_bem_pack_arrays("/nonexistent/x.bem", scene, NULL, NULL, 2, NULL, NULL,
+                                  &report) == CHARKIT_BAD_ARGUMENT &&
+          !report);
+    bytes[1] = 8; /* two indices; the description says three */
+    CHECK(charkit_bem_pack_arrays("/nonexistent/x.bem", scene, arrays, bytes, 2, NULL, NULL,
+                                  &report) == CHARKIT_BAD_ARGUMENT &&
+          !report);
+    CHECK(strstr(charkit_last_error_message(), "/meshes/0/primitives/0/indices") != NULL);
+    bytes[1] = sizeof idx;
+    CHECK(charkit_bem_pack_arrays("/nonexistent/x.bem", scene, arrays, bytes, 1, NULL, NULL,
+                                  &report) == CHARKIT_BAD_ARGUMENT &&
+          !report);
+    arrays[0] = NULL;
+    CHECK(charkit_bem_pack_arrays("/nonexistent/x.bem", scene, arrays, bytes, 2, NULL, NULL,
+                                  &report) == CHARKIT_BAD_ARGUMENT &&
+          !report);
+    arrays[0] = tri;
+    CHECK(charkit_bem_pack_arrays("/nonexistent/x.bem", scene, arrays, bytes, 2,
+                                  "{\"to\": \"tar\"}", NULL, &report) == CHARKIT_BAD_ARGUMENT &&
+          !report);
+    /* A well-formed scene reaches the template, which is not there. */
+    CHECK(charkit_bem_pack_arrays("/nonexistent/x.bem", scene, arrays, bytes, 2, NULL, NULL,
+                                  &report) == CHARKIT_IO_ERROR &&
+          !report);
+  }
   charkit_bem_package_free(NULL);
 
   charkit_dataset_free(ds);

@@ -79,8 +79,9 @@ def _store_report(context, report, objects, root):
         it = wm.charkit_bem_issues.add()
         it.code, it.severity = err.get("code", ""), "error"
         it.location, it.message = err.get("location", ""), err.get("message", "")
-        # The packer's errors about the scene carry glTF pointers, about the
-        # template manifest pointers (docs/bem/pack.md).
+        # The packer's errors about the scene carry pointers into the packed
+        # meshes (/meshes/k: the k-th object), about the template manifest
+        # pointers (docs/bem/pack.md).
         it.obj = _object_of(it.location, objects,
                             gltf=it.code not in ("BEM_PACK_TEMPLATE", "BEM_PACK_DRAW_MISSING"))
     for w in report.get("warnings", []):
@@ -119,7 +120,7 @@ def _pack(context, root_name, template, output, to, spec_path, texture_formats):
         if not eq or not key or not fmt:
             raise ValueError("texture_formats takes KEY=FORMAT[,KEY=FORMAT...], not '%s'" % item)
         formats[key.strip()] = fmt.strip()
-    meshes, images, objects = bem_scene.gather(root, png=ck.bem.png_rgba)
+    meshes, images, objects = bem_scene.gather(root)
     report = ck.bem.pack(template, meshes, output=output, images=images,
                          to=to or None, spec=spec, texture_formats=formats)
     _store_report(context, report, objects, root)

@@ -432,10 +432,11 @@ def _pixels_rgba(img):
     return np.clip(np.rint(px * 255.0), 0, 255).astype(np.uint8).reshape(h, w, 4)
 
 
-def gather(root, png=None):
+def gather(root):
     """The package meshes under `root` as charkit.bem.pack takes them, and
-    the edited images. Returns (meshes, images, objects) where objects[k]
-    is the object of meshes[k]. `png`: (h, w, 4) uint8 -> PNG bytes."""
+    the edited images ({"name", "pixels"}: (h, w, 4) uint8, charkit encodes
+    them). Returns (meshes, images, objects) where objects[k] is the object
+    of meshes[k]."""
     meshes, objects = [], []
     for obj in root_objects(root):
         mesh = obj.data
@@ -562,13 +563,12 @@ def gather(root, png=None):
                        "joints": joints_out})
         objects.append(obj)
     images = []
-    if png is not None:
-        for img in bpy.data.images:
-            if "bem_pixels" not in img or "bem_name" not in img:
-                continue
-            rgba = _pixels_rgba(img)
-            if hashlib.sha256(rgba.tobytes()).hexdigest() != img["bem_pixels"]:
-                images.append({"name": img["bem_name"], "png": png(rgba)})
+    for img in bpy.data.images:
+        if "bem_pixels" not in img or "bem_name" not in img:
+            continue
+        rgba = _pixels_rgba(img)
+        if hashlib.sha256(rgba.tobytes()).hexdigest() != img["bem_pixels"]:
+            images.append({"name": img["bem_name"], "pixels": rgba})
     return meshes, images, objects
 
 

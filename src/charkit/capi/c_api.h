@@ -359,18 +359,32 @@ CHARKIT_C_EXPORT charkit_status charkit_bem_image_rgba(const charkit_bem_package
 CHARKIT_C_EXPORT charkit_status charkit_bem_selection_json(const charkit_bem_package* package,
                                                            const char* options,
                                                            const char* parameters, char** out_json);
-/* `charkit bem pack` from memory: the glTF scene `glb` (size bytes) packed
- * into the template package at template_path, written through the writer
- * and validated. options_json (NULL or an object): "rawAxes" (bool),
+/* `charkit bem pack` from meshes given as arrays: the scene that scene_json
+ * describes is built in memory, packed into the template package at
+ * template_path, written through the writer and validated. scene_json:
+ * {"meshes": [{"name" ("mesh_N" replaces template mesh N), "node" (the
+ * object's name, optional), "attributes": [{"name", "data", "components"
+ * (`_NAME` only, 1..4)}], "primitives": [{"indices", "count", "material"}],
+ * "targets" (optional): [{"name", "positions", "weight"}], "joints"
+ * (optional): [bone names that JOINTS_0 indexes]}], "images" (optional):
+ * [{"name" (a texture's original_name), "width", "height", "pixels"}]}.
+ * "data", "indices", "positions" and "pixels" are indices into arrays /
+ * array_bytes (array_count entries; sizes in bytes, checked): attributes
+ * are float32 vertices x components (POSITION, NORMAL 3; TANGENT, COLOR_0,
+ * WEIGHTS_0 4; TEXCOORD_n 2) except JOINTS_0 (uint16 x 4); indices uint32
+ * x count; targets float32 vertices x 3; pixels RGBA8 width x height x 4,
+ * encoded as PNG here. options_json (NULL or an object): "rawAxes" (bool),
  * "to" ("bem" | "zip"), "spec" (the spec file's object), "textureFormats"
  * ({KEY: FORMAT}). The result is written to output_path when it is valid
  * and output_path is not NULL (NULL: validate only). *out_json: {"ok",
  * "error" ({"code", "message", "location"}, when not ok), "meshes",
  * "textures", "warnings", "issues" (the validator's), "version", "bytes"};
- * a scene that cannot be packed is CHARKIT_OK with "ok": false. */
-CHARKIT_C_EXPORT charkit_status charkit_bem_pack_glb(const char* template_path, const uint8_t* glb,
-                                                     uint64_t size, const char* options_json,
-                                                     const char* output_path, char** out_json);
+ * a scene that cannot be packed is CHARKIT_OK with "ok": false, a
+ * description that does not match its arrays CHARKIT_BAD_ARGUMENT. */
+CHARKIT_C_EXPORT charkit_status charkit_bem_pack_arrays(
+    const char* template_path, const char* scene_json, const void* const* arrays,
+    const uint64_t* array_bytes, uint64_t array_count, const char* options_json,
+    const char* output_path, char** out_json);
 
 #ifdef __cplusplus
 }
