@@ -5,8 +5,8 @@ PostgreSQL and s3rver on loopback (the project's own scripts start them),
 two `charkit serve` processes and two `charkit worker` processes sharing
 them, API tokens on. Checks:
   - an upload through one server is visible, complete, through the other;
-  - a worker killed with SIGKILL mid-job: the other finishes the job within
-    10 s of the kill;
+  - a worker killed with SIGKILL mid-job: the other claims the job within
+    10 s of the kill (its lease is 3 s) and finishes it;
   - Range reads through either server are served from object storage;
   - deleting everything leaves nothing in the bucket or the catalogue;
   - every process stops cleanly on SIGTERM.
@@ -193,8 +193,17 @@ def scenario():
     survivor = [w for w in workers if w.pid != holder]
     if len(survivor) != 1:
         fail("the job's holder %d is not one of our workers" % holder)
-    state = None
+    # Fail-over is the surviving worker claiming the job once the dead one's
+    # lease (3 s) runs out: that must happen within 10 s of the kill. The job
+    # then runs as long as the motion takes on this machine (a long one, so
+    # that the kill lands mid-job), bounded only by the 60 s wait.
+    state, claimed = None, None
     while time.time() - killed_at < 60:
+        if claimed is None:
+            row = psql(db, "SELECT worker FROM jobs WHERE state = 'running' LIMIT 1")
+            m = re.match(r"worker-(\d+)-", row)
+            if m and int(m.group(1)) == survivor[0].pid:
+                claimed = time.time() - killed_at
         _, body, _ = http(ports[1], "GET", "/api/motions/%d" % mid, token=token)
         state = json.loads(body)["preprocessState"]
         if state in ("done", "failed"):
@@ -203,9 +212,12 @@ def scenario():
     took = time.time() - killed_at
     if state != "done":
         fail("after the kill the motion is %s" % state)
-    print("multihost: job finished by the other worker %.1f s after the kill" % took)
-    if took > 10:
-        fail("the surviving worker took %.1f s (> 10 s)" % took)
+    if claimed is None:  # claimed and finished between two looks
+        claimed = took
+    print("multihost: the other worker claimed the job %.1f s after the kill and finished it "
+          "%.1f s after" % (claimed, took))
+    if claimed > 10:
+        fail("the surviving worker claimed the job %.1f s after the kill (> 10 s)" % claimed)
 
     # 3. Range reads through both servers come from object storage.
     for port in ports:
