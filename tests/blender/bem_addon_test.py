@@ -50,7 +50,7 @@ def check(cond, msg):
 def reset():
     """An empty file, the add-on kept registered."""
     for store in (bpy.data.objects, bpy.data.meshes, bpy.data.armatures, bpy.data.materials,
-                  bpy.data.images, bpy.data.texts, bpy.data.collections):
+                  bpy.data.images, bpy.data.texts, bpy.data.collections, bpy.data.node_groups):
         for block in list(store):
             store.remove(block)
 
@@ -101,6 +101,33 @@ def compare_packages(ck, a_path, b_path, what):
             check(np.array_equal(a.image_rgba(k), b.image_rgba(k)), f"{what}: image {k}")
 
 
+def check_draws_shown(pkg, root, setting, what):
+    """The objects shown are the meshes `setting` selects, and each shows
+    (after its modifiers) the triangles of its selected draws only."""
+    sel = pkg.selection(setting)
+    draws = {}
+    for m, d in sel["draws"]:
+        draws.setdefault(m, set()).add(d)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    depsgraph.update()
+    for i, info in enumerate(pkg.facts["meshes"]):
+        objs = [o for o in root.all_objects if o.type == "MESH" and o["bem_mesh"] == info["mesh"]]
+        check(len(objs) == 1, f"{what}: one object of mesh {info['mesh']}")
+        o = objs[0]
+        chosen = draws.get(info["mesh"], set())
+        check(o.hide_viewport == (not chosen), f"{what}: {o.name} shown")
+        if not chosen:
+            continue
+        want = sum(len(pkg.indices(i, p)) // 3 for p, prim in enumerate(info["primitives"])
+                   if prim["draw"] in chosen)
+        got = len(o.evaluated_get(depsgraph).data.polygons)
+        check(got == want, f"{what}: {o.name} shows {got} triangles, its draws {sorted(chosen)} "
+                           f"have {want}")
+        check(len(o.data.polygons) == sum(len(pkg.indices(i, p)) // 3
+                                          for p in range(len(info["primitives"]))),
+              f"{what}: {o.name} keeps every face")
+
+
 def round_trip(ck, path):
     name = os.path.basename(path)
     reset()
@@ -149,6 +176,15 @@ def round_trip(ck, path):
             shown = {m for m, _d in pkg.selection(a["id"])["draws"]}
             for o in objs:
                 check(o.hide_viewport == (o["bem_mesh"] not in shown), f"{name}: {o.name} shown")
+        # Every choice: the meshes it shows, and on each only its draws' faces
+        # (the draw filter), counted from the package's own indices.
+        settings = [("%s:%s" % (g["id"], c["id"]), dict(group=g["id"], choice=c["id"]))
+                    for g in groups for c in g["choices"]]
+        settings += [(a["id"], dict(choice=a["id"])) for a in appearances]
+        for setting, kw in settings:
+            r = bpy.ops.charkit.bem_set_option("EXEC_DEFAULT", root=root.name, **kw)
+            check(r == {"FINISHED"}, f"{name}: set {setting}")
+            check_draws_shown(pkg, root, setting, f"{name} {setting}")
     out = os.path.join(OUT, "packed-" + name)
     r = bpy.ops.charkit.bem_pack("EXEC_DEFAULT", filepath=out)
     check(r == {"FINISHED"}, f"{name}: pack {r}")
@@ -241,6 +277,49 @@ def edits(ck):
     log("edits: option selector, refusals, validation report, scale + new slider")
 
 
+def progress_and_cancel(ck):
+    """The stepped import and pack behind the UI's progress and Esc: the
+    steps count up to their total, and closing them after any step (what a
+    cancel does) leaves the scene and the disk as they were."""
+    from charkit_deformer import bem_ops, bem_scene
+    for path in sorted(os.path.join(EXAMPLES, f) for f in os.listdir(EXAMPLES)
+                       if f.startswith("example-") and f.endswith(".bem")):
+        name = os.path.basename(path)
+        reset()
+        census = scene_census() + (len(bpy.data.node_groups), len(bpy.data.texts),
+                                   len(bpy.data.armatures), len(bpy.context.scene.collection.children))
+        with ck.bem.BemPackage.open(path) as pkg:
+            seen = []
+            root = bem_scene.run_steps(bem_scene.import_steps(bpy.context, pkg),
+                                       lambda d, t, w: seen.append((d, t)))
+            total = seen[-1][1]
+            check([d for d, _t in seen] == list(range(1, total + 1)) and
+                  all(t == total for _d, t in seen), f"{name}: import progress {seen}")
+            check(total >= len(pkg.facts["meshes"]) + len(pkg.facts["images"]),
+                  f"{name}: a step per mesh and image")
+            reset()
+            for k in range(total):
+                steps = bem_scene.import_steps(bpy.context, pkg)
+                for _ in range(k + 1):
+                    next(steps)
+                steps.close()
+                now = scene_census() + (len(bpy.data.node_groups), len(bpy.data.texts),
+                                        len(bpy.data.armatures),
+                                        len(bpy.context.scene.collection.children))
+                check(now == census, f"{name}: cancelled after step {k + 1}: {now} != {census}")
+        # From the UI's invoke without a window (a script's INVOKE_DEFAULT),
+        # the steps run at once.
+        r = bpy.ops.charkit.bem_import("INVOKE_DEFAULT", filepath=path)
+        check(r == {"FINISHED"}, f"{name}: invoke {r}")
+        root = next(c for c in bpy.data.collections if "bem_source" in c)
+        out = os.path.join(OUT, "cancelled-" + name)
+        steps = bem_ops._pack_steps(bpy.context, root.name, "", out, "", "", "")
+        next(steps)
+        steps.close()
+        check(not os.path.exists(out), f"{name}: a cancelled pack writes nothing")
+    log("progress and cancel: every step of every import undone, no cancelled pack written")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     import charkit_deformer
@@ -253,6 +332,7 @@ def main():
     for path in paths:
         round_trip(ck, path)
     edits(ck)
+    progress_and_cancel(ck)
     charkit_deformer.unregister()
 
 

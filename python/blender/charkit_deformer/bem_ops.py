@@ -2,14 +2,17 @@
 slider ticks, validate the scene and pack it back into a package. Every
 operator runs from scripts with EXEC_DEFAULT (file paths as properties);
 the work is charkit's (charkit.bem), the scene work bem_scene.py's.
-docs/blender.md, "BEM packages", describes them.
+Import, validate and pack run in steps: from the UI a few at a time, with
+their progress shown and Esc to cancel (_Stepped). docs/blender.md, "BEM
+packages", describes them.
 """
 
 import os
+import time
 
 import bpy
-from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, IntProperty,
-                       StringProperty)
+from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty,
+                       IntProperty, StringProperty)
 from bpy.types import Operator, PropertyGroup
 
 from . import _ck, bem_scene
@@ -102,8 +105,135 @@ def _store_report(context, report, objects, root):
     wm.charkit_bem_report_ok = bool(report.get("ok"))
 
 
+def _set_progress(context, what, fraction):
+    """The progress the panel and the status bar show (what "" when idle)."""
+    wm = context.window_manager
+    wm.charkit_bem_busy = what
+    wm.charkit_bem_progress = 100.0 * fraction
+    if context.workspace is not None:
+        context.workspace.status_text_set(
+            "charkit: %s, %d%%  (Esc: cancel)" % (what, 100 * fraction) if what else None)
+    screen = context.screen
+    for area in screen.areas if screen is not None else ():
+        if area.type == "VIEW_3D":
+            area.tag_redraw()
+
+
+class _Stepped:
+    """Long work in steps: `_steps(context)` returns a generator that yields
+    (done, total, what) and returns a value, `_done(context, value)` ends
+    the operator with it. From a script (EXEC_DEFAULT, or no window) the
+    steps run to their end at once. From the UI (invoke) they run a few per
+    timer tick: the progress shows on the cursor, in the status bar and in
+    the panel, and Esc cancels. A cancel closes the generator, which removes
+    what it made (import) or has made nothing (validate, pack: the package
+    is written only by the last step)."""
+
+    interactive: BoolProperty(options={"HIDDEN", "SKIP_SAVE"})
+    browsed: BoolProperty(options={"HIDDEN", "SKIP_SAVE"})
+
+    def _browse(self, context):
+        """invoke with a file browser: execute then hands over (_hand_over)."""
+        self.interactive = self.browsed = True
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+    def _hand_over(self, context):
+        """Called by execute after the file browser: a modal run started
+        there gets no timer events until the browser's window is gone, so
+        the stepped run starts from a timer as a fresh invoke with the
+        chosen file; this call itself changes nothing."""
+        win = context.window
+        idname = type(self).bl_idname  # "charkit.bem_import" (the instance's is the C name)
+        idname = idname.split(".") if "." in idname else [
+            idname.split("_OT_")[0].lower(), idname.split("_OT_")[1]]
+        kwargs = {k: getattr(self, k) for k in self.__annotations__
+                  if k not in ("interactive", "browsed", "filter_glob")}
+
+        def start():
+            if win is None or win not in bpy.context.window_manager.windows[:]:
+                return None
+            area = next((a for a in win.screen.areas if a.type == "VIEW_3D"), None)
+            with bpy.context.temp_override(window=win, area=area):
+                getattr(getattr(bpy.ops, idname[0]), idname[1])("INVOKE_DEFAULT", **kwargs)
+            return None
+
+        bpy.app.timers.register(start, first_interval=0.0)
+        return {"CANCELLED"}
+
+    def _fail(self, e):
+        if isinstance(e, bem_scene.GatherError):
+            self.report({"ERROR"}, "charkit: object %s" % e)
+        else:
+            self.report({"ERROR"}, "charkit: %s%s" % (self._what(), _error_text(e)))
+        return {"CANCELLED"}
+
+    def _what(self):
+        return ""
+
+    def _run(self, context):
+        try:
+            steps = self._steps(context)
+        except Exception as e:
+            return self._fail(e)
+        wm = context.window_manager
+        if not self.interactive or context.window is None:
+            wm.progress_begin(0, 1000)
+            try:
+                value = bem_scene.run_steps(
+                    steps, lambda done, total, what: wm.progress_update(1000 * done // max(total, 1)))
+            except Exception as e:
+                return self._fail(e)
+            finally:
+                wm.progress_end()
+            return self._done(context, value)
+        self._gen = steps
+        wm.progress_begin(0, 1000)
+        _set_progress(context, self.bl_label, 0.0)
+        self._timer = wm.event_timer_add(0.02, window=context.window)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def _stop(self, context):
+        wm = context.window_manager
+        wm.event_timer_remove(self._timer)
+        wm.progress_end()
+        _set_progress(context, "", 0.0)
+
+    def modal(self, context, event):
+        if event.type == "ESC":
+            try:
+                self._gen.close()  # the generator's cleanup runs here
+            finally:
+                self._stop(context)
+            self.report({"WARNING"}, "charkit: %s cancelled: nothing changed" % self.bl_label)
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"RUNNING_MODAL"}  # the scene stays as the steps expect it
+        t0 = time.perf_counter()
+        try:
+            while time.perf_counter() - t0 < 0.05:
+                done, total, what = next(self._gen)
+                fraction = done / max(total, 1)
+                context.window_manager.progress_update(int(1000 * fraction))
+                _set_progress(context, "%s: %s" % (self.bl_label, what), fraction)
+        except StopIteration as stop:
+            self._stop(context)
+            return self._done(context, stop.value)
+        except Exception as e:
+            self._stop(context)
+            return self._fail(e)
+        return {"RUNNING_MODAL"}
+
+
 def _pack(context, root_name, template, output, to, spec_path, texture_formats):
     """Gathers the scene and packs it (output None: validate only)."""
+    return bem_scene.run_steps(_pack_steps(context, root_name, template, output, to, spec_path,
+                                           texture_formats))
+
+
+def _pack_steps(context, root_name, template, output, to, spec_path, texture_formats):
+    """_pack in steps: one per object gathered, the packing (and writing) last."""
     ck = _ck.get()
     root = _root(context, root_name)
     template = template or root.get("bem_source", "")
@@ -120,14 +250,14 @@ def _pack(context, root_name, template, output, to, spec_path, texture_formats):
         if not eq or not key or not fmt:
             raise ValueError("texture_formats takes KEY=FORMAT[,KEY=FORMAT...], not '%s'" % item)
         formats[key.strip()] = fmt.strip()
-    meshes, images, objects = bem_scene.gather(root)
+    meshes, images, objects = yield from bem_scene.gather_steps(root)
     report = ck.bem.pack(template, meshes, output=output, images=images,
                          to=to or None, spec=spec, texture_formats=formats)
     _store_report(context, report, objects, root)
     return report, objects
 
 
-class CHARKIT_OT_bem_import(Operator):
+class CHARKIT_OT_bem_import(_Stepped, Operator):
     """Import a BEM package (.bem or .zip): every mesh and draw, options,
     sliders, textures, skins and drivers"""
     bl_idname = "charkit.bem_import"
@@ -138,25 +268,27 @@ class CHARKIT_OT_bem_import(Operator):
     filter_glob: StringProperty(default="*.bem;*.zip", options={"HIDDEN"})
 
     def invoke(self, context, event):
-        context.window_manager.fileselect_add(self)
-        return {"RUNNING_MODAL"}
+        if not self.filepath:
+            return self._browse(context)
+        self.interactive = True
+        return self.execute(context)
 
     def execute(self, context):
-        path = bpy.path.abspath(self.filepath)
-        wm = context.window_manager
-        wm.progress_begin(0, 2)
-        try:
-            pkg = open_package(path)
-            wm.progress_update(1)
-            root = bem_scene.import_package(context, pkg)
-        except Exception as e:
-            self.report({"ERROR"}, "charkit: %s: %s" % (path, _error_text(e)))
-            return {"CANCELLED"}
-        finally:
-            wm.progress_end()
+        if self.browsed:
+            return self._hand_over(context)
+        return self._run(context)
+
+    def _what(self):
+        return "%s: " % bpy.path.abspath(self.filepath)
+
+    def _steps(self, context):
+        pkg = open_package(bpy.path.abspath(self.filepath))
+        return bem_scene.import_steps(context, pkg)
+
+    def _done(self, context, root):
         n = len(bem_scene.root_objects(root))
-        self.report({"INFO"}, "charkit: %s: %d meshes in '%s'" % (os.path.basename(path), n,
-                                                                  root.name))
+        self.report({"INFO"}, "charkit: %s: %d meshes in '%s'"
+                    % (os.path.basename(bpy.path.abspath(self.filepath)), n, root.name))
         return {"FINISHED"}
 
 
@@ -198,7 +330,7 @@ class CHARKIT_OT_bem_set_option(Operator):
         return {"FINISHED"}
 
 
-class CHARKIT_OT_bem_validate(Operator):
+class CHARKIT_OT_bem_validate(_Stepped, Operator):
     """Pack the scene in memory and validate the result: the report, by code"""
     bl_idname = "charkit.bem_validate"
     bl_label = "Validate BEM Package"
@@ -208,13 +340,19 @@ class CHARKIT_OT_bem_validate(Operator):
     spec: StringProperty(subtype="FILE_PATH", description="Spec file (JSON), optional")
     texture_formats: StringProperty(description="KEY=FORMAT,... for edited textures")
 
+    def invoke(self, context, event):
+        self.interactive = True
+        return self.execute(context)
+
     def execute(self, context):
-        try:
-            report, _objects = _pack(context, self.root, bpy.path.abspath(self.template), None,
-                                     "", self.spec, self.texture_formats)
-        except Exception as e:
-            self.report({"ERROR"}, "charkit: %s" % _error_text(e))
-            return {"CANCELLED"}
+        return self._run(context)
+
+    def _steps(self, context):
+        return _pack_steps(context, self.root, bpy.path.abspath(self.template), None, "",
+                           self.spec, self.texture_formats)
+
+    def _done(self, context, value):
+        report, _objects = value
         issues = context.window_manager.charkit_bem_issues
         errors = sum(1 for i in issues if i.severity == "error")
         level = {"INFO"} if report.get("ok") else {"ERROR"}
@@ -223,7 +361,7 @@ class CHARKIT_OT_bem_validate(Operator):
         return {"FINISHED"}
 
 
-class CHARKIT_OT_bem_pack(Operator):
+class CHARKIT_OT_bem_pack(_Stepped, Operator):
     """Pack the scene into a BEM package through charkit's packer, validated
     before it is written"""
     bl_idname = "charkit.bem_pack"
@@ -239,8 +377,10 @@ class CHARKIT_OT_bem_pack(Operator):
                                    ("zip", "ZIP", "")], default="AUTO")
 
     def invoke(self, context, event):
-        context.window_manager.fileselect_add(self)
-        return {"RUNNING_MODAL"}
+        if not self.filepath:
+            return self._browse(context)
+        self.interactive = True
+        return self.execute(context)
 
     def execute(self, context):
         out = bpy.path.abspath(self.filepath)
@@ -251,15 +391,18 @@ class CHARKIT_OT_bem_pack(Operator):
         if not to and not out.lower().endswith((".bem", ".zip")):
             self.report({"ERROR"}, "charkit: the output must end in .bem or .zip (or set container)")
             return {"CANCELLED"}
-        try:
-            report, objects = _pack(context, self.root, bpy.path.abspath(self.template), out, to,
-                                    self.spec, self.texture_formats)
-        except bem_scene.GatherError as e:
-            self.report({"ERROR"}, "charkit: object %s" % e)
-            return {"CANCELLED"}
-        except Exception as e:
-            self.report({"ERROR"}, "charkit: %s" % _error_text(e))
-            return {"CANCELLED"}
+        if self.browsed:
+            return self._hand_over(context)
+        return self._run(context)
+
+    def _steps(self, context):
+        to = "" if self.container == "AUTO" else self.container
+        return _pack_steps(context, self.root, bpy.path.abspath(self.template),
+                           bpy.path.abspath(self.filepath), to, self.spec, self.texture_formats)
+
+    def _done(self, context, value):
+        report, _objects = value
+        out = bpy.path.abspath(self.filepath)
         if not report.get("ok"):
             err = report.get("error", {})
             issues = context.window_manager.charkit_bem_issues
@@ -307,9 +450,15 @@ def register():
         bpy.utils.register_class(c)
     bpy.types.WindowManager.charkit_bem_issues = CollectionProperty(type=BemIssue)
     bpy.types.WindowManager.charkit_bem_report_ok = BoolProperty(default=False)
+    bpy.types.WindowManager.charkit_bem_busy = StringProperty(
+        description="The BEM work running now (empty when none)")
+    bpy.types.WindowManager.charkit_bem_progress = FloatProperty(
+        name="Progress", min=0.0, max=100.0, subtype="PERCENTAGE")
 
 
 def unregister():
+    del bpy.types.WindowManager.charkit_bem_progress
+    del bpy.types.WindowManager.charkit_bem_busy
     del bpy.types.WindowManager.charkit_bem_report_ok
     del bpy.types.WindowManager.charkit_bem_issues
     for c in reversed(CLASSES):

@@ -28,6 +28,9 @@ What the scene keeps of a package (so that packing needs nothing else):
 - sliders: shape keys named as `bem export` names morph targets (`id` or
   `id@tick`), the parameter's range, step, neutral and default in the key's
   `bem_sliders` custom property;
+- draws an option hides on a shown mesh: the face attribute
+  `bem_draw_hidden` and a geometry nodes modifier "BEM draws" that removes
+  those faces from display and renders (the mesh keeps them for packing);
 - textures: images decoded from their format (`bem_texture`, `bem_format`,
   `bem_pixels` = SHA-256 of the pixels as imported, so that pack keeps the
   package's bytes for an image that was not edited).
@@ -221,19 +224,89 @@ def _material(name, images):
     return mat
 
 
+DRAW_FILTER = "charkit BEM draws"  # the node group
+HIDDEN_ATTRIBUTE = "bem_draw_hidden"  # per face: its draw is not selected
+
+
+def _draw_filter_group():
+    """The geometry node group that removes the faces whose
+    HIDDEN_ATTRIBUTE is set (made once per file); (group, made now)."""
+    ng = bpy.data.node_groups.get(DRAW_FILTER)
+    if ng is not None and ng.bl_idname == "GeometryNodeTree":
+        return ng, False
+    ng = bpy.data.node_groups.new(DRAW_FILTER, "GeometryNodeTree")
+    if hasattr(ng, "interface"):  # 4.x
+        ng.interface.new_socket(name="Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+        ng.interface.new_socket(name="Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    else:
+        ng.inputs.new("NodeSocketGeometry", "Geometry")
+        ng.outputs.new("NodeSocketGeometry", "Geometry")
+    nodes, links = ng.nodes, ng.links
+    gin, gout = nodes.new("NodeGroupInput"), nodes.new("NodeGroupOutput")
+    named = nodes.new("GeometryNodeInputNamedAttribute")
+    named.data_type = "BOOLEAN"
+    named.inputs["Name"].default_value = HIDDEN_ATTRIBUTE
+    delete = nodes.new("GeometryNodeDeleteGeometry")
+    delete.domain = "FACE"
+    gin.location, named.location, delete.location, gout.location = (
+        (-400, 0), (-400, -150), (-150, 0), (100, 0))
+    links.new(gin.outputs[0], delete.inputs["Geometry"])
+    links.new(next(o for o in named.outputs if o.type == "BOOLEAN"), delete.inputs["Selection"])
+    links.new(delete.outputs["Geometry"], gout.inputs[0])
+    return ng, True
+
+
+def _draw_filter(obj):
+    """Lets an option hide some draws of a shown mesh: a face attribute says
+    which faces' draws are not selected, and a geometry nodes modifier
+    removes them from what the viewport and renders show. The mesh itself
+    keeps every face (packing reads it); returns the node group when it was
+    made now."""
+    mesh = obj.data
+    if mesh.attributes.get(HIDDEN_ATTRIBUTE) is None:
+        mesh.attributes.new(HIDDEN_ATTRIBUTE, "BOOLEAN", "FACE")
+    ng, made = _draw_filter_group()
+    mod = obj.modifiers.get("BEM draws") or obj.modifiers.new("BEM draws", "NODES")
+    mod.node_group = ng
+    return ng if made else None
+
+
 def _link(obj, coll):
     if coll.objects.get(obj.name) is None:
         coll.objects.link(obj)
+
+
+def run_steps(steps, progress=None):
+    """Runs a generator of steps (import_steps, gather_steps) to its end and
+    returns its value; progress(done, total, what) is called at each step."""
+    while True:
+        try:
+            step = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        if progress is not None:
+            progress(*step)
 
 
 def import_package(context, pkg, name=None):
     """Builds the scene of an opened package (charkit.bem.BemPackage) in new
     collections under the scene's collection; returns the root collection.
     Nothing existing is changed; on an error, what was made is removed."""
+    return run_steps(import_steps(context, pkg, name))
+
+
+def import_steps(context, pkg, name=None):
+    """import_package as a generator: yields (done, total, what) after each
+    image, mesh and option choice and returns the root collection. Closing
+    it before its end (a cancel) removes what it made, as an error does."""
     facts = pkg.facts
     manifest = facts["manifest"]
     label = name or manifest.get("name") or manifest.get("package_id") or "package"
-    made = []  # (collection of bpy.data, datablock) to remove on error
+    made = []  # (collection of bpy.data, datablock) to remove on error or cancel
+    n_choices = sum(len(g.get("choices", [])) for g in facts["package"].get("optionGroups", []))
+    total = len(facts["images"]) + len(facts["meshes"]) + n_choices + len(
+        manifest.get("appearances", []))
+    done = 0
     try:
         root = bpy.data.collections.new(ROOT_PREFIX + label)
         made.append((bpy.data.collections, root))
@@ -255,6 +328,8 @@ def import_package(context, pkg, name=None):
             made.append((bpy.data.images, img))
             if t is not None:
                 images_by_texture[t] = img
+            done += 1
+            yield done, total, "image %s" % info["name"]
 
         # One material per material_name, with the images its draws bind.
         material_images = {}
@@ -322,6 +397,8 @@ def import_package(context, pkg, name=None):
             _skin(obj, pkg, i, info, armature, joints)
             _shape_keys(obj, pkg, i, info, facts)
             objects.append(obj)
+            done += 1
+            yield done, total, "mesh %s" % obj.name
 
         # A collection per option choice holding the meshes that choice shows
         # (the other groups at their defaults), from charkit's own selection.
@@ -343,6 +420,13 @@ def import_package(context, pkg, name=None):
             for obj in objects:
                 if obj["bem_mesh"] in shown:
                     _link(obj, coll)
+            done += 1
+            yield done, total, "option %s = %s" % (gid, cid)
+        for obj in objects:
+            if len(obj.data.materials) > 1:
+                ng = _draw_filter(obj)
+                if ng is not None:
+                    made.append((bpy.data.node_groups, ng))
         apply_selection(root, pkg)
         return root
     except BaseException:
@@ -382,7 +466,12 @@ def apply_selection(root, pkg):
                            for s in range(max(len(slot_draws), 1))], bool)
         mi = np.zeros(len(mesh.polygons), np.int32)
         mesh.polygons.foreach_get("material_index", mi)
-        mesh.polygons.foreach_set("hide", hidden[np.clip(mi, 0, len(hidden) - 1)])
+        face_hidden = hidden[np.clip(mi, 0, len(hidden) - 1)]
+        mesh.polygons.foreach_set("hide", face_hidden)  # Edit Mode
+        attr = mesh.attributes.get(HIDDEN_ATTRIBUTE)  # the draw filter's input
+        if attr is not None and attr.domain == "FACE" and attr.data_type == "BOOLEAN":
+            attr.data.foreach_set("value", face_hidden)
+            mesh.update()
         keys = mesh.shape_keys
         if keys is not None and "bem_sliders" in keys:
             set_slider_weights(keys, ticks)
@@ -437,8 +526,16 @@ def gather(root):
     the edited images ({"name", "pixels"}: (h, w, 4) uint8, charkit encodes
     them). Returns (meshes, images, objects) where objects[k] is the object
     of meshes[k]."""
+    return run_steps(gather_steps(root))
+
+
+def gather_steps(root):
+    """gather as a generator: yields (done, total, what) after each object
+    and returns gather's value. It reads the scene and changes nothing, so
+    closing it early (a cancel) needs no cleanup."""
     meshes, objects = [], []
-    for obj in root_objects(root):
+    todo = root_objects(root)
+    for obj in todo:
         mesh = obj.data
         n = len(mesh.vertices)
         if n == 0:
@@ -562,6 +659,7 @@ def gather(root):
                        "attributes": attrs, "primitives": prims, "targets": targets,
                        "joints": joints_out})
         objects.append(obj)
+        yield len(objects), len(todo) + 1, "object %s" % obj.name
     images = []
     for img in bpy.data.images:
         if "bem_pixels" not in img or "bem_name" not in img:

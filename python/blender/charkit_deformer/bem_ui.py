@@ -1,7 +1,8 @@
 """The BEM panel (3D View > Sidebar > BEM): the imported package, its
 options (buttons that show and hide what each choice selects), its sliders
 with their tick ranges, its drivers, and the validation report grouped by
-code with a button per issue that selects the object concerned."""
+code with a button per issue that selects the object concerned; while an
+import, validation or pack runs, its progress."""
 
 import json
 
@@ -23,6 +24,19 @@ class CHARKIT_PT_bem(bpy.types.Panel):
         if err:
             layout.label(text="charkit is not loaded", icon="ERROR")
             layout.label(text=err[:120])
+            return
+        wm = context.window_manager
+        if wm.charkit_bem_busy:  # an import, validation or pack running in steps
+            box = layout.box()
+            box.label(text=wm.charkit_bem_busy, icon="TIME")
+            if hasattr(box, "progress"):  # 4.0+
+                box.progress(factor=wm.charkit_bem_progress / 100.0,
+                             text="%d%%" % wm.charkit_bem_progress)
+            else:
+                row = box.row()
+                row.enabled = False
+                row.prop(wm, "charkit_bem_progress", slider=True)
+            box.label(text="Esc cancels: nothing is changed")
             return
         row = layout.row(align=True)
         row.operator("charkit.bem_import", text="Import", icon="IMPORT")
