@@ -12,7 +12,10 @@ package (vertex counts, `_TEXCOORD2` as float2 attributes, shape keys and
 their slider ranges, option collections, images). Then edits: a mesh
 object scaled and a new shape key (a new slider) packed, validated and read
 back; refusals (a material slot emptied, an unknown template) leave the
-scene as it was; the validation report selects the object concerned.
+scene as it was; the validation report selects the object concerned;
+every option choice shows only its draws; every import cancelled after
+each of its steps leaves the scene as it was. Every package written is
+read by tests/tools/bem_check.py, the independent checker.
 Prints "CHARKIT_BEM_TEST OK" last; any failure exits 1.
 """
 
@@ -320,6 +323,22 @@ def progress_and_cancel(ck):
     log("progress and cancel: every step of every import undone, no cancelled pack written")
 
 
+def independent_check():
+    """Every package Blender wrote, read by the independent checker written
+    from the BEM specification (tests/tools/bem_check.py), not by charkit."""
+    import shutil
+    import subprocess
+    written = sorted(os.path.join(OUT, f) for f in os.listdir(OUT)
+                     if f.endswith((".bem", ".zip")) and f.startswith(("packed-", "edited")))
+    check(len(written) >= 7, f"packages written: {written}")
+    # Debian's python3 has python3-zstandard (bootstrap): the payloads are decoded too.
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else shutil.which("python3")
+    r = subprocess.run([python, os.path.join(ROOT, "tests", "tools", "bem_check.py")] + written,
+                       capture_output=True, text=True)
+    check(r.returncode == 0, f"bem_check.py: {r.stdout}{r.stderr}")
+    log(f"bem_check.py (independent reader): {len(written)} packages written by Blender pass")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     import charkit_deformer
@@ -333,6 +352,7 @@ def main():
         round_trip(ck, path)
     edits(ck)
     progress_and_cancel(ck)
+    independent_check()
     charkit_deformer.unregister()
 
 
