@@ -56,42 +56,16 @@ void print_pack_result(const PackArgs& a, const bem::PackResult& packed, const b
                        bool zip, const core::Report& report) {
   const std::string version = "1." + std::to_string(s.minor);
   if (a.json) {
-    Json meshes = Json::array();
-    for (const bem::PackedMesh& m : packed.meshes)
-      meshes.push_back(Json{{"mesh", m.mesh},
-                            {"gltfMesh", m.gltf_mesh},
-                            {"node", m.node},
-                            {"verticesBefore", m.vertices_before},
-                            {"vertices", m.vertices},
-                            {"drawsReplaced", m.draws_replaced},
-                            {"drawsKept", m.draws_kept},
-                            {"drawsAdded", m.draws_added},
-                            {"bones", m.bones},
-                            {"bonesAdded", m.bones_added},
-                            {"sliders", m.sliders}});
-    Json textures = Json::array();
-    for (const bem::PackedTexture& t : packed.textures) {
-      Json tj{{"texture", t.texture}, {"image", t.image},
-              {"name", t.name},       {"format", scene::texture_format_name(t.format)},
-              {"width", t.width},     {"height", t.height},
-              {"mips", t.mips},       {"encoded", t.encoded}};
-      // PSNR: null when kept, "inf" would not be JSON: an exact encode is 99.
-      if (t.encoded) tj["psnrDb"] = std::isfinite(t.psnr_db) ? t.psnr_db : 99.0;
-      if (t.dds) tj["dds"] = true;
-      textures.push_back(std::move(tj));
-    }
-    Json warnings = Json::array();
-    for (const bem::PackWarning& w : packed.warnings)
-      warnings.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
+    Json done = bem::pack_report_json(packed);
     print_json(Json{{"uri", a.output},
                     {"ok", true},
                     {"container", zip ? "zip" : "binary"},
                     {"version", version},
-                    {"meshes", std::move(meshes)},
-                    {"textures", std::move(textures)},
+                    {"meshes", std::move(done["meshes"])},
+                    {"textures", std::move(done["textures"])},
                     {"payloads", s.payloads_out},
                     {"bytes", s.file_bytes},
-                    {"warnings", std::move(warnings)},
+                    {"warnings", std::move(done["warnings"])},
                     {"issues", Json::parse(report.to_json_issues())}});
   } else {
     for (const bem::PackWarning& w : packed.warnings)

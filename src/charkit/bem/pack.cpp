@@ -197,4 +197,38 @@ core::Result<PackResult> pack_project(PackageContent project, const PackOptions&
   return out;
 }
 
+core::Json pack_report_json(const PackResult& packed) {
+  using core::Json;
+  Json meshes = Json::array();
+  for (const PackedMesh& m : packed.meshes)
+    meshes.push_back(Json{{"mesh", m.mesh},
+                          {"gltfMesh", m.gltf_mesh},
+                          {"node", m.node},
+                          {"verticesBefore", m.vertices_before},
+                          {"vertices", m.vertices},
+                          {"drawsReplaced", m.draws_replaced},
+                          {"drawsKept", m.draws_kept},
+                          {"drawsAdded", m.draws_added},
+                          {"bones", m.bones},
+                          {"bonesAdded", m.bones_added},
+                          {"sliders", m.sliders}});
+  Json textures = Json::array();
+  for (const PackedTexture& t : packed.textures) {
+    Json tj{{"texture", t.texture}, {"image", t.image},
+            {"name", t.name},       {"format", scene::texture_format_name(t.format)},
+            {"width", t.width},     {"height", t.height},
+            {"mips", t.mips},       {"encoded", t.encoded}};
+    // PSNR: null when kept, "inf" would not be JSON: an exact encode is 99.
+    if (t.encoded) tj["psnrDb"] = std::isfinite(t.psnr_db) ? t.psnr_db : 99.0;
+    if (t.dds) tj["dds"] = true;
+    textures.push_back(std::move(tj));
+  }
+  Json warnings = Json::array();
+  for (const PackWarning& w : packed.warnings)
+    warnings.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
+  return Json{{"meshes", std::move(meshes)},
+              {"textures", std::move(textures)},
+              {"warnings", std::move(warnings)}};
+}
+
 }  // namespace charkit::bem

@@ -156,4 +156,10 @@ core::Result<PackageContent> template_from_json(core::Bytes json);
 /// public tool's pack step does. Not yet validated: the writer does that.
 core::Result<PackResult> pack_project(PackageContent project, const PackOptions& options = {});
 
+/// What packing did, as `bem pack --json` and the C API's pack calls report
+/// it: {"meshes": [...], "textures": [...], "warnings": [...]}, one entry
+/// per PackedMesh, PackedTexture and PackWarning (docs/bem/pack.md
+/// describes the fields).
+core::Json pack_report_json(const PackResult& packed);
+
 }  // namespace charkit::bem

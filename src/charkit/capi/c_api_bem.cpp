@@ -506,27 +506,8 @@ charkit_status pack_into_template(const char* template_path, const scene::Scene&
     *out_json = capi::dup_string(result.dump());
     return CHARKIT_OK;
   }
-  Json meshes = Json::array();
-  for (const bem::PackedMesh& m : packed->meshes)
-    meshes.push_back(Json{{"mesh", m.mesh},
-                          {"gltfMesh", m.gltf_mesh},
-                          {"vertices", m.vertices},
-                          {"drawsReplaced", m.draws_replaced},
-                          {"drawsAdded", m.draws_added},
-                          {"bones", m.bones},
-                          {"sliders", m.sliders}});
-  Json textures = Json::array();
-  for (const bem::PackedTexture& t : packed->textures)
-    textures.push_back(Json{{"texture", t.texture},
-                            {"name", t.name},
-                            {"format", scene::texture_format_name(t.format)},
-                            {"encoded", t.encoded}});
-  Json warnings = Json::array();
-  for (const bem::PackWarning& w : packed->warnings)
-    warnings.push_back(Json{{"code", w.code}, {"message", w.message}, {"pointer", w.pointer}});
-  result["meshes"] = std::move(meshes);
-  result["textures"] = std::move(textures);
-  result["warnings"] = std::move(warnings);
+  Json done = bem::pack_report_json(*packed);
+  for (auto& [key, value] : done.items()) result[key] = std::move(value);
   core::Report report;
   auto written = zip ? bem::write_zip(packed->content, {}, &report)
                      : bem::write_binary(packed->content, {}, &report);
@@ -539,6 +520,7 @@ charkit_status pack_into_template(const char* template_path, const scene::Scene&
   result["ok"] = true;
   result["version"] = "1." + std::to_string(written->stats.minor);
   result["bytes"] = written->stats.file_bytes;
+  result["payloads"] = written->stats.payloads_out;
   result["container"] = zip ? "zip" : "binary";
   if (output_path && *output_path) {
     if (auto st = deformer::write_file_bytes(output_path, written->bytes); !st)
