@@ -21,28 +21,15 @@ import sys
 import time
 import traceback
 
-sys.dont_write_bytecode = True
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-for p in (os.path.join(ROOT, "python", "blender"), os.path.join(ROOT, "python")):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import ROOT, T0, arg, check, log  # noqa: E402
 
 import bpy  # noqa: E402
 
-ARGS = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
-OUT = ARGS[ARGS.index("--out") + 1] if "--out" in ARGS else os.path.join(ROOT, "build", "blender-bem-ui")
+OUT = arg("--out", os.path.join(ROOT, "build", "blender-bem-ui"))
 EXAMPLES = os.path.join(ROOT, "tests", "data", "examples")
 MARKER = "CHARKIT_BEM_UI_TEST"
-T0 = time.perf_counter()
-
-
-def log(msg):
-    print(f"[{time.perf_counter() - T0:7.2f}s] {msg}", flush=True)
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 def roots():
