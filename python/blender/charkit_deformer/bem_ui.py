@@ -5,6 +5,7 @@ code with a button per issue that selects the object concerned; while an
 import, validation or pack runs, its progress."""
 
 import json
+import textwrap
 
 import bpy
 
@@ -83,9 +84,9 @@ class CHARKIT_PT_bem(bpy.types.Panel):
             col.label(text="Sliders", icon="SHAPEKEY_DATA")
             for p in params:
                 tick = ticks.get(p["id"], str(p.get("default", 0)))
+                col.label(text="%s: %s  (%d..%d, step %d)" % (p.get("name", p["id"]), tick,
+                                                             p["min"], p["max"], p.get("step", 1)))
                 row = col.row(align=True)
-                row.label(text="%s: %s (%d..%d step %d)" % (p.get("name", p["id"]), tick,
-                                                           p["min"], p["max"], p.get("step", 1)))
                 for label, value in (("min", p["min"]), ("default", p.get("default", p["min"])),
                                      ("max", p["max"])):
                     op = row.operator("charkit.bem_set_option", text=label)
@@ -111,11 +112,14 @@ class CHARKIT_PT_bem(bpy.types.Panel):
                 section = items[0][1].section
                 box.label(text="%s %s (%d)" % (code, section, len(items)))
                 for k, it in items[:20]:
-                    row = box.row()
+                    col = box.column(align=True)
                     icon = "ERROR" if it.severity == "error" else "INFO"
-                    row.label(text=it.message[:100], icon=icon)
+                    # Labels do not wrap: the message in lines of the panel's width.
+                    width = max(30, int(context.region.width / 7.5)) if context.region else 60
+                    for n, line in enumerate(textwrap.wrap(it.message, width)[:6]):
+                        col.label(text=line, icon=icon if n == 0 else "BLANK1")
                     if it.obj:
-                        row.operator("charkit.bem_select_issue", text=it.obj,
+                        col.operator("charkit.bem_select_issue", text="Select %s" % it.obj,
                                      icon="RESTRICT_SELECT_OFF").index = k
 
 
