@@ -11,8 +11,10 @@ Window.event_simulate). A timer walks through the phases, one each half second:
 - Validate invoked from the UI runs modally and reports the scene valid;
 - a pack invoked from the UI writes a package valid by charkit's reader;
   a pack cancelled with Esc writes nothing.
-(bem_addon_test.py checks every step's cancel headless; this test checks
-that the UI path reaches the same code.) Prints "CHARKIT_BEM_UI_TEST OK"
+Import and pack are invoked with `interactive=True`, as the add-on itself
+invokes them once the file browser has given the file (the browser itself
+is not driven). (bem_addon_test.py checks every step's cancel headless;
+this test checks that the UI path reaches the same code.) Prints "CHARKIT_BEM_UI_TEST OK"
 and quits; a failure prints "CHARKIT_BEM_UI_TEST FAILED" and exits 1.
 """
 
@@ -65,14 +67,15 @@ def phases():
     ck = _ck.get()
     p = STATE["phase"]
     if p == 0:
-        r = in_view3d(bpy.ops.charkit.bem_import,
+        r = in_view3d(bpy.ops.charkit.bem_import, interactive=True,
                       filepath=os.path.join(EXAMPLES, "example-1.5-drivers.bem"))
         check(r == {"RUNNING_MODAL"}, f"import from the UI runs modally: {r}")
     elif p == 1:
         check(len(roots()) == 1 and wm.charkit_bem_busy == "", f"imported: {roots()}")
         log("import from the UI: modal, finished")
         STATE["census"] = census()
-        r = in_view3d(bpy.ops.charkit.bem_import, filepath=os.path.join(EXAMPLES, "example-1.0.bem"))
+        r = in_view3d(bpy.ops.charkit.bem_import, interactive=True,
+                      filepath=os.path.join(EXAMPLES, "example-1.0.bem"))
         check(r == {"RUNNING_MODAL"}, f"second import: {r}")
         check(wm.charkit_bem_busy != "", "the progress is shown while it runs")
         esc()
@@ -86,15 +89,15 @@ def phases():
     elif p == 3:
         check(wm.charkit_bem_report_ok and wm.charkit_bem_busy == "", "validated: valid")
         log("validate from the UI: valid")
-        r = in_view3d(bpy.ops.charkit.bem_pack, filepath=os.path.join(OUT, "ui-packed.bem"),
-                      root=roots()[0])
+        r = in_view3d(bpy.ops.charkit.bem_pack, interactive=True,
+                      filepath=os.path.join(OUT, "ui-packed.bem"), root=roots()[0])
         check(r == {"RUNNING_MODAL"}, f"pack from the UI runs modally: {r}")
     elif p == 4:
         out = os.path.join(OUT, "ui-packed.bem")
         check(os.path.exists(out) and ck.bem_validate(out)["valid"], "packed from the UI: valid")
         log("pack from the UI: written, valid")
-        r = in_view3d(bpy.ops.charkit.bem_pack, filepath=os.path.join(OUT, "ui-cancelled.bem"),
-                      root=roots()[0])
+        r = in_view3d(bpy.ops.charkit.bem_pack, interactive=True,
+                      filepath=os.path.join(OUT, "ui-cancelled.bem"), root=roots()[0])
         check(r == {"RUNNING_MODAL"}, f"second pack: {r}")
         esc()
     elif p == 5:

@@ -129,12 +129,17 @@ class _Stepped:
     what it made (import) or has made nothing (validate, pack: the package
     is written only by the last step)."""
 
-    interactive: BoolProperty(options={"HIDDEN", "SKIP_SAVE"})
+    interactive: BoolProperty(options={"HIDDEN", "SKIP_SAVE"},
+                              description="Run in steps with progress, Esc cancels (the UI's way)")
     browsed: BoolProperty(options={"HIDDEN", "SKIP_SAVE"})
 
     def _browse(self, context):
-        """invoke with a file browser: execute then hands over (_hand_over)."""
-        self.interactive = self.browsed = True
+        """invoke of a file operator: the file browser (always, as Blender's
+        importers do, the last path only its default) unless `interactive`
+        says the file is chosen (_hand_over); execute then hands over."""
+        if self.interactive:
+            return self.execute(context)
+        self.browsed = True
         context.window_manager.fileselect_add(self)
         return {"RUNNING_MODAL"}
 
@@ -155,7 +160,8 @@ class _Stepped:
                 return None
             area = next((a for a in win.screen.areas if a.type == "VIEW_3D"), None)
             with bpy.context.temp_override(window=win, area=area):
-                getattr(getattr(bpy.ops, idname[0]), idname[1])("INVOKE_DEFAULT", **kwargs)
+                getattr(getattr(bpy.ops, idname[0]), idname[1])("INVOKE_DEFAULT", interactive=True,
+                                                                **kwargs)
             return None
 
         bpy.app.timers.register(start, first_interval=0.0)
@@ -268,10 +274,7 @@ class CHARKIT_OT_bem_import(_Stepped, Operator):
     filter_glob: StringProperty(default="*.bem;*.zip", options={"HIDDEN"})
 
     def invoke(self, context, event):
-        if not self.filepath:
-            return self._browse(context)
-        self.interactive = True
-        return self.execute(context)
+        return self._browse(context)
 
     def execute(self, context):
         if self.browsed:
@@ -377,10 +380,7 @@ class CHARKIT_OT_bem_pack(_Stepped, Operator):
                                    ("zip", "ZIP", "")], default="AUTO")
 
     def invoke(self, context, event):
-        if not self.filepath:
-            return self._browse(context)
-        self.interactive = True
-        return self.execute(context)
+        return self._browse(context)
 
     def execute(self, context):
         out = bpy.path.abspath(self.filepath)
