@@ -87,8 +87,15 @@ class CHARKIT_PT_bem(bpy.types.Panel):
                 col.label(text="%s: %s  (%d..%d, step %d)" % (p.get("name", p["id"]), tick,
                                                              p["min"], p["max"], p.get("step", 1)))
                 row = col.row(align=True)
-                for label, value in (("min", p["min"]), ("default", p.get("default", p["min"])),
-                                     ("max", p["max"])):
+                try:
+                    now = int(tick)
+                except ValueError:
+                    now = int(p.get("default", p["min"]))
+                step = max(1, int(p.get("step", 1)))
+                lo, hi = int(p["min"]), int(p["max"])
+                for label, value in (("min", lo), ("-%d" % step, max(lo, now - step)),
+                                     ("default", p.get("default", lo)),
+                                     ("+%d" % step, min(hi, now + step)), ("max", hi)):
                     op = row.operator("charkit.bem_set_option", text=label)
                     op.root, op.parameter, op.tick = root.name, p["id"], int(value)
         drivers = manifest.get("drivers", [])
