@@ -266,6 +266,55 @@ def edits(ck):
     log("edits: option selector, refusals, validation report, scale + new slider")
 
 
+def sliders(ck):
+    """A slider tick set from the panel weighs its frame as §10 blends it
+    (one frame at tick T above the neutral n: weight (t - n) / (T - n)), and
+    the evaluated mesh moves by that share of the frame's delta."""
+    path = os.path.join(EXAMPLES, "example-1.5-drivers.bem")
+    reset()
+    r = bpy.ops.charkit.bem_import("EXEC_DEFAULT", filepath=path)
+    check(r == {"FINISHED"}, f"import {r}")
+    root = next(c for c in bpy.data.collections if "bem_source" in c)
+    with ck.bem.BemPackage.open(path) as pkg:
+        params = {p["id"]: p for p in pkg.facts["manifest"]["parameters"]}
+        tested = 0
+        for i, info in enumerate(pkg.facts["meshes"]):
+            obj = next(o for o in root.all_objects if o.type == "MESH" and o["bem_mesh"] == info["mesh"])
+            for t_index, target in enumerate(info["targets"]):
+                pid, _, at = target["name"].partition("@")
+                p = params[pid]
+                frames = [x for x in info["targets"] if x["name"].partition("@")[0] == pid]
+                if len(frames) != 1:
+                    continue
+                frame_tick = int(at) if at else p["max"]
+                base = to_blender_axes(pkg.floats(i, "POSITION"))
+                delta = to_blender_axes(pkg.floats(i, "TARGET_%d" % t_index))
+                for tick in sorted({p["min"], p["default"], (p["min"] + p["max"]) // 3, p["max"]}):
+                    r = bpy.ops.charkit.bem_set_option("EXEC_DEFAULT", root=root.name,
+                                                       parameter=pid, tick=tick)
+                    check(r == {"FINISHED"}, f"set {pid} to {tick}")
+                    want = min(max((tick - p["neutral"]) / (frame_tick - p["neutral"]), 0.0), 1.0)
+                    key = obj.data.shape_keys.key_blocks[target["name"]]
+                    check(abs(key.value - want) <= 1e-6, f"{pid}={tick}: key {key.value} != {want}")
+                    dg = bpy.context.evaluated_depsgraph_get()
+                    dg.update()
+                    ev = obj.evaluated_get(dg).data
+                    co = np.empty(len(ev.vertices) * 3, np.float32)
+                    ev.vertices.foreach_get("co", co)
+                    err = float(np.max(np.abs(co.reshape(-1, 3) - (base + want * delta))))
+                    check(err <= 1e-5, f"{pid}={tick}: evaluated mesh off by {err}")
+                    tested += 1
+        check(tested >= 3, f"slider ticks tested: {tested}")
+    log(f"sliders: {tested} ticks weigh their frame and move the mesh as §10 blends it")
+
+
+def to_blender_axes(v):
+    """Package (x, y, z) -> Blender (-x, -z, y), written out here rather
+    than taken from the add-on."""
+    v = np.asarray(v, np.float64).reshape(-1, 3)
+    return np.stack([-v[:, 0], -v[:, 2], v[:, 1]], axis=1)
+
+
 def progress_and_cancel(ck):
     """The stepped import and pack behind the UI's progress and Esc: the
     steps count up to their total, and closing them after any step (what a
@@ -337,6 +386,7 @@ def main():
     for path in paths:
         round_trip(ck, path)
     edits(ck)
+    sliders(ck)
     progress_and_cancel(ck)
     independent_check()
     charkit_deformer.unregister()
