@@ -119,6 +119,208 @@ testkit::TestPackage example_game_layout() {
   return p;
 }
 
+// The options example (§6, §7, §10, §12): two target components and three
+// meshes with position, normal, tangent, UV and a 12- or 4-byte skin.
+//  - mesh 0 (body, component 0): two stacked quads, two draws on two
+//    materials; draw 0 always, draw 1 only with outfit:full, so outfit:light
+//    shows the mesh with its first draw alone. Skinned over Bip001_Pelvis and
+//    Bip001_Spine, the middle row and the bottom row weighted to both.
+//  - group "hair" swaps component 1: short → mesh 1 (one quad, rigid on
+//    Bip001_Head), long → mesh 2 (two quads over Bip001_Head of component 1
+//    and Bip001_Spine of component 0, weights blended), game → keep.
+//  - parameter "length" (0..100, only with hair:long) whose frame at 100
+//    moves mesh 2's two bottom vertices down by 0.25.
+//  - two RGBA32 textures: 4×4 for the body draws, 2×2 for the hair.
+// Identical payload bytes share one id (§2).
+testkit::TestPackage example_options() {
+  using testkit::ByteVec;
+  testkit::TestPackage p;
+  p.minor = 5;
+  auto payload = [&p](const ByteVec& bytes) {
+    for (std::size_t i = 0; i < p.payloads.size(); ++i)
+      if (p.payloads[i] == bytes) return static_cast<int>(i);
+    p.payloads.push_back(bytes);
+    return static_cast<int>(p.payloads.size() - 1);
+  };
+  auto append = [](ByteVec& to, const ByteVec& bytes) {
+    to.insert(to.end(), bytes.begin(), bytes.end());
+  };
+  struct Vertex {
+    float x, y, u, v;
+    std::uint16_t w0, w1;
+    std::uint8_t b0, b1;
+  };
+  // Stream 0: position, normal +z, tangent +x (w = +1), Float32 (stride 40);
+  // stream 1: UV Float32×2; stream 2: the skin. Returns the manifest mesh.
+  auto mesh = [&](const std::vector<Vertex>& vs, bool rigid, const Json& bones) {
+    ByteVec s0;
+    ByteVec s1;
+    ByteVec s2;
+    for (const Vertex& v : vs) {
+      append(s0, testkit::f32_bytes({v.x, v.y, 0, 0, 0, 1, 1, 0, 0, 1}));
+      append(s1, testkit::f32_bytes({v.u, v.v}));
+      if (rigid) {
+        append(s2, ByteVec{v.b0, 0, 0, 0});
+      } else {
+        append(s2, testkit::u16_bytes({v.w0, v.w1, 0, 0}));
+        append(s2, ByteVec{v.b0, v.b1, 0, 0});
+      }
+    }
+    Json attrs = Json::array({Json::array({0, 0, 3, 0, 0}), Json::array({1, 0, 3, 0, 12}),
+                              Json::array({2, 0, 4, 0, 24}), Json::array({4, 0, 2, 1, 0})});
+    if (rigid) {
+      attrs.push_back(Json::array({13, 6, 4, 2, 0}));
+    } else {
+      attrs.push_back(Json::array({12, 4, 4, 2, 0}));
+      attrs.push_back(Json::array({13, 6, 4, 2, 8}));
+    }
+    return Json{
+        {"vertex_count", vs.size()},
+        {"index_size", 2},
+        {"streams", Json::array({Json{{"stride", 40}, {"payload", payload(s0)}},
+                                 Json{{"stride", 8}, {"payload", payload(s1)}},
+                                 Json{{"stride", rigid ? 4 : 12}, {"payload", payload(s2)}}})},
+        {"attributes", attrs},
+        {"bones", bones},
+        {"draws", Json::array()}};
+  };
+  auto draw = [&](const Json& when, const std::vector<std::uint16_t>& indices, int component,
+                  int slot, const char* material, int texture) {
+    return Json{{"when", when},
+                {"indices", payload(testkit::u16_bytes(indices))},
+                {"count", indices.size()},
+                {"material_component", component},
+                {"material_slot", slot},
+                {"material_name", material},
+                {"textures", Json::array({texture})}};
+  };
+  const Json pelvis = Json{{"component", 0}, {"index", 0}, {"name", "Bip001_Pelvis"}};
+  const Json spine = Json{{"component", 0}, {"index", 1}, {"name", "Bip001_Spine"}};
+  const Json head = Json{{"component", 1}, {"index", 0}, {"name", "Bip001_Head"}};
+  const std::vector<std::uint16_t> quad = {0, 1, 2, 0, 2, 3};
+  const std::vector<std::uint16_t> upper_quad = {3, 2, 4, 3, 4, 5};
+
+  Json& m = p.manifest;
+  m["schema"] = 1;
+  m["package_id"] = "charkit.example.options";
+  m["name"] = "charkit example (BEM 1.5 options)";
+  m["author"] = "charkit project (CC0)";
+  m["version"] = "1.0.0";
+  m["required_capabilities"] =
+      Json::array({"native-materials", "palette-u8", "indices-u32", "composable-options",
+                   "body-parameters", "mesh-position-deltas", "material-overrides-v1"});
+  m["target"] = Json{
+      {"character_id", "chr_0013_aglina"},
+      {"platform", "windows-x64"},
+      {"profile_id", "aglina.windows"},
+      {"revision", "20260918"},
+      {"snapshot", ""},
+      {"world_resource", "chr_0013_aglina_postmodel"},
+      {"ui_resource", "chr_0013_aglina_uimodel"},
+      {"components",
+       Json::array({Json{{"id", 0},
+                         {"mesh_name", "S_actor_example_body_01_lod0"},
+                         {"original_index_count", 300},
+                         {"bone_names", Json::array({"Bip001_Pelvis", "Bip001_Spine"})},
+                         {"materials",
+                          Json::array({"M_actor_example_body_01", "M_actor_example_body_02"})}},
+                    Json{{"id", 1},
+                         {"mesh_name", "S_actor_example_hair_01_lod0"},
+                         {"original_index_count", 150},
+                         {"bone_names", Json::array({"Bip001_Head"})},
+                         {"materials", Json::array({"M_actor_example_hair_01"})}}})}};
+
+  // Mesh 0: the body, 0.5 wide and 1 high; bone 0 Pelvis, bone 1 Spine.
+  Json body = mesh({{0, 0, 0, 0, 49151, 16384, 0, 1},
+                    {0.5F, 0, 1, 0, 49151, 16384, 0, 1},
+                    {0.5F, 0.5F, 1, 0.5F, 32768, 32767, 0, 1},
+                    {0, 0.5F, 0, 0.5F, 32768, 32767, 0, 1},
+                    {0.5F, 1, 1, 1, 65535, 0, 1, 0},
+                    {0, 1, 0, 1, 65535, 0, 1, 0}},
+                   false, Json::array({pelvis, spine}));
+  body["draws"].push_back(draw(true, quad, 0, 0, "M_actor_example_body_01", 0));
+  Json upper = draw(Json{{"eq", Json::array({"outfit", "full"})}}, upper_quad, 0, 1,
+                    "M_actor_example_body_02", 0);
+  upper["material_overrides"] =
+      Json{{"colors", Json{{"_BaseColor", Json::array({0.6, 0.7, 1.0, 1.0})}}}};
+  body["draws"].push_back(upper);
+  // Mesh 1: short hair, one quad above the body, rigid on Head.
+  Json short_hair = mesh({{0, 1, 0, 0, 0, 0, 0, 0},
+                          {0.5F, 1, 1, 0, 0, 0, 0, 0},
+                          {0.5F, 1.25F, 1, 1, 0, 0, 0, 0},
+                          {0, 1.25F, 0, 1, 0, 0, 0, 0}},
+                         true, Json::array({head}));
+  short_hair["draws"].push_back(draw(true, quad, 1, 0, "M_actor_example_hair_01", 1));
+  // Mesh 2: long hair, two quads from 1.25 down to 0.25; bone 0 Head, bone 1 Spine.
+  Json long_hair = mesh({{0, 0.75F, 0, 0.5F, 32768, 32767, 0, 1},
+                         {0.5F, 0.75F, 1, 0.5F, 32768, 32767, 0, 1},
+                         {0.5F, 1.25F, 1, 1, 65535, 0, 0, 1},
+                         {0, 1.25F, 0, 1, 65535, 0, 0, 1},
+                         {0.5F, 0.25F, 1, 0, 16384, 49151, 0, 1},
+                         {0, 0.25F, 0, 0, 16384, 49151, 0, 1}},
+                        false, Json::array({head, spine}));
+  long_hair["draws"].push_back(
+      draw(true, {0, 1, 2, 0, 2, 3, 5, 4, 1, 5, 1, 0}, 1, 0, "M_actor_example_hair_01", 1));
+  m["meshes"] = Json::array({body, short_hair, long_hair});
+
+  // Textures: a 4×4 checker of two greys and a 2×2 brown.
+  ByteVec checker;
+  for (int i = 0; i < 16; ++i) {
+    std::uint8_t g = ((i / 4 + i % 4) % 2) != 0 ? 0x60 : 0xA0;
+    append(checker, ByteVec{g, g, g, 0xFF});
+  }
+  ByteVec brown;
+  for (int i = 0; i < 4; ++i) append(brown, ByteVec{0x70, 0x48, 0x30, 0xFF});
+  m["textures"] = Json::array({Json{{"width", 4},
+                                    {"height", 4},
+                                    {"mips", 1},
+                                    {"format", 4},
+                                    {"srgb", true},
+                                    {"original_name", "T_actor_example_body_01_d"},
+                                    {"payload", payload(checker)}},
+                               Json{{"width", 2},
+                                    {"height", 2},
+                                    {"mips", 1},
+                                    {"format", 4},
+                                    {"srgb", true},
+                                    {"original_name", "T_actor_example_hair_01_d"},
+                                    {"payload", payload(brown)}}});
+
+  m["option_groups"] = Json::parse(R"([
+    {"id": "outfit", "name": "Outfit", "default": "full",
+     "choices": [{"id": "full", "name": "Full"}, {"id": "light", "name": "Light"}]},
+    {"id": "hair", "name": "Hair", "default": "short",
+     "choices": [{"id": "short", "name": "Short"}, {"id": "long", "name": "Long"},
+                 {"id": "game", "name": "Game's own"}]}])");
+  m["component_rules"] = Json::parse(R"([
+    {"target": 0, "candidates": [{"when": true, "operation": "replace", "mesh": 0}]},
+    {"target": 1, "candidates": [
+      {"when": {"eq": ["hair", "short"]}, "operation": "replace", "mesh": 1},
+      {"when": {"eq": ["hair", "long"]}, "operation": "replace", "mesh": 2},
+      {"when": {"eq": ["hair", "game"]}, "operation": "keep"}]}])");
+
+  // The slider: at 100, mesh 2's bottom vertices (4, 5) move down by 0.25.
+  const std::string header = R"({"count":2,"encoding":"sparse-position-f32"})";
+  ByteVec delta = testkit::u32_bytes({static_cast<std::uint32_t>(header.size())});
+  delta.insert(delta.end(), header.begin(), header.end());
+  append(delta, testkit::u32_bytes({4}));
+  append(delta, testkit::f32_bytes({0, -0.25F, 0}));
+  append(delta, testkit::u32_bytes({5}));
+  append(delta, testkit::f32_bytes({0, -0.25F, 0}));
+  m["parameters"] = Json::parse(R"([{"id": "length", "name": "Hair length", "min": 0,
+    "max": 100, "neutral": 0, "default": 0, "step": 1,
+    "available_when": {"eq": ["hair", "long"]}}])");
+  m["mesh_deformations"] =
+      Json::array({Json{{"mesh", 2},
+                        {"parameter", "length"},
+                        {"frames", Json::array({Json{{"value", 0}, {"neutral", true}},
+                                                Json{{"value", 100},
+                                                     {"payload", payload(delta)},
+                                                     {"count", 2},
+                                                     {"encoding", "sparse-position-f32"}}})}}});
+  return p;
+}
+
 // Binary form as a writer makes it (§2): zstd only where it saves bytes.
 std::vector<std::uint8_t> binary_best_codec(const testkit::TestPackage& p) {
   testkit::BinaryLayout l;
@@ -146,6 +348,7 @@ std::vector<ExampleFile> make_example_packages() {
       {"example-1.4-explicit.bem", v14.binary()},
       {"example-1.0.bem", v10.binary()},
       {"example-1.1-game-layout.bem", binary_best_codec(example_game_layout())},
+      {"example-1.5-options.bem", binary_best_codec(example_options())},
   };
 }
 

@@ -383,7 +383,7 @@ TEST(BemPack, CorpusAndExamplesRoundTrip) {
     packages.emplace_back(e.path().filename().string(),
                           ByteVec{std::istreambuf_iterator<char>(in), {}});
   }
-  ASSERT_EQ(packages.size(), 17u);
+  ASSERT_EQ(packages.size(), 18u);
   for (const auto& [name, original] : packages)
     for (const bool raw : {false, true}) {
       SCOPED_TRACE(name + (raw ? ", raw axes" : ""));
