@@ -1,5 +1,9 @@
 #include "example_packages.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "package_builder.h"
 
 namespace charkit::examples {
@@ -128,8 +132,8 @@ testkit::TestPackage example_game_layout() {
 //  - group "hair" swaps component 1: short → mesh 1 (one quad, rigid on
 //    Bip001_Head), long → mesh 2 (two quads over Bip001_Head of component 1
 //    and Bip001_Spine of component 0, weights blended), game → keep.
-//  - parameter "length" (0..100, only with hair:long) whose frame at 100
-//    moves mesh 2's two bottom vertices down by 0.25.
+//  - parameters "length" (on mesh 2, available with hair:long) and "waist"
+//    (on mesh 0, available with outfit:full, default 50 ≠ neutral 0).
 //  - two RGBA32 textures: 4×4 for the body draws, 2×2 for the hair.
 // Identical payload bytes share one id (§2).
 testkit::TestPackage example_options() {
@@ -299,25 +303,40 @@ testkit::TestPackage example_options() {
       {"when": {"eq": ["hair", "long"]}, "operation": "replace", "mesh": 2},
       {"when": {"eq": ["hair", "game"]}, "operation": "keep"}]}])");
 
-  // The slider: at 100, mesh 2's bottom vertices (4, 5) move down by 0.25.
-  const std::string header = R"({"count":2,"encoding":"sparse-position-f32"})";
-  ByteVec delta = testkit::u32_bytes({static_cast<std::uint32_t>(header.size())});
-  delta.insert(delta.end(), header.begin(), header.end());
-  append(delta, testkit::u32_bytes({4}));
-  append(delta, testkit::f32_bytes({0, -0.25F, 0}));
-  append(delta, testkit::u32_bytes({5}));
-  append(delta, testkit::f32_bytes({0, -0.25F, 0}));
-  m["parameters"] = Json::parse(R"([{"id": "length", "name": "Hair length", "min": 0,
-    "max": 100, "neutral": 0, "default": 0, "step": 1,
-    "available_when": {"eq": ["hair", "long"]}}])");
+  // Two sliders (§10), each with a neutral frame at 0 and a frame at 100:
+  // "length" on mesh 2, moving its bottom vertices (4, 5) down by 0.25,
+  // available with hair:long (so only while mesh 2 is shown); "waist" on
+  // mesh 0, moving its middle vertices (2, 3) apart by 0.125 each, step 10,
+  // default 50 (not its neutral 0), available with outfit:full — with
+  // outfit:light mesh 0 is still shown but the slider is unavailable and
+  // evaluates at its neutral.
+  auto sparse = [&](const std::vector<std::pair<std::uint32_t, float>>& moves, bool vertical) {
+    const std::string header =
+        "{\"count\":" + std::to_string(moves.size()) + ",\"encoding\":\"sparse-position-f32\"}";
+    ByteVec delta = testkit::u32_bytes({static_cast<std::uint32_t>(header.size())});
+    delta.insert(delta.end(), header.begin(), header.end());
+    for (const auto& [vertex, d] : moves) {
+      append(delta, testkit::u32_bytes({vertex}));
+      append(delta, vertical ? testkit::f32_bytes({0, d, 0}) : testkit::f32_bytes({d, 0, 0}));
+    }
+    return Json::array(
+        {Json{{"value", 0}, {"neutral", true}}, Json{{"value", 100},
+                                                     {"payload", payload(delta)},
+                                                     {"count", moves.size()},
+                                                     {"encoding", "sparse-position-f32"}}});
+  };
+  m["parameters"] = Json::parse(R"([
+    {"id": "length", "name": "Hair length", "min": 0, "max": 100, "neutral": 0, "default": 0,
+     "step": 1, "available_when": {"eq": ["hair", "long"]}},
+    {"id": "waist", "name": "Waist", "min": 0, "max": 100, "neutral": 0, "default": 50,
+     "step": 10, "available_when": {"eq": ["outfit", "full"]}}])");
   m["mesh_deformations"] =
       Json::array({Json{{"mesh", 2},
                         {"parameter", "length"},
-                        {"frames", Json::array({Json{{"value", 0}, {"neutral", true}},
-                                                Json{{"value", 100},
-                                                     {"payload", payload(delta)},
-                                                     {"count", 2},
-                                                     {"encoding", "sparse-position-f32"}}})}}});
+                        {"frames", sparse({{4, -0.25F}, {5, -0.25F}}, true)}},
+                   Json{{"mesh", 0},
+                        {"parameter", "waist"},
+                        {"frames", sparse({{2, 0.125F}, {3, -0.125F}}, false)}}});
   return p;
 }
 
