@@ -3,6 +3,7 @@ package opens with equal `bem export --raw-axes` read from the GLB file by
 numpy, the selection equals `bem select`, and arrays packed back give a
 valid package whose meshes are the original's bit for bit."""
 
+import itertools
 import json
 import struct
 
@@ -89,6 +90,63 @@ def test_selection_matches_cli_select():
         with pytest.raises(charkit.CharkitError) as e:
             pkg.selection("a:b&&c:d")
         assert e.value.code == "BEM_SETTINGS_SYNTAX"
+
+
+def _holds(cond, chosen):
+    """A §6 condition under the chosen {group: choice}, evaluated here."""
+    if isinstance(cond, bool):
+        return cond
+    (op, arg), = cond.items()
+    if op == "eq":
+        return chosen.get(arg[0]) == arg[1]
+    if op == "all":
+        return all(_holds(c, chosen) for c in arg)
+    if op == "any":
+        return any(_holds(c, chosen) for c in arg)
+    if op == "not":
+        return not _holds(arg, chosen)
+    raise ValueError(op)
+
+
+def test_options_example_selects_per_draw():
+    # Every combination of the options example: the draws the package
+    # selects (and the CLI plans) are those worked out here from the
+    # manifest: the replacing candidate of each component, then that mesh's
+    # draws whose `when` holds; a slider is available where its
+    # available_when holds, and the CLI evaluates an unavailable one at its
+    # neutral tick.
+    path = DATA / "examples" / "example-1.5-options.bem"
+    with charkit.BemPackage.open(path) as pkg:
+        manifest = pkg.facts["manifest"]
+        groups = manifest["option_groups"]
+        params = {p["id"]: p for p in manifest["parameters"]}
+        saved = "&".join("%s:%d" % (p["id"], p["max"]) for p in manifest["parameters"])
+        body_draws = set()
+        for combo in itertools.product(*[[(g["id"], c["id"]) for c in g["choices"]]
+                                         for g in groups]):
+            chosen = dict(combo)
+            opt = "&".join("%s:%s" % kv for kv in combo)
+            want = []
+            for rule in manifest["component_rules"]:
+                holding = [c for c in rule["candidates"] if _holds(c["when"], chosen)]
+                assert len(holding) == 1, (opt, rule["target"])
+                if holding[0]["operation"] == "replace":
+                    mesh = holding[0]["mesh"]
+                    want += [[mesh, d] for d, draw in enumerate(manifest["meshes"][mesh]["draws"])
+                             if _holds(draw["when"], chosen)]
+            sel = pkg.selection(opt, saved)
+            assert sorted(list(d) for d in sel["draws"]) == sorted(want), opt
+            plan = json.loads(cli("bem", "select", path, "--options", opt, "--parameters", saved,
+                                  "--json").stdout)
+            assert sorted(list(d) for d in plan["draws"]) == sorted(want), opt
+            for p in sel["parameters"]:
+                available = _holds(params[p["id"]].get("available_when", True), chosen)
+                assert p["available"] == available, (opt, p)
+                assert plan["parameters"][p["id"]] == \
+                    (params[p["id"]]["max"] if available else params[p["id"]]["neutral"]), opt
+            body_draws.add(tuple(d for m, d in want if m == 0))
+    # The example shows its body mesh with its first draw alone and with both.
+    assert body_draws == {(0,), (0, 1)}
 
 
 def _meshes(pkg):
