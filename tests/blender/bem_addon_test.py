@@ -173,7 +173,8 @@ def round_trip(ck, path):
         for setting, kw in settings:
             r = bpy.ops.charkit.bem_set_option("EXEC_DEFAULT", root=root.name, **kw)
             check(r == {"FINISHED"}, f"{name}: set {setting}")
-            check_draws_shown(pkg, root, setting, f"{name} {setting}")
+            # The choices add up: the root holds every group's choice so far.
+            check_draws_shown(pkg, root, root["bem_options"], f"{name} {root['bem_options']}")
     out = os.path.join(OUT, "packed-" + name)
     r = bpy.ops.charkit.bem_pack("EXEC_DEFAULT", filepath=out)
     check(r == {"FINISHED"}, f"{name}: pack {r}")
@@ -306,6 +307,26 @@ def sliders(ck):
                     tested += 1
         check(tested >= 3, f"slider ticks tested: {tested}")
     log(f"sliders: {tested} ticks weigh their frame and move the mesh as §10 blends it")
+
+    # A slider the options make unavailable sits at its neutral: the options
+    # example's waist (on the body, which stays shown) needs outfit full.
+    path = os.path.join(EXAMPLES, "example-1.5-options.bem")
+    reset()
+    bpy.ops.charkit.bem_import("EXEC_DEFAULT", filepath=path)
+    root = next(c for c in bpy.data.collections if "bem_source" in c)
+    with ck.bem.BemPackage.open(path) as pkg:
+        body = next(o for o in root.all_objects if o.type == "MESH" and o["bem_mesh"] == 0)
+        waist = [k for k in body.data.shape_keys.key_blocks if k.name.partition("@")[0] == "waist"]
+        check(waist, "the body has the waist slider's keys")
+        bpy.ops.charkit.bem_set_option("EXEC_DEFAULT", root=root.name, parameter="waist", tick=100)
+        for outfit, available in (("full", True), ("light", False)):
+            bpy.ops.charkit.bem_set_option("EXEC_DEFAULT", root=root.name, group="outfit", choice=outfit)
+            sel = {p["id"]: p for p in pkg.selection(root["bem_options"], root["bem_parameters"])["parameters"]}
+            check(sel["waist"]["available"] == available, f"outfit {outfit}: waist available {sel['waist']}")
+            total = sum(k.value for k in waist)
+            check((total > 0) == available, f"outfit {outfit}: waist keys weigh {total}")
+            check(not body.hide_viewport, f"outfit {outfit}: the body is shown")
+    log("sliders: an unavailable slider sits at its neutral on a shown mesh")
 
 
 def to_blender_axes(v):

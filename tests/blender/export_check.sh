@@ -23,8 +23,10 @@ for f in "$examples"/*.bem "$examples"/*.zip; do
   line="$(grep '^CHARKIT_BLENDER ' "$log" | head -1)"
   [ -n "$line" ] || { cat "$log"; echo "FAILED: $name: no summary"; exit 1; }
   # Compare with the GLB's own JSON: one Blender mesh object per glTF mesh
-  # node, with the vertex count of its primitives' POSITION accessors
-  # (Blender merges a mesh's primitives into one mesh; it may weld nothing).
+  # node, with the vertices each primitive's indices use, summed over its
+  # primitives (Blender's importer keeps a primitive's used vertices and
+  # merges the primitives into one mesh; it may weld nothing). Two
+  # primitives (draws) that share one POSITION accessor count apart.
   python3 - "$glb" "${line#CHARKIT_BLENDER }" <<'PY'
 import json, struct, sys
 glb, summary = sys.argv[1], json.loads(sys.argv[2])
@@ -33,12 +35,26 @@ magic, version, length = struct.unpack_from("<4sII", data, 0)
 assert magic == b"glTF" and version == 2 and length == len(data), "bad GLB header"
 clen, ctype = struct.unpack_from("<II", data, 12)
 doc = json.loads(data[20:20 + clen])
+blen, btype = struct.unpack_from("<II", data, 20 + clen)
+assert btype == 0x004E4942, "no BIN chunk"
+binary = data[28 + clen:28 + clen + blen]
+
+
+def used_vertices(prim):
+    if "indices" not in prim:
+        return doc["accessors"][prim["attributes"]["POSITION"]]["count"]
+    acc = doc["accessors"][prim["indices"]]
+    view = doc["bufferViews"][acc["bufferView"]]
+    fmt = {5121: "B", 5123: "H", 5125: "I"}[acc["componentType"]]
+    start = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+    return len(set(struct.unpack_from("<%d%s" % (acc["count"], fmt), binary, start)))
+
+
 expected = []
 for node in doc.get("nodes", []):
     if "mesh" in node:
         mesh = doc["meshes"][node["mesh"]]
-        verts = sum(doc["accessors"][p["attributes"]["POSITION"]]["count"] for p in mesh["primitives"])
-        expected.append(verts)
+        expected.append(sum(used_vertices(p) for p in mesh["primitives"]))
 got = sorted(m["vertices"] for m in summary["meshes"])
 if sorted(expected) != got:
     sys.exit(f"{glb}: Blender meshes have {got} vertices, GLB nodes {sorted(expected)}")

@@ -385,7 +385,7 @@ def import_steps(context, pkg, name=None):
             for c in comps:
                 coll = component_coll.get(c["component"])
                 if coll is None:
-                    coll = bpy.data.collections.new("%s component %d %s"
+                    coll = bpy.data.collections.new("%scomponent %d %s"
                                                     % (ROOT_PREFIX, c["component"], c["meshName"]))
                     made.append((bpy.data.collections, coll))
                     coll["bem_component"] = c["component"]
@@ -412,7 +412,7 @@ def import_steps(context, pkg, name=None):
         for gid, cid, setting in choices:
             sel = pkg.selection(setting)
             shown = {m for m, _d in sel["draws"]}
-            coll = bpy.data.collections.new("%s option %s = %s" % (ROOT_PREFIX, gid, cid))
+            coll = bpy.data.collections.new("%soption %s = %s" % (ROOT_PREFIX, gid, cid))
             made.append((bpy.data.collections, coll))
             coll["bem_group"] = gid
             coll["bem_choice"] = cid
@@ -455,7 +455,8 @@ def apply_selection(root, pkg):
     draws = {}
     for m, d in sel["draws"]:
         draws.setdefault(m, set()).add(d)
-    ticks = {p["id"]: p["tick"] for p in sel["parameters"]}
+    # A slider the options make unavailable evaluates at its neutral (§10).
+    ticks = {p["id"]: p["tick"] if p.get("available", True) else None for p in sel["parameters"]}
     for obj in root_objects(root):
         selected = draws.get(int(obj["bem_mesh"]), set())
         obj.hide_viewport = not selected
@@ -479,7 +480,8 @@ def apply_selection(root, pkg):
 
 
 def set_slider_weights(keys, ticks):
-    """BEM §10 at the given ticks: a tick on a frame weighs that frame 1; a
+    """BEM §10 at the given ticks (None: the slider is unavailable and sits
+    at its neutral): a tick on a frame weighs that frame 1; a
     tick between frames a < t < b weighs them (b-t)/(b-a) and (t-a)/(b-a);
     the neutral frame has no shape key."""
     sliders = json.loads(keys["bem_sliders"])
@@ -489,6 +491,8 @@ def set_slider_weights(keys, ticks):
     for pid, frames in by_param.items():
         s0 = frames[0][2]
         t = ticks.get(pid, s0["default"])
+        if t is None:  # unavailable: at its neutral
+            t = s0["neutral"]
         points = sorted([(tick, kname) for tick, kname, _ in frames] + [(s0["neutral"], None)])
         weights = {kname: 0.0 for _, kname, _ in frames}
         for (a, ka), (b, kb) in zip(points, points[1:]):
