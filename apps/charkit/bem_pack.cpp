@@ -56,17 +56,16 @@ void print_pack_result(const PackArgs& a, const bem::PackResult& packed, const b
                        bool zip, const core::Report& report) {
   const std::string version = "1." + std::to_string(s.minor);
   if (a.json) {
-    Json done = bem::pack_report_json(packed);
-    print_json(Json{{"uri", a.output},
-                    {"ok", true},
-                    {"container", zip ? "zip" : "binary"},
-                    {"version", version},
-                    {"meshes", std::move(done["meshes"])},
-                    {"textures", std::move(done["textures"])},
-                    {"payloads", s.payloads_out},
-                    {"bytes", s.file_bytes},
-                    {"warnings", std::move(done["warnings"])},
-                    {"issues", Json::parse(report.to_json_issues())}});
+    Json out{{"uri", a.output},
+             {"ok", true},
+             {"container", zip ? "zip" : "binary"},
+             {"version", version}};
+    Json done = bem::pack_report_json(packed);  // meshes, textures, warnings
+    for (auto& [key, value] : done.items()) out[key] = std::move(value);
+    out["payloads"] = s.payloads_out;
+    out["bytes"] = s.file_bytes;
+    out["issues"] = Json::parse(report.to_json_issues());
+    print_json(out);
   } else {
     for (const bem::PackWarning& w : packed.warnings)
       report_warning(a.scene, w.code, w.message, w.pointer);

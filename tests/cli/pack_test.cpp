@@ -57,7 +57,7 @@ TEST_F(PackCli, ExamplesExportPackAndValidate) {
     EXPECT_EQ(run_charkit("bem validate " + quote(out)).exit_code, 0);
     packed_files += " " + quote(out);
   }
-  EXPECT_EQ(packed, 6);  // 1.0, 1.1 game layout, 1.4 explicit, 1.5 binary, ZIP and drivers
+  EXPECT_EQ(packed, 7);  // 1.0, 1.1 game layout, 1.4 explicit, 1.5 binary, ZIP, drivers, options
   std::string py = python_with_zstandard();
   if (py.empty()) GTEST_SKIP() << "python3 with the zstandard module is not installed";
   const RunResult checked = run_with_stderr(py + " " + quote(kChecker) + packed_files);
