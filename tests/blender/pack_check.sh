@@ -3,7 +3,8 @@
 # Python, exported to glTF by Blender, packed into a template package and
 # validated.
 #   tests/blender/pack_check.sh CHARKIT_BINARY EXAMPLES_DIR OUT_DIR
-# For each example package (all of them export one mesh):
+# For each example package that exports one mesh with no slider of its own
+# (the drivers and options examples are left out: see the loop below):
 #   1. `charkit bem export PKG -o OUT/x.glb`;
 #   2. Blender (headless, make_pack_scene.py) imports it with its glTF
 #      importer, edits it as a creator would (object scaled 1.02 and the
@@ -46,8 +47,8 @@
 # belly:1000 / shoulders:1000 gives Blender's basis and basis + that key's
 # displacement; the same scene without the shoulders key must be refused
 # (BEM_PACK_MORPHS, exit 1).
-# Exit 77 (skipped) when Blender is not installed (it is not part of
-# scripts/bootstrap: it is large); BLENDER=/path/to/blender picks another one.
+# Exit 77 (skipped) when Blender is not installed (scripts/bootstrap installs
+# Debian's); BLENDER=/path/to/blender picks another one.
 set -euo pipefail
 charkit="$1" examples="$2" out="$3"
 blender="${BLENDER:-blender}"
