@@ -329,6 +329,60 @@ def sliders(ck):
     log("sliders: an unavailable slider sits at its neutral on a shown mesh")
 
 
+def skin_slots(ck):
+    """An unedited skin packs back bit for bit, zero-weight slots included:
+    a package whose body vertices weigh their second slot only (the first
+    weighs nothing) is imported and packed with JOINTS_0 and WEIGHTS_0 as
+    they were, not moved to the first slot; a vertex whose weights are
+    edited in Blender packs what its vertex groups say."""
+    template = os.path.join(EXAMPLES, "example-1.5-options.bem")
+    made = os.path.join(OUT, "skin-slots.bem")
+    with ck.bem.BemPackage.open(template) as pkg:
+        info = pkg.facts["meshes"][0]
+        attrs = {a["name"]: pkg.floats(0, a["name"]) for a in info["attributes"]}
+        n = info["vertices"]
+        joints = np.zeros((n, 4), np.uint16)
+        weights = np.zeros((n, 4), np.float32)
+        joints[:, 1] = 1  # Spine in the second slot, which weighs everything
+        weights[:, 1] = 1.0  # slot 0 weighs nothing
+        attrs["JOINTS_0"], attrs["WEIGHTS_0"] = joints, weights
+        r = ck.bem.pack(template, [{
+            "name": info["name"], "attributes": attrs,
+            "primitives": [{"indices": pkg.indices(0, p), "material": prim["material"]}
+                           for p, prim in enumerate(info["primitives"])],
+            "targets": [{"name": t["name"], "positions": pkg.floats(0, "TARGET_%d" % k),
+                         "weight": t["weight"]} for k, t in enumerate(info["targets"])],
+            "joints": list(pkg.facts["skeleton"]["joints"])}], output=made)
+        check(r.get("ok"), f"skin-slots package: {r.get('error')}")
+    with ck.bem.BemPackage.open(made) as a:
+        j0, w0 = a.floats(0, "JOINTS_0"), a.floats(0, "WEIGHTS_0")
+    check(float(w0[:, 0].max()) == 0 and float(w0[:, 1].min()) == 1 and j0[:, 1].all(),
+          f"the package weighs its second slot only: {j0[:2]} {w0[:2]}")
+    reset()
+    bpy.ops.charkit.bem_import("EXEC_DEFAULT", filepath=made)
+    root = next(c for c in bpy.data.collections if "bem_source" in c)
+    out = os.path.join(OUT, "packed-skin-slots.bem")
+    check(bpy.ops.charkit.bem_pack("EXEC_DEFAULT", filepath=out) == {"FINISHED"}, "pack skin slots")
+    with ck.bem.BemPackage.open(out) as b:
+        check(np.array_equal(b.floats(0, "JOINTS_0"), j0) and np.array_equal(b.floats(0, "WEIGHTS_0"), w0),
+              f"skin slots packed back: {b.floats(0, 'JOINTS_0')[:2]} vs {j0[:2]}")
+    body = next(o for o in root.all_objects if o.type == "MESH" and o["bem_mesh"] == 0)
+    pelvis = body.vertex_groups.get("Bip001_Pelvis") or body.vertex_groups.new(name="Bip001_Pelvis")
+    pelvis.add([0], 0.5, "REPLACE")  # vertex 0 now weighs the pelvis too
+    check(bpy.ops.charkit.bem_pack("EXEC_DEFAULT", filepath=out) == {"FINISHED"}, "pack edited skin")
+    with ck.bem.BemPackage.open(out) as b:
+        j1, w1 = b.floats(0, "JOINTS_0"), b.floats(0, "WEIGHTS_0")
+        check(np.array_equal(j1[1:], j0[1:]) and np.array_equal(w1[1:], w0[1:]),
+              "the other vertices keep their slots")
+        names = list(b.facts["skeleton"]["joints"])
+        got = sorted((names[int(j)], round(float(w), 2)) for j, w in zip(j1[0], w1[0]) if w > 0)
+        # Spine 1 and Pelvis 0.5, normalized by the packer to 2/3 and 1/3.
+        check([g for g, _ in got] == ["Bip001_Pelvis", "Bip001_Spine"] and
+              abs(dict(got)["Bip001_Pelvis"] - 1 / 3) <= 0.01,
+              f"edited vertex 0 packs its vertex groups: {got}")
+    log("skin slots: zero-weight slots packed back bit for bit; an edited vertex follows its groups")
+
+
 def to_blender_axes(v):
     """Package (x, y, z) -> Blender (-x, -z, y), written out here rather
     than taken from the add-on."""
@@ -408,6 +462,7 @@ def main():
         round_trip(ck, path)
     edits(ck)
     sliders(ck)
+    skin_slots(ck)
     progress_and_cancel(ck)
     independent_check()
     charkit_deformer.unregister()

@@ -24,7 +24,10 @@ What the scene keeps of a package (so that packing needs nothing else):
   `TEXCOORD_n`, `COLOR_0`, and each other attribute under its package name
   (`_TEXCOORD2`: float2 attributes `_TEXCOORD2.xy` and `_TEXCOORD2.zw` for
   four components);
-- skins: an armature of the palette bones, vertex groups per bone;
+- skins: an armature of the palette bones, vertex groups per bone, and
+  the package's slots as attributes `bem_joint_s`/`bem_weight_s` (bone
+  names in the mesh's `bem_skin_bones`), so that an unedited vertex packs
+  back with its slots as they were;
 - sliders: shape keys named as `bem export` names morph targets (`id` or
   `id@tick`), the parameter's range, step, neutral and default in the key's
   `bem_sliders` custom property;
@@ -153,17 +156,38 @@ def _skin(obj, pkg, i, info, armature, joints):
     if armature is None or not any(a["name"] == "JOINTS_0" for a in info["attributes"]):
         return
     j = pkg.floats(i, "JOINTS_0").astype(np.int64)
-    w = pkg.floats(i, "WEIGHTS_0")
+    w = np.ascontiguousarray(pkg.floats(i, "WEIGHTS_0"), np.float32)
     groups = {}
-    for v in range(len(j)):  # slot order per vertex is kept (pack reads it back so)
-        for s in range(j.shape[1]):
-            if w[v, s] <= 0:
-                continue
-            name = joints[j[v, s]]
+    # Slot by slot, so that each vertex gets its groups in slot order (pack
+    # reads them back in that order); within a slot one add per (bone,
+    # weight): packed weights are quantized, so a few hundred adds, not one
+    # per vertex.
+    for s in range(j.shape[1]):
+        verts = np.nonzero(w[:, s] > 0)[0]
+        if not len(verts):
+            continue
+        key = (j[verts, s] << 32) | w[verts, s].view(np.uint32).astype(np.int64)
+        uniq, inverse = np.unique(key, return_inverse=True)
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1))
+        for u, k in enumerate(uniq):
+            name = joints[int(k >> 32)]
+            weight = float(np.array([k & 0xFFFFFFFF], np.uint32).view(np.float32)[0])
             g = groups.get(name)
             if g is None:
                 g = groups[name] = obj.vertex_groups.get(name) or obj.vertex_groups.new(name=name)
-            g.add([v], float(w[v, s]), "REPLACE")
+            g.add(verts[order[bounds[u]:bounds[u + 1]]].tolist(), weight, "REPLACE")
+    # Every slot as the package has it, zero-weight slots' bones included,
+    # so that an unedited skin packs back bit for bit (_stored_skin); the
+    # vertex groups are what Blender edits and what packing follows when a
+    # vertex's weights changed.
+    mesh = obj.data
+    mesh["bem_skin_bones"] = json.dumps(list(joints))
+    for s in range(j.shape[1]):
+        attr = mesh.attributes.get("bem_joint_%d" % s) or mesh.attributes.new(
+            "bem_joint_%d" % s, "INT", "POINT")
+        attr.data.foreach_set("value", j[:, s].astype(np.int32))
+        _attribute(mesh, "bem_weight_%d" % s, "FLOAT", w[:, s])
     mod = obj.modifiers.new("Armature", "ARMATURE")
     mod.object = armature
     obj.parent = armature
@@ -525,6 +549,37 @@ def _pixels_rgba(img):
     return np.clip(np.rint(px * 255.0), 0, 255).astype(np.uint8).reshape(h, w, 4)
 
 
+def _stored_skin(mesh, n):
+    """The skin slots stored at import (_skin): per vertex the bone names and
+    weights of every slot, zero-weight ones included; None when absent."""
+    bones = json.loads(mesh.get("bem_skin_bones", "null") or "null")
+    if not bones:
+        return None
+    joints, weights = [], []
+    for s in range(4):
+        j = _read_int_attribute(mesh, "bem_joint_%d" % s, n)
+        w = _read_attribute(mesh, "bem_weight_%d" % s, 1)
+        if j is None or w is None:
+            break
+        if len(j) and (j.min() < 0 or j.max() >= len(bones)):
+            return None
+        joints.append(j)
+        weights.append(w[:, 0])
+    if not joints:
+        return None
+    names = np.array(bones, object)[np.stack(joints, axis=1)].tolist()
+    return names, np.stack(weights, axis=1).astype(np.float64).tolist()
+
+
+def _read_int_attribute(mesh, name, n):
+    attr = mesh.attributes.get(name)
+    if attr is None or attr.domain != "POINT" or attr.data_type != "INT":
+        return None
+    out = np.empty(n, np.int32)
+    attr.data.foreach_get("value", out)
+    return out
+
+
 def gather(root):
     """The package meshes under `root` as charkit.bem.pack takes them, and
     the edited images ({"name", "pixels"}: (h, w, 4) uint8, charkit encodes
@@ -612,12 +667,18 @@ def gather_steps(root):
             jidx = np.zeros((n, 4), np.uint16)
             wts = np.zeros((n, 4), np.float32)
             used = {}
+            stored = _stored_skin(mesh, n)
             for v in mesh.vertices:
-                infl = [(g.group, g.weight) for g in v.groups if g.weight > 0]
+                infl = [(gnames[g.group], g.weight) for g in v.groups if g.weight > 0]
+                if stored is not None:
+                    names, weights = stored[0][v.index], stored[1][v.index]
+                    if [(nm, w) for nm, w in zip(names, weights) if w > 0] == infl:
+                        # The vertex's weights as imported: its slots as the
+                        # package had them, zero-weight slots' bones included.
+                        infl = list(zip(names, weights))
                 if len(infl) > 4:
                     infl = sorted(infl, key=lambda x: -x[1])[:4]
-                for s, (g, wt) in enumerate(infl):
-                    name = gnames[g]
+                for s, (name, wt) in enumerate(infl):
                     if name not in used:
                         used[name] = len(joints_out)
                         joints_out.append(name)
