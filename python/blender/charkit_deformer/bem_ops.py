@@ -232,14 +232,10 @@ class _Stepped:
         return {"RUNNING_MODAL"}
 
 
-def _pack(context, root_name, template, output, to, spec_path, texture_formats):
-    """Gathers the scene and packs it (output None: validate only)."""
-    return bem_scene.run_steps(_pack_steps(context, root_name, template, output, to, spec_path,
-                                           texture_formats))
-
-
 def _pack_steps(context, root_name, template, output, to, spec_path, texture_formats):
-    """_pack in steps: one per object gathered, the packing (and writing) last."""
+    """Gathers the scene and packs it (output None: validate only), in steps:
+    one per object gathered, the packing (and writing) last. Returns the
+    report and the objects packed."""
     ck = _ck.get()
     root = _root(context, root_name)
     template = template or root.get("bem_source", "")
