@@ -171,11 +171,8 @@ class _Stepped:
         if isinstance(e, bem_scene.GatherError):
             self.report({"ERROR"}, "charkit: object %s" % e)
         else:
-            self.report({"ERROR"}, "charkit: %s%s" % (self._what(), _error_text(e)))
+            self.report({"ERROR"}, "charkit: %s" % _error_text(e))  # names the file itself
         return {"CANCELLED"}
-
-    def _what(self):
-        return ""
 
     def _run(self, context):
         try:
@@ -276,9 +273,6 @@ class CHARKIT_OT_bem_import(_Stepped, Operator):
         if self.browsed:
             return self._hand_over(context)
         return self._run(context)
-
-    def _what(self):
-        return "%s: " % bpy.path.abspath(self.filepath)
 
     def _steps(self, context):
         pkg = open_package(bpy.path.abspath(self.filepath))

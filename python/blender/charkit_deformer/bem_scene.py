@@ -312,17 +312,13 @@ def run_steps(steps, progress=None):
             progress(*step)
 
 
-def import_package(context, pkg, name=None):
-    """Builds the scene of an opened package (charkit.bem.BemPackage) in new
-    collections under the scene's collection; returns the root collection.
-    Nothing existing is changed; on an error, what was made is removed."""
-    return run_steps(import_steps(context, pkg, name))
-
-
 def import_steps(context, pkg, name=None):
-    """import_package as a generator: yields (done, total, what) after each
-    image, mesh and option choice and returns the root collection. Closing
-    it before its end (a cancel) removes what it made, as an error does."""
+    """Builds the scene of an opened package (charkit.bem.BemPackage) in new
+    collections under the scene's collection, in steps: yields (done, total,
+    what) after each image, mesh and option choice and returns the root
+    collection (run_steps runs it through). Nothing existing is changed; on
+    an error, or when it is closed before its end (a cancel), what was made
+    is removed."""
     facts = pkg.facts
     manifest = facts["manifest"]
     label = name or manifest.get("name") or manifest.get("package_id") or "package"
@@ -580,21 +576,16 @@ def _read_int_attribute(mesh, name, n):
     return out
 
 
-def gather(root):
+def gather_steps(root):
     """The package meshes under `root` as charkit.bem.pack takes them, and
     the edited images ({"name", "pixels"}: (h, w, 4) uint8, charkit encodes
-    them). Returns (meshes, images, objects) where objects[k] is the object
-    of meshes[k]."""
-    return run_steps(gather_steps(root))
-
-
-def gather_steps(root):
-    """gather as a generator: yields (done, total, what) after each object
-    and returns gather's value. It reads the scene and changes nothing, so
-    closing it early (a cancel) needs no cleanup."""
+    them), in steps: yields (done, total, what) after each object and
+    returns (meshes, images, objects) where objects[k] is the object of
+    meshes[k]. It reads the scene and changes nothing, so closing it early
+    (a cancel) needs no cleanup."""
     meshes, objects = [], []
-    todo = root_objects(root)
-    for obj in todo:
+    packed = root_objects(root)
+    for obj in packed:
         mesh = obj.data
         n = len(mesh.vertices)
         if n == 0:
@@ -724,7 +715,7 @@ def gather_steps(root):
                        "attributes": attrs, "primitives": prims, "targets": targets,
                        "joints": joints_out})
         objects.append(obj)
-        yield len(objects), len(todo) + 1, "object %s" % obj.name
+        yield len(objects), len(packed) + 1, "object %s" % obj.name
     images = []
     for img in bpy.data.images:
         if "bem_pixels" not in img or "bem_name" not in img:
